@@ -1,0 +1,58 @@
+// Package audit is extractq's memory in PostgreSQL: migrations, a
+// group-commit writer for attempts and results, and the queries behind status,
+// history, export and resubmission.
+package audit
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/extractq/extractq/internal/providers"
+	"github.com/extractq/extractq/internal/retry"
+)
+
+// Record is everything one delivery of one job produced. The worker hands it
+// to a Writer and acks the job only after Write returns nil.
+type Record struct {
+	JobID             string
+	DocumentID        string
+	DocumentHash      string // sha256 of the document text, hex
+	Run               string
+	SchemaName        string
+	SchemaVersion     int
+	SchemaFingerprint string
+	Provider          string // provider string, e.g. "openai:gpt-4o-mini"
+	Model             string
+	Pool              string
+	Delivery          int // JetStream delivery count, 1-based
+	WorkerID          string
+	StartedAt         time.Time
+	FinishedAt        time.Time
+
+	Attempts []retry.Attempt
+	Outcome  retry.Outcome
+	Reason   string          // readable reason when not ok
+	Value    json.RawMessage // the validated value when Outcome is ok
+	Usage    providers.Usage // summed over Attempts
+
+	// Final is false when the job will be redelivered (a transport outage
+	// nak'd with delay): attempts are recorded, the job stays open.
+	Final bool
+	// DeadLetter is set when the job was moved to the dead-letter stream.
+	DeadLetter *DeadLetter
+}
+
+// DeadLetter references a message in the dead-letter stream.
+type DeadLetter struct {
+	Stream string // e.g. "EXTRACTQ_DLQ"
+	Seq    uint64 // stream sequence of the dead letter
+	Reason string
+}
+
+// Writer makes records durable. Write blocks until the record's rows are
+// committed (group commit) or ctx ends; a nil error means durable. Writing the
+// same job's final record twice creates no duplicate result.
+type Writer interface {
+	Write(ctx context.Context, rec *Record) error
+}
