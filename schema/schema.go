@@ -1,7 +1,8 @@
 // Package schema compiles and validates JSON Schema (draft 7 and 2020-12),
 // lists violations by instance JSON pointer, renders them as feedback for a
 // model, and derives what extractq needs from a schema: fingerprints,
-// example instances and provider-specific forms.
+// example instances and provider-specific forms. See doc.go for the input
+// forms and the compact notation.
 package schema
 
 import (
@@ -11,7 +12,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -20,82 +25,494 @@ import (
 // Draft is the JSON Schema dialect a schema without "$schema" is read as.
 type Draft string
 
-// Supported drafts.
+// Supported drafts. A schema naming draft 4, 6 or 2019-09 in "$schema" is
+// accepted too.
 const (
 	Draft7    Draft = "7"
 	Draft2020 Draft = "2020-12"
 )
 
+// ParseDraft reads "7", "draft7", "2020-12" or "draft2020-12".
+func ParseDraft(s string) (Draft, error) {
+	switch strings.TrimPrefix(strings.TrimPrefix(strings.ToLower(strings.TrimSpace(s)), "draft"), "-") {
+	case "7", "07":
+		return Draft7, nil
+	case "2020-12", "2020":
+		return Draft2020, nil
+	}
+	return "", fmt.Errorf("unknown draft %q: use 7 or 2020-12", s)
+}
+
 // Option configures compilation.
 type Option func(*options)
 
 type options struct {
-	draft Draft
+	draft       Draft
+	refDirs     []refDir
+	formatsOff  bool
+	file        string // where the schema came from, for messages and relative refs
+	yamlHint    bool
+	forceSchema bool   // never read the document as compact notation
+	file2URL    string // the schema file's own URL (file://...), base for relative refs
 }
+
+type refDir struct{ prefix, dir string }
 
 // WithDraft sets what a schema without "$schema" means (default 2020-12).
 func WithDraft(d Draft) Option { return func(o *options) { o.draft = d } }
 
+// WithRefDir resolves "$ref"s whose URL starts with prefix from files under
+// dir: "https://example.com/schemas/" mapped to "./schemas" reads
+// https://example.com/schemas/a/b.json from ./schemas/a/b.json. The network
+// is never used; a reference that no mapping covers is an error naming it.
+func WithRefDir(prefix, dir string) Option {
+	return func(o *options) { o.refDirs = append(o.refDirs, refDir{prefix: prefix, dir: dir}) }
+}
+
+// WithFormatAssertion(false) leaves "format" to the dialect's own default
+// (an assertion in draft 7, an annotation only in 2020-12), as the
+// JSON-Schema-Test-Suite's required cases expect. By default extractq
+// asserts formats in every draft: a "date" field must hold a date.
+func WithFormatAssertion(on bool) Option { return func(o *options) { o.formatsOff = !on } }
+
+// WithJSONSchema reads the document as a bare JSON Schema: no wrapper is
+// removed and it is never taken for compact notation.
+func WithJSONSchema() Option { return func(o *options) { o.forceSchema = true } }
+
+// WithFileName names the schema's source in error messages (CompileFile
+// sets it).
+func WithFileName(name string) Option { return func(o *options) { o.file = name } }
+
 // Schema is a compiled schema. It is immutable and safe for concurrent use.
 type Schema struct {
-	body        []byte // normalised JSON Schema
+	doc         any    // normalised JSON Schema, ordered
+	plain       any    // the same as map[string]any, as the validator sees it
+	body        []byte // doc as JSON
 	fingerprint string
+	name        string
 	compiled    *jsonschema.Schema
+	external    map[string]any // documents loaded through WithRefDir, by URL
+	baseURL     string
 }
 
 // ErrInvalidSchema is matched (errors.Is) by every error that means the
 // schema itself is wrong, as opposed to an instance failing it.
 var ErrInvalidSchema = errors.New("invalid schema")
 
-// Compile compiles a JSON Schema document.
+// Error is a problem with a schema: where it is (file and JSON pointer into
+// the schema document) and what is wrong. errors.Is(err, ErrInvalidSchema)
+// holds for every *Error.
+type Error struct {
+	File    string // the schema's source, "" when compiled from memory
+	Pointer string // location inside the schema document, "" for the root
+	Ref     string // the "$ref" that could not be resolved, if that is the problem
+	Message string
+	Err     error // the underlying cause, if any
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	if e.File != "" {
+		b.WriteString(e.File)
+		b.WriteString(": ")
+	}
+	if e.Pointer != "" {
+		b.WriteString("at ")
+		b.WriteString(e.Pointer)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Message)
+	return b.String()
+}
+
+// Is makes errors.Is(err, ErrInvalidSchema) true.
+func (e *Error) Is(target error) bool { return target == ErrInvalidSchema }
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// CompileFile compiles the schema in path (JSON or YAML; JSON Schema, a
+// wrapper or compact notation). Relative "$ref"s resolve from the file's
+// own folder.
+func CompileFile(path string, opts ...Option) (*Schema, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &Error{File: path, Message: fmt.Sprintf("cannot read the schema file: %v", errors.Unwrap(err)), Err: err}
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, &Error{File: path, Message: err.Error(), Err: err}
+	}
+	ext := strings.ToLower(filepath.Ext(path))
+	pre := []Option{WithFileName(path), func(o *options) {
+		o.yamlHint = ext == ".yaml" || ext == ".yml"
+		o.baseFile(abs)
+	}}
+	return Compile(src, append(pre, opts...)...)
+}
+
+// baseFile remembers the absolute path of the schema file; its folder is
+// mapped so relative refs work.
+func (o *options) baseFile(abs string) {
+	dirURL := fileURL(filepath.Dir(abs)) + "/"
+	o.refDirs = append(o.refDirs, refDir{prefix: dirURL, dir: filepath.Dir(abs)})
+	o.file2URL = fileURL(abs)
+}
+
+func fileURL(abs string) string {
+	return "file://" + filepath.ToSlash(abs)
+}
+
+// Compile compiles a schema: JSON or YAML holding a JSON Schema (draft 7 or
+// 2020-12), OpenAI's response_format wrapper, a {name, schema, strict}
+// wrapper, or compact notation (see doc.go).
 func Compile(src []byte, opts ...Option) (*Schema, error) {
 	o := options{draft: Draft2020}
 	for _, f := range opts {
 		f(&o)
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(src))
-	if err != nil {
-		return nil, fmt.Errorf("%w: not JSON: %v", ErrInvalidSchema, err)
+	fail := func(ptr, msg string, cause error) error {
+		return &Error{File: o.file, Pointer: ptr, Message: msg, Err: cause}
 	}
+	doc, err := parseDocument(src, o.yamlHint)
+	if err != nil {
+		return nil, fail("", err.Error(), err)
+	}
+	u := unwrapped{body: doc}
+	if !o.forceSchema {
+		u = unwrap(doc)
+	}
+	body := u.body
+	if !o.forceSchema && !looksLikeJSONSchema(body) {
+		body, err = fromCompact(body)
+		if err != nil {
+			var ce *compactError
+			if errors.As(err, &ce) {
+				return nil, fail(u.pointer+ce.pointer, "compact notation: "+ce.msg, err)
+			}
+			return nil, fail(u.pointer, err.Error(), err)
+		}
+	}
+	switch body.(type) {
+	case *object, bool:
+	default:
+		return nil, fail(u.pointer, fmt.Sprintf("a schema must be an object or a boolean, got %s", jsonText(body, 40)), nil)
+	}
+	if obj, ok := body.(*object); ok && o.draft == Draft7 && !hasKey(obj, "$schema") {
+		// Make the normalised schema self-describing.
+		obj = clone(obj).(*object)
+		obj.keys = append([]string{"$schema"}, obj.keys...)
+		obj.vals["$schema"] = "http://json-schema.org/draft-07/schema#"
+		body = obj
+	}
+	return compileDoc(body, u, &o)
+}
+
+func compileDoc(body any, u unwrapped, o *options) (*Schema, error) {
+	plain := toPlain(body)
+	base := o.file2URL
+	if base == "" {
+		base = memURL
+	}
+	ld := &localLoader{dirs: o.refDirs, loaded: map[string]any{}}
 	c := jsonschema.NewCompiler()
-	c.AssertFormat()
+	c.UseLoader(ld)
+	c.UseRegexpEngine(compileRegexp)
+	if !o.formatsOff {
+		c.AssertFormat()
+	}
 	if o.draft == Draft7 {
 		c.DefaultDraft(jsonschema.Draft7)
 	} else {
 		c.DefaultDraft(jsonschema.Draft2020)
 	}
-	const loc = "extractq:///schema.json"
-	if err := c.AddResource(loc, doc); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidSchema, err)
+	if err := c.AddResource(base, plain); err != nil {
+		return nil, compileError(err, plain, base, u.pointer, o.file)
 	}
-	compiled, err := c.Compile(loc)
+	compiled, err := c.Compile(base)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidSchema, err)
+		return nil, compileError(err, plain, base, u.pointer, o.file)
 	}
-	body, err := json.Marshal(doc)
+	bodyJSON, err := marshal(body)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidSchema, err)
+		return nil, &Error{File: o.file, Message: err.Error(), Err: err}
 	}
-	sum := sha256.Sum256(body) // encoding/json sorts map keys: canonical
-	return &Schema{body: body, fingerprint: "sha256:" + hex.EncodeToString(sum[:]), compiled: compiled}, nil
+	s := &Schema{
+		doc:      body,
+		plain:    plain,
+		body:     bodyJSON,
+		compiled: compiled,
+		external: ld.loaded,
+		baseURL:  base,
+	}
+	s.fingerprint = fingerprint(plain, ld.loaded)
+	s.name = schemaName(u.name, body, o.file)
+	return s, nil
 }
 
-// JSON returns the normalised JSON Schema.
+const memURL = "mem:///schema.json"
+
+// fingerprint hashes the canonical JSON (encoding/json sorts map keys) of
+// the schema and of every document it references, so a change to a
+// referenced file changes the fingerprint too.
+func fingerprint(plain any, external map[string]any) string {
+	h := sha256.New()
+	b, _ := json.Marshal(plain)
+	h.Write(b)
+	urls := make([]string, 0, len(external))
+	for u := range external {
+		urls = append(urls, u)
+	}
+	sort.Strings(urls)
+	for _, u := range urls {
+		eb, _ := json.Marshal(external[u])
+		fmt.Fprintf(h, "\n%s\n%s", u, eb)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+var nameRe = regexp.MustCompile(`[^a-zA-Z0-9_-]+`)
+
+// schemaName picks the wrapper's name, else the schema's title, else the
+// file's base name, made safe for provider APIs ([a-zA-Z0-9_-], at most 64).
+func schemaName(wrapper string, body any, file string) string {
+	cands := []string{wrapper}
+	if o, ok := body.(*object); ok {
+		cands = append(cands, stringOf(o, "title"))
+	}
+	if file != "" {
+		base := filepath.Base(file)
+		cands = append(cands, strings.TrimSuffix(base, filepath.Ext(base)))
+	}
+	for _, c := range cands {
+		n := strings.Trim(nameRe.ReplaceAllString(c, "_"), "_")
+		if len(n) > 64 {
+			n = n[:64]
+		}
+		if n != "" {
+			return n
+		}
+	}
+	return "response"
+}
+
+// JSON returns the normalised JSON Schema: unwrapped, compact notation
+// converted, the author's key order kept.
 func (s *Schema) JSON() []byte { return s.body }
 
-// Fingerprint is a canonical hash of the schema, insensitive to key order and
-// whitespace, e.g. "sha256:3f…".
+// Fingerprint is a canonical hash of the normalised schema and the
+// documents it references, insensitive to key order and whitespace, e.g.
+// "sha256:3f…".
 func (s *Schema) Fingerprint() string { return s.fingerprint }
 
-// Violation is one way an instance fails its schema.
-type Violation struct {
-	Pointer string `json:"pointer"`         // instance JSON pointer, "" for the root
-	Keyword string `json:"keyword"`         // the failing keyword, e.g. "type", "required"
-	Message string `json:"message"`         // short, model-readable message
-	Value   string `json:"value,omitempty"` // offending value as JSON, truncated to ~80 chars
-	// Want carries what the keyword wanted where it is a list: the allowed
-	// types for "type", the allowed values (as JSON) for "enum"/"const".
-	Want []string `json:"want,omitempty"`
+// Name is a provider-safe name for the schema ([a-zA-Z0-9_-], at most 64
+// characters): the wrapper's name, else the title, else the file's base
+// name, else "response".
+func (s *Schema) Name() string { return s.name }
+
+// WantsArray reports whether the schema expects a top-level array.
+func (s *Schema) WantsArray() bool {
+	sch := s.compiled
+	for range 32 { // follow a chain of root $refs
+		if sch.Types != nil {
+			ts := sch.Types.ToStrings()
+			return len(ts) == 1 && ts[0] == "array" || len(ts) == 2 && ts[0] == "array" && ts[1] == "null"
+		}
+		if sch.Ref == nil {
+			break
+		}
+		sch = sch.Ref
+	}
+	return sch.Items2020 != nil || sch.PrefixItems != nil || sch.Items != nil
+}
+
+// compileRegexp compiles patterns with Go's RE2 engine, which has no
+// backtracking and so cannot be made to run for ever by a hostile pattern.
+func compileRegexp(s string) (jsonschema.Regexp, error) {
+	re, err := regexp.Compile(s)
+	if err != nil {
+		return nil, errors.New(regexErr(err))
+	}
+	return re, nil
+}
+
+// regexErr shortens Go's regexp error to its reason.
+func regexErr(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "error parsing regexp: ")
+	if strings.Contains(msg, "invalid or unsupported Perl syntax") {
+		msg += " (lookahead, lookbehind and backreferences are not supported)"
+	}
+	return msg
+}
+
+// compileError turns the validator's compile errors into *Error with the
+// location inside the schema document.
+func compileError(err error, doc any, base, wrapPtr, file string) error {
+	e := &Error{File: file, Err: err}
+	where := func(u string) string {
+		_, frag, _ := strings.Cut(u, "#")
+		return wrapPtr + frag
+	}
+	var (
+		sve  *jsonschema.SchemaValidationError
+		rxe  *jsonschema.InvalidRegexError
+		lue  *jsonschema.LoadURLError
+		jpe  *jsonschema.JSONPointerNotFoundError
+		ane  *jsonschema.AnchorNotFoundError
+		ude  *jsonschema.UnsupportedDraftError
+		dide *jsonschema.DuplicateIDError
+		pue  *jsonschema.ParseURLError
+		pide *jsonschema.ParseIDError
+	)
+	switch {
+	case errors.As(err, &sve):
+		e.Message = "not a valid JSON Schema"
+		var ve *jsonschema.ValidationError
+		if errors.As(sve.Err, &ve) {
+			var inst any
+			if sve.URL == base {
+				inst = doc
+			}
+			vs := violations(ve, inst, nil)
+			if len(vs) > 0 {
+				e.Pointer = wrapPtr + vs[0].Pointer
+				parts := make([]string, 0, len(vs))
+				for i, v := range vs {
+					if i == 4 {
+						parts = append(parts, fmt.Sprintf("and %d more", len(vs)-i))
+						break
+					}
+					p := v.Message
+					if i > 0 || wrapPtr+v.Pointer != e.Pointer {
+						p = "at " + wrapPtr + v.Pointer + ": " + p
+					}
+					if v.Value != "" && v.Keyword != "required" {
+						p += " (got " + v.Value + ")"
+					}
+					parts = append(parts, p)
+				}
+				e.Message = strings.Join(parts, "; ")
+			}
+		}
+		if !strings.HasPrefix(sve.URL, base) {
+			e.Message = fmt.Sprintf("referenced document %s: %s", sve.URL, e.Message)
+		}
+	case errors.As(err, &rxe):
+		e.Pointer = where(rxe.URL)
+		e.Message = fmt.Sprintf("bad regular expression %q: %v", rxe.Regex, rxe.Err)
+	case errors.As(err, &lue):
+		e.Ref = lue.URL
+		if p, ok := findRef(doc, lue.URL, ""); ok {
+			e.Pointer = wrapPtr + p
+		}
+		e.Message = fmt.Sprintf("cannot resolve $ref %q: %v", lue.URL, lue.Err)
+	case errors.As(err, &jpe):
+		e.Ref = jpe.URL
+		if p, ok := findRef(doc, jpe.URL, ""); ok {
+			e.Pointer = wrapPtr + p
+		}
+		e.Message = fmt.Sprintf("cannot resolve $ref %q: no such location in the document", refText(jpe.URL, base))
+	case errors.As(err, &ane):
+		e.Ref = ane.Reference
+		e.Message = fmt.Sprintf("cannot resolve $ref %q: no such anchor", refText(ane.Reference, base))
+	case errors.As(err, &ude):
+		e.Message = fmt.Sprintf("unsupported $schema %q: use draft 7 or 2020-12", ude.URL)
+	case errors.As(err, &dide):
+		e.Pointer = wrapPtr + dide.Ptr1
+		e.Message = fmt.Sprintf("duplicate $id %q (also at %s)", dide.ID, wrapPtr+dide.Ptr2)
+	case errors.As(err, &pue):
+		e.Message = fmt.Sprintf("bad URL %q: %v", pue.URL, pue.Err)
+	case errors.As(err, &pide):
+		e.Message = fmt.Sprintf("bad $id %q", pide.URL)
+	default:
+		e.Message = strings.ReplaceAll(err.Error(), base, "schema")
+	}
+	return e
+}
+
+// findRef finds where the schema holds a "$ref" that resolves to url, to
+// locate an unresolvable reference.
+func findRef(doc any, url, ptr string) (string, bool) {
+	switch t := doc.(type) {
+	case map[string]any:
+		if r, ok := t["$ref"].(string); ok && refMatches(r, url) {
+			return joinPointer(ptr, "$ref"), true
+		}
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if p, ok := findRef(t[k], url, joinPointer(ptr, k)); ok {
+				return p, true
+			}
+		}
+	case []any:
+		for i, e := range t {
+			if p, ok := findRef(e, url, joinPointer(ptr, strconv.Itoa(i))); ok {
+				return p, true
+			}
+		}
+	}
+	return "", false
+}
+
+// refMatches reports whether the reference r (as written) may resolve to url.
+func refMatches(r, url string) bool {
+	target, tfrag, _ := strings.Cut(url, "#")
+	rdoc, rfrag, _ := strings.Cut(r, "#")
+	if rdoc != "" {
+		return strings.HasSuffix(target, rdoc) && (tfrag == "" || tfrag == rfrag)
+	}
+	return tfrag != "" && tfrag == rfrag
+}
+
+// refText shows a reference relative to the schema when it points into it.
+func refText(u, base string) string {
+	if rest, ok := strings.CutPrefix(u, base); ok {
+		return rest
+	}
+	return u
+}
+
+// localLoader serves referenced documents from mapped folders only.
+type localLoader struct {
+	dirs   []refDir
+	loaded map[string]any
+}
+
+// Load implements jsonschema.URLLoader.
+func (l *localLoader) Load(url string) (any, error) {
+	best := -1
+	for i, d := range l.dirs {
+		if strings.HasPrefix(url, d.prefix) && (best < 0 || len(d.prefix) > len(l.dirs[best].prefix)) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return nil, fmt.Errorf("no local folder is mapped for it; map its URL prefix to a folder with --ref-dir PREFIX=DIR (schema.WithRefDir); extractq never fetches schemas over the network")
+	}
+	d := l.dirs[best]
+	rel := strings.TrimPrefix(url, d.prefix)
+	rel, _, _ = strings.Cut(rel, "#")
+	rel, _, _ = strings.Cut(rel, "?")
+	path := filepath.Join(d.dir, filepath.FromSlash(rel))
+	if r, err := filepath.Rel(d.dir, path); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+		return nil, fmt.Errorf("resolves outside the folder %s mapped for %s", d.dir, d.prefix)
+	}
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("mapped to %s, which cannot be read: %w", path, err)
+	}
+	ext := strings.ToLower(filepath.Ext(path))
+	doc, err := parseDocument(src, ext == ".yaml" || ext == ".yml")
+	if err != nil {
+		return nil, fmt.Errorf("mapped to %s: %w", path, err)
+	}
+	plain := toPlain(doc)
+	l.loaded[url] = plain
+	return plain, nil
 }
 
 // ValidateJSON parses data and validates it. The error is non-nil only when
@@ -103,7 +520,7 @@ type Violation struct {
 func (s *Schema) ValidateJSON(data []byte) ([]Violation, error) {
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("not JSON: %w", err)
 	}
 	return s.Validate(v), nil
 }
@@ -118,34 +535,7 @@ func (s *Schema) Validate(v any) []Violation {
 	}
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
-		return []Violation{{Keyword: "error", Message: err.Error()}}
+		return []Violation{{Keyword: "error", Message: "cannot be validated: " + err.Error()}}
 	}
-	var out []Violation
-	collect(ve, &out)
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Pointer < out[j].Pointer })
-	return out
-}
-
-func collect(ve *jsonschema.ValidationError, out *[]Violation) {
-	if len(ve.Causes) > 0 {
-		for _, c := range ve.Causes {
-			collect(c, out)
-		}
-		return
-	}
-	kw := strings.Join(ve.ErrorKind.KeywordPath(), "/")
-	*out = append(*out, Violation{
-		Pointer: pointer(ve.InstanceLocation),
-		Keyword: kw,
-		Message: ve.ErrorKind.LocalizedString(nil),
-	})
-}
-
-func pointer(tokens []string) string {
-	var b strings.Builder
-	for _, t := range tokens {
-		b.WriteByte('/')
-		b.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(t))
-	}
-	return b.String()
+	return violations(ve, v, s)
 }

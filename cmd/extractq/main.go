@@ -67,6 +67,10 @@ func newRootCmd() *cobra.Command {
 		SilenceErrors: true,
 	}
 	// Each subcommand lives in its own file; add it here.
-	root.AddCommand()
+	root.AddCommand(
+		newStatusCmd(), newHistoryCmd(), newResultsCmd(), newAuditCmd(),
+		newExtractCmd(),
+		newRepairCmd(),
+	)
 	return root
 }

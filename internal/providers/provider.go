@@ -197,6 +197,9 @@ type Error struct {
 	// RateLimit is what the failing response reported (Retry-After, resets).
 	RateLimit RateLimit
 	Err       error // underlying cause, if any (redacted when formatted)
+	// Raw is the error response body (redacted, capped) for the audit trail;
+	// nil when no body was received.
+	Raw []byte
 }
 
 func (e *Error) Error() string {

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/extractq/extractq/internal/audit"
+	"github.com/extractq/extractq/internal/providers"
+)
+
+// statusLine is one status group with its estimated cost.
+type statusLine struct {
+	audit.StatusGroup
+	// CostUSD sums the list-price estimate of the models with a known price;
+	// CostComplete is false when some model's price is unknown.
+	CostUSD      float64 `json:"cost_usd"`
+	CostComplete bool    `json:"cost_complete"`
+}
+
+func newStatusCmd() *cobra.Command {
+	var f audit.StatusFilter
+	var since time.Duration
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show jobs by outcome, tokens, estimated cost and latency per run and schema version",
+		Long: "Summarise the fleet's audit database (EXTRACTQ_DATABASE_URL): jobs by outcome, dead letters,\n" +
+			"attempts, tokens, estimated cost (list prices) and attempt latency percentiles, per run and\n" +
+			"per schema version.\n\n" +
+			"Example:\n  extractq status --run nightly-2026-11-21\n  extractq status --schema invoice --since 24h --json",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if since > 0 {
+				f.Since = time.Now().Add(-since)
+			}
+			ctx := cmd.Context()
+			s, err := openAuditStore(ctx)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			groups, err := s.Status(ctx, f)
+			if err != nil {
+				return failErr(err)
+			}
+			lines := make([]statusLine, len(groups))
+			for i, g := range groups {
+				lines[i] = statusLine{StatusGroup: g, CostComplete: true}
+				for _, m := range g.Models {
+					name := m.Provider
+					if name == "" {
+						name = m.Model
+					}
+					usd, known := providers.EstimateCost(name, providers.Usage{PromptTokens: int(m.PromptTokens), CompletionTokens: int(m.CompletionTokens)})
+					lines[i].CostUSD += usd
+					lines[i].CostComplete = lines[i].CostComplete && known
+				}
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(lines)
+			}
+			if len(lines) == 0 {
+				fmt.Fprintln(out, "no jobs recorded yet")
+				return nil
+			}
+			tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', tabwriter.AlignRight)
+			fmt.Fprintln(tw, "RUN\tSCHEMA\tVER\tJOBS\tOK\tFAILED\tRETRYING\tDLQ\tATTEMPTS\tIN TOK\tOUT TOK\tCOST $\tP50\tP95\tP99\t")
+			for _, l := range lines {
+				ok, retrying := l.ByStatus["ok"], l.ByStatus[audit.StatusRetrying]
+				cost := fmt.Sprintf("%.4f", l.CostUSD)
+				if !l.CostComplete {
+					cost += "+?" // some model has no known price
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t\n",
+					orDash(l.Run), l.SchemaName, l.SchemaVersion, l.Jobs, ok, l.Jobs-ok-retrying, retrying, l.DeadLetters,
+					l.Attempts, l.PromptTokens, l.CompletionTokens, cost, roundDur(l.LatencyP50), roundDur(l.LatencyP95), roundDur(l.LatencyP99))
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().StringVar(&f.Run, "run", "", "only this run")
+	cmd.Flags().StringVar(&f.Schema, "schema", "", "only this schema name")
+	cmd.Flags().DurationVar(&since, "since", 0, "count attempts (tokens, cost, latency) of this recent period only, e.g. 24h")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func roundDur(d time.Duration) string {
+	if d == 0 {
+		return "-"
+	}
+	if d < time.Second {
+		return fmt.Sprintf("%dms", int64(math.Round(float64(d)/float64(time.Millisecond))))
+	}
+	return d.Round(10 * time.Millisecond).String()
+}

@@ -1,0 +1,123 @@
+package extractq_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/extractq/extractq"
+	"github.com/extractq/extractq/internal/fakeprovider"
+	"github.com/extractq/extractq/internal/providers"
+	"github.com/extractq/extractq/schema"
+)
+
+const invoice = `{"type":"object","properties":{"vendor":{"type":"string"},"items":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string"},"price":{"type":"number"}},"required":["name","price"]}}},"required":["vendor","items"]}`
+
+func compile(t *testing.T, src string) *schema.Schema {
+	t.Helper()
+	s, err := schema.Compile([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestExtractErrors(t *testing.T) {
+	s := compile(t, invoice)
+	bad := `{"vendor":"ACME","items":[{"name":"a","price":1},{"name":"b","price":2},{"name":"c","price":"12,50"}]}`
+	tests := []struct {
+		name     string
+		script   []fakeprovider.Reply
+		opts     []extractq.Option
+		sentinel error
+		message  string
+	}{
+		{"exhausted", []fakeprovider.Reply{fakeprovider.Text(bad[:len(bad)-1]), fakeprovider.Text(bad), fakeprovider.Text(bad[:len(bad)-1]), fakeprovider.Text(bad)}, nil,
+			extractq.ErrExhausted, `no valid answer after 4 attempts; the last failed at /items/2/price: expected number, got "12,50"; 2 syntax repairs applied`},
+		{"budget", nil, []extractq.Option{extractq.WithTokenBudget(10)}, extractq.ErrBudgetExceeded, "token budget exceeded"},
+		{"fatal", []fakeprovider.Reply{fakeprovider.Fail(providers.ClassAuth, 0)}, nil, extractq.ErrFatal, "HTTP 401"},
+		{"transport", []fakeprovider.Reply{fakeprovider.Fail(providers.ClassServer, 0), fakeprovider.Fail(providers.ClassServer, 0)},
+			[]extractq.Option{extractq.WithTransport(extractq.Transport{Retries: 1, Jitter: extractq.JitterNone})}, extractq.ErrTransport, "1 transport retries"},
+		{"unextractable", []fakeprovider.Reply{fakeprovider.Refused("no")}, nil, extractq.ErrUnextractable, "unextractable"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := fakeprovider.New(tt.script)
+			opts := append([]extractq.Option{extractq.WithProvider(p), extractq.WithSleeper(func(context.Context, time.Duration) error { return nil })}, tt.opts...)
+			res, err := extractq.Extract(context.Background(), "ACME: a 1, b 2, c 12,50", s, opts...)
+			if !errors.Is(err, tt.sentinel) {
+				t.Fatalf("err %v does not match %v", err, tt.sentinel)
+			}
+			var e *extractq.Error
+			if !errors.As(err, &e) || e.Result != res || res.Value != nil {
+				t.Fatalf("error does not carry the result: %#v", err)
+			}
+			if !strings.Contains(err.Error(), tt.message) {
+				t.Errorf("message %q lacks %q", err, tt.message)
+			}
+		})
+	}
+}
+
+func TestExtractConfig(t *testing.T) {
+	s := compile(t, invoice)
+	tests := []struct {
+		name string
+		opts []extractq.Option
+		s    *schema.Schema
+		hint string
+	}{
+		{"no provider", nil, s, "WithProvider"},
+		{"no schema", []extractq.Option{extractq.WithProvider(fakeprovider.New(nil))}, nil, "schema.Compile"},
+		{"bad history", []extractq.Option{extractq.WithProvider(fakeprovider.New(nil)), extractq.WithHistory("most")}, s, "use last or full"},
+		{"negative re-asks", []extractq.Option{extractq.WithProvider(fakeprovider.New(nil)), extractq.WithMaxReasks(-2)}, s, "max re-asks"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := extractq.Extract(context.Background(), "doc", tt.s, tt.opts...)
+			if res != nil || !errors.Is(err, extractq.ErrConfig) || !strings.Contains(err.Error(), tt.hint) {
+				t.Fatalf("got %v, %v; want ErrConfig mentioning %q", res, err, tt.hint)
+			}
+		})
+	}
+}
+
+func TestOptionsReachTheRequest(t *testing.T) {
+	s := compile(t, invoice)
+	p := fakeprovider.New([]fakeprovider.Reply{fakeprovider.Text(`{"vendor":"A","items":[]}`)}, fakeprovider.WithModes(providers.ModeJSON, providers.ModeStrict))
+	_, err := extractq.Extract(context.Background(), "doc", s, extractq.WithProvider(p),
+		extractq.WithMode(extractq.ModeJSON), extractq.WithTemperature(0.3), extractq.WithMaxTokens(321),
+		extractq.WithCallTimeout(7*time.Second), extractq.WithSchemaIn(extractq.SchemaInSchema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := p.Requests()[0]
+	if r.Mode != providers.ModeJSON || r.Temperature != 0.3 || r.MaxTokens != 321 || r.Timeout != 7*time.Second || !strings.Contains(r.Messages[0].Content, "<json-schema>") {
+		t.Errorf("request does not reflect the options: %+v", r)
+	}
+}
+
+type Invoice struct {
+	Vendor string  `json:"vendor"`
+	Total  float64 `json:"total"`
+	Lines  []struct {
+		Name string `json:"name"`
+	} `json:"lines,omitempty"`
+}
+
+func TestExtractInto(t *testing.T) {
+	p := fakeprovider.New([]fakeprovider.Reply{fakeprovider.Text(`{"vendor":"ACME"}`), fakeprovider.Text(`{"vendor":"ACME","total":"9.5"}`)})
+	inv, res, err := extractq.ExtractInto[Invoice](context.Background(), "ACME 9.50", extractq.WithProvider(p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inv.Vendor != "ACME" || inv.Total != 9.5 || len(res.Attempts) != 2 {
+		t.Fatalf("got %+v after %d attempts", inv, len(res.Attempts))
+	}
+	// The struct's schema was enforced: the first answer lacked "total".
+	if vs := res.Attempts[0].Violations; len(vs) == 0 || !strings.Contains(vs[0].Pointer+vs[0].Message, "total") {
+		t.Errorf("first attempt violations %+v do not name total", vs)
+	}
+}

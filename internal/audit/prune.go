@@ -1,0 +1,61 @@
+package audit
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// PruneResult says what Prune removed.
+type PruneResult struct {
+	PartitionsDropped []string `json:"partitions_dropped"`
+	AttemptsDeleted   int64    `json:"attempts_deleted"` // rows deleted one by one (outside dropped partitions)
+	JobsDeleted       int64    `json:"jobs_deleted"`
+	DeadLetters       int64    `json:"dead_letters_deleted"`
+}
+
+// Prune enforces retention: attempts started before cutoff (whole monthly
+// partitions are dropped, the rest deleted), finished jobs last updated
+// before cutoff and dead-letter references created before it. Results,
+// documents and schemas are kept: they are the product, not the log.
+func (s *Store) Prune(ctx context.Context, cutoff time.Time) (*PruneResult, error) {
+	res := &PruneResult{}
+	cutoff = cutoff.UTC()
+	// Monthly partitions whose upper bound is at or before cutoff go whole.
+	rows, err := s.pool.Query(ctx, `SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+		WHERE i.inhparent = 'attempts'::regclass AND c.relname ~ '^attempts_y[0-9]{4}m[0-9]{2}$' ORDER BY 1`)
+	if err != nil {
+		return nil, fmt.Errorf("audit: prune: list partitions: %w", err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("audit: prune: list partitions: %w", err)
+	}
+	for _, name := range names {
+		month, err := time.Parse("2006m01", name[len("attempts_y"):])
+		if err != nil || month.AddDate(0, 1, 0).After(cutoff) {
+			continue
+		}
+		if _, err := s.pool.Exec(ctx, "DROP TABLE "+pgx.Identifier{name}.Sanitize()); err != nil {
+			return res, fmt.Errorf("audit: prune: drop partition %s: %w", name, err)
+		}
+		res.PartitionsDropped = append(res.PartitionsDropped, name)
+	}
+	for _, step := range []struct {
+		sql string
+		n   *int64
+	}{
+		{"DELETE FROM attempts WHERE started_at < $1", &res.AttemptsDeleted},
+		{"DELETE FROM jobs WHERE updated_at < $1 AND status <> 'retrying'", &res.JobsDeleted},
+		{"DELETE FROM dead_letters WHERE created_at < $1", &res.DeadLetters},
+	} {
+		tag, err := s.pool.Exec(ctx, step.sql, cutoff)
+		if err != nil {
+			return res, fmt.Errorf("audit: prune: %w", err)
+		}
+		*step.n = tag.RowsAffected()
+	}
+	return res, nil
+}

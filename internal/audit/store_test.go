@@ -1,0 +1,97 @@
+package audit
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestMigrateFromEmptyAndReapply(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, newTestDB(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.CheckSchema(ctx); err == nil {
+		t.Fatal("CheckSchema on an empty database: want an error")
+	}
+	for i := range 3 {
+		if err := s.Migrate(ctx); err != nil {
+			t.Fatalf("migrate #%d: %v", i+1, err)
+		}
+	}
+	if err := s.CheckSchema(ctx); err != nil {
+		t.Fatalf("CheckSchema after migrate: %v", err)
+	}
+	for _, table := range []string{"schemas", "documents", "jobs", "attempts", "results", "dead_letters", "resubmissions", "latest_valid_results", "failure_reasons"} {
+		var n int
+		if err := s.pool.QueryRow(ctx, "SELECT count(*) FROM "+table).Scan(&n); err != nil {
+			t.Errorf("table %s: %v", table, err)
+		}
+	}
+	var parts int
+	if err := s.pool.QueryRow(ctx, "SELECT count(*) FROM pg_inherits WHERE inhparent = 'attempts'::regclass").Scan(&parts); err != nil {
+		t.Fatal(err)
+	}
+	if parts != 5 { // default + last month .. 2 months ahead
+		t.Errorf("attempt partitions = %d, want 5", parts)
+	}
+}
+
+func TestMigrateConcurrently(t *testing.T) {
+	ctx := context.Background()
+	url := newTestDB(t)
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			s, err := Open(ctx, url)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer s.Close()
+			errs <- s.Migrate(ctx)
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Errorf("concurrent migrate: %v", err)
+		}
+	}
+}
+
+func TestMigrateRefusesNewerDatabase(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t)
+	known, err := KnownSchemaVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.pool.Exec(ctx, "UPDATE "+versionTable+" SET version = $1", known+3); err != nil {
+		t.Fatal(err)
+	}
+	for name, f := range map[string]func(context.Context) error{"Migrate": s.Migrate, "CheckSchema": s.CheckSchema} {
+		err := f(ctx)
+		if !errors.Is(err, ErrSchemaTooNew) {
+			t.Fatalf("%s: got %v, want ErrSchemaTooNew", name, err)
+		}
+		if want := "upgrade extractq"; !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %q does not say %q", name, err, want)
+		}
+	}
+}
+
+func TestOpenUnreachable(t *testing.T) {
+	_, err := Open(context.Background(), "postgres://postgres:hunter2secret@127.0.0.1:1/x?sslmode=disable&connect_timeout=2")
+	if err == nil {
+		t.Fatal("want an error for a closed port")
+	}
+	if strings.Contains(err.Error(), "hunter2secret") {
+		t.Errorf("error leaks the password: %v", err)
+	}
+	if !strings.Contains(err.Error(), "EXTRACTQ_DATABASE_URL") {
+		t.Errorf("error does not name the setting to fix: %v", err)
+	}
+}

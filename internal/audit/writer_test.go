@@ -1,0 +1,303 @@
+package audit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/extractq/extractq/internal/jsonx"
+	"github.com/extractq/extractq/internal/providers"
+	"github.com/extractq/extractq/internal/retry"
+	"github.com/extractq/extractq/schema"
+)
+
+var testStart = time.Now().UTC().Truncate(time.Millisecond)
+
+// testRecord builds a plausible record: n attempts, the last one valid
+// when outcome is ok.
+func testRecord(job, doc string, delivery, n int, outcome retry.Outcome) *Record {
+	rec := &Record{
+		JobID: job, DocumentID: doc, DocumentHash: HashText(doc), Run: "run1",
+		SchemaName: "invoice", SchemaVersion: 1, SchemaFingerprint: "fp1",
+		Provider: "sim:clean", Model: "sim-1", Pool: "default", Delivery: delivery, WorkerID: "w1",
+		StartedAt: testStart, FinishedAt: testStart.Add(time.Second), Outcome: outcome, Final: true,
+	}
+	for i := 1; i <= n; i++ {
+		a := retry.Attempt{
+			N: i, Provider: "sim:clean", Model: "sim-1", Mode: providers.ModeJSON,
+			StartedAt: testStart.Add(time.Duration(i) * time.Millisecond), Latency: time.Duration(100+10*i) * time.Millisecond,
+			PromptChars: 900, Usage: providers.Usage{PromptTokens: 300, CompletionTokens: 40}, FinishReason: providers.FinishStop,
+			Raw: `{"total": "12.5", "items": [{"sku": "A-1", "qty": 2}]}`,
+		}
+		if i < n || outcome != retry.OutcomeOK {
+			a.Class = retry.ClassSchema
+			a.Repairs = []jsonx.Repair{{Kind: "trailing_comma", Where: "@41"}}
+			a.Violations = []schema.Violation{{Pointer: "/total", Keyword: "type", Message: "want number", Value: `"12.5"`, Want: []string{"number"}}}
+		} else {
+			a.Value = json.RawMessage(`{"total":12.5}`)
+		}
+		rec.Attempts = append(rec.Attempts, a)
+		rec.Usage = rec.Usage.Add(a.Usage)
+	}
+	if outcome == retry.OutcomeOK {
+		rec.Value = json.RawMessage(`{"total":12.5,"items":[{"sku":"A-1","qty":2}]}`)
+	} else {
+		rec.Reason = "still invalid after 3 attempts"
+	}
+	return rec
+}
+
+func newTestWriter(t *testing.T, s *Store, opts ...WriterOption) *GroupWriter {
+	t.Helper()
+	w, err := s.NewWriter(context.Background(), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := w.Close(context.Background()); err != nil {
+			t.Errorf("close writer: %v", err)
+		}
+	})
+	return w
+}
+
+type counts struct{ jobs, attempts, results, dead int }
+
+func countRows(t *testing.T, s *Store) counts {
+	t.Helper()
+	var c counts
+	err := s.pool.QueryRow(context.Background(), `SELECT (SELECT count(*) FROM jobs), (SELECT count(*) FROM attempts),
+		(SELECT count(*) FROM results), (SELECT count(*) FROM dead_letters)`).Scan(&c.jobs, &c.attempts, &c.results, &c.dead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestWriterConcurrent(t *testing.T) {
+	const goroutines, perG, attempts = 32, 200, 3
+	s := newTestStore(t)
+	w := newTestWriter(t, s, WithQueueSize(256), WithMaxBatchRows(1000))
+	var wg sync.WaitGroup
+	errs := make(chan error, goroutines)
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range perG {
+				outcome := retry.OutcomeOK
+				if i%4 == 3 {
+					outcome = retry.OutcomeExhausted
+				}
+				rec := testRecord(fmt.Sprintf("job-%d-%d", g, i), fmt.Sprintf("doc-%d-%d", g, i), 1, attempts, outcome)
+				if outcome != retry.OutcomeOK {
+					rec.DeadLetter = &DeadLetter{Stream: "EXTRACTQ_DLQ", Seq: uint64(g*perG + i + 1), Reason: rec.Reason}
+				}
+				if err := w.Write(context.Background(), rec); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	total := goroutines * perG
+	want := counts{jobs: total, attempts: total * attempts, results: total * 3 / 4, dead: total / 4}
+	if got := countRows(t, s); got != want {
+		t.Fatalf("rows = %+v, want %+v", got, want)
+	}
+	st := w.Stats()
+	if st.Records != uint64(total) || st.AttemptRows != uint64(total*attempts) || st.FlushErrors != 0 {
+		t.Errorf("stats = %+v, want %d records, %d attempt rows, no errors", st, total, total*attempts)
+	}
+	if st.Batches == 0 || st.Batches >= uint64(total) {
+		t.Errorf("batches = %d: want group commit (more than 0, fewer than %d records)", st.Batches, total)
+	}
+}
+
+func TestWriterRedelivery(t *testing.T) {
+	ok := func(job string, delivery int) *Record {
+		return testRecord(job, "doc-"+job, delivery, 2, retry.OutcomeOK)
+	}
+	open := func(job string, delivery int) *Record {
+		r := testRecord(job, "doc-"+job, delivery, 1, retry.OutcomeTransport)
+		r.Final = false
+		return r
+	}
+	tests := []struct {
+		name       string
+		steps      [][]*Record // each step's records are written concurrently
+		want       counts
+		wantStatus string
+	}{
+		{"same record twice", [][]*Record{{ok("a", 1)}, {ok("a", 1)}}, counts{1, 2, 1, 0}, "ok"},
+		{"same record twice in one batch", [][]*Record{{ok("a", 1), ok("a", 1)}}, counts{1, 2, 1, 0}, "ok"},
+		{"open then final delivery", [][]*Record{{open("a", 1)}, {ok("a", 2)}}, counts{1, 3, 1, 0}, "ok"},
+		{"late write of an older delivery", [][]*Record{{ok("a", 2)}, {open("a", 1)}}, counts{1, 3, 1, 0}, "ok"},
+		{"redelivered final job, new delivery", [][]*Record{{ok("a", 1)}, {ok("a", 2)}}, counts{1, 4, 1, 0}, "ok"},
+		{"open delivery only", [][]*Record{{open("a", 1)}, {open("a", 1)}}, counts{1, 1, 0, 0}, StatusRetrying},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newTestStore(t)
+			w := newTestWriter(t, s, WithMaxDelay(50*time.Millisecond))
+			for _, step := range tt.steps {
+				var wg sync.WaitGroup
+				for _, rec := range step {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						if err := w.Write(context.Background(), rec); err != nil {
+							t.Error(err)
+						}
+					}()
+				}
+				wg.Wait()
+			}
+			if got := countRows(t, s); got != tt.want {
+				t.Errorf("rows = %+v, want %+v", got, tt.want)
+			}
+			var status string
+			if err := s.pool.QueryRow(context.Background(), "SELECT status FROM jobs WHERE job_id = 'a'").Scan(&status); err != nil {
+				t.Fatal(err)
+			}
+			if status != tt.wantStatus {
+				t.Errorf("job status = %q, want %q", status, tt.wantStatus)
+			}
+		})
+	}
+}
+
+func TestWriterBackPressureAndRecovery(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t)
+	w := newTestWriter(t, s, WithQueueSize(2), WithFlushers(1), WithMaxDelay(time.Millisecond))
+	// Hold a lock that every flush needs: Postgres is "slow".
+	lock, err := s.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lock.Exec(ctx, "LOCK TABLE jobs IN EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	// Writers beyond the flusher's batch and the queue cannot even queue.
+	var wg sync.WaitGroup
+	results := make(chan error, 8)
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			wctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+			defer cancel()
+			results <- w.Write(wctx, testRecord(fmt.Sprint("bp-", i), fmt.Sprint("doc-", i), 1, 1, retry.OutcomeOK))
+		}()
+	}
+	wg.Wait()
+	close(results)
+	for err := range results {
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Write while Postgres is blocked: got %v, want context.DeadlineExceeded", err)
+		}
+	}
+	if st := w.Stats(); st.Queued > st.QueueCapacity || st.QueueCapacity != 2 {
+		t.Errorf("queue %d of %d: unbounded", st.Queued, st.QueueCapacity)
+	}
+	if err := lock.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Once Postgres moves again, new writes succeed.
+	if err := w.Write(ctx, testRecord("after", "doc-after", 1, 1, retry.OutcomeOK)); err != nil {
+		t.Fatalf("write after the lock was released: %v", err)
+	}
+	var n int
+	if err := s.pool.QueryRow(ctx, "SELECT count(*) FROM jobs WHERE job_id = 'after'").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("job after recovery: n=%d err=%v", n, err)
+	}
+}
+
+func TestWriterFailsFastWhenPostgresIsDown(t *testing.T) {
+	ctx := context.Background()
+	cfg, err := pgxpool.ParseConfig("postgres://postgres@127.0.0.1:1/none?sslmode=disable&connect_timeout=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	s := &Store{pool: pool, now: time.Now}
+	w := mustStart(t, s)
+	wctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	err = w.Write(wctx, testRecord("down", "doc-down", 1, 1, retry.OutcomeOK))
+	if err == nil || wctx.Err() != nil {
+		t.Fatalf("Write with Postgres down: got %v (ctx %v), want the writer's own error before the caller's deadline", err, wctx.Err())
+	}
+	if st := w.Stats(); st.FlushErrors == 0 || st.Records != 0 {
+		t.Errorf("stats %+v: want a flush error and no durable record", st)
+	}
+}
+
+// mustStart starts a writer without NewWriter's partition check, for a
+// store whose database is unreachable.
+func mustStart(t *testing.T, s *Store) *GroupWriter {
+	t.Helper()
+	cfg := defaultWriterConfig()
+	cfg.flushTimeout = 5 * time.Second
+	w := startWriter(context.Background(), s, cfg)
+	t.Cleanup(func() { _ = w.Close(context.Background()) })
+	return w
+}
+
+func TestWriterCloseFlushesAndRefuses(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t)
+	// Nothing flushes before Close: the batch is neither full nor old.
+	w, err := s.NewWriter(ctx, WithMaxDelay(time.Hour), WithMaxBatchRows(1<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	durable := 0
+	for i := range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := w.Write(ctx, testRecord(fmt.Sprint("c", i), fmt.Sprint("d", i), 1, 1, retry.OutcomeOK))
+			switch {
+			case err == nil:
+				mu.Lock()
+				durable++
+				mu.Unlock()
+			case !errors.Is(err, ErrWriterClosed): // a Write racing Close may be refused, never lost
+				t.Error(err)
+			}
+		}()
+	}
+	time.Sleep(100 * time.Millisecond)
+	if got := countRows(t, s).jobs; got != 0 {
+		t.Fatalf("%d jobs flushed before Close with an hour's delay", got)
+	}
+	if err := w.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if got := countRows(t, s).jobs; got != durable || durable == 0 {
+		t.Errorf("jobs after Close = %d, Writes that returned nil = %d: want equal and > 0", got, durable)
+	}
+	if err := w.Write(ctx, testRecord("late", "d", 1, 1, retry.OutcomeOK)); !errors.Is(err, ErrWriterClosed) {
+		t.Errorf("Write after Close: got %v, want ErrWriterClosed", err)
+	}
+}

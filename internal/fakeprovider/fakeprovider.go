@@ -1,0 +1,207 @@
+// Package fakeprovider is a scripted providers.Provider for tests: each call
+// takes the next reply from a script (answer text, finish reason, usage, or a
+// provider error of a given class with Retry-After), and every request is
+// recorded so a test can assert what the engine sent.
+package fakeprovider
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/extractq/extractq/internal/providers"
+)
+
+// Reply is what one call returns.
+type Reply struct {
+	// Text is the answer. Ignored when Err is set.
+	Text string
+	// Finish defaults to providers.FinishStop.
+	Finish providers.FinishReason
+	// Refusal is a refusal reported apart from the text (OpenAI's message.refusal).
+	Refusal string
+	// Usage is reported as given; when zero it is counted as one token per four
+	// bytes of prompt and of answer, like a tokenizer on English text.
+	Usage providers.Usage
+	// Err, when set, makes the call fail with this error.
+	Err *providers.Error
+	// Block makes the call wait until its context ends, then fail with the
+	// context's error (class canceled or timeout): a call that hangs.
+	Block bool
+}
+
+// Text is a normal answer.
+func Text(s string) Reply { return Reply{Text: s} }
+
+// Truncated is an answer cut off by the max-tokens limit.
+func Truncated(s string) Reply { return Reply{Text: s, Finish: providers.FinishLength} }
+
+// Refused is a refusal reported by the API apart from the answer text.
+func Refused(reason string) Reply {
+	return Reply{Refusal: reason, Finish: providers.FinishRefusal}
+}
+
+// Fail is a failed call of the given class; retryAfter is the Retry-After
+// the provider reported (zero for none).
+func Fail(class providers.ErrorClass, retryAfter time.Duration) Reply {
+	return Reply{Err: &providers.Error{
+		Class:     class,
+		Status:    statusOf(class),
+		Message:   "fake " + string(class),
+		RateLimit: providers.RateLimit{RetryAfter: retryAfter},
+	}}
+}
+
+// Hang is a call that blocks until its context ends.
+func Hang() Reply { return Reply{Block: true} }
+
+func statusOf(c providers.ErrorClass) int {
+	switch c {
+	case providers.ClassRateLimited, providers.ClassQuota:
+		return 429
+	case providers.ClassOverloaded:
+		return 529
+	case providers.ClassServer:
+		return 500
+	case providers.ClassInvalidRequest, providers.ClassContextLength:
+		return 400
+	case providers.ClassAuth:
+		return 401
+	case providers.ClassPermission:
+		return 403
+	case providers.ClassNotFound:
+		return 404
+	case providers.ClassTooLarge:
+		return 413
+	}
+	return 0
+}
+
+// Responder computes a reply from the call number (1-based) and the request;
+// it is an alternative to a fixed script for generated tests and benchmarks.
+// It is called with the provider's lock held, so it needs no locking itself.
+type Responder func(call int, req providers.Request) Reply
+
+// Provider is a scripted provider. It is safe for concurrent use.
+type Provider struct {
+	name    string
+	model   string
+	caps    providers.Capabilities
+	respond Responder
+
+	mu       sync.Mutex
+	script   []Reply
+	requests []providers.Request
+}
+
+// Option configures a Provider.
+type Option func(*Provider)
+
+// WithName sets Name() (default "fake:model").
+func WithName(name string) Option { return func(p *Provider) { p.name = name } }
+
+// WithModes sets the modes Capabilities() reports (default text and json).
+func WithModes(modes ...providers.Mode) Option {
+	return func(p *Provider) { p.caps = providers.Capabilities{Modes: modes} }
+}
+
+// WithResponder answers calls the script does not cover.
+func WithResponder(r Responder) Option { return func(p *Provider) { p.respond = r } }
+
+// New returns a provider that answers call i with script[i]. A call past the
+// end of the script (and without a Responder) fails with a fatal
+// invalid_request error naming the call, so a test notices an unexpected call.
+func New(script []Reply, opts ...Option) *Provider {
+	p := &Provider{
+		name:   "fake:model",
+		model:  "model",
+		caps:   providers.Capabilities{Modes: []providers.Mode{providers.ModeText, providers.ModeJSON}},
+		script: script,
+	}
+	for _, o := range opts {
+		o(p)
+	}
+	return p
+}
+
+// Name implements providers.Provider.
+func (p *Provider) Name() string { return p.name }
+
+// Model implements providers.Provider.
+func (p *Provider) Model() string { return p.model }
+
+// Capabilities implements providers.Provider.
+func (p *Provider) Capabilities() providers.Capabilities { return p.caps }
+
+// Chat implements providers.Provider: it records req and plays the next reply.
+// An answer longer than req.MaxTokens is cut to that many tokens and reported
+// with finish reason length, as a real API would.
+func (p *Provider) Chat(ctx context.Context, req providers.Request) (*providers.Response, error) {
+	p.mu.Lock()
+	req.Messages = append([]providers.Message(nil), req.Messages...)
+	p.requests = append(p.requests, req)
+	call := len(p.requests)
+	var r Reply
+	switch {
+	case call <= len(p.script):
+		r = p.script[call-1]
+	case p.respond != nil:
+		r = p.respond(call, req)
+	default:
+		p.mu.Unlock()
+		return nil, &providers.Error{Provider: p.name, Class: providers.ClassInvalidRequest, Status: 400,
+			Message: fmt.Sprintf("fakeprovider: unexpected call %d: the script has %d replies", call, len(p.script))}
+	}
+	p.mu.Unlock()
+
+	if r.Block {
+		<-ctx.Done()
+	}
+	if err := ctx.Err(); err != nil {
+		class := providers.ClassCanceled
+		if err == context.DeadlineExceeded {
+			class = providers.ClassTimeout
+		}
+		return nil, &providers.Error{Provider: p.name, Class: class, Message: err.Error(), Err: err}
+	}
+	if r.Err != nil {
+		e := *r.Err
+		e.Provider = p.name
+		return nil, &e
+	}
+	text, finish := r.Text, r.Finish
+	if finish == "" {
+		finish = providers.FinishStop
+	}
+	if req.MaxTokens > 0 && tokens(len(text)) > req.MaxTokens {
+		text, finish = text[:req.MaxTokens*bytesPerToken], providers.FinishLength
+	}
+	usage := r.Usage
+	if usage == (providers.Usage{}) {
+		n := 0
+		for _, m := range req.Messages {
+			n += len(m.Content)
+		}
+		usage = providers.Usage{PromptTokens: tokens(n), CompletionTokens: tokens(len(text) + len(r.Refusal))}
+	}
+	return &providers.Response{Text: text, FinishReason: finish, Refusal: r.Refusal, Usage: usage, Model: p.model}, nil
+}
+
+const bytesPerToken = 4
+
+func tokens(n int) int { return (n + bytesPerToken - 1) / bytesPerToken }
+
+// Requests returns a copy of every request received, in order.
+func (p *Provider) Requests() []providers.Request {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]providers.Request(nil), p.requests...)
+}
+
+// Calls is the number of calls received.
+func (p *Provider) Calls() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.requests)
+}

@@ -1,0 +1,135 @@
+package jobs
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// EnvelopeVersion is the version of the job envelope this build writes.
+// Workers refuse (and dead-letter) envelopes of a newer version.
+const EnvelopeVersion = 1
+
+// Envelope is one job on EXTRACTQ_JOBS: which document to extract with which
+// schema, provider and engine options. The schema body is not carried: the
+// worker resolves Schema.Fingerprint through the EXTRACTQ_SCHEMAS bucket
+// once and caches it.
+type Envelope struct {
+	V     int    `json:"v"`
+	JobID string `json:"job_id"`
+	Run   string `json:"run,omitempty"`
+
+	DocumentID   string `json:"document_id"`
+	DocumentHash string `json:"document_hash"` // sha256 of the text, hex
+	// Text is the document inline; empty when TextRef is set.
+	Text string `json:"text,omitempty"`
+	// TextRef names the Object Store object holding a large document.
+	TextRef  *ObjectRef      `json:"text_ref,omitempty"`
+	Metadata json.RawMessage `json:"metadata,omitempty"`
+
+	Schema   SchemaRef `json:"schema"`
+	Provider string    `json:"provider"` // e.g. "openai:gpt-4o-mini"
+	Model    string    `json:"model"`
+	Pool     string    `json:"pool"`
+	Options  Options   `json:"options,omitzero"`
+
+	SubmittedAt time.Time `json:"submitted_at"`
+	// Resubmission, when set, says what this job re-queues (e.g.
+	// "dlq:1234"); it salts the message id so a resubmission is not
+	// swallowed by the duplicate window of the original.
+	Resubmission string `json:"resubmission,omitempty"`
+}
+
+// SchemaRef names a registered schema.
+type SchemaRef struct {
+	Name        string `json:"name"`
+	Version     int    `json:"version"`
+	Fingerprint string `json:"fingerprint"`
+}
+
+// ObjectRef names an object in an Object Store bucket.
+type ObjectRef struct {
+	Bucket string `json:"bucket"`
+	Name   string `json:"name"`
+	Size   int64  `json:"size"`
+}
+
+// Options are the engine settings a submitter chose for a job; zero values
+// mean the engine's defaults.
+type Options struct {
+	MaxReasks    int     `json:"max_reasks,omitempty"`
+	Mode         string  `json:"mode,omitempty"`
+	MaxTokens    int     `json:"max_tokens,omitempty"`
+	TokenBudget  int     `json:"token_budget,omitempty"`
+	Temperature  float64 `json:"temperature,omitempty"`
+	RepairPolicy string  `json:"repair_policy,omitempty"`
+}
+
+// ErrEnvelope is matched by every error decoding a job that can never be
+// processed (bad JSON, unknown version, missing fields): such jobs go
+// straight to the dead-letter stream.
+var ErrEnvelope = errors.New("invalid job envelope")
+
+// HashText is the content hash extractq uses for documents: sha256, hex.
+func HashText(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return hex.EncodeToString(sum[:])
+}
+
+// MsgID is the Nats-Msg-Id of a job: a hash of the document, the schema
+// fingerprint, the model and the resubmission tag, so the same document
+// submitted twice within the duplicate window is queued once.
+func MsgID(documentHash, schemaFingerprint, model, resubmission string) string {
+	h := sha256.New()
+	for _, s := range []string{documentHash, schemaFingerprint, model, resubmission} {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))[:32]
+}
+
+// Seal fills the derived fields (version, hash, job id) from the rest and
+// returns the message id. text is the document, inline or not.
+func (e *Envelope) Seal(text string) string {
+	e.V = EnvelopeVersion
+	e.DocumentHash = HashText(text)
+	id := MsgID(e.DocumentHash, e.Schema.Fingerprint, e.Model, e.Resubmission)
+	e.JobID = id
+	return id
+}
+
+// Validate checks the fields every worker needs.
+func (e *Envelope) Validate() error {
+	switch {
+	case e.V > EnvelopeVersion:
+		return fmt.Errorf("%w: version %d is newer than this worker (%d): upgrade the worker", ErrEnvelope, e.V, EnvelopeVersion)
+	case e.V < 1:
+		return fmt.Errorf("%w: missing version", ErrEnvelope)
+	case e.JobID == "":
+		return fmt.Errorf("%w: missing job_id", ErrEnvelope)
+	case e.DocumentID == "":
+		return fmt.Errorf("%w: missing document_id", ErrEnvelope)
+	case e.Schema.Fingerprint == "":
+		return fmt.Errorf("%w: missing schema fingerprint", ErrEnvelope)
+	case e.Provider == "":
+		return fmt.Errorf("%w: missing provider", ErrEnvelope)
+	case e.Text == "" && e.TextRef == nil:
+		return fmt.Errorf("%w: no document text and no text_ref", ErrEnvelope)
+	}
+	return nil
+}
+
+// DecodeEnvelope parses and validates a job message body.
+func DecodeEnvelope(data []byte) (*Envelope, error) {
+	var e Envelope
+	if err := json.Unmarshal(data, &e); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrEnvelope, err)
+	}
+	if err := e.Validate(); err != nil {
+		return &e, err
+	}
+	return &e, nil
+}

@@ -1,0 +1,310 @@
+package jobs_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/extractq/extractq/internal/jobs"
+	"github.com/extractq/extractq/internal/jobs/jobstest"
+	"github.com/extractq/extractq/internal/retry"
+)
+
+func setup(t *testing.T) jetstream.JetStream {
+	t.Helper()
+	_, js := jobstest.Connect(t, jobstest.Server(t))
+	if err := jobs.EnsureStreams(context.Background(), js); err != nil {
+		t.Fatalf("EnsureStreams: %v", err)
+	}
+	return js
+}
+
+func TestEnsureStreamsIdempotentAndConfigured(t *testing.T) {
+	ctx := context.Background()
+	js := setup(t)
+	if err := jobs.EnsureStreams(ctx, js); err != nil {
+		t.Fatalf("second EnsureStreams: %v", err)
+	}
+	for _, tc := range []struct {
+		name      string
+		retention jetstream.RetentionPolicy
+		subject   string
+	}{
+		{jobs.JobsStream, jetstream.WorkQueuePolicy, "extractq.jobs.>"},
+		{jobs.DLQStream, jetstream.LimitsPolicy, "extractq.dlq.>"},
+	} {
+		s, err := js.Stream(ctx, tc.name)
+		if err != nil {
+			t.Fatalf("stream %s: %v", tc.name, err)
+		}
+		cfg := s.CachedInfo().Config
+		if cfg.Retention != tc.retention || cfg.Storage != jetstream.FileStorage || len(cfg.Subjects) != 1 || cfg.Subjects[0] != tc.subject {
+			t.Errorf("%s: retention %v storage %v subjects %v", tc.name, cfg.Retention, cfg.Storage, cfg.Subjects)
+		}
+	}
+}
+
+func TestEnsureStreamsConflicts(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name     string
+		existing jetstream.StreamConfig
+		wantErr  string // "" means updated in place
+		check    func(jetstream.StreamConfig) bool
+	}{
+		{
+			name:     "retention cannot change",
+			existing: jetstream.StreamConfig{Name: jobs.JobsStream, Subjects: []string{"extractq.jobs.>"}, Retention: jetstream.LimitsPolicy, Storage: jetstream.FileStorage},
+			wantErr:  "retention is Limits, want WorkQueue",
+		},
+		{
+			name:     "duplicate window and subjects are updated",
+			existing: jetstream.StreamConfig{Name: jobs.JobsStream, Subjects: []string{"extractq.jobs.a"}, Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage, Duplicates: time.Minute},
+			check: func(c jetstream.StreamConfig) bool {
+				return c.Duplicates == 24*time.Hour && len(c.Subjects) == 1 && c.Subjects[0] == "extractq.jobs.>"
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, js := jobstest.Connect(t, jobstest.Server(t))
+			if _, err := js.CreateStream(ctx, tc.existing); err != nil {
+				t.Fatal(err)
+			}
+			err := jobs.EnsureStreams(ctx, js)
+			if tc.wantErr != "" {
+				var ce *jobs.ConfigConflictError
+				if !errors.As(err, &ce) || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want a ConfigConflictError mentioning %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, _ := js.Stream(ctx, tc.existing.Name)
+			if !tc.check(s.CachedInfo().Config) {
+				t.Errorf("not updated: %+v", s.CachedInfo().Config)
+			}
+		})
+	}
+}
+
+func envelope(doc, model string) *jobs.Envelope {
+	return &jobs.Envelope{
+		DocumentID: doc, Run: "r1", Provider: "sim:" + model, Model: model, Pool: "sim_" + model,
+		Schema:      jobs.SchemaRef{Name: "invoice", Version: 1, Fingerprint: "sha256:abc"},
+		SubmittedAt: time.Now().UTC(),
+	}
+}
+
+func TestPublishDeduplicates(t *testing.T) {
+	ctx := context.Background()
+	js := setup(t)
+	p := jobs.NewPublisher(js)
+	tests := []struct {
+		name, doc, text, model, resub string
+		wantDup                       bool
+	}{
+		{"first", "d1", "hello", "m1", "", false},
+		{"same text again", "d1-copy", "hello", "m1", "", true},
+		{"other model", "d1", "hello", "m2", "", false},
+		{"other text", "d2", "world", "m1", "", false},
+		{"resubmission", "d1", "hello", "m1", "dlq:7", false},
+		{"resubmission again", "d1", "hello", "m1", "dlq:7", true},
+	}
+	for _, tc := range tests {
+		env := envelope(tc.doc, tc.model)
+		env.Resubmission = tc.resub
+		ack, err := p.Publish(ctx, env, tc.text)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if ack.Duplicate != tc.wantDup {
+			t.Errorf("%s: duplicate = %v, want %v", tc.name, ack.Duplicate, tc.wantDup)
+		}
+	}
+}
+
+func TestLargeDocumentsGoToObjectStore(t *testing.T) {
+	ctx := context.Background()
+	js := setup(t)
+	p := jobs.NewPublisher(js, jobs.WithInlineLimit(1024), jobs.WithMaxDocument(1<<20))
+	docs := jobs.NewDocuments(js)
+	tests := []struct {
+		name    string
+		size    int
+		wantRef bool
+		wantErr error
+	}{
+		{"inline", 1024, false, nil},
+		{"object store", 4096, true, nil},
+		{"too large", 1<<20 + 1, false, jobs.ErrDocumentTooLarge},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			text := strings.Repeat("x", tc.size-1) + tc.name[:1]
+			msg, err := p.Message(ctx, envelope(tc.name, "m"), text)
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("err = %v, want %v", err, tc.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			env, err := jobs.DecodeEnvelope(msg.Data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (env.TextRef != nil) != tc.wantRef || (len(msg.Data) < tc.size) != tc.wantRef {
+				t.Fatalf("text_ref = %v with a %d-byte message", env.TextRef, len(msg.Data))
+			}
+			got, err := docs.Text(ctx, env)
+			if err != nil || got != text {
+				t.Fatalf("Text: %d bytes, %v; want the %d bytes submitted", len(got), err, len(text))
+			}
+		})
+	}
+}
+
+func TestSchemas(t *testing.T) {
+	ctx := context.Background()
+	s := jobs.NewSchemas(setup(t))
+	want := jobs.SchemaBody{Name: "invoice", Version: 2, Fingerprint: "sha256:00ff", Body: []byte(`{"type":"object"}`)}
+	if err := s.Put(ctx, want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Get(ctx, want.Fingerprint)
+	if err != nil || got.Name != want.Name || got.Version != 2 || string(got.Body) != string(want.Body) {
+		t.Fatalf("Get = %+v, %v", got, err)
+	}
+	if _, err := s.Get(ctx, "sha256:missing"); !errors.Is(err, jobs.ErrSchemaNotFound) {
+		t.Fatalf("missing schema: err = %v, want ErrSchemaNotFound", err)
+	}
+}
+
+func TestDLQ(t *testing.T) {
+	ctx := context.Background()
+	dlq := jobs.NewDLQ(setup(t))
+	var seqs []uint64
+	for i, run := range []string{"a", "b", "a"} {
+		env := envelope("doc"+string(rune('0'+i)), "m")
+		env.Run = run
+		env.Seal("text" + run + string(rune('0'+i)))
+		dl := &jobs.DeadLetter{Job: *env, Outcome: retry.OutcomeExhausted, Reason: "still invalid", Attempts: []retry.Attempt{{N: 1, Raw: "{"}}}
+		seq, err := dlq.Publish(ctx, dl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := dlq.Publish(ctx, dl)
+		if err != nil || again != seq {
+			t.Fatalf("republishing the same job's letter: seq %d, %v; want %d", again, err, seq)
+		}
+		seqs = append(seqs, seq)
+	}
+	count := func(f jobs.ListFilter) int {
+		n := 0
+		if err := dlq.List(ctx, f, func(l *jobs.Letter) error { n++; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := count(jobs.ListFilter{}); n != 3 {
+		t.Fatalf("list all = %d, want 3", n)
+	}
+	if n := count(jobs.ListFilter{Run: "a"}); n != 2 {
+		t.Fatalf("list run a = %d, want 2", n)
+	}
+	l, err := dlq.Get(ctx, seqs[1])
+	if err != nil || l.Job.Run != "b" || len(l.Attempts) != 1 || l.Attempts[0].Raw != "{" || l.Reason != "still invalid" {
+		t.Fatalf("Get = %+v, %v", l, err)
+	}
+	for range 2 { // deleting twice is fine
+		if err := dlq.Delete(ctx, seqs[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := dlq.Get(ctx, seqs[1]); !errors.Is(err, jobs.ErrLetterNotFound) {
+		t.Fatalf("Get deleted: %v, want ErrLetterNotFound", err)
+	}
+	if n := count(jobs.ListFilter{}); n != 2 {
+		t.Fatalf("list after delete = %d, want 2", n)
+	}
+}
+
+func TestDecodeEnvelope(t *testing.T) {
+	good := envelope("d", "m")
+	good.Seal("text")
+	good.Text = "text"
+	tests := []struct {
+		name   string
+		mutate func(*jobs.Envelope)
+		ok     bool
+	}{
+		{"valid", func(*jobs.Envelope) {}, true},
+		{"newer version", func(e *jobs.Envelope) { e.V = jobs.EnvelopeVersion + 1 }, false},
+		{"no document", func(e *jobs.Envelope) { e.DocumentID = "" }, false},
+		{"no text", func(e *jobs.Envelope) { e.Text = "" }, false},
+		{"no fingerprint", func(e *jobs.Envelope) { e.Schema.Fingerprint = "" }, false},
+		{"no provider", func(e *jobs.Envelope) { e.Provider = "" }, false},
+	}
+	for _, tc := range tests {
+		e := *good
+		tc.mutate(&e)
+		data, _ := json.Marshal(&e)
+		_, err := jobs.DecodeEnvelope(data)
+		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, jobs.ErrEnvelope)) {
+			t.Errorf("%s: err = %v", tc.name, err)
+		}
+	}
+	if _, err := jobs.DecodeEnvelope([]byte("{")); !errors.Is(err, jobs.ErrEnvelope) {
+		t.Errorf("bad JSON: err = %v", err)
+	}
+}
+
+func TestConsumerSettings(t *testing.T) {
+	tests := []struct {
+		name    string
+		mutate  func(*jobs.ConsumerSettings)
+		wantErr string
+	}{
+		{"defaults", func(*jobs.ConsumerSettings) {}, ""},
+		{"short ack wait", func(s *jobs.ConsumerSettings) { s.AckWait = time.Millisecond }, "ack_wait"},
+		{"no deliveries", func(s *jobs.ConsumerSettings) { s.MaxDeliver = 0 }, "max_deliver"},
+		{"backoff too long", func(s *jobs.ConsumerSettings) { s.MaxDeliver = 2 }, "backoff"},
+	}
+	for _, tc := range tests {
+		s := jobs.DefaultConsumerSettings()
+		tc.mutate(&s)
+		err := s.Validate()
+		if (tc.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.wantErr)) {
+			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.wantErr)
+		}
+	}
+	if got := jobs.DefaultConsumerSettings().ProgressInterval(); got != 10*time.Second {
+		t.Errorf("progress interval = %s, want 10s", got)
+	}
+}
+
+func TestSupportsTermReason(t *testing.T) {
+	for v, want := range map[string]bool{"2.9.10": false, "2.10.3": false, "2.10.4": true, "2.11.0": true, "3.0.0": true, "": false} {
+		if got := jobs.SupportsTermReason(v); got != want {
+			t.Errorf("%q: %v, want %v", v, got, want)
+		}
+	}
+}
+
+func TestPoolNames(t *testing.T) {
+	for in, want := range map[string]string{"openai:gpt-4o-mini": "openai_gpt-4o-mini", "ollama:llama3.1:8b": "ollama_llama3_1_8b", "": "default"} {
+		if got := jobs.PoolFor(in); got != want || jobs.ValidatePool(got) != nil {
+			t.Errorf("PoolFor(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if jobs.ValidatePool("a.b") == nil || jobs.ValidatePool("") == nil {
+		t.Error("ValidatePool accepted a name with a dot or an empty name")
+	}
+}

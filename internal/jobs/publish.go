@@ -1,0 +1,185 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Default document size limits.
+const (
+	// DefaultInlineLimit is the largest document carried inside the job
+	// message; larger ones go to the EXTRACTQ_DOCS Object Store.
+	DefaultInlineLimit = 512 << 10
+	// DefaultMaxDocument is the largest document accepted at all.
+	DefaultMaxDocument = 64 << 20
+)
+
+// ErrDocumentTooLarge is returned for a document above the configured
+// maximum size.
+var ErrDocumentTooLarge = errors.New("document too large")
+
+// PublishOption configures a Publisher.
+type PublishOption func(*Publisher)
+
+// WithInlineLimit sets the size above which a document goes to the Object
+// Store instead of the job message (default 512 KiB).
+func WithInlineLimit(n int) PublishOption { return func(p *Publisher) { p.inlineLimit = n } }
+
+// WithMaxDocument sets the largest document accepted (default 64 MiB).
+func WithMaxDocument(n int64) PublishOption { return func(p *Publisher) { p.maxDocument = n } }
+
+// Publisher queues jobs. It is safe for concurrent use. Bound the number of
+// unacknowledged publishes with jetstream.WithPublishAsyncMaxPending on js.
+type Publisher struct {
+	js          jetstream.JetStream
+	docs        *Documents
+	inlineLimit int
+	maxDocument int64
+}
+
+// NewPublisher returns a Publisher on js; EnsureStreams must have run.
+func NewPublisher(js jetstream.JetStream, opts ...PublishOption) *Publisher {
+	p := &Publisher{js: js, docs: NewDocuments(js), inlineLimit: DefaultInlineLimit, maxDocument: DefaultMaxDocument}
+	for _, f := range opts {
+		f(p)
+	}
+	return p
+}
+
+// CheckSize reports ErrDocumentTooLarge for text above the maximum size.
+func (p *Publisher) CheckSize(text string) error {
+	if int64(len(text)) > p.maxDocument {
+		return fmt.Errorf("%w: %d bytes, the limit is %d (raise it with the max document setting or split the document)", ErrDocumentTooLarge, len(text), p.maxDocument)
+	}
+	return nil
+}
+
+// Message seals env for text and builds the job message. A document above
+// the inline limit is stored in the Object Store first (named by its hash,
+// so storing it twice is harmless) and the job carries the reference.
+func (p *Publisher) Message(ctx context.Context, env *Envelope, text string) (*nats.Msg, error) {
+	if err := p.CheckSize(text); err != nil {
+		return nil, err
+	}
+	if err := ValidatePool(env.Pool); err != nil {
+		return nil, err
+	}
+	id := env.Seal(text)
+	env.Text, env.TextRef = "", nil
+	if len(text) > p.inlineLimit {
+		ref, err := p.docs.Put(ctx, env.DocumentHash, text)
+		if err != nil {
+			return nil, err
+		}
+		env.TextRef = ref
+	} else {
+		env.Text = text
+	}
+	body, err := json.Marshal(env)
+	if err != nil {
+		return nil, fmt.Errorf("encode job %s: %w", env.JobID, err)
+	}
+	msg := nats.NewMsg(JobSubject(env.Pool))
+	msg.Data = body
+	msg.Header.Set(jetstream.MsgIDHeader, id)
+	return msg, nil
+}
+
+// PublishAsync queues a job without waiting for the server's ack; it blocks
+// while the JetStream context's pending-ack bound is reached.
+func (p *Publisher) PublishAsync(ctx context.Context, env *Envelope, text string) (jetstream.PubAckFuture, error) {
+	msg, err := p.Message(ctx, env, text)
+	if err != nil {
+		return nil, err
+	}
+	f, err := p.js.PublishMsgAsync(msg)
+	if err != nil {
+		return nil, fmt.Errorf("publish job %s: %w", env.JobID, err)
+	}
+	return f, nil
+}
+
+// Publish queues a job and waits for the server's ack.
+func (p *Publisher) Publish(ctx context.Context, env *Envelope, text string) (*jetstream.PubAck, error) {
+	msg, err := p.Message(ctx, env, text)
+	if err != nil {
+		return nil, err
+	}
+	ack, err := p.js.PublishMsg(ctx, msg)
+	if err != nil {
+		return nil, fmt.Errorf("publish job %s: %w", env.JobID, err)
+	}
+	return ack, nil
+}
+
+// Documents reads and writes large documents in the EXTRACTQ_DOCS bucket.
+type Documents struct {
+	js    jetstream.JetStream
+	mu    sync.Mutex
+	store jetstream.ObjectStore
+}
+
+// NewDocuments returns access to the document bucket on js.
+func NewDocuments(js jetstream.JetStream) *Documents { return &Documents{js: js} }
+
+func (d *Documents) bucket(ctx context.Context) (jetstream.ObjectStore, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.store != nil {
+		return d.store, nil
+	}
+	s, err := d.js.ObjectStore(ctx, DocsBucket)
+	if err != nil {
+		return nil, fmt.Errorf("open object store %s: %w (run `worker migrate` or start a worker to create it)", DocsBucket, err)
+	}
+	d.store = s
+	return s, nil
+}
+
+// Put stores text under name and returns its reference.
+func (d *Documents) Put(ctx context.Context, name, text string) (*ObjectRef, error) {
+	s, err := d.bucket(ctx)
+	if err != nil {
+		return nil, err
+	}
+	info, err := s.Put(ctx, jetstream.ObjectMeta{Name: name}, strings.NewReader(text))
+	if err != nil {
+		return nil, fmt.Errorf("store document %s in %s: %w", name, DocsBucket, err)
+	}
+	return &ObjectRef{Bucket: DocsBucket, Name: name, Size: int64(info.Size)}, nil
+}
+
+// Text returns the job's document, inline or from the Object Store.
+func (d *Documents) Text(ctx context.Context, env *Envelope) (string, error) {
+	if env.TextRef == nil {
+		return env.Text, nil
+	}
+	if env.TextRef.Bucket != DocsBucket {
+		return "", fmt.Errorf("%w: text_ref names bucket %q, want %q", ErrEnvelope, env.TextRef.Bucket, DocsBucket)
+	}
+	s, err := d.bucket(ctx)
+	if err != nil {
+		return "", err
+	}
+	r, err := s.Get(ctx, env.TextRef.Name)
+	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		return "", fmt.Errorf("%w: document %s is not in %s (submit it again)", ErrEnvelope, env.TextRef.Name, DocsBucket)
+	}
+	if err != nil {
+		return "", fmt.Errorf("fetch document %s from %s: %w", env.TextRef.Name, DocsBucket, err)
+	}
+	defer r.Close()
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return "", fmt.Errorf("read document %s from %s: %w", env.TextRef.Name, DocsBucket, err)
+	}
+	return string(b), nil
+}

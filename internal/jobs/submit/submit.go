@@ -1,0 +1,229 @@
+package submit
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/extractq/extractq/internal/audit"
+	"github.com/extractq/extractq/internal/jobs"
+	"github.com/extractq/extractq/internal/providers"
+	"github.com/extractq/extractq/schema"
+)
+
+// Store is the part of the audit store submission needs; *audit.Store
+// implements it.
+type Store interface {
+	RegisterSchema(ctx context.Context, name string, body []byte, fingerprint string) (version int, created bool, err error)
+	PutDocuments(ctx context.Context, docs []audit.Document) error
+}
+
+// Job is what every submitted document is extracted with.
+type Job struct {
+	Schema   jobs.SchemaRef
+	Provider string // provider spec, e.g. "openai:gpt-4o-mini"
+	Model    string
+	Pool     string
+	Run      string
+	Options  jobs.Options
+}
+
+// Rejection is a document that was not queued, and why.
+type Rejection struct {
+	ID     string `json:"id"`
+	Source string `json:"source"`
+	Reason string `json:"reason"`
+}
+
+// Summary counts what a submission did.
+type Summary struct {
+	Queued     int           `json:"queued"`
+	Duplicates int           `json:"duplicates"` // already queued within the duplicate window
+	Rejected   []Rejection   `json:"rejected"`
+	Elapsed    time.Duration `json:"elapsed_ns"`
+}
+
+// Submitter queues documents. Bound its pending acks with
+// jetstream.WithPublishAsyncMaxPending on js.
+type Submitter struct {
+	js      jetstream.JetStream
+	store   Store
+	pub     *jobs.Publisher
+	schemas *jobs.Schemas
+	batch   int
+}
+
+// Option configures a Submitter.
+type Option func(*Submitter)
+
+// WithBatch sets how many documents are stored and published per round
+// (default 500).
+func WithBatch(n int) Option { return func(s *Submitter) { s.batch = max(1, n) } }
+
+// WithPublisher sets the publisher options (inline and maximum size).
+func WithPublisher(o ...jobs.PublishOption) Option {
+	return func(s *Submitter) { s.pub = jobs.NewPublisher(s.js, o...) }
+}
+
+// New returns a Submitter; the streams must exist (jobs.EnsureStreams).
+func New(js jetstream.JetStream, store Store, opts ...Option) *Submitter {
+	s := &Submitter{js: js, store: store, pub: jobs.NewPublisher(js), schemas: jobs.NewSchemas(js), batch: 500}
+	for _, f := range opts {
+		f(s)
+	}
+	return s
+}
+
+// RegisterSchema registers sc under name in the audit store (a new
+// fingerprint becomes the next version) and its body in the schema bucket
+// the workers read.
+func (s *Submitter) RegisterSchema(ctx context.Context, name string, sc *schema.Schema) (jobs.SchemaRef, error) {
+	version, _, err := s.store.RegisterSchema(ctx, name, sc.JSON(), sc.Fingerprint())
+	if err != nil {
+		return jobs.SchemaRef{}, err
+	}
+	ref := jobs.SchemaRef{Name: name, Version: version, Fingerprint: sc.Fingerprint()}
+	if err := s.schemas.Put(ctx, jobs.SchemaBody{Name: name, Version: version, Fingerprint: ref.Fingerprint, Body: sc.JSON()}); err != nil {
+		return jobs.SchemaRef{}, err
+	}
+	return ref, nil
+}
+
+// ResolveProvider checks a provider spec the way a worker will build it and
+// returns its model and default pool. No call is made and no key is needed
+// here: the workers hold the keys.
+func ResolveProvider(spec string) (model, pool string, err error) {
+	p, err := providers.New(spec, providers.WithAPIKey("submit-does-not-call"))
+	if err != nil {
+		return "", "", err
+	}
+	return p.Model(), jobs.PoolFor(p.Name()), nil
+}
+
+// Submit stores and queues every document read delivers, in batches. Bad
+// documents are rejected with a reason and the rest still queued; a
+// document is either queued (stored, published and acked by the server) or
+// listed as rejected. progress, if set, is called after each batch. The
+// error is for failures that stop the whole submission (ctx, reading).
+func (s *Submitter) Submit(ctx context.Context, job Job, read func(func(Doc) error) error, progress func(Summary)) (Summary, error) {
+	start := time.Now()
+	var sum Summary
+	seen := map[string]bool{}
+	var batch []Doc
+	flush := func() error {
+		if err := s.flush(ctx, job, batch, &sum); err != nil {
+			return err
+		}
+		batch = batch[:0]
+		sum.Elapsed = time.Since(start)
+		if progress != nil {
+			progress(sum)
+		}
+		return nil
+	}
+	err := read(func(d Doc) error {
+		if d.Err == nil {
+			d.Err = s.pub.CheckSize(d.Text)
+		}
+		if d.Err == nil && seen[d.ID] {
+			d.Err = reject("id %q appears twice in this submission", d.ID)
+		}
+		if d.Err != nil {
+			sum.Rejected = append(sum.Rejected, Rejection{ID: d.ID, Source: d.Source, Reason: d.Err.Error()})
+			return nil
+		}
+		seen[d.ID] = true
+		batch = append(batch, d)
+		if len(batch) >= s.batch {
+			return flush()
+		}
+		return ctx.Err()
+	})
+	if err == nil {
+		err = flush()
+	}
+	sum.Elapsed = time.Since(start)
+	return sum, err
+}
+
+// flush stores a batch in the audit store, then publishes it and waits for
+// every ack. A batch whose storing fails is rejected whole: nothing of it
+// is published.
+func (s *Submitter) flush(ctx context.Context, job Job, batch []Doc, sum *Summary) error {
+	if len(batch) == 0 {
+		return nil
+	}
+	docs := make([]audit.Document, len(batch))
+	for i, d := range batch {
+		docs[i] = audit.Document{ID: d.ID, Hash: jobs.HashText(d.Text), Source: d.Source, Metadata: d.Metadata, Text: d.Text}
+	}
+	if err := s.store.PutDocuments(ctx, docs); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		for _, d := range batch {
+			sum.Rejected = append(sum.Rejected, Rejection{ID: d.ID, Source: d.Source, Reason: fmt.Sprintf("store in the audit database: %v", err)})
+		}
+		return nil
+	}
+	now := time.Now().UTC()
+	items := make([]item, len(batch))
+	for i, d := range batch {
+		items[i] = item{text: d.Text, env: &jobs.Envelope{
+			Run: job.Run, DocumentID: d.ID, Metadata: d.Metadata, Schema: job.Schema,
+			Provider: job.Provider, Model: job.Model, Pool: job.Pool, Options: job.Options, SubmittedAt: now,
+		}}
+	}
+	if err := s.publishAll(ctx, items); err != nil {
+		return err
+	}
+	for i, it := range items {
+		switch {
+		case it.err != nil:
+			sum.Rejected = append(sum.Rejected, Rejection{ID: batch[i].ID, Source: batch[i].Source, Reason: it.err.Error()})
+		case it.dup:
+			sum.Duplicates++
+		default:
+			sum.Queued++
+		}
+	}
+	return nil
+}
+
+// item is one job to publish and what became of it.
+type item struct {
+	env  *jobs.Envelope
+	text string
+	dup  bool  // the server already had it (duplicate window)
+	err  error // not queued
+}
+
+// publishAll publishes items asynchronously (bounded by the JetStream
+// context's pending limit) and waits for every ack.
+func (s *Submitter) publishAll(ctx context.Context, items []item) error {
+	futures := make([]jetstream.PubAckFuture, len(items))
+	for i := range items {
+		f, err := s.pub.PublishAsync(ctx, items[i].env, items[i].text)
+		if err != nil {
+			items[i].err = fmt.Errorf("publish: %w", err)
+			continue
+		}
+		futures[i] = f
+	}
+	for i, f := range futures {
+		if f == nil {
+			continue
+		}
+		select {
+		case ack := <-f.Ok():
+			items[i].dup = ack.Duplicate
+		case err := <-f.Err():
+			items[i].err = fmt.Errorf("publish: %w (submit again: a job is queued once)", err)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}

@@ -1,0 +1,76 @@
+package jsonx
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/extractq/extractq/schema"
+)
+
+func TestCoerce(t *testing.T) {
+	typ := func(ptr string, want ...string) schema.Violation {
+		return schema.Violation{Pointer: ptr, Keyword: "type", Want: want}
+	}
+	enum := func(ptr string, want ...string) schema.Violation {
+		return schema.Violation{Pointer: ptr, Keyword: "enum", Want: want}
+	}
+	tests := []struct {
+		name    string
+		doc     string
+		vs      []schema.Violation
+		want    string // "" = unchanged
+		kinds   []string
+		wherePt []string
+	}{
+		{"string to integer", `{"age": "42"}`, []schema.Violation{typ("/age", "integer")}, `{"age":42}`, []string{KindCoerceStringToInteger}, []string{"/age"}},
+		{"spaced string to number", `{"p": " 3.5 "}`, []schema.Violation{typ("/p", "number")}, `{"p":3.5}`, []string{KindCoerceStringToNumber}, []string{"/p"}},
+		{"integer wanted, decimal string", `{"n": "3.5"}`, []schema.Violation{typ("/n", "integer")}, "", nil, nil},
+		{"comma decimal is not clean", `{"p": "12,50"}`, []schema.Violation{typ("/p", "number")}, "", nil, nil},
+		{"overflowing number refused", `{"p": "1e400"}`, []schema.Violation{typ("/p", "number")}, "", nil, nil},
+		{"currency refused", `{"p": "$5"}`, []schema.Violation{typ("/p", "number", "null")}, "", nil, nil},
+		{"number to string", `{"zip": 75001, "ok": true}`, []schema.Violation{typ("/zip", "string"), typ("/ok", "string")}, `{"zip":"75001","ok":"true"}`, []string{KindCoerceToString, KindCoerceToString}, []string{"/zip", "/ok"}},
+		{"string to boolean", `{"a": "TRUE", "b": " false"}`, []schema.Violation{typ("/a", "boolean"), typ("/b", "boolean")}, `{"a":true,"b":false}`, []string{KindCoerceStringToBool, KindCoerceStringToBool}, []string{"/a", "/b"}},
+		{"yes is not a boolean", `{"a": "yes"}`, []schema.Violation{typ("/a", "boolean")}, "", nil, nil},
+		{"lone value to array", `{"tags": "red"}`, []schema.Violation{typ("/tags", "array")}, `{"tags":["red"]}`, []string{KindCoerceWrapArray}, []string{"/tags"}},
+		{"lone object to array at root", `{"a": 1}`, []schema.Violation{typ("", "array")}, `[{"a":1}]`, []string{KindCoerceWrapArray}, []string{""}},
+		{"null not wrapped", `{"tags": null}`, []schema.Violation{typ("/tags", "array")}, "", nil, nil},
+		{"one-element array to scalar", `{"name": ["Ada"]}`, []schema.Violation{typ("/name", "string")}, `{"name":"Ada"}`, []string{KindCoerceUnwrapArray}, []string{"/name"}},
+		{"json text in a string", `{"items": "[1, 2]"}`, []schema.Violation{typ("/items", "array")}, `{"items":[1,2]}`, []string{KindCoerceJSONString}, []string{"/items"}},
+		{"enum case and space", `{"s": " Active "}`, []schema.Violation{enum("/s", `"active"`, `"closed"`)}, `{"s":"active"}`, []string{KindCoerceEnum}, []string{"/s"}},
+		{"enum ambiguous", `{"s": "Ab"}`, []schema.Violation{enum("/s", `"AB"`, `"ab"`, `"x"`)}, "", nil, nil},
+		{"enum exact after trim wins", `{"s": " A"}`, []schema.Violation{enum("/s", `"A"`, `"a"`)}, `{"s":"A"}`, []string{KindCoerceEnum}, []string{"/s"}},
+		{"enum number as text", `{"n": "3"}`, []schema.Violation{enum("/n", "1", "2", "3")}, `{"n":3}`, []string{KindCoerceEnum}, []string{"/n"}},
+		{"const", `{"v": "V1"}`, []schema.Violation{{Pointer: "/v", Keyword: "const", Want: []string{`"v1"`}}}, `{"v":"v1"}`, []string{KindCoerceEnum}, []string{"/v"}},
+		{"enum no match", `{"s": "pending"}`, []schema.Violation{enum("/s", `"active"`)}, "", nil, nil},
+		{"nested pointer with escapes", `{"a/b": [{"c~d": "7"}]}`, []schema.Violation{typ("/a~1b/0/c~0d", "integer")}, `{"a/b":[{"c~d":7}]}`, []string{KindCoerceStringToInteger}, []string{"/a~1b/0/c~0d"}},
+		{"keyword path", `{"n": "7"}`, []schema.Violation{{Pointer: "/n", Keyword: "properties/n/type", Want: []string{"integer"}}}, `{"n":7}`, []string{KindCoerceStringToInteger}, []string{"/n"}},
+		{"missing property not invented", `{}`, []schema.Violation{{Pointer: "", Keyword: "required", Message: "missing a"}, typ("/a", "integer")}, "", nil, nil},
+		{"key order kept", `{"z": 1, "a": "2", "m": 3}`, []schema.Violation{typ("/a", "integer")}, `{"z":1,"a":2,"m":3}`, []string{KindCoerceStringToInteger}, []string{"/a"}},
+		{"no violations", `{"a": "1"}`, nil, "", nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, rs, changed := Coerce([]byte(tt.doc), tt.vs)
+			if tt.want == "" {
+				if changed || string(out) != tt.doc || len(rs) != 0 {
+					t.Fatalf("Coerce changed %s to %s (%v), want unchanged", tt.doc, out, rs)
+				}
+				return
+			}
+			if !changed || string(out) != tt.want {
+				t.Fatalf("Coerce(%s) = %s (changed %v), want %s", tt.doc, out, changed, tt.want)
+			}
+			var kinds, where []string
+			for _, r := range rs {
+				kinds = append(kinds, r.Kind)
+				where = append(where, r.Where)
+				if r.Detail == "" {
+					t.Errorf("repair %+v has no detail", r)
+				}
+			}
+			if !reflect.DeepEqual(kinds, tt.kinds) || !reflect.DeepEqual(where, tt.wherePt) {
+				t.Errorf("repairs %v, want kinds %v at %v", rs, tt.kinds, tt.wherePt)
+			}
+		})
+	}
+}

@@ -1,0 +1,1049 @@
+package jsonx
+
+import (
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// maxDepth bounds nesting so that hostile input cannot exhaust the stack.
+const maxDepth = 512
+
+// lookahead bounds every heuristic peek so that parsing stays linear.
+const lookahead = 256
+
+// Where a value sits; string-closing heuristics depend on it.
+const (
+	ctxTop = iota
+	ctxKey
+	ctxValue // the value of an object member
+	ctxElem  // an array element
+	ctxArg   // the argument of a wrapper call: NumberLong(2)
+)
+
+// parser is a tolerant single-pass JSON reader. It reads src[pos:end] and
+// appends valid compact JSON to out, noting every repair. It never fails on
+// syntax: whatever it cannot read it drops or closes; only excessive nesting
+// aborts it.
+type parser struct {
+	src     string
+	pos     int
+	end     int
+	offsets []int // when set, maps src positions (and len(src)) to positions in the original text
+	out     []byte
+	repairs []Repair
+	stack   []byte // open containers, '{' or '['
+	tooDeep bool
+	// once-per-value notes, so that a long string yields one repair, not hundreds
+	badUTF8 bool
+}
+
+func (p *parser) note(kind string, at int, detail string) {
+	p.repairs = append(p.repairs, Repair{Kind: kind, Where: "@" + strconv.Itoa(p.origin(at)), Detail: detail})
+}
+
+// origin maps a position in src to one in the original text.
+func (p *parser) origin(at int) int {
+	if p.offsets == nil {
+		return at
+	}
+	return p.offsets[min(at, len(p.offsets)-1)]
+}
+
+// parseValue reads one value at p.pos (which is not whitespace).
+func (p *parser) parseValue() bool {
+	return p.value(ctxTop)
+}
+
+func (p *parser) value(ctx int) bool {
+	c := p.src[p.pos]
+	switch {
+	case c == '{':
+		return p.object()
+	case c == '[':
+		return p.array(']')
+	case c == '(':
+		p.note(KindTuple, p.pos, "read tuple as array")
+		return p.array(')')
+	case p.quoteLen(p.pos) > 0:
+		p.str(ctx)
+		return true
+	case c == '-' || c == '+' || c == '.' || isDigit(c):
+		return p.number(ctx)
+	default:
+		return p.word(ctx)
+	}
+}
+
+func (p *parser) push(c byte) bool {
+	if len(p.stack) >= maxDepth {
+		p.tooDeep = true
+		return false
+	}
+	p.stack = append(p.stack, c)
+	return true
+}
+
+// openBelow reports whether a container of kind c ('{' or '[', which also
+// matches a tuple) is open below the current one.
+func (p *parser) openBelow(c byte) bool {
+	for i := len(p.stack) - 2; i >= 0; i-- {
+		if p.stack[i] == c || c == '[' && p.stack[i] == '(' {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *parser) object() bool {
+	if !p.push('{') {
+		return false
+	}
+	defer func() { p.stack = p.stack[:len(p.stack)-1] }()
+	p.pos++
+	p.out = append(p.out, '{')
+	n := 0
+	for !p.tooDeep {
+		p.skipSpace()
+		if p.pos >= p.end {
+			p.note(KindCloseTruncated, p.pos, "closed object")
+			break
+		}
+		c := p.src[p.pos]
+		if c == '}' {
+			p.pos++
+			break
+		}
+		if c == ']' {
+			if p.openBelow('[') {
+				p.note(KindMismatchedBracket, p.pos, `inserted missing "}"`)
+			} else {
+				p.note(KindMismatchedBracket, p.pos, `read "]" as "}"`)
+				p.pos++
+			}
+			break
+		}
+		if c == ',' {
+			p.note(KindLeadingComma, p.pos, `removed extra ","`)
+			p.pos++
+			continue
+		}
+		if p.ellipsis() {
+			continue
+		}
+		mark := len(p.out)
+		if n > 0 {
+			p.out = append(p.out, ',')
+		}
+		keyAt := p.pos
+		switch p.key() {
+		case keyTruncated:
+			p.out = p.out[:mark]
+			p.note(KindCloseTruncated, keyAt, "dropped truncated key")
+			continue
+		case keyGarbage:
+			p.out = p.out[:mark]
+			continue
+		}
+		p.skipSpace()
+		if p.pos >= p.end {
+			p.out = p.out[:mark]
+			p.note(KindCloseTruncated, keyAt, "dropped dangling key")
+			continue
+		}
+		switch c := p.src[p.pos]; {
+		case c == ':':
+			p.pos++
+		case c == '=':
+			p.note(KindMissingColon, p.pos, `read "=" as ":"`)
+			p.pos++
+		case c == ',' || c == '}' || c == ']':
+			p.note(KindMissingValue, p.pos, "key without value set to null")
+			p.out = append(p.out, ":null"...)
+			n++
+			p.afterValue('}')
+			continue
+		default:
+			p.note(KindMissingColon, p.pos, `inserted ":"`)
+		}
+		p.out = append(p.out, ':')
+		p.skipSpace()
+		if p.pos >= p.end {
+			p.out = p.out[:mark]
+			p.note(KindCloseTruncated, keyAt, "dropped dangling key")
+			continue
+		}
+		if c := p.src[p.pos]; c == ',' || c == '}' || c == ']' {
+			p.note(KindMissingValue, p.pos, "missing value set to null")
+			p.out = append(p.out, "null"...)
+		} else if p.ellipsis() {
+			p.out = p.out[:mark]
+			p.afterValue('}')
+			continue
+		} else if !p.value(ctxValue) {
+			p.out = p.out[:mark]
+			continue
+		}
+		n++
+		p.afterValue('}')
+	}
+	p.out = append(p.out, '}')
+	return !p.tooDeep
+}
+
+// afterValue consumes the separator after a member or element and notes a
+// trailing or missing comma.
+func (p *parser) afterValue(closer byte) {
+	p.skipSpace()
+	if p.pos >= p.end {
+		return
+	}
+	switch p.src[p.pos] {
+	case ',':
+		at := p.pos
+		p.pos++
+		p.skipSpace()
+		if p.pos < p.end && (p.src[p.pos] == closer || p.src[p.pos] == '}' || p.src[p.pos] == ']') {
+			p.note(KindTrailingComma, at, `removed ","`)
+		}
+	case '}', ']', closer:
+	case ':':
+		// A stray colon after a value: skip it, the member loop resynchronises.
+		p.note(KindGarbage, p.pos, `skipped ":"`)
+		p.pos++
+	default:
+		if p.ellipsisAt(p.pos) == 0 {
+			p.note(KindMissingComma, p.pos, `inserted ","`)
+		}
+	}
+}
+
+// array reads an array; closer is ']', or ')' for a Python tuple.
+func (p *parser) array(closer byte) bool {
+	open := byte('[')
+	if closer == ')' {
+		open = '('
+	}
+	if !p.push(open) {
+		return false
+	}
+	defer func() { p.stack = p.stack[:len(p.stack)-1] }()
+	p.pos++
+	p.out = append(p.out, '[')
+	n := 0
+	for !p.tooDeep {
+		p.skipSpace()
+		if p.pos >= p.end {
+			p.note(KindCloseTruncated, p.pos, "closed array")
+			break
+		}
+		c := p.src[p.pos]
+		if c == closer {
+			p.pos++
+			break
+		}
+		if c == '}' || c == ']' {
+			if p.openBelow('{') {
+				p.note(KindMismatchedBracket, p.pos, `inserted missing "]"`)
+			} else {
+				p.note(KindMismatchedBracket, p.pos, "read "+strconv.Quote(string(c))+` as "]"`)
+				p.pos++
+			}
+			break
+		}
+		if c == ',' {
+			p.note(KindLeadingComma, p.pos, `removed extra ","`)
+			p.pos++
+			continue
+		}
+		if c == ':' {
+			p.note(KindGarbage, p.pos, `skipped ":"`)
+			p.pos++
+			continue
+		}
+		if p.ellipsis() {
+			continue
+		}
+		mark := len(p.out)
+		if n > 0 {
+			p.out = append(p.out, ',')
+		}
+		if !p.value(ctxElem) {
+			p.out = p.out[:mark]
+			continue
+		}
+		n++
+		p.afterValue(closer)
+	}
+	p.out = append(p.out, ']')
+	return !p.tooDeep
+}
+
+// ellipsis skips a "..." or "…" placeholder at p.pos.
+func (p *parser) ellipsis() bool {
+	n := p.ellipsisAt(p.pos)
+	if n == 0 {
+		return false
+	}
+	p.note(KindEllipsis, p.pos, "dropped placeholder")
+	p.pos += n
+	// "... (more items)" style remarks are part of the placeholder.
+	if p.pos < p.end && (p.src[p.pos] == ' ' || p.src[p.pos] == '(') {
+		i := p.pos
+		for i < p.end && p.src[i] == ' ' {
+			i++
+		}
+		if i < p.end && p.src[i] == '(' {
+			if j := strings.IndexByte(p.src[i:min(p.end, i+lookahead)], ')'); j >= 0 {
+				p.pos = i + j + 1
+			}
+		}
+	}
+	return true
+}
+
+func (p *parser) ellipsisAt(i int) int {
+	if strings.HasPrefix(p.src[i:p.end], "…") {
+		return len("…")
+	}
+	j := i
+	for j < p.end && p.src[j] == '.' {
+		j++
+	}
+	if j-i >= 2 {
+		return j - i
+	}
+	return 0
+}
+
+type keyResult int
+
+const (
+	keyOK keyResult = iota
+	keyTruncated
+	keyGarbage
+)
+
+func (p *parser) key() keyResult {
+	if p.quoteLen(p.pos) > 0 {
+		if p.str(ctxKey) {
+			return keyTruncated
+		}
+		return keyOK
+	}
+	start := p.pos
+	j := start
+	for j < p.end {
+		c := p.src[j]
+		if c == ':' || c == ',' || c == '{' || c == '}' || c == '[' || c == ']' || c == '"' || c == '\n' || c == '\r' || c == '=' {
+			break
+		}
+		j++
+	}
+	if j >= p.end {
+		p.pos = p.end
+		return keyTruncated
+	}
+	k := strings.TrimRightFunc(p.src[start:j], unicode.IsSpace)
+	if k == "" {
+		p.note(KindGarbage, start, "skipped "+strconv.QuoteRune(rune(p.src[start])))
+		p.pos = start + 1
+		return keyGarbage
+	}
+	if p.src[j] != ':' && p.src[j] != '=' {
+		// A bare token that is not followed by a colon is not a key: drop it.
+		p.note(KindGarbage, start, "dropped "+strconv.Quote(clip(k)))
+		p.pos = j
+		return keyGarbage
+	}
+	p.note(KindUnquotedKey, start, "quoted "+strconv.Quote(clip(k)))
+	p.out = appendQuoted(p.out, k)
+	p.pos = start + len(k)
+	return keyOK
+}
+
+// quoteLen returns the byte length of a string-opening quote at i, or 0.
+func (p *parser) quoteLen(i int) int {
+	if i >= p.end {
+		return 0
+	}
+	switch c := p.src[i]; c {
+	case '"', '\'', '`':
+		return 1
+	case 0xE2:
+		if r := p.curly(i); r != 0 {
+			return 3
+		}
+	}
+	return 0
+}
+
+// curly returns the curly quote rune at i, or 0.
+func (p *parser) curly(i int) rune {
+	if i+3 > p.end || p.src[i] != 0xE2 || p.src[i+1] != 0x80 {
+		return 0
+	}
+	switch p.src[i+2] {
+	case 0x9C, 0x9D, 0x9E: // “ ” „
+		return '“'
+	case 0x98, 0x99: // ‘ ’
+		return '‘'
+	}
+	return 0
+}
+
+// closerLen returns the length of a quote at i that may close a string
+// opened by open ('"', '\”, '`', '“' or '‘'), or 0.
+func (p *parser) closerLen(open rune, i int) int {
+	c := p.src[i]
+	switch open {
+	case '"', '\'', '`':
+		if rune(c) == open {
+			return 1
+		}
+	case '“':
+		if c == '"' {
+			return 1
+		}
+		if p.curly(i) == '“' {
+			return 3
+		}
+	case '‘':
+		if c == '\'' {
+			return 1
+		}
+		if p.curly(i) == '‘' {
+			return 3
+		}
+	}
+	return 0
+}
+
+// str reads a string opened at p.pos and writes it as a JSON string. It
+// reports whether the string ran into the end of the input.
+func (p *parser) str(ctx int) (truncated bool) {
+	start := p.pos
+	var open rune
+	switch c := p.src[p.pos]; c {
+	case '"':
+		open = '"'
+		p.pos++
+	case '\'':
+		open = '\''
+		p.pos++
+		p.note(KindSingleQuotes, start, "replaced ' with \"")
+	case '`':
+		open = '`'
+		p.pos++
+		p.note(KindBacktickQuotes, start, "replaced ` with \"")
+	default:
+		open = p.curly(p.pos)
+		p.pos += 3
+		p.note(KindCurlyQuotes, start, "replaced curly quotes with \"")
+	}
+	p.out = append(p.out, '"')
+	ctrl, ctrlAt := 0, 0
+	for p.pos < p.end {
+		c := p.src[p.pos]
+		if c >= 0x20 && c < utf8.RuneSelf && c != '\\' && c != '"' && c != '\'' && c != '`' {
+			j := p.pos + 1
+			for j < p.end {
+				d := p.src[j]
+				if d < 0x20 || d >= utf8.RuneSelf || d == '\\' || d == '"' || d == '\'' || d == '`' {
+					break
+				}
+				j++
+			}
+			p.out = append(p.out, p.src[p.pos:j]...)
+			p.pos = j
+			continue
+		}
+		switch {
+		case c == '\\':
+			p.escape(open)
+			continue
+		case c < 0x20:
+			if c == '\n' && ctx != ctxKey && p.nextLineIsMember(p.pos+1, ctx) {
+				// The closing quote is missing at the end of the line.
+				p.trimOut()
+				p.out = append(p.out, '"')
+				p.note(KindMissingQuote, p.pos, "closed string at end of line")
+				p.noteCtrl(ctrl, ctrlAt)
+				return false
+			}
+			if ctrl == 0 {
+				ctrlAt = p.pos
+			}
+			ctrl++
+			p.out = appendCtrl(p.out, c)
+			p.pos++
+			continue
+		}
+		if n := p.closerLen(open, p.pos); n > 0 {
+			if p.closes(ctx, p.pos+n) {
+				p.pos += n
+				p.out = append(p.out, '"')
+				p.noteCtrl(ctrl, ctrlAt)
+				return false
+			}
+			p.note(KindUnescapedQuote, p.pos, "escaped inner quote")
+		}
+		if c == '"' {
+			p.out = append(p.out, '\\', '"')
+			p.pos++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			p.out = append(p.out, c)
+			p.pos++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(p.src[p.pos:p.end])
+		if r == utf8.RuneError && size == 1 {
+			if !p.badUTF8 {
+				p.badUTF8 = true
+				p.note(KindInvalidUTF8, p.pos, "replaced invalid UTF-8 with U+FFFD")
+			}
+			p.out = append(p.out, "\uFFFD"...)
+		} else {
+			p.out = append(p.out, p.src[p.pos:p.pos+size]...)
+		}
+		p.pos += size
+	}
+	p.noteCtrl(ctrl, ctrlAt)
+	p.note(KindCloseTruncated, p.pos, "closed string")
+	p.out = append(p.out, '"')
+	return true
+}
+
+// trimOut removes trailing blanks and one separator comma written into a
+// string whose closing quote was missing before a line break.
+func (p *parser) trimOut() {
+	o := p.out
+	for {
+		switch {
+		case len(o) > 0 && (o[len(o)-1] == ' ' || o[len(o)-1] == '\t'):
+			o = o[:len(o)-1]
+			continue
+		case len(o) >= 2 && o[len(o)-1] == 'r' && escaped(o, len(o)-1):
+			o = o[:len(o)-2]
+			continue
+		}
+		break
+	}
+	if len(o) > 0 && o[len(o)-1] == ',' && !escaped(o, len(o)-1) {
+		o = o[:len(o)-1]
+	}
+	p.out = o
+}
+
+// escaped reports whether b[i] is preceded by an odd number of backslashes.
+func escaped(b []byte, i int) bool {
+	n := 0
+	for i--; i >= 0 && b[i] == '\\'; i-- {
+		n++
+	}
+	return n%2 == 1
+}
+
+func (p *parser) noteCtrl(n, at int) {
+	if n > 0 {
+		p.note(KindControlChar, at, "escaped "+strconv.Itoa(n)+" raw control character(s) in string")
+	}
+}
+
+func appendCtrl(out []byte, c byte) []byte {
+	switch c {
+	case '\n':
+		return append(out, '\\', 'n')
+	case '\r':
+		return append(out, '\\', 'r')
+	case '\t':
+		return append(out, '\\', 't')
+	case '\b':
+		return append(out, '\\', 'b')
+	case '\f':
+		return append(out, '\\', 'f')
+	}
+	const hex = "0123456789abcdef"
+	return append(out, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+}
+
+// escape handles a backslash inside a string.
+func (p *parser) escape(open rune) {
+	at := p.pos
+	if p.pos+1 >= p.end {
+		p.pos++
+		p.note(KindCloseTruncated, at, "dropped trailing backslash")
+		return
+	}
+	switch n := p.src[p.pos+1]; n {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		p.out = append(p.out, '\\', n)
+		p.pos += 2
+	case 'u':
+		if p.isHex(p.pos+2, 4) {
+			p.out = append(p.out, p.src[p.pos:p.pos+6]...)
+			p.pos += 6
+			return
+		}
+		p.note(KindInvalidEscape, at, `kept "\u" as text`)
+		p.out = append(p.out, '\\', '\\')
+		p.pos++
+	case '\'':
+		if open != '\'' {
+			p.note(KindInvalidEscape, at, `replaced \' with '`)
+		}
+		p.out = append(p.out, '\'')
+		p.pos += 2
+	case 'x':
+		if p.isHex(p.pos+2, 2) {
+			p.note(KindInvalidEscape, at, `replaced \x with \u00`)
+			p.out = append(p.out, '\\', 'u', '0', '0', p.src[p.pos+2], p.src[p.pos+3])
+			p.pos += 4
+			return
+		}
+		p.note(KindInvalidEscape, at, "kept backslash as text")
+		p.out = append(p.out, '\\', '\\')
+		p.pos++
+	case '\n':
+		p.note(KindInvalidEscape, at, "removed line continuation")
+		p.pos += 2
+	default:
+		if rune(n) == open || (open != '"' && p.closerLen(open, p.pos+1) > 0) {
+			// \` or \’ inside a string with that delimiter: a literal quote.
+			p.pos++
+			size := p.closerLen(open, p.pos)
+			p.out = append(p.out, p.src[p.pos:p.pos+size]...)
+			p.pos += size
+			return
+		}
+		p.note(KindInvalidEscape, at, "kept backslash as text")
+		p.out = append(p.out, '\\', '\\')
+		p.pos++
+	}
+}
+
+func (p *parser) isHex(i, n int) bool {
+	if i+n > p.end {
+		return false
+	}
+	for k := i; k < i+n; k++ {
+		c := p.src[k]
+		if !isDigit(c) && (c|0x20 < 'a' || c|0x20 > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// closes decides whether a quote that could close the current string really
+// does, by looking at what follows it (position q). In valid JSON the answer
+// is always yes; the heuristics only matter for unescaped inner quotes.
+func (p *parser) closes(ctx, q int) bool {
+	if ctx == ctxKey || ctx == ctxTop {
+		return true
+	}
+	i, newline := p.skipBlank(q)
+	if i >= p.end || newline {
+		return true
+	}
+	if p.src[i] == ')' && (ctx == ctxArg || len(p.stack) > 0 && p.stack[len(p.stack)-1] == '(') {
+		return true
+	}
+	if ctx == ctxArg {
+		ctx = ctxElem
+	}
+	switch c := p.src[i]; c {
+	case '}', ']', ':', '/', '#':
+		return true
+	case ',':
+		j, _ := p.skipBlank(i + 1)
+		if j >= p.end {
+			return true
+		}
+		d := p.src[j]
+		if p.quoteLen(j) > 0 || d == '}' || d == ']' || d == '{' || d == '[' || d == '/' || d == '#' || p.ellipsisAt(j) > 0 {
+			return true
+		}
+		if ctx == ctxValue {
+			return p.identThenColon(j)
+		}
+		return d == '-' || isDigit(d) || p.literalAt(j)
+	}
+	if p.quoteLen(i) > 0 {
+		if ctx == ctxElem {
+			return true
+		}
+		return p.quotedThenColon(i)
+	}
+	// ["a" 1]: a missing comma between elements.
+	c := p.src[i]
+	return ctx == ctxElem && i > q && (c == '-' || c == '{' || c == '[' || isDigit(c) || p.literalAt(i))
+}
+
+// skipBlank skips plain whitespace from i, at most lookahead bytes (it only
+// serves heuristics), and reports whether it crossed a newline.
+func (p *parser) skipBlank(i int) (int, bool) {
+	nl := false
+	lim := min(p.end, i+lookahead)
+	for i < lim {
+		switch p.src[i] {
+		case ' ', '\t', '\r':
+		case '\n':
+			nl = true
+		default:
+			return i, nl
+		}
+		i++
+	}
+	return i, nl
+}
+
+// identThenColon reports whether an unquoted key and a colon start at i.
+func (p *parser) identThenColon(i int) bool {
+	j := i
+	for j < p.end && j-i < lookahead && isIdent(p.src[j]) {
+		j++
+	}
+	if j == i {
+		return false
+	}
+	j, _ = p.skipBlank(j)
+	return j < p.end && p.src[j] == ':'
+}
+
+// quotedThenColon reports whether a quoted key and a colon start at i.
+func (p *parser) quotedThenColon(i int) bool {
+	n := p.quoteLen(i)
+	j := i + n
+	for j < p.end && j-i < lookahead {
+		c := p.src[j]
+		if c == '\\' {
+			j += 2
+			continue
+		}
+		if c == '\n' {
+			return false
+		}
+		if m := p.quoteLen(j); m > 0 {
+			k, _ := p.skipBlank(j + m)
+			return k < p.end && p.src[k] == ':'
+		}
+		j++
+	}
+	return false
+}
+
+// nextLineIsMember reports whether the line starting at i begins a new
+// member or closes the container: the sign of a string whose closing quote
+// was forgotten at the end of the previous line.
+func (p *parser) nextLineIsMember(i, ctx int) bool {
+	j, _ := p.skipBlank(i)
+	if j >= p.end {
+		return false
+	}
+	switch p.src[j] {
+	case '"':
+		return ctx == ctxValue && p.quotedThenColon(j)
+	case '}', ']':
+		k, _ := p.skipBlank(j + 1)
+		return k >= p.end || p.src[k] == ',' || p.src[k] == '}' || p.src[k] == ']'
+	}
+	return false
+}
+
+var literals = [...]string{"true", "false", "null", "True", "False", "None", "NaN", "undefined", "Infinity"}
+
+func (p *parser) literalAt(i int) bool {
+	for _, l := range literals {
+		if strings.HasPrefix(p.src[i:p.end], l) {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *parser) number(ctx int) bool {
+	start := p.pos
+	mark := len(p.out)
+	i := p.pos
+	if p.ellipsisAt(i) > 0 {
+		// "..." where a value belongs: nothing to keep.
+		p.note(KindEllipsis, i, "dropped placeholder")
+		p.pos += p.ellipsisAt(i)
+		return false
+	}
+	switch p.src[i] {
+	case '+':
+		i++
+	case '-':
+		p.out = append(p.out, '-')
+		i++
+	}
+	if strings.HasPrefix(p.src[i:p.end], "Infinity") {
+		p.out = p.out[:mark]
+		p.note(KindNonFinite, start, strconv.Quote(p.src[start:i+8])+" -> null")
+		p.out = append(p.out, "null"...)
+		p.pos = i + 8
+		return true
+	}
+	if p.src[start] == '+' {
+		p.note(KindNumberFormat, start, `removed leading "+"`)
+	}
+	d := i
+	for d < p.end && isDigit(p.src[d]) {
+		d++
+	}
+	switch {
+	case d == i && d < p.end-1 && p.src[d] == '.' && isDigit(p.src[d+1]):
+		p.note(KindNumberFormat, start, `added leading "0"`)
+		p.out = append(p.out, '0')
+	case d == i && d >= p.end:
+		p.out = p.out[:mark]
+		p.note(KindCloseTruncated, start, "dropped truncated number")
+		p.pos = d
+		return false
+	case d == i:
+		p.out = p.out[:mark]
+		return p.word(ctx)
+	case d-i > 1 && p.src[i] == '0':
+		// 007 is an identifier, not a number: keep its digits.
+		p.out = p.out[:mark]
+		return p.word(ctx)
+	default:
+		p.out = append(p.out, p.src[i:d]...)
+	}
+	i = d
+	if i < p.end && p.src[i] == '.' && p.ellipsisAt(i) == 0 {
+		f := i + 1
+		for f < p.end && isDigit(p.src[f]) {
+			f++
+		}
+		if f == i+1 {
+			if f >= p.end {
+				p.note(KindCloseTruncated, i, `dropped truncated "."`)
+			} else {
+				p.note(KindNumberFormat, i, `dropped trailing "."`)
+			}
+		} else {
+			p.out = append(p.out, p.src[i:f]...)
+		}
+		i = f
+	}
+	if i < p.end && (p.src[i] == 'e' || p.src[i] == 'E') {
+		e := i + 1
+		if e < p.end && (p.src[e] == '+' || p.src[e] == '-') {
+			e++
+		}
+		k := e
+		for k < p.end && isDigit(p.src[k]) {
+			k++
+		}
+		switch {
+		case k > e:
+			p.out = append(p.out, p.src[i:k]...)
+			i = k
+		case k >= p.end:
+			p.note(KindCloseTruncated, i, "dropped truncated exponent")
+			i = k
+		}
+	}
+	if i < p.end && !isDelim(p.src[i]) {
+		// 2024-01-15, 30kg, 1.2.3: text that starts with digits.
+		p.out = p.out[:mark]
+		p.pos = start
+		return p.word(ctx)
+	}
+	p.pos = i
+	return true
+}
+
+// word reads a bare word: a literal (true, None, NaN...), a function call
+// wrapper (NumberLong(2)) or an unquoted string.
+func (p *parser) word(ctx int) bool {
+	start := p.pos
+	i := start
+	if i < p.end && p.src[i] == '-' {
+		i++
+	}
+	for i < p.end && isIdent(p.src[i]) {
+		i++
+	}
+	w := p.src[start:i]
+	next, _ := p.skipBlank(i)
+	alone := next >= p.end || !isIdent(p.src[next])
+	if w != "" && alone {
+		if lit, kind := literal(w); lit != "" {
+			if kind != "" {
+				p.note(kind, start, strconv.Quote(w)+" -> "+lit)
+			}
+			p.out = append(p.out, lit...)
+			p.pos = i
+			return true
+		}
+		if i >= p.end && w[0] != '-' {
+			for _, l := range [...]string{"true", "false", "null"} {
+				if strings.HasPrefix(l, w) {
+					p.note(KindCloseTruncated, start, "completed truncated "+l)
+					p.out = append(p.out, l...)
+					p.pos = i
+					return true
+				}
+			}
+		}
+		if i < p.end && p.src[i] == '(' && isLetter(w[0]) {
+			return p.call(start, i)
+		}
+	}
+	j := start
+	for j < p.end {
+		c := p.src[j]
+		if c == ',' || c == '}' || c == ']' || c == '\n' || c == '\r' {
+			break
+		}
+		j++
+	}
+	s := strings.TrimRightFunc(p.src[start:j], unicode.IsSpace)
+	if s == "" {
+		p.note(KindGarbage, start, "skipped "+strconv.QuoteRune(rune(p.src[start])))
+		p.pos = start + 1
+		return false
+	}
+	p.note(KindUnquotedString, start, "quoted "+strconv.Quote(clip(s)))
+	p.out = appendQuoted(p.out, s)
+	p.pos = start + len(s)
+	return true
+}
+
+// call unwraps NumberLong(2), ISODate("..."), Decimal('1.5') and similar.
+func (p *parser) call(start, paren int) bool {
+	p.note(KindFunctionCall, start, "unwrapped "+clip(p.src[start:paren])+"(...)")
+	p.pos = paren + 1
+	p.skipSpace()
+	ok := false
+	if p.pos < p.end && p.src[p.pos] != ')' {
+		ok = p.value(ctxArg)
+		p.skipSpace()
+	}
+	if !ok {
+		p.out = append(p.out, "null"...)
+	}
+	if p.pos < p.end && p.src[p.pos] == ')' {
+		p.pos++
+	}
+	return true
+}
+
+// literal maps a bare word to JSON and the repair kind it needs ("" = none).
+func literal(w string) (lit, kind string) {
+	switch w {
+	case "true", "false", "null":
+		return w, ""
+	case "True", "TRUE":
+		return "true", KindPythonLiteral
+	case "False", "FALSE":
+		return "false", KindPythonLiteral
+	case "None", "NULL", "Null", "nil":
+		return "null", KindPythonLiteral
+	case "NaN", "-NaN", "nan", "Infinity", "-Infinity", "inf", "-inf":
+		return "null", KindNonFinite
+	case "undefined":
+		return "null", KindUndefined
+	}
+	return "", ""
+}
+
+func (p *parser) skipSpace() {
+	for p.pos < p.end {
+		c := p.src[p.pos]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			p.pos++
+		case c == '/' && p.pos+1 < p.end && p.src[p.pos+1] == '/':
+			p.note(KindComment, p.pos, "removed // comment")
+			p.skipLine()
+		case c == '/' && p.pos+1 < p.end && p.src[p.pos+1] == '*':
+			p.note(KindComment, p.pos, "removed /* */ comment")
+			if i := strings.Index(p.src[p.pos+2:p.end], "*/"); i >= 0 {
+				p.pos += i + 4
+			} else {
+				p.pos = p.end
+			}
+		case c == '#':
+			p.note(KindComment, p.pos, "removed # comment")
+			p.skipLine()
+		case c >= utf8.RuneSelf:
+			r, size := utf8.DecodeRuneInString(p.src[p.pos:p.end])
+			if r != '\uFEFF' && r != '\u200B' && !unicode.IsSpace(r) {
+				return
+			}
+			p.note(KindWhitespace, p.pos, "removed "+strconv.QuoteRune(r))
+			p.pos += size
+		default:
+			return
+		}
+	}
+}
+
+func (p *parser) skipLine() {
+	if i := strings.IndexByte(p.src[p.pos:p.end], '\n'); i >= 0 {
+		p.pos += i + 1
+	} else {
+		p.pos = p.end
+	}
+}
+
+// appendQuoted appends s as a JSON string, replacing invalid UTF-8.
+func appendQuoted(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				dst = append(dst, '\\', c)
+			case c < 0x20:
+				dst = appendCtrl(dst, c)
+			default:
+				dst = append(dst, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, "\uFFFD"...)
+		} else {
+			dst = append(dst, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(dst, '"')
+}
+
+func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
+func isLetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
+func isIdent(c byte) bool  { return isLetter(c) || isDigit(c) || c == '_' || c == '$' }
+
+// isDelim reports whether c may follow a number.
+func isDelim(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\r', ',', '}', ']', ':', '/', '#', ')', '"', '\'', '{', '[':
+		return true
+	}
+	return false
+}
+
+// clip shortens s for a repair detail.
+func clip(s string) string {
+	if len(s) <= 40 {
+		return s
+	}
+	i := 40
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
+}

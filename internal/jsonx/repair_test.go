@@ -1,0 +1,115 @@
+package jsonx
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// kindsOf lists the distinct repair kinds in order of first appearance.
+func kindsOf(rs []Repair) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, r := range rs {
+		if !seen[r.Kind] {
+			seen[r.Kind] = true
+			out = append(out, r.Kind)
+		}
+	}
+	return out
+}
+
+// TestRepairSyntax has one row per failure mode: the exact JSON expected
+// from the first candidate and the distinct repair kinds, in order.
+func TestRepairSyntax(t *testing.T) {
+	tests := []struct {
+		name  string
+		in    string
+		want  string
+		kinds []string
+	}{
+		{"valid untouched", `{"a": 1, "b": [true, null, "x"], "c": {"d": -1.5e3}}`, `{"a":1,"b":[true,null,"x"],"c":{"d":-1.5e3}}`, nil},
+		{"valid tricky strings", `{"a": "}{][\"", "b": "// not a comment", "c": "# no", "d": "it's", "e": "\u00e9\n"}`, `{"a":"}{][\"","b":"// not a comment","c":"# no","d":"it's","e":"\u00e9\n"}`, nil},
+		{"trailing commas", `{"a": [1, 2,], "b": 3,}`, `{"a":[1,2],"b":3}`, []string{KindTrailingComma}},
+		{"leading and doubled commas", `[, 1,, 2]`, `[1,2]`, []string{KindLeadingComma}},
+		{"missing comma between members", `{"a": 1 "b": "x" "c": true}`, `{"a":1,"b":"x","c":true}`, []string{KindMissingComma}},
+		{"missing comma between elements", `["x" "y" 3 {"z": 1} [2]]`, `["x","y",3,{"z":1},[2]]`, []string{KindMissingComma}},
+		{"missing comma across lines", "{\n  \"a\": \"x\"\n  \"b\": 2\n}", `{"a":"x","b":2}`, []string{KindMissingComma}},
+		{"comments", "{\n  // the name\n  \"a\": 1, /* inline */ \"b\": 2 # hash\n}", `{"a":1,"b":2}`, []string{KindComment}},
+		{"single quotes", `{'name': 'O\'Brien', 'q': 'say "hi"'}`, `{"name":"O'Brien","q":"say \"hi\""}`, []string{KindSingleQuotes}},
+		{"apostrophe in single quotes", `{'a': 'it's fine', 'b': 1}`, `{"a":"it's fine","b":1}`, []string{KindSingleQuotes, KindUnescapedQuote}},
+		{"curly double quotes", `{“name”: “Ana”}`, `{"name":"Ana"}`, []string{KindCurlyQuotes}},
+		{"curly single quotes", `{‘name’: ‘Ana’}`, `{"name":"Ana"}`, []string{KindCurlyQuotes}},
+		{"backtick string", "{\"a\": `x`}", `{"a":"x"}`, []string{KindBacktickQuotes}},
+		{"unquoted keys", `{name: "x", $id: 2, first name: "y", 3: 4}`, `{"name":"x","$id":2,"first name":"y","3":4}`, []string{KindUnquotedKey}},
+		{"python literals", `{"a": True, "b": False, "c": None}`, `{"a":true,"b":false,"c":null}`, []string{KindPythonLiteral}},
+		{"non-finite numbers", `[NaN, Infinity, -Infinity, +Infinity]`, `[null,null,null,null]`, []string{KindNonFinite}},
+		{"undefined", `{"a": undefined}`, `{"a":null}`, []string{KindUndefined}},
+		{"raw newline and tab in string", "{\"a\": \"line1\nline2\tend\"}", `{"a":"line1\nline2\tend"}`, []string{KindControlChar}},
+		{"raw control char", "{\"a\": \"x\x01y\"}", `{"a":"x\u0001y"}`, []string{KindControlChar}},
+		{"truncated in string", `{"a": 1, "b": "hel`, `{"a":1,"b":"hel"}`, []string{KindCloseTruncated}},
+		{"truncated after colon", `{"a": 1, "b":`, `{"a":1}`, []string{KindCloseTruncated}},
+		{"truncated in key", `{"a": 1, "bb`, `{"a":1}`, []string{KindCloseTruncated}},
+		{"truncated after comma", `{"a": [1, 2,`, `{"a":[1,2]}`, []string{KindCloseTruncated}},
+		{"truncated literal", `{"a": tr`, `{"a":true}`, []string{KindCloseTruncated}},
+		{"truncated number", `[1, 2.`, `[1,2]`, []string{KindCloseTruncated}},
+		{"truncated deep", `{"a": [{"b": {"c": "d`, `{"a":[{"b":{"c":"d"}}]}`, []string{KindCloseTruncated}},
+		{"truncated escape", `{"a": "x\`, `{"a":"x"}`, []string{KindCloseTruncated}},
+		{"ellipsis elements", `[1, 2, ...]`, `[1,2]`, []string{KindEllipsis}},
+		{"ellipsis unicode", `["a", …]`, `["a"]`, []string{KindEllipsis}},
+		{"ellipsis member and value", `{"a": 1, "b": ..., ...}`, `{"a":1}`, []string{KindEllipsis}},
+		{"ellipsis with remark", `[{"x": 1}, ... (more items)]`, `[{"x":1}]`, []string{KindEllipsis}},
+		{"double encoded", `"{\"a\": 1, \"b\": \"x\"}"`, `{"a":1,"b":"x"}`, []string{KindDoubleEncoded}},
+		{"escaped quotes", `{\"a\": [\"x\"]}`, `{"a":["x"]}`, []string{KindDoubleEncoded}},
+		{"double encoded pretty", `"{\n  \"a\": \"line\\nbreak\"\n}"`, `{"a":"line\nbreak"}`, []string{KindDoubleEncoded}},
+		{"bom and zero-width space inside", "{\uFEFF\"a\":\u200B1}", `{"a":1}`, []string{KindWhitespace}},
+		{"unescaped inner quotes", `{"text": "He said "hello" to me", "n": 1}`, `{"text":"He said \"hello\" to me","n":1}`, []string{KindUnescapedQuote}},
+		{"unescaped quotes at end", `{"title": "The "Matrix"", "year": 1999}`, `{"title":"The \"Matrix\"","year":1999}`, []string{KindUnescapedQuote}},
+		{"unescaped quote then comma", `{"q": "She said "yes", then left", "n": 1}`, `{"q":"She said \"yes\", then left","n":1}`, []string{KindUnescapedQuote}},
+		{"missing closing quote at end of line", "{\n  \"name\": \"John,\n  \"age\": 30\n}", `{"name":"John","age":30}`, []string{KindMissingQuote, KindMissingComma}},
+		{"missing bracket", `{"a": [1, 2}`, `{"a":[1,2]}`, []string{KindMismatchedBracket}},
+		{"missing brace", `[{"a": 1]`, `[{"a":1}]`, []string{KindMismatchedBracket}},
+		{"wrong closer", `{"a": 1]`, `{"a":1}`, []string{KindMismatchedBracket}},
+		{"invalid escapes", `{"path": "C:\Users\x", "hex": "\x41", "q": "it\'s"}`, `{"path":"C:\\Users\\x","hex":"\u0041","q":"it's"}`, []string{KindInvalidEscape}},
+		{"unquoted string values", `{"city": Paris, "tags": [red, dark blue]}`, `{"city":"Paris","tags":["red","dark blue"]}`, []string{KindUnquotedString}},
+		{"digits then text", `{"w": 30kg, "d": 2024-01-15, "id": 007}`, `{"w":"30kg","d":"2024-01-15","id":"007"}`, []string{KindUnquotedString}},
+		{"number formats", `[+5, .5, 5., -.25]`, `[5,0.5,5,-0.25]`, []string{KindNumberFormat}},
+		{"wrapper calls", `{"n": NumberLong(42), "d": ISODate("2020-01-01"), "e": Decimal('1.5')}`, `{"n":42,"d":"2020-01-01","e":"1.5"}`, []string{KindFunctionCall, KindSingleQuotes}},
+		{"missing colon", `{"a" 1, "b" = 2}`, `{"a":1,"b":2}`, []string{KindMissingColon}},
+		{"missing value", `{"a": , "b": 2, "c"}`, `{"a":null,"b":2,"c":null}`, []string{KindMissingValue}},
+		{"js object literal", `{name: 'Ada', langs: ['en', 'fr',], active: true,}`, `{"name":"Ada","langs":["en","fr"],"active":true}`, []string{KindUnquotedKey, KindSingleQuotes, KindTrailingComma}},
+		{"python dict repr", `{'id': 1, 'ok': True, 'note': None, 'tags': ('a', 'b')}`, `{"id":1,"ok":true,"note":null,"tags":["a","b"]}`, []string{KindSingleQuotes, KindPythonLiteral, KindTuple}},
+		{"invalid utf8 in string", "{\"a\": \"x\xffy\"}", "{\"a\":\"x\uFFFDy\"}", []string{KindInvalidUTF8}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cs := Find(tt.in, PolicySyntax)
+			if len(cs) == 0 {
+				t.Fatalf("Find(%q) found nothing, want %s", tt.in, tt.want)
+			}
+			c := cs[0]
+			if string(c.JSON) != tt.want {
+				t.Errorf("Find(%q)\n got %s\nwant %s", tt.in, c.JSON, tt.want)
+			}
+			if got := kindsOf(c.Repairs); !reflect.DeepEqual(got, tt.kinds) {
+				t.Errorf("Find(%q) repairs %v, want kinds %v", tt.in, c.Repairs, tt.kinds)
+			}
+			for _, r := range c.Repairs {
+				if !strings.HasPrefix(r.Where, "@") || r.Detail == "" {
+					t.Errorf("repair %+v lacks a position or a detail", r)
+				}
+			}
+			if !json.Valid(c.JSON) {
+				t.Errorf("invalid JSON %s", c.JSON)
+			}
+			off := Find(tt.in, PolicyOff)
+			if tt.kinds == nil && len(off) == 0 {
+				t.Errorf("PolicyOff rejected valid JSON %q", tt.in)
+			}
+			if tt.kinds != nil && len(off) > 0 && off[0].Start == c.Start {
+				t.Errorf("PolicyOff accepted %q as %s", tt.in, off[0].JSON)
+			}
+		})
+	}
+}

@@ -1,0 +1,161 @@
+// Package metrics defines the worker's Prometheus metrics. Everything is
+// registered on a registry the caller supplies (no global state), and most
+// counters are fed from one place: the audit record of a finished delivery.
+package metrics
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/extractq/extractq/internal/audit"
+	"github.com/extractq/extractq/internal/providers"
+)
+
+// Metrics holds the worker's collectors.
+type Metrics struct {
+	Jobs          *prometheus.CounterVec   // jobs finished, by pool and outcome
+	Attempts      *prometheus.CounterVec   // model calls, by pool and class ("ok" when valid)
+	Repairs       *prometheus.CounterVec   // local repairs applied, by kind
+	Tokens        *prometheus.CounterVec   // tokens, by pool, model and kind (prompt|completion)
+	CostUSD       *prometheus.CounterVec   // estimated cost, by pool and model
+	CallSeconds   *prometheus.HistogramVec // provider-call latency, by pool
+	JobSeconds    *prometheus.HistogramVec // end-to-end latency of a delivery, by pool
+	InFlight      *prometheus.GaugeVec     // jobs running now, by pool
+	Naks          *prometheus.CounterVec   // deliveries nak'd with delay, by pool and reason
+	DeadLetters   *prometheus.CounterVec   // jobs moved to the dead-letter stream, by pool
+	PoolInUse     *prometheus.GaugeVec     // concurrency slots in use, by pool
+	PoolLimit     *prometheus.GaugeVec     // effective concurrency limit, by pool
+	PoolShare     *prometheus.GaugeVec     // this worker's share of the fleet budget (0..1), by pool
+	PoolPaused    *prometheus.GaugeVec     // 1 while a pool is paused after a 429/529, by pool
+	PoolPauses    *prometheus.CounterVec   // pauses, by pool
+	RateLimited   *prometheus.CounterVec   // 429 and 529 answers, by pool
+	ConsumerLag   *prometheus.GaugeVec     // messages waiting for each pool's consumer
+	DLQMessages   prometheus.Gauge         // messages in the dead-letter stream
+	FlushRows     prometheus.Histogram     // rows per audit flush
+	FlushSeconds  prometheus.Histogram     // audit flush latency
+	FlushFailures prometheus.Counter       // audit flushes that failed
+}
+
+// New creates the collectors and registers them on reg.
+func New(reg prometheus.Registerer) *Metrics {
+	latency := []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120}
+	m := &Metrics{
+		Jobs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "extractq_jobs_total", Help: "Job deliveries finished, by pool and outcome (ok, exhausted, unextractable, budget_exceeded, fatal, transport, canceled).",
+		}, []string{"pool", "outcome"}),
+		Attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "extractq_attempts_total", Help: "Model calls, by pool and error class (ok for a valid answer).",
+		}, []string{"pool", "class"}),
+		Repairs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "extractq_repairs_total", Help: "Local JSON repairs and coercions applied, by kind.",
+		}, []string{"kind"}),
+		Tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "extractq_tokens_total", Help: "Tokens reported by providers, by pool, model and kind (prompt, completion).",
+		}, []string{"pool", "model", "kind"}),
+		CostUSD: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "extractq_cost_usd_total", Help: "Estimated cost in US dollars from list prices, by pool and model.",
+		}, []string{"pool", "model"}),
+		CallSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "extractq_provider_call_seconds", Help: "Latency of one model call, by pool.", Buckets: latency,
+		}, []string{"pool"}),
+		JobSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "extractq_job_seconds", Help: "End-to-end time of one delivery (all attempts and the audit write), by pool.", Buckets: latency,
+		}, []string{"pool"}),
+		InFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "extractq_jobs_in_flight", Help: "Jobs running now, by pool.",
+		}, []string{"pool"}),
+		Naks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "extractq_naks_total", Help: "Deliveries nak'd with a delay for redelivery, by pool and reason.",
+		}, []string{"pool", "reason"}),
+		DeadLetters: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "extractq_dead_letters_total", Help: "Jobs moved to the dead-letter stream, by pool.",
+		}, []string{"pool"}),
+		PoolInUse: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "extractq_pool_slots_in_use", Help: "Concurrency slots in use, by pool.",
+		}, []string{"pool"}),
+		PoolLimit: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "extractq_pool_slots_limit", Help: "Effective concurrency limit of this worker (after fleet share and 429 back-off), by pool.",
+		}, []string{"pool"}),
+		PoolShare: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "extractq_pool_share", Help: "This worker's share of the pool's fleet-wide budget (1/live workers, or the fallback share), by pool.",
+		}, []string{"pool"}),
+		PoolPaused: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "extractq_pool_paused", Help: "1 while the pool is paused after a 429 or 529, else 0.",
+		}, []string{"pool"}),
+		PoolPauses: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "extractq_pool_pauses_total", Help: "Times a pool was paused after a 429 or 529.",
+		}, []string{"pool"}),
+		RateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "extractq_rate_limited_total", Help: "Provider answers 429 (rate limited) and 529 (overloaded), by pool.",
+		}, []string{"pool"}),
+		ConsumerLag: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "extractq_consumer_lag", Help: "Messages not yet delivered to each pool's JetStream consumer.",
+		}, []string{"pool"}),
+		DLQMessages: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "extractq_dlq_messages", Help: "Messages in the dead-letter stream.",
+		}),
+		FlushRows: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "extractq_audit_flush_rows", Help: "Rows written per audit group commit.", Buckets: prometheus.ExponentialBuckets(1, 2, 14),
+		}),
+		FlushSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "extractq_audit_flush_seconds", Help: "Latency of one audit group commit.", Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+		}),
+		FlushFailures: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "extractq_audit_flush_failures_total", Help: "Audit group commits that failed (their jobs were nak'd).",
+		}),
+	}
+	reg.MustRegister(m.Jobs, m.Attempts, m.Repairs, m.Tokens, m.CostUSD, m.CallSeconds, m.JobSeconds,
+		m.InFlight, m.Naks, m.DeadLetters, m.PoolInUse, m.PoolLimit, m.PoolShare, m.PoolPaused, m.PoolPauses,
+		m.RateLimited, m.ConsumerLag, m.DLQMessages, m.FlushRows, m.FlushSeconds, m.FlushFailures)
+	return m
+}
+
+// ObserveRecord counts one finished delivery: its outcome, every attempt,
+// repairs, tokens, estimated cost and latencies.
+func (m *Metrics) ObserveRecord(rec *audit.Record) {
+	pool := rec.Pool
+	if rec.Final || rec.Outcome != "" {
+		m.Jobs.WithLabelValues(pool, string(rec.Outcome)).Inc()
+	}
+	if rec.DeadLetter != nil {
+		m.DeadLetters.WithLabelValues(pool).Inc()
+	}
+	var usage providers.Usage
+	for i := range rec.Attempts {
+		a := &rec.Attempts[i]
+		class := string(a.Class)
+		if class == "" {
+			class = "ok"
+		}
+		m.Attempts.WithLabelValues(pool, class).Inc()
+		if class == string(providers.ClassRateLimited) || class == string(providers.ClassOverloaded) {
+			m.RateLimited.WithLabelValues(pool).Inc()
+		}
+		for _, r := range a.Repairs {
+			m.Repairs.WithLabelValues(r.Kind).Inc()
+		}
+		if a.Latency > 0 {
+			m.CallSeconds.WithLabelValues(pool).Observe(a.Latency.Seconds())
+		}
+		usage = usage.Add(a.Usage)
+	}
+	m.Tokens.WithLabelValues(pool, rec.Model, "prompt").Add(float64(usage.PromptTokens))
+	m.Tokens.WithLabelValues(pool, rec.Model, "completion").Add(float64(usage.CompletionTokens))
+	if usd, ok := providers.EstimateCost(rec.Model, usage); ok {
+		m.CostUSD.WithLabelValues(pool, rec.Model).Add(usd)
+	}
+	if !rec.StartedAt.IsZero() && rec.FinishedAt.After(rec.StartedAt) {
+		m.JobSeconds.WithLabelValues(pool).Observe(rec.FinishedAt.Sub(rec.StartedAt).Seconds())
+	}
+}
+
+// ObserveFlush records one audit group commit.
+func (m *Metrics) ObserveFlush(rows int, took time.Duration, err error) {
+	if err != nil {
+		m.FlushFailures.Inc()
+		return
+	}
+	m.FlushRows.Observe(float64(rows))
+	m.FlushSeconds.Observe(took.Seconds())
+}

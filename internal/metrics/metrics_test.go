@@ -1,0 +1,73 @@
+package metrics
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/extractq/extractq/internal/audit"
+	"github.com/extractq/extractq/internal/jsonx"
+	"github.com/extractq/extractq/internal/providers"
+	"github.com/extractq/extractq/internal/retry"
+)
+
+func TestObserveRecord(t *testing.T) {
+	m := New(prometheus.NewRegistry())
+	start := time.Now()
+	rec := &audit.Record{
+		Pool: "p1", Model: "gpt-4o-mini", Outcome: retry.OutcomeOK, Final: true,
+		StartedAt: start, FinishedAt: start.Add(1500 * time.Millisecond),
+		Attempts: []retry.Attempt{
+			{Class: retry.ClassSchema, Latency: 200 * time.Millisecond, Usage: providers.Usage{PromptTokens: 100, CompletionTokens: 20},
+				Repairs: []jsonx.Repair{{Kind: "trailing_comma"}, {Kind: "single_quotes"}}},
+			{Class: retry.AttemptClass(providers.ClassRateLimited)},
+			{Latency: 300 * time.Millisecond, Usage: providers.Usage{PromptTokens: 150, CompletionTokens: 30},
+				Repairs: []jsonx.Repair{{Kind: "trailing_comma"}}},
+		},
+	}
+	m.ObserveRecord(rec)
+	m.ObserveRecord(&audit.Record{Pool: "p1", Model: "gpt-4o-mini", Outcome: retry.OutcomeExhausted, Final: true,
+		DeadLetter: &audit.DeadLetter{Stream: "EXTRACTQ_DLQ", Seq: 7}})
+
+	checks := []struct {
+		name string
+		got  float64
+		want float64
+	}{
+		{"jobs ok", testutil.ToFloat64(m.Jobs.WithLabelValues("p1", "ok")), 1},
+		{"jobs exhausted", testutil.ToFloat64(m.Jobs.WithLabelValues("p1", "exhausted")), 1},
+		{"dead letters", testutil.ToFloat64(m.DeadLetters.WithLabelValues("p1")), 1},
+		{"attempts schema", testutil.ToFloat64(m.Attempts.WithLabelValues("p1", "schema")), 1},
+		{"attempts ok", testutil.ToFloat64(m.Attempts.WithLabelValues("p1", "ok")), 1},
+		{"429s", testutil.ToFloat64(m.RateLimited.WithLabelValues("p1")), 1},
+		{"repairs trailing_comma", testutil.ToFloat64(m.Repairs.WithLabelValues("trailing_comma")), 2},
+		{"prompt tokens", testutil.ToFloat64(m.Tokens.WithLabelValues("p1", "gpt-4o-mini", "prompt")), 250},
+		{"completion tokens", testutil.ToFloat64(m.Tokens.WithLabelValues("p1", "gpt-4o-mini", "completion")), 50},
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	if cost := testutil.ToFloat64(m.CostUSD.WithLabelValues("p1", "gpt-4o-mini")); cost <= 0 {
+		t.Errorf("estimated cost for a priced model = %v, want > 0", cost)
+	}
+	if n := testutil.CollectAndCount(m.CallSeconds); n != 1 {
+		t.Errorf("call latency series = %d, want 1", n)
+	}
+}
+
+func TestObserveFlush(t *testing.T) {
+	m := New(prometheus.NewRegistry())
+	m.ObserveFlush(120, 4*time.Millisecond, nil)
+	m.ObserveFlush(0, 0, errors.New("connection refused"))
+	if got := testutil.ToFloat64(m.FlushFailures); got != 1 {
+		t.Errorf("flush failures = %v, want 1", got)
+	}
+	if n := testutil.CollectAndCount(m.FlushRows); n != 1 {
+		t.Errorf("flush rows series = %d, want 1", n)
+	}
+}

@@ -1,0 +1,185 @@
+package providers
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/extractq/extractq/schema"
+)
+
+// anthropicVersion is the Messages API version header every call sends.
+const anthropicVersion = "2023-06-01"
+
+// anthropicDefaultMaxTokens fills max_tokens, which the Messages API
+// requires, when the request leaves it to the provider.
+const anthropicDefaultMaxTokens = 4096
+
+// anthropicProvider speaks the Anthropic Messages API (POST {base}/v1/messages).
+// ModeTools forces a tool call (tool_choice {"type":"tool"}); ModeStrict
+// uses native structured output (output_config.format, json_schema), which
+// Claude 4.5 models and later support.
+type anthropicProvider struct {
+	base
+}
+
+type antRequest struct {
+	Model         string           `json:"model"`
+	MaxTokens     int              `json:"max_tokens"`
+	System        string           `json:"system,omitempty"`
+	Messages      []Message        `json:"messages"`
+	Temperature   *float64         `json:"temperature,omitempty"`
+	StopSequences []string         `json:"stop_sequences,omitempty"`
+	Tools         []antTool        `json:"tools,omitempty"`
+	ToolChoice    *antToolChoice   `json:"tool_choice,omitempty"`
+	OutputConfig  *antOutputConfig `json:"output_config,omitempty"`
+}
+
+type antTool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+type antToolChoice struct {
+	Type string `json:"type"` // "tool"
+	Name string `json:"name"`
+}
+
+type antOutputConfig struct {
+	Format antFormat `json:"format"`
+}
+
+type antFormat struct {
+	Type   string          `json:"type"` // "json_schema"
+	Schema json.RawMessage `json:"schema"`
+}
+
+type antResponse struct {
+	Type    string `json:"type"`
+	Model   string `json:"model"`
+	Content []struct {
+		Type  string          `json:"type"`
+		Text  string          `json:"text"`
+		Name  string          `json:"name"`
+		Input json.RawMessage `json:"input"`
+	} `json:"content"`
+	StopReason string `json:"stop_reason"`
+	Usage      struct {
+		InputTokens              int `json:"input_tokens"`
+		OutputTokens             int `json:"output_tokens"`
+		CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
+		CacheReadInputTokens     int `json:"cache_read_input_tokens"`
+	} `json:"usage"`
+}
+
+// Chat performs one Messages call.
+func (p *anthropicProvider) Chat(ctx context.Context, req Request) (*Response, error) {
+	body, err := p.buildRequest(req)
+	if err != nil {
+		return nil, err
+	}
+	hdr := http.Header{}
+	hdr.Set("anthropic-version", anthropicVersion)
+	if p.apiKey != "" {
+		hdr.Set("x-api-key", p.apiKey)
+	}
+	r, err := p.post(ctx, req, p.baseURL+"/v1/messages", hdr, body)
+	if err != nil {
+		return nil, err
+	}
+	return p.parseResponse(r, body)
+}
+
+func (p *anthropicProvider) buildRequest(req Request) (*antRequest, error) {
+	mode, err := p.prepare(req)
+	if err != nil {
+		return nil, err
+	}
+	system, turns := splitSystem(req.Messages)
+	if len(turns) == 0 {
+		return nil, p.localError("the request has only system messages; the Messages API needs a user turn")
+	}
+	t := req.Temperature
+	body := &antRequest{
+		Model: p.model, MaxTokens: req.MaxTokens, System: system, Messages: turns,
+		Temperature: &t, StopSequences: req.Stop,
+	}
+	if body.MaxTokens <= 0 {
+		body.MaxTokens = anthropicDefaultMaxTokens
+	}
+	switch mode {
+	case ModeTools:
+		form, err := p.form(req.Schema)
+		if err != nil {
+			return nil, err
+		}
+		name := toolName(req.SchemaName)
+		body.Tools = []antTool{{Name: name, Description: toolDescription, InputSchema: form}}
+		body.ToolChoice = &antToolChoice{Type: "tool", Name: name}
+	case ModeStrict:
+		form, err := p.form(req.Schema)
+		if err != nil {
+			return nil, err
+		}
+		body.OutputConfig = &antOutputConfig{Format: antFormat{Type: "json_schema", Schema: form}}
+	}
+	return body, nil
+}
+
+func (p *anthropicProvider) form(s *schema.Schema) (json.RawMessage, error) {
+	form, err := s.ProviderForm(schema.FormAnthropic)
+	if err != nil {
+		return nil, p.localError("the schema has no Anthropic form (" + p.red.String(err.Error()) + "); use mode text")
+	}
+	return form, nil
+}
+
+func (p *anthropicProvider) parseResponse(r *reply, sent *antRequest) (*Response, error) {
+	var doc antResponse
+	if err := json.Unmarshal(r.body, &doc); err != nil {
+		return nil, p.badResponse(r, "the answer is not a Messages response", err)
+	}
+	if doc.Type != "message" {
+		return nil, p.badResponse(r, "the answer is not a Messages response (type "+doc.Type+")", nil)
+	}
+	out := &Response{
+		Usage: Usage{
+			PromptTokens:     doc.Usage.InputTokens + doc.Usage.CacheCreationInputTokens + doc.Usage.CacheReadInputTokens,
+			CompletionTokens: doc.Usage.OutputTokens,
+		},
+		RateLimit: r.rateLimit,
+		Raw:       r.body,
+		Model:     doc.Model,
+	}
+	var text []string
+	toolFound := false
+	for _, c := range doc.Content {
+		switch c.Type {
+		case "text":
+			text = append(text, c.Text)
+		case "tool_use":
+			if len(sent.Tools) > 0 && c.Name == sent.Tools[0].Name && !toolFound {
+				out.Text, toolFound = string(c.Input), true
+			}
+		}
+	}
+	if !toolFound {
+		out.Text = strings.Join(text, "")
+	}
+	switch doc.StopReason {
+	case "end_turn", "stop_sequence", "":
+		out.FinishReason = FinishStop
+	case "max_tokens", "model_context_window_exceeded":
+		out.FinishReason = FinishLength
+	case "tool_use":
+		out.FinishReason = FinishToolCall
+	case "refusal":
+		out.FinishReason = FinishRefusal
+		out.Refusal = strings.Join(text, "")
+	default:
+		out.FinishReason = FinishOther
+	}
+	return out, nil
+}

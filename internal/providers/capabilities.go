@@ -1,0 +1,106 @@
+package providers
+
+import "strings"
+
+// Mode sets used by the capability table.
+var (
+	modesAll             = []Mode{ModeText, ModeJSON, ModeStrict, ModeTools}
+	modesJSONTools       = []Mode{ModeText, ModeJSON, ModeTools}
+	modesJSONStrict      = []Mode{ModeText, ModeJSON, ModeStrict}
+	modesTextTools       = []Mode{ModeText, ModeTools}
+	modesTextToolsStrict = []Mode{ModeText, ModeStrict, ModeTools}
+)
+
+// capRule gives the modes of the models of one family whose name starts
+// with prefix ("" = the family's default). The longest matching prefix wins.
+type capRule struct {
+	prefix string
+	modes  []Mode
+}
+
+// capabilityTable says which modes each family (and model family, where it
+// differs) supports. Unknown models of a family get its default: for OpenAI
+// that is full support, since every current model has it; for Anthropic
+// forced tool use, which every Claude model supports.
+var capabilityTable = map[string][]capRule{
+	"openai": {
+		{"", modesAll}, // gpt-4o, gpt-4.1, gpt-5, o1, o3, o4-mini and later
+		{"gpt-4o-2024-05-13", modesJSONTools},
+		{"gpt-4-turbo", modesJSONTools},
+		{"gpt-4-1106", modesJSONTools},
+		{"gpt-4-0125", modesJSONTools},
+		{"gpt-4", modesTextTools},
+		{"gpt-3.5-turbo", modesJSONTools},
+		{"o1-mini", []Mode{ModeText}},
+		{"o1-preview", []Mode{ModeText}},
+	},
+	"anthropic": {
+		{"", modesTextTools},
+		// Native structured output (output_config.format) per Anthropic's
+		// structured-outputs guide: Claude 4.5 models and later.
+		{"claude-haiku-4-5", modesTextToolsStrict},
+		{"claude-sonnet-4-5", modesTextToolsStrict},
+		{"claude-opus-4-5", modesTextToolsStrict},
+		{"claude-sonnet-4-6", modesTextToolsStrict},
+		{"claude-opus-4-6", modesTextToolsStrict},
+		{"claude-opus-4-7", modesTextToolsStrict},
+	},
+	"gemini": {{"", modesJSONStrict}},
+	"ollama": {{"", modesJSONStrict}}, // format: "json" or a JSON Schema
+	"ollama-openai": {
+		{"", modesAll},
+	},
+	"groq": {
+		{"", modesJSONTools},
+		// Groq's structured outputs (json_schema) are limited to some models.
+		{"openai/gpt-oss", modesAll},
+		{"moonshotai/kimi-k2", modesAll},
+		{"meta-llama/llama-4", modesAll},
+	},
+	"openrouter": {
+		{"", modesJSONTools},
+		{"openai/", modesAll},
+		{"google/", modesAll},
+	},
+	"mistral":  {{"", modesAll}},
+	"xai":      {{"", modesAll}},
+	"together": {{"", modesJSONTools}},
+	"deepseek": {{"", modesJSONTools}},
+	"vllm":     {{"", modesJSONStrict}}, // guided decoding; tools need server flags
+	"lmstudio": {{"", []Mode{ModeText, ModeStrict}}},
+	"sim":      {{"", modesAll}},
+}
+
+// capabilitiesFor looks up a family and model in capabilityTable.
+func capabilitiesFor(family, model string) Capabilities {
+	rules := capabilityTable[family]
+	best, bestLen := []Mode{ModeText}, -1
+	m := strings.ToLower(model)
+	for _, r := range rules {
+		if len(r.prefix) > bestLen && matchesPrefix(m, r.prefix) {
+			best, bestLen = r.modes, len(r.prefix)
+		}
+	}
+	return Capabilities{Modes: append([]Mode(nil), best...)}
+}
+
+// matchesPrefix reports whether model is prefix or a variant of it:
+// "gpt-4o-mini-2024-07-18" matches "gpt-4o-mini", "gpt-4o" does not match
+// "gpt-4", "llama3.1:8b" matches "llama3.1". A prefix ending in "/" (a
+// vendor on a router) matches anything under it.
+func matchesPrefix(model, prefix string) bool {
+	if prefix == "" {
+		return true
+	}
+	if !strings.HasPrefix(model, prefix) {
+		return false
+	}
+	if len(model) == len(prefix) || strings.HasSuffix(prefix, "/") {
+		return true
+	}
+	switch model[len(prefix)] {
+	case '-', ':', '@', '_':
+		return true
+	}
+	return false
+}

@@ -1,0 +1,122 @@
+package providers
+
+import (
+	"math"
+	"testing"
+)
+
+func TestCapabilitiesFor(t *testing.T) {
+	tests := []struct {
+		family, model string
+		auto          Mode
+		has, hasNot   []Mode
+	}{
+		{"openai", "gpt-4o-mini", ModeStrict, []Mode{ModeJSON, ModeTools, ModeText}, nil},
+		{"openai", "gpt-4o-2024-08-06", ModeStrict, nil, nil},
+		{"openai", "gpt-4o-2024-05-13", ModeTools, []Mode{ModeJSON}, []Mode{ModeStrict}},
+		{"openai", "gpt-4.1-nano", ModeStrict, nil, nil},
+		{"openai", "gpt-5-mini", ModeStrict, nil, nil},
+		{"openai", "o3-mini", ModeStrict, nil, nil},
+		{"openai", "o1-mini", ModeText, nil, []Mode{ModeJSON, ModeTools}},
+		{"openai", "gpt-3.5-turbo-0125", ModeTools, []Mode{ModeJSON}, []Mode{ModeStrict}},
+		{"openai", "gpt-4-turbo-2024-04-09", ModeTools, []Mode{ModeJSON}, []Mode{ModeStrict}},
+		{"openai", "gpt-4-0613", ModeTools, nil, []Mode{ModeJSON, ModeStrict}},
+		{"anthropic", "claude-haiku-4-5-20251001", ModeStrict, []Mode{ModeTools}, []Mode{ModeJSON}},
+		{"anthropic", "claude-sonnet-4-5", ModeStrict, nil, nil},
+		{"anthropic", "claude-3-5-haiku-latest", ModeTools, nil, []Mode{ModeStrict, ModeJSON}},
+		{"anthropic", "claude-sonnet-4-20250514", ModeTools, nil, []Mode{ModeStrict}},
+		{"gemini", "gemini-2.5-flash", ModeStrict, []Mode{ModeJSON}, []Mode{ModeTools}},
+		{"ollama", "llama3.1:8b", ModeStrict, []Mode{ModeJSON}, []Mode{ModeTools}},
+		{"ollama-openai", "llama3.1:8b", ModeStrict, []Mode{ModeJSON, ModeTools}, nil},
+		{"groq", "llama-3.1-8b-instant", ModeTools, []Mode{ModeJSON}, []Mode{ModeStrict}},
+		{"groq", "openai/gpt-oss-20b", ModeStrict, nil, nil},
+		{"together", "meta-llama/Llama-3.3-70B-Instruct-Turbo", ModeTools, []Mode{ModeJSON}, []Mode{ModeStrict}},
+		{"deepseek", "deepseek-chat", ModeTools, []Mode{ModeJSON}, []Mode{ModeStrict}},
+		{"openrouter", "openai/gpt-4o-mini", ModeStrict, nil, nil},
+		{"openrouter", "meta-llama/llama-3.1-8b-instruct", ModeTools, nil, []Mode{ModeStrict}},
+		{"mistral", "mistral-small-latest", ModeStrict, nil, nil},
+		{"xai", "grok-4", ModeStrict, nil, nil},
+		{"vllm", "Qwen/Qwen2.5-7B-Instruct", ModeStrict, []Mode{ModeJSON}, []Mode{ModeTools}},
+		{"lmstudio", "qwen2.5-7b", ModeStrict, nil, []Mode{ModeJSON}},
+		{"sim", "sim", ModeStrict, []Mode{ModeJSON, ModeTools, ModeText}, nil},
+		{"nosuch", "x", ModeText, nil, []Mode{ModeJSON}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.family+":"+tc.model, func(t *testing.T) {
+			c := capabilitiesFor(tc.family, tc.model)
+			if got := c.Auto(); got != tc.auto {
+				t.Errorf("Auto() = %s, want %s (modes %v)", got, tc.auto, c.Modes)
+			}
+			for _, m := range tc.has {
+				if !c.Supports(m) {
+					t.Errorf("missing %s in %v", m, c.Modes)
+				}
+			}
+			for _, m := range tc.hasNot {
+				if c.Supports(m) {
+					t.Errorf("unexpected %s in %v", m, c.Modes)
+				}
+			}
+		})
+	}
+	// The table must not be aliased: a caller editing its copy changes nothing.
+	c := capabilitiesFor("openai", "gpt-4o")
+	c.Modes[0] = "broken"
+	if capabilitiesFor("openai", "gpt-4o").Modes[0] == "broken" {
+		t.Fatal("capabilitiesFor returns the table's own slice")
+	}
+}
+
+func TestMatchesPrefix(t *testing.T) {
+	tests := []struct {
+		model, prefix string
+		want          bool
+	}{
+		{"gpt-4o", "gpt-4o", true},
+		{"gpt-4o-mini-2024-07-18", "gpt-4o-mini", true},
+		{"gpt-4o", "gpt-4", false},
+		{"gpt-4.1", "gpt-4", false},
+		{"llama3.1:8b", "llama3.1", true},
+		{"openai/gpt-4o", "openai/", true},
+		{"o3", "o3-mini", false},
+		{"anything", "", true},
+	}
+	for _, tc := range tests {
+		if got := matchesPrefix(tc.model, tc.prefix); got != tc.want {
+			t.Errorf("matchesPrefix(%q, %q) = %v, want %v", tc.model, tc.prefix, got, tc.want)
+		}
+	}
+}
+
+func TestEstimateCost(t *testing.T) {
+	u := Usage{PromptTokens: 1_000_000, CompletionTokens: 1_000_000}
+	tests := []struct {
+		model string
+		usd   float64
+		known bool
+	}{
+		{"gpt-4o-mini", 0.15 + 0.60, true},
+		{"gpt-4o-mini-2024-07-18", 0.15 + 0.60, true},
+		{"openai:gpt-4o", 2.50 + 10.00, true},
+		{"openrouter:openai/gpt-4o-mini", 0.15 + 0.60, true},
+		{"claude-haiku-4-5-20251001", 1.00 + 5.00, true},
+		{"anthropic:claude-sonnet-4-5", 3.00 + 15.00, true},
+		{"gemini-2.5-flash", 0.30 + 2.50, true},
+		{"gemini-2.5-flash-lite", 0.10 + 0.40, true},
+		{"sim", SimInputPrice + SimOutputPrice, true},
+		{"sim:clean", SimInputPrice + SimOutputPrice, true},
+		{"sim:flaky/gpt-4o", SimInputPrice + SimOutputPrice, true},
+		{"ollama:llama3.1:8b", 0, false},
+		{"simple-model", 0, false},
+		{"", 0, false},
+	}
+	for _, tc := range tests {
+		usd, known := EstimateCost(tc.model, u)
+		if known != tc.known || math.Abs(usd-tc.usd) > 1e-9 {
+			t.Errorf("EstimateCost(%q) = %v, %v; want %v, %v", tc.model, usd, known, tc.usd, tc.known)
+		}
+	}
+	if usd, _ := EstimateCost("gpt-4o-mini", Usage{PromptTokens: 1000, CompletionTokens: 500}); math.Abs(usd-(1000*0.15+500*0.60)/1e6) > 1e-12 {
+		t.Errorf("small usage cost = %v", usd)
+	}
+}

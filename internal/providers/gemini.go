@@ -1,0 +1,147 @@
+package providers
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/extractq/extractq/schema"
+)
+
+// geminiProvider speaks Google's Gemini API
+// (POST {base}/v1beta/models/{model}:generateContent). The key travels in the
+// x-goog-api-key header, never in the URL, so it cannot leak through a
+// logged URL or a *url.Error.
+type geminiProvider struct {
+	base
+}
+
+type gemRequest struct {
+	Contents          []gemContent `json:"contents"`
+	SystemInstruction *gemContent  `json:"systemInstruction,omitempty"`
+	GenerationConfig  gemGenConfig `json:"generationConfig"`
+}
+
+type gemContent struct {
+	Role  string    `json:"role,omitempty"`
+	Parts []gemPart `json:"parts"`
+}
+
+type gemPart struct {
+	Text string `json:"text"`
+}
+
+type gemGenConfig struct {
+	Temperature      float64         `json:"temperature"`
+	MaxOutputTokens  int             `json:"maxOutputTokens,omitempty"`
+	StopSequences    []string        `json:"stopSequences,omitempty"`
+	ResponseMimeType string          `json:"responseMimeType,omitempty"`
+	ResponseSchema   json.RawMessage `json:"responseSchema,omitempty"`
+}
+
+type gemResponse struct {
+	Candidates []struct {
+		Content struct {
+			Parts []struct {
+				Text    string `json:"text"`
+				Thought bool   `json:"thought"`
+			} `json:"parts"`
+		} `json:"content"`
+		FinishReason string `json:"finishReason"`
+	} `json:"candidates"`
+	PromptFeedback *struct {
+		BlockReason string `json:"blockReason"`
+	} `json:"promptFeedback"`
+	UsageMetadata struct {
+		PromptTokenCount     int `json:"promptTokenCount"`
+		CandidatesTokenCount int `json:"candidatesTokenCount"`
+		ThoughtsTokenCount   int `json:"thoughtsTokenCount"`
+	} `json:"usageMetadata"`
+	ModelVersion string `json:"modelVersion"`
+}
+
+// Chat performs one generateContent call.
+func (p *geminiProvider) Chat(ctx context.Context, req Request) (*Response, error) {
+	mode, err := p.prepare(req)
+	if err != nil {
+		return nil, err
+	}
+	system, turns := splitSystem(req.Messages)
+	body := &gemRequest{GenerationConfig: gemGenConfig{Temperature: req.Temperature, MaxOutputTokens: req.MaxTokens, StopSequences: req.Stop}}
+	if system != "" {
+		body.SystemInstruction = &gemContent{Parts: []gemPart{{Text: system}}}
+	}
+	for _, m := range turns {
+		role := "user"
+		if m.Role == RoleAssistant {
+			role = "model"
+		}
+		body.Contents = append(body.Contents, gemContent{Role: role, Parts: []gemPart{{Text: m.Content}}})
+	}
+	if len(body.Contents) == 0 {
+		return nil, p.localError("the request has only system messages; generateContent needs a user turn")
+	}
+	switch mode {
+	case ModeJSON:
+		body.GenerationConfig.ResponseMimeType = "application/json"
+	case ModeStrict:
+		form, err := req.Schema.ProviderForm(schema.FormGemini)
+		if err != nil {
+			return nil, p.localError("the schema has no Gemini form (" + p.red.String(err.Error()) + "); use mode json")
+		}
+		body.GenerationConfig.ResponseMimeType = "application/json"
+		body.GenerationConfig.ResponseSchema = form
+	}
+	hdr := http.Header{}
+	if p.apiKey != "" {
+		hdr.Set("x-goog-api-key", p.apiKey)
+	}
+	endpoint := p.baseURL + "/v1beta/models/" + url.PathEscape(p.model) + ":generateContent"
+	r, err := p.post(ctx, req, endpoint, hdr, body)
+	if err != nil {
+		return nil, err
+	}
+	var doc gemResponse
+	if err := json.Unmarshal(r.body, &doc); err != nil {
+		return nil, p.badResponse(r, "the answer is not a generateContent response", err)
+	}
+	out := &Response{
+		Usage: Usage{
+			PromptTokens: doc.UsageMetadata.PromptTokenCount,
+			// Thinking tokens are billed as output.
+			CompletionTokens: doc.UsageMetadata.CandidatesTokenCount + doc.UsageMetadata.ThoughtsTokenCount,
+		},
+		RateLimit: r.rateLimit,
+		Raw:       r.body,
+		Model:     doc.ModelVersion,
+	}
+	if len(doc.Candidates) == 0 {
+		if doc.PromptFeedback != nil && doc.PromptFeedback.BlockReason != "" {
+			out.FinishReason = FinishContentFilter
+			out.Refusal = "prompt blocked: " + doc.PromptFeedback.BlockReason
+			return out, nil
+		}
+		return nil, p.badResponse(r, "the generateContent response has no candidates", nil)
+	}
+	c := doc.Candidates[0]
+	var text strings.Builder
+	for _, part := range c.Content.Parts {
+		if !part.Thought {
+			text.WriteString(part.Text)
+		}
+	}
+	out.Text = text.String()
+	switch c.FinishReason {
+	case "STOP", "":
+		out.FinishReason = FinishStop
+	case "MAX_TOKENS":
+		out.FinishReason = FinishLength
+	case "SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII":
+		out.FinishReason = FinishContentFilter
+	default:
+		out.FinishReason = FinishOther
+	}
+	return out, nil
+}

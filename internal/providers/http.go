@@ -1,0 +1,206 @@
+package providers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+)
+
+// DefaultMaxResponseBytes caps a response body: a chat answer is a few KiB,
+// and a runaway or hostile server must not exhaust a worker's memory.
+const DefaultMaxResponseBytes = 8 << 20
+
+// newTransport returns the pooled transport of one provider instance. Every
+// call of that instance shares its connections; nothing is shared between
+// instances. Compression stays on: the transport asks for gzip and
+// decompresses transparently (the size cap applies after decompression).
+func newTransport() *http.Transport {
+	return &http.Transport{
+		Proxy: http.ProxyFromEnvironment,
+		DialContext: (&net.Dialer{
+			Timeout:   30 * time.Second,
+			KeepAlive: 30 * time.Second,
+		}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          256,
+		MaxIdleConnsPerHost:   256, // a fleet worker runs many calls to one host at once
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+}
+
+// base is what every adapter shares: identity, capabilities, the HTTP
+// client, the redactor and the logger.
+type base struct {
+	name    string
+	model   string
+	caps    Capabilities
+	baseURL string
+	apiKey  string // sent in a header only; never logged or formatted
+	hc      *http.Client
+	red     redactor
+	log     *slog.Logger
+	maxBody int64
+}
+
+// Name is the provider string, e.g. "openai:gpt-4o-mini".
+func (b *base) Name() string { return b.name }
+
+// Model is the model name sent to the API.
+func (b *base) Model() string { return b.model }
+
+// Capabilities lists the modes this provider and model support.
+func (b *base) Capabilities() Capabilities { return b.caps }
+
+// prepare checks a request before anything is sent and resolves ModeAuto
+// (callers should resolve it; doing it here keeps a forgotten resolution
+// from turning into an API error).
+func (b *base) prepare(req Request) (Mode, error) {
+	if len(req.Messages) == 0 {
+		return "", b.localError("the request has no messages")
+	}
+	mode := req.Mode
+	if mode == "" || mode == ModeAuto {
+		mode = b.caps.Auto()
+		if req.Schema == nil && (mode == ModeStrict || mode == ModeTools) {
+			mode = ModeText // nothing to enforce: the best left is JSON mode
+			if b.caps.Supports(ModeJSON) {
+				mode = ModeJSON
+			}
+		}
+	}
+	if mode != ModeText && !b.caps.Supports(mode) {
+		return "", b.localError(fmt.Sprintf("mode %q is not supported by %s (supported: %v); use mode auto", mode, b.name, b.caps.Modes))
+	}
+	if (mode == ModeStrict || mode == ModeTools) && req.Schema == nil {
+		return "", b.localError(fmt.Sprintf("mode %q needs a schema", mode))
+	}
+	return mode, nil
+}
+
+// localError is a fatal error found before any call was made.
+func (b *base) localError(msg string) *Error {
+	return &Error{Provider: b.name, Class: ClassInvalidRequest, Message: msg}
+}
+
+// reply is a 2xx exchange: the body is already capped and redacted.
+type reply struct {
+	status    int
+	body      []byte
+	rateLimit RateLimit
+}
+
+// post sends body as JSON to url and returns the 2xx reply, or an *Error
+// for everything else (non-2xx status, transport failure, cut or oversized
+// body). hdr carries the credentials; they never reach an error or a log.
+func (b *base) post(ctx context.Context, req Request, url string, hdr http.Header, body any) (*reply, error) {
+	payload, err := marshal(body)
+	if err != nil {
+		return nil, b.localError("cannot encode the request: " + err.Error())
+	}
+	parent := ctx
+	if req.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, req.Timeout)
+		defer cancel()
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(payload))
+	if err != nil {
+		return nil, &Error{Provider: b.name, Class: ClassInvalidRequest, Message: "bad base URL; check the base URL flag or variable", Err: b.red.Error(err)}
+	}
+	for k, vs := range hdr {
+		hreq.Header[k] = vs
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Accept", "application/json")
+
+	start := time.Now()
+	resp, err := b.hc.Do(hreq)
+	if err != nil {
+		return nil, b.logged(ctx, start, b.transportError(parent, err, false))
+	}
+	defer resp.Body.Close()
+	rl := parseRateLimit(resp.Header, time.Now())
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, b.maxBody+1))
+	if err != nil {
+		e := b.transportError(parent, err, true)
+		e.Status, e.RateLimit, e.Raw = resp.StatusCode, rl, b.red.Bytes(raw)
+		return nil, b.logged(ctx, start, e)
+	}
+	raw = b.red.Bytes(raw)
+	if int64(len(raw)) > b.maxBody {
+		return nil, b.logged(ctx, start, &Error{
+			Provider: b.name, Class: ClassTruncatedBody, Status: resp.StatusCode, RateLimit: rl, Raw: raw[:b.maxBody],
+			Message: fmt.Sprintf("response body exceeds %d bytes; the answer was cut off", b.maxBody),
+		})
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		ae := parseAPIError(raw)
+		if rl.RetryAfter == 0 && ae.RetryDelay != "" {
+			if d, ok := parseResetDuration(ae.RetryDelay, time.Time{}); ok {
+				rl.RetryAfter = d
+			}
+		}
+		return nil, b.logged(ctx, start, &Error{
+			Provider: b.name, Class: classifyStatus(resp.StatusCode, ae), Status: resp.StatusCode,
+			Type: b.red.String(ae.Type), Message: b.red.String(ae.Message), RateLimit: rl, Raw: raw,
+		})
+	}
+	b.log.LogAttrs(ctx, slog.LevelDebug, "provider call",
+		slog.String("provider", b.name), slog.Int("status", resp.StatusCode),
+		slog.Duration("latency", time.Since(start)), slog.Int("bytes", len(raw)))
+	return &reply{status: resp.StatusCode, body: raw, rateLimit: rl}, nil
+}
+
+// transportError builds the error of a call that got no complete response.
+func (b *base) transportError(parent context.Context, err error, inBody bool) *Error {
+	class := classifyTransport(parent, err, inBody)
+	msg := "no response"
+	switch class {
+	case ClassCanceled:
+		msg = "the caller canceled the call"
+	case ClassTimeout:
+		msg = "the call timed out"
+	case ClassTruncatedBody:
+		msg = "the response body ended early"
+	case ClassNetwork:
+		msg = "network failure; check that the provider's base URL is reachable"
+	}
+	return &Error{Provider: b.name, Class: class, Message: msg + ": " + b.red.String(err.Error()), Err: b.red.Error(err)}
+}
+
+// badResponse is a 2xx body the adapter cannot use.
+func (b *base) badResponse(r *reply, what string, err error) *Error {
+	msg := what
+	if err != nil {
+		msg += ": " + b.red.String(err.Error())
+	}
+	return &Error{Provider: b.name, Class: ClassBadResponse, Status: r.status, Message: msg, RateLimit: r.rateLimit, Raw: r.body, Err: b.red.Error(err)}
+}
+
+// logged records a failed call (the error is already redacted) and returns it.
+func (b *base) logged(ctx context.Context, start time.Time, e *Error) *Error {
+	b.log.LogAttrs(ctx, slog.LevelDebug, "provider call failed",
+		slog.String("provider", b.name), slog.Int("status", e.Status), slog.String("class", string(e.Class)),
+		slog.Duration("latency", time.Since(start)), slog.String("error", e.Error()))
+	return e
+}
+
+// marshal encodes without HTML escaping: prompts are full of "<" and ">"
+// (the document fence), and escaping them only makes bodies larger.
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}

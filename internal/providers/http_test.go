@@ -1,0 +1,227 @@
+package providers
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+const okCompletion = `{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"{\"ok\":true}","refusal":null},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7}}`
+
+// hijackClose answers by writing raw bytes to the connection and closing it.
+func hijackClose(raw string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		conn, buf, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			panic(err)
+		}
+		_, _ = buf.WriteString(raw)
+		_ = buf.Flush()
+		_ = conn.Close()
+	}
+}
+
+func chatErr(t *testing.T, p Provider, ctx context.Context, req Request) *Error {
+	t.Helper()
+	_, err := p.Chat(ctx, req)
+	var pe *Error
+	if !errors.As(err, &pe) {
+		t.Fatalf("error %v (%T) is not *Error", err, err)
+	}
+	return pe
+}
+
+func TestHTTPHygiene(t *testing.T) {
+	req := Request{Messages: conversation(), Mode: ModeJSON}
+
+	t.Run("gzip", func(t *testing.T) {
+		var acceptEnc atomic.Value
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			acceptEnc.Store(r.Header.Get("Accept-Encoding"))
+			var b bytes.Buffer
+			zw := gzip.NewWriter(&b)
+			_, _ = io.WriteString(zw, okCompletion)
+			_ = zw.Close()
+			w.Header().Set("Content-Encoding", "gzip")
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write(b.Bytes())
+		}))
+		defer srv.Close()
+		p := mustNew(t, "vllm:m", env{}, WithBaseURL(srv.URL+"/v1"))
+		resp, err := p.Chat(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(acceptEnc.Load().(string), "gzip") || resp.Text != `{"ok":true}` || string(resp.Raw) != okCompletion {
+			t.Fatalf("Accept-Encoding %q text %q", acceptEnc.Load(), resp.Text)
+		}
+	})
+
+	t.Run("size cap", func(t *testing.T) {
+		srv := newCanned(t, 200, nil, `{"choices":[{"message":{"content":"`+strings.Repeat("x", 5000)+`"}}]}`)
+		p := mustNew(t, "vllm:m", env{}, WithBaseURL(srv.URL+"/v1"), WithMaxResponseBytes(1024))
+		pe := chatErr(t, p, context.Background(), req)
+		if pe.Class != ClassTruncatedBody || len(pe.Raw) != 1024 || !strings.Contains(pe.Message, "1024") {
+			t.Fatalf("got %+v (raw %d bytes)", pe, len(pe.Raw))
+		}
+	})
+
+	t.Run("body cut short", func(t *testing.T) {
+		srv := httptest.NewServer(hijackClose("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"choices\": [{\"mess"))
+		defer srv.Close()
+		p := mustNew(t, "vllm:m", env{}, WithBaseURL(srv.URL+"/v1"))
+		pe := chatErr(t, p, context.Background(), req)
+		if pe.Class != ClassTruncatedBody || !pe.Retryable() || pe.Status != 200 {
+			t.Fatalf("got %+v", pe)
+		}
+	})
+
+	t.Run("connection dropped before headers", func(t *testing.T) {
+		srv := httptest.NewServer(hijackClose(""))
+		defer srv.Close()
+		p := mustNew(t, "vllm:m", env{}, WithBaseURL(srv.URL+"/v1"))
+		pe := chatErr(t, p, context.Background(), req)
+		if pe.Class != ClassNetwork || !pe.Retryable() {
+			t.Fatalf("got %+v", pe)
+		}
+	})
+
+	t.Run("connection refused", func(t *testing.T) {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := l.Addr().String()
+		_ = l.Close()
+		p := mustNew(t, "vllm:m", env{}, WithBaseURL("http://"+addr+"/v1"))
+		pe := chatErr(t, p, context.Background(), req)
+		if pe.Class != ClassNetwork || !pe.Retryable() || pe.Err == nil {
+			t.Fatalf("got %+v", pe)
+		}
+	})
+
+	t.Run("per-request timeout", func(t *testing.T) {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			<-r.Context().Done()
+		}))
+		defer srv.Close()
+		p := mustNew(t, "vllm:m", env{}, WithBaseURL(srv.URL+"/v1"))
+		r := req
+		r.Timeout = 50 * time.Millisecond
+		start := time.Now()
+		pe := chatErr(t, p, context.Background(), r)
+		if pe.Class != ClassTimeout || !pe.Retryable() || !errors.Is(pe, context.DeadlineExceeded) {
+			t.Fatalf("got %+v", pe)
+		}
+		if time.Since(start) > 5*time.Second {
+			t.Fatal("the timeout was not honoured")
+		}
+	})
+
+	t.Run("caller cancels", func(t *testing.T) {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			<-r.Context().Done()
+		}))
+		defer srv.Close()
+		p := mustNew(t, "vllm:m", env{}, WithBaseURL(srv.URL+"/v1"))
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(30*time.Millisecond, cancel)
+		pe := chatErr(t, p, ctx, req)
+		if pe.Class != ClassCanceled || pe.Retryable() || !errors.Is(pe, context.Canceled) {
+			t.Fatalf("got %+v", pe)
+		}
+	})
+
+	t.Run("caller deadline is not a retryable timeout", func(t *testing.T) {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			<-r.Context().Done()
+		}))
+		defer srv.Close()
+		p := mustNew(t, "vllm:m", env{}, WithBaseURL(srv.URL+"/v1"))
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+		defer cancel()
+		r := req
+		r.Timeout = time.Minute
+		if pe := chatErr(t, p, ctx, r); pe.Class != ClassCanceled {
+			t.Fatalf("got %+v", pe)
+		}
+	})
+
+	t.Run("injected client", func(t *testing.T) {
+		var calls atomic.Int32
+		hc := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			calls.Add(1)
+			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(okCompletion)), Request: r}, nil
+		})}
+		p := mustNew(t, "openai:gpt-4o-mini", env{"OPENAI_API_KEY": "sk-test"}, WithHTTPClient(hc))
+		if _, err := p.Chat(context.Background(), req); err != nil || calls.Load() != 1 {
+			t.Fatalf("err %v calls %d", err, calls.Load())
+		}
+	})
+
+	t.Run("connections are reused", func(t *testing.T) {
+		var conns atomic.Int32
+		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.WriteString(w, okCompletion)
+		}))
+		srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+			if s == http.StateNew {
+				conns.Add(1)
+			}
+		}
+		srv.Start()
+		defer srv.Close()
+		p := mustNew(t, "vllm:m", env{}, WithBaseURL(srv.URL+"/v1"))
+		for i := 0; i < 5; i++ {
+			if _, err := p.Chat(context.Background(), req); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := conns.Load(); n != 1 {
+			t.Fatalf("%d connections for 5 sequential calls; the transport does not pool", n)
+		}
+	})
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestErrorStatusTable drives every status of the issue's list through a
+// real HTTP exchange and checks class and retryability.
+func TestErrorStatusTable(t *testing.T) {
+	tests := []struct {
+		status int
+		body   string
+		class  ErrorClass
+	}{
+		{408, `{}`, ClassServer}, {409, `{}`, ClassServer}, {425, `{}`, ClassServer},
+		{429, `{"error":{"message":"slow down","type":"requests","code":"rate_limit_exceeded"}}`, ClassRateLimited},
+		{429, `{"error":{"message":"quota","type":"insufficient_quota","code":"insufficient_quota"}}`, ClassQuota},
+		{500, `{}`, ClassServer}, {502, `{}`, ClassServer}, {503, `{}`, ClassOverloaded}, {504, `{}`, ClassServer},
+		{529, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, ClassOverloaded},
+		{400, `{"error":{"message":"bad"}}`, ClassInvalidRequest},
+		{400, `{"error":{"message":"too long","code":"context_length_exceeded"}}`, ClassContextLength},
+		{401, `{}`, ClassAuth}, {403, `{}`, ClassPermission}, {404, `{}`, ClassNotFound}, {413, `{}`, ClassTooLarge},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprintf("%d %s", tc.status, tc.class), func(t *testing.T) {
+			srv := newCanned(t, tc.status, nil, tc.body)
+			p := mustNew(t, "vllm:m", env{}, WithBaseURL(srv.URL+"/v1"))
+			pe := chatErr(t, p, context.Background(), Request{Messages: conversation(), Mode: ModeText})
+			if pe.Class != tc.class || pe.Status != tc.status {
+				t.Fatalf("got %s/%d, want %s/%d", pe.Class, pe.Status, tc.class, tc.status)
+			}
+		})
+	}
+}

@@ -1,0 +1,38 @@
+package providers
+
+import "strings"
+
+// toolName makes a schema name acceptable as an OpenAI response-format name
+// or a tool/function name for every API: 1-64 of [a-zA-Z0-9_-].
+func toolName(name string) string {
+	var b strings.Builder
+	for _, r := range name {
+		if b.Len() == 64 {
+			break
+		}
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	if strings.Trim(b.String(), "_") == "" {
+		return "extraction"
+	}
+	return b.String()
+}
+
+// splitSystem separates system messages (joined, for APIs that take the
+// system prompt apart from the turns) from the conversation.
+func splitSystem(msgs []Message) (system string, turns []Message) {
+	var sys []string
+	for _, m := range msgs {
+		if m.Role == RoleSystem {
+			sys = append(sys, m.Content)
+			continue
+		}
+		turns = append(turns, m)
+	}
+	return strings.Join(sys, "\n\n"), turns
+}

@@ -1,0 +1,231 @@
+package providers
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/extractq/extractq/schema"
+)
+
+// openAIProvider speaks the OpenAI chat completions API
+// (POST {base}/chat/completions), which OpenAI and the OpenAI-compatible
+// presets (OpenRouter, Groq, Mistral, xAI, Together, DeepSeek, vLLM,
+// LM Studio, Ollama's /v1) share.
+type openAIProvider struct {
+	base
+	// maxCompletionTokens sends max_completion_tokens instead of the
+	// deprecated max_tokens (OpenAI's reasoning models reject max_tokens;
+	// many compatible servers only read max_tokens).
+	maxCompletionTokens bool
+	// fixedTemperature: the model rejects any temperature but its default
+	// (OpenAI's reasoning models), so none is sent.
+	fixedTemperature bool
+}
+
+type oaiRequest struct {
+	Model               string             `json:"model"`
+	Messages            []Message          `json:"messages"`
+	Temperature         *float64           `json:"temperature,omitempty"`
+	MaxTokens           int                `json:"max_tokens,omitempty"`
+	MaxCompletionTokens int                `json:"max_completion_tokens,omitempty"`
+	Stop                []string           `json:"stop,omitempty"`
+	ResponseFormat      *oaiResponseFormat `json:"response_format,omitempty"`
+	Tools               []oaiTool          `json:"tools,omitempty"`
+	ToolChoice          *oaiToolChoice     `json:"tool_choice,omitempty"`
+	Stream              bool               `json:"stream"`
+}
+
+type oaiResponseFormat struct {
+	Type       string         `json:"type"` // "json_object" or "json_schema"
+	JSONSchema *oaiJSONSchema `json:"json_schema,omitempty"`
+}
+
+type oaiJSONSchema struct {
+	Name   string          `json:"name"`
+	Schema json.RawMessage `json:"schema"`
+	Strict bool            `json:"strict"`
+}
+
+type oaiTool struct {
+	Type     string      `json:"type"` // "function"
+	Function oaiFunction `json:"function"`
+}
+
+type oaiFunction struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters"`
+	Strict      bool            `json:"strict,omitempty"`
+}
+
+type oaiToolChoice struct {
+	Type     string `json:"type"` // "function"
+	Function struct {
+		Name string `json:"name"`
+	} `json:"function"`
+}
+
+type oaiResponse struct {
+	Model   string `json:"model"`
+	Choices []struct {
+		Message struct {
+			Content   *string `json:"content"`
+			Refusal   *string `json:"refusal"`
+			ToolCalls []struct {
+				Type     string `json:"type"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"message"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+	} `json:"usage"`
+	// Some routers (OpenRouter) report an upstream failure in a 200 body.
+	Error json.RawMessage `json:"error"`
+}
+
+// toolDescription tells the model what the forced tool is for.
+const toolDescription = "Record the data extracted from the document. The arguments must follow the schema exactly."
+
+// Chat performs one chat completion.
+func (p *openAIProvider) Chat(ctx context.Context, req Request) (*Response, error) {
+	body, err := p.buildRequest(req)
+	if err != nil {
+		return nil, err
+	}
+	hdr := http.Header{}
+	if p.apiKey != "" {
+		hdr.Set("Authorization", "Bearer "+p.apiKey)
+	}
+	r, err := p.post(ctx, req, p.baseURL+"/chat/completions", hdr, body)
+	if err != nil {
+		return nil, err
+	}
+	return p.parseResponse(r, body.Tools)
+}
+
+// buildRequest turns a Request into the chat completions body.
+func (p *openAIProvider) buildRequest(req Request) (*oaiRequest, error) {
+	mode, err := p.prepare(req)
+	if err != nil {
+		return nil, err
+	}
+	body := &oaiRequest{Model: p.model, Messages: req.Messages, Stop: req.Stop}
+	if !p.fixedTemperature {
+		t := req.Temperature
+		body.Temperature = &t
+	}
+	if p.maxCompletionTokens {
+		body.MaxCompletionTokens = req.MaxTokens
+	} else {
+		body.MaxTokens = req.MaxTokens
+	}
+	strict := p.caps.Supports(ModeStrict)
+	switch mode {
+	case ModeJSON:
+		body.ResponseFormat = &oaiResponseFormat{Type: "json_object"}
+	case ModeStrict:
+		form, err := p.schemaForm(req.Schema, true)
+		if err != nil {
+			return nil, err
+		}
+		body.ResponseFormat = &oaiResponseFormat{Type: "json_schema", JSONSchema: &oaiJSONSchema{Name: toolName(req.SchemaName), Schema: form, Strict: true}}
+	case ModeTools:
+		form, err := p.schemaForm(req.Schema, strict)
+		if err != nil {
+			return nil, err
+		}
+		name := toolName(req.SchemaName)
+		body.Tools = []oaiTool{{Type: "function", Function: oaiFunction{Name: name, Description: toolDescription, Parameters: form, Strict: strict}}}
+		body.ToolChoice = &oaiToolChoice{Type: "function"}
+		body.ToolChoice.Function.Name = name
+	}
+	return body, nil
+}
+
+// schemaForm is the strict form where the model enforces it, else the
+// user's schema as is (non-strict tools accept any JSON Schema).
+func (p *openAIProvider) schemaForm(s *schema.Schema, strict bool) (json.RawMessage, error) {
+	if !strict {
+		return s.JSON(), nil
+	}
+	form, err := s.ProviderForm(schema.FormOpenAI)
+	if err != nil {
+		return nil, p.localError("the schema has no strict OpenAI form (" + p.red.String(err.Error()) + "); use mode json or text")
+	}
+	return form, nil
+}
+
+// parseResponse reads the first choice: its text, refusal or tool call.
+func (p *openAIProvider) parseResponse(r *reply, tools []oaiTool) (*Response, error) {
+	var doc oaiResponse
+	if err := json.Unmarshal(r.body, &doc); err != nil {
+		return nil, p.badResponse(r, "the answer is not a chat completion", err)
+	}
+	if len(doc.Choices) == 0 {
+		if len(doc.Error) > 0 {
+			ae := parseAPIError(r.body)
+			return nil, &Error{Provider: p.name, Class: ClassServer, Status: r.status, Type: p.red.String(ae.Type),
+				Message: p.red.String(ae.Message), RateLimit: r.rateLimit, Raw: r.body}
+		}
+		return nil, p.badResponse(r, "the chat completion has no choices", nil)
+	}
+	c := doc.Choices[0]
+	out := &Response{
+		Usage:     Usage{PromptTokens: doc.Usage.PromptTokens, CompletionTokens: doc.Usage.CompletionTokens},
+		RateLimit: r.rateLimit,
+		Raw:       r.body,
+		Model:     doc.Model,
+	}
+	if c.Message.Content != nil {
+		out.Text = *c.Message.Content
+	}
+	if len(tools) > 0 {
+		for _, tc := range c.Message.ToolCalls {
+			if tc.Function.Name == tools[0].Function.Name {
+				out.Text = tc.Function.Arguments
+				break
+			}
+		}
+	}
+	out.FinishReason = openAIFinish(c.FinishReason)
+	if c.Message.Refusal != nil && *c.Message.Refusal != "" {
+		out.Refusal = *c.Message.Refusal
+		out.FinishReason = FinishRefusal
+	}
+	return out, nil
+}
+
+// openAIFinish normalises finish_reason.
+func openAIFinish(s string) FinishReason {
+	switch s {
+	case "stop", "":
+		return FinishStop
+	case "length":
+		return FinishLength
+	case "tool_calls", "function_call":
+		return FinishToolCall
+	case "content_filter":
+		return FinishContentFilter
+	}
+	return FinishOther
+}
+
+// reasoningModel reports OpenAI reasoning models, which reject any
+// temperature but the default.
+func reasoningModel(model string) bool {
+	m := strings.ToLower(model)
+	for _, p := range []string{"o1", "o3", "o4", "gpt-5"} {
+		if matchesPrefix(m, p) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,396 @@
+package ratelimit
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/extractq/extractq/internal/providers"
+)
+
+// stub is a provider whose every call answers with reply(n) (n counts from 1).
+type stub struct {
+	calls atomic.Int64
+	reply func(n int64, req providers.Request) (*providers.Response, error)
+}
+
+func (s *stub) Name() string                         { return "sim:stub" }
+func (s *stub) Model() string                        { return "stub" }
+func (s *stub) Capabilities() providers.Capabilities { return providers.Capabilities{} }
+func (s *stub) Chat(_ context.Context, req providers.Request) (*providers.Response, error) {
+	return s.reply(s.calls.Add(1), req)
+}
+
+// answer is a reply reporting used tokens.
+func answer(used int) func(int64, providers.Request) (*providers.Response, error) {
+	return func(int64, providers.Request) (*providers.Response, error) {
+		return &providers.Response{Text: "{}", Usage: providers.Usage{PromptTokens: used / 2, CompletionTokens: used - used/2}}, nil
+	}
+}
+
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func testPool(l Limits, clk *fakeClock, opts ...Option) *Pool {
+	return NewPool("sim:stub", l, append([]Option{withClock(clk), WithLogger(quiet())}, opts...)...)
+}
+
+// req200 is estimated at 200 tokens: 400 prompt characters (100) plus 100.
+var req200 = providers.Request{Messages: []providers.Message{{Role: providers.RoleUser, Content: strings.Repeat("x", 400)}}, MaxTokens: 100}
+
+// TestPacingCounts starts many calls at once and counts how many the pool
+// lets through in a span of (fake) time.
+func TestPacingCounts(t *testing.T) {
+	tests := []struct {
+		name    string
+		limits  Limits
+		members int
+		calls   int
+		span    time.Duration
+		want    int
+	}{
+		{"rpm", Limits{Concurrency: 1000, RPM: 600}, 1, 30, time.Second, 10},
+		{"tpm", Limits{Concurrency: 1000, TPM: 60_000}, 1, 30, time.Second, 5},
+		{"tpm binds before rpm", Limits{Concurrency: 1000, RPM: 6000, TPM: 60_000}, 1, 30, time.Second, 5},
+		{"rpm shared by 4 members", Limits{Concurrency: 1000, RPM: 600}, 4, 30, 2 * time.Second, 5},
+		{"rpm over 10s", Limits{Concurrency: 1000, RPM: 120}, 1, 40, 10 * time.Second, 20},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newFakeClock()
+			p := testPool(tc.limits, clk)
+			p.setMembers(tc.members, ShareFleet)
+			prov := &stub{reply: answer(200)}
+			w := p.Wrap(prov)
+			ctx, cancel := context.WithCancel(context.Background())
+			var wg sync.WaitGroup
+			for range tc.calls {
+				wg.Go(func() { _, _ = w.Chat(ctx, req200) })
+			}
+			defer func() { cancel(); wg.Wait() }()
+			eventually(t, func() bool { return clk.pending() == tc.calls }, "not every call waits for budget")
+			fired := clk.Advance(tc.span)
+			if fired < tc.want-1 || fired > tc.want {
+				t.Fatalf("calls let through in %v = %d, want %d", tc.span, fired, tc.want)
+			}
+			eventually(t, func() bool { return prov.calls.Load() == int64(fired) }, "provider saw %d calls, want %d", prov.calls.Load(), fired)
+		})
+	}
+}
+
+// TestTokenCorrection runs calls one after another and checks how much fake
+// time they took: the pace must follow the usage reported, not the estimate.
+func TestTokenCorrection(t *testing.T) {
+	tests := []struct {
+		name     string
+		used     int // per call; every call is estimated at 200
+		min, max time.Duration
+	}{
+		{"estimate exact", 200, 3900 * time.Millisecond, 4100 * time.Millisecond},
+		{"used less: tokens returned", 50, 1000 * time.Millisecond, 1300 * time.Millisecond},
+		{"used more: tokens borrowed", 800, 15 * time.Second, 16 * time.Second},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newFakeClock()
+			p := testPool(Limits{Concurrency: 1, TPM: 60_000}, clk) // 1000 tokens/s
+			w := p.Wrap(&stub{reply: answer(tc.used)})
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				for range 20 {
+					if _, err := w.Chat(context.Background(), req200); err != nil {
+						t.Errorf("Chat: %v", err)
+						return
+					}
+				}
+			}()
+			start := clk.Now()
+			deadline := time.Now().Add(20 * time.Second)
+		loop:
+			for {
+				select {
+				case <-done:
+					break loop
+				default:
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("calls did not finish")
+				}
+				if clk.pending() > 0 {
+					clk.AdvanceToNext()
+				} else {
+					time.Sleep(time.Millisecond)
+				}
+			}
+			if got := clk.Now().Sub(start); got < tc.min || got > tc.max {
+				t.Fatalf("20 calls took %v of pacing, want %v..%v", got, tc.min, tc.max)
+			}
+			if s := p.Snapshot(); s.TokensUsed != int64(20*tc.used) {
+				t.Fatalf("TokensUsed = %d, want %d", s.TokensUsed, 20*tc.used)
+			}
+		})
+	}
+}
+
+func throttled(class providers.ErrorClass, rl providers.RateLimit) error {
+	return &providers.Error{Provider: "sim:stub", Class: class, Status: 429, RateLimit: rl}
+}
+
+func TestThrottlePausesPool(t *testing.T) {
+	tests := []struct {
+		name       string
+		err        error
+		wantPause  time.Duration
+		wantReason string
+		want429    int64
+		want529    int64
+	}{
+		{"429 retry-after", throttled(providers.ClassRateLimited, providers.RateLimit{RetryAfter: 3 * time.Second}), 3 * time.Second, "rate_limited", 1, 0},
+		{"429 reset only", throttled(providers.ClassRateLimited, providers.RateLimit{ResetRequests: 2 * time.Second, ResetTokens: 1500 * time.Millisecond}), 2 * time.Second, "rate_limited", 1, 0},
+		{"429 no hint", throttled(providers.ClassRateLimited, providers.RateLimit{}), DefaultPause, "rate_limited", 1, 0},
+		{"529 overloaded", throttled(providers.ClassOverloaded, providers.RateLimit{RetryAfter: 4 * time.Second}), 4 * time.Second, "overloaded", 0, 1},
+		{"retry-after capped", throttled(providers.ClassRateLimited, providers.RateLimit{RetryAfter: time.Hour}), DefaultMaxPause, "rate_limited", 1, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newFakeClock()
+			p := testPool(Limits{Concurrency: 4, RPM: 6000}, clk)
+			w := p.Wrap(&stub{reply: func(int64, providers.Request) (*providers.Response, error) { return nil, tc.err }})
+			go func() { _, _ = w.Chat(context.Background(), req200) }()
+			eventually(t, func() bool { return clk.pending() == 1 }, "call does not wait for its request slot")
+			clk.Advance(10 * time.Millisecond) // the first request is due
+			eventually(t, func() bool { return p.Snapshot().Calls == 1 }, "call not settled")
+			until, paused := p.Paused()
+			if !paused || until.Sub(clk.Now()) != tc.wantPause {
+				t.Fatalf("Paused() = %v for %v, want paused for %v", paused, until.Sub(clk.Now()), tc.wantPause)
+			}
+			s := p.Snapshot()
+			if s.PauseReason != tc.wantReason || s.RateLimited != tc.want429 || s.Overloaded != tc.want529 || s.Pauses != 1 {
+				t.Fatalf("snapshot = %+v", s)
+			}
+			// No slot while paused; one as soon as the pause ends.
+			got := make(chan error, 1)
+			go func() {
+				release, err := p.AcquireSlot(context.Background())
+				if err == nil {
+					release()
+				}
+				got <- err
+			}()
+			eventually(t, func() bool { return clk.pending() == 1 }, "AcquireSlot does not wait for the pause")
+			select {
+			case <-got:
+				t.Fatal("AcquireSlot returned during the pause")
+			default:
+			}
+			clk.Advance(tc.wantPause)
+			eventually(t, func() bool { return len(got) == 1 }, "AcquireSlot still blocked after the pause")
+			if err := <-got; err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestAIMD scripts outcomes and checks the effective concurrency after each.
+func TestAIMD(t *testing.T) {
+	type step struct {
+		after   time.Duration // fake time before the outcome
+		ok      bool          // success, else a 429 with Retry-After 1s
+		wantEff int
+	}
+	tests := []struct {
+		name  string
+		steps []step
+	}{
+		{"single 429 only pauses", []step{{0, false, 8}}},
+		{"repeated 429s halve", []step{{0, false, 8}, {2 * time.Second, false, 4}, {2 * time.Second, false, 2}, {2 * time.Second, false, 1}, {2 * time.Second, false, 1}}},
+		{"429s during one pause are one event", []step{{0, false, 8}, {100 * time.Millisecond, false, 8}, {100 * time.Millisecond, false, 8}}},
+		{"429s far apart do not halve", []step{{0, false, 8}, {31 * time.Second, false, 8}}},
+		{"successes grow it back one per round", []step{
+			{0, false, 8}, {2 * time.Second, false, 4}, {2 * time.Second, false, 2},
+			{2 * time.Second, true, 2}, {0, true, 3}, {0, true, 3}, {0, true, 3}, {0, true, 4},
+		}},
+		{"never above the share", []step{{0, true, 8}, {0, true, 8}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newFakeClock()
+			p := testPool(Limits{Concurrency: 8}, clk)
+			for i, s := range tc.steps {
+				clk.Advance(s.after)
+				if s.ok {
+					p.settle(100, &providers.Response{Usage: providers.Usage{PromptTokens: 50, CompletionTokens: 50}}, nil)
+				} else {
+					p.settle(100, nil, throttled(providers.ClassRateLimited, providers.RateLimit{RetryAfter: time.Second}))
+				}
+				if got := p.Snapshot().EffectiveConcurrency; got != s.wantEff {
+					t.Fatalf("step %d: effective concurrency = %d, want %d", i, got, s.wantEff)
+				}
+			}
+		})
+	}
+}
+
+func TestRampAfterPause(t *testing.T) {
+	clk := newFakeClock()
+	p := testPool(Limits{Concurrency: 8, RPM: 600}, clk, WithRampUp(4*time.Second))
+	p.settle(100, nil, throttled(providers.ClassRateLimited, providers.RateLimit{RetryAfter: 2 * time.Second}))
+	for _, c := range []struct {
+		at   time.Duration
+		want float64
+	}{{2 * time.Second, 300}, {4 * time.Second, 450}, {6 * time.Second, 600}, {60 * time.Second, 600}} {
+		clk.Advance(c.at - clk.Now().Sub(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)))
+		if got := p.Snapshot().RPMNow; got < c.want-0.01 || got > c.want+0.01 {
+			t.Fatalf("at %v after the 429: RPMNow = %.2f, want %.0f", c.at, got, c.want)
+		}
+	}
+}
+
+// TestLearnFromHeaders feeds reported rate-limit states on successful calls.
+func TestLearnFromHeaders(t *testing.T) {
+	tests := []struct {
+		name   string
+		rl     providers.RateLimit
+		check  func(s Snapshot, pausedFor time.Duration) bool
+		expect string
+	}{
+		{"no requests remaining pauses until reset",
+			providers.RateLimit{HasRequests: true, LimitRequests: 600, RemainingRequests: 0, ResetRequests: 2 * time.Second},
+			func(s Snapshot, d time.Duration) bool {
+				return s.Paused && d == 2*time.Second && s.PauseReason == "no_requests_remaining" && s.RateLimited == 0
+			}, "paused 2s for no_requests_remaining, no 429 counted"},
+		{"no tokens remaining pauses until reset",
+			providers.RateLimit{HasTokens: true, LimitTokens: 60000, RemainingTokens: 0, ResetTokens: time.Second},
+			func(s Snapshot, d time.Duration) bool { return s.Paused && d == time.Second && s.PauseReason == "no_tokens_remaining" },
+			"paused 1s for no_tokens_remaining"},
+		{"lower reported limit replaces the configured one",
+			providers.RateLimit{HasRequests: true, LimitRequests: 300, RemainingRequests: 290, ResetRequests: time.Second},
+			func(s Snapshot, _ time.Duration) bool { return s.LearnedRPM == 300 && s.Share.RPM == 300 && s.RPMNow == 300 },
+			"learned RPM 300"},
+		{"higher reported limit is ignored",
+			providers.RateLimit{HasRequests: true, LimitRequests: 10000, RemainingRequests: 9000, ResetRequests: time.Second},
+			func(s Snapshot, _ time.Duration) bool { return s.LearnedRPM == 0 && s.Share.RPM == 600 && s.RPMNow == 600 },
+			"configured RPM 600 kept"},
+		{"little remaining spreads it until the reset",
+			providers.RateLimit{HasRequests: true, LimitRequests: 600, RemainingRequests: 5, ResetRequests: 10 * time.Second},
+			func(s Snapshot, _ time.Duration) bool { return s.RPMNow > 29.9 && s.RPMNow < 30.1 && !s.Paused },
+			"RPMNow 30 (5 requests over 10s)"},
+		{"plenty remaining paces at the share",
+			providers.RateLimit{HasRequests: true, LimitRequests: 600, RemainingRequests: 500, ResetRequests: 10 * time.Second},
+			func(s Snapshot, _ time.Duration) bool { return s.RPMNow == 600 },
+			"RPMNow 600"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newFakeClock()
+			p := testPool(Limits{Concurrency: 8, RPM: 600, TPM: 120000}, clk)
+			p.settle(100, &providers.Response{Usage: providers.Usage{PromptTokens: 60, CompletionTokens: 40}, RateLimit: tc.rl}, nil)
+			until, _ := p.Paused()
+			if s := p.Snapshot(); !tc.check(s, until.Sub(clk.Now())) {
+				t.Fatalf("want %s; snapshot = %+v", tc.expect, s)
+			}
+		})
+	}
+}
+
+func TestAcquireSlot(t *testing.T) {
+	clk := newFakeClock()
+	p := testPool(Limits{Concurrency: 2}, clk)
+	ctx := context.Background()
+	r1, err1 := p.AcquireSlot(ctx)
+	r2, err2 := p.AcquireSlot(ctx)
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	got := make(chan func(), 1)
+	go func() {
+		r, err := p.AcquireSlot(ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- r
+	}()
+	time.Sleep(20 * time.Millisecond)
+	if len(got) != 0 {
+		t.Fatal("a third slot was granted with concurrency 2")
+	}
+	r1()
+	r1() // a second release must not free another slot
+	r3 := <-got
+	if s := p.Snapshot(); s.InUse != 2 {
+		t.Fatalf("InUse = %d after double release, want 2", s.InUse)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := p.AcquireSlot(cctx); err == nil {
+		t.Fatal("AcquireSlot with a full pool and a cancelled context succeeded")
+	}
+	r2()
+	r3()
+	if s := p.Snapshot(); s.InUse != 0 {
+		t.Fatalf("InUse = %d, want 0", s.InUse)
+	}
+}
+
+// TestAcquireSlotWaitsForDebt: calls already waiting for request budget
+// keep new jobs from being pulled.
+func TestAcquireSlotWaitsForDebt(t *testing.T) {
+	clk := newFakeClock()
+	p := testPool(Limits{Concurrency: 100, RPM: 60}, clk) // one request a second
+	w := p.Wrap(&stub{reply: answer(10)})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for range 3 {
+		go func() { _, _ = w.Chat(ctx, req200) }()
+	}
+	eventually(t, func() bool { return clk.pending() == 3 }, "calls do not wait")
+	got := make(chan error, 1)
+	go func() { _, err := p.AcquireSlot(ctx); got <- err }()
+	eventually(t, func() bool { return clk.pending() == 4 }, "AcquireSlot does not wait for the debt")
+	clk.Advance(2 * time.Second)
+	if len(got) != 0 {
+		t.Fatal("AcquireSlot returned while requests were still owed")
+	}
+	clk.Advance(1100 * time.Millisecond)
+	eventually(t, func() bool { return len(got) == 1 }, "AcquireSlot still blocked after the debt was paid")
+}
+
+func TestShareFollowsMembers(t *testing.T) {
+	tests := []struct {
+		name     string
+		limits   Limits
+		members  int
+		cut      bool // a repeated 429 first halved the concurrency
+		wantConc int
+		wantEff  int
+		wantRPM  int
+	}{
+		{"alone", Limits{Concurrency: 64, RPM: 6000, TPM: 1000}, 1, false, 64, 64, 6000},
+		{"three", Limits{Concurrency: 64, RPM: 6000, TPM: 1000}, 3, false, 21, 21, 2000},
+		{"more members than slots", Limits{Concurrency: 2, RPM: 6000}, 5, false, 1, 1, 1200},
+		{"AIMD cut kept within the share", Limits{Concurrency: 64, RPM: 6000}, 2, true, 32, 16, 3000},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newFakeClock()
+			p := testPool(tc.limits, clk)
+			if tc.cut {
+				for range 2 {
+					p.settle(1, nil, throttled(providers.ClassRateLimited, providers.RateLimit{RetryAfter: time.Second}))
+					clk.Advance(2 * time.Second)
+				}
+			}
+			p.setMembers(tc.members, ShareFleet)
+			s := p.Snapshot()
+			if s.Share.Concurrency != tc.wantConc || s.EffectiveConcurrency != tc.wantEff || s.Share.RPM != tc.wantRPM || s.Members != tc.members || s.ShareSource != ShareFleet {
+				t.Fatalf("snapshot = %+v, want share concurrency %d, effective %d, rpm %d", s, tc.wantConc, tc.wantEff, tc.wantRPM)
+			}
+		})
+	}
+}

@@ -1,0 +1,141 @@
+package retry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/extractq/extractq/internal/fakeprovider"
+	"github.com/extractq/extractq/internal/jsonx"
+	"github.com/extractq/extractq/internal/providers"
+)
+
+// randomReply is one of the answers and failures real models and APIs give.
+func randomReply(rng *rand.Rand) fakeprovider.Reply {
+	switch rng.IntN(13) {
+	case 0:
+		return fakeprovider.Text(validAnswer)
+	case 1:
+		return fakeprovider.Text("```json\n" + validAnswer + "\n```")
+	case 2:
+		return fakeprovider.Text(`Here you go: {vendor: 'ACME', "total": 12.5, "items": [{"name": "bolt", "price": 12.5,},]} hope it helps`)
+	case 3:
+		return fakeprovider.Text(`{"vendor":"ACME","total":"12.5","paid":"True","items":[{"name":"bolt","price":"3"}]}`)
+	case 4:
+		return fakeprovider.Text(invalidAnswer)
+	case 5:
+		return fakeprovider.Text(`{"vendor":"ACME","total":12.5,"items":[],"currency":"EUR"}`) // extra field
+	case 6:
+		return fakeprovider.Text("The total is 12.50.")
+	case 7:
+		return fakeprovider.Truncated(validAnswer[:rng.IntN(len(validAnswer))])
+	case 8:
+		return fakeprovider.Text(`{"_unextractable": "not an invoice"}`)
+	case 9:
+		return fakeprovider.Refused("cannot help")
+	case 10:
+		return fakeprovider.Fail(providers.ClassRateLimited, time.Duration(rng.IntN(3))*time.Second)
+	case 11:
+		return fakeprovider.Fail([]providers.ErrorClass{providers.ClassServer, providers.ClassOverloaded, providers.ClassTimeout, providers.ClassNetwork}[rng.IntN(4)], 0)
+	default:
+		if rng.IntN(4) == 0 { // fatal errors are rarer, or few runs would go far
+			return fakeprovider.Fail([]providers.ErrorClass{providers.ClassAuth, providers.ClassInvalidRequest, providers.ClassQuota}[rng.IntN(3)], 0)
+		}
+		return fakeprovider.Text(validAnswer[:len(validAnswer)-1]) // unclosed: repairable
+	}
+}
+
+func randomConfig(rng *rand.Rand, sl *sleeps) Config {
+	c := DefaultConfig()
+	c.Sleep = sl.sleep
+	c.MaxReasks = rng.IntN(5)
+	c.Transport.Retries = rng.IntN(4)
+	c.History = []History{HistoryLast, HistoryFull}[rng.IntN(2)]
+	c.Repair = []jsonx.Policy{jsonx.PolicyOff, jsonx.PolicySyntax, jsonx.PolicyCoerce}[rng.IntN(3)]
+	c.Feedback = []Feedback{FeedbackReflect, FeedbackDirect, FeedbackPolite}[rng.IntN(3)]
+	c.BreakOnUnextractable = rng.IntN(2) == 0
+	if rng.IntN(2) == 0 {
+		c.TokenBudget = 300 + rng.IntN(2500)
+	}
+	if rng.IntN(2) == 0 {
+		c.MaxTokens = 20 + rng.IntN(200)
+	}
+	return c
+}
+
+// TestPropertyNeverInvalid drives random sequences of good, broken and
+// failing answers under random configs and checks the engine's promises.
+func TestPropertyNeverInvalid(t *testing.T) {
+	s := mustSchema(t, invoiceSchema)
+	const runs = 3000
+	outcomes := map[Outcome]int{}
+	for i := range runs {
+		rng := rand.New(rand.NewPCG(uint64(i), 42))
+		sl := &sleeps{}
+		cfg := randomConfig(rng, sl)
+		p := fakeprovider.New(nil, fakeprovider.WithResponder(func(int, providers.Request) fakeprovider.Reply { return randomReply(rng) }))
+		res, err := Run(context.Background(), p, document, s, cfg)
+		fail := func(format string, a ...any) {
+			t.Helper()
+			t.Fatalf("run %d (config %+v): %s\nresult %+v", i, cfg, fmt.Sprintf(format, a...), res)
+		}
+		if res == nil {
+			fail("nil result: %v", err)
+		}
+		outcomes[res.Outcome]++
+		// Only a valid value or an error, never an invalid value.
+		if res.Outcome == OutcomeOK {
+			if err != nil {
+				fail("ok with error %v", err)
+			}
+			if vs, jerr := s.ValidateJSON(res.Value); jerr != nil || len(vs) > 0 {
+				fail("ok result with invalid value %s: %v %v", res.Value, jerr, vs)
+			}
+		} else {
+			if res.Value != nil {
+				fail("failed result carries a value")
+			}
+			var e *Error
+			if !errors.As(err, &e) || !errors.Is(err, sentinel(res.Outcome)) || e.Error() == "" {
+				fail("outcome %s with error %v", res.Outcome, err)
+			}
+		}
+		// Never more validation calls than the re-ask budget allows.
+		if res.Calls() > cfg.MaxReasks+1 {
+			fail("%d calls with %d re-asks", res.Calls(), cfg.MaxReasks)
+		}
+		if res.Outcome == OutcomeExhausted && res.Calls() != cfg.MaxReasks+1 {
+			fail("exhausted after %d calls", res.Calls())
+		}
+		// Never more transport retries than configured; every retry paused
+		// once; every HTTP call is accounted for.
+		retries := 0
+		for _, a := range res.Attempts {
+			if a.TransportRetries > cfg.Transport.Retries {
+				fail("attempt %d made %d transport retries, max %d", a.N, a.TransportRetries, cfg.Transport.Retries)
+			}
+			retries += a.TransportRetries
+		}
+		if len(sl.d) != retries {
+			fail("%d pauses for %d retries", len(sl.d), retries)
+		}
+		if p.Calls() != res.Calls()+retries {
+			fail("provider saw %d calls, result accounts for %d", p.Calls(), res.Calls()+retries)
+		}
+		// Never more tokens than the budget.
+		if cfg.TokenBudget > 0 && res.Usage.Total() > cfg.TokenBudget {
+			fail("spent %d tokens of a %d budget", res.Usage.Total(), cfg.TokenBudget)
+		}
+	}
+	// The random mix must reach every outcome the fake can produce, or the
+	// property was checked on too narrow a sample.
+	for _, o := range []Outcome{OutcomeOK, OutcomeExhausted, OutcomeUnextractable, OutcomeBudgetExceeded, OutcomeFatal, OutcomeTransport} {
+		if outcomes[o] == 0 {
+			t.Errorf("no run ended %s: %v", o, outcomes)
+		}
+	}
+	t.Logf("outcomes over %d runs: %v", runs, outcomes)
+}

@@ -1,0 +1,401 @@
+package retry
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/extractq/extractq/internal/providers"
+	"github.com/extractq/extractq/schema"
+)
+
+// Result is everything one extraction produced.
+type Result struct {
+	// Value is the schema-valid value; set only when Outcome is OutcomeOK,
+	// and then it always validated against the caller's schema.
+	Value   json.RawMessage `json:"value,omitempty"`
+	Outcome Outcome         `json:"outcome"`
+	// Reason is one readable paragraph saying why, when Outcome is not ok.
+	Reason   string    `json:"reason,omitempty"`
+	Attempts []Attempt `json:"attempts"`
+	// Usage is summed over every call.
+	Usage    providers.Usage `json:"usage"`
+	Provider string          `json:"provider"`
+	Model    string          `json:"model"`
+	Mode     providers.Mode  `json:"mode"`
+	// RetryAfter is the wait the provider asked for when transport retries
+	// ran out (OutcomeTransport): the delay to reschedule the job with.
+	RetryAfter time.Duration `json:"retry_after_ns,omitempty"`
+	// Cause is the underlying error: the provider's *providers.Error for
+	// fatal and transport outcomes, the context's error for canceled.
+	Cause error `json:"-"`
+}
+
+// Repairs counts the local repairs over every attempt.
+func (r *Result) Repairs() int {
+	n := 0
+	for _, a := range r.Attempts {
+		n += len(a.Repairs)
+	}
+	return n
+}
+
+// Calls counts the answered-or-failed calls the model was asked for, not
+// counting transport retries: at most MaxReasks+1.
+func (r *Result) Calls() int {
+	n := 0
+	for _, a := range r.Attempts {
+		if a.Class != ClassBudget {
+			n++
+		}
+	}
+	return n
+}
+
+// Decode unmarshals Value into v; it fails when the extraction did not
+// succeed.
+func (r *Result) Decode(v any) error {
+	if r.Outcome != OutcomeOK {
+		return &Error{Result: r}
+	}
+	return json.Unmarshal(r.Value, v)
+}
+
+// Run extracts s from document with p: it asks, validates, and re-asks with
+// feedback until the answer is valid or a budget is spent. It returns the
+// Result and a nil error on OutcomeOK; otherwise the Result and an *Error
+// carrying it. Only a wrong Config, provider or schema gives a nil Result
+// (the error matches ErrConfig).
+func Run(ctx context.Context, p providers.Provider, document string, s *schema.Schema, cfg Config) (*Result, error) {
+	cfg, err := cfg.normalized()
+	if err != nil {
+		return nil, err
+	}
+	if p == nil {
+		return nil, fmt.Errorf("%w: no provider", ErrConfig)
+	}
+	if s == nil {
+		return nil, fmt.Errorf("%w: no schema", ErrConfig)
+	}
+	mode, err := resolveMode(cfg.Mode, p)
+	if err != nil {
+		return nil, err
+	}
+	data, err := promptData(document, s, cfg.SchemaIn, mode)
+	if err != nil {
+		return nil, err
+	}
+	sysT, taskT, fbT := cfg.Templates.System, cfg.Templates.Task, cfg.Templates.Feedback
+	if sysT == nil {
+		sysT = defaultSystem
+	}
+	if taskT == nil {
+		taskT = defaultTask
+	}
+	if fbT == nil {
+		fbT = feedbackTemplates[cfg.Feedback]
+	}
+	system, err := render(sysT, data)
+	if err != nil {
+		return nil, err
+	}
+	task, err := render(taskT, data)
+	if err != nil {
+		return nil, err
+	}
+
+	e := &engine{cfg: &cfg, p: p, s: s}
+	r := &Result{Provider: p.Name(), Model: p.Model(), Mode: mode}
+	var turns []turn
+	maxAttempts := cfg.MaxReasks + 1
+	for n := 1; n <= maxAttempts; n++ {
+		if err := ctx.Err(); err != nil {
+			return r.end(OutcomeCanceled, err, "canceled before attempt %d: %v", n, err)
+		}
+		msgs := messages(system, task, turns, cfg.History)
+		a := Attempt{N: n, Provider: r.Provider, Model: r.Model, Mode: mode, StartedAt: cfg.Now(), PromptChars: promptChars(msgs)}
+		req := providers.Request{
+			Messages: msgs, Mode: mode, Schema: s, SchemaName: s.Name(),
+			Temperature: cfg.Temperature, MaxTokens: cfg.MaxTokens, Timeout: cfg.CallTimeout,
+		}
+		if cfg.TokenBudget > 0 {
+			est := estimateTokens(msgs)
+			left := cfg.TokenBudget - r.Usage.Total()
+			answer := cfg.MaxTokens
+			if answer == 0 {
+				answer = left - est // cap the answer so this call cannot overrun the budget
+			}
+			if est+answer > left || answer < minAnswerTokens {
+				a.Class, a.Error = ClassBudget, "not sent: token budget exceeded"
+				r.Attempts = append(r.Attempts, a)
+				return r.end(OutcomeBudgetExceeded, nil,
+					"token budget exceeded: attempt %d needs about %d tokens (prompt ~%d + answer up to %d) but %d of %d remain; raise the token budget or shorten the document%s",
+					n, est+max(answer, minAnswerTokens), est, max(answer, minAnswerTokens), left, cfg.TokenBudget, r.history())
+			}
+			req.MaxTokens = answer
+		}
+
+		resp, cerr := e.call(ctx, req, &a)
+		if cerr != nil {
+			a.Class, a.Error = AttemptClass(cerr.class), cerr.err.Error()
+			r.Attempts = append(r.Attempts, a)
+			r.RetryAfter = cerr.retryAfter
+			return r.end(cerr.outcome, cerr.err, "%s", cerr.describe(n, a.TransportRetries))
+		}
+		a.Usage, a.FinishReason, a.Raw = resp.Usage, resp.FinishReason, resp.Text
+		r.Usage = r.Usage.Add(resp.Usage)
+		ev := evaluate(resp, s, &cfg)
+		a.Value, a.Repairs, a.Violations, a.Class = ev.value, ev.repairs, ev.violations, ev.class
+		if ev.class == ClassRefusal {
+			a.Error = ev.reason
+		}
+		r.Attempts = append(r.Attempts, a)
+
+		switch {
+		case ev.class == ClassNone:
+			r.Value, r.Outcome = ev.value, OutcomeOK
+			return r, nil
+		case ev.class == ClassRefusal && cfg.BreakOnUnextractable:
+			return r.end(OutcomeUnextractable, nil, "unextractable: %s (attempt %d); no re-ask, as the model says the data is not there",
+				quoteReason(ev.reason), n)
+		case n == maxAttempts:
+			continue // no feedback is needed after the last attempt
+		}
+		data.Attempt, data.Class, data.Errors, data.Violations, data.Previous = n, ev.class, ev.problem, ev.violations, resp.Text
+		fb, err := render(fbT, data)
+		if err != nil {
+			return nil, err
+		}
+		turns = append(turns, turn{answer: previousForHistory(resp.Text, ev.class), feedback: fb})
+	}
+	return r.end(OutcomeExhausted, nil, "%s", r.exhausted())
+}
+
+// resolveMode turns ModeAuto into the provider's strongest mode and checks
+// an explicit mode against the provider's capabilities. Text always works.
+func resolveMode(m providers.Mode, p providers.Provider) (providers.Mode, error) {
+	caps := p.Capabilities()
+	switch {
+	case m == providers.ModeAuto:
+		return caps.Auto(), nil
+	case m == providers.ModeText || caps.Supports(m):
+		return m, nil
+	}
+	return "", fmt.Errorf("%w: provider %s does not support mode %s (it supports %v); use mode auto", ErrConfig, p.Name(), m, caps.Modes)
+}
+
+// promptData prepares what the templates show: the schema, an example
+// when placed as one, and the document's fence.
+func promptData(document string, s *schema.Schema, in SchemaIn, mode providers.Mode) (*PromptData, error) {
+	if in == SchemaInAuto {
+		in = SchemaInExample
+		if mode == providers.ModeStrict || mode == providers.ModeTools {
+			in = SchemaInNone
+		}
+	}
+	d := &PromptData{Document: document, Nonce: newNonce(document), SchemaIn: in, Schema: string(s.JSON()), Mode: mode}
+	d.Open, d.Close = "<document-"+d.Nonce+">", "</document-"+d.Nonce+">"
+	if in == SchemaInExample {
+		ex, err := s.Example()
+		if err != nil {
+			d.SchemaIn = SchemaInSchema // the schema itself still tells the model everything
+		} else {
+			d.Example = string(ex)
+		}
+	}
+	return d, nil
+}
+
+// engine holds what every call of one Run shares.
+type engine struct {
+	cfg *Config
+	p   providers.Provider
+	s   *schema.Schema
+}
+
+// callError is a call that produced no answer.
+type callError struct {
+	outcome    Outcome
+	class      providers.ErrorClass
+	err        error
+	retryAfter time.Duration
+}
+
+func (c *callError) describe(n, retries int) string {
+	switch c.outcome {
+	case OutcomeCanceled:
+		return fmt.Sprintf("canceled during attempt %d: %v", n, c.err)
+	case OutcomeFatal:
+		return fmt.Sprintf("fatal provider error on attempt %d, not retried: %v; fix the credentials, model or request and run again", n, c.err)
+	}
+	msg := fmt.Sprintf("provider unavailable: attempt %d failed %d times (%d transport retries); last: %v", n, retries+1, retries, c.err)
+	if c.retryAfter > 0 {
+		msg += fmt.Sprintf("; the provider asked to wait %v", c.retryAfter)
+	}
+	return msg + "; try again later"
+}
+
+// call makes one attempt's call, retrying transport failures with
+// exponential backoff and jitter (Retry-After honoured) without spending a
+// re-ask. It records retries and latency on a.
+func (e *engine) call(ctx context.Context, req providers.Request, a *Attempt) (*providers.Response, *callError) {
+	t := e.cfg.Transport
+	for retry := 0; ; retry++ {
+		a.TransportRetries = retry
+		callCtx, cancel := ctx, context.CancelFunc(func() {})
+		if e.cfg.CallTimeout > 0 {
+			callCtx, cancel = context.WithTimeout(ctx, e.cfg.CallTimeout)
+		}
+		start := e.cfg.Now()
+		resp, err := e.p.Chat(callCtx, req)
+		a.Latency = e.cfg.Now().Sub(start)
+		cancel()
+		if err == nil {
+			return resp, nil
+		}
+		if ctx.Err() != nil {
+			return nil, &callError{outcome: OutcomeCanceled, class: providers.ClassCanceled, err: ctx.Err()}
+		}
+		var pe *providers.Error
+		if !errors.As(err, &pe) {
+			if errors.Is(err, context.DeadlineExceeded) { // our CallTimeout
+				pe = &providers.Error{Provider: e.p.Name(), Class: providers.ClassTimeout, Message: "call timed out after " + e.cfg.CallTimeout.String(), Err: err}
+			} else { // a Provider outside this module broke the contract: do not guess
+				pe = &providers.Error{Provider: e.p.Name(), Class: providers.ClassBadResponse, Err: err}
+				return nil, &callError{outcome: OutcomeFatal, class: pe.Class, err: pe}
+			}
+		}
+		if !pe.Retryable() {
+			return nil, &callError{outcome: OutcomeFatal, class: pe.Class, err: pe}
+		}
+		ra := pe.RateLimit.RetryAfter
+		if retry == t.Retries || ra > t.MaxRetryAfter {
+			return nil, &callError{outcome: OutcomeTransport, class: pe.Class, err: pe, retryAfter: ra}
+		}
+		wait := max(e.backoff(retry), ra)
+		if err := e.cfg.Sleep(ctx, wait); err != nil {
+			return nil, &callError{outcome: OutcomeCanceled, class: providers.ClassCanceled, err: err}
+		}
+	}
+}
+
+// backoff is the pause before retry number retry+1: Base·2^retry capped at
+// Cap, with jitter.
+func (e *engine) backoff(retry int) time.Duration {
+	t := e.cfg.Transport
+	d := t.Cap
+	if retry < 32 && t.Base<<retry > 0 && t.Base<<retry < t.Cap {
+		d = t.Base << retry
+	}
+	if t.Jitter == JitterFull && d > 0 {
+		d = time.Duration(e.cfg.Rand(int64(d) + 1))
+	}
+	return d
+}
+
+// end sets the outcome and reason and returns the error carrying r.
+func (r *Result) end(o Outcome, cause error, format string, args ...any) (*Result, error) {
+	r.Outcome, r.Cause = o, cause
+	r.Reason = fmt.Sprintf(format, args...)
+	return r, &Error{Result: r}
+}
+
+// exhausted describes a run that used every re-ask.
+func (r *Result) exhausted() string {
+	return fmt.Sprintf("no valid answer after %s%s", attemptsPhrase(len(r.Attempts)), r.lastFailure())
+}
+
+// history summarises earlier attempts for a budget message.
+func (r *Result) history() string {
+	done := r.Calls()
+	if done == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %s made%s", attemptsPhrase(done), r.lastFailure())
+}
+
+// lastFailure says how the last answered attempt failed and what was
+// repaired: "; the last failed at /a: expected number, got \"x\"; 2 syntax
+// repairs applied".
+func (r *Result) lastFailure() string {
+	var last *Attempt
+	for i := len(r.Attempts) - 1; i >= 0; i-- {
+		if r.Attempts[i].Class != ClassBudget {
+			last = &r.Attempts[i]
+			break
+		}
+	}
+	if last == nil {
+		return ""
+	}
+	var b strings.Builder
+	switch last.Class {
+	case ClassSchema:
+		v := last.Violations[0]
+		fmt.Fprintf(&b, "; the last failed at %s: %s", pointerName(v.Pointer), describe(v))
+		if n := len(last.Violations) - 1; n > 0 {
+			fmt.Fprintf(&b, " (and %d more %s)", n, plural(n, "problem", "problems"))
+		}
+	case ClassTruncated:
+		b.WriteString("; the last was cut off at the length limit: raise the answer's max tokens or ask for less")
+	case ClassNoJSON:
+		b.WriteString("; the last contained no JSON")
+	case ClassRefusal:
+		fmt.Fprintf(&b, "; the last said the data is not there: %s", quoteReason(last.Error))
+	}
+	syntax, coerced := 0, 0
+	for _, a := range r.Attempts {
+		for _, rp := range a.Repairs {
+			if strings.HasPrefix(rp.Kind, "coerce") {
+				coerced++
+			} else {
+				syntax++
+			}
+		}
+	}
+	if syntax > 0 {
+		fmt.Fprintf(&b, "; %d syntax %s applied", syntax, plural(syntax, "repair", "repairs"))
+	}
+	if coerced > 0 {
+		fmt.Fprintf(&b, "; %d %s applied", coerced, plural(coerced, "coercion", "coercions"))
+	}
+	return b.String()
+}
+
+// describe renders a violation for a person: `expected number, got "12,50"`.
+func describe(v schema.Violation) string {
+	msg := v.Message
+	if strings.HasSuffix(v.Keyword, "type") && len(v.Want) > 0 {
+		msg = "expected " + strings.Join(v.Want, " or ")
+	}
+	if v.Value != "" {
+		msg += ", got " + v.Value
+	}
+	return msg
+}
+
+func pointerName(p string) string {
+	if p == "" {
+		return "the root"
+	}
+	return p
+}
+
+func attemptsPhrase(n int) string { return fmt.Sprintf("%d %s", n, plural(n, "attempt", "attempts")) }
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func quoteReason(s string) string {
+	if s == "" {
+		return "no reason given"
+	}
+	return fmt.Sprintf("%q", s)
+}

@@ -1,0 +1,254 @@
+package sim
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml"
+)
+
+// Profile describes how the simulated model behaves: how fast it answers,
+// how much traffic it accepts, how often the transport fails and how often
+// the answer is malformed. A zero Profile is a perfect, instant model.
+//
+// Profiles are read from YAML or JSON (LoadProfile); durations are written
+// as Go durations ("250ms", "2s").
+type Profile struct {
+	Name        string `yaml:"name" json:"name"`
+	Description string `yaml:"description,omitempty" json:"description,omitempty"`
+
+	Latency    Latency    `yaml:"latency,omitempty" json:"latency"`
+	RateLimits RateLimits `yaml:"rate_limits,omitempty" json:"rate_limits"`
+	Errors     ErrorRates `yaml:"errors,omitempty" json:"errors"`
+	Faults     FaultRates `yaml:"faults,omitempty" json:"faults"`
+
+	// FixProbability is the chance that a re-ask (a conversation holding
+	// the failed answer followed by feedback) comes back clean. When it does
+	// not, output faults are drawn again as for a first attempt.
+	FixProbability float64 `yaml:"fix_probability,omitempty" json:"fix_probability"`
+
+	// FaultModes says which output faults may hit an answer whose API mode
+	// promises more: "realistic" (default) keeps each mode's promise (JSON
+	// mode is always syntactically valid, a strict schema is always obeyed,
+	// so only truncation and refusal remain); "all" lets every fault hit
+	// every mode, like a model that ignores the constraint.
+	FaultModes string `yaml:"fault_modes,omitempty" json:"fault_modes,omitempty"`
+}
+
+// Latency is time to first token plus a per-token time for every completion
+// token, scaled by a random factor in [1-Jitter, 1+Jitter].
+type Latency struct {
+	TTFT     time.Duration `yaml:"ttft,omitempty" json:"ttft"`
+	PerToken time.Duration `yaml:"per_token,omitempty" json:"per_token"`
+	Jitter   float64       `yaml:"jitter,omitempty" json:"jitter"`
+}
+
+// RateLimits are per-minute budgets shared by all routes; zero means
+// unlimited. They refill continuously (token buckets holding one minute's
+// worth), as the providers' own limits do.
+type RateLimits struct {
+	RequestsPerMinute int `yaml:"requests_per_minute,omitempty" json:"requests_per_minute"`
+	TokensPerMinute   int `yaml:"tokens_per_minute,omitempty" json:"tokens_per_minute"`
+}
+
+// ErrorRates are the probabilities, per request, of each transport failure.
+type ErrorRates struct {
+	Status500 float64 `yaml:"status_500,omitempty" json:"status_500"`
+	Status503 float64 `yaml:"status_503,omitempty" json:"status_503"`
+	// Status529 is Anthropic's "overloaded_error"; the other APIs have no
+	// 529 and answer 503 instead.
+	Status529 float64 `yaml:"status_529,omitempty" json:"status_529"`
+	// Timeout hangs the request until the client gives up or TimeoutCap
+	// passes (then 504).
+	Timeout float64 `yaml:"timeout,omitempty" json:"timeout"`
+	// Drop closes the connection without an answer (a reset).
+	Drop       float64       `yaml:"drop,omitempty" json:"drop"`
+	TimeoutCap time.Duration `yaml:"timeout_cap,omitempty" json:"timeout_cap"`
+}
+
+// FaultRates are the probabilities, per answer, of each output fault. Each
+// is drawn independently, so one answer may carry several.
+type FaultRates struct {
+	CodeFence       float64 `yaml:"code_fence,omitempty" json:"code_fence"`
+	Prose           float64 `yaml:"prose,omitempty" json:"prose"`
+	TrailingComma   float64 `yaml:"trailing_comma,omitempty" json:"trailing_comma"`
+	SingleQuotes    float64 `yaml:"single_quotes,omitempty" json:"single_quotes"`
+	MissingRequired float64 `yaml:"missing_required,omitempty" json:"missing_required"`
+	WrongType       float64 `yaml:"wrong_type,omitempty" json:"wrong_type"`
+	EnumOutside     float64 `yaml:"enum_outside,omitempty" json:"enum_outside"`
+	ExtraField      float64 `yaml:"extra_field,omitempty" json:"extra_field"`
+	Truncation      float64 `yaml:"truncation,omitempty" json:"truncation"`
+	Refusal         float64 `yaml:"refusal,omitempty" json:"refusal"`
+}
+
+// Fault-mode names for Profile.FaultModes.
+const (
+	FaultModesRealistic = "realistic"
+	FaultModesAll       = "all"
+)
+
+// defaultTimeoutCap bounds a simulated timeout when the profile sets none.
+const defaultTimeoutCap = 30 * time.Second
+
+// builtins are the named profiles LoadProfile knows without a file.
+var builtins = map[string]Profile{
+	"clean": {
+		Name:           "clean",
+		Description:    "a perfect, instant model: every answer valid, no limits, no failures",
+		FixProbability: 1,
+	},
+	"sloppy": {
+		Name:        "sloppy",
+		Description: "a careless small model that ignores structured-output modes: fences, prose, broken syntax and schema slips",
+		Faults: FaultRates{
+			CodeFence: 0.3, Prose: 0.2, TrailingComma: 0.1, SingleQuotes: 0.05,
+			MissingRequired: 0.1, WrongType: 0.1, EnumOutside: 0.05, ExtraField: 0.1,
+			Truncation: 0.02, Refusal: 0.01,
+		},
+		FixProbability: 0.7,
+		FaultModes:     FaultModesAll,
+	},
+	"flaky": {
+		Name:        "flaky",
+		Description: "a busy provider: 5xx, 529 overloaded, timeouts and dropped connections, some slow answers",
+		Latency:     Latency{TTFT: 20 * time.Millisecond, PerToken: 200 * time.Microsecond, Jitter: 0.5},
+		Errors: ErrorRates{
+			Status500: 0.05, Status503: 0.03, Status529: 0.05, Timeout: 0.01, Drop: 0.02,
+			TimeoutCap: 5 * time.Second,
+		},
+		Faults:         FaultRates{CodeFence: 0.05, MissingRequired: 0.03, WrongType: 0.03, Truncation: 0.01},
+		FixProbability: 0.9,
+	},
+	"rate-limited": {
+		Name:           "rate-limited",
+		Description:    "a low-tier account: 60 requests and 20,000 tokens per minute",
+		RateLimits:     RateLimits{RequestsPerMinute: 60, TokensPerMinute: 20000},
+		FixProbability: 1,
+	},
+	"realistic": {
+		Name:        "realistic",
+		Description: "a hosted model at a normal day: 300ms to first token, 5ms per token, rare faults",
+		Latency:     Latency{TTFT: 300 * time.Millisecond, PerToken: 5 * time.Millisecond, Jitter: 0.3},
+		Errors:      ErrorRates{Status500: 0.002, Status529: 0.002, Timeout: 0.001, TimeoutCap: 30 * time.Second},
+		Faults: FaultRates{
+			CodeFence: 0.05, Prose: 0.03, MissingRequired: 0.02, WrongType: 0.02,
+			EnumOutside: 0.01, ExtraField: 0.02, Truncation: 0.005, Refusal: 0.002,
+		},
+		FixProbability: 0.9,
+	},
+}
+
+// ProfileNames lists the built-in profiles, sorted.
+func ProfileNames() []string {
+	names := make([]string, 0, len(builtins))
+	for n := range builtins {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// ErrInvalidProfile is matched (errors.Is) by every error that means a
+// profile is unusable: unknown name, unreadable file, bad value.
+var ErrInvalidProfile = errors.New("invalid simulator profile")
+
+// LoadProfile returns the built-in profile of that name, or reads a YAML or
+// JSON profile from that path. Unknown fields and out-of-range values are
+// errors naming the field.
+func LoadProfile(nameOrPath string) (Profile, error) {
+	if p, ok := builtins[nameOrPath]; ok {
+		return p, nil
+	}
+	data, err := os.ReadFile(nameOrPath)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) && !strings.ContainsAny(nameOrPath, `/\.`) {
+			return Profile{}, fmt.Errorf("%w: %q is neither a built-in profile (%s) nor a file", ErrInvalidProfile, nameOrPath, strings.Join(ProfileNames(), ", "))
+		}
+		return Profile{}, fmt.Errorf("%w: read %s: %w", ErrInvalidProfile, nameOrPath, err)
+	}
+	p, err := ParseProfile(data)
+	if err != nil {
+		return Profile{}, fmt.Errorf("%s: %w", nameOrPath, err)
+	}
+	if p.Name == "" {
+		p.Name = nameOrPath
+	}
+	return p, nil
+}
+
+// ParseProfile reads a profile from YAML or JSON and validates it.
+func ParseProfile(data []byte) (Profile, error) {
+	var p Profile
+	dec := yaml.NewDecoder(bytes.NewReader(data), yaml.DisallowUnknownField())
+	if err := dec.Decode(&p); err != nil {
+		return Profile{}, fmt.Errorf("%w: %s", ErrInvalidProfile, yaml.FormatError(err, false, true))
+	}
+	if err := p.Validate(); err != nil {
+		return Profile{}, err
+	}
+	return p, nil
+}
+
+// Validate reports the first value out of range, naming its field.
+func (p Profile) Validate() error {
+	rates := []struct {
+		field string
+		v     float64
+	}{
+		{"latency.jitter", p.Latency.Jitter},
+		{"errors.status_500", p.Errors.Status500},
+		{"errors.status_503", p.Errors.Status503},
+		{"errors.status_529", p.Errors.Status529},
+		{"errors.timeout", p.Errors.Timeout},
+		{"errors.drop", p.Errors.Drop},
+		{"faults.code_fence", p.Faults.CodeFence},
+		{"faults.prose", p.Faults.Prose},
+		{"faults.trailing_comma", p.Faults.TrailingComma},
+		{"faults.single_quotes", p.Faults.SingleQuotes},
+		{"faults.missing_required", p.Faults.MissingRequired},
+		{"faults.wrong_type", p.Faults.WrongType},
+		{"faults.enum_outside", p.Faults.EnumOutside},
+		{"faults.extra_field", p.Faults.ExtraField},
+		{"faults.truncation", p.Faults.Truncation},
+		{"faults.refusal", p.Faults.Refusal},
+		{"fix_probability", p.FixProbability},
+	}
+	for _, r := range rates {
+		if !(r.v >= 0 && r.v <= 1) { // also rejects NaN
+			return fmt.Errorf("%w: %s is %v; it must be a probability between 0 and 1", ErrInvalidProfile, r.field, r.v)
+		}
+	}
+	if sum := p.Errors.Status500 + p.Errors.Status503 + p.Errors.Status529 + p.Errors.Timeout + p.Errors.Drop; sum > 1 {
+		return fmt.Errorf("%w: errors.* add up to %v; the transport failure rates must sum to at most 1", ErrInvalidProfile, sum)
+	}
+	durations := []struct {
+		field string
+		v     time.Duration
+	}{
+		{"latency.ttft", p.Latency.TTFT},
+		{"latency.per_token", p.Latency.PerToken},
+		{"errors.timeout_cap", p.Errors.TimeoutCap},
+	}
+	for _, d := range durations {
+		if d.v < 0 {
+			return fmt.Errorf("%w: %s is %v; a duration cannot be negative", ErrInvalidProfile, d.field, d.v)
+		}
+	}
+	if p.RateLimits.RequestsPerMinute < 0 {
+		return fmt.Errorf("%w: rate_limits.requests_per_minute is %d; use 0 for unlimited", ErrInvalidProfile, p.RateLimits.RequestsPerMinute)
+	}
+	if p.RateLimits.TokensPerMinute < 0 {
+		return fmt.Errorf("%w: rate_limits.tokens_per_minute is %d; use 0 for unlimited", ErrInvalidProfile, p.RateLimits.TokensPerMinute)
+	}
+	switch p.FaultModes {
+	case "", FaultModesRealistic, FaultModesAll:
+	default:
+		return fmt.Errorf("%w: fault_modes is %q; use %q or %q", ErrInvalidProfile, p.FaultModes, FaultModesRealistic, FaultModesAll)
+	}
+	return nil
+}

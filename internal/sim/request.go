@@ -1,0 +1,495 @@
+package sim
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// outMode is the structured-output promise a request asked for; it decides
+// which faults are realistic (Profile.FaultModes).
+type outMode uint8
+
+const (
+	modeText   outMode = iota // plain text: anything goes
+	modeJSON                  // JSON mode or a non-strict schema/tool: valid syntax
+	modeStrict                // the API enforces the schema
+)
+
+type role uint8
+
+const (
+	roleSystem role = iota
+	roleUser
+	roleAssistant
+)
+
+type message struct {
+	role role
+	text string
+}
+
+// chatRequest is a request of any API reduced to what the simulator needs.
+type chatRequest struct {
+	model    string
+	messages []message
+	mode     outMode
+	// tool names the tool to call when the answer must be a tool call.
+	tool string
+	// schema is the schema the API carries natively, as sent; nil if none.
+	schema json.RawMessage
+	// geminiSchema marks schema as Gemini's OpenAPI-style responseSchema,
+	// which needs translating before it compiles.
+	geminiSchema bool
+	maxTokens    int
+	stream       bool
+}
+
+// apiError is an error the simulator answers with, before it is put in the
+// shape of the API addressed.
+type apiError struct {
+	status int
+	kind   errKind
+	msg    string
+	// scope is the budget a rate-limit error is about: "requests" or "tokens".
+	scope string
+}
+
+func (e *apiError) Error() string { return e.msg }
+
+type errKind uint8
+
+const (
+	errInvalid errKind = iota
+	errNotFound
+	errMethod
+	errTooLarge
+	errRateLimit
+	errServer
+	errUnavailable
+	errOverloaded
+	errTimeout
+)
+
+func invalid(format string, args ...any) *apiError {
+	return &apiError{status: 400, kind: errInvalid, msg: fmt.Sprintf(format, args...)}
+}
+
+// decodeBody unmarshals a request body; a syntax or type error becomes the
+// 400 every API sends for a malformed body.
+func decodeBody(body []byte, v any) *apiError {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return invalid("request body is empty; send a JSON object")
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return invalid("could not parse the JSON body of your request: %v", err)
+	}
+	return nil
+}
+
+// part is a content block of OpenAI or Anthropic messages.
+type part struct {
+	Type    string          `json:"type"`
+	Text    string          `json:"text"`
+	Input   json.RawMessage `json:"input"`   // Anthropic tool_use
+	Content json.RawMessage `json:"content"` // Anthropic tool_result
+}
+
+// contentText flattens a string, null, or array of content blocks to text.
+func contentText(raw json.RawMessage) (string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	if raw[0] == '"' {
+		var s string
+		err := json.Unmarshal(raw, &s)
+		return s, err
+	}
+	var parts []part
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return "", fmt.Errorf("content must be a string or an array of content blocks: %w", err)
+	}
+	var b strings.Builder
+	for _, p := range parts {
+		switch {
+		case p.Text != "":
+			b.WriteString(p.Text)
+		case len(p.Input) > 0:
+			b.Write(p.Input)
+		case len(p.Content) > 0:
+			t, err := contentText(p.Content)
+			if err != nil {
+				return "", err
+			}
+			b.WriteString(t)
+		}
+	}
+	return b.String(), nil
+}
+
+func roleOf(r string) (role, bool) {
+	switch r {
+	case "system", "developer":
+		return roleSystem, true
+	case "user", "tool", "function":
+		return roleUser, true
+	case "assistant", "model":
+		return roleAssistant, true
+	}
+	return 0, false
+}
+
+// OpenAI chat completions.
+
+type openAIRequest struct {
+	Model    string `json:"model"`
+	Messages []struct {
+		Role      string          `json:"role"`
+		Content   json.RawMessage `json:"content"`
+		ToolCalls []struct {
+			Function struct {
+				Arguments string `json:"arguments"`
+			} `json:"function"`
+		} `json:"tool_calls"`
+	} `json:"messages"`
+	ResponseFormat *struct {
+		Type       string `json:"type"`
+		JSONSchema *struct {
+			Name   string          `json:"name"`
+			Schema json.RawMessage `json:"schema"`
+			Strict bool            `json:"strict"`
+		} `json:"json_schema"`
+	} `json:"response_format"`
+	Tools []struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name       string          `json:"name"`
+			Parameters json.RawMessage `json:"parameters"`
+			Strict     bool            `json:"strict"`
+		} `json:"function"`
+	} `json:"tools"`
+	ToolChoice          json.RawMessage `json:"tool_choice"`
+	MaxTokens           int             `json:"max_tokens"`
+	MaxCompletionTokens int             `json:"max_completion_tokens"`
+	Stream              bool            `json:"stream"`
+}
+
+func parseOpenAI(body []byte) (*chatRequest, *apiError) {
+	var r openAIRequest
+	if err := decodeBody(body, &r); err != nil {
+		return nil, err
+	}
+	if r.Model == "" {
+		return nil, invalid("you must provide a model parameter")
+	}
+	if len(r.Messages) == 0 {
+		return nil, invalid("[] is too short - 'messages'")
+	}
+	if r.Stream {
+		return nil, invalid("stream: the simulator does not stream; send \"stream\": false")
+	}
+	c := &chatRequest{model: r.Model, maxTokens: r.MaxCompletionTokens}
+	if c.maxTokens == 0 {
+		c.maxTokens = r.MaxTokens
+	}
+	for i, m := range r.Messages {
+		ro, ok := roleOf(m.Role)
+		if !ok {
+			return nil, invalid("messages[%d].role: %q is not one of system, developer, user, assistant, tool", i, m.Role)
+		}
+		text, err := contentText(m.Content)
+		if err != nil {
+			return nil, invalid("messages[%d].content: %v", i, err)
+		}
+		for _, tc := range m.ToolCalls {
+			text += tc.Function.Arguments
+		}
+		c.messages = append(c.messages, message{role: ro, text: text})
+	}
+	if rf := r.ResponseFormat; rf != nil {
+		switch rf.Type {
+		case "text", "":
+		case "json_object":
+			c.mode = modeJSON
+		case "json_schema":
+			if rf.JSONSchema == nil || len(rf.JSONSchema.Schema) == 0 {
+				return nil, invalid("response_format.json_schema.schema: missing; a json_schema response format needs a schema")
+			}
+			c.schema = rf.JSONSchema.Schema
+			c.mode = modeJSON
+			if rf.JSONSchema.Strict {
+				c.mode = modeStrict
+			}
+		default:
+			return nil, invalid("response_format.type: %q is not one of text, json_object, json_schema", rf.Type)
+		}
+	}
+	if len(r.Tools) > 0 {
+		name, err := openAIToolChoice(r.ToolChoice)
+		if err != nil {
+			return nil, err
+		}
+		if name != "none" {
+			found := false
+			for _, t := range r.Tools {
+				if name == "" || t.Function.Name == name {
+					c.tool, c.schema, found = t.Function.Name, t.Function.Parameters, true
+					c.mode = modeJSON
+					if t.Function.Strict {
+						c.mode = modeStrict
+					}
+					break
+				}
+			}
+			if !found {
+				return nil, invalid("tool_choice: no tool named %q in tools", name)
+			}
+		}
+	}
+	return c, nil
+}
+
+// openAIToolChoice returns the forced tool name, "" for any tool, or "none".
+func openAIToolChoice(raw json.RawMessage) (string, *apiError) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	if raw[0] == '"' {
+		var s string
+		_ = json.Unmarshal(raw, &s)
+		switch s {
+		case "none":
+			return "none", nil
+		case "auto", "required":
+			return "", nil
+		}
+		return "", invalid("tool_choice: %q is not one of none, auto, required", s)
+	}
+	var o struct {
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	if err := json.Unmarshal(raw, &o); err != nil || o.Function.Name == "" {
+		return "", invalid("tool_choice: expected a string or {\"type\": \"function\", \"function\": {\"name\": ...}}")
+	}
+	return o.Function.Name, nil
+}
+
+// Anthropic messages.
+
+type anthropicRequest struct {
+	Model     string          `json:"model"`
+	MaxTokens int             `json:"max_tokens"`
+	System    json.RawMessage `json:"system"`
+	Messages  []struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	} `json:"messages"`
+	Tools []struct {
+		Name        string          `json:"name"`
+		InputSchema json.RawMessage `json:"input_schema"`
+		Strict      bool            `json:"strict"`
+	} `json:"tools"`
+	ToolChoice *struct {
+		Type string `json:"type"`
+		Name string `json:"name"`
+	} `json:"tool_choice"`
+	OutputFormat *struct {
+		Type   string          `json:"type"`
+		Schema json.RawMessage `json:"schema"`
+	} `json:"output_format"`
+	Stream bool `json:"stream"`
+}
+
+func parseAnthropic(body []byte) (*chatRequest, *apiError) {
+	var r anthropicRequest
+	if err := decodeBody(body, &r); err != nil {
+		return nil, err
+	}
+	if r.Model == "" {
+		return nil, invalid("model: Field required")
+	}
+	if r.MaxTokens <= 0 {
+		return nil, invalid("max_tokens: Field required (a positive integer)")
+	}
+	if len(r.Messages) == 0 {
+		return nil, invalid("messages: at least one message is required")
+	}
+	if r.Stream {
+		return nil, invalid("stream: the simulator does not stream; send \"stream\": false")
+	}
+	c := &chatRequest{model: r.Model, maxTokens: r.MaxTokens}
+	sys, err := contentText(r.System)
+	if err != nil {
+		return nil, invalid("system: %v", err)
+	}
+	if sys != "" {
+		c.messages = append(c.messages, message{role: roleSystem, text: sys})
+	}
+	for i, m := range r.Messages {
+		var ro role
+		switch m.Role {
+		case "user":
+			ro = roleUser
+		case "assistant":
+			ro = roleAssistant
+		default:
+			return nil, invalid("messages.%d.role: Input should be 'user' or 'assistant'", i)
+		}
+		text, err := contentText(m.Content)
+		if err != nil {
+			return nil, invalid("messages.%d.content: %v", i, err)
+		}
+		c.messages = append(c.messages, message{role: ro, text: text})
+	}
+	if of := r.OutputFormat; of != nil {
+		if of.Type != "json_schema" || len(of.Schema) == 0 {
+			return nil, invalid("output_format: expected {\"type\": \"json_schema\", \"schema\": {...}}")
+		}
+		c.schema, c.mode = of.Schema, modeStrict
+	}
+	if tc := r.ToolChoice; tc != nil && len(r.Tools) > 0 && tc.Type != "none" {
+		if tc.Type == "tool" && tc.Name == "" {
+			return nil, invalid("tool_choice.name: Field required when tool_choice.type is \"tool\"")
+		}
+		found := false
+		for _, t := range r.Tools {
+			if tc.Type != "tool" || t.Name == tc.Name {
+				c.tool, c.schema, found = t.Name, t.InputSchema, true
+				c.mode = modeJSON
+				if t.Strict {
+					c.mode = modeStrict
+				}
+				break
+			}
+		}
+		if !found {
+			return nil, invalid("tool_choice: no tool named %q in tools", tc.Name)
+		}
+	}
+	return c, nil
+}
+
+// Ollama /api/chat.
+
+type ollamaRequest struct {
+	Model    string `json:"model"`
+	Messages []struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	} `json:"messages"`
+	Format  json.RawMessage `json:"format"`
+	Stream  *bool           `json:"stream"`
+	Options struct {
+		NumPredict int `json:"num_predict"`
+	} `json:"options"`
+}
+
+func parseOllama(body []byte) (*chatRequest, *apiError) {
+	var r ollamaRequest
+	if err := decodeBody(body, &r); err != nil {
+		return nil, err
+	}
+	if r.Model == "" {
+		return nil, invalid("model is required")
+	}
+	c := &chatRequest{model: r.Model, maxTokens: r.Options.NumPredict, stream: r.Stream == nil || *r.Stream}
+	for i, m := range r.Messages {
+		ro, ok := roleOf(m.Role)
+		if !ok {
+			return nil, invalid("messages[%d]: invalid role %q", i, m.Role)
+		}
+		c.messages = append(c.messages, message{role: ro, text: m.Content})
+	}
+	switch f := bytes.TrimSpace(r.Format); {
+	case len(f) == 0 || string(f) == "null" || string(f) == `""`:
+	case string(f) == `"json"`:
+		c.mode = modeJSON
+	case f[0] == '{':
+		c.schema, c.mode = f, modeStrict
+	default:
+		return nil, invalid("invalid format: %s; use \"json\" or a JSON schema object", f)
+	}
+	return c, nil
+}
+
+// Gemini generateContent.
+
+type geminiRequest struct {
+	Contents []struct {
+		Role  string          `json:"role"`
+		Parts []geminiReqPart `json:"parts"`
+	} `json:"contents"`
+	SystemInstruction *struct {
+		Parts []geminiReqPart `json:"parts"`
+	} `json:"systemInstruction"`
+	GenerationConfig struct {
+		ResponseMimeType   string          `json:"responseMimeType"`
+		ResponseSchema     json.RawMessage `json:"responseSchema"`
+		ResponseJSONSchema json.RawMessage `json:"responseJsonSchema"`
+		MaxOutputTokens    int             `json:"maxOutputTokens"`
+	} `json:"generationConfig"`
+}
+
+type geminiReqPart struct {
+	Text string `json:"text"`
+}
+
+func parseGemini(model string, body []byte) (*chatRequest, *apiError) {
+	var r geminiRequest
+	if err := decodeBody(body, &r); err != nil {
+		return nil, err
+	}
+	if len(r.Contents) == 0 {
+		return nil, invalid("* GenerateContentRequest.contents: contents is not specified")
+	}
+	c := &chatRequest{model: model, maxTokens: r.GenerationConfig.MaxOutputTokens}
+	if si := r.SystemInstruction; si != nil {
+		c.messages = append(c.messages, message{role: roleSystem, text: joinGeminiParts(si.Parts)})
+	}
+	for i, ct := range r.Contents {
+		var ro role
+		switch ct.Role {
+		case "", "user":
+			ro = roleUser
+		case "model":
+			ro = roleAssistant
+		default:
+			return nil, invalid("* GenerateContentRequest.contents[%d].role: Please use a valid role: user, model.", i)
+		}
+		c.messages = append(c.messages, message{role: ro, text: joinGeminiParts(ct.Parts)})
+	}
+	gc := r.GenerationConfig
+	switch gc.ResponseMimeType {
+	case "", "text/plain":
+		if len(gc.ResponseSchema) > 0 || len(gc.ResponseJSONSchema) > 0 {
+			return nil, invalid("* GenerateContentRequest.generation_config.response_mime_type: response_mime_type must be application/json when a response schema is set")
+		}
+	case "application/json":
+		c.mode = modeJSON
+		switch {
+		case len(gc.ResponseJSONSchema) > 0:
+			c.schema, c.mode = gc.ResponseJSONSchema, modeStrict
+		case len(gc.ResponseSchema) > 0:
+			c.schema, c.mode, c.geminiSchema = gc.ResponseSchema, modeStrict, true
+		}
+	default:
+		return nil, invalid("* GenerateContentRequest.generation_config.response_mime_type: allowed mimetypes are text/plain and application/json, got %q", gc.ResponseMimeType)
+	}
+	return c, nil
+}
+
+func joinGeminiParts(ps []geminiReqPart) string {
+	if len(ps) == 1 {
+		return ps[0].Text
+	}
+	var b strings.Builder
+	for _, p := range ps {
+		b.WriteString(p.Text)
+	}
+	return b.String()
+}

@@ -1,0 +1,401 @@
+package sim
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/extractq/extractq/schema"
+)
+
+// shape is what the simulator knows about the answer a request wants: a
+// compiled schema, or an example to imitate, or neither (a generic object),
+// plus the fields its faults and plausible values aim at. Shapes are cached,
+// so this work is done once per distinct schema, not once per request.
+type shape struct {
+	schema  *schema.Schema // nil without a schema
+	example any            // the decoded <example>, nil without one
+	// required lists the top-level required properties (every key of an
+	// example): the targets of a missing-field fault.
+	required []string
+	enums    []enumField
+	// texts are unconstrained string fields that get document-derived,
+	// name-appropriate values instead of the schema's placeholder.
+	texts []textField
+	// err is set when a schema the API carries natively does not compile:
+	// the API rejects such a request.
+	err error
+}
+
+// pathSeg is one step into a value: an object key, or every array element.
+type pathSeg struct {
+	key  string
+	each bool
+}
+
+type enumField struct {
+	path   []pathSeg
+	values []string
+}
+
+type textField struct {
+	path           []pathSeg
+	kind           textKind
+	minLen, maxLen int // in runes; maxLen -1 for none
+}
+
+// fits reports whether a plausible value meets the field's length limits.
+func (t *textField) fits(s string) bool {
+	n := utf8.RuneCountInString(s)
+	return n >= t.minLen && (t.maxLen < 0 || n <= t.maxLen)
+}
+
+// source says where a shape came from; each has its own cache map.
+type source uint8
+
+const (
+	srcNative  source = iota // the API's own schema field
+	srcGemini                // Gemini's OpenAPI-style responseSchema
+	srcPrompt                // <json-schema> in the prompt
+	srcExample               // <example> in the prompt
+	numSources
+)
+
+// shapeCacheSize bounds each source's map; when full it starts over, which
+// only costs recompiling the schemas still in use.
+const shapeCacheSize = 1024
+
+// shapeCache maps a schema's exact text to its shape. Lookups hash the raw
+// text, which is far cheaper than canonicalising it for a fingerprint; the
+// schema cache behind it shares compiled schemas between spellings.
+type shapeCache struct {
+	mu       sync.RWMutex
+	m        [numSources]map[string]*shape
+	compiler *schema.Cache
+}
+
+func newShapeCache() *shapeCache {
+	c := &shapeCache{compiler: schema.NewCache(shapeCacheSize)}
+	for i := range c.m {
+		c.m[i] = make(map[string]*shape)
+	}
+	return c
+}
+
+// get returns the shape for the schema (or example) text raw.
+func (c *shapeCache) get(src source, raw []byte) *shape {
+	c.mu.RLock()
+	sh, ok := c.m[src][string(raw)] // no copy: the compiler elides it for lookups
+	c.mu.RUnlock()
+	if ok {
+		return sh
+	}
+	return c.add(src, string(raw))
+}
+
+// getString is get for text taken from a prompt.
+func (c *shapeCache) getString(src source, raw string) *shape {
+	c.mu.RLock()
+	sh, ok := c.m[src][raw]
+	c.mu.RUnlock()
+	if ok {
+		return sh
+	}
+	return c.add(src, raw)
+}
+
+func (c *shapeCache) add(src source, raw string) *shape {
+	sh := buildShape(c.compiler, src, []byte(raw))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m[src]) >= shapeCacheSize {
+		clear(c.m[src])
+	}
+	c.m[src][raw] = sh
+	return sh
+}
+
+// plausibilityProbe is the document a shape's plausible values are tried
+// on once, to prove they keep answers valid for that schema.
+const plausibilityProbe = "Invoice INV-2024 from Acme Corp, billing@acme.example, issued 2024-03-15 to Jane Doe."
+
+func buildShape(compiler *schema.Cache, src source, raw []byte) *shape {
+	if src == srcExample {
+		v, err := decodeJSON(raw)
+		if err != nil {
+			return &shape{} // a broken example: answer generically, as a model would
+		}
+		sh := &shape{example: v}
+		if m, ok := v.(map[string]any); ok {
+			sh.required = slices.Sorted(maps.Keys(m))
+		}
+		return sh
+	}
+	text := raw
+	if src == srcGemini {
+		var err error
+		if text, err = fromGeminiSchema(raw); err != nil {
+			return &shape{err: err}
+		}
+	}
+	s, err := compiler.Compile(text)
+	if err != nil {
+		if src == srcPrompt {
+			return &shape{} // a model reading a broken schema still answers
+		}
+		return &shape{err: err}
+	}
+	sh := &shape{schema: s}
+	var doc any
+	if err := json.Unmarshal(s.JSON(), &doc); err == nil {
+		if root, ok := doc.(map[string]any); ok {
+			sh.required = stringList(root["required"])
+			sh.plan(root, nil, "", 0)
+		}
+	}
+	// Plausible values are an embellishment: drop them for a schema they
+	// would break (constraints met through $ref, allOf, dependencies…).
+	if len(sh.texts) > 0 {
+		v, err := sh.value(1, plausibilityProbe)
+		if err != nil || sh.schema.Validate(v) != nil {
+			sh.texts = nil
+		}
+	}
+	return sh
+}
+
+// maxPlanDepth stops the walk on absurdly deep schemas.
+const maxPlanDepth = 16
+
+// plan records the enum and plain-string fields reachable through
+// properties and items (not through $ref or combinators).
+func (sh *shape) plan(node map[string]any, path []pathSeg, field string, depth int) {
+	if depth > maxPlanDepth {
+		return
+	}
+	if props, ok := node["properties"].(map[string]any); ok {
+		for _, k := range slices.Sorted(maps.Keys(props)) {
+			child, ok := props[k].(map[string]any)
+			if !ok {
+				continue
+			}
+			sh.field(child, append(slices.Clip(path), pathSeg{key: k}), k, depth)
+		}
+	}
+	if items, ok := node["items"].(map[string]any); ok {
+		sh.field(items, append(slices.Clip(path), pathSeg{each: true}), field, depth)
+	}
+}
+
+func (sh *shape) field(node map[string]any, path []pathSeg, name string, depth int) {
+	if vals := stringList(node["enum"]); len(vals) > 0 {
+		sh.enums = append(sh.enums, enumField{path: path, values: vals})
+	} else if t, ok := textSpec(node, name); ok {
+		t.path = path
+		sh.texts = append(sh.texts, t)
+	}
+	sh.plan(node, path, name, depth+1)
+}
+
+// textSpec reports a string schema whose only constraints are ones a
+// plausible value can be checked against (length, and the formats the
+// simulator writes itself), and the kind of value it should get.
+func textSpec(node map[string]any, name string) (textField, bool) {
+	t := textField{kind: kindOf(name), maxLen: -1}
+	switch ty := node["type"].(type) {
+	case string:
+		if ty != "string" {
+			return t, false
+		}
+	case []any:
+		if !slices.Contains(ty, any("string")) {
+			return t, false
+		}
+	default:
+		return t, false
+	}
+	for k, v := range node {
+		switch k {
+		case "type", "description", "title", "examples", "$comment", "default":
+		case "minLength", "maxLength":
+			n, ok := v.(float64)
+			if !ok {
+				return t, false
+			}
+			if k == "minLength" {
+				t.minLen = int(n)
+			} else {
+				t.maxLen = int(n)
+			}
+		case "format":
+			switch v {
+			case "date":
+				t.kind = kindDate
+			case "date-time":
+				t.kind = kindDateTime
+			case "email":
+				t.kind = kindEmail
+			case "uri", "url":
+				t.kind = kindURL
+			default:
+				return t, false
+			}
+		default:
+			return t, false
+		}
+	}
+	return t, true
+}
+
+func stringList(v any) []string {
+	list, ok := v.([]any)
+	if !ok {
+		return nil
+	}
+	out := make([]string, 0, len(list))
+	for _, e := range list {
+		s, ok := e.(string)
+		if !ok {
+			return nil
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// value builds the clean answer for a document: the schema's seeded
+// instance with plausible strings, a variation of the example, or a generic
+// summary object.
+func (sh *shape) value(seed uint64, doc string) (any, error) {
+	r := newRNG(seed, 0x5eed)
+	switch {
+	case sh.schema != nil:
+		raw, err := sh.schema.Instance(seed)
+		if err != nil {
+			return nil, fmt.Errorf("simulator cannot build an instance of this schema: %w", err)
+		}
+		v, err := decodeJSON(raw)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range sh.texts {
+			v = update(v, t.path, func(old any) (any, bool) {
+				if _, ok := old.(string); !ok {
+					return old, false
+				}
+				if s := docText(t.kind, doc, r); t.fits(s) {
+					return s, true
+				}
+				return old, false
+			})
+		}
+		return v, nil
+	case sh.example != nil:
+		return vary(sh.example, "", doc, r), nil
+	}
+	return map[string]any{"summary": phrase(doc, r, 12), "characters": json.Number(fmt.Sprint(len(doc)))}, nil
+}
+
+// update replaces the values at path with f(value); f reports whether it
+// changed anything, and so does update.
+func update(v any, path []pathSeg, f func(any) (any, bool)) any {
+	out, _ := updateOK(v, path, f)
+	return out
+}
+
+func updateOK(v any, path []pathSeg, f func(any) (any, bool)) (any, bool) {
+	if len(path) == 0 {
+		return f(v)
+	}
+	seg := path[0]
+	if seg.each {
+		arr, ok := v.([]any)
+		if !ok {
+			return v, false
+		}
+		changed := false
+		for i := range arr {
+			var c bool
+			arr[i], c = updateOK(arr[i], path[1:], f)
+			changed = changed || c
+		}
+		return v, changed
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return v, false
+	}
+	old, ok := m[seg.key]
+	if !ok {
+		return v, false
+	}
+	nv, changed := updateOK(old, path[1:], f)
+	m[seg.key] = nv
+	return v, changed
+}
+
+func decodeJSON(raw []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// fromGeminiSchema translates Gemini's OpenAPI-style schema (upper-case
+// types, "nullable", "propertyOrdering") to JSON Schema.
+func fromGeminiSchema(raw []byte) ([]byte, error) {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, fmt.Errorf("responseSchema is not JSON: %w", err)
+	}
+	return json.Marshal(geminiNode(v))
+}
+
+func geminiNode(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			switch k {
+			case "propertyOrdering", "nullable":
+			case "format":
+				if e != "enum" { // Gemini's marker for enum strings; JSON Schema has none
+					out[k] = e
+				}
+			case "properties":
+				props, _ := e.(map[string]any)
+				np := make(map[string]any, len(props))
+				for pk, pv := range props {
+					np[pk] = geminiNode(pv)
+				}
+				out[k] = np
+			case "type":
+				t, _ := e.(string)
+				out[k] = strings.ToLower(t)
+			default:
+				out[k] = geminiNode(e)
+			}
+		}
+		if n, _ := x["nullable"].(bool); n {
+			if t, ok := out["type"].(string); ok {
+				out["type"] = []any{t, "null"}
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = geminiNode(e)
+		}
+		return out
+	}
+	return v
+}

@@ -1,0 +1,475 @@
+// Package sim is an LLM simulator: a loopback HTTP server (or an in-process
+// http.RoundTripper) that speaks the OpenAI chat completions, Anthropic
+// messages, Ollama chat and Gemini generateContent APIs, so that extractq can
+// be tested, benchmarked and demonstrated without a model.
+//
+// It reads the engine's prompt conventions: the document between
+// <document-NONCE> and </document-NONCE>, the schema between <json-schema>
+// tags or an example between <example> tags (unless the API carries the
+// schema natively), and a re-ask as a conversation holding an assistant
+// message followed by feedback. It answers with a schema-valid value whose
+// content is derived from the document, then spoils it as its Profile says:
+// latency, rate limits (429 with the providers' headers), 5xx/529, timeouts,
+// dropped connections, and malformed output of every common kind.
+//
+// Every random choice is seeded by (seed, document hash, attempt number,
+// how many times that attempt was seen), never by arrival order, so a run is
+// reproducible however requests interleave across documents.
+package sim
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Server is a simulated LLM provider. It is safe for concurrent use.
+type Server struct {
+	prof   Profile
+	seed   uint64
+	rates  [numFaults]float64
+	random bool // whether the profile draws anything at all
+	now    func() time.Time
+
+	shapes  *shapeCache
+	generic *shape
+	limits  *limiter // nil without rate limits
+	tries   tryCounter
+	c       counters
+
+	done      chan struct{}
+	closeOnce sync.Once
+}
+
+// Option configures a Server.
+type Option func(*Server)
+
+// WithSeed sets the seed every random choice derives from (default 0).
+func WithSeed(seed uint64) Option { return func(s *Server) { s.seed = seed } }
+
+// WithClock replaces time.Now for the rate limiter and timestamps, so tests
+// can step time instead of sleeping.
+func WithClock(now func() time.Time) Option { return func(s *Server) { s.now = now } }
+
+// New returns a simulator behaving as p says. p should be valid
+// (LoadProfile and ParseProfile validate; see Profile.Validate).
+func New(p Profile, opts ...Option) *Server {
+	if p.Errors.TimeoutCap == 0 {
+		p.Errors.TimeoutCap = defaultTimeoutCap
+	}
+	s := &Server{prof: p, now: time.Now, shapes: newShapeCache(), generic: &shape{}, done: make(chan struct{})}
+	for _, o := range opts {
+		o(s)
+	}
+	s.rates = faultRates(p)
+	for _, r := range s.rates {
+		s.random = s.random || r > 0
+	}
+	s.random = s.random || p.Latency.Jitter > 0
+	s.limits = newLimiter(p.RateLimits, s.now())
+	return s
+}
+
+// Close releases every request the simulator is holding (latency, simulated
+// timeouts); they end with a 503. The http.Server serving Handler, if any,
+// belongs to the caller and is not stopped.
+func (s *Server) Close() { s.closeOnce.Do(func() { close(s.done) }) }
+
+// Stats returns a snapshot of the counters.
+func (s *Server) Stats() Stats { return s.c.snapshot() }
+
+// ResetStats zeroes the counters.
+func (s *Server) ResetStats() { s.c.reset() }
+
+// Handler serves the four APIs, GET /stats and POST /stats/reset.
+func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
+
+// maxBody caps a request body, as the providers do (413 above it).
+const maxBody = 16 << 20
+
+var errClosed = errors.New("simulator closed")
+
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/stats":
+		s.serveStats(w, r)
+		return
+	case "/stats/reset":
+		if r.Method != http.MethodPost {
+			http.Error(w, `{"error":"use POST /stats/reset"}`, http.StatusMethodNotAllowed)
+			return
+		}
+		s.ResetStats()
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	a, model, known := routeOf(r.URL.Path)
+	s.c.requests.Add(1)
+	if !known {
+		s.c.byRoute[apiUnknown].Add(1)
+		s.fail(w, a, &apiError{status: 404, kind: errNotFound, msg: fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path)}, nil)
+		return
+	}
+	s.c.byRoute[a].Add(1)
+	if r.Method != http.MethodPost {
+		s.fail(w, a, &apiError{status: 405, kind: errMethod, msg: fmt.Sprintf("method %s not allowed; use POST %s", r.Method, r.URL.Path)}, nil)
+		return
+	}
+	buf := bufPool.Get().(*bytes.Buffer)
+	defer bufPool.Put(buf)
+	buf.Reset()
+	n, err := buf.ReadFrom(io.LimitReader(r.Body, maxBody+1))
+	if err != nil {
+		s.fail(w, a, invalid("could not read the request body: %v", err), nil)
+		return
+	}
+	if n > maxBody {
+		s.fail(w, a, &apiError{status: 413, kind: errTooLarge, msg: fmt.Sprintf("request body exceeds %d bytes", maxBody)}, nil)
+		return
+	}
+	var req *chatRequest
+	var aerr *apiError
+	switch a {
+	case apiOpenAI:
+		req, aerr = parseOpenAI(buf.Bytes())
+	case apiAnthropic:
+		req, aerr = parseAnthropic(buf.Bytes())
+	case apiOllama:
+		req, aerr = parseOllama(buf.Bytes())
+	case apiGemini:
+		if model == "" {
+			aerr = invalid("the model name is missing from the URL: use /v1beta/models/MODEL:generateContent")
+		} else {
+			req, aerr = parseGemini(model, buf.Bytes())
+		}
+	}
+	if aerr != nil {
+		s.fail(w, a, aerr, nil)
+		return
+	}
+	s.complete(w, r.Context(), a, req)
+}
+
+// routeOf maps a path to its API and, for Gemini, the model in the path.
+// For an unknown path it still names the API whose error shape fits best.
+func routeOf(path string) (a api, model string, known bool) {
+	switch path {
+	case "/v1/chat/completions":
+		return apiOpenAI, "", true
+	case "/v1/messages":
+		return apiAnthropic, "", true
+	case "/api/chat":
+		return apiOllama, "", true
+	}
+	for _, prefix := range []string{"/v1beta/models/", "/v1/models/"} {
+		if rest, ok := strings.CutPrefix(path, prefix); ok {
+			if model, ok := strings.CutSuffix(rest, ":generateContent"); ok && !strings.Contains(model, "/") {
+				return apiGemini, model, true
+			}
+			if prefix == "/v1beta/models/" {
+				return apiGemini, "", false
+			}
+		}
+	}
+	switch {
+	case strings.HasPrefix(path, "/v1/messages"):
+		return apiAnthropic, "", false
+	case strings.HasPrefix(path, "/api/"):
+		return apiOllama, "", false
+	case strings.HasPrefix(path, "/v1beta/"):
+		return apiGemini, "", false
+	}
+	return apiOpenAI, "", false
+}
+
+// complete answers a well-formed request: generation, rate limits,
+// transport faults, latency, then the reply.
+func (s *Server) complete(w http.ResponseWriter, ctx context.Context, a api, req *chatRequest) {
+	now := s.now()
+	pr := readPrompt(req.messages)
+	if pr.reask {
+		s.c.reasks.Add(1)
+	}
+	sh := s.shapeFor(req, &pr)
+	if sh.err != nil {
+		s.fail(w, a, invalid("invalid JSON schema in the request: %v", sh.err), nil)
+		return
+	}
+	key := mix(mix(s.seed, pr.docHash), uint64(pr.attempt))
+	var try uint64
+	if s.random {
+		try = uint64(s.tries.peek(key))
+	}
+	r := newRNG(key, try)
+	d := s.draw(r, pr.reask)
+	ans, aerr := s.compose(a, req, &pr, sh, &d, r)
+	if aerr != nil {
+		s.fail(w, a, aerr, nil)
+		return
+	}
+	promptTok := tokens(pr.chars+len(req.schema)) + 3*len(req.messages)
+	compTok := tokens(len(ans.text) + len(ans.refusal))
+	if req.maxTokens > 0 && compTok > req.maxTokens {
+		ans.text, ans.truncated = cutText(ans.text, req.maxTokens*4), true
+		compTok = req.maxTokens
+	}
+	var st *limitState
+	if s.limits != nil {
+		lst, ok := s.limits.take(now, promptTok+compTok)
+		st = &lst
+		if !ok {
+			s.fail(w, a, rateLimitError(&lst, req.model, promptTok+compTok), st)
+			return
+		}
+	}
+	if s.random {
+		// Only now does the try count: how many 429s came first depends on
+		// timing, and must not change what the document draws next.
+		s.tries.commit(key, uint32(try))
+	}
+	switch d.transport {
+	case fStatus500:
+		s.c.faults[fStatus500].Add(1)
+		s.fail(w, a, &apiError{status: 500, kind: errServer, msg: "The server had an error while processing your request. Sorry about that!"}, st)
+		return
+	case fStatus503:
+		s.c.faults[fStatus503].Add(1)
+		s.fail(w, a, &apiError{status: 503, kind: errUnavailable, msg: "The service is temporarily unavailable; retry shortly."}, st)
+		return
+	case fStatus529:
+		s.c.faults[fStatus529].Add(1)
+		s.fail(w, a, &apiError{status: 529, kind: errOverloaded, msg: "Overloaded"}, st)
+		return
+	case fTimeout:
+		s.c.faults[fTimeout].Add(1)
+		switch err := s.wait(ctx, s.prof.Errors.TimeoutCap); {
+		case err == nil:
+			s.fail(w, a, &apiError{status: 504, kind: errTimeout, msg: "The model did not answer in time."}, st)
+		case errors.Is(err, errClosed):
+			s.fail(w, a, &apiError{status: 503, kind: errUnavailable, msg: "The simulator is shutting down."}, st)
+		}
+		return
+	case fDrop:
+		s.c.faults[fDrop].Add(1)
+		drop(w)
+		return
+	}
+	start := now
+	if lat := s.latency(compTok, r); lat > 0 {
+		if err := s.wait(ctx, lat); err != nil {
+			if errors.Is(err, errClosed) {
+				s.fail(w, a, &apiError{status: 503, kind: errUnavailable, msg: "The simulator is shutting down."}, st)
+			}
+			return
+		}
+	}
+	for f, on := range ans.applied {
+		if on {
+			s.c.faults[f].Add(1)
+		}
+	}
+	s.c.prompt.Add(int64(promptTok))
+	s.c.completion.Add(int64(compTok))
+
+	rep := &reply{req: req, ans: &ans, promptTokens: promptTok, completionTokens: compTok, id: mix(key, try), now: now}
+	buf := bufPool.Get().(*bytes.Buffer)
+	defer bufPool.Put(buf)
+	buf.Reset()
+	var err error
+	contentType := "application/json"
+	switch a {
+	case apiOpenAI:
+		err = marshal(buf, openAIBody(rep))
+	case apiAnthropic:
+		err = marshal(buf, anthropicBody(rep))
+	case apiOllama:
+		err = marshal(buf, ollamaBody(rep, s.now().Sub(start))...)
+		if req.stream {
+			contentType = "application/x-ndjson"
+		}
+	case apiGemini:
+		err = marshal(buf, geminiBody(rep))
+	}
+	if err != nil {
+		s.fail(w, a, &apiError{status: 500, kind: errServer, msg: "simulator could not encode its reply: " + err.Error()}, st)
+		return
+	}
+	s.send(w, http.StatusOK, contentType, buf.Bytes(), st, now)
+}
+
+func rateLimitError(st *limitState, model string, requested int) *apiError {
+	e := &apiError{status: 429, kind: errRateLimit, scope: st.exceeded}
+	switch {
+	case st.tooLarge:
+		e.msg = fmt.Sprintf("Request too large for %s on tokens per min (TPM): Limit %d, Requested %d. The input or output tokens must be reduced in order to run successfully.", model, st.tpm, requested)
+	case st.exceeded == "requests":
+		e.msg = fmt.Sprintf("Rate limit reached for %s on requests per min (RPM): Limit %d, Used %d, Requested 1. Please try again in %v.", model, st.rpm, st.rpm, st.retryAfter)
+	default:
+		e.msg = fmt.Sprintf("Rate limit reached for %s on tokens per min (TPM): Limit %d, Used %d, Requested %d. Please try again in %v.", model, st.tpm, st.tpm-st.remToks, requested, st.retryAfter)
+	}
+	return e
+}
+
+// shapeFor finds the schema: the API's own field first, then the prompt's
+// <json-schema>, then its <example>.
+func (s *Server) shapeFor(req *chatRequest, pr *prompt) *shape {
+	switch {
+	case req.schema != nil && req.geminiSchema:
+		return s.shapes.get(srcGemini, req.schema)
+	case req.schema != nil:
+		return s.shapes.get(srcNative, req.schema)
+	case pr.schemaText != "":
+		return s.shapes.getString(srcPrompt, pr.schemaText)
+	case pr.example != "":
+		return s.shapes.getString(srcExample, pr.example)
+	}
+	return s.generic
+}
+
+// latency is time to first token plus per-token time, with jitter.
+func (s *Server) latency(completion int, r *rng) time.Duration {
+	l := s.prof.Latency
+	d := l.TTFT + time.Duration(completion)*l.PerToken
+	if d <= 0 {
+		return 0
+	}
+	if l.Jitter > 0 {
+		d = time.Duration(float64(d) * (1 + l.Jitter*(2*r.unit()-1)))
+	}
+	return d
+}
+
+// wait sleeps for d unless the client gives up or the simulator closes.
+func (s *Server) wait(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-s.done:
+		return errClosed
+	}
+}
+
+// fail answers with an error in the shape of API a. st is the rate-limit
+// state when the request reached the limiter, else nil (then peeked).
+func (s *Server) fail(w http.ResponseWriter, a api, e *apiError, st *limitState) {
+	now := s.now()
+	if st == nil && s.limits != nil {
+		lst := s.limits.peek(now)
+		st = &lst
+	}
+	if e.kind == errRateLimit {
+		s.c.rateLimited.Add(1)
+	}
+	var retryAfter time.Duration
+	if st != nil {
+		retryAfter = st.retryAfter
+	}
+	buf := bufPool.Get().(*bytes.Buffer)
+	defer bufPool.Put(buf)
+	buf.Reset()
+	if err := marshal(buf, errorBody(a, e, retryAfter)); err != nil {
+		buf.Reset()
+		buf.WriteString(`{"error":"simulator could not encode its error"}`)
+	}
+	s.send(w, e.httpStatus(a), "application/json", buf.Bytes(), st, now)
+}
+
+func (s *Server) send(w http.ResponseWriter, status int, contentType string, body []byte, st *limitState, now time.Time) {
+	h := w.Header()
+	if st != nil {
+		st.writeHeaders(h, now)
+	}
+	set(h, "Content-Type", contentType)
+	set(h, "Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body) // a client that went away is not the simulator's problem
+	s.c.status(status)
+}
+
+func (s *Server) serveStats(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		http.Error(w, `{"error":"use GET /stats"}`, http.StatusMethodNotAllowed)
+		return
+	}
+	buf := bufPool.Get().(*bytes.Buffer)
+	defer bufPool.Put(buf)
+	buf.Reset()
+	if err := marshal(buf, s.Stats()); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	set(w.Header(), "Content-Type", "application/json")
+	_, _ = w.Write(buf.Bytes())
+}
+
+// dropper is implemented by the in-process transport's response writer.
+type dropper interface{ drop() }
+
+// drop closes the connection without an answer. Over TCP the close is a
+// reset (linger 0), as when a provider's load balancer gives up.
+func drop(w http.ResponseWriter) {
+	if d, ok := w.(dropper); ok {
+		d.drop()
+		return
+	}
+	if hj, ok := w.(http.Hijacker); ok {
+		if conn, _, err := hj.Hijack(); err == nil {
+			if tc, ok := conn.(*net.TCPConn); ok {
+				_ = tc.SetLinger(0)
+			}
+			_ = conn.Close()
+			return
+		}
+	}
+	panic(http.ErrAbortHandler) // net/http's own way to abort a response
+}
+
+// tryCounter counts how often each (document, attempt) was asked, so that
+// a retried request draws afresh while staying reproducible.
+type tryCounter struct {
+	shards [32]tryShard
+}
+
+type tryShard struct {
+	mu sync.Mutex
+	m  map[uint64]uint32
+}
+
+// triesPerShard bounds memory; a full shard starts over, which only
+// repeats draws for documents asked long ago.
+const triesPerShard = 1 << 14
+
+func (t *tryCounter) shard(key uint64) *tryShard {
+	return &t.shards[key%uint64(len(t.shards))]
+}
+
+// peek returns how many times key was answered.
+func (t *tryCounter) peek(key uint64) uint32 {
+	sh := t.shard(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return sh.m[key]
+}
+
+// commit records that try number n of key was answered.
+func (t *tryCounter) commit(key uint64, n uint32) {
+	sh := t.shard(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.m == nil || len(sh.m) >= triesPerShard {
+		sh.m = make(map[uint64]uint32)
+	}
+	sh.m[key] = max(sh.m[key], n+1)
+}

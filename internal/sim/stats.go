@@ -1,0 +1,172 @@
+package sim
+
+import "sync/atomic"
+
+// Fault is one kind of misbehaviour the simulator injects; Stats counts
+// them by these names.
+type Fault string
+
+// Transport faults.
+const (
+	FaultStatus500 Fault = "status_500"
+	FaultStatus503 Fault = "status_503"
+	FaultStatus529 Fault = "status_529"
+	FaultTimeout   Fault = "timeout"
+	FaultDrop      Fault = "drop"
+)
+
+// Output faults.
+const (
+	FaultCodeFence       Fault = "code_fence"
+	FaultProse           Fault = "prose"
+	FaultTrailingComma   Fault = "trailing_comma"
+	FaultSingleQuotes    Fault = "single_quotes"
+	FaultMissingRequired Fault = "missing_required"
+	FaultWrongType       Fault = "wrong_type"
+	FaultEnumOutside     Fault = "enum_outside"
+	FaultExtraField      Fault = "extra_field"
+	FaultTruncation      Fault = "truncation"
+	FaultRefusal         Fault = "refusal"
+)
+
+// allFaults lists the faults in faultID order.
+var allFaults = [...]Fault{
+	FaultStatus500, FaultStatus503, FaultStatus529, FaultTimeout, FaultDrop,
+	FaultCodeFence, FaultProse, FaultTrailingComma, FaultSingleQuotes,
+	FaultMissingRequired, FaultWrongType, FaultEnumOutside, FaultExtraField,
+	FaultTruncation, FaultRefusal,
+}
+
+type faultID uint8
+
+const (
+	fStatus500 faultID = iota
+	fStatus503
+	fStatus529
+	fTimeout
+	fDrop
+	fCodeFence
+	fProse
+	fTrailingComma
+	fSingleQuotes
+	fMissingRequired
+	fWrongType
+	fEnumOutside
+	fExtraField
+	fTruncation
+	fRefusal
+	numFaults
+)
+
+func (f faultID) String() string { return string(allFaults[f]) }
+
+// Route names used in Stats.ByRoute.
+const (
+	RouteOpenAI    = "openai"
+	RouteAnthropic = "anthropic"
+	RouteOllama    = "ollama"
+	RouteGemini    = "gemini"
+	RouteUnknown   = "unknown"
+)
+
+// Stats is what the simulator did since it started or was last reset.
+type Stats struct {
+	Requests int64 `json:"requests"`
+	// ByRoute counts API requests by the API they addressed (RouteOpenAI…).
+	ByRoute map[string]int64 `json:"by_route"`
+	// ByStatus counts responses by HTTP status; dropped connections and
+	// requests the client abandoned have none.
+	ByStatus map[int]int64 `json:"by_status"`
+	// Faults counts injected faults by kind (every kind is listed).
+	Faults map[Fault]int64 `json:"faults"`
+	// RateLimited counts 429 answers.
+	RateLimited int64 `json:"rate_limited"`
+	// Reasks counts requests that carried a failed answer and feedback.
+	Reasks           int64 `json:"reasks"`
+	PromptTokens     int64 `json:"prompt_tokens"`
+	CompletionTokens int64 `json:"completion_tokens"`
+}
+
+// knownStatuses are every status the simulator sends, in report order.
+var knownStatuses = [...]int{200, 400, 404, 405, 413, 429, 500, 503, 504, 529}
+
+// api is the API a request addressed.
+type api uint8
+
+const (
+	apiOpenAI api = iota
+	apiAnthropic
+	apiOllama
+	apiGemini
+	apiUnknown
+	numAPIs
+)
+
+var routeNames = [numAPIs]string{RouteOpenAI, RouteAnthropic, RouteOllama, RouteGemini, RouteUnknown}
+
+// counters are lock-free so that counting never serialises requests.
+type counters struct {
+	requests    atomic.Int64
+	byRoute     [numAPIs]atomic.Int64
+	byStatus    [len(knownStatuses)]atomic.Int64
+	faults      [numFaults]atomic.Int64
+	rateLimited atomic.Int64
+	reasks      atomic.Int64
+	prompt      atomic.Int64
+	completion  atomic.Int64
+}
+
+func (c *counters) status(code int) {
+	for i, s := range knownStatuses {
+		if s == code {
+			c.byStatus[i].Add(1)
+			return
+		}
+	}
+}
+
+func (c *counters) snapshot() Stats {
+	s := Stats{
+		Requests:         c.requests.Load(),
+		ByRoute:          map[string]int64{},
+		ByStatus:         map[int]int64{},
+		Faults:           make(map[Fault]int64, numFaults),
+		RateLimited:      c.rateLimited.Load(),
+		Reasks:           c.reasks.Load(),
+		PromptTokens:     c.prompt.Load(),
+		CompletionTokens: c.completion.Load(),
+	}
+	for i := range c.byRoute {
+		if n := c.byRoute[i].Load(); n > 0 {
+			s.ByRoute[routeNames[i]] = n
+		}
+	}
+	for i, code := range knownStatuses {
+		if n := c.byStatus[i].Load(); n > 0 {
+			s.ByStatus[code] = n
+		}
+	}
+	for i := range c.faults {
+		s.Faults[allFaults[i]] = c.faults[i].Load()
+	}
+	return s
+}
+
+// reset zeroes every counter. Requests in flight may straddle the reset;
+// that is fine for a test harness that resets between phases.
+func (c *counters) reset() {
+	c.requests.Store(0)
+	for i := range c.byRoute {
+		c.byRoute[i].Store(0)
+	}
+	for i := range c.byStatus {
+		c.byStatus[i].Store(0)
+	}
+	for i := range c.faults {
+		c.faults[i].Store(0)
+	}
+	c.rateLimited.Store(0)
+	c.reasks.Store(0)
+	c.prompt.Store(0)
+	c.completion.Store(0)
+}

@@ -1,0 +1,183 @@
+package worker
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml"
+
+	"github.com/extractq/extractq/internal/jobs"
+	"github.com/extractq/extractq/internal/ratelimit"
+)
+
+// Defaults of the settings every extractq program shares.
+const (
+	DefaultNATSURL     = "nats://127.0.0.1:4222"
+	DefaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/extractq?sslmode=disable"
+)
+
+// Config is a worker process's configuration. It is read from an optional
+// YAML file, then environment variables, then flags (each overriding the
+// one before), and checked by Validate.
+type Config struct {
+	NATSURL     string `yaml:"nats_url"`     // EXTRACTQ_NATS_URL
+	DatabaseURL string `yaml:"database_url"` // EXTRACTQ_DATABASE_URL
+	WorkerID    string `yaml:"worker_id"`    // EXTRACTQ_WORKER_ID; default host-pid
+	// Listen is the address of /healthz, /readyz (EXTRACTQ_LISTEN); empty
+	// disables the endpoints.
+	Listen    string `yaml:"listen"`
+	LogFormat string `yaml:"log_format"` // auto (JSON unless a terminal), json, text; EXTRACTQ_LOG_FORMAT
+	LogLevel  string `yaml:"log_level"`  // debug, info, warn, error; EXTRACTQ_LOG_LEVEL
+
+	// Pools are the provider budgets this worker serves, e.g.
+	// {name: "openai:gpt-4o-mini", limits: {rpm: 5000, tpm: 2000000, concurrency: 64}}.
+	// EXTRACTQ_POOLS holds them as pool flags separated by ';'.
+	Pools []ratelimit.PoolSpec `yaml:"pools"`
+
+	AckWait    time.Duration   `yaml:"ack_wait"`    // EXTRACTQ_ACK_WAIT
+	MaxDeliver int             `yaml:"max_deliver"` // EXTRACTQ_MAX_DELIVER
+	BackOff    []time.Duration `yaml:"backoff"`     // EXTRACTQ_BACKOFF, comma-separated
+	Grace      time.Duration   `yaml:"grace"`       // EXTRACTQ_GRACE
+	// Migrate applies the audit migrations and creates the streams at start
+	// (EXTRACTQ_MIGRATE=true); otherwise run `worker migrate` once.
+	Migrate bool `yaml:"migrate"`
+}
+
+// DefaultConfig is the configuration before file, environment and flags.
+func DefaultConfig() Config {
+	cs := jobs.DefaultConsumerSettings()
+	return Config{
+		NATSURL: DefaultNATSURL, DatabaseURL: DefaultDatabaseURL,
+		Listen: ":8080", LogFormat: "auto", LogLevel: "info",
+		AckWait: cs.AckWait, MaxDeliver: cs.MaxDeliver, BackOff: cs.BackOff, Grace: 30 * time.Second,
+	}
+}
+
+// LoadConfigFile overlays the YAML file at path on c. Unknown keys are
+// errors, so a misspelt setting is not silently ignored.
+func (c *Config) LoadConfigFile(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("config file: %w", err)
+	}
+	if err := yaml.UnmarshalWithOptions(data, c, yaml.Strict()); err != nil {
+		return fmt.Errorf("config file %s: %w", path, err)
+	}
+	return nil
+}
+
+// LoadEnv overlays the EXTRACTQ_* environment variables on c.
+func (c *Config) LoadEnv(getenv func(string) string) error {
+	var errs []error
+	str := func(name string, dst *string) {
+		if v := getenv(name); v != "" {
+			*dst = v
+		}
+	}
+	str("EXTRACTQ_NATS_URL", &c.NATSURL)
+	str("EXTRACTQ_DATABASE_URL", &c.DatabaseURL)
+	str("EXTRACTQ_WORKER_ID", &c.WorkerID)
+	str("EXTRACTQ_LISTEN", &c.Listen)
+	str("EXTRACTQ_LOG_FORMAT", &c.LogFormat)
+	str("EXTRACTQ_LOG_LEVEL", &c.LogLevel)
+	dur := func(name string, dst *time.Duration) {
+		if v := getenv(name); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s=%q: not a duration (e.g. 30s, 2m): %w", name, v, err))
+				return
+			}
+			*dst = d
+		}
+	}
+	dur("EXTRACTQ_ACK_WAIT", &c.AckWait)
+	dur("EXTRACTQ_GRACE", &c.Grace)
+	if v := getenv("EXTRACTQ_MAX_DELIVER"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("EXTRACTQ_MAX_DELIVER=%q: not a whole number", v))
+		}
+		c.MaxDeliver = n
+	}
+	if v := getenv("EXTRACTQ_BACKOFF"); v != "" {
+		b, err := ParseBackOff(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("EXTRACTQ_BACKOFF: %w", err))
+		}
+		c.BackOff = b
+	}
+	if v := getenv("EXTRACTQ_MIGRATE"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("EXTRACTQ_MIGRATE=%q: want true or false", v))
+		}
+		c.Migrate = b
+	}
+	if v := getenv("EXTRACTQ_POOLS"); v != "" {
+		specs, err := ratelimit.ParsePoolSpecs(strings.Split(v, ";"))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("EXTRACTQ_POOLS: %w", err))
+		}
+		c.Pools = specs
+	}
+	return errors.Join(errs...)
+}
+
+// ParseBackOff reads a comma-separated list of durations ("" for none).
+func ParseBackOff(s string) ([]time.Duration, error) {
+	var out []time.Duration
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		d, err := time.ParseDuration(f)
+		if err != nil {
+			return nil, fmt.Errorf("%q: not a duration (e.g. 30s,1m,5m)", f)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// ConsumerSettings are the consumer settings c describes.
+func (c *Config) ConsumerSettings() jobs.ConsumerSettings {
+	s := jobs.DefaultConsumerSettings()
+	s.AckWait, s.MaxDeliver, s.BackOff = c.AckWait, c.MaxDeliver, c.BackOff
+	return s
+}
+
+// Validate checks every setting and names each bad one.
+func (c *Config) Validate() error {
+	var errs []error
+	if !strings.HasPrefix(c.NATSURL, "nats://") && !strings.HasPrefix(c.NATSURL, "tls://") && !strings.HasPrefix(c.NATSURL, "ws://") && !strings.HasPrefix(c.NATSURL, "wss://") {
+		errs = append(errs, fmt.Errorf("nats_url %q: want nats://host:port (EXTRACTQ_NATS_URL or --nats-url)", c.NATSURL))
+	}
+	if !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
+		errs = append(errs, errors.New("database_url: want postgres://user@host:port/db (EXTRACTQ_DATABASE_URL or --database-url)"))
+	}
+	switch c.LogFormat {
+	case "auto", "json", "text":
+	default:
+		errs = append(errs, fmt.Errorf("log_format %q: want auto, json or text", c.LogFormat))
+	}
+	if _, err := parseLevel(c.LogLevel); err != nil {
+		errs = append(errs, err)
+	}
+	if len(c.Pools) == 0 {
+		errs = append(errs, errors.New("pools: none configured; add --pool family:model=concurrency:N (e.g. openai:gpt-4o-mini=rpm:5000,concurrency:16)"))
+	} else if err := ratelimit.Validate(c.Pools); err != nil {
+		errs = append(errs, fmt.Errorf("pools: %w", err))
+	}
+	if err := c.ConsumerSettings().Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.Grace < 0 {
+		errs = append(errs, fmt.Errorf("grace %s: must not be negative", c.Grace))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,378 @@
+// Package worker is the fleet's run loop: for each provider pool it takes a
+// budget slot, pulls one job from the pool's durable consumer, runs the
+// engine while telling the server the job is in progress, makes the outcome
+// durable in the audit store and only then acks, naks with a delay, or
+// dead-letters and terminates the job.
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/extractq/extractq/internal/audit"
+	"github.com/extractq/extractq/internal/jobs"
+	"github.com/extractq/extractq/internal/providers"
+	"github.com/extractq/extractq/schema"
+)
+
+// Pool is one provider budget group this worker serves.
+type Pool struct {
+	Name string
+	// Concurrency is the number of jobs this worker runs at once in the
+	// pool at most; Budget may allow fewer at a time.
+	Concurrency int
+	// Budget hands out slots and paces calls; nil means a semaphore of
+	// Concurrency.
+	Budget Budget
+}
+
+// Option configures a Worker.
+type Option func(*Worker)
+
+// WithID names the worker in logs, audit rows and dead letters (default:
+// host name and process id).
+func WithID(id string) Option { return func(w *Worker) { w.id = id } }
+
+// WithPools sets the pools the worker serves.
+func WithPools(p ...Pool) Option { return func(w *Worker) { w.pools = append(w.pools, p...) } }
+
+// WithConsumerSettings sets the consumers' ack wait, max deliver and backoff.
+func WithConsumerSettings(s jobs.ConsumerSettings) Option {
+	return func(w *Worker) { w.consumer = s }
+}
+
+// WithGrace sets how long in-flight jobs may run after shutdown begins
+// before they are canceled and nak'd (default 30s).
+func WithGrace(d time.Duration) Option { return func(w *Worker) { w.grace = d } }
+
+// WithLogger sets the logger (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(w *Worker) { w.log = l } }
+
+// WithProviders sets how a job's provider spec becomes a Provider (default
+// providers.New).
+func WithProviders(f func(spec string) (providers.Provider, error)) Option {
+	return func(w *Worker) { w.newProvider = f }
+}
+
+// WithPullWait sets how long one pull waits for a job (default 3s); it also
+// bounds how long shutdown waits for pending pulls.
+func WithPullWait(d time.Duration) Option { return func(w *Worker) { w.pullWait = d } }
+
+// WithRequeueDelay sets the delay of jobs handed back at shutdown (default
+// 1s): short, so another worker picks them up soon.
+func WithRequeueDelay(d time.Duration) Option { return func(w *Worker) { w.requeueDelay = d } }
+
+// WithoutEnsure skips creating streams and consumers at start (they must
+// exist; `worker migrate` creates them).
+func WithoutEnsure() Option { return func(w *Worker) { w.ensure = false } }
+
+// WithStreamOptions passes options to jobs.EnsureStreams at start.
+func WithStreamOptions(o ...jobs.StreamOption) Option {
+	return func(w *Worker) { w.streamOpts = append(w.streamOpts, o...) }
+}
+
+// Worker pulls jobs and runs them. Create it with New, start it with Run.
+type Worker struct {
+	js           jetstream.JetStream
+	audit        audit.Writer
+	engine       Engine
+	id           string
+	pools        []Pool
+	consumer     jobs.ConsumerSettings
+	grace        time.Duration
+	pullWait     time.Duration
+	requeueDelay time.Duration
+	log          *slog.Logger
+	newProvider  func(spec string) (providers.Provider, error)
+	ensure       bool
+	streamOpts   []jobs.StreamOption
+	termReason   bool
+
+	docs    *jobs.Documents
+	dlq     *jobs.DLQ
+	schemas *schemaCache
+	provs   providerCache
+
+	ready    atomic.Bool
+	stopping atomic.Bool
+	counts   counters
+}
+
+// New checks the configuration and returns a worker; it does not connect
+// or create anything until Run.
+func New(js jetstream.JetStream, w audit.Writer, e Engine, opts ...Option) (*Worker, error) {
+	host, _ := os.Hostname()
+	wk := &Worker{
+		js: js, audit: w, engine: e,
+		id:           fmt.Sprintf("%s-%d", host, os.Getpid()),
+		consumer:     jobs.DefaultConsumerSettings(),
+		grace:        30 * time.Second,
+		pullWait:     3 * time.Second,
+		requeueDelay: time.Second,
+		log:          slog.Default(),
+		newProvider:  func(spec string) (providers.Provider, error) { return providers.New(spec) },
+		ensure:       true,
+	}
+	for _, f := range opts {
+		f(wk)
+	}
+	if js == nil || w == nil || e == nil {
+		return nil, errors.New("worker: JetStream, audit writer and engine are required")
+	}
+	if len(wk.pools) == 0 {
+		return nil, errors.New("pools: the worker serves no pool; name at least one (--pool NAME)")
+	}
+	seen := map[string]bool{}
+	for i := range wk.pools {
+		p := &wk.pools[i]
+		if err := jobs.ValidatePool(p.Name); err != nil {
+			return nil, fmt.Errorf("pools[%d]: %w", i, err)
+		}
+		if seen[p.Name] {
+			return nil, fmt.Errorf("pools[%d]: pool %q is listed twice", i, p.Name)
+		}
+		seen[p.Name] = true
+		if p.Concurrency < 1 {
+			return nil, fmt.Errorf("pools[%d] (%s): concurrency %d must be at least 1", i, p.Name, p.Concurrency)
+		}
+		if p.Budget == nil {
+			p.Budget = NewSemaphore(p.Concurrency)
+		}
+	}
+	if err := wk.consumer.Validate(); err != nil {
+		return nil, err
+	}
+	if wk.grace < 0 {
+		return nil, fmt.Errorf("grace %s: must not be negative", wk.grace)
+	}
+	if wk.pullWait < 100*time.Millisecond {
+		return nil, fmt.Errorf("pull wait %s: must be at least 100ms", wk.pullWait)
+	}
+	wk.log = wk.log.With("worker", wk.id)
+	wk.docs = jobs.NewDocuments(js)
+	wk.dlq = jobs.NewDLQ(js)
+	wk.schemas = newSchemaCache(jobs.NewSchemas(js))
+	wk.termReason = jobs.SupportsTermReason(js.Conn().ConnectedServerVersion())
+	return wk, nil
+}
+
+// ID is the worker's id.
+func (w *Worker) ID() string { return w.id }
+
+// Run serves the pools until ctx ends, then shuts down gracefully: it stops
+// pulling, lets in-flight jobs finish within the grace period, cancels and
+// naks (with a short delay) the rest, and returns nil. Flushing the audit
+// writer is the caller's (it owns the writer).
+func (w *Worker) Run(ctx context.Context) error {
+	if w.ensure {
+		if err := jobs.EnsureStreams(ctx, w.js, w.streamOpts...); err != nil {
+			return err
+		}
+	}
+	consumers := make([]jetstream.Consumer, len(w.pools))
+	for i, p := range w.pools {
+		c, err := jobs.EnsureConsumer(ctx, w.js, p.Name, w.consumer)
+		if err != nil {
+			return err
+		}
+		consumers[i] = c
+	}
+	sub, err := w.js.Conn().QueueSubscribe(jobs.MaxDeliveriesAdvisory, "extractq-advisory", func(m *nats.Msg) {
+		w.onMaxDeliveries(context.WithoutCancel(ctx), m)
+	})
+	if err != nil {
+		return fmt.Errorf("subscribe to %s: %w", jobs.MaxDeliveriesAdvisory, err)
+	}
+	defer sub.Unsubscribe()
+
+	// Jobs run under their own context: shutdown stops the pulling at once
+	// but gives running jobs the grace period.
+	jobCtx, cancelJobs := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelJobs()
+	var pullers sync.WaitGroup
+	for i, p := range w.pools {
+		for range p.Concurrency {
+			pullers.Add(1)
+			go func() {
+				defer pullers.Done()
+				w.pull(ctx, jobCtx, p, consumers[i])
+			}()
+		}
+	}
+	w.ready.Store(true)
+	w.log.Info("worker started", "pools", len(w.pools), "ack_wait", w.consumer.AckWait, "max_deliver", w.consumer.MaxDeliver, "term_reason", w.termReason)
+
+	<-ctx.Done()
+	w.stopping.Store(true)
+	w.ready.Store(false)
+	w.log.Info("shutting down: pulling stopped, waiting for in-flight jobs", "grace", w.grace)
+	done := make(chan struct{})
+	go func() { pullers.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(w.grace):
+		w.log.Warn("grace period over: canceling in-flight jobs; they are handed back with a short delay")
+		cancelJobs()
+		<-done
+	}
+	w.log.Info("worker stopped", "done", w.counts.done.Load(), "dead_lettered", w.counts.dead.Load(), "requeued", w.counts.requeued.Load())
+	return nil
+}
+
+// pull is one slot's loop: take a budget slot, pull one job, run it, give
+// the slot back. Pulling only with a slot in hand means no job waits in
+// this worker while its ack deadline runs.
+func (w *Worker) pull(ctx, jobCtx context.Context, p Pool, c jetstream.Consumer) {
+	log := w.log.With("pool", p.Name)
+	failures := 0
+	for ctx.Err() == nil {
+		release, err := p.Budget.AcquireSlot(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				log.Error("acquire slot", "err", err)
+				sleep(ctx, time.Second)
+			}
+			continue
+		}
+		batch, err := c.Fetch(1, jetstream.FetchMaxWait(w.pullWait))
+		if err != nil {
+			release()
+			failures++
+			log.Warn("pull failed; retrying", "err", err, "consecutive", failures)
+			sleep(ctx, backoff(failures, 100*time.Millisecond, 5*time.Second))
+			continue
+		}
+		for msg := range batch.Messages() {
+			if w.stopping.Load() {
+				w.requeue(msg, log)
+				continue
+			}
+			w.handle(jobCtx, p, msg)
+		}
+		release()
+		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, jetstream.ErrNoMessages) {
+			failures++
+			log.Warn("pull ended with an error", "err", err, "consecutive", failures)
+			sleep(ctx, backoff(failures, 100*time.Millisecond, 5*time.Second))
+			continue
+		}
+		failures = 0
+	}
+}
+
+// requeue hands a job back for another worker, soon.
+func (w *Worker) requeue(msg jetstream.Msg, log *slog.Logger) {
+	w.counts.requeued.Add(1)
+	if err := msg.NakWithDelay(w.requeueDelay); err != nil {
+		log.Warn("nak at shutdown failed; the job returns after its ack wait", "err", err)
+	}
+}
+
+type counters struct {
+	done, dead, retried, requeued atomic.Int64
+}
+
+// Counts is what a worker did since it started.
+type Counts struct {
+	Done         int64 `json:"done"`          // results acked
+	DeadLettered int64 `json:"dead_lettered"` // jobs moved to the DLQ
+	Retried      int64 `json:"retried"`       // jobs nak'd with delay for redelivery
+	Requeued     int64 `json:"requeued"`      // jobs handed back at shutdown
+}
+
+// Counts returns the worker's counters.
+func (w *Worker) Counts() Counts {
+	return Counts{Done: w.counts.done.Load(), DeadLettered: w.counts.dead.Load(), Retried: w.counts.retried.Load(), Requeued: w.counts.requeued.Load()}
+}
+
+// backoff is an exponential delay with full jitter: n is 1-based.
+func backoff(n int, base, ceiling time.Duration) time.Duration {
+	d := base << min(n-1, 20)
+	if d <= 0 || d > ceiling {
+		d = ceiling
+	}
+	return d/2 + rand.N(d/2+1)
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// schemaCache compiles each schema fingerprint once.
+type schemaCache struct {
+	store *jobs.Schemas
+	mu    sync.Mutex
+	m     map[string]*schema.Schema
+}
+
+func newSchemaCache(s *jobs.Schemas) *schemaCache {
+	return &schemaCache{store: s, m: map[string]*schema.Schema{}}
+}
+
+// maxCachedSchemas bounds the cache; a fleet rarely runs more than a few.
+const maxCachedSchemas = 1024
+
+func (c *schemaCache) get(ctx context.Context, ref jobs.SchemaRef) (*schema.Schema, error) {
+	c.mu.Lock()
+	s, ok := c.m[ref.Fingerprint]
+	c.mu.Unlock()
+	if ok {
+		return s, nil
+	}
+	b, err := c.store.Get(ctx, ref.Fingerprint)
+	if err != nil {
+		return nil, err
+	}
+	s, err = schema.Compile(b.Body)
+	if err != nil {
+		return nil, fmt.Errorf("schema %s v%d (%s): %w", ref.Name, ref.Version, ref.Fingerprint, err)
+	}
+	c.mu.Lock()
+	if len(c.m) >= maxCachedSchemas {
+		clear(c.m)
+	}
+	c.m[ref.Fingerprint] = s
+	c.mu.Unlock()
+	return s, nil
+}
+
+// providerCache builds each pool's provider for a spec once, wrapped by the
+// pool's budget.
+type providerCache struct {
+	mu sync.Mutex
+	m  map[string]providers.Provider
+}
+
+func (c *providerCache) get(p Pool, spec string, build func(string) (providers.Provider, error)) (providers.Provider, error) {
+	key := p.Name + "\x00" + spec
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if pr, ok := c.m[key]; ok {
+		return pr, nil
+	}
+	pr, err := build(spec)
+	if err != nil {
+		return nil, err
+	}
+	if c.m == nil {
+		c.m = map[string]providers.Provider{}
+	}
+	pr = p.Budget.Wrap(pr)
+	c.m[key] = pr
+	return pr, nil
+}

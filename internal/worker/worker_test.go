@@ -1,0 +1,418 @@
+package worker_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/extractq/extractq/internal/audit"
+	"github.com/extractq/extractq/internal/fakeprovider"
+	"github.com/extractq/extractq/internal/jobs"
+	"github.com/extractq/extractq/internal/jobs/jobstest"
+	"github.com/extractq/extractq/internal/providers"
+	"github.com/extractq/extractq/internal/retry"
+	"github.com/extractq/extractq/internal/worker"
+	"github.com/extractq/extractq/schema"
+)
+
+const pool = "sim_test"
+
+// memAudit is an audit.Writer in memory that can be told to fail.
+type memAudit struct {
+	mu   sync.Mutex
+	recs []audit.Record
+	fail atomic.Int32 // number of writes to fail
+}
+
+func (m *memAudit) Write(_ context.Context, rec *audit.Record) error {
+	if m.fail.Load() > 0 {
+		m.fail.Add(-1)
+		return errors.New("database down")
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.recs = append(m.recs, *rec)
+	return nil
+}
+
+func (m *memAudit) records(doc string) []audit.Record {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []audit.Record
+	for _, r := range m.recs {
+		if r.DocumentID == doc {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// scripted is an engine whose outcome per document and delivery is given
+// by the test.
+type scripted struct {
+	mu    sync.Mutex
+	calls map[string]int
+	plan  func(doc string, call int, ctx context.Context) *worker.Outcome
+}
+
+func (s *scripted) Extract(ctx context.Context, _ providers.Provider, document string, _ *schema.Schema, _ jobs.Options) *worker.Outcome {
+	s.mu.Lock()
+	s.calls[document]++
+	n := s.calls[document]
+	s.mu.Unlock()
+	return s.plan(document, n, ctx)
+}
+
+func (s *scripted) count(doc string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls[doc]
+}
+
+func ok() *worker.Outcome {
+	return &worker.Outcome{Outcome: retry.OutcomeOK, Value: json.RawMessage(`{"a":1}`), Attempts: []retry.Attempt{{N: 1, Raw: `{"a":1}`}}}
+}
+
+type fixture struct {
+	js     jetstream.JetStream
+	audit  *memAudit
+	engine *scripted
+	pub    *jobs.Publisher
+	cancel context.CancelFunc
+	done   chan error
+	w      *worker.Worker
+}
+
+// start runs a worker of one pool on an embedded server.
+func start(t *testing.T, plan func(doc string, call int, ctx context.Context) *worker.Outcome, cs jobs.ConsumerSettings, opts ...worker.Option) *fixture {
+	t.Helper()
+	_, js := jobstest.Connect(t, jobstest.Server(t))
+	ctx := context.Background()
+	if err := jobs.EnsureStreams(ctx, js); err != nil {
+		t.Fatal(err)
+	}
+	sch, err := schema.Compile([]byte(`{"type":"object"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := jobs.NewSchemas(js).Put(ctx, jobs.SchemaBody{Name: "s", Version: 1, Fingerprint: sch.Fingerprint(), Body: sch.JSON()}); err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{js: js, audit: &memAudit{}, engine: &scripted{calls: map[string]int{}, plan: plan}, pub: jobs.NewPublisher(js)}
+	all := append([]worker.Option{
+		worker.WithID("w-test"), worker.WithPools(worker.Pool{Name: pool, Concurrency: 2}),
+		worker.WithConsumerSettings(cs), worker.WithPullWait(200 * time.Millisecond),
+		worker.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
+		worker.WithProviders(func(spec string) (providers.Provider, error) { return fakeprovider.New(nil), nil }),
+	}, opts...)
+	f.w, err = worker.New(js, f.audit, f.engine, all...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	f.cancel, f.done = cancel, make(chan error, 1)
+	go func() { f.done <- f.w.Run(rctx) }()
+	t.Cleanup(func() { f.stop(t) })
+	waitFor(t, "worker ready", func() bool { return f.readyConsumer() })
+	return f
+}
+
+func (f *fixture) readyConsumer() bool {
+	_, err := f.js.Consumer(context.Background(), jobs.JobsStream, jobs.ConsumerName(pool))
+	return err == nil
+}
+
+func (f *fixture) stop(t *testing.T) {
+	if f.cancel == nil {
+		return
+	}
+	f.cancel()
+	f.cancel = nil
+	select {
+	case err := <-f.done:
+		if err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Error("worker did not stop within 20s")
+	}
+}
+
+func (f *fixture) submit(t *testing.T, doc string) {
+	t.Helper()
+	sch, _ := schema.Compile([]byte(`{"type":"object"}`))
+	env := &jobs.Envelope{DocumentID: doc, Provider: "fake:m", Model: "m", Pool: pool, Run: "r",
+		Schema: jobs.SchemaRef{Name: "s", Version: 1, Fingerprint: sch.Fingerprint()}, SubmittedAt: time.Now()}
+	if _, err := f.pub.Publish(context.Background(), env, doc); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (f *fixture) streamMsgs(t *testing.T, name string) uint64 {
+	s, err := f.js.Stream(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.State.Msgs
+}
+
+func (f *fixture) letters(t *testing.T) []*jobs.Letter {
+	var out []*jobs.Letter
+	if err := jobs.NewDLQ(f.js).List(context.Background(), jobs.ListFilter{}, func(l *jobs.Letter) error {
+		out = append(out, l)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func fastSettings(maxDeliver int) jobs.ConsumerSettings {
+	return jobs.ConsumerSettings{AckWait: time.Second, MaxDeliver: maxDeliver, MaxAckPending: 100}
+}
+
+func TestOutcomes(t *testing.T) {
+	transport := func() *worker.Outcome {
+		return &worker.Outcome{Outcome: retry.OutcomeTransport, Reason: "HTTP 503", RetryAfter: 100 * time.Millisecond,
+			Attempts: []retry.Attempt{{N: 1, Error: "503", Class: "server_error"}}}
+	}
+	tests := []struct {
+		name        string
+		plan        func(call int) *worker.Outcome
+		maxDeliver  int
+		wantCalls   int
+		wantRecords []bool // Final of each audit record, in order
+		wantDead    bool
+		wantOutcome retry.Outcome
+	}{
+		{"ok", func(int) *worker.Outcome { return ok() }, 3, 1, []bool{true}, false, retry.OutcomeOK},
+		{"exhausted", func(int) *worker.Outcome {
+			return &worker.Outcome{Outcome: retry.OutcomeExhausted, Reason: "3 answers, still invalid",
+				Attempts: []retry.Attempt{{N: 1, Raw: "{", Class: retry.ClassSchema}, {N: 2, Raw: "{}", Class: retry.ClassSchema}}}
+		}, 3, 1, []bool{true}, true, retry.OutcomeExhausted},
+		{"transport then ok", func(call int) *worker.Outcome {
+			if call == 1 {
+				return transport()
+			}
+			return ok()
+		}, 3, 2, []bool{false, true}, false, retry.OutcomeOK},
+		{"transport until the last delivery", func(int) *worker.Outcome { return transport() }, 2, 2, []bool{false, true}, true, retry.OutcomeTransport},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := start(t, func(_ string, call int, _ context.Context) *worker.Outcome { return tc.plan(call) }, fastSettings(tc.maxDeliver))
+			f.submit(t, "doc")
+			waitFor(t, "the job to leave the stream", func() bool { return f.streamMsgs(t, jobs.JobsStream) == 0 })
+			f.stop(t)
+			if got := f.engine.count("doc"); got != tc.wantCalls {
+				t.Errorf("engine calls = %d, want %d", got, tc.wantCalls)
+			}
+			recs := f.audit.records("doc")
+			if len(recs) != len(tc.wantRecords) {
+				t.Fatalf("audit records = %d, want %d", len(recs), len(tc.wantRecords))
+			}
+			for i, final := range tc.wantRecords {
+				if recs[i].Final != final || recs[i].Delivery != i+1 {
+					t.Errorf("record %d: final %v delivery %d, want final %v delivery %d", i, recs[i].Final, recs[i].Delivery, final, i+1)
+				}
+			}
+			last := recs[len(recs)-1]
+			if last.Outcome != tc.wantOutcome {
+				t.Errorf("outcome = %s, want %s", last.Outcome, tc.wantOutcome)
+			}
+			letters := f.letters(t)
+			if tc.wantDead {
+				if len(letters) != 1 || last.DeadLetter == nil || last.DeadLetter.Seq != letters[0].Seq {
+					t.Fatalf("dead letters = %d, audit dead letter = %+v; want one, referenced by the audit", len(letters), last.DeadLetter)
+				}
+				l := letters[0]
+				if l.Job.DocumentID != "doc" || l.Reason == "" || len(l.Attempts) == 0 || l.WorkerID != "w-test" || l.Deliveries != tc.wantCalls {
+					t.Errorf("dead letter lacks diagnostics: %+v", l.DeadLetter)
+				}
+			} else if len(letters) != 0 || last.DeadLetter != nil {
+				t.Errorf("unexpected dead letter")
+			}
+		})
+	}
+}
+
+func TestAuditFailureIsNotAcked(t *testing.T) {
+	f := start(t, func(string, int, context.Context) *worker.Outcome { return ok() }, fastSettings(5))
+	f.audit.fail.Store(2)
+	f.submit(t, "doc")
+	waitFor(t, "the job to leave the stream", func() bool { return f.streamMsgs(t, jobs.JobsStream) == 0 })
+	if got := f.engine.count("doc"); got != 3 {
+		t.Errorf("engine calls = %d, want 3 (two deliveries whose audit failed, then one acked)", got)
+	}
+	if recs := f.audit.records("doc"); len(recs) != 1 || !recs[0].Final || recs[0].Delivery != 3 {
+		t.Errorf("records = %+v, want one final record from delivery 3", recs)
+	}
+}
+
+func TestInProgressKeepsLongJobs(t *testing.T) {
+	f := start(t, func(_ string, _ int, ctx context.Context) *worker.Outcome {
+		time.Sleep(2500 * time.Millisecond) // 2.5 ack waits
+		return ok()
+	}, fastSettings(5))
+	f.submit(t, "slow")
+	waitFor(t, "the job to leave the stream", func() bool { return f.streamMsgs(t, jobs.JobsStream) == 0 })
+	if got := f.engine.count("slow"); got != 1 {
+		t.Errorf("engine calls = %d, want 1: the job was redelivered while it ran", got)
+	}
+}
+
+func TestNoPrefetchBeyondBudget(t *testing.T) {
+	release := make(chan struct{})
+	var running, peak atomic.Int32
+	f := start(t, func(string, int, context.Context) *worker.Outcome {
+		n := running.Add(1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		<-release
+		running.Add(-1)
+		return ok()
+	}, fastSettings(5))
+	for i := range 6 {
+		f.submit(t, "doc"+string(rune('a'+i)))
+	}
+	waitFor(t, "two jobs running", func() bool { return running.Load() == 2 })
+	time.Sleep(300 * time.Millisecond) // let any wrongful extra pull land
+	c, err := f.js.Consumer(context.Background(), jobs.JobsStream, jobs.ConsumerName(pool))
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := c.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.NumAckPending != 2 || info.NumPending != 4 {
+		t.Errorf("ack pending %d, pending %d; want 2 out (the pool's concurrency) and 4 waiting on the server", info.NumAckPending, info.NumPending)
+	}
+	close(release)
+	waitFor(t, "all jobs done", func() bool { return f.streamMsgs(t, jobs.JobsStream) == 0 })
+	if peak.Load() != 2 {
+		t.Errorf("peak concurrency %d, want 2", peak.Load())
+	}
+}
+
+func TestShutdown(t *testing.T) {
+	tests := []struct {
+		name      string
+		work      time.Duration
+		grace     time.Duration
+		wantAcked bool
+	}{
+		{"finishes within grace", 300 * time.Millisecond, 5 * time.Second, true},
+		{"canceled after grace", 10 * time.Second, 200 * time.Millisecond, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			started := make(chan struct{}, 1)
+			f := start(t, func(_ string, _ int, ctx context.Context) *worker.Outcome {
+				started <- struct{}{}
+				select {
+				case <-time.After(tc.work):
+					return ok()
+				case <-ctx.Done():
+					return &worker.Outcome{Outcome: retry.OutcomeCanceled, Reason: "canceled", Attempts: []retry.Attempt{{N: 1, Error: "canceled"}}}
+				}
+			}, fastSettings(5), worker.WithGrace(tc.grace))
+			f.submit(t, "doc")
+			<-started
+			f.stop(t)
+			left := f.streamMsgs(t, jobs.JobsStream)
+			if (left == 0) != tc.wantAcked {
+				t.Fatalf("jobs left in the stream = %d, want acked %v", left, tc.wantAcked)
+			}
+			recs := f.audit.records("doc")
+			if len(recs) != 1 || recs[0].Final != tc.wantAcked {
+				t.Errorf("records = %d (final %v); want one, final %v", len(recs), len(recs) > 0 && recs[0].Final, tc.wantAcked)
+			}
+			if c := f.w.Counts(); tc.wantAcked && c.Done != 1 || !tc.wantAcked && c.Requeued != 1 {
+				t.Errorf("counts = %+v", c)
+			}
+		})
+	}
+}
+
+func TestMaxDeliveriesAdvisory(t *testing.T) {
+	// The worker serves another pool; the test plays a worker of pool
+	// "sim_test" that dies holding the job's only delivery.
+	f := start(t, func(string, int, context.Context) *worker.Outcome { return ok() }, fastSettings(1))
+	f.cancel() // stop pulling from sim_test; the advisory listener goes with it
+	<-f.done
+	f.cancel = nil
+	ctx := context.Background()
+	other, err := worker.New(f.js, f.audit, f.engine, worker.WithID("w-net"), worker.WithPools(worker.Pool{Name: "other", Concurrency: 1}),
+		worker.WithConsumerSettings(fastSettings(1)), worker.WithPullWait(200*time.Millisecond),
+		worker.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- other.Run(rctx) }()
+	defer func() { cancel(); <-done }()
+
+	f.submit(t, "orphan")
+	c, err := f.js.Consumer(ctx, jobs.JobsStream, jobs.ConsumerName(pool))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.Fetch(1, jetstream.FetchMaxWait(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range b.Messages() { // taken and never acked: the holder "died"
+	}
+	waitFor(t, "the advisory to dead-letter the job", func() bool { return len(f.letters(t)) == 1 })
+	l := f.letters(t)[0]
+	if l.Source != "advisory" || l.Job.DocumentID != "orphan" || !strings.Contains(l.Reason, "max deliveries") {
+		t.Errorf("letter = %+v", l.DeadLetter)
+	}
+	waitFor(t, "the job to leave the stream", func() bool { return f.streamMsgs(t, jobs.JobsStream) == 0 })
+	recs := f.audit.records("orphan")
+	if len(recs) != 1 || recs[0].DeadLetter == nil || recs[0].DeadLetter.Seq != l.Seq {
+		t.Errorf("audit records = %+v, want one dead letter at seq %d", recs, l.Seq)
+	}
+}
+
+func TestUnreadableJobIsDeadLettered(t *testing.T) {
+	f := start(t, func(string, int, context.Context) *worker.Outcome { return ok() }, fastSettings(5))
+	if _, err := f.js.Publish(context.Background(), jobs.JobSubject(pool), []byte(`{"v":99}`)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the job to leave the stream", func() bool { return f.streamMsgs(t, jobs.JobsStream) == 0 })
+	letters := f.letters(t)
+	if len(letters) != 1 || letters[0].Source != "decode" || !strings.Contains(letters[0].Reason, "newer than this worker") {
+		t.Fatalf("letters = %+v", letters)
+	}
+}
