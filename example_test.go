@@ -59,3 +59,23 @@ func ExampleError() {
 	// Output:
 	// unextractable after 1 attempt: unextractable: "this is a recipe" (attempt 1); no re-ask, as the model says the data is not there
 }
+
+// ExtractInto derives the schema from a Go type and decodes the valid value
+// into it.
+func ExampleExtractInto() {
+	type Contact struct {
+		Name  string `json:"name"`
+		Email string `json:"email" jsonschema:"format=email"`
+	}
+	p := fakeprovider.New([]fakeprovider.Reply{
+		fakeprovider.Text(`{"name": "Ada Lovelace", "email": "ada at example.org"}`),
+		fakeprovider.Text(`{"name": "Ada Lovelace", "email": "ada@example.org"}`),
+	})
+	c, res, err := extractq.ExtractInto[Contact](context.Background(), "Write to Ada Lovelace, ada@example.org.", extractq.WithProvider(p))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("%+v after %d attempts; the first failed at %s\n", c, len(res.Attempts), res.Attempts[0].Violations[0].Pointer)
+	// Output:
+	// {Name:Ada Lovelace Email:ada@example.org} after 2 attempts; the first failed at /email
+}

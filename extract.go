@@ -190,9 +190,9 @@ func ExtractInto[T any](ctx context.Context, document string, opts ...Option) (T
 // in-process simulator). API keys and base URLs come from the conventional
 // environment variables unless set with the options.
 func NewProvider(spec string, opts ...ProviderOption) (Provider, error) {
-	p, err := providers.New(spec, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("extractq: %w", err)
-	}
-	return p, nil
+	return providers.New(spec, opts...)
 }
+
+// DefaultTransport is the default transport-retry policy, a starting point
+// for WithTransport.
+func DefaultTransport() Transport { return retry.DefaultTransport() }

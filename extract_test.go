@@ -39,7 +39,7 @@ func TestExtractErrors(t *testing.T) {
 		{"budget", nil, []extractq.Option{extractq.WithTokenBudget(10)}, extractq.ErrBudgetExceeded, "token budget exceeded"},
 		{"fatal", []fakeprovider.Reply{fakeprovider.Fail(providers.ClassAuth, 0)}, nil, extractq.ErrFatal, "HTTP 401"},
 		{"transport", []fakeprovider.Reply{fakeprovider.Fail(providers.ClassServer, 0), fakeprovider.Fail(providers.ClassServer, 0)},
-			[]extractq.Option{extractq.WithTransport(extractq.Transport{Retries: 1, Jitter: extractq.JitterNone})}, extractq.ErrTransport, "1 transport retries"},
+			[]extractq.Option{extractq.WithTransport(extractq.Transport{Retries: 1, Jitter: extractq.JitterNone})}, extractq.ErrTransport, "failed 2 times (1 transport retry)"},
 		{"unextractable", []fakeprovider.Reply{fakeprovider.Refused("no")}, nil, extractq.ErrUnextractable, "unextractable"},
 	}
 	for _, tt := range tests {

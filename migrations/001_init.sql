@@ -59,10 +59,9 @@ CREATE TABLE jobs (
     created_at         timestamptz NOT NULL DEFAULT now(),
     updated_at         timestamptz NOT NULL DEFAULT now()
 );
+-- Few indexes: every one is paid on every write. Status and prune scan.
 CREATE INDEX jobs_document_idx ON jobs (document_id);
-CREATE INDEX jobs_run_idx ON jobs (run, schema_name, schema_version);
-CREATE INDEX jobs_schema_idx ON jobs (schema_name, schema_version, status);
-CREATE INDEX jobs_updated_idx ON jobs (updated_at);
+CREATE INDEX jobs_schema_idx ON jobs (schema_name, document_id) WHERE status NOT IN ('ok', 'retrying');
 
 -- Every call to a model. The big table: range-partitioned by month on
 -- started_at (see extractq_ensure_attempt_partitions); rows outside the
@@ -97,22 +96,26 @@ CREATE TABLE attempts (
     PRIMARY KEY (job_id, delivery, seq, started_at)
 ) PARTITION BY RANGE (started_at);
 CREATE TABLE attempts_default PARTITION OF attempts DEFAULT;
+-- One secondary index (history of a document): the write path pays for
+-- every index. Status and failure_reasons aggregate over scans, pruned to
+-- recent partitions by started_at.
 CREATE INDEX attempts_document_idx ON attempts (document_id, started_at);
-CREATE INDEX attempts_run_idx ON attempts (run, schema_name, schema_version);
-CREATE INDEX attempts_failed_idx ON attempts (error_class) WHERE error_class <> '';
 
 -- extractq_ensure_attempt_partitions creates the monthly partitions of
 -- attempts covering [from_month, from_month + months). Rows already in the
 -- default partition for a new month are moved into it, so it is safe to
 -- call at any time, repeatedly.
+-- SECURITY DEFINER: workers call it with only EXECUTE, never owning tables.
 CREATE FUNCTION extractq_ensure_attempt_partitions(from_month date, months integer)
-RETURNS integer LANGUAGE plpgsql AS $$
+RETURNS integer LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
 DECLARE
     lo      date;
     hi      date;
     part    text;
     created integer := 0;
 BEGIN
+    -- Workers starting together must not race to create the same table.
+    PERFORM pg_advisory_xact_lock(hashtextextended('extractq_ensure_attempt_partitions', 0));
     FOR i IN 0 .. months - 1 LOOP
         lo := date_trunc('month', from_month)::date + make_interval(months => i);
         hi := lo + interval '1 month';
@@ -127,6 +130,7 @@ BEGIN
     END LOOP;
     RETURN created;
 END $$;
+REVOKE ALL ON FUNCTION extractq_ensure_attempt_partitions(date, integer) FROM PUBLIC;
 SELECT extractq_ensure_attempt_partitions((now() - interval '1 month')::date, 4);
 
 -- Valid results. One per (document, schema fingerprint, model): a
@@ -150,7 +154,6 @@ CREATE TABLE results (
 );
 -- Export and "latest result per document" walk this index in order.
 CREATE INDEX results_schema_doc_idx ON results (schema_name, document_id, schema_version DESC, created_at DESC);
-CREATE INDEX results_run_idx ON results (run, schema_name);
 
 -- Jobs moved to the dead-letter stream, referenced by stream and sequence.
 CREATE TABLE dead_letters (

@@ -11,7 +11,7 @@ import (
 type Cache struct {
 	mu     sync.Mutex
 	size   int
-	order  *list.List               // front = most recently used; values are cacheKey
+	order  *list.List // front = most recently used; values are cacheKey
 	bySrc  map[cacheKey]*list.Element
 	schema map[cacheKey]*Schema
 	byFP   map[string]*Schema

@@ -92,10 +92,10 @@ func compactObject(o *object, ptr string, depth int) (any, error) {
 	var required []any
 	for _, k := range o.keys {
 		kp := joinPointer(ptr, k)
-		if k == "#" {
+		if k == "--" {
 			d, ok := o.vals[k].(string)
 			if !ok {
-				return nil, cerr(kp, "the \"#\" key holds the object's description and must be a string")
+				return nil, cerr(kp, "the \"--\" key holds the object's description and must be a string")
 			}
 			out.set("description", d)
 			continue
@@ -129,10 +129,10 @@ func compactObject(o *object, ptr string, depth int) (any, error) {
 	return out, nil
 }
 
-// compactArray reads [ITEM] or [ITEM, "MIN..MAX unique # description"].
+// compactArray reads [ITEM] or [ITEM, "MIN..MAX unique -- description"].
 func compactArray(arr []any, ptr string, depth int) (any, error) {
 	if len(arr) < 1 || len(arr) > 2 {
-		return nil, cerr(ptr, "a list is written [ITEM] or [ITEM, \"MIN..MAX unique # description\"], got %d elements", len(arr))
+		return nil, cerr(ptr, "a list is written [ITEM] or [ITEM, \"MIN..MAX unique -- description\"], got %d elements", len(arr))
 	}
 	items, err := compactField(arr[0], joinPointer(ptr, "0"), depth+1)
 	if err != nil {
@@ -165,7 +165,7 @@ func compactArray(arr []any, ptr string, depth int) (any, error) {
 					out.set("maxItems", hi)
 				}
 			default:
-				return nil, cerr(joinPointer(ptr, "1"), "unknown list option %q (use MIN..MAX, unique, # description)", tok)
+				return nil, cerr(joinPointer(ptr, "1"), "unknown list option %q (use MIN..MAX, unique, -- description)", tok)
 			}
 		}
 	}
@@ -175,8 +175,8 @@ func compactArray(arr []any, ptr string, depth int) (any, error) {
 
 var enumRe = regexp.MustCompile(`^enum\((.*)\)$`)
 
-// compactScalar reads "TYPE [RANGE] [/PATTERN/] [# description]" or
-// "enum(a, b, c) [# description]".
+// compactScalar reads "TYPE [RANGE] [/PATTERN/] [-- description]" or
+// "enum(a, b, c) [-- description]".
 func compactScalar(spec, ptr string) (any, error) {
 	body, desc := splitDescription(spec)
 	body = strings.TrimSpace(body)
@@ -205,9 +205,6 @@ func compactScalar(spec, ptr string) (any, error) {
 	if tf[1] != "" {
 		out.set("format", tf[1])
 	}
-	if desc != "" {
-		out.set("description", desc)
-	}
 	rest = strings.TrimSpace(rest)
 	for rest != "" {
 		if rest[0] == '/' {
@@ -219,8 +216,8 @@ func compactScalar(spec, ptr string) (any, error) {
 				return nil, cerr(ptr, "a pattern applies to strings, not %s", name)
 			}
 			pat := rest[1:end]
-			if _, err := regexp.Compile(pat); err != nil {
-				return nil, cerr(ptr, "bad pattern /%s/: %v", pat, regexErr(err))
+			if _, err := compileRegexp(pat); err != nil {
+				return nil, cerr(ptr, "bad pattern /%s/: %v", pat, err)
 			}
 			out.set("pattern", pat)
 			rest = strings.TrimSpace(rest[end+1:])
@@ -244,6 +241,9 @@ func compactScalar(spec, ptr string) (any, error) {
 			return nil, cerr(ptr, "unexpected %q after %s", tok, name)
 		}
 	}
+	if desc != "" {
+		out.set("description", desc)
+	}
 	return out, nil
 }
 
@@ -263,8 +263,8 @@ func patternEnd(s string) int {
 	return -1
 }
 
-// splitDescription splits "spec # description" at the first " #" that is
-// not inside a /pattern/.
+// splitDescription splits "spec -- description" at the first " -- " that
+// is not inside a /pattern/. ("#" would start a comment in YAML.)
 func splitDescription(s string) (body, desc string) {
 	inPattern := false
 	for i := 0; i < len(s); i++ {
@@ -276,8 +276,8 @@ func splitDescription(s string) (body, desc string) {
 			inPattern = true
 		case c == '/' && inPattern && (i+1 == len(s) || s[i+1] == ' '):
 			inPattern = false
-		case c == '#' && !inPattern && (i == 0 || s[i-1] == ' '):
-			return strings.TrimSpace(s[:i]), strings.TrimSpace(s[i+1:])
+		case c == '-' && !inPattern && strings.HasPrefix(s[i:], "--") && (i == 0 || s[i-1] == ' ') && (i+2 == len(s) || s[i+2] == ' '):
+			return strings.TrimSpace(s[:i]), strings.TrimSpace(s[i+2:])
 		}
 	}
 	return strings.TrimSpace(s), ""

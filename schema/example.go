@@ -26,7 +26,8 @@ var ErrNoExample = errors.New("no valid example")
 // property present. It is validated before it is returned; when no valid
 // instance can be built the error (matching ErrNoExample) says why.
 func (s *Schema) Example() (json.RawMessage, error) {
-	return s.generate(true, 1)
+	s.example.once.Do(func() { s.example.doc, s.example.err = s.generate(true, 1) })
+	return append(json.RawMessage(nil), s.example.doc...), s.example.err
 }
 
 // Instance returns a valid instance whose values vary with seed: optional
@@ -41,19 +42,20 @@ func (s *Schema) Instance(seed uint64) (json.RawMessage, error) {
 const (
 	genSoftDepth  = 3 // below this depth only what is required is built
 	genMaxDepth   = 24
-	genAttempts   = 24
-	genNodeBudget = 20000
+	genAttempts   = 12
+	genNodeBudget = 20000 // values built over all attempts
 )
 
 func (s *Schema) generate(typical bool, seed uint64) (json.RawMessage, error) {
 	var lastErr error
+	budget := genNodeBudget
 	for attempt := range genAttempts {
 		g := &generator{
 			rng:     rand.New(rand.NewPCG(seed, uint64(attempt)*0x9e3779b97f4a7c15+1)),
 			typical: typical && attempt == 0,
 			base:    s.baseURL,
 			doc:     s.doc,
-			budget:  genNodeBudget,
+			budget:  &budget,
 		}
 		v, err := g.value([]*jsonschema.Schema{s.compiled}, 0)
 		if err != nil {
@@ -105,8 +107,8 @@ type generator struct {
 	rng     *rand.Rand
 	typical bool
 	base    string
-	doc     any // the ordered root document, for property order
-	budget  int
+	doc     any  // the ordered root document, for property order
+	budget  *int // values left to build, shared by all attempts
 }
 
 // where gives a schema's location relative to the root document.
@@ -164,8 +166,8 @@ func validAll(conj []*jsonschema.Schema, v any) bool {
 
 // value builds a value that satisfies every schema in conj.
 func (g *generator) value(conj []*jsonschema.Schema, depth int) (any, error) {
-	g.budget--
-	if g.budget < 0 {
+	*g.budget--
+	if *g.budget < 0 {
 		return nil, &genError{msg: "the schema needs too large a value", final: true}
 	}
 	all := expand(conj)
@@ -214,10 +216,14 @@ func (g *generator) branch(conj []*jsonschema.Schema, s *jsonschema.Schema, dept
 			options = append(options, nil) // a value "if" rejects (checked below)
 		}
 	}
+	// The other schemas, already expanded: copies without their links, so
+	// expanding again cannot bring s (and its alternatives) back.
 	rest := make([]*jsonschema.Schema, 0, len(conj)+2)
 	for _, c := range expand(conj) {
 		if c != s {
-			rest = append(rest, c)
+			cc := *c
+			cc.Ref, cc.AllOf, cc.DynamicRef, cc.RecursiveRef = nil, nil, nil, nil
+			rest = append(rest, &cc)
 		}
 	}
 	rest = append(rest, &stripped)
@@ -390,7 +396,10 @@ func (g *generator) pickType(all []*jsonschema.Schema) (string, error) {
 		}
 	}
 	if len(allowed) == len(typePreference) && len(hint) == 0 {
-		return "string", nil // an unconstrained value: show a string
+		if g.typical {
+			return "string", nil // an unconstrained value: show a string
+		}
+		return []string{"string", "integer", "boolean", "object", "array", "null"}[g.rng.IntN(6)], nil
 	}
 	if !g.typical && len(cands) > 1 && cands[len(cands)-1] == "null" && g.rng.IntN(8) != 0 {
 		cands = cands[:len(cands)-1] // null only now and then
@@ -437,9 +446,9 @@ func (g *generator) number(all []*jsonschema.Schema, integer bool) (any, error) 
 		}
 	}
 	// The step every candidate is a multiple of.
-	step := big.NewRat(1, 1)
-	if !integer && len(mult) == 0 {
-		step = nil
+	var step *big.Rat
+	if integer {
+		step = big.NewRat(1, 1)
 	}
 	for _, m := range mult {
 		if m.Sign() <= 0 {
@@ -792,6 +801,7 @@ func (g *generator) array(all []*jsonschema.Schema, depth int) (any, error) {
 	var rest []*jsonschema.Schema
 	restForbidden := false
 	var contains []*jsonschema.Schema
+	minContains, maxContains := -1, -1
 	var origin *jsonschema.Schema
 	addPrefix := func(i int, s *jsonschema.Schema) {
 		for len(prefix) <= i {
@@ -832,7 +842,16 @@ func (g *generator) array(all []*jsonschema.Schema, depth int) (any, error) {
 		}
 		if s.Contains != nil {
 			contains = append(contains, s.Contains)
+			if s.MinContains != nil && *s.MinContains > minContains {
+				minContains = *s.MinContains
+			}
+			if s.MaxContains != nil && (maxContains < 0 || *s.MaxContains < maxContains) {
+				maxContains = *s.MaxContains
+			}
 		}
+	}
+	if len(contains) > 0 && minContains < 0 {
+		minContains = 1
 	}
 	for _, r := range rest {
 		if r.Bool != nil && !*r.Bool {
@@ -853,8 +872,14 @@ func (g *generator) array(all []*jsonschema.Schema, depth int) (any, error) {
 	default:
 		n += g.rng.IntN(4)
 	}
-	if len(contains) > 0 && n == 0 {
-		n = 1
+	if maxContains >= 0 && minContains > maxContains {
+		return nil, g.contradiction(origin, "minContains %d is greater than maxContains %d", minContains, maxContains)
+	}
+	if len(contains) > 0 {
+		n = max(n, minContains)
+		if maxContains >= 0 { // extra items might match "contains" too
+			n = max(minItems, minContains)
+		}
 	}
 	if maxItems >= 0 && n > maxItems {
 		n = maxItems
@@ -864,51 +889,68 @@ func (g *generator) array(all []*jsonschema.Schema, depth int) (any, error) {
 	}
 	out := make([]any, 0, n)
 	seen := map[string]bool{}
-	for i := 0; i < n; i++ {
-		conj := append([]*jsonschema.Schema(nil), rest...)
+	itemConj := func(i int) []*jsonschema.Schema {
 		if i < len(prefix) {
-			conj = prefix[i]
+			return prefix[i]
 		}
-		if i == 0 && len(contains) > 0 {
-			conj = append(append([]*jsonschema.Schema(nil), conj...), contains...)
-		}
-		var v any
-		var err error
-		for try := range 12 {
-			v, err = g.value(conj, depth+1)
-			if err != nil {
-				break
-			}
-			key := jsonText(v, -1)
-			if !unique || !seen[key] {
-				seen[key] = true
-				break
-			}
-			if try == 11 {
-				err = &genError{ptr: g.where(origin), msg: "cannot build enough distinct items for uniqueItems"}
-			}
-			// Typical mode makes the same value each time: vary it.
-			saved := g.typical
-			g.typical = false
-			v, err = g.value(conj, depth+1)
-			g.typical = saved
-			if err == nil {
-				key = jsonText(v, -1)
-				if !seen[key] {
-					seen[key] = true
-					break
-				}
-			}
-		}
+		return rest
+	}
+	for i := 0; i < n; i++ {
+		v, err := g.item(itemConj(i), unique, seen, depth)
 		if err != nil {
-			if i >= minItems && (i >= len(prefix)) {
+			if i >= minItems && i >= len(prefix) {
 				break // optional items: stop here
 			}
 			return nil, err
 		}
 		out = append(out, v)
 	}
+	if minContains <= 0 {
+		return out, nil
+	}
+	// Make the first minContains items (or as many as may change) match
+	// "contains".
+	matched := 0
+	for _, v := range out {
+		if validAll(contains, v) {
+			matched++
+		}
+	}
+	for i := 0; i < len(out) && matched < minContains; i++ {
+		if validAll(contains, out[i]) {
+			continue
+		}
+		conj := append(append([]*jsonschema.Schema(nil), itemConj(i)...), contains...)
+		if v, err := g.item(conj, unique, seen, depth); err == nil {
+			out[i] = v
+			matched++
+		}
+	}
+	if matched < minContains {
+		return nil, &genError{ptr: g.where(origin), msg: "no item can satisfy \"contains\" together with the item schemas"}
+	}
 	return out, nil
+}
+
+// item builds one array item; with unique it differs from those in seen.
+func (g *generator) item(conj []*jsonschema.Schema, unique bool, seen map[string]bool, depth int) (any, error) {
+	for try := range 12 {
+		saved := g.typical
+		if try > 0 {
+			g.typical = false // typical mode makes the same value each time
+		}
+		v, err := g.value(conj, depth+1)
+		g.typical = saved
+		if err != nil {
+			return nil, err
+		}
+		key := jsonText(v, -1)
+		if !unique || !seen[key] {
+			seen[key] = true
+			return v, nil
+		}
+	}
+	return nil, &genError{msg: "cannot build enough distinct items for uniqueItems"}
 }
 
 // object builds an object with every required property and (for typical

@@ -128,7 +128,7 @@ var schemaKeywords = map[string]bool{
 	"contentMediaType": true, "contentSchema": true,
 	"minimum": true, "maximum": true, "exclusiveMinimum": true, "exclusiveMaximum": true,
 	"multipleOf": true,
-	"title": true, "description": true, "default": true, "examples": true, "example": true,
+	"title":      true, "description": true, "default": true, "examples": true, "example": true,
 	"readOnly": true, "writeOnly": true, "deprecated": true, "nullable": true,
 }
 
@@ -166,6 +166,16 @@ func looksLikeJSONSchema(doc any) bool {
 			if isStructural(k, v) {
 				structural = true
 			}
+		}
+		if !structural && len(unknown) == 0 && t.len() > 0 {
+			// Only annotation keywords ({"title": "string"}): compact if
+			// every value reads as a field spec.
+			for _, k := range t.keys {
+				if !isCompactSpec(t.vals[k]) {
+					return true
+				}
+			}
+			return false
 		}
 		if len(unknown) == 0 {
 			return true

@@ -1,8 +1,3 @@
-// Package schema compiles and validates JSON Schema (draft 7 and 2020-12),
-// lists violations by instance JSON pointer, renders them as feedback for a
-// model, and derives what extractq needs from a schema: fingerprints,
-// example instances and provider-specific forms. See doc.go for the input
-// forms and the compact notation.
 package schema
 
 import (
@@ -18,7 +13,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
+	"github.com/dlclark/regexp2"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -93,6 +91,11 @@ type Schema struct {
 	compiled    *jsonschema.Schema
 	external    map[string]any // documents loaded through WithRefDir, by URL
 	baseURL     string
+	example     struct { // built once, on first use
+		once sync.Once
+		doc  json.RawMessage
+		err  error
+	}
 }
 
 // ErrInvalidSchema is matched (errors.Is) by every error that means the
@@ -183,20 +186,37 @@ func Compile(src []byte, opts ...Option) (*Schema, error) {
 		u = unwrap(doc)
 	}
 	body := u.body
-	if !o.forceSchema && !looksLikeJSONSchema(body) {
-		body, err = fromCompact(body)
-		if err != nil {
-			var ce *compactError
-			if errors.As(err, &ce) {
-				return nil, fail(u.pointer+ce.pointer, "compact notation: "+ce.msg, err)
-			}
-			return nil, fail(u.pointer, err.Error(), err)
+	if o.forceSchema || looksLikeJSONSchema(body) {
+		s, err := compileSchema(body, u, &o)
+		if err == nil || o.forceSchema {
+			return s, err
 		}
+		// Field names that happen to be keywords ({"items": [...]}):
+		// the compact reading may be the intended one.
+		if c, cerr := fromCompact(body); cerr == nil {
+			if s, cerr := compileDoc(c, u, &o); cerr == nil {
+				return s, nil
+			}
+		}
+		return nil, err
 	}
+	c, err := fromCompact(body)
+	if err != nil {
+		var ce *compactError
+		if errors.As(err, &ce) {
+			return nil, fail(u.pointer+ce.pointer, "compact notation: "+ce.msg, err)
+		}
+		return nil, fail(u.pointer, err.Error(), err)
+	}
+	return compileDoc(c, u, &o)
+}
+
+// compileSchema compiles a document read as JSON Schema.
+func compileSchema(body any, u unwrapped, o *options) (*Schema, error) {
 	switch body.(type) {
 	case *object, bool:
 	default:
-		return nil, fail(u.pointer, fmt.Sprintf("a schema must be an object or a boolean, got %s", jsonText(body, 40)), nil)
+		return nil, &Error{File: o.file, Pointer: u.pointer, Message: fmt.Sprintf("a schema must be an object or a boolean, got %s", jsonText(body, 40))}
 	}
 	if obj, ok := body.(*object); ok && o.draft == Draft7 && !hasKey(obj, "$schema") {
 		// Make the normalised schema self-describing.
@@ -205,10 +225,36 @@ func Compile(src []byte, opts ...Option) (*Schema, error) {
 		obj.vals["$schema"] = "http://json-schema.org/draft-07/schema#"
 		body = obj
 	}
-	return compileDoc(body, u, &o)
+	return compileDoc(body, u, o)
+}
+
+// maxSubschemas bounds the size of a schema: the validator's compile time
+// grows with the square of it, and an extraction schema this large is a
+// mistake (OpenAI allows 5000 properties in all).
+const maxSubschemas = 10000
+
+func countObjects(v any) int {
+	switch t := v.(type) {
+	case *object:
+		n := 1
+		for _, e := range t.vals {
+			n += countObjects(e)
+		}
+		return n
+	case []any:
+		n := 0
+		for _, e := range t {
+			n += countObjects(e)
+		}
+		return n
+	}
+	return 0
 }
 
 func compileDoc(body any, u unwrapped, o *options) (*Schema, error) {
+	if n := countObjects(body); n > maxSubschemas {
+		return nil, &Error{File: o.file, Pointer: u.pointer, Message: fmt.Sprintf("the schema is too large: %d objects, at most %d are accepted; split it or share definitions through $ref", n, maxSubschemas)}
+	}
 	plain := toPlain(body)
 	base := o.file2URL
 	if base == "" {
@@ -314,9 +360,18 @@ func (s *Schema) Name() string { return s.name }
 func (s *Schema) WantsArray() bool {
 	sch := s.compiled
 	for range 32 { // follow a chain of root $refs
-		if sch.Types != nil {
-			ts := sch.Types.ToStrings()
-			return len(ts) == 1 && ts[0] == "array" || len(ts) == 2 && ts[0] == "array" && ts[1] == "null"
+		if sch.Types != nil && !sch.Types.IsEmpty() {
+			array := false
+			for _, t := range sch.Types.ToStrings() {
+				switch t {
+				case "array":
+					array = true
+				case "null":
+				default:
+					return false
+				}
+			}
+			return array
 		}
 		if sch.Ref == nil {
 			break
@@ -326,23 +381,40 @@ func (s *Schema) WantsArray() bool {
 	return sch.Items2020 != nil || sch.PrefixItems != nil || sch.Items != nil
 }
 
-// compileRegexp compiles patterns with Go's RE2 engine, which has no
-// backtracking and so cannot be made to run for ever by a hostile pattern.
+// compileRegexp compiles a pattern with Go's RE2 engine, whose matching
+// time is linear in the input. Patterns RE2 cannot express (lookaround,
+// backreferences: ECMA 262 features JSON Schema allows) fall back to an
+// ECMAScript-compatible backtracking engine whose every match is bounded by
+// a timeout, so a hostile pattern cannot stall a worker.
 func compileRegexp(s string) (jsonschema.Regexp, error) {
 	re, err := regexp.Compile(s)
-	if err != nil {
+	if err == nil {
+		return re, nil
+	}
+	re2, err2 := regexp2.Compile(s, regexp2.ECMAScript)
+	if err2 != nil {
 		return nil, errors.New(regexErr(err))
 	}
-	return re, nil
+	re2.MatchTimeout = regexMatchTimeout
+	return ecmaRegexp{re2}, nil
 }
+
+// regexMatchTimeout bounds one match of a backtracking pattern; a match
+// that runs out of time counts as no match.
+const regexMatchTimeout = 100 * time.Millisecond
+
+type ecmaRegexp struct{ re *regexp2.Regexp }
+
+func (r ecmaRegexp) MatchString(s string) bool {
+	ok, err := r.re.MatchString(s)
+	return ok && err == nil
+}
+
+func (r ecmaRegexp) String() string { return r.re.String() }
 
 // regexErr shortens Go's regexp error to its reason.
 func regexErr(err error) string {
-	msg := strings.TrimPrefix(err.Error(), "error parsing regexp: ")
-	if strings.Contains(msg, "invalid or unsupported Perl syntax") {
-		msg += " (lookahead, lookbehind and backreferences are not supported)"
-	}
-	return msg
+	return strings.TrimPrefix(err.Error(), "error parsing regexp: ")
 }
 
 // compileError turns the validator's compile errors into *Error with the

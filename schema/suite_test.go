@@ -156,3 +156,12 @@ func TestJSONSchemaTestSuite(t *testing.T) {
 		})
 	}
 }
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

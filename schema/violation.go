@@ -169,9 +169,9 @@ func (c *collector) leaf(ve *jsonschema.ValidationError) {
 		v.Keyword = "dependencies"
 		v.Message = fmt.Sprintf("%s required when %q is present", propList(k.Missing), k.Prop)
 	case *kind.MinLength:
-		v.Message = fmt.Sprintf("must have at least %d characters (has %d)", k.Want, k.Got)
+		v.Message = "must have at least " + plural(k.Want, "character") + " (has " + strconv.Itoa(k.Got) + ")"
 	case *kind.MaxLength:
-		v.Message = fmt.Sprintf("must have at most %d characters (has %d)", k.Want, k.Got)
+		v.Message = "must have at most " + plural(k.Want, "character") + " (has " + strconv.Itoa(k.Got) + ")"
 	case *kind.Pattern:
 		v.Message = "must match the pattern " + truncate(k.Want, 120)
 	case *kind.Format:
@@ -187,13 +187,13 @@ func (c *collector) leaf(ve *jsonschema.ValidationError) {
 	case *kind.MultipleOf:
 		v.Message = "must be a multiple of " + ratText(k.Want)
 	case *kind.MinItems:
-		v.Message = fmt.Sprintf("must have at least %d items (has %d)", k.Want, k.Got)
+		v.Message = "must have at least " + plural(k.Want, "item") + " (has " + strconv.Itoa(k.Got) + ")"
 	case *kind.MaxItems:
-		v.Message = fmt.Sprintf("must have at most %d items (has %d)", k.Want, k.Got)
+		v.Message = "must have at most " + plural(k.Want, "item") + " (has " + strconv.Itoa(k.Got) + ")"
 	case *kind.MinProperties:
-		v.Message = fmt.Sprintf("must have at least %d properties (has %d)", k.Want, k.Got)
+		v.Message = "must have at least " + plural(k.Want, "property") + " (has " + strconv.Itoa(k.Got) + ")"
 	case *kind.MaxProperties:
-		v.Message = fmt.Sprintf("must have at most %d properties (has %d)", k.Want, k.Got)
+		v.Message = "must have at most " + plural(k.Want, "property") + " (has " + strconv.Itoa(k.Got) + ")"
 	case *kind.UniqueItems:
 		v.Message = fmt.Sprintf("items must be unique, but items %d and %d are equal", k.Duplicates[0], k.Duplicates[1])
 	case *kind.Contains:
@@ -203,7 +203,7 @@ func (c *collector) leaf(ve *jsonschema.ValidationError) {
 	case *kind.MaxContains:
 		v.Message = fmt.Sprintf("must contain at most %d matching items (has %d)", k.Want, len(k.Got))
 	case *kind.AdditionalItems:
-		v.Message = fmt.Sprintf("has %d more items than allowed", k.Count)
+		v.Message = "has " + plural(k.Count, "item") + " more than allowed"
 	case *kind.PropertyNames:
 		v.Pointer = joinPointer(ptr, k.Property)
 		v.Value = strconv.Quote(k.Property)
@@ -495,7 +495,7 @@ var formatHints = map[string]string{
 	"uuid":      " (8-4-4-4-12 hex digits)",
 	"ipv4":      " address",
 	"ipv6":      " address",
-	"regex":     " regular expression (RE2 syntax: no lookaround or backreferences)",
+	"regex":     " regular expression",
 }
 
 func formatHint(f string) string { return formatHints[f] }
@@ -532,6 +532,17 @@ func RenderFeedback(vs []Violation, maxChars int) string {
 		b.WriteString(line)
 	}
 	return b.String()
+}
+
+// plural writes "1 item", "2 items", "3 properties".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	if strings.HasSuffix(word, "y") {
+		return strconv.Itoa(n) + " " + strings.TrimSuffix(word, "y") + "ies"
+	}
+	return strconv.Itoa(n) + " " + word + "s"
 }
 
 func moreLine(n int) string {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -11,16 +10,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/extractq/extractq/internal/audit"
+	"github.com/extractq/extractq/internal/devmode"
 )
 
-// openAuditStore connects to EXTRACTQ_DATABASE_URL (or the default).
+// openAuditStore connects to EXTRACTQ_DATABASE_URL, else a running
+// `extractq dev`'s database, else the default.
 // Failing to connect is a configuration problem: exit 2.
 func openAuditStore(ctx context.Context) (*audit.Store, error) {
-	url := os.Getenv("EXTRACTQ_DATABASE_URL")
-	if url == "" {
-		url = audit.DefaultDatabaseURL
-	}
-	s, err := audit.Open(ctx, url)
+	s, err := audit.Open(ctx, devmode.DatabaseURL())
 	if err != nil {
 		return nil, usageErr(err)
 	}
@@ -35,7 +32,7 @@ func newAuditCmd() *cobra.Command {
 			"(default " + audit.DefaultDatabaseURL + ").\n\n" +
 			"Example:\n  extractq audit migrate\n  extractq audit prune --older-than 90d",
 	}
-	cmd.AddCommand(newAuditMigrateCmd(), newAuditPruneCmd())
+	cmd.AddCommand(newAuditMigrateCmd(), newAuditPruneCmd(), newAuditGrantsCmd())
 	return cmd
 }
 
@@ -121,4 +118,31 @@ func parseRetention(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("--older-than %q: want a positive number of days (90d) or a duration (720h)", s)
 	}
 	return d, nil
+}
+
+func newAuditGrantsCmd() *cobra.Command {
+	var forWhat string
+	cmd := &cobra.Command{
+		Use:   "grants ROLE --for worker|submit|reader",
+		Short: "Print the least-privilege GRANT statements for a database role",
+		Long: "Print the GRANT statements that give ROLE exactly what it needs, to run as the owner after\n" +
+			"`extractq audit migrate`: worker (write attempts, jobs, results, dead letters), submit (schemas,\n" +
+			"documents, resubmission) or reader (status, history, export, analyst views).\n\n" +
+			"Example:\n  extractq audit grants extractq_worker --for worker | psql \"$OWNER_DATABASE_URL\"",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			grants := map[string]func(string) []string{
+				"worker": audit.WorkerGrants, "submit": audit.SubmitterGrants, "reader": audit.ReaderGrants,
+			}[forWhat]
+			if grants == nil {
+				return usageErr(fmt.Errorf("--for %q: use worker, submit or reader", forWhat))
+			}
+			for _, q := range grants(args[0]) {
+				fmt.Fprintln(cmd.OutOrStdout(), q+";")
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&forWhat, "for", "worker", "worker, submit or reader")
+	return cmd
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -127,7 +128,7 @@ func runExtract(cmd *cobra.Command, deps extractDeps, f *extractFlags, args []st
 	}
 	p, err := deps.newProvider(spec)
 	if err != nil {
-		return usageErr(fmt.Errorf("provider %q: %w", spec, err))
+		return usageErr(err) // it names the provider and the fix
 	}
 	x, err := extractq.New(extractq.WithProvider(p),
 		extractq.WithMaxReasks(f.maxReasks), extractq.WithMode(extractq.Mode(f.mode)),
@@ -139,12 +140,12 @@ func runExtract(cmd *cobra.Command, deps extractDeps, f *extractFlags, args []st
 	}
 
 	out := cmd.OutOrStdout()
+	var file *os.File
 	if f.out != "" {
-		file, err := os.Create(f.out)
-		if err != nil {
+		if file, err = os.Create(f.out); err != nil {
 			return usageErr(fmt.Errorf("--out: %w", err))
 		}
-		defer file.Close()
+		defer file.Close() // a second Close after the checked one is harmless
 		out = file
 	}
 	w := bufio.NewWriter(out)
@@ -156,6 +157,9 @@ func runExtract(cmd *cobra.Command, deps extractDeps, f *extractFlags, args []st
 	var abortOnce sync.Once
 	inErr := readInputs(ctx, args, cmd.InOrStdin(), func(d document) {
 		st.Go(func() stream.Callback {
+			if ctx.Err() != nil {
+				return func() {} // the run was stopped before this document started
+			}
 			line := extractOne(ctx, x, s, d)
 			if fatal := stopsTheRun(line.res); fatal != nil {
 				abortOnce.Do(func() { cancel(fatal) })
@@ -170,6 +174,9 @@ func runExtract(cmd *cobra.Command, deps extractDeps, f *extractFlags, args []st
 	})
 	st.Wait()
 	werr := w.Flush()
+	if file != nil {
+		werr = cmp.Or(werr, file.Close())
+	}
 	sum.finish(p.Name())
 	switch {
 	case context.Cause(ctx) != nil && !errors.Is(context.Cause(ctx), context.Canceled):
@@ -181,7 +188,7 @@ func runExtract(cmd *cobra.Command, deps extractDeps, f *extractFlags, args []st
 	case sum.docs == 0:
 		return usageErr(fmt.Errorf("no documents found in %s", strings.Join(args, ", ")))
 	case sum.failed+sum.unextractable > 0:
-		return failErr(fmt.Errorf("%d of %d documents failed", sum.failed+sum.unextractable, sum.docs))
+		return failErr(fmt.Errorf("%d of %d documents got no valid value", sum.failed+sum.unextractable, sum.docs))
 	}
 	return nil
 }

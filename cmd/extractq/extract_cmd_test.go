@@ -202,6 +202,7 @@ func TestExtractCmd(t *testing.T) {
 		{name: "no input", args: []string{"--schema", sch, "--provider", "fake:m"}, code: 2, inStderr: "no input"},
 		{name: "bad schema", args: []string{"--schema", filepath.Join(dir, "bad.json"), "--provider", "fake:m", "-"}, code: 2, inStderr: "bad.json"},
 		{name: "missing input file", args: []string{"--schema", sch, "--provider", "fake:m", filepath.Join(dir, "nope.txt")}, code: 2, inStderr: "nope.txt"},
+		{name: "bad ref-dir", args: []string{"--schema", sch, "--provider", "fake:m", "--ref-dir", "schemas", "-"}, code: 2, inStderr: "PREFIX=DIR"},
 		{name: "bad flag value", args: []string{"--schema", sch, "--provider", "fake:m", "--history", "most", "-"}, code: 2, inStderr: "use last or full"},
 		{name: "auth failure stops the run", script: []fakeprovider.Reply{fakeprovider.Fail(providers.ClassAuth, 0)},
 			args: []string{"--schema", sch, "--provider", "fake:m", "--concurrency", "1", filepath.Join(dir, "doc.txt"), filepath.Join(dir, "doc.txt")},

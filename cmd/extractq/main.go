@@ -71,6 +71,10 @@ func newRootCmd() *cobra.Command {
 		newStatusCmd(), newHistoryCmd(), newResultsCmd(), newAuditCmd(),
 		newExtractCmd(),
 		newRepairCmd(),
+		newSchemaCmd(), newValidateCmd(),
+		newSimCmd(),
+		newDLQCmd(),
+		newDevCmd(),
 	)
 	return root
 }

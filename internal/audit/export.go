@@ -41,19 +41,19 @@ const wholeValueColumn = "_value"
 
 // ExportResults streams the selected results, ordered by document, to fn.
 // Rows are read one at a time from the server, so memory stays constant
-// however many there are. It returns how many rows fn received.
+// however many there are. fn must not keep r: it is reused for the next
+// row. It returns how many rows fn received.
 func (s *Store) ExportResults(ctx context.Context, f ExportFilter, fn func(*ResultInfo) error) (int64, error) {
 	if f.Schema == "" {
 		return 0, fmt.Errorf("audit: export: a schema name is required (--schema NAME)")
 	}
-	var sql string
-	if f.Version == 0 {
-		sql = "SELECT DISTINCT ON (document_id) " + resultCols + ` FROM results
-			WHERE schema_name = $1 AND ($2 = '' OR run = $2)
-			ORDER BY document_id, schema_version DESC, created_at DESC`
-	} else {
+	// DISTINCT ON walks results_schema_doc_idx in order: it streams too.
+	sql := "SELECT DISTINCT ON (document_id) " + resultCols + ` FROM results
+		WHERE schema_name = $1 AND ($2 = '' OR run = $2) AND ($3 = 0 OR schema_version = $3)
+		ORDER BY document_id, schema_version DESC, created_at DESC`
+	if f.Version != 0 {
 		sql = "SELECT " + resultCols + ` FROM results
-			WHERE schema_name = $1 AND ($2 = '' OR run = $2) AND schema_version = $3
+			WHERE schema_name = $1 AND ($2 = '' OR run = $2) AND ($3 = 0 OR schema_version = $3)
 			ORDER BY document_id, model`
 	}
 	rows, err := s.pool.Query(ctx, sql, f.Schema, f.Run, f.Version)

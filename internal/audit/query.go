@@ -66,15 +66,14 @@ func (s *Store) Status(ctx context.Context, f StatusFilter) ([]StatusGroup, erro
 		return g
 	}
 	const where = "($1 = '' OR run = $1) AND ($2 = '' OR schema_name = $2)"
-	scan := func(sql string, args []any, each func(k groupKey, r pgx.Rows) error) error {
+	scan := func(sql string, args []any, each func(r pgx.Rows) error) error {
 		rows, err := s.pool.Query(ctx, sql, args...)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var k groupKey
-			if err := each(k, rows); err != nil {
+			if err := each(rows); err != nil {
 				return err
 			}
 		}
@@ -82,7 +81,8 @@ func (s *Store) Status(ctx context.Context, f StatusFilter) ([]StatusGroup, erro
 	}
 	args := []any{f.Run, f.Schema}
 	err := scan(`SELECT run, schema_name, schema_version, status, count(*) FROM jobs WHERE `+where+`
-		GROUP BY 1, 2, 3, 4`, args, func(k groupKey, r pgx.Rows) error {
+		GROUP BY 1, 2, 3, 4`, args, func(r pgx.Rows) error {
+		var k groupKey
 		var st string
 		var n int64
 		if err := r.Scan(&k.run, &k.schema, &k.version, &st, &n); err != nil {
@@ -95,7 +95,8 @@ func (s *Store) Status(ctx context.Context, f StatusFilter) ([]StatusGroup, erro
 	})
 	if err == nil {
 		err = scan(`SELECT run, schema_name, schema_version, count(*) FROM dead_letters WHERE `+where+`
-			GROUP BY 1, 2, 3`, args, func(k groupKey, r pgx.Rows) error {
+			GROUP BY 1, 2, 3`, args, func(r pgx.Rows) error {
+			var k groupKey
 			var n int64
 			if err := r.Scan(&k.run, &k.schema, &k.version, &n); err != nil {
 				return err
@@ -112,7 +113,8 @@ func (s *Store) Status(ctx context.Context, f StatusFilter) ([]StatusGroup, erro
 	if err == nil {
 		err = scan(`SELECT run, schema_name, schema_version, provider, model, count(*), sum(prompt_tokens), sum(completion_tokens)
 			FROM attempts WHERE `+where+` AND started_at >= $3 GROUP BY 1, 2, 3, 4, 5 ORDER BY 4, 5`, aargs,
-			func(k groupKey, r pgx.Rows) error {
+			func(r pgx.Rows) error {
+				var k groupKey
 				var m ModelUsage
 				if err := r.Scan(&k.run, &k.schema, &k.version, &m.Provider, &m.Model, &m.Attempts, &m.PromptTokens, &m.CompletionTokens); err != nil {
 					return err
@@ -129,7 +131,8 @@ func (s *Store) Status(ctx context.Context, f StatusFilter) ([]StatusGroup, erro
 		err = scan(`SELECT run, schema_name, schema_version,
 			percentile_cont(ARRAY[0.5, 0.95, 0.99]) WITHIN GROUP (ORDER BY latency_ms)
 			FROM attempts WHERE `+where+` AND started_at >= $3 GROUP BY 1, 2, 3`, aargs,
-			func(k groupKey, r pgx.Rows) error {
+			func(r pgx.Rows) error {
+				var k groupKey
 				var p []float64
 				if err := r.Scan(&k.run, &k.schema, &k.version, &p); err != nil {
 					return err

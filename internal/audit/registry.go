@@ -147,7 +147,7 @@ func (s *Store) PutDocuments(ctx context.Context, docs []Document) error {
 		chunk := docs[:min(putChunk, len(docs))]
 		docs = docs[len(chunk):]
 		n := len(chunk)
-		ids, hashes, sources, metas, texts := mk(n), mk(n), mk(n), mk(n), mk(n)
+		ids, hashes, sources, metas, texts := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		for i, d := range chunk {
 			if d.ID == "" {
 				return errors.New("audit: put documents: a document has an empty ID")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestMigrateFromEmptyAndReapply(t *testing.T) {
@@ -93,5 +94,71 @@ func TestOpenUnreachable(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "EXTRACTQ_DATABASE_URL") {
 		t.Errorf("error does not name the setting to fix: %v", err)
+	}
+}
+
+func TestEnsurePartitionsConcurrentlyInTheFuture(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t)
+	future := time.Now().AddDate(2, 0, 0)
+	// Two years ahead, so every call must create tables, and race.
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			other := &Store{pool: s.pool, now: func() time.Time { return future }}
+			errs <- other.EnsurePartitions(ctx)
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Errorf("concurrent EnsurePartitions: %v", err)
+		}
+	}
+	var parts int
+	if err := s.pool.QueryRow(ctx, "SELECT count(*) FROM pg_inherits WHERE inhparent = 'attempts'::regclass").Scan(&parts); err != nil {
+		t.Fatal(err)
+	}
+	if parts != 5+4 {
+		t.Errorf("attempt partitions = %d, want 9 (5 now, 4 two years ahead)", parts)
+	}
+}
+
+// TestOpenHonoursTLSMode checks that sslmode in the URL reaches the
+// connection (the local server has ssl=on with a self-signed certificate).
+func TestOpenHonoursTLSMode(t *testing.T) {
+	ctx := context.Background()
+	base := newTestDB(t)
+	tests := []struct {
+		mode    string
+		wantSSL bool
+		wantErr bool
+	}{
+		{"disable", false, false},
+		{"require", true, false},
+		{"verify-full", false, true}, // the server's certificate is not trusted
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			url := strings.Replace(base, "sslmode=disable", "sslmode="+tt.mode, 1)
+			s, err := Open(ctx, url)
+			if tt.wantErr {
+				if err == nil {
+					s.Close()
+					t.Fatal("connected although the certificate cannot be verified")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			var ssl bool
+			if err := s.pool.QueryRow(ctx, "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").Scan(&ssl); err != nil {
+				t.Fatal(err)
+			}
+			if ssl != tt.wantSSL {
+				t.Errorf("ssl = %v, want %v", ssl, tt.wantSSL)
+			}
+		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,53 +19,61 @@ import (
 // ErrWriterClosed is returned by Write after Close.
 var ErrWriterClosed = errors.New("audit: writer is closed")
 
+// ErrInvalidRecord matches Write errors for a record that can never be
+// written (a worker bug): redelivering the job would not help.
+var ErrInvalidRecord = errors.New("invalid audit record")
+
 // StatusRetrying is a job's status while its last delivery was not final
 // (the job was nak'd and will be redelivered).
 const StatusRetrying = "retrying"
 
-// attemptColumns is the COPY column order of attemptRow.
-var attemptColumns = []string{
-	"job_id", "delivery", "seq", "started_at", "n", "document_id", "run", "schema_name", "schema_version",
-	"provider", "model", "mode", "prompt_chars", "prompt_tokens", "completion_tokens", "latency_ms",
-	"finish_reason", "raw_response", "value", "repairs", "violations", "error_class", "error_message",
-	"transport_retries", "worker_id",
+// table is a destination of the writer: its COPY columns, and how the
+// duplicate path merges staged rows into it.
+type table struct {
+	name     string
+	columns  []string
+	conflict string
 }
 
-type jobRow struct {
-	jobID, documentID, run, schemaName string
-	schemaVersion                      int32
-	fingerprint, provider, model, pool string
-	status, reason                     string
-	deliveries, attempts               int32
-	promptTokens, completionTokens     int64
-	workerID                           string
-	startedAt, finishedAt              time.Time
-}
+var (
+	attemptsTable = table{"attempts", []string{
+		"job_id", "delivery", "seq", "started_at", "n", "document_id", "run", "schema_name", "schema_version",
+		"provider", "model", "mode", "prompt_chars", "prompt_tokens", "completion_tokens", "latency_ms",
+		"finish_reason", "raw_response", "value", "repairs", "violations", "error_class", "error_message",
+		"transport_retries", "worker_id",
+	}, "ON CONFLICT DO NOTHING"}
+	// A later delivery wins; the same delivery written again changes nothing,
+	// except that a final record replaces a "retrying" one.
+	jobsTable = table{"jobs", []string{
+		"job_id", "document_id", "run", "schema_name", "schema_version", "schema_fingerprint", "provider", "model",
+		"pool", "status", "reason", "deliveries", "attempts", "prompt_tokens", "completion_tokens", "worker_id",
+		"started_at", "finished_at",
+	}, `ON CONFLICT (job_id) DO UPDATE SET
+	    status = excluded.status, reason = excluded.reason, deliveries = excluded.deliveries, attempts = excluded.attempts,
+	    prompt_tokens = excluded.prompt_tokens, completion_tokens = excluded.completion_tokens,
+	    provider = excluded.provider, model = excluded.model, pool = excluded.pool, worker_id = excluded.worker_id,
+	    started_at = least(jobs.started_at, excluded.started_at), finished_at = excluded.finished_at, updated_at = now()
+	WHERE jobs.deliveries < excluded.deliveries
+	   OR (jobs.deliveries = excluded.deliveries AND jobs.status = 'retrying' AND excluded.status <> 'retrying')`}
+	resultsTable = table{"results", []string{
+		"document_id", "schema_fingerprint", "model", "schema_name", "schema_version", "provider", "value",
+		"attempts", "prompt_tokens", "completion_tokens", "run", "job_id",
+	}, "ON CONFLICT DO NOTHING"}
+	deadLettersTable = table{"dead_letters", []string{
+		"stream", "seq", "job_id", "document_id", "run", "schema_name", "schema_version", "reason",
+	}, "ON CONFLICT DO NOTHING"}
+)
 
-type resultRow struct {
-	documentID, fingerprint, model, schemaName string
-	schemaVersion                              int32
-	provider                                   string
-	value                                      string
-	attempts                                   int32
-	promptTokens, completionTokens             int64
-	run, jobID                                 string
-}
-
-type deadRow struct {
-	stream                       string
-	seq                          int64
-	jobID, documentID, run, name string
-	version                      int32
-	reason                       string
-}
-
-// pending is one record converted to rows, waiting for its flush.
+// pending is one record converted to rows (in its tables' column order),
+// waiting for its flush.
 type pending struct {
+	jobID    string
+	delivery int32
+	final    bool
 	attempts [][]any
-	job      jobRow
-	result   *resultRow
-	dead     *deadRow
+	job      []any
+	result   []any      // nil when there is no result
+	dead     []any      // nil when not dead-lettered
 	done     chan error // buffered: the flusher never blocks on it
 }
 
@@ -97,8 +106,10 @@ func WithMaxBatchRows(n int) WriterOption {
 	return func(c *writerConfig) { c.maxBatchRows = max(1, n) }
 }
 
-// WithMaxDelay flushes a batch at the latest this long after its first
-// record arrived. Default 5ms: the price of group commit in latency.
+// WithMaxDelay makes a batch wait up to d after its first record for more
+// records before it goes to a free flusher: fewer, larger transactions for
+// up to d more latency. Default 0: a free flusher takes what is queued at
+// once, and batches grow by themselves while the flushers are busy.
 func WithMaxDelay(d time.Duration) WriterOption { return func(c *writerConfig) { c.maxDelay = d } }
 
 // WithQueueSize bounds how many records wait for a flush; Write blocks when
@@ -155,6 +166,7 @@ type GroupWriter struct {
 	closed bool
 	queue  chan *pending
 	batch  chan []*pending
+	quit   chan struct{} // closed by Close: stops preparePartitions
 	wg     sync.WaitGroup
 	stop   context.CancelFunc // cancels in-flight flushes on a hard close
 	base   context.Context
@@ -178,7 +190,7 @@ func (s *Store) NewWriter(ctx context.Context, opts ...WriterOption) (*GroupWrit
 }
 
 func defaultWriterConfig() writerConfig {
-	return writerConfig{maxBatchRows: 4000, maxDelay: 5 * time.Millisecond, queueSize: 4096, flushers: 2, flushTimeout: 15 * time.Second}
+	return writerConfig{maxBatchRows: 4000, queueSize: 4096, flushers: 2, flushTimeout: 15 * time.Second}
 }
 
 // startWriter starts the collector and the flushers. Flushes outlive ctx's
@@ -188,10 +200,12 @@ func startWriter(ctx context.Context, s *Store, cfg writerConfig) *GroupWriter {
 	w := &GroupWriter{
 		store: s, cfg: cfg, base: base, stop: stop,
 		queue: make(chan *pending, cfg.queueSize),
+		quit:  make(chan struct{}),
 		batch: make(chan []*pending),
 	}
-	w.wg.Add(1 + cfg.flushers)
+	w.wg.Add(2 + cfg.flushers)
 	go w.collect()
+	go w.preparePartitions()
 	for range cfg.flushers {
 		go w.flushLoop()
 	}
@@ -234,6 +248,7 @@ func (w *GroupWriter) Close(ctx context.Context) error {
 	if !w.closed {
 		w.closed = true
 		close(w.queue)
+		close(w.quit)
 	}
 	w.mu.Unlock()
 	done := make(chan struct{})
@@ -266,18 +281,32 @@ func (w *GroupWriter) Stats() WriterStats {
 	}
 }
 
-// collect groups queued records into batches, cut by size or by age.
+// collect groups queued records into batches. A batch goes to a flusher
+// as soon as one is free (after lingering up to maxDelay, if set), or
+// waits for one once it is full; while both flushers are busy the batch
+// grows, so batches are small under light load (low latency) and large
+// under heavy load (few transactions).
 func (w *GroupWriter) collect() {
 	defer w.wg.Done()
 	defer close(w.batch)
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	var cur []*pending
-	rows := 0
-	send := func() {
+	rows, lingering := 0, false
+	send := func() { // blocks until a flusher takes the batch
 		timer.Stop()
 		w.batch <- cur
-		cur, rows = nil, 0
+		cur, rows, lingering = nil, 0, false
+	}
+	add := func(p *pending) {
+		if len(cur) == 0 && w.cfg.maxDelay > 0 {
+			timer.Reset(w.cfg.maxDelay)
+			lingering = true
+		}
+		cur, rows = append(cur, p), rows+p.rows()
+		if rows >= w.cfg.maxBatchRows {
+			send()
+		}
 	}
 	for {
 		if len(cur) == 0 {
@@ -285,12 +314,12 @@ func (w *GroupWriter) collect() {
 			if !ok {
 				return
 			}
-			cur, rows = append(cur, p), p.rows()
-			timer.Reset(w.cfg.maxDelay)
-			if rows >= w.cfg.maxBatchRows {
-				send()
-			}
+			add(p)
 			continue
+		}
+		var idle chan []*pending // nil while lingering: that case never fires
+		if !lingering {
+			idle = w.batch
 		}
 		select {
 		case p, ok := <-w.queue:
@@ -298,12 +327,30 @@ func (w *GroupWriter) collect() {
 				send()
 				return
 			}
-			cur, rows = append(cur, p), rows+p.rows()
-			if rows >= w.cfg.maxBatchRows {
-				send()
-			}
+			add(p)
+		case idle <- cur:
+			cur, rows = nil, 0
 		case <-timer.C:
-			send()
+			lingering = false
+		}
+	}
+}
+
+// preparePartitions keeps next months' attempt partitions ready while the
+// writer runs for months. A failure is harmless (rows go to the default
+// partition, which EnsurePartitions later empties) and is retried next day.
+func (w *GroupWriter) preparePartitions() {
+	defer w.wg.Done()
+	t := time.NewTicker(24 * time.Hour)
+	defer t.Stop()
+	for {
+		select {
+		case <-w.quit:
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(w.base, time.Minute)
+			_ = w.store.EnsurePartitions(ctx)
+			cancel()
 		}
 	}
 }
@@ -340,55 +387,86 @@ func (w *GroupWriter) flushLoop() {
 	}
 }
 
-// flush writes one batch in one transaction. Attempts are COPYed straight
-// into their table; only if some are already stored (a record written
-// again after a failed or uncertain flush) does it redo the batch through a
-// staging table with ON CONFLICT DO NOTHING.
+// flush writes one batch in one transaction. Rows are COPYed straight into
+// their tables; only if some are already stored (a record written again
+// after a failed or uncertain flush, a redelivered job's result) is the
+// batch redone through staging tables with ON CONFLICT.
 func (w *GroupWriter) flush(b []*pending) (rows, attempts int, err error) {
 	ctx, cancel := context.WithTimeout(w.base, w.cfg.flushTimeout)
 	defer cancel()
-	var att [][]any
+	var att, jobs, results, dead [][]any
+	// One row per job (ON CONFLICT DO UPDATE cannot touch a row twice),
+	// chosen by the rule of jobsTable's conflict clause.
+	winner := make(map[string]*pending, len(b))
+	var order []string
 	for _, p := range b {
-		att = append(att, p.attempts...)
 		rows += p.rows()
+		att = append(att, p.attempts...)
+		if p.result != nil {
+			results = append(results, p.result)
+		}
+		if p.dead != nil {
+			dead = append(dead, p.dead)
+		}
+		cur, seen := winner[p.jobID]
+		if !seen {
+			order = append(order, p.jobID)
+		}
+		if !seen || p.delivery > cur.delivery || (p.delivery == cur.delivery && !cur.final && p.final) {
+			winner[p.jobID] = p
+		}
 	}
-	err = w.flushTx(ctx, b, att, false)
+	for _, id := range order {
+		jobs = append(jobs, winner[id].job)
+	}
+	write := func(staged bool) error {
+		tx, err := w.store.pool.Begin(ctx)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // no-op after Commit
+		for _, t := range []struct {
+			table
+			rows [][]any
+		}{{attemptsTable, att}, {jobsTable, jobs}, {resultsTable, results}, {deadLettersTable, dead}} {
+			if err := t.write(ctx, tx, t.rows, staged); err != nil {
+				return err
+			}
+		}
+		return tx.Commit(ctx)
+	}
+	err = write(false)
 	if isUniqueViolation(err) {
 		w.dups.Add(1)
-		err = w.flushTx(ctx, b, att, true)
+		err = write(true)
 	}
 	return rows, len(att), err
 }
 
-func (w *GroupWriter) flushTx(ctx context.Context, b []*pending, att [][]any, staged bool) error {
-	tx, err := w.store.pool.Begin(ctx)
-	if err != nil {
-		return err
+// write COPYs rows into t or, staged, into a temporary copy of t that is
+// then merged with t's conflict clause.
+func (t table) write(ctx context.Context, tx pgx.Tx, rows [][]any, staged bool) error {
+	if len(rows) == 0 {
+		return nil
 	}
-	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // no-op after Commit
-	if len(att) > 0 {
-		if staged {
-			if _, err := tx.Exec(ctx, "CREATE TEMP TABLE attempts_stage (LIKE attempts INCLUDING DEFAULTS) ON COMMIT DROP"); err != nil {
-				return err
-			}
-			if _, err := tx.CopyFrom(ctx, pgx.Identifier{"attempts_stage"}, attemptColumns, pgx.CopyFromRows(att)); err != nil {
-				return fmt.Errorf("copy attempts to staging: %w", err)
-			}
-			if _, err := tx.Exec(ctx, "INSERT INTO attempts SELECT * FROM attempts_stage ON CONFLICT DO NOTHING"); err != nil {
-				return fmt.Errorf("insert staged attempts: %w", err)
-			}
-		} else if _, err := tx.CopyFrom(ctx, pgx.Identifier{"attempts"}, attemptColumns, pgx.CopyFromRows(att)); err != nil {
-			return fmt.Errorf("copy attempts: %w", err)
+	if !staged {
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{t.name}, t.columns, pgx.CopyFromRows(rows)); err != nil {
+			return fmt.Errorf("copy %s: %w", t.name, err)
 		}
+		return nil
 	}
-	batch := &pgx.Batch{}
-	queueJobs(batch, b)
-	queueResults(batch, b)
-	queueDeadLetters(batch, b)
-	if err := tx.SendBatch(ctx, batch).Close(); err != nil {
-		return err
+	stage := t.name + "_stage"
+	cols := strings.Join(t.columns, ", ")
+	if _, err := tx.Exec(ctx, "CREATE TEMP TABLE "+stage+" (LIKE "+t.name+" INCLUDING DEFAULTS) ON COMMIT DROP"); err != nil {
+		return fmt.Errorf("stage %s: %w", t.name, err)
 	}
-	return tx.Commit(ctx)
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{stage}, t.columns, pgx.CopyFromRows(rows)); err != nil {
+		return fmt.Errorf("copy %s: %w", stage, err)
+	}
+	if _, err := tx.Exec(ctx, "INSERT INTO "+t.name+" ("+cols+") SELECT "+cols+" FROM "+stage+" "+t.conflict); err != nil {
+		return fmt.Errorf("merge %s: %w", t.name, err)
+	}
+	return nil
 }
 
 func isUniqueViolation(err error) bool {
@@ -396,102 +474,17 @@ func isUniqueViolation(err error) bool {
 	return errors.As(err, &pe) && pe.Code == "23505"
 }
 
-// queueJobs upserts one row per job; a later delivery wins, an older one
-// (or the same one written again) changes nothing.
-func queueJobs(batch *pgx.Batch, b []*pending) {
-	latest := make(map[string]*jobRow, len(b))
-	order := make([]string, 0, len(b))
-	for _, p := range b {
-		j := &p.job
-		if cur, ok := latest[j.jobID]; !ok {
-			order = append(order, j.jobID)
-			latest[j.jobID] = j
-		} else if j.deliveries >= cur.deliveries {
-			latest[j.jobID] = j
-		}
-	}
-	n := len(order)
-	var (
-		ids, docs, runs, names, fps, provs, models, pools, stats, reasons, workers = mk(n), mk(n), mk(n), mk(n), mk(n), mk(n), mk(n), mk(n), mk(n), mk(n), mk(n)
-		versions, deliveries, attempts                                             = make([]int32, n), make([]int32, n), make([]int32, n)
-		pt, ct                                                                     = make([]int64, n), make([]int64, n)
-		starts, ends                                                               = make([]time.Time, n), make([]time.Time, n)
-	)
-	for i, id := range order {
-		j := latest[id]
-		ids[i], docs[i], runs[i], names[i], fps[i] = j.jobID, j.documentID, j.run, j.schemaName, j.fingerprint
-		provs[i], models[i], pools[i], stats[i], reasons[i], workers[i] = j.provider, j.model, j.pool, j.status, j.reason, j.workerID
-		versions[i], deliveries[i], attempts[i] = j.schemaVersion, j.deliveries, j.attempts
-		pt[i], ct[i], starts[i], ends[i] = j.promptTokens, j.completionTokens, j.startedAt, j.finishedAt
-	}
-	batch.Queue(`INSERT INTO jobs (job_id, document_id, run, schema_name, schema_version, schema_fingerprint, provider, model, pool,
-	        status, reason, deliveries, attempts, prompt_tokens, completion_tokens, worker_id, started_at, finished_at)
-	SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::text[], $7::text[], $8::text[], $9::text[],
-	        $10::text[], $11::text[], $12::int[], $13::int[], $14::bigint[], $15::bigint[], $16::text[], $17::timestamptz[], $18::timestamptz[])
-	ON CONFLICT (job_id) DO UPDATE SET
-	    status = excluded.status, reason = excluded.reason, deliveries = excluded.deliveries, attempts = excluded.attempts,
-	    prompt_tokens = excluded.prompt_tokens, completion_tokens = excluded.completion_tokens,
-	    provider = excluded.provider, model = excluded.model, pool = excluded.pool, worker_id = excluded.worker_id,
-	    started_at = least(jobs.started_at, excluded.started_at), finished_at = excluded.finished_at, updated_at = now()
-	WHERE jobs.deliveries < excluded.deliveries
-	   OR (jobs.deliveries = excluded.deliveries AND jobs.status = 'retrying' AND excluded.status <> 'retrying')`,
-		ids, docs, runs, names, versions, fps, provs, models, pools, stats, reasons, deliveries, attempts, pt, ct, workers, starts, ends)
-}
-
-func queueResults(batch *pgx.Batch, b []*pending) {
-	var rs []*resultRow
-	for _, p := range b {
-		if p.result != nil {
-			rs = append(rs, p.result)
-		}
-	}
-	if len(rs) == 0 {
-		return
-	}
-	n := len(rs)
-	docs, fps, models, names, provs, values, runs, jobs := mk(n), mk(n), mk(n), mk(n), mk(n), mk(n), mk(n), mk(n)
-	versions, attempts := make([]int32, n), make([]int32, n)
-	pt, ct := make([]int64, n), make([]int64, n)
-	for i, r := range rs {
-		docs[i], fps[i], models[i], names[i], provs[i], values[i], runs[i], jobs[i] = r.documentID, r.fingerprint, r.model, r.schemaName, r.provider, r.value, r.run, r.jobID
-		versions[i], attempts[i], pt[i], ct[i] = r.schemaVersion, r.attempts, r.promptTokens, r.completionTokens
-	}
-	batch.Queue(`INSERT INTO results (document_id, schema_fingerprint, model, schema_name, schema_version, provider, value,
-	        attempts, prompt_tokens, completion_tokens, run, job_id)
-	SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::text[], $7::jsonb[],
-	        $8::int[], $9::bigint[], $10::bigint[], $11::text[], $12::text[])
-	ON CONFLICT DO NOTHING`, docs, fps, models, names, versions, provs, values, attempts, pt, ct, runs, jobs)
-}
-
-func queueDeadLetters(batch *pgx.Batch, b []*pending) {
-	var ds []*deadRow
-	for _, p := range b {
-		if p.dead != nil {
-			ds = append(ds, p.dead)
-		}
-	}
-	if len(ds) == 0 {
-		return
-	}
-	n := len(ds)
-	streams, jobs, docs, runs, names, reasons := mk(n), mk(n), mk(n), mk(n), mk(n), mk(n)
-	seqs, versions := make([]int64, n), make([]int32, n)
-	for i, d := range ds {
-		streams[i], jobs[i], docs[i], runs[i], names[i], reasons[i] = d.stream, d.jobID, d.documentID, d.run, d.name, d.reason
-		seqs[i], versions[i] = d.seq, d.version
-	}
-	batch.Queue(`INSERT INTO dead_letters (stream, seq, job_id, document_id, run, schema_name, schema_version, reason)
-	SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::text[])
-	ON CONFLICT DO NOTHING`, streams, seqs, jobs, docs, runs, names, versions, reasons)
-}
-
-func mk(n int) []string { return make([]string, n) }
-
 // toPending checks rec and converts it to rows, redacting credentials.
 // It runs on the caller's goroutine so that conversion is parallel.
 func toPending(rec *Record, now time.Time) (*pending, error) {
 	if rec == nil || rec.JobID == "" || rec.DocumentID == "" {
-		return nil, errors.New("audit: record needs a JobID and a DocumentID (worker bug: the record was not written)")
+		return nil, fmt.Errorf("audit: record needs a JobID and a DocumentID: %w", ErrInvalidRecord)
+	}
+	status := string(rec.Outcome)
+	if !rec.Final {
+		status = StatusRetrying
+	} else if status == "" {
+		return nil, fmt.Errorf("audit: final record of job %s has no outcome: %w", rec.JobID, ErrInvalidRecord)
 	}
 	started, finished := rec.StartedAt, rec.FinishedAt
 	if started.IsZero() {
@@ -501,7 +494,8 @@ func toPending(rec *Record, now time.Time) (*pending, error) {
 		finished = now
 	}
 	delivery := int32(max(rec.Delivery, 1))
-	p := &pending{done: make(chan error, 1)}
+	version := int32(rec.SchemaVersion)
+	p := &pending{jobID: rec.JobID, delivery: delivery, final: rec.Final, done: make(chan error, 1)}
 	p.attempts = make([][]any, 0, len(rec.Attempts))
 	for i := range rec.Attempts {
 		a := &rec.Attempts[i]
@@ -510,7 +504,7 @@ func toPending(rec *Record, now time.Time) (*pending, error) {
 			at = started
 		}
 		p.attempts = append(p.attempts, []any{
-			rec.JobID, delivery, int32(i + 1), at, int32(a.N), rec.DocumentID, rec.Run, rec.SchemaName, int32(rec.SchemaVersion),
+			rec.JobID, delivery, int32(i + 1), at, int32(a.N), rec.DocumentID, rec.Run, rec.SchemaName, version,
 			a.Provider, a.Model, string(a.Mode), int32(a.PromptChars), int32(a.Usage.PromptTokens), int32(a.Usage.CompletionTokens),
 			float64(a.Latency) / float64(time.Millisecond),
 			string(a.FinishReason), redact(a.Raw), jsonOrNil(a.Value), marshalOrNil(a.Repairs, len(a.Repairs)),
@@ -518,37 +512,23 @@ func toPending(rec *Record, now time.Time) (*pending, error) {
 			int32(a.TransportRetries), rec.WorkerID,
 		})
 	}
-	status := string(rec.Outcome)
-	if !rec.Final {
-		status = StatusRetrying
-	} else if status == "" {
-		return nil, fmt.Errorf("audit: final record of job %s has no outcome (worker bug: the record was not written)", rec.JobID)
-	}
-	p.job = jobRow{
-		jobID: rec.JobID, documentID: rec.DocumentID, run: rec.Run, schemaName: rec.SchemaName,
-		schemaVersion: int32(rec.SchemaVersion), fingerprint: rec.SchemaFingerprint, provider: rec.Provider,
-		model: rec.Model, pool: rec.Pool, status: status, reason: redact(rec.Reason), deliveries: delivery,
-		attempts: int32(len(rec.Attempts)), promptTokens: int64(rec.Usage.PromptTokens),
-		completionTokens: int64(rec.Usage.CompletionTokens), workerID: rec.WorkerID,
-		startedAt: started, finishedAt: finished,
+	pt, ct := int64(rec.Usage.PromptTokens), int64(rec.Usage.CompletionTokens)
+	p.job = []any{
+		rec.JobID, rec.DocumentID, rec.Run, rec.SchemaName, version, rec.SchemaFingerprint, rec.Provider, rec.Model,
+		rec.Pool, status, redact(rec.Reason), delivery, int32(len(rec.Attempts)), pt, ct, rec.WorkerID,
+		started, finished,
 	}
 	if rec.Final && rec.Outcome == retry.OutcomeOK {
 		if !json.Valid(rec.Value) {
-			return nil, fmt.Errorf("audit: job %s is ok but its value is not JSON (worker bug: the record was not written)", rec.JobID)
+			return nil, fmt.Errorf("audit: job %s is ok but its value is not JSON: %w", rec.JobID, ErrInvalidRecord)
 		}
-		p.result = &resultRow{
-			documentID: rec.DocumentID, fingerprint: rec.SchemaFingerprint, model: rec.Model,
-			schemaName: rec.SchemaName, schemaVersion: int32(rec.SchemaVersion), provider: rec.Provider,
-			value: string(rec.Value), attempts: int32(len(rec.Attempts)),
-			promptTokens: int64(rec.Usage.PromptTokens), completionTokens: int64(rec.Usage.CompletionTokens),
-			run: rec.Run, jobID: rec.JobID,
+		p.result = []any{
+			rec.DocumentID, rec.SchemaFingerprint, rec.Model, rec.SchemaName, version, rec.Provider, string(rec.Value),
+			int32(len(rec.Attempts)), pt, ct, rec.Run, rec.JobID,
 		}
 	}
 	if d := rec.DeadLetter; d != nil {
-		p.dead = &deadRow{
-			stream: d.Stream, seq: int64(d.Seq), jobID: rec.JobID, documentID: rec.DocumentID, run: rec.Run,
-			name: rec.SchemaName, version: int32(rec.SchemaVersion), reason: redact(d.Reason),
-		}
+		p.dead = []any{d.Stream, int64(d.Seq), rec.JobID, rec.DocumentID, rec.Run, rec.SchemaName, version, redact(d.Reason)}
 	}
 	return p, nil
 }

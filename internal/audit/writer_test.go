@@ -144,6 +144,7 @@ func TestWriterRedelivery(t *testing.T) {
 		{"same record twice in one batch", [][]*Record{{ok("a", 1), ok("a", 1)}}, counts{1, 2, 1, 0}, "ok"},
 		{"open then final delivery", [][]*Record{{open("a", 1)}, {ok("a", 2)}}, counts{1, 3, 1, 0}, "ok"},
 		{"late write of an older delivery", [][]*Record{{ok("a", 2)}, {open("a", 1)}}, counts{1, 3, 1, 0}, "ok"},
+		{"older and newer delivery together", [][]*Record{{ok("a", 2), open("a", 1)}}, counts{1, 3, 1, 0}, "ok"},
 		{"redelivered final job, new delivery", [][]*Record{{ok("a", 1)}, {ok("a", 2)}}, counts{1, 4, 1, 0}, "ok"},
 		{"open delivery only", [][]*Record{{open("a", 1)}, {open("a", 1)}}, counts{1, 1, 0, 0}, StatusRetrying},
 	}
@@ -299,5 +300,34 @@ func TestWriterCloseFlushesAndRefuses(t *testing.T) {
 	}
 	if err := w.Write(ctx, testRecord("late", "d", 1, 1, retry.OutcomeOK)); !errors.Is(err, ErrWriterClosed) {
 		t.Errorf("Write after Close: got %v, want ErrWriterClosed", err)
+	}
+}
+
+func TestWriterRejectsInvalidRecords(t *testing.T) {
+	s := newTestStore(t)
+	w := newTestWriter(t, s)
+	noOutcome := testRecord("j", "d", 1, 1, retry.OutcomeOK)
+	noOutcome.Outcome = ""
+	badValue := testRecord("j", "d", 1, 1, retry.OutcomeOK)
+	badValue.Value = json.RawMessage(`{"total":`)
+	tests := []struct {
+		name string
+		rec  *Record
+	}{
+		{"nil", nil},
+		{"no job id", &Record{DocumentID: "d", Final: true, Outcome: retry.OutcomeOK}},
+		{"no document id", &Record{JobID: "j", Final: true, Outcome: retry.OutcomeOK}},
+		{"final without outcome", noOutcome},
+		{"ok with a value that is not JSON", badValue},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := w.Write(context.Background(), tt.rec); !errors.Is(err, ErrInvalidRecord) {
+				t.Errorf("got %v, want ErrInvalidRecord", err)
+			}
+		})
+	}
+	if got := countRows(t, s); got != (counts{}) {
+		t.Errorf("invalid records wrote rows: %+v", got)
 	}
 }

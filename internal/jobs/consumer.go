@@ -118,3 +118,16 @@ func Terminate(msg jetstream.Msg, reason string, withReason bool) error {
 	}
 	return msg.Term()
 }
+
+// EnsureAdvisoryConsumer creates the durable pull consumer workers share on
+// EXTRACTQ_ADVISORIES.
+func EnsureAdvisoryConsumer(ctx context.Context, js jetstream.JetStream) (jetstream.Consumer, error) {
+	c, err := js.CreateOrUpdateConsumer(ctx, AdvisoryStream, jetstream.ConsumerConfig{
+		Durable: AdvisoryConsumer, Description: "extractq workers moving exhausted jobs to the DLQ",
+		AckPolicy: jetstream.AckExplicitPolicy, AckWait: time.Minute, MaxDeliver: -1,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create consumer %s on %s: %w (run `worker migrate`)", AdvisoryConsumer, AdvisoryStream, err)
+	}
+	return c, nil
+}

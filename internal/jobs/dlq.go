@@ -182,10 +182,25 @@ func (d *DLQ) Delete(ctx context.Context, seq uint64) error {
 	if err != nil {
 		return err
 	}
+	return deleteMsg(ctx, s, seq)
+}
+
+// DeleteJob removes the job at seq from EXTRACTQ_JOBS (one the
+// max-deliveries advisory moved to the DLQ). A job already gone is not an
+// error.
+func DeleteJob(ctx context.Context, js jetstream.JetStream, seq uint64) error {
+	s, err := js.Stream(ctx, JobsStream)
+	if err != nil {
+		return fmt.Errorf("open stream %s: %w", JobsStream, err)
+	}
+	return deleteMsg(ctx, s, seq)
+}
+
+func deleteMsg(ctx context.Context, s jetstream.Stream, seq uint64) error {
 	// The client keeps only the text of the server's "not found" errors
 	// (sequence not found, no message found).
-	if err := s.DeleteMsg(ctx, seq); err != nil && !strings.Contains(err.Error(), "not found") && !strings.Contains(err.Error(), "no message found") {
-		return fmt.Errorf("delete dead letter %d: %w", seq, err)
+	if err := s.DeleteMsg(ctx, seq); err != nil && !strings.Contains(err.Error(), "not found") {
+		return fmt.Errorf("delete message %d from %s: %w", seq, s.CachedInfo().Config.Name, err)
 	}
 	return nil
 }

@@ -5,8 +5,11 @@
 //
 // Layout on the server:
 //
-//	EXTRACTQ_JOBS     work-queue stream, subjects extractq.jobs.<pool>
-//	EXTRACTQ_DLQ      limits stream (browsable), subjects extractq.dlq.<pool>
+//	EXTRACTQ_JOBS        work-queue stream, subjects extractq.jobs.<pool>
+//	EXTRACTQ_DLQ         limits stream (browsable), subjects extractq.dlq.<pool>
+//	EXTRACTQ_ADVISORIES  work-queue stream capturing the server's
+//	                     max-deliveries advisories for EXTRACTQ_JOBS, so none
+//	                     is lost while no worker runs
 //	EXTRACTQ_DOCS     Object Store bucket for documents above the inline limit
 //	EXTRACTQ_SCHEMAS  KV bucket: schema fingerprint -> schema body
 //
@@ -24,10 +27,11 @@ import (
 
 // Names of the JetStream assets extractq uses.
 const (
-	JobsStream   = "EXTRACTQ_JOBS"
-	DLQStream    = "EXTRACTQ_DLQ"
-	DocsBucket   = "EXTRACTQ_DOCS"
-	SchemaBucket = "EXTRACTQ_SCHEMAS"
+	JobsStream     = "EXTRACTQ_JOBS"
+	DLQStream      = "EXTRACTQ_DLQ"
+	AdvisoryStream = "EXTRACTQ_ADVISORIES"
+	DocsBucket     = "EXTRACTQ_DOCS"
+	SchemaBucket   = "EXTRACTQ_SCHEMAS"
 
 	jobsSubjectPrefix = "extractq.jobs."
 	dlqSubjectPrefix  = "extractq.dlq."
@@ -35,6 +39,9 @@ const (
 	// MaxDeliveriesAdvisory is the advisory subject the server publishes
 	// when a job on EXTRACTQ_JOBS reaches its consumer's MaxDeliver.
 	MaxDeliveriesAdvisory = "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + JobsStream + ".>"
+	// AdvisoryConsumer is the durable consumer workers share on
+	// EXTRACTQ_ADVISORIES.
+	AdvisoryConsumer = "extractq-advisories"
 )
 
 var poolRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)

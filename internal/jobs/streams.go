@@ -47,7 +47,7 @@ func newStreamOptions(opts []StreamOption) streamOptions {
 }
 
 // StreamConfigs returns the configurations EnsureStreams applies.
-func StreamConfigs(opts ...StreamOption) (jobsCfg, dlqCfg jetstream.StreamConfig) {
+func StreamConfigs(opts ...StreamOption) (jobsCfg, dlqCfg, advisoryCfg jetstream.StreamConfig) {
 	o := newStreamOptions(opts)
 	jobsCfg = jetstream.StreamConfig{
 		Name:        JobsStream,
@@ -73,7 +73,20 @@ func StreamConfigs(opts ...StreamOption) (jobsCfg, dlqCfg jetstream.StreamConfig
 		Duplicates: min(o.duplicateWindow, o.dlqMaxAge),
 		Discard:    jetstream.DiscardOld,
 	}
-	return jobsCfg, dlqCfg
+	// Advisories are core NATS messages: captured in a stream, one that
+	// fires while no worker runs is handled when one starts.
+	advisoryCfg = jetstream.StreamConfig{
+		Name:        AdvisoryStream,
+		Description: "max-deliveries advisories of " + JobsStream + ", moved to the DLQ by workers",
+		Subjects:    []string{MaxDeliveriesAdvisory},
+		Retention:   jetstream.WorkQueuePolicy,
+		Storage:     o.storage,
+		Replicas:    o.replicas,
+		MaxAge:      o.dlqMaxAge,
+		Duplicates:  2 * time.Minute,
+		Discard:     jetstream.DiscardOld,
+	}
+	return jobsCfg, dlqCfg, advisoryCfg
 }
 
 // ConfigConflictError says how an existing stream differs from what extractq
@@ -88,15 +101,16 @@ func (e *ConfigConflictError) Error() string {
 		e.Stream, strings.Join(e.Differences, "; "), e.Stream)
 }
 
-// EnsureStreams creates EXTRACTQ_JOBS, EXTRACTQ_DLQ, the document Object
-// Store and the schema KV bucket, or checks the existing ones. It is
+// EnsureStreams creates EXTRACTQ_JOBS, EXTRACTQ_DLQ, EXTRACTQ_ADVISORIES,
+// the document Object Store and the schema KV bucket, or checks the
+// existing ones. It is
 // idempotent: an existing stream with updatable differences (subjects,
 // duplicate window, max age) is updated, one with immutable differences
 // (retention, storage) is reported as a *ConfigConflictError.
 func EnsureStreams(ctx context.Context, js jetstream.JetStream, opts ...StreamOption) error {
 	o := newStreamOptions(opts)
-	jobsCfg, dlqCfg := StreamConfigs(opts...)
-	for _, want := range []jetstream.StreamConfig{jobsCfg, dlqCfg} {
+	jobsCfg, dlqCfg, advisoryCfg := StreamConfigs(opts...)
+	for _, want := range []jetstream.StreamConfig{jobsCfg, dlqCfg, advisoryCfg} {
 		if err := ensureStream(ctx, js, want); err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package jsonx
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/extractq/extractq/schema"
@@ -72,5 +73,67 @@ func TestCoerce(t *testing.T) {
 				t.Errorf("repairs %v, want kinds %v at %v", rs, tt.kinds, tt.wherePt)
 			}
 		})
+	}
+}
+
+// TestCoerceWithSchema runs Find, the real validator and Coerce together, as
+// the engine does, and checks that the coerced answer validates.
+func TestCoerceWithSchema(t *testing.T) {
+	s, err := schema.Compile([]byte(`{
+		"type": "object",
+		"properties": {
+			"age": {"type": "integer"},
+			"price": {"type": "number"},
+			"ok": {"type": "boolean"},
+			"tags": {"type": "array", "items": {"type": "string"}},
+			"status": {"enum": ["active", "closed"]},
+			"zip": {"type": "string"},
+			"name": {"type": ["string", "null"]},
+			"note": {"type": "string"}
+		},
+		"required": ["age", "price", "ok", "tags", "status", "zip", "name"]
+	}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer := "Here you go:\n```json\n{'age': '42', 'price': ' 3.5 ', 'ok': 'TRUE', 'tags': 'red', 'status': ' Active ', 'zip': 75001, 'name': ['Ada'],}\n```"
+	cs := Find(answer, PolicyCoerce)
+	if len(cs) != 1 {
+		t.Fatalf("found %d candidates, want 1", len(cs))
+	}
+	doc := cs[0].JSON
+	vs, err := s.ValidateJSON(doc)
+	if err != nil || len(vs) == 0 {
+		t.Fatalf("want violations before coercion, got %v (err %v)", vs, err)
+	}
+	var kinds []string
+	for round := 0; round < 3 && len(vs) > 0; round++ {
+		out, rs, changed := Coerce(doc, vs)
+		if !changed {
+			break
+		}
+		for _, r := range rs {
+			kinds = append(kinds, r.Kind+" "+r.Where)
+		}
+		doc = out
+		if vs, err = s.ValidateJSON(doc); err != nil {
+			t.Fatalf("Coerce wrote invalid JSON %s: %v", doc, err)
+		}
+	}
+	if len(vs) != 0 {
+		t.Fatalf("still invalid after coercion: %s: %v", doc, vs)
+	}
+	want := `{"age":42,"price":3.5,"ok":true,"tags":["red"],"status":"active","zip":"75001","name":"Ada"}`
+	if string(doc) != want {
+		t.Errorf("coerced to %s, want %s", doc, want)
+	}
+	wantKinds := []string{
+		KindCoerceStringToInteger + " /age", KindCoerceStringToNumber + " /price", KindCoerceStringToBool + " /ok",
+		KindCoerceWrapArray + " /tags", KindCoerceEnum + " /status", KindCoerceToString + " /zip", KindCoerceUnwrapArray + " /name",
+	}
+	slices.Sort(kinds)
+	slices.Sort(wantKinds)
+	if !reflect.DeepEqual(kinds, wantKinds) {
+		t.Errorf("coercions %v, want %v", kinds, wantKinds)
 	}
 }

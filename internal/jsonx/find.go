@@ -20,26 +20,25 @@ const (
 	workSlack  = 64 << 10
 )
 
-// Candidate groups, in order of preference.
-const (
-	groupFenced = iota
-	groupProse
-	groupReasoning
-)
-
 // Find returns every JSON object or array found in a model's answer, each
 // repaired according to the policy.
 //
-// It looks inside ``` fences (also an unterminated fence of a truncated
-// answer), in prose around them, and inside <think>/<thinking>/<reasoning>
-// blocks. Candidates are ordered by preference and, within a group, by
-// position: fenced values first, then values in prose, then values inside
-// reasoning blocks (a draft in a model's reasoning is the last resort). A
-// value inside a string (`"{\"a\":1}"`) or with escaped quotes is unescaped
-// once.
+// It looks inside ``` fences (also the unterminated fence of a truncated
+// answer), in the prose around them and inside <think>, <thinking> and
+// <reasoning> blocks. In prose a '{' or '[' must look like the start of JSON
+// (a key and a colon, a value), so that "[1]" citations and "{name}"
+// placeholders are not taken. A value written as a string (`"{\"a\":1}"`)
+// or with escaped quotes is unescaped once. Objects separated only by commas
+// or blank lines are also offered joined into one array, after themselves.
 //
-// Every returned JSON is valid (json.Valid). With PolicyOff only values that
-// needed no repair are returned. Find never decides validity against a schema.
+// Candidates are ordered by preference, and by position within a rank:
+// fenced values, then values in prose, then values inside reasoning blocks
+// (a draft in a model's reasoning is the last resort). At most MaxCandidates
+// are returned, and work is bounded to a few passes over the text.
+//
+// Every returned JSON is valid (json.Valid) and compact. With PolicyOff only
+// values that needed no repair are returned; any other policy repairs
+// syntax. Find never decides validity against a schema.
 func Find(text string, policy Policy) []Candidate {
 	if len(text) > MaxInput {
 		text = text[:MaxInput]
@@ -48,24 +47,26 @@ func Find(text string, policy Policy) []Candidate {
 	for _, s := range splitReasoning(text) {
 		f.scanSpan(s.lo, s.hi, s.reasoning)
 	}
-	sort.SliceStable(f.found, func(i, j int) bool { return f.found[i].group < f.found[j].group })
-	out := make([]Candidate, len(f.found))
-	for i, c := range f.found {
-		out[i] = c.Candidate
+	sort.SliceStable(f.found, func(i, j int) bool { return rank(f.found[i]) < rank(f.found[j]) })
+	return f.found
+}
+
+// rank orders candidates by where they were found.
+func rank(c Candidate) int {
+	switch {
+	case c.Reasoning:
+		return 2
+	case c.Fenced:
+		return 0
 	}
-	return out
+	return 1
 }
 
 type finder struct {
 	text   string
 	strict bool
 	budget int
-	found  []found
-}
-
-type found struct {
-	Candidate
-	group int
+	found  []Candidate
 }
 
 func (f *finder) full() bool { return f.budget <= 0 || len(f.found) >= MaxCandidates }
@@ -140,20 +141,15 @@ func splitReasoning(text string) []span {
 
 // scanSpan finds fences in text[lo:hi] and scans them and the prose between.
 func (f *finder) scanSpan(lo, hi int, reasoning bool) {
-	group := func(g int) int {
-		if reasoning {
-			return groupReasoning
-		}
-		return g
-	}
+	prose, fence := place{reasoning: reasoning}, place{fenced: true, reasoning: reasoning}
 	i := lo
 	for i < hi && !f.full() {
 		o := fenceOpen(f.text, i, hi)
 		if o < 0 {
-			f.scanRegion(i, hi, group(groupProse), i == lo, false)
+			f.scanRegion(i, hi, i == lo, prose)
 			return
 		}
-		f.scanRegion(i, o, group(groupProse), i == lo, false)
+		f.scanRegion(i, o, i == lo, prose)
 		j := o
 		for j < hi && f.text[j] == '`' {
 			j++
@@ -173,10 +169,13 @@ func (f *finder) scanSpan(lo, hi int, reasoning bool) {
 		if c := strings.Index(f.text[j:hi], f.text[o:o+ticks]); c >= 0 {
 			end, next = j+c, j+c+ticks
 		}
-		f.scanRegion(j, end, group(groupFenced), true, true)
+		f.scanRegion(j, end, true, fence)
 		i = next
 	}
 }
+
+// place says where a region of the text sits.
+type place struct{ fenced, reasoning bool }
 
 // fenceOpen returns the position of the next ``` at the start of a line in
 // text[i:hi], or -1.
@@ -203,38 +202,80 @@ func fenceOpen(text string, i, hi int) int {
 }
 
 // scanRegion finds candidates in text[lo:hi]. A value that opens the region
-// (a fence, or the answer itself) is taken as it is; elsewhere a '{' or '['
-// must look like JSON, so that "[1]" citations and "{name}" placeholders in
-// prose are not taken.
-func (f *finder) scanRegion(lo, hi int, group int, opening, fenced bool) {
+// (opening: a fence, or the answer itself) is taken as it is; elsewhere a
+// '{' or '[' must look like JSON.
+func (f *finder) scanRegion(lo, hi int, opening bool, at place) {
+	first := len(f.found)
+	defer f.joinRuns(first)
 	i := lo
 	for i < hi && !f.full() {
 		k := strings.IndexAny(f.text[i:hi], "{[")
 		if k < 0 {
 			return
 		}
-		at := i + k
-		trusted := opening && strings.TrimSpace(f.text[lo:at]) == ""
-		if !trusted && !f.looksLikeJSON(at, hi) {
-			i = at + 1
+		start := i + k
+		trusted := opening && strings.TrimSpace(f.text[lo:start]) == ""
+		if !trusted && !f.looksLikeJSON(start, hi) {
+			i = start + 1
 			continue
 		}
-		c, end, ok := f.parseAt(at, hi, !trusted)
+		c, end, ok := f.parseAt(i, start, hi, !trusted)
 		if !ok {
-			i = max(end, at+1)
+			i = max(end, start+1)
 			continue
 		}
-		c.Fenced = fenced
-		c.Reasoning = group == groupReasoning
-		f.found = append(f.found, found{c, group})
+		c.Fenced, c.Reasoning = at.fenced, at.reasoning
+		f.found = append(f.found, c)
 		i = c.End
 	}
 }
 
-// parseAt parses the value starting at text[at], bounded by hi. It returns
-// where the value ended even when the candidate is rejected, so that the
-// scan does not re-read the inside of a rejected value.
-func (f *finder) parseAt(at, hi int, prose bool) (Candidate, int, bool) {
+// joinRuns follows every run of objects separated only by commas and
+// blanks (found from index first on) with one more candidate: the run as an
+// array. A model asked for a list sometimes forgets the brackets.
+func (f *finder) joinRuns(first int) {
+	if f.strict || len(f.found)-first < 2 {
+		return
+	}
+	region := append([]Candidate(nil), f.found[first:]...)
+	f.found = f.found[:first]
+	for i := 0; i < len(region); {
+		j := i + 1
+		for j < len(region) && region[j].JSON[0] == '{' && region[j-1].JSON[0] == '{' &&
+			strings.Trim(f.text[region[j-1].End:region[j].Start], ", \t\r\n") == "" {
+			j++
+		}
+		f.found = append(f.found, region[i:j]...)
+		if j-i >= 2 && !f.full() {
+			f.found = append(f.found, joined(region[i:j]))
+		}
+		i = j
+	}
+}
+
+// joined makes one array candidate of a run of candidates.
+func joined(run []Candidate) Candidate {
+	last := run[len(run)-1]
+	c := Candidate{Start: run[0].Start, End: last.End, Fenced: run[0].Fenced, Reasoning: run[0].Reasoning}
+	c.JSON = append(c.JSON, '[')
+	for k, r := range run {
+		if k > 0 {
+			c.JSON = append(c.JSON, ',')
+		}
+		c.JSON = append(c.JSON, r.JSON...)
+		c.Repairs = append(c.Repairs, r.Repairs...)
+	}
+	c.JSON = append(c.JSON, ']')
+	c.Repairs = append(c.Repairs, Repair{Kind: KindJoinedValues, Where: "@" + strconv.Itoa(c.Start),
+		Detail: "joined " + strconv.Itoa(len(run)) + " objects into an array"})
+	return c
+}
+
+// parseAt parses the value starting at text[at], bounded by hi; text before
+// lo belongs to earlier candidates. It returns where the value ended even
+// when the candidate is rejected, so that the scan does not re-read the
+// inside of a rejected value.
+func (f *finder) parseAt(lo, at, hi int, prose bool) (Candidate, int, bool) {
 	p := parser{src: f.text, pos: at, end: hi}
 	start := at
 	escapedJSON := escapedAt(f.text, at, hi)
@@ -244,10 +285,10 @@ func (f *finder) parseAt(at, hi int, prose bool) (Candidate, int, bool) {
 		p = parser{src: src, end: len(src), offsets: offsets}
 		p.repairs = append(p.repairs, Repair{Kind: KindDoubleEncoded, Where: "@" + strconv.Itoa(at), Detail: "unescaped JSON written as a string"})
 	}
-	ok := p.parseValue()
+	ok := p.value(ctxTop) && !p.tooDeep
 	end := p.origin(p.pos)
 	if escapedJSON {
-		if start > 0 && f.text[start-1] == '"' && end < hi && f.text[end] == '"' {
+		if start > lo && f.text[start-1] == '"' && end < hi && f.text[end] == '"' {
 			start, end = start-1, end+1
 		}
 	}
@@ -266,7 +307,7 @@ func (f *finder) parseAt(at, hi int, prose bool) (Candidate, int, bool) {
 	if !json.Valid(p.out) {
 		return Candidate{}, end, false
 	}
-	return Candidate{JSON: p.out, Repairs: p.repairs, Start: start, End: end}, end, true
+	return Candidate{JSON: p.out, Repairs: p.result(), Start: start, End: end}, end, true
 }
 
 // looksLikeJSON is the gate for values in prose: an object must start with

@@ -13,6 +13,10 @@ const maxDepth = 512
 // lookahead bounds every heuristic peek so that parsing stays linear.
 const lookahead = 256
 
+// maxRepairs bounds the repairs listed for one value: a hopeless answer
+// must not fill an audit row with thousands of them.
+const maxRepairs = 200
+
 // Where a value sits; string-closing heuristics depend on it.
 const (
 	ctxTop = iota
@@ -35,12 +39,27 @@ type parser struct {
 	repairs []Repair
 	stack   []byte // open containers, '{' or '['
 	tooDeep bool
+	backoff bool // re-reading a string whose closing quote is missing
+	// unlisted counts repairs beyond maxRepairs
+	unlisted int
 	// once-per-value notes, so that a long string yields one repair, not hundreds
 	badUTF8 bool
 }
 
 func (p *parser) note(kind string, at int, detail string) {
+	if len(p.repairs) >= maxRepairs {
+		p.unlisted++
+		return
+	}
 	p.repairs = append(p.repairs, Repair{Kind: kind, Where: "@" + strconv.Itoa(p.origin(at)), Detail: detail})
+}
+
+// result returns the repairs, with a last entry counting those not listed.
+func (p *parser) result() []Repair {
+	if p.unlisted == 0 {
+		return p.repairs
+	}
+	return append(p.repairs, Repair{Kind: KindMoreRepairs, Detail: strconv.Itoa(p.unlisted) + " more repairs not listed"})
 }
 
 // origin maps a position in src to one in the original text.
@@ -51,11 +70,9 @@ func (p *parser) origin(at int) int {
 	return p.offsets[min(at, len(p.offsets)-1)]
 }
 
-// parseValue reads one value at p.pos (which is not whitespace).
-func (p *parser) parseValue() bool {
-	return p.value(ctxTop)
-}
-
+// value reads one value at p.pos (which is not whitespace). It reports
+// false when nothing usable was there (the input was still consumed) or when
+// nesting went too deep.
 func (p *parser) value(ctx int) bool {
 	c := p.src[p.pos]
 	switch {
@@ -66,13 +83,49 @@ func (p *parser) value(ctx int) bool {
 	case c == '(':
 		p.note(KindTuple, p.pos, "read tuple as array")
 		return p.array(')')
-	case p.quoteLen(p.pos) > 0:
+	case p.quoteLen(p.pos) > 0 || p.stringPrefix():
 		p.str(ctx)
+		p.concat(ctx)
 		return true
 	case c == '-' || c == '+' || c == '.' || isDigit(c):
 		return p.number(ctx)
 	default:
 		return p.word(ctx)
+	}
+}
+
+// stringPrefix skips a Python string prefix (u'x', b'x', r'x') at p.pos.
+// Only before a single quote: b"... is more often a key missing its quote.
+func (p *parser) stringPrefix() bool {
+	if p.pos+1 >= p.end || p.src[p.pos+1] != '\'' {
+		return false
+	}
+	switch p.src[p.pos] {
+	case 'u', 'b', 'r', 'U', 'B', 'R':
+		p.note(KindPythonLiteral, p.pos, "dropped string prefix "+strconv.Quote(p.src[p.pos:p.pos+1]))
+		p.pos++
+		return true
+	}
+	return false
+}
+
+// concat joins "a" + "b" into one string.
+func (p *parser) concat(ctx int) {
+	for {
+		i, _ := p.skipBlank(p.pos)
+		if i >= p.end || p.src[i] != '+' {
+			return
+		}
+		j, _ := p.skipBlank(i + 1)
+		if p.quoteLen(j) == 0 {
+			return
+		}
+		p.note(KindConcatenation, i, "joined strings")
+		p.out = p.out[:len(p.out)-1] // the closing quote
+		mark := len(p.out)
+		p.pos = j
+		p.str(ctx)
+		p.out = append(p.out[:mark], p.out[mark+1:]...) // the opening quote
 	}
 }
 
@@ -115,11 +168,17 @@ func (p *parser) object() bool {
 			p.pos++
 			break
 		}
-		if c == ']' {
-			if p.openBelow('[') {
+		if c == ']' || c == ')' {
+			next, _ := p.skipBlank(p.pos + 1)
+			switch {
+			case p.openBelow('['):
 				p.note(KindMismatchedBracket, p.pos, `inserted missing "}"`)
-			} else {
-				p.note(KindMismatchedBracket, p.pos, `read "]" as "}"`)
+			case next < p.end && p.src[next] == ',':
+				p.note(KindMismatchedBracket, p.pos, "skipped stray "+strconv.Quote(string(c)))
+				p.pos = next + 1 // and its comma
+				continue
+			default:
+				p.note(KindMismatchedBracket, p.pos, "read "+strconv.Quote(string(c))+` as "}"`)
 				p.pos++
 			}
 			break
@@ -131,6 +190,11 @@ func (p *parser) object() bool {
 		}
 		if p.ellipsis() {
 			continue
+		}
+		if (c == '{' || c == '[') && p.openBelow('[') {
+			// [{"i":1{"i":2}]: the object ended before the next element.
+			p.note(KindMismatchedBracket, p.pos, `inserted missing "}"`)
+			break
 		}
 		mark := len(p.out)
 		if n > 0 {
@@ -158,6 +222,9 @@ func (p *parser) object() bool {
 		case c == '=':
 			p.note(KindMissingColon, p.pos, `read "=" as ":"`)
 			p.pos++
+			if p.pos < p.end && p.src[p.pos] == '>' {
+				p.pos++ // "a" => 1
+			}
 		case c == ',' || c == '}' || c == ']':
 			p.note(KindMissingValue, p.pos, "key without value set to null")
 			p.out = append(p.out, ":null"...)
@@ -208,11 +275,23 @@ func (p *parser) afterValue(closer byte) {
 			p.note(KindTrailingComma, at, `removed ","`)
 		}
 	case '}', ']', closer:
+	case '"':
+		if j, _ := p.skipBlank(p.pos + 1); j >= p.end || strings.IndexByte(",}]", p.src[j]) >= 0 {
+			p.note(KindGarbage, p.pos, "skipped stray quote")
+			p.pos++
+			p.afterValue(closer)
+			return
+		}
+		p.note(KindMissingComma, p.pos, `inserted ","`)
 	case ':':
 		// A stray colon after a value: skip it, the member loop resynchronises.
 		p.note(KindGarbage, p.pos, `skipped ":"`)
 		p.pos++
 	default:
+		c := p.src[p.pos]
+		if closer == '}' && (c == '{' || c == '[') && p.openBelow('[') {
+			return // the object ends here; the array inserts the comma
+		}
 		if p.ellipsisAt(p.pos) == 0 {
 			p.note(KindMissingComma, p.pos, `inserted ","`)
 		}
@@ -244,9 +323,19 @@ func (p *parser) array(closer byte) bool {
 			break
 		}
 		if c == '}' || c == ']' {
-			if p.openBelow('{') {
+			next, _ := p.skipBlank(p.pos + 1)
+			more := next < p.end && p.src[next] == ','
+			switch {
+			case more && p.openBelow('{') && p.memberAfter(next):
+				p.note(KindMismatchedBracket, p.pos, "read "+strconv.Quote(string(c))+` as "]"`)
+				p.pos++
+			case c == '}' && p.openBelow('{'):
 				p.note(KindMismatchedBracket, p.pos, `inserted missing "]"`)
-			} else {
+			case more:
+				p.note(KindMismatchedBracket, p.pos, "skipped stray "+strconv.Quote(string(c)))
+				p.pos = next + 1 // and its comma
+				continue
+			default:
 				p.note(KindMismatchedBracket, p.pos, "read "+strconv.Quote(string(c))+` as "]"`)
 				p.pos++
 			}
@@ -278,6 +367,13 @@ func (p *parser) array(closer byte) bool {
 	}
 	p.out = append(p.out, ']')
 	return !p.tooDeep
+}
+
+// memberAfter reports whether an object member (key and colon) follows the
+// comma at i.
+func (p *parser) memberAfter(i int) bool {
+	j, _ := p.skipBlank(i + 1)
+	return j < p.end && (p.quotedThenColon(j) || p.identThenColon(j))
 }
 
 // ellipsis skips a "..." or "…" placeholder at p.pos.
@@ -326,7 +422,7 @@ const (
 )
 
 func (p *parser) key() keyResult {
-	if p.quoteLen(p.pos) > 0 {
+	if p.quoteLen(p.pos) > 0 || p.stringPrefix() {
 		if p.str(ctxKey) {
 			return keyTruncated
 		}
@@ -350,6 +446,15 @@ func (p *parser) key() keyResult {
 		p.note(KindGarbage, start, "skipped "+strconv.QuoteRune(rune(p.src[start])))
 		p.pos = start + 1
 		return keyGarbage
+	}
+	if p.src[j] == '"' {
+		if after, _ := p.skipBlank(j + 1); after < p.end && p.src[after] == ':' {
+			// a": the opening quote is missing.
+			p.note(KindMissingQuote, start, "added opening quote to key "+strconv.Quote(clip(strings.TrimSpace(p.src[start:j]))))
+			p.out = appendQuoted(p.out, strings.TrimSpace(p.src[start:j]))
+			p.pos = j + 1
+			return keyOK
+		}
 	}
 	if p.src[j] != ':' && p.src[j] != '=' {
 		// A bare token that is not followed by a colon is not a key: drop it.
@@ -394,13 +499,16 @@ func (p *parser) curly(i int) rune {
 }
 
 // closerLen returns the length of a quote at i that may close a string
-// opened by open ('"', '\”, '`', '“' or '‘'), or 0.
+// opened by open (one of " ' ` “ ‘), or 0.
 func (p *parser) closerLen(open rune, i int) int {
 	c := p.src[i]
 	switch open {
 	case '"', '\'', '`':
 		if rune(c) == open {
 			return 1
+		}
+		if open == '`' && c == 0xC2 && i+1 < p.end && p.src[i+1] == 0xB4 {
+			return 2 // `text´
 		}
 	case '“':
 		if c == '"' {
@@ -423,7 +531,7 @@ func (p *parser) closerLen(open rune, i int) int {
 // str reads a string opened at p.pos and writes it as a JSON string. It
 // reports whether the string ran into the end of the input.
 func (p *parser) str(ctx int) (truncated bool) {
-	start := p.pos
+	start, outStart, repStart := p.pos, len(p.out), len(p.repairs)
 	var open rune
 	switch c := p.src[p.pos]; c {
 	case '"':
@@ -444,6 +552,9 @@ func (p *parser) str(ctx int) (truncated bool) {
 	}
 	p.out = append(p.out, '"')
 	ctrl, ctrlAt := 0, 0
+	// The last quote read as content, in case it was the real end after all.
+	type mark struct{ pos, out, rep, ctrl int }
+	skipped := mark{pos: -1}
 	for p.pos < p.end {
 		c := p.src[p.pos]
 		if c >= 0x20 && c < utf8.RuneSelf && c != '\\' && c != '"' && c != '\'' && c != '`' {
@@ -481,12 +592,22 @@ func (p *parser) str(ctx int) (truncated bool) {
 			continue
 		}
 		if n := p.closerLen(open, p.pos); n > 0 {
-			if p.closes(ctx, p.pos+n) {
+			if p.closes(ctx, p.pos+n, skipped.pos >= 0) {
 				p.pos += n
 				p.out = append(p.out, '"')
 				p.noteCtrl(ctrl, ctrlAt)
 				return false
 			}
+			if comma := p.commaBefore(start, p.pos); comma >= 0 && (ctx == ctxValue && p.quotedThenColon(p.pos) || ctx == ctxElem && p.quotedThenEnd(p.pos)) {
+				// "New York, "gender": the string should have ended before the comma.
+				p.trimOut()
+				p.out = append(p.out, '"')
+				p.note(KindMissingQuote, comma, "closed string before the next member")
+				p.noteCtrl(ctrl, ctrlAt)
+				p.pos = comma
+				return false
+			}
+			skipped = mark{p.pos + n, len(p.out), len(p.repairs), ctrl}
 			p.note(KindUnescapedQuote, p.pos, "escaped inner quote")
 		}
 		if c == '"' {
@@ -511,10 +632,91 @@ func (p *parser) str(ctx int) (truncated bool) {
 		}
 		p.pos += size
 	}
+	// The input ended inside the string. If it ends with closing brackets
+	// or a fence, the answer was not cut off: the closing quote is missing
+	// or was taken for an inner quote.
+	if q := p.closersTail(start + 1); !p.backoff && q >= 0 {
+		if skipped.pos >= 0 && p.onlyValueBetween(skipped.pos, q) {
+			p.out = append(p.out[:skipped.out], '"')
+			p.repairs = p.repairs[:skipped.rep]
+			p.noteCtrl(skipped.ctrl, ctrlAt)
+			p.pos = skipped.pos
+			return false
+		}
+		p.out, p.repairs = p.out[:outStart], p.repairs[:repStart]
+		p.pos, p.backoff = start, true
+		end := p.end
+		p.end = q
+		p.str(ctx)
+		p.end, p.backoff = end, false
+		return false
+	}
 	p.noteCtrl(ctrl, ctrlAt)
-	p.note(KindCloseTruncated, p.pos, "closed string")
+	if p.backoff {
+		for len(p.out) > outStart+1 && (p.out[len(p.out)-1] == ' ' || p.out[len(p.out)-1] == '\t') {
+			p.out = p.out[:len(p.out)-1]
+		}
+		p.note(KindMissingQuote, p.pos, "closed string before the closing brackets")
+	} else {
+		p.note(KindCloseTruncated, p.pos, "closed string")
+	}
 	p.out = append(p.out, '"')
 	return true
+}
+
+// closersTail returns where a trailing run of blanks, closing brackets and
+// backticks at the end of the input starts, or -1 when the input does not
+// end with a bracket or backtick. from bounds the search.
+func (p *parser) closersTail(from int) int {
+	i := p.end
+	seen := false
+	for i > from {
+		switch p.src[i-1] {
+		case '}', ']', '`':
+			seen = true
+		case ' ', '\t', '\n', '\r':
+		default:
+			if seen {
+				return i
+			}
+			return -1
+		}
+		i--
+	}
+	if seen {
+		return i
+	}
+	return -1
+}
+
+// onlyValueBetween reports whether src[i:j] is blank or one bare word (a
+// literal, a number, a stray token): what may follow a string closed at i.
+func (p *parser) onlyValueBetween(i, j int) bool {
+	t := strings.TrimSpace(p.src[i:j])
+	if t == "" {
+		return true
+	}
+	for k := 0; k < len(t); k++ {
+		if !isIdent(t[k]) && t[k] != '.' && t[k] != '-' && t[k] != '+' {
+			return false
+		}
+	}
+	return true // a literal, a number or a stray word
+}
+
+// commaBefore returns the position of a comma that ends the string content
+// before position i (blanks allowed between), or -1. lo is the string start.
+func (p *parser) commaBefore(lo, i int) int {
+	for j := i - 1; j > lo && i-j < lookahead; j-- {
+		switch p.src[j] {
+		case ' ', '\t':
+		case ',':
+			return j
+		default:
+			return -1
+		}
+	}
+	return -1
 }
 
 // trimOut removes trailing blanks and one separator comma written into a
@@ -588,6 +790,11 @@ func (p *parser) escape(open rune) {
 			p.pos += 6
 			return
 		}
+		if rest := p.end - p.pos - 2; rest < 4 && p.isHex(p.pos+2, rest) {
+			p.note(KindCloseTruncated, at, "dropped truncated \\u escape")
+			p.pos = p.end
+			return
+		}
 		p.note(KindInvalidEscape, at, `kept "\u" as text`)
 		p.out = append(p.out, '\\', '\\')
 		p.pos++
@@ -641,9 +848,13 @@ func (p *parser) isHex(i, n int) bool {
 // closes decides whether a quote that could close the current string really
 // does, by looking at what follows it (position q). In valid JSON the answer
 // is always yes; the heuristics only matter for unescaped inner quotes.
-func (p *parser) closes(ctx, q int) bool {
-	if ctx == ctxKey || ctx == ctxTop {
+func (p *parser) closes(ctx, q int, skippedAny bool) bool {
+	switch ctx {
+	case ctxTop:
 		return true
+	case ctxKey:
+		// "k"e"y": a quote followed at once by a letter is inside the key.
+		return q >= p.end || !isIdent(p.src[q])
 	}
 	i, newline := p.skipBlank(q)
 	if i >= p.end || newline {
@@ -656,8 +867,15 @@ func (p *parser) closes(ctx, q int) bool {
 		ctx = ctxElem
 	}
 	switch c := p.src[i]; c {
-	case '}', ']', ':', '/', '#':
+	case '}', ']', ':':
 		return true
+	case '/':
+		return i+1 < p.end && (p.src[i+1] == '/' || p.src[i+1] == '*') // a comment
+	case '#':
+		return i > q
+	case '+':
+		j, _ := p.skipBlank(i + 1)
+		return p.quoteLen(j) > 0 // "a" + "b"
 	case ',':
 		j, _ := p.skipBlank(i + 1)
 		if j >= p.end {
@@ -668,7 +886,7 @@ func (p *parser) closes(ctx, q int) bool {
 			return true
 		}
 		if ctx == ctxValue {
-			return p.identThenColon(j)
+			return p.identThenColon(j) || p.wordThenKey(j)
 		}
 		return d == '-' || isDigit(d) || p.literalAt(j)
 	}
@@ -678,9 +896,37 @@ func (p *parser) closes(ctx, q int) bool {
 		}
 		return p.quotedThenColon(i)
 	}
+	if i == q {
+		return false // "v"alue: a quote inside a word
+	}
 	// ["a" 1]: a missing comma between elements.
 	c := p.src[i]
-	return ctx == ctxElem && i > q && (c == '-' || c == '{' || c == '[' || isDigit(c) || p.literalAt(i))
+	if ctx == ctxElem && (c == '-' || c == '{' || c == '[' || isDigit(c) || p.literalAt(i)) {
+		return true
+	}
+	// ["a" b", "c"]: the next element lacks its opening quote.
+	return ctx == ctxElem && !skippedAny && p.wordThenEnd(i)
+}
+
+// wordThenEnd reports whether a single bare word at i is followed by a
+// closing quote and a separator, or directly by a separator.
+func (p *parser) wordThenEnd(i int) bool {
+	j := i
+	for j < p.end && j-i < lookahead {
+		c := p.src[j]
+		if c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '"' || c == ',' || c == ']' || c == '}' || c == ':' {
+			break
+		}
+		j++
+	}
+	if j == i || j >= p.end {
+		return false
+	}
+	if p.src[j] == '"' {
+		k, _ := p.skipBlank(j + 1)
+		return k >= p.end || p.src[k] == ',' || p.src[k] == ']' || p.src[k] == '}'
+	}
+	return p.src[j] == ',' || p.src[j] == ']'
 }
 
 // skipBlank skips plain whitespace from i, at most lookahead bytes (it only
@@ -710,8 +956,39 @@ func (p *parser) identThenColon(i int) bool {
 	if j == i {
 		return false
 	}
+	if j < p.end && p.src[j] == '"' {
+		j++ // b": a key missing its opening quote
+	}
 	j, _ = p.skipBlank(j)
 	return j < p.end && p.src[j] == ':'
+}
+
+// wordThenKey reports whether a stray word and then a quoted key start at
+// i: `"a": "x", COMMENT "b": 1`.
+func (p *parser) wordThenKey(i int) bool {
+	j := i
+	for j < p.end && j-i < lookahead && isIdent(p.src[j]) {
+		j++
+	}
+	k, _ := p.skipBlank(j)
+	return j > i && k > j && k < p.end && p.src[k] == '"' && p.quotedThenColon(k)
+}
+
+// quotedThenEnd reports whether a quoted string starting at i is followed
+// by a separator or a closing bracket: a whole array element.
+func (p *parser) quotedThenEnd(i int) bool {
+	for j := i + p.quoteLen(i); j < p.end && j-i < lookahead; j++ {
+		switch c := p.src[j]; {
+		case c == '\\':
+			j++
+		case c == '\n':
+			return false
+		case p.quoteLen(j) > 0:
+			k, _ := p.skipBlank(j + p.quoteLen(j))
+			return k >= p.end || p.src[k] == ',' || p.src[k] == ']'
+		}
+	}
+	return false
 }
 
 // quotedThenColon reports whether a quoted key and a colon start at i.
@@ -746,6 +1023,9 @@ func (p *parser) nextLineIsMember(i, ctx int) bool {
 	}
 	switch p.src[j] {
 	case '"':
+		if ctx == ctxElem {
+			return true // one element per line
+		}
 		return ctx == ctxValue && p.quotedThenColon(j)
 	case '}', ']':
 		k, _ := p.skipBlank(j + 1)
@@ -850,6 +1130,21 @@ func (p *parser) number(ctx int) bool {
 			i = k
 		}
 	}
+	if ctx == ctxValue && i+1 < p.end && p.src[i] == ',' && isDigit(p.src[i+1]) {
+		// 1,250.50 or 12,50 as a member value: a number written for people.
+		// Kept as text, so that validation reports it instead of a guess.
+		j := i + 1
+		for j < p.end && (isDigit(p.src[j]) || p.src[j] == ',' || p.src[j] == '.') {
+			j++
+		}
+		if k, _ := p.skipBlank(j); k >= p.end || p.src[k] != ':' {
+			t := strings.TrimRight(p.src[start:j], ",")
+			p.note(KindUnquotedString, start, "kept "+strconv.Quote(clip(t))+" as text")
+			p.out = appendQuoted(p.out[:mark], t)
+			p.pos = start + len(t)
+			return true
+		}
+	}
 	if i < p.end && !isDelim(p.src[i]) {
 		// 2024-01-15, 30kg, 1.2.3: text that starts with digits.
 		p.out = p.out[:mark]
@@ -868,8 +1163,8 @@ func (p *parser) word(ctx int) bool {
 	if i < p.end && p.src[i] == '-' {
 		i++
 	}
-	for i < p.end && isIdent(p.src[i]) {
-		i++
+	for i < p.end && (isIdent(p.src[i]) || p.src[i] == '.' && i+1 < p.end && isLetter(p.src[i+1])) {
+		i++ // datetime.date(...) is one name
 	}
 	w := p.src[start:i]
 	next, _ := p.skipBlank(i)
@@ -897,13 +1192,36 @@ func (p *parser) word(ctx int) bool {
 			return p.call(start, i)
 		}
 	}
-	j := start
-	for j < p.end {
-		c := p.src[j]
-		if c == ',' || c == '}' || c == ']' || c == '\n' || c == '\r' {
-			break
+	j, depth, quoteEnd := start, 0, false
+scan:
+	for ; j < p.end; j++ {
+		switch p.src[j] {
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				break scan
+			}
+			depth--
+		case ',':
+			if depth == 0 {
+				break scan
+			}
+		case '\n', '\r':
+			break scan
+		case '`':
+			if strings.HasPrefix(p.src[j:p.end], "```") {
+				break scan
+			}
+		case '"':
+			if p.quotedThenColon(j) {
+				break scan // the next member's key: a comma is missing
+			}
+			if k, _ := p.skipBlank(j + 1); k >= p.end || strings.IndexByte(",}]", p.src[k]) >= 0 {
+				quoteEnd = true // abc": the opening quote is missing
+				break scan
+			}
 		}
-		j++
 	}
 	s := strings.TrimRightFunc(p.src[start:j], unicode.IsSpace)
 	if s == "" {
@@ -911,8 +1229,13 @@ func (p *parser) word(ctx int) bool {
 		p.pos = start + 1
 		return false
 	}
-	p.note(KindUnquotedString, start, "quoted "+strconv.Quote(clip(s)))
 	p.out = appendQuoted(p.out, s)
+	if quoteEnd {
+		p.note(KindMissingQuote, start, "added opening quote to "+strconv.Quote(clip(s)))
+		p.pos = j + 1
+		return true
+	}
+	p.note(KindUnquotedString, start, "quoted "+strconv.Quote(clip(s)))
 	p.pos = start + len(s)
 	return true
 }
@@ -929,6 +1252,22 @@ func (p *parser) call(start, paren int) bool {
 	}
 	if !ok {
 		p.out = append(p.out, "null"...)
+	}
+	// datetime(2024, 1, 5): keep the first argument only.
+	for extra := false; p.pos < p.end && p.src[p.pos] == ','; {
+		if !extra {
+			extra = true
+			p.note(KindFunctionCall, p.pos, "dropped further arguments")
+		}
+		p.pos++
+		p.skipSpace()
+		if p.pos >= p.end || p.src[p.pos] == ')' {
+			break
+		}
+		mark := len(p.out)
+		p.value(ctxArg)
+		p.out = p.out[:mark]
+		p.skipSpace()
 	}
 	if p.pos < p.end && p.src[p.pos] == ')' {
 		p.pos++
@@ -974,6 +1313,9 @@ func (p *parser) skipSpace() {
 		case c == '#':
 			p.note(KindComment, p.pos, "removed # comment")
 			p.skipLine()
+		case c == '`' && strings.HasPrefix(p.src[p.pos:p.end], "```"):
+			p.end = p.pos // a code fence ends the JSON
+			return
 		case c >= utf8.RuneSelf:
 			r, size := utf8.DecodeRuneInString(p.src[p.pos:p.end])
 			if r != '\uFEFF' && r != '\u200B' && !unicode.IsSpace(r) {
@@ -1030,7 +1372,7 @@ func isIdent(c byte) bool  { return isLetter(c) || isDigit(c) || c == '_' || c =
 // isDelim reports whether c may follow a number.
 func isDelim(c byte) bool {
 	switch c {
-	case ' ', '\t', '\n', '\r', ',', '}', ']', ':', '/', '#', ')', '"', '\'', '{', '[':
+	case ' ', '\t', '\n', '\r', ',', '}', ']', ':', '/', '#', ')', '"', '\'', '{', '[', '`':
 		return true
 	}
 	return false

@@ -34,34 +34,37 @@ func (r Repair) String() string {
 
 // Syntax repair kinds (Where is a byte offset "@N" into the text given to Find).
 const (
-	KindTrailingComma     = "trailing_comma"     // `[1,2,]`
-	KindLeadingComma      = "leading_comma"      // `[,1]`, `[1,,2]`
-	KindMissingComma      = "missing_comma"      // `{"a":1 "b":2}`
-	KindMissingColon      = "missing_colon"      // `{"a" 1}`
-	KindMissingValue      = "missing_value"      // `{"a":}` -> null
-	KindComment           = "comment"            // `//`, `/* */`, `#`
-	KindSingleQuotes      = "single_quotes"      // `'text'`
-	KindCurlyQuotes       = "curly_quotes"       // “text” ‘text’
-	KindBacktickQuotes    = "backtick_quotes"    // `text` (JS template)
-	KindUnquotedKey       = "unquoted_key"       // `{name: 1}`
-	KindUnquotedString    = "unquoted_string"    // `{"a": hello}`
-	KindPythonLiteral     = "python_literal"     // True False None (and other casings)
-	KindNonFinite         = "nonfinite_number"   // NaN Infinity -Infinity -> null
-	KindUndefined         = "undefined"          // undefined -> null
-	KindControlChar       = "control_char"       // raw newline/tab inside a string
-	KindInvalidEscape     = "invalid_escape"     // `\x41`, `\'`, `C:\Users`
-	KindUnescapedQuote    = "unescaped_quote"    // `"he said "hi" to me"`
-	KindMissingQuote      = "missing_quote"      // string not closed before the next member
-	KindInvalidUTF8       = "invalid_utf8"       // replaced by U+FFFD
-	KindCloseTruncated    = "close_truncated"    // truncated answer closed
-	KindEllipsis          = "ellipsis"           // `...` / `…` placeholder dropped
-	KindDoubleEncoded     = "double_encoded"     // `"{\"a\":1}"` or `{\"a\":1}`
-	KindMismatchedBracket = "mismatched_bracket" // `[1,2}` / missing `]`
-	KindNumberFormat      = "number_format"      // `+1`, `.5`, `5.`, `007`
-	KindFunctionCall      = "function_call"      // `NumberLong(2)`, `ISODate("...")`
-	KindTuple             = "python_tuple"       // `('a', 'b')` -> ["a","b"]
-	KindWhitespace        = "special_whitespace" // NBSP, zero-width space, BOM inside JSON
-	KindGarbage           = "garbage"            // a stray character skipped
+	KindTrailingComma     = "trailing_comma"       // `[1,2,]`
+	KindLeadingComma      = "leading_comma"        // `[,1]`, `[1,,2]`
+	KindMissingComma      = "missing_comma"        // `{"a":1 "b":2}`
+	KindMissingColon      = "missing_colon"        // `{"a" 1}`
+	KindMissingValue      = "missing_value"        // `{"a":}` -> null
+	KindComment           = "comment"              // `//`, `/* */`, `#`
+	KindSingleQuotes      = "single_quotes"        // `'text'`
+	KindCurlyQuotes       = "curly_quotes"         // “text” ‘text’
+	KindBacktickQuotes    = "backtick_quotes"      // `text` (JS template)
+	KindUnquotedKey       = "unquoted_key"         // `{name: 1}`
+	KindUnquotedString    = "unquoted_string"      // `{"a": hello}`
+	KindPythonLiteral     = "python_literal"       // True False None (and other casings)
+	KindNonFinite         = "nonfinite_number"     // NaN Infinity -Infinity -> null
+	KindUndefined         = "undefined"            // undefined -> null
+	KindControlChar       = "control_char"         // raw newline/tab inside a string
+	KindInvalidEscape     = "invalid_escape"       // `\x41`, `\'`, `C:\Users`
+	KindUnescapedQuote    = "unescaped_quote"      // `"he said "hi" to me"`
+	KindMissingQuote      = "missing_quote"        // string not closed before the next member
+	KindInvalidUTF8       = "invalid_utf8"         // replaced by U+FFFD
+	KindCloseTruncated    = "close_truncated"      // truncated answer closed
+	KindEllipsis          = "ellipsis"             // `...` / `…` placeholder dropped
+	KindDoubleEncoded     = "double_encoded"       // `"{\"a\":1}"` or `{\"a\":1}`
+	KindMismatchedBracket = "mismatched_bracket"   // `[1,2}` / missing `]`
+	KindNumberFormat      = "number_format"        // `+1`, `.5`, `5.`, `007`
+	KindFunctionCall      = "function_call"        // `NumberLong(2)`, `ISODate("...")`
+	KindTuple             = "python_tuple"         // `('a', 'b')` -> ["a","b"]
+	KindConcatenation     = "string_concatenation" // `"a" + "b"`
+	KindWhitespace        = "special_whitespace"   // NBSP, zero-width space, BOM inside JSON
+	KindGarbage           = "garbage"              // a stray character skipped
+	KindJoinedValues      = "joined_values"        // `{...},\n{...}` offered as an array too
+	KindMoreRepairs       = "more_repairs"         // counts the repairs beyond the listed ones
 )
 
 // Coercion kinds (Where is the instance JSON pointer).

@@ -142,7 +142,8 @@ func (m *Metrics) ObserveRecord(rec *audit.Record) {
 	}
 	m.Tokens.WithLabelValues(pool, rec.Model, "prompt").Add(float64(usage.PromptTokens))
 	m.Tokens.WithLabelValues(pool, rec.Model, "completion").Add(float64(usage.CompletionTokens))
-	if usd, ok := providers.EstimateCost(rec.Model, usage); ok {
+	// Priced by provider string so every "sim:…" model gets the notional price.
+	if usd, ok := providers.EstimateCost(rec.Provider, usage); ok {
 		m.CostUSD.WithLabelValues(pool, rec.Model).Add(usd)
 	}
 	if !rec.StartedAt.IsZero() && rec.FinishedAt.After(rec.StartedAt) {

@@ -18,7 +18,7 @@ func TestObserveRecord(t *testing.T) {
 	m := New(prometheus.NewRegistry())
 	start := time.Now()
 	rec := &audit.Record{
-		Pool: "p1", Model: "gpt-4o-mini", Outcome: retry.OutcomeOK, Final: true,
+		Pool: "p1", Provider: "openai:gpt-4o-mini", Model: "gpt-4o-mini", Outcome: retry.OutcomeOK, Final: true,
 		StartedAt: start, FinishedAt: start.Add(1500 * time.Millisecond),
 		Attempts: []retry.Attempt{
 			{Class: retry.ClassSchema, Latency: 200 * time.Millisecond, Usage: providers.Usage{PromptTokens: 100, CompletionTokens: 20},

@@ -40,6 +40,9 @@ type antTool struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitempty"`
 	InputSchema json.RawMessage `json:"input_schema"`
+	// Strict asks for strict tool use (input validated against the
+	// schema), on the models that support structured outputs.
+	Strict bool `json:"strict,omitempty"`
 }
 
 type antToolChoice struct {
@@ -76,7 +79,7 @@ type antResponse struct {
 
 // Chat performs one Messages call.
 func (p *anthropicProvider) Chat(ctx context.Context, req Request) (*Response, error) {
-	body, err := p.buildRequest(req)
+	body, wrapped, err := p.buildRequest(req)
 	if err != nil {
 		return nil, err
 	}
@@ -89,54 +92,46 @@ func (p *anthropicProvider) Chat(ctx context.Context, req Request) (*Response, e
 	if err != nil {
 		return nil, err
 	}
-	return p.parseResponse(r, body)
+	return p.parseResponse(r, body, wrapped)
 }
 
-func (p *anthropicProvider) buildRequest(req Request) (*antRequest, error) {
+// buildRequest turns a Request into the Messages body; wrapped reports a
+// schema sent wrapped in an object (formFor).
+func (p *anthropicProvider) buildRequest(req Request) (body *antRequest, wrapped bool, err error) {
 	mode, err := p.prepare(req)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	system, turns := splitSystem(req.Messages)
 	if len(turns) == 0 {
-		return nil, p.localError("the request has only system messages; the Messages API needs a user turn")
+		return nil, false, p.localError("the request has only system messages; the Messages API needs a user turn")
 	}
 	t := req.Temperature
-	body := &antRequest{
+	body = &antRequest{
 		Model: p.model, MaxTokens: req.MaxTokens, System: system, Messages: turns,
 		Temperature: &t, StopSequences: req.Stop,
 	}
 	if body.MaxTokens <= 0 {
 		body.MaxTokens = anthropicDefaultMaxTokens
 	}
-	switch mode {
-	case ModeTools:
-		form, err := p.form(req.Schema)
-		if err != nil {
-			return nil, err
-		}
-		name := toolName(req.SchemaName)
-		body.Tools = []antTool{{Name: name, Description: toolDescription, InputSchema: form}}
-		body.ToolChoice = &antToolChoice{Type: "tool", Name: name}
-	case ModeStrict:
-		form, err := p.form(req.Schema)
-		if err != nil {
-			return nil, err
-		}
-		body.OutputConfig = &antOutputConfig{Format: antFormat{Type: "json_schema", Schema: form}}
+	if mode == ModeText {
+		return body, false, nil
 	}
-	return body, nil
-}
-
-func (p *anthropicProvider) form(s *schema.Schema) (json.RawMessage, error) {
-	form, err := s.ProviderForm(schema.FormAnthropic)
+	form, err := formFor(req.Schema, schema.FormAnthropic, true)
 	if err != nil {
-		return nil, p.localError("the schema has no Anthropic form (" + p.red.String(err.Error()) + "); use mode text")
+		return nil, false, p.formError(err, ModeText)
 	}
-	return form, nil
+	if mode == ModeTools {
+		name := toolName(firstNonEmpty(req.SchemaName, schemaName(req.Schema)))
+		body.Tools = []antTool{{Name: name, Description: toolDescription, InputSchema: form.body, Strict: p.caps.Supports(ModeStrict)}}
+		body.ToolChoice = &antToolChoice{Type: "tool", Name: name}
+	} else {
+		body.OutputConfig = &antOutputConfig{Format: antFormat{Type: "json_schema", Schema: form.body}}
+	}
+	return body, form.wrapped, nil
 }
 
-func (p *anthropicProvider) parseResponse(r *reply, sent *antRequest) (*Response, error) {
+func (p *anthropicProvider) parseResponse(r *reply, sent *antRequest, wrapped bool) (*Response, error) {
 	var doc antResponse
 	if err := json.Unmarshal(r.body, &doc); err != nil {
 		return nil, p.badResponse(r, "the answer is not a Messages response", err)
@@ -167,6 +162,9 @@ func (p *anthropicProvider) parseResponse(r *reply, sent *antRequest) (*Response
 	}
 	if !toolFound {
 		out.Text = strings.Join(text, "")
+	}
+	if wrapped {
+		out.Text = unwrapAnswer(out.Text)
 	}
 	switch doc.StopReason {
 	case "end_turn", "stop_sequence", "":

@@ -34,12 +34,21 @@ func TestAnthropicRequests(t *testing.T) {
 				if tool["name"] != "invoice" || tool["input_schema"] == nil {
 					t.Errorf("tool = %v", tool)
 				}
+				if _, has := tool["strict"]; has {
+					t.Error("claude-3-5-haiku has no strict tool use")
+				}
 				tc := b["tool_choice"].(map[string]any)
 				if tc["type"] != "tool" || tc["name"] != "invoice" {
 					t.Errorf("tool_choice = %v", tc)
 				}
 				if b["max_tokens"] != 800.0 {
 					t.Errorf("max_tokens = %v", b["max_tokens"])
+				}
+			}},
+		{"strict tools", "claude-haiku-4-5", Request{Messages: conversation(), Mode: ModeTools, Schema: sch},
+			func(t *testing.T, b map[string]any) {
+				if tool := b["tools"].([]any)[0].(map[string]any); tool["strict"] != true {
+					t.Errorf("claude-haiku-4-5 supports strict tool use: %v", tool)
 				}
 			}},
 		{"native structured output", "claude-haiku-4-5", Request{Messages: conversation(), Mode: ModeStrict, Schema: sch},
@@ -100,7 +109,7 @@ func TestAnthropicResponses(t *testing.T) {
 			`{"id":"msg_1","type":"message","role":"assistant","model":"claude-haiku-4-5-20251001","content":[{"type":"text","text":"{\"name\":"},{"type":"text","text":"\"ACME\"}"}],"stop_reason":"end_turn","stop_sequence":null,` + usage + `}`,
 			`{"name":"ACME"}`, "", FinishStop},
 		{"tool use", ModeTools,
-			`{"id":"msg_2","type":"message","role":"assistant","model":"claude-haiku-4-5-20251001","content":[{"type":"text","text":"Here it is."},{"type":"tool_use","id":"toolu_1","name":"extraction","input":{"name":"ACME","total":12.5,"status":"paid"}}],"stop_reason":"tool_use","stop_sequence":null,` + usage + `}`,
+			`{"id":"msg_2","type":"message","role":"assistant","model":"claude-haiku-4-5-20251001","content":[{"type":"text","text":"Here it is."},{"type":"tool_use","id":"toolu_1","name":"response","input":{"name":"ACME","total":12.5,"status":"paid"}}],"stop_reason":"tool_use","stop_sequence":null,` + usage + `}`,
 			`{"name":"ACME","total":12.5,"status":"paid"}`, "", FinishToolCall},
 		{"max tokens", ModeStrict,
 			`{"id":"msg_3","type":"message","role":"assistant","model":"claude-haiku-4-5-20251001","content":[{"type":"text","text":"{\"name\":\"AC"}],"stop_reason":"max_tokens","stop_sequence":null,` + usage + `}`,
@@ -150,7 +159,7 @@ func TestAnthropicErrors(t *testing.T) {
 	}{
 		{"overloaded 529", 529, nil, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_1"}`, ClassOverloaded, "overloaded_error", "Overloaded", 0},
 		{"rate limit", 429, map[string]string{"retry-after": "12"}, `{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}`, ClassRateLimited, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit", 12 * time.Second},
-		{"auth", 401, nil, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`, ClassAuth, "authentication_error", "invalid x-api-key", 0},
+		{"auth", 401, nil, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`, ClassAuth, "authentication_error", "invalid x-api-key (check the API key in ANTHROPIC_API_KEY)", 0},
 		{"not found", 404, nil, `{"type":"error","error":{"type":"not_found_error","message":"model: claude-9"}}`, ClassNotFound, "not_found_error", "model: claude-9", 0},
 		{"too large", 413, nil, `{"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum size"}}`, ClassTooLarge, "request_too_large", "Request exceeds the maximum size", 0},
 		{"api error", 500, nil, `{"type":"error","error":{"type":"api_error","message":"Internal server error"}}`, ClassServer, "api_error", "Internal server error", 0},

@@ -170,6 +170,7 @@ func classifyStatus(status int, e apiError) ErrorClass {
 	if status >= 500 {
 		return ClassServer
 	}
+	// Other 4xx, and 3xx: redirects are not followed (see newClient).
 	return ClassInvalidRequest
 }
 

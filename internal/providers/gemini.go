@@ -89,7 +89,7 @@ func (p *geminiProvider) Chat(ctx context.Context, req Request) (*Response, erro
 	case ModeStrict:
 		form, err := req.Schema.ProviderForm(schema.FormGemini)
 		if err != nil {
-			return nil, p.localError("the schema has no Gemini form (" + p.red.String(err.Error()) + "); use mode json")
+			return nil, p.formError(err, ModeJSON)
 		}
 		body.GenerationConfig.ResponseMimeType = "application/json"
 		body.GenerationConfig.ResponseSchema = form

@@ -49,6 +49,13 @@ func newCanned(t *testing.T, status int, hdr map[string]string, body string) *ca
 	return c
 }
 
+// count is the number of requests received.
+func (c *canned) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.reqs)
+}
+
 // last returns the last request, failing if there was none.
 func (c *canned) last(t *testing.T) seen {
 	t.Helper()
@@ -81,7 +88,7 @@ func mustNew(t *testing.T, spec string, e env, opts ...Option) Provider {
 }
 
 // testSchema is a small extraction schema used by the adapter tests.
-func testSchema(t *testing.T) *schema.Schema {
+func testSchema(t testing.TB) *schema.Schema {
 	t.Helper()
 	s, err := schema.Compile([]byte(`{
 		"type": "object",

@@ -16,6 +16,17 @@ import (
 // and a runaway or hostile server must not exhaust a worker's memory.
 const DefaultMaxResponseBytes = 8 << 20
 
+// newClient is the HTTP client of one provider instance. It never follows
+// redirects: Go forwards custom credential headers (x-api-key,
+// x-goog-api-key) to any host a redirect names, and no API redirects a
+// POST; the 3xx comes back as a fatal error instead.
+func newClient() *http.Client {
+	return &http.Client{
+		Transport:     newTransport(),
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
 // newTransport returns the pooled transport of one provider instance. Every
 // call of that instance shares its connections; nothing is shared between
 // instances. Compression stays on: the transport asks for gzip and
@@ -44,6 +55,8 @@ type base struct {
 	caps    Capabilities
 	baseURL string
 	apiKey  string // sent in a header only; never logged or formatted
+	// keyHint names where the key comes from, for auth errors.
+	keyHint string
 	hc      *http.Client
 	red     redactor
 	log     *slog.Logger
@@ -70,7 +83,8 @@ func (b *base) prepare(req Request) (Mode, error) {
 	if mode == "" || mode == ModeAuto {
 		mode = b.caps.Auto()
 		if req.Schema == nil && (mode == ModeStrict || mode == ModeTools) {
-			mode = ModeText // nothing to enforce: the best left is JSON mode
+			// No schema to enforce: JSON mode where supported, else text.
+			mode = ModeText
 			if b.caps.Supports(ModeJSON) {
 				mode = ModeJSON
 			}
@@ -148,10 +162,14 @@ func (b *base) post(ctx context.Context, req Request, url string, hdr http.Heade
 				rl.RetryAfter = d
 			}
 		}
-		return nil, b.logged(ctx, start, &Error{
+		e := &Error{
 			Provider: b.name, Class: classifyStatus(resp.StatusCode, ae), Status: resp.StatusCode,
 			Type: b.red.String(ae.Type), Message: b.red.String(ae.Message), RateLimit: rl, Raw: raw,
-		})
+		}
+		if e.Class == ClassAuth && b.keyHint != "" {
+			e.Message += " (check the API key in " + b.keyHint + ")"
+		}
+		return nil, b.logged(ctx, start, e)
 	}
 	b.log.LogAttrs(ctx, slog.LevelDebug, "provider call",
 		slog.String("provider", b.name), slog.Int("status", resp.StatusCode),

@@ -111,10 +111,7 @@ func TestHTTPHygiene(t *testing.T) {
 	})
 
 	t.Run("per-request timeout", func(t *testing.T) {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			<-r.Context().Done()
-		}))
-		defer srv.Close()
+		srv := stallServer(t)
 		p := mustNew(t, "vllm:m", env{}, WithBaseURL(srv.URL+"/v1"))
 		r := req
 		r.Timeout = 50 * time.Millisecond
@@ -129,10 +126,7 @@ func TestHTTPHygiene(t *testing.T) {
 	})
 
 	t.Run("caller cancels", func(t *testing.T) {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			<-r.Context().Done()
-		}))
-		defer srv.Close()
+		srv := stallServer(t)
 		p := mustNew(t, "vllm:m", env{}, WithBaseURL(srv.URL+"/v1"))
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(30*time.Millisecond, cancel)
@@ -143,10 +137,7 @@ func TestHTTPHygiene(t *testing.T) {
 	})
 
 	t.Run("caller deadline is not a retryable timeout", func(t *testing.T) {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			<-r.Context().Done()
-		}))
-		defer srv.Close()
+		srv := stallServer(t)
 		p := mustNew(t, "vllm:m", env{}, WithBaseURL(srv.URL+"/v1"))
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 		defer cancel()
@@ -154,6 +145,19 @@ func TestHTTPHygiene(t *testing.T) {
 		r.Timeout = time.Minute
 		if pe := chatErr(t, p, ctx, r); pe.Class != ClassCanceled {
 			t.Fatalf("got %+v", pe)
+		}
+	})
+
+	t.Run("redirects are not followed", func(t *testing.T) {
+		elsewhere := newCanned(t, 200, nil, okCompletion)
+		srv := newCanned(t, 307, map[string]string{"Location": elsewhere.URL + "/v1/messages"}, ``)
+		p := mustNew(t, "anthropic:claude-haiku-4-5", env{"ANTHROPIC_API_KEY": "sk-ant-redirect-0000"}, WithBaseURL(srv.URL))
+		pe := chatErr(t, p, context.Background(), Request{Messages: conversation(), Mode: ModeText})
+		if pe.Class != ClassInvalidRequest || pe.Status != 307 {
+			t.Fatalf("got %+v", pe)
+		}
+		if n := elsewhere.count(); n != 0 {
+			t.Fatalf("the key was carried to the redirect target (%d requests)", n)
 		}
 	})
 
@@ -191,6 +195,23 @@ func TestHTTPHygiene(t *testing.T) {
 			t.Fatalf("%d connections for 5 sequential calls; the transport does not pool", n)
 		}
 	})
+}
+
+// stallServer never answers; it lets its handlers go when the test ends.
+func stallServer(t *testing.T) *httptest.Server {
+	stop := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		select {
+		case <-r.Context().Done():
+		case <-stop:
+		}
+	}))
+	t.Cleanup(func() {
+		close(stop)
+		srv.Close()
+	})
+	return srv
 }
 
 type roundTripFunc func(*http.Request) (*http.Response, error)

@@ -1,6 +1,10 @@
 package providers
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/extractq/extractq/schema"
+)
 
 // toolName makes a schema name acceptable as an OpenAI response-format name
 // or a tool/function name for every API: 1-64 of [a-zA-Z0-9_-].
@@ -35,4 +39,12 @@ func splitSystem(msgs []Message) (system string, turns []Message) {
 		turns = append(turns, m)
 	}
 	return strings.Join(sys, "\n\n"), turns
+}
+
+// schemaName is the schema's own name, "" without a schema.
+func schemaName(s *schema.Schema) string {
+	if s == nil {
+		return ""
+	}
+	return s.Name()
 }

@@ -10,6 +10,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/extractq/extractq/internal/sim"
 )
 
 // Errors New returns, for callers that branch (a CLI maps them to a usage
@@ -93,6 +95,7 @@ type config struct {
 	getenv     func(string) string
 	logger     *slog.Logger
 	maxBody    int64
+	simServer  *sim.Server
 }
 
 // WithBaseURL overrides the API's base URL (for OpenAI-compatible
@@ -117,7 +120,7 @@ func WithGetenv(f func(string) string) Option { return func(c *config) { c.geten
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
 
 // WithMaxResponseBytes changes the response size cap
-// (DefaultMaxResponseBytes).
+// (DefaultMaxResponseBytes; zero or less keeps the default).
 func WithMaxResponseBytes(n int64) Option { return func(c *config) { c.maxBody = n } }
 
 // New makes a provider from a string "family:model", e.g.
@@ -132,8 +135,14 @@ func New(spec string, opts ...Option) (Provider, error) {
 	if cfg.logger == nil {
 		cfg.logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.getenv == nil {
+		cfg.getenv = os.Getenv
+	}
+	if cfg.maxBody <= 0 {
+		cfg.maxBody = DefaultMaxResponseBytes
+	}
 	name, model, ok := strings.Cut(strings.TrimSpace(spec), ":")
-	name = strings.ToLower(name)
+	name, model = strings.ToLower(strings.TrimSpace(name)), strings.TrimSpace(model)
 	if !ok || name == "" || model == "" {
 		return nil, fmt.Errorf("%w %q: want family:model, e.g. openai:gpt-4o-mini or sim:clean (families: %s)", ErrBadSpec, spec, strings.Join(KnownFamilies(), ", "))
 	}
@@ -142,7 +151,7 @@ func New(spec string, opts ...Option) (Provider, error) {
 		return nil, fmt.Errorf("%w %q in %q: known families are %s", ErrUnknownProvider, name, spec, strings.Join(KnownFamilies(), ", "))
 	}
 	if fam.wire == wireSim {
-		return newSim(name+":"+model, model, cfg)
+		return newSim(model, cfg)
 	}
 
 	baseURL, custom, err := fam.resolveBase(cfg)
@@ -167,13 +176,14 @@ func New(spec string, opts ...Option) (Provider, error) {
 		caps:    capabilitiesFor(name, model),
 		baseURL: baseURL,
 		apiKey:  key,
+		keyHint: strings.Join(fam.keyEnv, " or "),
 		hc:      cfg.httpClient,
 		red:     newRedactor(key),
 		log:     cfg.logger,
 		maxBody: cfg.maxBody,
 	}
 	if b.hc == nil {
-		b.hc = &http.Client{Transport: newTransport()}
+		b.hc = newClient()
 	}
 	switch fam.wire {
 	case wireAnthropic:

@@ -56,7 +56,7 @@ func (p *ollamaProvider) Chat(ctx context.Context, req Request) (*Response, erro
 	case ModeStrict:
 		form, err := req.Schema.ProviderForm(schema.FormOllama)
 		if err != nil {
-			return nil, p.localError("the schema has no Ollama form (" + p.red.String(err.Error()) + "); use mode json")
+			return nil, p.formError(err, ModeJSON)
 		}
 		body.Format = form
 	}

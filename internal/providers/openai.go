@@ -96,7 +96,7 @@ const toolDescription = "Record the data extracted from the document. The argume
 
 // Chat performs one chat completion.
 func (p *openAIProvider) Chat(ctx context.Context, req Request) (*Response, error) {
-	body, err := p.buildRequest(req)
+	body, wrapped, err := p.buildRequest(req)
 	if err != nil {
 		return nil, err
 	}
@@ -108,16 +108,17 @@ func (p *openAIProvider) Chat(ctx context.Context, req Request) (*Response, erro
 	if err != nil {
 		return nil, err
 	}
-	return p.parseResponse(r, body.Tools)
+	return p.parseResponse(r, body.Tools, wrapped)
 }
 
-// buildRequest turns a Request into the chat completions body.
-func (p *openAIProvider) buildRequest(req Request) (*oaiRequest, error) {
+// buildRequest turns a Request into the chat completions body; wrapped
+// reports a schema sent wrapped in an object (formFor).
+func (p *openAIProvider) buildRequest(req Request) (body *oaiRequest, wrapped bool, err error) {
 	mode, err := p.prepare(req)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	body := &oaiRequest{Model: p.model, Messages: req.Messages, Stop: req.Stop}
+	body = &oaiRequest{Model: p.model, Messages: req.Messages, Stop: req.Stop}
 	if !p.fixedTemperature {
 		t := req.Temperature
 		body.Temperature = &t
@@ -128,43 +129,46 @@ func (p *openAIProvider) buildRequest(req Request) (*oaiRequest, error) {
 		body.MaxTokens = req.MaxTokens
 	}
 	strict := p.caps.Supports(ModeStrict)
+	name := toolName(firstNonEmpty(req.SchemaName, schemaName(req.Schema)))
 	switch mode {
 	case ModeJSON:
 		body.ResponseFormat = &oaiResponseFormat{Type: "json_object"}
 	case ModeStrict:
-		form, err := p.schemaForm(req.Schema, true)
+		form, err := p.form(req.Schema, true)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		body.ResponseFormat = &oaiResponseFormat{Type: "json_schema", JSONSchema: &oaiJSONSchema{Name: toolName(req.SchemaName), Schema: form, Strict: true}}
+		body.ResponseFormat = &oaiResponseFormat{Type: "json_schema", JSONSchema: &oaiJSONSchema{Name: name, Schema: form.body, Strict: true}}
+		wrapped = form.wrapped
 	case ModeTools:
-		form, err := p.schemaForm(req.Schema, strict)
+		form, err := p.form(req.Schema, strict)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		name := toolName(req.SchemaName)
-		body.Tools = []oaiTool{{Type: "function", Function: oaiFunction{Name: name, Description: toolDescription, Parameters: form, Strict: strict}}}
+		body.Tools = []oaiTool{{Type: "function", Function: oaiFunction{Name: name, Description: toolDescription, Parameters: form.body, Strict: strict}}}
 		body.ToolChoice = &oaiToolChoice{Type: "function"}
 		body.ToolChoice.Function.Name = name
+		wrapped = form.wrapped
 	}
-	return body, nil
+	return body, wrapped, nil
 }
 
-// schemaForm is the strict form where the model enforces it, else the
-// user's schema as is (non-strict tools accept any JSON Schema).
-func (p *openAIProvider) schemaForm(s *schema.Schema, strict bool) (json.RawMessage, error) {
-	if !strict {
-		return s.JSON(), nil
+// form is the strict form where the model enforces it, else the
+// user's schema as is (non-strict tools accept any JSON Schema object).
+func (p *openAIProvider) form(s *schema.Schema, strict bool) (schemaForm, error) {
+	f := schema.FormJSONSchema
+	if strict {
+		f = schema.FormOpenAI
 	}
-	form, err := s.ProviderForm(schema.FormOpenAI)
+	form, err := formFor(s, f, true)
 	if err != nil {
-		return nil, p.localError("the schema has no strict OpenAI form (" + p.red.String(err.Error()) + "); use mode json or text")
+		return form, p.formError(err, ModeJSON)
 	}
 	return form, nil
 }
 
 // parseResponse reads the first choice: its text, refusal or tool call.
-func (p *openAIProvider) parseResponse(r *reply, tools []oaiTool) (*Response, error) {
+func (p *openAIProvider) parseResponse(r *reply, tools []oaiTool, wrapped bool) (*Response, error) {
 	var doc oaiResponse
 	if err := json.Unmarshal(r.body, &doc); err != nil {
 		return nil, p.badResponse(r, "the answer is not a chat completion", err)
@@ -194,6 +198,9 @@ func (p *openAIProvider) parseResponse(r *reply, tools []oaiTool) (*Response, er
 				break
 			}
 		}
+	}
+	if wrapped {
+		out.Text = unwrapAnswer(out.Text)
 	}
 	out.FinishReason = openAIFinish(c.FinishReason)
 	if c.Message.Refusal != nil && *c.Message.Refusal != "" {

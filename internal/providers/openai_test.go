@@ -89,7 +89,7 @@ func TestOpenAIRequestConformance(t *testing.T) {
 		{"tools without strict (gpt-3.5)", "openai:gpt-3.5-turbo", Request{Messages: conversation(), Mode: ModeTools, Schema: sch},
 			func(t *testing.T, b map[string]any) {
 				fn := b["tools"].([]any)[0].(map[string]any)["function"].(map[string]any)
-				if _, has := fn["strict"]; has || fn["name"] != "extraction" {
+				if _, has := fn["strict"]; has || fn["name"] != "response" {
 					t.Errorf("non-strict tool = %v", fn)
 				}
 			}},
@@ -176,10 +176,10 @@ func TestOpenAIResponses(t *testing.T) {
 			head + `"choices":[{"index":0,"message":{"role":"assistant","content":null,"refusal":"I'm sorry, I cannot help with that."},"logprobs":null,"finish_reason":"stop"}],` + usage,
 			"", "I'm sorry, I cannot help with that.", FinishRefusal},
 		{"tool call", ModeTools,
-			head + `"choices":[{"index":0,"message":{"role":"assistant","content":null,"refusal":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"extraction","arguments":"{\"name\":\"ACME\",\"total\":12.5,\"status\":\"paid\"}"}}]},"logprobs":null,"finish_reason":"tool_calls"}],` + usage,
+			head + `"choices":[{"index":0,"message":{"role":"assistant","content":null,"refusal":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"response","arguments":"{\"name\":\"ACME\",\"total\":12.5,\"status\":\"paid\"}"}}]},"logprobs":null,"finish_reason":"tool_calls"}],` + usage,
 			`{"name":"ACME","total":12.5,"status":"paid"}`, "", FinishToolCall},
 		{"tool call, other tool ignored", ModeTools,
-			head + `"choices":[{"index":0,"message":{"role":"assistant","content":null,"refusal":null,"tool_calls":[{"id":"call_0","type":"function","function":{"name":"other","arguments":"{}"}},{"id":"call_1","type":"function","function":{"name":"extraction","arguments":"{\"a\":1}"}}]},"logprobs":null,"finish_reason":"stop"}],` + usage,
+			head + `"choices":[{"index":0,"message":{"role":"assistant","content":null,"refusal":null,"tool_calls":[{"id":"call_0","type":"function","function":{"name":"other","arguments":"{}"}},{"id":"call_1","type":"function","function":{"name":"response","arguments":"{\"a\":1}"}}]},"logprobs":null,"finish_reason":"stop"}],` + usage,
 			`{"a":1}`, "", FinishStop},
 		{"length", ModeJSON,
 			head + `"choices":[{"index":0,"message":{"role":"assistant","content":"{\"name\": \"AC","refusal":null},"logprobs":null,"finish_reason":"length"}],` + usage,
@@ -284,7 +284,7 @@ func TestModeChecks(t *testing.T) {
 			}
 		})
 	}
-	if n := len(srv.reqs); n != 0 {
+	if n := srv.count(); n != 0 {
 		t.Fatalf("%d requests reached the server; local checks must not call the API", n)
 	}
 }

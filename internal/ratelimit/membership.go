@@ -185,6 +185,9 @@ func (m *Membership) round(parent context.Context) {
 	if parent.Err() != nil {
 		return // stopping, not failing
 	}
+	// Bind afresh next round: a restarted server may have lost the bucket
+	// (memory storage) and bind creates it again.
+	m.kv = nil
 	if !m.degraded {
 		m.log.Warn("ratelimit: membership bucket unreachable; using a conservative fallback share", "bucket", m.bucketName, "err", err)
 	}

@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"context"
+	"net"
 	"testing"
 	"time"
 
@@ -12,9 +13,12 @@ import (
 
 // startNATS runs an embedded JetStream server in a temp dir; it fails the
 // test, never skips, when the server cannot start.
-func startNATS(t *testing.T) *server.Server {
+func startNATS(t *testing.T) *server.Server { return startNATSOn(t, -1) }
+
+// startNATSOn starts it on a given port (-1: any free one).
+func startNATSOn(t *testing.T, port int) *server.Server {
 	t.Helper()
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
 	if err != nil {
 		t.Fatalf("embedded nats-server: %v", err)
 	}
@@ -117,6 +121,31 @@ func TestMembershipFallback(t *testing.T) {
 	if s := a.Snapshot(); s.Share.TPM != 30000 {
 		t.Fatalf("fallback share: %+v, want TPM 30000", s)
 	}
+}
+
+// TestMembershipRecovers: after the server comes back (without the bucket:
+// memory storage), the membership creates the bucket again and leaves the
+// fallback by itself.
+func TestMembershipRecovers(t *testing.T) {
+	srv := startNATS(t)
+	port := srv.Addr().(*net.TCPAddr).Port
+	nc, err := nats.Connect(srv.ClientURL(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewPool("gemini:gemini-2.5-flash", Limits{Concurrency: 4, RPM: 100}, WithLogger(quiet()))
+	join(t, js, "w", p)
+	waitMembers(t, p, 1, ShareFleet, "alone")
+	srv.Shutdown()
+	srv.WaitForShutdown()
+	waitMembers(t, p, 2, ShareFallback, "server down")
+	startNATSOn(t, port)
+	waitMembers(t, p, 1, ShareFleet, "server back")
 }
 
 func TestMembershipFallbackWithoutHistory(t *testing.T) {

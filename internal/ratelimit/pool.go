@@ -12,6 +12,7 @@ import (
 	"context"
 	"log/slog"
 	"math"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -60,9 +61,22 @@ const (
 	// aimdWindow: a 429 within this long of the previous one counts as
 	// "repeated" and halves the effective concurrency.
 	aimdWindow = 30 * time.Second
-	// lowWater: below this fraction of the limit remaining, the pool spreads
-	// what the provider says is left over the time until its reset.
-	lowWater = 0.10
+	// lowWater and minHeaderFactor: below this fraction of the limit
+	// remaining, the pool paces a little under its share (see headerFactor).
+	lowWater        = 0.10
+	minHeaderFactor = 0.97
+	// answerEWMA weighs each reported answer size in the moving average;
+	// answerHeadroom is the margin the estimate adds to that average.
+	answerEWMA     = 0.1
+	answerHeadroom = 1.25
+)
+
+// Pause reasons, as Snapshot.PauseReason reports them.
+const (
+	PauseRateLimited = "rate_limited"          // a 429
+	PauseOverloaded  = "overloaded"            // a 529 or 503 overloaded
+	PauseNoRequests  = "no_requests_remaining" // the provider reported none left
+	PauseNoTokens    = "no_tokens_remaining"   // the provider reported none left
 )
 
 // Option configures a Pool.
@@ -103,6 +117,9 @@ func WithRampUp(d time.Duration) Option {
 // withClock replaces the wall clock (tests).
 func withClock(c clock) Option { return func(p *Pool) { p.clock = c } }
 
+// withJitter replaces the random source of idleJitterLocked (tests).
+func withJitter(f func() float64) Option { return func(p *Pool) { p.jitter = f } }
+
 // Pool is one named budget. It is safe for concurrent use.
 type Pool struct {
 	name             string
@@ -112,6 +129,7 @@ type Pool struct {
 	defaultMaxTokens int
 	maxPause         time.Duration
 	rampUp           time.Duration
+	jitter           func() float64 // uniform in [0, 1)
 
 	// reqLim and tokLim pace requests and tokens at this worker's share;
 	// nil when the dimension is not limited.
@@ -121,6 +139,7 @@ type Pool struct {
 	wake chan struct{} // closed and replaced whenever room may have appeared
 
 	inUse     int // slots held
+	granted   int // slots whose job has not reserved a call yet
 	effConc   int // AIMD concurrency, 1..shareConc()
 	successes int // successful calls since effConc last grew
 
@@ -135,6 +154,8 @@ type Pool struct {
 	learnedRPM, learnedTPM int // provider-reported limits below the configured ones
 	reqHdr, tokHdr         headerState
 	tokenCredit            float64 // tokens reserved but not used, handed to the next call
+	answerAvg              float64 // moving average of reported answer tokens (0: none yet)
+	lastEstimate           int     // the latest call's token estimate
 
 	calls, rateLimited, overloaded, pauses, tokensUsed int64
 }
@@ -162,6 +183,7 @@ func NewPool(name string, l Limits, opts ...Option) *Pool {
 		limits:           l,
 		log:              slog.Default(),
 		clock:            realClock{},
+		jitter:           rand.Float64,
 		defaultMaxTokens: DefaultMaxTokens,
 		maxPause:         DefaultMaxPause,
 		rampUp:           DefaultRampUp,
@@ -173,6 +195,7 @@ func NewPool(name string, l Limits, opts ...Option) *Pool {
 		o(p)
 	}
 	p.log = p.log.With("pool", name)
+	p.lastEstimate = p.defaultMaxTokens // until a call says better
 	p.effConc = p.shareConc()
 	now := p.clock.Now()
 	// Burst 1 request spaces calls evenly: a provider counting over a
@@ -208,6 +231,7 @@ func (p *Pool) AcquireSlot(ctx context.Context) (release func(), err error) {
 		wait := p.roomDelayLocked(now)
 		if wait == 0 && p.inUse < p.effConc {
 			p.inUse++
+			p.granted++
 			p.mu.Unlock()
 			var once sync.Once
 			return func() { once.Do(p.releaseSlot) }, nil
@@ -223,6 +247,8 @@ func (p *Pool) AcquireSlot(ctx context.Context) (release func(), err error) {
 func (p *Pool) releaseSlot() {
 	p.mu.Lock()
 	p.inUse--
+	// A job that made no call leaves its grant unclaimed.
+	p.granted = min(p.granted, p.inUse)
 	p.broadcastLocked()
 	p.mu.Unlock()
 }
@@ -259,21 +285,27 @@ func (p *Pool) broadcastLocked() {
 }
 
 // roomDelayLocked is how long until the pool may start another job: the rest
-// of a pause, or the time the limiters need to pay back reservations already
-// made (callers waiting inside Chat).
+// of a pause, or the time the limiters need to pay back what is already
+// owed: reservations of calls waiting inside Chat, and one expected call for
+// every slot granted whose job has not called yet (the worker pulls its job
+// between the two; without counting them, a burst of grants would pull
+// many jobs that then wait). Tokens reserved but unused count as room.
 func (p *Pool) roomDelayLocked(now time.Time) time.Duration {
 	if now.Before(p.pausedUntil) {
 		return p.pausedUntil.Sub(now)
 	}
 	p.applyRatesLocked(now)
 	var d time.Duration
-	for _, lim := range []*rate.Limiter{p.reqLim, p.tokLim} {
-		if lim == nil {
-			continue
+	owed := func(lim *rate.Limiter, room float64) {
+		if room < 0 {
+			d = max(d, time.Duration(-room/float64(lim.Limit())*float64(time.Second))+time.Millisecond)
 		}
-		if t := lim.TokensAt(now); t < 0 {
-			d = max(d, time.Duration(-t/float64(lim.Limit())*float64(time.Second))+time.Millisecond)
-		}
+	}
+	if p.reqLim != nil {
+		owed(p.reqLim, p.reqLim.TokensAt(now)-float64(p.granted))
+	}
+	if p.tokLim != nil {
+		owed(p.tokLim, p.tokLim.TokensAt(now)+p.tokenCredit-float64(p.granted*p.lastEstimate))
 	}
 	return d
 }
@@ -319,38 +351,37 @@ func (p *Pool) rampLocked(now time.Time) float64 {
 	return 0.5 + 0.5*math.Max(0, float64(since))/float64(p.rampUp)
 }
 
-// headerRate is the per-second rate at which this worker may spend what the
-// provider said was left, when that is nearly exhausted; ok is false when
-// the headers do not constrain the pool.
-func (p *Pool) headerRate(h headerState, fleetLimit int, now time.Time) (r float64, ok bool) {
+// headerFactor is the fraction of the share to use given what the provider
+// last said remains. Providers refill their budgets continuously (a bucket
+// that is full again after "reset"), so pacing at the share keeps a nearly
+// empty bucket nearly empty, where any jitter is a 429. Below lowWater of
+// the limit the pool slows to between minHeaderFactor and full, in
+// proportion, so the bucket refills a little and the limit is approached
+// smoothly instead of hit. The state counts only until its reset.
+func headerFactor(h headerState, fleetLimit int, now time.Time) float64 {
 	if h.at.IsZero() || h.reset <= 0 || !now.Before(h.at.Add(h.reset)) {
-		return 0, false
+		return 1
 	}
 	limit := h.limit
 	if limit == 0 {
 		limit = fleetLimit
 	}
-	if limit == 0 || float64(h.remaining) >= lowWater*float64(limit) {
-		return 0, false
+	low := lowWater * float64(limit)
+	if limit == 0 || float64(h.remaining) >= low {
+		return 1
 	}
-	return float64(h.remaining) / h.reset.Seconds() / float64(p.members), true
+	return minHeaderFactor + (1-minHeaderFactor)*float64(h.remaining)/low
 }
 
 // reqRateLocked is this worker's request rate per second now.
 func (p *Pool) reqRateLocked(now time.Time) rate.Limit {
-	r := float64(p.fleetRPM()) / 60 / float64(p.members) * p.rampLocked(now)
-	if hr, ok := p.headerRate(p.reqHdr, p.fleetRPM(), now); ok {
-		r = math.Min(r, hr)
-	}
+	r := float64(p.fleetRPM()) / 60 / float64(p.members) * p.rampLocked(now) * headerFactor(p.reqHdr, p.fleetRPM(), now)
 	return rate.Limit(math.Max(r, 1e-3))
 }
 
 // tokRateLocked is this worker's token rate per second now.
 func (p *Pool) tokRateLocked(now time.Time) rate.Limit {
-	r := float64(p.fleetTPM()) / 60 / float64(p.members) * p.rampLocked(now)
-	if hr, ok := p.headerRate(p.tokHdr, p.fleetTPM(), now); ok {
-		r = math.Min(r, hr)
-	}
+	r := float64(p.fleetTPM()) / 60 / float64(p.members) * p.rampLocked(now) * headerFactor(p.tokHdr, p.fleetTPM(), now)
 	return rate.Limit(math.Max(r, 1e-3))
 }
 

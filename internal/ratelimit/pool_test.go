@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"strings"
@@ -150,11 +151,12 @@ func TestThrottlePausesPool(t *testing.T) {
 		want429    int64
 		want529    int64
 	}{
-		{"429 retry-after", throttled(providers.ClassRateLimited, providers.RateLimit{RetryAfter: 3 * time.Second}), 3 * time.Second, "rate_limited", 1, 0},
-		{"429 reset only", throttled(providers.ClassRateLimited, providers.RateLimit{ResetRequests: 2 * time.Second, ResetTokens: 1500 * time.Millisecond}), 2 * time.Second, "rate_limited", 1, 0},
-		{"429 no hint", throttled(providers.ClassRateLimited, providers.RateLimit{}), DefaultPause, "rate_limited", 1, 0},
-		{"529 overloaded", throttled(providers.ClassOverloaded, providers.RateLimit{RetryAfter: 4 * time.Second}), 4 * time.Second, "overloaded", 0, 1},
-		{"retry-after capped", throttled(providers.ClassRateLimited, providers.RateLimit{RetryAfter: time.Hour}), DefaultMaxPause, "rate_limited", 1, 0},
+		{"429 retry-after", throttled(providers.ClassRateLimited, providers.RateLimit{RetryAfter: 3 * time.Second}), 3 * time.Second, PauseRateLimited, 1, 0},
+		{"429 reset only", throttled(providers.ClassRateLimited, providers.RateLimit{ResetRequests: 2 * time.Second, ResetTokens: 1500 * time.Millisecond}), 2 * time.Second, PauseRateLimited, 1, 0},
+		{"429 reset of a known limit: until one call refills", throttled(providers.ClassRateLimited, providers.RateLimit{LimitRequests: 600, ResetRequests: time.Minute}), 100 * time.Millisecond, PauseRateLimited, 1, 0},
+		{"429 no hint", throttled(providers.ClassRateLimited, providers.RateLimit{}), DefaultPause, PauseRateLimited, 1, 0},
+		{"529 overloaded", throttled(providers.ClassOverloaded, providers.RateLimit{RetryAfter: 4 * time.Second}), 4 * time.Second, PauseOverloaded, 0, 1},
+		{"retry-after capped", throttled(providers.ClassRateLimited, providers.RateLimit{RetryAfter: time.Hour}), DefaultMaxPause, PauseRateLimited, 1, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -257,32 +259,46 @@ func TestLearnFromHeaders(t *testing.T) {
 	tests := []struct {
 		name   string
 		rl     providers.RateLimit
+		after  time.Duration // fake time between the call and the check
 		check  func(s Snapshot, pausedFor time.Duration) bool
 		expect string
 	}{
-		{"no requests remaining pauses until reset",
-			providers.RateLimit{HasRequests: true, LimitRequests: 600, RemainingRequests: 0, ResetRequests: 2 * time.Second},
+		{"no requests remaining pauses until one refills",
+			providers.RateLimit{HasRequests: true, LimitRequests: 600, RemainingRequests: 0, ResetRequests: 60 * time.Second}, 0,
 			func(s Snapshot, d time.Duration) bool {
-				return s.Paused && d == 2*time.Second && s.PauseReason == "no_requests_remaining" && s.RateLimited == 0
-			}, "paused 2s for no_requests_remaining, no 429 counted"},
-		{"no tokens remaining pauses until reset",
-			providers.RateLimit{HasTokens: true, LimitTokens: 60000, RemainingTokens: 0, ResetTokens: time.Second},
-			func(s Snapshot, d time.Duration) bool { return s.Paused && d == time.Second && s.PauseReason == "no_tokens_remaining" },
-			"paused 1s for no_tokens_remaining"},
+				return s.Paused && d == 100*time.Millisecond && s.PauseReason == PauseNoRequests && s.RateLimited == 0
+			}, "paused 100ms (one of 600 requests of a 60s bucket) for no_requests_remaining, no 429 counted"},
+		{"no tokens remaining pauses until the call's tokens refill",
+			providers.RateLimit{HasTokens: true, LimitTokens: 60000, RemainingTokens: 0, ResetTokens: 30 * time.Second}, 0,
+			func(s Snapshot, d time.Duration) bool {
+				return s.Paused && d == 50*time.Millisecond && s.PauseReason == PauseNoTokens
+			}, "paused 50ms (100 of 60000 tokens of a 30s bucket) for no_tokens_remaining"},
+		{"no requests remaining, limit unknown: the whole reset",
+			providers.RateLimit{HasRequests: true, RemainingRequests: 0, ResetRequests: 2 * time.Second}, 0,
+			func(s Snapshot, d time.Duration) bool { return s.Paused && d == 2*time.Second },
+			"paused 2s"},
 		{"lower reported limit replaces the configured one",
-			providers.RateLimit{HasRequests: true, LimitRequests: 300, RemainingRequests: 290, ResetRequests: time.Second},
-			func(s Snapshot, _ time.Duration) bool { return s.LearnedRPM == 300 && s.Share.RPM == 300 && s.RPMNow == 300 },
+			providers.RateLimit{HasRequests: true, LimitRequests: 300, RemainingRequests: 290, ResetRequests: time.Second}, 0,
+			func(s Snapshot, _ time.Duration) bool {
+				return s.LearnedRPM == 300 && s.Share.RPM == 300 && s.RPMNow == 300
+			},
 			"learned RPM 300"},
 		{"higher reported limit is ignored",
-			providers.RateLimit{HasRequests: true, LimitRequests: 10000, RemainingRequests: 9000, ResetRequests: time.Second},
-			func(s Snapshot, _ time.Duration) bool { return s.LearnedRPM == 0 && s.Share.RPM == 600 && s.RPMNow == 600 },
+			providers.RateLimit{HasRequests: true, LimitRequests: 10000, RemainingRequests: 9000, ResetRequests: time.Second}, 0,
+			func(s Snapshot, _ time.Duration) bool {
+				return s.LearnedRPM == 0 && s.Share.RPM == 600 && s.RPMNow == 600
+			},
 			"configured RPM 600 kept"},
-		{"little remaining spreads it until the reset",
-			providers.RateLimit{HasRequests: true, LimitRequests: 600, RemainingRequests: 5, ResetRequests: 10 * time.Second},
-			func(s Snapshot, _ time.Duration) bool { return s.RPMNow > 29.9 && s.RPMNow < 30.1 && !s.Paused },
-			"RPMNow 30 (5 requests over 10s)"},
+		{"nearly empty bucket: a little under the share",
+			providers.RateLimit{HasRequests: true, LimitRequests: 600, RemainingRequests: 30, ResetRequests: 10 * time.Second}, 0,
+			func(s Snapshot, _ time.Duration) bool { return s.RPMNow > 590.9 && s.RPMNow < 591.1 && !s.Paused },
+			"RPMNow 591 (half way to the low-water mark: 98.5%)"},
+		{"nearly empty bucket state ends at its reset",
+			providers.RateLimit{HasRequests: true, LimitRequests: 600, RemainingRequests: 1, ResetRequests: time.Millisecond}, time.Millisecond,
+			func(s Snapshot, _ time.Duration) bool { return s.RPMNow == 600 },
+			"RPMNow 600"},
 		{"plenty remaining paces at the share",
-			providers.RateLimit{HasRequests: true, LimitRequests: 600, RemainingRequests: 500, ResetRequests: 10 * time.Second},
+			providers.RateLimit{HasRequests: true, LimitRequests: 600, RemainingRequests: 500, ResetRequests: 10 * time.Second}, 0,
 			func(s Snapshot, _ time.Duration) bool { return s.RPMNow == 600 },
 			"RPMNow 600"},
 	}
@@ -291,6 +307,7 @@ func TestLearnFromHeaders(t *testing.T) {
 			clk := newFakeClock()
 			p := testPool(Limits{Concurrency: 8, RPM: 600, TPM: 120000}, clk)
 			p.settle(100, &providers.Response{Usage: providers.Usage{PromptTokens: 60, CompletionTokens: 40}, RateLimit: tc.rl}, nil)
+			clk.Advance(tc.after)
 			until, _ := p.Paused()
 			if s := p.Snapshot(); !tc.check(s, until.Sub(clk.Now())) {
 				t.Fatalf("want %s; snapshot = %+v", tc.expect, s)
@@ -391,6 +408,130 @@ func TestShareFollowsMembers(t *testing.T) {
 			if s.Share.Concurrency != tc.wantConc || s.EffectiveConcurrency != tc.wantEff || s.Share.RPM != tc.wantRPM || s.Members != tc.members || s.ShareSource != ShareFleet {
 				t.Fatalf("snapshot = %+v, want share concurrency %d, effective %d, rpm %d", s, tc.wantConc, tc.wantEff, tc.wantRPM)
 			}
+		})
+	}
+}
+
+// TestAcquireSlotCountsUnclaimedGrants: a slot whose job has not called yet
+// counts as a call to come, so grants are paced like calls; a job that ends
+// without calling gives its claim back.
+func TestAcquireSlotCountsUnclaimedGrants(t *testing.T) {
+	clk := newFakeClock()
+	p := testPool(Limits{Concurrency: 100, RPM: 60}, clk) // one request a second, starting empty
+	ctx := context.Background()
+	release, err := p.AcquireSlot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan func(), 1)
+	go func() {
+		r, err := p.AcquireSlot(ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- r
+	}()
+	eventually(t, func() bool { return clk.pending() == 1 }, "a second grant does not wait for the first job's call")
+	clk.Advance(500 * time.Millisecond)
+	if len(got) != 0 {
+		t.Fatal("second slot granted before the budget had room for two calls")
+	}
+	release() // the first job made no call
+	eventually(t, func() bool { return len(got) == 1 }, "the first job's unclaimed grant was not given back")
+	(<-got)()
+}
+
+func TestEstimate(t *testing.T) {
+	prompt := providers.Message{Role: providers.RoleUser, Content: strings.Repeat("x", 400)} // 100 tokens
+	tests := []struct {
+		name      string
+		maxTokens int
+		answers   []int // completion tokens reported before
+		want      int
+	}{
+		{"max tokens before any answer", 500, nil, 600},
+		{"default max tokens", 0, nil, 100 + DefaultMaxTokens},
+		{"learned answer size with headroom", 500, []int{80, 80, 80}, 200},
+		{"never above max tokens", 50, []int{80}, 150},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := testPool(Limits{Concurrency: 1, TPM: 1000}, newFakeClock())
+			for _, c := range tc.answers {
+				p.settle(1000, &providers.Response{Usage: providers.Usage{PromptTokens: 10, CompletionTokens: c}}, nil)
+			}
+			if got := p.estimate(providers.Request{Messages: []providers.Message{prompt}, MaxTokens: tc.maxTokens}); got != tc.want {
+				t.Fatalf("estimate = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestChatCancelledWhileWaiting: a call given up while it waits for budget
+// never reaches the provider, fails as canceled, and hands its reservation
+// back so the next call is not delayed by it.
+func TestChatCancelledWhileWaiting(t *testing.T) {
+	clk := newFakeClock()
+	p := testPool(Limits{Concurrency: 10, RPM: 60}, clk) // one request a second
+	prov := &stub{reply: answer(10)}
+	w := p.Wrap(prov)
+	ctx, cancel := context.WithCancel(context.Background())
+	got := make(chan error, 1)
+	go func() { _, err := w.Chat(ctx, req200); got <- err }()
+	eventually(t, func() bool { return clk.pending() == 1 }, "call does not wait for budget")
+	cancel()
+	err := <-got
+	var pe *providers.Error
+	if !errors.As(err, &pe) || pe.Class != providers.ClassCanceled || !errors.Is(err, context.Canceled) {
+		t.Fatalf("error = %v, want a providers.Error of class canceled wrapping context.Canceled", err)
+	}
+	if prov.calls.Load() != 0 {
+		t.Fatal("the provider was called")
+	}
+	// The cancelled reservation is back: the next call is due after one
+	// interval, not two.
+	go func() { _, err := w.Chat(context.Background(), req200); got <- err }()
+	eventually(t, func() bool { return clk.pending() == 1 }, "second call does not wait for budget")
+	clk.Advance(time.Second)
+	eventually(t, func() bool { return len(got) == 1 }, "the cancelled call's reservation still delays the next one")
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestIdleJitter: a call finding its pool idle waits a random part of one
+// interval, unless the provider last reported plenty remaining.
+func TestIdleJitter(t *testing.T) {
+	tests := []struct {
+		name     string
+		reported *providers.RateLimit // before the pool goes idle; nil: nothing
+		want     time.Duration        // with the random draw fixed at one half
+	}{
+		{"nothing reported yet", nil, 500 * time.Millisecond},
+		{"little remaining", &providers.RateLimit{HasRequests: true, LimitRequests: 60, RemainingRequests: 2, ResetRequests: time.Minute}, 500 * time.Millisecond},
+		{"plenty remaining", &providers.RateLimit{HasRequests: true, LimitRequests: 60, RemainingRequests: 50, ResetRequests: time.Minute}, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newFakeClock()
+			p := testPool(Limits{Concurrency: 10, RPM: 60}, clk, withJitter(func() float64 { return 0.5 })) // one request a second
+			if tc.reported != nil {
+				p.settle(10, &providers.Response{RateLimit: *tc.reported}, nil)
+			}
+			clk.Advance(5 * time.Second) // idle: the request bucket is full
+			prov := &stub{reply: answer(10)}
+			got := make(chan error, 1)
+			go func() { _, err := p.Wrap(prov).Chat(context.Background(), req200); got <- err }()
+			if tc.want == 0 {
+				eventually(t, func() bool { return len(got) == 1 }, "call waited although the provider reported plenty remaining")
+				return
+			}
+			eventually(t, func() bool { return clk.pending() == 1 }, "idle call did not wait")
+			if fired := clk.Advance(tc.want - time.Millisecond); fired != 0 {
+				t.Fatal("idle call went before its jitter")
+			}
+			clk.Advance(time.Millisecond)
+			eventually(t, func() bool { return len(got) == 1 }, "idle call still waiting after its jitter")
 		})
 	}
 }

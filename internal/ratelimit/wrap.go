@@ -3,6 +3,7 @@ package ratelimit
 import (
 	"context"
 	"errors"
+	"math"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -11,9 +12,9 @@ import (
 )
 
 // Wrap returns p paced by the pool: every Chat first waits out any pause and
-// reserves one request and its estimated tokens (prompt characters / 4 plus
-// the answer's MaxTokens), then, once answered, corrects the estimate with the
-// reported usage and learns from the reported rate-limit state. A 429 or 529
+// reserves one request and its estimated tokens (see estimate), then, once
+// answered, corrects the estimate with the reported usage and learns from the
+// reported rate-limit state. A 429 or 529
 // pauses the whole pool. Wrap does not take a job slot: the worker holds one
 // for the whole job (AcquireSlot).
 func (p *Pool) Wrap(inner providers.Provider) providers.Provider {
@@ -39,7 +40,11 @@ func (w *paced) Chat(ctx context.Context, req providers.Request) (*providers.Res
 }
 
 // estimate is the tokens a request is expected to use: about four characters
-// per prompt token, plus the whole answer budget.
+// per prompt token, plus the answer budget: MaxTokens (or the pool's default)
+// until the pool has seen answers, then their recent average with headroom,
+// never above MaxTokens. Reserving every call's whole MaxTokens would leave
+// most of a token budget idle while calls are in flight (answers are usually
+// far shorter); the reported usage corrects the estimate either way.
 func (p *Pool) estimate(req providers.Request) int {
 	chars := 0
 	for _, m := range req.Messages {
@@ -49,27 +54,31 @@ func (p *Pool) estimate(req providers.Request) int {
 	if answer <= 0 {
 		answer = p.defaultMaxTokens
 	}
+	p.mu.Lock()
+	if p.answerAvg > 0 {
+		answer = min(answer, int(math.Ceil(p.answerAvg*answerHeadroom)))
+	}
+	p.mu.Unlock()
 	return chars/4 + answer
 }
 
 // reserve waits until the pool is not paused and the request and its tokens
-// fit the pacing. If a pause starts while it waits, the reservation is
-// spent (conservatively) and a new one is taken after the pause, so calls
-// queued before the pause do not all fire the moment it ends.
+// fit the pacing. If a 429/529 pause starts while it waits, the reservation
+// is spent (conservatively) and a new one is taken after the pause, so calls
+// queued before the pause do not all fire the moment it ends; a pause for
+// an exhausted budget (headers) is only waited out.
 func (p *Pool) reserve(ctx context.Context, tokens int) error {
 	for {
+		if err := p.waitPause(ctx); err != nil {
+			return err
+		}
 		p.mu.Lock()
 		now := p.clock.Now()
-		if now.Before(p.pausedUntil) {
-			d := p.pausedUntil.Sub(now)
-			p.mu.Unlock()
-			if err := p.sleep(ctx, d); err != nil {
-				return err
-			}
-			continue
-		}
+		throttles := p.pauses
+		p.granted = max(0, p.granted-1)
+		p.lastEstimate = tokens
 		p.applyRatesLocked(now)
-		var delay time.Duration
+		delay := p.idleJitterLocked(now, tokens)
 		var taken []*rate.Reservation
 		if p.reqLim != nil {
 			r := p.reqLim.ReserveN(now, 1)
@@ -101,8 +110,56 @@ func (p *Pool) reserve(ctx context.Context, tokens int) error {
 			p.mu.Unlock()
 			return err
 		}
-		if _, paused := p.Paused(); !paused {
+		p.mu.Lock()
+		throttled := p.pauses != throttles
+		p.mu.Unlock()
+		if !throttled {
+			return p.waitPause(ctx)
+		}
+	}
+}
+
+// idleJitterLocked is a random wait of up to one pacing interval for a call
+// that finds its pool idle (a full request bucket, or a full second of
+// tokens) while the provider's budget may be low (nothing reported yet, or
+// little remaining at the last report). Idle workers all hold a ready call;
+// without the wait a fleet started or woken together would fire them at one
+// instant, one call per worker, which a nearly empty provider budget answers
+// with 429s. Spread over the interval, the fleet's first calls arrive at the
+// fleet's rate. A provider reporting plenty remaining costs no wait.
+func (p *Pool) idleJitterLocked(now time.Time, tokens int) time.Duration {
+	var interval float64 // seconds
+	if p.reqLim != nil && p.reqLim.TokensAt(now) >= float64(p.reqLim.Burst()) && mayBeLow(p.reqHdr, p.fleetRPM()) {
+		interval = 1 / float64(p.reqLim.Limit())
+	}
+	if p.tokLim != nil && p.tokLim.TokensAt(now) >= float64(p.tokLim.Burst()) && mayBeLow(p.tokHdr, p.fleetTPM()) {
+		interval = max(interval, float64(tokens)/float64(p.tokLim.Limit()))
+	}
+	return time.Duration(p.jitter() * interval * float64(time.Second))
+}
+
+// mayBeLow reports whether the provider's budget may be nearly spent: it
+// has reported nothing yet, or less than lowWater of its limit remaining.
+func mayBeLow(h headerState, fleetLimit int) bool {
+	if h.at.IsZero() {
+		return true
+	}
+	limit := h.limit
+	if limit == 0 {
+		limit = fleetLimit
+	}
+	return float64(h.remaining) < lowWater*float64(limit)
+}
+
+// waitPause returns once the pool is not paused (or ctx ends).
+func (p *Pool) waitPause(ctx context.Context) error {
+	for {
+		until, paused := p.Paused()
+		if !paused {
 			return nil
+		}
+		if err := p.sleep(ctx, until.Sub(p.clock.Now())); err != nil {
+			return err
 		}
 	}
 }
@@ -114,14 +171,22 @@ func (p *Pool) settle(est int, resp *providers.Response, err error) {
 	defer p.mu.Unlock()
 	now := p.clock.Now()
 	p.calls++
+	defer p.broadcastLocked() // returned tokens or a grown concurrency may make room
 	if err == nil && resp != nil {
 		used := resp.Usage.Total()
 		if used <= 0 {
 			used = est
 		}
 		p.tokensUsed += int64(used)
+		if c := resp.Usage.CompletionTokens; c > 0 {
+			if p.answerAvg == 0 {
+				p.answerAvg = float64(c)
+			} else {
+				p.answerAvg += answerEWMA * (float64(c) - p.answerAvg)
+			}
+		}
 		p.correctTokensLocked(now, est, used)
-		p.learnLocked(now, resp.RateLimit)
+		p.learnLocked(now, resp.RateLimit, est)
 		p.succeededLocked()
 		return
 	}
@@ -129,14 +194,14 @@ func (p *Pool) settle(est int, resp *providers.Response, err error) {
 	if !errors.As(err, &pe) {
 		return
 	}
-	p.learnLocked(now, pe.RateLimit)
+	p.learnLocked(now, pe.RateLimit, est)
 	switch pe.Class {
 	case providers.ClassRateLimited:
 		p.rateLimited++
-		p.throttledLocked(now, pe, "rate_limited")
+		p.throttledLocked(now, pe, est, PauseRateLimited)
 	case providers.ClassOverloaded:
 		p.overloaded++
-		p.throttledLocked(now, pe, "overloaded")
+		p.throttledLocked(now, pe, est, PauseOverloaded)
 	}
 }
 
@@ -158,12 +223,14 @@ func (p *Pool) correctTokensLocked(now time.Time, est, used int) {
 	}
 }
 
-// learnLocked takes what the provider reported: a limit lower than the
-// configured one replaces it (only then: a reported limit's window is not
-// always a minute, e.g. some providers report requests per day), and the
-// remaining/reset pairs steer the pacing; nothing remaining pauses the pool
-// until the reset.
-func (p *Pool) learnLocked(now time.Time, rl providers.RateLimit) {
+// learnLocked takes what the provider reported on a call estimated at est
+// tokens. A limit lower than the configured one replaces it (only then: a
+// reported limit's window is not always a minute, e.g. some providers report
+// requests per day). The remaining/reset pairs steer the pacing
+// (headerFactor); nothing remaining pauses the pool until the provider's
+// bucket, refilling at (limit-remaining)/reset, holds one call for every
+// member of the fleet.
+func (p *Pool) learnLocked(now time.Time, rl providers.RateLimit, est int) {
 	if rl.HasRequests {
 		if l := rl.LimitRequests; l > 0 && l < p.limits.RPM && l != p.learnedRPM {
 			p.learnedRPM = l
@@ -171,7 +238,7 @@ func (p *Pool) learnLocked(now time.Time, rl providers.RateLimit) {
 		}
 		p.reqHdr = headerState{at: now, limit: rl.LimitRequests, remaining: rl.RemainingRequests, reset: rl.ResetRequests}
 		if rl.RemainingRequests == 0 && rl.ResetRequests > 0 {
-			p.pauseLocked(now, rl.ResetRequests, "no_requests_remaining")
+			p.pauseLocked(now, refillTime(rl.ResetRequests, rl.LimitRequests, p.members), PauseNoRequests)
 		}
 	}
 	if rl.HasTokens {
@@ -181,23 +248,34 @@ func (p *Pool) learnLocked(now time.Time, rl providers.RateLimit) {
 		}
 		p.tokHdr = headerState{at: now, limit: rl.LimitTokens, remaining: rl.RemainingTokens, reset: rl.ResetTokens}
 		if rl.RemainingTokens == 0 && rl.ResetTokens > 0 {
-			p.pauseLocked(now, rl.ResetTokens, "no_tokens_remaining")
+			p.pauseLocked(now, refillTime(rl.ResetTokens, rl.LimitTokens, p.members*est), PauseNoTokens)
 		}
 	}
 	p.applyRatesLocked(now)
 }
 
+// refillTime is how long an empty bucket of limit units, full again after
+// reset, takes to hold need units; the whole reset when the limit is unknown.
+func refillTime(reset time.Duration, limit, need int) time.Duration {
+	if limit <= 0 || need >= limit {
+		return reset
+	}
+	return time.Duration(float64(reset) * float64(need) / float64(limit))
+}
+
 // throttledLocked handles a 429/529: pause the pool until Retry-After (else
-// the reset the provider named, else DefaultPause), then ramp back up; a
-// repeat within aimdWindow halves the effective concurrency. 429s from calls
-// already in flight when the pause began belong to the same event.
-func (p *Pool) throttledLocked(now time.Time, pe *providers.Error, reason string) {
-	if now.Before(p.pausedUntil) && p.pauseReason != "no_requests_remaining" && p.pauseReason != "no_tokens_remaining" {
+// until the provider's bucket, by its reset, holds a call for every member;
+// else DefaultPause), then ramp back up; a repeat within aimdWindow halves
+// the effective concurrency. 429s from calls already in flight when the
+// pause began belong to the same event.
+func (p *Pool) throttledLocked(now time.Time, pe *providers.Error, est int, reason string) {
+	if now.Before(p.pausedUntil) && (p.pauseReason == PauseRateLimited || p.pauseReason == PauseOverloaded) {
 		return
 	}
-	d := pe.RateLimit.RetryAfter
+	rl := pe.RateLimit
+	d := rl.RetryAfter
 	if d <= 0 {
-		d = max(pe.RateLimit.ResetRequests, pe.RateLimit.ResetTokens)
+		d = max(refillTime(rl.ResetRequests, rl.LimitRequests, p.members), refillTime(rl.ResetTokens, rl.LimitTokens, p.members*est))
 	}
 	if d <= 0 {
 		d = DefaultPause

@@ -50,7 +50,7 @@ type Attempt struct {
 	Model        string                 `json:"model"`
 	Mode         providers.Mode         `json:"mode"`
 	StartedAt    time.Time              `json:"started_at"`
-	Latency      time.Duration          `json:"latency_ns"`
+	Latency      time.Duration          `json:"latency_ns"` // of the answering (or last failed) call, without retry pauses
 	PromptChars  int                    `json:"prompt_chars"`
 	Usage        providers.Usage        `json:"usage"`
 	FinishReason providers.FinishReason `json:"finish_reason,omitempty"`

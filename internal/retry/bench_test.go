@@ -44,10 +44,7 @@ func BenchmarkAttempt(b *testing.B) {
 	}{{"repaired-valid", false, ClassNone}, {"invalid-with-feedback", true, ClassSchema}} {
 		b.Run(tc.name, func(b *testing.B) {
 			resp := &providers.Response{Text: answer2KB(tc.bad), FinishReason: providers.FinishStop}
-			data, err := promptData(document, s, SchemaInExample, providers.ModeText)
-			if err != nil {
-				b.Fatal(err)
-			}
+			data := promptData(document, s, SchemaInExample, providers.ModeText)
 			fb := feedbackTemplates[cfg.Feedback]
 			if ev := evaluate(resp, s, &cfg); ev.class != tc.want {
 				b.Fatalf("class %q, want %q: %s", ev.class, tc.want, ev.problem)
@@ -120,4 +117,48 @@ func BenchmarkHistoryTokens(b *testing.B) {
 	b.ReportMetric(full, "tokens/valid-doc(full)")
 	b.ReportMetric(last/full, "last/full")
 	b.ReportMetric(float64(valid[HistoryLast])/float64(b.N), "valid-fraction")
+}
+
+// BenchmarkHistoryTokensSim is BenchmarkHistoryTokens against the
+// in-process simulator's sloppy model (providers "sim:sloppy"): its answers
+// depend on the document and the attempt number only, so both policies
+// face the same model.
+func BenchmarkHistoryTokensSim(b *testing.B) {
+	s := mustSchema(b, invoiceSchema)
+	p, err := providers.New("sim:sloppy")
+	if err != nil {
+		b.Fatalf("the simulator is needed: %v", err)
+	}
+	tokens := map[History]int{}
+	valid := map[History]int{}
+	calls := map[History]int{}
+	var n int
+	for b.Loop() {
+		n++
+		doc := fmt.Sprintf("Invoice %d from Vendor%d Ltd. ", n, n) + strings.Repeat(fmt.Sprintf("Item: hex bolt M%d, price %d.50 EUR. ", n%9, n%40), 40)
+		for _, h := range []History{HistoryLast, HistoryFull} {
+			cfg := DefaultConfig()
+			cfg.History = h
+			res, _ := Run(context.Background(), p, doc, s, cfg)
+			if res == nil {
+				b.Fatal("nil result")
+			}
+			tokens[h] += res.Usage.Total()
+			calls[h] += res.Calls()
+			if res.Outcome == OutcomeOK {
+				valid[h]++
+			}
+		}
+	}
+	if valid[HistoryLast] == 0 || valid[HistoryFull] == 0 {
+		b.Fatalf("no valid document: %v", valid)
+	}
+	last := float64(tokens[HistoryLast]) / float64(valid[HistoryLast])
+	full := float64(tokens[HistoryFull]) / float64(valid[HistoryFull])
+	b.ReportMetric(last, "tokens/valid-doc(last)")
+	b.ReportMetric(full, "tokens/valid-doc(full)")
+	b.ReportMetric(last/full, "last/full")
+	b.ReportMetric(float64(valid[HistoryLast])/float64(n), "valid-fraction(last)")
+	b.ReportMetric(float64(valid[HistoryFull])/float64(n), "valid-fraction(full)")
+	b.ReportMetric(float64(calls[HistoryLast])/float64(n), "calls/doc(last)")
 }

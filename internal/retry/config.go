@@ -1,6 +1,7 @@
 package retry
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -75,7 +76,8 @@ const (
 
 // Transport is the policy for retrying failed HTTP calls (429, 5xx, 529,
 // timeouts, resets). These retries happen inside one attempt and never spend
-// a re-ask.
+// a re-ask. A zero Transport means DefaultTransport; otherwise Retries is
+// taken as given and zero durations or jitter take their defaults.
 type Transport struct {
 	// Retries is how many times one call is repeated after a retryable
 	// failure (default 4, i.e. at most 5 HTTP calls per attempt). When they
@@ -145,8 +147,8 @@ type Config struct {
 	// Temperature is sent with every call (default 0: extraction wants the
 	// most likely reading, not variety).
 	Temperature float64
-	// MaxTokens caps each answer (default 0: the provider's own cap, or what
-	// remains of TokenBudget).
+	// MaxTokens caps each answer (default 0: the provider's own cap, or with
+	// a TokenBudget what remains of it, at most 4096).
 	MaxTokens int
 	// History is what a re-ask sends (default HistoryLast).
 	History History
@@ -226,9 +228,11 @@ func (c Config) normalized() (Config, error) {
 	if c.Transport == (Transport{}) {
 		c.Transport = d.Transport
 	}
-	if c.Transport.Jitter == "" {
-		c.Transport.Jitter = JitterFull
-	}
+	t := &c.Transport
+	t.Base = cmp.Or(t.Base, d.Transport.Base)
+	t.Cap = cmp.Or(t.Cap, d.Transport.Cap)
+	t.MaxRetryAfter = cmp.Or(t.MaxRetryAfter, d.Transport.MaxRetryAfter)
+	t.Jitter = cmp.Or(t.Jitter, d.Transport.Jitter)
 	if c.FeedbackMaxChars <= 0 {
 		c.FeedbackMaxChars = d.FeedbackMaxChars
 	}

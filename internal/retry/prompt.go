@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"text/template"
+	"unicode/utf8"
 
 	"github.com/extractq/extractq/internal/providers"
 	"github.com/extractq/extractq/schema"
@@ -73,8 +74,10 @@ The answer must have exactly the structure of this example; its values only show
 </example>
 {{- end}}`))
 
+	// The task names the fence only once, around the document: a reader
+	// taking the first fence it sees (the simulator does) finds the document.
 	defaultTask = template.Must(template.New("task").Parse(
-		`Extract the data from the document between {{.Open}} and {{.Close}}.
+		`Extract the data from this document:
 
 {{.Open}}
 {{.Document}}
@@ -154,7 +157,7 @@ func previousForHistory(raw string, class AttemptClass) string {
 	const keep = 600
 	if class == ClassTruncated && len(raw) > keep {
 		cut := keep
-		for cut > 0 && !isRuneStart(raw[cut]) {
+		for cut > 0 && !utf8.RuneStart(raw[cut]) {
 			cut--
 		}
 		return raw[:cut] + " …[cut off]"
@@ -165,15 +168,14 @@ func previousForHistory(raw string, class AttemptClass) string {
 	return raw
 }
 
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
-
 // Token estimate: one token per 3 bytes plus 4 per message. Tokenizers give
 // about one token per 4 bytes of English, so this over-estimates on purpose:
 // a budget check that guesses high never lets a call overrun the budget.
 const (
 	bytesPerToken    = 3
 	tokensPerMessage = 4
-	minAnswerTokens  = 64 // the smallest answer cap worth a call
+	minAnswerTokens  = 64   // the smallest answer cap worth a call
+	budgetAnswerCap  = 4096 // the answer cap a budget implies when MaxTokens is 0
 )
 
 func estimateTokens(msgs []providers.Message) int {

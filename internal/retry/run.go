@@ -1,6 +1,7 @@
 package retry
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -84,10 +85,7 @@ func Run(ctx context.Context, p providers.Provider, document string, s *schema.S
 	if err != nil {
 		return nil, err
 	}
-	data, err := promptData(document, s, cfg.SchemaIn, mode)
-	if err != nil {
-		return nil, err
-	}
+	data := promptData(document, s, cfg.SchemaIn, mode)
 	sysT, taskT, fbT := cfg.Templates.System, cfg.Templates.Task, cfg.Templates.Feedback
 	if sysT == nil {
 		sysT = defaultSystem
@@ -106,14 +104,17 @@ func Run(ctx context.Context, p providers.Provider, document string, s *schema.S
 	if err != nil {
 		return nil, err
 	}
+	if _, err := render(fbT, data); err != nil { // fail now, not after paid calls
+		return nil, err
+	}
 
-	e := &engine{cfg: &cfg, p: p, s: s}
+	e := &engine{cfg: &cfg, p: p}
 	r := &Result{Provider: p.Name(), Model: p.Model(), Mode: mode}
 	var turns []turn
 	maxAttempts := cfg.MaxReasks + 1
 	for n := 1; n <= maxAttempts; n++ {
 		if err := ctx.Err(); err != nil {
-			return r.end(OutcomeCanceled, err, "canceled before attempt %d: %v", n, err)
+			return r.end(OutcomeCanceled, err, "canceled before attempt %d: %v", n, context.Cause(ctx))
 		}
 		msgs := messages(system, task, turns, cfg.History)
 		a := Attempt{N: n, Provider: r.Provider, Model: r.Model, Mode: mode, StartedAt: cfg.Now(), PromptChars: promptChars(msgs)}
@@ -126,7 +127,9 @@ func Run(ctx context.Context, p providers.Provider, document string, s *schema.S
 			left := cfg.TokenBudget - r.Usage.Total()
 			answer := cfg.MaxTokens
 			if answer == 0 {
-				answer = left - est // cap the answer so this call cannot overrun the budget
+				// Cap the answer so that this call cannot overrun the budget,
+				// and below what every chat API accepts as max tokens.
+				answer = min(left-est, budgetAnswerCap)
 			}
 			if est+answer > left || answer < minAnswerTokens {
 				a.Class, a.Error = ClassBudget, "not sent: token budget exceeded"
@@ -166,8 +169,8 @@ func Run(ctx context.Context, p providers.Provider, document string, s *schema.S
 		}
 		data.Attempt, data.Class, data.Errors, data.Violations, data.Previous = n, ev.class, ev.problem, ev.violations, resp.Text
 		fb, err := render(fbT, data)
-		if err != nil {
-			return nil, err
+		if err != nil { // the template passed a dry run but fails on this data
+			return r.end(OutcomeFatal, err, "feedback template failed after attempt %d: %v", n, err)
 		}
 		turns = append(turns, turn{answer: previousForHistory(resp.Text, ev.class), feedback: fb})
 	}
@@ -189,7 +192,7 @@ func resolveMode(m providers.Mode, p providers.Provider) (providers.Mode, error)
 
 // promptData prepares what the templates show: the schema, an example
 // when placed as one, and the document's fence.
-func promptData(document string, s *schema.Schema, in SchemaIn, mode providers.Mode) (*PromptData, error) {
+func promptData(document string, s *schema.Schema, in SchemaIn, mode providers.Mode) *PromptData {
 	if in == SchemaInAuto {
 		in = SchemaInExample
 		if mode == providers.ModeStrict || mode == providers.ModeTools {
@@ -206,14 +209,13 @@ func promptData(document string, s *schema.Schema, in SchemaIn, mode providers.M
 			d.Example = string(ex)
 		}
 	}
-	return d, nil
+	return d
 }
 
 // engine holds what every call of one Run shares.
 type engine struct {
 	cfg *Config
 	p   providers.Provider
-	s   *schema.Schema
 }
 
 // callError is a call that produced no answer.
@@ -221,17 +223,29 @@ type callError struct {
 	outcome    Outcome
 	class      providers.ErrorClass
 	err        error
+	cause      error // context.Cause of a cancellation
 	retryAfter time.Duration
+}
+
+// canceled is the callError of a context that ended; the reason names the
+// cancellation's cause where one was given.
+func canceled(ctx context.Context) *callError {
+	err := ctx.Err()
+	if err == nil { // a Sleeper that failed on its own
+		err = context.Canceled
+	}
+	return &callError{outcome: OutcomeCanceled, class: providers.ClassCanceled, err: err, cause: context.Cause(ctx)}
 }
 
 func (c *callError) describe(n, retries int) string {
 	switch c.outcome {
 	case OutcomeCanceled:
-		return fmt.Sprintf("canceled during attempt %d: %v", n, c.err)
+		return fmt.Sprintf("canceled during attempt %d: %v", n, cmp.Or(c.cause, c.err))
 	case OutcomeFatal:
 		return fmt.Sprintf("fatal provider error on attempt %d, not retried: %v; fix the credentials, model or request and run again", n, c.err)
 	}
-	msg := fmt.Sprintf("provider unavailable: attempt %d failed %d times (%d transport retries); last: %v", n, retries+1, retries, c.err)
+	msg := fmt.Sprintf("provider unavailable: attempt %d failed %d %s (%d transport %s); last: %v",
+		n, retries+1, plural(retries+1, "time", "times"), retries, plural(retries, "retry", "retries"), c.err)
 	if c.retryAfter > 0 {
 		msg += fmt.Sprintf("; the provider asked to wait %v", c.retryAfter)
 	}
@@ -257,7 +271,7 @@ func (e *engine) call(ctx context.Context, req providers.Request, a *Attempt) (*
 			return resp, nil
 		}
 		if ctx.Err() != nil {
-			return nil, &callError{outcome: OutcomeCanceled, class: providers.ClassCanceled, err: ctx.Err()}
+			return nil, canceled(ctx)
 		}
 		var pe *providers.Error
 		if !errors.As(err, &pe) {
@@ -277,7 +291,7 @@ func (e *engine) call(ctx context.Context, req providers.Request, a *Attempt) (*
 		}
 		wait := max(e.backoff(retry), ra)
 		if err := e.cfg.Sleep(ctx, wait); err != nil {
-			return nil, &callError{outcome: OutcomeCanceled, class: providers.ClassCanceled, err: err}
+			return nil, canceled(ctx)
 		}
 	}
 }

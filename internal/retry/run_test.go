@@ -8,6 +8,7 @@ import (
 	"testing"
 	"text/template"
 	"time"
+	"unicode/utf8"
 
 	"github.com/extractq/extractq/internal/fakeprovider"
 	"github.com/extractq/extractq/internal/jsonx"
@@ -362,7 +363,7 @@ func TestPrompt(t *testing.T) {
 			}
 			nonce := task[i+len("<document-") : i+len("<document-")+16]
 			open, close := "<document-"+nonce+">", "</document-"+nonce+">"
-			if strings.Contains(doc, nonce) || !strings.Contains(task, open+"\n"+doc+"\n"+close) {
+			if strings.Contains(doc, nonce) || !strings.Contains(task, open+"\n"+doc+"\n"+close) || strings.Count(task, "<document-") != 1 {
 				t.Errorf("document not fenced by a fresh nonce %q:\n%s", nonce, task)
 			}
 		})
@@ -435,4 +436,51 @@ func TestRunConfigErrors(t *testing.T) {
 func mustTemplate(t testing.TB, src string) *template.Template {
 	t.Helper()
 	return template.Must(template.New("t").Parse(src))
+}
+
+func TestCutOffAnswerIsShortenedInHistory(t *testing.T) {
+	s := mustSchema(t, invoiceSchema)
+	long := `{"vendor":"` + strings.Repeat("é", 2000)
+	p := fakeprovider.New([]fakeprovider.Reply{fakeprovider.Truncated(long), fakeprovider.Text(validAnswer)})
+	if _, err := Run(context.Background(), p, document, s, DefaultConfig()); err != nil {
+		t.Fatal(err)
+	}
+	prev := p.Requests()[1].Messages[2].Content
+	if len(prev) > 700 || !strings.HasPrefix(long, strings.TrimSuffix(prev, " …[cut off]")) || !utf8.ValidString(prev) {
+		t.Errorf("resent cut-off answer is %d bytes: %q", len(prev), prev)
+	}
+}
+
+func TestSleep(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := Sleep(ctx, time.Hour); !errors.Is(err, context.Canceled) {
+		t.Errorf("Sleep on a canceled context: %v", err)
+	}
+	if err := Sleep(context.Background(), time.Microsecond); err != nil {
+		t.Errorf("Sleep: %v", err)
+	}
+}
+
+// plainErrProvider breaks the Provider contract by returning a plain error.
+type plainErrProvider struct{ *fakeprovider.Provider }
+
+func (plainErrProvider) Chat(context.Context, providers.Request) (*providers.Response, error) {
+	return nil, errors.New("boom")
+}
+
+func TestForeignProviderErrorIsFatal(t *testing.T) {
+	s := mustSchema(t, invoiceSchema)
+	res, err := Run(context.Background(), plainErrProvider{fakeprovider.New(nil)}, document, s, DefaultConfig())
+	if !errors.Is(err, ErrFatal) || res.Attempts[0].TransportRetries != 0 || !strings.Contains(err.Error(), "boom") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestContentFilterIsUnextractable(t *testing.T) {
+	s := mustSchema(t, invoiceSchema)
+	p := fakeprovider.New([]fakeprovider.Reply{{Text: "", Finish: providers.FinishContentFilter}})
+	if _, err := Run(context.Background(), p, document, s, DefaultConfig()); !errors.Is(err, ErrUnextractable) || !strings.Contains(err.Error(), "content filter") {
+		t.Fatalf("got %v", err)
+	}
 }

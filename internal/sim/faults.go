@@ -3,6 +3,7 @@ package sim
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 	"strconv"
@@ -107,7 +108,7 @@ func (s *Server) compose(a api, req *chatRequest, pr *prompt, sh *shape, d *draw
 		}
 		return ans, nil
 	}
-	v, err := sh.value(mix(s.seed, pr.docHash), pr.document)
+	v, err := sh.value(s.seed, pr.docHash, pr.document)
 	if err != nil {
 		return ans, invalid("%v", err)
 	}
@@ -306,15 +307,83 @@ func singleQuoted(js string) string {
 
 var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-// encodeJSON writes compact JSON without HTML escaping, as models write it.
+// encodeJSON writes a decoded JSON value compactly, keys sorted, without
+// HTML escaping, as models write it. It is the hot path of every answer,
+// hence not encoding/json's reflection.
 func encodeJSON(v any) (string, error) {
-	b := bufPool.Get().(*bytes.Buffer)
-	defer bufPool.Put(b)
-	b.Reset()
-	enc := json.NewEncoder(b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return "", err
+	b, err := appendJSON(make([]byte, 0, 512), v)
+	return string(b), err
+}
+
+func appendJSON(b []byte, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...), nil
+	case bool:
+		return strconv.AppendBool(b, x), nil
+	case json.Number:
+		return append(b, x...), nil
+	case string:
+		return appendString(b, x), nil
+	case []any:
+		b = append(b, '[')
+		for i, e := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = appendJSON(b, e); err != nil {
+				return nil, err
+			}
+		}
+		return append(b, ']'), nil
+	case map[string]any:
+		var buf [32]string // most objects fit: no allocation for the keys
+		keys := buf[:0]
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(appendString(b, k), ':')
+			var err error
+			if b, err = appendJSON(b, x[k]); err != nil {
+				return nil, err
+			}
+		}
+		return append(b, '}'), nil
 	}
-	return string(bytes.TrimSuffix(b.Bytes(), []byte{'\n'})), nil
+	return nil, fmt.Errorf("simulator cannot encode a %T", v)
+}
+
+// appendString quotes s as a JSON string.
+func appendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		b = append(b, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\t':
+			b = append(b, '\\', 't')
+		case '\r':
+			b = append(b, '\\', 'r')
+		default:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+		}
+		start = i + 1
+	}
+	return append(append(b, s[start:]...), '"')
 }

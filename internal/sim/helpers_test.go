@@ -155,3 +155,18 @@ func keywords(vs []schema.Violation) string {
 	}
 	return b.String()
 }
+
+func mustCompile(t testing.TB, src string) *schema.Schema {
+	t.Helper()
+	s, err := schema.Compile([]byte(src))
+	if err != nil {
+		t.Fatalf("compile %s: %v", src, err)
+	}
+	return s
+}
+
+func httpRequest(method, url string) (*http.Request, error) {
+	return http.NewRequest(method, url, nil)
+}
+
+func readAll(resp *http.Response) ([]byte, error) { return io.ReadAll(resp.Body) }

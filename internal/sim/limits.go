@@ -99,13 +99,14 @@ func (l *limiter) fill(st *limitState) {
 }
 
 // perMinute is how long a bucket refilling at rate per minute takes to
-// gain amount, rounded up to the millisecond.
+// gain amount, to the millisecond (rounded, so float noise does not add a
+// second to Retry-After).
 func perMinute(amount float64, rate int) time.Duration {
-	d := time.Duration(math.Ceil(amount / float64(rate) * float64(time.Minute)))
-	if r := d % time.Millisecond; r != 0 {
-		d += time.Millisecond - r
+	if amount <= 0 {
+		return 0
 	}
-	return d
+	d := time.Duration(amount / float64(rate) * float64(time.Minute)).Round(time.Millisecond)
+	return max(d, time.Millisecond)
 }
 
 // writeHeaders sets OpenAI's x-ratelimit-* and Anthropic's

@@ -143,6 +143,9 @@ var builtins = map[string]Profile{
 	},
 }
 
+// DefaultProfile is the built-in profile the name "default" loads.
+const DefaultProfile = "realistic"
+
 // ProfileNames lists the built-in profiles, sorted.
 func ProfileNames() []string {
 	names := make([]string, 0, len(builtins))
@@ -161,13 +164,17 @@ var ErrInvalidProfile = errors.New("invalid simulator profile")
 // JSON profile from that path. Unknown fields and out-of-range values are
 // errors naming the field.
 func LoadProfile(nameOrPath string) (Profile, error) {
+	if nameOrPath == "default" {
+		// "sim:default" is the name people reach for first; it means a normal day.
+		nameOrPath = DefaultProfile
+	}
 	if p, ok := builtins[nameOrPath]; ok {
 		return p, nil
 	}
 	data, err := os.ReadFile(nameOrPath)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) && !strings.ContainsAny(nameOrPath, `/\.`) {
-			return Profile{}, fmt.Errorf("%w: %q is neither a built-in profile (%s) nor a file", ErrInvalidProfile, nameOrPath, strings.Join(ProfileNames(), ", "))
+			return Profile{}, fmt.Errorf("%w: %q is neither a built-in profile (%s, or default) nor a file", ErrInvalidProfile, nameOrPath, strings.Join(ProfileNames(), ", "))
 		}
 		return Profile{}, fmt.Errorf("%w: read %s: %w", ErrInvalidProfile, nameOrPath, err)
 	}
@@ -184,6 +191,9 @@ func LoadProfile(nameOrPath string) (Profile, error) {
 // ParseProfile reads a profile from YAML or JSON and validates it.
 func ParseProfile(data []byte) (Profile, error) {
 	var p Profile
+	if len(bytes.TrimSpace(data)) == 0 {
+		return Profile{}, fmt.Errorf("%w: the profile is empty; set at least a name (a profile with only a name is a perfect model)", ErrInvalidProfile)
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data), yaml.DisallowUnknownField())
 	if err := dec.Decode(&p); err != nil {
 		return Profile{}, fmt.Errorf("%w: %s", ErrInvalidProfile, yaml.FormatError(err, false, true))

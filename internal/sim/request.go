@@ -3,8 +3,11 @@ package sim
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // outMode is the structured-output promise a request asked for; it decides
@@ -93,40 +96,123 @@ type part struct {
 	Type    string          `json:"type"`
 	Text    string          `json:"text"`
 	Input   json.RawMessage `json:"input"`   // Anthropic tool_use
-	Content json.RawMessage `json:"content"` // Anthropic tool_result
+	Content content         `json:"content"` // Anthropic tool_result
 }
 
-// contentText flattens a string, null, or array of content blocks to text.
-func contentText(raw json.RawMessage) (string, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return "", nil
-	}
-	if raw[0] == '"' {
-		var s string
-		err := json.Unmarshal(raw, &s)
-		return s, err
-	}
-	var parts []part
-	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", fmt.Errorf("content must be a string or an array of content blocks: %w", err)
-	}
-	var b strings.Builder
-	for _, p := range parts {
-		switch {
-		case p.Text != "":
-			b.WriteString(p.Text)
-		case len(p.Input) > 0:
-			b.Write(p.Input)
-		case len(p.Content) > 0:
-			t, err := contentText(p.Content)
-			if err != nil {
-				return "", err
-			}
-			b.WriteString(t)
+// content is message content: a string, null, or an array of content
+// blocks, flattened to text as it is decoded. Prompts are most of a
+// request's bytes, so it unquotes strings itself rather than keeping raw
+// JSON and decoding it a second time.
+type content string
+
+func (c *content) UnmarshalJSON(b []byte) error {
+	switch {
+	case string(b) == "null":
+		*c = ""
+		return nil
+	case len(b) > 0 && b[0] == '"':
+		s, ok := unquote(b)
+		if !ok {
+			return errors.New("content: malformed string")
 		}
+		*c = content(s)
+		return nil
+	case len(b) > 0 && b[0] == '[':
+		var parts []part
+		if err := json.Unmarshal(b, &parts); err != nil {
+			return err
+		}
+		var sb strings.Builder
+		for _, p := range parts {
+			switch {
+			case p.Text != "":
+				sb.WriteString(p.Text)
+			case len(p.Input) > 0:
+				sb.Write(p.Input)
+			default:
+				sb.WriteString(string(p.Content))
+			}
+		}
+		*c = content(sb.String())
+		return nil
 	}
-	return b.String(), nil
+	return errors.New("content must be a string or an array of content blocks")
+}
+
+// unquote decodes a JSON string literal the caller's decoder has already
+// checked for syntax.
+func unquote(b []byte) (string, bool) {
+	if len(b) < 2 || b[len(b)-1] != '"' {
+		return "", false
+	}
+	b = b[1 : len(b)-1]
+	i := bytes.IndexByte(b, '\\')
+	if i < 0 {
+		return string(b), true
+	}
+	out := make([]byte, 0, len(b))
+	for i >= 0 {
+		out = append(out, b[:i]...)
+		if i+1 >= len(b) {
+			return "", false
+		}
+		switch e := b[i+1]; e {
+		case '"', '\\', '/':
+			out = append(out, e)
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, ok := hex4(b[i+2:])
+			if !ok {
+				return "", false
+			}
+			i += 4
+			if utf16.IsSurrogate(r) {
+				r2, ok := rune(0), false
+				if i+7 < len(b) && b[i+2] == '\\' && b[i+3] == 'u' {
+					r2, ok = hex4(b[i+4:])
+				}
+				if r = utf16.DecodeRune(r, r2); ok && r != utf8.RuneError {
+					i += 6
+				}
+			}
+			out = utf8.AppendRune(out, r)
+		default:
+			return "", false
+		}
+		b = b[i+2:]
+		i = bytes.IndexByte(b, '\\')
+	}
+	return string(append(out, b...)), true
+}
+
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
 }
 
 func roleOf(r string) (role, bool) {
@@ -146,8 +232,8 @@ func roleOf(r string) (role, bool) {
 type openAIRequest struct {
 	Model    string `json:"model"`
 	Messages []struct {
-		Role      string          `json:"role"`
-		Content   json.RawMessage `json:"content"`
+		Role      string  `json:"role"`
+		Content   content `json:"content"`
 		ToolCalls []struct {
 			Function struct {
 				Arguments string `json:"arguments"`
@@ -199,10 +285,7 @@ func parseOpenAI(body []byte) (*chatRequest, *apiError) {
 		if !ok {
 			return nil, invalid("messages[%d].role: %q is not one of system, developer, user, assistant, tool", i, m.Role)
 		}
-		text, err := contentText(m.Content)
-		if err != nil {
-			return nil, invalid("messages[%d].content: %v", i, err)
-		}
+		text := string(m.Content)
 		for _, tc := range m.ToolCalls {
 			text += tc.Function.Arguments
 		}
@@ -282,12 +365,12 @@ func openAIToolChoice(raw json.RawMessage) (string, *apiError) {
 // Anthropic messages.
 
 type anthropicRequest struct {
-	Model     string          `json:"model"`
-	MaxTokens int             `json:"max_tokens"`
-	System    json.RawMessage `json:"system"`
+	Model     string  `json:"model"`
+	MaxTokens int     `json:"max_tokens"`
+	System    content `json:"system"`
 	Messages  []struct {
-		Role    string          `json:"role"`
-		Content json.RawMessage `json:"content"`
+		Role    string  `json:"role"`
+		Content content `json:"content"`
 	} `json:"messages"`
 	Tools []struct {
 		Name        string          `json:"name"`
@@ -298,11 +381,18 @@ type anthropicRequest struct {
 		Type string `json:"type"`
 		Name string `json:"name"`
 	} `json:"tool_choice"`
-	OutputFormat *struct {
-		Type   string          `json:"type"`
-		Schema json.RawMessage `json:"schema"`
-	} `json:"output_format"`
-	Stream bool `json:"stream"`
+	// OutputConfig.Format is structured output as released; OutputFormat
+	// is the same under its beta name (structured-outputs-2025-11-13).
+	OutputConfig *struct {
+		Format *anthropicFormat `json:"format"`
+	} `json:"output_config"`
+	OutputFormat *anthropicFormat `json:"output_format"`
+	Stream       bool             `json:"stream"`
+}
+
+type anthropicFormat struct {
+	Type   string          `json:"type"`
+	Schema json.RawMessage `json:"schema"`
 }
 
 func parseAnthropic(body []byte) (*chatRequest, *apiError) {
@@ -323,12 +413,8 @@ func parseAnthropic(body []byte) (*chatRequest, *apiError) {
 		return nil, invalid("stream: the simulator does not stream; send \"stream\": false")
 	}
 	c := &chatRequest{model: r.Model, maxTokens: r.MaxTokens}
-	sys, err := contentText(r.System)
-	if err != nil {
-		return nil, invalid("system: %v", err)
-	}
-	if sys != "" {
-		c.messages = append(c.messages, message{role: roleSystem, text: sys})
+	if r.System != "" {
+		c.messages = append(c.messages, message{role: roleSystem, text: string(r.System)})
 	}
 	for i, m := range r.Messages {
 		var ro role
@@ -340,25 +426,31 @@ func parseAnthropic(body []byte) (*chatRequest, *apiError) {
 		default:
 			return nil, invalid("messages.%d.role: Input should be 'user' or 'assistant'", i)
 		}
-		text, err := contentText(m.Content)
-		if err != nil {
-			return nil, invalid("messages.%d.content: %v", i, err)
-		}
-		c.messages = append(c.messages, message{role: ro, text: text})
+		c.messages = append(c.messages, message{role: ro, text: string(m.Content)})
 	}
-	if of := r.OutputFormat; of != nil {
+	of, field := r.OutputFormat, "output_format"
+	if r.OutputConfig != nil && r.OutputConfig.Format != nil {
+		of, field = r.OutputConfig.Format, "output_config.format"
+	}
+	if of != nil {
 		if of.Type != "json_schema" || len(of.Schema) == 0 {
-			return nil, invalid("output_format: expected {\"type\": \"json_schema\", \"schema\": {...}}")
+			return nil, invalid("%s: expected {\"type\": \"json_schema\", \"schema\": {...}}", field)
 		}
 		c.schema, c.mode = of.Schema, modeStrict
 	}
-	if tc := r.ToolChoice; tc != nil && len(r.Tools) > 0 && tc.Type != "none" {
-		if tc.Type == "tool" && tc.Name == "" {
-			return nil, invalid("tool_choice.name: Field required when tool_choice.type is \"tool\"")
+	// With tools and no tool_choice ("auto") the simulated model, asked to
+	// extract, calls the first tool, as OpenAI's does.
+	if tc := r.ToolChoice; len(r.Tools) > 0 && (tc == nil || tc.Type != "none") {
+		forced := ""
+		if tc != nil && tc.Type == "tool" {
+			if tc.Name == "" {
+				return nil, invalid("tool_choice.name: Field required when tool_choice.type is \"tool\"")
+			}
+			forced = tc.Name
 		}
 		found := false
 		for _, t := range r.Tools {
-			if tc.Type != "tool" || t.Name == tc.Name {
+			if forced == "" || t.Name == forced {
 				c.tool, c.schema, found = t.Name, t.InputSchema, true
 				c.mode = modeJSON
 				if t.Strict {
@@ -368,7 +460,7 @@ func parseAnthropic(body []byte) (*chatRequest, *apiError) {
 			}
 		}
 		if !found {
-			return nil, invalid("tool_choice: no tool named %q in tools", tc.Name)
+			return nil, invalid("tool_choice: no tool named %q in tools", forced)
 		}
 	}
 	return c, nil

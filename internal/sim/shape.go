@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/extractq/extractq/schema"
@@ -25,12 +27,25 @@ type shape struct {
 	required []string
 	enums    []enumField
 	// texts are unconstrained string fields that get document-derived,
-	// name-appropriate values instead of the schema's placeholder.
-	texts []textField
+	// name-appropriate values instead of the schema's placeholder; numbers
+	// are unconstrained numbers that get positive, human-sized values.
+	texts   []textField
+	numbers []numberField
 	// err is set when a schema the API carries natively does not compile:
 	// the API rejects such a request.
 	err error
+	// templates are instances of the schema, built on first use: answers
+	// start from one of them (picked by the document) instead of building
+	// and validating a fresh instance per request, which costs far more
+	// than all the rest of a request.
+	templates [numTemplates]atomic.Pointer[template]
 }
+
+// numTemplates is how many distinct instances a schema's answers start
+// from; the document-derived strings make answers differ beyond that.
+const numTemplates = 256
+
+type template struct{ v any }
 
 // pathSeg is one step into a value: an object key, or every array element.
 type pathSeg struct {
@@ -41,6 +56,12 @@ type pathSeg struct {
 type enumField struct {
 	path   []pathSeg
 	values []string
+}
+
+type numberField struct {
+	path    []pathSeg
+	integer bool
+	year    bool
 }
 
 type textField struct {
@@ -68,7 +89,7 @@ const (
 
 // shapeCacheSize bounds each source's map; when full it starts over, which
 // only costs recompiling the schemas still in use.
-const shapeCacheSize = 1024
+const shapeCacheSize = 128
 
 // shapeCache maps a schema's exact text to its shape. Lookups hash the raw
 // text, which is far cheaper than canonicalising it for a fingerprint; the
@@ -160,10 +181,10 @@ func buildShape(compiler *schema.Cache, src source, raw []byte) *shape {
 	}
 	// Plausible values are an embellishment: drop them for a schema they
 	// would break (constraints met through $ref, allOf, dependencies…).
-	if len(sh.texts) > 0 {
-		v, err := sh.value(1, plausibilityProbe)
+	if len(sh.texts)+len(sh.numbers) > 0 {
+		v, err := sh.value(0, 1, plausibilityProbe)
 		if err != nil || sh.schema.Validate(v) != nil {
-			sh.texts = nil
+			sh.texts, sh.numbers = nil, nil
 		}
 	}
 	return sh
@@ -198,8 +219,45 @@ func (sh *shape) field(node map[string]any, path []pathSeg, name string, depth i
 	} else if t, ok := textSpec(node, name); ok {
 		t.path = path
 		sh.texts = append(sh.texts, t)
+	} else if n, ok := numberSpec(node, name); ok {
+		n.path = path
+		sh.numbers = append(sh.numbers, n)
 	}
 	sh.plan(node, path, name, depth+1)
+}
+
+// numberSpec reports a number schema with no constraint on the value. A
+// model writes positive, human-sized numbers there (quantities, prices,
+// years), where a schema instance may hold -54; provider forms often drop
+// the bounds the original schema had, so this keeps answers valid too.
+func numberSpec(node map[string]any, name string) (numberField, bool) {
+	f := numberField{year: strings.Contains(strings.ToLower(name), "year")}
+	switch node["type"] {
+	case "integer":
+		f.integer = true
+	case "number":
+	default:
+		return f, false
+	}
+	for k := range node {
+		switch k {
+		case "type", "description", "title", "examples", "$comment", "default":
+		default:
+			return f, false
+		}
+	}
+	return f, true
+}
+
+// plausible returns a positive number fit for the field.
+func (f *numberField) plausible(r *rng) json.Number {
+	switch {
+	case f.year:
+		return json.Number(strconv.Itoa(1990 + r.intn(40)))
+	case f.integer:
+		return json.Number(strconv.Itoa(1 + r.intn(999)))
+	}
+	return json.Number(strconv.FormatFloat(float64(1+r.intn(99999))/100, 'f', -1, 64))
 }
 
 // textSpec reports a string schema whose only constraints are ones a
@@ -268,21 +326,19 @@ func stringList(v any) []string {
 	return out
 }
 
-// value builds the clean answer for a document: the schema's seeded
-// instance with plausible strings, a variation of the example, or a generic
-// summary object.
-func (sh *shape) value(seed uint64, doc string) (any, error) {
-	r := newRNG(seed, 0x5eed)
+// value builds the clean answer for a document: one of the schema's
+// instances with plausible strings, a variation of the example, or a
+// generic summary object. seed is the server's seed; docHash picks the
+// instance and seeds the strings, so the answer depends on nothing else.
+func (sh *shape) value(seed, docHash uint64, doc string) (any, error) {
+	r := newRNG(mix(seed, docHash), 0x5eed)
 	switch {
 	case sh.schema != nil:
-		raw, err := sh.schema.Instance(seed)
-		if err != nil {
-			return nil, fmt.Errorf("simulator cannot build an instance of this schema: %w", err)
-		}
-		v, err := decodeJSON(raw)
+		t, err := sh.template(seed, mix(seed, docHash)%numTemplates)
 		if err != nil {
 			return nil, err
 		}
+		v := clone(t.v)
 		for _, t := range sh.texts {
 			v = update(v, t.path, func(old any) (any, bool) {
 				if _, ok := old.(string); !ok {
@@ -294,11 +350,58 @@ func (sh *shape) value(seed uint64, doc string) (any, error) {
 				return old, false
 			})
 		}
+		for _, n := range sh.numbers {
+			v = update(v, n.path, func(old any) (any, bool) {
+				if _, ok := old.(json.Number); !ok {
+					return old, false
+				}
+				return n.plausible(r), true
+			})
+		}
 		return v, nil
 	case sh.example != nil:
 		return vary(sh.example, "", doc, r), nil
 	}
 	return map[string]any{"summary": phrase(doc, r, 12), "characters": json.Number(fmt.Sprint(len(doc)))}, nil
+}
+
+// template returns instance number slot, building it on first use. Two
+// requests racing to build it build the same value; either may win.
+func (sh *shape) template(seed, slot uint64) (*template, error) {
+	if t := sh.templates[slot].Load(); t != nil {
+		return t, nil
+	}
+	raw, err := sh.schema.Instance(mix(seed, slot))
+	if err != nil {
+		return nil, fmt.Errorf("simulator cannot build an instance of this schema: %w", err)
+	}
+	v, err := decodeJSON(raw)
+	if err != nil {
+		return nil, err
+	}
+	t := &template{v: v}
+	sh.templates[slot].Store(t)
+	return t, nil
+}
+
+// clone deep-copies a decoded JSON value, so that a template survives the
+// changes made to one answer.
+func clone(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = clone(e)
+		}
+		return m
+	case []any:
+		a := make([]any, len(x))
+		for i, e := range x {
+			a[i] = clone(e)
+		}
+		return a
+	}
+	return v
 }
 
 // update replaces the values at path with f(value); f reports whether it
@@ -350,7 +453,8 @@ func decodeJSON(raw []byte) (any, error) {
 }
 
 // fromGeminiSchema translates Gemini's OpenAPI-style schema (upper-case
-// types, "nullable", "propertyOrdering") to JSON Schema.
+// types, "nullable", "propertyOrdering", int64 limits as strings) to JSON
+// Schema.
 func fromGeminiSchema(raw []byte) ([]byte, error) {
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
@@ -380,6 +484,13 @@ func geminiNode(v any) any {
 			case "type":
 				t, _ := e.(string)
 				out[k] = strings.ToLower(t)
+			case "minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties":
+				// int64 fields, which proto JSON writes as strings
+				if n, ok := e.(string); ok {
+					out[k] = json.Number(n)
+				} else {
+					out[k] = e
+				}
 			default:
 				out[k] = geminiNode(e)
 			}

@@ -104,7 +104,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	case "/stats/reset":
 		if r.Method != http.MethodPost {
-			http.Error(w, `{"error":"use POST /stats/reset"}`, http.StatusMethodNotAllowed)
+			http.Error(w, "use POST /stats/reset", http.StatusMethodNotAllowed)
 			return
 		}
 		s.ResetStats()
@@ -155,7 +155,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, a, aerr, nil)
 		return
 	}
-	s.complete(w, r.Context(), a, req)
+	s.complete(r.Context(), w, a, req)
 }
 
 // routeOf maps a path to its API and, for Gemini, the model in the path.
@@ -192,7 +192,7 @@ func routeOf(path string) (a api, model string, known bool) {
 
 // complete answers a well-formed request: generation, rate limits,
 // transport faults, latency, then the reply.
-func (s *Server) complete(w http.ResponseWriter, ctx context.Context, a api, req *chatRequest) {
+func (s *Server) complete(ctx context.Context, w http.ResponseWriter, a api, req *chatRequest) {
 	now := s.now()
 	pr := readPrompt(req.messages)
 	if pr.reask {
@@ -235,38 +235,13 @@ func (s *Server) complete(w http.ResponseWriter, ctx context.Context, a api, req
 		// timing, and must not change what the document draws next.
 		s.tries.commit(key, uint32(try))
 	}
-	switch d.transport {
-	case fStatus500:
-		s.c.faults[fStatus500].Add(1)
-		s.fail(w, a, &apiError{status: 500, kind: errServer, msg: "The server had an error while processing your request. Sorry about that!"}, st)
-		return
-	case fStatus503:
-		s.c.faults[fStatus503].Add(1)
-		s.fail(w, a, &apiError{status: 503, kind: errUnavailable, msg: "The service is temporarily unavailable; retry shortly."}, st)
-		return
-	case fStatus529:
-		s.c.faults[fStatus529].Add(1)
-		s.fail(w, a, &apiError{status: 529, kind: errOverloaded, msg: "Overloaded"}, st)
-		return
-	case fTimeout:
-		s.c.faults[fTimeout].Add(1)
-		switch err := s.wait(ctx, s.prof.Errors.TimeoutCap); {
-		case err == nil:
-			s.fail(w, a, &apiError{status: 504, kind: errTimeout, msg: "The model did not answer in time."}, st)
-		case errors.Is(err, errClosed):
-			s.fail(w, a, &apiError{status: 503, kind: errUnavailable, msg: "The simulator is shutting down."}, st)
-		}
-		return
-	case fDrop:
-		s.c.faults[fDrop].Add(1)
-		drop(w)
+	if s.transportFault(ctx, w, a, d.transport, st) {
 		return
 	}
-	start := now
 	if lat := s.latency(compTok, r); lat > 0 {
 		if err := s.wait(ctx, lat); err != nil {
 			if errors.Is(err, errClosed) {
-				s.fail(w, a, &apiError{status: 503, kind: errUnavailable, msg: "The simulator is shutting down."}, st)
+				s.fail(w, a, shuttingDown(), st)
 			}
 			return
 		}
@@ -278,8 +253,48 @@ func (s *Server) complete(w http.ResponseWriter, ctx context.Context, a api, req
 	}
 	s.c.prompt.Add(int64(promptTok))
 	s.c.completion.Add(int64(compTok))
-
 	rep := &reply{req: req, ans: &ans, promptTokens: promptTok, completionTokens: compTok, id: mix(key, try), now: now}
+	s.reply(w, a, rep, st)
+}
+
+// transportFault fails the request as drawn (5xx, 529, a timeout, a
+// dropped connection) and reports whether it did.
+func (s *Server) transportFault(ctx context.Context, w http.ResponseWriter, a api, f faultID, st *limitState) bool {
+	var e *apiError
+	switch f {
+	case fStatus500:
+		e = &apiError{status: 500, kind: errServer, msg: "The server had an error while processing your request. Sorry about that!"}
+	case fStatus503:
+		e = &apiError{status: 503, kind: errUnavailable, msg: "The service is temporarily unavailable; retry shortly."}
+	case fStatus529:
+		e = &apiError{status: 529, kind: errOverloaded, msg: "Overloaded"}
+	case fTimeout:
+		switch err := s.wait(ctx, s.prof.Errors.TimeoutCap); {
+		case err == nil:
+			e = &apiError{status: 504, kind: errTimeout, msg: "The model did not answer in time."}
+		case errors.Is(err, errClosed):
+			e = shuttingDown()
+		}
+	case fDrop:
+	default:
+		return false
+	}
+	s.c.faults[f].Add(1)
+	switch {
+	case f == fDrop:
+		drop(w)
+	case e != nil:
+		s.fail(w, a, e, st)
+	} // else the client gave up waiting: there is no one to answer
+	return true
+}
+
+func shuttingDown() *apiError {
+	return &apiError{status: 503, kind: errUnavailable, msg: "The simulator is shutting down."}
+}
+
+// reply writes a successful answer in the shape of API a.
+func (s *Server) reply(w http.ResponseWriter, a api, rep *reply, st *limitState) {
 	buf := bufPool.Get().(*bytes.Buffer)
 	defer bufPool.Put(buf)
 	buf.Reset()
@@ -291,8 +306,8 @@ func (s *Server) complete(w http.ResponseWriter, ctx context.Context, a api, req
 	case apiAnthropic:
 		err = marshal(buf, anthropicBody(rep))
 	case apiOllama:
-		err = marshal(buf, ollamaBody(rep, s.now().Sub(start))...)
-		if req.stream {
+		err = marshal(buf, ollamaBody(rep, s.now().Sub(rep.now))...)
+		if rep.req.stream {
 			contentType = "application/x-ndjson"
 		}
 	case apiGemini:
@@ -302,7 +317,7 @@ func (s *Server) complete(w http.ResponseWriter, ctx context.Context, a api, req
 		s.fail(w, a, &apiError{status: 500, kind: errServer, msg: "simulator could not encode its reply: " + err.Error()}, st)
 		return
 	}
-	s.send(w, http.StatusOK, contentType, buf.Bytes(), st, now)
+	s.send(w, http.StatusOK, contentType, buf.Bytes(), st, rep.now)
 }
 
 func rateLimitError(st *limitState, model string, requested int) *apiError {
@@ -400,7 +415,7 @@ func (s *Server) send(w http.ResponseWriter, status int, contentType string, bod
 
 func (s *Server) serveStats(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
-		http.Error(w, `{"error":"use GET /stats"}`, http.StatusMethodNotAllowed)
+		http.Error(w, "use GET /stats", http.StatusMethodNotAllowed)
 		return
 	}
 	buf := bufPool.Get().(*bytes.Buffer)

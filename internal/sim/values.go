@@ -108,15 +108,24 @@ func docText(k textKind, doc string, r *rng) string {
 
 // phrase returns up to n words of the document starting at a seeded word.
 func phrase(doc string, r *rng, n int) string {
-	words := strings.Fields(doc[wordStart(doc, r):])
-	if len(words) == 0 {
-		words = strings.Fields(doc)
+	var b strings.Builder
+	for _, from := range [2]int{wordStart(doc, r), 0} { // wrap to the start if the tail is blank
+		k := 0
+		for w := range strings.FieldsSeq(doc[from:]) {
+			if k == n {
+				break
+			}
+			if k > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(w)
+			k++
+		}
+		if k > 0 {
+			return strings.ToValidUTF8(b.String(), "")
+		}
 	}
-	if len(words) == 0 {
-		return "n/a"
-	}
-	words = words[:min(n, len(words))]
-	return strings.ToValidUTF8(strings.Join(words, " "), "")
+	return "n/a"
 }
 
 // wordStart picks a seeded offset and moves it to the start of a word.
@@ -133,7 +142,7 @@ func wordStart(doc string, r *rng) int {
 
 // asciiWord returns a seeded all-letters ASCII word of the document, or def.
 func asciiWord(doc string, r *rng, def string) string {
-	for _, w := range strings.Fields(doc[wordStart(doc, r):]) {
+	for w := range strings.FieldsSeq(doc[wordStart(doc, r):]) {
 		if len(w) >= 3 && isLetters(w) {
 			return w
 		}
@@ -143,14 +152,20 @@ func asciiWord(doc string, r *rng, def string) string {
 
 // capitalised returns one or two capitalised words of the document.
 func capitalised(doc string, r *rng) string {
-	words := strings.Fields(doc[wordStart(doc, r):])
-	for i, w := range words {
-		if len(w) >= 2 && w[0] >= 'A' && w[0] <= 'Z' && isLetters(w) {
-			if i+1 < len(words) && len(words[i+1]) >= 2 && words[i+1][0] >= 'A' && words[i+1][0] <= 'Z' && isLetters(words[i+1]) {
-				return w + " " + words[i+1]
-			}
-			return w
+	prev := ""
+	for w := range strings.FieldsSeq(doc[wordStart(doc, r):]) {
+		isCap := len(w) >= 2 && w[0] >= 'A' && w[0] <= 'Z' && isLetters(w)
+		switch {
+		case prev != "" && isCap:
+			return prev + " " + w
+		case prev != "":
+			return prev
+		case isCap:
+			prev = w
 		}
+	}
+	if prev != "" {
+		return prev
 	}
 	return "Jane Doe"
 }

@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/extractq/extractq/internal/audit"
@@ -47,14 +47,15 @@ func (w *Worker) handle(ctx context.Context, p Pool, msg jetstream.Msg) {
 	d.log = d.log.With("stream_seq", d.seq, "delivery", d.n)
 
 	env, err := jobs.DecodeEnvelope(msg.Data())
-	d.env = env
-	if env != nil {
-		d.log = d.log.With("job_id", env.JobID, "document_id", env.DocumentID, "run", env.Run)
-	}
 	if err != nil {
+		if env != nil && env.JobID != "" && env.DocumentID != "" {
+			d.env = env // readable enough to name the job in the audit
+		}
 		w.deadLetter(ctx, d, &Outcome{Outcome: retry.OutcomeFatal, Reason: err.Error()}, "decode")
 		return
 	}
+	d.env = env
+	d.log = d.log.With("job_id", env.JobID, "document_id", env.DocumentID, "run", env.Run)
 
 	stop := w.keepAlive(msg, d.log)
 	defer stop()
@@ -158,11 +159,12 @@ func (w *Worker) deadLetter(ctx context.Context, d *delivery, out *Outcome, sour
 	if d.env != nil {
 		dl.Job = *d.env
 	} else {
-		dl.Job = placeholderEnvelope(d.msg, d.seq, d.pool)
+		dl.Job = unreadableEnvelope(d.msg.Headers().Get(jetstream.MsgIDHeader), d.seq, d.pool)
 	}
 	if dl.Reason == "" {
 		dl.Reason = string(out.Outcome)
 	}
+	redactLetter(dl)
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditTimeout)
 	defer cancel()
 	seq, err := w.dlq.Publish(actx, dl)
@@ -186,14 +188,30 @@ func (w *Worker) deadLetter(ctx context.Context, d *delivery, out *Outcome, sour
 	d.log.Info("job dead-lettered", "outcome", out.Outcome, "reason", dl.Reason, "dlq_seq", seq, "attempts", len(out.Attempts))
 }
 
-// placeholderEnvelope stands for a job whose body cannot be read, so the
-// dead letter and audit row still name it.
-func placeholderEnvelope(msg jetstream.Msg, seq uint64, pool string) jobs.Envelope {
-	id := msg.Headers().Get(jetstream.MsgIDHeader)
-	if id == "" {
-		id = fmt.Sprintf("seq-%d", seq)
+// redactLetter removes anything that looks like a credential from the
+// diagnostics (providers redact already; this is defence in depth, as in
+// the audit). The job itself is left as submitted.
+func redactLetter(dl *jobs.DeadLetter) {
+	dl.Reason = audit.Redact(dl.Reason)
+	atts := make([]retry.Attempt, len(dl.Attempts))
+	for i, a := range dl.Attempts {
+		a.Raw, a.Error = audit.Redact(a.Raw), audit.Redact(a.Error)
+		if len(a.Value) > 0 {
+			a.Value = audit.RedactJSON(a.Value)
+		}
+		atts[i] = a
 	}
-	return jobs.Envelope{JobID: id, DocumentID: "unreadable:" + id, Pool: pool}
+	dl.Attempts = atts
+}
+
+// unreadableEnvelope stands for a job whose body cannot be read, so the
+// dead letter and the audit row still name it: by its message id, else by
+// its stream sequence.
+func unreadableEnvelope(msgID string, seq uint64, pool string) jobs.Envelope {
+	if msgID == "" {
+		msgID = fmt.Sprintf("seq-%d", seq)
+	}
+	return jobs.Envelope{JobID: msgID, DocumentID: "unreadable:" + msgID, Pool: pool}
 }
 
 func (w *Worker) record(d *delivery, out *Outcome, final bool) *audit.Record {
@@ -243,67 +261,63 @@ func (w *Worker) keepAlive(msg jetstream.Msg, log *slog.Logger) (stop func()) {
 }
 
 // onMaxDeliveries is the safety net: a job that exhausted its deliveries
-// without a worker settling it (the worker died on the last one) is moved
-// to the DLQ from the stream.
-func (w *Worker) onMaxDeliveries(ctx context.Context, m *nats.Msg) {
+// without a worker settling it (the worker died or stalled on the last one)
+// is moved from the stream to the DLQ. A nil error means the advisory is
+// settled (moved, or nothing left to move).
+func (w *Worker) onMaxDeliveries(ctx context.Context, data []byte) error {
 	var ev jobs.MaxDeliveriesEvent
-	if err := json.Unmarshal(m.Data, &ev); err != nil {
-		w.log.Warn("unreadable max-deliveries advisory", "err", err)
-		return
+	if err := json.Unmarshal(data, &ev); err != nil {
+		w.log.Warn("unreadable max-deliveries advisory dropped", "err", err)
+		return nil
+	}
+	if ev.Stream != jobs.JobsStream {
+		return nil
 	}
 	log := w.log.With("stream_seq", ev.StreamSeq, "consumer", ev.Consumer, "deliveries", ev.Deliveries)
-	if ev.Stream != jobs.JobsStream {
-		return
-	}
 	ctx, cancel := context.WithTimeout(ctx, auditTimeout)
 	defer cancel()
 	stream, err := w.js.Stream(ctx, jobs.JobsStream)
 	if err != nil {
-		log.Error("max deliveries: open stream", "err", err)
-		return
+		return fmt.Errorf("open stream %s: %w", jobs.JobsStream, err)
 	}
 	raw, err := stream.GetMsg(ctx, ev.StreamSeq)
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		// Settled meanwhile (a worker dead-lettered or acked it).
+		// Settled meanwhile: acked or terminated (a work queue removes it).
 		log.Debug("max deliveries: job already gone from the stream")
-		return
+		return nil
 	}
 	if err != nil {
-		log.Error("max deliveries: fetch job", "err", err)
-		return
+		return fmt.Errorf("fetch job %d: %w", ev.StreamSeq, err)
 	}
 	env, derr := jobs.DecodeEnvelope(raw.Data)
-	pool := jobs.PoolFor(raw.Subject[len(jobs.JobSubject("")):])
+	pool := jobs.PoolFor(strings.TrimPrefix(raw.Subject, jobs.JobSubject("")))
 	dl := &jobs.DeadLetter{
 		JobSeq: ev.StreamSeq, Deliveries: ev.Deliveries, Outcome: retry.OutcomeTransport,
 		Reason:   fmt.Sprintf("max deliveries (%d) reached without a final answer: the worker holding the last delivery died or stalled", ev.Deliveries),
 		WorkerID: w.id, Source: "advisory", FinishedAt: time.Now(),
 	}
-	if derr != nil {
-		dl.Outcome, dl.Reason = retry.OutcomeFatal, derr.Error()
-	}
-	if env != nil {
+	if derr == nil {
 		dl.Job = *env
 	} else {
-		dl.Job = jobs.Envelope{JobID: fmt.Sprintf("seq-%d", ev.StreamSeq), DocumentID: fmt.Sprintf("unreadable:seq-%d", ev.StreamSeq), Pool: pool}
+		dl.Outcome, dl.Reason = retry.OutcomeFatal, derr.Error()
+		dl.Job = unreadableEnvelope(raw.Header.Get(jetstream.MsgIDHeader), ev.StreamSeq, pool)
 	}
 	seq, err := w.dlq.Publish(ctx, dl)
 	if err != nil {
-		log.Error("max deliveries: publish dead letter", "err", err)
-		return
+		return err
 	}
 	d := &delivery{env: &dl.Job, seq: ev.StreamSeq, n: ev.Deliveries, pool: pool, started: dl.FinishedAt}
 	rec := w.record(d, &Outcome{Outcome: dl.Outcome, Reason: dl.Reason}, true)
 	rec.DeadLetter = &audit.DeadLetter{Stream: jobs.DLQStream, Seq: seq, Reason: dl.Reason}
 	if err := w.write(rec); err != nil {
-		log.Error("max deliveries: audit the dead letter (the DLQ holds it)", "err", err)
-		return
+		return fmt.Errorf("audit the dead letter of job %s: %w", dl.Job.JobID, err)
 	}
-	if err := stream.DeleteMsg(ctx, ev.StreamSeq); err != nil {
-		log.Warn("max deliveries: delete job from the stream", "err", err)
+	if err := jobs.DeleteJob(ctx, w.js, ev.StreamSeq); err != nil {
+		return err
 	}
 	w.counts.dead.Add(1)
 	log.Info("job dead-lettered after max deliveries", "job_id", dl.Job.JobID, "dlq_seq", seq)
+	return nil
 }
 
 func truncate(s string, n int) string {

@@ -22,7 +22,7 @@ func (w *Worker) Handler() http.Handler {
 			Connected bool   `json:"nats_connected"`
 			Counts
 		}{Worker: w.id, Connected: w.js.Conn().IsConnected(), Counts: w.Counts()}
-		body.Ready = w.ready.Load() && body.Connected
+		body.Ready = w.Ready() && body.Connected
 		rw.Header().Set("Content-Type", "application/json")
 		if !body.Ready {
 			rw.WriteHeader(http.StatusServiceUnavailable)

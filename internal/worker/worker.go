@@ -169,6 +169,10 @@ func New(js jetstream.JetStream, w audit.Writer, e Engine, opts ...Option) (*Wor
 // ID is the worker's id.
 func (w *Worker) ID() string { return w.id }
 
+// Ready reports whether the worker is pulling jobs: its streams and
+// consumers are in place and shutdown has not begun.
+func (w *Worker) Ready() bool { return w.ready.Load() }
+
 // Run serves the pools until ctx ends, then shuts down gracefully: it stops
 // pulling, lets in-flight jobs finish within the grace period, cancels and
 // naks (with a short delay) the rest, and returns nil. Flushing the audit
@@ -187,19 +191,21 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 		consumers[i] = c
 	}
-	sub, err := w.js.Conn().QueueSubscribe(jobs.MaxDeliveriesAdvisory, "extractq-advisory", func(m *nats.Msg) {
-		w.onMaxDeliveries(context.WithoutCancel(ctx), m)
-	})
+	advisories, err := jobs.EnsureAdvisoryConsumer(ctx, w.js)
 	if err != nil {
-		return fmt.Errorf("subscribe to %s: %w", jobs.MaxDeliveriesAdvisory, err)
+		return err
 	}
-	defer sub.Unsubscribe()
 
 	// Jobs run under their own context: shutdown stops the pulling at once
 	// but gives running jobs the grace period.
 	jobCtx, cancelJobs := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelJobs()
 	var pullers sync.WaitGroup
+	pullers.Add(1)
+	go func() {
+		defer pullers.Done()
+		w.watchAdvisories(ctx, advisories)
+	}()
 	for i, p := range w.pools {
 		for range p.Concurrency {
 			pullers.Add(1)
@@ -267,6 +273,30 @@ func (w *Worker) pull(ctx, jobCtx context.Context, p Pool, c jetstream.Consumer)
 			continue
 		}
 		failures = 0
+	}
+}
+
+// watchAdvisories moves the jobs named by max-deliveries advisories to the
+// DLQ until ctx ends.
+func (w *Worker) watchAdvisories(ctx context.Context, c jetstream.Consumer) {
+	failures := 0
+	for ctx.Err() == nil {
+		batch, err := c.Fetch(16, jetstream.FetchMaxWait(w.pullWait))
+		if err != nil {
+			failures++
+			w.log.Warn("pull advisories failed; retrying", "err", err, "consecutive", failures)
+			sleep(ctx, backoff(failures, 100*time.Millisecond, 5*time.Second))
+			continue
+		}
+		failures = 0
+		for m := range batch.Messages() {
+			if err := w.onMaxDeliveries(context.WithoutCancel(ctx), m.Data()); err != nil {
+				w.log.Error("max deliveries: job not moved yet; will retry", "err", err)
+				_ = m.NakWithDelay(5 * time.Second)
+				continue
+			}
+			_ = m.Ack()
+		}
 	}
 }
 

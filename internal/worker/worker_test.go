@@ -6,6 +6,8 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -34,6 +36,9 @@ type memAudit struct {
 }
 
 func (m *memAudit) Write(_ context.Context, rec *audit.Record) error {
+	if rec.JobID == "" || rec.DocumentID == "" { // as the real store refuses
+		return errors.New("record needs a JobID and a DocumentID")
+	}
 	if m.fail.Load() > 0 {
 		m.fail.Add(-1)
 		return errors.New("database down")
@@ -122,13 +127,8 @@ func start(t *testing.T, plan func(doc string, call int, ctx context.Context) *w
 	f.cancel, f.done = cancel, make(chan error, 1)
 	go func() { f.done <- f.w.Run(rctx) }()
 	t.Cleanup(func() { f.stop(t) })
-	waitFor(t, "worker ready", func() bool { return f.readyConsumer() })
+	waitFor(t, "worker ready", f.w.Ready)
 	return f
-}
-
-func (f *fixture) readyConsumer() bool {
-	_, err := f.js.Consumer(context.Background(), jobs.JobsStream, jobs.ConsumerName(pool))
-	return err == nil
 }
 
 func (f *fixture) stop(t *testing.T) {
@@ -364,24 +364,12 @@ func TestShutdown(t *testing.T) {
 }
 
 func TestMaxDeliveriesAdvisory(t *testing.T) {
-	// The worker serves another pool; the test plays a worker of pool
-	// "sim_test" that dies holding the job's only delivery.
+	// A worker of the pool takes the job's only delivery and dies; no
+	// worker runs when the advisory fires. The next worker to start moves
+	// the job to the DLQ.
 	f := start(t, func(string, int, context.Context) *worker.Outcome { return ok() }, fastSettings(1))
-	f.cancel() // stop pulling from sim_test; the advisory listener goes with it
-	<-f.done
-	f.cancel = nil
+	f.stop(t)
 	ctx := context.Background()
-	other, err := worker.New(f.js, f.audit, f.engine, worker.WithID("w-net"), worker.WithPools(worker.Pool{Name: "other", Concurrency: 1}),
-		worker.WithConsumerSettings(fastSettings(1)), worker.WithPullWait(200*time.Millisecond),
-		worker.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- other.Run(rctx) }()
-	defer func() { cancel(); <-done }()
-
 	f.submit(t, "orphan")
 	c, err := f.js.Consumer(ctx, jobs.JobsStream, jobs.ConsumerName(pool))
 	if err != nil {
@@ -391,14 +379,45 @@ func TestMaxDeliveriesAdvisory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	got := 0
 	for range b.Messages() { // taken and never acked: the holder "died"
+		got++
 	}
+	if got != 1 {
+		t.Fatalf("fetched %d jobs, want 1", got)
+	}
+	s, err := f.js.Stream(ctx, jobs.AdvisoryStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the advisory to be captured", func() bool {
+		info, err := s.Info(ctx)
+		return err == nil && info.State.Msgs == 1
+	})
+	if n := len(f.letters(t)); n != 0 {
+		t.Fatalf("%d dead letters before any worker ran", n)
+	}
+
+	next, err := worker.New(f.js, f.audit, f.engine, worker.WithID("w-next"), worker.WithPools(worker.Pool{Name: "other", Concurrency: 1}),
+		worker.WithConsumerSettings(fastSettings(1)), worker.WithPullWait(200*time.Millisecond),
+		worker.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- next.Run(rctx) }()
+	defer func() { cancel(); <-done }()
+
 	waitFor(t, "the advisory to dead-letter the job", func() bool { return len(f.letters(t)) == 1 })
 	l := f.letters(t)[0]
 	if l.Source != "advisory" || l.Job.DocumentID != "orphan" || !strings.Contains(l.Reason, "max deliveries") {
 		t.Errorf("letter = %+v", l.DeadLetter)
 	}
-	waitFor(t, "the job to leave the stream", func() bool { return f.streamMsgs(t, jobs.JobsStream) == 0 })
+	waitFor(t, "the job and the advisory to leave their streams", func() bool {
+		info, err := s.Info(ctx)
+		return f.streamMsgs(t, jobs.JobsStream) == 0 && err == nil && info.State.Msgs == 0
+	})
 	recs := f.audit.records("orphan")
 	if len(recs) != 1 || recs[0].DeadLetter == nil || recs[0].DeadLetter.Seq != l.Seq {
 		t.Errorf("audit records = %+v, want one dead letter at seq %d", recs, l.Seq)
@@ -414,5 +433,61 @@ func TestUnreadableJobIsDeadLettered(t *testing.T) {
 	letters := f.letters(t)
 	if len(letters) != 1 || letters[0].Source != "decode" || !strings.Contains(letters[0].Reason, "newer than this worker") {
 		t.Fatalf("letters = %+v", letters)
+	}
+	recs := f.audit.records(letters[0].Job.DocumentID)
+	if len(recs) != 1 || !strings.HasPrefix(recs[0].DocumentID, "unreadable:seq-") || recs[0].DeadLetter == nil {
+		t.Errorf("audit records = %+v, want one dead letter naming the unreadable job", recs)
+	}
+}
+
+func TestDeadLetterRedactsKeys(t *testing.T) {
+	const key = "sk-proj-THISisAfakeKEY1234567890"
+	f := start(t, func(string, int, context.Context) *worker.Outcome {
+		return &worker.Outcome{Outcome: retry.OutcomeFatal, Reason: "HTTP 401 for key " + key,
+			Attempts: []retry.Attempt{{N: 1, Raw: `{"error":"bad key ` + key + `"}`, Error: "auth: Authorization: Bearer " + key[3:], Class: "auth"}}}
+	}, fastSettings(3))
+	f.submit(t, "doc")
+	waitFor(t, "the dead letter", func() bool { return len(f.letters(t)) == 1 })
+	s, err := f.js.Stream(context.Background(), jobs.DLQStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := s.GetMsg(context.Background(), f.letters(t)[0].Seq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(m.Data), "THISisAfakeKEY") {
+		t.Errorf("the dead letter carries the API key: %s", m.Data)
+	}
+	if !strings.Contains(string(m.Data), "REDACTED") {
+		t.Errorf("nothing was redacted: %s", m.Data)
+	}
+}
+
+func TestHealthEndpoints(t *testing.T) {
+	f := start(t, func(string, int, context.Context) *worker.Outcome { return ok() }, fastSettings(3))
+	srv := httptest.NewServer(f.w.Handler())
+	defer srv.Close()
+	status := func(path string) int {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	tests := []struct {
+		name          string
+		before        func()
+		health, ready int
+	}{
+		{"running", func() {}, 200, 200},
+		{"stopped", func() { f.stop(t) }, 200, 503},
+	}
+	for _, tc := range tests {
+		tc.before()
+		if h, r := status("/healthz"), status("/readyz"); h != tc.health || r != tc.ready {
+			t.Errorf("%s: /healthz %d /readyz %d, want %d %d", tc.name, h, r, tc.health, tc.ready)
+		}
 	}
 }

@@ -33,7 +33,7 @@ type Doc struct {
 }
 
 // ErrBadInput is matched by the reasons input documents are rejected.
-var ErrBadInput = errors.New("rejected")
+var ErrBadInput = errors.New("bad input")
 
 func reject(format string, a ...any) error {
 	return fmt.Errorf("%w: %s", ErrBadInput, fmt.Sprintf(format, a...))

@@ -1,0 +1,279 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/spf13/cobra"
+
+	"github.com/extractq/extractq/internal/devmode"
+	"github.com/extractq/extractq/internal/jobs"
+	"github.com/extractq/extractq/internal/jobs/submit"
+)
+
+// openJetStream connects to EXTRACTQ_NATS_URL, else a running `extractq
+// dev`'s server, else the default. Failing to connect is a configuration
+// problem: exit 2.
+func openJetStream() (*nats.Conn, jetstream.JetStream, error) {
+	url := devmode.NATSURL()
+	nc, err := nats.Connect(url, nats.Name("extractq"))
+	if err != nil {
+		return nil, nil, usageErr(fmt.Errorf("connect to NATS at %s: %w (set EXTRACTQ_NATS_URL)", url, err))
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, nil, usageErr(err)
+	}
+	return nc, js, nil
+}
+
+func newDLQCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "dlq",
+		Short: "Browse and resubmit dead letters (jobs that could not succeed)",
+		Long: "The fleet moves a job that cannot succeed to the EXTRACTQ_DLQ stream with full diagnostics:\n" +
+			"every attempt with its raw answer, repairs, violations, error class, latency and tokens.\n\n" +
+			"Example:\n  extractq dlq list --run march\n  extractq dlq show 42\n  extractq dlq resubmit --run march --dry-run",
+	}
+	cmd.AddCommand(newDLQListCmd(), newDLQShowCmd(), newDLQResubmitCmd())
+	return cmd
+}
+
+func newDLQListCmd() *cobra.Command {
+	var (
+		f      jobs.ListFilter
+		limit  int
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List dead letters, oldest first",
+		Long:  "List the dead letters on EXTRACTQ_DLQ: sequence, time, run, document, schema, outcome, attempts, reason.\n\nExample:\n  extractq dlq list --run march --limit 20\n  extractq dlq list --json | jq .reason",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			nc, js, err := openJetStream()
+			if err != nil {
+				return err
+			}
+			defer nc.Close()
+			out := cmd.OutOrStdout()
+			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+			enc := json.NewEncoder(out)
+			if !asJSON {
+				fmt.Fprintln(tw, "SEQ\tTIME\tRUN\tDOCUMENT\tSCHEMA\tOUTCOME\tATTEMPTS\tREASON")
+			}
+			n := 0
+			errStop := errors.New("limit reached")
+			err = jobs.NewDLQ(js).List(cmd.Context(), f, func(l *jobs.Letter) error {
+				if limit > 0 && n >= limit {
+					return errStop
+				}
+				n++
+				if asJSON {
+					return enc.Encode(letterSummary(l))
+				}
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s v%d\t%s\t%d\t%s\n", l.Seq, l.Time.Local().Format(time.DateTime), l.Job.Run,
+					l.Job.DocumentID, l.Job.Schema.Name, l.Job.Schema.Version, l.Outcome, len(l.Attempts), oneLine(l.Reason, 80))
+				return nil
+			})
+			if err != nil && !errors.Is(err, errStop) {
+				return failErr(err)
+			}
+			if !asJSON {
+				tw.Flush()
+				fmt.Fprintf(out, "%d dead letters\n", n)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&f.Run, "run", "", "only this run")
+	cmd.Flags().StringVar(&f.Pool, "pool", "", "only this pool")
+	cmd.Flags().IntVar(&limit, "limit", 0, "show at most this many (0: all)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "one JSON object per line")
+	return cmd
+}
+
+// letterSummary is a dead letter without its attempts' bodies, for lists.
+func letterSummary(l *jobs.Letter) any {
+	return struct {
+		Seq        uint64    `json:"seq"`
+		Time       time.Time `json:"time"`
+		JobID      string    `json:"job_id"`
+		Run        string    `json:"run"`
+		DocumentID string    `json:"document_id"`
+		Schema     string    `json:"schema"`
+		Version    int       `json:"schema_version"`
+		Provider   string    `json:"provider"`
+		Outcome    string    `json:"outcome"`
+		Attempts   int       `json:"attempts"`
+		Deliveries int       `json:"deliveries"`
+		Reason     string    `json:"reason"`
+	}{l.Seq, l.Time, l.Job.JobID, l.Job.Run, l.Job.DocumentID, l.Job.Schema.Name, l.Job.Schema.Version, l.Job.Provider,
+		string(l.Outcome), len(l.Attempts), l.Deliveries, l.Reason}
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		return s[:n-1] + "…"
+	}
+	return s
+}
+
+func newDLQShowCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "show SEQ",
+		Short: "Show one dead letter with every attempt",
+		Long:  "Show the dead letter at stream sequence SEQ: the job, the final reason, and every attempt with its raw\nanswer, repairs, violations, error class, latency and tokens.\n\nExample:\n  extractq dlq show 42\n  extractq dlq show 42 --json",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			seq, err := strconv.ParseUint(args[0], 10, 64)
+			if err != nil {
+				return usageErr(fmt.Errorf("SEQ %q: want the dead letter's sequence number from `extractq dlq list`", args[0]))
+			}
+			nc, js, err := openJetStream()
+			if err != nil {
+				return err
+			}
+			defer nc.Close()
+			l, err := jobs.NewDLQ(js).Get(cmd.Context(), seq)
+			if err != nil {
+				return failErr(err)
+			}
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(l)
+			}
+			printLetter(cmd.OutOrStdout(), l)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the whole dead letter as JSON")
+	return cmd
+}
+
+func printLetter(w io.Writer, l *jobs.Letter) {
+	j := l.Job
+	fmt.Fprintf(w, "dead letter %d (%s)\n", l.Seq, l.Time.Local().Format(time.DateTime))
+	fmt.Fprintf(w, "  job        %s (stream seq %d, %d deliveries)\n", j.JobID, l.JobSeq, l.Deliveries)
+	fmt.Fprintf(w, "  document   %s  sha256:%s\n", j.DocumentID, j.DocumentHash)
+	fmt.Fprintf(w, "  run        %s\n", j.Run)
+	fmt.Fprintf(w, "  schema     %s v%d (%s)\n", j.Schema.Name, j.Schema.Version, j.Schema.Fingerprint)
+	fmt.Fprintf(w, "  provider   %s (pool %s)\n", j.Provider, j.Pool)
+	fmt.Fprintf(w, "  worker     %s (%s)\n", l.WorkerID, l.Source)
+	fmt.Fprintf(w, "  outcome    %s\n", l.Outcome)
+	fmt.Fprintf(w, "  reason     %s\n", l.Reason)
+	fmt.Fprintf(w, "  tokens     %d prompt + %d completion\n", l.Usage.PromptTokens, l.Usage.CompletionTokens)
+	for _, a := range l.Attempts {
+		fmt.Fprintf(w, "\nattempt %d  %s %s  %s  %d+%d tokens  finish %s", a.N, a.Provider, a.Mode, a.Latency.Round(time.Millisecond),
+			a.Usage.PromptTokens, a.Usage.CompletionTokens, a.FinishReason)
+		if a.Class != "" {
+			fmt.Fprintf(w, "  class %s", a.Class)
+		}
+		if a.TransportRetries > 0 {
+			fmt.Fprintf(w, "  transport retries %d", a.TransportRetries)
+		}
+		fmt.Fprintln(w)
+		if a.Error != "" {
+			fmt.Fprintf(w, "  error: %s\n", a.Error)
+		}
+		if a.Raw != "" {
+			fmt.Fprintf(w, "  raw: %s\n", oneLine(a.Raw, 400))
+		}
+		for _, r := range a.Repairs {
+			fmt.Fprintf(w, "  repair %s at %s: %s\n", r.Kind, r.Where, r.Detail)
+		}
+		for _, v := range a.Violations {
+			fmt.Fprintf(w, "  violation %s (%s): %s\n", orRoot(v.Pointer), v.Keyword, v.Message)
+		}
+	}
+}
+
+func orRoot(p string) string {
+	if p == "" {
+		return "/"
+	}
+	return p
+}
+
+func newDLQResubmitCmd() *cobra.Command {
+	var (
+		req    submit.ResubmitRequest
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "resubmit [SEQ...]",
+		Short: "Queue dead letters again and remove them from the DLQ",
+		Long: "Republish the given dead letters (or all, or those of --run) as jobs, optionally under a newer schema\n" +
+			"version (--schema NAME --to-version V) or another provider, and delete each from EXTRACTQ_DLQ once it is\n" +
+			"queued. Running it twice queues nothing twice. Same as `submit resubmit --from-dlq`.\n\n" +
+			"Example:\n  extractq dlq resubmit 42 43\n  extractq dlq resubmit --run march --schema invoice --to-version 2 --dry-run",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			req.FromDLQ = true
+			for _, a := range args {
+				seq, err := strconv.ParseUint(a, 10, 64)
+				if err != nil {
+					return usageErr(fmt.Errorf("SEQ %q: want a dead letter's sequence number from `extractq dlq list`", a))
+				}
+				req.Seqs = append(req.Seqs, seq)
+			}
+			if req.ToVersion > 0 && req.Schema == "" {
+				return usageErr(errors.New("--to-version needs --schema NAME"))
+			}
+			ctx := cmd.Context()
+			nc, js, err := openJetStream()
+			if err != nil {
+				return err
+			}
+			defer nc.Close()
+			store, err := openAuditStore(ctx)
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			sum, err := submit.New(js, store).Resubmit(ctx, store, req)
+			printDLQResubmit(cmd.OutOrStdout(), sum, asJSON)
+			if err != nil {
+				return failErr(err)
+			}
+			if len(sum.Rejected) > 0 {
+				return failErr(fmt.Errorf("%d dead letters could not be resubmitted", len(sum.Rejected)))
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&req.Run, "run", "", "only dead letters of this run")
+	f.StringVar(&req.Schema, "schema", "", "only dead letters of this schema")
+	f.IntVar(&req.ToVersion, "to-version", 0, "extract them with this version of --schema")
+	f.StringVar(&req.Provider, "provider", "", "extract them with this provider instead of their own")
+	f.BoolVar(&req.DryRun, "dry-run", false, "only count")
+	f.BoolVar(&asJSON, "json", false, "print the summary as JSON")
+	return cmd
+}
+
+func printDLQResubmit(w io.Writer, sum submit.ResubmitSummary, asJSON bool) {
+	if asJSON {
+		_ = json.NewEncoder(w).Encode(sum)
+		return
+	}
+	for _, r := range sum.Rejected {
+		fmt.Fprintf(w, "not resubmitted %s (%s): %s\n", r.ID, r.Source, r.Reason)
+	}
+	if sum.DryRun {
+		fmt.Fprintf(w, "dry run: %d dead letters would be queued again\n", sum.Selected)
+		return
+	}
+	fmt.Fprintf(w, "selected %d, queued %d, duplicates skipped %d, removed from the DLQ %d\n", sum.Selected, sum.Queued, sum.Duplicates, sum.Removed)
+}

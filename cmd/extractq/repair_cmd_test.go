@@ -1,0 +1,84 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runRepairCmd runs `extractq repair args...` with stdin and returns stdout,
+// stderr and the exit code run() would return.
+func runRepairCmd(t *testing.T, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	root := newRootCmd()
+	var out, errOut bytes.Buffer
+	root.SetArgs(append([]string{"repair"}, args...))
+	root.SetIn(strings.NewReader(stdin))
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	err := root.Execute()
+	code := 0
+	if err != nil {
+		code = 2
+		var ee *exitError
+		if errors.As(err, &ee) {
+			code = ee.code
+		}
+		errOut.WriteString(err.Error())
+	}
+	return out.String(), errOut.String(), code
+}
+
+func TestRepairCmd(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "answer.txt")
+	if err := os.WriteFile(file, []byte("Sure:\n```json\n{\"a\": [1, 2,],}\n```"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	messy := "Here you go: {'name': 'Ada', 'ok': True,} and also {\"b\": 2}"
+	tests := []struct {
+		name       string
+		stdin      string
+		args       []string
+		wantOut    string
+		wantErr    []string // substrings of stderr
+		wantCode   int
+		wantNoErrs bool
+	}{
+		{"stdin compact with repairs", messy, nil, `{"name":"Ada","ok":true}` + "\n",
+			[]string{"repair single_quotes @14", "repair python_literal @35", "repair trailing_comma @39"}, 0, false},
+		{"dash is stdin", `{"a": 1}`, []string{"-"}, `{"a":1}` + "\n", nil, 0, true},
+		{"file", "", []string{file}, `{"a":[1,2]}` + "\n", []string{"trailing_comma"}, 0, false},
+		{"pretty", `{"a": [1]}`, []string{"--pretty"}, "{\n  \"a\": [\n    1\n  ]\n}\n", nil, 0, true},
+		{"all", messy, []string{"--all"}, `{"name":"Ada","ok":true}` + "\n" + `{"b":2}` + "\n", []string{"candidate 1 (bytes 13-41): repair single_quotes"}, 0, false},
+		{"policy off skips repaired", messy, []string{"--policy", "off"}, `{"b":2}` + "\n", nil, 0, true},
+		{"nothing found", "no JSON here", nil, "", []string{"no usable JSON found in stdin"}, 1, false},
+		{"nothing valid under off", "{'a': 1}", []string{"--policy=off"}, "", []string{"none is strictly valid"}, 1, false},
+		{"missing file", "", []string{filepath.Join(dir, "nope.txt")}, "", []string{"nope.txt", "pass a readable file"}, 2, false},
+		{"bad policy", "{}", []string{"--policy", "lenient"}, "", []string{"unknown repair policy"}, 2, false},
+		{"pretty with all", "{}", []string{"--pretty", "--all"}, "", []string{"cannot be combined"}, 2, false},
+		{"two files", "", []string{file, file}, "", []string{"accepts at most 1 arg"}, 2, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errOut, code := runRepairCmd(t, tt.stdin, tt.args...)
+			if code != tt.wantCode {
+				t.Errorf("exit %d, want %d (stderr %q)", code, tt.wantCode, errOut)
+			}
+			if out != tt.wantOut {
+				t.Errorf("stdout %q, want %q", out, tt.wantOut)
+			}
+			for _, w := range tt.wantErr {
+				if !strings.Contains(errOut, w) {
+					t.Errorf("stderr %q lacks %q", errOut, w)
+				}
+			}
+			if tt.wantNoErrs && errOut != "" {
+				t.Errorf("stderr %q, want none", errOut)
+			}
+		})
+	}
+}

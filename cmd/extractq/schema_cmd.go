@@ -1,0 +1,242 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/extractq/extractq/schema"
+)
+
+// schemaFlags are the flags every schema-reading command shares.
+type schemaFlags struct {
+	refDirs []string
+	draft   string
+}
+
+func (f *schemaFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringArrayVar(&f.refDirs, "ref-dir", nil,
+		"resolve $refs starting with PREFIX from files in DIR (PREFIX=DIR, repeatable); the network is never used")
+	cmd.Flags().StringVar(&f.draft, "draft", "2020-12", "what a schema without $schema means: 7 or 2020-12")
+}
+
+// options turns the flags into schema options; errors are usage errors.
+func (f *schemaFlags) options() ([]schema.Option, error) {
+	d, err := schema.ParseDraft(f.draft)
+	if err != nil {
+		return nil, fmt.Errorf("--draft: %w", err)
+	}
+	opts := []schema.Option{schema.WithDraft(d)}
+	for _, rd := range f.refDirs {
+		prefix, dir, ok := strings.Cut(rd, "=")
+		if !ok || prefix == "" || dir == "" {
+			return nil, fmt.Errorf("--ref-dir %q: write it as PREFIX=DIR, e.g. --ref-dir https://example.com/schemas/=./schemas", rd)
+		}
+		opts = append(opts, schema.WithRefDir(prefix, dir))
+	}
+	return opts, nil
+}
+
+func newSchemaCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "schema",
+		Short: "Check, exemplify and convert schemas (JSON Schema or compact notation)",
+		Long: `schema works on schema files: JSON Schema (draft 7 or 2020-12), OpenAI's
+response_format wrapper, {name, schema, strict}, or extractq's compact notation,
+written as JSON or YAML.
+
+Examples:
+  extractq schema check book.yaml
+  extractq schema example book.yaml invoice.json
+  extractq schema convert --to openai book.yaml`,
+	}
+	cmd.AddCommand(newSchemaCheckCmd(), newSchemaExampleCmd(), newSchemaConvertCmd())
+	return cmd
+}
+
+func newSchemaCheckCmd() *cobra.Command {
+	var sf schemaFlags
+	cmd := &cobra.Command{
+		Use:   "check FILE...",
+		Short: "Compile schemas and print their normalised JSON Schema",
+		Long: `check compiles each FILE and prints its normalised JSON Schema (compact
+notation converted, wrappers removed) on stdout, and "FILE: ok (fingerprint)"
+on stderr. An invalid schema is reported on stderr with its location inside
+the file. Exit 1 if any file is invalid.
+
+Examples:
+  extractq schema check book.yaml
+  extractq schema check --ref-dir https://example.com/schemas/=./schemas order.json`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts, err := sf.options()
+			if err != nil {
+				return usageErr(err)
+			}
+			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
+			bad := 0
+			for _, file := range args {
+				s, err := schema.CompileFile(file, opts...)
+				if err != nil {
+					bad++
+					fmt.Fprintf(errOut, "%s\n", fileError(file, err))
+					continue
+				}
+				if len(args) > 1 {
+					fmt.Fprintf(out, "# %s\n", file)
+				}
+				if err := writeIndented(out, s.JSON()); err != nil {
+					return err
+				}
+				fmt.Fprintf(errOut, "%s: ok (%s)\n", file, s.Fingerprint())
+			}
+			if bad > 0 {
+				return failErr(fmt.Errorf("%d of %d schemas are invalid", bad, len(args)))
+			}
+			return nil
+		},
+	}
+	sf.register(cmd)
+	return cmd
+}
+
+func newSchemaExampleCmd() *cobra.Command {
+	var (
+		sf   schemaFlags
+		seed uint64
+	)
+	cmd := &cobra.Command{
+		Use:   "example FILE...",
+		Short: "Print a valid example instance of each schema",
+		Long: `example prints one JSON line per FILE: {"file":…,"example":…} with an instance
+that validates against the schema, or {"file":…,"error":…} saying why none
+can be built (an invalid schema, contradictory constraints). With --seed N > 0
+the values vary with N (the instance the simulator would answer).
+Exit 1 if any file has no example.
+
+Examples:
+  extractq schema example book.yaml
+  extractq schema example --seed 7 book.yaml`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts, err := sf.options()
+			if err != nil {
+				return usageErr(err)
+			}
+			bad := 0
+			for _, file := range args {
+				line := struct {
+					File    string          `json:"file"`
+					Example json.RawMessage `json:"example,omitempty"`
+					Error   string          `json:"error,omitempty"`
+				}{File: file}
+				s, err := schema.CompileFile(file, opts...)
+				if err == nil {
+					if seed > 0 {
+						line.Example, err = s.Instance(seed)
+					} else {
+						line.Example, err = s.Example()
+					}
+				}
+				if err != nil {
+					bad++
+					line.Example, line.Error = nil, fileError(file, err)
+				}
+				if err := writeJSONLine(cmd.OutOrStdout(), line); err != nil {
+					return err
+				}
+			}
+			if bad > 0 {
+				return failErr(nil)
+			}
+			return nil
+		},
+	}
+	sf.register(cmd)
+	cmd.Flags().Uint64Var(&seed, "seed", 0, "vary the values with this seed (0: the typical example)")
+	return cmd
+}
+
+func newSchemaConvertCmd() *cobra.Command {
+	var (
+		sf schemaFlags
+		to string
+	)
+	cmd := &cobra.Command{
+		Use:   "convert --to FORM FILE",
+		Short: "Print a schema in a provider's form",
+		Long: `convert prints the schema in FILE as an API family accepts it:
+  jsonschema  the normalised JSON Schema 2020-12 (compact notation converted)
+  openai      strict structured outputs: objects closed, all properties required,
+              optional ones nullable, unsupported keywords in descriptions,
+              OpenAI's documented size limits checked
+  anthropic   structured outputs: objects closed, unsupported limits described
+  gemini      responseSchema (OpenAPI 3.0 subset, upper-case types, nullable)
+  ollama      the "format" field: references inlined
+Exit 1 if the schema is invalid or cannot be expressed in that form.
+
+Examples:
+  extractq schema convert --to openai book.yaml
+  extractq schema convert --to gemini --ref-dir https://example.com/s/=./s order.json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts, err := sf.options()
+			if err != nil {
+				return usageErr(err)
+			}
+			form, err := schema.ParseForm(to)
+			if err != nil {
+				return usageErr(fmt.Errorf("--to: %w", err))
+			}
+			s, err := schema.CompileFile(args[0], opts...)
+			if err != nil {
+				return failErr(errors.New(fileError(args[0], err)))
+			}
+			out, err := s.ProviderForm(form)
+			if err != nil {
+				return failErr(fmt.Errorf("%s: %w", args[0], err))
+			}
+			return writeIndented(cmd.OutOrStdout(), out)
+		},
+	}
+	sf.register(cmd)
+	cmd.Flags().StringVar(&to, "to", "jsonschema", "target form: jsonschema, openai, anthropic, gemini or ollama")
+	return cmd
+}
+
+// fileError names the file once: schema errors from CompileFile already
+// start with it.
+func fileError(file string, err error) string {
+	msg := err.Error()
+	if strings.HasPrefix(msg, file+":") {
+		return msg
+	}
+	return file + ": " + msg
+}
+
+func writeIndented(w io.Writer, doc []byte) error {
+	var b bytes.Buffer
+	if err := json.Indent(&b, doc, "", "  "); err != nil {
+		return fmt.Errorf("indent output: %w", err)
+	}
+	b.WriteByte('\n')
+	if _, err := w.Write(b.Bytes()); err != nil {
+		return fmt.Errorf("write output: %w", err)
+	}
+	return nil
+}
+
+// writeJSONLine writes v as one line of JSON, without HTML escaping.
+func writeJSONLine(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("write output: %w", err)
+	}
+	return nil
+}

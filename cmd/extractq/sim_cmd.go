@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/goccy/go-yaml"
+	"github.com/spf13/cobra"
+
+	"github.com/extractq/extractq/internal/sim"
+)
+
+func newSimCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "sim",
+		Short: "Run the LLM simulator (OpenAI, Anthropic, Ollama and Gemini APIs)",
+		Long: `The simulator stands in for an LLM provider on machines with no model: it answers the
+OpenAI, Anthropic, Ollama and Gemini chat APIs with schema-valid JSON derived from the
+document, and misbehaves as its profile says (latency, rate limits, 5xx/529, timeouts,
+dropped connections, malformed output).
+
+Example:
+  extractq sim serve --profile sloppy --seed 7
+  extractq sim profiles`,
+	}
+	cmd.AddCommand(newSimServeCmd(), newSimProfilesCmd())
+	return cmd
+}
+
+func newSimServeCmd() *cobra.Command {
+	var (
+		addr    string
+		profile string
+		seed    uint64
+	)
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the simulated LLM APIs over HTTP until interrupted",
+		Long: `Serve the simulated APIs on a loopback address:
+  POST /v1/chat/completions                       OpenAI (and OpenAI-compatible)
+  POST /v1/messages                               Anthropic
+  POST /api/chat                                  Ollama
+  POST /v1beta/models/MODEL:generateContent       Gemini
+  GET  /stats, POST /stats/reset                  what the simulator did
+
+--profile names a built-in profile (see "extractq sim profiles") or a YAML/JSON file.
+Answers are reproducible for a given --seed.
+
+Example:
+  extractq sim serve --addr 127.0.0.1:8089 --profile flaky --seed 1
+  OPENAI_BASE_URL=http://127.0.0.1:8089/v1 extractq extract --provider openai:gpt-4o-mini ...`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, err := sim.LoadProfile(profile)
+			if err != nil {
+				return usageErr(fmt.Errorf("--profile: %w", err))
+			}
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return usageErr(fmt.Errorf("--addr %s: %w; choose a free address", addr, err))
+			}
+			s := sim.New(p, sim.WithSeed(seed))
+			defer s.Close()
+			srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			served := make(chan error, 1)
+			go func() { served <- srv.Serve(ln) }()
+			fmt.Fprintf(cmd.OutOrStdout(), "extractq sim: profile %q, seed %d, serving on http://%s (stats at /stats); Ctrl-C stops\n", p.Name, seed, ln.Addr())
+			select {
+			case err := <-served:
+				return failErr(fmt.Errorf("simulator stopped: %w", err))
+			case <-ctx.Done():
+			}
+			s.Close() // release requests held by latency or simulated timeouts
+			shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := srv.Shutdown(shutdown); err != nil {
+				return failErr(fmt.Errorf("simulator shutdown: %w", err))
+			}
+			if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+				return failErr(err)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8089", "address to listen on")
+	cmd.Flags().StringVar(&profile, "profile", "clean", "built-in profile name or a YAML/JSON profile file")
+	cmd.Flags().Uint64Var(&seed, "seed", 0, "seed for every random choice (same seed, same answers)")
+	return cmd
+}
+
+func newSimProfilesCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "profiles [NAME]",
+		Short: "List the built-in simulator profiles, or print one as YAML",
+		Long: `Without an argument, list the built-in profiles. With a name, print that profile as
+YAML: a starting point for a profile file of your own.
+
+Example:
+  extractq sim profiles
+  extractq sim profiles flaky > my-profile.yaml`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			out := cmd.OutOrStdout()
+			if len(args) == 1 {
+				p, err := sim.LoadProfile(args[0])
+				if err != nil {
+					return usageErr(err)
+				}
+				b, err := yaml.Marshal(p)
+				if err != nil {
+					return failErr(fmt.Errorf("render profile %s: %w", args[0], err))
+				}
+				_, err = out.Write(b)
+				return err
+			}
+			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+			for _, name := range sim.ProfileNames() {
+				p, err := sim.LoadProfile(name)
+				if err != nil {
+					return failErr(err)
+				}
+				fmt.Fprintf(tw, "%s\t%s\n", name, p.Description)
+			}
+			return tw.Flush()
+		},
+	}
+}

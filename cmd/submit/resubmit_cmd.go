@@ -1,0 +1,90 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/extractq/extractq/internal/jobs/submit"
+)
+
+func newResubmitCmd(c *conn) *cobra.Command {
+	var (
+		req    submit.ResubmitRequest
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "resubmit (--from-dlq [--run NAME] | --schema NAME --to-version V --provider P) [--dry-run]",
+		Short: "Queue dead letters, or documents extracted under an older schema version, again",
+		Long: `resubmit republishes the dead letters on EXTRACTQ_DLQ (--from-dlq, optionally of one run, optionally
+under a newer schema version with --schema NAME --to-version V) and deletes each from the DLQ once it is
+queued; or (without --from-dlq) it selects from the audit database the documents whose latest result was
+made under an older version of --schema and queues them with --to-version (--include-failed adds those that
+failed under any version). The documents come from the audit database: no original files are needed.
+Running it twice queues nothing twice. --dry-run only counts.
+
+Example:
+  submit resubmit --from-dlq --run march --dry-run
+  submit resubmit --schema invoice --to-version 3 --provider openai:gpt-4o-mini --include-failed`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !req.FromDLQ && (req.Schema == "" || req.ToVersion < 1) {
+				return usageErr(errors.New("give --from-dlq, or --schema NAME --to-version V --provider P"))
+			}
+			if !req.FromDLQ && req.Provider == "" {
+				return usageErr(errors.New("--provider is required with --schema/--to-version (which model extracts the documents again?)"))
+			}
+			if req.ToVersion > 0 && req.Schema == "" {
+				return usageErr(errors.New("--to-version needs --schema NAME"))
+			}
+			if !req.FromDLQ && req.Run == "" {
+				req.Run = fmt.Sprintf("resubmit-%s-v%d", req.Schema, req.ToVersion)
+			}
+			sess, err := c.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer sess.close()
+			sum, err := submit.New(sess.js, sess.store).Resubmit(cmd.Context(), sess.store, req)
+			printResubmit(cmd.OutOrStdout(), cmd.ErrOrStderr(), sum, asJSON)
+			if err != nil {
+				return failErr(err)
+			}
+			if len(sum.Rejected) > 0 {
+				return failErr(fmt.Errorf("%d documents could not be resubmitted", len(sum.Rejected)))
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&req.FromDLQ, "from-dlq", false, "republish the dead letters on EXTRACTQ_DLQ")
+	f.StringVar(&req.Run, "run", "", "only dead letters of this run (--from-dlq); the run name of resubmitted documents otherwise")
+	f.StringVar(&req.Schema, "schema", "", "schema name")
+	f.IntVar(&req.ToVersion, "to-version", 0, "schema version to extract with")
+	f.BoolVar(&req.IncludeFailed, "include-failed", false, "also documents that failed or were dead-lettered under any version (without --from-dlq)")
+	f.StringVar(&req.Provider, "provider", "", "provider and model (required without --from-dlq; overrides the dead letters' with it)")
+	f.BoolVar(&req.DryRun, "dry-run", false, "only count what would be queued")
+	f.BoolVar(&asJSON, "json", false, "print the summary as JSON")
+	return cmd
+}
+
+func printResubmit(out, errw io.Writer, sum submit.ResubmitSummary, asJSON bool) {
+	if asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(sum)
+		return
+	}
+	for _, r := range sum.Rejected {
+		fmt.Fprintf(errw, "not resubmitted %s: %s\n", r.ID, r.Reason)
+	}
+	if sum.DryRun {
+		fmt.Fprintf(out, "dry run: %d would be queued again\n", sum.Selected)
+		return
+	}
+	fmt.Fprintf(out, "selected %d, queued %d, duplicates skipped %d, removed from the DLQ %d, not resubmitted %d\n",
+		sum.Selected, sum.Queued, sum.Duplicates, sum.Removed, len(sum.Rejected))
+}

@@ -1,0 +1,226 @@
+// Command worker runs extractq's fleet workers: it pulls extraction jobs
+// from NATS JetStream within each provider pool's budget, runs the engine,
+// writes every attempt and result to the Postgres audit, and dead-letters
+// what cannot succeed.
+//
+//	worker migrate                       # create tables, streams and buckets
+//	worker run --pool openai:gpt-4o-mini=rpm:5000,tpm:2000000,concurrency:64
+//
+// Exit codes: 0 after a clean run or a graceful shutdown (SIGTERM/SIGINT),
+// 1 on a runtime failure, 2 on bad configuration.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/extractq/extractq/internal/audit"
+	"github.com/extractq/extractq/internal/ratelimit"
+	"github.com/extractq/extractq/internal/worker"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+// configError marks bad configuration (exit 2).
+type configError struct{ err error }
+
+func (e *configError) Error() string { return e.err.Error() }
+func (e *configError) Unwrap() error { return e.err }
+
+func run(args []string) int {
+	root := &cobra.Command{
+		Use:           "worker",
+		Short:         "Run extractq fleet workers",
+		Long:          "worker pulls extraction jobs from NATS JetStream within each provider pool's budget,\nruns the engine and records every attempt in the Postgres audit.\n\nExample:\n  worker migrate\n  worker run --pool openai:gpt-4o-mini=rpm:5000,tpm:2000000,concurrency:64",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &configError{err} })
+	root.AddCommand(newRunCmd(), newMigrateCmd())
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintln(os.Stderr, "worker:", err)
+	var ce *configError
+	if errors.As(err, &ce) || errors.Is(err, ratelimit.ErrInvalidConfig) {
+		return 2
+	}
+	return 1
+}
+
+// settings are the flags shared by run and migrate; a flag overrides the
+// environment, which overrides the config file.
+type settings struct {
+	configFile, natsURL, databaseURL, workerID, listen, logFormat, logLevel string
+	pools                                                                   []string
+	ackWait, grace                                                          time.Duration
+	maxDeliver                                                              int
+	backoff                                                                 string
+	migrate                                                                 bool
+}
+
+func (s *settings) register(cmd *cobra.Command, full bool) {
+	f := cmd.Flags()
+	f.StringVar(&s.configFile, "config", "", "YAML config file (env EXTRACTQ_CONFIG)")
+	f.StringVar(&s.natsURL, "nats-url", "", "NATS server (env EXTRACTQ_NATS_URL, default "+worker.DefaultNATSURL+")")
+	f.StringVar(&s.databaseURL, "database-url", "", "Postgres audit database (env EXTRACTQ_DATABASE_URL)")
+	f.StringVar(&s.logFormat, "log-format", "", "auto, json or text (env EXTRACTQ_LOG_FORMAT)")
+	f.StringVar(&s.logLevel, "log-level", "", "debug, info, warn or error (env EXTRACTQ_LOG_LEVEL)")
+	if !full {
+		return
+	}
+	f.StringVar(&s.workerID, "id", "", "worker id in logs, audit and dead letters (env EXTRACTQ_WORKER_ID, default host-pid)")
+	f.StringVar(&s.listen, "listen", "", "address of /healthz and /readyz, \"\" to disable (env EXTRACTQ_LISTEN, default :8080)")
+	f.StringArrayVar(&s.pools, "pool", nil, "pool to serve: family:model=rpm:N,tpm:N,concurrency:N (repeatable; env EXTRACTQ_POOLS, ';'-separated)")
+	f.DurationVar(&s.ackWait, "ack-wait", 0, "ack wait of the job consumers (env EXTRACTQ_ACK_WAIT, default 30s)")
+	f.IntVar(&s.maxDeliver, "max-deliver", 0, "deliveries of a job before it is dead-lettered (env EXTRACTQ_MAX_DELIVER, default 5)")
+	f.StringVar(&s.backoff, "backoff", "", "redelivery delays after a worker crash, e.g. 30s,1m,5m (env EXTRACTQ_BACKOFF)")
+	f.DurationVar(&s.grace, "grace", 0, "time in-flight jobs get to finish at shutdown (env EXTRACTQ_GRACE, default 30s)")
+	f.BoolVar(&s.migrate, "migrate", false, "apply audit migrations and create streams at start (env EXTRACTQ_MIGRATE)")
+}
+
+// load builds the configuration: defaults, file, environment, flags.
+func (s *settings) load(cmd *cobra.Command) (worker.Config, error) {
+	cfg := worker.DefaultConfig()
+	file := s.configFile
+	if file == "" {
+		file = os.Getenv("EXTRACTQ_CONFIG")
+	}
+	if file != "" {
+		if err := cfg.LoadConfigFile(file); err != nil {
+			return cfg, &configError{err}
+		}
+	}
+	if err := cfg.LoadEnv(os.Getenv); err != nil {
+		return cfg, &configError{err}
+	}
+	changed := cmd.Flags().Changed
+	set := func(name string, dst *string, v string) {
+		if changed(name) {
+			*dst = v
+		}
+	}
+	set("nats-url", &cfg.NATSURL, s.natsURL)
+	set("database-url", &cfg.DatabaseURL, s.databaseURL)
+	set("id", &cfg.WorkerID, s.workerID)
+	set("listen", &cfg.Listen, s.listen)
+	set("log-format", &cfg.LogFormat, s.logFormat)
+	set("log-level", &cfg.LogLevel, s.logLevel)
+	if changed("pool") {
+		specs, err := ratelimit.ParsePoolSpecs(s.pools)
+		if err != nil {
+			return cfg, &configError{fmt.Errorf("--pool: %w", err)}
+		}
+		cfg.Pools = specs
+	}
+	if changed("ack-wait") {
+		cfg.AckWait = s.ackWait
+	}
+	if changed("grace") {
+		cfg.Grace = s.grace
+	}
+	if changed("max-deliver") {
+		cfg.MaxDeliver = s.maxDeliver
+	}
+	if changed("backoff") {
+		b, err := worker.ParseBackOff(s.backoff)
+		if err != nil {
+			return cfg, &configError{fmt.Errorf("--backoff: %w", err)}
+		}
+		cfg.BackOff = b
+	}
+	if changed("migrate") {
+		cfg.Migrate = s.migrate
+	}
+	return cfg, nil
+}
+
+func newRunCmd() *cobra.Command {
+	var s settings
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Pull and run extraction jobs until SIGTERM/SIGINT",
+		Long: `run serves the given provider pools: for each, it pulls a job only when the pool's budget has a free
+slot, runs the engine, makes the attempts and the result durable in Postgres, then acks. Jobs that cannot
+succeed go to the EXTRACTQ_DLQ stream with full diagnostics. SIGTERM or SIGINT stops pulling, lets running
+jobs finish within --grace, hands the rest back, flushes the audit and exits 0.
+
+Example:
+  EXTRACTQ_NATS_URL=nats://127.0.0.1:4222 worker run --migrate \
+    --pool openai:gpt-4o-mini=rpm:5000,tpm:2000000,concurrency:64`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := s.load(cmd)
+			if err != nil {
+				return err
+			}
+			if err := cfg.Validate(); err != nil {
+				return &configError{err}
+			}
+			log, err := worker.NewLogger(os.Stderr, cfg.LogFormat, cfg.LogLevel)
+			if err != nil {
+				return &configError{err}
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
+			defer stop()
+			return worker.Serve(ctx, cfg, log, worker.NewEngine(nil))
+		},
+	}
+	s.register(cmd, true)
+	return cmd
+}
+
+func newMigrateCmd() *cobra.Command {
+	var s settings
+	cmd := &cobra.Command{
+		Use:   "migrate",
+		Short: "Apply audit migrations and create the JetStream streams and buckets",
+		Long: `migrate brings the Postgres audit schema up to date (under an advisory lock; forward-only) and creates
+or checks EXTRACTQ_JOBS, EXTRACTQ_DLQ, the EXTRACTQ_DOCS object store and the EXTRACTQ_SCHEMAS bucket.
+Running it again changes nothing.
+
+Example:
+  worker migrate --database-url postgres://postgres@127.0.0.1:5432/extractq --nats-url nats://127.0.0.1:4222`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := s.load(cmd)
+			if err != nil {
+				return err
+			}
+			log, err := worker.NewLogger(os.Stderr, cfg.LogFormat, cfg.LogLevel)
+			if err != nil {
+				return &configError{err}
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
+			defer cancel()
+			nc, js, err := worker.Connect(cfg.NATSURL, "extractq-worker-migrate", log)
+			if err != nil {
+				return err
+			}
+			defer nc.Close()
+			store, err := audit.Open(ctx, cfg.DatabaseURL)
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			if err := worker.Migrate(ctx, js, store); err != nil {
+				return err
+			}
+			log.Info("migrated: audit schema current, streams and buckets ready")
+			return nil
+		},
+	}
+	s.register(cmd, false)
+	return cmd
+}

@@ -1,0 +1,128 @@
+package audit
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/extractq/extractq/internal/retry"
+)
+
+// BenchmarkWriterVsRawCopy measures attempt rows per second written through
+// the group-commit writer (64 concurrent workers, records of 3 attempts plus
+// their job and result rows, redaction and JSON encoding included) next to
+// raw CopyFrom of the same attempt rows, pre-converted, into the same table
+// with the same number of connections, in the same run.
+//
+//	go test -run '^$' -bench WriterVsRawCopy -benchtime 3x ./internal/audit/
+//
+// BW sets the number of concurrent writers (default 64), BF the writer's
+// flushers (default 2), BRAW the raw COPY streams (default: as many as
+// flushers).
+func BenchmarkWriterVsRawCopy(b *testing.B) {
+	const records, attempts, batchRows = 20000, 3, 4000
+	flushers, streams := 2, 0
+	if v := os.Getenv("BF"); v != "" {
+		flushers, _ = strconv.Atoi(v)
+	}
+	if v := os.Getenv("BRAW"); v != "" {
+		streams, _ = strconv.Atoi(v)
+	}
+	if streams == 0 {
+		streams = flushers
+	}
+	workers := 64
+	if v := os.Getenv("BW"); v != "" {
+		workers, _ = strconv.Atoi(v)
+	}
+	ctx := context.Background()
+	s := newTestStore(b)
+	var copyTotal, writerTotal time.Duration
+	for iter := 0; b.Loop(); iter++ {
+		recs := make([]*Record, records)
+		var raw [][]any
+		for i := range recs {
+			recs[i] = testRecord(fmt.Sprintf("b%d-%d", iter, i), fmt.Sprintf("doc-%d", i), 1, attempts, retry.OutcomeOK)
+			p, err := toPending(recs[i], time.Now())
+			if err != nil {
+				b.Fatal(err)
+			}
+			raw = append(raw, p.attempts...)
+		}
+		truncate := func() {
+			if _, err := s.pool.Exec(ctx, "TRUNCATE attempts, jobs, results"); err != nil {
+				b.Fatal(err)
+			}
+		}
+		truncate()
+
+		// Raw COPY: batches of batchRows over `streams` connections.
+		start := time.Now()
+		chunks := make(chan [][]any)
+		var wg sync.WaitGroup
+		for range streams {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for c := range chunks {
+					if _, err := s.pool.CopyFrom(ctx, pgx.Identifier{"attempts"}, attemptsTable.columns, pgx.CopyFromRows(c)); err != nil {
+						b.Error(err)
+					}
+				}
+			}()
+		}
+		for i := 0; i < len(raw); i += batchRows {
+			chunks <- raw[i:min(i+batchRows, len(raw))]
+		}
+		close(chunks)
+		wg.Wait()
+		copyTotal += time.Since(start)
+		truncate()
+
+		// The writer, fed by concurrent workers.
+		w, err := s.NewWriter(ctx, WithFlushers(flushers), WithMaxBatchRows(batchRows))
+		if err != nil {
+			b.Fatal(err)
+		}
+		start = time.Now()
+		next := make(chan *Record)
+		for range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for rec := range next {
+					if err := w.Write(ctx, rec); err != nil {
+						b.Error(err)
+					}
+				}
+			}()
+		}
+		for _, r := range recs {
+			next <- r
+		}
+		close(next)
+		wg.Wait()
+		writerTotal += time.Since(start)
+		st := w.Stats()
+		if err := w.Close(ctx); err != nil {
+			b.Fatal(err)
+		}
+		if st.AttemptRows != records*attempts {
+			b.Fatalf("writer wrote %d attempt rows, want %d", st.AttemptRows, records*attempts)
+		}
+		b.Logf("iteration %d: writer %d batches, mean flush %v, max flush %v", iter, st.Batches, st.FlushTime/time.Duration(st.Batches), st.MaxFlush)
+	}
+	rows := float64(records * attempts * b.N)
+	copyRate, writerRate := rows/copyTotal.Seconds(), rows/writerTotal.Seconds()
+	b.ReportMetric(copyRate, "copy_rows/s")
+	b.ReportMetric(writerRate, "writer_rows/s")
+	b.ReportMetric(writerRate/copyRate, "writer/copy")
+	// The writer also writes a job and a result row per record.
+	b.ReportMetric(float64((attempts+2)*records*b.N)/writerTotal.Seconds(), "writer_all_rows/s")
+}

@@ -1,0 +1,391 @@
+// Package stack assembles `extractq dev`: one process holding an embedded
+// NATS JetStream server, a worker with its pools, optionally the LLM
+// simulator, the Postgres audit (database created and migrated as needed)
+// and one HTTP listener for /metrics, /healthz, /readyz and the simulator.
+// While it runs it publishes its endpoints for devmode.Discover.
+package stack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/extractq/extractq/internal/audit"
+	"github.com/extractq/extractq/internal/devmode"
+	"github.com/extractq/extractq/internal/jobs"
+	"github.com/extractq/extractq/internal/metrics"
+	"github.com/extractq/extractq/internal/providers"
+	"github.com/extractq/extractq/internal/ratelimit"
+	"github.com/extractq/extractq/internal/sim"
+	"github.com/extractq/extractq/internal/worker"
+)
+
+// ErrInvalidConfig is matched by errors that mean the configuration, not
+// the machine, is wrong (a CLI maps it to a usage error).
+var ErrInvalidConfig = errors.New("invalid dev-mode configuration")
+
+// Defaults of Config.
+const (
+	// DefaultNATSAddr is not NATS's usual 4222, so that dev mode runs
+	// beside a NATS server already on the machine.
+	DefaultNATSAddr = "127.0.0.1:4223"
+	DefaultHTTPAddr = "127.0.0.1:9464"
+	// DefaultPool is served when neither a simulator nor a pool is named.
+	DefaultPool  = "openai:gpt-4o-mini"
+	DefaultGrace = 10 * time.Second
+	// SimPath is where the simulator's APIs and /stats are served on the
+	// HTTP listener.
+	SimPath = "/sim"
+)
+
+// Config is what a dev-mode process runs. Zero fields take the defaults
+// above; DataDir defaults to devmode.DefaultDir and DatabaseURL to
+// devmode.DefaultDatabaseURL.
+type Config struct {
+	DataDir     string // JetStream storage and the discovery file; created if missing
+	NATSAddr    string // host:port of the embedded NATS server; port 0 picks a free one
+	HTTPAddr    string // host:port of /metrics, /healthz, /readyz and the simulator; port 0 picks a free one
+	DatabaseURL string
+	// SimProfile runs the in-process simulator with this built-in profile
+	// or profile file, and serves the pool "sim:SimProfile".
+	SimProfile string
+	SimSeed    uint64
+	// Pools are served in addition to the simulator's pool; with neither,
+	// the worker serves DefaultPool.
+	Pools []ratelimit.PoolSpec
+	Grace time.Duration // in-flight jobs' time to finish at shutdown
+	Log   *slog.Logger
+}
+
+func (c *Config) defaults() {
+	if c.DataDir == "" {
+		c.DataDir = devmode.DefaultDir
+	}
+	if c.NATSAddr == "" {
+		c.NATSAddr = DefaultNATSAddr
+	}
+	if c.HTTPAddr == "" {
+		c.HTTPAddr = DefaultHTTPAddr
+	}
+	if c.DatabaseURL == "" {
+		c.DatabaseURL = devmode.DefaultDatabaseURL
+	}
+	if c.Grace == 0 {
+		c.Grace = DefaultGrace
+	}
+	if c.Log == nil {
+		c.Log = slog.Default()
+	}
+}
+
+// pools returns the pool specs to serve: the simulator's, then the
+// configured ones, or DefaultPool when there are none.
+func (c *Config) pools() ([]ratelimit.PoolSpec, error) {
+	var specs []ratelimit.PoolSpec
+	if c.SimProfile != "" {
+		specs = append(specs, ratelimit.PoolSpec{
+			Name: "sim:" + c.SimProfile, Provider: "sim", Model: c.SimProfile,
+			Limits: ratelimit.Limits{Concurrency: ratelimit.DefaultConcurrency},
+		})
+	}
+	for _, p := range c.Pools {
+		if c.SimProfile != "" && jobs.PoolFor(p.Name) == jobs.PoolFor(specs[0].Name) {
+			specs[0] = p // an explicit --pool sets the simulator pool's limits
+			continue
+		}
+		specs = append(specs, p)
+	}
+	if len(specs) == 0 {
+		p, err := ratelimit.ParsePoolSpec(DefaultPool)
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs, p)
+	}
+	if err := ratelimit.Validate(specs); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
+	return specs, nil
+}
+
+// Stack is a running dev mode. Create it with Start; Wait returns after it
+// has shut down.
+type Stack struct {
+	cfg       Config
+	log       *slog.Logger
+	endpoints devmode.Endpoints
+	pools     []ratelimit.PoolSpec
+
+	ns      *server.Server
+	nc      *nats.Conn
+	js      jetstream.JetStream
+	store   *audit.Store
+	writer  *audit.GroupWriter
+	sim     *sim.Server
+	metrics *metrics.Metrics
+	worker  *worker.Worker
+	members *ratelimit.Membership
+	http    *http.Server
+
+	served chan struct{} // closed when the HTTP server has stopped
+	ran    chan error    // the worker's Run result
+}
+
+// Start brings dev mode up: NATS, the audit database (created if missing,
+// migrated), streams, the simulator, the worker and the HTTP endpoints,
+// then publishes the endpoints in the data folder. The worker runs until
+// ctx ends; then call Wait. On error everything started is stopped again.
+func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
+	cfg.defaults()
+	s := &Stack{cfg: cfg, log: cfg.Log, served: make(chan struct{}), ran: make(chan error, 1)}
+	if s.pools, err = cfg.pools(); err != nil {
+		return nil, err
+	}
+	var profile sim.Profile
+	if cfg.SimProfile != "" {
+		if profile, err = sim.LoadProfile(cfg.SimProfile); err != nil {
+			return nil, fmt.Errorf("%w: --sim: %w", ErrInvalidConfig, err)
+		}
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("data folder %s: %w (choose another with --data)", cfg.DataDir, err)
+	}
+	if other, ok := devmode.Discover(cfg.DataDir); ok {
+		return nil, fmt.Errorf("another extractq dev (pid %d) is running with data folder %s: stop it, or pass a different --data", other.PID, cfg.DataDir)
+	}
+	httpLn, err := listen(cfg.HTTPAddr, "--http")
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			httpLn.Close()
+			s.stop()
+		}
+	}()
+
+	if err := s.startNATS(); err != nil {
+		return nil, err
+	}
+	if s.nc, s.js, err = worker.Connect(s.ns.ClientURL(), "extractq-dev", s.log); err != nil {
+		return nil, err
+	}
+	if s.store, err = openStore(ctx, cfg.DatabaseURL, s.log); err != nil {
+		return nil, err
+	}
+	if err := worker.Migrate(ctx, s.js, s.store); err != nil {
+		return nil, err
+	}
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	s.metrics = metrics.New(reg)
+	if s.writer, err = s.store.NewWriter(ctx, audit.WithFlushObserver(func(f audit.FlushInfo) {
+		s.metrics.ObserveFlush(f.Rows, f.Duration, f.Err)
+	})); err != nil {
+		return nil, err
+	}
+
+	if cfg.SimProfile != "" {
+		s.sim = sim.New(profile, sim.WithSeed(cfg.SimSeed))
+	}
+	rpools := make([]*ratelimit.Pool, len(s.pools))
+	wpools := make([]worker.Pool, len(s.pools))
+	for i, spec := range s.pools {
+		rpools[i] = ratelimit.NewPool(spec.Name, spec.Limits, ratelimit.WithLogger(s.log))
+		wpools[i] = worker.Pool{Name: jobs.PoolFor(spec.Name), Concurrency: spec.Limits.Concurrency, Budget: rpools[i]}
+	}
+	if s.worker, err = worker.New(s.js, &ObservedWriter{Writer: s.writer, Metrics: s.metrics}, worker.NewEngine(nil),
+		worker.WithID(fmt.Sprintf("dev-%d", os.Getpid())),
+		worker.WithPools(wpools...),
+		worker.WithGrace(cfg.Grace),
+		worker.WithLogger(s.log),
+		worker.WithProviders(s.newProvider),
+	); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
+	if s.members, err = ratelimit.StartMembership(ctx, s.js, s.worker.ID(), rpools, ratelimit.WithMembershipLogger(s.log)); err != nil {
+		return nil, err
+	}
+
+	base := "http://" + httpLn.Addr().String()
+	s.endpoints = devmode.Endpoints{
+		NATSURL: s.ns.ClientURL(), DatabaseURL: cfg.DatabaseURL, MetricsURL: base + "/metrics", PID: os.Getpid(),
+	}
+	if s.sim != nil {
+		s.endpoints.SimURL = base + SimPath
+	}
+	if err := devmode.Publish(cfg.DataDir, s.endpoints); err != nil {
+		return nil, err
+	}
+
+	// Nothing fails from here on: the goroutines below are joined by Wait.
+	smp := &sampler{m: s.metrics, js: s.js, pools: rpools, names: wpools}
+	s.http = &http.Server{Handler: s.handler(reg, smp), ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		defer close(s.served)
+		if err := s.http.Serve(httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("dev HTTP endpoints stopped", "err", err)
+		}
+	}()
+	go func() { s.ran <- s.worker.Run(ctx) }()
+	return s, nil
+}
+
+// Endpoints are what this dev mode serves (also in its discovery file).
+func (s *Stack) Endpoints() devmode.Endpoints { return s.endpoints }
+
+// Pools are the pool specs the worker serves.
+func (s *Stack) Pools() []ratelimit.PoolSpec { return s.pools }
+
+// Wait blocks until the worker has stopped (its context ended), then shuts
+// the rest down in order: HTTP, fleet membership, audit flush, simulator,
+// NATS, discovery file. It returns the worker's error and any shutdown
+// error.
+func (s *Stack) Wait() error {
+	err := <-s.ran
+	return errors.Join(err, s.stop())
+}
+
+// stop releases whatever has been started, in reverse order of start.
+func (s *Stack) stop() error {
+	var errs []error
+	if s.http != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = s.http.Shutdown(ctx)
+		cancel()
+		<-s.served
+	}
+	if s.members != nil {
+		s.members.Stop()
+	}
+	if s.writer != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		if err := s.writer.Close(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("audit flush at shutdown: %w", err))
+		}
+		cancel()
+	}
+	if s.store != nil {
+		s.store.Close()
+	}
+	if s.sim != nil {
+		s.sim.Close()
+	}
+	if s.nc != nil {
+		s.nc.Close()
+	}
+	if s.ns != nil {
+		s.ns.Shutdown()
+		s.ns.WaitForShutdown()
+	}
+	if s.endpoints.PID != 0 {
+		if err := devmode.Unpublish(s.cfg.DataDir, s.endpoints.PID); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// startNATS starts the embedded JetStream server on cfg.NATSAddr with its
+// storage in the data folder.
+func (s *Stack) startNATS() error {
+	host, portText, err := net.SplitHostPort(s.cfg.NATSAddr)
+	if err != nil {
+		return fmt.Errorf("%w: --nats-addr %q: want host:port, e.g. %s", ErrInvalidConfig, s.cfg.NATSAddr, DefaultNATSAddr)
+	}
+	port, err := strconv.Atoi(portText)
+	if err != nil || port < 0 || port > 65535 {
+		return fmt.Errorf("%w: --nats-addr %q: the port must be a number from 0 to 65535", ErrInvalidConfig, s.cfg.NATSAddr)
+	}
+	if port == 0 {
+		port = server.RANDOM_PORT
+	} else {
+		// nats-server only logs a busy port; find out here, with a clear message.
+		ln, err := listen(s.cfg.NATSAddr, "--nats-addr")
+		if err != nil {
+			return err
+		}
+		ln.Close()
+	}
+	store, err := filepath.Abs(filepath.Join(s.cfg.DataDir, "jetstream"))
+	if err != nil {
+		return err
+	}
+	s.ns, err = server.NewServer(&server.Options{
+		ServerName: "extractq-dev", Host: host, Port: port,
+		JetStream: true, StoreDir: store, NoLog: true, NoSigs: true,
+	})
+	if err != nil {
+		return fmt.Errorf("embedded NATS server: %w", err)
+	}
+	go s.ns.Start()
+	if !s.ns.ReadyForConnections(15 * time.Second) {
+		return fmt.Errorf("embedded NATS server did not start on %s within 15s (is the port free? choose another with --nats-addr)", s.cfg.NATSAddr)
+	}
+	return nil
+}
+
+// newProvider builds a job's provider: the dev simulator for the "sim:"
+// profile it runs (so its /stats counts every call), providers.New
+// otherwise.
+func (s *Stack) newProvider(spec string) (providers.Provider, error) {
+	if s.sim != nil && usesProfile(spec, s.cfg.SimProfile) {
+		return providers.New(spec, providers.WithSimServer(s.sim))
+	}
+	return providers.New(spec)
+}
+
+// usesProfile reports whether the provider spec is "sim:PROFILE" or
+// "sim:PROFILE/model".
+func usesProfile(spec, profile string) bool {
+	rest, ok := strings.CutPrefix(spec, "sim:")
+	return ok && (rest == profile || strings.HasPrefix(rest, profile+"/"))
+}
+
+// handler serves /metrics (gauges sampled at scrape time), the worker's
+// /healthz and /readyz, and the simulator under SimPath.
+func (s *Stack) handler(reg *prometheus.Registry, smp *sampler) http.Handler {
+	mux := http.NewServeMux()
+	probes := s.worker.Handler()
+	mux.Handle("GET /healthz", probes)
+	mux.Handle("GET /readyz", probes)
+	mux.Handle("GET /metrics", smp.handler(reg, s.log))
+	if s.sim != nil {
+		mux.Handle(SimPath+"/", http.StripPrefix(SimPath, s.sim.Handler()))
+	}
+	return mux
+}
+
+// listen opens a TCP listener, naming the flag to change when it fails.
+func listen(addr, flag string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w (is another extractq dev running? choose another address with %s)", flag, addr, err, flag)
+	}
+	return ln, nil
+}
+
+// RedactURL hides the password of a URL for printing.
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
+}

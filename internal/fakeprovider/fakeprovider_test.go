@@ -1,0 +1,108 @@
+package fakeprovider
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/extractq/extractq/internal/providers"
+)
+
+func req(content string, maxTokens int) providers.Request {
+	return providers.Request{Messages: []providers.Message{{Role: providers.RoleUser, Content: content}}, MaxTokens: maxTokens}
+}
+
+func TestScript(t *testing.T) {
+	p := New([]Reply{
+		Text("hello"),
+		Truncated("cut"),
+		Refused("no"),
+		Fail(providers.ClassRateLimited, 3*time.Second),
+		Text("0123456789abcdef"),
+		{Text: "x", Usage: providers.Usage{PromptTokens: 100, CompletionTokens: 7}},
+	})
+	tests := []struct {
+		maxTokens int
+		text      string
+		finish    providers.FinishReason
+		refusal   string
+		usage     providers.Usage
+		class     providers.ErrorClass
+		status    int
+		after     time.Duration
+	}{
+		{text: "hello", finish: providers.FinishStop, usage: providers.Usage{PromptTokens: 2, CompletionTokens: 2}},
+		{text: "cut", finish: providers.FinishLength, usage: providers.Usage{PromptTokens: 2, CompletionTokens: 1}},
+		{finish: providers.FinishRefusal, refusal: "no", usage: providers.Usage{PromptTokens: 2, CompletionTokens: 1}},
+		{class: providers.ClassRateLimited, status: 429, after: 3 * time.Second},
+		{maxTokens: 2, text: "01234567", finish: providers.FinishLength, usage: providers.Usage{PromptTokens: 2, CompletionTokens: 2}},
+		{text: "x", finish: providers.FinishStop, usage: providers.Usage{PromptTokens: 100, CompletionTokens: 7}},
+		{class: providers.ClassInvalidRequest, status: 400}, // past the script
+	}
+	for i, tt := range tests {
+		resp, err := p.Chat(context.Background(), req("hi there", tt.maxTokens))
+		if tt.class != "" {
+			var pe *providers.Error
+			if !errors.As(err, &pe) || pe.Class != tt.class || pe.Status != tt.status || pe.RateLimit.RetryAfter != tt.after || pe.Provider != "fake:model" {
+				t.Errorf("call %d: error %#v, want class %s", i+1, err, tt.class)
+			}
+			continue
+		}
+		if err != nil || resp.Text != tt.text || resp.FinishReason != tt.finish || resp.Refusal != tt.refusal || resp.Usage != tt.usage {
+			t.Errorf("call %d: %+v, %v; want %+v", i+1, resp, err, tt)
+		}
+	}
+	if p.Calls() != len(tests) || len(p.Requests()) != len(tests) {
+		t.Errorf("recorded %d calls", p.Calls())
+	}
+}
+
+func TestRequestsAreCopies(t *testing.T) {
+	p := New([]Reply{Text("a")})
+	r := req("original", 0)
+	if _, err := p.Chat(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	r.Messages[0].Content = "changed by the caller"
+	if got := p.Requests()[0].Messages[0].Content; got != "original" {
+		t.Errorf("recorded request changed with the caller's slice: %q", got)
+	}
+}
+
+func TestHangEndsWithContext(t *testing.T) {
+	p := New([]Reply{Hang(), Hang()})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := p.Chat(ctx, req("x", 0))
+	var pe *providers.Error
+	if !errors.As(err, &pe) || pe.Class != providers.ClassCanceled || !errors.Is(err, context.Canceled) {
+		t.Errorf("canceled hang: %v", err)
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), time.Millisecond)
+	defer cancel()
+	if _, err := p.Chat(ctx, req("x", 0)); !errors.As(err, &pe) || pe.Class != providers.ClassTimeout || !pe.Retryable() {
+		t.Errorf("timed-out hang: %v", err)
+	}
+}
+
+func TestConcurrentResponder(t *testing.T) {
+	p := New(nil, WithName("fake:x"), WithModes(providers.ModeStrict), WithResponder(func(call int, r providers.Request) Reply {
+		return Text(r.Messages[0].Content)
+	}))
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 50 {
+				if resp, err := p.Chat(context.Background(), req("echo", 0)); err != nil || resp.Text != "echo" {
+					t.Errorf("got %v %v", resp, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if p.Calls() != 400 || p.Name() != "fake:x" || p.Capabilities().Auto() != providers.ModeStrict {
+		t.Errorf("calls %d, name %s, caps %v", p.Calls(), p.Name(), p.Capabilities())
+	}
+}

@@ -1,0 +1,268 @@
+package submit_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/extractq/extractq/internal/audit"
+	"github.com/extractq/extractq/internal/e2e/fleettest"
+	"github.com/extractq/extractq/internal/jobs"
+	"github.com/extractq/extractq/internal/jobs/jobstest"
+	"github.com/extractq/extractq/internal/jobs/submit"
+	"github.com/extractq/extractq/internal/retry"
+	"github.com/extractq/extractq/schema"
+)
+
+type env struct {
+	js    jetstream.JetStream
+	store *audit.Store
+	sub   *submit.Submitter
+	v1    jobs.SchemaRef
+}
+
+func setup(t *testing.T) *env {
+	t.Helper()
+	ctx := context.Background()
+	url, drop, err := fleettest.TempDB(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(drop)
+	st, err := audit.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, js := jobstest.Connect(t, jobstest.Server(t), jetstream.WithPublishAsyncMaxPending(4))
+	if err := jobs.EnsureStreams(ctx, js); err != nil {
+		t.Fatal(err)
+	}
+	e := &env{js: js, store: st, sub: submit.New(js, st, submit.WithBatch(3), submit.WithPublisher(jobs.WithMaxDocument(100)))}
+	e.v1 = e.register(t, `{"type":"object","properties":{"a":{"type":"string"}}}`)
+	return e
+}
+
+func (e *env) register(t *testing.T, body string) jobs.SchemaRef {
+	sc, err := schema.Compile([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := e.sub.RegisterSchema(context.Background(), "thing", sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := jobs.NewSchemas(e.js).Get(context.Background(), ref.Fingerprint); err != nil {
+		t.Fatalf("schema body not in the bucket: %v", err)
+	}
+	return ref
+}
+
+func (e *env) job(ref jobs.SchemaRef) submit.Job {
+	return submit.Job{Schema: ref, Provider: "openai:gpt-4o-mini", Model: "gpt-4o-mini", Pool: "openai_gpt-4o-mini", Run: "r1"}
+}
+
+func (e *env) submit(t *testing.T, docs []submit.Doc) submit.Summary {
+	t.Helper()
+	sum, err := e.sub.Submit(context.Background(), e.job(e.v1), func(fn func(submit.Doc) error) error {
+		for _, d := range docs {
+			if err := fn(d); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum
+}
+
+func (e *env) msgs(t *testing.T, stream string) uint64 {
+	s, err := e.js.Stream(context.Background(), stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.State.Msgs
+}
+
+func docs(n int) []submit.Doc {
+	var out []submit.Doc
+	for i := range n {
+		out = append(out, submit.Doc{ID: fmt.Sprintf("d%d", i), Source: "test", Text: fmt.Sprintf("document %d", i)})
+	}
+	return out
+}
+
+func TestSubmit(t *testing.T) {
+	e := setup(t)
+	in := append(docs(5),
+		submit.Doc{ID: "big", Source: "big.txt", Text: strings.Repeat("x", 101)},
+		submit.Doc{ID: "d0", Source: "again.txt", Text: "same id, other text"},
+		submit.Doc{ID: "bad", Source: "bad.txt", Err: fmt.Errorf("%w: empty document", submit.ErrBadInput)},
+	)
+	sum := e.submit(t, in)
+	if sum.Queued != 5 || sum.Duplicates != 0 || len(sum.Rejected) != 3 {
+		t.Fatalf("first submit: %+v, want 5 queued and 3 rejected", sum)
+	}
+	reasons := map[string]string{}
+	for _, r := range sum.Rejected {
+		reasons[r.Source] = r.Reason
+	}
+	for src, want := range map[string]string{"big.txt": "document too large", "again.txt": "appears twice", "bad.txt": "empty document"} {
+		if !strings.Contains(reasons[src], want) {
+			t.Errorf("%s rejected with %q, want %q", src, reasons[src], want)
+		}
+	}
+	if n := e.msgs(t, jobs.JobsStream); n != 5 {
+		t.Errorf("%d jobs on the stream, want 5", n)
+	}
+	d, err := e.store.Document(context.Background(), "d3")
+	if err != nil || d.Text != "document 3" {
+		t.Errorf("stored document d3 = %+v, %v", d, err)
+	}
+	if _, err := e.store.Document(context.Background(), "big"); err == nil {
+		t.Error("a rejected document was stored")
+	}
+	sum = e.submit(t, docs(5))
+	if sum.Queued != 0 || sum.Duplicates != 5 {
+		t.Errorf("second submit: %+v, want 5 duplicates", sum)
+	}
+	if n := e.msgs(t, jobs.JobsStream); n != 5 {
+		t.Errorf("%d jobs on the stream after resubmitting the same documents, want 5", n)
+	}
+}
+
+// deadLetter plays a worker that gave up on a document: the letter on the
+// DLQ and its reference in the audit.
+func (e *env) deadLetter(t *testing.T, w *audit.GroupWriter, doc, text string) {
+	t.Helper()
+	ctx := context.Background()
+	env := &jobs.Envelope{DocumentID: doc, Run: "r1", Schema: e.v1, Provider: "openai:gpt-4o-mini", Model: "gpt-4o-mini", Pool: "openai_gpt-4o-mini", SubmittedAt: time.Now()}
+	env.Seal(text)
+	env.Text = text
+	seq, err := jobs.NewDLQ(e.js).Publish(ctx, &jobs.DeadLetter{Job: *env, Outcome: retry.OutcomeExhausted, Reason: "still invalid", WorkerID: "w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := record(env, retry.OutcomeExhausted, nil)
+	rec.DeadLetter = &audit.DeadLetter{Stream: jobs.DLQStream, Seq: seq, Reason: "still invalid"}
+	if err := w.Write(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func record(env *jobs.Envelope, o retry.Outcome, value json.RawMessage) *audit.Record {
+	return &audit.Record{
+		JobID: env.JobID, DocumentID: env.DocumentID, DocumentHash: env.DocumentHash, Run: env.Run,
+		SchemaName: env.Schema.Name, SchemaVersion: env.Schema.Version, SchemaFingerprint: env.Schema.Fingerprint,
+		Provider: env.Provider, Model: env.Model, Pool: env.Pool, Delivery: 1, WorkerID: "w",
+		Attempts: []retry.Attempt{{N: 1, Raw: string(value)}}, Outcome: o, Value: value, Final: true,
+	}
+}
+
+func TestResubmitFromDLQ(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	e.submit(t, docs(4))
+	w, err := e.store.NewWriter(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close(ctx)
+	e.deadLetter(t, w, "d1", "document 1")
+	e.deadLetter(t, w, "d2", "document 2")
+	req := submit.ResubmitRequest{FromDLQ: true, Run: "r1"}
+
+	dry := req
+	dry.DryRun = true
+	if sum, err := e.sub.Resubmit(ctx, e.store, dry); err != nil || sum.Selected != 2 || sum.Queued != 0 {
+		t.Fatalf("dry run: %+v, %v; want 2 selected, none queued", sum, err)
+	}
+	tests := []struct {
+		name                     string
+		queued, removed, dlqLeft int
+	}{
+		{"first run", 2, 2, 0},
+		{"second run queues nothing", 0, 0, 0},
+	}
+	for _, tc := range tests {
+		sum, err := e.sub.Resubmit(ctx, e.store, req)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if sum.Queued != tc.queued || sum.Removed != tc.removed || len(sum.Rejected) != 0 {
+			t.Errorf("%s: %+v, want %d queued and %d removed", tc.name, sum, tc.queued, tc.removed)
+		}
+		if n := e.msgs(t, jobs.DLQStream); n != uint64(tc.dlqLeft) {
+			t.Errorf("%s: %d letters left on the DLQ, want %d", tc.name, n, tc.dlqLeft)
+		}
+	}
+	if n := e.msgs(t, jobs.JobsStream); n != 6 {
+		t.Errorf("%d jobs on the stream, want 4 submitted + 2 resubmitted", n)
+	}
+	dead, err := e.store.DeadLetters(ctx, audit.DeadLetterFilter{Pending: true})
+	if err != nil || len(dead) != 0 {
+		t.Errorf("dead letters still pending in the audit: %+v, %v", dead, err)
+	}
+}
+
+func TestResubmitToNewVersion(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	e.submit(t, docs(3))
+	w, err := e.store.NewWriter(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close(ctx)
+	for _, d := range []string{"d0", "d1"} { // d2 has no result yet
+		text := "document " + d[1:]
+		env := &jobs.Envelope{DocumentID: d, Run: "r1", Schema: e.v1, Provider: "openai:gpt-4o-mini", Model: "gpt-4o-mini", Pool: "openai_gpt-4o-mini"}
+		env.Seal(text)
+		if err := w.Write(ctx, record(env, retry.OutcomeOK, json.RawMessage(`{"a":"x"}`))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v2 := e.register(t, `{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer"}}}`)
+	if v2.Version != 2 {
+		t.Fatalf("new schema registered as version %d, want 2", v2.Version)
+	}
+	req := submit.ResubmitRequest{Schema: "thing", ToVersion: 2, Provider: "openai:gpt-4o-mini", Run: "v2"}
+	dry := req
+	dry.DryRun = true
+	if sum, err := e.sub.Resubmit(ctx, e.store, dry); err != nil || sum.Selected != 2 {
+		t.Fatalf("dry run: %+v, %v; want 2 outdated documents", sum, err)
+	}
+	for i, want := range []int{2, 0} {
+		sum, err := e.sub.Resubmit(ctx, e.store, req)
+		if err != nil || sum.Queued != want {
+			t.Fatalf("run %d: %+v, %v; want %d queued", i+1, sum, err, want)
+		}
+	}
+	// The resubmitted jobs carry version 2.
+	s, _ := e.js.Stream(ctx, jobs.JobsStream)
+	m, err := s.GetLastMsgForSubject(ctx, jobs.JobSubject("openai_gpt-4o-mini"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := jobs.DecodeEnvelope(m.Data)
+	if err != nil || env.Schema != v2 || env.Run != "v2" {
+		t.Errorf("last job: %+v, %v; want schema %+v", env, err, v2)
+	}
+	if _, err := e.sub.Resubmit(ctx, e.store, submit.ResubmitRequest{Schema: "thing", ToVersion: 2}); err == nil {
+		t.Error("resubmission to a version without a provider was accepted")
+	}
+}

@@ -1,0 +1,77 @@
+package worker_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/extractq/extractq/internal/worker"
+)
+
+func TestConfig(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "worker.yaml")
+	if err := os.WriteFile(file, []byte("nats_url: nats://file:4222\nack_wait: 45s\npools:\n  - name: openai:gpt-4o-mini\n    limits: {concurrency: 4, rpm: 100}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	typo := filepath.Join(dir, "typo.yaml")
+	if err := os.WriteFile(typo, []byte("ack_wiat: 45s\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pool := "EXTRACTQ_POOLS"
+	tests := []struct {
+		name    string
+		file    string
+		env     map[string]string
+		wantErr string // substring naming the bad setting; "" for valid
+		check   func(worker.Config) bool
+	}{
+		{name: "file", file: file, check: func(c worker.Config) bool {
+			return c.NATSURL == "nats://file:4222" && c.AckWait == 45*time.Second && len(c.Pools) == 1 && c.Pools[0].Limits.RPM == 100
+		}},
+		{name: "env overrides file", file: file, env: map[string]string{"EXTRACTQ_NATS_URL": "nats://env:4222", "EXTRACTQ_BACKOFF": "40s, 2m", "EXTRACTQ_MAX_DELIVER": "7"},
+			check: func(c worker.Config) bool {
+				return c.NATSURL == "nats://env:4222" && c.MaxDeliver == 7 && len(c.BackOff) == 2 && c.BackOff[1] == 2*time.Minute
+			}},
+		{name: "pools from env", env: map[string]string{pool: "openai:gpt-4o-mini=concurrency:2;anthropic:claude-haiku-4-5"},
+			check: func(c worker.Config) bool { return len(c.Pools) == 2 }},
+		{name: "unknown key in file", file: typo, wantErr: "ack_wiat"},
+		{name: "no pools", wantErr: "pools: none configured"},
+		{name: "bad duration", env: map[string]string{pool: "openai:m", "EXTRACTQ_ACK_WAIT": "soon"}, wantErr: "EXTRACTQ_ACK_WAIT"},
+		{name: "bad url", env: map[string]string{pool: "openai:m", "EXTRACTQ_NATS_URL": "localhost:4222"}, wantErr: "nats_url"},
+		{name: "unknown provider", env: map[string]string{pool: "nope:m"}, wantErr: "unknown provider family"},
+		{name: "overlapping pools", env: map[string]string{pool: "openai:m;openai:m"}, wantErr: "overlaps"},
+		{name: "backoff longer than deliveries", env: map[string]string{pool: "openai:m", "EXTRACTQ_MAX_DELIVER": "2"}, wantErr: "backoff"},
+		{name: "bad log level", env: map[string]string{pool: "openai:m", "EXTRACTQ_LOG_LEVEL": "loud"}, wantErr: "log_level"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := worker.DefaultConfig()
+			err := func() error {
+				if tc.file != "" {
+					if err := c.LoadConfigFile(tc.file); err != nil {
+						return err
+					}
+				}
+				if err := c.LoadEnv(func(k string) string { return tc.env[k] }); err != nil {
+					return err
+				}
+				return c.Validate()
+			}()
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want one naming %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tc.check(c) {
+				t.Errorf("config = %+v", c)
+			}
+		})
+	}
+}
