@@ -116,9 +116,9 @@ than maxLength 3".
 ProviderForm converts to OpenAI strict mode, Anthropic, Gemini
 (responseSchema) or Ollama. References are resolved: a definition used once
 is inlined, one used more often (or recursively) is kept once in $defs,
-except for Gemini, which takes no references. DropNullOptionals undoes
-OpenAI's nullable optional fields on an answer. Local validation always
-uses the original schema.
+except for Gemini, which takes no references. (OpenAI's form makes optional
+fields nullable; the engine drops such nulls from answers before
+validating.) Local validation always uses the original schema.
 
 Fingerprint hashes the canonical JSON of the normalised schema and of every
 document it references: key order and whitespace do not change it, and a

@@ -23,6 +23,11 @@ func parseDocument(src []byte, yamlHint bool) (any, error) {
 		}
 		return v, nil
 	}
+	if flowDepth(trimmed) > maxNesting {
+		// The YAML parser slows down with the square of the depth: refuse
+		// before parsing.
+		return nil, fmt.Errorf("not valid YAML: nested more than %d levels deep", maxNesting)
+	}
 	js, err := yaml.YAMLToJSON(trimmed)
 	if err != nil {
 		// The YAML library's message spans several lines with a source
@@ -35,6 +40,22 @@ func parseDocument(src []byte, yamlHint bool) (any, error) {
 		return nil, fmt.Errorf("not valid YAML: %w", err)
 	}
 	return v, nil
+}
+
+// flowDepth is the deepest nesting of [ and { in src (brackets inside
+// strings count too: an over-estimate is harmless at the limits used).
+func flowDepth(src []byte) int {
+	depth, deepest := 0, 0
+	for _, c := range src {
+		switch c {
+		case '[', '{':
+			depth++
+			deepest = max(deepest, depth)
+		case ']', '}':
+			depth = max(depth-1, 0)
+		}
+	}
+	return deepest
 }
 
 // unwrapped is a schema document with its wrapper (if any) removed.

@@ -295,26 +295,6 @@ func TestProviderFormsOverTheSuiteDoNotPanic(t *testing.T) {
 	t.Logf("%d provider forms built", n)
 }
 
-func TestDropNullOptionals(t *testing.T) {
-	s, err := Compile([]byte(`{"title":"string","year?":"integer","note?":"string","author":{"name":"string","born?":"integer"},"tags?":[{"k":"string","v?":"string"}]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := `{"title":"Dune","year":null,"note":"x","author":{"name":"F","born":null},"tags":[{"k":"a","v":null}]}`
-	out, changed := s.DropNullOptionals([]byte(in))
-	if !changed || string(out) != `{"title":"Dune","note":"x","author":{"name":"F"},"tags":[{"k":"a"}]}` {
-		t.Errorf("got %s (changed %v)", out, changed)
-	}
-	if vs, _ := s.ValidateJSON(out); vs != nil {
-		t.Errorf("result invalid: %v", vs)
-	}
-	// A required null stays (the validator reports it).
-	out, changed = s.DropNullOptionals([]byte(`{"title":null,"author":{"name":"F"}}`))
-	if changed || string(out) != `{"title":null,"author":{"name":"F"}}` {
-		t.Errorf("required null dropped: %s", out)
-	}
-}
-
 func TestSharedDefinitionsStayShared(t *testing.T) {
 	// Each level uses the one below twice: inlining would copy 2^30 times.
 	d := `{"$defs":{"d0":{"type":"string"}`

@@ -96,6 +96,7 @@ type Schema struct {
 		doc  json.RawMessage
 		err  error
 	}
+	forms sync.Map // Form -> formResult, built on first use
 }
 
 // ErrInvalidSchema is matched (errors.Is) by every error that means the
@@ -442,8 +443,8 @@ func compileError(err error, doc any, base, wrapPtr, file string) error {
 		var ve *jsonschema.ValidationError
 		if errors.As(sve.Err, &ve) {
 			var inst any
-			if sve.URL == base {
-				inst = doc
+			if u, _, _ := strings.Cut(sve.URL, "#"); u == base {
+				inst = doc // the values are quoted from the schema itself
 			}
 			vs := violations(ve, inst, nil)
 			if len(vs) > 0 {

@@ -186,6 +186,7 @@ func TestSchemaErrors(t *testing.T) {
 		{"invalid YAML", "a: [1, 2\n", nil, "", "", []string{"not valid JSON or YAML"}},
 		{"unknown type", `{"type":"object","properties":{"a":{"type":"strin"}}}`, nil, "/properties/a/type", "", []string{`"string"`}},
 		{"bad regex", `{"type":"object","properties":{"a":{"type":"string","pattern":"(unclosed"}}}`, nil, "/properties/a/pattern", "", []string{"regex"}},
+		{"draft 3 required", `{"type":"object","properties":{"a":{"type":"string","required":true}}}`, nil, "/properties/a/required", "", []string{"must be array, not boolean (got true)"}},
 		{"bad range", `{"properties":{"a":{"pattern":"[z-a]"}}}`, nil, "/properties/a/pattern", "", []string{"regular expression"}},
 		{"network ref", `{"properties":{"a":{"$ref":"https://example.com/x.json"}}}`, nil, "/properties/a/$ref", "https://example.com/x.json", []string{"--ref-dir", "never fetches"}},
 		{"missing local pointer", `{"properties":{"a":{"$ref":"#/$defs/nope"}}}`, nil, "/properties/a/$ref", "", []string{"#/$defs/nope"}},
@@ -196,6 +197,7 @@ func TestSchemaErrors(t *testing.T) {
 		{"compact nested error", `{"author":{"name":"strng"}}`, nil, "/author/name", "", []string{"unknown type"}},
 		{"not a schema", `[1, 2]`, nil, "/0", "", []string{"compact notation"}},
 		{"too deep", deep, nil, "", "", []string{"nested more than"}},
+		{"too deep YAML", "a: " + strings.Repeat("[", 100000) + strings.Repeat("]", 100000), nil, "", "", []string{"nested more than"}},
 		{"empty", "  \n", nil, "", "", []string{"empty"}},
 	}
 	for _, tc := range tests {

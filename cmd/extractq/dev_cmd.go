@@ -37,10 +37,10 @@ EXTRACTQ_DATABASE_URL (default the local server), creating the database if it is
 the migrations. /metrics (Prometheus), /healthz, /readyz and the simulator (under /sim, stats at
 /sim/stats) are served on --http.
 
-While it runs, dev writes its endpoints to .extractq/dev.json, so submit and every extractq command
-started in the same folder find it without flags (a flag or EXTRACTQ_NATS_URL / EXTRACTQ_DATABASE_URL
+While it runs, dev writes its endpoints to dev.json in --data (.extractq), so submit and every extractq
+command started in the folder holding .extractq finds it without flags (a flag or EXTRACTQ_NATS_URL / EXTRACTQ_DATABASE_URL
 still wins). Ctrl-C or SIGTERM stops it gracefully: running jobs finish (within --grace), the audit is
-flushed, NATS shuts down, and it exits 0.
+flushed, NATS shuts down, and it exits 0; a second Ctrl-C ends it at once.
 
 Without --sim and --pool the worker serves ` + stack.DefaultPool + ` (needs OPENAI_API_KEY).
 
@@ -75,6 +75,9 @@ Example:
 			if err != nil {
 				return failErr(err)
 			}
+			// After the first signal, restore the default handling: a second
+			// Ctrl-C ends a shutdown that takes too long.
+			context.AfterFunc(ctx, stop)
 			printEndpoints(cmd, cfg, s)
 			if err := s.Wait(); err != nil {
 				return failErr(err)

@@ -65,9 +65,10 @@ func newSchemaCheckCmd() *cobra.Command {
 		Use:   "check FILE...",
 		Short: "Compile schemas and print their normalised JSON Schema",
 		Long: `check compiles each FILE and prints its normalised JSON Schema (compact
-notation converted, wrappers removed) on stdout, and "FILE: ok (fingerprint)"
-on stderr. An invalid schema is reported on stderr with its location inside
-the file. Exit 1 if any file is invalid.
+notation converted, wrappers removed) on stdout, preceded by a "# FILE" line
+when there are several, and "FILE: ok (fingerprint)" on stderr. An invalid
+schema is reported on stderr with its location inside the file.
+Exit 1 if any file is invalid.
 
 Examples:
   extractq schema check book.yaml

@@ -17,11 +17,16 @@ import (
 // where a string is, "true" -> true, a lone value -> a one-element array (and
 // a one-element array -> its value where a scalar is wanted), a JSON text in
 // a string -> the value where an object or array is wanted, and an enum or
-// const value matched ignoring case and surrounding space.
+// const value matched ignoring case and surrounding space. A null where the
+// schema wants no null is dropped from its object: strict provider forms
+// make optional fields required-but-nullable, so models answer null for
+// "absent"; if the field was required the caller's re-validation says so.
+// An object whose only member is an array, where an array is wanted, is
+// replaced by that array (JSON modes that can only return an object).
 //
 // It reads each violation's Pointer, Keyword ("type", "enum", "const"; the
 // last segment of a keyword path) and Want. It never invents a value: a
-// missing property or a null stays as it is. Each change is a Repair whose
+// missing property stays missing. Each change is a Repair whose
 // Where is the instance JSON pointer. When nothing changes, doc is returned
 // as it is. The caller re-validates; a wrapped array may reveal violations
 // inside it, so calling Coerce again after re-validating can help.
@@ -49,10 +54,12 @@ func Coerce(doc []byte, vs []schema.Violation) (out []byte, repairs []Repair, ch
 		}
 		var r Repair
 		var ok bool
-		switch kw {
-		case "type":
+		switch {
+		case kw == "type" && n.kind == 'z':
+			r, ok = root.dropMember(v.Pointer)
+		case kw == "type":
 			r, ok = coerceType(n, v.Want)
-		case "enum", "const":
+		case kw == "enum" || kw == "const":
 			r, ok = coerceEnum(n, v.Want)
 		}
 		if ok {
@@ -163,6 +170,28 @@ func (n *node) lookup(ptr string) *node {
 	return n
 }
 
+// dropMember removes the object member ptr points at; it does nothing for
+// the root or an array element (removing one would shift the others).
+func (n *node) dropMember(ptr string) (Repair, bool) {
+	i := strings.LastIndexByte(ptr, '/')
+	if i < 0 {
+		return Repair{}, false
+	}
+	parent := n.lookup(ptr[:i])
+	if parent == nil || parent.kind != 'o' {
+		return Repair{}, false
+	}
+	key := strings.NewReplacer("~1", "/", "~0", "~").Replace(ptr[i+1:])
+	for j := len(parent.keys) - 1; j >= 0; j-- {
+		if parent.keys[j] == key {
+			parent.keys = append(parent.keys[:j], parent.keys[j+1:]...)
+			parent.kids = append(parent.kids[:j], parent.kids[j+1:]...)
+			return Repair{Kind: KindCoerceDropNull, Detail: "null " + clip(key) + " dropped"}, true
+		}
+	}
+	return Repair{}, false
+}
+
 func (n *node) appendTo(b []byte) []byte {
 	switch n.kind {
 	case 'o', 'a':
@@ -249,6 +278,10 @@ func coerceType(n *node, want []string) (Repair, bool) {
 			}
 		}
 		return Repair{}, false
+	case 'o':
+		if wants("array") && len(n.kids) == 1 && n.kids[0].kind == 'a' {
+			return set(KindCoerceUnwrapObject, *n.kids[0])
+		}
 	case 'z':
 		return Repair{}, false // a null is not evidence of any value
 	}

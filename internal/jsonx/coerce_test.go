@@ -34,7 +34,11 @@ func TestCoerce(t *testing.T) {
 		{"yes is not a boolean", `{"a": "yes"}`, []schema.Violation{typ("/a", "boolean")}, "", nil, nil},
 		{"lone value to array", `{"tags": "red"}`, []schema.Violation{typ("/tags", "array")}, `{"tags":["red"]}`, []string{KindCoerceWrapArray}, []string{"/tags"}},
 		{"lone object to array at root", `{"a": 1}`, []schema.Violation{typ("", "array")}, `[{"a":1}]`, []string{KindCoerceWrapArray}, []string{""}},
-		{"null not wrapped", `{"tags": null}`, []schema.Violation{typ("/tags", "array")}, "", nil, nil},
+		{"null member dropped, not wrapped", `{"tags": null, "a": 1}`, []schema.Violation{typ("/tags", "array")}, `{"a":1}`, []string{KindCoerceDropNull}, []string{"/tags"}},
+		{"nested null member dropped", `{"v": {"tax_id": null, "name": "N"}}`, []schema.Violation{typ("/v/tax_id", "string")}, `{"v":{"name":"N"}}`, []string{KindCoerceDropNull}, []string{"/v/tax_id"}},
+		{"null array element kept", `{"xs": [1, null, 3]}`, []schema.Violation{typ("/xs/1", "integer")}, "", nil, nil},
+		{"null root kept", `null`, []schema.Violation{typ("", "object")}, "", nil, nil},
+		{"object holding the wanted array", `{"items": [{"a": 1}]}`, []schema.Violation{typ("", "array")}, `[{"a":1}]`, []string{KindCoerceUnwrapObject}, []string{""}},
 		{"one-element array to scalar", `{"name": ["Ada"]}`, []schema.Violation{typ("/name", "string")}, `{"name":"Ada"}`, []string{KindCoerceUnwrapArray}, []string{"/name"}},
 		{"json text in a string", `{"items": "[1, 2]"}`, []schema.Violation{typ("/items", "array")}, `{"items":[1,2]}`, []string{KindCoerceJSONString}, []string{"/items"}},
 		{"enum case and space", `{"s": " Active "}`, []schema.Violation{enum("/s", `"active"`, `"closed"`)}, `{"s":"active"}`, []string{KindCoerceEnum}, []string{"/s"}},
@@ -135,5 +139,44 @@ func TestCoerceWithSchema(t *testing.T) {
 	slices.Sort(wantKinds)
 	if !reflect.DeepEqual(kinds, wantKinds) {
 		t.Errorf("coercions %v, want %v", kinds, wantKinds)
+	}
+}
+
+// TestCoerceDropNullOnlyHelpsOptional checks the null-dropping coercion against
+// the real validator: an optional null (what strict provider forms invite)
+// becomes valid, a required null stays invalid, so re-validation rejects it.
+func TestCoerceDropNullOnlyHelpsOptional(t *testing.T) {
+	s, err := schema.Compile([]byte(`{
+		"type": "object",
+		"additionalProperties": false,
+		"properties": {"name": {"type": "string"}, "tax_id": {"type": "string"}},
+		"required": ["name"]
+	}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		doc       string
+		wantValid bool
+	}{
+		{`{"name": "Acme", "tax_id": null}`, true},
+		{`{"name": null, "tax_id": "X1"}`, false},
+	}
+	for _, tt := range tests {
+		vs, err := s.ValidateJSON([]byte(tt.doc))
+		if err != nil || len(vs) == 0 {
+			t.Fatalf("%s: want violations before coercion, got %v (%v)", tt.doc, vs, err)
+		}
+		out, rs, changed := Coerce([]byte(tt.doc), vs)
+		if !changed || len(rs) != 1 || rs[0].Kind != KindCoerceDropNull {
+			t.Fatalf("%s: Coerce = %s %v %v, want one %s", tt.doc, out, rs, changed, KindCoerceDropNull)
+		}
+		after, err := s.ValidateJSON(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if valid := len(after) == 0; valid != tt.wantValid {
+			t.Errorf("%s -> %s: valid = %v, want %v (%v)", tt.doc, out, valid, tt.wantValid, after)
+		}
 	}
 }

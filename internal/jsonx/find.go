@@ -93,7 +93,7 @@ func splitReasoning(text string) []span {
 	// so that many blocks do not make the search quadratic.
 	var next [len(reasoningTags)]int
 	for t, tag := range reasoningTags {
-		next[t] = strings.Index(text, tag.open)
+		next[t] = openTag(text, 0, tag.open)
 	}
 	i := 0
 	firstOpen := len(text)
@@ -102,21 +102,21 @@ func splitReasoning(text string) []span {
 			firstOpen = k
 		}
 	}
+	// A closing tag before any opening one: a template stripped "<think>".
+	stray := -1
 	for _, t := range reasoningTags {
-		if k := strings.Index(text[:firstOpen], t.close); k >= 0 && (i == 0 || k < i) {
-			i = k + len(t.close)
-			spans = append(spans[:0], span{0, k, true})
+		if k := strayClose(text[:firstOpen], t.close); k >= 0 && (stray < 0 || k < stray) {
+			stray, i = k, k+len(t.close)
 		}
+	}
+	if stray >= 0 {
+		spans = append(spans, span{0, stray, true})
 	}
 	for i < len(text) {
 		at, tag := -1, 0
 		for t := range reasoningTags {
 			if next[t] >= 0 && next[t] < i {
-				if k := strings.Index(text[i:], reasoningTags[t].open); k >= 0 {
-					next[t] = i + k
-				} else {
-					next[t] = -1
-				}
+				next[t] = openTag(text, i, reasoningTags[t].open)
 			}
 			if next[t] >= 0 && (at < 0 || next[t] < at) {
 				at, tag = next[t], t
@@ -137,6 +137,48 @@ func splitReasoning(text string) []span {
 		i = body + k + len(reasoningTags[tag].close)
 	}
 	return spans
+}
+
+// strayClose returns the position of the first closing tag in text that
+// ends its line (only blanks after it), or -1.
+func strayClose(text, tag string) int {
+	for i := 0; i < len(text); {
+		k := strings.Index(text[i:], tag)
+		if k < 0 {
+			return -1
+		}
+		e := i + k + len(tag)
+		for e < len(text) && (text[e] == ' ' || text[e] == '\t' || text[e] == '\r') {
+			e++
+		}
+		if e >= len(text) || text[e] == '\n' {
+			return i + k
+		}
+		i = e
+	}
+	return -1
+}
+
+// openTag returns the position of the next opening tag at or after i that
+// starts a line (blanks allowed before it), or -1. A tag inside a sentence
+// or a JSON string ("<think>" as a value) does not open a block.
+func openTag(text string, i int, tag string) int {
+	for i < len(text) {
+		k := strings.Index(text[i:], tag)
+		if k < 0 {
+			return -1
+		}
+		at := i + k
+		b := at - 1
+		for b >= 0 && (text[b] == ' ' || text[b] == '\t' || text[b] == '\r') {
+			b--
+		}
+		if b < 0 || text[b] == '\n' {
+			return at
+		}
+		i = at + len(tag)
+	}
+	return -1
 }
 
 // scanSpan finds fences in text[lo:hi] and scans them and the prose between.
@@ -166,8 +208,8 @@ func (f *finder) scanSpan(lo, hi int, reasoning bool) {
 			j = k
 		}
 		end, next := hi, hi
-		if c := strings.Index(f.text[j:hi], f.text[o:o+ticks]); c >= 0 {
-			end, next = j+c, j+c+ticks
+		if c := fenceClose(f.text, j, hi, f.text[o:o+ticks]); c >= 0 {
+			end, next = c, c+ticks
 		}
 		f.scanRegion(j, end, true, fence)
 		i = next
@@ -176,6 +218,32 @@ func (f *finder) scanSpan(lo, hi int, reasoning bool) {
 
 // place says where a region of the text sits.
 type place struct{ fenced, reasoning bool }
+
+// fenceClose returns the position of the fence that closes one opened with
+// ticks, searching text[i:hi], or -1. It must start a line or end one, so
+// that backticks inside a JSON string ("use ```code```") do not close it.
+func fenceClose(text string, i, hi int, ticks string) int {
+	for i < hi {
+		k := strings.Index(text[i:hi], ticks)
+		if k < 0 {
+			return -1
+		}
+		at := i + k
+		b := at - 1
+		for b >= 0 && (text[b] == ' ' || text[b] == '\t') {
+			b--
+		}
+		e := at + len(ticks)
+		for e < hi && (text[e] == ' ' || text[e] == '\t' || text[e] == '\r') {
+			e++
+		}
+		if b < 0 || text[b] == '\n' || e >= hi || text[e] == '\n' {
+			return at
+		}
+		i = at + len(ticks)
+	}
+	return -1
+}
 
 // fenceOpen returns the position of the next ``` at the start of a line in
 // text[i:hi], or -1.

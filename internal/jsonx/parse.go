@@ -621,6 +621,10 @@ func (p *parser) str(ctx int) (truncated bool) {
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(p.src[p.pos:p.end])
+		if r == utf8.RuneError && size == 1 && !utf8.FullRuneInString(p.src[p.pos:p.end]) {
+			p.pos = p.end // a character cut by the end of a truncated answer
+			continue
+		}
 		if r == utf8.RuneError && size == 1 {
 			if !p.badUTF8 {
 				p.badUTF8 = true

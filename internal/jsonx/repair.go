@@ -77,6 +77,8 @@ const (
 	KindCoerceUnwrapArray     = "coerce_unwrap_array"
 	KindCoerceEnum            = "coerce_enum"
 	KindCoerceJSONString      = "coerce_json_string"
+	KindCoerceDropNull        = "coerce_drop_null"     // {"a":null} -> {} where a may not be null
+	KindCoerceUnwrapObject    = "coerce_unwrap_object" // {"items":[...]} -> [...] where an array is wanted
 )
 
 // Policy says how much local repair is allowed before a re-ask.

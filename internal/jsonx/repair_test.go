@@ -55,6 +55,7 @@ func TestRepairSyntax(t *testing.T) {
 		{"truncated literal", `{"a": tr`, `{"a":true}`, []string{KindCloseTruncated}},
 		{"truncated number", `[1, 2.`, `[1,2]`, []string{KindCloseTruncated}},
 		{"truncated deep", `{"a": [{"b": {"c": "d`, `{"a":[{"b":{"c":"d"}}]}`, []string{KindCloseTruncated}},
+		{"truncated in a multibyte character", "{\"a\": \"caf\xc3", `{"a":"caf"}`, []string{KindCloseTruncated}},
 		{"truncated escape", `{"a": "x\`, `{"a":"x"}`, []string{KindCloseTruncated}},
 		{"ellipsis elements", `[1, 2, ...]`, `[1,2]`, []string{KindEllipsis}},
 		{"ellipsis unicode", `["a", …]`, `["a"]`, []string{KindEllipsis}},

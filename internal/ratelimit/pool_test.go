@@ -508,8 +508,11 @@ func TestIdleJitter(t *testing.T) {
 		want     time.Duration        // with the random draw fixed at one half
 	}{
 		{"nothing reported yet", nil, 500 * time.Millisecond},
-		{"little remaining", &providers.RateLimit{HasRequests: true, LimitRequests: 60, RemainingRequests: 2, ResetRequests: time.Minute}, 500 * time.Millisecond},
+		// Little remaining also slows the pace to 98% (headerFactor): half of
+		// an interval of 1/0.98 s is 510.204081ms.
+		{"little remaining", &providers.RateLimit{HasRequests: true, LimitRequests: 60, RemainingRequests: 2, ResetRequests: time.Minute}, 510204081},
 		{"plenty remaining", &providers.RateLimit{HasRequests: true, LimitRequests: 60, RemainingRequests: 50, ResetRequests: time.Minute}, 0},
+		{"little remaining, but the reset has passed", &providers.RateLimit{HasRequests: true, LimitRequests: 60, RemainingRequests: 2, ResetRequests: 2 * time.Second}, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -530,7 +533,7 @@ func TestIdleJitter(t *testing.T) {
 			if fired := clk.Advance(tc.want - time.Millisecond); fired != 0 {
 				t.Fatal("idle call went before its jitter")
 			}
-			clk.Advance(time.Millisecond)
+			clk.Advance(2 * time.Millisecond)
 			eventually(t, func() bool { return len(got) == 1 }, "idle call still waiting after its jitter")
 		})
 	}

@@ -129,20 +129,24 @@ func (p *Pool) reserve(ctx context.Context, tokens int) error {
 // fleet's rate. A provider reporting plenty remaining costs no wait.
 func (p *Pool) idleJitterLocked(now time.Time, tokens int) time.Duration {
 	var interval float64 // seconds
-	if p.reqLim != nil && p.reqLim.TokensAt(now) >= float64(p.reqLim.Burst()) && mayBeLow(p.reqHdr, p.fleetRPM()) {
+	if p.reqLim != nil && p.reqLim.TokensAt(now) >= float64(p.reqLim.Burst()) && mayBeLow(p.reqHdr, p.fleetRPM(), now) {
 		interval = 1 / float64(p.reqLim.Limit())
 	}
-	if p.tokLim != nil && p.tokLim.TokensAt(now) >= float64(p.tokLim.Burst()) && mayBeLow(p.tokHdr, p.fleetTPM()) {
+	if p.tokLim != nil && p.tokLim.TokensAt(now) >= float64(p.tokLim.Burst()) && mayBeLow(p.tokHdr, p.fleetTPM(), now) {
 		interval = max(interval, float64(tokens)/float64(p.tokLim.Limit()))
 	}
 	return time.Duration(p.jitter() * interval * float64(time.Second))
 }
 
 // mayBeLow reports whether the provider's budget may be nearly spent: it
-// has reported nothing yet, or less than lowWater of its limit remaining.
-func mayBeLow(h headerState, fleetLimit int) bool {
+// has reported nothing yet, or less than lowWater of its limit remaining
+// and its reset (the budget full again) has not passed.
+func mayBeLow(h headerState, fleetLimit int, now time.Time) bool {
 	if h.at.IsZero() {
 		return true
+	}
+	if !now.Before(h.at.Add(h.reset)) {
+		return false
 	}
 	limit := h.limit
 	if limit == 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -14,7 +15,6 @@ import (
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/metrics"
 	"github.com/extractq/extractq/internal/ratelimit"
-	"github.com/extractq/extractq/internal/worker"
 )
 
 // ObservedWriter is an audit.Writer that counts every record it made
@@ -42,32 +42,33 @@ const sampleTimeout = 2 * time.Second
 // lag, dead-letter stream size) when /metrics is scraped, so they are never
 // staler than the scrape.
 type sampler struct {
-	m      *metrics.Metrics
-	js     jetstream.JetStream
-	pools  []*ratelimit.Pool
-	names  []worker.Pool // the pools' subject names, index for index
-	pauses []int64       // pauses already counted, per pool
+	m     *metrics.Metrics
+	js    jetstream.JetStream
+	pools []*ratelimit.Pool
+	names []string // the pools' subject names, index for index
+
+	mu     sync.Mutex // one sample at a time: pauses are counted by difference
+	pauses []int64    // pauses already counted, per pool
 }
 
 func (s *sampler) handler(reg *prometheus.Registry, log *slog.Logger) http.Handler {
 	h := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
-	serial := make(chan struct{}, 1) // one sample at a time: pauses are counted by difference
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		serial <- struct{}{}
 		s.sample(r.Context(), log)
-		<-serial
 		h.ServeHTTP(rw, r)
 	})
 }
 
 func (s *sampler) sample(ctx context.Context, log *slog.Logger) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, sampleTimeout)
 	defer cancel()
 	if s.pauses == nil {
 		s.pauses = make([]int64, len(s.pools))
 	}
 	for i, p := range s.pools {
-		name := s.names[i].Name
+		name := s.names[i]
 		snap := p.Snapshot()
 		s.m.PoolInUse.WithLabelValues(name).Set(float64(snap.InUse))
 		s.m.PoolLimit.WithLabelValues(name).Set(float64(snap.EffectiveConcurrency))

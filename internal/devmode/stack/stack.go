@@ -206,9 +206,11 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	}
 	rpools := make([]*ratelimit.Pool, len(s.pools))
 	wpools := make([]worker.Pool, len(s.pools))
+	names := make([]string, len(s.pools))
 	for i, spec := range s.pools {
 		rpools[i] = ratelimit.NewPool(spec.Name, spec.Limits, ratelimit.WithLogger(s.log))
-		wpools[i] = worker.Pool{Name: jobs.PoolFor(spec.Name), Concurrency: spec.Limits.Concurrency, Budget: rpools[i]}
+		names[i] = jobs.PoolFor(spec.Name)
+		wpools[i] = worker.Pool{Name: names[i], Concurrency: spec.Limits.Concurrency, Budget: rpools[i]}
 	}
 	if s.worker, err = worker.New(s.js, &ObservedWriter{Writer: s.writer, Metrics: s.metrics}, worker.NewEngine(nil),
 		worker.WithID(fmt.Sprintf("dev-%d", os.Getpid())),
@@ -235,7 +237,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	}
 
 	// Nothing fails from here on: the goroutines below are joined by Wait.
-	smp := &sampler{m: s.metrics, js: s.js, pools: rpools, names: wpools}
+	smp := &sampler{m: s.metrics, js: s.js, pools: rpools, names: names}
 	s.http = &http.Server{Handler: s.handler(reg, smp), ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		defer close(s.served)
