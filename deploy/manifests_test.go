@@ -16,6 +16,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
+	"github.com/extractq/extractq/internal/jobs"
+	"github.com/extractq/extractq/internal/worker"
 	"github.com/extractq/extractq/schema"
 )
 
@@ -158,6 +160,8 @@ func TestKustomizations(t *testing.T) {
 				t.Fatalf("kustomize build %s: %v", dir, err)
 			}
 			kinds := map[string]bool{}
+			consumers := map[string]bool{} // of the pools the worker config serves
+			var triggers []string
 			for _, r := range res.Resources() {
 				y, err := r.AsYAML()
 				if err != nil {
@@ -166,6 +170,22 @@ func TestKustomizations(t *testing.T) {
 				kinds[r.GetKind()] = true
 				if err := c.check(y); err != nil {
 					t.Errorf("%s %s: %v", dir, r.GetName(), err)
+				}
+				switch r.GetKind() {
+				case "ConfigMap":
+					for _, name := range workerPools(t, y) {
+						consumers[jobs.ConsumerName(jobs.PoolFor(name))] = true
+					}
+				case "ScaledObject":
+					triggers = append(triggers, triggerConsumers(t, y)...)
+				}
+			}
+			if len(consumers) == 0 {
+				t.Errorf("%s: no worker.yaml with pools in any ConfigMap", dir)
+			}
+			for _, tc := range triggers {
+				if !consumers[tc] {
+					t.Errorf("%s: a KEDA trigger watches consumer %q, which no configured pool has (pools give %v)", dir, tc, consumers)
 				}
 			}
 			for _, want := range []string{"Deployment", "Job", "ConfigMap", "PodDisruptionBudget", "ScaledObject"} {
@@ -224,4 +244,59 @@ func TestHelmValuesParse(t *testing.T) {
 	if !v.Config.Cluster.Enabled || v.Config.Cluster.Replicas != 3 || !v.Config.JetStream.Enabled {
 		t.Fatalf("NATS values must enable a 3-replica JetStream cluster, got %+v", v.Config)
 	}
+}
+
+// workerPools loads the worker.yaml of a ConfigMap with the worker's own strict loader, validates
+// it, and returns its pool names; a ConfigMap without worker.yaml gives none.
+func workerPools(t *testing.T, manifest []byte) []string {
+	t.Helper()
+	var cm corev1.ConfigMap
+	if err := yaml.Unmarshal(manifest, &cm); err != nil {
+		t.Fatal(err)
+	}
+	body, ok := cm.Data["worker.yaml"]
+	if !ok {
+		return nil
+	}
+	path := filepath.Join(t.TempDir(), "worker.yaml")
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := worker.DefaultConfig()
+	if err := cfg.LoadConfigFile(path); err != nil {
+		t.Errorf("ConfigMap %s: worker.yaml: %v", cm.Name, err)
+		return nil
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("ConfigMap %s: worker.yaml: %v", cm.Name, err)
+		return nil
+	}
+	names := make([]string, len(cfg.Pools))
+	for i, p := range cfg.Pools {
+		names[i] = p.Name
+	}
+	return names
+}
+
+// triggerConsumers lists the JetStream consumers a ScaledObject's nats-jetstream triggers watch.
+func triggerConsumers(t *testing.T, manifest []byte) []string {
+	t.Helper()
+	var so struct {
+		Spec struct {
+			Triggers []struct {
+				Type     string            `json:"type"`
+				Metadata map[string]string `json:"metadata"`
+			} `json:"triggers"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal(manifest, &so); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, tr := range so.Spec.Triggers {
+		if tr.Type == "nats-jetstream" {
+			out = append(out, tr.Metadata["consumer"])
+		}
+	}
+	return out
 }

@@ -96,7 +96,9 @@ func newSubmitCmd() *cobra.Command {
 		Long: `submit reads documents from files, folders (recursively, filtered by --glob), JSONL files
 (one {"id","text","metadata"} per line) or stdin ("-", JSONL unless --stdin-text), registers the schema,
 stores the documents in the audit database and queues one job per document on NATS JetStream.
-A document already queued within the duplicate window (same text, schema and model) is queued once.
+A document already queued within the duplicate window (same text, schema and model) is queued once;
+one whose job already has a result or a dead letter in the audit is not queued again but counted as
+already done (redo it with "submit resubmit"). --wait follows exactly the jobs this invocation queued.
 Bad input (unreadable, empty, not UTF-8, too large) is rejected with a reason; the rest is still queued.
 
 Example:
@@ -136,10 +138,6 @@ Example:
 			}
 			job := submit.Job{Schema: ref, Provider: provider, Model: model, Pool: pool, Run: runName,
 				Options: jobs.Options{MaxReasks: maxReasks, Mode: mode, MaxTokens: maxTokens, TokenBudget: tokenBudget, RepairPolicy: repair}}
-			baseline, err := countRun(ctx, sess.store, runName)
-			if err != nil {
-				return err
-			}
 			r := &submit.Reader{Glob: glob, Transcode: transcode, StdinText: stdinText, Stdin: cmd.InOrStdin()}
 			bar := newProgress(cmd.ErrOrStderr())
 			sum, err := sub.Submit(ctx, job, func(fn func(submit.Doc) error) error { return r.Read(paths, fn) }, bar.submitted)
@@ -152,8 +150,8 @@ Example:
 			if len(sum.Rejected) > 0 {
 				failed = fmt.Errorf("%d documents rejected", len(sum.Rejected))
 			}
-			if wait && sum.Queued > 0 {
-				if err := follow(ctx, cmd.ErrOrStderr(), sess.store, runName, baseline, sum.Queued); err != nil {
+			if wait {
+				if err := follow(ctx, cmd.ErrOrStderr(), sess.store, runName, sum); err != nil {
 					return failErr(errors.Join(failed, err))
 				}
 			}
@@ -174,7 +172,7 @@ Example:
 	f.StringVar(&glob, "glob", "", "in folders, only files whose name matches, e.g. '*.txt'")
 	f.BoolVar(&transcode, "transcode", false, "read text that is not UTF-8 as Windows-1252 instead of rejecting it")
 	f.BoolVar(&stdinText, "stdin-text", false, "read stdin (\"-\") as one document instead of JSONL")
-	f.BoolVar(&wait, "wait", false, "follow the run until every document is done or dead-lettered; exit 1 if any failed")
+	f.BoolVar(&wait, "wait", false, "follow the jobs queued by this invocation until each is done or dead-lettered; exit 1 if any document failed (including already-done ones that were dead-lettered)")
 	f.BoolVar(&asJSON, "json", false, "print the summary as JSON")
 	f.IntVar(&maxReasks, "max-reasks", 0, "re-asks after an invalid answer (default: the engine's, 3)")
 	f.StringVar(&mode, "mode", "", "structured-output mode: auto, text, json, strict, tools (default auto)")
@@ -229,10 +227,17 @@ func printSummary(out, errw io.Writer, job submit.Job, sum submit.Summary, asJSO
 	for _, r := range sum.Rejected {
 		fmt.Fprintf(errw, "rejected %s: %s\n", r.Source, r.Reason)
 	}
-	rate := float64(sum.Queued+sum.Duplicates) / max(sum.Elapsed.Seconds(), 1e-9)
+	rate := float64(sum.Queued+sum.Duplicates+sum.AlreadyDone) / max(sum.Elapsed.Seconds(), 1e-9)
 	fmt.Fprintf(out, "run %s: schema %s v%d, %s → pool %s\n", job.Run, job.Schema.Name, job.Schema.Version, job.Provider, job.Pool)
-	fmt.Fprintf(out, "queued %d, duplicates skipped %d, rejected %d in %s (%.0f docs/s)\n",
-		sum.Queued, sum.Duplicates, len(sum.Rejected), sum.Elapsed.Round(time.Millisecond), rate)
+	fmt.Fprintf(out, "queued %d, already done %d, duplicates skipped %d, rejected %d in %s (%.0f docs/s)\n",
+		sum.Queued, sum.AlreadyDone, sum.Duplicates, len(sum.Rejected), sum.Elapsed.Round(time.Millisecond), rate)
+	if sum.AlreadyDone > 0 {
+		fmt.Fprintf(out, "already done: %d documents have a result or a dead letter for this schema version and model (%d dead-lettered); redo them with `submit resubmit`\n",
+			sum.AlreadyDone, sum.AlreadyFailed)
+	}
+	if sum.Duplicates > 0 {
+		fmt.Fprintf(out, "duplicates: %d documents were queued by an earlier submit within the duplicate window; --wait does not follow them\n", sum.Duplicates)
+	}
 }
 
 // progress draws a one-line progress display on a terminal, nothing
@@ -264,64 +269,31 @@ func (p *progress) done() {
 	}
 }
 
-// runCounts are a run's job counts from the audit store.
-type runCounts struct {
-	ok, finished, retrying, tokens int64
-}
-
-func countRun(ctx context.Context, store *audit.Store, run string) (runCounts, error) {
-	groups, err := store.Status(ctx, audit.StatusFilter{Run: run})
-	if err != nil {
-		return runCounts{}, err
-	}
-	var c runCounts
-	for _, g := range groups {
-		for status, n := range g.ByStatus {
-			switch status {
-			case audit.StatusRetrying:
-				c.retrying += n
-			case "ok":
-				c.ok += n
-				c.finished += n
-			default:
-				c.finished += n
-			}
-		}
-		c.tokens += g.PromptTokens + g.CompletionTokens
-	}
-	return c, nil
-}
-
-// follow waits until queued more jobs of run have finished than before the
-// submission, showing done / failed / in flight / rate / ETA / tokens, and
-// fails if any of them failed.
-func follow(ctx context.Context, w io.Writer, store *audit.Store, run string, base runCounts, queued int) error {
-	start := time.Now()
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for {
-		c, err := countRun(ctx, store, run)
-		if err != nil {
-			return err
-		}
-		done, failed := c.ok-base.ok, (c.finished-c.ok)-(base.finished-base.ok)
-		finished := done + failed
-		rate := float64(finished) / max(time.Since(start).Seconds(), 1e-9)
+// follow waits until every job this submission queued is final, showing
+// done / failed / in flight / rate / ETA / tokens. Documents skipped as
+// already done count as done (or failed) from the start. It fails if any
+// document failed.
+func follow(ctx context.Context, w io.Writer, store submit.JobStater, run string, sum submit.Summary) error {
+	var last submit.Progress
+	show := func(p submit.Progress) {
+		last = p
+		finished := p.Done + p.Failed
+		rate := float64(finished) / max(p.Elapsed.Seconds(), 1e-9)
 		eta := "?"
-		if rate > 0 {
-			eta = (time.Duration(float64(int64(queued)-finished)/rate) * time.Second).Round(time.Second).String()
+		if p.InFlight == 0 {
+			eta = "0s"
+		} else if rate > 0 {
+			eta = (time.Duration(float64(p.InFlight)/rate) * time.Second).Round(time.Second).String()
 		}
-		fmt.Fprintf(w, "done %d  failed %d  in flight %d  %.1f docs/s  ETA %s  tokens %d\n", done, failed, int64(queued)-finished, rate, eta, c.tokens-base.tokens)
-		if finished >= int64(queued) {
-			if failed > 0 {
-				return fmt.Errorf("%d of %d documents failed: see `extractq dlq list --run %s`", failed, queued, run)
-			}
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-tick.C:
-		}
+		fmt.Fprintf(w, "done %d  failed %d  in flight %d  %.1f docs/s  ETA %s  tokens %d\n",
+			p.Done+sum.AlreadyDone-sum.AlreadyFailed, p.Failed+sum.AlreadyFailed, p.InFlight, rate, eta, p.Tokens)
 	}
+	if _, err := submit.Follow(ctx, store, sum.JobIDs, time.Second, show); err != nil {
+		return err
+	}
+	failed := last.Failed + sum.AlreadyFailed
+	if total := len(sum.JobIDs) + sum.AlreadyDone; failed > 0 {
+		return fmt.Errorf("%d of %d documents failed: see `extractq dlq list --run %s`, redo them with `submit resubmit --from-dlq`", failed, total, run)
+	}
+	return nil
 }

@@ -153,9 +153,10 @@ type Pool struct {
 
 	learnedRPM, learnedTPM int // provider-reported limits below the configured ones
 	reqHdr, tokHdr         headerState
-	tokenCredit            float64 // tokens reserved but not used, handed to the next call
-	answerAvg              float64 // moving average of reported answer tokens (0: none yet)
-	lastEstimate           int     // the latest call's token estimate
+	tokenCredit            float64   // tokens reserved but not used, handed to the next call
+	answerAvg              float64   // moving average of reported answer tokens (0: none yet)
+	lastEstimate           int       // the latest call's token estimate
+	lastCall               time.Time // when the latest call goes (or went) out
 
 	calls, rateLimited, overloaded, pauses, tokensUsed int64
 }

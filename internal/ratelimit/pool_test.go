@@ -502,31 +502,39 @@ func TestChatCancelledWhileWaiting(t *testing.T) {
 // TestIdleJitter: a call finding its pool idle waits a random part of one
 // interval, unless the provider last reported plenty remaining.
 func TestIdleJitter(t *testing.T) {
+	little := &providers.RateLimit{HasRequests: true, LimitRequests: 60, RemainingRequests: 2, ResetRequests: time.Minute}
 	tests := []struct {
 		name     string
 		reported *providers.RateLimit // before the pool goes idle; nil: nothing
+		idle     time.Duration        // since the previous call (one at the start)
 		want     time.Duration        // with the random draw fixed at one half
 	}{
-		{"nothing reported yet", nil, 500 * time.Millisecond},
+		{"nothing reported yet", nil, 5 * time.Second, 500 * time.Millisecond},
 		// Little remaining also slows the pace to 98% (headerFactor): half of
 		// an interval of 1/0.98 s is 510.204081ms.
-		{"little remaining", &providers.RateLimit{HasRequests: true, LimitRequests: 60, RemainingRequests: 2, ResetRequests: time.Minute}, 510204081},
-		{"plenty remaining", &providers.RateLimit{HasRequests: true, LimitRequests: 60, RemainingRequests: 50, ResetRequests: time.Minute}, 0},
-		{"little remaining, but the reset has passed", &providers.RateLimit{HasRequests: true, LimitRequests: 60, RemainingRequests: 2, ResetRequests: 2 * time.Second}, 0},
+		{"little remaining", little, 5 * time.Second, 510204081},
+		{"plenty remaining", &providers.RateLimit{HasRequests: true, LimitRequests: 60, RemainingRequests: 50, ResetRequests: time.Minute}, 5 * time.Second, 0},
+		{"little remaining, but the reset has passed", &providers.RateLimit{HasRequests: true, LimitRequests: 60, RemainingRequests: 2, ResetRequests: 2 * time.Second}, 5 * time.Second, 0},
+		{"busy: the previous call was under two intervals ago", little, 1500 * time.Millisecond, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := newFakeClock()
 			p := testPool(Limits{Concurrency: 10, RPM: 60}, clk, withJitter(func() float64 { return 0.5 })) // one request a second
+			w := p.Wrap(&stub{reply: answer(10)})
+			got := make(chan error, 1)
+			go func() { _, err := w.Chat(context.Background(), req200); got <- err }()
+			eventually(t, func() bool { return clk.pending() == 1 }, "first call does not wait for the empty bucket")
+			clk.Advance(time.Second)
+			eventually(t, func() bool { return len(got) == 1 }, "first call not done")
+			<-got
 			if tc.reported != nil {
 				p.settle(10, &providers.Response{RateLimit: *tc.reported}, nil)
 			}
-			clk.Advance(5 * time.Second) // idle: the request bucket is full
-			prov := &stub{reply: answer(10)}
-			got := make(chan error, 1)
-			go func() { _, err := p.Wrap(prov).Chat(context.Background(), req200); got <- err }()
+			clk.Advance(tc.idle) // the request bucket is full again
+			go func() { _, err := w.Chat(context.Background(), req200); got <- err }()
 			if tc.want == 0 {
-				eventually(t, func() bool { return len(got) == 1 }, "call waited although the provider reported plenty remaining")
+				eventually(t, func() bool { return len(got) == 1 }, "call waited although the pool was busy or the provider reported plenty remaining")
 				return
 			}
 			eventually(t, func() bool { return clk.pending() == 1 }, "idle call did not wait")

@@ -97,6 +97,7 @@ func (p *Pool) reserve(ctx context.Context, tokens int) error {
 				need -= n
 			}
 		}
+		p.lastCall = now.Add(delay)
 		p.mu.Unlock()
 
 		if err := p.sleep(ctx, delay); err != nil {
@@ -120,20 +121,28 @@ func (p *Pool) reserve(ctx context.Context, tokens int) error {
 }
 
 // idleJitterLocked is a random wait of up to one pacing interval for a call
-// that finds its pool idle (a full request bucket, or a full second of
-// tokens) while the provider's budget may be low (nothing reported yet, or
-// little remaining at the last report). Idle workers all hold a ready call;
-// without the wait a fleet started or woken together would fire them at one
-// instant, one call per worker, which a nearly empty provider budget answers
-// with 429s. Spread over the interval, the fleet's first calls arrive at the
-// fleet's rate. A provider reporting plenty remaining costs no wait.
+// that finds its pool idle (no call for two intervals, and the bucket full)
+// while the provider's budget may be low (nothing reported yet, or little
+// remaining at the last report). Idle workers all hold a ready call; without
+// the wait a fleet started or woken together would fire them at one instant,
+// one call per worker, which a nearly empty provider budget answers with
+// 429s. Spread over the interval, the fleet's first calls arrive at the
+// fleet's rate. A busy pool, or a provider reporting plenty remaining, costs
+// no wait.
 func (p *Pool) idleJitterLocked(now time.Time, tokens int) time.Duration {
-	var interval float64 // seconds
-	if p.reqLim != nil && p.reqLim.TokensAt(now) >= float64(p.reqLim.Burst()) && mayBeLow(p.reqHdr, p.fleetRPM(), now) {
-		interval = 1 / float64(p.reqLim.Limit())
+	idle := func(lim *rate.Limiter, units float64, h headerState, fleetLimit int) float64 {
+		interval := units / float64(lim.Limit()) // seconds
+		if lim.TokensAt(now) < float64(lim.Burst()) || now.Sub(p.lastCall).Seconds() < 2*interval || !mayBeLow(h, fleetLimit, now) {
+			return 0
+		}
+		return interval
 	}
-	if p.tokLim != nil && p.tokLim.TokensAt(now) >= float64(p.tokLim.Burst()) && mayBeLow(p.tokHdr, p.fleetTPM(), now) {
-		interval = max(interval, float64(tokens)/float64(p.tokLim.Limit()))
+	var interval float64
+	if p.reqLim != nil {
+		interval = idle(p.reqLim, 1, p.reqHdr, p.fleetRPM())
+	}
+	if p.tokLim != nil {
+		interval = max(interval, idle(p.tokLim, float64(tokens), p.tokHdr, p.fleetTPM()))
 	}
 	return time.Duration(p.jitter() * interval * float64(time.Second))
 }

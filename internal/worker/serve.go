@@ -11,9 +11,13 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/jobs"
+	"github.com/extractq/extractq/internal/metrics"
 	"github.com/extractq/extractq/internal/ratelimit"
 )
 
@@ -51,11 +55,52 @@ func Migrate(ctx context.Context, js jetstream.JetStream, store *audit.Store) er
 	return jobs.EnsureStreams(ctx, js)
 }
 
+// ServeOption adjusts Serve beyond its Config.
+type ServeOption func(*serveOptions)
+
+type serveOptions struct {
+	worker   []Option
+	listener net.Listener
+	routes   []route
+	ready    func()
+}
+
+type route struct {
+	pattern string
+	h       http.Handler
+}
+
+// WithWorkerOptions passes options to the worker (New).
+func WithWorkerOptions(o ...Option) ServeOption {
+	return func(s *serveOptions) { s.worker = append(s.worker, o...) }
+}
+
+// WithListener serves the endpoints on ln instead of listening on
+// Config.Listen; Serve closes it.
+func WithListener(ln net.Listener) ServeOption { return func(s *serveOptions) { s.listener = ln } }
+
+// WithRoute adds a handler to the endpoints' mux (http.ServeMux pattern).
+func WithRoute(pattern string, h http.Handler) ServeOption {
+	return func(s *serveOptions) { s.routes = append(s.routes, route{pattern, h}) }
+}
+
+// WithReady calls f once, when the worker pulls jobs and its endpoints are
+// served.
+func WithReady(f func()) ServeOption { return func(s *serveOptions) { s.ready = f } }
+
 // Serve runs a worker process from cfg until ctx ends: connections, the
-// audit writer, the rate-limit pools and their fleet membership, the probe
-// endpoints and the worker itself; at the end it flushes the audit. It
-// returns nil after a graceful shutdown.
-func Serve(ctx context.Context, cfg Config, log *slog.Logger, engine Engine, opts ...Option) error {
+// audit writer, the rate-limit pools and their fleet membership, the
+// Prometheus metrics, the endpoints (/healthz, /readyz, /metrics) and the
+// worker itself; at the end it flushes the audit. It returns nil after a
+// graceful shutdown. `worker run` and `extractq dev` both run this.
+func Serve(ctx context.Context, cfg Config, log *slog.Logger, engine Engine, opts ...ServeOption) (err error) {
+	var so serveOptions
+	for _, f := range opts {
+		f(&so)
+	}
+	if so.listener != nil {
+		defer so.listener.Close() // after Shutdown this is a no-op; before it, on early errors, it frees the port
+	}
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
@@ -76,34 +121,45 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, engine Engine, opt
 	} else if err := store.CheckSchema(ctx); err != nil {
 		return err
 	}
-	writer, err := store.NewWriter(ctx)
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m := metrics.New(reg)
+	writer, err := store.NewWriter(ctx, audit.WithFlushObserver(func(f audit.FlushInfo) {
+		m.ObserveFlush(f.Rows, f.Duration, f.Err)
+	}))
 	if err != nil {
 		return err
 	}
 	defer func() {
 		fctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
 		defer cancel()
-		if err := writer.Close(fctx); err != nil {
-			log.Error("audit flush at shutdown", "err", err)
+		if ferr := writer.Close(fctx); ferr != nil {
+			log.Error("audit flush at shutdown", "err", ferr)
+			err = errors.Join(err, fmt.Errorf("audit flush at shutdown: %w", ferr))
 		}
 	}()
 
 	rpools := make([]*ratelimit.Pool, len(cfg.Pools))
 	pools := make([]Pool, len(cfg.Pools))
+	sampled := make([]metrics.SampledPool, len(cfg.Pools))
 	for i, spec := range cfg.Pools {
 		rpools[i] = ratelimit.NewPool(spec.Name, spec.Limits, ratelimit.WithLogger(log))
 		pools[i] = Pool{Name: jobs.PoolFor(spec.Name), Concurrency: spec.Limits.Concurrency, Budget: rpools[i]}
+		sampled[i] = metrics.SampledPool{Name: pools[i].Name, Budget: rpools[i]}
 	}
-	all := append([]Option{
+	ready := make(chan struct{})
+	all := []Option{
 		WithPools(pools...), WithConsumerSettings(cfg.ConsumerSettings()), WithGrace(cfg.Grace), WithLogger(log),
-	}, opts...)
+		withOnReady(func() { close(ready) }),
+	}
 	if cfg.WorkerID != "" {
 		all = append(all, WithID(cfg.WorkerID))
 	}
 	if !cfg.Migrate {
 		all = append(all, WithoutEnsure())
 	}
-	w, err := New(js, writer, engine, all...)
+	w, err := New(js, &metrics.ObservedWriter{Writer: writer, Metrics: m}, engine, append(all, so.worker...)...)
 	if err != nil {
 		return err
 	}
@@ -113,17 +169,27 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, engine Engine, opt
 	}
 	defer members.Stop()
 
-	if cfg.Listen != "" {
-		ln, err := net.Listen("tcp", cfg.Listen)
-		if err != nil {
-			return fmt.Errorf("listen (health endpoints) on %s: %w (choose another with --listen, or \"\" to disable)", cfg.Listen, err)
+	ln := so.listener
+	if ln == nil && cfg.Listen != "" {
+		if ln, err = net.Listen("tcp", cfg.Listen); err != nil {
+			return fmt.Errorf("listen (health and metrics endpoints) on %s: %w (choose another with --listen, or \"\" to disable)", cfg.Listen, err)
 		}
-		srv := &http.Server{Handler: w.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	}
+	if ln != nil {
+		mux := http.NewServeMux()
+		probes := w.Handler()
+		mux.Handle("GET /healthz", probes)
+		mux.Handle("GET /readyz", probes)
+		mux.Handle("GET /metrics", promhttp.HandlerFor(metrics.NewSampler(m, reg, js, sampled, log), promhttp.HandlerOpts{}))
+		for _, r := range so.routes {
+			mux.Handle(r.pattern, r.h)
+		}
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 		served := make(chan struct{})
 		go func() {
 			defer close(served)
 			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				log.Error("health endpoints stopped", "err", err)
+				log.Error("endpoints stopped", "err", err)
 			}
 		}()
 		defer func() {
@@ -132,7 +198,16 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, engine Engine, opt
 			_ = srv.Shutdown(sctx)
 			<-served
 		}()
-		log.Info("health endpoints", "addr", ln.Addr().String())
+		log.Info("endpoints: /healthz /readyz /metrics", "addr", ln.Addr().String())
+	}
+	if so.ready != nil {
+		go func() {
+			select {
+			case <-ready:
+				so.ready()
+			case <-ctx.Done():
+			}
+		}()
 	}
 	return w.Run(ctx)
 }

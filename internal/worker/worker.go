@@ -81,6 +81,9 @@ func WithStreamOptions(o ...jobs.StreamOption) Option {
 	return func(w *Worker) { w.streamOpts = append(w.streamOpts, o...) }
 }
 
+// withOnReady calls f once when Run starts pulling (Serve's WithReady).
+func withOnReady(f func()) Option { return func(w *Worker) { w.onReady = f } }
+
 // Worker pulls jobs and runs them. Create it with New, start it with Run.
 type Worker struct {
 	js           jetstream.JetStream
@@ -97,6 +100,7 @@ type Worker struct {
 	ensure       bool
 	streamOpts   []jobs.StreamOption
 	termReason   bool
+	onReady      func()
 
 	docs    *jobs.Documents
 	dlq     *jobs.DLQ
@@ -216,6 +220,9 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 	}
 	w.ready.Store(true)
+	if w.onReady != nil {
+		w.onReady()
+	}
 	w.log.Info("worker started", "pools", len(w.pools), "ack_wait", w.consumer.AckWait, "max_deliver", w.consumer.MaxDeliver, "term_reason", w.termReason)
 
 	<-ctx.Done()

@@ -18,6 +18,7 @@ import (
 type Store interface {
 	RegisterSchema(ctx context.Context, name string, body []byte, fingerprint string) (version int, created bool, err error)
 	PutDocuments(ctx context.Context, docs []audit.Document) error
+	JobStates(ctx context.Context, jobIDs []string) (map[string]audit.JobState, error)
 }
 
 // Job is what every submitted document is extracted with.
@@ -39,10 +40,19 @@ type Rejection struct {
 
 // Summary counts what a submission did.
 type Summary struct {
-	Queued     int           `json:"queued"`
-	Duplicates int           `json:"duplicates"` // already queued within the duplicate window
-	Rejected   []Rejection   `json:"rejected"`
-	Elapsed    time.Duration `json:"elapsed_ns"`
+	Queued     int `json:"queued"`
+	Duplicates int `json:"duplicates"` // already queued within the duplicate window
+	// AlreadyDone counts documents whose job (same text, schema and model)
+	// is already final in the audit store, so they were not queued again;
+	// AlreadyFailed of them ended in a dead letter (redo them with `submit
+	// resubmit --from-dlq`).
+	AlreadyDone   int           `json:"already_done"`
+	AlreadyFailed int           `json:"already_failed"`
+	Rejected      []Rejection   `json:"rejected"`
+	Elapsed       time.Duration `json:"elapsed_ns"`
+	// JobIDs are the jobs this submission queued, in order: the ones to
+	// follow until they are final.
+	JobIDs []string `json:"-"`
 }
 
 // Submitter queues documents. Bound its pending acks with
@@ -148,12 +158,13 @@ func (s *Submitter) Submit(ctx context.Context, job Job, read func(func(Doc) err
 	return sum, err
 }
 
-// flush stores a batch in the audit store, then publishes it and waits for
-// every ack. A batch whose storing fails is rejected whole: nothing of it
-// is published.
+// flush skips the documents whose job is already final, stores the rest in
+// the audit store, then publishes them and waits for every ack. A batch
+// whose storing fails is rejected whole: nothing of it is published.
 func (s *Submitter) flush(ctx context.Context, job Job, batch []Doc, sum *Summary) error {
-	if len(batch) == 0 {
-		return nil
+	batch, err := s.skipFinal(ctx, job, batch, sum)
+	if err != nil || len(batch) == 0 {
+		return err
 	}
 	docs := make([]audit.Document, len(batch))
 	for i, d := range batch {
@@ -187,9 +198,47 @@ func (s *Submitter) flush(ctx context.Context, job Job, batch []Doc, sum *Summar
 			sum.Duplicates++
 		default:
 			sum.Queued++
+			sum.JobIDs = append(sum.JobIDs, it.env.JobID)
 		}
 	}
 	return nil
+}
+
+// skipFinal removes from batch the documents whose job is already final in
+// the audit store (a result or a dead letter) and counts them as already
+// done. JetStream's duplicate window cannot do this: it forgets a job once
+// the window has passed or the server restarted, while the audit does not.
+func (s *Submitter) skipFinal(ctx context.Context, job Job, batch []Doc, sum *Summary) ([]Doc, error) {
+	if len(batch) == 0 {
+		return batch, nil
+	}
+	ids := make([]string, len(batch))
+	for i, d := range batch {
+		ids[i] = jobs.MsgID(jobs.HashText(d.Text), job.Schema.Fingerprint, job.Model, "")
+	}
+	states, err := s.store.JobStates(ctx, ids)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		for _, d := range batch {
+			sum.Rejected = append(sum.Rejected, Rejection{ID: d.ID, Source: d.Source, Reason: fmt.Sprintf("look up earlier results in the audit database: %v", err)})
+		}
+		return nil, nil
+	}
+	rest := batch[:0]
+	for i, d := range batch {
+		st, ok := states[ids[i]]
+		if !ok || !st.Final() {
+			rest = append(rest, d)
+			continue
+		}
+		sum.AlreadyDone++
+		if !st.OK() {
+			sum.AlreadyFailed++
+		}
+	}
+	return rest, nil
 }
 
 // item is one job to publish and what became of it.

@@ -266,3 +266,79 @@ func TestResubmitToNewVersion(t *testing.T) {
 		t.Error("resubmission to a version without a provider was accepted")
 	}
 }
+
+// TestSubmitSkipsFinalJobs is the restart case: JetStream no longer knows
+// the jobs (stream purged, as after acking them and restarting), but the
+// audit does, so a second submit queues only what is not final, and
+// following it ends as soon as those are.
+func TestSubmitSkipsFinalJobs(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	first := e.submit(t, docs(4))
+	if first.Queued != 4 || len(first.JobIDs) != 4 {
+		t.Fatalf("first submit: %+v, want 4 queued with their job ids", first)
+	}
+	w, err := e.store.NewWriter(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close(ctx)
+	envFor := func(i int) *jobs.Envelope {
+		env := &jobs.Envelope{DocumentID: fmt.Sprintf("d%d", i), Run: "r1", Schema: e.v1, Provider: "openai:gpt-4o-mini", Model: "gpt-4o-mini", Pool: "openai_gpt-4o-mini"}
+		env.Seal(fmt.Sprintf("document %d", i))
+		return env
+	}
+	if err := w.Write(ctx, record(envFor(0), retry.OutcomeOK, json.RawMessage(`{"a":"x"}`))); err != nil {
+		t.Fatal(err)
+	}
+	e.deadLetter(t, w, "d1", "document 1")
+	open := record(envFor(2), retry.OutcomeTransport, nil) // d2: still retrying
+	open.Final = false
+	if err := w.Write(ctx, open); err != nil {
+		t.Fatal(err)
+	}
+	s, err := e.js.Stream(ctx, jobs.JobsStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Purge(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	again := e.submit(t, docs(4))
+	if again.AlreadyDone != 2 || again.AlreadyFailed != 1 {
+		t.Errorf("second submit: %+v, want 2 already done (1 failed)", again)
+	}
+	// d2 and d3 are not final: each is queued again or recognised as a
+	// duplicate, never skipped as done.
+	if again.Queued+again.Duplicates != 2 || len(again.JobIDs) != again.Queued {
+		t.Errorf("second submit: %+v, want d2 and d3 queued or duplicates", again)
+	}
+	for _, id := range again.JobIDs {
+		if id == envFor(0).JobID || id == envFor(1).JobID {
+			t.Errorf("final job %s queued again", id)
+		}
+	}
+
+	// Following the queued jobs ends once they are final, not before.
+	fctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	p, err := submit.Follow(fctx, e.store, again.JobIDs, 20*time.Millisecond, nil)
+	cancel()
+	if len(again.JobIDs) > 0 && (err == nil || p.InFlight != len(again.JobIDs)) {
+		t.Fatalf("follow before the jobs ran: %+v, %v; want it still waiting", p, err)
+	}
+	for _, i := range []int{2, 3} {
+		if err := w.Write(ctx, record(envFor(i), retry.OutcomeOK, json.RawMessage(`{"a":"y"}`))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err = submit.Follow(ctx, e.store, again.JobIDs, 20*time.Millisecond, nil)
+	if err != nil || p.Done != len(again.JobIDs) || p.Failed != 0 || p.InFlight != 0 {
+		t.Errorf("follow after the jobs ran: %+v, %v; want all %d done", p, err, len(again.JobIDs))
+	}
+
+	third := e.submit(t, docs(4))
+	if third.Queued != 0 || third.Duplicates != 0 || third.AlreadyDone != 4 || third.AlreadyFailed != 1 {
+		t.Errorf("third submit: %+v, want all 4 already done, 1 of them failed", third)
+	}
+}

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/extractq/extractq/internal/audit"
+	"github.com/extractq/extractq/internal/e2e/fleettest"
+	"github.com/extractq/extractq/internal/fakeprovider"
+	"github.com/extractq/extractq/internal/jobs"
+	"github.com/extractq/extractq/internal/jobs/jobstest"
+	"github.com/extractq/extractq/internal/providers"
+	"github.com/extractq/extractq/internal/retry"
+	"github.com/extractq/extractq/internal/worker"
+	"github.com/extractq/extractq/schema"
+)
+
+// TestSubmitWaitAfterRestart submits with --wait while a worker finishes
+// the jobs (one dead-lettered), empties the job stream as a JetStream
+// restart would, and submits the same documents again: nothing is queued,
+// and --wait returns at once with the same exit code.
+func TestSubmitWaitAfterRestart(t *testing.T) {
+	ctx := context.Background()
+	dbURL, drop, err := fleettest.TempDB(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(drop)
+	st, err := audit.Open(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	natsURL := jobstest.Server(t)
+	t.Setenv("EXTRACTQ_NATS_URL", natsURL)
+	t.Setenv("EXTRACTQ_DATABASE_URL", dbURL)
+	_, js := jobstest.Connect(t, natsURL)
+	if err := jobs.EnsureStreams(ctx, js); err != nil {
+		t.Fatal(err)
+	}
+	writer, err := st.NewWriter(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer writer.Close(ctx)
+	// The engine answers every document but the one saying FAIL.
+	engine := worker.EngineFunc(func(_ context.Context, _ providers.Provider, doc string, _ *schema.Schema, _ jobs.Options) *worker.Outcome {
+		if strings.Contains(doc, "FAIL") {
+			return &worker.Outcome{Outcome: retry.OutcomeExhausted, Reason: "still invalid", Attempts: []retry.Attempt{{N: 1, Raw: "{}"}}}
+		}
+		return &worker.Outcome{Outcome: retry.OutcomeOK, Value: json.RawMessage(`{"ok":true}`), Attempts: []retry.Attempt{{N: 1, Raw: `{"ok":true}`}}}
+	})
+	w, err := worker.New(js, writer, engine,
+		worker.WithPools(worker.Pool{Name: "openai_gpt-4o-mini", Concurrency: 2}),
+		worker.WithPullWait(200*time.Millisecond),
+		worker.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
+		worker.WithProviders(func(string) (providers.Provider, error) { return fakeprovider.New(nil), nil }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, stopWorker := context.WithCancel(ctx)
+	ran := make(chan error, 1)
+	go func() { ran <- w.Run(wctx) }()
+	defer func() { stopWorker(); <-ran }()
+
+	dir := t.TempDir()
+	schemaFile := filepath.Join(dir, "invoice.json")
+	must(t, os.WriteFile(schemaFile, []byte(fleettest.Schema), 0o644))
+	docs := filepath.Join(dir, "docs")
+	must(t, os.MkdirAll(docs, 0o755))
+	must(t, os.WriteFile(filepath.Join(docs, "a.txt"), []byte(fleettest.Document(1)), 0o644))
+	must(t, os.WriteFile(filepath.Join(docs, "b.txt"), []byte(fleettest.Document(2)), 0o644))
+	must(t, os.WriteFile(filepath.Join(docs, "c.txt"), []byte("FAIL "+fleettest.Document(3)), 0o644))
+	args := []string{"--schema", schemaFile, "--provider", "openai:gpt-4o-mini", "--run", "r", "--wait", "--json", docs}
+
+	tests := []struct {
+		name                     string
+		before                   func(t *testing.T)
+		queued, done, doneFailed int
+	}{
+		{name: "first: queued and followed", queued: 3},
+		{name: "after a restart: nothing queued", before: func(t *testing.T) {
+			s, err := js.Stream(ctx, jobs.JobsStream)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A restarted JetStream no longer has the acked jobs nor
+			// their message ids.
+			if err := s.Purge(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}, done: 3, doneFailed: 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.before != nil {
+				tc.before(t)
+			}
+			var out, errb bytes.Buffer
+			cmd := newSubmitCmd()
+			cmd.SetArgs(args)
+			cmd.SetOut(&out)
+			cmd.SetErr(&errb)
+			cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+			err := cmd.ExecuteContext(cctx)
+			if got := exitCode(err); got != 1 || cctx.Err() != nil {
+				t.Fatalf("exit %d (%v), want 1 (one document failed)\nstdout: %s\nstderr: %s", got, err, out.String(), errb.String())
+			}
+			if !strings.Contains(err.Error(), "1 of 3 documents failed") {
+				t.Errorf("error %q, want it to count 1 of 3 failed", err)
+			}
+			var sum struct {
+				Queued        int `json:"queued"`
+				Duplicates    int `json:"duplicates"`
+				AlreadyDone   int `json:"already_done"`
+				AlreadyFailed int `json:"already_failed"`
+			}
+			if err := json.Unmarshal(out.Bytes(), &sum); err != nil {
+				t.Fatalf("summary is not JSON: %v\n%s", err, out.String())
+			}
+			if sum.Queued != tc.queued || sum.Duplicates != 0 || sum.AlreadyDone != tc.done || sum.AlreadyFailed != tc.doneFailed {
+				t.Errorf("summary %+v, want %d queued, %d already done (%d failed)", sum, tc.queued, tc.done, tc.doneFailed)
+			}
+			if lines := strings.Count(errb.String(), "in flight"); tc.queued == 0 && lines != 1 {
+				t.Errorf("--wait with nothing queued polled %d times, want it to return after the first:\n%s", lines, errb.String())
+			}
+			if !strings.Contains(errb.String(), "done 2  failed 1  in flight 0") {
+				t.Errorf("progress does not end with 2 done, 1 failed:\n%s", errb.String())
+			}
+		})
+	}
+	n, err := jobsOnStream(ctx, js)
+	if err != nil || n != 0 {
+		t.Errorf("%d jobs on the stream after the second submit (%v), want 0", n, err)
+	}
+}
+
+func jobsOnStream(ctx context.Context, js jetstream.JetStream) (uint64, error) {
+	s, err := js.Stream(ctx, jobs.JobsStream)
+	if err != nil {
+		return 0, err
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return info.State.Msgs, nil
+}

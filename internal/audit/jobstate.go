@@ -1,0 +1,63 @@
+package audit
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// StatusDeadLettered is the status JobStates reports for a job known only
+// from its dead-letter reference (its jobs row was pruned).
+const StatusDeadLettered = "dead_lettered"
+
+// JobState is where a job stands in the audit store.
+type JobState struct {
+	Status       string // the last delivery's outcome, StatusRetrying while open
+	Tokens       int64  // prompt + completion tokens spent so far
+	DeadLettered bool   // the job was moved to the dead-letter stream
+}
+
+// Final reports whether the job is settled: a result or a dead letter. It
+// runs again only when resubmitted.
+func (s JobState) Final() bool {
+	return s.DeadLettered || (s.Status != "" && s.Status != StatusRetrying)
+}
+
+// OK reports whether the job ended with a valid result.
+func (s JobState) OK() bool { return s.Status == "ok" }
+
+// jobStateChunk bounds the ids sent in one query.
+const jobStateChunk = 5000
+
+// JobStates returns the state of each of the given jobs the audit store
+// knows; ids it has never seen are absent from the map.
+func (s *Store) JobStates(ctx context.Context, ids []string) (map[string]JobState, error) {
+	out := make(map[string]JobState, len(ids))
+	for len(ids) > 0 {
+		chunk := ids[:min(len(ids), jobStateChunk)]
+		ids = ids[len(chunk):]
+		rows, err := s.pool.Query(ctx, `
+SELECT job_id, coalesce(j.status, ''), coalesce(j.prompt_tokens + j.completion_tokens, 0), d.job_id IS NOT NULL
+FROM (SELECT job_id, status, prompt_tokens, completion_tokens FROM jobs WHERE job_id = ANY($1)) j
+FULL JOIN (SELECT job_id FROM dead_letters WHERE job_id = ANY($1)) d USING (job_id)`, chunk)
+		if err != nil {
+			return nil, fmt.Errorf("audit: job states: %w", err)
+		}
+		var (
+			id    string
+			state JobState
+		)
+		_, err = pgx.ForEachRow(rows, []any{&id, &state.Status, &state.Tokens, &state.DeadLettered}, func() error {
+			if state.Status == "" {
+				state.Status = StatusDeadLettered
+			}
+			out[id] = state
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("audit: job states: %w", err)
+		}
+	}
+	return out, nil
+}
