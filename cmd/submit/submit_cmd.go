@@ -98,7 +98,8 @@ func newSubmitCmd() *cobra.Command {
 stores the documents in the audit database and queues one job per document on NATS JetStream.
 A document already queued within the duplicate window (same text, schema and model) is queued once;
 one whose job already has a result or a dead letter in the audit is not queued again but counted as
-already done (redo it with "submit resubmit"). --wait follows exactly the jobs this invocation queued.
+already done (redo it with "submit resubmit"). --wait follows exactly the jobs this invocation queued
+and the duplicates still on the queue.
 Bad input (unreadable, empty, not UTF-8, too large) is rejected with a reason; the rest is still queued.
 
 Example:
@@ -150,6 +151,9 @@ Example:
 			if len(sum.Rejected) > 0 {
 				failed = fmt.Errorf("%d documents rejected", len(sum.Rejected))
 			}
+			if sum.Lost > 0 {
+				failed = errors.Join(failed, fmt.Errorf("%d documents not queued: JetStream saw them within its duplicate window but no longer holds them, and this audit database has no result for them (do the workers use the same database? was the stream purged?); they can be queued again once the stream's duplicate window (24h by default) has passed", sum.Lost))
+			}
 			if wait {
 				if err := follow(ctx, cmd.ErrOrStderr(), sess.store, runName, sum); err != nil {
 					return failErr(errors.Join(failed, err))
@@ -172,7 +176,7 @@ Example:
 	f.StringVar(&glob, "glob", "", "in folders, only files whose name matches, e.g. '*.txt'")
 	f.BoolVar(&transcode, "transcode", false, "read text that is not UTF-8 as Windows-1252 instead of rejecting it")
 	f.BoolVar(&stdinText, "stdin-text", false, "read stdin (\"-\") as one document instead of JSONL")
-	f.BoolVar(&wait, "wait", false, "follow the jobs queued by this invocation until each is done or dead-lettered; exit 1 if any document failed (including already-done ones that were dead-lettered)")
+	f.BoolVar(&wait, "wait", false, "follow the jobs queued by this invocation (and duplicates still queued) until each is done or dead-lettered; exit 1 if any document failed (including already-done ones that were dead-lettered)")
 	f.BoolVar(&asJSON, "json", false, "print the summary as JSON")
 	f.IntVar(&maxReasks, "max-reasks", 0, "re-asks after an invalid answer (default: the engine's, 3)")
 	f.StringVar(&mode, "mode", "", "structured-output mode: auto, text, json, strict, tools (default auto)")
@@ -229,14 +233,14 @@ func printSummary(out, errw io.Writer, job submit.Job, sum submit.Summary, asJSO
 	}
 	rate := float64(sum.Queued+sum.Duplicates+sum.AlreadyDone) / max(sum.Elapsed.Seconds(), 1e-9)
 	fmt.Fprintf(out, "run %s: schema %s v%d, %s → pool %s\n", job.Run, job.Schema.Name, job.Schema.Version, job.Provider, job.Pool)
-	fmt.Fprintf(out, "queued %d, already done %d, duplicates skipped %d, rejected %d in %s (%.0f docs/s)\n",
-		sum.Queued, sum.AlreadyDone, sum.Duplicates, len(sum.Rejected), sum.Elapsed.Round(time.Millisecond), rate)
+	fmt.Fprintf(out, "queued %d, already done %d, duplicates skipped %d, lost %d, rejected %d in %s (%.0f docs/s)\n",
+		sum.Queued, sum.AlreadyDone, sum.Duplicates, sum.Lost, len(sum.Rejected), sum.Elapsed.Round(time.Millisecond), rate)
 	if sum.AlreadyDone > 0 {
 		fmt.Fprintf(out, "already done: %d documents have a result or a dead letter for this schema version and model (%d dead-lettered); redo them with `submit resubmit`\n",
 			sum.AlreadyDone, sum.AlreadyFailed)
 	}
 	if sum.Duplicates > 0 {
-		fmt.Fprintf(out, "duplicates: %d documents were queued by an earlier submit within the duplicate window; --wait does not follow them\n", sum.Duplicates)
+		fmt.Fprintf(out, "duplicates: %d documents are still queued by an earlier submit; --wait follows them\n", sum.Duplicates)
 	}
 }
 

@@ -16,6 +16,10 @@ type JobState struct {
 	Status       string // the last delivery's outcome, StatusRetrying while open
 	Tokens       int64  // prompt + completion tokens spent so far
 	DeadLettered bool   // the job was moved to the dead-letter stream
+	// HasResult is true when the job's document has a valid result for
+	// its schema fingerprint and model, possibly made by a resubmission
+	// after this job was dead-lettered.
+	HasResult bool
 }
 
 // Final reports whether the job is settled: a result or a dead letter. It
@@ -24,8 +28,9 @@ func (s JobState) Final() bool {
 	return s.DeadLettered || (s.Status != "" && s.Status != StatusRetrying)
 }
 
-// OK reports whether the job ended with a valid result.
-func (s JobState) OK() bool { return s.Status == "ok" }
+// OK reports whether the job's document has a valid result: the job ended
+// ok, or it failed and a resubmission succeeded.
+func (s JobState) OK() bool { return s.Status == "ok" || s.HasResult }
 
 // jobStateChunk bounds the ids sent in one query.
 const jobStateChunk = 5000
@@ -38,8 +43,11 @@ func (s *Store) JobStates(ctx context.Context, ids []string) (map[string]JobStat
 		chunk := ids[:min(len(ids), jobStateChunk)]
 		ids = ids[len(chunk):]
 		rows, err := s.pool.Query(ctx, `
-SELECT job_id, coalesce(j.status, ''), coalesce(j.prompt_tokens + j.completion_tokens, 0), d.job_id IS NOT NULL
-FROM (SELECT job_id, status, prompt_tokens, completion_tokens FROM jobs WHERE job_id = ANY($1)) j
+SELECT job_id, coalesce(j.status, ''), coalesce(j.prompt_tokens + j.completion_tokens, 0), d.job_id IS NOT NULL,
+       EXISTS (SELECT 1 FROM results r WHERE r.document_id = j.document_id
+               AND r.schema_fingerprint = j.schema_fingerprint AND r.model = j.model)
+FROM (SELECT job_id, status, prompt_tokens, completion_tokens, document_id, schema_fingerprint, model
+      FROM jobs WHERE job_id = ANY($1)) j
 FULL JOIN (SELECT job_id FROM dead_letters WHERE job_id = ANY($1)) d USING (job_id)`, chunk)
 		if err != nil {
 			return nil, fmt.Errorf("audit: job states: %w", err)
@@ -48,7 +56,7 @@ FULL JOIN (SELECT job_id FROM dead_letters WHERE job_id = ANY($1)) d USING (job_
 			id    string
 			state JobState
 		)
-		_, err = pgx.ForEachRow(rows, []any{&id, &state.Status, &state.Tokens, &state.DeadLettered}, func() error {
+		_, err = pgx.ForEachRow(rows, []any{&id, &state.Status, &state.Tokens, &state.DeadLettered, &state.HasResult}, func() error {
 			if state.Status == "" {
 				state.Status = StatusDeadLettered
 			}

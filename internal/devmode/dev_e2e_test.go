@@ -109,23 +109,26 @@ func TestDevModeProof(t *testing.T) {
 		{filepath.Join(examples, "abstract.schema.yaml"), "abstract", filepath.Join(examples, "abstracts")},
 	}
 	submitted := 0
-	for _, s := range submits {
+	codes := make([]int, len(submits))
+	for i, s := range submits {
 		out, code := runIn(ctx, t, work, env, filepath.Join(bin, "submit"), "--schema", s.schema, "--schema-name", s.name,
 			"--provider", "sim:sloppy", "--run", "proof", "--max-reasks", "1", "--wait", s.dir)
 		if code != 0 && code != 1 { // 1: some documents were dead-lettered, as intended
 			t.Fatalf("submit %s: exit %d\n%s", s.name, code, out)
 		}
+		codes[i] = code
 		queued := intAfter(t, out, `queued (\d+)`)
 		if want := countFiles(t, s.dir); queued != want {
 			t.Fatalf("submit %s queued %d documents, want %d\n%s", s.name, queued, want, out)
 		}
 		submitted += queued
 	}
-	// Idempotent: the same submission again queues nothing.
+	// Idempotent: the same submission again queues nothing (every job is
+	// final in the audit), and --wait returns with the first one's exit code.
 	out, code := runIn(ctx, t, work, env, filepath.Join(bin, "submit"), "--schema", submits[0].schema, "--schema-name", "invoice",
 		"--provider", "sim:sloppy", "--run", "proof", "--max-reasks", "1", "--wait", submits[0].dir)
-	if code != 0 || intAfter(t, out, `queued (\d+)`) != 0 || intAfter(t, out, `duplicates skipped (\d+)`) != countFiles(t, submits[0].dir) {
-		t.Fatalf("second submission: exit %d, want 0 with every document skipped as a duplicate\n%s", code, out)
+	if code != codes[0] || intAfter(t, out, `queued (\d+)`) != 0 || intAfter(t, out, `already done (\d+)`) != countFiles(t, submits[0].dir) {
+		t.Fatalf("second submission: exit %d, want %d with every document already done\n%s", code, codes[0], out)
 	}
 	// A toolbox command finds dev mode too.
 	if out, code := runIn(ctx, t, work, env, filepath.Join(bin, "extractq"), "status", "--run", "proof"); code != 0 || !strings.Contains(out, "proof") {

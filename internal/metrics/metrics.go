@@ -160,3 +160,12 @@ func (m *Metrics) ObserveFlush(rows int, took time.Duration, err error) {
 	m.FlushRows.Observe(float64(rows))
 	m.FlushSeconds.Observe(took.Seconds())
 }
+
+// JobStarted counts a delivery the worker began (worker.Observer).
+func (m *Metrics) JobStarted(pool string) { m.InFlight.WithLabelValues(pool).Inc() }
+
+// JobFinished counts a delivery the worker settled (worker.Observer).
+func (m *Metrics) JobFinished(pool string) { m.InFlight.WithLabelValues(pool).Dec() }
+
+// Nak counts a delivery handed back for later, by reason (worker.Observer).
+func (m *Metrics) Nak(pool, reason string) { m.Naks.WithLabelValues(pool, reason).Inc() }

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -69,5 +70,72 @@ func TestObserveFlush(t *testing.T) {
 	}
 	if n := testutil.CollectAndCount(m.FlushRows); n != 1 {
 		t.Errorf("flush rows series = %d, want 1", n)
+	}
+}
+
+// fakeWriter fails when err is set and counts what it wrote.
+type fakeWriter struct {
+	err    error
+	writes int
+}
+
+func (f *fakeWriter) Write(context.Context, *audit.Record) error {
+	if f.err != nil {
+		return f.err
+	}
+	f.writes++
+	return nil
+}
+
+func TestObservedWriterCountsOnlyDurableRecords(t *testing.T) {
+	tests := []struct {
+		name     string
+		writeErr error
+		wantJobs float64
+	}{
+		{"durable", nil, 1},
+		{"write failed", errors.New("flush failed"), 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := New(prometheus.NewRegistry())
+			inner := &fakeWriter{err: tt.writeErr}
+			w := &ObservedWriter{Writer: inner, Metrics: m}
+			rec := &audit.Record{Pool: "sim_sloppy", Outcome: retry.OutcomeOK, Final: true,
+				Attempts: []retry.Attempt{{}, {}}}
+			err := w.Write(context.Background(), rec)
+			if !errors.Is(err, tt.writeErr) {
+				t.Fatalf("Write error = %v, want %v", err, tt.writeErr)
+			}
+			if got := testutil.ToFloat64(m.Jobs.WithLabelValues("sim_sloppy", "ok")); got != tt.wantJobs {
+				t.Errorf("extractq_jobs_total{ok} = %v, want %v", got, tt.wantJobs)
+			}
+			if got := testutil.ToFloat64(m.Attempts.WithLabelValues("sim_sloppy", "ok")); got != 2*tt.wantJobs {
+				t.Errorf("extractq_attempts_total = %v, want %v", got, 2*tt.wantJobs)
+			}
+		})
+	}
+}
+
+func TestObserverMethods(t *testing.T) {
+	m := New(prometheus.NewRegistry())
+	m.JobStarted("p")
+	m.JobStarted("p")
+	m.JobFinished("p")
+	m.Nak("p", "transport")
+	m.Nak("p", "transport")
+	m.Nak("p", "shutdown")
+	tests := []struct {
+		name      string
+		got, want float64
+	}{
+		{"in flight", testutil.ToFloat64(m.InFlight.WithLabelValues("p")), 1},
+		{"naks transport", testutil.ToFloat64(m.Naks.WithLabelValues("p", "transport")), 2},
+		{"naks shutdown", testutil.ToFloat64(m.Naks.WithLabelValues("p", "shutdown")), 1},
+	}
+	for _, tc := range tests {
+		if tc.got != tc.want {
+			t.Errorf("%s = %v, want %v", tc.name, tc.got, tc.want)
+		}
 	}
 }

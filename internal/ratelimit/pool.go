@@ -148,6 +148,7 @@ type Pool struct {
 
 	pausedUntil time.Time
 	pauseReason string
+	spreadUntil time.Time // a hold of a fraction of an interval, not a pause
 	rampFrom    time.Time // when the rate starts climbing back (end of a 429 pause)
 	last429     time.Time // start of the last 429/529 pause, for "repeated"
 
@@ -292,8 +293,8 @@ func (p *Pool) broadcastLocked() {
 // between the two; without counting them, a burst of grants would pull
 // many jobs that then wait). Tokens reserved but unused count as room.
 func (p *Pool) roomDelayLocked(now time.Time) time.Duration {
-	if now.Before(p.pausedUntil) {
-		return p.pausedUntil.Sub(now)
+	if until := p.blockedUntilLocked(); now.Before(until) {
+		return until.Sub(now)
 	}
 	p.applyRatesLocked(now)
 	var d time.Duration
@@ -309,6 +310,15 @@ func (p *Pool) roomDelayLocked(now time.Time) time.Duration {
 		owed(p.tokLim, p.tokLim.TokensAt(now)+p.tokenCredit-float64(p.granted*p.lastEstimate))
 	}
 	return d
+}
+
+// blockedUntilLocked is when calls may go again: the end of a pause or of a
+// hold that spreads idle calls (see idleJitterLocked).
+func (p *Pool) blockedUntilLocked() time.Time {
+	if p.spreadUntil.After(p.pausedUntil) {
+		return p.spreadUntil
+	}
+	return p.pausedUntil
 }
 
 // Paused reports whether the pool is paused (after a 429/529, or because the

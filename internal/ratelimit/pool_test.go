@@ -546,3 +546,26 @@ func TestIdleJitter(t *testing.T) {
 		})
 	}
 }
+
+// TestIdleJitterShiftsSchedule: the hold moves the pool's pacing with it, so
+// a call queued behind the jittered one follows it by a full interval instead
+// of firing at the unshifted time (which, fleet-wide, would be one instant).
+func TestIdleJitterShiftsSchedule(t *testing.T) {
+	clk := newFakeClock()
+	p := testPool(Limits{Concurrency: 10, RPM: 60}, clk, withJitter(func() float64 { return 0.5 })) // one request a second
+	clk.Advance(5 * time.Second)                                                                    // idle, nothing reported yet
+	prov := &stub{reply: answer(10)}
+	w := p.Wrap(prov)
+	for range 2 {
+		go func() { _, _ = w.Chat(context.Background(), req200) }()
+	}
+	eventually(t, func() bool { return clk.pending() == 2 }, "calls do not wait for the hold")
+	clk.Advance(500 * time.Millisecond)
+	eventually(t, func() bool { return prov.calls.Load() == 1 && clk.pending() == 1 }, "after the hold one call should go and one wait")
+	clk.Advance(900 * time.Millisecond)
+	if prov.calls.Load() != 1 || clk.pending() != 1 {
+		t.Fatal("the second call went less than an interval after the first")
+	}
+	clk.Advance(100 * time.Millisecond)
+	eventually(t, func() bool { return prov.calls.Load() == 2 }, "the second call did not go one interval after the first")
+}

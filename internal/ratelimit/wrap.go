@@ -78,7 +78,14 @@ func (p *Pool) reserve(ctx context.Context, tokens int) error {
 		p.granted = max(0, p.granted-1)
 		p.lastEstimate = tokens
 		p.applyRatesLocked(now)
-		delay := p.idleJitterLocked(now, tokens)
+		if j := p.idleJitterLocked(now, tokens); j > 0 {
+			// Hold the whole pool, so the pacing schedule moves with the
+			// call and the calls after it do not fire together either.
+			p.spreadUntil, p.lastCall = now.Add(j), now.Add(j)
+			p.mu.Unlock()
+			continue
+		}
+		var delay time.Duration
 		var taken []*rate.Reservation
 		if p.reqLim != nil {
 			r := p.reqLim.ReserveN(now, 1)
@@ -120,7 +127,7 @@ func (p *Pool) reserve(ctx context.Context, tokens int) error {
 	}
 }
 
-// idleJitterLocked is a random wait of up to one pacing interval for a call
+// idleJitterLocked is a random hold of up to one pacing interval for a call
 // that finds its pool idle (no call for two intervals, and the bucket full)
 // while the provider's budget may be low (nothing reported yet, or little
 // remaining at the last report). Idle workers all hold a ready call; without
@@ -164,14 +171,17 @@ func mayBeLow(h headerState, fleetLimit int, now time.Time) bool {
 	return float64(h.remaining) < lowWater*float64(limit)
 }
 
-// waitPause returns once the pool is not paused (or ctx ends).
+// waitPause returns once the pool is neither paused nor holding to spread
+// idle calls (or ctx ends).
 func (p *Pool) waitPause(ctx context.Context) error {
 	for {
-		until, paused := p.Paused()
-		if !paused {
+		p.mu.Lock()
+		d := p.blockedUntilLocked().Sub(p.clock.Now())
+		p.mu.Unlock()
+		if d <= 0 {
 			return nil
 		}
-		if err := p.sleep(ctx, until.Sub(p.clock.Now())); err != nil {
+		if err := p.sleep(ctx, d); err != nil {
 			return err
 		}
 	}

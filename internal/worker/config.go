@@ -27,8 +27,8 @@ type Config struct {
 	NATSURL     string `yaml:"nats_url"`     // EXTRACTQ_NATS_URL
 	DatabaseURL string `yaml:"database_url"` // EXTRACTQ_DATABASE_URL
 	WorkerID    string `yaml:"worker_id"`    // EXTRACTQ_WORKER_ID; default host-pid
-	// Listen is the address of /healthz, /readyz (EXTRACTQ_LISTEN); empty
-	// disables the endpoints.
+	// Listen is the address of /healthz, /readyz and /metrics
+	// (EXTRACTQ_LISTEN); empty disables the endpoints.
 	Listen    string `yaml:"listen"`
 	LogFormat string `yaml:"log_format"` // auto (JSON unless a terminal), json, text; EXTRACTQ_LOG_FORMAT
 	LogLevel  string `yaml:"log_level"`  // debug, info, warn, error; EXTRACTQ_LOG_LEVEL

@@ -37,6 +37,8 @@ type delivery struct {
 // handle runs one delivery to its end: ack, nak with delay, or dead letter.
 func (w *Worker) handle(ctx context.Context, p Pool, msg jetstream.Msg) {
 	d := &delivery{msg: msg, pool: p.Name, started: time.Now(), log: w.log.With("pool", p.Name)}
+	w.obs.JobStarted(p.Name)
+	defer w.obs.JobFinished(p.Name)
 	md, err := msg.Metadata()
 	if err != nil { // not a JetStream message: nothing to ack
 		d.log.Error("message without JetStream metadata ignored", "err", err)
@@ -44,18 +46,20 @@ func (w *Worker) handle(ctx context.Context, p Pool, msg jetstream.Msg) {
 	}
 	d.seq, d.n = md.Sequence.Stream, int(md.NumDelivered)
 	d.last = d.n >= w.consumer.MaxDeliver
-	d.log = d.log.With("stream_seq", d.seq, "delivery", d.n)
+	// attempt is the delivery number: the job's nth run by some worker.
+	d.log = d.log.With("stream_seq", d.seq, "attempt", d.n)
 
 	env, err := jobs.DecodeEnvelope(msg.Data())
 	if err != nil {
 		if env != nil && env.JobID != "" && env.DocumentID != "" {
 			d.env = env // readable enough to name the job in the audit
 		}
+		d.log = d.log.With(jobAttrs(d.env, msg)...)
 		w.deadLetter(ctx, d, &Outcome{Outcome: retry.OutcomeFatal, Reason: err.Error()}, "decode")
 		return
 	}
 	d.env = env
-	d.log = d.log.With("job_id", env.JobID, "document_id", env.DocumentID, "run", env.Run)
+	d.log = d.log.With(jobAttrs(env, msg)...)
 
 	stop := w.keepAlive(msg, d.log)
 	defer stop()
@@ -99,7 +103,7 @@ func (w *Worker) finish(ctx context.Context, p Pool, d *delivery, out *Outcome) 
 	case out.Outcome == retry.OutcomeOK:
 		rec := w.record(d, out, true)
 		if err := w.write(rec); err != nil {
-			w.retryLater(d, out, fmt.Errorf("audit: %w", err))
+			w.retryLater(d, out, fmt.Errorf("audit: %w", err), "audit")
 			return
 		}
 		if err := d.msg.Ack(); err != nil {
@@ -115,7 +119,7 @@ func (w *Worker) finish(ctx context.Context, p Pool, d *delivery, out *Outcome) 
 				d.log.Warn("audit of a canceled job failed", "err", err)
 			}
 		}
-		w.requeue(d.msg, d.log)
+		w.requeue(d.msg, d.pool, d.log)
 	case out.Outcome == retry.OutcomeTransport && !d.last:
 		if err := w.write(w.record(d, out, false)); err != nil {
 			d.log.Warn("audit of a retried job failed", "err", err)
@@ -123,7 +127,7 @@ func (w *Worker) finish(ctx context.Context, p Pool, d *delivery, out *Outcome) 
 		if until, paused := p.Budget.Paused(); paused && time.Until(until) > out.RetryAfter {
 			out.RetryAfter = time.Until(until)
 		}
-		w.retryLater(d, out, errors.New(out.Reason))
+		w.retryLater(d, out, errors.New(out.Reason), "transport")
 	default:
 		if out.Outcome == retry.OutcomeTransport {
 			out.Reason = fmt.Sprintf("last delivery (%d of %d) failed: %s", d.n, w.consumer.MaxDeliver, out.Reason)
@@ -134,12 +138,13 @@ func (w *Worker) finish(ctx context.Context, p Pool, d *delivery, out *Outcome) 
 
 // retryLater naks with the provider's reset time, the pool's pause or an
 // exponential backoff by delivery: never a bare nak that burns deliveries.
-func (w *Worker) retryLater(d *delivery, out *Outcome, why error) {
+func (w *Worker) retryLater(d *delivery, out *Outcome, why error, reason string) {
 	delay := backoff(d.n, 2*time.Second, 5*time.Minute)
 	if out != nil && out.RetryAfter > 0 {
 		delay = out.RetryAfter
 	}
 	w.counts.retried.Add(1)
+	w.obs.Nak(d.pool, reason)
 	d.log.Warn("job will be retried", "reason", why, "delay", delay)
 	if err := d.msg.NakWithDelay(delay); err != nil {
 		d.log.Warn("nak failed; the job returns after its ack wait", "err", err)
@@ -169,7 +174,7 @@ func (w *Worker) deadLetter(ctx context.Context, d *delivery, out *Outcome, sour
 	defer cancel()
 	seq, err := w.dlq.Publish(actx, dl)
 	if err != nil {
-		w.retryLater(d, nil, err)
+		w.retryLater(d, nil, err, "dead_letter")
 		return
 	}
 	if d.env == nil {
@@ -178,7 +183,7 @@ func (w *Worker) deadLetter(ctx context.Context, d *delivery, out *Outcome, sour
 	rec := w.record(d, out, true)
 	rec.DeadLetter = &audit.DeadLetter{Stream: jobs.DLQStream, Seq: seq, Reason: dl.Reason}
 	if err := w.write(rec); err != nil {
-		w.retryLater(d, nil, fmt.Errorf("audit: %w", err))
+		w.retryLater(d, nil, fmt.Errorf("audit: %w", err), "audit")
 		return
 	}
 	if err := jobs.Terminate(d.msg, truncate(dl.Reason, 200), w.termReason); err != nil {
@@ -202,6 +207,15 @@ func redactLetter(dl *jobs.DeadLetter) {
 		atts[i] = a
 	}
 	dl.Attempts = atts
+}
+
+// jobAttrs name a job on every log line about it. A body too broken to
+// decode is named by its message id (the job id) alone.
+func jobAttrs(env *jobs.Envelope, msg jetstream.Msg) []any {
+	if env == nil {
+		return []any{"job_id", msg.Headers().Get(jetstream.MsgIDHeader), "document_id", "", "run", ""}
+	}
+	return []any{"job_id", env.JobID, "document_id", env.DocumentID, "run", env.Run}
 }
 
 // unreadableEnvelope stands for a job whose body cannot be read, so the
@@ -264,7 +278,7 @@ func (w *Worker) keepAlive(msg jetstream.Msg, log *slog.Logger) (stop func()) {
 // without a worker settling it (the worker died or stalled on the last one)
 // is moved from the stream to the DLQ. A nil error means the advisory is
 // settled (moved, or nothing left to move).
-func (w *Worker) onMaxDeliveries(ctx context.Context, data []byte) error {
+func (w *Worker) onMaxDeliveries(ctx context.Context, data []byte) (err error) {
 	var ev jobs.MaxDeliveriesEvent
 	if err := json.Unmarshal(data, &ev); err != nil {
 		w.log.Warn("unreadable max-deliveries advisory dropped", "err", err)
@@ -273,7 +287,12 @@ func (w *Worker) onMaxDeliveries(ctx context.Context, data []byte) error {
 	if ev.Stream != jobs.JobsStream {
 		return nil
 	}
-	log := w.log.With("stream_seq", ev.StreamSeq, "consumer", ev.Consumer, "deliveries", ev.Deliveries)
+	log := w.log.With("stream_seq", ev.StreamSeq, "consumer", ev.Consumer, "attempt", ev.Deliveries)
+	defer func() {
+		if err != nil { // log names the job once it is known
+			log.Error("max deliveries: job not moved yet; will retry", "err", err)
+		}
+	}()
 	ctx, cancel := context.WithTimeout(ctx, auditTimeout)
 	defer cancel()
 	stream, err := w.js.Stream(ctx, jobs.JobsStream)
@@ -291,6 +310,11 @@ func (w *Worker) onMaxDeliveries(ctx context.Context, data []byte) error {
 	}
 	env, derr := jobs.DecodeEnvelope(raw.Data)
 	pool := jobs.PoolFor(strings.TrimPrefix(raw.Subject, jobs.JobSubject("")))
+	if derr == nil {
+		log = log.With("job_id", env.JobID, "document_id", env.DocumentID, "run", env.Run)
+	} else {
+		log = log.With("job_id", raw.Header.Get(jetstream.MsgIDHeader), "document_id", "", "run", "")
+	}
 	dl := &jobs.DeadLetter{
 		JobSeq: ev.StreamSeq, Deliveries: ev.Deliveries, Outcome: retry.OutcomeTransport,
 		Reason:   fmt.Sprintf("max deliveries (%d) reached without a final answer: the worker holding the last delivery died or stalled", ev.Deliveries),
@@ -316,7 +340,7 @@ func (w *Worker) onMaxDeliveries(ctx context.Context, data []byte) error {
 		return err
 	}
 	w.counts.dead.Add(1)
-	log.Info("job dead-lettered after max deliveries", "job_id", dl.Job.JobID, "dlq_seq", seq)
+	log.Info("job dead-lettered after max deliveries", "dlq_seq", seq)
 	return nil
 }
 

@@ -85,7 +85,7 @@ func WithRoute(pattern string, h http.Handler) ServeOption {
 }
 
 // WithReady calls f once, when the worker pulls jobs and its endpoints are
-// served.
+// served. f runs on the worker's goroutine: keep it short.
 func WithReady(f func()) ServeOption { return func(s *serveOptions) { s.ready = f } }
 
 // Serve runs a worker process from cfg until ctx ends: connections, the
@@ -148,10 +148,12 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, engine Engine, opt
 		pools[i] = Pool{Name: jobs.PoolFor(spec.Name), Concurrency: spec.Limits.Concurrency, Budget: rpools[i]}
 		sampled[i] = metrics.SampledPool{Name: pools[i].Name, Budget: rpools[i]}
 	}
-	ready := make(chan struct{})
 	all := []Option{
 		WithPools(pools...), WithConsumerSettings(cfg.ConsumerSettings()), WithGrace(cfg.Grace), WithLogger(log),
-		withOnReady(func() { close(ready) }),
+		WithObserver(m),
+	}
+	if so.ready != nil { // the endpoints below are served before Run makes the worker ready
+		all = append(all, withOnReady(so.ready))
 	}
 	if cfg.WorkerID != "" {
 		all = append(all, WithID(cfg.WorkerID))
@@ -199,15 +201,6 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, engine Engine, opt
 			<-served
 		}()
 		log.Info("endpoints: /healthz /readyz /metrics", "addr", ln.Addr().String())
-	}
-	if so.ready != nil {
-		go func() {
-			select {
-			case <-ready:
-				so.ready()
-			case <-ctx.Done():
-			}
-		}()
 	}
 	return w.Run(ctx)
 }

@@ -81,6 +81,26 @@ func WithStreamOptions(o ...jobs.StreamOption) Option {
 	return func(w *Worker) { w.streamOpts = append(w.streamOpts, o...) }
 }
 
+// Observer is told what the worker does with deliveries besides what the
+// audit records: jobs running and deliveries handed back. *metrics.Metrics
+// implements it. Its methods must not block.
+type Observer interface {
+	JobStarted(pool string)
+	JobFinished(pool string)
+	// Nak counts a delivery handed back for later: reason is transport,
+	// audit, dead_letter or shutdown.
+	Nak(pool, reason string)
+}
+
+type noObserver struct{}
+
+func (noObserver) JobStarted(string)  {}
+func (noObserver) JobFinished(string) {}
+func (noObserver) Nak(string, string) {}
+
+// WithObserver sets the Observer (default: none).
+func WithObserver(o Observer) Option { return func(w *Worker) { w.obs = o } }
+
 // withOnReady calls f once when Run starts pulling (Serve's WithReady).
 func withOnReady(f func()) Option { return func(w *Worker) { w.onReady = f } }
 
@@ -101,6 +121,7 @@ type Worker struct {
 	streamOpts   []jobs.StreamOption
 	termReason   bool
 	onReady      func()
+	obs          Observer
 
 	docs    *jobs.Documents
 	dlq     *jobs.DLQ
@@ -126,6 +147,7 @@ func New(js jetstream.JetStream, w audit.Writer, e Engine, opts ...Option) (*Wor
 		log:          slog.Default(),
 		newProvider:  func(spec string) (providers.Provider, error) { return providers.New(spec) },
 		ensure:       true,
+		obs:          noObserver{},
 	}
 	for _, f := range opts {
 		f(wk)
@@ -267,7 +289,7 @@ func (w *Worker) pull(ctx, jobCtx context.Context, p Pool, c jetstream.Consumer)
 		}
 		for msg := range batch.Messages() {
 			if w.stopping.Load() {
-				w.requeue(msg, log)
+				w.requeue(msg, p.Name, log)
 				continue
 			}
 			w.handle(jobCtx, p, msg)
@@ -298,7 +320,6 @@ func (w *Worker) watchAdvisories(ctx context.Context, c jetstream.Consumer) {
 		failures = 0
 		for m := range batch.Messages() {
 			if err := w.onMaxDeliveries(context.WithoutCancel(ctx), m.Data()); err != nil {
-				w.log.Error("max deliveries: job not moved yet; will retry", "err", err)
 				_ = m.NakWithDelay(5 * time.Second)
 				continue
 			}
@@ -308,8 +329,9 @@ func (w *Worker) watchAdvisories(ctx context.Context, c jetstream.Consumer) {
 }
 
 // requeue hands a job back for another worker, soon.
-func (w *Worker) requeue(msg jetstream.Msg, log *slog.Logger) {
+func (w *Worker) requeue(msg jetstream.Msg, pool string, log *slog.Logger) {
 	w.counts.requeued.Add(1)
+	w.obs.Nak(pool, "shutdown")
 	if err := msg.NakWithDelay(w.requeueDelay); err != nil {
 		log.Warn("nak at shutdown failed; the job returns after its ack wait", "err", err)
 	}

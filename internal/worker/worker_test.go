@@ -1,6 +1,7 @@
 package worker_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -489,5 +490,61 @@ func TestHealthEndpoints(t *testing.T) {
 		if h, r := status("/healthz"), status("/readyz"); h != tc.health || r != tc.ready {
 			t.Errorf("%s: /healthz %d /readyz %d, want %d %d", tc.name, h, r, tc.health, tc.ready)
 		}
+	}
+}
+
+// syncBuffer is a log sink safe for the worker's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestJobLogsNameTheJob: every log line about a job (retried, then
+// dead-lettered) carries its job id, document id, run and attempt.
+func TestJobLogsNameTheJob(t *testing.T) {
+	var logs syncBuffer
+	f := start(t, func(_ string, call int, _ context.Context) *worker.Outcome {
+		if call == 1 {
+			return &worker.Outcome{Outcome: retry.OutcomeTransport, Reason: "HTTP 503", RetryAfter: 50 * time.Millisecond}
+		}
+		return &worker.Outcome{Outcome: retry.OutcomeExhausted, Reason: "still invalid"}
+	}, fastSettings(3), worker.WithLogger(slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	f.submit(t, "doc-logs")
+	waitFor(t, "the dead letter", func() bool { return f.streamMsgs(t, jobs.DLQStream) == 1 })
+	f.stop(t)
+
+	about := 0
+	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("log line is not JSON: %q", line)
+		}
+		if _, ok := rec["stream_seq"]; !ok {
+			continue // about the worker, not a delivery of a job
+		}
+		about++
+		for _, key := range []string{"job_id", "document_id", "run", "attempt"} {
+			if _, ok := rec[key]; !ok {
+				t.Errorf("log line about a job lacks %s: %s", key, line)
+			}
+		}
+		if rec["document_id"] != "doc-logs" || rec["run"] != "r" {
+			t.Errorf("log line names another job: %s", line)
+		}
+	}
+	if about < 2 {
+		t.Errorf("%d log lines about the job, want at least the retry and the dead letter:\n%s", about, logs.String())
 	}
 }

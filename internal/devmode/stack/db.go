@@ -18,21 +18,25 @@ const (
 	pgDuplicateDatabase  = "42P04" // created meanwhile by someone else
 )
 
-// openStore opens the audit database, creating it first when the server
-// answers that it does not exist: trying extractq should not start with
-// createdb.
-func openStore(ctx context.Context, databaseURL string, log *slog.Logger) (*audit.Store, error) {
+// ensureDatabase creates the audit database when the server answers that
+// it does not exist (trying extractq should not start with createdb); the
+// worker then migrates it.
+func ensureDatabase(ctx context.Context, databaseURL string, log *slog.Logger) error {
 	store, err := audit.Open(ctx, databaseURL)
+	if err == nil {
+		store.Close()
+		return nil
+	}
 	var pgErr *pgconn.PgError
-	if err == nil || !errors.As(err, &pgErr) || pgErr.Code != pgInvalidCatalogName {
-		return store, err
+	if !errors.As(err, &pgErr) || pgErr.Code != pgInvalidCatalogName {
+		return err
 	}
 	name, err := createDatabase(ctx, databaseURL)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	log.Info("created the audit database", "database", name)
-	return audit.Open(ctx, databaseURL)
+	return nil
 }
 
 // createDatabase creates the database databaseURL names, connecting to the

@@ -1,8 +1,9 @@
 // Package stack assembles `extractq dev`: one process holding an embedded
-// NATS JetStream server, a worker with its pools, optionally the LLM
-// simulator, the Postgres audit (database created and migrated as needed)
-// and one HTTP listener for /metrics, /healthz, /readyz and the simulator.
-// While it runs it publishes its endpoints for devmode.Discover.
+// NATS JetStream server, the Postgres audit database (created if missing),
+// optionally the LLM simulator, and the fleet worker run by worker.Serve,
+// the same assembly as `worker run` (pools, audit, /metrics, /healthz,
+// /readyz), whose listener also serves the simulator. While it runs it
+// publishes its endpoints for devmode.Discover.
 package stack
 
 import (
@@ -20,15 +21,9 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/devmode"
 	"github.com/extractq/extractq/internal/jobs"
-	"github.com/extractq/extractq/internal/metrics"
 	"github.com/extractq/extractq/internal/providers"
 	"github.com/extractq/extractq/internal/ratelimit"
 	"github.com/extractq/extractq/internal/sim"
@@ -131,28 +126,20 @@ type Stack struct {
 	endpoints devmode.Endpoints
 	pools     []ratelimit.PoolSpec
 
-	ns      *server.Server
-	nc      *nats.Conn
-	js      jetstream.JetStream
-	store   *audit.Store
-	writer  *audit.GroupWriter
-	sim     *sim.Server
-	metrics *metrics.Metrics
-	worker  *worker.Worker
-	members *ratelimit.Membership
-	http    *http.Server
+	ns  *server.Server
+	sim *sim.Server
 
-	served chan struct{} // closed when the HTTP server has stopped
-	ran    chan error    // the worker's Run result
+	ran chan error // worker.Serve's result
 }
 
-// Start brings dev mode up: NATS, the audit database (created if missing,
-// migrated), streams, the simulator, the worker and the HTTP endpoints,
-// then publishes the endpoints in the data folder. The worker runs until
-// ctx ends; then call Wait. On error everything started is stopped again.
+// Start brings dev mode up: NATS, the audit database (created if missing),
+// the simulator, then the worker with its HTTP endpoints (worker.Serve
+// migrates and creates the streams), and publishes the endpoints in the
+// data folder once the worker pulls jobs. The worker runs until ctx ends;
+// then call Wait. On error everything started is stopped again.
 func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	cfg.defaults()
-	s := &Stack{cfg: cfg, log: cfg.Log, served: make(chan struct{}), ran: make(chan error, 1)}
+	s := &Stack{cfg: cfg, log: cfg.Log, ran: make(chan error, 1)}
 	if s.pools, err = cfg.pools(); err != nil {
 		return nil, err
 	}
@@ -178,53 +165,25 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 			s.stop()
 		}
 	}()
-
 	if err := s.startNATS(); err != nil {
 		return nil, err
 	}
-	if s.nc, s.js, err = worker.Connect(s.ns.ClientURL(), "extractq-dev", s.log); err != nil {
-		return nil, err
-	}
-	if s.store, err = openStore(ctx, cfg.DatabaseURL, s.log); err != nil {
-		return nil, err
-	}
-	if err := worker.Migrate(ctx, s.js, s.store); err != nil {
+	if err := ensureDatabase(ctx, cfg.DatabaseURL, s.log); err != nil {
 		return nil, err
 	}
 
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	s.metrics = metrics.New(reg)
-	if s.writer, err = s.store.NewWriter(ctx, audit.WithFlushObserver(func(f audit.FlushInfo) {
-		s.metrics.ObserveFlush(f.Rows, f.Duration, f.Err)
-	})); err != nil {
-		return nil, err
+	wcfg := worker.DefaultConfig()
+	wcfg.NATSURL, wcfg.DatabaseURL, wcfg.Listen = s.ns.ClientURL(), cfg.DatabaseURL, ""
+	wcfg.WorkerID = fmt.Sprintf("dev-%d", os.Getpid())
+	wcfg.Pools, wcfg.Grace, wcfg.Migrate = s.pools, cfg.Grace, true
+	opts := []worker.ServeOption{
+		worker.WithListener(httpLn),
+		worker.WithWorkerOptions(worker.WithProviders(s.newProvider)),
 	}
-
 	if cfg.SimProfile != "" {
 		s.sim = sim.New(profile, sim.WithSeed(cfg.SimSeed))
+		opts = append(opts, worker.WithRoute(SimPath+"/", http.StripPrefix(SimPath, s.sim.Handler())))
 	}
-	rpools := make([]*ratelimit.Pool, len(s.pools))
-	wpools := make([]worker.Pool, len(s.pools))
-	names := make([]string, len(s.pools))
-	for i, spec := range s.pools {
-		rpools[i] = ratelimit.NewPool(spec.Name, spec.Limits, ratelimit.WithLogger(s.log))
-		names[i] = jobs.PoolFor(spec.Name)
-		wpools[i] = worker.Pool{Name: names[i], Concurrency: spec.Limits.Concurrency, Budget: rpools[i]}
-	}
-	if s.worker, err = worker.New(s.js, &ObservedWriter{Writer: s.writer, Metrics: s.metrics}, worker.NewEngine(nil),
-		worker.WithID(fmt.Sprintf("dev-%d", os.Getpid())),
-		worker.WithPools(wpools...),
-		worker.WithGrace(cfg.Grace),
-		worker.WithLogger(s.log),
-		worker.WithProviders(s.newProvider),
-	); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
-	}
-	if s.members, err = ratelimit.StartMembership(ctx, s.js, s.worker.ID(), rpools, ratelimit.WithMembershipLogger(s.log)); err != nil {
-		return nil, err
-	}
-
 	base := "http://" + httpLn.Addr().String()
 	s.endpoints = devmode.Endpoints{
 		NATSURL: s.ns.ClientURL(), DatabaseURL: cfg.DatabaseURL, MetricsURL: base + "/metrics", PID: os.Getpid(),
@@ -232,20 +191,25 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	if s.sim != nil {
 		s.endpoints.SimURL = base + SimPath
 	}
-	if err := devmode.Publish(cfg.DataDir, s.endpoints); err != nil {
+	ready := make(chan struct{})
+	opts = append(opts, worker.WithReady(func() { close(ready) }))
+	wctx, cancel := context.WithCancel(ctx) // canceled here only when Start fails
+	go func() { s.ran <- worker.Serve(wctx, wcfg, s.log, worker.NewEngine(nil), opts...) }()
+	select {
+	case <-ready:
+	case err := <-s.ran:
+		cancel()
+		if err == nil { // ctx ended before the worker was ready
+			err = ctx.Err()
+		}
 		return nil, err
 	}
-
-	// Nothing fails from here on: the goroutines below are joined by Wait.
-	smp := &sampler{m: s.metrics, js: s.js, pools: rpools, names: names}
-	s.http = &http.Server{Handler: s.handler(reg, smp), ReadHeaderTimeout: 5 * time.Second}
-	go func() {
-		defer close(s.served)
-		if err := s.http.Serve(httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.log.Error("dev HTTP endpoints stopped", "err", err)
-		}
-	}()
-	go func() { s.ran <- s.worker.Run(ctx) }()
+	if err := devmode.Publish(cfg.DataDir, s.endpoints); err != nil {
+		cancel()
+		<-s.ran
+		return nil, err
+	}
+	context.AfterFunc(ctx, cancel) // releases wctx's resources with ctx
 	return s, nil
 }
 
@@ -255,42 +219,20 @@ func (s *Stack) Endpoints() devmode.Endpoints { return s.endpoints }
 // Pools are the pool specs the worker serves.
 func (s *Stack) Pools() []ratelimit.PoolSpec { return s.pools }
 
-// Wait blocks until the worker has stopped (its context ended), then shuts
-// the rest down in order: HTTP, fleet membership, audit flush, simulator,
-// NATS, discovery file. It returns the worker's error and any shutdown
-// error.
+// Wait blocks until the worker has stopped (its context ended; worker.Serve
+// flushes the audit and closes the HTTP endpoints), then stops the
+// simulator and NATS and removes the discovery file. It returns the
+// worker's error and any shutdown error.
 func (s *Stack) Wait() error {
 	err := <-s.ran
 	return errors.Join(err, s.stop())
 }
 
-// stop releases whatever has been started, in reverse order of start.
+// stop releases what Start started besides the worker, in reverse order.
 func (s *Stack) stop() error {
 	var errs []error
-	if s.http != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		_ = s.http.Shutdown(ctx)
-		cancel()
-		<-s.served
-	}
-	if s.members != nil {
-		s.members.Stop()
-	}
-	if s.writer != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		if err := s.writer.Close(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("audit flush at shutdown: %w", err))
-		}
-		cancel()
-	}
-	if s.store != nil {
-		s.store.Close()
-	}
 	if s.sim != nil {
 		s.sim.Close()
-	}
-	if s.nc != nil {
-		s.nc.Close()
 	}
 	if s.ns != nil {
 		s.ns.Shutdown()
@@ -358,20 +300,6 @@ func (s *Stack) newProvider(spec string) (providers.Provider, error) {
 func usesProfile(spec, profile string) bool {
 	rest, ok := strings.CutPrefix(spec, "sim:")
 	return ok && (rest == profile || strings.HasPrefix(rest, profile+"/"))
-}
-
-// handler serves /metrics (gauges sampled at scrape time), the worker's
-// /healthz and /readyz, and the simulator under SimPath.
-func (s *Stack) handler(reg *prometheus.Registry, smp *sampler) http.Handler {
-	mux := http.NewServeMux()
-	probes := s.worker.Handler()
-	mux.Handle("GET /healthz", probes)
-	mux.Handle("GET /readyz", probes)
-	mux.Handle("GET /metrics", smp.handler(reg, s.log))
-	if s.sim != nil {
-		mux.Handle(SimPath+"/", http.StripPrefix(SimPath, s.sim.Handler()))
-	}
-	return mux
 }
 
 // listen opens a TCP listener, naming the flag to change when it fails.

@@ -1,17 +1,9 @@
 package stack
 
 import (
-	"context"
-	"errors"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
-
-	"github.com/extractq/extractq/internal/audit"
-	"github.com/extractq/extractq/internal/metrics"
 	"github.com/extractq/extractq/internal/ratelimit"
-	"github.com/extractq/extractq/internal/retry"
 )
 
 func TestUsesProfile(t *testing.T) {
@@ -68,50 +60,6 @@ func TestConfigPools(t *testing.T) {
 				if got[i].Name != tt.want[i] || got[i].Limits.Concurrency != tt.wantCon[i] {
 					t.Errorf("pool %d = %s (concurrency %d), want %s (concurrency %d)", i, got[i].Name, got[i].Limits.Concurrency, tt.want[i], tt.wantCon[i])
 				}
-			}
-		})
-	}
-}
-
-// fakeWriter fails when err is set and counts what it wrote.
-type fakeWriter struct {
-	err    error
-	writes int
-}
-
-func (f *fakeWriter) Write(context.Context, *audit.Record) error {
-	if f.err != nil {
-		return f.err
-	}
-	f.writes++
-	return nil
-}
-
-func TestObservedWriterCountsOnlyDurableRecords(t *testing.T) {
-	tests := []struct {
-		name     string
-		writeErr error
-		wantJobs float64
-	}{
-		{"durable", nil, 1},
-		{"write failed", errors.New("flush failed"), 0},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			m := metrics.New(prometheus.NewRegistry())
-			inner := &fakeWriter{err: tt.writeErr}
-			w := &ObservedWriter{Writer: inner, Metrics: m}
-			rec := &audit.Record{Pool: "sim_sloppy", Outcome: retry.OutcomeOK, Final: true,
-				Attempts: []retry.Attempt{{}, {}}}
-			err := w.Write(context.Background(), rec)
-			if !errors.Is(err, tt.writeErr) {
-				t.Fatalf("Write error = %v, want %v", err, tt.writeErr)
-			}
-			if got := testutil.ToFloat64(m.Jobs.WithLabelValues("sim_sloppy", "ok")); got != tt.wantJobs {
-				t.Errorf("extractq_jobs_total{ok} = %v, want %v", got, tt.wantJobs)
-			}
-			if got := testutil.ToFloat64(m.Attempts.WithLabelValues("sim_sloppy", "ok")); got != 2*tt.wantJobs {
-				t.Errorf("extractq_attempts_total = %v, want %v", got, 2*tt.wantJobs)
 			}
 		})
 	}

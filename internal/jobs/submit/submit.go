@@ -2,6 +2,7 @@ package submit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -40,8 +41,16 @@ type Rejection struct {
 
 // Summary counts what a submission did.
 type Summary struct {
-	Queued     int `json:"queued"`
-	Duplicates int `json:"duplicates"` // already queued within the duplicate window
+	Queued int `json:"queued"`
+	// Duplicates were queued by an earlier submission within the
+	// duplicate window and are still on the stream: they are followed
+	// like the queued ones (JobIDs).
+	Duplicates int `json:"duplicates"`
+	// Lost counts documents JetStream took for duplicates of jobs it no
+	// longer holds, while the audit has no final record of them (the
+	// workers audit to another database, or the stream was purged): they
+	// will not run until the duplicate window has passed.
+	Lost int `json:"lost"`
 	// AlreadyDone counts documents whose job (same text, schema and model)
 	// is already final in the audit store, so they were not queued again;
 	// AlreadyFailed of them ended in a dead letter (redo them with `submit
@@ -50,8 +59,8 @@ type Summary struct {
 	AlreadyFailed int           `json:"already_failed"`
 	Rejected      []Rejection   `json:"rejected"`
 	Elapsed       time.Duration `json:"elapsed_ns"`
-	// JobIDs are the jobs this submission queued, in order: the ones to
-	// follow until they are final.
+	// JobIDs are the jobs this submission queued, and the duplicates still
+	// queued, in order: the ones that will run, to follow until final.
 	JobIDs []string `json:"-"`
 }
 
@@ -190,15 +199,70 @@ func (s *Submitter) flush(ctx context.Context, job Job, batch []Doc, sum *Summar
 	if err := s.publishAll(ctx, items); err != nil {
 		return err
 	}
+	var gone []string // duplicates whose original left the stream
 	for i, it := range items {
 		switch {
 		case it.err != nil:
 			sum.Rejected = append(sum.Rejected, Rejection{ID: batch[i].ID, Source: batch[i].Source, Reason: it.err.Error()})
 		case it.dup:
-			sum.Duplicates++
+			queued, err := s.stillQueued(ctx, it.env.JobID, it.seq)
+			if err != nil {
+				return err
+			}
+			if queued {
+				sum.Duplicates++
+				sum.JobIDs = append(sum.JobIDs, it.env.JobID)
+			} else {
+				gone = append(gone, it.env.JobID)
+			}
 		default:
 			sum.Queued++
 			sum.JobIDs = append(sum.JobIDs, it.env.JobID)
+		}
+	}
+	return s.settleGone(ctx, gone, sum)
+}
+
+// stillQueued reports whether the job JetStream called a duplicate is still
+// on the job stream at seq (the original's sequence): waiting, or being
+// worked on, since a worker acks only after the audit is durable.
+func (s *Submitter) stillQueued(ctx context.Context, jobID string, seq uint64) (bool, error) {
+	st, err := s.js.Stream(ctx, jobs.JobsStream)
+	if err != nil {
+		return false, fmt.Errorf("open stream %s: %w", jobs.JobsStream, err)
+	}
+	m, err := st.GetMsg(ctx, seq)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("look up job %s on %s: %w", jobID, jobs.JobsStream, err)
+	}
+	return m.Header.Get(jetstream.MsgIDHeader) == jobID, nil
+}
+
+// settleGone classifies duplicates whose original has left the stream: its
+// worker acked or terminated it after auditing it, so the audit has it
+// final (already done), unless the audit is another database or the stream
+// was purged (lost).
+func (s *Submitter) settleGone(ctx context.Context, ids []string, sum *Summary) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	states, err := s.store.JobStates(ctx, ids)
+	if err != nil {
+		return fmt.Errorf("look up earlier results: %w", err)
+	}
+	for _, id := range ids {
+		st, ok := states[id]
+		switch {
+		case !ok || !st.Final():
+			sum.Lost++
+		case st.OK():
+			sum.AlreadyDone++
+		default:
+			sum.AlreadyDone++
+			sum.AlreadyFailed++
 		}
 	}
 	return nil
@@ -245,8 +309,9 @@ func (s *Submitter) skipFinal(ctx context.Context, job Job, batch []Doc, sum *Su
 type item struct {
 	env  *jobs.Envelope
 	text string
-	dup  bool  // the server already had it (duplicate window)
-	err  error // not queued
+	dup  bool   // the server already had it (duplicate window)
+	seq  uint64 // stream sequence of the job, or of the original of a duplicate
+	err  error  // not queued
 }
 
 // publishAll publishes items asynchronously (bounded by the JetStream
@@ -267,7 +332,7 @@ func (s *Submitter) publishAll(ctx context.Context, items []item) error {
 		}
 		select {
 		case ack := <-f.Ok():
-			items[i].dup = ack.Duplicate
+			items[i].dup, items[i].seq = ack.Duplicate, ack.Sequence
 		case err := <-f.Err():
 			items[i].err = fmt.Errorf("publish: %w (submit again: a job is queued once)", err)
 		case <-ctx.Done():

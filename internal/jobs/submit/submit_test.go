@@ -137,8 +137,8 @@ func TestSubmit(t *testing.T) {
 		t.Error("a rejected document was stored")
 	}
 	sum = e.submit(t, docs(5))
-	if sum.Queued != 0 || sum.Duplicates != 5 {
-		t.Errorf("second submit: %+v, want 5 duplicates", sum)
+	if sum.Queued != 0 || sum.Duplicates != 5 || len(sum.JobIDs) != 5 {
+		t.Errorf("second submit: %+v, want 5 duplicates, still queued, so followed", sum)
 	}
 	if n := e.msgs(t, jobs.JobsStream); n != 5 {
 		t.Errorf("%d jobs on the stream after resubmitting the same documents, want 5", n)
@@ -267,10 +267,10 @@ func TestResubmitToNewVersion(t *testing.T) {
 	}
 }
 
-// TestSubmitSkipsFinalJobs is the restart case: JetStream no longer knows
-// the jobs (stream purged, as after acking them and restarting), but the
-// audit does, so a second submit queues only what is not final, and
-// following it ends as soon as those are.
+// TestSubmitSkipsFinalJobs is the restart case: JetStream no longer holds
+// the jobs, but the audit knows which are final, so a second submit queues
+// only what is not final, never follows what will not run, and following
+// ends as soon as the queued jobs are final.
 func TestSubmitSkipsFinalJobs(t *testing.T) {
 	e := setup(t)
 	ctx := context.Background()
@@ -297,26 +297,47 @@ func TestSubmitSkipsFinalJobs(t *testing.T) {
 	if err := w.Write(ctx, open); err != nil {
 		t.Fatal(err)
 	}
-	s, err := e.js.Stream(ctx, jobs.JobsStream)
-	if err != nil {
-		t.Fatal(err)
+	// The purged stream: the server still remembers the message ids of d2
+	// and d3 but holds neither, and the audit has them not final: lost,
+	// never followed. A new stream (a JetStream that lost its data)
+	// queues them again.
+	tests := []struct {
+		name  string
+		reset func(t *testing.T)
+		lost  int
+	}{
+		{"stream purged", func(t *testing.T) {
+			s, err := e.js.Stream(ctx, jobs.JobsStream)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Purge(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}, 2},
+		{"stream recreated", func(t *testing.T) {
+			if err := e.js.DeleteStream(ctx, jobs.JobsStream); err != nil {
+				t.Fatal(err)
+			}
+			if err := jobs.EnsureStreams(ctx, e.js); err != nil {
+				t.Fatal(err)
+			}
+		}, 0},
 	}
-	if err := s.Purge(ctx); err != nil {
-		t.Fatal(err)
-	}
-
-	again := e.submit(t, docs(4))
-	if again.AlreadyDone != 2 || again.AlreadyFailed != 1 {
-		t.Errorf("second submit: %+v, want 2 already done (1 failed)", again)
-	}
-	// d2 and d3 are not final: each is queued again or recognised as a
-	// duplicate, never skipped as done.
-	if again.Queued+again.Duplicates != 2 || len(again.JobIDs) != again.Queued {
-		t.Errorf("second submit: %+v, want d2 and d3 queued or duplicates", again)
-	}
-	for _, id := range again.JobIDs {
-		if id == envFor(0).JobID || id == envFor(1).JobID {
-			t.Errorf("final job %s queued again", id)
+	var again submit.Summary
+	for _, tc := range tests {
+		tc.reset(t)
+		again = e.submit(t, docs(4))
+		if again.AlreadyDone != 2 || again.AlreadyFailed != 1 || again.Lost != tc.lost || again.Queued != 2-tc.lost || again.Duplicates != 0 {
+			t.Errorf("%s, second submit: %+v, want 2 already done (1 failed), %d lost, %d queued", tc.name, again, tc.lost, 2-tc.lost)
+		}
+		if len(again.JobIDs) != again.Queued {
+			t.Errorf("%s: following %d jobs, want the %d queued", tc.name, len(again.JobIDs), again.Queued)
+		}
+		for _, id := range again.JobIDs {
+			if id == envFor(0).JobID || id == envFor(1).JobID {
+				t.Errorf("%s: final job %s queued again", tc.name, id)
+			}
 		}
 	}
 
@@ -340,5 +361,18 @@ func TestSubmitSkipsFinalJobs(t *testing.T) {
 	third := e.submit(t, docs(4))
 	if third.Queued != 0 || third.Duplicates != 0 || third.AlreadyDone != 4 || third.AlreadyFailed != 1 {
 		t.Errorf("third submit: %+v, want all 4 already done, 1 of them failed", third)
+	}
+
+	// `submit resubmit` redoes d1 under a salted job id and it succeeds:
+	// the document no longer counts as failed.
+	redo := envFor(1)
+	redo.Resubmission = "dlq:1"
+	redo.Seal("document 1")
+	if err := w.Write(ctx, record(redo, retry.OutcomeOK, json.RawMessage(`{"a":"z"}`))); err != nil {
+		t.Fatal(err)
+	}
+	fourth := e.submit(t, docs(4))
+	if fourth.Queued != 0 || fourth.AlreadyDone != 4 || fourth.AlreadyFailed != 0 {
+		t.Errorf("submit after a successful resubmission: %+v, want all 4 already done, none failed", fourth)
 	}
 }

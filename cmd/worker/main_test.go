@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/extractq/extractq/internal/audit"
+	"github.com/extractq/extractq/internal/e2e/fleettest"
+	"github.com/extractq/extractq/internal/jobs"
+	"github.com/extractq/extractq/internal/jobs/jobstest"
+	"github.com/extractq/extractq/internal/jobs/submit"
+	"github.com/extractq/extractq/schema"
+)
+
+// TestRunServesMetrics runs `worker run` against an embedded NATS server,
+// the local Postgres and the in-process simulator, queues one document and
+// checks that the worker's own listener serves /readyz and, on /metrics,
+// the job counted as ok and the scrape-time gauges.
+func TestRunServesMetrics(t *testing.T) {
+	ctx := context.Background()
+	dbURL, drop, err := fleettest.TempDB(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(drop)
+	natsURL := jobstest.Server(t)
+	addr := freeAddr(t)
+
+	wctx, stop := context.WithCancel(ctx)
+	ran := make(chan error, 1)
+	cmd := newRunCmd()
+	cmd.SetArgs([]string{"--nats-url", natsURL, "--database-url", dbURL, "--listen", addr, "--migrate",
+		"--log-format", "json", "--log-level", "warn", "--pool", "sim:clean=concurrency:2", "--grace", "5s"})
+	cmd.SetErr(io.Discard)
+	go func() { ran <- cmd.ExecuteContext(wctx) }()
+	defer func() {
+		stop()
+		if err := <-ran; err != nil {
+			t.Errorf("worker run after SIGTERM-like cancel: %v, want nil", err)
+		}
+	}()
+	base := "http://" + addr
+	eventually(t, "/readyz answers 200", func() bool {
+		code, _ := get(base + "/readyz")
+		return code == http.StatusOK
+	})
+
+	st, err := audit.Open(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	_, js := jobstest.Connect(t, natsURL, jetstream.WithPublishAsyncMaxPending(8))
+	sub := submit.New(js, st)
+	sc, err := schema.Compile([]byte(fleettest.Schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := sub.RegisterSchema(ctx, "invoice", sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := submit.Job{Schema: ref, Provider: "sim:clean", Model: "clean", Pool: jobs.PoolFor("sim:clean"), Run: "metrics"}
+	sum, err := sub.Submit(ctx, job, func(fn func(submit.Doc) error) error {
+		return fn(submit.Doc{ID: "doc-1", Source: "test", Text: fleettest.Document(1)})
+	}, nil)
+	if err != nil || sum.Queued != 1 {
+		t.Fatalf("submit: %+v, %v", sum, err)
+	}
+	if _, err := submit.Follow(ctx, st, sum.JobIDs, 50*time.Millisecond, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	var body string
+	eventually(t, "/metrics counts the job", func() bool {
+		_, body = get(base + "/metrics")
+		return strings.Contains(body, `extractq_jobs_total{outcome="ok",pool="sim_clean"} 1`)
+	})
+	for _, want := range []string{
+		`extractq_attempts_total{class="ok",pool="sim_clean"}`,
+		`extractq_pool_slots_limit{pool="sim_clean"}`,
+		`extractq_consumer_lag{pool="sim_clean"} 0`,
+		`extractq_jobs_in_flight{pool="sim_clean"} 0`,
+		`extractq_dlq_messages 0`,
+		`extractq_audit_flush_rows_count`,
+		`go_goroutines`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func get(url string) (int, string) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0, ""
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// eventually polls cond for up to 30s: the worker runs asynchronously.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

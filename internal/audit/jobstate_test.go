@@ -1,0 +1,68 @@
+package audit
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/extractq/extractq/internal/providers"
+	"github.com/extractq/extractq/internal/retry"
+)
+
+func TestJobStates(t *testing.T) {
+	s := newTestStore(t)
+	ctx := context.Background()
+	w, err := s.NewWriter(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close(ctx)
+	rec := func(job, doc string, o retry.Outcome, final bool) *Record {
+		r := &Record{JobID: job, DocumentID: doc, SchemaFingerprint: "fp", Model: "m", Outcome: o, Final: final,
+			Usage: providers.Usage{PromptTokens: 10, CompletionTokens: 5}}
+		if o == retry.OutcomeOK {
+			r.Value = json.RawMessage(`{}`)
+		}
+		return r
+	}
+	dead := rec("j-dead", "d-dead", retry.OutcomeExhausted, true)
+	dead.DeadLetter = &DeadLetter{Stream: "EXTRACTQ_DLQ", Seq: 1, Reason: "still invalid"}
+	redone := rec("j-failed", "d-redone", retry.OutcomeExhausted, true)
+	for _, r := range []*Record{
+		rec("j-ok", "d-ok", retry.OutcomeOK, true),
+		rec("j-open", "d-open", retry.OutcomeTransport, false),
+		dead, redone,
+		rec("j-redo", "d-redone", retry.OutcomeOK, true), // a resubmission of d-redone succeeded
+	} {
+		if err := w.Write(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	states, err := s.JobStates(ctx, []string{"j-ok", "j-open", "j-dead", "j-failed", "j-unknown"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		job       string
+		known     bool
+		final, ok bool
+	}{
+		{"j-ok", true, true, true},
+		{"j-open", true, false, false},
+		{"j-dead", true, true, false},
+		{"j-failed", true, true, true},
+		{"j-unknown", false, false, false},
+	}
+	for _, tc := range tests {
+		st, known := states[tc.job]
+		if known != tc.known || st.Final() != tc.final || st.OK() != tc.ok {
+			t.Errorf("%s: %+v (known %v), want known %v, final %v, ok %v", tc.job, st, known, tc.known, tc.final, tc.ok)
+		}
+	}
+	if got := states["j-ok"].Tokens; got != 15 {
+		t.Errorf("j-ok tokens = %d, want 15", got)
+	}
+	if !states["j-dead"].DeadLettered {
+		t.Error("j-dead not reported as dead-lettered")
+	}
+}
