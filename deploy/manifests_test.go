@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/extractq/extractq/internal/jobs"
+	"github.com/extractq/extractq/internal/testenv"
 	"github.com/extractq/extractq/internal/worker"
 	"github.com/extractq/extractq/schema"
 )
@@ -41,14 +42,7 @@ var crdSchemas = map[string]string{
 
 func sharedK8s(t *testing.T) string {
 	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "shared", "testdata", "k8s"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(dir); err != nil {
-		t.Fatalf("CRD schemas not found at %s: the repository expects shared/ beside it (%v)", dir, err)
-	}
-	return dir
+	return testenv.SharedTestdata(t, "k8s")
 }
 
 // checker validates rendered manifests: core kinds strictly against the API types, custom

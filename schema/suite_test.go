@@ -7,32 +7,14 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/extractq/extractq/internal/testenv"
 )
 
-// suiteDir finds ../shared/testdata/json-schema-test-suite next to the
-// module root (the repository sits beside the shared folder, locally and
-// in CI).
+// suiteDir is the JSON-Schema-Test-Suite in the shared test data.
 func suiteDir(t testing.TB) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("cannot find go.mod above the test's directory")
-		}
-		dir = parent
-	}
-	suite := filepath.Join(dir, "..", "shared", "testdata", "json-schema-test-suite")
-	if _, err := os.Stat(filepath.Join(suite, "tests")); err != nil {
-		t.Fatalf("the JSON-Schema-Test-Suite is missing: expected it at %s (the shared folder must sit beside the repository): %v", suite, err)
-	}
-	return suite
+	return testenv.SharedTestdata(t, "json-schema-test-suite")
 }
 
 type suiteGroup struct {

@@ -33,6 +33,7 @@ import (
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/submit"
 	"github.com/extractq/extractq/internal/sim"
+	"github.com/extractq/extractq/internal/testenv"
 	"github.com/extractq/extractq/schema"
 )
 
@@ -75,11 +76,15 @@ func run(n, conc int, natsURL, profile string) error {
 	if err != nil {
 		return err
 	}
-	dbURL, drop, err := fleettest.TempDB(ctx)
+	dbURL, drop, err := testenv.TempDatabase(ctx)
 	if err != nil {
 		return err
 	}
-	defer drop()
+	defer func() {
+		if err := drop(); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+		}
+	}()
 	st, err := audit.Open(ctx, dbURL)
 	if err != nil {
 		return err

@@ -12,15 +12,12 @@ import (
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/e2e/fleettest"
 	"github.com/extractq/extractq/internal/jobs/jobstest"
+	"github.com/extractq/extractq/internal/testenv"
 )
 
 func TestSubmitCommand(t *testing.T) {
 	ctx := context.Background()
-	dbURL, drop, err := fleettest.TempDB(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(drop)
+	dbURL := testenv.Database(t)
 	st, err := audit.Open(ctx, dbURL)
 	if err != nil {
 		t.Fatal(err)

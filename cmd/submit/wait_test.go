@@ -21,6 +21,7 @@ import (
 	"github.com/extractq/extractq/internal/jobs/jobstest"
 	"github.com/extractq/extractq/internal/providers"
 	"github.com/extractq/extractq/internal/retry"
+	"github.com/extractq/extractq/internal/testenv"
 	"github.com/extractq/extractq/internal/worker"
 	"github.com/extractq/extractq/schema"
 )
@@ -31,11 +32,7 @@ import (
 // and --wait returns at once with the same exit code.
 func TestSubmitWaitAfterRestart(t *testing.T) {
 	ctx := context.Background()
-	dbURL, drop, err := fleettest.TempDB(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(drop)
+	dbURL := testenv.Database(t)
 	st, err := audit.Open(ctx, dbURL)
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/jobstest"
 	"github.com/extractq/extractq/internal/jobs/submit"
+	"github.com/extractq/extractq/internal/testenv"
 	"github.com/extractq/extractq/schema"
 )
 
@@ -25,11 +26,7 @@ import (
 // the job counted as ok and the scrape-time gauges.
 func TestRunServesMetrics(t *testing.T) {
 	ctx := context.Background()
-	dbURL, drop, err := fleettest.TempDB(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(drop)
+	dbURL := testenv.Database(t)
 	natsURL := jobstest.Server(t)
 	addr := freeAddr(t)
 

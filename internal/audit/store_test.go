@@ -6,11 +6,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/extractq/extractq/internal/testenv"
 )
 
 func TestMigrateFromEmptyAndReapply(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, newTestDB(t))
+	s, err := Open(ctx, testenv.Database(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +45,7 @@ func TestMigrateFromEmptyAndReapply(t *testing.T) {
 
 func TestMigrateConcurrently(t *testing.T) {
 	ctx := context.Background()
-	url := newTestDB(t)
+	url := testenv.Database(t)
 	errs := make(chan error, 4)
 	for range 4 {
 		go func() {
@@ -127,7 +129,7 @@ func TestEnsurePartitionsConcurrentlyInTheFuture(t *testing.T) {
 // connection (the local server has ssl=on with a self-signed certificate).
 func TestOpenHonoursTLSMode(t *testing.T) {
 	ctx := context.Background()
-	base := newTestDB(t)
+	base := testenv.Database(t)
 	tests := []struct {
 		mode    string
 		wantSSL bool

@@ -2,7 +2,6 @@ package devmode_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -23,6 +22,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/extractq/extractq/internal/devmode"
+	"github.com/extractq/extractq/internal/testenv"
 )
 
 // adminURL is the local Postgres the proof runs against; the test creates
@@ -378,11 +378,11 @@ func cleanEnv() []string {
 
 func moduleRoot(t *testing.T) string {
 	t.Helper()
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil || len(bytes.TrimSpace(out)) == 0 {
-		t.Fatalf("go env GOMOD: %v", err)
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return filepath.Dir(string(bytes.TrimSpace(out)))
+	return root
 }
 
 func randomHex(t *testing.T, n int) string {

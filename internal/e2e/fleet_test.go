@@ -22,6 +22,7 @@ import (
 	"github.com/extractq/extractq/internal/ratelimit"
 	"github.com/extractq/extractq/internal/retry"
 	"github.com/extractq/extractq/internal/sim"
+	"github.com/extractq/extractq/internal/testenv"
 	"github.com/extractq/extractq/internal/worker"
 	"github.com/extractq/extractq/schema"
 )
@@ -46,11 +47,7 @@ func docCount(t *testing.T) int {
 func store(t *testing.T) (*audit.Store, string) {
 	t.Helper()
 	ctx := context.Background()
-	url, drop, err := fleettest.TempDB(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(drop)
+	url := testenv.Database(t)
 	st, err := audit.Open(ctx, url)
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"math/rand/v2"
+	"net"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -36,14 +38,14 @@ type workerProc struct {
 	log string
 }
 
-func startWorker(t *testing.T, bin string, env []string, n int) *workerProc {
+func startWorker(t *testing.T, bin string, env []string, n int, listen string) *workerProc {
 	t.Helper()
 	logPath := filepath.Join(t.TempDir(), "worker-"+strconv.Itoa(n)+".log")
 	f, err := os.Create(logPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "run", "--id", "kill-"+strconv.Itoa(n), "--listen", "",
+	cmd := exec.Command(bin, "run", "--id", "kill-"+strconv.Itoa(n), "--listen", listen,
 		"--ack-wait", "2s", "--backoff", "2s", "--max-deliver", "20", "--grace", "10s",
 		"--pool", "openai:sim-fleet=concurrency:16")
 	cmd.Env = env
@@ -93,7 +95,7 @@ func TestFleetSurvivesSIGKILL(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	kills := 0
 	for i := range 8 {
-		w := startWorker(t, bin, env, i)
+		w := startWorker(t, bin, env, i, "")
 		time.Sleep(time.Duration(300+rng.IntN(1200)) * time.Millisecond)
 		if err := w.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
@@ -101,12 +103,16 @@ func TestFleetSurvivesSIGKILL(t *testing.T) {
 		_ = w.cmd.Wait()
 		kills++
 	}
-	final := startWorker(t, bin, env, 99)
+	addr := freeAddr(t)
+	final := startWorker(t, bin, env, 99, addr)
 	defer func() {
 		if t.Failed() {
 			final.tail(t)
 		}
 	}()
+	// Until it is ready its SIGTERM handler may not be installed yet; with
+	// few documents the earlier workers may have finished them all.
+	waitReady(t, "http://"+addr+"/readyz", time.Minute)
 	waitSettled(t, st, n, 5*time.Minute)
 	// A graceful stop of the survivor: exit 0.
 	if err := final.cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -128,4 +134,31 @@ func TestFleetSurvivesSIGKILL(t *testing.T) {
 		t.Errorf("no job was redelivered: the kills did not interrupt any work, so the test proved nothing")
 	}
 	t.Logf("%d documents, %d SIGKILLs: %d results, %d dead letters, %d jobs redelivered", n, kills, results, dead, redelivered)
+}
+
+// freeAddr returns a loopback address with a port free at the time of asking.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// waitReady polls a readiness endpoint until it answers 200.
+func waitReady(t *testing.T, url string, limit time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		if resp, err := http.Get(url); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("%s did not answer 200 within %s", url, limit)
 }

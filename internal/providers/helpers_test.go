@@ -5,8 +5,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 
@@ -114,29 +112,4 @@ func conversation() []Message {
 		{Role: RoleAssistant, Content: `{"name": "ACME", "total": "12.50"}`},
 		{Role: RoleUser, Content: "/total: expected number; /status: required"},
 	}
-}
-
-// sharedTestdata finds ../shared/testdata relative to the module root
-// (the directory holding go.mod), failing clearly when it is missing.
-func sharedTestdata(t *testing.T, elem ...string) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test directory: cannot find the module root")
-		}
-		dir = parent
-	}
-	p := filepath.Join(append([]string{dir, "..", "shared", "testdata"}, elem...)...)
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("conformance data missing: %v (expected the shared testdata folder next to the module root, at %s)", err, p)
-	}
-	return p
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/extractq/extractq/internal/testenv"
 	"github.com/extractq/extractq/schema"
 )
 
@@ -17,7 +18,7 @@ import (
 // a schema that validates X.
 func openAPIClosure(t *testing.T, file string) *schema.Schema {
 	t.Helper()
-	data, err := os.ReadFile(sharedTestdata(t, "openai-chat-completions", file))
+	data, err := os.ReadFile(testenv.SharedTestdata(t, "openai-chat-completions", file))
 	if err != nil {
 		t.Fatal(err)
 	}

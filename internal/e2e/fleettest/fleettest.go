@@ -4,54 +4,13 @@
 package fleettest
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/extractq/extractq/internal/providers"
 	"github.com/extractq/extractq/internal/sim"
 )
-
-// AdminURL is the maintenance database used to create and drop test
-// databases (EXTRACTQ_TEST_PG_ADMIN_URL, default the local server).
-func AdminURL() string {
-	if u := os.Getenv("EXTRACTQ_TEST_PG_ADMIN_URL"); u != "" {
-		return u
-	}
-	return "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
-}
-
-// TempDB creates an empty database and returns its URL and a function that
-// drops it.
-func TempDB(ctx context.Context) (url string, drop func(), err error) {
-	admin, err := pgx.Connect(ctx, AdminURL())
-	if err != nil {
-		return "", nil, fmt.Errorf("the fleet tests need PostgreSQL on 127.0.0.1:5432 (trust auth, user postgres) or EXTRACTQ_TEST_PG_ADMIN_URL: %w", err)
-	}
-	defer admin.Close(ctx)
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	name := "extractq_fleet_" + hex.EncodeToString(b)
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		return "", nil, fmt.Errorf("create database %s: %w", name, err)
-	}
-	drop = func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if admin, err := pgx.Connect(ctx, AdminURL()); err == nil {
-			_, _ = admin.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-			admin.Close(ctx)
-		}
-	}
-	return "postgres://postgres@127.0.0.1:5432/" + name + "?sslmode=disable", drop, nil
-}
 
 // FaultyProfile is a zero-latency model that fails like real ones: 500s,
 // dropped connections, broken syntax, schema slips, truncation and

@@ -11,11 +11,11 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/extractq/extractq/internal/audit"
-	"github.com/extractq/extractq/internal/e2e/fleettest"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/jobstest"
 	"github.com/extractq/extractq/internal/jobs/submit"
 	"github.com/extractq/extractq/internal/retry"
+	"github.com/extractq/extractq/internal/testenv"
 	"github.com/extractq/extractq/schema"
 )
 
@@ -29,11 +29,7 @@ type env struct {
 func setup(t *testing.T) *env {
 	t.Helper()
 	ctx := context.Background()
-	url, drop, err := fleettest.TempDB(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(drop)
+	url := testenv.Database(t)
 	st, err := audit.Open(ctx, url)
 	if err != nil {
 		t.Fatal(err)
