@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -16,8 +15,8 @@ import (
 // openAuditStore connects to EXTRACTQ_DATABASE_URL, else a running
 // `extractq dev`'s database, else the default.
 // Failing to connect is a configuration problem: exit 2.
-func openAuditStore(ctx context.Context) (*audit.Store, error) {
-	s, err := audit.Open(ctx, devmode.DatabaseURL())
+func openAuditStore(cmd *cobra.Command) (*audit.Store, error) {
+	s, err := audit.Open(cmd.Context(), connFlag(cmd, "database-url", devmode.DatabaseURL))
 	if err != nil {
 		return nil, usageErr(err)
 	}
@@ -46,7 +45,7 @@ func newAuditMigrateCmd() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			s, err := openAuditStore(ctx)
+			s, err := openAuditStore(cmd)
 			if err != nil {
 				return err
 			}
@@ -83,7 +82,7 @@ func newAuditPruneCmd() *cobra.Command {
 				return nil
 			}
 			ctx := cmd.Context()
-			s, err := openAuditStore(ctx)
+			s, err := openAuditStore(cmd)
 			if err != nil {
 				return err
 			}

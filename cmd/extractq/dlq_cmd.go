@@ -22,11 +22,11 @@ import (
 // openJetStream connects to EXTRACTQ_NATS_URL, else a running `extractq
 // dev`'s server, else the default. Failing to connect is a configuration
 // problem: exit 2.
-func openJetStream() (*nats.Conn, jetstream.JetStream, error) {
-	url := devmode.NATSURL()
+func openJetStream(cmd *cobra.Command) (*nats.Conn, jetstream.JetStream, error) {
+	url := connFlag(cmd, "nats-url", devmode.NATSURL)
 	nc, err := nats.Connect(url, nats.Name("extractq"))
 	if err != nil {
-		return nil, nil, usageErr(fmt.Errorf("connect to NATS at %s: %w (set EXTRACTQ_NATS_URL)", url, err))
+		return nil, nil, usageErr(fmt.Errorf("connect to NATS at %s: %w (set --nats-url or EXTRACTQ_NATS_URL)", url, err))
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -60,7 +60,7 @@ func newDLQListCmd() *cobra.Command {
 		Long:  "List the dead letters on EXTRACTQ_DLQ: sequence, time, run, document, schema, outcome, attempts, reason.\n\nExample:\n  extractq dlq list --run march --limit 20\n  extractq dlq list --json | jq .reason",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			nc, js, err := openJetStream()
+			nc, js, err := openJetStream(cmd)
 			if err != nil {
 				return err
 			}
@@ -141,7 +141,7 @@ func newDLQShowCmd() *cobra.Command {
 			if err != nil {
 				return usageErr(fmt.Errorf("SEQ %q: want the dead letter's sequence number from `extractq dlq list`", args[0]))
 			}
-			nc, js, err := openJetStream()
+			nc, js, err := openJetStream(cmd)
 			if err != nil {
 				return err
 			}
@@ -232,12 +232,12 @@ func newDLQResubmitCmd() *cobra.Command {
 				return usageErr(errors.New("--to-version needs --schema NAME"))
 			}
 			ctx := cmd.Context()
-			nc, js, err := openJetStream()
+			nc, js, err := openJetStream(cmd)
 			if err != nil {
 				return err
 			}
 			defer nc.Close()
-			store, err := openAuditStore(ctx)
+			store, err := openAuditStore(cmd)
 			if err != nil {
 				return err
 			}

@@ -24,7 +24,7 @@ func newHistoryCmd() *cobra.Command {
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			s, err := openAuditStore(ctx)
+			s, err := openAuditStore(cmd)
 			if err != nil {
 				return err
 			}

@@ -66,6 +66,11 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	// Where the fleet commands (status, history, results, dlq, audit) find
+	// NATS and Postgres; each falls back to its variable, then to a running
+	// `extractq dev`, then to the local default.
+	root.PersistentFlags().String("nats-url", "", "NATS server of the fleet (default $EXTRACTQ_NATS_URL, else a running `extractq dev`, else nats://127.0.0.1:4222)")
+	root.PersistentFlags().String("database-url", "", "Postgres audit database (default $EXTRACTQ_DATABASE_URL, else a running `extractq dev`, else the local server)")
 	// Each subcommand lives in its own file; add it here.
 	root.AddCommand(
 		newStatusCmd(), newHistoryCmd(), newResultsCmd(), newAuditCmd(),
@@ -77,4 +82,13 @@ func newRootCmd() *cobra.Command {
 		newDevCmd(),
 	)
 	return root
+}
+
+// connFlag is the value of a connection flag when set, else the resolver's
+// answer (environment, a running dev mode, the default).
+func connFlag(cmd *cobra.Command, name string, resolve func() string) string {
+	if f := cmd.Flag(name); f != nil && f.Value.String() != "" {
+		return f.Value.String()
+	}
+	return resolve()
 }

@@ -46,7 +46,7 @@ func newResultsExportCmd() *cobra.Command {
 				return usageErr(fmt.Errorf("--format %q: use jsonl or csv", format))
 			}
 			ctx := cmd.Context()
-			s, err := openAuditStore(ctx)
+			s, err := openAuditStore(cmd)
 			if err != nil {
 				return err
 			}

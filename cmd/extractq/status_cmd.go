@@ -39,7 +39,7 @@ func newStatusCmd() *cobra.Command {
 				f.Since = time.Now().Add(-since)
 			}
 			ctx := cmd.Context()
-			s, err := openAuditStore(ctx)
+			s, err := openAuditStore(cmd)
 			if err != nil {
 				return err
 			}
