@@ -10,6 +10,7 @@ import (
 
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/providers"
+	"github.com/extractq/extractq/internal/ratelimit"
 )
 
 // Metrics holds the worker's collectors.
@@ -27,6 +28,7 @@ type Metrics struct {
 	PoolInUse     *prometheus.GaugeVec     // concurrency slots in use, by pool
 	PoolLimit     *prometheus.GaugeVec     // effective concurrency limit, by pool
 	PoolShare     *prometheus.GaugeVec     // this worker's share of the fleet budget (0..1), by pool
+	PoolFallback  *prometheus.GaugeVec     // 1 while the fleet share is the fallback (KV unreachable), by pool
 	PoolPaused    *prometheus.GaugeVec     // 1 while a pool is paused after a 429/529, by pool
 	PoolPauses    *prometheus.CounterVec   // pauses, by pool
 	RateLimited   *prometheus.CounterVec   // 429 and 529 answers, by pool
@@ -80,6 +82,9 @@ func New(reg prometheus.Registerer) *Metrics {
 		PoolShare: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "extractq_pool_share", Help: "This worker's share of the pool's fleet-wide budget (1/live workers, or the fallback share), by pool.",
 		}, []string{"pool"}),
+		PoolFallback: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "extractq_pool_share_fallback", Help: "1 while this worker cannot reach the fleet membership bucket and uses the conservative fallback share, else 0.",
+		}, []string{"pool"}),
 		PoolPaused: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "extractq_pool_paused", Help: "1 while the pool is paused after a 429 or 529, else 0.",
 		}, []string{"pool"}),
@@ -106,7 +111,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		}),
 	}
 	reg.MustRegister(m.Jobs, m.Attempts, m.Repairs, m.Tokens, m.CostUSD, m.CallSeconds, m.JobSeconds,
-		m.InFlight, m.Naks, m.DeadLetters, m.PoolInUse, m.PoolLimit, m.PoolShare, m.PoolPaused, m.PoolPauses,
+		m.InFlight, m.Naks, m.DeadLetters, m.PoolInUse, m.PoolLimit, m.PoolShare, m.PoolFallback, m.PoolPaused, m.PoolPauses,
 		m.RateLimited, m.ConsumerLag, m.DLQMessages, m.FlushRows, m.FlushSeconds, m.FlushFailures)
 	return m
 }
@@ -169,3 +174,25 @@ func (m *Metrics) JobFinished(pool string) { m.InFlight.WithLabelValues(pool).De
 
 // Nak counts a delivery handed back for later, by reason (worker.Observer).
 func (m *Metrics) Nak(pool, reason string) { m.Naks.WithLabelValues(pool, reason).Inc() }
+
+// ObservePool sets a pool's gauges from its budget snapshot; seenPauses is
+// the pause count already added to the pauses counter.
+func (m *Metrics) ObservePool(pool string, snap ratelimit.Snapshot, seenPauses int64) {
+	m.PoolInUse.WithLabelValues(pool).Set(float64(snap.InUse))
+	m.PoolLimit.WithLabelValues(pool).Set(float64(snap.EffectiveConcurrency))
+	if snap.Members > 0 {
+		m.PoolShare.WithLabelValues(pool).Set(1 / float64(snap.Members))
+	}
+	m.PoolFallback.WithLabelValues(pool).Set(boolGauge(snap.ShareSource == ratelimit.ShareFallback))
+	m.PoolPaused.WithLabelValues(pool).Set(boolGauge(snap.Paused))
+	if d := snap.Pauses - seenPauses; d > 0 {
+		m.PoolPauses.WithLabelValues(pool).Add(float64(d))
+	}
+}
+
+func boolGauge(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/jsonx"
 	"github.com/extractq/extractq/internal/providers"
+	"github.com/extractq/extractq/internal/ratelimit"
 	"github.com/extractq/extractq/internal/retry"
 )
 
@@ -137,5 +138,30 @@ func TestObserverMethods(t *testing.T) {
 		if tc.got != tc.want {
 			t.Errorf("%s = %v, want %v", tc.name, tc.got, tc.want)
 		}
+	}
+}
+
+func TestObservePool(t *testing.T) {
+	m := New(prometheus.NewRegistry())
+	m.ObservePool("p", ratelimit.Snapshot{InUse: 3, EffectiveConcurrency: 8, Members: 4, ShareSource: ratelimit.ShareFallback, Paused: true, Pauses: 2}, 0)
+	m.ObservePool("p", ratelimit.Snapshot{InUse: 1, EffectiveConcurrency: 8, Members: 2, Pauses: 3}, 2)
+	checks := []struct {
+		name      string
+		got, want float64
+	}{
+		{"in use", testutil.ToFloat64(m.PoolInUse.WithLabelValues("p")), 1},
+		{"share", testutil.ToFloat64(m.PoolShare.WithLabelValues("p")), 0.5},
+		{"fallback cleared", testutil.ToFloat64(m.PoolFallback.WithLabelValues("p")), 0},
+		{"pause cleared", testutil.ToFloat64(m.PoolPaused.WithLabelValues("p")), 0},
+		{"pauses counted once", testutil.ToFloat64(m.PoolPauses.WithLabelValues("p")), 3},
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	m.ObservePool("q", ratelimit.Snapshot{Members: 3, ShareSource: ratelimit.ShareFallback}, 0)
+	if got := testutil.ToFloat64(m.PoolFallback.WithLabelValues("q")); got != 1 {
+		t.Errorf("fallback gauge = %v, want 1 while the share is the fallback", got)
 	}
 }

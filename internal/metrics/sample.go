@@ -81,17 +81,7 @@ func (s *Sampler) Sample(ctx context.Context) {
 	defer s.mu.Unlock()
 	for i, p := range s.pools {
 		snap := p.Budget.Snapshot()
-		s.m.PoolInUse.WithLabelValues(p.Name).Set(float64(snap.InUse))
-		s.m.PoolLimit.WithLabelValues(p.Name).Set(float64(snap.EffectiveConcurrency))
-		if snap.Members > 0 {
-			s.m.PoolShare.WithLabelValues(p.Name).Set(1 / float64(snap.Members))
-		}
-		paused := 0.0
-		if snap.Paused {
-			paused = 1
-		}
-		s.m.PoolPaused.WithLabelValues(p.Name).Set(paused)
-		s.m.PoolPauses.WithLabelValues(p.Name).Add(float64(snap.Pauses - s.pauses[i]))
+		s.m.ObservePool(p.Name, snap, s.pauses[i])
 		s.pauses[i] = snap.Pauses
 
 		c, err := s.js.Consumer(ctx, jobs.JobsStream, jobs.ConsumerName(p.Name))
