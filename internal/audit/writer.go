@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/extractq/extractq/internal/retry"
@@ -64,21 +62,22 @@ var (
 	}, "ON CONFLICT DO NOTHING"}
 )
 
-// pending is one record converted to rows (in its tables' column order),
-// waiting for its flush.
+// pending is one record encoded as COPY rows (in its tables' column
+// order), waiting for its flush.
 type pending struct {
-	jobID    string
-	delivery int32
-	final    bool
-	attempts [][]any
-	job      []any
-	result   []any      // nil when there is no result
-	dead     []any      // nil when not dead-lettered
-	done     chan error // buffered: the flusher never blocks on it
+	jobID     string
+	delivery  int32
+	final     bool
+	attempts  tuple // the record's attempt rows, back to back
+	nAttempts int
+	job       tuple
+	result    tuple      // nil when there is no result
+	dead      tuple      // nil when not dead-lettered
+	done      chan error // buffered: the flusher never blocks on it
 }
 
 func (p *pending) rows() int {
-	n := len(p.attempts) + 1
+	n := p.nAttempts + 1
 	if p.result != nil {
 		n++
 	}
@@ -387,21 +386,26 @@ func (w *GroupWriter) flushLoop() {
 	}
 }
 
-// flush writes one batch in one transaction. Rows are COPYed straight into
-// their tables; only if some are already stored (a record written again
-// after a failed or uncertain flush, a redelivered job's result) is the
-// batch redone through staging tables with ON CONFLICT.
+// flush writes one batch in one transaction and one round trip (see
+// copyIn). Rows are COPYed straight into their tables; only if some are
+// already stored (a record written again after a failed or uncertain
+// flush, a redelivered job's result) is the batch redone through staging
+// tables with ON CONFLICT.
 func (w *GroupWriter) flush(b []*pending) (rows, attempts int, err error) {
 	ctx, cancel := context.WithTimeout(w.base, w.cfg.flushTimeout)
 	defer cancel()
-	var att, jobs, results, dead [][]any
+	att := make([]tuple, 0, len(b))
+	var results, dead []tuple
 	// One row per job (ON CONFLICT DO UPDATE cannot touch a row twice),
 	// chosen by the rule of jobsTable's conflict clause.
 	winner := make(map[string]*pending, len(b))
 	var order []string
 	for _, p := range b {
 		rows += p.rows()
-		att = append(att, p.attempts...)
+		attempts += p.nAttempts
+		if p.attempts != nil {
+			att = append(att, p.attempts)
+		}
 		if p.result != nil {
 			results = append(results, p.result)
 		}
@@ -416,57 +420,22 @@ func (w *GroupWriter) flush(b []*pending) (rows, attempts int, err error) {
 			winner[p.jobID] = p
 		}
 	}
+	jobs := make([]tuple, 0, len(order))
 	for _, id := range order {
 		jobs = append(jobs, winner[id].job)
 	}
-	write := func(staged bool) error {
-		tx, err := w.store.pool.Begin(ctx)
-		if err != nil {
-			return err
+	var parts []copyPart
+	for _, p := range []copyPart{{attemptsTable, att}, {jobsTable, jobs}, {resultsTable, results}, {deadLettersTable, dead}} {
+		if len(p.rows) > 0 {
+			parts = append(parts, p)
 		}
-		defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // no-op after Commit
-		for _, t := range []struct {
-			table
-			rows [][]any
-		}{{attemptsTable, att}, {jobsTable, jobs}, {resultsTable, results}, {deadLettersTable, dead}} {
-			if err := t.write(ctx, tx, t.rows, staged); err != nil {
-				return err
-			}
-		}
-		return tx.Commit(ctx)
 	}
-	err = write(false)
+	err = w.store.copyIn(ctx, parts, false)
 	if isUniqueViolation(err) {
 		w.dups.Add(1)
-		err = write(true)
+		err = w.store.copyIn(ctx, parts, true)
 	}
-	return rows, len(att), err
-}
-
-// write COPYs rows into t or, staged, into a temporary copy of t that is
-// then merged with t's conflict clause.
-func (t table) write(ctx context.Context, tx pgx.Tx, rows [][]any, staged bool) error {
-	if len(rows) == 0 {
-		return nil
-	}
-	if !staged {
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{t.name}, t.columns, pgx.CopyFromRows(rows)); err != nil {
-			return fmt.Errorf("copy %s: %w", t.name, err)
-		}
-		return nil
-	}
-	stage := t.name + "_stage"
-	cols := strings.Join(t.columns, ", ")
-	if _, err := tx.Exec(ctx, "CREATE TEMP TABLE "+stage+" (LIKE "+t.name+" INCLUDING DEFAULTS) ON COMMIT DROP"); err != nil {
-		return fmt.Errorf("stage %s: %w", t.name, err)
-	}
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{stage}, t.columns, pgx.CopyFromRows(rows)); err != nil {
-		return fmt.Errorf("copy %s: %w", stage, err)
-	}
-	if _, err := tx.Exec(ctx, "INSERT INTO "+t.name+" ("+cols+") SELECT "+cols+" FROM "+stage+" "+t.conflict); err != nil {
-		return fmt.Errorf("merge %s: %w", t.name, err)
-	}
-	return nil
+	return rows, attempts, err
 }
 
 func isUniqueViolation(err error) bool {
@@ -495,59 +464,69 @@ func toPending(rec *Record, now time.Time) (*pending, error) {
 	}
 	delivery := int32(max(rec.Delivery, 1))
 	version := int32(rec.SchemaVersion)
-	p := &pending{jobID: rec.JobID, delivery: delivery, final: rec.Final, done: make(chan error, 1)}
-	p.attempts = make([][]any, 0, len(rec.Attempts))
+	p := &pending{jobID: rec.JobID, delivery: delivery, final: rec.Final, nAttempts: len(rec.Attempts), done: make(chan error, 1)}
 	for i := range rec.Attempts {
 		a := &rec.Attempts[i]
 		at := a.StartedAt
 		if at.IsZero() {
 			at = started
 		}
-		p.attempts = append(p.attempts, []any{
-			rec.JobID, delivery, int32(i + 1), at, int32(a.N), rec.DocumentID, rec.Run, rec.SchemaName, version,
-			a.Provider, a.Model, string(a.Mode), int32(a.PromptChars), int32(a.Usage.PromptTokens), int32(a.Usage.CompletionTokens),
-			float64(a.Latency) / float64(time.Millisecond),
-			string(a.FinishReason), redact(a.Raw), jsonOrNil(a.Value), marshalOrNil(a.Repairs, len(a.Repairs)),
-			marshalOrNil(a.Violations, len(a.Violations)), string(a.Class), redact(a.Error),
-			int32(a.TransportRetries), rec.WorkerID,
-		})
+		raw, value, errMsg := redact(a.Raw), jsonOrEmpty(a.Value), redact(a.Error)
+		repairs, violations := marshalOrEmpty(a.Repairs, len(a.Repairs)), marshalOrEmpty(a.Violations, len(a.Violations))
+		if p.attempts == nil { // size for all attempts at once: appends never copy
+			p.attempts = make(tuple, 0, len(rec.Attempts)*(attemptFixedSize+len(rec.JobID)+len(rec.DocumentID)+
+				len(rec.Run)+len(rec.SchemaName)+len(a.Provider)+len(a.Model)+len(rec.WorkerID)+
+				len(raw)+len(value)+len(errMsg)+len(repairs)+len(violations)+64))
+		}
+		p.attempts = p.attempts.row(len(attemptsTable.columns)).
+			text(rec.JobID).int4(delivery).int4(int32(i + 1)).timestamptz(at).int4(int32(a.N)).
+			text(rec.DocumentID).text(rec.Run).text(rec.SchemaName).int4(version).
+			text(a.Provider).text(a.Model).text(string(a.Mode)).int4(int32(a.PromptChars)).
+			int4(int32(a.Usage.PromptTokens)).int4(int32(a.Usage.CompletionTokens)).
+			float8(float64(a.Latency) / float64(time.Millisecond)).
+			text(string(a.FinishReason)).text(raw).jsonb(value).jsonb(repairs).jsonb(violations).
+			text(string(a.Class)).text(errMsg).int4(int32(a.TransportRetries)).text(rec.WorkerID)
 	}
 	pt, ct := int64(rec.Usage.PromptTokens), int64(rec.Usage.CompletionTokens)
-	p.job = []any{
-		rec.JobID, rec.DocumentID, rec.Run, rec.SchemaName, version, rec.SchemaFingerprint, rec.Provider, rec.Model,
-		rec.Pool, status, redact(rec.Reason), delivery, int32(len(rec.Attempts)), pt, ct, rec.WorkerID,
-		started, finished,
-	}
+	p.job = make(tuple, 0, 256+len(rec.JobID)+len(rec.DocumentID)+len(rec.Reason)+len(rec.SchemaFingerprint)).row(len(jobsTable.columns)).
+		text(rec.JobID).text(rec.DocumentID).text(rec.Run).text(rec.SchemaName).int4(version).
+		text(rec.SchemaFingerprint).text(rec.Provider).text(rec.Model).text(rec.Pool).text(status).
+		text(redact(rec.Reason)).int4(delivery).int4(int32(len(rec.Attempts))).int8(pt).int8(ct).
+		text(rec.WorkerID).timestamptz(started).timestamptz(finished)
 	if rec.Final && rec.Outcome == retry.OutcomeOK {
 		if !json.Valid(rec.Value) {
 			return nil, fmt.Errorf("audit: job %s is ok but its value is not JSON: %w", rec.JobID, ErrInvalidRecord)
 		}
-		p.result = []any{
-			rec.DocumentID, rec.SchemaFingerprint, rec.Model, rec.SchemaName, version, rec.Provider, string(rec.Value),
-			int32(len(rec.Attempts)), pt, ct, rec.Run, rec.JobID,
-		}
+		p.result = make(tuple, 0, 160+len(rec.DocumentID)+len(rec.SchemaFingerprint)+len(rec.Value)+len(rec.JobID)).row(len(resultsTable.columns)).
+			text(rec.DocumentID).text(rec.SchemaFingerprint).text(rec.Model).text(rec.SchemaName).int4(version).
+			text(rec.Provider).jsonb(string(rec.Value)).int4(int32(len(rec.Attempts))).int8(pt).int8(ct).
+			text(rec.Run).text(rec.JobID)
 	}
 	if d := rec.DeadLetter; d != nil {
-		p.dead = []any{d.Stream, int64(d.Seq), rec.JobID, rec.DocumentID, rec.Run, rec.SchemaName, version, redact(d.Reason)}
+		p.dead = tuple(nil).row(len(deadLettersTable.columns)).
+			text(d.Stream).int8(int64(d.Seq)).text(rec.JobID).text(rec.DocumentID).text(rec.Run).
+			text(rec.SchemaName).int4(version).text(redact(d.Reason))
 	}
 	return p, nil
 }
 
-// jsonOrNil passes valid JSON through (redacted) and stores anything else as NULL.
-func jsonOrNil(b json.RawMessage) any {
+// jsonOrEmpty passes valid JSON through (redacted); anything else is
+// stored as NULL ("").
+func jsonOrEmpty(b json.RawMessage) string {
 	if len(b) == 0 || !json.Valid(b) {
-		return nil
+		return ""
 	}
 	return string(redactJSON(b))
 }
 
-func marshalOrNil(v any, n int) any {
+// marshalOrEmpty is v as redacted JSON, or "" (NULL) when n is 0.
+func marshalOrEmpty(v any, n int) string {
 	if n == 0 {
-		return nil
+		return ""
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		return nil
+		return ""
 	}
 	return string(redactJSON(b))
 }

@@ -1,0 +1,189 @@
+package audit
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+// tuple is rows in PostgreSQL's binary COPY format. Records are encoded on
+// the writing goroutine, in parallel, so that a flush only concatenates
+// bytes. The server checks every row's field count and each field's size
+// against the column types, so a mismatch fails the flush rather than
+// storing garbage.
+type tuple []byte
+
+// attemptFixedSize is an attempt row's size without its variable-length
+// values: field count, 25 lengths, fixed-size values, jsonb versions.
+const attemptFixedSize = 2 + 25*4 + 8*4 + 2*8 + 3
+
+// row starts a row of n fields.
+func (t tuple) row(n int) tuple { return binary.BigEndian.AppendUint16(t, uint16(n)) }
+
+func (t tuple) text(s string) tuple {
+	t = binary.BigEndian.AppendUint32(t, uint32(len(s)))
+	return append(t, s...)
+}
+
+func (t tuple) int4(v int32) tuple {
+	t = binary.BigEndian.AppendUint32(t, 4)
+	return binary.BigEndian.AppendUint32(t, uint32(v))
+}
+
+func (t tuple) int8(v int64) tuple {
+	t = binary.BigEndian.AppendUint32(t, 8)
+	return binary.BigEndian.AppendUint64(t, uint64(v))
+}
+
+func (t tuple) float8(v float64) tuple {
+	t = binary.BigEndian.AppendUint32(t, 8)
+	return binary.BigEndian.AppendUint64(t, math.Float64bits(v))
+}
+
+// pgEpochMicros is 2000-01-01 UTC, PostgreSQL's timestamp epoch, in Unix microseconds.
+const pgEpochMicros = 946684800 * 1000000
+
+func (t tuple) timestamptz(v time.Time) tuple {
+	t = binary.BigEndian.AppendUint32(t, 8)
+	return binary.BigEndian.AppendUint64(t, uint64(v.UnixMicro()-pgEpochMicros))
+}
+
+// jsonb writes JSON text, or NULL for "" (JSON text is never empty).
+func (t tuple) jsonb(s string) tuple {
+	if s == "" {
+		return binary.BigEndian.AppendUint32(t, math.MaxUint32) // -1: NULL
+	}
+	t = binary.BigEndian.AppendUint32(t, uint32(len(s)+1))
+	t = append(t, 1) // jsonb binary format version
+	return append(t, s...)
+}
+
+var (
+	copyHeader  = []byte("PGCOPY\n\377\r\n\000" + "\x00\x00\x00\x00" + "\x00\x00\x00\x00") // signature, flags, extension length
+	copyTrailer = []byte{0xff, 0xff}                                                       // field count -1
+)
+
+// copyPart is one table's rows in a flush: tuples from several records.
+type copyPart struct {
+	table
+	rows []tuple
+}
+
+// copyIn writes parts in one transaction and one round trip: a single
+// simple-protocol Query holding one COPY FROM STDIN per part, followed by
+// each part's data. Postgres runs the statements of one Query as one
+// implicit transaction and commits it (waiting for the WAL flush, as
+// synchronous_commit requires) before it answers ReadyForQuery; after an
+// error it rolls everything back, skips the remaining statements and
+// ignores the copy data still arriving. pgx's CopyFrom inside a Tx would
+// cost five round trips per flush (BEGIN, three COPYs, COMMIT), which
+// bounds throughput when many small batches commit.
+//
+// staged COPYs each part into a temporary copy of its table instead and
+// merges it with the table's conflict clause: the path for rows already
+// stored.
+func (s *Store) copyIn(ctx context.Context, parts []copyPart, staged bool) error {
+	c, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Release()
+	pc := c.Conn().PgConn()
+	err = copyRoundTrip(ctx, pc, parts, staged)
+	var pe *pgconn.PgError
+	if err != nil && !errors.As(err, &pe) {
+		// The exchange stopped midway (network, timeout): the connection's
+		// protocol state is unknown, so the pool must not reuse it.
+		closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		_ = pc.Close(closeCtx)
+		cancel()
+	}
+	return err
+}
+
+func copyRoundTrip(ctx context.Context, pc *pgconn.PgConn, parts []copyPart, staged bool) error {
+	var sql strings.Builder
+	for i, p := range parts {
+		if i > 0 {
+			sql.WriteString("; ")
+		}
+		cols := strings.Join(p.columns, ", ")
+		if !staged {
+			fmt.Fprintf(&sql, "COPY %s (%s) FROM STDIN BINARY", p.name, cols)
+			continue
+		}
+		stage := p.name + "_stage"
+		fmt.Fprintf(&sql, "CREATE TEMP TABLE %s (LIKE %s INCLUDING DEFAULTS) ON COMMIT DROP; ", stage, p.name)
+		fmt.Fprintf(&sql, "COPY %s (%s) FROM STDIN BINARY; ", stage, cols)
+		fmt.Fprintf(&sql, "INSERT INTO %s (%s) SELECT %s FROM %s %s", p.name, cols, cols, stage, p.conflict)
+	}
+	// The whole request in one buffer and one write: a Query message, then
+	// per part one CopyData message (header, rows, trailer) and CopyDone.
+	size := 1 + 4 + sql.Len() + 1
+	for _, p := range parts {
+		size += 1 + 4 + len(copyHeader) + len(copyTrailer) + 1 + 4
+		for _, r := range p.rows {
+			size += len(r)
+		}
+	}
+	buf := make([]byte, 0, size)
+	buf = append(buf, 'Q')
+	buf = binary.BigEndian.AppendUint32(buf, uint32(4+sql.Len()+1))
+	buf = append(append(buf, sql.String()...), 0)
+	for _, p := range parts {
+		n := len(copyHeader) + len(copyTrailer)
+		for _, r := range p.rows {
+			n += len(r)
+		}
+		buf = append(buf, 'd')
+		buf = binary.BigEndian.AppendUint32(buf, uint32(4+n))
+		buf = append(buf, copyHeader...)
+		for _, r := range p.rows {
+			buf = append(buf, r...)
+		}
+		buf = append(buf, copyTrailer...)
+		buf = append(buf, 'c', 0, 0, 0, 4) // CopyDone
+	}
+	// pgconn is idle (no message of ours is buffered), so the request may
+	// go straight to the socket; the write is bounded by ctx here since
+	// pgconn does not watch it.
+	nc := pc.Conn()
+	if d, ok := ctx.Deadline(); ok {
+		_ = nc.SetWriteDeadline(d)
+	}
+	stop := context.AfterFunc(ctx, func() { _ = nc.SetWriteDeadline(time.Now()) })
+	_, err := nc.Write(buf)
+	stop()
+	_ = nc.SetWriteDeadline(time.Time{})
+	if err != nil {
+		return fmt.Errorf("send batch: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var first error
+	for {
+		msg, err := pc.ReceiveMessage(ctx)
+		if err != nil {
+			return fmt.Errorf("read reply: %w", err)
+		}
+		switch msg := msg.(type) {
+		case *pgproto3.ErrorResponse:
+			if first == nil {
+				first = pgconn.ErrorResponseToPgError(msg)
+			}
+		case *pgproto3.ReadyForQuery:
+			if first == nil && msg.TxStatus != 'I' {
+				return fmt.Errorf("batch left transaction status %q, want committed", msg.TxStatus)
+			}
+			return first
+		}
+	}
+}
