@@ -2,30 +2,19 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/extractq/extractq/internal/audit"
+	"github.com/extractq/extractq/internal/audit/audittest"
 	"github.com/extractq/extractq/internal/e2e/fleettest"
 	"github.com/extractq/extractq/internal/jobs/jobstest"
-	"github.com/extractq/extractq/internal/testenv"
 )
 
 func TestSubmitCommand(t *testing.T) {
-	ctx := context.Background()
-	dbURL := testenv.Database(t)
-	st, err := audit.Open(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	_, dbURL := audittest.Store(t)
 	t.Setenv("EXTRACTQ_NATS_URL", jobstest.Server(t))
 	t.Setenv("EXTRACTQ_DATABASE_URL", dbURL)
 

@@ -14,14 +14,13 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/extractq/extractq/internal/audit"
+	"github.com/extractq/extractq/internal/audit/audittest"
 	"github.com/extractq/extractq/internal/e2e/fleettest"
 	"github.com/extractq/extractq/internal/fakeprovider"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/jobstest"
 	"github.com/extractq/extractq/internal/providers"
 	"github.com/extractq/extractq/internal/retry"
-	"github.com/extractq/extractq/internal/testenv"
 	"github.com/extractq/extractq/internal/worker"
 	"github.com/extractq/extractq/schema"
 )
@@ -32,15 +31,7 @@ import (
 // and --wait returns at once with the same exit code.
 func TestSubmitWaitAfterRestart(t *testing.T) {
 	ctx := context.Background()
-	dbURL := testenv.Database(t)
-	st, err := audit.Open(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	st, dbURL := audittest.Store(t)
 	natsURL := jobstest.Server(t)
 	t.Setenv("EXTRACTQ_NATS_URL", natsURL)
 	t.Setenv("EXTRACTQ_DATABASE_URL", dbURL)

@@ -16,13 +16,13 @@ import (
 	"time"
 
 	"github.com/extractq/extractq/internal/audit"
+	"github.com/extractq/extractq/internal/audit/audittest"
 	"github.com/extractq/extractq/internal/e2e/fleettest"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/submit"
 	"github.com/extractq/extractq/internal/ratelimit"
 	"github.com/extractq/extractq/internal/retry"
 	"github.com/extractq/extractq/internal/sim"
-	"github.com/extractq/extractq/internal/testenv"
 	"github.com/extractq/extractq/internal/worker"
 	"github.com/extractq/extractq/schema"
 )
@@ -41,22 +41,6 @@ func docCount(t *testing.T) int {
 		return 500
 	}
 	return 10000
-}
-
-// store opens a migrated audit store on a fresh database.
-func store(t *testing.T) (*audit.Store, string) {
-	t.Helper()
-	ctx := context.Background()
-	url := testenv.Database(t)
-	st, err := audit.Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	if err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return st, url
 }
 
 // submitDocs registers the invoice schema and queues n documents.
@@ -235,7 +219,7 @@ func fastEngine() worker.Engine {
 func TestFleetEndToEnd(t *testing.T) {
 	n := docCount(t)
 	ctx := context.Background()
-	st, _ := store(t)
+	st, _ := audittest.Store(t)
 	js := natsForTest(t)
 	srv := sim.New(fleettest.FaultyProfile(), sim.WithSeed(5))
 	defer srv.Close()

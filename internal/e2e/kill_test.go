@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/extractq/extractq/internal/audit/audittest"
 	"github.com/extractq/extractq/internal/e2e/fleettest"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/jobstest"
@@ -74,7 +75,7 @@ func TestFleetSurvivesSIGKILL(t *testing.T) {
 		n, _ = strconv.Atoi(v)
 	}
 	ctx := context.Background()
-	st, dbURL := store(t)
+	st, dbURL := audittest.Store(t)
 	natsURL := jobstest.Server(t)
 	_, js := jobstest.Connect(t, natsURL)
 	if err := jobs.EnsureStreams(ctx, js); err != nil {

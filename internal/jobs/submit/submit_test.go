@@ -11,11 +11,11 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/extractq/extractq/internal/audit"
+	"github.com/extractq/extractq/internal/audit/audittest"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/jobstest"
 	"github.com/extractq/extractq/internal/jobs/submit"
 	"github.com/extractq/extractq/internal/retry"
-	"github.com/extractq/extractq/internal/testenv"
 	"github.com/extractq/extractq/schema"
 )
 
@@ -29,15 +29,7 @@ type env struct {
 func setup(t *testing.T) *env {
 	t.Helper()
 	ctx := context.Background()
-	url := testenv.Database(t)
-	st, err := audit.Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	if err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	st, _ := audittest.Store(t)
 	_, js := jobstest.Connect(t, jobstest.Server(t), jetstream.WithPublishAsyncMaxPending(4))
 	if err := jobs.EnsureStreams(ctx, js); err != nil {
 		t.Fatal(err)
