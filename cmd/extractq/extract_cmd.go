@@ -434,12 +434,14 @@ func (s *summary) add(l *outLine) {
 	}
 }
 
-func (s *summary) finish(model string) {
+// finish prints the summary; provider is the provider string, which prices
+// every "sim:…" model at the simulator's notional price.
+func (s *summary) finish(provider string) {
 	if s.progress {
 		fmt.Fprint(s.stderr, "\r\033[K")
 	}
-	cost := "unknown for " + model
-	if usd, known := providers.EstimateCost(model, s.usage); known {
+	cost := "unknown for " + provider
+	if usd, known := providers.EstimateCost(provider, s.usage); known {
 		cost = fmt.Sprintf("$%.4f", usd)
 	}
 	fmt.Fprintf(s.stderr, "%d documents in %s: %d ok, %d failed, %d unextractable; %d attempts, %d repairs; %d tokens (%d prompt + %d completion); estimated cost %s\n",
