@@ -2,8 +2,6 @@ package audit
 
 import (
 	"context"
-	"encoding/json"
-	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -22,27 +20,6 @@ var leakForms = []string{
 	"GET https://generativelanguage.googleapis.com/v1beta/models/x:generateContent?key=LEAKCHECKAIzaSyD4-0123456789abcdef&alt=sse",
 	"api-key: LEAKCHECK0123456789",
 	"AIzaSyLEAKCHECK0123456789abcdefghijklmno",
-}
-
-func TestRedact(t *testing.T) {
-	keep := []string{
-		`{"total": 12.5, "customer": {"name": "Acme"}}`,
-		"the key to success is a valid answer",
-		"token budget exceeded: 4000 > 3000",
-	}
-	for _, s := range leakForms {
-		if got := redact(s); strings.Contains(got, "LEAKCHECK") || !strings.Contains(got, "[REDACTED]") {
-			t.Errorf("redact(%q) = %q", s, got)
-		}
-	}
-	for _, s := range keep {
-		if got := redact(s); got != s {
-			t.Errorf("redact changed harmless text %q to %q", s, got)
-		}
-	}
-	if got := redactJSON([]byte(leakForms[2])); !json.Valid(got) || strings.Contains(string(got), "LEAKCHECK") {
-		t.Errorf("redactJSON = %s", got)
-	}
 }
 
 // TestNoKeyInAnyTable writes failing and succeeding records whose provider

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/extractq/extractq/internal/redact"
 	"github.com/extractq/extractq/internal/retry"
 )
 
@@ -471,7 +472,7 @@ func toPending(rec *Record, now time.Time) (*pending, error) {
 		if at.IsZero() {
 			at = started
 		}
-		raw, value, errMsg := redact(a.Raw), jsonOrEmpty(a.Value), redact(a.Error)
+		raw, value, errMsg := redact.Credentials(a.Raw), jsonOrEmpty(a.Value), redact.Credentials(a.Error)
 		repairs, violations := marshalOrEmpty(a.Repairs, len(a.Repairs)), marshalOrEmpty(a.Violations, len(a.Violations))
 		if p.attempts == nil { // size for all attempts at once: appends never copy
 			p.attempts = make(tuple, 0, len(rec.Attempts)*(attemptFixedSize+len(rec.JobID)+len(rec.DocumentID)+
@@ -491,7 +492,7 @@ func toPending(rec *Record, now time.Time) (*pending, error) {
 	p.job = make(tuple, 0, 256+len(rec.JobID)+len(rec.DocumentID)+len(rec.Reason)+len(rec.SchemaFingerprint)).row(len(jobsTable.columns)).
 		text(rec.JobID).text(rec.DocumentID).text(rec.Run).text(rec.SchemaName).int4(version).
 		text(rec.SchemaFingerprint).text(rec.Provider).text(rec.Model).text(rec.Pool).text(status).
-		text(redact(rec.Reason)).int4(delivery).int4(int32(len(rec.Attempts))).int8(pt).int8(ct).
+		text(redact.Credentials(rec.Reason)).int4(delivery).int4(int32(len(rec.Attempts))).int8(pt).int8(ct).
 		text(rec.WorkerID).timestamptz(started).timestamptz(finished)
 	if rec.Final && rec.Outcome == retry.OutcomeOK {
 		if !json.Valid(rec.Value) {
@@ -505,7 +506,7 @@ func toPending(rec *Record, now time.Time) (*pending, error) {
 	if d := rec.DeadLetter; d != nil {
 		p.dead = tuple(nil).row(len(deadLettersTable.columns)).
 			text(d.Stream).int8(int64(d.Seq)).text(rec.JobID).text(rec.DocumentID).text(rec.Run).
-			text(rec.SchemaName).int4(version).text(redact(d.Reason))
+			text(rec.SchemaName).int4(version).text(redact.Credentials(d.Reason))
 	}
 	return p, nil
 }
@@ -516,7 +517,7 @@ func jsonOrEmpty(b json.RawMessage) string {
 	if len(b) == 0 || !json.Valid(b) {
 		return ""
 	}
-	return string(redactJSON(b))
+	return string(redact.JSON(b))
 }
 
 // marshalOrEmpty is v as redacted JSON, or "" (NULL) when n is 0.
@@ -528,5 +529,5 @@ func marshalOrEmpty(v any, n int) string {
 	if err != nil {
 		return ""
 	}
-	return string(redactJSON(b))
+	return string(redact.JSON(b))
 }

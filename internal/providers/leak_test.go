@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/extractq/extractq/internal/redact"
 )
 
 // TestAPIKeyNeverLeaks sets a recognisable key in the (injected)
@@ -157,7 +159,7 @@ func TestSuccessfulRawIsRedacted(t *testing.T) {
 	if strings.Contains(string(resp.Raw), key) || strings.Contains(resp.Text, key) {
 		t.Fatalf("key in Raw or Text: %s", resp.Raw)
 	}
-	if !strings.Contains(string(resp.Raw), redacted) {
+	if !strings.Contains(string(resp.Raw), redact.Marker) {
 		t.Fatal("Raw was not redacted where the key was")
 	}
 }

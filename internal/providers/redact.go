@@ -2,26 +2,10 @@ package providers
 
 import (
 	"bytes"
-	"regexp"
 	"strings"
+
+	"github.com/extractq/extractq/internal/redact"
 )
-
-// redacted replaces every secret the redactor finds.
-const redacted = "[REDACTED]"
-
-// credentialPatterns match credentials the redactor was not told about: a
-// provider may echo a key (or part of one) in an error message, and a base
-// URL or a proxy error may carry a token in a query parameter or header dump.
-var credentialPatterns = []*regexp.Regexp{
-	regexp.MustCompile(`\bsk-[A-Za-z0-9_\-*.]{8,}`),                                                 // OpenAI/Anthropic-style keys, also masked echoes
-	regexp.MustCompile(`AIza[0-9A-Za-z_\-]{20,}`),                                                   // Google API keys
-	regexp.MustCompile(`gsk_[A-Za-z0-9]{16,}`),                                                      // Groq keys
-	regexp.MustCompile(`xai-[A-Za-z0-9]{16,}`),                                                      // xAI keys
-	regexp.MustCompile(`(?i)(bearer\s+)[^\s"',;]+`),                                                 // Authorization: Bearer …
-	regexp.MustCompile(`(?i)((?:x-api-key|x-goog-api-key|api-key)["']?\s*[:=]\s*["']?)[^\s"',;&]+`), // header dumps
-	regexp.MustCompile(`(?i)([?&](?:key|api_key|apikey|access_token|token)=)[^&\s"']+`),             // URL parameters
-	regexp.MustCompile(`(://[^/@\s:]*:)[^/@\s]+@`),                                                  // passwords in URLs
-}
 
 // redactor removes credentials from anything that leaves an adapter: error
 // messages, wrapped causes, log attributes and stored bodies. It holds the
@@ -49,16 +33,9 @@ func newRedactor(secrets ...string) redactor {
 // substring replaced.
 func (r redactor) String(s string) string {
 	for _, sec := range r.secrets {
-		s = strings.ReplaceAll(s, sec, redacted)
+		s = strings.ReplaceAll(s, sec, redact.Marker)
 	}
-	for _, re := range credentialPatterns {
-		if re.NumSubexp() > 0 {
-			s = re.ReplaceAllString(s, "${1}"+redacted)
-			continue
-		}
-		s = re.ReplaceAllString(s, redacted)
-	}
-	return s
+	return redact.Credentials(s)
 }
 
 // Bytes is String for bodies. Only literal secrets are replaced: patterns
@@ -71,7 +48,7 @@ func (r redactor) Bytes(b []byte) []byte {
 	out := b
 	for _, sec := range r.secrets {
 		if bytes.Contains(out, []byte(sec)) {
-			out = bytes.ReplaceAll(out, []byte(sec), []byte(redacted))
+			out = bytes.ReplaceAll(out, []byte(sec), []byte(redact.Marker))
 		}
 	}
 	return out

@@ -14,6 +14,7 @@ import (
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/providers"
+	"github.com/extractq/extractq/internal/redact"
 	"github.com/extractq/extractq/internal/retry"
 	"github.com/extractq/extractq/schema"
 )
@@ -197,12 +198,12 @@ func (w *Worker) deadLetter(ctx context.Context, d *delivery, out *Outcome, sour
 // diagnostics (providers redact already; this is defence in depth, as in
 // the audit). The job itself is left as submitted.
 func redactLetter(dl *jobs.DeadLetter) {
-	dl.Reason = audit.Redact(dl.Reason)
+	dl.Reason = redact.Credentials(dl.Reason)
 	atts := make([]retry.Attempt, len(dl.Attempts))
 	for i, a := range dl.Attempts {
-		a.Raw, a.Error = audit.Redact(a.Raw), audit.Redact(a.Error)
+		a.Raw, a.Error = redact.Credentials(a.Raw), redact.Credentials(a.Error)
 		if len(a.Value) > 0 {
-			a.Value = audit.RedactJSON(a.Value)
+			a.Value = redact.JSON(a.Value)
 		}
 		atts[i] = a
 	}

@@ -1,0 +1,78 @@
+// Package redact removes credentials from text before it leaves the process's
+// memory: errors, log lines, stored responses, audit rows and dead letters.
+// Providers also replace the literal keys they hold; these patterns catch the
+// credentials nobody told them about (a key a provider echoes back, a token
+// in a URL or a header dump).
+package redact
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+)
+
+// Marker replaces every credential found.
+const Marker = "[REDACTED]"
+
+// patterns are credential shapes. anchors are lower-case words one of which
+// every match contains: a pattern's regexp runs only when one occurs, which
+// keeps redaction cheap on hot paths (most text contains none).
+var patterns = []struct {
+	anchors []string
+	re      *regexp.Regexp
+	repl    string
+}{
+	// OpenAI / Anthropic / most OpenAI-compatible keys, also masked echoes (sk-…, sk-ant-…).
+	{[]string{"sk-"}, regexp.MustCompile(`\bsk-[A-Za-z0-9_\-*.]{8,}`), Marker},
+	// Google, Groq and xAI keys.
+	{[]string{"aiza"}, regexp.MustCompile(`AIza[0-9A-Za-z_\-]{20,}`), Marker},
+	{[]string{"gsk_"}, regexp.MustCompile(`gsk_[A-Za-z0-9]{16,}`), Marker},
+	{[]string{"xai-"}, regexp.MustCompile(`xai-[A-Za-z0-9]{16,}`), Marker},
+	// Authorization: Bearer … / Basic …
+	{[]string{"bearer"}, regexp.MustCompile(`(?i)(bearer\s+)[^\s"',;]+`), "${1}" + Marker},
+	{[]string{"basic"}, regexp.MustCompile(`(?i)\b(basic\s+)[A-Za-z0-9._~+/=-]{8,}`), "${1}" + Marker},
+	// Header dumps: x-api-key: …, x-goog-api-key: …, api-key: …
+	{[]string{"api-key"}, regexp.MustCompile(`(?i)((?:x-api-key|x-goog-api-key|api-key)["']?\s*[:=]\s*["']?)[^\s"',;&]+`), "${1}" + Marker},
+	// URL parameters: ?key=…, &access_token=…
+	{[]string{"key=", "token="}, regexp.MustCompile(`(?i)([?&](?:key|api_key|apikey|access_token|token)=)[^&\s"']+`), "${1}" + Marker},
+	// Passwords in URLs: scheme://user:password@host
+	{[]string{"://"}, regexp.MustCompile(`(://[^/@\s:]*:)[^/@\s]+@`), "${1}" + Marker + "@"},
+	// Keys, tokens, secrets and passwords as name: value or name=value pairs, incl. JSON.
+	{[]string{"key=", "apikey", "api_key", "api-key", "token", "auth", "secret", "password"}, regexp.MustCompile(`(?i)((?:[?&](?:key|api_?key|token|access_token|auth)=)|(?:\b(?:x-api-key|x-goog-api-key|api[_-]?key|access[_-]?token|auth[_-]?token|authorization|client[_-]?secret|password)["']?\s*[:=]\s*["']?))[^\s"'&,;}\\]{6,}`), "${1}" + Marker},
+}
+
+// Credentials returns s with everything credential-shaped replaced by Marker.
+func Credentials(s string) string {
+	if s == "" {
+		return s
+	}
+	lower := strings.ToLower(s)
+	for _, p := range patterns {
+		for _, a := range p.anchors {
+			if strings.Contains(lower, a) {
+				s = p.re.ReplaceAllString(s, p.repl)
+				lower = strings.ToLower(s)
+				break
+			}
+		}
+	}
+	return s
+}
+
+// JSON is Credentials for JSON text. The patterns never match a quote or a
+// backslash, so the result stays valid JSON; if it somehow did not, the
+// redacted text is kept as a JSON string rather than lost.
+func JSON(b []byte) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	r := Credentials(string(b))
+	if r == string(b) {
+		return b
+	}
+	if json.Valid([]byte(r)) {
+		return []byte(r)
+	}
+	q, _ := json.Marshal(r) // marshalling a string cannot fail
+	return q
+}
