@@ -172,6 +172,10 @@ func TestKustomizations(t *testing.T) {
 					}
 				case "ScaledObject":
 					triggers = append(triggers, triggerConsumers(t, y)...)
+				case "Deployment", "Job":
+					if err := workerFindsNATS(y); err != nil {
+						t.Errorf("%s %s: %v", dir, r.GetName(), err)
+					}
 				}
 			}
 			if len(consumers) == 0 {
@@ -293,4 +297,33 @@ func triggerConsumers(t *testing.T, manifest []byte) []string {
 		}
 	}
 	return out
+}
+
+// workerFindsNATS checks that every container running /worker is told where NATS is, through
+// its config file or EXTRACTQ_NATS_URL; otherwise it would dial 127.0.0.1 inside its pod.
+func workerFindsNATS(manifest []byte) error {
+	var obj struct {
+		Spec struct {
+			Template corev1.PodTemplateSpec `json:"template"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal(manifest, &obj); err != nil {
+		return err
+	}
+	for _, c := range obj.Spec.Template.Spec.Containers {
+		if len(c.Command) == 0 || c.Command[0] != "/worker" {
+			continue
+		}
+		told := false
+		for _, a := range c.Command {
+			told = told || a == "--config"
+		}
+		for _, e := range c.Env {
+			told = told || e.Name == "EXTRACTQ_NATS_URL" || e.Name == "EXTRACTQ_CONFIG"
+		}
+		if !told {
+			return fmt.Errorf("container %s runs %v without --config or EXTRACTQ_NATS_URL: it would look for NATS on 127.0.0.1", c.Name, c.Command)
+		}
+	}
+	return nil
 }

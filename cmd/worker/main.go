@@ -65,7 +65,7 @@ type settings struct {
 	configFile, natsURL, databaseURL, workerID, listen, logFormat, logLevel string
 	pools                                                                   []string
 	ackWait, grace                                                          time.Duration
-	maxDeliver                                                              int
+	maxDeliver, streamReplicas                                              int
 	backoff                                                                 string
 	migrate                                                                 bool
 }
@@ -77,6 +77,7 @@ func (s *settings) register(cmd *cobra.Command, full bool) {
 	f.StringVar(&s.databaseURL, "database-url", "", "Postgres audit database (env EXTRACTQ_DATABASE_URL)")
 	f.StringVar(&s.logFormat, "log-format", "", "auto, json or text (env EXTRACTQ_LOG_FORMAT)")
 	f.StringVar(&s.logLevel, "log-level", "", "debug, info, warn or error (env EXTRACTQ_LOG_LEVEL)")
+	f.IntVar(&s.streamReplicas, "stream-replicas", 0, "replicas of new streams and buckets when migrating: 3 on a three-node cluster (env EXTRACTQ_STREAM_REPLICAS, default 1)")
 	if !full {
 		return
 	}
@@ -143,6 +144,9 @@ func (s *settings) load(cmd *cobra.Command) (worker.Config, error) {
 	if changed("migrate") {
 		cfg.Migrate = s.migrate
 	}
+	if changed("stream-replicas") {
+		cfg.StreamReplicas = s.streamReplicas
+	}
 	return cfg, nil
 }
 
@@ -198,6 +202,9 @@ Example:
 			if err != nil {
 				return err
 			}
+			if err := worker.CheckStreamReplicas(cfg.StreamReplicas); err != nil {
+				return &configError{err}
+			}
 			log, err := worker.NewLogger(os.Stderr, cfg.LogFormat, cfg.LogLevel)
 			if err != nil {
 				return &configError{err}
@@ -214,7 +221,7 @@ Example:
 				return err
 			}
 			defer store.Close()
-			if err := worker.Migrate(ctx, js, store); err != nil {
+			if err := worker.Migrate(ctx, js, store, cfg.StreamReplicas); err != nil {
 				return err
 			}
 			log.Info("migrated: audit schema current, streams and buckets ready")

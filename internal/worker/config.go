@@ -45,6 +45,10 @@ type Config struct {
 	// Migrate applies the audit migrations and creates the streams at start
 	// (EXTRACTQ_MIGRATE=true); otherwise run `worker migrate` once.
 	Migrate bool `yaml:"migrate"`
+	// StreamReplicas is the replica count migrate gives new streams and
+	// buckets (EXTRACTQ_STREAM_REPLICAS; 3 on a three-node JetStream
+	// cluster, so losing a node loses no job). Existing streams keep theirs.
+	StreamReplicas int `yaml:"stream_replicas"`
 }
 
 // DefaultConfig is the configuration before file, environment and flags.
@@ -54,6 +58,7 @@ func DefaultConfig() Config {
 		NATSURL: DefaultNATSURL, DatabaseURL: DefaultDatabaseURL,
 		Listen: ":8080", LogFormat: "auto", LogLevel: "info",
 		AckWait: cs.AckWait, MaxDeliver: cs.MaxDeliver, BackOff: cs.BackOff, Grace: 30 * time.Second,
+		StreamReplicas: 1,
 	}
 }
 
@@ -96,6 +101,13 @@ func (c *Config) LoadEnv(getenv func(string) string) error {
 	}
 	dur("EXTRACTQ_ACK_WAIT", &c.AckWait)
 	dur("EXTRACTQ_GRACE", &c.Grace)
+	if v := getenv("EXTRACTQ_STREAM_REPLICAS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("EXTRACTQ_STREAM_REPLICAS=%q: not a whole number", v))
+		}
+		c.StreamReplicas = n
+	}
 	if v := getenv("EXTRACTQ_MAX_DELIVER"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {
@@ -179,5 +191,16 @@ func (c *Config) Validate() error {
 	if c.Grace < 0 {
 		errs = append(errs, fmt.Errorf("grace %s: must not be negative", c.Grace))
 	}
+	if err := CheckStreamReplicas(c.StreamReplicas); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
+}
+
+// CheckStreamReplicas allows what JetStream allows: 1 to 5 replicas.
+func CheckStreamReplicas(n int) error {
+	if n < 1 || n > 5 {
+		return fmt.Errorf("stream_replicas %d: want 1 to 5, at most the cluster's size (EXTRACTQ_STREAM_REPLICAS or --stream-replicas)", n)
+	}
+	return nil
 }

@@ -45,6 +45,11 @@ func TestConfig(t *testing.T) {
 		{name: "overlapping pools", env: map[string]string{pool: "openai:m;openai:m"}, wantErr: "overlaps"},
 		{name: "backoff longer than deliveries", env: map[string]string{pool: "openai:m", "EXTRACTQ_MAX_DELIVER": "2"}, wantErr: "backoff"},
 		{name: "bad log level", env: map[string]string{pool: "openai:m", "EXTRACTQ_LOG_LEVEL": "loud"}, wantErr: "log_level"},
+		{name: "stream replicas default", env: map[string]string{pool: "openai:m"}, check: func(c worker.Config) bool { return c.StreamReplicas == 1 }},
+		{name: "stream replicas from env", env: map[string]string{pool: "openai:m", "EXTRACTQ_STREAM_REPLICAS": "3"}, check: func(c worker.Config) bool { return c.StreamReplicas == 3 }},
+		{name: "stream replicas above five", env: map[string]string{pool: "openai:m", "EXTRACTQ_STREAM_REPLICAS": "7"}, wantErr: "stream_replicas 7"},
+		{name: "stream replicas zero", env: map[string]string{pool: "openai:m", "EXTRACTQ_STREAM_REPLICAS": "0"}, wantErr: "stream_replicas 0"},
+		{name: "stream replicas not a number", env: map[string]string{pool: "openai:m", "EXTRACTQ_STREAM_REPLICAS": "three"}, wantErr: "EXTRACTQ_STREAM_REPLICAS"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

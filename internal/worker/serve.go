@@ -46,13 +46,16 @@ func Connect(url, name string, log *slog.Logger) (*nats.Conn, jetstream.JetStrea
 	return nc, js, nil
 }
 
-// Migrate applies the audit migrations and creates the streams, buckets
-// and nothing else; it is idempotent.
-func Migrate(ctx context.Context, js jetstream.JetStream, store *audit.Store) error {
+// Migrate applies the audit migrations and creates the streams and buckets
+// (with replicas copies each when new), and nothing else; it is idempotent.
+func Migrate(ctx context.Context, js jetstream.JetStream, store *audit.Store, replicas int) error {
+	if err := CheckStreamReplicas(replicas); err != nil {
+		return err
+	}
 	if err := store.Migrate(ctx); err != nil {
 		return err
 	}
-	return jobs.EnsureStreams(ctx, js)
+	return jobs.EnsureStreams(ctx, js, jobs.WithReplicas(replicas))
 }
 
 // ServeOption adjusts Serve beyond its Config.
@@ -115,7 +118,7 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, engine Engine, opt
 	}
 	defer store.Close()
 	if cfg.Migrate {
-		if err := Migrate(ctx, js, store); err != nil {
+		if err := Migrate(ctx, js, store, cfg.StreamReplicas); err != nil {
 			return err
 		}
 	} else if err := store.CheckSchema(ctx); err != nil {
@@ -151,15 +154,13 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, engine Engine, opt
 	all := []Option{
 		WithPools(pools...), WithConsumerSettings(cfg.ConsumerSettings()), WithGrace(cfg.Grace), WithLogger(log),
 		WithObserver(m),
+		WithoutEnsure(), // migrated above, or by `worker migrate` before
 	}
 	if so.ready != nil { // the endpoints below are served before Run makes the worker ready
 		all = append(all, withOnReady(so.ready))
 	}
 	if cfg.WorkerID != "" {
 		all = append(all, WithID(cfg.WorkerID))
-	}
-	if !cfg.Migrate {
-		all = append(all, WithoutEnsure())
 	}
 	w, err := New(js, &metrics.ObservedWriter{Writer: writer, Metrics: m}, engine, append(all, so.worker...)...)
 	if err != nil {

@@ -76,11 +76,6 @@ func WithRequeueDelay(d time.Duration) Option { return func(w *Worker) { w.reque
 // exist; `worker migrate` creates them).
 func WithoutEnsure() Option { return func(w *Worker) { w.ensure = false } }
 
-// WithStreamOptions passes options to jobs.EnsureStreams at start.
-func WithStreamOptions(o ...jobs.StreamOption) Option {
-	return func(w *Worker) { w.streamOpts = append(w.streamOpts, o...) }
-}
-
 // Observer is told what the worker does with deliveries besides what the
 // audit records: jobs running and deliveries handed back. *metrics.Metrics
 // implements it. Its methods must not block.
@@ -118,7 +113,6 @@ type Worker struct {
 	log          *slog.Logger
 	newProvider  func(spec string) (providers.Provider, error)
 	ensure       bool
-	streamOpts   []jobs.StreamOption
 	termReason   bool
 	onReady      func()
 	obs          Observer
@@ -205,7 +199,7 @@ func (w *Worker) Ready() bool { return w.ready.Load() }
 // writer is the caller's (it owns the writer).
 func (w *Worker) Run(ctx context.Context) error {
 	if w.ensure {
-		if err := jobs.EnsureStreams(ctx, w.js, w.streamOpts...); err != nil {
+		if err := jobs.EnsureStreams(ctx, w.js); err != nil {
 			return err
 		}
 	}
