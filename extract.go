@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/extractq/extractq/llm"
+
 	"github.com/extractq/extractq/internal/jsonx"
 	"github.com/extractq/extractq/internal/providers"
 	"github.com/extractq/extractq/internal/retry"
@@ -14,25 +16,25 @@ import (
 type (
 	// Result is everything one extraction produced: the valid value, every
 	// attempt, summed usage and the outcome.
-	Result = retry.Result
+	Result = llm.Result
 	// Attempt is one call to the model and what became of its answer.
-	Attempt = retry.Attempt
+	Attempt = llm.Attempt
 	// AttemptClass says why an attempt did not produce a valid value.
-	AttemptClass = retry.AttemptClass
+	AttemptClass = llm.AttemptClass
 	// Outcome is how an extraction ended.
-	Outcome = retry.Outcome
+	Outcome = llm.Outcome
 	// Error is a failed extraction carrying its whole Result.
-	Error = retry.Error
+	Error = llm.ExtractionError
 	// Provider is one model behind one API.
-	Provider = providers.Provider
+	Provider = llm.Provider
 	// ProviderOption configures NewProvider.
 	ProviderOption = providers.Option
 	// Mode is how a call asks the provider for structured output.
-	Mode = providers.Mode
+	Mode = llm.Mode
 	// Usage is a token count.
-	Usage = providers.Usage
+	Usage = llm.Usage
 	// Repair is one local fix made to a model's answer.
-	Repair = jsonx.Repair
+	Repair = llm.Repair
 	// RepairPolicy is what may be fixed locally before re-asking.
 	RepairPolicy = jsonx.Policy
 	// Violation is one way a value fails its schema.
@@ -57,22 +59,22 @@ type (
 
 // Outcomes.
 const (
-	OutcomeOK             = retry.OutcomeOK
-	OutcomeExhausted      = retry.OutcomeExhausted
-	OutcomeUnextractable  = retry.OutcomeUnextractable
-	OutcomeBudgetExceeded = retry.OutcomeBudgetExceeded
-	OutcomeFatal          = retry.OutcomeFatal
-	OutcomeTransport      = retry.OutcomeTransport
-	OutcomeCanceled       = retry.OutcomeCanceled
+	OutcomeOK             = llm.OutcomeOK
+	OutcomeExhausted      = llm.OutcomeExhausted
+	OutcomeUnextractable  = llm.OutcomeUnextractable
+	OutcomeBudgetExceeded = llm.OutcomeBudgetExceeded
+	OutcomeFatal          = llm.OutcomeFatal
+	OutcomeTransport      = llm.OutcomeTransport
+	OutcomeCanceled       = llm.OutcomeCanceled
 )
 
 // Modes.
 const (
-	ModeAuto   = providers.ModeAuto
-	ModeText   = providers.ModeText
-	ModeJSON   = providers.ModeJSON
-	ModeStrict = providers.ModeStrict
-	ModeTools  = providers.ModeTools
+	ModeAuto   = llm.ModeAuto
+	ModeText   = llm.ModeText
+	ModeJSON   = llm.ModeJSON
+	ModeStrict = llm.ModeStrict
+	ModeTools  = llm.ModeTools
 )
 
 // Feedback strategies, schema placements, history policies, repair
@@ -101,12 +103,12 @@ const (
 // Errors a failed extraction matches with errors.Is, one per outcome, and
 // ErrConfig for a wrong option, a missing provider or schema.
 var (
-	ErrExhausted      = retry.ErrExhausted
-	ErrUnextractable  = retry.ErrUnextractable
-	ErrBudgetExceeded = retry.ErrBudgetExceeded
-	ErrFatal          = retry.ErrFatal
-	ErrTransport      = retry.ErrTransport
-	ErrCanceled       = retry.ErrCanceled
+	ErrExhausted      = llm.ErrExhausted
+	ErrUnextractable  = llm.ErrUnextractable
+	ErrBudgetExceeded = llm.ErrBudgetExceeded
+	ErrFatal          = llm.ErrFatal
+	ErrTransport      = llm.ErrTransport
+	ErrCanceled       = llm.ErrCanceled
 	ErrConfig         = retry.ErrConfig
 )
 

@@ -7,9 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/extractq/extractq/llm"
+
 	"github.com/extractq/extractq"
 	"github.com/extractq/extractq/internal/fakeprovider"
-	"github.com/extractq/extractq/internal/providers"
 	"github.com/extractq/extractq/schema"
 )
 
@@ -37,8 +38,8 @@ func TestExtractErrors(t *testing.T) {
 		{"exhausted", []fakeprovider.Reply{fakeprovider.Text(bad[:len(bad)-1]), fakeprovider.Text(bad), fakeprovider.Text(bad[:len(bad)-1]), fakeprovider.Text(bad)}, nil,
 			extractq.ErrExhausted, `no valid answer after 4 attempts; the last failed at /items/2/price: expected number, got "12,50"; 2 syntax repairs applied`},
 		{"budget", nil, []extractq.Option{extractq.WithTokenBudget(10)}, extractq.ErrBudgetExceeded, "token budget exceeded"},
-		{"fatal", []fakeprovider.Reply{fakeprovider.Fail(providers.ClassAuth, 0)}, nil, extractq.ErrFatal, "HTTP 401"},
-		{"transport", []fakeprovider.Reply{fakeprovider.Fail(providers.ClassServer, 0), fakeprovider.Fail(providers.ClassServer, 0)},
+		{"fatal", []fakeprovider.Reply{fakeprovider.Fail(llm.ClassAuth, 0)}, nil, extractq.ErrFatal, "HTTP 401"},
+		{"transport", []fakeprovider.Reply{fakeprovider.Fail(llm.ClassServer, 0), fakeprovider.Fail(llm.ClassServer, 0)},
 			[]extractq.Option{extractq.WithTransport(extractq.Transport{Retries: 1, Jitter: extractq.JitterNone})}, extractq.ErrTransport, "failed 2 times (1 transport retry)"},
 		{"unextractable", []fakeprovider.Reply{fakeprovider.Refused("no")}, nil, extractq.ErrUnextractable, "unextractable"},
 	}
@@ -86,7 +87,7 @@ func TestExtractConfig(t *testing.T) {
 
 func TestOptionsReachTheRequest(t *testing.T) {
 	s := compile(t, invoice)
-	p := fakeprovider.New([]fakeprovider.Reply{fakeprovider.Text(`{"vendor":"A","items":[]}`)}, fakeprovider.WithModes(providers.ModeJSON, providers.ModeStrict))
+	p := fakeprovider.New([]fakeprovider.Reply{fakeprovider.Text(`{"vendor":"A","items":[]}`)}, fakeprovider.WithModes(llm.ModeJSON, llm.ModeStrict))
 	_, err := extractq.Extract(context.Background(), "doc", s, extractq.WithProvider(p),
 		extractq.WithMode(extractq.ModeJSON), extractq.WithTemperature(0.3), extractq.WithMaxTokens(321),
 		extractq.WithCallTimeout(7*time.Second), extractq.WithSchemaIn(extractq.SchemaInSchema))
@@ -94,7 +95,7 @@ func TestOptionsReachTheRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := p.Requests()[0]
-	if r.Mode != providers.ModeJSON || r.Temperature != 0.3 || r.MaxTokens != 321 || r.Timeout != 7*time.Second || !strings.Contains(r.Messages[0].Content, "<json-schema>") {
+	if r.Mode != llm.ModeJSON || r.Temperature != 0.3 || r.MaxTokens != 321 || r.Timeout != 7*time.Second || !strings.Contains(r.Messages[0].Content, "<json-schema>") {
 		t.Errorf("request does not reflect the options: %+v", r)
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/extractq/extractq/llm"
+
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -105,7 +107,7 @@ func runChild() error {
 var answerSizes = [4]int{1, 8, 24, 64}
 
 // request is one call of the scenario; size picks the answer size.
-func request(scenario string, size int) providers.Request {
+func request(scenario string, size int) llm.Request {
 	doc := "<document-0123456789abcdef>Invoice 4711 from Acme Corp, due 2026-12-01, total 1234.50 EUR, contact billing@acme.example.</document-0123456789abcdef>"
 	prompt := "Extract the fields.\n" + doc
 	maxTokens := 64
@@ -117,5 +119,5 @@ func request(scenario string, size int) providers.Request {
 		prompt += "\n<example>{\"vendor\": \"Acme\", \"items\": [" + strings.Join(items, ", ") + "]}</example>"
 		maxTokens = 1024
 	}
-	return providers.Request{Messages: []providers.Message{{Role: providers.RoleUser, Content: prompt}}, Mode: providers.ModeText, MaxTokens: maxTokens}
+	return llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: prompt}}, Mode: llm.ModeText, MaxTokens: maxTokens}
 }

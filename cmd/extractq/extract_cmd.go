@@ -16,6 +16,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/extractq/extractq/llm"
+
 	"github.com/sourcegraph/conc/stream"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -200,10 +202,10 @@ func stopsTheRun(res *extractq.Result) error {
 	if res == nil || res.Outcome != extractq.OutcomeFatal {
 		return nil
 	}
-	var pe *providers.Error
+	var pe *llm.Error
 	if errors.As(res.Cause, &pe) {
 		switch pe.Class {
-		case providers.ClassAuth, providers.ClassPermission, providers.ClassNotFound, providers.ClassQuota:
+		case llm.ClassAuth, llm.ClassPermission, llm.ClassNotFound, llm.ClassQuota:
 			return fmt.Errorf("stopped: %w; check the API key, the model name and the account", pe)
 		}
 	}
@@ -409,7 +411,7 @@ type summary struct {
 
 	docs, ok, failed, unextractable int
 	attempts, repairs               int
-	usage                           providers.Usage
+	usage                           llm.Usage
 }
 
 func (s *summary) add(l *outLine) {

@@ -11,9 +11,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/extractq/extractq/llm"
+
 	"github.com/extractq/extractq"
 	"github.com/extractq/extractq/internal/fakeprovider"
-	"github.com/extractq/extractq/internal/providers"
 )
 
 const extractSchema = `{"type":"object","properties":{"vendor":{"type":"string"},"total":{"type":"number"}},"required":["vendor","total"],"additionalProperties":false}`
@@ -21,7 +22,7 @@ const extractSchema = `{"type":"object","properties":{"vendor":{"type":"string"}
 var fence = regexp.MustCompile(`<document-([0-9a-f]{16})>`)
 
 // documentOf returns the fenced document of a request's task message.
-func documentOf(req providers.Request) string {
+func documentOf(req llm.Request) string {
 	task := req.Messages[1].Content
 	nonce := fence.FindStringSubmatch(task)[1]
 	_, doc, _ := strings.Cut(task, "\n<document-"+nonce+">\n")
@@ -31,7 +32,7 @@ func documentOf(req providers.Request) string {
 
 // model answers like a model with habits: a fenced answer, a re-ask
 // needed for documents saying "sloppy", unextractable for recipes.
-func model(call int, req providers.Request) fakeprovider.Reply {
+func model(call int, req llm.Request) fakeprovider.Reply {
 	doc := documentOf(req)
 	vendor, _, _ := strings.Cut(doc, " ")
 	switch {
@@ -50,7 +51,7 @@ type gated struct {
 	gate chan struct{}
 }
 
-func (g *gated) Chat(ctx context.Context, req providers.Request) (*providers.Response, error) {
+func (g *gated) Chat(ctx context.Context, req llm.Request) (*llm.Response, error) {
 	doc := documentOf(req)
 	if strings.HasPrefix(doc, "slow") {
 		select {
@@ -204,7 +205,7 @@ func TestExtractCmd(t *testing.T) {
 		{name: "missing input file", args: []string{"--schema", sch, "--provider", "fake:m", filepath.Join(dir, "nope.txt")}, code: 2, inStderr: "nope.txt"},
 		{name: "bad ref-dir", args: []string{"--schema", sch, "--provider", "fake:m", "--ref-dir", "schemas", "-"}, code: 2, inStderr: "PREFIX=DIR"},
 		{name: "bad flag value", args: []string{"--schema", sch, "--provider", "fake:m", "--history", "most", "-"}, code: 2, inStderr: "use last or full"},
-		{name: "auth failure stops the run", script: []fakeprovider.Reply{fakeprovider.Fail(providers.ClassAuth, 0)},
+		{name: "auth failure stops the run", script: []fakeprovider.Reply{fakeprovider.Fail(llm.ClassAuth, 0)},
 			args: []string{"--schema", sch, "--provider", "fake:m", "--concurrency", "1", filepath.Join(dir, "doc.txt"), filepath.Join(dir, "doc.txt")},
 			code: 2, ids: []string{filepath.Join(dir, "doc.txt")}, inStderr: "check the API key"},
 	}

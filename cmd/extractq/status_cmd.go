@@ -7,6 +7,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/extractq/extractq/llm"
+
 	"github.com/spf13/cobra"
 
 	"github.com/extractq/extractq/internal/audit"
@@ -56,7 +58,7 @@ func newStatusCmd() *cobra.Command {
 					if name == "" {
 						name = m.Model
 					}
-					usd, known := providers.EstimateCost(name, providers.Usage{PromptTokens: int(m.PromptTokens), CompletionTokens: int(m.CompletionTokens)})
+					usd, known := providers.EstimateCost(name, llm.Usage{PromptTokens: int(m.PromptTokens), CompletionTokens: int(m.CompletionTokens)})
 					lines[i].CostUSD += usd
 					lines[i].CostComplete = lines[i].CostComplete && known
 				}

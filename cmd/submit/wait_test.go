@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/extractq/extractq/llm"
+
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/extractq/extractq/internal/audit/audittest"
@@ -19,8 +21,6 @@ import (
 	"github.com/extractq/extractq/internal/fakeprovider"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/jobstest"
-	"github.com/extractq/extractq/internal/providers"
-	"github.com/extractq/extractq/internal/retry"
 	"github.com/extractq/extractq/internal/worker"
 	"github.com/extractq/extractq/schema"
 )
@@ -45,17 +45,17 @@ func TestSubmitWaitAfterRestart(t *testing.T) {
 	}
 	defer writer.Close(ctx)
 	// The engine answers every document but the one saying FAIL.
-	engine := worker.EngineFunc(func(_ context.Context, _ providers.Provider, doc string, _ *schema.Schema, _ jobs.Options) *worker.Outcome {
+	engine := worker.EngineFunc(func(_ context.Context, _ llm.Provider, doc string, _ *schema.Schema, _ jobs.Options) *worker.Outcome {
 		if strings.Contains(doc, "FAIL") {
-			return &worker.Outcome{Outcome: retry.OutcomeExhausted, Reason: "still invalid", Attempts: []retry.Attempt{{N: 1, Raw: "{}"}}}
+			return &worker.Outcome{Outcome: llm.OutcomeExhausted, Reason: "still invalid", Attempts: []llm.Attempt{{N: 1, Raw: "{}"}}}
 		}
-		return &worker.Outcome{Outcome: retry.OutcomeOK, Value: json.RawMessage(`{"ok":true}`), Attempts: []retry.Attempt{{N: 1, Raw: `{"ok":true}`}}}
+		return &worker.Outcome{Outcome: llm.OutcomeOK, Value: json.RawMessage(`{"ok":true}`), Attempts: []llm.Attempt{{N: 1, Raw: `{"ok":true}`}}}
 	})
 	w, err := worker.New(js, writer, engine,
 		worker.WithPools(worker.Pool{Name: "openai_gpt-4o-mini", Concurrency: 2}),
 		worker.WithPullWait(200*time.Millisecond),
 		worker.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
-		worker.WithProviders(func(string) (providers.Provider, error) { return fakeprovider.New(nil), nil }))
+		worker.WithProviders(func(string) (llm.Provider, error) { return fakeprovider.New(nil), nil }))
 	if err != nil {
 		t.Fatal(err)
 	}

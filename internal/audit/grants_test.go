@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/extractq/extractq/internal/retry"
+	"github.com/extractq/extractq/llm"
 )
 
 // roleStore creates a login role with only grants, and opens a store as it.
@@ -55,12 +55,12 @@ func TestWorkerGrantsSuffice(t *testing.T) {
 		t.Fatalf("worker role cannot prepare partitions: %v", err)
 	}
 	w := newTestWriter(t, s)
-	ok := testRecord("g1", "d1", 1, 2, retry.OutcomeOK)
-	dead := testRecord("g2", "d2", 1, 1, retry.OutcomeExhausted)
+	ok := testRecord("g1", "d1", 1, 2, llm.OutcomeOK)
+	dead := testRecord("g2", "d2", 1, 1, llm.OutcomeExhausted)
 	dead.DeadLetter = &DeadLetter{Stream: "EXTRACTQ_DLQ", Seq: 1, Reason: "x"}
-	open := testRecord("g3", "d3", 1, 1, retry.OutcomeTransport)
+	open := testRecord("g3", "d3", 1, 1, llm.OutcomeTransport)
 	open.Final = false
-	later := testRecord("g3", "d3", 2, 1, retry.OutcomeOK)
+	later := testRecord("g3", "d3", 2, 1, llm.OutcomeOK)
 	// ok and dead twice: the second writes take the duplicate (staging) path
 	// for every table.
 	for _, r := range []*Record{ok, dead, open, later, ok, dead} {

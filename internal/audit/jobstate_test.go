@@ -5,8 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/extractq/extractq/internal/providers"
-	"github.com/extractq/extractq/internal/retry"
+	"github.com/extractq/extractq/llm"
 )
 
 func TestJobStates(t *testing.T) {
@@ -17,22 +16,22 @@ func TestJobStates(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close(ctx)
-	rec := func(job, doc string, o retry.Outcome, final bool) *Record {
+	rec := func(job, doc string, o llm.Outcome, final bool) *Record {
 		r := &Record{JobID: job, DocumentID: doc, SchemaFingerprint: "fp", Model: "m", Outcome: o, Final: final,
-			Usage: providers.Usage{PromptTokens: 10, CompletionTokens: 5}}
-		if o == retry.OutcomeOK {
+			Usage: llm.Usage{PromptTokens: 10, CompletionTokens: 5}}
+		if o == llm.OutcomeOK {
 			r.Value = json.RawMessage(`{}`)
 		}
 		return r
 	}
-	dead := rec("j-dead", "d-dead", retry.OutcomeExhausted, true)
+	dead := rec("j-dead", "d-dead", llm.OutcomeExhausted, true)
 	dead.DeadLetter = &DeadLetter{Stream: "EXTRACTQ_DLQ", Seq: 1, Reason: "still invalid"}
-	redone := rec("j-failed", "d-redone", retry.OutcomeExhausted, true)
+	redone := rec("j-failed", "d-redone", llm.OutcomeExhausted, true)
 	for _, r := range []*Record{
-		rec("j-ok", "d-ok", retry.OutcomeOK, true),
-		rec("j-open", "d-open", retry.OutcomeTransport, false),
+		rec("j-ok", "d-ok", llm.OutcomeOK, true),
+		rec("j-open", "d-open", llm.OutcomeTransport, false),
 		dead, redone,
-		rec("j-redo", "d-redone", retry.OutcomeOK, true), // a resubmission of d-redone succeeded
+		rec("j-redo", "d-redone", llm.OutcomeOK, true), // a resubmission of d-redone succeeded
 	} {
 		if err := w.Write(ctx, r); err != nil {
 			t.Fatal(err)

@@ -4,9 +4,10 @@ import (
 	"context"
 	"testing"
 
+	"github.com/extractq/extractq/llm"
+
 	"github.com/jackc/pgx/v5"
 
-	"github.com/extractq/extractq/internal/retry"
 	"github.com/extractq/extractq/schema"
 )
 
@@ -30,14 +31,14 @@ func TestNoKeyInAnyTable(t *testing.T) {
 	s := newTestStore(t)
 	w := newTestWriter(t, s)
 	for i, form := range leakForms {
-		fatal := testRecord("leak-fatal-"+string(rune('a'+i)), "doc-leak", 1, 1, retry.OutcomeFatal)
+		fatal := testRecord("leak-fatal-"+string(rune('a'+i)), "doc-leak", 1, 1, llm.OutcomeFatal)
 		fatal.Attempts[0].Class = "auth"
 		fatal.Attempts[0].Error = "openai:gpt-4o-mini: auth (HTTP 401): " + form
 		fatal.Attempts[0].Raw = form
 		fatal.Attempts[0].Violations = []schema.Violation{{Pointer: "/k", Keyword: "type", Message: form, Value: form}}
 		fatal.Reason = "fatal provider error: " + form
 		fatal.DeadLetter = &DeadLetter{Stream: "EXTRACTQ_DLQ", Seq: uint64(i + 1), Reason: form}
-		ok := testRecord("leak-ok-"+string(rune('a'+i)), "doc-leak-ok", 1, 2, retry.OutcomeOK)
+		ok := testRecord("leak-ok-"+string(rune('a'+i)), "doc-leak-ok", 1, 2, llm.OutcomeOK)
 		ok.Attempts[0].Error = "retried after: " + form
 		ok.Attempts[0].Raw = "Sure! Using " + form + ` here is {"total": 1}`
 		for _, rec := range []*Record{fatal, ok} {

@@ -7,20 +7,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/extractq/extractq/internal/retry"
+	"github.com/extractq/extractq/llm"
 )
 
 func TestStatusAndHistory(t *testing.T) {
 	ctx := context.Background()
 	s := newTestStore(t)
 	w := newTestWriter(t, s)
-	outcomes := []retry.Outcome{retry.OutcomeOK, retry.OutcomeOK, retry.OutcomeOK, retry.OutcomeExhausted}
+	outcomes := []llm.Outcome{llm.OutcomeOK, llm.OutcomeOK, llm.OutcomeOK, llm.OutcomeExhausted}
 	for i := range 40 {
 		rec := testRecord(fmt.Sprint("j", i), fmt.Sprint("d", i), 1, 3, outcomes[i%4])
 		if i >= 20 {
 			rec.Run, rec.SchemaVersion = "run2", 2
 		}
-		if rec.Outcome != retry.OutcomeOK {
+		if rec.Outcome != llm.OutcomeOK {
 			rec.DeadLetter = &DeadLetter{Stream: "EXTRACTQ_DLQ", Seq: uint64(i + 1), Reason: rec.Reason}
 		}
 		if err := w.Write(ctx, rec); err != nil {
@@ -93,7 +93,7 @@ func TestPrune(t *testing.T) {
 	s := newTestStore(t)
 	w := newTestWriter(t, s)
 	at := func(job string, ts time.Time) *Record {
-		r := testRecord(job, "doc-"+job, 1, 2, retry.OutcomeOK)
+		r := testRecord(job, "doc-"+job, 1, 2, llm.OutcomeOK)
 		r.StartedAt = ts
 		for i := range r.Attempts {
 			r.Attempts[i].StartedAt = ts.Add(time.Duration(i) * time.Second)

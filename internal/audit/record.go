@@ -8,8 +8,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/extractq/extractq/internal/providers"
-	"github.com/extractq/extractq/internal/retry"
+	"github.com/extractq/extractq/llm"
 )
 
 // Record is everything one delivery of one job produced. The worker hands it
@@ -30,11 +29,11 @@ type Record struct {
 	StartedAt         time.Time
 	FinishedAt        time.Time
 
-	Attempts []retry.Attempt
-	Outcome  retry.Outcome
+	Attempts []llm.Attempt
+	Outcome  llm.Outcome
 	Reason   string          // readable reason when not ok
 	Value    json.RawMessage // the validated value when Outcome is ok
-	Usage    providers.Usage // summed over Attempts
+	Usage    llm.Usage       // summed over Attempts
 
 	// Final is false when the job will be redelivered (a transport outage
 	// nak'd with delay): attempts are recorded, the job stays open.

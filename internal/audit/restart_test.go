@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/extractq/extractq/internal/retry"
+	"github.com/extractq/extractq/llm"
 )
 
 // TestWriterSurvivesPostgresRestart stops and starts the local PostgreSQL
@@ -39,7 +39,7 @@ func TestWriterSurvivesPostgresRestart(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range perWorker {
-				rec := testRecord(fmt.Sprintf("r-%d-%d", g, i), fmt.Sprintf("doc-%d-%d", g, i), 1, 2, retry.OutcomeOK)
+				rec := testRecord(fmt.Sprintf("r-%d-%d", g, i), fmt.Sprintf("doc-%d-%d", g, i), 1, 2, llm.OutcomeOK)
 				for try := 0; ; try++ {
 					wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 					err := w.Write(wctx, rec)

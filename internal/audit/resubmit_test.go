@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/extractq/extractq/internal/retry"
+	"github.com/extractq/extractq/llm"
 )
 
 // resubmitFixture stores, for schema "invoice" v1 and v2:
@@ -40,24 +40,24 @@ func resubmitFixture(t *testing.T) *Store {
 		t.Fatal(err)
 	}
 	w := newTestWriter(t, s)
-	rec := func(job, doc string, version int, outcome retry.Outcome) *Record {
+	rec := func(job, doc string, version int, outcome llm.Outcome) *Record {
 		r := testRecord(job, doc, 1, 1, outcome)
 		r.SchemaVersion, r.SchemaFingerprint = version, fmt.Sprint("fp", version)
 		return r
 	}
-	dead := rec("j3", "d3", 1, retry.OutcomeExhausted)
+	dead := rec("j3", "d3", 1, llm.OutcomeExhausted)
 	dead.DeadLetter = &DeadLetter{Stream: "EXTRACTQ_DLQ", Seq: 7, Reason: "exhausted"}
-	inflight := rec("j6b", "d6", 2, retry.OutcomeTransport)
+	inflight := rec("j6b", "d6", 2, llm.OutcomeTransport)
 	inflight.Final = false
 	for _, r := range []*Record{
-		rec("j1", "d1", 1, retry.OutcomeOK),
-		rec("j2a", "d2", 1, retry.OutcomeOK), rec("j2b", "d2", 2, retry.OutcomeOK),
+		rec("j1", "d1", 1, llm.OutcomeOK),
+		rec("j2a", "d2", 1, llm.OutcomeOK), rec("j2b", "d2", 2, llm.OutcomeOK),
 		dead,
-		rec("j4", "d4", 2, retry.OutcomeFatal),
-		rec("j5", "d5", 2, retry.OutcomeOK),
-		rec("j6a", "d6", 1, retry.OutcomeOK), inflight,
-		rec("j7", "d7", 1, retry.OutcomeOK),
-		rec("j8a", "d8", 1, retry.OutcomeExhausted), rec("j8b", "d8", 1, retry.OutcomeOK),
+		rec("j4", "d4", 2, llm.OutcomeFatal),
+		rec("j5", "d5", 2, llm.OutcomeOK),
+		rec("j6a", "d6", 1, llm.OutcomeOK), inflight,
+		rec("j7", "d7", 1, llm.OutcomeOK),
+		rec("j8a", "d8", 1, llm.OutcomeExhausted), rec("j8b", "d8", 1, llm.OutcomeOK),
 	} {
 		if err := w.Write(ctx, r); err != nil {
 			t.Fatal(err)

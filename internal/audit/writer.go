@@ -9,10 +9,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/extractq/extractq/llm"
+
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/extractq/extractq/internal/redact"
-	"github.com/extractq/extractq/internal/retry"
 )
 
 // ErrWriterClosed is returned by Write after Close.
@@ -494,7 +495,7 @@ func toPending(rec *Record, now time.Time) (*pending, error) {
 		text(rec.SchemaFingerprint).text(rec.Provider).text(rec.Model).text(rec.Pool).text(status).
 		text(redact.Credentials(rec.Reason)).int4(delivery).int4(int32(len(rec.Attempts))).int8(pt).int8(ct).
 		text(rec.WorkerID).timestamptz(started).timestamptz(finished)
-	if rec.Final && rec.Outcome == retry.OutcomeOK {
+	if rec.Final && rec.Outcome == llm.OutcomeOK {
 		if !json.Valid(rec.Value) {
 			return nil, fmt.Errorf("audit: job %s is ok but its value is not JSON: %w", rec.JobID, ErrInvalidRecord)
 		}

@@ -9,10 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/extractq/extractq/llm"
+
 	"github.com/jackc/pgx/v5"
 
 	"github.com/extractq/extractq/internal/redact"
-	"github.com/extractq/extractq/internal/retry"
 )
 
 // BenchmarkWriterVsRawCopy measures attempt rows per second written through
@@ -49,7 +50,7 @@ func BenchmarkWriterVsRawCopy(b *testing.B) {
 		recs := make([]*Record, records)
 		var raw [][]any
 		for i := range recs {
-			recs[i] = testRecord(fmt.Sprintf("b%d-%d", iter, i), fmt.Sprintf("doc-%d", i), 1, attempts, retry.OutcomeOK)
+			recs[i] = testRecord(fmt.Sprintf("b%d-%d", iter, i), fmt.Sprintf("doc-%d", i), 1, attempts, llm.OutcomeOK)
 			raw = append(raw, rawAttemptRows(recs[i])...)
 		}
 		truncate := func() {

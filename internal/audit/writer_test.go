@@ -10,11 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/extractq/extractq/llm"
+
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/extractq/extractq/internal/jsonx"
-	"github.com/extractq/extractq/internal/providers"
-	"github.com/extractq/extractq/internal/retry"
 	"github.com/extractq/extractq/schema"
 )
 
@@ -22,7 +21,7 @@ var testStart = time.Now().UTC().Truncate(time.Millisecond)
 
 // testRecord builds a plausible record: n attempts, the last one valid
 // when outcome is ok.
-func testRecord(job, doc string, delivery, n int, outcome retry.Outcome) *Record {
+func testRecord(job, doc string, delivery, n int, outcome llm.Outcome) *Record {
 	rec := &Record{
 		JobID: job, DocumentID: doc, DocumentHash: HashText(doc), Run: "run1",
 		SchemaName: "invoice", SchemaVersion: 1, SchemaFingerprint: "fp1",
@@ -30,15 +29,15 @@ func testRecord(job, doc string, delivery, n int, outcome retry.Outcome) *Record
 		StartedAt: testStart, FinishedAt: testStart.Add(time.Second), Outcome: outcome, Final: true,
 	}
 	for i := 1; i <= n; i++ {
-		a := retry.Attempt{
-			N: i, Provider: "sim:clean", Model: "sim-1", Mode: providers.ModeJSON,
+		a := llm.Attempt{
+			N: i, Provider: "sim:clean", Model: "sim-1", Mode: llm.ModeJSON,
 			StartedAt: testStart.Add(time.Duration(i) * time.Millisecond), Latency: time.Duration(100+10*i) * time.Millisecond,
-			PromptChars: 900, Usage: providers.Usage{PromptTokens: 300, CompletionTokens: 40}, FinishReason: providers.FinishStop,
+			PromptChars: 900, Usage: llm.Usage{PromptTokens: 300, CompletionTokens: 40}, FinishReason: llm.FinishStop,
 			Raw: `{"total": "12.5", "items": [{"sku": "A-1", "qty": 2}]}`,
 		}
-		if i < n || outcome != retry.OutcomeOK {
-			a.Class = retry.ClassSchema
-			a.Repairs = []jsonx.Repair{{Kind: "trailing_comma", Where: "@41"}}
+		if i < n || outcome != llm.OutcomeOK {
+			a.Class = llm.ClassSchema
+			a.Repairs = []llm.Repair{{Kind: "trailing_comma", Where: "@41"}}
 			a.Violations = []schema.Violation{{Pointer: "/total", Keyword: "type", Message: "want number", Value: `"12.5"`, Want: []string{"number"}}}
 		} else {
 			a.Value = json.RawMessage(`{"total":12.5}`)
@@ -46,7 +45,7 @@ func testRecord(job, doc string, delivery, n int, outcome retry.Outcome) *Record
 		rec.Attempts = append(rec.Attempts, a)
 		rec.Usage = rec.Usage.Add(a.Usage)
 	}
-	if outcome == retry.OutcomeOK {
+	if outcome == llm.OutcomeOK {
 		rec.Value = json.RawMessage(`{"total":12.5,"items":[{"sku":"A-1","qty":2}]}`)
 	} else {
 		rec.Reason = "still invalid after 3 attempts"
@@ -92,12 +91,12 @@ func TestWriterConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range perG {
-				outcome := retry.OutcomeOK
+				outcome := llm.OutcomeOK
 				if i%4 == 3 {
-					outcome = retry.OutcomeExhausted
+					outcome = llm.OutcomeExhausted
 				}
 				rec := testRecord(fmt.Sprintf("job-%d-%d", g, i), fmt.Sprintf("doc-%d-%d", g, i), 1, attempts, outcome)
-				if outcome != retry.OutcomeOK {
+				if outcome != llm.OutcomeOK {
 					rec.DeadLetter = &DeadLetter{Stream: "EXTRACTQ_DLQ", Seq: uint64(g*perG + i + 1), Reason: rec.Reason}
 				}
 				if err := w.Write(context.Background(), rec); err != nil {
@@ -128,10 +127,10 @@ func TestWriterConcurrent(t *testing.T) {
 
 func TestWriterRedelivery(t *testing.T) {
 	ok := func(job string, delivery int) *Record {
-		return testRecord(job, "doc-"+job, delivery, 2, retry.OutcomeOK)
+		return testRecord(job, "doc-"+job, delivery, 2, llm.OutcomeOK)
 	}
 	open := func(job string, delivery int) *Record {
-		r := testRecord(job, "doc-"+job, delivery, 1, retry.OutcomeTransport)
+		r := testRecord(job, "doc-"+job, delivery, 1, llm.OutcomeTransport)
 		r.Final = false
 		return r
 	}
@@ -201,7 +200,7 @@ func TestWriterBackPressureAndRecovery(t *testing.T) {
 			defer wg.Done()
 			wctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 			defer cancel()
-			results <- w.Write(wctx, testRecord(fmt.Sprint("bp-", i), fmt.Sprint("doc-", i), 1, 1, retry.OutcomeOK))
+			results <- w.Write(wctx, testRecord(fmt.Sprint("bp-", i), fmt.Sprint("doc-", i), 1, 1, llm.OutcomeOK))
 		}()
 	}
 	wg.Wait()
@@ -218,7 +217,7 @@ func TestWriterBackPressureAndRecovery(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Once Postgres moves again, new writes succeed.
-	if err := w.Write(ctx, testRecord("after", "doc-after", 1, 1, retry.OutcomeOK)); err != nil {
+	if err := w.Write(ctx, testRecord("after", "doc-after", 1, 1, llm.OutcomeOK)); err != nil {
 		t.Fatalf("write after the lock was released: %v", err)
 	}
 	var n int
@@ -242,7 +241,7 @@ func TestWriterFailsFastWhenPostgresIsDown(t *testing.T) {
 	w := mustStart(t, s)
 	wctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	err = w.Write(wctx, testRecord("down", "doc-down", 1, 1, retry.OutcomeOK))
+	err = w.Write(wctx, testRecord("down", "doc-down", 1, 1, llm.OutcomeOK))
 	if err == nil || wctx.Err() != nil {
 		t.Fatalf("Write with Postgres down: got %v (ctx %v), want the writer's own error before the caller's deadline", err, wctx.Err())
 	}
@@ -277,7 +276,7 @@ func TestWriterCloseFlushesAndRefuses(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := w.Write(ctx, testRecord(fmt.Sprint("c", i), fmt.Sprint("d", i), 1, 1, retry.OutcomeOK))
+			err := w.Write(ctx, testRecord(fmt.Sprint("c", i), fmt.Sprint("d", i), 1, 1, llm.OutcomeOK))
 			switch {
 			case err == nil:
 				mu.Lock()
@@ -299,7 +298,7 @@ func TestWriterCloseFlushesAndRefuses(t *testing.T) {
 	if got := countRows(t, s).jobs; got != durable || durable == 0 {
 		t.Errorf("jobs after Close = %d, Writes that returned nil = %d: want equal and > 0", got, durable)
 	}
-	if err := w.Write(ctx, testRecord("late", "d", 1, 1, retry.OutcomeOK)); !errors.Is(err, ErrWriterClosed) {
+	if err := w.Write(ctx, testRecord("late", "d", 1, 1, llm.OutcomeOK)); !errors.Is(err, ErrWriterClosed) {
 		t.Errorf("Write after Close: got %v, want ErrWriterClosed", err)
 	}
 }
@@ -307,17 +306,17 @@ func TestWriterCloseFlushesAndRefuses(t *testing.T) {
 func TestWriterRejectsInvalidRecords(t *testing.T) {
 	s := newTestStore(t)
 	w := newTestWriter(t, s)
-	noOutcome := testRecord("j", "d", 1, 1, retry.OutcomeOK)
+	noOutcome := testRecord("j", "d", 1, 1, llm.OutcomeOK)
 	noOutcome.Outcome = ""
-	badValue := testRecord("j", "d", 1, 1, retry.OutcomeOK)
+	badValue := testRecord("j", "d", 1, 1, llm.OutcomeOK)
 	badValue.Value = json.RawMessage(`{"total":`)
 	tests := []struct {
 		name string
 		rec  *Record
 	}{
 		{"nil", nil},
-		{"no job id", &Record{DocumentID: "d", Final: true, Outcome: retry.OutcomeOK}},
-		{"no document id", &Record{JobID: "j", Final: true, Outcome: retry.OutcomeOK}},
+		{"no job id", &Record{DocumentID: "d", Final: true, Outcome: llm.OutcomeOK}},
+		{"no document id", &Record{JobID: "j", Final: true, Outcome: llm.OutcomeOK}},
 		{"final without outcome", noOutcome},
 		{"ok with a value that is not JSON", badValue},
 	}
@@ -340,7 +339,7 @@ func TestWriterStoresEveryColumn(t *testing.T) {
 	ctx := context.Background()
 	s := newTestStore(t)
 	w := newTestWriter(t, s)
-	rec := testRecord("cols", "doc-cols", 2, 2, retry.OutcomeOK)
+	rec := testRecord("cols", "doc-cols", 2, 2, llm.OutcomeOK)
 	rec.Attempts[0].TransportRetries = 3
 	rec.Attempts[0].Error = "boom: Authorization: Bearer sk-abcdefghijklmnop"
 	rec.DeadLetter = &DeadLetter{Stream: "DLQ", Seq: 1 << 40, Reason: "why"}
@@ -418,7 +417,7 @@ func TestWriterDropsKilledConnections(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range perWorker {
-				rec := testRecord(fmt.Sprintf("k-%d-%d", g, i), fmt.Sprintf("doc-%d-%d", g, i), 1, 2, retry.OutcomeOK)
+				rec := testRecord(fmt.Sprintf("k-%d-%d", g, i), fmt.Sprintf("doc-%d-%d", g, i), 1, 2, llm.OutcomeOK)
 				for try := 0; ; try++ {
 					err := w.Write(ctx, rec)
 					if err == nil {

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/extractq/extractq/llm"
+
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/audit/audittest"
 	"github.com/extractq/extractq/internal/e2e/fleettest"
@@ -175,7 +177,7 @@ func checkOutcomes(t *testing.T, st *audit.Store, dlq *jobs.DLQ, sc *schema.Sche
 // behind it: each failed attempt names its class or error, and a letter
 // made by a worker has the raw answers of the attempts that got one.
 func explains(l *jobs.Letter) bool {
-	if l.Reason == "" || l.Outcome == "" || l.Outcome == retry.OutcomeOK || l.WorkerID == "" || l.Job.DocumentID == "" {
+	if l.Reason == "" || l.Outcome == "" || l.Outcome == llm.OutcomeOK || l.WorkerID == "" || l.Job.DocumentID == "" {
 		return false
 	}
 	if l.Source != "worker" {
@@ -185,10 +187,10 @@ func explains(l *jobs.Letter) bool {
 		return false
 	}
 	for _, a := range l.Attempts {
-		if a.Class == retry.ClassNone && a.Error == "" {
+		if a.Class == llm.ClassNone && a.Error == "" {
 			return false
 		}
-		if a.Error == "" && a.Raw == "" && a.Class != retry.ClassBudget {
+		if a.Error == "" && a.Raw == "" && a.Class != llm.ClassBudget {
 			return false
 		}
 	}

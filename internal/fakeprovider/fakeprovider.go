@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/extractq/extractq/internal/providers"
+	"github.com/extractq/extractq/llm"
 )
 
 // Reply is what one call returns.
@@ -18,14 +18,14 @@ type Reply struct {
 	// Text is the answer. Ignored when Err is set.
 	Text string
 	// Finish defaults to providers.FinishStop.
-	Finish providers.FinishReason
+	Finish llm.FinishReason
 	// Refusal is a refusal reported apart from the text (OpenAI's message.refusal).
 	Refusal string
 	// Usage is reported as given; when zero it is counted as one token per four
 	// bytes of prompt and of answer, like a tokenizer on English text.
-	Usage providers.Usage
+	Usage llm.Usage
 	// Err, when set, makes the call fail with this error.
-	Err *providers.Error
+	Err *llm.Error
 	// Block makes the call wait until its context ends, then fail with the
 	// context's error (class canceled or timeout): a call that hangs.
 	Block bool
@@ -35,44 +35,44 @@ type Reply struct {
 func Text(s string) Reply { return Reply{Text: s} }
 
 // Truncated is an answer cut off by the max-tokens limit.
-func Truncated(s string) Reply { return Reply{Text: s, Finish: providers.FinishLength} }
+func Truncated(s string) Reply { return Reply{Text: s, Finish: llm.FinishLength} }
 
 // Refused is a refusal reported by the API apart from the answer text.
 func Refused(reason string) Reply {
-	return Reply{Refusal: reason, Finish: providers.FinishRefusal}
+	return Reply{Refusal: reason, Finish: llm.FinishRefusal}
 }
 
 // Fail is a failed call of the given class; retryAfter is the Retry-After
 // the provider reported (zero for none).
-func Fail(class providers.ErrorClass, retryAfter time.Duration) Reply {
-	return Reply{Err: &providers.Error{
+func Fail(class llm.ErrorClass, retryAfter time.Duration) Reply {
+	return Reply{Err: &llm.Error{
 		Class:     class,
 		Status:    statusOf(class),
 		Message:   "fake " + string(class),
-		RateLimit: providers.RateLimit{RetryAfter: retryAfter},
+		RateLimit: llm.RateLimit{RetryAfter: retryAfter},
 	}}
 }
 
 // Hang is a call that blocks until its context ends.
 func Hang() Reply { return Reply{Block: true} }
 
-func statusOf(c providers.ErrorClass) int {
+func statusOf(c llm.ErrorClass) int {
 	switch c {
-	case providers.ClassRateLimited, providers.ClassQuota:
+	case llm.ClassRateLimited, llm.ClassQuota:
 		return 429
-	case providers.ClassOverloaded:
+	case llm.ClassOverloaded:
 		return 529
-	case providers.ClassServer:
+	case llm.ClassServer:
 		return 500
-	case providers.ClassInvalidRequest, providers.ClassContextLength:
+	case llm.ClassInvalidRequest, llm.ClassContextLength:
 		return 400
-	case providers.ClassAuth:
+	case llm.ClassAuth:
 		return 401
-	case providers.ClassPermission:
+	case llm.ClassPermission:
 		return 403
-	case providers.ClassNotFound:
+	case llm.ClassNotFound:
 		return 404
-	case providers.ClassTooLarge:
+	case llm.ClassTooLarge:
 		return 413
 	}
 	return 0
@@ -81,18 +81,18 @@ func statusOf(c providers.ErrorClass) int {
 // Responder computes a reply from the call number (1-based) and the request;
 // it is an alternative to a fixed script for generated tests and benchmarks.
 // It is called with the provider's lock held, so it needs no locking itself.
-type Responder func(call int, req providers.Request) Reply
+type Responder func(call int, req llm.Request) Reply
 
 // Provider is a scripted provider. It is safe for concurrent use.
 type Provider struct {
 	name    string
 	model   string
-	caps    providers.Capabilities
+	caps    llm.Capabilities
 	respond Responder
 
 	mu       sync.Mutex
 	script   []Reply
-	requests []providers.Request
+	requests []llm.Request
 }
 
 // Option configures a Provider.
@@ -102,8 +102,8 @@ type Option func(*Provider)
 func WithName(name string) Option { return func(p *Provider) { p.name = name } }
 
 // WithModes sets the modes Capabilities() reports (default text and json).
-func WithModes(modes ...providers.Mode) Option {
-	return func(p *Provider) { p.caps = providers.Capabilities{Modes: modes} }
+func WithModes(modes ...llm.Mode) Option {
+	return func(p *Provider) { p.caps = llm.Capabilities{Modes: modes} }
 }
 
 // WithResponder answers calls the script does not cover.
@@ -116,7 +116,7 @@ func New(script []Reply, opts ...Option) *Provider {
 	p := &Provider{
 		name:   "fake:model",
 		model:  "model",
-		caps:   providers.Capabilities{Modes: []providers.Mode{providers.ModeText, providers.ModeJSON}},
+		caps:   llm.Capabilities{Modes: []llm.Mode{llm.ModeText, llm.ModeJSON}},
 		script: script,
 	}
 	for _, o := range opts {
@@ -132,14 +132,14 @@ func (p *Provider) Name() string { return p.name }
 func (p *Provider) Model() string { return p.model }
 
 // Capabilities implements providers.Provider.
-func (p *Provider) Capabilities() providers.Capabilities { return p.caps }
+func (p *Provider) Capabilities() llm.Capabilities { return p.caps }
 
 // Chat implements providers.Provider: it records req and plays the next reply.
 // An answer longer than req.MaxTokens is cut to that many tokens and reported
 // with finish reason length, as a real API would.
-func (p *Provider) Chat(ctx context.Context, req providers.Request) (*providers.Response, error) {
+func (p *Provider) Chat(ctx context.Context, req llm.Request) (*llm.Response, error) {
 	p.mu.Lock()
-	req.Messages = append([]providers.Message(nil), req.Messages...)
+	req.Messages = append([]llm.Message(nil), req.Messages...)
 	p.requests = append(p.requests, req)
 	call := len(p.requests)
 	var r Reply
@@ -150,7 +150,7 @@ func (p *Provider) Chat(ctx context.Context, req providers.Request) (*providers.
 		r = p.respond(call, req)
 	default:
 		p.mu.Unlock()
-		return nil, &providers.Error{Provider: p.name, Class: providers.ClassInvalidRequest, Status: 400,
+		return nil, &llm.Error{Provider: p.name, Class: llm.ClassInvalidRequest, Status: 400,
 			Message: fmt.Sprintf("fakeprovider: unexpected call %d: the script has %d replies", call, len(p.script))}
 	}
 	p.mu.Unlock()
@@ -159,11 +159,11 @@ func (p *Provider) Chat(ctx context.Context, req providers.Request) (*providers.
 		<-ctx.Done()
 	}
 	if err := ctx.Err(); err != nil {
-		class := providers.ClassCanceled
+		class := llm.ClassCanceled
 		if err == context.DeadlineExceeded {
-			class = providers.ClassTimeout
+			class = llm.ClassTimeout
 		}
-		return nil, &providers.Error{Provider: p.name, Class: class, Message: err.Error(), Err: err}
+		return nil, &llm.Error{Provider: p.name, Class: class, Message: err.Error(), Err: err}
 	}
 	if r.Err != nil {
 		e := *r.Err
@@ -172,20 +172,20 @@ func (p *Provider) Chat(ctx context.Context, req providers.Request) (*providers.
 	}
 	text, finish := r.Text, r.Finish
 	if finish == "" {
-		finish = providers.FinishStop
+		finish = llm.FinishStop
 	}
 	if req.MaxTokens > 0 && tokens(len(text)) > req.MaxTokens {
-		text, finish = text[:req.MaxTokens*bytesPerToken], providers.FinishLength
+		text, finish = text[:req.MaxTokens*bytesPerToken], llm.FinishLength
 	}
 	usage := r.Usage
-	if usage == (providers.Usage{}) {
+	if usage == (llm.Usage{}) {
 		n := 0
 		for _, m := range req.Messages {
 			n += len(m.Content)
 		}
-		usage = providers.Usage{PromptTokens: tokens(n), CompletionTokens: tokens(len(text) + len(r.Refusal))}
+		usage = llm.Usage{PromptTokens: tokens(n), CompletionTokens: tokens(len(text) + len(r.Refusal))}
 	}
-	return &providers.Response{Text: text, FinishReason: finish, Refusal: r.Refusal, Usage: usage, Model: p.model}, nil
+	return &llm.Response{Text: text, FinishReason: finish, Refusal: r.Refusal, Usage: usage, Model: p.model}, nil
 }
 
 const bytesPerToken = 4
@@ -193,10 +193,10 @@ const bytesPerToken = 4
 func tokens(n int) int { return (n + bytesPerToken - 1) / bytesPerToken }
 
 // Requests returns a copy of every request received, in order.
-func (p *Provider) Requests() []providers.Request {
+func (p *Provider) Requests() []llm.Request {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return append([]providers.Request(nil), p.requests...)
+	return append([]llm.Request(nil), p.requests...)
 }
 
 // Calls is the number of calls received.

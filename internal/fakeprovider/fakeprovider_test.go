@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/extractq/extractq/internal/providers"
+	"github.com/extractq/extractq/llm"
 )
 
-func req(content string, maxTokens int) providers.Request {
-	return providers.Request{Messages: []providers.Message{{Role: providers.RoleUser, Content: content}}, MaxTokens: maxTokens}
+func req(content string, maxTokens int) llm.Request {
+	return llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: content}}, MaxTokens: maxTokens}
 }
 
 func TestScript(t *testing.T) {
@@ -19,32 +19,32 @@ func TestScript(t *testing.T) {
 		Text("hello"),
 		Truncated("cut"),
 		Refused("no"),
-		Fail(providers.ClassRateLimited, 3*time.Second),
+		Fail(llm.ClassRateLimited, 3*time.Second),
 		Text("0123456789abcdef"),
-		{Text: "x", Usage: providers.Usage{PromptTokens: 100, CompletionTokens: 7}},
+		{Text: "x", Usage: llm.Usage{PromptTokens: 100, CompletionTokens: 7}},
 	})
 	tests := []struct {
 		maxTokens int
 		text      string
-		finish    providers.FinishReason
+		finish    llm.FinishReason
 		refusal   string
-		usage     providers.Usage
-		class     providers.ErrorClass
+		usage     llm.Usage
+		class     llm.ErrorClass
 		status    int
 		after     time.Duration
 	}{
-		{text: "hello", finish: providers.FinishStop, usage: providers.Usage{PromptTokens: 2, CompletionTokens: 2}},
-		{text: "cut", finish: providers.FinishLength, usage: providers.Usage{PromptTokens: 2, CompletionTokens: 1}},
-		{finish: providers.FinishRefusal, refusal: "no", usage: providers.Usage{PromptTokens: 2, CompletionTokens: 1}},
-		{class: providers.ClassRateLimited, status: 429, after: 3 * time.Second},
-		{maxTokens: 2, text: "01234567", finish: providers.FinishLength, usage: providers.Usage{PromptTokens: 2, CompletionTokens: 2}},
-		{text: "x", finish: providers.FinishStop, usage: providers.Usage{PromptTokens: 100, CompletionTokens: 7}},
-		{class: providers.ClassInvalidRequest, status: 400}, // past the script
+		{text: "hello", finish: llm.FinishStop, usage: llm.Usage{PromptTokens: 2, CompletionTokens: 2}},
+		{text: "cut", finish: llm.FinishLength, usage: llm.Usage{PromptTokens: 2, CompletionTokens: 1}},
+		{finish: llm.FinishRefusal, refusal: "no", usage: llm.Usage{PromptTokens: 2, CompletionTokens: 1}},
+		{class: llm.ClassRateLimited, status: 429, after: 3 * time.Second},
+		{maxTokens: 2, text: "01234567", finish: llm.FinishLength, usage: llm.Usage{PromptTokens: 2, CompletionTokens: 2}},
+		{text: "x", finish: llm.FinishStop, usage: llm.Usage{PromptTokens: 100, CompletionTokens: 7}},
+		{class: llm.ClassInvalidRequest, status: 400}, // past the script
 	}
 	for i, tt := range tests {
 		resp, err := p.Chat(context.Background(), req("hi there", tt.maxTokens))
 		if tt.class != "" {
-			var pe *providers.Error
+			var pe *llm.Error
 			if !errors.As(err, &pe) || pe.Class != tt.class || pe.Status != tt.status || pe.RateLimit.RetryAfter != tt.after || pe.Provider != "fake:model" {
 				t.Errorf("call %d: error %#v, want class %s", i+1, err, tt.class)
 			}
@@ -76,19 +76,19 @@ func TestHangEndsWithContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := p.Chat(ctx, req("x", 0))
-	var pe *providers.Error
-	if !errors.As(err, &pe) || pe.Class != providers.ClassCanceled || !errors.Is(err, context.Canceled) {
+	var pe *llm.Error
+	if !errors.As(err, &pe) || pe.Class != llm.ClassCanceled || !errors.Is(err, context.Canceled) {
 		t.Errorf("canceled hang: %v", err)
 	}
 	ctx, cancel = context.WithTimeout(context.Background(), time.Millisecond)
 	defer cancel()
-	if _, err := p.Chat(ctx, req("x", 0)); !errors.As(err, &pe) || pe.Class != providers.ClassTimeout || !pe.Retryable() {
+	if _, err := p.Chat(ctx, req("x", 0)); !errors.As(err, &pe) || pe.Class != llm.ClassTimeout || !pe.Retryable() {
 		t.Errorf("timed-out hang: %v", err)
 	}
 }
 
 func TestConcurrentResponder(t *testing.T) {
-	p := New(nil, WithName("fake:x"), WithModes(providers.ModeStrict), WithResponder(func(call int, r providers.Request) Reply {
+	p := New(nil, WithName("fake:x"), WithModes(llm.ModeStrict), WithResponder(func(call int, r llm.Request) Reply {
 		return Text(r.Messages[0].Content)
 	}))
 	var wg sync.WaitGroup
@@ -102,7 +102,7 @@ func TestConcurrentResponder(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if p.Calls() != 400 || p.Name() != "fake:x" || p.Capabilities().Auto() != providers.ModeStrict {
+	if p.Calls() != 400 || p.Name() != "fake:x" || p.Capabilities().Auto() != llm.ModeStrict {
 		t.Errorf("calls %d, name %s, caps %v", p.Calls(), p.Name(), p.Capabilities())
 	}
 }

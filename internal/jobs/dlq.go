@@ -8,11 +8,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/extractq/extractq/llm"
+
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/extractq/extractq/internal/providers"
-	"github.com/extractq/extractq/internal/retry"
 )
 
 // DeadLetterVersion is the version of the dead-letter body this build writes.
@@ -27,10 +26,10 @@ type DeadLetter struct {
 	JobSeq     uint64   `json:"job_seq"` // stream sequence on EXTRACTQ_JOBS
 	Deliveries int      `json:"deliveries"`
 
-	Outcome  retry.Outcome   `json:"outcome"`
-	Reason   string          `json:"reason"`
-	Attempts []retry.Attempt `json:"attempts"`
-	Usage    providers.Usage `json:"usage"`
+	Outcome  llm.Outcome   `json:"outcome"`
+	Reason   string        `json:"reason"`
+	Attempts []llm.Attempt `json:"attempts"`
+	Usage    llm.Usage     `json:"usage"`
 
 	WorkerID string `json:"worker_id"`
 	// Source is "worker" when a worker gave up on the job, "advisory" when

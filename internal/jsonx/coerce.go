@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/extractq/extractq/llm"
+
 	"github.com/extractq/extractq/schema"
 )
 
@@ -30,7 +32,7 @@ import (
 // Where is the instance JSON pointer. When nothing changes, doc is returned
 // as it is. The caller re-validates; a wrapped array may reveal violations
 // inside it, so calling Coerce again after re-validating can help.
-func Coerce(doc []byte, vs []schema.Violation) (out []byte, repairs []Repair, changed bool) {
+func Coerce(doc []byte, vs []schema.Violation) (out []byte, repairs []llm.Repair, changed bool) {
 	if len(vs) == 0 {
 		return doc, nil, false
 	}
@@ -52,7 +54,7 @@ func Coerce(doc []byte, vs []schema.Violation) (out []byte, repairs []Repair, ch
 		if n == nil {
 			continue
 		}
-		var r Repair
+		var r llm.Repair
 		var ok bool
 		switch {
 		case kw == "type" && n.kind == 'z':
@@ -172,24 +174,24 @@ func (n *node) lookup(ptr string) *node {
 
 // dropMember removes the object member ptr points at; it does nothing for
 // the root or an array element (removing one would shift the others).
-func (n *node) dropMember(ptr string) (Repair, bool) {
+func (n *node) dropMember(ptr string) (llm.Repair, bool) {
 	i := strings.LastIndexByte(ptr, '/')
 	if i < 0 {
-		return Repair{}, false
+		return llm.Repair{}, false
 	}
 	parent := n.lookup(ptr[:i])
 	if parent == nil || parent.kind != 'o' {
-		return Repair{}, false
+		return llm.Repair{}, false
 	}
 	key := strings.NewReplacer("~1", "/", "~0", "~").Replace(ptr[i+1:])
 	for j := len(parent.keys) - 1; j >= 0; j-- {
 		if parent.keys[j] == key {
 			parent.keys = append(parent.keys[:j], parent.keys[j+1:]...)
 			parent.kids = append(parent.kids[:j], parent.kids[j+1:]...)
-			return Repair{Kind: KindCoerceDropNull, Detail: "null " + clip(key) + " dropped"}, true
+			return llm.Repair{Kind: KindCoerceDropNull, Detail: "null " + clip(key) + " dropped"}, true
 		}
 	}
-	return Repair{}, false
+	return llm.Repair{}, false
 }
 
 func (n *node) appendTo(b []byte) []byte {
@@ -230,7 +232,7 @@ var (
 
 // coerceType changes n in place to one of the wanted types when that is
 // safe, and describes the change.
-func coerceType(n *node, want []string) (Repair, bool) {
+func coerceType(n *node, want []string) (llm.Repair, bool) {
 	wants := func(t string) bool {
 		for _, w := range want {
 			if w == t {
@@ -240,9 +242,9 @@ func coerceType(n *node, want []string) (Repair, bool) {
 		return false
 	}
 	before := n.describe()
-	set := func(kind string, to node) (Repair, bool) {
+	set := func(kind string, to node) (llm.Repair, bool) {
 		*n = to
-		return Repair{Kind: kind, Detail: before + " -> " + n.describe()}, true
+		return llm.Repair{Kind: kind, Detail: before + " -> " + n.describe()}, true
 	}
 	switch n.kind {
 	case 's':
@@ -277,26 +279,26 @@ func coerceType(n *node, want []string) (Repair, bool) {
 				return set(KindCoerceUnwrapArray, *k)
 			}
 		}
-		return Repair{}, false
+		return llm.Repair{}, false
 	case 'o':
 		if wants("array") && len(n.kids) == 1 && n.kids[0].kind == 'a' {
 			return set(KindCoerceUnwrapObject, *n.kids[0])
 		}
 	case 'z':
-		return Repair{}, false // a null is not evidence of any value
+		return llm.Repair{}, false // a null is not evidence of any value
 	}
 	if wants("array") {
 		old := *n
 		return set(KindCoerceWrapArray, node{kind: 'a', kids: []*node{&old}})
 	}
-	return Repair{}, false
+	return llm.Repair{}, false
 }
 
 // coerceEnum replaces n by the one allowed value it matches ignoring case
 // and surrounding space (or by its number or boolean as text, and back).
-func coerceEnum(n *node, allowed []string) (Repair, bool) {
+func coerceEnum(n *node, allowed []string) (llm.Repair, bool) {
 	if n.kind != 's' && n.kind != 'n' && n.kind != 'b' {
-		return Repair{}, false
+		return llm.Repair{}, false
 	}
 	t := strings.TrimSpace(n.text)
 	var exact, folded []*node
@@ -329,12 +331,12 @@ func coerceEnum(n *node, allowed []string) (Repair, bool) {
 	case len(exact) == 0 && len(folded) == 1:
 		match = folded[0]
 	default:
-		return Repair{}, false // no match, or ambiguous ("a" and "A" both allowed)
+		return llm.Repair{}, false // no match, or ambiguous ("a" and "A" both allowed)
 	}
 	if match.kind == n.kind && match.text == n.text {
-		return Repair{}, false
+		return llm.Repair{}, false
 	}
 	before := n.describe()
 	*n = *match
-	return Repair{Kind: KindCoerceEnum, Detail: before + " -> " + n.describe()}, true
+	return llm.Repair{Kind: KindCoerceEnum, Detail: before + " -> " + n.describe()}, true
 }

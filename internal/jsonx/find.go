@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/extractq/extractq/llm"
 )
 
 // Limits that keep Find linear and bounded on hostile or huge input.
@@ -334,7 +336,7 @@ func joined(run []Candidate) Candidate {
 		c.Repairs = append(c.Repairs, r.Repairs...)
 	}
 	c.JSON = append(c.JSON, ']')
-	c.Repairs = append(c.Repairs, Repair{Kind: KindJoinedValues, Where: "@" + strconv.Itoa(c.Start),
+	c.Repairs = append(c.Repairs, llm.Repair{Kind: KindJoinedValues, Where: "@" + strconv.Itoa(c.Start),
 		Detail: "joined " + strconv.Itoa(len(run)) + " objects into an array"})
 	return c
 }
@@ -351,7 +353,7 @@ func (f *finder) parseAt(lo, at, hi int, prose bool) (Candidate, int, bool) {
 		src, offsets := unescapeOnce(f.text, at, hi)
 		f.budget -= len(src)
 		p = parser{src: src, end: len(src), offsets: offsets}
-		p.repairs = append(p.repairs, Repair{Kind: KindDoubleEncoded, Where: "@" + strconv.Itoa(at), Detail: "unescaped JSON written as a string"})
+		p.repairs = append(p.repairs, llm.Repair{Kind: KindDoubleEncoded, Where: "@" + strconv.Itoa(at), Detail: "unescaped JSON written as a string"})
 	}
 	ok := p.value(ctxTop) && !p.tooDeep
 	end := p.origin(p.pos)
@@ -474,7 +476,7 @@ func unescapeOnce(text string, lo, hi int) (string, []int) {
 // citation matches a lone bracketed integer, a reference marker in prose.
 var citation = regexp.MustCompile(`^\[[0-9]+\]$`)
 
-func hasKind(rs []Repair, kind string) bool {
+func hasKind(rs []llm.Repair, kind string) bool {
 	for _, r := range rs {
 		if r.Kind == kind {
 			return true

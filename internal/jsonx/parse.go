@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/extractq/extractq/llm"
 )
 
 // maxDepth bounds nesting so that hostile input cannot exhaust the stack.
@@ -36,7 +38,7 @@ type parser struct {
 	end     int
 	offsets []int // when set, maps src positions (and len(src)) to positions in the original text
 	out     []byte
-	repairs []Repair
+	repairs []llm.Repair
 	stack   []byte // open containers, '{' or '['
 	tooDeep bool
 	backoff bool // re-reading a string whose closing quote is missing
@@ -51,15 +53,15 @@ func (p *parser) note(kind string, at int, detail string) {
 		p.unlisted++
 		return
 	}
-	p.repairs = append(p.repairs, Repair{Kind: kind, Where: "@" + strconv.Itoa(p.origin(at)), Detail: detail})
+	p.repairs = append(p.repairs, llm.Repair{Kind: kind, Where: "@" + strconv.Itoa(p.origin(at)), Detail: detail})
 }
 
 // result returns the repairs, with a last entry counting those not listed.
-func (p *parser) result() []Repair {
+func (p *parser) result() []llm.Repair {
 	if p.unlisted == 0 {
 		return p.repairs
 	}
-	return append(p.repairs, Repair{Kind: KindMoreRepairs, Detail: strconv.Itoa(p.unlisted) + " more repairs not listed"})
+	return append(p.repairs, llm.Repair{Kind: KindMoreRepairs, Detail: strconv.Itoa(p.unlisted) + " more repairs not listed"})
 }
 
 // origin maps a position in src to one in the original text.

@@ -7,30 +7,11 @@
 // violation list. jsonx never decides validity: the caller validates.
 package jsonx
 
-import "fmt"
+import (
+	"fmt"
 
-// Repair is one change made to a model's answer to make it usable.
-type Repair struct {
-	// Kind names the repair, e.g. "trailing_comma", "single_quotes",
-	// "python_literal", "close_truncated", "coerce_string_to_integer".
-	Kind string `json:"kind"`
-	// Where is a JSON pointer (coercions) or a byte offset ("@123") in the text.
-	Where string `json:"where,omitempty"`
-	// Detail is a short human description, e.g. `"42" -> 42`.
-	Detail string `json:"detail,omitempty"`
-}
-
-// String renders the repair on one line, e.g. `trailing_comma @41: removed ","`.
-func (r Repair) String() string {
-	s := r.Kind
-	if r.Where != "" {
-		s += " " + r.Where
-	}
-	if r.Detail != "" {
-		s += ": " + r.Detail
-	}
-	return s
-}
+	"github.com/extractq/extractq/llm"
+)
 
 // Syntax repair kinds (Where is a byte offset "@N" into the text given to Find).
 const (
@@ -112,7 +93,7 @@ type Candidate struct {
 	// JSON is the value, compact and always valid JSON.
 	JSON []byte
 	// Repairs lists every change made to the text to get JSON, in order.
-	Repairs []Repair
+	Repairs []llm.Repair
 	// Start and End delimit the source of the value in the text (bytes).
 	Start, End int
 	// Fenced is true when the value came from a ``` code fence.

@@ -5,10 +5,12 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/extractq/extractq/llm"
 )
 
 // kindsOf lists the distinct repair kinds in order of first appearance.
-func kindsOf(rs []Repair) []string {
+func kindsOf(rs []llm.Repair) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, r := range rs {

@@ -6,6 +6,8 @@ package metrics
 import (
 	"time"
 
+	"github.com/extractq/extractq/llm"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/extractq/extractq/internal/audit"
@@ -126,7 +128,7 @@ func (m *Metrics) ObserveRecord(rec *audit.Record) {
 	if rec.DeadLetter != nil {
 		m.DeadLetters.WithLabelValues(pool).Inc()
 	}
-	var usage providers.Usage
+	var usage llm.Usage
 	for i := range rec.Attempts {
 		a := &rec.Attempts[i]
 		class := string(a.Class)
@@ -134,7 +136,7 @@ func (m *Metrics) ObserveRecord(rec *audit.Record) {
 			class = "ok"
 		}
 		m.Attempts.WithLabelValues(pool, class).Inc()
-		if class == string(providers.ClassRateLimited) || class == string(providers.ClassOverloaded) {
+		if class == string(llm.ClassRateLimited) || class == string(llm.ClassOverloaded) {
 			m.RateLimited.WithLabelValues(pool).Inc()
 		}
 		for _, r := range a.Repairs {

@@ -6,32 +6,31 @@ import (
 	"testing"
 	"time"
 
+	"github.com/extractq/extractq/llm"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/extractq/extractq/internal/audit"
-	"github.com/extractq/extractq/internal/jsonx"
-	"github.com/extractq/extractq/internal/providers"
 	"github.com/extractq/extractq/internal/ratelimit"
-	"github.com/extractq/extractq/internal/retry"
 )
 
 func TestObserveRecord(t *testing.T) {
 	m := New(prometheus.NewRegistry())
 	start := time.Now()
 	rec := &audit.Record{
-		Pool: "p1", Provider: "openai:gpt-4o-mini", Model: "gpt-4o-mini", Outcome: retry.OutcomeOK, Final: true,
+		Pool: "p1", Provider: "openai:gpt-4o-mini", Model: "gpt-4o-mini", Outcome: llm.OutcomeOK, Final: true,
 		StartedAt: start, FinishedAt: start.Add(1500 * time.Millisecond),
-		Attempts: []retry.Attempt{
-			{Class: retry.ClassSchema, Latency: 200 * time.Millisecond, Usage: providers.Usage{PromptTokens: 100, CompletionTokens: 20},
-				Repairs: []jsonx.Repair{{Kind: "trailing_comma"}, {Kind: "single_quotes"}}},
-			{Class: retry.AttemptClass(providers.ClassRateLimited)},
-			{Latency: 300 * time.Millisecond, Usage: providers.Usage{PromptTokens: 150, CompletionTokens: 30},
-				Repairs: []jsonx.Repair{{Kind: "trailing_comma"}}},
+		Attempts: []llm.Attempt{
+			{Class: llm.ClassSchema, Latency: 200 * time.Millisecond, Usage: llm.Usage{PromptTokens: 100, CompletionTokens: 20},
+				Repairs: []llm.Repair{{Kind: "trailing_comma"}, {Kind: "single_quotes"}}},
+			{Class: llm.AttemptClass(llm.ClassRateLimited)},
+			{Latency: 300 * time.Millisecond, Usage: llm.Usage{PromptTokens: 150, CompletionTokens: 30},
+				Repairs: []llm.Repair{{Kind: "trailing_comma"}}},
 		},
 	}
 	m.ObserveRecord(rec)
-	m.ObserveRecord(&audit.Record{Pool: "p1", Model: "gpt-4o-mini", Outcome: retry.OutcomeExhausted, Final: true,
+	m.ObserveRecord(&audit.Record{Pool: "p1", Model: "gpt-4o-mini", Outcome: llm.OutcomeExhausted, Final: true,
 		DeadLetter: &audit.DeadLetter{Stream: "EXTRACTQ_DLQ", Seq: 7}})
 
 	checks := []struct {
@@ -102,8 +101,8 @@ func TestObservedWriterCountsOnlyDurableRecords(t *testing.T) {
 			m := New(prometheus.NewRegistry())
 			inner := &fakeWriter{err: tt.writeErr}
 			w := &ObservedWriter{Writer: inner, Metrics: m}
-			rec := &audit.Record{Pool: "sim_sloppy", Outcome: retry.OutcomeOK, Final: true,
-				Attempts: []retry.Attempt{{}, {}}}
+			rec := &audit.Record{Pool: "sim_sloppy", Outcome: llm.OutcomeOK, Final: true,
+				Attempts: []llm.Attempt{{}, {}}}
 			err := w.Write(context.Background(), rec)
 			if !errors.Is(err, tt.writeErr) {
 				t.Fatalf("Write error = %v, want %v", err, tt.writeErr)

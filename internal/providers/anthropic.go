@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/extractq/extractq/llm"
+
 	"github.com/extractq/extractq/schema"
 )
 
@@ -28,7 +30,7 @@ type antRequest struct {
 	Model         string           `json:"model"`
 	MaxTokens     int              `json:"max_tokens"`
 	System        string           `json:"system,omitempty"`
-	Messages      []Message        `json:"messages"`
+	Messages      []llm.Message    `json:"messages"`
 	Temperature   *float64         `json:"temperature,omitempty"`
 	StopSequences []string         `json:"stop_sequences,omitempty"`
 	Tools         []antTool        `json:"tools,omitempty"`
@@ -78,7 +80,7 @@ type antResponse struct {
 }
 
 // Chat performs one Messages call.
-func (p *anthropicProvider) Chat(ctx context.Context, req Request) (*Response, error) {
+func (p *anthropicProvider) Chat(ctx context.Context, req llm.Request) (*llm.Response, error) {
 	body, wrapped, err := p.buildRequest(req)
 	if err != nil {
 		return nil, err
@@ -97,7 +99,7 @@ func (p *anthropicProvider) Chat(ctx context.Context, req Request) (*Response, e
 
 // buildRequest turns a Request into the Messages body; wrapped reports a
 // schema sent wrapped in an object (formFor).
-func (p *anthropicProvider) buildRequest(req Request) (body *antRequest, wrapped bool, err error) {
+func (p *anthropicProvider) buildRequest(req llm.Request) (body *antRequest, wrapped bool, err error) {
 	mode, err := p.prepare(req)
 	if err != nil {
 		return nil, false, err
@@ -114,16 +116,16 @@ func (p *anthropicProvider) buildRequest(req Request) (body *antRequest, wrapped
 	if body.MaxTokens <= 0 {
 		body.MaxTokens = anthropicDefaultMaxTokens
 	}
-	if mode == ModeText {
+	if mode == llm.ModeText {
 		return body, false, nil
 	}
 	form, err := formFor(req.Schema, schema.FormAnthropic, true)
 	if err != nil {
-		return nil, false, p.formError(err, ModeText)
+		return nil, false, p.formError(err, llm.ModeText)
 	}
-	if mode == ModeTools {
+	if mode == llm.ModeTools {
 		name := toolName(firstNonEmpty(req.SchemaName, schemaName(req.Schema)))
-		body.Tools = []antTool{{Name: name, Description: toolDescription, InputSchema: form.body, Strict: p.caps.Supports(ModeStrict)}}
+		body.Tools = []antTool{{Name: name, Description: toolDescription, InputSchema: form.body, Strict: p.caps.Supports(llm.ModeStrict)}}
 		body.ToolChoice = &antToolChoice{Type: "tool", Name: name}
 	} else {
 		body.OutputConfig = &antOutputConfig{Format: antFormat{Type: "json_schema", Schema: form.body}}
@@ -131,7 +133,7 @@ func (p *anthropicProvider) buildRequest(req Request) (body *antRequest, wrapped
 	return body, form.wrapped, nil
 }
 
-func (p *anthropicProvider) parseResponse(r *reply, sent *antRequest, wrapped bool) (*Response, error) {
+func (p *anthropicProvider) parseResponse(r *reply, sent *antRequest, wrapped bool) (*llm.Response, error) {
 	var doc antResponse
 	if err := json.Unmarshal(r.body, &doc); err != nil {
 		return nil, p.badResponse(r, "the answer is not a Messages response", err)
@@ -139,8 +141,8 @@ func (p *anthropicProvider) parseResponse(r *reply, sent *antRequest, wrapped bo
 	if doc.Type != "message" {
 		return nil, p.badResponse(r, "the answer is not a Messages response (type "+doc.Type+")", nil)
 	}
-	out := &Response{
-		Usage: Usage{
+	out := &llm.Response{
+		Usage: llm.Usage{
 			PromptTokens:     doc.Usage.InputTokens + doc.Usage.CacheCreationInputTokens + doc.Usage.CacheReadInputTokens,
 			CompletionTokens: doc.Usage.OutputTokens,
 		},
@@ -168,16 +170,16 @@ func (p *anthropicProvider) parseResponse(r *reply, sent *antRequest, wrapped bo
 	}
 	switch doc.StopReason {
 	case "end_turn", "stop_sequence", "":
-		out.FinishReason = FinishStop
+		out.FinishReason = llm.FinishStop
 	case "max_tokens", "model_context_window_exceeded":
-		out.FinishReason = FinishLength
+		out.FinishReason = llm.FinishLength
 	case "tool_use":
-		out.FinishReason = FinishToolCall
+		out.FinishReason = llm.FinishToolCall
 	case "refusal":
-		out.FinishReason = FinishRefusal
+		out.FinishReason = llm.FinishRefusal
 		out.Refusal = strings.Join(text, "")
 	default:
-		out.FinishReason = FinishOther
+		out.FinishReason = llm.FinishOther
 	}
 	return out, nil
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/extractq/extractq/llm"
 )
 
 func TestAnthropicRequests(t *testing.T) {
@@ -13,10 +15,10 @@ func TestAnthropicRequests(t *testing.T) {
 	tests := []struct {
 		name  string
 		model string
-		req   Request
+		req   llm.Request
 		check func(t *testing.T, b map[string]any)
 	}{
-		{"text", "claude-haiku-4-5", Request{Messages: conversation(), Mode: ModeText, Temperature: 0.3, Stop: []string{"END"}},
+		{"text", "claude-haiku-4-5", llm.Request{Messages: conversation(), Mode: llm.ModeText, Temperature: 0.3, Stop: []string{"END"}},
 			func(t *testing.T, b map[string]any) {
 				if b["max_tokens"] != float64(anthropicDefaultMaxTokens) {
 					t.Errorf("max_tokens = %v; the API requires it, a default must be sent", b["max_tokens"])
@@ -28,7 +30,7 @@ func TestAnthropicRequests(t *testing.T) {
 					t.Error("text mode sends neither tools nor output_config")
 				}
 			}},
-		{"tools", "claude-3-5-haiku-latest", Request{Messages: conversation(), Mode: ModeTools, Schema: sch, SchemaName: "invoice", MaxTokens: 800},
+		{"tools", "claude-3-5-haiku-latest", llm.Request{Messages: conversation(), Mode: llm.ModeTools, Schema: sch, SchemaName: "invoice", MaxTokens: 800},
 			func(t *testing.T, b map[string]any) {
 				tool := b["tools"].([]any)[0].(map[string]any)
 				if tool["name"] != "invoice" || tool["input_schema"] == nil {
@@ -45,13 +47,13 @@ func TestAnthropicRequests(t *testing.T) {
 					t.Errorf("max_tokens = %v", b["max_tokens"])
 				}
 			}},
-		{"strict tools", "claude-haiku-4-5", Request{Messages: conversation(), Mode: ModeTools, Schema: sch},
+		{"strict tools", "claude-haiku-4-5", llm.Request{Messages: conversation(), Mode: llm.ModeTools, Schema: sch},
 			func(t *testing.T, b map[string]any) {
 				if tool := b["tools"].([]any)[0].(map[string]any); tool["strict"] != true {
 					t.Errorf("claude-haiku-4-5 supports strict tool use: %v", tool)
 				}
 			}},
-		{"native structured output", "claude-haiku-4-5", Request{Messages: conversation(), Mode: ModeStrict, Schema: sch},
+		{"native structured output", "claude-haiku-4-5", llm.Request{Messages: conversation(), Mode: llm.ModeStrict, Schema: sch},
 			func(t *testing.T, b map[string]any) {
 				f := b["output_config"].(map[string]any)["format"].(map[string]any)
 				if f["type"] != "json_schema" || f["schema"] == nil {
@@ -99,27 +101,27 @@ func TestAnthropicResponses(t *testing.T) {
 	const usage = `"usage":{"input_tokens":100,"cache_creation_input_tokens":20,"cache_read_input_tokens":5,"output_tokens":40}`
 	tests := []struct {
 		name    string
-		mode    Mode
+		mode    llm.Mode
 		body    string
 		text    string
 		refusal string
-		finish  FinishReason
+		finish  llm.FinishReason
 	}{
-		{"text", ModeText,
+		{"text", llm.ModeText,
 			`{"id":"msg_1","type":"message","role":"assistant","model":"claude-haiku-4-5-20251001","content":[{"type":"text","text":"{\"name\":"},{"type":"text","text":"\"ACME\"}"}],"stop_reason":"end_turn","stop_sequence":null,` + usage + `}`,
-			`{"name":"ACME"}`, "", FinishStop},
-		{"tool use", ModeTools,
+			`{"name":"ACME"}`, "", llm.FinishStop},
+		{"tool use", llm.ModeTools,
 			`{"id":"msg_2","type":"message","role":"assistant","model":"claude-haiku-4-5-20251001","content":[{"type":"text","text":"Here it is."},{"type":"tool_use","id":"toolu_1","name":"response","input":{"name":"ACME","total":12.5,"status":"paid"}}],"stop_reason":"tool_use","stop_sequence":null,` + usage + `}`,
-			`{"name":"ACME","total":12.5,"status":"paid"}`, "", FinishToolCall},
-		{"max tokens", ModeStrict,
+			`{"name":"ACME","total":12.5,"status":"paid"}`, "", llm.FinishToolCall},
+		{"max tokens", llm.ModeStrict,
 			`{"id":"msg_3","type":"message","role":"assistant","model":"claude-haiku-4-5-20251001","content":[{"type":"text","text":"{\"name\":\"AC"}],"stop_reason":"max_tokens","stop_sequence":null,` + usage + `}`,
-			`{"name":"AC`, "", FinishLength},
-		{"refusal", ModeText,
+			`{"name":"AC`, "", llm.FinishLength},
+		{"refusal", llm.ModeText,
 			`{"id":"msg_4","type":"message","role":"assistant","model":"claude-haiku-4-5-20251001","content":[{"type":"text","text":"I can't help with that."}],"stop_reason":"refusal","stop_sequence":null,` + usage + `}`,
-			"I can't help with that.", "I can't help with that.", FinishRefusal},
-		{"stop sequence", ModeText,
+			"I can't help with that.", "I can't help with that.", llm.FinishRefusal},
+		{"stop sequence", llm.ModeText,
 			`{"id":"msg_5","type":"message","role":"assistant","model":"claude-haiku-4-5-20251001","content":[{"type":"text","text":"{}"}],"stop_reason":"stop_sequence","stop_sequence":"END",` + usage + `}`,
-			`{}`, "", FinishStop},
+			`{}`, "", llm.FinishStop},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -128,14 +130,14 @@ func TestAnthropicResponses(t *testing.T) {
 				"anthropic-ratelimit-requests-reset": time.Now().Add(time.Minute).UTC().Format(time.RFC3339),
 			}, tc.body)
 			p := mustNew(t, "anthropic:claude-haiku-4-5", env{"ANTHROPIC_API_KEY": "k-123456"}, WithBaseURL(srv.URL))
-			resp, err := p.Chat(context.Background(), Request{Messages: conversation(), Mode: tc.mode, Schema: sch})
+			resp, err := p.Chat(context.Background(), llm.Request{Messages: conversation(), Mode: tc.mode, Schema: sch})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if resp.Text != tc.text || resp.Refusal != tc.refusal || resp.FinishReason != tc.finish {
 				t.Fatalf("got text %q refusal %q finish %s", resp.Text, resp.Refusal, resp.FinishReason)
 			}
-			if resp.Usage != (Usage{PromptTokens: 125, CompletionTokens: 40}) || resp.Model != "claude-haiku-4-5-20251001" {
+			if resp.Usage != (llm.Usage{PromptTokens: 125, CompletionTokens: 40}) || resp.Model != "claude-haiku-4-5-20251001" {
 				t.Fatalf("usage %+v (cache reads and writes count as prompt) model %q", resp.Usage, resp.Model)
 			}
 			rl := resp.RateLimit
@@ -152,29 +154,29 @@ func TestAnthropicErrors(t *testing.T) {
 		status int
 		hdr    map[string]string
 		body   string
-		class  ErrorClass
+		class  llm.ErrorClass
 		typ    string
 		msg    string
 		retry  time.Duration
 	}{
-		{"overloaded 529", 529, nil, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_1"}`, ClassOverloaded, "overloaded_error", "Overloaded", 0},
-		{"rate limit", 429, map[string]string{"retry-after": "12"}, `{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}`, ClassRateLimited, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit", 12 * time.Second},
-		{"auth", 401, nil, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`, ClassAuth, "authentication_error", "invalid x-api-key (check the API key in ANTHROPIC_API_KEY)", 0},
-		{"not found", 404, nil, `{"type":"error","error":{"type":"not_found_error","message":"model: claude-9"}}`, ClassNotFound, "not_found_error", "model: claude-9", 0},
-		{"too large", 413, nil, `{"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum size"}}`, ClassTooLarge, "request_too_large", "Request exceeds the maximum size", 0},
-		{"api error", 500, nil, `{"type":"error","error":{"type":"api_error","message":"Internal server error"}}`, ClassServer, "api_error", "Internal server error", 0},
-		{"not a message", 200, nil, `{"type":"completion"}`, ClassBadResponse, "", "", 0},
+		{"overloaded 529", 529, nil, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_1"}`, llm.ClassOverloaded, "overloaded_error", "Overloaded", 0},
+		{"rate limit", 429, map[string]string{"retry-after": "12"}, `{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}`, llm.ClassRateLimited, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit", 12 * time.Second},
+		{"auth", 401, nil, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`, llm.ClassAuth, "authentication_error", "invalid x-api-key (check the API key in ANTHROPIC_API_KEY)", 0},
+		{"not found", 404, nil, `{"type":"error","error":{"type":"not_found_error","message":"model: claude-9"}}`, llm.ClassNotFound, "not_found_error", "model: claude-9", 0},
+		{"too large", 413, nil, `{"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum size"}}`, llm.ClassTooLarge, "request_too_large", "Request exceeds the maximum size", 0},
+		{"api error", 500, nil, `{"type":"error","error":{"type":"api_error","message":"Internal server error"}}`, llm.ClassServer, "api_error", "Internal server error", 0},
+		{"not a message", 200, nil, `{"type":"completion"}`, llm.ClassBadResponse, "", "", 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := newCanned(t, tc.status, tc.hdr, tc.body)
 			p := mustNew(t, "anthropic:claude-haiku-4-5", env{"ANTHROPIC_API_KEY": "k-123456"}, WithBaseURL(srv.URL))
-			_, err := p.Chat(context.Background(), Request{Messages: conversation(), Mode: ModeText})
-			var pe *Error
+			_, err := p.Chat(context.Background(), llm.Request{Messages: conversation(), Mode: llm.ModeText})
+			var pe *llm.Error
 			if !errors.As(err, &pe) || pe.Class != tc.class || pe.Type != tc.typ || (tc.msg != "" && pe.Message != tc.msg) || pe.RateLimit.RetryAfter != tc.retry {
 				t.Fatalf("got %+v", err)
 			}
-			if want := tc.class.Retryable(); IsRetryable(err) != want {
+			if want := tc.class.Retryable(); llm.IsRetryable(err) != want {
 				t.Fatalf("IsRetryable = %v, want %v", !want, want)
 			}
 		})

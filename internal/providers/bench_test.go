@@ -3,6 +3,8 @@ package providers
 import (
 	"context"
 	"testing"
+
+	"github.com/extractq/extractq/llm"
 )
 
 // BenchmarkChatSim measures one strict-mode call through the OpenAI
@@ -14,7 +16,7 @@ func BenchmarkChatSim(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	req := Request{Messages: nativePrompt("Invoice from ACME, total 12.50, paid."), Mode: ModeStrict, Schema: sch}
+	req := llm.Request{Messages: nativePrompt("Invoice from ACME, total 12.50, paid."), Mode: llm.ModeStrict, Schema: sch}
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := p.Chat(context.Background(), req); err != nil {

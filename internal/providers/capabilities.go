@@ -1,21 +1,25 @@
 package providers
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/extractq/extractq/llm"
+)
 
 // Mode sets used by the capability table.
 var (
-	modesAll             = []Mode{ModeText, ModeJSON, ModeStrict, ModeTools}
-	modesJSONTools       = []Mode{ModeText, ModeJSON, ModeTools}
-	modesJSONStrict      = []Mode{ModeText, ModeJSON, ModeStrict}
-	modesTextTools       = []Mode{ModeText, ModeTools}
-	modesTextToolsStrict = []Mode{ModeText, ModeStrict, ModeTools}
+	modesAll             = []llm.Mode{llm.ModeText, llm.ModeJSON, llm.ModeStrict, llm.ModeTools}
+	modesJSONTools       = []llm.Mode{llm.ModeText, llm.ModeJSON, llm.ModeTools}
+	modesJSONStrict      = []llm.Mode{llm.ModeText, llm.ModeJSON, llm.ModeStrict}
+	modesTextTools       = []llm.Mode{llm.ModeText, llm.ModeTools}
+	modesTextToolsStrict = []llm.Mode{llm.ModeText, llm.ModeStrict, llm.ModeTools}
 )
 
 // capRule gives the modes of the models of one family whose name starts
 // with prefix ("" = the family's default). The longest matching prefix wins.
 type capRule struct {
 	prefix string
-	modes  []Mode
+	modes  []llm.Mode
 }
 
 // capabilityTable says which modes each family (and model family, where it
@@ -31,8 +35,8 @@ var capabilityTable = map[string][]capRule{
 		{"gpt-4-0125", modesJSONTools},
 		{"gpt-4", modesTextTools},
 		{"gpt-3.5-turbo", modesJSONTools},
-		{"o1-mini", []Mode{ModeText}},
-		{"o1-preview", []Mode{ModeText}},
+		{"o1-mini", []llm.Mode{llm.ModeText}},
+		{"o1-preview", []llm.Mode{llm.ModeText}},
 	},
 	"anthropic": {
 		{"", modesTextTools},
@@ -67,21 +71,21 @@ var capabilityTable = map[string][]capRule{
 	"together": {{"", modesJSONTools}},
 	"deepseek": {{"", modesJSONTools}},
 	"vllm":     {{"", modesJSONStrict}}, // guided decoding; tools need server flags
-	"lmstudio": {{"", []Mode{ModeText, ModeStrict}}},
+	"lmstudio": {{"", []llm.Mode{llm.ModeText, llm.ModeStrict}}},
 	"sim":      {{"", modesAll}},
 }
 
 // capabilitiesFor looks up a family and model in capabilityTable.
-func capabilitiesFor(family, model string) Capabilities {
+func capabilitiesFor(family, model string) llm.Capabilities {
 	rules := capabilityTable[family]
-	best, bestLen := []Mode{ModeText}, -1
+	best, bestLen := []llm.Mode{llm.ModeText}, -1
 	m := strings.ToLower(model)
 	for _, r := range rules {
 		if len(r.prefix) > bestLen && matchesPrefix(m, r.prefix) {
 			best, bestLen = r.modes, len(r.prefix)
 		}
 	}
-	return Capabilities{Modes: append([]Mode(nil), best...)}
+	return llm.Capabilities{Modes: append([]llm.Mode(nil), best...)}
 }
 
 // matchesPrefix reports whether model is prefix or a variant of it:

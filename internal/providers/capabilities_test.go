@@ -3,43 +3,45 @@ package providers
 import (
 	"math"
 	"testing"
+
+	"github.com/extractq/extractq/llm"
 )
 
 func TestCapabilitiesFor(t *testing.T) {
 	tests := []struct {
 		family, model string
-		auto          Mode
-		has, hasNot   []Mode
+		auto          llm.Mode
+		has, hasNot   []llm.Mode
 	}{
-		{"openai", "gpt-4o-mini", ModeStrict, []Mode{ModeJSON, ModeTools, ModeText}, nil},
-		{"openai", "gpt-4o-2024-08-06", ModeStrict, nil, nil},
-		{"openai", "gpt-4o-2024-05-13", ModeTools, []Mode{ModeJSON}, []Mode{ModeStrict}},
-		{"openai", "gpt-4.1-nano", ModeStrict, nil, nil},
-		{"openai", "gpt-5-mini", ModeStrict, nil, nil},
-		{"openai", "o3-mini", ModeStrict, nil, nil},
-		{"openai", "o1-mini", ModeText, nil, []Mode{ModeJSON, ModeTools}},
-		{"openai", "gpt-3.5-turbo-0125", ModeTools, []Mode{ModeJSON}, []Mode{ModeStrict}},
-		{"openai", "gpt-4-turbo-2024-04-09", ModeTools, []Mode{ModeJSON}, []Mode{ModeStrict}},
-		{"openai", "gpt-4-0613", ModeTools, nil, []Mode{ModeJSON, ModeStrict}},
-		{"anthropic", "claude-haiku-4-5-20251001", ModeStrict, []Mode{ModeTools}, []Mode{ModeJSON}},
-		{"anthropic", "claude-sonnet-4-5", ModeStrict, nil, nil},
-		{"anthropic", "claude-3-5-haiku-latest", ModeTools, nil, []Mode{ModeStrict, ModeJSON}},
-		{"anthropic", "claude-sonnet-4-20250514", ModeTools, nil, []Mode{ModeStrict}},
-		{"gemini", "gemini-2.5-flash", ModeStrict, []Mode{ModeJSON}, []Mode{ModeTools}},
-		{"ollama", "llama3.1:8b", ModeStrict, []Mode{ModeJSON}, []Mode{ModeTools}},
-		{"ollama-openai", "llama3.1:8b", ModeStrict, []Mode{ModeJSON, ModeTools}, nil},
-		{"groq", "llama-3.1-8b-instant", ModeTools, []Mode{ModeJSON}, []Mode{ModeStrict}},
-		{"groq", "openai/gpt-oss-20b", ModeStrict, nil, nil},
-		{"together", "meta-llama/Llama-3.3-70B-Instruct-Turbo", ModeTools, []Mode{ModeJSON}, []Mode{ModeStrict}},
-		{"deepseek", "deepseek-chat", ModeTools, []Mode{ModeJSON}, []Mode{ModeStrict}},
-		{"openrouter", "openai/gpt-4o-mini", ModeStrict, nil, nil},
-		{"openrouter", "meta-llama/llama-3.1-8b-instruct", ModeTools, nil, []Mode{ModeStrict}},
-		{"mistral", "mistral-small-latest", ModeStrict, nil, nil},
-		{"xai", "grok-4", ModeStrict, nil, nil},
-		{"vllm", "Qwen/Qwen2.5-7B-Instruct", ModeStrict, []Mode{ModeJSON}, []Mode{ModeTools}},
-		{"lmstudio", "qwen2.5-7b", ModeStrict, nil, []Mode{ModeJSON}},
-		{"sim", "sim", ModeStrict, []Mode{ModeJSON, ModeTools, ModeText}, nil},
-		{"nosuch", "x", ModeText, nil, []Mode{ModeJSON}},
+		{"openai", "gpt-4o-mini", llm.ModeStrict, []llm.Mode{llm.ModeJSON, llm.ModeTools, llm.ModeText}, nil},
+		{"openai", "gpt-4o-2024-08-06", llm.ModeStrict, nil, nil},
+		{"openai", "gpt-4o-2024-05-13", llm.ModeTools, []llm.Mode{llm.ModeJSON}, []llm.Mode{llm.ModeStrict}},
+		{"openai", "gpt-4.1-nano", llm.ModeStrict, nil, nil},
+		{"openai", "gpt-5-mini", llm.ModeStrict, nil, nil},
+		{"openai", "o3-mini", llm.ModeStrict, nil, nil},
+		{"openai", "o1-mini", llm.ModeText, nil, []llm.Mode{llm.ModeJSON, llm.ModeTools}},
+		{"openai", "gpt-3.5-turbo-0125", llm.ModeTools, []llm.Mode{llm.ModeJSON}, []llm.Mode{llm.ModeStrict}},
+		{"openai", "gpt-4-turbo-2024-04-09", llm.ModeTools, []llm.Mode{llm.ModeJSON}, []llm.Mode{llm.ModeStrict}},
+		{"openai", "gpt-4-0613", llm.ModeTools, nil, []llm.Mode{llm.ModeJSON, llm.ModeStrict}},
+		{"anthropic", "claude-haiku-4-5-20251001", llm.ModeStrict, []llm.Mode{llm.ModeTools}, []llm.Mode{llm.ModeJSON}},
+		{"anthropic", "claude-sonnet-4-5", llm.ModeStrict, nil, nil},
+		{"anthropic", "claude-3-5-haiku-latest", llm.ModeTools, nil, []llm.Mode{llm.ModeStrict, llm.ModeJSON}},
+		{"anthropic", "claude-sonnet-4-20250514", llm.ModeTools, nil, []llm.Mode{llm.ModeStrict}},
+		{"gemini", "gemini-2.5-flash", llm.ModeStrict, []llm.Mode{llm.ModeJSON}, []llm.Mode{llm.ModeTools}},
+		{"ollama", "llama3.1:8b", llm.ModeStrict, []llm.Mode{llm.ModeJSON}, []llm.Mode{llm.ModeTools}},
+		{"ollama-openai", "llama3.1:8b", llm.ModeStrict, []llm.Mode{llm.ModeJSON, llm.ModeTools}, nil},
+		{"groq", "llama-3.1-8b-instant", llm.ModeTools, []llm.Mode{llm.ModeJSON}, []llm.Mode{llm.ModeStrict}},
+		{"groq", "openai/gpt-oss-20b", llm.ModeStrict, nil, nil},
+		{"together", "meta-llama/Llama-3.3-70B-Instruct-Turbo", llm.ModeTools, []llm.Mode{llm.ModeJSON}, []llm.Mode{llm.ModeStrict}},
+		{"deepseek", "deepseek-chat", llm.ModeTools, []llm.Mode{llm.ModeJSON}, []llm.Mode{llm.ModeStrict}},
+		{"openrouter", "openai/gpt-4o-mini", llm.ModeStrict, nil, nil},
+		{"openrouter", "meta-llama/llama-3.1-8b-instruct", llm.ModeTools, nil, []llm.Mode{llm.ModeStrict}},
+		{"mistral", "mistral-small-latest", llm.ModeStrict, nil, nil},
+		{"xai", "grok-4", llm.ModeStrict, nil, nil},
+		{"vllm", "Qwen/Qwen2.5-7B-Instruct", llm.ModeStrict, []llm.Mode{llm.ModeJSON}, []llm.Mode{llm.ModeTools}},
+		{"lmstudio", "qwen2.5-7b", llm.ModeStrict, nil, []llm.Mode{llm.ModeJSON}},
+		{"sim", "sim", llm.ModeStrict, []llm.Mode{llm.ModeJSON, llm.ModeTools, llm.ModeText}, nil},
+		{"nosuch", "x", llm.ModeText, nil, []llm.Mode{llm.ModeJSON}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.family+":"+tc.model, func(t *testing.T) {
@@ -89,7 +91,7 @@ func TestMatchesPrefix(t *testing.T) {
 }
 
 func TestEstimateCost(t *testing.T) {
-	u := Usage{PromptTokens: 1_000_000, CompletionTokens: 1_000_000}
+	u := llm.Usage{PromptTokens: 1_000_000, CompletionTokens: 1_000_000}
 	tests := []struct {
 		model string
 		usd   float64
@@ -116,7 +118,7 @@ func TestEstimateCost(t *testing.T) {
 			t.Errorf("EstimateCost(%q) = %v, %v; want %v, %v", tc.model, usd, known, tc.usd, tc.known)
 		}
 	}
-	if usd, _ := EstimateCost("gpt-4o-mini", Usage{PromptTokens: 1000, CompletionTokens: 500}); math.Abs(usd-(1000*0.15+500*0.60)/1e6) > 1e-12 {
+	if usd, _ := EstimateCost("gpt-4o-mini", llm.Usage{PromptTokens: 1000, CompletionTokens: 500}); math.Abs(usd-(1000*0.15+500*0.60)/1e6) > 1e-12 {
 		t.Errorf("small usage cost = %v", usd)
 	}
 }

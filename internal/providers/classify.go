@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"strings"
+
+	"github.com/extractq/extractq/llm"
 )
 
 // apiError is the provider's own description of a failure, read from any of
@@ -133,45 +135,45 @@ func containsAny(s string, markers []string) bool {
 // class: 408, 409, 425, 429 (rate limit), 500, 502, 503, 504 and 529 are
 // retryable; 400 (including context length), 401, 403, 404, 413 and 429 for
 // an exhausted quota or spend limit are fatal.
-func classifyStatus(status int, e apiError) ErrorClass {
+func classifyStatus(status int, e apiError) llm.ErrorClass {
 	text := e.Type + " " + e.Message
 	switch status {
 	case http.StatusRequestTimeout, http.StatusConflict, http.StatusTooEarly,
 		http.StatusInternalServerError, http.StatusBadGateway, http.StatusGatewayTimeout:
-		return ClassServer
+		return llm.ClassServer
 	case http.StatusServiceUnavailable, 529:
-		return ClassOverloaded
+		return llm.ClassOverloaded
 	case http.StatusTooManyRequests:
 		if containsAny(text, quotaMarkers) {
-			return ClassQuota
+			return llm.ClassQuota
 		}
-		return ClassRateLimited
+		return llm.ClassRateLimited
 	case http.StatusBadRequest:
 		switch {
 		case containsAny(text, contextLengthMarkers):
-			return ClassContextLength
+			return llm.ClassContextLength
 		case containsAny(text, quotaMarkers):
-			return ClassQuota
+			return llm.ClassQuota
 		case containsAny(text, badKeyMarkers):
-			return ClassAuth // Gemini answers a bad key with 400
+			return llm.ClassAuth // Gemini answers a bad key with 400
 		}
-		return ClassInvalidRequest
+		return llm.ClassInvalidRequest
 	case http.StatusUnauthorized:
-		return ClassAuth
+		return llm.ClassAuth
 	case http.StatusPaymentRequired:
-		return ClassQuota
+		return llm.ClassQuota
 	case http.StatusForbidden:
-		return ClassPermission
+		return llm.ClassPermission
 	case http.StatusNotFound:
-		return ClassNotFound
+		return llm.ClassNotFound
 	case http.StatusRequestEntityTooLarge:
-		return ClassTooLarge
+		return llm.ClassTooLarge
 	}
 	if status >= 500 {
-		return ClassServer
+		return llm.ClassServer
 	}
 	// Other 4xx, and 3xx: redirects are not followed (see newClient).
-	return ClassInvalidRequest
+	return llm.ClassInvalidRequest
 }
 
 // classifyTransport maps a failure to get (or to finish reading) a response.
@@ -179,18 +181,18 @@ func classifyStatus(status int, e apiError) ErrorClass {
 // call is canceled; when only the per-request timeout fired, it is a timeout.
 // inBody tells a failure while reading the body, where a cut connection
 // means a truncated body.
-func classifyTransport(parent context.Context, err error, inBody bool) ErrorClass {
+func classifyTransport(parent context.Context, err error, inBody bool) llm.ErrorClass {
 	if parent.Err() != nil {
-		return ClassCanceled
+		return llm.ClassCanceled
 	}
 	var ne net.Error
 	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
-		return ClassTimeout
+		return llm.ClassTimeout
 	}
 	if inBody {
-		return ClassTruncatedBody
+		return llm.ClassTruncatedBody
 	}
 	// Resets, refused connections, EOF before headers, DNS failures, TLS
 	// handshakes cut short: all may succeed after a pause.
-	return ClassNetwork
+	return llm.ClassNetwork
 }

@@ -8,6 +8,8 @@ import (
 	"net"
 	"syscall"
 	"testing"
+
+	"github.com/extractq/extractq/llm"
 )
 
 func TestClassifyStatus(t *testing.T) {
@@ -15,33 +17,33 @@ func TestClassifyStatus(t *testing.T) {
 		name   string
 		status int
 		body   string
-		want   ErrorClass
+		want   llm.ErrorClass
 	}{
-		{"408", 408, `{"error":{"message":"timeout"}}`, ClassServer},
-		{"409", 409, `{"error":{"message":"conflict"}}`, ClassServer},
-		{"425", 425, `{"error":{"message":"too early"}}`, ClassServer},
-		{"429 rate limit", 429, `{"error":{"message":"Rate limit reached for gpt-4o-mini","type":"requests","code":"rate_limit_exceeded"}}`, ClassRateLimited},
-		{"429 insufficient quota", 429, `{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","code":"insufficient_quota"}}`, ClassQuota},
-		{"429 spend limit", 429, `{"error":{"message":"You have reached your spend limit for this month."}}`, ClassQuota},
-		{"429 anthropic rate limit", 429, `{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}`, ClassRateLimited},
-		{"429 gemini", 429, `{"error":{"code":429,"message":"Resource has been exhausted (e.g. check quota).","status":"RESOURCE_EXHAUSTED"}}`, ClassRateLimited},
-		{"500", 500, `{"error":{"message":"The server had an error"}}`, ClassServer},
-		{"502", 502, `<html>Bad Gateway</html>`, ClassServer},
-		{"503", 503, `{"error":{"message":"overloaded"}}`, ClassOverloaded},
-		{"504", 504, ``, ClassServer},
-		{"529 anthropic overloaded", 529, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, ClassOverloaded},
-		{"other 5xx", 599, ``, ClassServer},
-		{"400", 400, `{"error":{"message":"Invalid 'messages'","type":"invalid_request_error"}}`, ClassInvalidRequest},
-		{"400 openai context length", 400, `{"error":{"message":"This model's maximum context length is 128000 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}`, ClassContextLength},
-		{"400 anthropic prompt too long", 400, `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}`, ClassContextLength},
-		{"400 gemini input tokens", 400, `{"error":{"code":400,"message":"The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}`, ClassContextLength},
-		{"400 anthropic credit balance", 400, `{"type":"error","error":{"type":"invalid_request_error","message":"Your credit balance is too low to access the Anthropic API."}}`, ClassQuota},
-		{"401", 401, `{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}`, ClassAuth},
-		{"402", 402, `{"error":{"message":"Insufficient credits"}}`, ClassQuota},
-		{"403", 403, `{"type":"error","error":{"type":"permission_error","message":"no access"}}`, ClassPermission},
-		{"404 unknown model", 404, `{"error":"model \"llama9\" not found, try pulling it first"}`, ClassNotFound},
-		{"413", 413, `{"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum allowed number of bytes."}}`, ClassTooLarge},
-		{"422", 422, `{"object":"error","message":"bad","type":"BadRequestError","code":422}`, ClassInvalidRequest},
+		{"408", 408, `{"error":{"message":"timeout"}}`, llm.ClassServer},
+		{"409", 409, `{"error":{"message":"conflict"}}`, llm.ClassServer},
+		{"425", 425, `{"error":{"message":"too early"}}`, llm.ClassServer},
+		{"429 rate limit", 429, `{"error":{"message":"Rate limit reached for gpt-4o-mini","type":"requests","code":"rate_limit_exceeded"}}`, llm.ClassRateLimited},
+		{"429 insufficient quota", 429, `{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","code":"insufficient_quota"}}`, llm.ClassQuota},
+		{"429 spend limit", 429, `{"error":{"message":"You have reached your spend limit for this month."}}`, llm.ClassQuota},
+		{"429 anthropic rate limit", 429, `{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}`, llm.ClassRateLimited},
+		{"429 gemini", 429, `{"error":{"code":429,"message":"Resource has been exhausted (e.g. check quota).","status":"RESOURCE_EXHAUSTED"}}`, llm.ClassRateLimited},
+		{"500", 500, `{"error":{"message":"The server had an error"}}`, llm.ClassServer},
+		{"502", 502, `<html>Bad Gateway</html>`, llm.ClassServer},
+		{"503", 503, `{"error":{"message":"overloaded"}}`, llm.ClassOverloaded},
+		{"504", 504, ``, llm.ClassServer},
+		{"529 anthropic overloaded", 529, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, llm.ClassOverloaded},
+		{"other 5xx", 599, ``, llm.ClassServer},
+		{"400", 400, `{"error":{"message":"Invalid 'messages'","type":"invalid_request_error"}}`, llm.ClassInvalidRequest},
+		{"400 openai context length", 400, `{"error":{"message":"This model's maximum context length is 128000 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}`, llm.ClassContextLength},
+		{"400 anthropic prompt too long", 400, `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}`, llm.ClassContextLength},
+		{"400 gemini input tokens", 400, `{"error":{"code":400,"message":"The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}`, llm.ClassContextLength},
+		{"400 anthropic credit balance", 400, `{"type":"error","error":{"type":"invalid_request_error","message":"Your credit balance is too low to access the Anthropic API."}}`, llm.ClassQuota},
+		{"401", 401, `{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}`, llm.ClassAuth},
+		{"402", 402, `{"error":{"message":"Insufficient credits"}}`, llm.ClassQuota},
+		{"403", 403, `{"type":"error","error":{"type":"permission_error","message":"no access"}}`, llm.ClassPermission},
+		{"404 unknown model", 404, `{"error":"model \"llama9\" not found, try pulling it first"}`, llm.ClassNotFound},
+		{"413", 413, `{"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum allowed number of bytes."}}`, llm.ClassTooLarge},
+		{"422", 422, `{"object":"error","message":"bad","type":"BadRequestError","code":422}`, llm.ClassInvalidRequest},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -108,19 +110,19 @@ func TestClassifyTransport(t *testing.T) {
 		parent context.Context
 		err    error
 		inBody bool
-		want   ErrorClass
+		want   llm.ErrorClass
 	}{
-		{"caller canceled", dead, context.Canceled, false, ClassCanceled},
-		{"caller canceled while reading", dead, io.ErrUnexpectedEOF, true, ClassCanceled},
-		{"per-request timeout", live, fmt.Errorf("Post: %w", context.DeadlineExceeded), false, ClassTimeout},
-		{"net timeout", live, &net.OpError{Op: "read", Err: timeoutErr{}}, false, ClassTimeout},
-		{"reset", live, &net.OpError{Op: "read", Err: syscall.ECONNRESET}, false, ClassNetwork},
-		{"refused", live, &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}, false, ClassNetwork},
-		{"eof before headers", live, io.EOF, false, ClassNetwork},
-		{"cut body", live, io.ErrUnexpectedEOF, true, ClassTruncatedBody},
-		{"reset in body", live, &net.OpError{Op: "read", Err: syscall.ECONNRESET}, true, ClassTruncatedBody},
-		{"dns", live, &net.DNSError{Err: "no such host", Name: "x.invalid"}, false, ClassNetwork},
-		{"other", live, errors.New("tls: handshake failure"), false, ClassNetwork},
+		{"caller canceled", dead, context.Canceled, false, llm.ClassCanceled},
+		{"caller canceled while reading", dead, io.ErrUnexpectedEOF, true, llm.ClassCanceled},
+		{"per-request timeout", live, fmt.Errorf("Post: %w", context.DeadlineExceeded), false, llm.ClassTimeout},
+		{"net timeout", live, &net.OpError{Op: "read", Err: timeoutErr{}}, false, llm.ClassTimeout},
+		{"reset", live, &net.OpError{Op: "read", Err: syscall.ECONNRESET}, false, llm.ClassNetwork},
+		{"refused", live, &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}, false, llm.ClassNetwork},
+		{"eof before headers", live, io.EOF, false, llm.ClassNetwork},
+		{"cut body", live, io.ErrUnexpectedEOF, true, llm.ClassTruncatedBody},
+		{"reset in body", live, &net.OpError{Op: "read", Err: syscall.ECONNRESET}, true, llm.ClassTruncatedBody},
+		{"dns", live, &net.DNSError{Err: "no such host", Name: "x.invalid"}, false, llm.ClassNetwork},
+		{"other", live, errors.New("tls: handshake failure"), false, llm.ClassNetwork},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,6 +1,10 @@
 package providers
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/extractq/extractq/llm"
+)
 
 // price is a list price in US dollars per million tokens.
 type price struct{ input, output float64 }
@@ -57,7 +61,7 @@ var priceTable = map[string]price{
 // every "sim:…" name costs the notional Sim*Price, even "sim:clean/gpt-4o"
 // whose model name imitates a real one. known is false when the model is
 // not in the table.
-func EstimateCost(model string, u Usage) (usd float64, known bool) {
+func EstimateCost(model string, u llm.Usage) (usd float64, known bool) {
 	m := strings.ToLower(strings.TrimSpace(model))
 	if fam, rest, ok := strings.Cut(m, ":"); ok {
 		if fam == "sim" {

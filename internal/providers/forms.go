@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/extractq/extractq/llm"
+
 	"github.com/extractq/extractq/schema"
 )
 
@@ -100,7 +102,7 @@ func unwrapAnswer(text string) string {
 }
 
 // formError is the fatal error of a schema the API cannot take.
-func (b *base) formError(err error, fallback Mode) *Error {
+func (b *base) formError(err error, fallback llm.Mode) *llm.Error {
 	e := b.localError(fmt.Sprintf("the schema cannot be sent to %s: %s; use mode %s", b.name, b.red.String(err.Error()), fallback))
 	e.Err = b.red.Error(err)
 	return e

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/extractq/extractq/llm"
+
 	"github.com/extractq/extractq/schema"
 )
 
@@ -66,7 +68,7 @@ func TestArraySchemaIsWrappedForObjectOnlyAPIs(t *testing.T) {
 		body := `{"id":"c","object":"chat.completion","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":` + jsonString(answer) + `,"refusal":null},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`
 		srv := newCanned(t, 200, nil, body)
 		p := mustNew(t, "openai:gpt-4o-mini", env{"OPENAI_API_KEY": "sk-x"}, WithBaseURL(srv.URL+"/v1"))
-		resp, err := p.Chat(context.Background(), Request{Messages: conversation(), Mode: ModeStrict, Schema: arr})
+		resp, err := p.Chat(context.Background(), llm.Request{Messages: conversation(), Mode: llm.ModeStrict, Schema: arr})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -91,7 +93,7 @@ func TestArraySchemaIsWrappedForObjectOnlyAPIs(t *testing.T) {
 		body := `{"id":"m","type":"message","role":"assistant","model":"claude-3-5-haiku-latest","content":[{"type":"tool_use","id":"t","name":"response","input":` + answer + `}],"stop_reason":"tool_use","usage":{"input_tokens":1,"output_tokens":1}}`
 		srv := newCanned(t, 200, nil, body)
 		p := mustNew(t, "anthropic:claude-3-5-haiku-latest", env{"ANTHROPIC_API_KEY": "k-123456"}, WithBaseURL(srv.URL))
-		resp, err := p.Chat(context.Background(), Request{Messages: conversation(), Mode: ModeTools, Schema: arr})
+		resp, err := p.Chat(context.Background(), llm.Request{Messages: conversation(), Mode: llm.ModeTools, Schema: arr})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,7 +107,7 @@ func TestArraySchemaIsWrappedForObjectOnlyAPIs(t *testing.T) {
 	t.Run("gemini takes arrays as they are", func(t *testing.T) {
 		srv := newCanned(t, 200, nil, `{"candidates":[{"content":{"parts":[{"text":"[{\"sku\":\"A\",\"qty\":1}]"}]},"finishReason":"STOP"}]}`)
 		p := mustNew(t, "gemini:gemini-2.5-flash", env{"GEMINI_API_KEY": "k-123456"}, WithBaseURL(srv.URL))
-		if _, err := p.Chat(context.Background(), Request{Messages: conversation(), Mode: ModeStrict, Schema: arr}); err != nil {
+		if _, err := p.Chat(context.Background(), llm.Request{Messages: conversation(), Mode: llm.ModeStrict, Schema: arr}); err != nil {
 			t.Fatal(err)
 		}
 		rs := srv.lastJSON(t)["generationConfig"].(map[string]any)["responseSchema"].(map[string]any)
@@ -116,8 +118,8 @@ func TestArraySchemaIsWrappedForObjectOnlyAPIs(t *testing.T) {
 
 	t.Run("against the simulator", func(t *testing.T) {
 		p := mustNew(t, "sim:clean", env{})
-		for _, mode := range []Mode{ModeStrict, ModeTools} {
-			resp, err := p.Chat(context.Background(), Request{Messages: simPrompt(arr, "2 of A-1"), Mode: mode, Schema: arr})
+		for _, mode := range []llm.Mode{llm.ModeStrict, llm.ModeTools} {
+			resp, err := p.Chat(context.Background(), llm.Request{Messages: simPrompt(arr, "2 of A-1"), Mode: mode, Schema: arr})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -134,15 +136,15 @@ func jsonString(s string) string {
 func TestAutoWithoutSchema(t *testing.T) {
 	tests := []struct {
 		spec string
-		want Mode
+		want llm.Mode
 	}{
-		{"openai:gpt-4o", ModeJSON},
-		{"anthropic:claude-haiku-4-5", ModeText},
-		{"lmstudio:m", ModeText},
+		{"openai:gpt-4o", llm.ModeJSON},
+		{"anthropic:claude-haiku-4-5", llm.ModeText},
+		{"lmstudio:m", llm.ModeText},
 	}
 	for _, tc := range tests {
 		p := mustNew(t, tc.spec, env{}, WithBaseURL("http://127.0.0.1:1"))
-		got, err := baseOf(t, p).prepare(Request{Messages: conversation(), Mode: ModeAuto})
+		got, err := baseOf(t, p).prepare(llm.Request{Messages: conversation(), Mode: llm.ModeAuto})
 		if err != nil || got != tc.want {
 			t.Errorf("%s: auto without a schema = %s, %v; want %s", tc.spec, got, err, tc.want)
 		}

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/extractq/extractq/llm"
+
 	"github.com/extractq/extractq/schema"
 )
 
@@ -63,7 +65,7 @@ type gemResponse struct {
 }
 
 // Chat performs one generateContent call.
-func (p *geminiProvider) Chat(ctx context.Context, req Request) (*Response, error) {
+func (p *geminiProvider) Chat(ctx context.Context, req llm.Request) (*llm.Response, error) {
 	mode, err := p.prepare(req)
 	if err != nil {
 		return nil, err
@@ -75,7 +77,7 @@ func (p *geminiProvider) Chat(ctx context.Context, req Request) (*Response, erro
 	}
 	for _, m := range turns {
 		role := "user"
-		if m.Role == RoleAssistant {
+		if m.Role == llm.RoleAssistant {
 			role = "model"
 		}
 		body.Contents = append(body.Contents, gemContent{Role: role, Parts: []gemPart{{Text: m.Content}}})
@@ -84,12 +86,12 @@ func (p *geminiProvider) Chat(ctx context.Context, req Request) (*Response, erro
 		return nil, p.localError("the request has only system messages; generateContent needs a user turn")
 	}
 	switch mode {
-	case ModeJSON:
+	case llm.ModeJSON:
 		body.GenerationConfig.ResponseMimeType = "application/json"
-	case ModeStrict:
+	case llm.ModeStrict:
 		form, err := req.Schema.ProviderForm(schema.FormGemini)
 		if err != nil {
-			return nil, p.formError(err, ModeJSON)
+			return nil, p.formError(err, llm.ModeJSON)
 		}
 		body.GenerationConfig.ResponseMimeType = "application/json"
 		body.GenerationConfig.ResponseSchema = form
@@ -107,8 +109,8 @@ func (p *geminiProvider) Chat(ctx context.Context, req Request) (*Response, erro
 	if err := json.Unmarshal(r.body, &doc); err != nil {
 		return nil, p.badResponse(r, "the answer is not a generateContent response", err)
 	}
-	out := &Response{
-		Usage: Usage{
+	out := &llm.Response{
+		Usage: llm.Usage{
 			PromptTokens: doc.UsageMetadata.PromptTokenCount,
 			// Thinking tokens are billed as output.
 			CompletionTokens: doc.UsageMetadata.CandidatesTokenCount + doc.UsageMetadata.ThoughtsTokenCount,
@@ -119,7 +121,7 @@ func (p *geminiProvider) Chat(ctx context.Context, req Request) (*Response, erro
 	}
 	if len(doc.Candidates) == 0 {
 		if doc.PromptFeedback != nil && doc.PromptFeedback.BlockReason != "" {
-			out.FinishReason = FinishContentFilter
+			out.FinishReason = llm.FinishContentFilter
 			out.Refusal = "prompt blocked: " + doc.PromptFeedback.BlockReason
 			return out, nil
 		}
@@ -135,13 +137,13 @@ func (p *geminiProvider) Chat(ctx context.Context, req Request) (*Response, erro
 	out.Text = text.String()
 	switch c.FinishReason {
 	case "STOP", "":
-		out.FinishReason = FinishStop
+		out.FinishReason = llm.FinishStop
 	case "MAX_TOKENS":
-		out.FinishReason = FinishLength
+		out.FinishReason = llm.FinishLength
 	case "SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII":
-		out.FinishReason = FinishContentFilter
+		out.FinishReason = llm.FinishContentFilter
 	default:
-		out.FinishReason = FinishOther
+		out.FinishReason = llm.FinishOther
 	}
 	return out, nil
 }

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/extractq/extractq/llm"
+
 	"github.com/extractq/extractq/schema"
 )
 
@@ -76,7 +78,7 @@ func (c *canned) lastJSON(t *testing.T) map[string]any {
 }
 
 // mustNew builds a provider with an injected environment.
-func mustNew(t *testing.T, spec string, e env, opts ...Option) Provider {
+func mustNew(t *testing.T, spec string, e env, opts ...Option) llm.Provider {
 	t.Helper()
 	p, err := New(spec, append([]Option{WithGetenv(e.get)}, opts...)...)
 	if err != nil {
@@ -105,11 +107,11 @@ func testSchema(t testing.TB) *schema.Schema {
 }
 
 // conversation is a re-ask: system, user, the failed answer, the feedback.
-func conversation() []Message {
-	return []Message{
-		{Role: RoleSystem, Content: "You extract data as JSON."},
-		{Role: RoleUser, Content: "<document-0123456789abcdef>Invoice ACME, total 12.50, paid</document-0123456789abcdef>"},
-		{Role: RoleAssistant, Content: `{"name": "ACME", "total": "12.50"}`},
-		{Role: RoleUser, Content: "/total: expected number; /status: required"},
+func conversation() []llm.Message {
+	return []llm.Message{
+		{Role: llm.RoleSystem, Content: "You extract data as JSON."},
+		{Role: llm.RoleUser, Content: "<document-0123456789abcdef>Invoice ACME, total 12.50, paid</document-0123456789abcdef>"},
+		{Role: llm.RoleAssistant, Content: `{"name": "ACME", "total": "12.50"}`},
+		{Role: llm.RoleUser, Content: "/total: expected number; /status: required"},
 	}
 }

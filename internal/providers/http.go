@@ -10,6 +10,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/extractq/extractq/llm"
 )
 
 // DefaultMaxResponseBytes caps a response body: a chat answer is a few KiB,
@@ -52,7 +54,7 @@ func newTransport() *http.Transport {
 type base struct {
 	name    string
 	model   string
-	caps    Capabilities
+	caps    llm.Capabilities
 	baseURL string
 	apiKey  string // sent in a header only; never logged or formatted
 	// keyHint names where the key comes from, for auth errors.
@@ -70,51 +72,51 @@ func (b *base) Name() string { return b.name }
 func (b *base) Model() string { return b.model }
 
 // Capabilities lists the modes this provider and model support.
-func (b *base) Capabilities() Capabilities { return b.caps }
+func (b *base) Capabilities() llm.Capabilities { return b.caps }
 
 // prepare checks a request before anything is sent and resolves ModeAuto
 // (callers should resolve it; doing it here keeps a forgotten resolution
 // from turning into an API error).
-func (b *base) prepare(req Request) (Mode, error) {
+func (b *base) prepare(req llm.Request) (llm.Mode, error) {
 	if len(req.Messages) == 0 {
 		return "", b.localError("the request has no messages")
 	}
 	mode := req.Mode
-	if mode == "" || mode == ModeAuto {
+	if mode == "" || mode == llm.ModeAuto {
 		mode = b.caps.Auto()
-		if req.Schema == nil && (mode == ModeStrict || mode == ModeTools) {
+		if req.Schema == nil && (mode == llm.ModeStrict || mode == llm.ModeTools) {
 			// No schema to enforce: JSON mode where supported, else text.
-			mode = ModeText
-			if b.caps.Supports(ModeJSON) {
-				mode = ModeJSON
+			mode = llm.ModeText
+			if b.caps.Supports(llm.ModeJSON) {
+				mode = llm.ModeJSON
 			}
 		}
 	}
-	if mode != ModeText && !b.caps.Supports(mode) {
+	if mode != llm.ModeText && !b.caps.Supports(mode) {
 		return "", b.localError(fmt.Sprintf("mode %q is not supported by %s (supported: %v); use mode auto", mode, b.name, b.caps.Modes))
 	}
-	if (mode == ModeStrict || mode == ModeTools) && req.Schema == nil {
+	if (mode == llm.ModeStrict || mode == llm.ModeTools) && req.Schema == nil {
 		return "", b.localError(fmt.Sprintf("mode %q needs a schema", mode))
 	}
 	return mode, nil
 }
 
 // localError is a fatal error found before any call was made.
-func (b *base) localError(msg string) *Error {
-	return &Error{Provider: b.name, Class: ClassInvalidRequest, Message: msg}
+func (b *base) localError(msg string) *llm.Error {
+	return &llm.Error{Provider: b.name, Class: llm.ClassInvalidRequest, Message: msg}
 }
 
 // reply is a 2xx exchange: the body is already capped and redacted.
 type reply struct {
 	status    int
 	body      []byte
-	rateLimit RateLimit
+	rateLimit llm.RateLimit
 }
 
 // post sends body as JSON to url and returns the 2xx reply, or an *Error
 // for everything else (non-2xx status, transport failure, cut or oversized
 // body). hdr carries the credentials; they never reach an error or a log.
-func (b *base) post(ctx context.Context, req Request, url string, hdr http.Header, body any) (*reply, error) {
+func (b *base) post(ctx context.Context, req llm.Request, url string, hdr http.Header, body any) (*reply, error) {
 	payload, err := marshal(body)
 	if err != nil {
 		return nil, b.localError("cannot encode the request: " + err.Error())
@@ -127,7 +129,7 @@ func (b *base) post(ctx context.Context, req Request, url string, hdr http.Heade
 	}
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(payload))
 	if err != nil {
-		return nil, &Error{Provider: b.name, Class: ClassInvalidRequest, Message: "bad base URL; check the base URL flag or variable", Err: b.red.Error(err)}
+		return nil, &llm.Error{Provider: b.name, Class: llm.ClassInvalidRequest, Message: "bad base URL; check the base URL flag or variable", Err: b.red.Error(err)}
 	}
 	for k, vs := range hdr {
 		hreq.Header[k] = vs
@@ -150,8 +152,8 @@ func (b *base) post(ctx context.Context, req Request, url string, hdr http.Heade
 	}
 	raw = b.red.Bytes(raw)
 	if int64(len(raw)) > b.maxBody {
-		return nil, b.logged(ctx, start, &Error{
-			Provider: b.name, Class: ClassTruncatedBody, Status: resp.StatusCode, RateLimit: rl, Raw: raw[:b.maxBody],
+		return nil, b.logged(ctx, start, &llm.Error{
+			Provider: b.name, Class: llm.ClassTruncatedBody, Status: resp.StatusCode, RateLimit: rl, Raw: raw[:b.maxBody],
 			Message: fmt.Sprintf("response body exceeds %d bytes; the answer was cut off", b.maxBody),
 		})
 	}
@@ -162,11 +164,11 @@ func (b *base) post(ctx context.Context, req Request, url string, hdr http.Heade
 				rl.RetryAfter = d
 			}
 		}
-		e := &Error{
+		e := &llm.Error{
 			Provider: b.name, Class: classifyStatus(resp.StatusCode, ae), Status: resp.StatusCode,
 			Type: b.red.String(ae.Type), Message: b.red.String(ae.Message), RateLimit: rl, Raw: raw,
 		}
-		if e.Class == ClassAuth && b.keyHint != "" {
+		if e.Class == llm.ClassAuth && b.keyHint != "" {
 			e.Message += " (check the API key in " + b.keyHint + ")"
 		}
 		return nil, b.logged(ctx, start, e)
@@ -178,33 +180,33 @@ func (b *base) post(ctx context.Context, req Request, url string, hdr http.Heade
 }
 
 // transportError builds the error of a call that got no complete response.
-func (b *base) transportError(parent context.Context, err error, inBody bool) *Error {
+func (b *base) transportError(parent context.Context, err error, inBody bool) *llm.Error {
 	class := classifyTransport(parent, err, inBody)
 	msg := "no response"
 	switch class {
-	case ClassCanceled:
+	case llm.ClassCanceled:
 		msg = "the caller canceled the call"
-	case ClassTimeout:
+	case llm.ClassTimeout:
 		msg = "the call timed out"
-	case ClassTruncatedBody:
+	case llm.ClassTruncatedBody:
 		msg = "the response body ended early"
-	case ClassNetwork:
+	case llm.ClassNetwork:
 		msg = "network failure; check that the provider's base URL is reachable"
 	}
-	return &Error{Provider: b.name, Class: class, Message: msg + ": " + b.red.String(err.Error()), Err: b.red.Error(err)}
+	return &llm.Error{Provider: b.name, Class: class, Message: msg + ": " + b.red.String(err.Error()), Err: b.red.Error(err)}
 }
 
 // badResponse is a 2xx body the adapter cannot use.
-func (b *base) badResponse(r *reply, what string, err error) *Error {
+func (b *base) badResponse(r *reply, what string, err error) *llm.Error {
 	msg := what
 	if err != nil {
 		msg += ": " + b.red.String(err.Error())
 	}
-	return &Error{Provider: b.name, Class: ClassBadResponse, Status: r.status, Message: msg, RateLimit: r.rateLimit, Raw: r.body, Err: b.red.Error(err)}
+	return &llm.Error{Provider: b.name, Class: llm.ClassBadResponse, Status: r.status, Message: msg, RateLimit: r.rateLimit, Raw: r.body, Err: b.red.Error(err)}
 }
 
 // logged records a failed call (the error is already redacted) and returns it.
-func (b *base) logged(ctx context.Context, start time.Time, e *Error) *Error {
+func (b *base) logged(ctx context.Context, start time.Time, e *llm.Error) *llm.Error {
 	b.log.LogAttrs(ctx, slog.LevelDebug, "provider call failed",
 		slog.String("provider", b.name), slog.Int("status", e.Status), slog.String("class", string(e.Class)),
 		slog.Duration("latency", time.Since(start)), slog.String("error", e.Error()))

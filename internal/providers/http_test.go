@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/extractq/extractq/llm"
 )
 
 const okCompletion = `{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"{\"ok\":true}","refusal":null},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7}}`
@@ -31,10 +33,10 @@ func hijackClose(raw string) http.HandlerFunc {
 	}
 }
 
-func chatErr(t *testing.T, p Provider, ctx context.Context, req Request) *Error {
+func chatErr(t *testing.T, p llm.Provider, ctx context.Context, req llm.Request) *llm.Error {
 	t.Helper()
 	_, err := p.Chat(ctx, req)
-	var pe *Error
+	var pe *llm.Error
 	if !errors.As(err, &pe) {
 		t.Fatalf("error %v (%T) is not *Error", err, err)
 	}
@@ -42,7 +44,7 @@ func chatErr(t *testing.T, p Provider, ctx context.Context, req Request) *Error 
 }
 
 func TestHTTPHygiene(t *testing.T) {
-	req := Request{Messages: conversation(), Mode: ModeJSON}
+	req := llm.Request{Messages: conversation(), Mode: llm.ModeJSON}
 
 	t.Run("gzip", func(t *testing.T) {
 		var acceptEnc atomic.Value
@@ -71,7 +73,7 @@ func TestHTTPHygiene(t *testing.T) {
 		srv := newCanned(t, 200, nil, `{"choices":[{"message":{"content":"`+strings.Repeat("x", 5000)+`"}}]}`)
 		p := mustNew(t, "vllm:m", env{}, WithBaseURL(srv.URL+"/v1"), WithMaxResponseBytes(1024))
 		pe := chatErr(t, p, context.Background(), req)
-		if pe.Class != ClassTruncatedBody || len(pe.Raw) != 1024 || !strings.Contains(pe.Message, "1024") {
+		if pe.Class != llm.ClassTruncatedBody || len(pe.Raw) != 1024 || !strings.Contains(pe.Message, "1024") {
 			t.Fatalf("got %+v (raw %d bytes)", pe, len(pe.Raw))
 		}
 	})
@@ -81,7 +83,7 @@ func TestHTTPHygiene(t *testing.T) {
 		defer srv.Close()
 		p := mustNew(t, "vllm:m", env{}, WithBaseURL(srv.URL+"/v1"))
 		pe := chatErr(t, p, context.Background(), req)
-		if pe.Class != ClassTruncatedBody || !pe.Retryable() || pe.Status != 200 {
+		if pe.Class != llm.ClassTruncatedBody || !pe.Retryable() || pe.Status != 200 {
 			t.Fatalf("got %+v", pe)
 		}
 	})
@@ -91,7 +93,7 @@ func TestHTTPHygiene(t *testing.T) {
 		defer srv.Close()
 		p := mustNew(t, "vllm:m", env{}, WithBaseURL(srv.URL+"/v1"))
 		pe := chatErr(t, p, context.Background(), req)
-		if pe.Class != ClassNetwork || !pe.Retryable() {
+		if pe.Class != llm.ClassNetwork || !pe.Retryable() {
 			t.Fatalf("got %+v", pe)
 		}
 	})
@@ -105,7 +107,7 @@ func TestHTTPHygiene(t *testing.T) {
 		_ = l.Close()
 		p := mustNew(t, "vllm:m", env{}, WithBaseURL("http://"+addr+"/v1"))
 		pe := chatErr(t, p, context.Background(), req)
-		if pe.Class != ClassNetwork || !pe.Retryable() || pe.Err == nil {
+		if pe.Class != llm.ClassNetwork || !pe.Retryable() || pe.Err == nil {
 			t.Fatalf("got %+v", pe)
 		}
 	})
@@ -117,7 +119,7 @@ func TestHTTPHygiene(t *testing.T) {
 		r.Timeout = 50 * time.Millisecond
 		start := time.Now()
 		pe := chatErr(t, p, context.Background(), r)
-		if pe.Class != ClassTimeout || !pe.Retryable() || !errors.Is(pe, context.DeadlineExceeded) {
+		if pe.Class != llm.ClassTimeout || !pe.Retryable() || !errors.Is(pe, context.DeadlineExceeded) {
 			t.Fatalf("got %+v", pe)
 		}
 		if time.Since(start) > 5*time.Second {
@@ -131,7 +133,7 @@ func TestHTTPHygiene(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(30*time.Millisecond, cancel)
 		pe := chatErr(t, p, ctx, req)
-		if pe.Class != ClassCanceled || pe.Retryable() || !errors.Is(pe, context.Canceled) {
+		if pe.Class != llm.ClassCanceled || pe.Retryable() || !errors.Is(pe, context.Canceled) {
 			t.Fatalf("got %+v", pe)
 		}
 	})
@@ -143,7 +145,7 @@ func TestHTTPHygiene(t *testing.T) {
 		defer cancel()
 		r := req
 		r.Timeout = time.Minute
-		if pe := chatErr(t, p, ctx, r); pe.Class != ClassCanceled {
+		if pe := chatErr(t, p, ctx, r); pe.Class != llm.ClassCanceled {
 			t.Fatalf("got %+v", pe)
 		}
 	})
@@ -152,8 +154,8 @@ func TestHTTPHygiene(t *testing.T) {
 		elsewhere := newCanned(t, 200, nil, okCompletion)
 		srv := newCanned(t, 307, map[string]string{"Location": elsewhere.URL + "/v1/messages"}, ``)
 		p := mustNew(t, "anthropic:claude-haiku-4-5", env{"ANTHROPIC_API_KEY": "sk-ant-redirect-0000"}, WithBaseURL(srv.URL))
-		pe := chatErr(t, p, context.Background(), Request{Messages: conversation(), Mode: ModeText})
-		if pe.Class != ClassInvalidRequest || pe.Status != 307 {
+		pe := chatErr(t, p, context.Background(), llm.Request{Messages: conversation(), Mode: llm.ModeText})
+		if pe.Class != llm.ClassInvalidRequest || pe.Status != 307 {
 			t.Fatalf("got %+v", pe)
 		}
 		if n := elsewhere.count(); n != 0 {
@@ -224,22 +226,22 @@ func TestErrorStatusTable(t *testing.T) {
 	tests := []struct {
 		status int
 		body   string
-		class  ErrorClass
+		class  llm.ErrorClass
 	}{
-		{408, `{}`, ClassServer}, {409, `{}`, ClassServer}, {425, `{}`, ClassServer},
-		{429, `{"error":{"message":"slow down","type":"requests","code":"rate_limit_exceeded"}}`, ClassRateLimited},
-		{429, `{"error":{"message":"quota","type":"insufficient_quota","code":"insufficient_quota"}}`, ClassQuota},
-		{500, `{}`, ClassServer}, {502, `{}`, ClassServer}, {503, `{}`, ClassOverloaded}, {504, `{}`, ClassServer},
-		{529, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, ClassOverloaded},
-		{400, `{"error":{"message":"bad"}}`, ClassInvalidRequest},
-		{400, `{"error":{"message":"too long","code":"context_length_exceeded"}}`, ClassContextLength},
-		{401, `{}`, ClassAuth}, {403, `{}`, ClassPermission}, {404, `{}`, ClassNotFound}, {413, `{}`, ClassTooLarge},
+		{408, `{}`, llm.ClassServer}, {409, `{}`, llm.ClassServer}, {425, `{}`, llm.ClassServer},
+		{429, `{"error":{"message":"slow down","type":"requests","code":"rate_limit_exceeded"}}`, llm.ClassRateLimited},
+		{429, `{"error":{"message":"quota","type":"insufficient_quota","code":"insufficient_quota"}}`, llm.ClassQuota},
+		{500, `{}`, llm.ClassServer}, {502, `{}`, llm.ClassServer}, {503, `{}`, llm.ClassOverloaded}, {504, `{}`, llm.ClassServer},
+		{529, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, llm.ClassOverloaded},
+		{400, `{"error":{"message":"bad"}}`, llm.ClassInvalidRequest},
+		{400, `{"error":{"message":"too long","code":"context_length_exceeded"}}`, llm.ClassContextLength},
+		{401, `{}`, llm.ClassAuth}, {403, `{}`, llm.ClassPermission}, {404, `{}`, llm.ClassNotFound}, {413, `{}`, llm.ClassTooLarge},
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("%d %s", tc.status, tc.class), func(t *testing.T) {
 			srv := newCanned(t, tc.status, nil, tc.body)
 			p := mustNew(t, "vllm:m", env{}, WithBaseURL(srv.URL+"/v1"))
-			pe := chatErr(t, p, context.Background(), Request{Messages: conversation(), Mode: ModeText})
+			pe := chatErr(t, p, context.Background(), llm.Request{Messages: conversation(), Mode: llm.ModeText})
 			if pe.Class != tc.class || pe.Status != tc.status {
 				t.Fatalf("got %s/%d, want %s/%d", pe.Class, pe.Status, tc.class, tc.status)
 			}

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/extractq/extractq/llm"
+
 	"github.com/extractq/extractq/internal/redact"
 )
 
@@ -84,7 +86,7 @@ func TestAPIKeyNeverLeaks(t *testing.T) {
 				var logs bytes.Buffer
 				logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 				p := mustNew(t, fam.spec, env{fam.keyVar: key, fam.baseVar: srv.URL + fam.baseSuffix}, WithLogger(logger))
-				_, err := p.Chat(context.Background(), Request{Messages: conversation(), Mode: ModeText})
+				_, err := p.Chat(context.Background(), llm.Request{Messages: conversation(), Mode: llm.ModeText})
 				mu.Lock()
 				sent := got
 				mu.Unlock()
@@ -106,7 +108,7 @@ func TestAPIKeyNeverLeaks(t *testing.T) {
 			// The key is also planted in the base URL's query, where a
 			// *url.Error would print it.
 			p := mustNew(t, fam.spec, env{fam.keyVar: key, fam.baseVar: "http://" + addr + fam.baseSuffix + "?key=" + key}, WithLogger(logger))
-			_, err = p.Chat(context.Background(), Request{Messages: conversation(), Mode: ModeText})
+			_, err = p.Chat(context.Background(), llm.Request{Messages: conversation(), Mode: llm.ModeText})
 			if err == nil {
 				t.Fatal("a call to a closed port succeeded")
 			}
@@ -120,7 +122,7 @@ func assertNoKey(t *testing.T, key string, err error, logs string) {
 	if err == nil {
 		t.Fatal("the call did not fail")
 	}
-	var pe *Error
+	var pe *llm.Error
 	if !errors.As(err, &pe) {
 		t.Fatalf("error %T is not *Error", err)
 	}
@@ -152,7 +154,7 @@ func TestSuccessfulRawIsRedacted(t *testing.T) {
 	const key = "sk-LEAKCANARY-success-000000000"
 	srv := newCanned(t, 200, nil, strings.Replace(okCompletion, `\"ok\":true`, `\"note\":\"`+key+`\"`, 1))
 	p := mustNew(t, "openai:gpt-4o-mini", env{"OPENAI_API_KEY": key}, WithBaseURL(srv.URL+"/v1"))
-	resp, err := p.Chat(context.Background(), Request{Messages: conversation(), Mode: ModeText})
+	resp, err := p.Chat(context.Background(), llm.Request{Messages: conversation(), Mode: llm.ModeText})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,8 @@ package providers
 import (
 	"strings"
 
+	"github.com/extractq/extractq/llm"
+
 	"github.com/extractq/extractq/schema"
 )
 
@@ -29,10 +31,10 @@ func toolName(name string) string {
 
 // splitSystem separates system messages (joined, for APIs that take the
 // system prompt apart from the turns) from the conversation.
-func splitSystem(msgs []Message) (system string, turns []Message) {
+func splitSystem(msgs []llm.Message) (system string, turns []llm.Message) {
 	var sys []string
 	for _, m := range msgs {
-		if m.Role == RoleSystem {
+		if m.Role == llm.RoleSystem {
 			sys = append(sys, m.Content)
 			continue
 		}

@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/extractq/extractq/llm"
+
 	"github.com/extractq/extractq/internal/sim"
 )
 
@@ -127,7 +129,7 @@ func WithMaxResponseBytes(n int64) Option { return func(c *config) { c.maxBody =
 // "openai:gpt-4o-mini", "anthropic:claude-haiku-4-5", "ollama:llama3.1:8b"
 // (the model may contain colons), "gemini:gemini-2.5-flash", or
 // "sim:PROFILE" / "sim:PROFILE/model" for the in-process simulator.
-func New(spec string, opts ...Option) (Provider, error) {
+func New(spec string, opts ...Option) (llm.Provider, error) {
 	cfg := config{getenv: os.Getenv, maxBody: DefaultMaxResponseBytes}
 	for _, o := range opts {
 		o(&cfg)

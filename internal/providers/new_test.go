@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/extractq/extractq/llm"
 )
 
 // env is an injected environment.
@@ -57,7 +59,7 @@ func TestNewSpecs(t *testing.T) {
 }
 
 // baseOf returns the shared part of any adapter.
-func baseOf(t *testing.T, p Provider) *base {
+func baseOf(t *testing.T, p llm.Provider) *base {
 	t.Helper()
 	switch v := p.(type) {
 	case *openAIProvider:

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/extractq/extractq/llm"
+
 	"github.com/extractq/extractq/schema"
 )
 
@@ -17,7 +19,7 @@ type ollamaProvider struct {
 
 type ollamaRequest struct {
 	Model    string          `json:"model"`
-	Messages []Message       `json:"messages"`
+	Messages []llm.Message   `json:"messages"`
 	Stream   bool            `json:"stream"`
 	Format   json.RawMessage `json:"format,omitempty"`
 	Options  ollamaOptions   `json:"options"`
@@ -41,7 +43,7 @@ type ollamaResponse struct {
 }
 
 // Chat performs one /api/chat call.
-func (p *ollamaProvider) Chat(ctx context.Context, req Request) (*Response, error) {
+func (p *ollamaProvider) Chat(ctx context.Context, req llm.Request) (*llm.Response, error) {
 	mode, err := p.prepare(req)
 	if err != nil {
 		return nil, err
@@ -51,12 +53,12 @@ func (p *ollamaProvider) Chat(ctx context.Context, req Request) (*Response, erro
 		Options: ollamaOptions{Temperature: req.Temperature, NumPredict: req.MaxTokens, Stop: req.Stop},
 	}
 	switch mode {
-	case ModeJSON:
+	case llm.ModeJSON:
 		body.Format = json.RawMessage(`"json"`)
-	case ModeStrict:
+	case llm.ModeStrict:
 		form, err := req.Schema.ProviderForm(schema.FormOllama)
 		if err != nil {
-			return nil, p.formError(err, ModeJSON)
+			return nil, p.formError(err, llm.ModeJSON)
 		}
 		body.Format = form
 	}
@@ -75,20 +77,20 @@ func (p *ollamaProvider) Chat(ctx context.Context, req Request) (*Response, erro
 	if !doc.Done {
 		return nil, p.badResponse(r, "the /api/chat response is not done (was it streamed?)", nil)
 	}
-	out := &Response{
+	out := &llm.Response{
 		Text:      doc.Message.Content,
-		Usage:     Usage{PromptTokens: doc.PromptEvalCount, CompletionTokens: doc.EvalCount},
+		Usage:     llm.Usage{PromptTokens: doc.PromptEvalCount, CompletionTokens: doc.EvalCount},
 		RateLimit: r.rateLimit,
 		Raw:       r.body,
 		Model:     doc.Model,
 	}
 	switch doc.DoneReason {
 	case "stop", "":
-		out.FinishReason = FinishStop
+		out.FinishReason = llm.FinishStop
 	case "length":
-		out.FinishReason = FinishLength
+		out.FinishReason = llm.FinishLength
 	default:
-		out.FinishReason = FinishOther
+		out.FinishReason = llm.FinishOther
 	}
 	return out, nil
 }

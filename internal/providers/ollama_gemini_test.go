@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/extractq/extractq/llm"
 )
 
 func TestOllamaRequests(t *testing.T) {
@@ -13,18 +15,18 @@ func TestOllamaRequests(t *testing.T) {
 	okBody := `{"model":"llama3.1:8b","created_at":"2026-11-22T03:00:00Z","message":{"role":"assistant","content":"{}"},"done":true,"done_reason":"stop","total_duration":1,"prompt_eval_count":10,"eval_count":2}`
 	tests := []struct {
 		name   string
-		mode   Mode
+		mode   llm.Mode
 		format string // JSON of the expected format field, "" = absent
 	}{
-		{"text", ModeText, ""},
-		{"json", ModeJSON, `"json"`},
-		{"strict", ModeStrict, "schema"},
+		{"text", llm.ModeText, ""},
+		{"json", llm.ModeJSON, `"json"`},
+		{"strict", llm.ModeStrict, "schema"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := newCanned(t, 200, nil, okBody)
 			p := mustNew(t, "ollama:llama3.1:8b", env{"OLLAMA_HOST": srv.URL})
-			if _, err := p.Chat(context.Background(), Request{Messages: conversation(), Mode: tc.mode, Schema: sch, Temperature: 0.1, MaxTokens: 256, Stop: []string{"###"}}); err != nil {
+			if _, err := p.Chat(context.Background(), llm.Request{Messages: conversation(), Mode: tc.mode, Schema: sch, Temperature: 0.1, MaxTokens: 256, Stop: []string{"###"}}); err != nil {
 				t.Fatal(err)
 			}
 			if got := srv.last(t); got.Path != "/api/chat" || got.Header.Get("Authorization") != "" {
@@ -63,23 +65,23 @@ func TestOllamaResponsesAndErrors(t *testing.T) {
 		status int
 		body   string
 		text   string
-		finish FinishReason
-		class  ErrorClass
+		finish llm.FinishReason
+		class  llm.ErrorClass
 		msg    string
 	}{
-		{"done", 200, `{"model":"llama3.1:8b","message":{"role":"assistant","content":"{\"a\":1}"},"done":true,"done_reason":"stop","prompt_eval_count":26,"eval_count":9}`, `{"a":1}`, FinishStop, "", ""},
-		{"length", 200, `{"model":"llama3.1:8b","message":{"role":"assistant","content":"{\"a\":"},"done":true,"done_reason":"length","prompt_eval_count":26,"eval_count":9}`, `{"a":`, FinishLength, "", ""},
-		{"streamed answer", 200, `{"model":"llama3.1:8b","message":{"role":"assistant","content":"{"},"done":false}`, "", "", ClassBadResponse, ""},
-		{"model not found", 404, `{"error":"model \"llama9\" not found, try pulling it first"}`, "", "", ClassNotFound, `model "llama9" not found, try pulling it first`},
-		{"server", 500, `{"error":"llama runner process has terminated"}`, "", "", ClassServer, "llama runner process has terminated"},
+		{"done", 200, `{"model":"llama3.1:8b","message":{"role":"assistant","content":"{\"a\":1}"},"done":true,"done_reason":"stop","prompt_eval_count":26,"eval_count":9}`, `{"a":1}`, llm.FinishStop, "", ""},
+		{"length", 200, `{"model":"llama3.1:8b","message":{"role":"assistant","content":"{\"a\":"},"done":true,"done_reason":"length","prompt_eval_count":26,"eval_count":9}`, `{"a":`, llm.FinishLength, "", ""},
+		{"streamed answer", 200, `{"model":"llama3.1:8b","message":{"role":"assistant","content":"{"},"done":false}`, "", "", llm.ClassBadResponse, ""},
+		{"model not found", 404, `{"error":"model \"llama9\" not found, try pulling it first"}`, "", "", llm.ClassNotFound, `model "llama9" not found, try pulling it first`},
+		{"server", 500, `{"error":"llama runner process has terminated"}`, "", "", llm.ClassServer, "llama runner process has terminated"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := newCanned(t, tc.status, nil, tc.body)
 			p := mustNew(t, "ollama:llama3.1:8b", env{}, WithBaseURL(srv.URL))
-			resp, err := p.Chat(context.Background(), Request{Messages: conversation(), Mode: ModeJSON})
+			resp, err := p.Chat(context.Background(), llm.Request{Messages: conversation(), Mode: llm.ModeJSON})
 			if tc.class != "" {
-				var pe *Error
+				var pe *llm.Error
 				if !errors.As(err, &pe) || pe.Class != tc.class || (tc.msg != "" && pe.Message != tc.msg) {
 					t.Fatalf("got %v, want class %s", err, tc.class)
 				}
@@ -88,7 +90,7 @@ func TestOllamaResponsesAndErrors(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if resp.Text != tc.text || resp.FinishReason != tc.finish || resp.Usage != (Usage{26, 9}) || resp.Model != "llama3.1:8b" {
+			if resp.Text != tc.text || resp.FinishReason != tc.finish || resp.Usage != (llm.Usage{PromptTokens: 26, CompletionTokens: 9}) || resp.Model != "llama3.1:8b" {
 				t.Fatalf("got %+v", resp)
 			}
 		})
@@ -100,20 +102,20 @@ func TestGeminiRequests(t *testing.T) {
 	okBody := `{"candidates":[{"content":{"parts":[{"text":"{}"}],"role":"model"},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":10,"candidatesTokenCount":2,"totalTokenCount":12},"modelVersion":"gemini-2.5-flash"}`
 	tests := []struct {
 		name        string
-		mode        Mode
+		mode        llm.Mode
 		mime        any
 		wantsSchema bool
 	}{
-		{"text", ModeText, nil, false},
-		{"json", ModeJSON, "application/json", false},
-		{"strict", ModeStrict, "application/json", true},
+		{"text", llm.ModeText, nil, false},
+		{"json", llm.ModeJSON, "application/json", false},
+		{"strict", llm.ModeStrict, "application/json", true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := newCanned(t, 200, nil, okBody)
 			const key = "AIzaSyTEST-gemini-key-0123456789abcdefg"
 			p := mustNew(t, "gemini:gemini-2.5-flash", env{"GEMINI_API_KEY": key, "GEMINI_BASE_URL": srv.URL})
-			if _, err := p.Chat(context.Background(), Request{Messages: conversation(), Mode: tc.mode, Schema: sch, Temperature: 0, MaxTokens: 300, Stop: []string{"###"}}); err != nil {
+			if _, err := p.Chat(context.Background(), llm.Request{Messages: conversation(), Mode: tc.mode, Schema: sch, Temperature: 0, MaxTokens: 300, Stop: []string{"###"}}); err != nil {
 				t.Fatal(err)
 			}
 			got := srv.last(t)
@@ -153,33 +155,33 @@ func TestGeminiResponsesAndErrors(t *testing.T) {
 		status  int
 		body    string
 		text    string
-		finish  FinishReason
+		finish  llm.FinishReason
 		refusal string
-		usage   Usage
-		class   ErrorClass
+		usage   llm.Usage
+		class   llm.ErrorClass
 		retry   time.Duration
 	}{
 		{"stop with thoughts", 200, `{"candidates":[{"content":{"parts":[{"text":"thinking…","thought":true},{"text":"{\"a\":"},{"text":"1}"}],"role":"model"},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":50,"candidatesTokenCount":7,"thoughtsTokenCount":100,"totalTokenCount":157},"modelVersion":"gemini-2.5-flash"}`,
-			`{"a":1}`, FinishStop, "", Usage{50, 107}, "", 0},
+			`{"a":1}`, llm.FinishStop, "", llm.Usage{PromptTokens: 50, CompletionTokens: 107}, "", 0},
 		{"max tokens", 200, `{"candidates":[{"content":{"parts":[{"text":"{\"a\":"}],"role":"model"},"finishReason":"MAX_TOKENS"}],"usageMetadata":{"promptTokenCount":50,"candidatesTokenCount":7}}`,
-			`{"a":`, FinishLength, "", Usage{50, 7}, "", 0},
+			`{"a":`, llm.FinishLength, "", llm.Usage{PromptTokens: 50, CompletionTokens: 7}, "", 0},
 		{"safety", 200, `{"candidates":[{"content":{"parts":[],"role":"model"},"finishReason":"SAFETY","safetyRatings":[]}],"usageMetadata":{"promptTokenCount":50}}`,
-			"", FinishContentFilter, "", Usage{50, 0}, "", 0},
+			"", llm.FinishContentFilter, "", llm.Usage{PromptTokens: 50, CompletionTokens: 0}, "", 0},
 		{"prompt blocked", 200, `{"promptFeedback":{"blockReason":"SAFETY"},"usageMetadata":{"promptTokenCount":50}}`,
-			"", FinishContentFilter, "prompt blocked: SAFETY", Usage{50, 0}, "", 0},
-		{"no candidates", 200, `{"usageMetadata":{"promptTokenCount":50}}`, "", "", "", Usage{}, ClassBadResponse, 0},
+			"", llm.FinishContentFilter, "prompt blocked: SAFETY", llm.Usage{PromptTokens: 50, CompletionTokens: 0}, "", 0},
+		{"no candidates", 200, `{"usageMetadata":{"promptTokenCount":50}}`, "", "", "", llm.Usage{}, llm.ClassBadResponse, 0},
 		{"resource exhausted", 429, `{"error":{"code":429,"message":"Resource has been exhausted","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"29s"}]}}`,
-			"", "", "", Usage{}, ClassRateLimited, 29 * time.Second},
-		{"bad key", 400, `{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT"}}`, "", "", "", Usage{}, ClassAuth, 0},
-		{"unavailable", 503, `{"error":{"code":503,"message":"The model is overloaded.","status":"UNAVAILABLE"}}`, "", "", "", Usage{}, ClassOverloaded, 0},
+			"", "", "", llm.Usage{}, llm.ClassRateLimited, 29 * time.Second},
+		{"bad key", 400, `{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT"}}`, "", "", "", llm.Usage{}, llm.ClassAuth, 0},
+		{"unavailable", 503, `{"error":{"code":503,"message":"The model is overloaded.","status":"UNAVAILABLE"}}`, "", "", "", llm.Usage{}, llm.ClassOverloaded, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := newCanned(t, tc.status, nil, tc.body)
 			p := mustNew(t, "gemini:gemini-2.5-flash", env{"GOOGLE_API_KEY": "AIzaSyTEST-0123456789abcdefghijklmnop"}, WithBaseURL(srv.URL))
-			resp, err := p.Chat(context.Background(), Request{Messages: conversation(), Mode: ModeJSON})
+			resp, err := p.Chat(context.Background(), llm.Request{Messages: conversation(), Mode: llm.ModeJSON})
 			if tc.class != "" {
-				var pe *Error
+				var pe *llm.Error
 				if !errors.As(err, &pe) || pe.Class != tc.class || pe.RateLimit.RetryAfter != tc.retry {
 					t.Fatalf("got %+v, want class %s retry %v", err, tc.class, tc.retry)
 				}

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/extractq/extractq/llm"
+
 	"github.com/extractq/extractq/schema"
 )
 
@@ -26,7 +28,7 @@ type openAIProvider struct {
 
 type oaiRequest struct {
 	Model               string             `json:"model"`
-	Messages            []Message          `json:"messages"`
+	Messages            []llm.Message      `json:"messages"`
 	Temperature         *float64           `json:"temperature,omitempty"`
 	MaxTokens           int                `json:"max_tokens,omitempty"`
 	MaxCompletionTokens int                `json:"max_completion_tokens,omitempty"`
@@ -95,7 +97,7 @@ type oaiResponse struct {
 const toolDescription = "Record the data extracted from the document. The arguments must follow the schema exactly."
 
 // Chat performs one chat completion.
-func (p *openAIProvider) Chat(ctx context.Context, req Request) (*Response, error) {
+func (p *openAIProvider) Chat(ctx context.Context, req llm.Request) (*llm.Response, error) {
 	body, wrapped, err := p.buildRequest(req)
 	if err != nil {
 		return nil, err
@@ -113,7 +115,7 @@ func (p *openAIProvider) Chat(ctx context.Context, req Request) (*Response, erro
 
 // buildRequest turns a Request into the chat completions body; wrapped
 // reports a schema sent wrapped in an object (formFor).
-func (p *openAIProvider) buildRequest(req Request) (body *oaiRequest, wrapped bool, err error) {
+func (p *openAIProvider) buildRequest(req llm.Request) (body *oaiRequest, wrapped bool, err error) {
 	mode, err := p.prepare(req)
 	if err != nil {
 		return nil, false, err
@@ -128,19 +130,19 @@ func (p *openAIProvider) buildRequest(req Request) (body *oaiRequest, wrapped bo
 	} else {
 		body.MaxTokens = req.MaxTokens
 	}
-	strict := p.caps.Supports(ModeStrict)
+	strict := p.caps.Supports(llm.ModeStrict)
 	name := toolName(firstNonEmpty(req.SchemaName, schemaName(req.Schema)))
 	switch mode {
-	case ModeJSON:
+	case llm.ModeJSON:
 		body.ResponseFormat = &oaiResponseFormat{Type: "json_object"}
-	case ModeStrict:
+	case llm.ModeStrict:
 		form, err := p.form(req.Schema, true)
 		if err != nil {
 			return nil, false, err
 		}
 		body.ResponseFormat = &oaiResponseFormat{Type: "json_schema", JSONSchema: &oaiJSONSchema{Name: name, Schema: form.body, Strict: true}}
 		wrapped = form.wrapped
-	case ModeTools:
+	case llm.ModeTools:
 		form, err := p.form(req.Schema, strict)
 		if err != nil {
 			return nil, false, err
@@ -162,13 +164,13 @@ func (p *openAIProvider) form(s *schema.Schema, strict bool) (schemaForm, error)
 	}
 	form, err := formFor(s, f, true)
 	if err != nil {
-		return form, p.formError(err, ModeJSON)
+		return form, p.formError(err, llm.ModeJSON)
 	}
 	return form, nil
 }
 
 // parseResponse reads the first choice: its text, refusal or tool call.
-func (p *openAIProvider) parseResponse(r *reply, tools []oaiTool, wrapped bool) (*Response, error) {
+func (p *openAIProvider) parseResponse(r *reply, tools []oaiTool, wrapped bool) (*llm.Response, error) {
 	var doc oaiResponse
 	if err := json.Unmarshal(r.body, &doc); err != nil {
 		return nil, p.badResponse(r, "the answer is not a chat completion", err)
@@ -176,14 +178,14 @@ func (p *openAIProvider) parseResponse(r *reply, tools []oaiTool, wrapped bool) 
 	if len(doc.Choices) == 0 {
 		if len(doc.Error) > 0 {
 			ae := parseAPIError(r.body)
-			return nil, &Error{Provider: p.name, Class: ClassServer, Status: r.status, Type: p.red.String(ae.Type),
+			return nil, &llm.Error{Provider: p.name, Class: llm.ClassServer, Status: r.status, Type: p.red.String(ae.Type),
 				Message: p.red.String(ae.Message), RateLimit: r.rateLimit, Raw: r.body}
 		}
 		return nil, p.badResponse(r, "the chat completion has no choices", nil)
 	}
 	c := doc.Choices[0]
-	out := &Response{
-		Usage:     Usage{PromptTokens: doc.Usage.PromptTokens, CompletionTokens: doc.Usage.CompletionTokens},
+	out := &llm.Response{
+		Usage:     llm.Usage{PromptTokens: doc.Usage.PromptTokens, CompletionTokens: doc.Usage.CompletionTokens},
 		RateLimit: r.rateLimit,
 		Raw:       r.body,
 		Model:     doc.Model,
@@ -205,24 +207,24 @@ func (p *openAIProvider) parseResponse(r *reply, tools []oaiTool, wrapped bool) 
 	out.FinishReason = openAIFinish(c.FinishReason)
 	if c.Message.Refusal != nil && *c.Message.Refusal != "" {
 		out.Refusal = *c.Message.Refusal
-		out.FinishReason = FinishRefusal
+		out.FinishReason = llm.FinishRefusal
 	}
 	return out, nil
 }
 
 // openAIFinish normalises finish_reason.
-func openAIFinish(s string) FinishReason {
+func openAIFinish(s string) llm.FinishReason {
 	switch s {
 	case "stop", "":
-		return FinishStop
+		return llm.FinishStop
 	case "length":
-		return FinishLength
+		return llm.FinishLength
 	case "tool_calls", "function_call":
-		return FinishToolCall
+		return llm.FinishToolCall
 	case "content_filter":
-		return FinishContentFilter
+		return llm.FinishContentFilter
 	}
-	return FinishOther
+	return llm.FinishOther
 }
 
 // reasoningModel reports OpenAI reasoning models, which reject any

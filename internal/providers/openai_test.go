@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/extractq/extractq/llm"
+
 	"github.com/extractq/extractq/internal/testenv"
 	"github.com/extractq/extractq/schema"
 )
@@ -46,10 +48,10 @@ func TestOpenAIRequestConformance(t *testing.T) {
 	tests := []struct {
 		name  string
 		spec  string
-		req   Request
+		req   llm.Request
 		check func(t *testing.T, body map[string]any)
 	}{
-		{"text", "openai:gpt-4o-mini", Request{Messages: conversation(), Mode: ModeText, Temperature: 0.2, MaxTokens: 500, Stop: []string{"\n\n\n"}},
+		{"text", "openai:gpt-4o-mini", llm.Request{Messages: conversation(), Mode: llm.ModeText, Temperature: 0.2, MaxTokens: 500, Stop: []string{"\n\n\n"}},
 			func(t *testing.T, b map[string]any) {
 				if b["response_format"] != nil || b["tools"] != nil {
 					t.Error("text mode must send neither response_format nor tools")
@@ -61,13 +63,13 @@ func TestOpenAIRequestConformance(t *testing.T) {
 					t.Errorf("temperature = %v", b["temperature"])
 				}
 			}},
-		{"json", "openai:gpt-4o-mini", Request{Messages: conversation(), Mode: ModeJSON},
+		{"json", "openai:gpt-4o-mini", llm.Request{Messages: conversation(), Mode: llm.ModeJSON},
 			func(t *testing.T, b map[string]any) {
 				if rf := b["response_format"].(map[string]any); rf["type"] != "json_object" {
 					t.Errorf("response_format = %v", rf)
 				}
 			}},
-		{"strict", "openai:gpt-4o-mini", Request{Messages: conversation(), Mode: ModeStrict, Schema: sch, SchemaName: "invoice v2!"},
+		{"strict", "openai:gpt-4o-mini", llm.Request{Messages: conversation(), Mode: llm.ModeStrict, Schema: sch, SchemaName: "invoice v2!"},
 			func(t *testing.T, b map[string]any) {
 				rf := b["response_format"].(map[string]any)
 				js := rf["json_schema"].(map[string]any)
@@ -75,7 +77,7 @@ func TestOpenAIRequestConformance(t *testing.T) {
 					t.Errorf("response_format = %v", rf)
 				}
 			}},
-		{"tools strict", "openai:gpt-4o-mini", Request{Messages: conversation(), Mode: ModeTools, Schema: sch, SchemaName: "invoice"},
+		{"tools strict", "openai:gpt-4o-mini", llm.Request{Messages: conversation(), Mode: llm.ModeTools, Schema: sch, SchemaName: "invoice"},
 			func(t *testing.T, b map[string]any) {
 				tools := b["tools"].([]any)
 				fn := tools[0].(map[string]any)["function"].(map[string]any)
@@ -87,26 +89,26 @@ func TestOpenAIRequestConformance(t *testing.T) {
 					t.Errorf("tool_choice = %v", tc)
 				}
 			}},
-		{"tools without strict (gpt-3.5)", "openai:gpt-3.5-turbo", Request{Messages: conversation(), Mode: ModeTools, Schema: sch},
+		{"tools without strict (gpt-3.5)", "openai:gpt-3.5-turbo", llm.Request{Messages: conversation(), Mode: llm.ModeTools, Schema: sch},
 			func(t *testing.T, b map[string]any) {
 				fn := b["tools"].([]any)[0].(map[string]any)["function"].(map[string]any)
 				if _, has := fn["strict"]; has || fn["name"] != "response" {
 					t.Errorf("non-strict tool = %v", fn)
 				}
 			}},
-		{"reasoning model omits temperature", "openai:o4-mini", Request{Messages: conversation(), Mode: ModeStrict, Schema: sch, Temperature: 0.7},
+		{"reasoning model omits temperature", "openai:o4-mini", llm.Request{Messages: conversation(), Mode: llm.ModeStrict, Schema: sch, Temperature: 0.7},
 			func(t *testing.T, b map[string]any) {
 				if _, has := b["temperature"]; has {
 					t.Error("o-series models reject temperature; it must not be sent")
 				}
 			}},
-		{"compatible server takes max_tokens", "groq:llama-3.1-8b-instant", Request{Messages: conversation(), Mode: ModeJSON, MaxTokens: 64},
+		{"compatible server takes max_tokens", "groq:llama-3.1-8b-instant", llm.Request{Messages: conversation(), Mode: llm.ModeJSON, MaxTokens: 64},
 			func(t *testing.T, b map[string]any) {
 				if b["max_tokens"] != 64.0 || b["max_completion_tokens"] != nil {
 					t.Errorf("max_tokens %v max_completion_tokens %v", b["max_tokens"], b["max_completion_tokens"])
 				}
 			}},
-		{"auto resolves to strict", "openai:gpt-4.1", Request{Messages: conversation(), Mode: ModeAuto, Schema: sch},
+		{"auto resolves to strict", "openai:gpt-4.1", llm.Request{Messages: conversation(), Mode: llm.ModeAuto, Schema: sch},
 			func(t *testing.T, b map[string]any) {
 				if b["response_format"].(map[string]any)["type"] != "json_schema" {
 					t.Errorf("auto on gpt-4.1 = %v", b["response_format"])
@@ -164,30 +166,30 @@ func TestOpenAIResponses(t *testing.T) {
 	const usage = `"usage":{"prompt_tokens":120,"completion_tokens":30,"total_tokens":150}}`
 	tests := []struct {
 		name    string
-		mode    Mode
+		mode    llm.Mode
 		body    string
 		text    string
 		refusal string
-		finish  FinishReason
+		finish  llm.FinishReason
 	}{
-		{"content", ModeStrict,
+		{"content", llm.ModeStrict,
 			head + `"choices":[{"index":0,"message":{"role":"assistant","content":"{\"name\":\"ACME\"}","refusal":null,"annotations":[]},"logprobs":null,"finish_reason":"stop"}],` + usage,
-			`{"name":"ACME"}`, "", FinishStop},
-		{"refusal", ModeStrict,
+			`{"name":"ACME"}`, "", llm.FinishStop},
+		{"refusal", llm.ModeStrict,
 			head + `"choices":[{"index":0,"message":{"role":"assistant","content":null,"refusal":"I'm sorry, I cannot help with that."},"logprobs":null,"finish_reason":"stop"}],` + usage,
-			"", "I'm sorry, I cannot help with that.", FinishRefusal},
-		{"tool call", ModeTools,
+			"", "I'm sorry, I cannot help with that.", llm.FinishRefusal},
+		{"tool call", llm.ModeTools,
 			head + `"choices":[{"index":0,"message":{"role":"assistant","content":null,"refusal":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"response","arguments":"{\"name\":\"ACME\",\"total\":12.5,\"status\":\"paid\"}"}}]},"logprobs":null,"finish_reason":"tool_calls"}],` + usage,
-			`{"name":"ACME","total":12.5,"status":"paid"}`, "", FinishToolCall},
-		{"tool call, other tool ignored", ModeTools,
+			`{"name":"ACME","total":12.5,"status":"paid"}`, "", llm.FinishToolCall},
+		{"tool call, other tool ignored", llm.ModeTools,
 			head + `"choices":[{"index":0,"message":{"role":"assistant","content":null,"refusal":null,"tool_calls":[{"id":"call_0","type":"function","function":{"name":"other","arguments":"{}"}},{"id":"call_1","type":"function","function":{"name":"response","arguments":"{\"a\":1}"}}]},"logprobs":null,"finish_reason":"stop"}],` + usage,
-			`{"a":1}`, "", FinishStop},
-		{"length", ModeJSON,
+			`{"a":1}`, "", llm.FinishStop},
+		{"length", llm.ModeJSON,
 			head + `"choices":[{"index":0,"message":{"role":"assistant","content":"{\"name\": \"AC","refusal":null},"logprobs":null,"finish_reason":"length"}],` + usage,
-			`{"name": "AC`, "", FinishLength},
-		{"content filter", ModeText,
+			`{"name": "AC`, "", llm.FinishLength},
+		{"content filter", llm.ModeText,
 			head + `"choices":[{"index":0,"message":{"role":"assistant","content":"","refusal":null},"logprobs":null,"finish_reason":"content_filter"}],` + usage,
-			"", "", FinishContentFilter},
+			"", "", llm.FinishContentFilter},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -196,14 +198,14 @@ func TestOpenAIResponses(t *testing.T) {
 			}
 			srv := newCanned(t, 200, map[string]string{"x-ratelimit-remaining-requests": "9", "x-ratelimit-reset-requests": "6m0s"}, tc.body)
 			p := mustNew(t, "openai:gpt-4o-mini", env{"OPENAI_API_KEY": "sk-x"}, WithBaseURL(srv.URL+"/v1"))
-			resp, err := p.Chat(context.Background(), Request{Messages: conversation(), Mode: tc.mode, Schema: sch})
+			resp, err := p.Chat(context.Background(), llm.Request{Messages: conversation(), Mode: tc.mode, Schema: sch})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if resp.Text != tc.text || resp.Refusal != tc.refusal || resp.FinishReason != tc.finish {
 				t.Fatalf("got text %q refusal %q finish %s; want %q %q %s", resp.Text, resp.Refusal, resp.FinishReason, tc.text, tc.refusal, tc.finish)
 			}
-			if resp.Usage != (Usage{PromptTokens: 120, CompletionTokens: 30}) || resp.Model != "gpt-4o-mini-2024-07-18" {
+			if resp.Usage != (llm.Usage{PromptTokens: 120, CompletionTokens: 30}) || resp.Model != "gpt-4o-mini-2024-07-18" {
 				t.Fatalf("usage %+v model %q", resp.Usage, resp.Model)
 			}
 			if string(resp.Raw) != tc.body {
@@ -222,27 +224,27 @@ func TestOpenAIErrors(t *testing.T) {
 		status  int
 		hdr     map[string]string
 		body    string
-		class   ErrorClass
+		class   llm.ErrorClass
 		typ     string
 		message string
 		retry   time.Duration
 	}{
 		{"rate limited", 429, map[string]string{"Retry-After": "3", "x-ratelimit-remaining-tokens": "0", "x-ratelimit-reset-tokens": "20ms"},
-			`{"error":{"message":"Rate limit reached","type":"tokens","param":null,"code":"rate_limit_exceeded"}}`, ClassRateLimited, "rate_limit_exceeded", "Rate limit reached", 3 * time.Second},
-		{"quota", 429, nil, `{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`, ClassQuota, "insufficient_quota", "You exceeded your current quota", 0},
-		{"context length", 400, nil, `{"error":{"message":"maximum context length is 128000 tokens","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`, ClassContextLength, "context_length_exceeded", "maximum context length is 128000 tokens", 0},
-		{"unknown model", 404, nil, `{"error":{"message":"The model 'gpt-9' does not exist","type":"invalid_request_error","param":null,"code":"model_not_found"}}`, ClassNotFound, "model_not_found", "The model 'gpt-9' does not exist", 0},
-		{"server", 500, nil, `{"error":{"message":"The server had an error while processing your request.","type":"server_error","param":null,"code":null}}`, ClassServer, "server_error", "The server had an error while processing your request.", 0},
-		{"upstream error in a 200", 200, nil, `{"error":{"code":502,"message":"Provider returned error"}}`, ClassServer, "", "Provider returned error", 0},
-		{"bad json", 200, nil, `{"choices": [`, ClassBadResponse, "", "", 0},
-		{"no choices", 200, nil, `{"id":"x","choices":[]}`, ClassBadResponse, "", "the chat completion has no choices", 0},
+			`{"error":{"message":"Rate limit reached","type":"tokens","param":null,"code":"rate_limit_exceeded"}}`, llm.ClassRateLimited, "rate_limit_exceeded", "Rate limit reached", 3 * time.Second},
+		{"quota", 429, nil, `{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`, llm.ClassQuota, "insufficient_quota", "You exceeded your current quota", 0},
+		{"context length", 400, nil, `{"error":{"message":"maximum context length is 128000 tokens","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`, llm.ClassContextLength, "context_length_exceeded", "maximum context length is 128000 tokens", 0},
+		{"unknown model", 404, nil, `{"error":{"message":"The model 'gpt-9' does not exist","type":"invalid_request_error","param":null,"code":"model_not_found"}}`, llm.ClassNotFound, "model_not_found", "The model 'gpt-9' does not exist", 0},
+		{"server", 500, nil, `{"error":{"message":"The server had an error while processing your request.","type":"server_error","param":null,"code":null}}`, llm.ClassServer, "server_error", "The server had an error while processing your request.", 0},
+		{"upstream error in a 200", 200, nil, `{"error":{"code":502,"message":"Provider returned error"}}`, llm.ClassServer, "", "Provider returned error", 0},
+		{"bad json", 200, nil, `{"choices": [`, llm.ClassBadResponse, "", "", 0},
+		{"no choices", 200, nil, `{"id":"x","choices":[]}`, llm.ClassBadResponse, "", "the chat completion has no choices", 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := newCanned(t, tc.status, tc.hdr, tc.body)
 			p := mustNew(t, "openai:gpt-4o-mini", env{"OPENAI_API_KEY": "sk-x"}, WithBaseURL(srv.URL+"/v1"))
-			_, err := p.Chat(context.Background(), Request{Messages: conversation(), Mode: ModeJSON})
-			var pe *Error
+			_, err := p.Chat(context.Background(), llm.Request{Messages: conversation(), Mode: llm.ModeJSON})
+			var pe *llm.Error
 			if !errors.As(err, &pe) {
 				t.Fatalf("error %v is not *Error", err)
 			}
@@ -265,22 +267,22 @@ func TestModeChecks(t *testing.T) {
 	tests := []struct {
 		name string
 		spec string
-		req  Request
+		req  llm.Request
 		want string
 	}{
-		{"no messages", "openai:gpt-4o", Request{Mode: ModeText}, "no messages"},
-		{"strict without schema", "openai:gpt-4o", Request{Messages: conversation(), Mode: ModeStrict}, "needs a schema"},
-		{"unsupported mode", "openai:gpt-3.5-turbo", Request{Messages: conversation(), Mode: ModeStrict, Schema: sch}, "not supported"},
-		{"json on anthropic", "anthropic:claude-haiku-4-5", Request{Messages: conversation(), Mode: ModeJSON}, "not supported"},
-		{"only system on anthropic", "anthropic:claude-haiku-4-5", Request{Messages: []Message{{Role: RoleSystem, Content: "x"}}, Mode: ModeText}, "user turn"},
-		{"only system on gemini", "gemini:gemini-2.5-flash", Request{Messages: []Message{{Role: RoleSystem, Content: "x"}}, Mode: ModeText}, "user turn"},
+		{"no messages", "openai:gpt-4o", llm.Request{Mode: llm.ModeText}, "no messages"},
+		{"strict without schema", "openai:gpt-4o", llm.Request{Messages: conversation(), Mode: llm.ModeStrict}, "needs a schema"},
+		{"unsupported mode", "openai:gpt-3.5-turbo", llm.Request{Messages: conversation(), Mode: llm.ModeStrict, Schema: sch}, "not supported"},
+		{"json on anthropic", "anthropic:claude-haiku-4-5", llm.Request{Messages: conversation(), Mode: llm.ModeJSON}, "not supported"},
+		{"only system on anthropic", "anthropic:claude-haiku-4-5", llm.Request{Messages: []llm.Message{{Role: llm.RoleSystem, Content: "x"}}, Mode: llm.ModeText}, "user turn"},
+		{"only system on gemini", "gemini:gemini-2.5-flash", llm.Request{Messages: []llm.Message{{Role: llm.RoleSystem, Content: "x"}}, Mode: llm.ModeText}, "user turn"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			p := mustNew(t, tc.spec, env{}, WithBaseURL(srv.URL))
 			_, err := p.Chat(context.Background(), tc.req)
-			var pe *Error
-			if !errors.As(err, &pe) || pe.Class != ClassInvalidRequest || pe.Retryable() || !strings.Contains(pe.Message, tc.want) {
+			var pe *llm.Error
+			if !errors.As(err, &pe) || pe.Class != llm.ClassInvalidRequest || pe.Retryable() || !strings.Contains(pe.Message, tc.want) {
 				t.Fatalf("got %v, want a fatal invalid_request mentioning %q", err, tc.want)
 			}
 		})

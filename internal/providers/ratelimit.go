@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/extractq/extractq/llm"
 )
 
 // maxHeaderWait caps any wait a header asks for: a malformed or hostile
@@ -18,8 +20,8 @@ const maxHeaderWait = 24 * time.Hour
 // anthropic-ratelimit-{requests,tokens,input-tokens,output-tokens}-
 // {limit,remaining,reset}. A malformed field is ignored, never fatal. now is
 // the moment the response arrived, for date-valued headers.
-func parseRateLimit(h http.Header, now time.Time) RateLimit {
-	var rl RateLimit
+func parseRateLimit(h http.Header, now time.Time) llm.RateLimit {
+	var rl llm.RateLimit
 	rl.RetryAfter = parseRetryAfter(h, now)
 
 	// OpenAI style (also Groq, Together, xAI, vLLM proxies, the simulator).

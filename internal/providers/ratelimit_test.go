@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/extractq/extractq/llm"
 )
 
 func TestParseRateLimit(t *testing.T) {
@@ -11,43 +13,43 @@ func TestParseRateLimit(t *testing.T) {
 	tests := []struct {
 		name string
 		hdr  map[string]string
-		want RateLimit
+		want llm.RateLimit
 	}{
-		{"none", nil, RateLimit{}},
-		{"retry-after seconds", map[string]string{"Retry-After": "20"}, RateLimit{RetryAfter: 20 * time.Second}},
-		{"retry-after fractional seconds", map[string]string{"Retry-After": "1.5"}, RateLimit{RetryAfter: 1500 * time.Millisecond}},
-		{"retry-after http date", map[string]string{"Retry-After": "Sun, 22 Nov 2026 03:00:30 GMT"}, RateLimit{RetryAfter: 30 * time.Second}},
-		{"retry-after date in the past", map[string]string{"Retry-After": "Sun, 22 Nov 2026 02:59:00 GMT"}, RateLimit{}},
-		{"retry-after-ms wins", map[string]string{"Retry-After": "2", "retry-after-ms": "1234"}, RateLimit{RetryAfter: 1234 * time.Millisecond}},
-		{"retry-after absurd is capped", map[string]string{"Retry-After": "99999999999999999999"}, RateLimit{RetryAfter: maxHeaderWait}},
-		{"retry-after negative ignored", map[string]string{"Retry-After": "-5"}, RateLimit{}},
-		{"retry-after garbage ignored", map[string]string{"Retry-After": "soon"}, RateLimit{}},
-		{"retry-after NaN ignored", map[string]string{"Retry-After": "NaN"}, RateLimit{}},
-		{"retry-after Inf ignored", map[string]string{"Retry-After": "+Inf"}, RateLimit{}},
-		{"bad ms falls back to seconds", map[string]string{"Retry-After": "3", "retry-after-ms": "x"}, RateLimit{RetryAfter: 3 * time.Second}},
+		{"none", nil, llm.RateLimit{}},
+		{"retry-after seconds", map[string]string{"Retry-After": "20"}, llm.RateLimit{RetryAfter: 20 * time.Second}},
+		{"retry-after fractional seconds", map[string]string{"Retry-After": "1.5"}, llm.RateLimit{RetryAfter: 1500 * time.Millisecond}},
+		{"retry-after http date", map[string]string{"Retry-After": "Sun, 22 Nov 2026 03:00:30 GMT"}, llm.RateLimit{RetryAfter: 30 * time.Second}},
+		{"retry-after date in the past", map[string]string{"Retry-After": "Sun, 22 Nov 2026 02:59:00 GMT"}, llm.RateLimit{}},
+		{"retry-after-ms wins", map[string]string{"Retry-After": "2", "retry-after-ms": "1234"}, llm.RateLimit{RetryAfter: 1234 * time.Millisecond}},
+		{"retry-after absurd is capped", map[string]string{"Retry-After": "99999999999999999999"}, llm.RateLimit{RetryAfter: maxHeaderWait}},
+		{"retry-after negative ignored", map[string]string{"Retry-After": "-5"}, llm.RateLimit{}},
+		{"retry-after garbage ignored", map[string]string{"Retry-After": "soon"}, llm.RateLimit{}},
+		{"retry-after NaN ignored", map[string]string{"Retry-After": "NaN"}, llm.RateLimit{}},
+		{"retry-after Inf ignored", map[string]string{"Retry-After": "+Inf"}, llm.RateLimit{}},
+		{"bad ms falls back to seconds", map[string]string{"Retry-After": "3", "retry-after-ms": "x"}, llm.RateLimit{RetryAfter: 3 * time.Second}},
 		{
 			"openai full",
 			map[string]string{
 				"x-ratelimit-limit-requests": "500", "x-ratelimit-remaining-requests": "499", "x-ratelimit-reset-requests": "120ms",
 				"x-ratelimit-limit-tokens": "30000", "x-ratelimit-remaining-tokens": "29000", "x-ratelimit-reset-tokens": "6m0s",
 			},
-			RateLimit{LimitRequests: 500, RemainingRequests: 499, ResetRequests: 120 * time.Millisecond, HasRequests: true,
+			llm.RateLimit{LimitRequests: 500, RemainingRequests: 499, ResetRequests: 120 * time.Millisecond, HasRequests: true,
 				LimitTokens: 30000, RemainingTokens: 29000, ResetTokens: 6 * time.Minute, HasTokens: true},
 		},
 		{
 			"openai composite duration",
 			map[string]string{"x-ratelimit-remaining-tokens": "0", "x-ratelimit-reset-tokens": "1h2m3.5s"},
-			RateLimit{ResetTokens: time.Hour + 2*time.Minute + 3500*time.Millisecond, HasTokens: true},
+			llm.RateLimit{ResetTokens: time.Hour + 2*time.Minute + 3500*time.Millisecond, HasTokens: true},
 		},
 		{
 			"openai remaining zero is reported",
 			map[string]string{"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "1s"},
-			RateLimit{ResetRequests: time.Second, HasRequests: true},
+			llm.RateLimit{ResetRequests: time.Second, HasRequests: true},
 		},
 		{
 			"openai bare seconds reset",
 			map[string]string{"x-ratelimit-remaining-requests": "3", "x-ratelimit-reset-requests": "2.5"},
-			RateLimit{RemainingRequests: 3, ResetRequests: 2500 * time.Millisecond, HasRequests: true},
+			llm.RateLimit{RemainingRequests: 3, ResetRequests: 2500 * time.Millisecond, HasRequests: true},
 		},
 		{
 			"openai malformed values ignored",
@@ -55,12 +57,12 @@ func TestParseRateLimit(t *testing.T) {
 				"x-ratelimit-limit-requests": "lots", "x-ratelimit-remaining-requests": "-1", "x-ratelimit-reset-requests": "6 minutes",
 				"x-ratelimit-limit-tokens": "1e9", "x-ratelimit-remaining-tokens": "12", "x-ratelimit-reset-tokens": "-3s",
 			},
-			RateLimit{RemainingTokens: 12, HasTokens: true},
+			llm.RateLimit{RemainingTokens: 12, HasTokens: true},
 		},
 		{
 			"openai overflowing count ignored",
 			map[string]string{"x-ratelimit-remaining-tokens": "999999999999999999999999"},
-			RateLimit{},
+			llm.RateLimit{},
 		},
 		{
 			"anthropic requests and tokens",
@@ -71,7 +73,7 @@ func TestParseRateLimit(t *testing.T) {
 				"anthropic-ratelimit-tokens-reset": "2026-11-22T03:01:00.5Z",
 				"retry-after":                      "7",
 			},
-			RateLimit{RetryAfter: 7 * time.Second, LimitRequests: 50, RemainingRequests: 49, ResetRequests: 10 * time.Second, HasRequests: true,
+			llm.RateLimit{RetryAfter: 7 * time.Second, LimitRequests: 50, RemainingRequests: 49, ResetRequests: 10 * time.Second, HasRequests: true,
 				LimitTokens: 80000, RemainingTokens: 70000, ResetTokens: 60500 * time.Millisecond, HasTokens: true},
 		},
 		{
@@ -82,29 +84,29 @@ func TestParseRateLimit(t *testing.T) {
 				"anthropic-ratelimit-output-tokens-limit": "8000", "anthropic-ratelimit-output-tokens-remaining": "100",
 				"anthropic-ratelimit-output-tokens-reset": "2026-11-22T03:00:05+00:00",
 			},
-			RateLimit{LimitTokens: 8000, RemainingTokens: 100, ResetTokens: 5 * time.Second, HasTokens: true},
+			llm.RateLimit{LimitTokens: 8000, RemainingTokens: 100, ResetTokens: 5 * time.Second, HasTokens: true},
 		},
 		{
 			"anthropic reset in another zone",
 			map[string]string{"anthropic-ratelimit-requests-remaining": "1", "anthropic-ratelimit-requests-reset": "2026-11-22T04:00:02+01:00"},
-			RateLimit{RemainingRequests: 1, ResetRequests: 2 * time.Second, HasRequests: true},
+			llm.RateLimit{RemainingRequests: 1, ResetRequests: 2 * time.Second, HasRequests: true},
 		},
 		{
 			"anthropic malformed reset ignored",
 			map[string]string{"anthropic-ratelimit-requests-remaining": "5", "anthropic-ratelimit-requests-reset": "tomorrow", "anthropic-ratelimit-requests-limit": ""},
-			RateLimit{RemainingRequests: 5, HasRequests: true},
+			llm.RateLimit{RemainingRequests: 5, HasRequests: true},
 		},
 		{
 			"anthropic past reset is now",
 			map[string]string{"anthropic-ratelimit-tokens-remaining": "5", "anthropic-ratelimit-tokens-reset": "2020-01-01T00:00:00Z"},
-			RateLimit{RemainingTokens: 5, HasTokens: true},
+			llm.RateLimit{RemainingTokens: 5, HasTokens: true},
 		},
 		{
 			"openai headers win over anthropic ones",
 			map[string]string{"x-ratelimit-remaining-requests": "7", "anthropic-ratelimit-requests-remaining": "9"},
-			RateLimit{RemainingRequests: 7, HasRequests: true},
+			llm.RateLimit{RemainingRequests: 7, HasRequests: true},
 		},
-		{"empty values", map[string]string{"Retry-After": "", "x-ratelimit-remaining-requests": " "}, RateLimit{}},
+		{"empty values", map[string]string{"Retry-After": "", "x-ratelimit-remaining-requests": " "}, llm.RateLimit{}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/extractq/extractq/llm"
+
 	"github.com/extractq/extractq/internal/sim"
 )
 
@@ -27,7 +29,7 @@ func WithSimServer(s *sim.Server) Option { return func(c *config) { c.simServer 
 // as a profile first). It speaks the OpenAI chat completions API over the
 // simulator's in-process transport; WithBaseURL and WithHTTPClient do not
 // apply.
-func newSim(rest string, cfg config) (Provider, error) {
+func newSim(rest string, cfg config) (llm.Provider, error) {
 	profile, model := rest, simDefaultModel
 	srv := cfg.simServer
 	if srv == nil {

@@ -12,24 +12,26 @@ import (
 	"testing"
 	"time"
 
+	"github.com/extractq/extractq/llm"
+
 	"github.com/extractq/extractq/internal/sim"
 	"github.com/extractq/extractq/schema"
 )
 
 // simPrompt follows the engine's prompt conventions, with the schema
 // embedded for modes where the provider does not enforce it.
-func simPrompt(s *schema.Schema, doc string) []Message {
-	return []Message{
-		{Role: RoleSystem, Content: "Extract the fields. Answer with JSON only."},
-		{Role: RoleUser, Content: "<json-schema>" + string(s.JSON()) + "</json-schema>\n<document-00112233aabbccdd>" + doc + "</document-00112233aabbccdd>"},
+func simPrompt(s *schema.Schema, doc string) []llm.Message {
+	return []llm.Message{
+		{Role: llm.RoleSystem, Content: "Extract the fields. Answer with JSON only."},
+		{Role: llm.RoleUser, Content: "<json-schema>" + string(s.JSON()) + "</json-schema>\n<document-00112233aabbccdd>" + doc + "</document-00112233aabbccdd>"},
 	}
 }
 
 // nativePrompt is simPrompt without the schema.
-func nativePrompt(doc string) []Message {
-	return []Message{
-		{Role: RoleSystem, Content: "Extract the fields."},
-		{Role: RoleUser, Content: "<document-00112233aabbccdd>" + doc + "</document-00112233aabbccdd>"},
+func nativePrompt(doc string) []llm.Message {
+	return []llm.Message{
+		{Role: llm.RoleSystem, Content: "Extract the fields."},
+		{Role: llm.RoleUser, Content: "<document-00112233aabbccdd>" + doc + "</document-00112233aabbccdd>"},
 	}
 }
 
@@ -43,13 +45,13 @@ func assertValid(t *testing.T, s *schema.Schema, text string) {
 
 func TestSimProvider(t *testing.T) {
 	sch := testSchema(t)
-	for _, mode := range []Mode{ModeText, ModeJSON, ModeStrict, ModeTools, ModeAuto} {
+	for _, mode := range []llm.Mode{llm.ModeText, llm.ModeJSON, llm.ModeStrict, llm.ModeTools, llm.ModeAuto} {
 		t.Run(string(mode), func(t *testing.T) {
 			p := mustNew(t, "sim:clean", env{})
 			if p.Name() != "sim:clean" || p.Model() != simDefaultModel {
 				t.Fatalf("name %q model %q", p.Name(), p.Model())
 			}
-			resp, err := p.Chat(context.Background(), Request{Messages: simPrompt(sch, "Invoice from ACME, total 12.50, paid."), Mode: mode, Schema: sch})
+			resp, err := p.Chat(context.Background(), llm.Request{Messages: simPrompt(sch, "Invoice from ACME, total 12.50, paid."), Mode: mode, Schema: sch})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -66,7 +68,7 @@ func TestSimProviderSpecs(t *testing.T) {
 	if p.Name() != "sim:clean/gpt-4o-mini" || p.Model() != "gpt-4o-mini" {
 		t.Fatalf("name %q model %q", p.Name(), p.Model())
 	}
-	if usd, known := EstimateCost(p.Name(), Usage{PromptTokens: 1e6}); !known || usd != SimInputPrice {
+	if usd, known := EstimateCost(p.Name(), llm.Usage{PromptTokens: 1e6}); !known || usd != SimInputPrice {
 		t.Fatalf("a sim model must cost the notional price, got %v %v", usd, known)
 	}
 	_, err := New("sim:no-such-profile")
@@ -88,8 +90,8 @@ func TestSimProviderSharedServer(t *testing.T) {
 	if b.Model() != "gpt-4o" {
 		t.Fatalf("model %q", b.Model())
 	}
-	for _, p := range []Provider{a, b} {
-		if _, err := p.Chat(context.Background(), Request{Messages: simPrompt(sch, "doc"), Mode: ModeStrict, Schema: sch}); err != nil {
+	for _, p := range []llm.Provider{a, b} {
+		if _, err := p.Chat(context.Background(), llm.Request{Messages: simPrompt(sch, "doc"), Mode: llm.ModeStrict, Schema: sch}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -124,17 +126,17 @@ func TestAdaptersAgainstSimulator(t *testing.T) {
 		for _, mode := range p.Capabilities().Modes {
 			t.Run(sp.spec+"/"+string(mode), func(t *testing.T) {
 				msgs := simPrompt(sch, "Invoice from ACME, total 12.50, paid.")
-				if mode == ModeStrict || mode == ModeTools {
+				if mode == llm.ModeStrict || mode == llm.ModeTools {
 					// The engine leaves the schema out of the prompt when the
 					// provider enforces it: the native field must carry it.
 					msgs = nativePrompt("Invoice from ACME, total 12.50, paid.")
 				}
-				resp, err := p.Chat(context.Background(), Request{Messages: msgs, Mode: mode, Schema: sch, MaxTokens: 1000})
+				resp, err := p.Chat(context.Background(), llm.Request{Messages: msgs, Mode: mode, Schema: sch, MaxTokens: 1000})
 				if err != nil {
 					t.Fatal(err)
 				}
 				assertValid(t, sch, resp.Text)
-				if resp.FinishReason != FinishStop && resp.FinishReason != FinishToolCall {
+				if resp.FinishReason != llm.FinishStop && resp.FinishReason != llm.FinishToolCall {
 					t.Fatalf("finish %s", resp.FinishReason)
 				}
 			})
@@ -148,15 +150,15 @@ func TestSimulatorRateLimit(t *testing.T) {
 	sch := testSchema(t)
 	p := mustNew(t, "sim:rate-limited", env{})
 	for i := 0; i < 200; i++ {
-		resp, err := p.Chat(context.Background(), Request{Messages: simPrompt(sch, "doc"), Mode: ModeStrict, Schema: sch})
+		resp, err := p.Chat(context.Background(), llm.Request{Messages: simPrompt(sch, "doc"), Mode: llm.ModeStrict, Schema: sch})
 		if err == nil {
 			if !resp.RateLimit.HasRequests {
 				t.Fatalf("call %d: no rate-limit state on a success: %+v", i, resp.RateLimit)
 			}
 			continue
 		}
-		var pe *Error
-		if !errors.As(err, &pe) || pe.Class != ClassRateLimited || !pe.Retryable() || pe.RateLimit.RetryAfter <= 0 {
+		var pe *llm.Error
+		if !errors.As(err, &pe) || pe.Class != llm.ClassRateLimited || !pe.Retryable() || pe.RateLimit.RetryAfter <= 0 {
 			t.Fatalf("call %d: got %+v", i, err)
 		}
 		return
@@ -177,7 +179,7 @@ func TestConcurrentChats(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < calls; i++ {
-				resp, err := p.Chat(context.Background(), Request{Messages: simPrompt(sch, fmt.Sprintf("doc %d/%d", w, i)), Mode: ModeStrict, Schema: sch})
+				resp, err := p.Chat(context.Background(), llm.Request{Messages: simPrompt(sch, fmt.Sprintf("doc %d/%d", w, i)), Mode: llm.ModeStrict, Schema: sch})
 				if err == nil {
 					_, err = sch.ValidateJSON([]byte(resp.Text))
 				}
@@ -221,17 +223,17 @@ faults: {truncation: 0.2, refusal: 0.1}
 				base += "/v1"
 			}
 			p := mustNew(t, spec, env{}, WithBaseURL(base))
-			classes := map[ErrorClass]int{}
+			classes := map[llm.ErrorClass]int{}
 			statuses := map[int]int{}
-			finishes := map[FinishReason]int{}
+			finishes := map[llm.FinishReason]int{}
 			const calls = 150
 			for i := 0; i < calls; i++ {
-				resp, err := p.Chat(context.Background(), Request{
-					Messages: nativePrompt(fmt.Sprintf("Invoice %d from ACME", i)), Mode: ModeStrict, Schema: sch,
+				resp, err := p.Chat(context.Background(), llm.Request{
+					Messages: nativePrompt(fmt.Sprintf("Invoice %d from ACME", i)), Mode: llm.ModeStrict, Schema: sch,
 					Timeout: 100 * time.Millisecond,
 				})
 				if err != nil {
-					var pe *Error
+					var pe *llm.Error
 					if !errors.As(err, &pe) || !pe.Retryable() {
 						t.Fatalf("call %d: %v is not a retryable *Error", i, err)
 					}
@@ -243,22 +245,22 @@ faults: {truncation: 0.2, refusal: 0.1}
 			}
 			st := s.Stats()
 			overloaded := st.ByStatus[503] + st.ByStatus[529]
-			if int64(classes[ClassServer]) != st.ByStatus[500] || int64(classes[ClassOverloaded]) != overloaded {
-				t.Errorf("server %d / overloaded %d errors, simulator sent %d×500 and %d×503/529", classes[ClassServer], classes[ClassOverloaded], st.ByStatus[500], overloaded)
+			if int64(classes[llm.ClassServer]) != st.ByStatus[500] || int64(classes[llm.ClassOverloaded]) != overloaded {
+				t.Errorf("server %d / overloaded %d errors, simulator sent %d×500 and %d×503/529", classes[llm.ClassServer], classes[llm.ClassOverloaded], st.ByStatus[500], overloaded)
 			}
 			if int64(statuses[529]) != st.ByStatus[529] {
 				t.Errorf("%d errors with status 529, simulator sent %d", statuses[529], st.ByStatus[529])
 			}
-			for _, c := range []ErrorClass{ClassServer, ClassOverloaded, ClassNetwork, ClassTimeout} {
+			for _, c := range []llm.ErrorClass{llm.ClassServer, llm.ClassOverloaded, llm.ClassNetwork, llm.ClassTimeout} {
 				if classes[c] == 0 {
 					t.Errorf("no %s error in %d calls (classes %v, stats %+v)", c, calls, classes, st)
 				}
 			}
-			if finishes[FinishLength] == 0 {
+			if finishes[llm.FinishLength] == 0 {
 				t.Errorf("no truncated answer reported as length (finishes %v)", finishes)
 			}
 			// Only OpenAI's API reports a refusal apart from the text.
-			if strings.HasPrefix(spec, "openai:") && finishes[FinishRefusal] == 0 {
+			if strings.HasPrefix(spec, "openai:") && finishes[llm.FinishRefusal] == 0 {
 				t.Errorf("no refusal reported (finishes %v)", finishes)
 			}
 		})

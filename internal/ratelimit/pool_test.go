@@ -11,26 +11,26 @@ import (
 	"testing"
 	"time"
 
-	"github.com/extractq/extractq/internal/providers"
+	"github.com/extractq/extractq/llm"
 )
 
 // stub is a provider whose every call answers with reply(n) (n counts from 1).
 type stub struct {
 	calls atomic.Int64
-	reply func(n int64, req providers.Request) (*providers.Response, error)
+	reply func(n int64, req llm.Request) (*llm.Response, error)
 }
 
-func (s *stub) Name() string                         { return "sim:stub" }
-func (s *stub) Model() string                        { return "stub" }
-func (s *stub) Capabilities() providers.Capabilities { return providers.Capabilities{} }
-func (s *stub) Chat(_ context.Context, req providers.Request) (*providers.Response, error) {
+func (s *stub) Name() string                   { return "sim:stub" }
+func (s *stub) Model() string                  { return "stub" }
+func (s *stub) Capabilities() llm.Capabilities { return llm.Capabilities{} }
+func (s *stub) Chat(_ context.Context, req llm.Request) (*llm.Response, error) {
 	return s.reply(s.calls.Add(1), req)
 }
 
 // answer is a reply reporting used tokens.
-func answer(used int) func(int64, providers.Request) (*providers.Response, error) {
-	return func(int64, providers.Request) (*providers.Response, error) {
-		return &providers.Response{Text: "{}", Usage: providers.Usage{PromptTokens: used / 2, CompletionTokens: used - used/2}}, nil
+func answer(used int) func(int64, llm.Request) (*llm.Response, error) {
+	return func(int64, llm.Request) (*llm.Response, error) {
+		return &llm.Response{Text: "{}", Usage: llm.Usage{PromptTokens: used / 2, CompletionTokens: used - used/2}}, nil
 	}
 }
 
@@ -41,7 +41,7 @@ func testPool(l Limits, clk *fakeClock, opts ...Option) *Pool {
 }
 
 // req200 is estimated at 200 tokens: 400 prompt characters (100) plus 100.
-var req200 = providers.Request{Messages: []providers.Message{{Role: providers.RoleUser, Content: strings.Repeat("x", 400)}}, MaxTokens: 100}
+var req200 = llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: strings.Repeat("x", 400)}}, MaxTokens: 100}
 
 // TestPacingCounts starts many calls at once and counts how many the pool
 // lets through in a span of (fake) time.
@@ -138,8 +138,8 @@ func TestTokenCorrection(t *testing.T) {
 	}
 }
 
-func throttled(class providers.ErrorClass, rl providers.RateLimit) error {
-	return &providers.Error{Provider: "sim:stub", Class: class, Status: 429, RateLimit: rl}
+func throttled(class llm.ErrorClass, rl llm.RateLimit) error {
+	return &llm.Error{Provider: "sim:stub", Class: class, Status: 429, RateLimit: rl}
 }
 
 func TestThrottlePausesPool(t *testing.T) {
@@ -151,18 +151,18 @@ func TestThrottlePausesPool(t *testing.T) {
 		want429    int64
 		want529    int64
 	}{
-		{"429 retry-after", throttled(providers.ClassRateLimited, providers.RateLimit{RetryAfter: 3 * time.Second}), 3 * time.Second, PauseRateLimited, 1, 0},
-		{"429 reset only", throttled(providers.ClassRateLimited, providers.RateLimit{ResetRequests: 2 * time.Second, ResetTokens: 1500 * time.Millisecond}), 2 * time.Second, PauseRateLimited, 1, 0},
-		{"429 reset of a known limit: until one call refills", throttled(providers.ClassRateLimited, providers.RateLimit{LimitRequests: 600, ResetRequests: time.Minute}), 100 * time.Millisecond, PauseRateLimited, 1, 0},
-		{"429 no hint", throttled(providers.ClassRateLimited, providers.RateLimit{}), DefaultPause, PauseRateLimited, 1, 0},
-		{"529 overloaded", throttled(providers.ClassOverloaded, providers.RateLimit{RetryAfter: 4 * time.Second}), 4 * time.Second, PauseOverloaded, 0, 1},
-		{"retry-after capped", throttled(providers.ClassRateLimited, providers.RateLimit{RetryAfter: time.Hour}), DefaultMaxPause, PauseRateLimited, 1, 0},
+		{"429 retry-after", throttled(llm.ClassRateLimited, llm.RateLimit{RetryAfter: 3 * time.Second}), 3 * time.Second, PauseRateLimited, 1, 0},
+		{"429 reset only", throttled(llm.ClassRateLimited, llm.RateLimit{ResetRequests: 2 * time.Second, ResetTokens: 1500 * time.Millisecond}), 2 * time.Second, PauseRateLimited, 1, 0},
+		{"429 reset of a known limit: until one call refills", throttled(llm.ClassRateLimited, llm.RateLimit{LimitRequests: 600, ResetRequests: time.Minute}), 100 * time.Millisecond, PauseRateLimited, 1, 0},
+		{"429 no hint", throttled(llm.ClassRateLimited, llm.RateLimit{}), DefaultPause, PauseRateLimited, 1, 0},
+		{"529 overloaded", throttled(llm.ClassOverloaded, llm.RateLimit{RetryAfter: 4 * time.Second}), 4 * time.Second, PauseOverloaded, 0, 1},
+		{"retry-after capped", throttled(llm.ClassRateLimited, llm.RateLimit{RetryAfter: time.Hour}), DefaultMaxPause, PauseRateLimited, 1, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := newFakeClock()
 			p := testPool(Limits{Concurrency: 4, RPM: 6000}, clk)
-			w := p.Wrap(&stub{reply: func(int64, providers.Request) (*providers.Response, error) { return nil, tc.err }})
+			w := p.Wrap(&stub{reply: func(int64, llm.Request) (*llm.Response, error) { return nil, tc.err }})
 			go func() { _, _ = w.Chat(context.Background(), req200) }()
 			eventually(t, func() bool { return clk.pending() == 1 }, "call does not wait for its request slot")
 			clk.Advance(10 * time.Millisecond) // the first request is due
@@ -227,9 +227,9 @@ func TestAIMD(t *testing.T) {
 			for i, s := range tc.steps {
 				clk.Advance(s.after)
 				if s.ok {
-					p.settle(100, &providers.Response{Usage: providers.Usage{PromptTokens: 50, CompletionTokens: 50}}, nil)
+					p.settle(100, &llm.Response{Usage: llm.Usage{PromptTokens: 50, CompletionTokens: 50}}, nil)
 				} else {
-					p.settle(100, nil, throttled(providers.ClassRateLimited, providers.RateLimit{RetryAfter: time.Second}))
+					p.settle(100, nil, throttled(llm.ClassRateLimited, llm.RateLimit{RetryAfter: time.Second}))
 				}
 				if got := p.Snapshot().EffectiveConcurrency; got != s.wantEff {
 					t.Fatalf("step %d: effective concurrency = %d, want %d", i, got, s.wantEff)
@@ -242,7 +242,7 @@ func TestAIMD(t *testing.T) {
 func TestRampAfterPause(t *testing.T) {
 	clk := newFakeClock()
 	p := testPool(Limits{Concurrency: 8, RPM: 600}, clk, WithRampUp(4*time.Second))
-	p.settle(100, nil, throttled(providers.ClassRateLimited, providers.RateLimit{RetryAfter: 2 * time.Second}))
+	p.settle(100, nil, throttled(llm.ClassRateLimited, llm.RateLimit{RetryAfter: 2 * time.Second}))
 	for _, c := range []struct {
 		at   time.Duration
 		want float64
@@ -258,47 +258,47 @@ func TestRampAfterPause(t *testing.T) {
 func TestLearnFromHeaders(t *testing.T) {
 	tests := []struct {
 		name   string
-		rl     providers.RateLimit
+		rl     llm.RateLimit
 		after  time.Duration // fake time between the call and the check
 		check  func(s Snapshot, pausedFor time.Duration) bool
 		expect string
 	}{
 		{"no requests remaining pauses until one refills",
-			providers.RateLimit{HasRequests: true, LimitRequests: 600, RemainingRequests: 0, ResetRequests: 60 * time.Second}, 0,
+			llm.RateLimit{HasRequests: true, LimitRequests: 600, RemainingRequests: 0, ResetRequests: 60 * time.Second}, 0,
 			func(s Snapshot, d time.Duration) bool {
 				return s.Paused && d == 100*time.Millisecond && s.PauseReason == PauseNoRequests && s.RateLimited == 0
 			}, "paused 100ms (one of 600 requests of a 60s bucket) for no_requests_remaining, no 429 counted"},
 		{"no tokens remaining pauses until the call's tokens refill",
-			providers.RateLimit{HasTokens: true, LimitTokens: 60000, RemainingTokens: 0, ResetTokens: 30 * time.Second}, 0,
+			llm.RateLimit{HasTokens: true, LimitTokens: 60000, RemainingTokens: 0, ResetTokens: 30 * time.Second}, 0,
 			func(s Snapshot, d time.Duration) bool {
 				return s.Paused && d == 50*time.Millisecond && s.PauseReason == PauseNoTokens
 			}, "paused 50ms (100 of 60000 tokens of a 30s bucket) for no_tokens_remaining"},
 		{"no requests remaining, limit unknown: the whole reset",
-			providers.RateLimit{HasRequests: true, RemainingRequests: 0, ResetRequests: 2 * time.Second}, 0,
+			llm.RateLimit{HasRequests: true, RemainingRequests: 0, ResetRequests: 2 * time.Second}, 0,
 			func(s Snapshot, d time.Duration) bool { return s.Paused && d == 2*time.Second },
 			"paused 2s"},
 		{"lower reported limit replaces the configured one",
-			providers.RateLimit{HasRequests: true, LimitRequests: 300, RemainingRequests: 290, ResetRequests: time.Second}, 0,
+			llm.RateLimit{HasRequests: true, LimitRequests: 300, RemainingRequests: 290, ResetRequests: time.Second}, 0,
 			func(s Snapshot, _ time.Duration) bool {
 				return s.LearnedRPM == 300 && s.Share.RPM == 300 && s.RPMNow == 300
 			},
 			"learned RPM 300"},
 		{"higher reported limit is ignored",
-			providers.RateLimit{HasRequests: true, LimitRequests: 10000, RemainingRequests: 9000, ResetRequests: time.Second}, 0,
+			llm.RateLimit{HasRequests: true, LimitRequests: 10000, RemainingRequests: 9000, ResetRequests: time.Second}, 0,
 			func(s Snapshot, _ time.Duration) bool {
 				return s.LearnedRPM == 0 && s.Share.RPM == 600 && s.RPMNow == 600
 			},
 			"configured RPM 600 kept"},
 		{"nearly empty bucket: a little under the share",
-			providers.RateLimit{HasRequests: true, LimitRequests: 600, RemainingRequests: 30, ResetRequests: 10 * time.Second}, 0,
+			llm.RateLimit{HasRequests: true, LimitRequests: 600, RemainingRequests: 30, ResetRequests: 10 * time.Second}, 0,
 			func(s Snapshot, _ time.Duration) bool { return s.RPMNow > 590.9 && s.RPMNow < 591.1 && !s.Paused },
 			"RPMNow 591 (half way to the low-water mark: 98.5%)"},
 		{"nearly empty bucket state ends at its reset",
-			providers.RateLimit{HasRequests: true, LimitRequests: 600, RemainingRequests: 1, ResetRequests: time.Millisecond}, time.Millisecond,
+			llm.RateLimit{HasRequests: true, LimitRequests: 600, RemainingRequests: 1, ResetRequests: time.Millisecond}, time.Millisecond,
 			func(s Snapshot, _ time.Duration) bool { return s.RPMNow == 600 },
 			"RPMNow 600"},
 		{"plenty remaining paces at the share",
-			providers.RateLimit{HasRequests: true, LimitRequests: 600, RemainingRequests: 500, ResetRequests: 10 * time.Second}, 0,
+			llm.RateLimit{HasRequests: true, LimitRequests: 600, RemainingRequests: 500, ResetRequests: 10 * time.Second}, 0,
 			func(s Snapshot, _ time.Duration) bool { return s.RPMNow == 600 },
 			"RPMNow 600"},
 	}
@@ -306,7 +306,7 @@ func TestLearnFromHeaders(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := newFakeClock()
 			p := testPool(Limits{Concurrency: 8, RPM: 600, TPM: 120000}, clk)
-			p.settle(100, &providers.Response{Usage: providers.Usage{PromptTokens: 60, CompletionTokens: 40}, RateLimit: tc.rl}, nil)
+			p.settle(100, &llm.Response{Usage: llm.Usage{PromptTokens: 60, CompletionTokens: 40}, RateLimit: tc.rl}, nil)
 			clk.Advance(tc.after)
 			until, _ := p.Paused()
 			if s := p.Snapshot(); !tc.check(s, until.Sub(clk.Now())) {
@@ -399,7 +399,7 @@ func TestShareFollowsMembers(t *testing.T) {
 			p := testPool(tc.limits, clk)
 			if tc.cut {
 				for range 2 {
-					p.settle(1, nil, throttled(providers.ClassRateLimited, providers.RateLimit{RetryAfter: time.Second}))
+					p.settle(1, nil, throttled(llm.ClassRateLimited, llm.RateLimit{RetryAfter: time.Second}))
 					clk.Advance(2 * time.Second)
 				}
 			}
@@ -442,7 +442,7 @@ func TestAcquireSlotCountsUnclaimedGrants(t *testing.T) {
 }
 
 func TestEstimate(t *testing.T) {
-	prompt := providers.Message{Role: providers.RoleUser, Content: strings.Repeat("x", 400)} // 100 tokens
+	prompt := llm.Message{Role: llm.RoleUser, Content: strings.Repeat("x", 400)} // 100 tokens
 	tests := []struct {
 		name      string
 		maxTokens int
@@ -458,9 +458,9 @@ func TestEstimate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := testPool(Limits{Concurrency: 1, TPM: 1000}, newFakeClock())
 			for _, c := range tc.answers {
-				p.settle(1000, &providers.Response{Usage: providers.Usage{PromptTokens: 10, CompletionTokens: c}}, nil)
+				p.settle(1000, &llm.Response{Usage: llm.Usage{PromptTokens: 10, CompletionTokens: c}}, nil)
 			}
-			if got := p.estimate(providers.Request{Messages: []providers.Message{prompt}, MaxTokens: tc.maxTokens}); got != tc.want {
+			if got := p.estimate(llm.Request{Messages: []llm.Message{prompt}, MaxTokens: tc.maxTokens}); got != tc.want {
 				t.Fatalf("estimate = %d, want %d", got, tc.want)
 			}
 		})
@@ -481,8 +481,8 @@ func TestChatCancelledWhileWaiting(t *testing.T) {
 	eventually(t, func() bool { return clk.pending() == 1 }, "call does not wait for budget")
 	cancel()
 	err := <-got
-	var pe *providers.Error
-	if !errors.As(err, &pe) || pe.Class != providers.ClassCanceled || !errors.Is(err, context.Canceled) {
+	var pe *llm.Error
+	if !errors.As(err, &pe) || pe.Class != llm.ClassCanceled || !errors.Is(err, context.Canceled) {
 		t.Fatalf("error = %v, want a providers.Error of class canceled wrapping context.Canceled", err)
 	}
 	if prov.calls.Load() != 0 {
@@ -502,19 +502,19 @@ func TestChatCancelledWhileWaiting(t *testing.T) {
 // TestIdleJitter: a call finding its pool idle waits a random part of one
 // interval, unless the provider last reported plenty remaining.
 func TestIdleJitter(t *testing.T) {
-	little := &providers.RateLimit{HasRequests: true, LimitRequests: 60, RemainingRequests: 2, ResetRequests: time.Minute}
+	little := &llm.RateLimit{HasRequests: true, LimitRequests: 60, RemainingRequests: 2, ResetRequests: time.Minute}
 	tests := []struct {
 		name     string
-		reported *providers.RateLimit // before the pool goes idle; nil: nothing
-		idle     time.Duration        // since the previous call (one at the start)
-		want     time.Duration        // with the random draw fixed at one half
+		reported *llm.RateLimit // before the pool goes idle; nil: nothing
+		idle     time.Duration  // since the previous call (one at the start)
+		want     time.Duration  // with the random draw fixed at one half
 	}{
 		{"nothing reported yet", nil, 5 * time.Second, 500 * time.Millisecond},
 		// Little remaining also slows the pace to 98% (headerFactor): half of
 		// an interval of 1/0.98 s is 510.204081ms.
 		{"little remaining", little, 5 * time.Second, 510204081},
-		{"plenty remaining", &providers.RateLimit{HasRequests: true, LimitRequests: 60, RemainingRequests: 50, ResetRequests: time.Minute}, 5 * time.Second, 0},
-		{"little remaining, but the reset has passed", &providers.RateLimit{HasRequests: true, LimitRequests: 60, RemainingRequests: 2, ResetRequests: 2 * time.Second}, 5 * time.Second, 0},
+		{"plenty remaining", &llm.RateLimit{HasRequests: true, LimitRequests: 60, RemainingRequests: 50, ResetRequests: time.Minute}, 5 * time.Second, 0},
+		{"little remaining, but the reset has passed", &llm.RateLimit{HasRequests: true, LimitRequests: 60, RemainingRequests: 2, ResetRequests: 2 * time.Second}, 5 * time.Second, 0},
 		{"busy: the previous call was under two intervals ago", little, 1500 * time.Millisecond, 0},
 	}
 	for _, tc := range tests {
@@ -529,7 +529,7 @@ func TestIdleJitter(t *testing.T) {
 			eventually(t, func() bool { return len(got) == 1 }, "first call not done")
 			<-got
 			if tc.reported != nil {
-				p.settle(10, &providers.Response{RateLimit: *tc.reported}, nil)
+				p.settle(10, &llm.Response{RateLimit: *tc.reported}, nil)
 			}
 			clk.Advance(tc.idle) // the request bucket is full again
 			go func() { _, err := w.Chat(context.Background(), req200); got <- err }()

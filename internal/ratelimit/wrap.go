@@ -6,9 +6,9 @@ import (
 	"math"
 	"time"
 
-	"golang.org/x/time/rate"
+	"github.com/extractq/extractq/llm"
 
-	"github.com/extractq/extractq/internal/providers"
+	"golang.org/x/time/rate"
 )
 
 // Wrap returns p paced by the pool: every Chat first waits out any pause and
@@ -17,22 +17,22 @@ import (
 // reported rate-limit state. A 429 or 529
 // pauses the whole pool. Wrap does not take a job slot: the worker holds one
 // for the whole job (AcquireSlot).
-func (p *Pool) Wrap(inner providers.Provider) providers.Provider {
+func (p *Pool) Wrap(inner llm.Provider) llm.Provider {
 	return &paced{pool: p, inner: inner}
 }
 
 type paced struct {
 	pool  *Pool
-	inner providers.Provider
+	inner llm.Provider
 }
 
-func (w *paced) Name() string                         { return w.inner.Name() }
-func (w *paced) Model() string                        { return w.inner.Model() }
-func (w *paced) Capabilities() providers.Capabilities { return w.inner.Capabilities() }
-func (w *paced) Chat(ctx context.Context, req providers.Request) (*providers.Response, error) {
+func (w *paced) Name() string                   { return w.inner.Name() }
+func (w *paced) Model() string                  { return w.inner.Model() }
+func (w *paced) Capabilities() llm.Capabilities { return w.inner.Capabilities() }
+func (w *paced) Chat(ctx context.Context, req llm.Request) (*llm.Response, error) {
 	est := w.pool.estimate(req)
 	if err := w.pool.reserve(ctx, est); err != nil {
-		return nil, &providers.Error{Provider: w.inner.Name(), Class: providers.ClassCanceled, Message: "waiting for rate-limit budget", Err: err}
+		return nil, &llm.Error{Provider: w.inner.Name(), Class: llm.ClassCanceled, Message: "waiting for rate-limit budget", Err: err}
 	}
 	resp, err := w.inner.Chat(ctx, req)
 	w.pool.settle(est, resp, err)
@@ -45,7 +45,7 @@ func (w *paced) Chat(ctx context.Context, req providers.Request) (*providers.Res
 // never above MaxTokens. Reserving every call's whole MaxTokens would leave
 // most of a token budget idle while calls are in flight (answers are usually
 // far shorter); the reported usage corrects the estimate either way.
-func (p *Pool) estimate(req providers.Request) int {
+func (p *Pool) estimate(req llm.Request) int {
 	chars := 0
 	for _, m := range req.Messages {
 		chars += len(m.Content)
@@ -189,7 +189,7 @@ func (p *Pool) waitPause(ctx context.Context) error {
 
 // settle corrects the token estimate with the reported usage, learns from
 // the reported rate-limit state and adapts to the outcome.
-func (p *Pool) settle(est int, resp *providers.Response, err error) {
+func (p *Pool) settle(est int, resp *llm.Response, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.clock.Now()
@@ -213,16 +213,16 @@ func (p *Pool) settle(est int, resp *providers.Response, err error) {
 		p.succeededLocked()
 		return
 	}
-	var pe *providers.Error
+	var pe *llm.Error
 	if !errors.As(err, &pe) {
 		return
 	}
 	p.learnLocked(now, pe.RateLimit, est)
 	switch pe.Class {
-	case providers.ClassRateLimited:
+	case llm.ClassRateLimited:
 		p.rateLimited++
 		p.throttledLocked(now, pe, est, PauseRateLimited)
-	case providers.ClassOverloaded:
+	case llm.ClassOverloaded:
 		p.overloaded++
 		p.throttledLocked(now, pe, est, PauseOverloaded)
 	}
@@ -253,7 +253,7 @@ func (p *Pool) correctTokensLocked(now time.Time, est, used int) {
 // (headerFactor); nothing remaining pauses the pool until the provider's
 // bucket, refilling at (limit-remaining)/reset, holds one call for every
 // member of the fleet.
-func (p *Pool) learnLocked(now time.Time, rl providers.RateLimit, est int) {
+func (p *Pool) learnLocked(now time.Time, rl llm.RateLimit, est int) {
 	if rl.HasRequests {
 		if l := rl.LimitRequests; l > 0 && l < p.limits.RPM && l != p.learnedRPM {
 			p.learnedRPM = l
@@ -291,7 +291,7 @@ func refillTime(reset time.Duration, limit, need int) time.Duration {
 // else DefaultPause), then ramp back up; a repeat within aimdWindow halves
 // the effective concurrency. 429s from calls already in flight when the
 // pause began belong to the same event.
-func (p *Pool) throttledLocked(now time.Time, pe *providers.Error, est int, reason string) {
+func (p *Pool) throttledLocked(now time.Time, pe *llm.Error, est int, reason string) {
 	if now.Before(p.pausedUntil) && (p.pauseReason == PauseRateLimited || p.pauseReason == PauseOverloaded) {
 		return
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/extractq/extractq/llm"
+
 	"github.com/extractq/extractq/internal/fakeprovider"
 	"github.com/extractq/extractq/internal/providers"
 )
@@ -40,11 +42,11 @@ func BenchmarkAttempt(b *testing.B) {
 	for _, tc := range []struct {
 		name string
 		bad  bool
-		want AttemptClass
-	}{{"repaired-valid", false, ClassNone}, {"invalid-with-feedback", true, ClassSchema}} {
+		want llm.AttemptClass
+	}{{"repaired-valid", false, llm.ClassNone}, {"invalid-with-feedback", true, llm.ClassSchema}} {
 		b.Run(tc.name, func(b *testing.B) {
-			resp := &providers.Response{Text: answer2KB(tc.bad), FinishReason: providers.FinishStop}
-			data := promptData(document, s, SchemaInExample, providers.ModeText)
+			resp := &llm.Response{Text: answer2KB(tc.bad), FinishReason: llm.FinishStop}
+			data := promptData(document, s, SchemaInExample, llm.ModeText)
 			fb := feedbackTemplates[cfg.Feedback]
 			if ev := evaluate(resp, s, &cfg); ev.class != tc.want {
 				b.Fatalf("class %q, want %q: %s", ev.class, tc.want, ev.problem)
@@ -53,7 +55,7 @@ func BenchmarkAttempt(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				ev := evaluate(resp, s, &cfg)
-				if ev.class != ClassNone {
+				if ev.class != llm.ClassNone {
 					data.Errors, data.Violations, data.Previous = ev.problem, ev.violations, resp.Text
 					if _, err := render(fb, data); err != nil {
 						b.Fatal(err)
@@ -71,7 +73,7 @@ func BenchmarkAttempt(b *testing.B) {
 // both history policies see the same model.
 func faultyModel(seed uint64) fakeprovider.Responder {
 	rng := rand.New(rand.NewPCG(seed, 7))
-	return func(int, providers.Request) fakeprovider.Reply {
+	return func(int, llm.Request) fakeprovider.Reply {
 		if rng.Float64() >= 0.6 {
 			return fakeprovider.Text(answer2KB(false))
 		}
@@ -103,7 +105,7 @@ func BenchmarkHistoryTokens(b *testing.B) {
 			cfg.History = h
 			res, _ := Run(context.Background(), fakeprovider.New(nil, fakeprovider.WithResponder(faultyModel(seed))), doc, s, cfg)
 			tokens[h] += res.Usage.Total()
-			if res.Outcome == OutcomeOK {
+			if res.Outcome == llm.OutcomeOK {
 				valid[h]++
 			}
 		}
@@ -145,7 +147,7 @@ func BenchmarkHistoryTokensSim(b *testing.B) {
 			}
 			tokens[h] += res.Usage.Total()
 			calls[h] += res.Calls()
-			if res.Outcome == OutcomeOK {
+			if res.Outcome == llm.OutcomeOK {
 				valid[h]++
 			}
 		}

@@ -9,8 +9,9 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/extractq/extractq/llm"
+
 	"github.com/extractq/extractq/internal/jsonx"
-	"github.com/extractq/extractq/internal/providers"
 )
 
 // Feedback is how a re-ask tells the model what was wrong.
@@ -143,7 +144,7 @@ type Config struct {
 	SchemaIn SchemaIn
 	// Mode asks the provider for structured output (default ModeAuto: the
 	// strongest mode the provider supports).
-	Mode providers.Mode
+	Mode llm.Mode
 	// Temperature is sent with every call (default 0: extraction wants the
 	// most likely reading, not variety).
 	Temperature float64
@@ -190,7 +191,7 @@ func DefaultConfig() Config {
 		MaxReasks:            3,
 		Feedback:             FeedbackReflect,
 		SchemaIn:             SchemaInAuto,
-		Mode:                 providers.ModeAuto,
+		Mode:                 llm.ModeAuto,
 		History:              HistoryLast,
 		Transport:            DefaultTransport(),
 		Repair:               jsonx.PolicyCoerce,
@@ -284,7 +285,7 @@ func (c Config) normalized() (Config, error) {
 		return bad("jitter %q is unknown; use full or none", c.Transport.Jitter)
 	}
 	switch c.Mode {
-	case providers.ModeAuto, providers.ModeText, providers.ModeJSON, providers.ModeStrict, providers.ModeTools:
+	case llm.ModeAuto, llm.ModeText, llm.ModeJSON, llm.ModeStrict, llm.ModeTools:
 	default:
 		return bad("mode %q is unknown; use auto, text, json, strict or tools", c.Mode)
 	}

@@ -7,17 +7,18 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/extractq/extractq/llm"
+
 	"github.com/extractq/extractq/internal/jsonx"
-	"github.com/extractq/extractq/internal/providers"
 	"github.com/extractq/extractq/schema"
 )
 
 // evaluation is what became of one answer: a valid value (class none) or
 // why not, with the text that tells the model.
 type evaluation struct {
-	class      AttemptClass
+	class      llm.AttemptClass
 	value      json.RawMessage // the chosen candidate after repairs, valid or not
-	repairs    []jsonx.Repair
+	repairs    []llm.Repair
 	violations []schema.Violation
 	reason     string // the model's reason, class refusal
 	problem    string // what was wrong, for the feedback (.Errors)
@@ -35,18 +36,18 @@ const maxCoerceRounds = 3
 // evaluate is the engine's own work on one answer: find the JSON, repair it,
 // validate it, coerce it if allowed, pick the best candidate and describe
 // what is wrong. It does no I/O.
-func evaluate(resp *providers.Response, s *schema.Schema, cfg *Config) evaluation {
+func evaluate(resp *llm.Response, s *schema.Schema, cfg *Config) evaluation {
 	switch {
 	case resp.Refusal != "":
 		return refusal(resp.Refusal)
-	case resp.FinishReason == providers.FinishRefusal:
+	case resp.FinishReason == llm.FinishRefusal:
 		return refusal(firstLine(resp.Text, "the model refused"))
-	case resp.FinishReason == providers.FinishContentFilter:
+	case resp.FinishReason == llm.FinishContentFilter:
 		return refusal("the provider's content filter stopped the answer")
-	case resp.FinishReason == providers.FinishLength:
+	case resp.FinishReason == llm.FinishLength:
 		// Never accepted even if a repaired prefix validates: a cut-off
 		// answer may have silently lost fields or array items.
-		return evaluation{class: ClassTruncated, problem: problemTruncated}
+		return evaluation{class: llm.ClassTruncated, problem: problemTruncated}
 	}
 
 	cands := jsonx.Find(resp.Text, cfg.Repair)
@@ -70,9 +71,9 @@ func evaluate(resp *providers.Response, s *schema.Schema, cfg *Config) evaluatio
 			continue
 		}
 		vs := s.Validate(v)
-		ev := evaluation{class: ClassSchema, value: doc, repairs: c.Repairs, violations: vs}
+		ev := evaluation{class: llm.ClassSchema, value: doc, repairs: c.Repairs, violations: vs}
 		if len(vs) == 0 {
-			ev.class = ClassNone
+			ev.class = llm.ClassNone
 			return ev
 		}
 		decoded = append(decoded, candidate{doc: doc, repairs: c.Repairs, vs: vs})
@@ -98,12 +99,12 @@ func evaluate(resp *providers.Response, s *schema.Schema, cfg *Config) evaluatio
 	case refusalOpening.MatchString(resp.Text):
 		return refusal(firstLine(resp.Text, "the model refused"))
 	}
-	return evaluation{class: ClassNoJSON, problem: problemNoJSON}
+	return evaluation{class: llm.ClassNoJSON, problem: problemNoJSON}
 }
 
 type candidate struct {
 	doc     []byte
-	repairs []jsonx.Repair
+	repairs []llm.Repair
 	vs      []schema.Violation
 }
 
@@ -122,16 +123,16 @@ func coerce(c candidate, s *schema.Schema) (evaluation, bool) {
 			break
 		}
 		doc, vs = out, s.Validate(v)
-		repairs = append(append([]jsonx.Repair(nil), repairs...), rs...)
+		repairs = append(append([]llm.Repair(nil), repairs...), rs...)
 		if len(vs) == 0 {
-			return evaluation{class: ClassNone, value: doc, repairs: repairs}, true
+			return evaluation{class: llm.ClassNone, value: doc, repairs: repairs}, true
 		}
 	}
-	return evaluation{class: ClassSchema, value: doc, repairs: repairs, violations: vs}, false
+	return evaluation{class: llm.ClassSchema, value: doc, repairs: repairs, violations: vs}, false
 }
 
 func refusal(reason string) evaluation {
-	return evaluation{class: ClassRefusal, reason: reason, problem: problemRefusal(reason)}
+	return evaluation{class: llm.ClassRefusal, reason: reason, problem: problemRefusal(reason)}
 }
 
 // refusalOpening recognises a plain-text refusal. It is consulted only when

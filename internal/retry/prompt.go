@@ -8,7 +8,8 @@ import (
 	"text/template"
 	"unicode/utf8"
 
-	"github.com/extractq/extractq/internal/providers"
+	"github.com/extractq/extractq/llm"
+
 	"github.com/extractq/extractq/schema"
 )
 
@@ -30,14 +31,14 @@ type PromptData struct {
 	// built; SchemaIn is then schema).
 	Example string
 	// Mode is the resolved mode of every call.
-	Mode providers.Mode
+	Mode llm.Mode
 
 	// The fields below are set for the feedback of a re-ask.
 
 	// Attempt is the number of the attempt that failed (1-based).
 	Attempt int
 	// Class is why it failed: schema, no_json, truncated or refusal.
-	Class AttemptClass
+	Class llm.AttemptClass
 	// Errors says what was wrong, ready to send: the violation list (pointer,
 	// expected, got; deduplicated and bounded) or the truncation, missing
 	// JSON or refusal notice.
@@ -136,16 +137,16 @@ type turn struct{ answer, feedback string }
 
 // messages builds the conversation for the next call under the history
 // policy: HistoryLast keeps only the last turn, so its size is bounded.
-func messages(system, task string, turns []turn, h History) []providers.Message {
+func messages(system, task string, turns []turn, h History) []llm.Message {
 	if h == HistoryLast && len(turns) > 1 {
 		turns = turns[len(turns)-1:]
 	}
-	msgs := make([]providers.Message, 0, 2+2*len(turns))
-	msgs = append(msgs, providers.Message{Role: providers.RoleSystem, Content: system},
-		providers.Message{Role: providers.RoleUser, Content: task})
+	msgs := make([]llm.Message, 0, 2+2*len(turns))
+	msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: system},
+		llm.Message{Role: llm.RoleUser, Content: task})
 	for _, t := range turns {
-		msgs = append(msgs, providers.Message{Role: providers.RoleAssistant, Content: t.answer},
-			providers.Message{Role: providers.RoleUser, Content: t.feedback})
+		msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: t.answer},
+			llm.Message{Role: llm.RoleUser, Content: t.feedback})
 	}
 	return msgs
 }
@@ -153,9 +154,9 @@ func messages(system, task string, turns []turn, h History) []providers.Message 
 // previousForHistory is the failed answer as resent in the conversation. A
 // cut-off answer is shortened: the model cannot continue it, and resending
 // all of it would pay for the same overflow again.
-func previousForHistory(raw string, class AttemptClass) string {
+func previousForHistory(raw string, class llm.AttemptClass) string {
 	const keep = 600
-	if class == ClassTruncated && len(raw) > keep {
+	if class == llm.ClassTruncated && len(raw) > keep {
 		cut := keep
 		for cut > 0 && !utf8.RuneStart(raw[cut]) {
 			cut--
@@ -178,7 +179,7 @@ const (
 	budgetAnswerCap  = 4096 // the answer cap a budget implies when MaxTokens is 0
 )
 
-func estimateTokens(msgs []providers.Message) int {
+func estimateTokens(msgs []llm.Message) int {
 	n := 0
 	for _, m := range msgs {
 		n += (len(m.Content)+bytesPerToken-1)/bytesPerToken + tokensPerMessage
@@ -186,7 +187,7 @@ func estimateTokens(msgs []providers.Message) int {
 	return n
 }
 
-func promptChars(msgs []providers.Message) int {
+func promptChars(msgs []llm.Message) int {
 	n := 0
 	for _, m := range msgs {
 		n += len(m.Content)

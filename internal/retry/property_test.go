@@ -8,9 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/extractq/extractq/llm"
+
 	"github.com/extractq/extractq/internal/fakeprovider"
 	"github.com/extractq/extractq/internal/jsonx"
-	"github.com/extractq/extractq/internal/providers"
 )
 
 // randomReply is one of the answers and failures real models and APIs give.
@@ -37,12 +38,12 @@ func randomReply(rng *rand.Rand) fakeprovider.Reply {
 	case 9:
 		return fakeprovider.Refused("cannot help")
 	case 10:
-		return fakeprovider.Fail(providers.ClassRateLimited, time.Duration(rng.IntN(3))*time.Second)
+		return fakeprovider.Fail(llm.ClassRateLimited, time.Duration(rng.IntN(3))*time.Second)
 	case 11:
-		return fakeprovider.Fail([]providers.ErrorClass{providers.ClassServer, providers.ClassOverloaded, providers.ClassTimeout, providers.ClassNetwork}[rng.IntN(4)], 0)
+		return fakeprovider.Fail([]llm.ErrorClass{llm.ClassServer, llm.ClassOverloaded, llm.ClassTimeout, llm.ClassNetwork}[rng.IntN(4)], 0)
 	default:
 		if rng.IntN(4) == 0 { // fatal errors are rarer, or few runs would go far
-			return fakeprovider.Fail([]providers.ErrorClass{providers.ClassAuth, providers.ClassInvalidRequest, providers.ClassQuota}[rng.IntN(3)], 0)
+			return fakeprovider.Fail([]llm.ErrorClass{llm.ClassAuth, llm.ClassInvalidRequest, llm.ClassQuota}[rng.IntN(3)], 0)
 		}
 		return fakeprovider.Text(validAnswer[:len(validAnswer)-1]) // unclosed: repairable
 	}
@@ -71,12 +72,12 @@ func randomConfig(rng *rand.Rand, sl *sleeps) Config {
 func TestPropertyNeverInvalid(t *testing.T) {
 	s := mustSchema(t, invoiceSchema)
 	const runs = 3000
-	outcomes := map[Outcome]int{}
+	outcomes := map[llm.Outcome]int{}
 	for i := range runs {
 		rng := rand.New(rand.NewPCG(uint64(i), 42))
 		sl := &sleeps{}
 		cfg := randomConfig(rng, sl)
-		p := fakeprovider.New(nil, fakeprovider.WithResponder(func(int, providers.Request) fakeprovider.Reply { return randomReply(rng) }))
+		p := fakeprovider.New(nil, fakeprovider.WithResponder(func(int, llm.Request) fakeprovider.Reply { return randomReply(rng) }))
 		res, err := Run(context.Background(), p, document, s, cfg)
 		fail := func(format string, a ...any) {
 			t.Helper()
@@ -87,7 +88,7 @@ func TestPropertyNeverInvalid(t *testing.T) {
 		}
 		outcomes[res.Outcome]++
 		// Only a valid value or an error, never an invalid value.
-		if res.Outcome == OutcomeOK {
+		if res.Outcome == llm.OutcomeOK {
 			if err != nil {
 				fail("ok with error %v", err)
 			}
@@ -98,8 +99,8 @@ func TestPropertyNeverInvalid(t *testing.T) {
 			if res.Value != nil {
 				fail("failed result carries a value")
 			}
-			var e *Error
-			if !errors.As(err, &e) || !errors.Is(err, sentinel(res.Outcome)) || e.Error() == "" {
+			var e *llm.ExtractionError
+			if !errors.As(err, &e) || !errors.Is(err, res.Outcome.Err()) || e.Error() == "" {
 				fail("outcome %s with error %v", res.Outcome, err)
 			}
 		}
@@ -107,7 +108,7 @@ func TestPropertyNeverInvalid(t *testing.T) {
 		if res.Calls() > cfg.MaxReasks+1 {
 			fail("%d calls with %d re-asks", res.Calls(), cfg.MaxReasks)
 		}
-		if res.Outcome == OutcomeExhausted && res.Calls() != cfg.MaxReasks+1 {
+		if res.Outcome == llm.OutcomeExhausted && res.Calls() != cfg.MaxReasks+1 {
 			fail("exhausted after %d calls", res.Calls())
 		}
 		// Never more transport retries than configured; every retry paused
@@ -132,7 +133,7 @@ func TestPropertyNeverInvalid(t *testing.T) {
 	}
 	// The random mix must reach every outcome the fake can produce, or the
 	// property was checked on too narrow a sample.
-	for _, o := range []Outcome{OutcomeOK, OutcomeExhausted, OutcomeUnextractable, OutcomeBudgetExceeded, OutcomeFatal, OutcomeTransport} {
+	for _, o := range []llm.Outcome{llm.OutcomeOK, llm.OutcomeExhausted, llm.OutcomeUnextractable, llm.OutcomeBudgetExceeded, llm.OutcomeFatal, llm.OutcomeTransport} {
 		if outcomes[o] == 0 {
 			t.Errorf("no run ended %s: %v", o, outcomes)
 		}

@@ -3,74 +3,22 @@ package retry
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 
-	"github.com/extractq/extractq/internal/providers"
+	"github.com/extractq/extractq/llm"
+
 	"github.com/extractq/extractq/schema"
 )
-
-// Result is everything one extraction produced.
-type Result struct {
-	// Value is the schema-valid value; set only when Outcome is OutcomeOK,
-	// and then it always validated against the caller's schema.
-	Value   json.RawMessage `json:"value,omitempty"`
-	Outcome Outcome         `json:"outcome"`
-	// Reason is one readable paragraph saying why, when Outcome is not ok.
-	Reason   string    `json:"reason,omitempty"`
-	Attempts []Attempt `json:"attempts"`
-	// Usage is summed over every call.
-	Usage    providers.Usage `json:"usage"`
-	Provider string          `json:"provider"`
-	Model    string          `json:"model"`
-	Mode     providers.Mode  `json:"mode"`
-	// RetryAfter is the wait the provider asked for when transport retries
-	// ran out (OutcomeTransport): the delay to reschedule the job with.
-	RetryAfter time.Duration `json:"retry_after_ns,omitempty"`
-	// Cause is the underlying error: the provider's *providers.Error for
-	// fatal and transport outcomes, the context's error for canceled.
-	Cause error `json:"-"`
-}
-
-// Repairs counts the local repairs over every attempt.
-func (r *Result) Repairs() int {
-	n := 0
-	for _, a := range r.Attempts {
-		n += len(a.Repairs)
-	}
-	return n
-}
-
-// Calls counts the answered-or-failed calls the model was asked for, not
-// counting transport retries: at most MaxReasks+1.
-func (r *Result) Calls() int {
-	n := 0
-	for _, a := range r.Attempts {
-		if a.Class != ClassBudget {
-			n++
-		}
-	}
-	return n
-}
-
-// Decode unmarshals Value into v; it fails when the extraction did not
-// succeed.
-func (r *Result) Decode(v any) error {
-	if r.Outcome != OutcomeOK {
-		return &Error{Result: r}
-	}
-	return json.Unmarshal(r.Value, v)
-}
 
 // Run extracts s from document with p: it asks, validates, and re-asks with
 // feedback until the answer is valid or a budget is spent. It returns the
 // Result and a nil error on OutcomeOK; otherwise the Result and an *Error
 // carrying it. Only a wrong Config, provider or schema gives a nil Result
 // (the error matches ErrConfig).
-func Run(ctx context.Context, p providers.Provider, document string, s *schema.Schema, cfg Config) (*Result, error) {
+func Run(ctx context.Context, p llm.Provider, document string, s *schema.Schema, cfg Config) (*llm.Result, error) {
 	cfg, err := cfg.normalized()
 	if err != nil {
 		return nil, err
@@ -109,16 +57,16 @@ func Run(ctx context.Context, p providers.Provider, document string, s *schema.S
 	}
 
 	e := &engine{cfg: &cfg, p: p}
-	r := &Result{Provider: p.Name(), Model: p.Model(), Mode: mode}
+	r := &llm.Result{Provider: p.Name(), Model: p.Model(), Mode: mode}
 	var turns []turn
 	maxAttempts := cfg.MaxReasks + 1
 	for n := 1; n <= maxAttempts; n++ {
 		if err := ctx.Err(); err != nil {
-			return r.end(OutcomeCanceled, err, "canceled before attempt %d: %v", n, context.Cause(ctx))
+			return end(r, llm.OutcomeCanceled, err, "canceled before attempt %d: %v", n, context.Cause(ctx))
 		}
 		msgs := messages(system, task, turns, cfg.History)
-		a := Attempt{N: n, Provider: r.Provider, Model: r.Model, Mode: mode, StartedAt: cfg.Now(), PromptChars: promptChars(msgs)}
-		req := providers.Request{
+		a := llm.Attempt{N: n, Provider: r.Provider, Model: r.Model, Mode: mode, StartedAt: cfg.Now(), PromptChars: promptChars(msgs)}
+		req := llm.Request{
 			Messages: msgs, Mode: mode, Schema: s, SchemaName: s.Name(),
 			Temperature: cfg.Temperature, MaxTokens: cfg.MaxTokens, Timeout: cfg.CallTimeout,
 		}
@@ -132,37 +80,37 @@ func Run(ctx context.Context, p providers.Provider, document string, s *schema.S
 				answer = min(left-est, budgetAnswerCap)
 			}
 			if est+answer > left || answer < minAnswerTokens {
-				a.Class, a.Error = ClassBudget, "not sent: token budget exceeded"
+				a.Class, a.Error = llm.ClassBudget, "not sent: token budget exceeded"
 				r.Attempts = append(r.Attempts, a)
-				return r.end(OutcomeBudgetExceeded, nil,
+				return end(r, llm.OutcomeBudgetExceeded, nil,
 					"token budget exceeded: attempt %d needs about %d tokens (prompt ~%d + answer up to %d) but %d of %d remain; raise the token budget or shorten the document%s",
-					n, est+max(answer, minAnswerTokens), est, max(answer, minAnswerTokens), left, cfg.TokenBudget, r.history())
+					n, est+max(answer, minAnswerTokens), est, max(answer, minAnswerTokens), left, cfg.TokenBudget, history(r))
 			}
 			req.MaxTokens = answer
 		}
 
 		resp, cerr := e.call(ctx, req, &a)
 		if cerr != nil {
-			a.Class, a.Error = AttemptClass(cerr.class), cerr.err.Error()
+			a.Class, a.Error = llm.AttemptClass(cerr.class), cerr.err.Error()
 			r.Attempts = append(r.Attempts, a)
 			r.RetryAfter = cerr.retryAfter
-			return r.end(cerr.outcome, cerr.err, "%s", cerr.describe(n, a.TransportRetries))
+			return end(r, cerr.outcome, cerr.err, "%s", cerr.describe(n, a.TransportRetries))
 		}
 		a.Usage, a.FinishReason, a.Raw = resp.Usage, resp.FinishReason, resp.Text
 		r.Usage = r.Usage.Add(resp.Usage)
 		ev := evaluate(resp, s, &cfg)
 		a.Value, a.Repairs, a.Violations, a.Class = ev.value, ev.repairs, ev.violations, ev.class
-		if ev.class == ClassRefusal {
+		if ev.class == llm.ClassRefusal {
 			a.Error = ev.reason
 		}
 		r.Attempts = append(r.Attempts, a)
 
 		switch {
-		case ev.class == ClassNone:
-			r.Value, r.Outcome = ev.value, OutcomeOK
+		case ev.class == llm.ClassNone:
+			r.Value, r.Outcome = ev.value, llm.OutcomeOK
 			return r, nil
-		case ev.class == ClassRefusal && cfg.BreakOnUnextractable:
-			return r.end(OutcomeUnextractable, nil, "unextractable: %s (attempt %d); no re-ask, as the model says the data is not there",
+		case ev.class == llm.ClassRefusal && cfg.BreakOnUnextractable:
+			return end(r, llm.OutcomeUnextractable, nil, "unextractable: %s (attempt %d); no re-ask, as the model says the data is not there",
 				quoteReason(ev.reason), n)
 		case n == maxAttempts:
 			continue // no feedback is needed after the last attempt
@@ -170,21 +118,21 @@ func Run(ctx context.Context, p providers.Provider, document string, s *schema.S
 		data.Attempt, data.Class, data.Errors, data.Violations, data.Previous = n, ev.class, ev.problem, ev.violations, resp.Text
 		fb, err := render(fbT, data)
 		if err != nil { // the template passed a dry run but fails on this data
-			return r.end(OutcomeFatal, err, "feedback template failed after attempt %d: %v", n, err)
+			return end(r, llm.OutcomeFatal, err, "feedback template failed after attempt %d: %v", n, err)
 		}
 		turns = append(turns, turn{answer: previousForHistory(resp.Text, ev.class), feedback: fb})
 	}
-	return r.end(OutcomeExhausted, nil, "%s", r.exhausted())
+	return end(r, llm.OutcomeExhausted, nil, "%s", exhausted(r))
 }
 
 // resolveMode turns ModeAuto into the provider's strongest mode and checks
 // an explicit mode against the provider's capabilities. Text always works.
-func resolveMode(m providers.Mode, p providers.Provider) (providers.Mode, error) {
+func resolveMode(m llm.Mode, p llm.Provider) (llm.Mode, error) {
 	caps := p.Capabilities()
 	switch {
-	case m == providers.ModeAuto:
+	case m == llm.ModeAuto:
 		return caps.Auto(), nil
-	case m == providers.ModeText || caps.Supports(m):
+	case m == llm.ModeText || caps.Supports(m):
 		return m, nil
 	}
 	return "", fmt.Errorf("%w: provider %s does not support mode %s (it supports %v); use mode auto", ErrConfig, p.Name(), m, caps.Modes)
@@ -192,10 +140,10 @@ func resolveMode(m providers.Mode, p providers.Provider) (providers.Mode, error)
 
 // promptData prepares what the templates show: the schema, an example
 // when placed as one, and the document's fence.
-func promptData(document string, s *schema.Schema, in SchemaIn, mode providers.Mode) *PromptData {
+func promptData(document string, s *schema.Schema, in SchemaIn, mode llm.Mode) *PromptData {
 	if in == SchemaInAuto {
 		in = SchemaInExample
-		if mode == providers.ModeStrict || mode == providers.ModeTools {
+		if mode == llm.ModeStrict || mode == llm.ModeTools {
 			in = SchemaInNone
 		}
 	}
@@ -215,13 +163,13 @@ func promptData(document string, s *schema.Schema, in SchemaIn, mode providers.M
 // engine holds what every call of one Run shares.
 type engine struct {
 	cfg *Config
-	p   providers.Provider
+	p   llm.Provider
 }
 
 // callError is a call that produced no answer.
 type callError struct {
-	outcome    Outcome
-	class      providers.ErrorClass
+	outcome    llm.Outcome
+	class      llm.ErrorClass
 	err        error
 	cause      error // context.Cause of a cancellation
 	retryAfter time.Duration
@@ -234,14 +182,14 @@ func canceled(ctx context.Context) *callError {
 	if err == nil { // a Sleeper that failed on its own
 		err = context.Canceled
 	}
-	return &callError{outcome: OutcomeCanceled, class: providers.ClassCanceled, err: err, cause: context.Cause(ctx)}
+	return &callError{outcome: llm.OutcomeCanceled, class: llm.ClassCanceled, err: err, cause: context.Cause(ctx)}
 }
 
 func (c *callError) describe(n, retries int) string {
 	switch c.outcome {
-	case OutcomeCanceled:
+	case llm.OutcomeCanceled:
 		return fmt.Sprintf("canceled during attempt %d: %v", n, cmp.Or(c.cause, c.err))
-	case OutcomeFatal:
+	case llm.OutcomeFatal:
 		return fmt.Sprintf("fatal provider error on attempt %d, not retried: %v; fix the credentials, model or request and run again", n, c.err)
 	}
 	msg := fmt.Sprintf("provider unavailable: attempt %d failed %d %s (%d transport %s); last: %v",
@@ -255,7 +203,7 @@ func (c *callError) describe(n, retries int) string {
 // call makes one attempt's call, retrying transport failures with
 // exponential backoff and jitter (Retry-After honoured) without spending a
 // re-ask. It records retries and latency on a.
-func (e *engine) call(ctx context.Context, req providers.Request, a *Attempt) (*providers.Response, *callError) {
+func (e *engine) call(ctx context.Context, req llm.Request, a *llm.Attempt) (*llm.Response, *callError) {
 	t := e.cfg.Transport
 	for retry := 0; ; retry++ {
 		a.TransportRetries = retry
@@ -273,21 +221,21 @@ func (e *engine) call(ctx context.Context, req providers.Request, a *Attempt) (*
 		if ctx.Err() != nil {
 			return nil, canceled(ctx)
 		}
-		var pe *providers.Error
+		var pe *llm.Error
 		if !errors.As(err, &pe) {
 			if errors.Is(err, context.DeadlineExceeded) { // our CallTimeout
-				pe = &providers.Error{Provider: e.p.Name(), Class: providers.ClassTimeout, Message: "call timed out after " + e.cfg.CallTimeout.String(), Err: err}
+				pe = &llm.Error{Provider: e.p.Name(), Class: llm.ClassTimeout, Message: "call timed out after " + e.cfg.CallTimeout.String(), Err: err}
 			} else { // a Provider outside this module broke the contract: do not guess
-				pe = &providers.Error{Provider: e.p.Name(), Class: providers.ClassBadResponse, Err: err}
-				return nil, &callError{outcome: OutcomeFatal, class: pe.Class, err: pe}
+				pe = &llm.Error{Provider: e.p.Name(), Class: llm.ClassBadResponse, Err: err}
+				return nil, &callError{outcome: llm.OutcomeFatal, class: pe.Class, err: pe}
 			}
 		}
 		if !pe.Retryable() {
-			return nil, &callError{outcome: OutcomeFatal, class: pe.Class, err: pe}
+			return nil, &callError{outcome: llm.OutcomeFatal, class: pe.Class, err: pe}
 		}
 		ra := pe.RateLimit.RetryAfter
 		if retry == t.Retries || ra > t.MaxRetryAfter {
-			return nil, &callError{outcome: OutcomeTransport, class: pe.Class, err: pe, retryAfter: ra}
+			return nil, &callError{outcome: llm.OutcomeTransport, class: pe.Class, err: pe, retryAfter: ra}
 		}
 		wait := max(e.backoff(retry), ra)
 		if err := e.cfg.Sleep(ctx, wait); err != nil {
@@ -311,33 +259,33 @@ func (e *engine) backoff(retry int) time.Duration {
 }
 
 // end sets the outcome and reason and returns the error carrying r.
-func (r *Result) end(o Outcome, cause error, format string, args ...any) (*Result, error) {
+func end(r *llm.Result, o llm.Outcome, cause error, format string, args ...any) (*llm.Result, error) {
 	r.Outcome, r.Cause = o, cause
 	r.Reason = fmt.Sprintf(format, args...)
-	return r, &Error{Result: r}
+	return r, &llm.ExtractionError{Result: r}
 }
 
 // exhausted describes a run that used every re-ask.
-func (r *Result) exhausted() string {
-	return fmt.Sprintf("no valid answer after %s%s", attemptsPhrase(len(r.Attempts)), r.lastFailure())
+func exhausted(r *llm.Result) string {
+	return fmt.Sprintf("no valid answer after %s%s", attemptsPhrase(len(r.Attempts)), lastFailure(r))
 }
 
 // history summarises earlier attempts for a budget message.
-func (r *Result) history() string {
+func history(r *llm.Result) string {
 	done := r.Calls()
 	if done == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; %s made%s", attemptsPhrase(done), r.lastFailure())
+	return fmt.Sprintf("; %s made%s", attemptsPhrase(done), lastFailure(r))
 }
 
 // lastFailure says how the last answered attempt failed and what was
 // repaired: "; the last failed at /a: expected number, got \"x\"; 2 syntax
 // repairs applied".
-func (r *Result) lastFailure() string {
-	var last *Attempt
+func lastFailure(r *llm.Result) string {
+	var last *llm.Attempt
 	for i := len(r.Attempts) - 1; i >= 0; i-- {
-		if r.Attempts[i].Class != ClassBudget {
+		if r.Attempts[i].Class != llm.ClassBudget {
 			last = &r.Attempts[i]
 			break
 		}
@@ -347,17 +295,17 @@ func (r *Result) lastFailure() string {
 	}
 	var b strings.Builder
 	switch last.Class {
-	case ClassSchema:
+	case llm.ClassSchema:
 		v := last.Violations[0]
 		fmt.Fprintf(&b, "; the last failed at %s: %s", pointerName(v.Pointer), describe(v))
 		if n := len(last.Violations) - 1; n > 0 {
 			fmt.Fprintf(&b, " (and %d more %s)", n, plural(n, "problem", "problems"))
 		}
-	case ClassTruncated:
+	case llm.ClassTruncated:
 		b.WriteString("; the last was cut off at the length limit: raise the answer's max tokens or ask for less")
-	case ClassNoJSON:
+	case llm.ClassNoJSON:
 		b.WriteString("; the last contained no JSON")
-	case ClassRefusal:
+	case llm.ClassRefusal:
 		fmt.Fprintf(&b, "; the last said the data is not there: %s", quoteReason(last.Error))
 	}
 	syntax, coerced := 0, 0

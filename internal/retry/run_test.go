@@ -10,9 +10,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/extractq/extractq/llm"
+
 	"github.com/extractq/extractq/internal/fakeprovider"
 	"github.com/extractq/extractq/internal/jsonx"
-	"github.com/extractq/extractq/internal/providers"
 	"github.com/extractq/extractq/schema"
 )
 
@@ -69,11 +70,11 @@ func testConfig(sl *sleeps) Config {
 func TestRunFailureModes(t *testing.T) {
 	s := mustSchema(t, invoiceSchema)
 	type want struct {
-		outcome   Outcome
+		outcome   llm.Outcome
 		calls     int   // calls the provider received, transport retries included
 		attempts  int   // len(Result.Attempts)
 		sentinel  error // nil for ok
-		classes   []AttemptClass
+		classes   []llm.AttemptClass
 		repairs   bool // the accepted attempt recorded repairs
 		retries   int  // transport retries of the last attempt
 		sleeps    []time.Duration
@@ -87,60 +88,60 @@ func TestRunFailureModes(t *testing.T) {
 		want   want
 	}{
 		{"clean", []fakeprovider.Reply{fakeprovider.Text(validAnswer)}, nil,
-			want{outcome: OutcomeOK, calls: 1, attempts: 1, classes: []AttemptClass{ClassNone}}},
+			want{outcome: llm.OutcomeOK, calls: 1, attempts: 1, classes: []llm.AttemptClass{llm.ClassNone}}},
 		{"json fence", []fakeprovider.Reply{fakeprovider.Text("```json\n" + validAnswer + "\n```")}, nil,
-			want{outcome: OutcomeOK, calls: 1, attempts: 1, classes: []AttemptClass{ClassNone}}},
+			want{outcome: llm.OutcomeOK, calls: 1, attempts: 1, classes: []llm.AttemptClass{llm.ClassNone}}},
 		{"prose around", []fakeprovider.Reply{fakeprovider.Text("Sure! Here is the data:\n" + validAnswer + "\nLet me know if you need more.")}, nil,
-			want{outcome: OutcomeOK, calls: 1, attempts: 1, classes: []AttemptClass{ClassNone}}},
+			want{outcome: llm.OutcomeOK, calls: 1, attempts: 1, classes: []llm.AttemptClass{llm.ClassNone}}},
 		{"think block then several candidates, second valid", []fakeprovider.Reply{fakeprovider.Text("<think>the total is {\"x\": 1}</think>\n" + invalidAnswer + "\nor rather\n" + validAnswer)}, nil,
-			want{outcome: OutcomeOK, calls: 1, attempts: 1, classes: []AttemptClass{ClassNone}}},
+			want{outcome: llm.OutcomeOK, calls: 1, attempts: 1, classes: []llm.AttemptClass{llm.ClassNone}}},
 		{"broken syntax repaired locally", []fakeprovider.Reply{fakeprovider.Text(`{'vendor': 'ACME', "total": 12.5, paid: True, "items": [{"name": "bolt", "price": 12.5,},],}`)}, nil,
-			want{outcome: OutcomeOK, calls: 1, attempts: 1, classes: []AttemptClass{ClassNone}, repairs: true}},
+			want{outcome: llm.OutcomeOK, calls: 1, attempts: 1, classes: []llm.AttemptClass{llm.ClassNone}, repairs: true}},
 		{"coercible types fixed without a re-ask", []fakeprovider.Reply{fakeprovider.Text(`{"vendor":"ACME","total":"12.5","paid":"true","items":{"name":"bolt","price":"12.5"}}`)}, nil,
-			want{outcome: OutcomeOK, calls: 1, attempts: 1, classes: []AttemptClass{ClassNone}, repairs: true}},
+			want{outcome: llm.OutcomeOK, calls: 1, attempts: 1, classes: []llm.AttemptClass{llm.ClassNone}, repairs: true}},
 		{"coercion off: the same answer costs a re-ask", []fakeprovider.Reply{fakeprovider.Text(`{"vendor":"ACME","total":"12.5","items":[{"name":"bolt","price":12.5}]}`), fakeprovider.Text(validAnswer)},
 			func(c *Config) { c.Repair = jsonx.PolicySyntax },
-			want{outcome: OutcomeOK, calls: 2, attempts: 2, classes: []AttemptClass{ClassSchema, ClassNone}, inRequest: "/total"}},
+			want{outcome: llm.OutcomeOK, calls: 2, attempts: 2, classes: []llm.AttemptClass{llm.ClassSchema, llm.ClassNone}, inRequest: "/total"}},
 		{"schema error fixed on re-ask", []fakeprovider.Reply{fakeprovider.Text(invalidAnswer), fakeprovider.Text(validAnswer)}, nil,
-			want{outcome: OutcomeOK, calls: 2, attempts: 2, classes: []AttemptClass{ClassSchema, ClassNone}, inRequest: "/items/0/price"}},
+			want{outcome: llm.OutcomeOK, calls: 2, attempts: 2, classes: []llm.AttemptClass{llm.ClassSchema, llm.ClassNone}, inRequest: "/items/0/price"}},
 		{"no JSON then valid", []fakeprovider.Reply{fakeprovider.Text("The vendor is ACME and the total is 12.50."), fakeprovider.Text(validAnswer)}, nil,
-			want{outcome: OutcomeOK, calls: 2, attempts: 2, classes: []AttemptClass{ClassNoJSON, ClassNone}, inRequest: "no JSON"}},
+			want{outcome: llm.OutcomeOK, calls: 2, attempts: 2, classes: []llm.AttemptClass{llm.ClassNoJSON, llm.ClassNone}, inRequest: "no JSON"}},
 		{"truncated then shorter", []fakeprovider.Reply{fakeprovider.Truncated(`{"vendor":"ACME","total":12.5,"items":[{"name":"bolt","pri`), fakeprovider.Text(validAnswer)}, nil,
-			want{outcome: OutcomeOK, calls: 2, attempts: 2, classes: []AttemptClass{ClassTruncated, ClassNone}, inRequest: "cut off"}},
+			want{outcome: llm.OutcomeOK, calls: 2, attempts: 2, classes: []llm.AttemptClass{llm.ClassTruncated, llm.ClassNone}, inRequest: "cut off"}},
 		{"truncated answer that repairs to valid is still not accepted", []fakeprovider.Reply{fakeprovider.Truncated(validAnswer[:len(validAnswer)-2]), fakeprovider.Text(validAnswer)}, nil,
-			want{outcome: OutcomeOK, calls: 2, attempts: 2, classes: []AttemptClass{ClassTruncated, ClassNone}}},
+			want{outcome: llm.OutcomeOK, calls: 2, attempts: 2, classes: []llm.AttemptClass{llm.ClassTruncated, llm.ClassNone}}},
 		{"refusal", []fakeprovider.Reply{fakeprovider.Refused("I can't help with that.")}, nil,
-			want{outcome: OutcomeUnextractable, calls: 1, attempts: 1, sentinel: ErrUnextractable, classes: []AttemptClass{ClassRefusal}, inReason: "I can't help with that."}},
+			want{outcome: llm.OutcomeUnextractable, calls: 1, attempts: 1, sentinel: llm.ErrUnextractable, classes: []llm.AttemptClass{llm.ClassRefusal}, inReason: "I can't help with that."}},
 		{"plain-text refusal", []fakeprovider.Reply{fakeprovider.Text("I'm sorry, but I cannot extract data from this document.")}, nil,
-			want{outcome: OutcomeUnextractable, calls: 1, attempts: 1, sentinel: ErrUnextractable, classes: []AttemptClass{ClassRefusal}}},
+			want{outcome: llm.OutcomeUnextractable, calls: 1, attempts: 1, sentinel: llm.ErrUnextractable, classes: []llm.AttemptClass{llm.ClassRefusal}}},
 		{"unextractable", []fakeprovider.Reply{fakeprovider.Text(`{"_unextractable": "the document is a recipe, not an invoice"}`)}, nil,
-			want{outcome: OutcomeUnextractable, calls: 1, attempts: 1, sentinel: ErrUnextractable, classes: []AttemptClass{ClassRefusal}, inReason: "recipe"}},
+			want{outcome: llm.OutcomeUnextractable, calls: 1, attempts: 1, sentinel: llm.ErrUnextractable, classes: []llm.AttemptClass{llm.ClassRefusal}, inReason: "recipe"}},
 		{"unextractable re-asked when break is off", []fakeprovider.Reply{fakeprovider.Text(`{"_unextractable": "no total"}`), fakeprovider.Text(validAnswer)},
 			func(c *Config) { c.BreakOnUnextractable = false },
-			want{outcome: OutcomeOK, calls: 2, attempts: 2, classes: []AttemptClass{ClassRefusal, ClassNone}, inRequest: "no total"}},
-		{"429 with Retry-After then ok spends no re-ask", []fakeprovider.Reply{fakeprovider.Fail(providers.ClassRateLimited, 7*time.Second), fakeprovider.Text(validAnswer)},
+			want{outcome: llm.OutcomeOK, calls: 2, attempts: 2, classes: []llm.AttemptClass{llm.ClassRefusal, llm.ClassNone}, inRequest: "no total"}},
+		{"429 with Retry-After then ok spends no re-ask", []fakeprovider.Reply{fakeprovider.Fail(llm.ClassRateLimited, 7*time.Second), fakeprovider.Text(validAnswer)},
 			func(c *Config) { c.MaxReasks = 0 },
-			want{outcome: OutcomeOK, calls: 2, attempts: 1, classes: []AttemptClass{ClassNone}, retries: 1, sleeps: []time.Duration{7 * time.Second}}},
-		{"5xx backoff doubles up to the cap", []fakeprovider.Reply{fakeprovider.Fail(providers.ClassServer, 0), fakeprovider.Fail(providers.ClassOverloaded, 0), fakeprovider.Fail(providers.ClassNetwork, 0), fakeprovider.Text(validAnswer)},
+			want{outcome: llm.OutcomeOK, calls: 2, attempts: 1, classes: []llm.AttemptClass{llm.ClassNone}, retries: 1, sleeps: []time.Duration{7 * time.Second}}},
+		{"5xx backoff doubles up to the cap", []fakeprovider.Reply{fakeprovider.Fail(llm.ClassServer, 0), fakeprovider.Fail(llm.ClassOverloaded, 0), fakeprovider.Fail(llm.ClassNetwork, 0), fakeprovider.Text(validAnswer)},
 			func(c *Config) { c.Transport.Base, c.Transport.Cap = time.Second, 3*time.Second },
-			want{outcome: OutcomeOK, calls: 4, attempts: 1, classes: []AttemptClass{ClassNone}, retries: 3, sleeps: []time.Duration{time.Second, 2 * time.Second, 3 * time.Second}}},
-		{"fatal 401 stops at once", []fakeprovider.Reply{fakeprovider.Fail(providers.ClassAuth, 0)}, nil,
-			want{outcome: OutcomeFatal, calls: 1, attempts: 1, sentinel: ErrFatal, classes: []AttemptClass{AttemptClass(providers.ClassAuth)}, inReason: "HTTP 401"}},
+			want{outcome: llm.OutcomeOK, calls: 4, attempts: 1, classes: []llm.AttemptClass{llm.ClassNone}, retries: 3, sleeps: []time.Duration{time.Second, 2 * time.Second, 3 * time.Second}}},
+		{"fatal 401 stops at once", []fakeprovider.Reply{fakeprovider.Fail(llm.ClassAuth, 0)}, nil,
+			want{outcome: llm.OutcomeFatal, calls: 1, attempts: 1, sentinel: llm.ErrFatal, classes: []llm.AttemptClass{llm.AttemptClass(llm.ClassAuth)}, inReason: "HTTP 401"}},
 		{"transport retries exhausted", []fakeprovider.Reply{
-			fakeprovider.Fail(providers.ClassServer, 0), fakeprovider.Fail(providers.ClassServer, 0), fakeprovider.Fail(providers.ClassServer, 0)},
+			fakeprovider.Fail(llm.ClassServer, 0), fakeprovider.Fail(llm.ClassServer, 0), fakeprovider.Fail(llm.ClassServer, 0)},
 			func(c *Config) { c.Transport.Retries = 2 },
-			want{outcome: OutcomeTransport, calls: 3, attempts: 1, sentinel: ErrTransport, classes: []AttemptClass{AttemptClass(providers.ClassServer)}, retries: 2, sleeps: []time.Duration{500 * time.Millisecond, time.Second}, inReason: "2 transport retries"}},
-		{"Retry-After beyond the limit hands back to the caller", []fakeprovider.Reply{fakeprovider.Fail(providers.ClassRateLimited, 10*time.Minute)}, nil,
-			want{outcome: OutcomeTransport, calls: 1, attempts: 1, sentinel: ErrTransport, classes: []AttemptClass{AttemptClass(providers.ClassRateLimited)}, inReason: "wait 10m0s"}},
+			want{outcome: llm.OutcomeTransport, calls: 3, attempts: 1, sentinel: llm.ErrTransport, classes: []llm.AttemptClass{llm.AttemptClass(llm.ClassServer)}, retries: 2, sleeps: []time.Duration{500 * time.Millisecond, time.Second}, inReason: "2 transport retries"}},
+		{"Retry-After beyond the limit hands back to the caller", []fakeprovider.Reply{fakeprovider.Fail(llm.ClassRateLimited, 10*time.Minute)}, nil,
+			want{outcome: llm.OutcomeTransport, calls: 1, attempts: 1, sentinel: llm.ErrTransport, classes: []llm.AttemptClass{llm.AttemptClass(llm.ClassRateLimited)}, inReason: "wait 10m0s"}},
 		{"exhausted", []fakeprovider.Reply{fakeprovider.Text(invalidAnswer), fakeprovider.Text(invalidAnswer), fakeprovider.Text(`{"vendor":"ACME"`), fakeprovider.Text(invalidAnswer)}, nil,
-			want{outcome: OutcomeExhausted, calls: 4, attempts: 4, sentinel: ErrExhausted,
-				classes:  []AttemptClass{ClassSchema, ClassSchema, ClassSchema, ClassSchema},
+			want{outcome: llm.OutcomeExhausted, calls: 4, attempts: 4, sentinel: llm.ErrExhausted,
+				classes:  []llm.AttemptClass{llm.ClassSchema, llm.ClassSchema, llm.ClassSchema, llm.ClassSchema},
 				inReason: `no valid answer after 4 attempts; the last failed at /items/0/price: expected number, got "12,50"; 1 syntax repair applied`}},
 		{"budget exceeded before the first call", []fakeprovider.Reply{}, func(c *Config) { c.TokenBudget = 50 },
-			want{outcome: OutcomeBudgetExceeded, calls: 0, attempts: 1, sentinel: ErrBudgetExceeded, classes: []AttemptClass{ClassBudget}, inReason: "token budget exceeded: attempt 1"}},
+			want{outcome: llm.OutcomeBudgetExceeded, calls: 0, attempts: 1, sentinel: llm.ErrBudgetExceeded, classes: []llm.AttemptClass{llm.ClassBudget}, inReason: "token budget exceeded: attempt 1"}},
 		{"budget exceeded after a failed answer", []fakeprovider.Reply{fakeprovider.Text(invalidAnswer)},
 			func(c *Config) { c.TokenBudget, c.MaxTokens = 500, 100 },
-			want{outcome: OutcomeBudgetExceeded, calls: 1, attempts: 2, sentinel: ErrBudgetExceeded, classes: []AttemptClass{ClassSchema, ClassBudget}, inReason: "1 attempt made; the last failed at /items/0/price"}},
+			want{outcome: llm.OutcomeBudgetExceeded, calls: 1, attempts: 2, sentinel: llm.ErrBudgetExceeded, classes: []llm.AttemptClass{llm.ClassSchema, llm.ClassBudget}, inReason: "1 attempt made; the last failed at /items/0/price"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -192,7 +193,7 @@ func TestRunFailureModes(t *testing.T) {
 					t.Errorf("last feedback %q lacks %q", got, w.inRequest)
 				}
 			}
-			if res.Outcome == OutcomeOK {
+			if res.Outcome == llm.OutcomeOK {
 				assertValid(t, s, res)
 			} else if res.Value != nil {
 				t.Errorf("failed result carries a value %s", res.Value)
@@ -213,7 +214,7 @@ func equalDurations(a, b []time.Duration) bool {
 	return true
 }
 
-func assertValid(t testing.TB, s *schema.Schema, res *Result) {
+func assertValid(t testing.TB, s *schema.Schema, res *llm.Result) {
 	t.Helper()
 	vs, err := s.ValidateJSON(res.Value)
 	if err != nil || len(vs) > 0 {
@@ -223,10 +224,10 @@ func assertValid(t testing.TB, s *schema.Schema, res *Result) {
 
 func TestRunFatalKeepsProviderError(t *testing.T) {
 	s := mustSchema(t, invoiceSchema)
-	p := fakeprovider.New([]fakeprovider.Reply{fakeprovider.Fail(providers.ClassAuth, 0)})
+	p := fakeprovider.New([]fakeprovider.Reply{fakeprovider.Fail(llm.ClassAuth, 0)})
 	_, err := Run(context.Background(), p, document, s, DefaultConfig())
-	var pe *providers.Error
-	if !errors.As(err, &pe) || pe.Class != providers.ClassAuth {
+	var pe *llm.Error
+	if !errors.As(err, &pe) || pe.Class != llm.ClassAuth {
 		t.Fatalf("error %v does not unwrap to the provider's auth error", err)
 	}
 }
@@ -238,19 +239,19 @@ func TestRunCanceled(t *testing.T) {
 		cancel()
 		p := fakeprovider.New(nil)
 		res, err := Run(ctx, p, document, s, DefaultConfig())
-		if !errors.Is(err, ErrCanceled) || !errors.Is(err, context.Canceled) || res.Outcome != OutcomeCanceled || p.Calls() != 0 {
+		if !errors.Is(err, llm.ErrCanceled) || !errors.Is(err, context.Canceled) || res.Outcome != llm.OutcomeCanceled || p.Calls() != 0 {
 			t.Fatalf("got %v %v after %d calls", res.Outcome, err, p.Calls())
 		}
 	})
 	t.Run("during a call", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		p := fakeprovider.New(nil, fakeprovider.WithResponder(func(int, providers.Request) fakeprovider.Reply {
+		p := fakeprovider.New(nil, fakeprovider.WithResponder(func(int, llm.Request) fakeprovider.Reply {
 			cancel() // the caller gives up while the call hangs
 			return fakeprovider.Hang()
 		}))
 		res, err := Run(ctx, p, document, s, DefaultConfig())
-		if !errors.Is(err, ErrCanceled) || res.Outcome != OutcomeCanceled || p.Calls() != 1 {
+		if !errors.Is(err, llm.ErrCanceled) || res.Outcome != llm.OutcomeCanceled || p.Calls() != 1 {
 			t.Fatalf("got %v %v after %d calls", res.Outcome, err, p.Calls())
 		}
 	})
@@ -258,9 +259,9 @@ func TestRunCanceled(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cfg := DefaultConfig()
 		cfg.Sleep = func(ctx context.Context, _ time.Duration) error { cancel(); return ctx.Err() }
-		p := fakeprovider.New([]fakeprovider.Reply{fakeprovider.Fail(providers.ClassServer, 0)})
+		p := fakeprovider.New([]fakeprovider.Reply{fakeprovider.Fail(llm.ClassServer, 0)})
 		res, err := Run(ctx, p, document, s, cfg)
-		if !errors.Is(err, ErrCanceled) || res.Outcome != OutcomeCanceled || p.Calls() != 1 {
+		if !errors.Is(err, llm.ErrCanceled) || res.Outcome != llm.OutcomeCanceled || p.Calls() != 1 {
 			t.Fatalf("got %v %v after %d calls", res.Outcome, err, p.Calls())
 		}
 	})
@@ -293,7 +294,7 @@ func TestHistory(t *testing.T) {
 			cfg := DefaultConfig()
 			cfg.History = tt.history
 			p := fakeprovider.New(bad)
-			if _, err := Run(context.Background(), p, document, s, cfg); !errors.Is(err, ErrExhausted) {
+			if _, err := Run(context.Background(), p, document, s, cfg); !errors.Is(err, llm.ErrExhausted) {
 				t.Fatalf("err %v", err)
 			}
 			reqs := p.Requests()
@@ -305,7 +306,7 @@ func TestHistory(t *testing.T) {
 				// message, then the feedback as a user message.
 				if i > 0 {
 					m := r.Messages
-					if m[len(m)-2].Role != providers.RoleAssistant || m[len(m)-2].Content != bad[i-1].Text || m[len(m)-1].Role != providers.RoleUser {
+					if m[len(m)-2].Role != llm.RoleAssistant || m[len(m)-2].Content != bad[i-1].Text || m[len(m)-1].Role != llm.RoleUser {
 						t.Errorf("request %d does not end with the last failed answer and its feedback: %+v", i+1, m[len(m)-2:])
 					}
 				}
@@ -321,12 +322,12 @@ func TestPrompt(t *testing.T) {
 	tests := []struct {
 		name      string
 		schemaIn  SchemaIn
-		modes     []providers.Mode
+		modes     []llm.Mode
 		has, lack []string
 	}{
 		{"default shows an example", SchemaInAuto, nil, []string{"<example>", "JSON only", "no markdown", "no explanations", "no other fields", `{"_unextractable"`}, []string{"<json-schema>"}},
 		{"schema", SchemaInSchema, nil, []string{"<json-schema>", `"additionalProperties":false`}, []string{"<example>"}},
-		{"strict mode shows neither", SchemaInAuto, []providers.Mode{providers.ModeStrict}, []string{"JSON only"}, []string{"<example>", "<json-schema>"}},
+		{"strict mode shows neither", SchemaInAuto, []llm.Mode{llm.ModeStrict}, []string{"JSON only"}, []string{"<example>", "<json-schema>"}},
 		{"none", SchemaInNone, nil, nil, []string{"<example>", "<json-schema>"}},
 	}
 	for _, tt := range tests {
@@ -415,7 +416,7 @@ func TestRunConfigErrors(t *testing.T) {
 		{"negative re-asks", func(c *Config) { c.MaxReasks = -1 }},
 		{"unknown feedback", func(c *Config) { c.Feedback = "rude" }},
 		{"unknown history", func(c *Config) { c.History = "some" }},
-		{"unsupported mode", func(c *Config) { c.Mode = providers.ModeStrict }},
+		{"unsupported mode", func(c *Config) { c.Mode = llm.ModeStrict }},
 		{"bad template", func(c *Config) { c.Templates.Task = mustTemplate(t, "{{.NoSuchField}}") }},
 	}
 	for _, tt := range tests {
@@ -465,22 +466,22 @@ func TestSleep(t *testing.T) {
 // plainErrProvider breaks the Provider contract by returning a plain error.
 type plainErrProvider struct{ *fakeprovider.Provider }
 
-func (plainErrProvider) Chat(context.Context, providers.Request) (*providers.Response, error) {
+func (plainErrProvider) Chat(context.Context, llm.Request) (*llm.Response, error) {
 	return nil, errors.New("boom")
 }
 
 func TestForeignProviderErrorIsFatal(t *testing.T) {
 	s := mustSchema(t, invoiceSchema)
 	res, err := Run(context.Background(), plainErrProvider{fakeprovider.New(nil)}, document, s, DefaultConfig())
-	if !errors.Is(err, ErrFatal) || res.Attempts[0].TransportRetries != 0 || !strings.Contains(err.Error(), "boom") {
+	if !errors.Is(err, llm.ErrFatal) || res.Attempts[0].TransportRetries != 0 || !strings.Contains(err.Error(), "boom") {
 		t.Fatalf("got %v", err)
 	}
 }
 
 func TestContentFilterIsUnextractable(t *testing.T) {
 	s := mustSchema(t, invoiceSchema)
-	p := fakeprovider.New([]fakeprovider.Reply{{Text: "", Finish: providers.FinishContentFilter}})
-	if _, err := Run(context.Background(), p, document, s, DefaultConfig()); !errors.Is(err, ErrUnextractable) || !strings.Contains(err.Error(), "content filter") {
+	p := fakeprovider.New([]fakeprovider.Reply{{Text: "", Finish: llm.FinishContentFilter}})
+	if _, err := Run(context.Background(), p, document, s, DefaultConfig()); !errors.Is(err, llm.ErrUnextractable) || !strings.Contains(err.Error(), "content filter") {
 		t.Fatalf("got %v", err)
 	}
 }

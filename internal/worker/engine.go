@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/extractq/extractq/llm"
+
 	"github.com/extractq/extractq/internal/jobs"
-	"github.com/extractq/extractq/internal/providers"
-	"github.com/extractq/extractq/internal/retry"
 	"github.com/extractq/extractq/schema"
 )
 
@@ -15,23 +15,23 @@ import (
 // the engine a provider, a document, a schema and the job's options and gets
 // back everything the audit and the dead-letter stream need.
 type Engine interface {
-	Extract(ctx context.Context, p providers.Provider, document string, s *schema.Schema, o jobs.Options) *Outcome
+	Extract(ctx context.Context, p llm.Provider, document string, s *schema.Schema, o jobs.Options) *Outcome
 }
 
 // EngineFunc adapts a function to Engine.
-type EngineFunc func(ctx context.Context, p providers.Provider, document string, s *schema.Schema, o jobs.Options) *Outcome
+type EngineFunc func(ctx context.Context, p llm.Provider, document string, s *schema.Schema, o jobs.Options) *Outcome
 
 // Extract calls f.
-func (f EngineFunc) Extract(ctx context.Context, p providers.Provider, document string, s *schema.Schema, o jobs.Options) *Outcome {
+func (f EngineFunc) Extract(ctx context.Context, p llm.Provider, document string, s *schema.Schema, o jobs.Options) *Outcome {
 	return f(ctx, p, document, s, o)
 }
 
 // Outcome is how one extraction ended.
 type Outcome struct {
-	Outcome  retry.Outcome
+	Outcome  llm.Outcome
 	Value    json.RawMessage // the validated value when Outcome is ok
-	Attempts []retry.Attempt
-	Usage    providers.Usage
+	Attempts []llm.Attempt
+	Usage    llm.Usage
 	Reason   string // readable reason when not ok
 	// RetryAfter is the provider's reset or Retry-After when Outcome is
 	// transport: the job is nak'd with this delay instead of a backoff.

@@ -9,13 +9,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/extractq/extractq/llm"
+
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/jobs"
-	"github.com/extractq/extractq/internal/providers"
 	"github.com/extractq/extractq/internal/redact"
-	"github.com/extractq/extractq/internal/retry"
 	"github.com/extractq/extractq/schema"
 )
 
@@ -56,7 +56,7 @@ func (w *Worker) handle(ctx context.Context, p Pool, msg jetstream.Msg) {
 			d.env = env // readable enough to name the job in the audit
 		}
 		d.log = d.log.With(jobAttrs(d.env, msg)...)
-		w.deadLetter(ctx, d, &Outcome{Outcome: retry.OutcomeFatal, Reason: err.Error()}, "decode")
+		w.deadLetter(ctx, d, &Outcome{Outcome: llm.OutcomeFatal, Reason: err.Error()}, "decode")
 		return
 	}
 	d.env = env
@@ -75,7 +75,7 @@ func (w *Worker) handle(ctx context.Context, p Pool, msg jetstream.Msg) {
 // prepare resolves the document, the schema and the provider. A failure is
 // returned as an outcome: fatal when retrying cannot help, transport when it
 // may.
-func (w *Worker) prepare(ctx context.Context, p Pool, d *delivery) (providers.Provider, string, *schema.Schema, *Outcome) {
+func (w *Worker) prepare(ctx context.Context, p Pool, d *delivery) (llm.Provider, string, *schema.Schema, *Outcome) {
 	text, err := w.docs.Text(ctx, d.env)
 	if err != nil {
 		return nil, "", nil, prepFailure(err, errors.Is(err, jobs.ErrEnvelope))
@@ -93,15 +93,15 @@ func (w *Worker) prepare(ctx context.Context, p Pool, d *delivery) (providers.Pr
 
 func prepFailure(err error, permanent bool) *Outcome {
 	if permanent {
-		return &Outcome{Outcome: retry.OutcomeFatal, Reason: err.Error()}
+		return &Outcome{Outcome: llm.OutcomeFatal, Reason: err.Error()}
 	}
-	return &Outcome{Outcome: retry.OutcomeTransport, Reason: err.Error()}
+	return &Outcome{Outcome: llm.OutcomeTransport, Reason: err.Error()}
 }
 
 // finish makes the outcome durable and settles the message.
 func (w *Worker) finish(ctx context.Context, p Pool, d *delivery, out *Outcome) {
 	switch {
-	case out.Outcome == retry.OutcomeOK:
+	case out.Outcome == llm.OutcomeOK:
 		rec := w.record(d, out, true)
 		if err := w.write(rec); err != nil {
 			w.retryLater(d, out, fmt.Errorf("audit: %w", err), "audit")
@@ -113,7 +113,7 @@ func (w *Worker) finish(ctx context.Context, p Pool, d *delivery, out *Outcome) 
 		}
 		w.counts.done.Add(1)
 		d.log.Debug("job done", "attempts", len(out.Attempts), "tokens", out.Usage.Total())
-	case out.Outcome == retry.OutcomeCanceled || ctx.Err() != nil:
+	case out.Outcome == llm.OutcomeCanceled || ctx.Err() != nil:
 		// Shutdown canceled the job: keep what it spent, hand it back.
 		if len(out.Attempts) > 0 {
 			if err := w.write(w.record(d, out, false)); err != nil {
@@ -121,7 +121,7 @@ func (w *Worker) finish(ctx context.Context, p Pool, d *delivery, out *Outcome) 
 			}
 		}
 		w.requeue(d.msg, d.pool, d.log)
-	case out.Outcome == retry.OutcomeTransport && !d.last:
+	case out.Outcome == llm.OutcomeTransport && !d.last:
 		if err := w.write(w.record(d, out, false)); err != nil {
 			d.log.Warn("audit of a retried job failed", "err", err)
 		}
@@ -130,7 +130,7 @@ func (w *Worker) finish(ctx context.Context, p Pool, d *delivery, out *Outcome) 
 		}
 		w.retryLater(d, out, errors.New(out.Reason), "transport")
 	default:
-		if out.Outcome == retry.OutcomeTransport {
+		if out.Outcome == llm.OutcomeTransport {
 			out.Reason = fmt.Sprintf("last delivery (%d of %d) failed: %s", d.n, w.consumer.MaxDeliver, out.Reason)
 		}
 		w.deadLetter(ctx, d, out, "worker")
@@ -199,7 +199,7 @@ func (w *Worker) deadLetter(ctx context.Context, d *delivery, out *Outcome, sour
 // the audit). The job itself is left as submitted.
 func redactLetter(dl *jobs.DeadLetter) {
 	dl.Reason = redact.Credentials(dl.Reason)
-	atts := make([]retry.Attempt, len(dl.Attempts))
+	atts := make([]llm.Attempt, len(dl.Attempts))
 	for i, a := range dl.Attempts {
 		a.Raw, a.Error = redact.Credentials(a.Raw), redact.Credentials(a.Error)
 		if len(a.Value) > 0 {
@@ -238,7 +238,7 @@ func (w *Worker) record(d *delivery, out *Outcome, final bool) *audit.Record {
 		StartedAt: d.started, FinishedAt: time.Now(),
 		Attempts: out.Attempts, Outcome: out.Outcome, Reason: out.Reason, Usage: out.Usage, Final: final,
 	}
-	if final && out.Outcome == retry.OutcomeOK {
+	if final && out.Outcome == llm.OutcomeOK {
 		rec.Value = out.Value
 	}
 	return rec
@@ -317,14 +317,14 @@ func (w *Worker) onMaxDeliveries(ctx context.Context, data []byte) (err error) {
 		log = log.With("job_id", raw.Header.Get(jetstream.MsgIDHeader), "document_id", "", "run", "")
 	}
 	dl := &jobs.DeadLetter{
-		JobSeq: ev.StreamSeq, Deliveries: ev.Deliveries, Outcome: retry.OutcomeTransport,
+		JobSeq: ev.StreamSeq, Deliveries: ev.Deliveries, Outcome: llm.OutcomeTransport,
 		Reason:   fmt.Sprintf("max deliveries (%d) reached without a final answer: the worker holding the last delivery died or stalled", ev.Deliveries),
 		WorkerID: w.id, Source: "advisory", FinishedAt: time.Now(),
 	}
 	if derr == nil {
 		dl.Job = *env
 	} else {
-		dl.Outcome, dl.Reason = retry.OutcomeFatal, derr.Error()
+		dl.Outcome, dl.Reason = llm.OutcomeFatal, derr.Error()
 		dl.Job = unreadableEnvelope(raw.Header.Get(jetstream.MsgIDHeader), ev.StreamSeq, pool)
 	}
 	seq, err := w.dlq.Publish(ctx, dl)

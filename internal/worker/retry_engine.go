@@ -3,9 +3,10 @@ package worker
 import (
 	"context"
 
+	"github.com/extractq/extractq/llm"
+
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jsonx"
-	"github.com/extractq/extractq/internal/providers"
 	"github.com/extractq/extractq/internal/retry"
 	"github.com/extractq/extractq/schema"
 )
@@ -17,13 +18,13 @@ func NewEngine(base *retry.Config) Engine {
 	if base != nil {
 		cfg = *base
 	}
-	return EngineFunc(func(ctx context.Context, p providers.Provider, document string, s *schema.Schema, o jobs.Options) *Outcome {
+	return EngineFunc(func(ctx context.Context, p llm.Provider, document string, s *schema.Schema, o jobs.Options) *Outcome {
 		c := cfg
 		if o.MaxReasks > 0 {
 			c.MaxReasks = o.MaxReasks
 		}
 		if o.Mode != "" {
-			c.Mode = providers.Mode(o.Mode)
+			c.Mode = llm.Mode(o.Mode)
 		}
 		if o.MaxTokens > 0 {
 			c.MaxTokens = o.MaxTokens
@@ -39,7 +40,7 @@ func NewEngine(base *retry.Config) Engine {
 		}
 		res, err := retry.Run(ctx, p, document, s, c)
 		if res == nil { // a wrong configuration: retrying cannot help
-			return &Outcome{Outcome: retry.OutcomeFatal, Reason: err.Error()}
+			return &Outcome{Outcome: llm.OutcomeFatal, Reason: err.Error()}
 		}
 		return &Outcome{
 			Outcome: res.Outcome, Value: res.Value, Attempts: res.Attempts, Usage: res.Usage,

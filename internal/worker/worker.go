@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/extractq/extractq/llm"
+
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -60,7 +62,7 @@ func WithLogger(l *slog.Logger) Option { return func(w *Worker) { w.log = l } }
 
 // WithProviders sets how a job's provider spec becomes a Provider (default
 // providers.New).
-func WithProviders(f func(spec string) (providers.Provider, error)) Option {
+func WithProviders(f func(spec string) (llm.Provider, error)) Option {
 	return func(w *Worker) { w.newProvider = f }
 }
 
@@ -111,7 +113,7 @@ type Worker struct {
 	pullWait     time.Duration
 	requeueDelay time.Duration
 	log          *slog.Logger
-	newProvider  func(spec string) (providers.Provider, error)
+	newProvider  func(spec string) (llm.Provider, error)
 	ensure       bool
 	termReason   bool
 	onReady      func()
@@ -139,7 +141,7 @@ func New(js jetstream.JetStream, w audit.Writer, e Engine, opts ...Option) (*Wor
 		pullWait:     3 * time.Second,
 		requeueDelay: time.Second,
 		log:          slog.Default(),
-		newProvider:  func(spec string) (providers.Provider, error) { return providers.New(spec) },
+		newProvider:  func(spec string) (llm.Provider, error) { return providers.New(spec) },
 		ensure:       true,
 		obs:          noObserver{},
 	}
@@ -408,10 +410,10 @@ func (c *schemaCache) get(ctx context.Context, ref jobs.SchemaRef) (*schema.Sche
 // pool's budget.
 type providerCache struct {
 	mu sync.Mutex
-	m  map[string]providers.Provider
+	m  map[string]llm.Provider
 }
 
-func (c *providerCache) get(p Pool, spec string, build func(string) (providers.Provider, error)) (providers.Provider, error) {
+func (c *providerCache) get(p Pool, spec string, build func(string) (llm.Provider, error)) (llm.Provider, error) {
 	key := p.Name + "\x00" + spec
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -423,7 +425,7 @@ func (c *providerCache) get(p Pool, spec string, build func(string) (providers.P
 		return nil, err
 	}
 	if c.m == nil {
-		c.m = map[string]providers.Provider{}
+		c.m = map[string]llm.Provider{}
 	}
 	pr = p.Budget.Wrap(pr)
 	c.m[key] = pr

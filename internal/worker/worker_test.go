@@ -15,14 +15,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/extractq/extractq/llm"
+
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/fakeprovider"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/jobstest"
-	"github.com/extractq/extractq/internal/providers"
-	"github.com/extractq/extractq/internal/retry"
 	"github.com/extractq/extractq/internal/worker"
 	"github.com/extractq/extractq/schema"
 )
@@ -70,7 +70,7 @@ type scripted struct {
 	plan  func(doc string, call int, ctx context.Context) *worker.Outcome
 }
 
-func (s *scripted) Extract(ctx context.Context, _ providers.Provider, document string, _ *schema.Schema, _ jobs.Options) *worker.Outcome {
+func (s *scripted) Extract(ctx context.Context, _ llm.Provider, document string, _ *schema.Schema, _ jobs.Options) *worker.Outcome {
 	s.mu.Lock()
 	s.calls[document]++
 	n := s.calls[document]
@@ -85,7 +85,7 @@ func (s *scripted) count(doc string) int {
 }
 
 func ok() *worker.Outcome {
-	return &worker.Outcome{Outcome: retry.OutcomeOK, Value: json.RawMessage(`{"a":1}`), Attempts: []retry.Attempt{{N: 1, Raw: `{"a":1}`}}}
+	return &worker.Outcome{Outcome: llm.OutcomeOK, Value: json.RawMessage(`{"a":1}`), Attempts: []llm.Attempt{{N: 1, Raw: `{"a":1}`}}}
 }
 
 type fixture struct {
@@ -118,7 +118,7 @@ func start(t *testing.T, plan func(doc string, call int, ctx context.Context) *w
 		worker.WithID("w-test"), worker.WithPools(worker.Pool{Name: pool, Concurrency: 2}),
 		worker.WithConsumerSettings(cs), worker.WithPullWait(200 * time.Millisecond),
 		worker.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
-		worker.WithProviders(func(spec string) (providers.Provider, error) { return fakeprovider.New(nil), nil }),
+		worker.WithProviders(func(spec string) (llm.Provider, error) { return fakeprovider.New(nil), nil }),
 	}, opts...)
 	f.w, err = worker.New(js, f.audit, f.engine, all...)
 	if err != nil {
@@ -198,8 +198,8 @@ func fastSettings(maxDeliver int) jobs.ConsumerSettings {
 
 func TestOutcomes(t *testing.T) {
 	transport := func() *worker.Outcome {
-		return &worker.Outcome{Outcome: retry.OutcomeTransport, Reason: "HTTP 503", RetryAfter: 100 * time.Millisecond,
-			Attempts: []retry.Attempt{{N: 1, Error: "503", Class: "server_error"}}}
+		return &worker.Outcome{Outcome: llm.OutcomeTransport, Reason: "HTTP 503", RetryAfter: 100 * time.Millisecond,
+			Attempts: []llm.Attempt{{N: 1, Error: "503", Class: "server_error"}}}
 	}
 	tests := []struct {
 		name        string
@@ -208,20 +208,20 @@ func TestOutcomes(t *testing.T) {
 		wantCalls   int
 		wantRecords []bool // Final of each audit record, in order
 		wantDead    bool
-		wantOutcome retry.Outcome
+		wantOutcome llm.Outcome
 	}{
-		{"ok", func(int) *worker.Outcome { return ok() }, 3, 1, []bool{true}, false, retry.OutcomeOK},
+		{"ok", func(int) *worker.Outcome { return ok() }, 3, 1, []bool{true}, false, llm.OutcomeOK},
 		{"exhausted", func(int) *worker.Outcome {
-			return &worker.Outcome{Outcome: retry.OutcomeExhausted, Reason: "3 answers, still invalid",
-				Attempts: []retry.Attempt{{N: 1, Raw: "{", Class: retry.ClassSchema}, {N: 2, Raw: "{}", Class: retry.ClassSchema}}}
-		}, 3, 1, []bool{true}, true, retry.OutcomeExhausted},
+			return &worker.Outcome{Outcome: llm.OutcomeExhausted, Reason: "3 answers, still invalid",
+				Attempts: []llm.Attempt{{N: 1, Raw: "{", Class: llm.ClassSchema}, {N: 2, Raw: "{}", Class: llm.ClassSchema}}}
+		}, 3, 1, []bool{true}, true, llm.OutcomeExhausted},
 		{"transport then ok", func(call int) *worker.Outcome {
 			if call == 1 {
 				return transport()
 			}
 			return ok()
-		}, 3, 2, []bool{false, true}, false, retry.OutcomeOK},
-		{"transport until the last delivery", func(int) *worker.Outcome { return transport() }, 2, 2, []bool{false, true}, true, retry.OutcomeTransport},
+		}, 3, 2, []bool{false, true}, false, llm.OutcomeOK},
+		{"transport until the last delivery", func(int) *worker.Outcome { return transport() }, 2, 2, []bool{false, true}, true, llm.OutcomeTransport},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -343,7 +343,7 @@ func TestShutdown(t *testing.T) {
 				case <-time.After(tc.work):
 					return ok()
 				case <-ctx.Done():
-					return &worker.Outcome{Outcome: retry.OutcomeCanceled, Reason: "canceled", Attempts: []retry.Attempt{{N: 1, Error: "canceled"}}}
+					return &worker.Outcome{Outcome: llm.OutcomeCanceled, Reason: "canceled", Attempts: []llm.Attempt{{N: 1, Error: "canceled"}}}
 				}
 			}, fastSettings(5), worker.WithGrace(tc.grace))
 			f.submit(t, "doc")
@@ -444,8 +444,8 @@ func TestUnreadableJobIsDeadLettered(t *testing.T) {
 func TestDeadLetterRedactsKeys(t *testing.T) {
 	const key = "sk-proj-THISisAfakeKEY1234567890"
 	f := start(t, func(string, int, context.Context) *worker.Outcome {
-		return &worker.Outcome{Outcome: retry.OutcomeFatal, Reason: "HTTP 401 for key " + key,
-			Attempts: []retry.Attempt{{N: 1, Raw: `{"error":"bad key ` + key + `"}`, Error: "auth: Authorization: Bearer " + key[3:], Class: "auth"}}}
+		return &worker.Outcome{Outcome: llm.OutcomeFatal, Reason: "HTTP 401 for key " + key,
+			Attempts: []llm.Attempt{{N: 1, Raw: `{"error":"bad key ` + key + `"}`, Error: "auth: Authorization: Bearer " + key[3:], Class: "auth"}}}
 	}, fastSettings(3))
 	f.submit(t, "doc")
 	waitFor(t, "the dead letter", func() bool { return len(f.letters(t)) == 1 })
@@ -517,9 +517,9 @@ func TestJobLogsNameTheJob(t *testing.T) {
 	var logs syncBuffer
 	f := start(t, func(_ string, call int, _ context.Context) *worker.Outcome {
 		if call == 1 {
-			return &worker.Outcome{Outcome: retry.OutcomeTransport, Reason: "HTTP 503", RetryAfter: 50 * time.Millisecond}
+			return &worker.Outcome{Outcome: llm.OutcomeTransport, Reason: "HTTP 503", RetryAfter: 50 * time.Millisecond}
 		}
-		return &worker.Outcome{Outcome: retry.OutcomeExhausted, Reason: "still invalid"}
+		return &worker.Outcome{Outcome: llm.OutcomeExhausted, Reason: "still invalid"}
 	}, fastSettings(3), worker.WithLogger(slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 	f.submit(t, "doc-logs")
 	waitFor(t, "the dead letter", func() bool { return f.streamMsgs(t, jobs.DLQStream) == 1 })

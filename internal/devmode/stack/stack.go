@@ -20,6 +20,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/extractq/extractq/llm"
+
 	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/extractq/extractq/internal/devmode"
@@ -288,7 +290,7 @@ func (s *Stack) startNATS() error {
 // newProvider builds a job's provider: the dev simulator for the "sim:"
 // profile it runs (so its /stats counts every call), providers.New
 // otherwise.
-func (s *Stack) newProvider(spec string) (providers.Provider, error) {
+func (s *Stack) newProvider(spec string) (llm.Provider, error) {
 	if s.sim != nil && usesProfile(spec, s.cfg.SimProfile) {
 		return providers.New(spec, providers.WithSimServer(s.sim))
 	}

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/extractq/extractq/llm"
+
 	"github.com/extractq/extractq/internal/providers"
 	"github.com/extractq/extractq/internal/sim"
 )
@@ -38,9 +40,9 @@ func CleanProfile() sim.Profile { return sim.Profile{Name: "fleet-clean", FixPro
 
 // Provider returns a provider factory that sends every call to srv
 // in-process through the OpenAI-compatible API, whatever the job's spec.
-func Provider(srv *sim.Server) func(spec string) (providers.Provider, error) {
+func Provider(srv *sim.Server) func(spec string) (llm.Provider, error) {
 	hc := &http.Client{Transport: srv.Transport()}
-	return func(string) (providers.Provider, error) {
+	return func(string) (llm.Provider, error) {
 		return providers.New("openai:sim-fleet", providers.WithBaseURL("http://sim.invalid/v1"),
 			providers.WithHTTPClient(hc), providers.WithAPIKey("sk-fleet-test-not-a-key"))
 	}

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/extractq/extractq/llm"
+
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/extractq/extractq/internal/audit"
@@ -15,7 +17,6 @@ import (
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/jobstest"
 	"github.com/extractq/extractq/internal/jobs/submit"
-	"github.com/extractq/extractq/internal/retry"
 	"github.com/extractq/extractq/schema"
 )
 
@@ -141,23 +142,23 @@ func (e *env) deadLetter(t *testing.T, w *audit.GroupWriter, doc, text string) {
 	env := &jobs.Envelope{DocumentID: doc, Run: "r1", Schema: e.v1, Provider: "openai:gpt-4o-mini", Model: "gpt-4o-mini", Pool: "openai_gpt-4o-mini", SubmittedAt: time.Now()}
 	env.Seal(text)
 	env.Text = text
-	seq, err := jobs.NewDLQ(e.js).Publish(ctx, &jobs.DeadLetter{Job: *env, Outcome: retry.OutcomeExhausted, Reason: "still invalid", WorkerID: "w"})
+	seq, err := jobs.NewDLQ(e.js).Publish(ctx, &jobs.DeadLetter{Job: *env, Outcome: llm.OutcomeExhausted, Reason: "still invalid", WorkerID: "w"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := record(env, retry.OutcomeExhausted, nil)
+	rec := record(env, llm.OutcomeExhausted, nil)
 	rec.DeadLetter = &audit.DeadLetter{Stream: jobs.DLQStream, Seq: seq, Reason: "still invalid"}
 	if err := w.Write(ctx, rec); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func record(env *jobs.Envelope, o retry.Outcome, value json.RawMessage) *audit.Record {
+func record(env *jobs.Envelope, o llm.Outcome, value json.RawMessage) *audit.Record {
 	return &audit.Record{
 		JobID: env.JobID, DocumentID: env.DocumentID, DocumentHash: env.DocumentHash, Run: env.Run,
 		SchemaName: env.Schema.Name, SchemaVersion: env.Schema.Version, SchemaFingerprint: env.Schema.Fingerprint,
 		Provider: env.Provider, Model: env.Model, Pool: env.Pool, Delivery: 1, WorkerID: "w",
-		Attempts: []retry.Attempt{{N: 1, Raw: string(value)}}, Outcome: o, Value: value, Final: true,
+		Attempts: []llm.Attempt{{N: 1, Raw: string(value)}}, Outcome: o, Value: value, Final: true,
 	}
 }
 
@@ -220,7 +221,7 @@ func TestResubmitToNewVersion(t *testing.T) {
 		text := "document " + d[1:]
 		env := &jobs.Envelope{DocumentID: d, Run: "r1", Schema: e.v1, Provider: "openai:gpt-4o-mini", Model: "gpt-4o-mini", Pool: "openai_gpt-4o-mini"}
 		env.Seal(text)
-		if err := w.Write(ctx, record(env, retry.OutcomeOK, json.RawMessage(`{"a":"x"}`))); err != nil {
+		if err := w.Write(ctx, record(env, llm.OutcomeOK, json.RawMessage(`{"a":"x"}`))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -276,11 +277,11 @@ func TestSubmitSkipsFinalJobs(t *testing.T) {
 		env.Seal(fmt.Sprintf("document %d", i))
 		return env
 	}
-	if err := w.Write(ctx, record(envFor(0), retry.OutcomeOK, json.RawMessage(`{"a":"x"}`))); err != nil {
+	if err := w.Write(ctx, record(envFor(0), llm.OutcomeOK, json.RawMessage(`{"a":"x"}`))); err != nil {
 		t.Fatal(err)
 	}
 	e.deadLetter(t, w, "d1", "document 1")
-	open := record(envFor(2), retry.OutcomeTransport, nil) // d2: still retrying
+	open := record(envFor(2), llm.OutcomeTransport, nil) // d2: still retrying
 	open.Final = false
 	if err := w.Write(ctx, open); err != nil {
 		t.Fatal(err)
@@ -337,7 +338,7 @@ func TestSubmitSkipsFinalJobs(t *testing.T) {
 		t.Fatalf("follow before the jobs ran: %+v, %v; want it still waiting", p, err)
 	}
 	for _, i := range []int{2, 3} {
-		if err := w.Write(ctx, record(envFor(i), retry.OutcomeOK, json.RawMessage(`{"a":"y"}`))); err != nil {
+		if err := w.Write(ctx, record(envFor(i), llm.OutcomeOK, json.RawMessage(`{"a":"y"}`))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -356,7 +357,7 @@ func TestSubmitSkipsFinalJobs(t *testing.T) {
 	redo := envFor(1)
 	redo.Resubmission = "dlq:1"
 	redo.Seal("document 1")
-	if err := w.Write(ctx, record(redo, retry.OutcomeOK, json.RawMessage(`{"a":"z"}`))); err != nil {
+	if err := w.Write(ctx, record(redo, llm.OutcomeOK, json.RawMessage(`{"a":"z"}`))); err != nil {
 		t.Fatal(err)
 	}
 	fourth := e.submit(t, docs(4))

@@ -1,0 +1,213 @@
+package llm
+
+import (
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/extractq/extractq/schema"
+)
+
+// Violation is one way a value fails its schema: a JSON pointer, the
+// keyword, a message, the offending value and what was wanted. It is the
+// schema package's type, named here so that validators and observers need
+// only this package.
+type Violation = schema.Violation
+
+// Outcome is how an extraction ended.
+type Outcome string
+
+// Outcomes.
+const (
+	OutcomeOK             Outcome = "ok"              // a schema-valid value
+	OutcomeExhausted      Outcome = "exhausted"       // every re-ask used, still invalid
+	OutcomeUnextractable  Outcome = "unextractable"   // the model said the document lacks it, or refused
+	OutcomeBudgetExceeded Outcome = "budget_exceeded" // the per-document token budget ran out
+	OutcomeFatal          Outcome = "fatal"           // a fatal provider error (auth, bad request, quota…)
+	OutcomeTransport      Outcome = "transport"       // transport retries ran out (outage); worth redelivery later
+	OutcomeCanceled       Outcome = "canceled"        // the caller's context ended
+)
+
+// Sentinel errors, one per failed outcome, so callers can branch with
+// errors.Is on the *ExtractionError a failed extraction returns.
+var (
+	ErrExhausted      = errors.New("extraction exhausted its re-asks")
+	ErrUnextractable  = errors.New("document unextractable")
+	ErrBudgetExceeded = errors.New("token budget exceeded")
+	ErrFatal          = errors.New("fatal provider error")
+	ErrTransport      = errors.New("provider unavailable")
+	ErrCanceled       = errors.New("extraction canceled")
+)
+
+// Err is the sentinel error of the outcome: nil for OutcomeOK (and for an
+// unknown outcome).
+func (o Outcome) Err() error {
+	switch o {
+	case OutcomeExhausted:
+		return ErrExhausted
+	case OutcomeUnextractable:
+		return ErrUnextractable
+	case OutcomeBudgetExceeded:
+		return ErrBudgetExceeded
+	case OutcomeFatal:
+		return ErrFatal
+	case OutcomeTransport:
+		return ErrTransport
+	case OutcomeCanceled:
+		return ErrCanceled
+	}
+	return nil
+}
+
+// AttemptClass says why an attempt did not produce a valid value.
+type AttemptClass string
+
+// Attempt classes (empty for a valid attempt). Provider failures use the
+// provider's ErrorClass string.
+const (
+	ClassNone      AttemptClass = ""
+	ClassNoJSON    AttemptClass = "no_json"   // nothing JSON-like found or repairable
+	ClassSchema    AttemptClass = "schema"    // JSON found, schema violations remain
+	ClassTruncated AttemptClass = "truncated" // finish reason length: the answer was cut off
+	ClassRefusal   AttemptClass = "refusal"   // the model refused or said the data is absent
+	ClassBudget    AttemptClass = "budget"    // not sent: the token budget would be exceeded
+)
+
+// Repair is one change made to a model's answer to make it usable.
+type Repair struct {
+	// Kind names the repair, e.g. "trailing_comma", "single_quotes",
+	// "python_literal", "close_truncated", "coerce_string_to_integer".
+	Kind string `json:"kind"`
+	// Where is a JSON pointer (coercions) or a byte offset ("@123") in the text.
+	Where string `json:"where,omitempty"`
+	// Detail is a short human description, e.g. `"42" -> 42`.
+	Detail string `json:"detail,omitempty"`
+}
+
+// String renders the repair on one line, e.g. `trailing_comma @41: removed ","`.
+func (r Repair) String() string {
+	s := r.Kind
+	if r.Where != "" {
+		s += " " + r.Where
+	}
+	if r.Detail != "" {
+		s += ": " + r.Detail
+	}
+	return s
+}
+
+// Attempt is one call to the model and what became of its answer. It holds
+// everything the audit trail and the dead-letter diagnostics need.
+type Attempt struct {
+	// N is the 1-based validation attempt number.
+	N int `json:"n"`
+	// Provider and Model name who was asked, e.g. "openai:gpt-4o-mini" and
+	// "gpt-4o-mini".
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+	// Mode is how the call asked for structured output.
+	Mode Mode `json:"mode"`
+	// StartedAt is when the attempt began.
+	StartedAt time.Time `json:"started_at"`
+	// Latency is that of the answering (or last failed) call, without
+	// transport-retry pauses.
+	Latency time.Duration `json:"latency_ns"`
+	// PromptChars is the size of the prompt sent, in bytes.
+	PromptChars int `json:"prompt_chars"`
+	// Usage is the tokens the provider reported for the answering call.
+	Usage Usage `json:"usage"`
+	// FinishReason is why the model stopped.
+	FinishReason FinishReason `json:"finish_reason,omitempty"`
+	// Raw is the model's answer text as received.
+	Raw string `json:"raw,omitempty"`
+	// Value is the JSON extracted (after repairs), valid or not; empty if none.
+	Value json.RawMessage `json:"value,omitempty"`
+	// Repairs lists every local fix applied to get Value.
+	Repairs []Repair `json:"repairs,omitempty"`
+	// Violations lists what is wrong with Value (schema and user validators).
+	Violations []Violation `json:"violations,omitempty"`
+	// Class is why the attempt failed; ClassNone for a valid answer.
+	Class AttemptClass `json:"class,omitempty"`
+	// Error is the failure in words, for provider errors and refusals.
+	Error string `json:"error,omitempty"`
+	// TransportRetries counts the failed HTTP calls retried with backoff
+	// before this attempt got an answer (they never spend a re-ask).
+	TransportRetries int `json:"transport_retries,omitempty"`
+}
+
+// Result is everything one extraction produced.
+type Result struct {
+	// Value is the schema-valid value; set only when Outcome is OutcomeOK,
+	// and then it always validated against the caller's schema.
+	Value json.RawMessage `json:"value,omitempty"`
+	// Outcome is how the extraction ended.
+	Outcome Outcome `json:"outcome"`
+	// Reason is one readable paragraph saying why, when Outcome is not ok.
+	Reason string `json:"reason,omitempty"`
+	// Attempts lists every call to the model, in order.
+	Attempts []Attempt `json:"attempts"`
+	// Usage is summed over every call.
+	Usage Usage `json:"usage"`
+	// Provider, Model and Mode say who was asked and how.
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+	Mode     Mode   `json:"mode"`
+	// RetryAfter is the wait the provider asked for when transport retries
+	// ran out (OutcomeTransport): the delay to reschedule the job with.
+	RetryAfter time.Duration `json:"retry_after_ns,omitempty"`
+	// Cause is the underlying error: the provider's *Error for fatal and
+	// transport outcomes, the context's error for canceled.
+	Cause error `json:"-"`
+}
+
+// Repairs counts the local repairs over every attempt.
+func (r *Result) Repairs() int {
+	n := 0
+	for _, a := range r.Attempts {
+		n += len(a.Repairs)
+	}
+	return n
+}
+
+// Calls counts the answered-or-failed calls the model was asked for, not
+// counting transport retries: at most MaxReasks+1.
+func (r *Result) Calls() int {
+	n := 0
+	for _, a := range r.Attempts {
+		if a.Class != ClassBudget {
+			n++
+		}
+	}
+	return n
+}
+
+// Decode unmarshals Value into v; it fails when the extraction did not
+// succeed.
+func (r *Result) Decode(v any) error {
+	if r.Outcome != OutcomeOK {
+		return &ExtractionError{Result: r}
+	}
+	return json.Unmarshal(r.Value, v)
+}
+
+// ExtractionError is a failed extraction. It carries the whole Result: every
+// attempt with its raw answer, repairs, violations, error class, latency and
+// tokens. It matches (errors.Is) the sentinel of its outcome (ErrExhausted,
+// ErrUnextractable, …), and unwraps to the cause: the provider's *Error, or
+// the context's.
+type ExtractionError struct {
+	Result *Result
+}
+
+// Error is one readable paragraph, e.g. `no valid answer after 4 attempts;
+// the last failed at /items/2/price: expected number, got "12,50"; 2 syntax
+// repairs applied`.
+func (e *ExtractionError) Error() string { return e.Result.Reason }
+
+// Is matches the sentinel of the outcome.
+func (e *ExtractionError) Is(target error) bool {
+	return target != nil && e.Result.Outcome.Err() == target
+}
+
+// Unwrap returns the underlying cause, if any.
+func (e *ExtractionError) Unwrap() error { return e.Result.Cause }
