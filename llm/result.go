@@ -82,6 +82,11 @@ type Repair struct {
 	Where string `json:"where,omitempty"`
 	// Detail is a short human description, e.g. `"42" -> 42`.
 	Detail string `json:"detail,omitempty"`
+	// Lossy marks a repair that dropped or invented content (a truncated
+	// string closed, a key the answer did not contain, a closing quote
+	// guessed mid-line): the value may differ from what the model meant, so
+	// the engine does not accept it while re-asks remain.
+	Lossy bool `json:"lossy,omitempty"`
 }
 
 // String renders the repair on one line, e.g. `trailing_comma @41: removed ","`.
