@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/extractq/extractq"
-	"github.com/extractq/extractq/internal/fakeprovider"
+	"github.com/extractq/extractq/extractqtest"
 	"github.com/extractq/extractq/schema"
 )
 
@@ -24,9 +24,9 @@ func ExampleExtract() {
 		panic(err)
 	}
 	// In real use: p, err := extractq.NewProvider("openai:gpt-4o-mini").
-	p := fakeprovider.New([]fakeprovider.Reply{
-		fakeprovider.Text("Here you go:\n```json\n{\"total\": \"12.50\"}\n```"),
-		fakeprovider.Text(`{"vendor": "ACME", "total": 12.5}`),
+	p := extractqtest.New([]extractqtest.Reply{
+		extractqtest.Text("Here you go:\n```json\n{\"total\": \"12.50\"}\n```"),
+		extractqtest.Text(`{"vendor": "ACME", "total": 12.5}`),
 	})
 	res, err := extractq.Extract(context.Background(), "ACME Ltd. Invoice total: 12.50 EUR", s,
 		extractq.WithProvider(p), extractq.WithMaxReasks(2))
@@ -47,7 +47,7 @@ func ExampleExtract() {
 // sentinel tells callers what to do next.
 func ExampleError() {
 	s, _ := schema.Compile([]byte(`{"type":"object","properties":{"total":{"type":"number"}},"required":["total"]}`))
-	p := fakeprovider.New([]fakeprovider.Reply{fakeprovider.Text(`{"_unextractable": "this is a recipe"}`)})
+	p := extractqtest.New([]extractqtest.Reply{extractqtest.Text(`{"_unextractable": "this is a recipe"}`)})
 	_, err := extractq.Extract(context.Background(), "Pancakes: flour, eggs, milk.", s, extractq.WithProvider(p))
 	var e *extractq.Error
 	switch {
@@ -67,9 +67,9 @@ func ExampleExtractInto() {
 		Name  string `json:"name"`
 		Email string `json:"email" jsonschema:"format=email"`
 	}
-	p := fakeprovider.New([]fakeprovider.Reply{
-		fakeprovider.Text(`{"name": "Ada Lovelace", "email": "ada at example.org"}`),
-		fakeprovider.Text(`{"name": "Ada Lovelace", "email": "ada@example.org"}`),
+	p := extractqtest.New([]extractqtest.Reply{
+		extractqtest.Text(`{"name": "Ada Lovelace", "email": "ada at example.org"}`),
+		extractqtest.Text(`{"name": "Ada Lovelace", "email": "ada@example.org"}`),
 	})
 	c, res, err := extractq.ExtractInto[Contact](context.Background(), "Write to Ada Lovelace, ada@example.org.", extractq.WithProvider(p))
 	if err != nil {

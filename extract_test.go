@@ -10,7 +10,7 @@ import (
 	"github.com/extractq/extractq/llm"
 
 	"github.com/extractq/extractq"
-	"github.com/extractq/extractq/internal/fakeprovider"
+	"github.com/extractq/extractq/extractqtest"
 	"github.com/extractq/extractq/schema"
 )
 
@@ -30,22 +30,22 @@ func TestExtractErrors(t *testing.T) {
 	bad := `{"vendor":"ACME","items":[{"name":"a","price":1},{"name":"b","price":2},{"name":"c","price":"12,50"}]}`
 	tests := []struct {
 		name     string
-		script   []fakeprovider.Reply
+		script   []extractqtest.Reply
 		opts     []extractq.Option
 		sentinel error
 		message  string
 	}{
-		{"exhausted", []fakeprovider.Reply{fakeprovider.Text(bad[:len(bad)-1]), fakeprovider.Text(bad), fakeprovider.Text(bad[:len(bad)-1]), fakeprovider.Text(bad)}, nil,
+		{"exhausted", []extractqtest.Reply{extractqtest.Text(bad[:len(bad)-1]), extractqtest.Text(bad), extractqtest.Text(bad[:len(bad)-1]), extractqtest.Text(bad)}, nil,
 			extractq.ErrExhausted, `no valid answer after 4 attempts; the last failed at /items/2/price: expected number, got "12,50"; 2 syntax repairs applied`},
 		{"budget", nil, []extractq.Option{extractq.WithTokenBudget(10)}, extractq.ErrBudgetExceeded, "token budget exceeded"},
-		{"fatal", []fakeprovider.Reply{fakeprovider.Fail(llm.ClassAuth, 0)}, nil, extractq.ErrFatal, "HTTP 401"},
-		{"transport", []fakeprovider.Reply{fakeprovider.Fail(llm.ClassServer, 0), fakeprovider.Fail(llm.ClassServer, 0)},
+		{"fatal", []extractqtest.Reply{extractqtest.Fail(llm.ClassAuth, 0)}, nil, extractq.ErrFatal, "HTTP 401"},
+		{"transport", []extractqtest.Reply{extractqtest.Fail(llm.ClassServer, 0), extractqtest.Fail(llm.ClassServer, 0)},
 			[]extractq.Option{extractq.WithTransport(extractq.Transport{Retries: 1, Jitter: extractq.JitterNone})}, extractq.ErrTransport, "failed 2 times (1 transport retry)"},
-		{"unextractable", []fakeprovider.Reply{fakeprovider.Refused("no")}, nil, extractq.ErrUnextractable, "unextractable"},
+		{"unextractable", []extractqtest.Reply{extractqtest.Refused("no")}, nil, extractq.ErrUnextractable, "unextractable"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := fakeprovider.New(tt.script)
+			p := extractqtest.New(tt.script)
 			opts := append([]extractq.Option{extractq.WithProvider(p), extractq.WithSleeper(func(context.Context, time.Duration) error { return nil })}, tt.opts...)
 			res, err := extractq.Extract(context.Background(), "ACME: a 1, b 2, c 12,50", s, opts...)
 			if !errors.Is(err, tt.sentinel) {
@@ -71,9 +71,9 @@ func TestExtractConfig(t *testing.T) {
 		hint string
 	}{
 		{"no provider", nil, s, "WithProvider"},
-		{"no schema", []extractq.Option{extractq.WithProvider(fakeprovider.New(nil))}, nil, "schema.Compile"},
-		{"bad history", []extractq.Option{extractq.WithProvider(fakeprovider.New(nil)), extractq.WithHistory("most")}, s, "use last or full"},
-		{"negative re-asks", []extractq.Option{extractq.WithProvider(fakeprovider.New(nil)), extractq.WithMaxReasks(-2)}, s, "max re-asks"},
+		{"no schema", []extractq.Option{extractq.WithProvider(extractqtest.New(nil))}, nil, "schema.Compile"},
+		{"bad history", []extractq.Option{extractq.WithProvider(extractqtest.New(nil)), extractq.WithHistory("most")}, s, "use last or full"},
+		{"negative re-asks", []extractq.Option{extractq.WithProvider(extractqtest.New(nil)), extractq.WithMaxReasks(-2)}, s, "max re-asks"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -87,7 +87,7 @@ func TestExtractConfig(t *testing.T) {
 
 func TestOptionsReachTheRequest(t *testing.T) {
 	s := compile(t, invoice)
-	p := fakeprovider.New([]fakeprovider.Reply{fakeprovider.Text(`{"vendor":"A","items":[]}`)}, fakeprovider.WithModes(llm.ModeJSON, llm.ModeStrict))
+	p := extractqtest.New([]extractqtest.Reply{extractqtest.Text(`{"vendor":"A","items":[]}`)}, extractqtest.WithModes(llm.ModeJSON, llm.ModeStrict))
 	_, err := extractq.Extract(context.Background(), "doc", s, extractq.WithProvider(p),
 		extractq.WithMode(extractq.ModeJSON), extractq.WithTemperature(0.3), extractq.WithMaxTokens(321),
 		extractq.WithCallTimeout(7*time.Second), extractq.WithSchemaIn(extractq.SchemaInSchema))
@@ -109,7 +109,7 @@ type Invoice struct {
 }
 
 func TestExtractInto(t *testing.T) {
-	p := fakeprovider.New([]fakeprovider.Reply{fakeprovider.Text(`{"vendor":"ACME"}`), fakeprovider.Text(`{"vendor":"ACME","total":"9.5"}`)})
+	p := extractqtest.New([]extractqtest.Reply{extractqtest.Text(`{"vendor":"ACME"}`), extractqtest.Text(`{"vendor":"ACME","total":"9.5"}`)})
 	inv, res, err := extractq.ExtractInto[Invoice](context.Background(), "ACME 9.50", extractq.WithProvider(p))
 	if err != nil {
 		t.Fatal(err)
