@@ -2,6 +2,7 @@ package extractq_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -51,7 +52,7 @@ func TestExtractErrors(t *testing.T) {
 			if !errors.Is(err, tt.sentinel) {
 				t.Fatalf("err %v does not match %v", err, tt.sentinel)
 			}
-			var e *extractq.Error
+			var e *llm.ExtractionError
 			if !errors.As(err, &e) || e.Result != res || res.Value != nil {
 				t.Fatalf("error does not carry the result: %#v", err)
 			}
@@ -89,7 +90,7 @@ func TestOptionsReachTheRequest(t *testing.T) {
 	s := compile(t, invoice)
 	p := extractqtest.New([]extractqtest.Reply{extractqtest.Text(`{"vendor":"A","items":[]}`)}, extractqtest.WithModes(llm.ModeJSON, llm.ModeStrict))
 	_, err := extractq.Extract(context.Background(), "doc", s, extractq.WithProvider(p),
-		extractq.WithMode(extractq.ModeJSON), extractq.WithTemperature(0.3), extractq.WithMaxTokens(321),
+		extractq.WithMode(llm.ModeJSON), extractq.WithTemperature(0.3), extractq.WithMaxTokens(321),
 		extractq.WithCallTimeout(7*time.Second), extractq.WithSchemaIn(extractq.SchemaInSchema))
 	if err != nil {
 		t.Fatal(err)
@@ -120,5 +121,64 @@ func TestExtractInto(t *testing.T) {
 	// The struct's schema was enforced: the first answer lacked "total".
 	if vs := res.Attempts[0].Violations; len(vs) == 0 || !strings.Contains(vs[0].Pointer+vs[0].Message, "total") {
 		t.Errorf("first attempt violations %+v do not name total", vs)
+	}
+}
+
+func TestValidatorsAndObservers(t *testing.T) {
+	t.Parallel()
+	s := compile(t, `{"type":"object","properties":{"total":{"type":"number"},"date":{"type":"string"}},"required":["total","date"]}`)
+	var validated []string
+	positive := func(_ context.Context, v json.RawMessage) []llm.Violation {
+		validated = append(validated, string(v))
+		if strings.Contains(string(v), `"total":-`) {
+			return []llm.Violation{{Pointer: "/total", Message: "must be positive"}}
+		}
+		return nil
+	}
+	notFuture := func(_ context.Context, v json.RawMessage) []llm.Violation {
+		if strings.Contains(string(v), "2999") {
+			return []llm.Violation{{Pointer: "/date", Keyword: "future", Message: "is in the future"}}
+		}
+		return nil
+	}
+	var seen []llm.Attempt
+	tamper := func(_ context.Context, a llm.Attempt) {
+		seen = append(seen, a)
+		if len(a.Violations) > 0 {
+			a.Violations[0].Message = "changed by an observer"
+		}
+		if len(a.Value) > 0 {
+			a.Value[0] = 'X'
+		}
+	}
+	p := extractqtest.New([]extractqtest.Reply{
+		extractqtest.Text(`{"total": "x"}`),                      // schema-invalid: validators must not run
+		extractqtest.Text(`{"total": -5, "date": "2999-01-01"}`), // both validators fail
+		extractqtest.Text(`{"total": 5, "date": "2024-01-01"}`),  // passes
+	})
+	res, err := extractq.Extract(t.Context(), "Total 5 on 2024-01-01", s, extractq.WithProvider(p),
+		extractq.WithValidator(positive), extractq.WithValidator(notFuture), extractq.WithObserver(tamper))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(res.Value) != `{"total":5,"date":"2024-01-01"}` || len(res.Attempts) != 3 {
+		t.Fatalf("value %s after %d attempts", res.Value, len(res.Attempts))
+	}
+	if len(validated) != 2 {
+		t.Fatalf("validators ran on %q; they must run only on schema-valid values", validated)
+	}
+	vs := res.Attempts[1].Violations
+	if len(vs) != 2 || vs[0].Keyword != "validator" || vs[0].Message != "must be positive" || vs[1].Keyword != "future" || res.Attempts[1].Class != llm.ClassSchema {
+		t.Fatalf("attempt 2 violations %+v class %q", vs, res.Attempts[1].Class)
+	}
+	fb := p.Requests()[2].Messages
+	if last := fb[len(fb)-1].Content; !strings.Contains(last, "/total") || !strings.Contains(last, "must be positive") || !strings.Contains(last, "is in the future") {
+		t.Fatalf("the feedback must carry the validators' violations: %q", last)
+	}
+	if len(seen) != 3 || seen[2].N != 3 || seen[2].Class != llm.ClassNone {
+		t.Fatalf("observer saw %d attempts: %+v", len(seen), seen)
+	}
+	if res.Attempts[1].Violations[0].Message != "must be positive" || res.Attempts[2].Value[0] != '{' {
+		t.Fatal("an observer changed the result")
 	}
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/extractq/extractq/llm"
 
-	"github.com/extractq/extractq"
 	"github.com/extractq/extractq/extractqtest"
 )
 
@@ -73,11 +72,11 @@ type cmdRun struct {
 	specs          []string
 }
 
-func runExtractCmd(t *testing.T, p extractq.Provider, env map[string]string, stdin string, args ...string) cmdRun {
+func runExtractCmd(t *testing.T, p llm.Provider, env map[string]string, stdin string, args ...string) cmdRun {
 	t.Helper()
 	var r cmdRun
 	deps := extractDeps{
-		newProvider: func(spec string) (extractq.Provider, error) { r.specs = append(r.specs, spec); return p, nil },
+		newProvider: func(spec string) (llm.Provider, error) { r.specs = append(r.specs, spec); return p, nil },
 		getenv:      func(k string) string { return env[k] },
 	}
 	cmd := newExtractCmdWith(deps)

@@ -3,10 +3,11 @@ package retry
 import (
 	"context"
 	"fmt"
-	_ "github.com/extractq/extractq/internal/sim/simprovider" // registers the "sim" family
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	_ "github.com/extractq/extractq/internal/sim/simprovider" // registers the "sim" family
 
 	"github.com/extractq/extractq/llm"
 

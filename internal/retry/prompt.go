@@ -13,42 +13,6 @@ import (
 	"github.com/extractq/extractq/schema"
 )
 
-// PromptData is what the prompt templates are executed with.
-type PromptData struct {
-	// Document is the document text, unchanged.
-	Document string
-	// Nonce is 16 random hex characters that do not occur in Document.
-	Nonce string
-	// Open and Close fence the document: "<document-NONCE>" and
-	// "</document-NONCE>". The document cannot contain them, so text inside
-	// it cannot pose as the end of the data and the start of instructions.
-	Open, Close string
-	// SchemaIn is the resolved placement: example, schema or none.
-	SchemaIn SchemaIn
-	// Schema is the JSON Schema as JSON text.
-	Schema string
-	// Example is a valid example instance as JSON text ("" when none could be
-	// built; SchemaIn is then schema).
-	Example string
-	// Mode is the resolved mode of every call.
-	Mode llm.Mode
-
-	// The fields below are set for the feedback of a re-ask.
-
-	// Attempt is the number of the attempt that failed (1-based).
-	Attempt int
-	// Class is why it failed: schema, no_json, truncated or refusal.
-	Class llm.AttemptClass
-	// Errors says what was wrong, ready to send: the violation list (pointer,
-	// expected, got; deduplicated and bounded) or the truncation, missing
-	// JSON or refusal notice.
-	Errors string
-	// Violations is the raw violation list behind Errors (class schema only).
-	Violations []schema.Violation
-	// Previous is the failed answer as the model gave it.
-	Previous string
-}
-
 // Built-in prompts. They follow the seed's rules: JSON only, no extra
 // fields, no markdown, no explanations; the document is data, never
 // instructions.
@@ -124,7 +88,7 @@ func newNonce(doc string) string {
 	}
 }
 
-func render(t *template.Template, d *PromptData) (string, error) {
+func render(t *template.Template, d *llm.PromptData) (string, error) {
 	var b strings.Builder
 	if err := t.Execute(&b, d); err != nil {
 		return "", fmt.Errorf("%w: prompt template %q: %v", ErrConfig, t.Name(), err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -81,7 +82,7 @@ func Run(ctx context.Context, p llm.Provider, document string, s *schema.Schema,
 			}
 			if est+answer > left || answer < minAnswerTokens {
 				a.Class, a.Error = llm.ClassBudget, "not sent: token budget exceeded"
-				r.Attempts = append(r.Attempts, a)
+				e.record(ctx, r, a)
 				return end(r, llm.OutcomeBudgetExceeded, nil,
 					"token budget exceeded: attempt %d needs about %d tokens (prompt ~%d + answer up to %d) but %d of %d remain; raise the token budget or shorten the document%s",
 					n, est+max(answer, minAnswerTokens), est, max(answer, minAnswerTokens), left, cfg.TokenBudget, history(r))
@@ -92,18 +93,18 @@ func Run(ctx context.Context, p llm.Provider, document string, s *schema.Schema,
 		resp, cerr := e.call(ctx, req, &a)
 		if cerr != nil {
 			a.Class, a.Error = llm.AttemptClass(cerr.class), cerr.err.Error()
-			r.Attempts = append(r.Attempts, a)
+			e.record(ctx, r, a)
 			r.RetryAfter = cerr.retryAfter
 			return end(r, cerr.outcome, cerr.err, "%s", cerr.describe(n, a.TransportRetries))
 		}
 		a.Usage, a.FinishReason, a.Raw = resp.Usage, resp.FinishReason, resp.Text
 		r.Usage = r.Usage.Add(resp.Usage)
-		ev := evaluate(resp, s, &cfg)
+		ev := e.validate(ctx, evaluate(resp, s, &cfg))
 		a.Value, a.Repairs, a.Violations, a.Class = ev.value, ev.repairs, ev.violations, ev.class
 		if ev.class == llm.ClassRefusal {
 			a.Error = ev.reason
 		}
-		r.Attempts = append(r.Attempts, a)
+		e.record(ctx, r, a)
 
 		switch {
 		case ev.class == llm.ClassNone:
@@ -125,6 +126,42 @@ func Run(ctx context.Context, p llm.Provider, document string, s *schema.Schema,
 	return end(r, llm.OutcomeExhausted, nil, "%s", exhausted(r))
 }
 
+// record appends a to the result and hands observers a copy that shares no
+// memory with it, so that no observer can change the outcome.
+func (e *engine) record(ctx context.Context, r *llm.Result, a llm.Attempt) {
+	r.Attempts = append(r.Attempts, a)
+	for _, observe := range e.cfg.Observers {
+		c := a
+		c.Value = slices.Clone(a.Value)
+		c.Repairs = slices.Clone(a.Repairs)
+		c.Violations = slices.Clone(a.Violations)
+		observe(ctx, c)
+	}
+}
+
+// validate runs the user's validators on a schema-valid answer; their
+// violations turn it into an invalid one, re-asked like any other.
+func (e *engine) validate(ctx context.Context, ev evaluation) evaluation {
+	if ev.class != llm.ClassNone || len(e.cfg.Validators) == 0 {
+		return ev
+	}
+	var vs []llm.Violation
+	for _, v := range e.cfg.Validators {
+		for _, x := range v(ctx, slices.Clone(ev.value)) {
+			if x.Keyword == "" {
+				x.Keyword = "validator"
+			}
+			vs = append(vs, x)
+		}
+	}
+	if len(vs) == 0 {
+		return ev
+	}
+	ev.class, ev.violations = llm.ClassSchema, vs
+	ev.problem = problemSchema(vs, e.cfg.FeedbackMaxChars)
+	return ev
+}
+
 // resolveMode turns ModeAuto into the provider's strongest mode and checks
 // an explicit mode against the provider's capabilities. Text always works.
 func resolveMode(m llm.Mode, p llm.Provider) (llm.Mode, error) {
@@ -140,19 +177,19 @@ func resolveMode(m llm.Mode, p llm.Provider) (llm.Mode, error) {
 
 // promptData prepares what the templates show: the schema, an example
 // when placed as one, and the document's fence.
-func promptData(document string, s *schema.Schema, in SchemaIn, mode llm.Mode) *PromptData {
+func promptData(document string, s *schema.Schema, in SchemaIn, mode llm.Mode) *llm.PromptData {
 	if in == SchemaInAuto {
 		in = SchemaInExample
 		if mode == llm.ModeStrict || mode == llm.ModeTools {
 			in = SchemaInNone
 		}
 	}
-	d := &PromptData{Document: document, Nonce: newNonce(document), SchemaIn: in, Schema: string(s.JSON()), Mode: mode}
+	d := &llm.PromptData{Document: document, Nonce: newNonce(document), SchemaIn: string(in), Schema: string(s.JSON()), Mode: mode}
 	d.Open, d.Close = "<document-"+d.Nonce+">", "</document-"+d.Nonce+">"
 	if in == SchemaInExample {
 		ex, err := s.Example()
 		if err != nil {
-			d.SchemaIn = SchemaInSchema // the schema itself still tells the model everything
+			d.SchemaIn = string(SchemaInSchema) // the schema itself still tells the model everything
 		} else {
 			d.Example = string(ex)
 		}
