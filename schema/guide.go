@@ -192,6 +192,7 @@ var guideShown = map[string]bool{
 	"description": true, "title": true, "default": true, "examples": true, "example": true,
 	"$ref": true, "$defs": true, "readOnly": true, "writeOnly": true, "deprecated": true,
 	"nullable": true, "contentEncoding": true, "contentMediaType": true, "$comment": true,
+	AliasesKeyword: true, // shown with the enum
 }
 
 // nonNullBranch reads "X or null" written as anyOf/oneOf [X, {"type":"null"}]
