@@ -26,7 +26,7 @@ const (
 // and at most about 2,000 characters ("- … N more fields" ends a cut
 // guide). Each line is
 //
-//	- POINTER: CLAUSE; CLAUSE — DESCRIPTION
+//   - POINTER: CLAUSE; CLAUSE — DESCRIPTION
 //
 // (either part may be missing) where POINTER is the field's JSON pointer in
 // the answer, "*" standing for every array item and every other key of a
