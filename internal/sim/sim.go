@@ -344,7 +344,7 @@ func (s *Server) shapeFor(req *chatRequest, pr *prompt) *shape {
 	case pr.schemaText != "":
 		return s.shapes.getString(srcPrompt, pr.schemaText)
 	case pr.example != "":
-		return s.shapes.getString(srcExample, pr.example)
+		return s.shapes.getString(srcExample, pr.example+exampleGuideSep+pr.guide)
 	}
 	return s.generic
 }
