@@ -473,3 +473,46 @@ func TestDistinct(t *testing.T) {
 		})
 	}
 }
+
+// An engine-style prompt in JSON mode shows an example and the schema's
+// field guide: every clean answer honours the guide (the example alone
+// does not say which currencies the invoice schema allows, nor the
+// abstract's bounds).
+func TestFieldGuideInThePromptIsHonoured(t *testing.T) {
+	t.Parallel()
+	docs := exampleDocuments(t)
+	for _, file := range []string{"../../examples/abstract.schema.yaml", "../../examples/invoice.schema.json"} {
+		s, err := schema.CompileFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ex, err := s.Example()
+		if err != nil {
+			t.Fatal(err)
+		}
+		guide := s.FieldGuide()
+		if guide == "" {
+			t.Fatalf("%s has an empty field guide", file)
+		}
+		srv := New(builtins["clean"])
+		for i, doc := range docs {
+			system := "You extract data from a document into JSON.\nThe answer must have exactly the structure of this example:\n<example>\n" +
+				string(ex) + "\n</example>\nWhat the example cannot show:\n<field-guide>\n" + guide + "\n</field-guide>"
+			_, body := call(t, srv, "/v1/chat/completions", map[string]any{
+				"model":           "m",
+				"response_format": map[string]any{"type": "json_object"},
+				"messages": []any{
+					map[string]any{"role": "system", "content": system},
+					map[string]any{"role": "user", "content": "Extract the data from this document:\n\n" + fence(doc)},
+				},
+			})
+			text, _, _ := openAIAnswer(t, body)
+			if vs := validate(t, s, text); vs != nil {
+				t.Fatalf("%s, document %d: invalid answer %s:\n%s", file, i, text, schema.RenderFeedback(vs, 400))
+			}
+			if text == string(ex) {
+				t.Fatalf("%s, document %d: the answer repeats the example", file, i)
+			}
+		}
+	}
+}
