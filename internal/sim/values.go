@@ -3,6 +3,7 @@ package sim
 import (
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -879,19 +880,18 @@ func distinct(v, template any) any {
 			x[i] = distinct(e, te)
 		}
 		if !hasRepeats(x) {
-			return x
+			return v
 		}
 		if len(t) != len(x) {
 			return v // not from this template: leave it
 		}
-		seen := map[string]bool{}
-		for i, e := range x {
-			k := canonical(e)
-			if seen[k] {
-				x[i] = clone(t[i])
-				k = canonical(x[i])
+		for i := range x {
+			for j := range i {
+				if equalJSON(x[i], x[j]) {
+					x[i] = clone(t[i])
+					break
+				}
 			}
-			seen[k] = true
 		}
 		if hasRepeats(x) {
 			return clone(template)
@@ -900,17 +900,78 @@ func distinct(v, template any) any {
 	return v
 }
 
+// hasRepeats reports two equal items (as uniqueItems compares them). It
+// runs on every answer's arrays, so it compares in place, without encoding.
 func hasRepeats(list []any) bool {
-	if len(list) < 2 {
+	if len(list) > 64 { // long lists: by encoding, in linear time
+		seen := make(map[string]bool, len(list))
+		for _, e := range list {
+			k := canonical(e)
+			if seen[k] {
+				return true
+			}
+			seen[k] = true
+		}
 		return false
 	}
-	seen := make(map[string]bool, len(list))
-	for _, e := range list {
-		k := canonical(e)
-		if seen[k] {
+	for i := range list {
+		for j := range i {
+			if equalJSON(list[i], list[j]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// equalJSON compares decoded JSON values as JSON Schema does (1 equals 1.0).
+func equalJSON(a, b any) bool {
+	switch x := a.(type) {
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case json.Number:
+		y, ok := b.(json.Number)
+		if !ok {
+			return false
+		}
+		if x == y {
 			return true
 		}
-		seen[k] = true
+		if !strings.ContainsAny(string(x)+string(y), ".eE") && x != "-0" && y != "-0" {
+			return false // different integers, written as JSON writes them
+		}
+		rx, okx := new(big.Rat).SetString(string(x))
+		ry, oky := new(big.Rat).SetString(string(y))
+		return okx && oky && rx.Cmp(ry) == 0
+	case bool:
+		y, ok := b.(bool)
+		return ok && x == y
+	case nil:
+		return b == nil
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, v := range x {
+			w, ok := y[k]
+			if !ok || !equalJSON(v, w) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !equalJSON(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
 	}
 	return false
 }
