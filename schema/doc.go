@@ -62,7 +62,8 @@ required). Each value is one of:
 	[{"name": "string"}]         a list of objects
 
 The whole document may itself be a list, e.g. [{"name": "string"}], when the
-answer is a top-level array.
+answer is a top-level array, or one field spec, e.g. "integer 1..5" or
+"enum(yes, no)", when the answer is a single value.
 
 A worked example, in YAML:
 
