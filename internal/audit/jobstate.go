@@ -17,8 +17,8 @@ type JobState struct {
 	Tokens       int64  // prompt + completion tokens spent so far
 	DeadLettered bool   // the job was moved to the dead-letter stream
 	// HasResult is true when the job's document has a valid result for
-	// its schema fingerprint and model, possibly made by a resubmission
-	// after this job was dead-lettered.
+	// the same text, schema fingerprint and model, possibly made by a
+	// resubmission after this job was dead-lettered.
 	HasResult bool
 }
 
@@ -45,8 +45,9 @@ func (s *Store) JobStates(ctx context.Context, ids []string) (map[string]JobStat
 		rows, err := s.pool.Query(ctx, `
 SELECT job_id, coalesce(j.status, ''), coalesce(j.prompt_tokens + j.completion_tokens, 0), d.job_id IS NOT NULL,
        EXISTS (SELECT 1 FROM results r WHERE r.document_id = j.document_id
+               AND (r.content_hash = j.content_hash OR j.content_hash = '')
                AND r.schema_fingerprint = j.schema_fingerprint AND r.model = j.model)
-FROM (SELECT job_id, status, prompt_tokens, completion_tokens, document_id, schema_fingerprint, model
+FROM (SELECT job_id, status, prompt_tokens, completion_tokens, document_id, content_hash, schema_fingerprint, model
       FROM jobs WHERE job_id = ANY($1)) j
 FULL JOIN (SELECT job_id FROM dead_letters WHERE job_id = ANY($1)) d USING (job_id)`, chunk)
 		if err != nil {
