@@ -70,3 +70,39 @@ FULL JOIN (SELECT job_id FROM dead_letters WHERE job_id = ANY($1)) d USING (job_
 	}
 	return out, nil
 }
+
+// TextKey names one text of one document.
+type TextKey struct {
+	DocumentID  string
+	ContentHash string // sha256 of the text, hex
+}
+
+// HaveResults reports which of keys have a valid result for the schema
+// fingerprint and model: the documents that are done whatever job made
+// their result. A result written before schema version 2 counts when
+// migration 2 could give it its text's hash (its document never changed).
+func (s *Store) HaveResults(ctx context.Context, fingerprint, model string, keys []TextKey) (map[TextKey]bool, error) {
+	out := make(map[TextKey]bool)
+	for len(keys) > 0 {
+		chunk := keys[:min(len(keys), jobStateChunk)]
+		keys = keys[len(chunk):]
+		ids, hashes := make([]string, len(chunk)), make([]string, len(chunk))
+		for i, k := range chunk {
+			ids[i], hashes[i] = k.DocumentID, k.ContentHash
+		}
+		rows, err := s.pool.Query(ctx, `SELECT k.id, k.hash FROM unnest($1::text[], $2::text[]) AS k(id, hash)
+			WHERE EXISTS (SELECT 1 FROM results r WHERE r.document_id = k.id AND r.content_hash = k.hash
+			              AND r.schema_fingerprint = $3 AND r.model = $4)`, ids, hashes, fingerprint, model)
+		if err != nil {
+			return nil, fmt.Errorf("audit: look up results: %w", err)
+		}
+		var k TextKey
+		if _, err := pgx.ForEachRow(rows, []any{&k.DocumentID, &k.ContentHash}, func() error {
+			out[k] = true
+			return nil
+		}); err != nil {
+			return nil, fmt.Errorf("audit: look up results: %w", err)
+		}
+	}
+	return out, nil
+}
