@@ -93,9 +93,12 @@ func TestWriterIsolatesBadRecords(t *testing.T) {
 					t.Errorf("stored %q: want the bad bytes replaced by U+FFFD", text)
 				}
 			}
-			if st := w.Stats(); tt.name == "lone surrogate in the result value" && (st.Splits == 0 || st.Refused != 1) {
+			st := w.Stats()
+			if tt.name == "lone surrogate in the result value" && (st.Splits == 0 || st.Refused != 1) {
 				t.Errorf("stats %+v: want the batch split and one record refused", st)
 			}
+			t.Logf("%d good records committed, hostile one refused: %v; %d transactions, %d failed flushes, %d splits",
+				good, errs[good] != nil, st.Batches, st.FlushErrors, st.Splits)
 		})
 	}
 }
