@@ -306,6 +306,16 @@ func TestPutDocumentsIsolatesBadDocuments(t *testing.T) {
 			t.Errorf("%s not stored next to the refused one: %v", id, err)
 		}
 	}
+	// The same id twice in one call: the later text wins, the earlier is kept.
+	if err := s.PutDocuments(ctx, []Document{{ID: "twice", Text: "first"}, {ID: "x", Text: "x"}, {ID: "twice", Text: "second"}}); err != nil {
+		t.Fatalf("same id twice: %v", err)
+	}
+	if d, err := s.Document(ctx, "twice"); err != nil || d.Text != "second" {
+		t.Errorf("twice: %+v, %v; want the later text", d, err)
+	}
+	if d, err := s.DocumentVersion(ctx, "twice", HashText("first")); err != nil || d.Text != "first" {
+		t.Errorf("twice, earlier text: %+v, %v", d, err)
+	}
 }
 
 func TestCheckDocumentID(t *testing.T) {

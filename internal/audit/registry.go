@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // ErrNotFound matches errors for a schema or document that is not stored.
@@ -211,6 +212,14 @@ func (s *Store) PutDocuments(ctx context.Context, docs []Document) error {
 // half, so only refused rows end in bad.
 func (s *Store) putSplit(ctx context.Context, docs []Document, idx []int, bad map[int]error) error {
 	err := s.putDocuments(ctx, docs, idx)
+	if isCardinalityViolation(err) && len(idx) > 1 {
+		// The same id twice in one statement: store the halves in order,
+		// so the later text wins and the earlier one is kept as a version.
+		if err := s.putSplit(ctx, docs, idx[:len(idx)/2], bad); err != nil {
+			return err
+		}
+		return s.putSplit(ctx, docs, idx[len(idx)/2:], bad)
+	}
 	if err == nil || !isRowError(err) {
 		if err != nil {
 			return fmt.Errorf("audit: put %d documents: %w", len(idx), err)
@@ -285,4 +294,11 @@ func (s *Store) DocumentVersion(ctx context.Context, id, hash string) (*Document
 	}
 	d.Metadata = meta
 	return &d, nil
+}
+
+// isCardinalityViolation reports whether an upsert met one key twice
+// ("ON CONFLICT DO UPDATE command cannot affect row a second time").
+func isCardinalityViolation(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "21000"
 }
