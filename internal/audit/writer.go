@@ -20,7 +20,9 @@ import (
 var ErrWriterClosed = errors.New("audit: writer is closed")
 
 // ErrInvalidRecord matches Write errors for a record that can never be
-// written (a worker bug): redelivering the job would not help.
+// written: a worker bug, or data PostgreSQL refuses (an id too long for
+// its index, a value jsonb cannot hold). Redelivering the job would not
+// help; no other record of the batch is affected.
 var ErrInvalidRecord = errors.New("invalid audit record")
 
 // StatusRetrying is a job's status while its last delivery was not final
