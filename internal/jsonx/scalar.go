@@ -87,8 +87,8 @@ func (f *finder) scalars(spans []span, kinds ScalarKinds) {
 	for _, fc := range f.fences {
 		f.addWhole(fc[0], fc[1], kinds, true)
 	}
-	if len(f.found) > structures {
-		return // a whole scalar is the answer: prose holds nothing better
+	if len(f.found) > structures || f.strict {
+		return // a whole scalar is the answer; PolicyOff takes nothing from prose
 	}
 	prose := f.proseIntervals(answer)
 	f.addLabeled(prose, kinds)
