@@ -228,6 +228,7 @@ func TestCoerceAligned(t *testing.T) {
 		{"percent where an integer is wanted", `{"n": "12%"}`, []schema.Violation{typ("/n", "integer")}, `{"n":12}`, []string{KindCoerceStringToInteger}, false},
 		{"percent where a number is wanted: 12.5 or 0.125", `{"n": "12.5%"}`, []schema.Violation{typ("/n", "number")}, "", nil, false},
 		{"fraction where an integer is wanted", `{"n": "12,5"}`, []schema.Violation{typ("/n", "integer")}, "", nil, false},
+		{"exponent is JSON already", `{"p": "1.5e3", "n": "2e2"}`, []schema.Violation{typ("/p", "number"), typ("/n", "integer")}, `{"p":1.5e3,"n":"2e2"}`, []string{KindCoerceStringToNumber}, false},
 		{"units and words stay", `{"a": "12 kg", "b": "about 12", "c": "007", "d": "(5)", "e": "1,2,3"}`, []schema.Violation{typ("/a", "number"), typ("/b", "number"), typ("/c", "integer"), typ("/d", "number"), typ("/e", "number")}, "", nil, false},
 		// Keys.
 		{"key differs in case, space and separators", `{"First Name": "Ada", "age": 36}`, []schema.Violation{req("/first_name", "string")}, `{"first_name":"Ada","age":36}`, []string{KindCoerceKey}, false},

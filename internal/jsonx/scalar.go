@@ -165,8 +165,10 @@ func (f *finder) scalarAt(lo, hi int, kinds ScalarKinds, bare bool) (Candidate, 
 			return cand([]byte(b))
 		}
 	}
-	p := parser{src: f.text, pos: lo, end: hi, ticks: &f.ticks}
-	if p.value(ctxTop) {
+	p := parser{src: f.text, pos: lo, end: hi, ticks: f.ticks}
+	ok := p.value(ctxTop)
+	f.ticks = p.ticks
+	if ok {
 		p.skipSpace()
 		f.budget -= p.scanned + p.pos - lo
 		if p.pos >= hi && !p.tooDeep && len(p.out) > 0 && p.out[0] != '{' && p.out[0] != '[' &&
