@@ -356,8 +356,9 @@ func coerceType(n *node, want []string, nums numbers) (llm.Repair, bool) {
 	if wants("array") {
 		old := *n
 		r, _ := set(KindCoerceWrapArray, node{kind: 'a', kids: []*node{&old}})
-		// "red, green" wrapped whole may have been meant as two items.
-		r.Lossy = old.kind == 's' && strings.ContainsAny(old.text, ",;\n")
+		// "red, green" wrapped whole may have been meant as two items; an
+		// object holding an array may be a wrapper around the wanted items.
+		r.Lossy = old.kind == 's' && strings.ContainsAny(old.text, ",;\n") || old.kind == 'o' && slices.ContainsFunc(old.kids, func(k *node) bool { return k.kind == 'a' })
 		return r, true
 	}
 	return llm.Repair{}, false

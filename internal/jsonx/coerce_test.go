@@ -249,6 +249,7 @@ func TestCoerceAligned(t *testing.T) {
 		{"renamed rather than emptied", `{"Line Items": [1]}`, []schema.Violation{req("/line_items", "array")}, `{"line_items":[1]}`, []string{KindCoerceKey}, false},
 		{"single object where an array of objects is wanted", `{"items": {"sku": "A"}}`, []schema.Violation{typ("/items", "array")}, `{"items":[{"sku":"A"}]}`, []string{KindCoerceWrapArray}, false},
 		{"list-like string wrapped whole is lossy", `{"tags": "red, green"}`, []schema.Violation{typ("/tags", "array")}, `{"tags":["red, green"]}`, []string{KindCoerceWrapArray}, true},
+		{"object holding an array wrapped whole is lossy", `{"data": {"rows": [{"a": 1}], "count": 1}}`, []schema.Violation{typ("/data", "array")}, `{"data":[{"rows":[{"a":1}],"count":1}]}`, []string{KindCoerceWrapArray}, true},
 		// Objects wrapping a scalar.
 		{"answer object where an integer is wanted", `{"answer": 42}`, []schema.Violation{typ("", "integer")}, `42`, []string{KindCoerceUnwrapObject}, false},
 		{"two members are not a wrapper", `{"answer": 42, "unit": "kg"}`, []schema.Violation{typ("", "integer")}, "", nil, false},

@@ -949,6 +949,9 @@ func (p *parser) closes(ctx, q int, skippedAny bool) bool {
 	if i == q {
 		return false // "v"alue: a quote inside a word
 	}
+	if ctx == ctxValue && p.identThenColon(i) {
+		return true // "x" b: 4: a comma is missing before an unquoted key
+	}
 	// ["a" 1]: a missing comma between elements.
 	c := p.src[i]
 	if ctx == ctxElem && (c == '-' || c == '{' || c == '[' || isDigit(c) || p.literalAt(i)) {

@@ -113,6 +113,7 @@ func TestRepairSyntax(t *testing.T) {
 		{"unquoted non-ASCII key after a string", `{"titre": "Le Petit Prince", année: 1943}`, `{"titre":"Le Petit Prince","année":1943}`, []string{KindUnquotedKey}},
 		{"numeric and literal keys", `{5: "b", 2.17: "e", null: "n", true: 1, -1: "m"}`, `{"5":"b","2.17":"e","null":"n","true":1,"-1":"m"}`, []string{KindUnquotedKey}},
 		{"numeric key after a string value", `{"a": "x", 2.17: "e", "b": 1}`, `{"a":"x","2.17":"e","b":1}`, []string{KindUnquotedKey}},
+		{"missing comma before an unquoted key", `{"nom": "Hôtel" étoiles: 4, "a": "x" b: 2}`, `{"nom":"Hôtel","étoiles":4,"a":"x","b":2}`, []string{KindMissingComma, KindUnquotedKey}},
 		{"hyphenated key after a string value", `{"a": "x", e-mail: "y"}`, `{"a":"x","e-mail":"y"}`, []string{KindUnquotedKey}},
 	}
 	for _, tt := range tests {
