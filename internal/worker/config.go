@@ -12,12 +12,14 @@ import (
 
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/ratelimit"
+	"github.com/extractq/extractq/internal/settings"
 )
 
-// Defaults of the settings every extractq program shares.
+// Defaults of the settings every extractq program shares (defined once, in
+// package settings).
 const (
-	DefaultNATSURL     = "nats://127.0.0.1:4222"
-	DefaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/extractq?sslmode=disable"
+	DefaultNATSURL     = settings.DefaultNATSURL
+	DefaultDatabaseURL = settings.DefaultDatabaseURL
 )
 
 // Config is a worker process's configuration. It is read from an optional
@@ -91,9 +93,9 @@ func (c *Config) LoadEnv(getenv func(string) string) error {
 	str("EXTRACTQ_LOG_LEVEL", &c.LogLevel)
 	dur := func(name string, dst *time.Duration) {
 		if v := getenv(name); v != "" {
-			d, err := time.ParseDuration(v)
+			d, err := settings.ParseDuration(v)
 			if err != nil {
-				errs = append(errs, fmt.Errorf("%s=%q: not a duration (e.g. 30s, 2m): %w", name, v, err))
+				errs = append(errs, fmt.Errorf("%s: %w", name, err))
 				return
 			}
 			*dst = d
@@ -147,7 +149,7 @@ func ParseBackOff(s string) ([]time.Duration, error) {
 		if f == "" {
 			continue
 		}
-		d, err := time.ParseDuration(f)
+		d, err := settings.ParseDuration(f)
 		if err != nil {
 			return nil, fmt.Errorf("%q: not a duration (e.g. 30s,1m,5m)", f)
 		}

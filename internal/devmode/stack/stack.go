@@ -26,6 +26,7 @@ import (
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/providers"
 	"github.com/extractq/extractq/internal/ratelimit"
+	"github.com/extractq/extractq/internal/settings"
 	"github.com/extractq/extractq/internal/sim"
 	"github.com/extractq/extractq/internal/worker"
 )
@@ -50,7 +51,7 @@ const (
 
 // Config is what a dev-mode process runs. Zero fields take the defaults
 // above; DataDir defaults to devmode.DefaultDir and DatabaseURL to
-// devmode.DefaultDatabaseURL.
+// settings.DefaultDatabaseURL.
 type Config struct {
 	DataDir     string // JetStream storage and the discovery file; created if missing
 	NATSAddr    string // host:port of the embedded NATS server; port 0 picks a free one
@@ -78,7 +79,7 @@ func (c *Config) defaults() {
 		c.HTTPAddr = DefaultHTTPAddr
 	}
 	if c.DatabaseURL == "" {
-		c.DatabaseURL = devmode.DefaultDatabaseURL
+		c.DatabaseURL = settings.DefaultDatabaseURL
 	}
 	if c.Grace == 0 {
 		c.Grace = DefaultGrace
