@@ -1,0 +1,290 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/extractq/extractq/internal/settings"
+)
+
+// Progress is the one progress display of `extractq extract` and `submit
+// --wait`: total, done, failed, running and queued, the rate, the ETA, and
+// why it waits when it waits (a transport backoff, no live worker for the
+// pool…). On a terminal it redraws one line in place; elsewhere (a log, CI)
+// it prints a line every 10 s, at each 10% step, and when the reason for
+// waiting changes, so a log shows both progress and stalls without one line
+// per second.
+//
+// The rate counts only what finished while it was watching, over the last
+// 30 s, and is shown only after 2 s of watching: documents that were done
+// already (or finished before the first look) must not make the first
+// tick read thousands of documents per second.
+//
+// It is safe for concurrent use. Start runs its ticker until Finish.
+type Progress struct {
+	w      io.Writer
+	tty    bool
+	label  string
+	now    func() time.Time
+	every  time.Duration // non-terminal: a line at least this often
+	redraw time.Duration // terminal: redraw at most this often
+
+	mu              sync.Mutex
+	total           int  // 0: unknown
+	totalFinal      bool // false: more may come (input still being read)
+	done, failed    int
+	running, queued int // -1: unknown
+	reason          string
+	samples         []sample
+	firstLook       time.Time
+	lastLine        time.Time
+	lastDecile      int
+	lastReason      string
+	drawn           string // terminal: what the line shows
+	finished        bool
+	stop            chan struct{}
+	stopped         chan struct{}
+}
+
+type sample struct {
+	at       time.Time
+	finished int
+}
+
+// Window and delays of the rate and the output.
+const (
+	rateWindow  = 30 * time.Second
+	rateWarmup  = 2 * time.Second
+	lineEvery   = 10 * time.Second
+	redrawEvery = 200 * time.Millisecond
+)
+
+// NewProgress returns a display writing to w (normally stderr) whose lines
+// start with label, e.g. "extract" or "submit".
+func NewProgress(w io.Writer, label string) *Progress {
+	return newProgress(w, label, settings.IsTerminal(w), time.Now)
+}
+
+func newProgress(w io.Writer, label string, tty bool, now func() time.Time) *Progress {
+	return &Progress{w: w, tty: tty, label: label, now: now, every: lineEvery, redraw: redrawEvery, running: -1, queued: -1, lastDecile: -1}
+}
+
+// SetTotal sets how many documents there are in all; final says whether
+// more may still come (false while the input is being read).
+func (p *Progress) SetTotal(n int, final bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.total, p.totalFinal = n, final
+}
+
+// SetDone sets the finished counts, for callers that poll (submit --wait).
+func (p *Progress) SetDone(done, failed int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done, p.failed = done, failed
+	p.observe()
+}
+
+// Add counts finished documents, for callers that see each finish.
+func (p *Progress) Add(done, failed int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done += done
+	p.failed += failed
+	p.observe()
+}
+
+// SetActive sets how many documents are being worked on now and how many
+// wait in a queue (-1: unknown). Queued ones are never shown as running.
+func (p *Progress) SetActive(running, queued int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.running, p.queued = running, queued
+}
+
+// SetReason says why nothing moves ("" when it does).
+func (p *Progress) SetReason(reason string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.reason = reason
+}
+
+// observe records a rate sample; p.mu is held.
+func (p *Progress) observe() {
+	now := p.now()
+	if p.firstLook.IsZero() {
+		p.firstLook = now
+	}
+	p.samples = append(p.samples, sample{now, p.done + p.failed})
+	// Keep one sample older than the window as its left edge.
+	cut := 0
+	for cut+1 < len(p.samples) && now.Sub(p.samples[cut+1].at) >= rateWindow {
+		cut++
+	}
+	p.samples = p.samples[cut:]
+}
+
+// rate is documents finished per second over the window, and whether it
+// is known yet; p.mu is held.
+func (p *Progress) rate(now time.Time) (float64, bool) {
+	if len(p.samples) < 2 || now.Sub(p.firstLook) < rateWarmup {
+		return 0, false
+	}
+	first, last := p.samples[0], p.samples[len(p.samples)-1]
+	span := now.Sub(first.at).Seconds()
+	if span <= 0 {
+		return 0, false
+	}
+	return float64(last.finished-first.finished) / span, true
+}
+
+// Line is the current progress line, without label.
+func (p *Progress) Line() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.line(p.now())
+}
+
+func (p *Progress) line(now time.Time) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d done, %d failed", p.done, p.failed)
+	if p.total > 0 {
+		more := ""
+		if !p.totalFinal {
+			more = "+"
+		}
+		fmt.Fprintf(&b, " of %d%s", p.total, more)
+	}
+	if p.running >= 0 {
+		fmt.Fprintf(&b, " · %d running", p.running)
+	}
+	if p.queued >= 0 {
+		fmt.Fprintf(&b, " · %d queued", p.queued)
+	}
+	r, known := p.rate(now)
+	switch {
+	case !known:
+		b.WriteString(" · – docs/s")
+	case r < 10:
+		fmt.Fprintf(&b, " · %.1f docs/s", r)
+	default:
+		fmt.Fprintf(&b, " · %.0f docs/s", r)
+	}
+	left := p.total - p.done - p.failed
+	switch {
+	case p.total > 0 && left <= 0 && p.totalFinal:
+	case p.total > 0 && known && r > 0:
+		eta := time.Duration(float64(left) / r * float64(time.Second))
+		fmt.Fprintf(&b, " · ETA %s", roundETA(eta))
+	default:
+		b.WriteString(" · ETA ?")
+	}
+	if p.reason != "" {
+		b.WriteString(" · waiting: " + p.reason)
+	}
+	return b.String()
+}
+
+func roundETA(d time.Duration) time.Duration {
+	switch {
+	case d < time.Minute:
+		return d.Round(time.Second)
+	case d < time.Hour:
+		return d.Round(10 * time.Second)
+	default:
+		return d.Round(time.Minute)
+	}
+}
+
+// Start shows progress until Finish, redrawing on a terminal and printing
+// periodic lines elsewhere. The goroutine it starts ends with Finish or
+// with ctx.
+func (p *Progress) Start(ctx context.Context) {
+	p.mu.Lock()
+	if p.stop != nil {
+		p.mu.Unlock()
+		return
+	}
+	p.stop, p.stopped = make(chan struct{}), make(chan struct{})
+	if p.firstLook.IsZero() {
+		p.firstLook = p.now()
+		p.samples = append(p.samples, sample{p.firstLook, p.done + p.failed})
+	}
+	p.mu.Unlock()
+	every := p.redraw
+	if !p.tty {
+		every = time.Second // decides; prints only on the 10 s, 10% or reason rules
+	}
+	go func() {
+		defer close(p.stopped)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-p.stop:
+				return
+			case <-t.C:
+				p.tick()
+			}
+		}
+	}()
+}
+
+// tick writes what is due now.
+func (p *Progress) tick() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.finished {
+		return
+	}
+	now := p.now()
+	line := p.line(now)
+	if p.tty {
+		if line != p.drawn {
+			fmt.Fprintf(p.w, "\r\033[K%s: %s", p.label, line)
+			p.drawn = line
+		}
+		return
+	}
+	decile := -1
+	if p.total > 0 {
+		decile = min(10, (p.done+p.failed)*10/p.total)
+	}
+	due := p.lastLine.IsZero() || now.Sub(p.lastLine) >= p.every ||
+		decile > p.lastDecile || (p.reason != "" && p.reason != p.lastReason)
+	if !due {
+		return
+	}
+	fmt.Fprintf(p.w, "%s: %s\n", p.label, line)
+	p.lastLine, p.lastDecile, p.lastReason = now, decile, p.reason
+}
+
+// Finish stops the display and prints the final line (always, on a
+// terminal too, so the last state stays on screen).
+func (p *Progress) Finish() {
+	p.mu.Lock()
+	stop, stopped := p.stop, p.stopped
+	p.mu.Unlock()
+	if stop != nil {
+		close(stop)
+		<-stopped
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.finished {
+		return
+	}
+	p.finished = true
+	p.reason = ""
+	line := p.line(p.now())
+	if p.tty {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+	fmt.Fprintf(p.w, "%s: %s\n", p.label, line)
+}
