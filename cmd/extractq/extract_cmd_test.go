@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/extractq/extractq"
+	"github.com/extractq/extractq/internal/cli"
 	"github.com/extractq/extractq/internal/fakeprovider"
 	"github.com/extractq/extractq/internal/providers"
 )
@@ -78,22 +79,22 @@ func runExtractCmd(t *testing.T, p extractq.Provider, env map[string]string, std
 	deps := extractDeps{
 		newProvider: func(spec string) (extractq.Provider, error) { r.specs = append(r.specs, spec); return p, nil },
 		getenv:      func(k string) string { return env[k] },
+		exit:        func(code int) { t.Errorf("the command tried to exit %d", code) },
 	}
-	cmd := newExtractCmdWith(deps)
-	cmd.SilenceUsage, cmd.SilenceErrors = true, true // as under the root command
+	cmd := cli.Prepare(newExtractCmdWith(deps)) // as under the root command
 	var out, errb bytes.Buffer
 	cmd.SetOut(&out)
 	cmd.SetErr(&errb)
 	cmd.SetIn(strings.NewReader(stdin))
 	cmd.SetArgs(args)
 	err := cmd.ExecuteContext(context.Background())
-	var ee *exitError
+	var ee *cli.ExitError
 	switch {
 	case err == nil:
 	case errors.As(err, &ee):
-		r.code = ee.code
-		if ee.err != nil {
-			errb.WriteString(ee.err.Error())
+		r.code = ee.Code
+		if ee.Err != nil {
+			errb.WriteString(ee.Err.Error())
 		}
 	default:
 		r.code = 2
@@ -197,7 +198,7 @@ func TestExtractCmd(t *testing.T) {
 			stdin: `{"id":"x","text":"ACME invoice"}` + "\n" + `{"id":"y","text":"Bolt invoice"}`,
 			args:  []string{"--schema", sch, "-"}, code: 0, ids: []string{"x", "y"}, inStderr: "2 ok", spec: "sim:clean"},
 		{name: "stdin text is one document", stdin: "ACME invoice\nsecond line", args: []string{"--schema", sch, "--provider", "openai:gpt-4o", "--model", "gpt-4o-mini", "-"},
-			code: 0, ids: []string{"-"}, spec: "openai:gpt-4o-mini"},
+			code: 0, ids: []string{"stdin"}, spec: "openai:gpt-4o-mini"},
 		{name: "no provider", args: []string{"--schema", sch, "-"}, code: 2, inStderr: "EXTRACTQ_PROVIDER"},
 		{name: "no input", args: []string{"--schema", sch, "--provider", "fake:m"}, code: 2, inStderr: "no input"},
 		{name: "bad schema", args: []string{"--schema", filepath.Join(dir, "bad.json"), "--provider", "fake:m", "-"}, code: 2, inStderr: "bad.json"},

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/extractq/extractq/internal/cli"
 	"github.com/extractq/extractq/schema"
 )
 
@@ -77,7 +78,7 @@ Examples:
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts, err := sf.options()
 			if err != nil {
-				return usageErr(err)
+				return cli.Usage(err)
 			}
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			bad := 0
@@ -97,7 +98,7 @@ Examples:
 				fmt.Fprintf(errOut, "%s: ok (%s)\n", file, s.Fingerprint())
 			}
 			if bad > 0 {
-				return failErr(fmt.Errorf("%d of %d schemas are invalid", bad, len(args)))
+				return cli.Failed(fmt.Errorf("%d of %d schemas are invalid", bad, len(args)))
 			}
 			return nil
 		},
@@ -127,7 +128,7 @@ Examples:
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts, err := sf.options()
 			if err != nil {
-				return usageErr(err)
+				return cli.Usage(err)
 			}
 			bad := 0
 			for _, file := range args {
@@ -153,7 +154,7 @@ Examples:
 				}
 			}
 			if bad > 0 {
-				return failErr(nil)
+				return cli.Failed(nil)
 			}
 			return nil
 		},
@@ -188,19 +189,19 @@ Examples:
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts, err := sf.options()
 			if err != nil {
-				return usageErr(err)
+				return cli.Usage(err)
 			}
 			form, err := schema.ParseForm(to)
 			if err != nil {
-				return usageErr(fmt.Errorf("--to: %w", err))
+				return cli.Usage(fmt.Errorf("--to: %w", err))
 			}
 			s, err := schema.CompileFile(args[0], opts...)
 			if err != nil {
-				return failErr(errors.New(fileError(args[0], err)))
+				return cli.Failed(errors.New(fileError(args[0], err)))
 			}
 			out, err := s.ProviderForm(form)
 			if err != nil {
-				return failErr(fmt.Errorf("%s: %w", args[0], err))
+				return cli.Failed(fmt.Errorf("%s: %w", args[0], err))
 			}
 			return writeIndented(cmd.OutOrStdout(), out)
 		},

@@ -3,11 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/extractq/extractq/internal/cli"
 )
 
 // runRoot runs the extractq root command as main does and returns the exit
@@ -19,20 +20,7 @@ func runRoot(t *testing.T, stdin string, args ...string) (code int, stdout, stde
 	root.SetOut(&out)
 	root.SetErr(&errb)
 	root.SetIn(strings.NewReader(stdin))
-	root.SetArgs(args)
-	err := root.Execute()
-	var ee *exitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		code = ee.code
-		if ee.err != nil {
-			errb.WriteString(ee.err.Error())
-		}
-	default:
-		code = 2
-		errb.WriteString(err.Error())
-	}
+	code = cli.Run(root, args, &errb)
 	return code, out.String(), errb.String()
 }
 

@@ -30,8 +30,8 @@ type exitError struct {
 func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
-func usageErr(err error) error { return &exitError{2, err} }
-func failErr(err error) error  { return &exitError{1, err} }
+func cli.Usage(err error) error { return &exitError{2, err} }
+func cli.Failed(err error) error  { return &exitError{1, err} }
 
 func run(args []string) int {
 	root := newSubmitCmd()

@@ -47,7 +47,7 @@ type session struct {
 
 func (c *conn) open(ctx context.Context) (*session, error) {
 	if c.maxPending < 1 {
-		return nil, usageErr(fmt.Errorf("--max-pending %d: must be at least 1", c.maxPending))
+		return nil, cli.Usage(fmt.Errorf("--max-pending %d: must be at least 1", c.maxPending))
 	}
 	nc, err := nats.Connect(c.natsURL, nats.Name("extractq-submit"))
 	if err != nil {
@@ -110,17 +110,17 @@ Example:
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, paths []string) error {
 			if schemaArg == "" || provider == "" {
-				return usageErr(errors.New("--schema and --provider are required, e.g. --schema invoice.json --provider openai:gpt-4o-mini"))
+				return cli.Usage(errors.New("--schema and --provider are required, e.g. --schema invoice.json --provider openai:gpt-4o-mini"))
 			}
 			model, defPool, err := submit.ResolveProvider(provider)
 			if err != nil {
-				return usageErr(fmt.Errorf("--provider: %w", err))
+				return cli.Usage(fmt.Errorf("--provider: %w", err))
 			}
 			if pool == "" {
 				pool = defPool
 			}
 			if err := jobs.ValidatePool(pool); err != nil {
-				return usageErr(fmt.Errorf("--pool: %w", err))
+				return cli.Usage(fmt.Errorf("--pool: %w", err))
 			}
 			if runName == "" {
 				runName = "run-" + time.Now().UTC().Format("20060102-150405")
@@ -135,7 +135,7 @@ Example:
 			sub := submit.New(sess.js, sess.store, submit.WithPublisher(jobs.WithInlineLimit(inlineLimit), jobs.WithMaxDocument(maxDocument)))
 			ref, err := resolveSchema(ctx, sess.store, sub, schemaArg, schemaName)
 			if err != nil {
-				return usageErr(err)
+				return cli.Usage(err)
 			}
 			job := submit.Job{Schema: ref, Provider: provider, Model: model, Pool: pool, Run: runName,
 				Options: jobs.Options{MaxReasks: maxReasks, Mode: mode, MaxTokens: maxTokens, TokenBudget: tokenBudget, RepairPolicy: repair}}
@@ -145,7 +145,7 @@ Example:
 			bar.done()
 			printSummary(cmd.OutOrStdout(), cmd.ErrOrStderr(), job, sum, asJSON)
 			if err != nil {
-				return failErr(err)
+				return cli.Failed(err)
 			}
 			var failed error
 			if len(sum.Rejected) > 0 {
@@ -156,17 +156,17 @@ Example:
 			}
 			if wait {
 				if err := follow(ctx, cmd.ErrOrStderr(), sess.store, runName, sum); err != nil {
-					return failErr(errors.Join(failed, err))
+					return cli.Failed(errors.Join(failed, err))
 				}
 			}
 			if failed != nil {
-				return failErr(failed)
+				return cli.Failed(failed)
 			}
 			return nil
 		},
 	}
 	c.register(cmd)
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cli.Usage(err) })
 	f := cmd.Flags()
 	f.StringVar(&schemaArg, "schema", "", "schema file (JSON/YAML, registered as a new version if changed) or a registered schema name")
 	f.StringVar(&schemaName, "schema-name", "", "name to register a schema file under (default: the schema's own name, else the file name)")

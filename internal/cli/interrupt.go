@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 )
 
@@ -21,10 +22,10 @@ var ErrInterrupted = errors.New("interrupted")
 func Interruptible(parent context.Context, first, second func()) (ctx context.Context, stop func()) {
 	ch := make(chan os.Signal, 2)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
-	ctx, stop = interruptible(parent, ch, first, second)
+	ctx, release := interruptible(parent, ch, first, second)
 	return ctx, func() {
 		signal.Stop(ch)
-		stop()
+		release()
 	}
 }
 
@@ -55,10 +56,13 @@ func interruptible(parent context.Context, signals <-chan os.Signal, first, seco
 			}
 		}
 	}()
+	var once sync.Once
 	return ctx, func() {
-		close(done)
-		<-exited
-		cancel(nil)
+		once.Do(func() {
+			close(done)
+			<-exited
+			cancel(nil)
+		})
 	}
 }
 

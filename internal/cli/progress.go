@@ -267,7 +267,14 @@ func (p *Progress) tick() {
 
 // Finish stops the display and prints the final line (always, on a
 // terminal too, so the last state stays on screen).
-func (p *Progress) Finish() {
+func (p *Progress) Finish() { p.end(true) }
+
+// Stop stops the display; it prints the final line only when it showed
+// progress before (a run too short for a tick ends without one), for
+// commands that print their own summary next.
+func (p *Progress) Stop() { p.end(false) }
+
+func (p *Progress) end(always bool) {
 	p.mu.Lock()
 	stop, stopped := p.stop, p.stopped
 	p.mu.Unlock()
@@ -281,6 +288,9 @@ func (p *Progress) Finish() {
 		return
 	}
 	p.finished = true
+	if !always && p.lastLine.IsZero() && p.drawn == "" {
+		return
+	}
 	p.reason = ""
 	line := p.line(p.now())
 	if p.tty {

@@ -11,6 +11,7 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/extractq/extractq/internal/jobs"
+	"github.com/extractq/extractq/internal/providers"
 	"github.com/extractq/extractq/internal/ratelimit"
 	"github.com/extractq/extractq/internal/settings"
 )
@@ -205,4 +206,26 @@ func CheckStreamReplicas(n int) error {
 		return fmt.Errorf("stream_replicas %d: want 1 to 5, at most the cluster's size (EXTRACTQ_STREAM_REPLICAS or --stream-replicas)", n)
 	}
 	return nil
+}
+
+// ErrPoolProvider is matched by CheckProviders' errors: a pool whose
+// provider cannot be built (a missing API key, an unknown simulator
+// profile).
+var ErrPoolProvider = errors.New("pool provider cannot be built")
+
+// CheckProviders builds the provider of every pool with build
+// (providers.New when nil) and names each pool whose provider cannot be
+// built, with what to set. A worker runs it before it starts: a pool that
+// cannot work must stop the start, not dead-letter every job it pulls.
+func CheckProviders(pools []ratelimit.PoolSpec, build func(spec string) (providers.Provider, error)) error {
+	if build == nil {
+		build = func(spec string) (providers.Provider, error) { return providers.New(spec) }
+	}
+	var errs []error
+	for _, p := range pools {
+		if _, err := build(p.Name); err != nil {
+			errs = append(errs, fmt.Errorf("%w: pool %s: %w", ErrPoolProvider, p.Name, err))
+		}
+	}
+	return errors.Join(errs...)
 }

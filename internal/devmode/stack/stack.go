@@ -150,6 +150,16 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 			return nil, fmt.Errorf("%w: --sim: %w", ErrInvalidConfig, err)
 		}
 	}
+	// A pool whose provider cannot be built (a missing API key) would
+	// dead-letter every job it pulls: refuse to start instead.
+	if err := worker.CheckProviders(s.pools, func(spec string) (providers.Provider, error) {
+		if usesProfile(spec, cfg.SimProfile) {
+			return nil, nil // the profile loaded above; the shared simulator starts below
+		}
+		return providers.New(spec)
+	}); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("data folder %s: %w (choose another with --data)", cfg.DataDir, err)
 	}
