@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/extractq/extractq/internal/cli"
 	"github.com/extractq/extractq/internal/jobs/submit"
 )
 
