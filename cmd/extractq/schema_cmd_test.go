@@ -82,10 +82,10 @@ func TestSchemaCheckCmd(t *testing.T) {
 	}{
 		{"compact YAML", []string{"schema", "check", p("book.yaml")}, 0, []string{`"additionalProperties": false`, `"required": [`}, []string{"book.yaml: ok (sha256:"}, false, true},
 		{"with ref dir", []string{"schema", "check", refDir, p("book.json")}, 0, []string{`"$ref": "https://example.com/s/money.json"`}, []string{"ok"}, false, true},
-		{"unresolvable ref", []string{"schema", "check", p("book.json")}, 1, nil, []string{"book.json: at /properties/price/$ref", "https://example.com/s/money.json", "--ref-dir"}, true, false},
-		{"invalid among valid", []string{"schema", "check", p("book.yaml"), p("bad.json"), p("bad-compact.yaml")}, 1, []string{"# " + p("book.yaml")},
+		{"unresolvable ref", []string{"schema", "check", p("book.json")}, 2, nil, []string{"book.json: at /properties/price/$ref", "https://example.com/s/money.json", "--ref-dir"}, true, false},
+		{"invalid among valid", []string{"schema", "check", p("book.yaml"), p("bad.json"), p("bad-compact.yaml")}, 2, []string{"# " + p("book.yaml")},
 			[]string{"bad.json: at /properties/a/type", "bad-compact.yaml: at /year: compact notation: unknown type", "2 of 3 schemas are invalid"}, false, false},
-		{"missing file", []string{"schema", "check", p("nope.json")}, 1, nil, []string{"nope.json: cannot read"}, true, false},
+		{"missing file", []string{"schema", "check", p("nope.json")}, 2, nil, []string{"nope.json: cannot read"}, true, false},
 		{"bad draft", []string{"schema", "check", "--draft", "5", p("book.yaml")}, 2, nil, []string{"--draft", "7 or 2020-12"}, true, false},
 		{"bad ref-dir", []string{"schema", "check", "--ref-dir", "nodir", p("book.yaml")}, 2, nil, []string{"PREFIX=DIR"}, true, false},
 		{"no file", []string{"schema", "check"}, 2, nil, []string{"arg"}, true, false},
@@ -120,8 +120,11 @@ func TestSchemaExampleCmd(t *testing.T) {
 	dir := schemaTestDir(t)
 	p := func(n string) string { return filepath.Join(dir, n) }
 	code, out, errOut := runRoot(t, "", "schema", "example", p("book.yaml"), p("contradict.json"), p("bad.json"), p("list.json"))
-	if code != 1 {
-		t.Errorf("exit %d, want 1 (%s)", code, errOut)
+	if code != 2 {
+		t.Errorf("exit %d, want 2: bad.json is an invalid schema (%s)", code, errOut)
+	}
+	if code, _, errOut := runRoot(t, "", "schema", "example", p("book.yaml"), p("contradict.json")); code != 1 {
+		t.Errorf("exit %d, want 1: a valid schema without an example is a failed input (%s)", code, errOut)
 	}
 	lines := jsonLines(t, out)
 	if len(lines) != 4 {
@@ -175,7 +178,7 @@ func TestSchemaConvertCmd(t *testing.T) {
 		{[]string{"--to", "ollama", refDir, p("book.json")}, 0, []string{`"minimum": 0`}, []string{`"$ref"`}},
 		{[]string{"--to", "jsonschema", p("book.yaml")}, 0, []string{`"$schema"`}, nil},
 		{[]string{"--to", "openai", p("list.json")}, 1, []string{"object at the root"}, nil},
-		{[]string{"--to", "openai", p("bad.json")}, 1, []string{"bad.json: at /properties/a/type"}, nil},
+		{[]string{"--to", "openai", p("bad.json")}, 2, []string{"bad.json: at /properties/a/type"}, nil},
 		{[]string{"--to", "xml", p("book.yaml")}, 2, []string{"unknown form"}, nil},
 		{[]string{"--to", "openai"}, 2, []string{"arg"}, nil},
 	}

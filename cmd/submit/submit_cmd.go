@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -306,13 +305,7 @@ func resolveSchema(ctx context.Context, store *audit.Store, sub *submit.Submitte
 		if err != nil {
 			return jobs.SchemaRef{}, fmt.Errorf("--schema %s: %w", arg, err)
 		}
-		if name == "" {
-			name = sc.Name()
-		}
-		if name == "" {
-			name = strings.TrimSuffix(filepath.Base(arg), filepath.Ext(arg))
-		}
-		return sub.RegisterSchema(ctx, name, sc)
+		return sub.RegisterSchema(ctx, cli.SchemaName(arg, sc, name), sc)
 	}
 	info, err := store.SchemaByName(ctx, arg, 0)
 	if err != nil {
