@@ -291,7 +291,6 @@ func (p *Progress) end(always bool) {
 	if !always && p.lastLine.IsZero() && p.drawn == "" {
 		return
 	}
-	p.reason = ""
 	line := p.line(p.now())
 	if p.tty {
 		fmt.Fprint(p.w, "\r\033[K")
