@@ -426,8 +426,15 @@ func (w *waiter) follow(ctx context.Context, sum submit.Summary, timeout time.Du
 			bar.SetActive(0, 0)
 			return
 		}
-		running, queued := w.poolQueue(fctx, p.InFlight)
-		bar.SetActive(running, queued)
+		q := w.poolQueue(fctx, p.InFlight)
+		bar.SetActive(q.running, q.queued)
+		if q.pulling {
+			// A worker holds or asks for the pool's jobs: it is live,
+			// whether or not it heartbeats.
+			res.NoWorker = false
+			bar.SetReason("")
+			return
+		}
 		if time.Since(lastMembers) < w.membersEvery {
 			return
 		}
@@ -469,24 +476,31 @@ func (w *waiter) follow(ctx context.Context, sum submit.Summary, timeout time.Du
 	return res, err
 }
 
-// poolQueue is how many jobs of the pool are running (delivered, not acked)
-// and queued (not delivered yet), from its consumer. Without a consumer
-// (no worker ever served the pool) every unfinished job is queued.
-func (w *waiter) poolQueue(ctx context.Context, unfinished int) (running, queued int) {
+// poolState is what the pool's consumer says: jobs running (delivered,
+// not acked) and queued (not delivered yet), -1 when unknown, and whether
+// a worker is pulling (holds jobs or has a pull request waiting).
+type poolState struct {
+	running, queued int
+	pulling         bool
+}
+
+// poolQueue reads the pool's consumer. Without a consumer (no worker ever
+// served the pool) every unfinished job is queued.
+func (w *waiter) poolQueue(ctx context.Context, unfinished int) poolState {
 	qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	c, err := w.js.Consumer(qctx, jobs.JobsStream, jobs.ConsumerName(w.job.Pool))
 	if errors.Is(err, jetstream.ErrConsumerNotFound) {
-		return 0, unfinished
+		return poolState{running: 0, queued: unfinished}
 	}
 	if err != nil {
-		return -1, -1
+		return poolState{running: -1, queued: -1}
 	}
 	info, err := c.Info(qctx)
 	if err != nil {
-		return -1, -1
+		return poolState{running: -1, queued: -1}
 	}
-	return info.NumAckPending, int(info.NumPending)
+	return poolState{running: info.NumAckPending, queued: int(info.NumPending), pulling: info.NumAckPending > 0 || info.NumWaiting > 0}
 }
 
 // liveWorkers counts the workers whose heartbeats say they serve the

@@ -291,6 +291,9 @@ func (p *Progress) end(always bool) {
 	if !always && p.lastLine.IsZero() && p.drawn == "" {
 		return
 	}
+	if p.totalFinal && p.done+p.failed >= p.total {
+		p.reason = "" // nothing waits any more
+	}
 	line := p.line(p.now())
 	if p.tty {
 		fmt.Fprint(p.w, "\r\033[K")
