@@ -41,6 +41,7 @@ type Progress struct {
 	reason          string
 	samples         []sample
 	firstLook       time.Time
+	firstFinished   int // finished at firstLook: not counted in rates
 	lastLine        time.Time
 	lastDecile      int
 	lastReason      string
@@ -86,16 +87,17 @@ func (p *Progress) SetDone(done, failed int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.done, p.failed = done, failed
-	p.observe()
+	p.observe(done + failed)
 }
 
 // Add counts finished documents, for callers that see each finish.
 func (p *Progress) Add(done, failed int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	before := p.done + p.failed
 	p.done += done
 	p.failed += failed
-	p.observe()
+	p.observe(before)
 }
 
 // SetActive sets how many documents are being worked on now and how many
@@ -113,12 +115,11 @@ func (p *Progress) SetReason(reason string) {
 	p.reason = reason
 }
 
-// observe records a rate sample; p.mu is held.
-func (p *Progress) observe() {
+// observe records a rate sample; p.mu is held. base is how many had
+// finished before this change, in case this is the first look.
+func (p *Progress) observe(base int) {
 	now := p.now()
-	if p.firstLook.IsZero() {
-		p.firstLook = now
-	}
+	p.look(now, base)
 	p.samples = append(p.samples, sample{now, p.done + p.failed})
 	// Keep one sample older than the window as its left edge.
 	cut := 0
@@ -126,6 +127,14 @@ func (p *Progress) observe() {
 		cut++
 	}
 	p.samples = p.samples[cut:]
+}
+
+// look starts the watch at now if it has not started; p.mu is held.
+func (p *Progress) look(now time.Time, finished int) {
+	if p.firstLook.IsZero() {
+		p.firstLook, p.firstFinished = now, finished
+		p.samples = append(p.samples, sample{now, finished})
+	}
 }
 
 // rate is documents finished per second over the window, and whether it
@@ -189,6 +198,34 @@ func (p *Progress) line(now time.Time) string {
 	return b.String()
 }
 
+// final is the last line: the counts, then how long it watched and the
+// average rate of what finished meanwhile, instead of a rate and an ETA.
+func (p *Progress) final(now time.Time) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d done, %d failed", p.done, p.failed)
+	if p.total > 0 {
+		fmt.Fprintf(&b, " of %d", p.total)
+	}
+	if left := p.total - p.done - p.failed; left > 0 && p.totalFinal {
+		fmt.Fprintf(&b, " (%d unfinished", left)
+		if p.running >= 0 && p.queued >= 0 {
+			fmt.Fprintf(&b, ": %d running, %d queued", p.running, p.queued)
+		}
+		b.WriteString(")")
+	}
+	if !p.firstLook.IsZero() {
+		took := now.Sub(p.firstLook)
+		fmt.Fprintf(&b, " in %s", took.Round(100*time.Millisecond))
+		if n := p.done + p.failed - p.firstFinished; n > 0 && took > 0 {
+			fmt.Fprintf(&b, " (%.1f docs/s)", float64(n)/took.Seconds())
+		}
+	}
+	if p.reason != "" {
+		b.WriteString(" · waiting: " + p.reason)
+	}
+	return b.String()
+}
+
 func roundETA(d time.Duration) time.Duration {
 	switch {
 	case d < time.Minute:
@@ -210,10 +247,7 @@ func (p *Progress) Start(ctx context.Context) {
 		return
 	}
 	p.stop, p.stopped = make(chan struct{}), make(chan struct{})
-	if p.firstLook.IsZero() {
-		p.firstLook = p.now()
-		p.samples = append(p.samples, sample{p.firstLook, p.done + p.failed})
-	}
+	p.look(p.now(), p.done+p.failed)
 	p.mu.Unlock()
 	every := p.redraw
 	if !p.tty {
@@ -244,6 +278,7 @@ func (p *Progress) tick() {
 		return
 	}
 	now := p.now()
+	p.look(now, p.done+p.failed)
 	line := p.line(now)
 	if p.tty {
 		if line != p.drawn {
@@ -294,7 +329,7 @@ func (p *Progress) end(always bool) {
 	if p.totalFinal && p.done+p.failed >= p.total {
 		p.reason = "" // nothing waits any more
 	}
-	line := p.line(p.now())
+	line := p.final(p.now())
 	if p.tty {
 		fmt.Fprint(p.w, "\r\033[K")
 	}

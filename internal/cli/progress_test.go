@@ -99,7 +99,7 @@ func TestProgressTerminal(t *testing.T) {
 		t.Errorf("%q: want running and queued apart", out)
 	}
 	p.Finish()
-	if !strings.HasSuffix(b.String(), "3 done, 1 failed of 10 · 2 running · 5 queued · – docs/s · ETA ?\n") {
+	if !strings.HasSuffix(b.String(), "\r\033[Ksubmit: 3 done, 1 failed of 10 (6 unfinished: 2 running, 5 queued) in 1s (4.0 docs/s)\n") {
 		t.Errorf("final line %q", b.String()[strings.LastIndex(b.String(), "\r"):])
 	}
 }
