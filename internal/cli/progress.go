@@ -62,6 +62,7 @@ const (
 	rateWarmup  = 2 * time.Second
 	lineEvery   = 10 * time.Second
 	redrawEvery = 200 * time.Millisecond
+	sampleEvery = 100 * time.Millisecond
 )
 
 // NewProgress returns a display writing to w (normally stderr) whose lines
@@ -120,7 +121,13 @@ func (p *Progress) SetReason(reason string) {
 func (p *Progress) observe(base int) {
 	now := p.now()
 	p.look(now, base)
-	p.samples = append(p.samples, sample{now, p.done + p.failed})
+	// One sample per sampleEvery at most: the window holds a few hundred
+	// however fast documents finish.
+	if n := len(p.samples); n > 1 && now.Sub(p.samples[n-2].at) < sampleEvery {
+		p.samples[n-1] = sample{now, p.done + p.failed}
+	} else {
+		p.samples = append(p.samples, sample{now, p.done + p.failed})
+	}
 	// Keep one sample older than the window as its left edge.
 	cut := 0
 	for cut+1 < len(p.samples) && now.Sub(p.samples[cut+1].at) >= rateWindow {
