@@ -2,12 +2,16 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/extractq/extractq/internal/cli"
 	"github.com/extractq/extractq/internal/jobs/jobstest"
 	"github.com/extractq/extractq/internal/testenv"
+	"github.com/spf13/cobra"
 )
 
 // TestRunRefusesWhatCannotWork checks that `worker run` refuses to start,
@@ -68,3 +72,29 @@ func TestVersionFlag(t *testing.T) {
 }
 
 var runRoot = cli.Run
+
+// TestDurationsTakeDays: the worker's durations accept days in flags, the
+// environment and the config file, as every extractq duration does.
+func TestDurationsTakeDays(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "worker.yaml")
+	if err := os.WriteFile(file, []byte("ack_wait: 1d\nbackoff: [30s, 1d]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("EXTRACTQ_CONFIG", file)
+	t.Setenv("EXTRACTQ_GRACE", "2d")
+	t.Setenv("EXTRACTQ_POOLS", "")
+	var s runFlags
+	cmd := &cobra.Command{Use: "run"}
+	s.register(cmd, true)
+	if err := cmd.ParseFlags([]string{"--max-deliver", "3"}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := s.load(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	day := 24 * time.Hour
+	if cfg.AckWait != day || cfg.Grace != 2*day || len(cfg.BackOff) != 2 || cfg.BackOff[1] != day {
+		t.Fatalf("ack wait %v, grace %v, backoff %v; want 1d, 2d and [30s 1d]", cfg.AckWait, cfg.Grace, cfg.BackOff)
+	}
+}

@@ -72,9 +72,24 @@ func (c *Config) LoadConfigFile(path string) error {
 	if err != nil {
 		return fmt.Errorf("config file: %w", err)
 	}
-	if err := yaml.UnmarshalWithOptions(data, c, yaml.Strict()); err != nil {
+	if err := yaml.UnmarshalWithOptions(data, c, yaml.Strict(), yaml.CustomUnmarshaler(unmarshalDuration)); err != nil {
 		return fmt.Errorf("config file %s: %w", path, err)
 	}
+	return nil
+}
+
+// unmarshalDuration reads a duration in the config file as everywhere
+// else: a Go duration or days ("30s", "7d").
+func unmarshalDuration(d *time.Duration, b []byte) error {
+	var s string
+	if err := yaml.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := settings.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = v
 	return nil
 }
 
