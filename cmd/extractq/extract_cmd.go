@@ -216,7 +216,7 @@ func runExtract(cmd *cobra.Command, deps extractDeps, f *extractFlags, args []st
 	defer stopSignals()
 
 	bar.Start(runCtx)
-	counted := countInputs(runCtx, r, args, done, bar)
+	counted := countInputs(intake, r, args, done, bar) // stops counting at Ctrl-C too
 	st := stream.New().WithMaxGoroutines(f.concurrency)
 	var abortOnce sync.Once
 	skipped := 0

@@ -194,12 +194,18 @@ func runSubmit(cmd *cobra.Command, c *conn, f *submitFlags, paths []string) erro
 	}, func() { os.Exit(cli.ExitInterrupted) })
 	defer stop()
 	sess, err := c.open(ctx)
+	if cli.WasInterrupted(ctx) {
+		return cli.Interrupted(errors.New("interrupted before anything was queued"))
+	}
 	if err != nil {
 		return err
 	}
 	defer sess.close()
 	sub := submit.New(sess.js, sess.store, submit.WithPublisher(jobs.WithInlineLimit(f.inlineLimit), jobs.WithMaxDocument(f.maxDocument)))
 	ref, err := resolveSchema(ctx, sess.store, sub, f.schemaArg, f.schemaName)
+	if cli.WasInterrupted(ctx) {
+		return cli.Interrupted(errors.New("interrupted before anything was queued"))
+	}
 	if err != nil {
 		return cli.Usage(err)
 	}
