@@ -45,11 +45,11 @@ func TestSubmitWaitAfterRestart(t *testing.T) {
 	}
 	defer writer.Close(ctx)
 	// The engine answers every document but the one saying FAIL.
-	engine := worker.EngineFunc(func(_ context.Context, _ providers.Provider, doc string, _ *schema.Schema, _ jobs.Options) *worker.Outcome {
+	engine := worker.EngineFunc(func(_ context.Context, _ providers.Provider, doc string, _ *schema.Schema, _ jobs.Options) (*retry.Result, error) {
 		if strings.Contains(doc, "FAIL") {
-			return &worker.Outcome{Outcome: retry.OutcomeExhausted, Reason: "still invalid", Attempts: []retry.Attempt{{N: 1, Raw: "{}"}}}
+			return &retry.Result{Outcome: retry.OutcomeExhausted, Reason: "still invalid", Attempts: []retry.Attempt{{N: 1, Raw: "{}"}}}, nil
 		}
-		return &worker.Outcome{Outcome: retry.OutcomeOK, Value: json.RawMessage(`{"ok":true}`), Attempts: []retry.Attempt{{N: 1, Raw: `{"ok":true}`}}}
+		return &retry.Result{Outcome: retry.OutcomeOK, Value: json.RawMessage(`{"ok":true}`), Attempts: []retry.Attempt{{N: 1, Raw: `{"ok":true}`}}}, nil
 	})
 	w, err := worker.New(js, writer, engine,
 		worker.WithPools(worker.Pool{Name: "openai_gpt-4o-mini", Concurrency: 2}),

@@ -178,7 +178,7 @@ Example:
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
-			return worker.Serve(ctx, cfg, log, worker.NewEngine(nil))
+			return worker.Serve(ctx, cfg, log, worker.NewEngine())
 		},
 	}
 	s.register(cmd, true)

@@ -15,13 +15,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/extractq/extractq"
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/audit/audittest"
 	"github.com/extractq/extractq/internal/e2e/fleettest"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/submit"
 	"github.com/extractq/extractq/internal/ratelimit"
-	"github.com/extractq/extractq/internal/retry"
 	"github.com/extractq/extractq/internal/sim"
 	"github.com/extractq/extractq/internal/worker"
 	"github.com/extractq/extractq/schema"
@@ -175,7 +175,7 @@ func checkOutcomes(t *testing.T, st *audit.Store, dlq *jobs.DLQ, sc *schema.Sche
 // behind it: each failed attempt names its class or error, and a letter
 // made by a worker has the raw answers of the attempts that got one.
 func explains(l *jobs.Letter) bool {
-	if l.Reason == "" || l.Outcome == "" || l.Outcome == retry.OutcomeOK || l.WorkerID == "" || l.Job.DocumentID == "" {
+	if l.Reason == "" || l.Outcome == "" || l.Outcome == extractq.OutcomeOK || l.WorkerID == "" || l.Job.DocumentID == "" {
 		return false
 	}
 	if l.Source != "worker" {
@@ -185,10 +185,10 @@ func explains(l *jobs.Letter) bool {
 		return false
 	}
 	for _, a := range l.Attempts {
-		if a.Class == retry.ClassNone && a.Error == "" {
+		if a.Class == "" && a.Error == "" {
 			return false
 		}
-		if a.Error == "" && a.Raw == "" && a.Class != retry.ClassBudget {
+		if a.Error == "" && a.Raw == "" && a.Class != "budget" {
 			return false
 		}
 	}
@@ -211,9 +211,9 @@ func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard
 // fastEngine is the real engine with transport backoff in milliseconds, so
 // the zero-latency simulator's 5xx cost no wall time.
 func fastEngine() worker.Engine {
-	cfg := retry.DefaultConfig()
-	cfg.Transport.Base, cfg.Transport.Cap = time.Millisecond, 5*time.Millisecond
-	return worker.NewEngine(&cfg)
+	t := extractq.DefaultTransport()
+	t.Base, t.Cap = time.Millisecond, 5*time.Millisecond
+	return worker.NewEngine(extractq.WithTransport(t))
 }
 
 func TestFleetEndToEnd(t *testing.T) {

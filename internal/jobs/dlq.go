@@ -11,26 +11,25 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/extractq/extractq/internal/providers"
-	"github.com/extractq/extractq/internal/retry"
+	"github.com/extractq/extractq"
 )
 
 // DeadLetterVersion is the version of the dead-letter body this build writes.
 const DeadLetterVersion = 1
 
 // DeadLetter is a job that will not be retried, with everything needed to
-// understand why: the original job and every attempt of its last delivery
-// (earlier deliveries' attempts are in the audit store).
+// understand why: the original job and the extraction's Result for its
+// last delivery (outcome, reason, every attempt, usage; earlier
+// deliveries' attempts are in the audit store).
 type DeadLetter struct {
 	V          int      `json:"v"`
 	Job        Envelope `json:"job"`
 	JobSeq     uint64   `json:"job_seq"` // stream sequence on EXTRACTQ_JOBS
 	Deliveries int      `json:"deliveries"`
 
-	Outcome  retry.Outcome   `json:"outcome"`
-	Reason   string          `json:"reason"`
-	Attempts []retry.Attempt `json:"attempts"`
-	Usage    providers.Usage `json:"usage"`
+	// Result's fields (outcome, reason, attempts, usage, provider, model,
+	// mode) are the letter's own in JSON.
+	extractq.Result
 
 	WorkerID string `json:"worker_id"`
 	// Source is "worker" when a worker gave up on the job, "advisory" when

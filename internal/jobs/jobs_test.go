@@ -10,9 +10,9 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/extractq/extractq"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/jobstest"
-	"github.com/extractq/extractq/internal/retry"
 )
 
 func setup(t *testing.T) jetstream.JetStream {
@@ -195,7 +195,7 @@ func TestDLQ(t *testing.T) {
 		env := envelope("doc"+string(rune('0'+i)), "m")
 		env.Run = run
 		env.Seal("text" + run + string(rune('0'+i)))
-		dl := &jobs.DeadLetter{Job: *env, Outcome: retry.OutcomeExhausted, Reason: "still invalid", Attempts: []retry.Attempt{{N: 1, Raw: "{"}}}
+		dl := &jobs.DeadLetter{Job: *env, Result: extractq.Result{Outcome: extractq.OutcomeExhausted, Reason: "still invalid", Attempts: []extractq.Attempt{{N: 1, Raw: "{"}}}}
 		seq, err := dlq.Publish(ctx, dl)
 		if err != nil {
 			t.Fatal(err)

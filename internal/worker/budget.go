@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/extractq/extractq/internal/providers"
+	"github.com/extractq/extractq"
 )
 
 // Budget is a pool's capacity: job slots, call pacing and pauses.
@@ -14,7 +14,7 @@ type Budget interface {
 	// takes a slot before it pulls, so a pool without room pulls nothing.
 	AcquireSlot(ctx context.Context) (release func(), err error)
 	// Wrap paces every call of p within the pool's limits.
-	Wrap(p providers.Provider) providers.Provider
+	Wrap(p extractq.Provider) extractq.Provider
 	// Paused reports a pool-wide pause (after a 429/529) and its end.
 	Paused() (until time.Time, paused bool)
 }
@@ -36,7 +36,7 @@ func (s Semaphore) AcquireSlot(ctx context.Context) (func(), error) {
 }
 
 // Wrap returns p unchanged: a semaphore does not pace calls.
-func (s Semaphore) Wrap(p providers.Provider) providers.Provider { return p }
+func (s Semaphore) Wrap(p extractq.Provider) extractq.Provider { return p }
 
 // Paused is never true for a semaphore.
 func (s Semaphore) Paused() (time.Time, bool) { return time.Time{}, false }

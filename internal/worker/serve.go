@@ -153,7 +153,7 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, engine Engine, opt
 	}
 	all := []Option{
 		WithPools(pools...), WithConsumerSettings(cfg.ConsumerSettings()), WithGrace(cfg.Grace), WithLogger(log),
-		WithObserver(m),
+		WithObserver(m), WithAuditReader(store),
 		WithoutEnsure(), // migrated above, or by `worker migrate` before
 	}
 	if so.ready != nil { // the endpoints below are served before Run makes the worker ready

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/extractq/extractq"
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/audit/audittest"
 	"github.com/extractq/extractq/internal/jobs"
@@ -141,7 +142,7 @@ func (e *env) deadLetter(t *testing.T, w *audit.GroupWriter, doc, text string) {
 	env := &jobs.Envelope{DocumentID: doc, Run: "r1", Schema: e.v1, Provider: "openai:gpt-4o-mini", Model: "gpt-4o-mini", Pool: "openai_gpt-4o-mini", SubmittedAt: time.Now()}
 	env.Seal(text)
 	env.Text = text
-	seq, err := jobs.NewDLQ(e.js).Publish(ctx, &jobs.DeadLetter{Job: *env, Outcome: retry.OutcomeExhausted, Reason: "still invalid", WorkerID: "w"})
+	seq, err := jobs.NewDLQ(e.js).Publish(ctx, &jobs.DeadLetter{Job: *env, Result: extractq.Result{Outcome: extractq.OutcomeExhausted, Reason: "still invalid"}, WorkerID: "w"})
 	if err != nil {
 		t.Fatal(err)
 	}
