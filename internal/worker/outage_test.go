@@ -354,3 +354,46 @@ func TestUnusableAnswerIsAskedOnce(t *testing.T) {
 		t.Errorf("letter outcome %s reason %q, want fatal bad_response", l.Outcome, l.Reason)
 	}
 }
+
+// TestNoJobStuckOnAHugeLetter: a dead letter over the server's max payload
+// was never published, and its job never became final. Each job here
+// ends in a dead letter that fits, with the full answer in the audit.
+func TestNoJobStuckOnAHugeLetter(t *testing.T) {
+	t.Parallel()
+	answer := strings.Repeat("[", 1000) + strings.Repeat("x", 20<<20) // a 20 MB answer
+	tests := []struct {
+		name, doc string
+		size      int
+	}{
+		{"20 MB answer", "answer-20mb", 10},
+		{"64 MiB document", "document-64mib", 64 << 20},
+	}
+	f := start(t, func(doc string, _ int, _ context.Context) *extractq.Result {
+		return &extractq.Result{Outcome: extractq.OutcomeExhausted, Reason: "no valid answer after 2 attempts; the last contained no JSON",
+			Attempts: []extractq.Attempt{{N: 1, Raw: answer, Class: "no_json"}, {N: 2, Raw: answer, Class: "no_json"}}}
+	}, fastSettings(3))
+	for _, tc := range tests {
+		f.submitText(t, tc.doc, tc.doc+strings.Repeat("d", max(0, tc.size-len(tc.doc))))
+	}
+	waitFor(t, "every job to leave the stream", func() bool { return f.streamMsgs(t, jobs.JobsStream) == 0 })
+	letters := map[string]*jobs.Letter{}
+	for _, l := range f.letters(t) {
+		letters[l.Job.DocumentID] = l
+	}
+	for _, tc := range tests {
+		l, r := letters[tc.doc], f.final(tc.doc)
+		if l == nil || r == nil || r.DeadLetter == nil || r.DeadLetter.Seq != l.Seq {
+			t.Errorf("%s: letter %v, final audit record %v: want a letter the audit references", tc.name, l != nil, r)
+			continue
+		}
+		if !strings.Contains(l.Trimmed, "2 raw answers cut") || len(l.Attempts) != 2 || len(l.Attempts[0].Raw) > jobs.LetterRawCap+200 {
+			t.Errorf("%s: letter trimmed %q with %d attempts", tc.name, l.Trimmed, len(l.Attempts))
+		}
+		if len(r.Attempts) != 2 || r.Attempts[0].Raw != answer {
+			t.Errorf("%s: the audit lost the full answer", tc.name)
+		}
+		if f.deliveries(tc.doc) != 1 {
+			t.Errorf("%s: %d deliveries, want 1", tc.name, f.deliveries(tc.doc))
+		}
+	}
+}

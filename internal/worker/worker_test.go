@@ -217,10 +217,17 @@ func (f *fixture) stop(t *testing.T) {
 
 func (f *fixture) submit(t *testing.T, doc string) {
 	t.Helper()
+	f.submitText(t, doc, doc)
+}
+
+// submitText queues doc with text (above the inline limit it goes to the
+// object store).
+func (f *fixture) submitText(t *testing.T, doc, text string) {
+	t.Helper()
 	sch, _ := schema.Compile([]byte(`{"type":"object"}`))
 	env := &jobs.Envelope{DocumentID: doc, Provider: "fake:m", Model: "m", Pool: pool, Run: "r",
 		Schema: jobs.SchemaRef{Name: "s", Version: 1, Fingerprint: sch.Fingerprint()}, SubmittedAt: time.Now()}
-	if _, err := f.pub.Publish(context.Background(), env, doc); err != nil {
+	if _, err := f.pub.Publish(context.Background(), env, text); err != nil {
 		t.Fatal(err)
 	}
 }

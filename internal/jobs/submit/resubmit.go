@@ -190,6 +190,11 @@ func (s *Submitter) resubmitDLQ(ctx context.Context, st ResubmitStore, req Resub
 // or in the audit store; it must still hash to what was submitted.
 func (s *Submitter) letterText(ctx context.Context, st ResubmitStore, docs *jobs.Documents, env *jobs.Envelope) (string, error) {
 	text, err := docs.Text(ctx, env)
+	if err == nil && text == "" && env.TextRef == nil {
+		// A letter trimmed to fit the server's max payload left its
+		// inline text out (jobs.DeadLetter.Trimmed).
+		err = errors.New("the dead letter does not carry the text")
+	}
 	if err != nil {
 		d, derr := st.Document(ctx, env.DocumentID)
 		if derr != nil {
