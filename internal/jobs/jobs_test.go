@@ -318,7 +318,7 @@ func TestDeadLettersFitMaxPayload(t *testing.T) {
 	ctx := t.Context()
 	dlq := jobs.NewDLQ(setup(t))
 	huge := "HEAD" + strings.Repeat("x", 20<<20) + "TAIL" // a 20 MB answer
-	many := make([]extractq.Attempt, 600)                   // 600 capped answers still exceed 8 MiB
+	many := make([]extractq.Attempt, 600)                 // 600 capped answers still exceed 8 MiB
 	for i := range many {
 		many[i] = extractq.Attempt{N: i + 1, Raw: strings.Repeat("y", 64<<10)}
 	}
