@@ -221,7 +221,7 @@ Example:
 				return err
 			}
 			defer store.Close()
-			if err := worker.Migrate(ctx, js, store, cfg.StreamReplicas); err != nil {
+			if err := worker.Migrate(ctx, js, store, cfg.StreamReplicas, cfg.StreamOptions()...); err != nil {
 				return err
 			}
 			log.Info("migrated: audit schema current, streams and buckets ready")

@@ -371,11 +371,11 @@ func TestNoJobStuckOnAHugeLetter(t *testing.T) {
 	f := start(t, func(doc string, _ int, _ context.Context) *extractq.Result {
 		return &extractq.Result{Outcome: extractq.OutcomeExhausted, Reason: "no valid answer after 2 attempts; the last contained no JSON",
 			Attempts: []extractq.Attempt{{N: 1, Raw: answer, Class: "no_json"}, {N: 2, Raw: answer, Class: "no_json"}}}
-	}, fastSettings(3))
+	}, jobs.ConsumerSettings{AckWait: 10 * time.Second, MaxDeliver: 3, MaxAckPending: 100}) // moving 64 MiB under -race takes seconds
 	for _, tc := range tests {
 		f.submitText(t, tc.doc, tc.doc+strings.Repeat("d", max(0, tc.size-len(tc.doc))))
 	}
-	waitFor(t, "every job to leave the stream", func() bool { return f.streamMsgs(t, jobs.JobsStream) == 0 })
+	waitForWithin(t, 3*time.Minute, "every job to leave the stream", func() bool { return f.streamMsgs(t, jobs.JobsStream) == 0 })
 	letters := map[string]*jobs.Letter{}
 	for _, l := range f.letters(t) {
 		letters[l.Job.DocumentID] = l

@@ -97,10 +97,6 @@ func WithPullWait(d time.Duration) Option { return func(w *Worker) { w.pullWait 
 // 1s): short, so another worker picks them up soon.
 func WithRequeueDelay(d time.Duration) Option { return func(w *Worker) { w.requeueDelay = d } }
 
-// WithoutEnsure skips creating streams and consumers at start (they must
-// exist; `worker migrate` creates them).
-func WithoutEnsure() Option { return func(w *Worker) { w.ensure = false } }
-
 // Observer is told what the worker does with deliveries besides what the
 // audit records: jobs running, deliveries handed back, circuits opening and
 // closing. *metrics.Metrics implements it. Its methods must not block.
@@ -141,7 +137,6 @@ type Worker struct {
 	requeueDelay time.Duration
 	log          *slog.Logger
 	newProvider  func(spec string) (extractq.Provider, error)
-	ensure       bool
 	termReason   bool
 	onReady      func()
 	obs          Observer
@@ -176,7 +171,6 @@ func New(js jetstream.JetStream, w audit.Writer, e Engine, opts ...Option) (*Wor
 		requeueDelay: time.Second,
 		log:          slog.Default(),
 		newProvider:  func(spec string) (extractq.Provider, error) { return extractq.NewProvider(spec) },
-		ensure:       true,
 		obs:          noObserver{},
 	}
 	for _, f := range opts {
@@ -271,15 +265,21 @@ func (w *Worker) onCircuit(t ratelimit.Transition) {
 	}
 }
 
-// Run serves the pools until ctx ends, then shuts down gracefully: it stops
+// Run checks the streams (`worker migrate` creates them), then serves the
+// pools until ctx ends, then shuts down gracefully: it stops
 // pulling, lets in-flight jobs finish within the grace period, cancels and
 // naks (with a short delay) the rest, and returns nil. Flushing the audit
 // writer is the caller's (it owns the writer).
 func (w *Worker) Run(ctx context.Context) error {
-	if w.ensure {
-		if err := jobs.EnsureStreams(ctx, w.js); err != nil {
-			return err
-		}
+	// Only `worker migrate` creates or changes streams: the worker checks
+	// them, waiting out a leader election, and warns about any that one
+	// lost node could take offline.
+	warnings, err := jobs.CheckStreams(ctx, w.js, jobs.WithCheckWait(streamCheckWait), jobs.WithOptionalStream(MembersStream))
+	for _, msg := range warnings {
+		w.log.Warn(msg)
+	}
+	if err != nil {
+		return err
 	}
 	consumers := make([]jetstream.Consumer, len(w.pools))
 	for i, p := range w.pools {

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -169,7 +170,7 @@ func startEngine(t *testing.T, e worker.Engine, cs jobs.ConsumerSettings, opts .
 	t.Helper()
 	_, js := jobstest.Connect(t, jobstest.Server(t))
 	ctx := context.Background()
-	if err := jobs.EnsureStreams(ctx, js); err != nil {
+	if err := jobs.EnsureStreams(ctx, js, jobs.WithMemoryStorage()); err != nil {
 		t.Fatal(err)
 	}
 	sch, err := schema.Compile([]byte(`{"type":"object"}`))
@@ -183,7 +184,7 @@ func startEngine(t *testing.T, e worker.Engine, cs jobs.ConsumerSettings, opts .
 	all := append([]worker.Option{
 		worker.WithID("w-test"), worker.WithPools(worker.Pool{Name: pool, Concurrency: 2}),
 		worker.WithConsumerSettings(cs), worker.WithPullWait(200 * time.Millisecond),
-		worker.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
+		worker.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, nil))),
 		worker.WithProviders(func(spec string) (extractq.Provider, error) { return fakeprovider.New(nil), nil }),
 		worker.WithCircuit(fastCircuit),
 	}, opts...)
@@ -259,7 +260,12 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
+	waitForWithin(t, 15*time.Second, what, cond)
+}
+
+func waitForWithin(t *testing.T, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
