@@ -139,12 +139,6 @@ func NewBreaker(name, reason string, s BreakerSettings, opts ...BreakerOption) *
 	return b
 }
 
-// Name is what the breaker guards.
-func (b *Breaker) Name() string { return b.name }
-
-// Reason is why it opens.
-func (b *Breaker) Reason() string { return b.reason }
-
 // Allow blocks until a call may go. While closed it returns at once. While
 // open it waits for the open period to end; then one caller gets
 // probe=true and the rest wait for the probe's outcome. held callers (jobs
