@@ -225,6 +225,13 @@ func TestAuditOutageHoldsFinishedAnswers(t *testing.T) {
 	if code := readyz(t, h); code != http.StatusOK {
 		t.Errorf("/readyz %d after the audit store recovered, want 200", code)
 	}
+	calls, spent := 0, 0
+	for _, doc := range []string{"a", "b", "c"} {
+		calls += f.engine.count(doc)
+		spent += f.deliveries(doc)
+	}
+	t.Logf("audit outage of 2.5 ack waits: 3 documents, %d results, %d dead letters, 0 duplicates, %d deliveries, %d extractions paid, %d failed audit writes",
+		f.w.Counts().Done, len(f.letters(t)), spent, calls, f.audit.writes.Load()-3)
 }
 
 // TestExactlyOneFinalState reproduces how documents ended with both a
@@ -245,6 +252,7 @@ func TestExactlyOneFinalState(t *testing.T) {
 		if n := len(f.letters(t)); n != 0 || f.final("doc") == nil {
 			t.Errorf("%d dead letters, result %v: want the result only", n, f.final("doc") != nil)
 		}
+		t.Logf("result whose commit reply was lost on the last delivery: 1 document, 1 result, %d dead letters, %d deliveries", len(f.letters(t)), f.deliveries("doc"))
 	})
 	t.Run("advisory for a job whose result is durable", func(t *testing.T) {
 		t.Parallel()
@@ -262,6 +270,7 @@ func TestExactlyOneFinalState(t *testing.T) {
 		if n := len(f.letters(t)); n != 0 || next.Counts().DeadLettered != 0 {
 			t.Errorf("%d dead letters for a job with a result, want none", n)
 		}
+		t.Logf("max-deliveries advisory for a job with a durable result: 1 document, 1 result, %d dead letters", len(f.letters(t)))
 	})
 	t.Run("advisory while the audit store is down", func(t *testing.T) {
 		t.Parallel()
@@ -353,6 +362,8 @@ func TestUnusableAnswerIsAskedOnce(t *testing.T) {
 	if l := f.letters(t)[0]; l.Outcome != extractq.OutcomeFatal || !strings.Contains(l.Reason, "bad_response") {
 		t.Errorf("letter outcome %s reason %q, want fatal bad_response", l.Outcome, l.Reason)
 	}
+	t.Logf("HTTP 200 nested 100,000 levels deep: 1 document, 0 results, %d dead letter, %d delivery, %d provider call",
+		len(f.letters(t)), f.deliveries("deep"), calls.Load())
 }
 
 // TestNoJobStuckOnAHugeLetter: a dead letter over the server's max payload
@@ -394,6 +405,9 @@ func TestNoJobStuckOnAHugeLetter(t *testing.T) {
 		}
 		if f.deliveries(tc.doc) != 1 {
 			t.Errorf("%s: %d deliveries, want 1", tc.name, f.deliveries(tc.doc))
+		}
+		if l != nil {
+			t.Logf("%s: 1 document, 0 results, 1 dead letter (trimmed: %s), %d delivery", tc.name, l.Trimmed, f.deliveries(tc.doc))
 		}
 	}
 }
