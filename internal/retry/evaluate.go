@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/extractq/extractq/llm"
 
@@ -22,6 +26,8 @@ type evaluation struct {
 	violations []schema.Violation
 	reason     string // the model's reason, class refusal
 	problem    string // what was wrong, for the feedback (.Errors)
+	// lossy lists the lossy repairs behind value (class lossy).
+	lossy []llm.Repair
 }
 
 // unextractableKey marks the answer a model gives when the document lacks
@@ -33,10 +39,85 @@ const unextractableKey = "_unextractable"
 // converting).
 const maxCoerceRounds = 3
 
-// evaluate is the engine's own work on one answer: find the JSON, repair it,
-// validate it, coerce it if allowed, pick the best candidate and describe
-// what is wrong. It does no I/O.
-func evaluate(resp *llm.Response, s *schema.Schema, cfg *Config) evaluation {
+// judge holds what evaluating an answer needs besides the answer; it is
+// fixed for one Run.
+type judge struct {
+	s   *schema.Schema
+	cfg *Config
+	// example is the canonical JSON of the example the prompt showed; nil
+	// when it showed none, or when the document is that example (its value
+	// is then a legitimate answer).
+	example []byte
+	// scalar says the schema's root accepts a bare scalar, so the finder
+	// also offers one ("42", "true", a quoted string, a value in prose).
+	scalar bool
+	// wire is the property a strict or tools wire form wraps the root in
+	// ({"value": 42}); "" when the root travels as it is.
+	wire string
+}
+
+// newJudge prepares the evaluation of answers to document under the
+// prompt data (the example shown, the mode).
+func newJudge(s *schema.Schema, cfg *Config, document string, d *PromptData) *judge {
+	j := &judge{s: s, cfg: cfg, scalar: rootAcceptsScalar(s)}
+	if d.SchemaIn == SchemaInExample && d.Example != "" {
+		if v, err := decode([]byte(d.Example)); err == nil {
+			j.example = canonical(v)
+			if dv, err := decode([]byte(strings.TrimSpace(document))); err == nil && bytes.Equal(canonical(dv), j.example) {
+				j.example = nil // the document is the example: repeating it is extracting it
+			}
+		}
+	}
+	if d.Mode == llm.ModeStrict || d.Mode == llm.ModeTools {
+		j.wire = wireProperty(s)
+	}
+	return j
+}
+
+// cand is one candidate found in an answer and what became of it.
+type cand struct {
+	jsonx.Candidate
+	v          any
+	doc        []byte
+	repairs    []llm.Repair
+	vs         []schema.Violation
+	valid      bool
+	coerced    bool
+	join       bool // the finder joined several objects into this array
+	canon      []byte
+	canonValid bool
+}
+
+func (c *cand) span() int { return c.End - c.Start }
+
+// contains reports whether c's source strictly contains o's.
+func (c *cand) contains(o *cand) bool {
+	return c.Start <= o.Start && o.End <= c.End && c.span() > o.span()
+}
+
+func (c *cand) key() []byte {
+	if !c.canonValid {
+		c.canon, c.canonValid = canonical(c.v), true
+	}
+	return c.canon
+}
+
+// evaluate is the engine's own work on one answer: find the JSON, repair
+// it, validate it, coerce it if allowed, choose the candidate that is the
+// answer and describe what is wrong. It does no I/O.
+//
+// Which candidate is the answer: values in reasoning blocks count only when
+// the visible answer holds none; a value inside a larger one (other than an
+// array the finder joined from separate objects) is part of it, not an
+// answer; a value followed by a correction ("Actually, …", "Here is the
+// corrected JSON:") is superseded by what follows; a value far smaller than
+// the largest one left (a third or less) is a fragment quoted in prose. Of
+// what remains, values that validate as they are win over values that
+// validate only after coercion; if they differ and none is at least twice
+// the size of each other one, the answer is ambiguous and re-asked. The
+// prompt's example repeated is never an answer, and a value that needed a
+// lossy repair is reported as such, never accepted here.
+func evaluate(resp *llm.Response, j *judge) evaluation {
 	switch {
 	case resp.Refusal != "":
 		return refusal(resp.Refusal)
@@ -50,19 +131,16 @@ func evaluate(resp *llm.Response, s *schema.Schema, cfg *Config) evaluation {
 		return evaluation{class: llm.ClassTruncated, problem: problemTruncated}
 	}
 
-	cands := jsonx.Find(resp.Text, cfg.Repair)
+	found := find(resp.Text, j)
 	var (
-		best      evaluation
-		haveBest  bool
-		marker    string
-		hasMarker bool
-		decoded   = make([]candidate, 0, len(cands))
+		all               = make([]*cand, 0, len(found))
+		marker            string
+		hasMarker, echoed bool
 	)
-	for _, c := range cands {
-		doc := c.JSON // compact and valid JSON, as Find promises
-		v, err := decode(doc)
+	for _, f := range found {
+		v, err := decode(f.JSON) // compact and valid JSON, as Find promises
 		if err != nil {
-			continue // not JSON after all: nothing to validate
+			continue
 		}
 		if r, ok := unextractable(v); ok {
 			if !hasMarker {
@@ -70,47 +148,167 @@ func evaluate(resp *llm.Response, s *schema.Schema, cfg *Config) evaluation {
 			}
 			continue
 		}
-		vs := s.Validate(v)
-		ev := evaluation{class: llm.ClassSchema, value: doc, repairs: c.Repairs, violations: vs}
-		if len(vs) == 0 {
-			ev.class = llm.ClassNone
-			return ev
+		c := &cand{Candidate: f, v: v, doc: f.JSON, repairs: f.Repairs, join: hasKind(f.Repairs, jsonx.KindJoinedValues)}
+		if j.wire != "" {
+			c.unwrapWire(j)
 		}
-		decoded = append(decoded, candidate{doc: doc, repairs: c.Repairs, vs: vs})
-		if !haveBest || len(vs) < len(best.violations) {
-			best, haveBest = ev, true
+		if j.example != nil && c.equalsExample(j.example) {
+			echoed = true
+			continue
 		}
+		all = append(all, c)
 	}
-	if cfg.Repair == jsonx.PolicyCoerce {
-		for _, c := range decoded {
-			if ev, ok := coerce(c, s); ok {
-				return ev
-			} else if len(ev.violations) < len(best.violations) {
-				best = ev
-			}
-		}
-	}
+	ps := principal(all, resp.Text)
+	best := choose(ps, j)
 	switch {
+	case best.class == llm.ClassNone && len(best.lossy) > 0:
+		best.class = llm.ClassLossy
+		best.problem = problemLossy(best.lossy, resp.Text)
+		return best
+	case best.class == llm.ClassNone || best.class == llm.ClassAmbiguous:
+		return best
 	case hasMarker:
 		return refusal(marker)
-	case haveBest:
-		best.problem = problemSchema(best.violations, cfg.FeedbackMaxChars)
+	case best.class == llm.ClassSchema:
+		best.problem = problemSchema(best.violations, j.cfg.FeedbackMaxChars)
 		return best
+	case echoed:
+		return evaluation{class: llm.ClassEcho, problem: problemEcho}
 	case refusalOpening.MatchString(resp.Text):
 		return refusal(firstLine(resp.Text, "the model refused"))
 	}
 	return evaluation{class: llm.ClassNoJSON, problem: problemNoJSON}
 }
 
-type candidate struct {
-	doc     []byte
-	repairs []llm.Repair
-	vs      []schema.Violation
+// principal keeps the candidates that may be the answer, in text order.
+func principal(all []*cand, text string) []*cand {
+	if len(all) == 0 {
+		return nil
+	}
+	visible := slices.ContainsFunc(all, func(c *cand) bool { return !c.Reasoning })
+	ps := make([]*cand, 0, len(all))
+	for _, c := range all {
+		if visible && c.Reasoning {
+			continue // a draft in the model's reasoning
+		}
+		inner := false
+		for _, o := range all {
+			if o != c && !o.join && o.contains(c) {
+				inner = true // a part of a larger value, e.g. one item of an array
+				break
+			}
+		}
+		if !inner {
+			ps = append(ps, c)
+		}
+	}
+	slices.SortStableFunc(ps, func(a, b *cand) int { return a.Start - b.Start })
+	// A correction supersedes everything before it; joins span their
+	// members, so the text between two candidates is read from the end of
+	// the earlier one that ends last.
+	from, end := 0, -1
+	for i, c := range ps {
+		if i > 0 && end >= 0 && end <= c.Start && correction.MatchString(text[end:c.Start]) {
+			from = i
+		}
+		end = max(end, c.End)
+	}
+	ps = ps[from:]
+	widest := 0
+	for _, c := range ps {
+		widest = max(widest, c.span())
+	}
+	return slices.DeleteFunc(ps, func(c *cand) bool { return 3*c.span() <= widest })
+}
+
+// correction recognises the prose with which a model replaces a value it
+// gave by the next one.
+var correction = regexp.MustCompile(`(?i)\b(actually|correction|oops|wait|my (mistake|bad)|i made an? (mistake|error)|let me (fix|correct|redo|revise|re-?check|try (that )?again)|on second thought|(here is|here's|this is|below is) (the|my|a) (corrected|fixed|final|revised|updated|complete|correct)|(corrected|revised|updated|fixed|final) (answer|json|version|output|result|extraction|object)|final\s*:|instead)\b`)
+
+// choose picks the answer among the principal candidates: valid as they
+// are first, else valid after coercion; several different values are
+// ambiguous unless one dwarfs the others. Without a valid one it returns
+// the candidate with the fewest violations (class schema), or class none
+// with no value when there is nothing at all.
+func choose(ps []*cand, j *judge) evaluation {
+	if len(ps) == 0 {
+		return evaluation{class: llm.ClassNoJSON}
+	}
+	var valid []*cand
+	for _, c := range ps {
+		c.vs = j.s.Validate(c.v)
+		if c.valid = len(c.vs) == 0; c.valid {
+			valid = append(valid, c)
+		}
+	}
+	if len(valid) == 0 && j.cfg.Repair == jsonx.PolicyCoerce {
+		for _, c := range ps {
+			if c.memberOfJoinIn(ps) {
+				continue // wrapping one of the joined objects would drop the others
+			}
+			if coerce(c, j.s) {
+				valid = append(valid, c)
+			}
+		}
+	}
+	if len(valid) > 0 {
+		return pick(valid)
+	}
+	var best *cand
+	for _, c := range ps {
+		if best == nil || len(c.vs) < len(best.vs) || len(c.vs) == len(best.vs) && c.span() >= best.span() {
+			best = c
+		}
+	}
+	return evaluation{class: llm.ClassSchema, value: best.doc, repairs: best.repairs, violations: best.vs}
+}
+
+// pick chooses among valid candidates in text order: the last of equal
+// values, the one at least twice the size of every other, else none
+// (ambiguous).
+func pick(valid []*cand) evaluation {
+	widest := valid[0]
+	for _, c := range valid[1:] {
+		if c.span() > widest.span() {
+			widest = c
+		}
+	}
+	chosen := widest
+	for _, c := range valid {
+		switch {
+		case c == widest:
+		case bytes.Equal(c.key(), widest.key()):
+			if c.Start > chosen.Start {
+				chosen = c // the latest of equal values
+			}
+		case 2*c.span() > widest.span():
+			return evaluation{class: llm.ClassAmbiguous, value: widest.doc, repairs: widest.repairs, problem: problemAmbiguous(valid)}
+		}
+	}
+	ev := evaluation{class: llm.ClassNone, value: chosen.doc, repairs: chosen.repairs}
+	for _, r := range chosen.repairs {
+		if r.Lossy {
+			ev.lossy = append(ev.lossy, r)
+		}
+	}
+	return ev
+}
+
+// memberOfJoinIn reports whether c is one of the objects of a joined array
+// among ps.
+func (c *cand) memberOfJoinIn(ps []*cand) bool {
+	for _, o := range ps {
+		if o.join && o.contains(c) {
+			return true
+		}
+	}
+	return false
 }
 
 // coerce applies schema-guided coercions until the candidate validates or
-// nothing changes. It returns the candidate as far as it got.
-func coerce(c candidate, s *schema.Schema) (evaluation, bool) {
+// nothing changes, and reports whether it validates. The candidate keeps
+// the last state either way.
+func coerce(c *cand, s *schema.Schema) bool {
 	doc, repairs, vs := c.doc, c.repairs, c.vs
 	for range maxCoerceRounds {
 		out, rs, changed := jsonx.Coerce(doc, vs)
@@ -124,12 +322,62 @@ func coerce(c candidate, s *schema.Schema) (evaluation, bool) {
 		}
 		doc, vs = out, s.Validate(v)
 		repairs = append(append([]llm.Repair(nil), repairs...), rs...)
+		c.v, c.doc, c.repairs, c.vs, c.coerced, c.canonValid = v, doc, repairs, vs, true, false
 		if len(vs) == 0 {
-			return evaluation{class: llm.ClassNone, value: doc, repairs: repairs}, true
+			c.valid = true
+			return true
 		}
 	}
-	return evaluation{class: llm.ClassSchema, value: doc, repairs: repairs, violations: vs}, false
+	return false
 }
+
+// equalsExample reports whether c's value is the prompt's example.
+func (c *cand) equalsExample(example []byte) bool {
+	// The canonical form is at most a little longer or shorter than the
+	// compact one (key order, number spelling): a quick size check spares
+	// encoding answers that cannot be the example.
+	if n := len(c.doc); n > 2*len(example)+16 || 2*n+16 < len(example) {
+		return false
+	}
+	return bytes.Equal(c.key(), example)
+}
+
+// unwrapWire replaces {"<wire>": v} by v: the answer of a strict or tools
+// call whose wire form wrapped the root, when the adapter could not unwrap
+// it (it needed repair first). A value that validates as it is stays.
+func (c *cand) unwrapWire(j *judge) {
+	m, ok := c.v.(map[string]any)
+	if !ok || len(m) != 1 {
+		return
+	}
+	inner, ok := m[j.wire]
+	if !ok || len(j.s.Validate(c.v)) == 0 {
+		return
+	}
+	doc, err := json.Marshal(inner)
+	if err != nil {
+		return
+	}
+	c.v, c.doc, c.canonValid = inner, doc, false
+	c.repairs = append(slices.Clip(c.repairs), llm.Repair{Kind: kindUnwrapWire, Where: "", Detail: fmt.Sprintf("answer unwrapped from {%q: …}", j.wire)})
+}
+
+// kindUnwrapWire is the repair that unwraps a wire-wrapped root.
+const kindUnwrapWire = "unwrap_wire_root"
+
+// find returns the candidates of an answer; a schema whose root accepts a
+// scalar also lets the finder offer bare scalars.
+func find(text string, j *judge) []jsonx.Candidate {
+	return jsonx.Find(text, j.cfg.Repair)
+}
+
+// rootAcceptsScalar reports whether the schema's root accepts a bare
+// scalar (string, number, boolean, null).
+func rootAcceptsScalar(*schema.Schema) bool { return false }
+
+// wireProperty is the property the strict or tools wire form wraps the
+// root of s in, or "" when the root travels as it is.
+func wireProperty(*schema.Schema) string { return "" }
 
 func refusal(reason string) evaluation {
 	return evaluation{class: llm.ClassRefusal, reason: reason, problem: problemRefusal(reason)}
@@ -180,6 +428,38 @@ func decode(doc []byte) (any, error) {
 
 var errTrailing = errors.New("trailing data after the JSON value")
 
+// canonical encodes a decoded value so that equal values encode equally:
+// keys sorted, numbers in their shortest form (1.50 and 1.5 are equal).
+func canonical(v any) []byte {
+	b, err := json.Marshal(normalizeNumbers(v))
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+func normalizeNumbers(v any) any {
+	switch t := v.(type) {
+	case json.Number:
+		if f, err := strconv.ParseFloat(string(t), 64); err == nil {
+			return json.Number(strconv.FormatFloat(f, 'g', -1, 64))
+		}
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, x := range t {
+			out[k] = normalizeNumbers(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = normalizeNumbers(x)
+		}
+		return out
+	}
+	return v
+}
+
 // unextractable reports whether v is the {"_unextractable": reason} answer.
 func unextractable(v any) (string, bool) {
 	m, ok := v.(map[string]any)
@@ -195,4 +475,37 @@ func unextractable(v any) (string, bool) {
 		s = "no reason given"
 	}
 	return s, true
+}
+
+func hasKind(rs []llm.Repair, kind string) bool {
+	for _, r := range rs {
+		if r.Kind == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// near quotes the answer around byte offset at ("@123"), on one line, for
+// a feedback that says where a guess was made.
+func near(text, where string) string {
+	at, err := strconv.Atoi(strings.TrimPrefix(where, "@"))
+	if err != nil || !strings.HasPrefix(where, "@") || at < 0 || at > len(text) {
+		return ""
+	}
+	lo, hi := max(0, at-24), min(len(text), at+24)
+	for lo > 0 && !utf8.RuneStart(text[lo]) {
+		lo--
+	}
+	for hi < len(text) && !utf8.RuneStart(text[hi]) {
+		hi++
+	}
+	s := strings.Join(strings.Fields(text[lo:hi]), " ")
+	if lo > 0 {
+		s = "…" + s
+	}
+	if hi < len(text) {
+		s += "…"
+	}
+	return s
 }
