@@ -182,12 +182,15 @@ func compactScalar(spec, ptr string) (any, error) {
 	body = strings.TrimSpace(body)
 	out := newObject()
 	if m := enumRe.FindStringSubmatch(body); m != nil {
-		vals, err := splitEnum(m[1])
+		vals, aliases, err := splitEnum(m[1])
 		if err != nil {
 			return nil, cerr(ptr, "%v", err)
 		}
 		out.set("type", "string")
 		out.set("enum", vals)
+		if aliases.len() > 0 {
+			out.set(AliasesKeyword, aliases)
+		}
 		if desc != "" {
 			out.set("description", desc)
 		}
@@ -283,43 +286,66 @@ func splitDescription(s string) (body, desc string) {
 	return strings.TrimSpace(s), ""
 }
 
-// splitEnum splits "a, b, \"c, d\"" into values.
-func splitEnum(s string) ([]any, error) {
+// splitEnum splits `a, b "alias" "other", "c, d" "alias"` into the values
+// and their aliases: each item is a value (bare, or quoted when it holds a
+// comma or a quote) followed by zero or more quoted aliases.
+func splitEnum(s string) ([]any, *object, error) {
 	var out []any
+	aliases := newObject()
 	seen := map[string]bool{}
 	s = strings.TrimSpace(s)
+	quoted := func() (string, error) {
+		var q string
+		dec := json.NewDecoder(strings.NewReader(s))
+		if err := dec.Decode(&q); err != nil {
+			return "", fmt.Errorf("bad quoted enum value in %s", s)
+		}
+		s = strings.TrimSpace(s[dec.InputOffset():])
+		return q, nil
+	}
 	for s != "" {
 		var v string
 		if s[0] == '"' {
-			var q string
-			dec := json.NewDecoder(strings.NewReader(s))
-			if err := dec.Decode(&q); err != nil {
-				return nil, fmt.Errorf("bad quoted enum value in %s", s)
+			q, err := quoted()
+			if err != nil {
+				return nil, nil, err
 			}
-			v, s = q, strings.TrimSpace(s[dec.InputOffset():])
-			if s != "" && !strings.HasPrefix(s, ",") {
-				return nil, fmt.Errorf("expected a comma after %q", q)
-			}
-			s = strings.TrimPrefix(s, ",")
+			v = q
 		} else {
-			var r string
-			v, r, _ = strings.Cut(s, ",")
-			v, s = strings.TrimSpace(v), r
-		}
-		s = strings.TrimSpace(s)
-		if v == "" {
-			return nil, fmt.Errorf("empty enum value (quote it as \"\" if you mean the empty string)")
+			end := strings.IndexAny(s, ",\"")
+			if end < 0 {
+				end = len(s)
+			}
+			v, s = strings.TrimSpace(s[:end]), strings.TrimSpace(s[end:])
+			if v == "" {
+				return nil, nil, fmt.Errorf("empty enum value (quote it as \"\" if you mean the empty string)")
+			}
 		}
 		if seen[v] {
-			return nil, fmt.Errorf("enum value %q is listed twice", v)
+			return nil, nil, fmt.Errorf("enum value %q is listed twice", v)
 		}
 		seen[v] = true
 		out = append(out, v)
+		var al []any
+		for s != "" && s[0] == '"' {
+			a, err := quoted()
+			if err != nil {
+				return nil, nil, err
+			}
+			al = append(al, a)
+		}
+		if len(al) > 0 {
+			aliases.set(v, al)
+		}
+		if s != "" && !strings.HasPrefix(s, ",") {
+			return nil, nil, fmt.Errorf("expected a comma or a quoted alias after %q, got %s", v, s)
+		}
+		s = strings.TrimSpace(strings.TrimPrefix(s, ","))
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("enum() needs at least one value")
+		return nil, nil, fmt.Errorf("enum() needs at least one value")
 	}
-	return out, nil
+	return out, aliases, nil
 }
 
 // setRange reads "A..B", "A..", "..B", ">A", ">=A", "<B", "<=B".

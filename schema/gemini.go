@@ -168,6 +168,10 @@ func toGemini(node any, ptr string) (any, error) {
 				continue
 			}
 			out.set(k, v)
+		case k == AliasesKeyword:
+			if note := aliasNote(v, o.vals["enum"]); note != "" {
+				notes = append(notes, note)
+			}
 		case k == "additionalProperties" || k == "examples" || k == "example" || k == "readOnly" || k == "writeOnly" || k == "deprecated" || strings.HasPrefix(k, "x-"):
 		default:
 			notes = append(notes, describe(k, v))

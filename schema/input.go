@@ -66,7 +66,7 @@ type unwrapped struct {
 }
 
 // unwrap removes OpenAI's response_format wrapper ({"type":"json_schema",
-// "json_schema":{...}}), the Responses API form ({"type":"json_schema",
+// "json_schema":{...}}, also without its "type"), the Responses API form ({"type":"json_schema",
 // "name":..., "schema":...}), a request-level {"response_format": ...}, and
 // the plain {name, schema, strict} wrapper.
 func unwrap(doc any) unwrapped {
@@ -79,6 +79,16 @@ func unwrap(doc any) unwrapped {
 		if rf, ok := o.get("response_format"); ok && o.len() <= 3 && isObject(rf) {
 			if _, hasMsgs := o.get("messages"); hasMsgs || o.len() == 1 {
 				u.body, u.pointer = rf, u.pointer+"/response_format"
+				continue
+			}
+		}
+		// {"json_schema": {"name":…, "schema":…}}: the response_format
+		// wrapper with its "type" left out. The inner object must hold a
+		// schema, so that a compact field called json_schema is not taken
+		// for it.
+		if js, ok := o.get("json_schema"); ok && o.len() == 1 {
+			if inner, ok := js.(*object); ok && hasKey(inner, "schema") && (isObject(inner.vals["schema"]) || isBool(inner.vals["schema"])) {
+				u.body, u.pointer = js, u.pointer+"/json_schema"
 				continue
 			}
 		}

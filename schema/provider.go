@@ -55,16 +55,28 @@ const (
 //   - FormOpenAI: every object closed (additionalProperties false) with all
 //     properties required, optional ones made nullable; keywords strict mode
 //     does not support (minLength, uniqueItems, allOf, not, if/then/else,
-//     default, ...) merged or moved into descriptions; the documented limits
-//     (5000 properties, 10 levels of nesting, 1000 enum values, 120,000
-//     characters of names and values, 15,000 characters for an enum of more
-//     than 250 strings) checked. The root must be an object.
-//   - FormAnthropic: every object closed; numeric bounds, string lengths and
-//     item counts other than minItems 0/1 moved into descriptions; no
-//     recursion.
+//     default, x-aliases, ...) merged or moved into descriptions; the
+//     documented limits (5000 properties, 10 levels of nesting, 1000 enum
+//     values, 120,000 characters of names and values, 15,000 characters for
+//     an enum of more than 250 strings) checked.
+//   - FormAnthropic: every object closed; allOf merged; numeric bounds,
+//     string lengths and item counts other than minItems 0/1 moved into
+//     descriptions; no recursion.
 //   - FormGemini: OpenAPI 3.0 subset with upper-case types, nullable instead
 //     of null types, propertyOrdering, no $ref and no recursion.
 //   - FormOllama: the schema with its references resolved.
+//
+// A root the API cannot take is wrapped in a one-property object on the
+// wire: every root other than a plain object for OpenAI and Anthropic
+// (whose structured outputs and tool inputs must be objects), a scalar root
+// (ScalarRoot) for Gemini and Ollama. WireWrapped names the property, so
+// that the answer can be unwrapped before it is validated.
+//
+// A schema the form would narrow (a free-form object, additionalProperties
+// other than false, patternProperties, ... see Faithful) is not converted
+// silently: the error is an *UnfaithfulError listing why. Every error means
+// errors.Is(err, ErrProviderForm): use JSON mode with the schema in the
+// prompt instead.
 //
 // References (internal and to local files) are resolved in every form: a
 // definition used once is inlined, one used more often or recursively is
@@ -75,37 +87,139 @@ func (s *Schema) ProviderForm(f Form) (json.RawMessage, error) {
 	if f == FormJSONSchema {
 		return s.body, nil
 	}
-	// A Schema is immutable, so each form is built once: every request in
-	// strict or tools mode asks for it.
-	if cached, ok := s.forms.Load(f); ok {
-		c := cached.(formResult)
-		return c.body, c.err
+	r := s.form(f)
+	return r.body, r.err
+}
+
+// Faithful lists what form f cannot express without forbidding values the
+// schema allows, one human-readable reason per construct, each starting
+// with its JSON pointer into the schema ("/properties/meta: a free-form
+// object …"). Nil means the form is faithful: every value the schema
+// accepts, the form accepts too (the form may be looser; answers are
+// validated against the schema anyway). FormJSONSchema and FormOllama are
+// always faithful; OpenAI, Anthropic and Gemini close every object, so
+// these are reported:
+//
+//   - a free-form object (type object, or a map, with no properties listed);
+//   - additionalProperties or unevaluatedProperties other than false;
+//   - patternProperties;
+//   - properties declared only under anyOf, oneOf, then, else or
+//     dependentSchemas of an object that would be closed to its own;
+//   - a value that may be anything ({} or true), and an array whose items
+//     may be anything or are given by position (a tuple).
+//
+// The result is memoised like ProviderForm's; do not modify it.
+func (s *Schema) Faithful(f Form) []string {
+	if f == FormJSONSchema {
+		return nil
 	}
-	body, err := s.buildProviderForm(f)
-	s.forms.Store(f, formResult{body: body, err: err})
-	return body, err
+	return s.form(f).reasons
 }
 
-// formResult is one memoised ProviderForm answer.
+// WireWrapped reports whether ProviderForm(f) wraps the schema's root in a
+// one-property object, and the property: "value" for a scalar or mixed
+// root, "items" for an array root. An answer given in that form is
+// {"<property>": <the value>}; unwrap it before validating.
+// FormJSONSchema is never wrapped.
+func (s *Schema) WireWrapped(f Form) (property string, ok bool) {
+	if f == FormJSONSchema {
+		return "", false
+	}
+	r := s.form(f)
+	return r.wrap, r.wrap != ""
+}
+
+// Wire property names of a wrapped root (WireWrapped).
+const (
+	wrapValue = "value"
+	wrapItems = "items"
+)
+
+// UnfaithfulError is ProviderForm's error for a schema the form would
+// narrow: sending the form would forbid values the schema allows (a
+// free-form object sent as an empty closed one lets the model answer only
+// {}). errors.Is(err, ErrProviderForm) holds; callers branch with
+// errors.As and extract in JSON mode with the schema in the prompt.
+type UnfaithfulError struct {
+	Form Form
+	// Reasons are Faithful(Form): one per construct, each starting with its
+	// JSON pointer into the schema.
+	Reasons []string
+	// BestEffort is the closest form the API takes, which forbids what
+	// Reasons say. Send it only when losing that is acceptable.
+	BestEffort json.RawMessage
+}
+
+func (e *UnfaithfulError) Error() string {
+	const show = 3
+	rs := e.Reasons
+	more := ""
+	if len(rs) > show {
+		more = fmt.Sprintf("; and %d more", len(rs)-show)
+		rs = rs[:show]
+	}
+	return fmt.Sprintf("%s: %s cannot express this schema faithfully: %s%s; extract in JSON mode with the schema in the prompt (mode auto does so)",
+		ErrProviderForm, formTitle(e.Form), strings.Join(rs, "; "), more)
+}
+
+// Is makes errors.Is(err, ErrProviderForm) true.
+func (e *UnfaithfulError) Is(target error) bool { return target == ErrProviderForm }
+
+// formResult is one memoised form: the body or the error, the wire wrapper
+// and the reasons it is not faithful.
 type formResult struct {
-	body json.RawMessage
-	err  error
+	body    json.RawMessage
+	err     error
+	wrap    string
+	reasons []string
 }
 
-func (s *Schema) buildProviderForm(f Form) (json.RawMessage, error) {
+// form builds form f once: every request in strict or tools mode asks for
+// it, and a Schema is immutable.
+func (s *Schema) form(f Form) formResult {
+	if cached, ok := s.forms.Load(f); ok {
+		return cached.(formResult)
+	}
+	r := s.buildProviderForm(f)
+	s.forms.Store(f, r)
+	return r
+}
+
+func (s *Schema) buildProviderForm(f Form) formResult {
 	switch f {
 	case FormOpenAI, FormAnthropic, FormGemini, FormOllama:
 	default:
-		return nil, fmt.Errorf("unknown provider form %q: use jsonschema, openai, anthropic, gemini or ollama", f)
+		return formResult{err: fmt.Errorf("unknown provider form %q: use jsonschema, openai, anthropic, gemini or ollama", f)}
 	}
 	// Gemini's responseSchema has no references: everything is inlined.
 	in := newInliner(s, f != FormGemini)
 	root, err := in.inline(s.doc, s.baseURL, "")
 	if err != nil {
-		return nil, err
+		return formResult{err: err}
+	}
+	var res formResult
+	res.wrap = s.wireProperty(f, root)
+	if f != FormOllama {
+		var reasons []string
+		faithfulness(f, root, "", &reasons)
+		for _, k := range in.defs.keys {
+			faithfulness(f, in.defs.vals[k], joinPointer("/$defs", k), &reasons)
+		}
+		res.reasons = reasons
 	}
 	if len(in.recursive) > 0 && (f == FormAnthropic || f == FormGemini) {
-		return nil, fmt.Errorf("%w: %s does not accept recursive schemas (the definition at %s refers to itself)", ErrProviderForm, formTitle(f), in.recursive[0])
+		res.err = fmt.Errorf("%w: %s does not accept recursive schemas (the definition at %s refers to itself)", ErrProviderForm, formTitle(f), in.recursive[0])
+		return res
+	}
+	if res.wrap != "" {
+		w := newObject()
+		w.set("type", "object")
+		props := newObject()
+		props.set(res.wrap, root)
+		w.set("properties", props)
+		w.set("required", []any{res.wrap})
+		w.set("additionalProperties", false)
+		root = w
 	}
 	if ro, ok := root.(*object); ok && in.defs.len() > 0 {
 		ro.set("$defs", in.defs)
@@ -121,14 +235,66 @@ func (s *Schema) buildProviderForm(f Form) (json.RawMessage, error) {
 	default: // FormOllama takes the bundled schema as it is
 		out = root
 	}
-	if err != nil {
-		return nil, err
+	if err == nil {
+		res.body, err = marshal(out)
 	}
-	return marshal(out)
+	switch {
+	case err != nil:
+		res.err = err
+	case len(res.reasons) > 0:
+		res.err = &UnfaithfulError{Form: f, Reasons: res.reasons, BestEffort: res.body}
+		res.body = nil
+	}
+	return res
+}
+
+// wireProperty decides whether form f wraps the (inlined) root, and in
+// which property.
+func (s *Schema) wireProperty(f Form, root any) string {
+	name := wrapValue
+	if s.WantsArray() {
+		name = wrapItems
+	}
+	switch f {
+	case FormOpenAI, FormAnthropic:
+		if ro, ok := root.(*object); ok && plainObjectRoot(ro) {
+			return ""
+		}
+		return name
+	case FormGemini, FormOllama:
+		if s.ScalarRoot() {
+			return name
+		}
+	}
+	return ""
+}
+
+// plainObjectRoot reports whether a root is an object and nothing else,
+// as OpenAI's and Anthropic's roots must be: type "object" (or properties
+// without a type), no alternatives at the root.
+func plainObjectRoot(o *object) bool {
+	o = mergeAllOf(o, rules{})
+	for _, k := range []string{"anyOf", "oneOf", "enum", "const", "not", "$ref"} {
+		if _, ok := o.get(k); ok {
+			return false
+		}
+	}
+	switch t := o.vals["type"].(type) {
+	case string:
+		return t == "object"
+	case nil:
+		_, hasProps := o.get("properties")
+		return hasProps
+	}
+	return false
 }
 
 func formTitle(f Form) string {
 	switch f {
+	case FormOpenAI:
+		return "OpenAI strict mode"
+	case FormOllama:
+		return "Ollama's format"
 	case FormAnthropic:
 		return "Anthropic structured outputs"
 	case FormGemini:
@@ -174,7 +340,7 @@ var openAIRules = rules{
 var anthropicRules = rules{
 	name:          "Anthropic structured outputs",
 	closeObjects:  true,
-	keep:          withKeep("allOf", "pattern", "format", "minItems", "default"),
+	keep:          withKeep("pattern", "format", "minItems", "default"), // allOf merged: closed branches would contradict each other
 	formats:       setOf("date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid"),
 	minItemsUpTo1: true,
 }
@@ -275,6 +441,10 @@ func convert(node any, ptr string, r rules) (any, error) {
 			}
 		case r.keep[k]:
 			out.set(k, v)
+		case k == AliasesKeyword:
+			if note := aliasNote(v, o.vals["enum"]); note != "" {
+				notes = append(notes, note)
+			}
 		case k == "nullable" || k == "examples" || k == "example" || k == "readOnly" || k == "writeOnly" || k == "deprecated" || strings.HasPrefix(k, "x-"):
 			// annotations the provider does not need
 		default:
@@ -531,11 +701,8 @@ func nullSchema() *object {
 // toOpenAI converts to strict mode and checks the documented limits.
 func toOpenAI(root any) (any, error) {
 	ro, ok := root.(*object)
-	if !ok || !isObjectSchema(ro) {
-		return nil, fmt.Errorf("%w: OpenAI strict mode needs an object at the root (not an array, anyOf or scalar); wrap the value in an object with one property", ErrProviderForm)
-	}
-	if _, ok := ro.get("anyOf"); ok {
-		return nil, fmt.Errorf("%w: OpenAI strict mode does not accept anyOf at the root", ErrProviderForm)
+	if !ok || !plainObjectRoot(ro) { // cannot happen: such roots are wrapped
+		return nil, fmt.Errorf("%w: OpenAI strict mode needs an object at the root", ErrProviderForm)
 	}
 	out, err := convert(ro, "", openAIRules)
 	if err != nil {

@@ -96,7 +96,12 @@ type Schema struct {
 		doc  json.RawMessage
 		err  error
 	}
-	forms sync.Map // Form -> formResult, built on first use
+	forms   sync.Map   // Form -> formResult, built on first use
+	aliases aliasTable // x-aliases by schema location
+	guide   struct {   // FieldGuide, built once
+		once sync.Once
+		text string
+	}
 }
 
 // ErrInvalidSchema is matched (errors.Is) by every error that means the
@@ -284,7 +289,22 @@ func compileDoc(body any, u unwrapped, o *options) (*Schema, error) {
 	if err != nil {
 		return nil, &Error{File: o.file, Message: err.Error(), Err: err}
 	}
+	aliases := aliasTable{}
+	if err := collectAliases(plain, base, aliases); err != nil {
+		e := err.(*Error)
+		e.File, e.Pointer = o.file, u.pointer+e.Pointer
+		return nil, e
+	}
+	for url, d := range ld.loaded {
+		if err := collectAliases(d, url, aliases); err != nil {
+			e := err.(*Error)
+			e.File, e.Message = o.file, fmt.Sprintf("referenced document %s: at %s: %s", url, e.Pointer, e.Message)
+			e.Pointer = ""
+			return nil, e
+		}
+	}
 	s := &Schema{
+		aliases:  aliases,
 		doc:      body,
 		plain:    plain,
 		body:     bodyJSON,

@@ -24,6 +24,11 @@ type Violation struct {
 	// Want carries what the keyword wanted where it is a list: the allowed
 	// types for "type", the allowed values (as JSON) for "enum"/"const".
 	Want []string `json:"want,omitempty"`
+	// Aliases, on an "enum" violation whose schema has x-aliases
+	// (AliasesKeyword), maps enum values (the strings themselves, not JSON)
+	// to the other spellings the schema's author listed for them, so that a
+	// repair can turn "active" into "open". Nil otherwise.
+	Aliases map[string][]string `json:"aliases,omitempty"`
 }
 
 // maxValueChars is how much of an offending value a violation quotes.
@@ -77,6 +82,7 @@ func (c *collector) alternatives(ve *jsonschema.ValidationError, kw string) {
 	ptr := pointer(ve.InstanceLocation)
 	var best []Violation
 	var wantTypes, wantValues []string
+	var aliases map[string][]string
 	allShallow := true
 	for _, cause := range ve.Causes {
 		sub := collector{instance: c.instance, schema: c.schema}
@@ -94,6 +100,7 @@ func (c *collector) alternatives(ve *jsonschema.ValidationError, kw string) {
 					wantTypes = append(wantTypes, v.Want...)
 				} else {
 					wantValues = append(wantValues, v.Want...)
+					aliases = mergeAliases(aliases, v.Aliases)
 				}
 			}
 			continue
@@ -114,7 +121,7 @@ func (c *collector) alternatives(ve *jsonschema.ValidationError, kw string) {
 		v.Keyword, v.Want = "type", wantTypes
 		v.Message = "must be " + orList(wantTypes) + ", not " + typeName(c.lookup(ve.InstanceLocation))
 	case len(wantTypes) == 0 && len(wantValues) > 0:
-		v.Keyword, v.Want = "enum", wantValues
+		v.Keyword, v.Want, v.Aliases = "enum", wantValues, aliases
 		v.Message = "must be one of " + valueList(wantValues)
 	default:
 		v.Keyword = kw
@@ -146,6 +153,9 @@ func (c *collector) leaf(ve *jsonschema.ValidationError) {
 			v.Want = append(v.Want, jsonText(w, -1))
 		}
 		v.Message = "must be one of " + valueList(v.Want)
+		if c.schema != nil {
+			v.Aliases = c.schema.aliases.lookup(ve.SchemaURL)
+		}
 	case *kind.Const:
 		v.Keyword, v.Want = "const", []string{jsonText(k.Want, -1)}
 		v.Message = "must be exactly " + truncate(v.Want[0], maxValueChars)
@@ -325,6 +335,25 @@ func resolvePointer(doc any, ptr string) (any, bool) {
 		}
 	}
 	return doc, true
+}
+
+// mergeAliases unites the aliases of several enums (the alternatives of
+// an anyOf), without changing either map.
+func mergeAliases(a, b map[string][]string) map[string][]string {
+	if len(b) == 0 {
+		return a
+	}
+	if len(a) == 0 {
+		return b
+	}
+	out := make(map[string][]string, len(a)+len(b))
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = uniq(append(append([]string(nil), out[k]...), v...))
+	}
+	return out
 }
 
 // normalize removes duplicates and sorts by pointer (array indices
