@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
@@ -354,16 +353,13 @@ func (c *cand) unwrapWire(j *judge) {
 	if !ok || len(j.s.Validate(c.v)) == 0 {
 		return
 	}
-	doc, err := json.Marshal(inner)
+	doc, err := marshalValue(inner)
 	if err != nil {
 		return
 	}
+	// Not a repair: the wire form asked for the wrapper.
 	c.v, c.doc, c.canonValid = inner, doc, false
-	c.repairs = append(slices.Clip(c.repairs), llm.Repair{Kind: kindUnwrapWire, Where: "", Detail: fmt.Sprintf("answer unwrapped from {%q: …}", j.wire)})
 }
-
-// kindUnwrapWire is the repair that unwraps a wire-wrapped root.
-const kindUnwrapWire = "unwrap_wire_root"
 
 // find returns the candidates of an answer; a schema whose root accepts a
 // scalar also lets the finder offer bare scalars.
@@ -371,13 +367,22 @@ func find(text string, j *judge) []jsonx.Candidate {
 	return jsonx.Find(text, j.cfg.Repair)
 }
 
-// rootAcceptsScalar reports whether the schema's root accepts a bare
-// scalar (string, number, boolean, null).
-func rootAcceptsScalar(*schema.Schema) bool { return false }
+// rootAcceptsScalar reports whether the schema's root accepts only bare
+// scalars (string, number, boolean, null).
+func rootAcceptsScalar(s *schema.Schema) bool { return s.ScalarRoot() }
 
-// wireProperty is the property the strict or tools wire form wraps the
-// root of s in, or "" when the root travels as it is.
-func wireProperty(*schema.Schema) string { return "" }
+// wireProperty is the property a strict or tools wire form wraps the root
+// of s in, or "" when the root travels as it is. The name depends on the
+// root only ("value" for a scalar or mixed root, "items" for an array), so
+// it is the same whichever form the adapter sends.
+func wireProperty(s *schema.Schema) string {
+	for _, f := range []schema.Form{schema.FormOpenAI, schema.FormGemini} {
+		if p, ok := s.WireWrapped(f); ok {
+			return p
+		}
+	}
+	return ""
+}
 
 func refusal(reason string) evaluation {
 	return evaluation{class: llm.ClassRefusal, reason: reason, problem: problemRefusal(reason)}
@@ -427,6 +432,18 @@ func decode(doc []byte) (any, error) {
 }
 
 var errTrailing = errors.New("trailing data after the JSON value")
+
+// marshalValue encodes a decoded value compactly, leaving <, > and & as
+// they are.
+func marshalValue(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
 
 // canonical encodes a decoded value so that equal values encode equally:
 // keys sorted, numbers in their shortest form (1.50 and 1.5 are equal).

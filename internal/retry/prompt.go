@@ -83,7 +83,7 @@ The answer must validate against this JSON Schema:
 </json-schema>
 {{- else if eq .SchemaIn "example"}}
 
-The answer must have exactly the structure of this example; its values only show the types, never copy them:
+The answer must have exactly the structure of this example; its values only show the types; take every value from the document:
 <example>
 {{.Example}}
 </example>

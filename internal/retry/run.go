@@ -30,19 +30,10 @@ func Run(ctx context.Context, p llm.Provider, document string, s *schema.Schema,
 	if s == nil {
 		return nil, fmt.Errorf("%w: no schema", ErrConfig)
 	}
-	mode, note, err := resolveMode(cfg.Mode, p, s)
+	mode, err := resolveMode(cfg.Mode, p)
 	if err != nil {
 		return nil, err
 	}
-	in := cfg.SchemaIn
-	if note != "" && in == SchemaInAuto {
-		// The provider's form would forbid part of what the schema allows,
-		// so the prompt carries the schema itself: an example cannot show
-		// that an object may hold any properties.
-		in = SchemaInSchema
-	}
-	data := promptData(document, s, in, mode)
-	data.MaxAttempts = cfg.MaxReasks + 1
 	sysT, taskT, fbT := cfg.Templates.System, cfg.Templates.Task, cfg.Templates.Feedback
 	if sysT == nil {
 		sysT = defaultSystem
@@ -53,20 +44,36 @@ func Run(ctx context.Context, p llm.Provider, document string, s *schema.Schema,
 	if fbT == nil {
 		fbT = feedbackTemplates[cfg.Feedback]
 	}
-	system, err := render(sysT, data)
-	if err != nil {
-		return nil, err
+	// prepare renders the prompt for a mode; note says why the mode is not
+	// the one asked for.
+	prepare := func(mode llm.Mode, note string) (data *PromptData, system, task string, j *judge, err error) {
+		in := cfg.SchemaIn
+		if note != "" && in == SchemaInAuto {
+			// The provider's form would forbid part of what the schema
+			// allows, so the prompt carries the schema itself: an example
+			// cannot show that an object may hold any properties.
+			in = SchemaInSchema
+		}
+		data = promptData(document, s, in, mode)
+		data.MaxAttempts = cfg.MaxReasks + 1
+		if system, err = render(sysT, data); err != nil {
+			return
+		}
+		if task, err = render(taskT, data); err != nil {
+			return
+		}
+		if _, err = render(fbT, data); err != nil { // fail now, not after paid calls
+			return
+		}
+		return data, system, task, newJudge(s, &cfg, document, data), nil
 	}
-	task, err := render(taskT, data)
+	var note string
+	data, system, task, j, err := prepare(mode, note)
 	if err != nil {
-		return nil, err
-	}
-	if _, err := render(fbT, data); err != nil { // fail now, not after paid calls
 		return nil, err
 	}
 
 	e := &engine{cfg: &cfg, p: p}
-	j := newJudge(s, &cfg, document, data)
 	r := &llm.Result{Provider: p.Name(), Model: p.Model(), Mode: mode}
 	var (
 		turns  []turn
@@ -108,6 +115,19 @@ func Run(ctx context.Context, p llm.Provider, document string, s *schema.Schema,
 		}
 
 		resp, cerr := e.call(ctx, req, &a)
+		if cerr != nil && cfg.Mode == llm.ModeAuto && note == "" && errors.Is(cerr.err, schema.ErrProviderForm) {
+			// The adapter refused to send the schema in its strict or tools
+			// form: it would forbid part of what the schema allows, or
+			// exceed the API's limits. Nothing was sent; ask again in JSON
+			// mode (or text) with the schema in the prompt.
+			mode, note = fallbackMode(p.Capabilities(), mode, cerr.err)
+			if data, system, task, j, err = prepare(mode, note); err != nil {
+				return nil, err
+			}
+			r.Mode = mode
+			n--
+			continue
+		}
 		if cerr != nil {
 			a.Class, a.Error = llm.AttemptClass(cerr.class), cerr.err.Error()
 			r.Attempts = append(r.Attempts, a)
@@ -259,39 +279,35 @@ func ordinal(n int) string {
 
 // resolveMode turns ModeAuto into the provider's strongest mode and checks
 // an explicit mode against the provider's capabilities. Text always works.
-// When the strongest mode would send the schema in a form that forbids
-// part of what it allows (a free-form object sent closed and empty), auto
-// chooses JSON mode (or text) instead, and note says why.
-func resolveMode(m llm.Mode, p llm.Provider, s *schema.Schema) (mode llm.Mode, note string, err error) {
+func resolveMode(m llm.Mode, p llm.Provider) (llm.Mode, error) {
 	caps := p.Capabilities()
 	switch {
 	case m == llm.ModeAuto:
-		mode = caps.Auto()
-		if mode != llm.ModeStrict && mode != llm.ModeTools {
-			return mode, "", nil
-		}
-		why := unfaithful(s, p, mode)
-		if len(why) == 0 {
-			return mode, "", nil
-		}
-		fallback := llm.ModeText
-		if caps.Supports(llm.ModeJSON) {
-			fallback = llm.ModeJSON
-		}
-		note = fmt.Sprintf("auto chose %s mode with the schema in the prompt, not %s: the provider's form of the schema cannot express %s", fallback, mode, why[0])
-		if len(why) > 1 {
-			note += fmt.Sprintf(" (and %d more)", len(why)-1)
-		}
-		return fallback, note, nil
+		return caps.Auto(), nil
 	case m == llm.ModeText || caps.Supports(m):
-		return m, "", nil
+		return m, nil
 	}
-	return "", "", fmt.Errorf("%w: provider %s does not support mode %s (it supports %v); use mode auto", ErrConfig, p.Name(), m, caps.Modes)
+	return "", fmt.Errorf("%w: provider %s does not support mode %s (it supports %v); use mode auto", ErrConfig, p.Name(), m, caps.Modes)
 }
 
-// unfaithful lists what the form p sends in mode (strict or tools) cannot
-// express of s without forbidding values s allows; nil when it can.
-func unfaithful(*schema.Schema, llm.Provider, llm.Mode) []string { return nil }
+// fallbackMode is the mode ModeAuto uses when the provider cannot send the
+// schema in mode (strict or tools) without changing it: JSON mode where
+// supported, else text. note says why, for the attempt record.
+func fallbackMode(caps llm.Capabilities, mode llm.Mode, err error) (llm.Mode, string) {
+	fallback := llm.ModeText
+	if caps.Supports(llm.ModeJSON) {
+		fallback = llm.ModeJSON
+	}
+	why := err.Error()
+	var ue *schema.UnfaithfulError
+	if errors.As(err, &ue) && len(ue.Reasons) > 0 {
+		why = "it cannot express " + ue.Reasons[0]
+		if len(ue.Reasons) > 1 {
+			why += fmt.Sprintf(" (and %d more)", len(ue.Reasons)-1)
+		}
+	}
+	return fallback, fmt.Sprintf("auto chose %s mode with the schema in the prompt instead of %s: %s", fallback, mode, why)
+}
 
 // promptData prepares what the templates show: the schema, an example
 // when placed as one, and the document's fence.
@@ -309,7 +325,9 @@ func promptData(document string, s *schema.Schema, in SchemaIn, mode llm.Mode) *
 		if err != nil {
 			d.SchemaIn = SchemaInSchema // the schema itself still tells the model everything
 		} else {
-			d.Example = string(ex)
+			// The example shows the shape; the guide what it cannot:
+			// descriptions, allowed values, formats and patterns.
+			d.Example, d.FieldGuide = string(ex), s.FieldGuide()
 		}
 	}
 	return d
