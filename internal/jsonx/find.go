@@ -42,22 +42,52 @@ const (
 // values that needed no repair are returned; any other policy repairs
 // syntax. Find never decides validity against a schema.
 func Find(text string, policy Policy) []Candidate {
+	return FindWith(text, FindOptions{Policy: policy})
+}
+
+// FindOptions says what Find looks for.
+type FindOptions struct {
+	// Policy is the repair policy (see Find).
+	Policy Policy
+	// Scalars, when not zero, says that the schema's root may be a scalar
+	// of these kinds: Find then also offers scalar candidates (see
+	// ScalarFrom for where they come from and in which order). Zero means
+	// objects and arrays only, as Find.
+	Scalars ScalarKinds
+}
+
+// FindWith is Find with options. Scalar candidates come after the objects
+// and arrays found in fences and prose, except a scalar that is the whole
+// answer or the whole content of a fence (ScalarWhole), which ranks with
+// them; candidates from reasoning blocks come last.
+func FindWith(text string, opt FindOptions) []Candidate {
 	if len(text) > MaxInput {
 		text = text[:MaxInput]
 	}
-	f := finder{text: text, strict: policy == PolicyOff, budget: workFactor*len(text) + workSlack}
-	for _, s := range splitReasoning(text) {
+	f := finder{text: text, strict: opt.Policy == PolicyOff, budget: workFactor*len(text) + workSlack}
+	spans := splitReasoning(text)
+	for _, s := range spans {
 		f.scanSpan(s.lo, s.hi, s.reasoning)
+	}
+	if opt.Scalars != 0 {
+		f.scalars(spans, opt.Scalars)
 	}
 	sort.SliceStable(f.found, func(i, j int) bool { return rank(f.found[i]) < rank(f.found[j]) })
 	return f.found
 }
 
-// rank orders candidates by where they were found.
+// rank orders candidates by where they were found and, for scalars, by
+// how they were found.
 func rank(c Candidate) int {
 	switch {
 	case c.Reasoning:
+		return 5
+	case c.Scalar == ScalarLabeled:
 		return 2
+	case c.Scalar == ScalarSole:
+		return 3
+	case c.Scalar == ScalarText:
+		return 4
 	case c.Fenced:
 		return 0
 	}
@@ -69,6 +99,10 @@ type finder struct {
 	strict bool
 	budget int
 	found  []Candidate
+	ticks  tickMemo
+	// fences lists the content of the fences found outside reasoning
+	// blocks, for the scalar pass.
+	fences [][2]int
 }
 
 func (f *finder) full() bool { return f.budget <= 0 || len(f.found) >= MaxCandidates }
@@ -213,6 +247,9 @@ func (f *finder) scanSpan(lo, hi int, reasoning bool) {
 		if c := fenceClose(f.text, j, hi, f.text[o:o+ticks]); c >= 0 {
 			end, next = c, c+ticks
 		}
+		if !reasoning {
+			f.fences = append(f.fences, [2]int{j, end})
+		}
 		f.scanRegion(j, end, true, fence)
 		i = next
 	}
@@ -224,6 +261,9 @@ type place struct{ fenced, reasoning bool }
 // fenceClose returns the position of the fence that closes one opened with
 // ticks, searching text[i:hi], or -1. It must start a line or end one, so
 // that backticks inside a JSON string ("use ```code```") do not close it.
+// A ``` that stands where a JSON value belongs (after ':', '[' or ',' on
+// its line) opens a code string inside the JSON: it and the ``` that
+// closes it are skipped.
 func fenceClose(text string, i, hi int, ticks string) int {
 	for i < hi {
 		k := strings.Index(text[i:hi], ticks)
@@ -234,6 +274,10 @@ func fenceClose(text string, i, hi int, ticks string) int {
 		b := at - 1
 		for b >= 0 && (text[b] == ' ' || text[b] == '\t') {
 			b--
+		}
+		if next, ok := innerCode(text, b, at, hi); ok {
+			i = next
+			continue
 		}
 		e := at + len(ticks)
 		for e < hi && (text[e] == ' ' || text[e] == '\t' || text[e] == '\r') {
@@ -247,8 +291,27 @@ func fenceClose(text string, i, hi int, ticks string) int {
 	return -1
 }
 
+// innerCode reports whether the ``` at text[at] opens a code string inside
+// JSON (text[b] is the last non-blank character before it on its line: a
+// ':', '[' or ','), and returns where the ``` that closes it ends.
+func innerCode(text string, b, at, hi int) (int, bool) {
+	if b < 0 || (text[b] != ':' && text[b] != '[' && text[b] != ',') {
+		return 0, false
+	}
+	e := at + 3
+	for e < hi && text[e] == '`' {
+		e++
+	}
+	c := strings.Index(text[e:hi], "```")
+	if c < 0 {
+		return 0, false
+	}
+	return e + c + 3, true
+}
+
 // fenceOpen returns the position of the next ``` at the start of a line in
-// text[i:hi], or -1.
+// text[i:hi], or -1. A code string inside JSON ("code": ```…```) is
+// skipped whole, so that its closing ``` does not open a fence.
 func fenceOpen(text string, i, hi int) int {
 	for i < hi {
 		k := strings.Index(text[i:hi], "```")
@@ -262,6 +325,10 @@ func fenceOpen(text string, i, hi int) int {
 		}
 		if b < 0 || text[b] == '\n' {
 			return at
+		}
+		if next, ok := innerCode(text, b, at, hi); ok {
+			i = next
+			continue
 		}
 		i = at + 3
 		for i < hi && text[i] == '`' {
@@ -338,6 +405,7 @@ func joined(run []Candidate) Candidate {
 	c.JSON = append(c.JSON, ']')
 	c.Repairs = append(c.Repairs, llm.Repair{Kind: KindJoinedValues, Where: "@" + strconv.Itoa(c.Start),
 		Detail: "joined " + strconv.Itoa(len(run)) + " objects into an array"})
+	c.Joined = true
 	return c
 }
 
@@ -346,7 +414,7 @@ func joined(run []Candidate) Candidate {
 // when the candidate is rejected, so that the scan does not re-read the
 // inside of a rejected value.
 func (f *finder) parseAt(lo, at, hi int, prose bool) (Candidate, int, bool) {
-	p := parser{src: f.text, pos: at, end: hi}
+	p := parser{src: f.text, pos: at, end: hi, ticks: &f.ticks}
 	start := at
 	escapedJSON := escapedAt(f.text, at, hi)
 	if escapedJSON {
@@ -356,6 +424,7 @@ func (f *finder) parseAt(lo, at, hi int, prose bool) (Candidate, int, bool) {
 		p.repairs = append(p.repairs, llm.Repair{Kind: KindDoubleEncoded, Where: "@" + strconv.Itoa(at), Detail: "unescaped JSON written as a string"})
 	}
 	ok := p.value(ctxTop) && !p.tooDeep
+	f.budget -= p.scanned
 	end := p.origin(p.pos)
 	if escapedJSON {
 		if start > lo && f.text[start-1] == '"' && end < hi && f.text[end] == '"' {
@@ -370,7 +439,7 @@ func (f *finder) parseAt(lo, at, hi int, prose bool) (Candidate, int, bool) {
 	if f.strict && len(p.repairs) > 0 {
 		return Candidate{}, end, false
 	}
-	if prose && p.out[0] == '[' && (hasKind(p.repairs, KindUnquotedString) || citation.Match(p.out)) {
+	if prose && p.out[0] == '[' && (p.bareTop || citation.Match(p.out)) {
 		// "[see above]", "[2024-01-05]" or "[3]" in prose is text, not JSON.
 		return Candidate{}, at + 1, false
 	}

@@ -42,26 +42,62 @@ type parser struct {
 	stack   []byte // open containers, '{' or '['
 	tooDeep bool
 	backoff bool // re-reading a string whose closing quote is missing
-	// unlisted counts repairs beyond maxRepairs
-	unlisted int
+	// unlisted counts repairs beyond maxRepairs, unlistedLossy the lossy
+	// ones among them (so that the cap never hides a lossy repair)
+	unlisted, unlistedLossy int
+	// bareTop is set when a bare word was read as a direct element of an
+	// outermost array: "[see above]" in prose is text, not JSON.
+	bareTop bool
+	// ticks memoises the search for a closing ``` (see ticksAt); shared by
+	// the parsers of one Find call so that repeated searches stay linear.
+	ticks *tickMemo
+	// scanned counts bytes read by look-ahead searches beyond the value,
+	// charged to Find's work budget.
+	scanned int
 	// once-per-value notes, so that a long string yields one repair, not hundreds
 	badUTF8 bool
 }
 
-func (p *parser) note(kind string, at int, detail string) {
-	if len(p.repairs) >= maxRepairs {
-		p.unlisted++
-		return
-	}
-	p.repairs = append(p.repairs, llm.Repair{Kind: kind, Where: "@" + strconv.Itoa(p.origin(at)), Detail: detail})
+// note records a repair that keeps the answer's content (see the Kind
+// constants for the rule).
+func (p *parser) note(kind string, at int, detail string) { p.record(kind, at, detail, false) }
+
+// lossy records a repair that dropped or invented content.
+func (p *parser) lossy(kind string, at int, detail string) { p.record(kind, at, detail, true) }
+
+// noteIf records a repair, lossy when lossy is true.
+func (p *parser) noteIf(lossy bool, kind string, at int, detail string) {
+	p.record(kind, at, detail, lossy)
 }
 
-// result returns the repairs, with a last entry counting those not listed.
+func (p *parser) record(kind string, at int, detail string, lossy bool) {
+	if len(p.repairs) >= maxRepairs {
+		p.unlisted++
+		if lossy {
+			p.unlistedLossy++
+		}
+		return
+	}
+	p.repairs = append(p.repairs, llm.Repair{Kind: kind, Where: "@" + strconv.Itoa(p.origin(at)), Detail: detail, Lossy: lossy})
+}
+
+// dropped records text skipped because it could not be read: lossy when
+// it held a letter or digit (content), not for stray punctuation.
+func (p *parser) dropped(at int, text, detail string) {
+	p.noteIf(hasAlnum(text), KindGarbage, at, detail)
+}
+
+// result returns the repairs, with a last entry counting those not listed
+// (lossy when any of them was).
 func (p *parser) result() []llm.Repair {
 	if p.unlisted == 0 {
 		return p.repairs
 	}
-	return append(p.repairs, llm.Repair{Kind: KindMoreRepairs, Detail: strconv.Itoa(p.unlisted) + " more repairs not listed"})
+	detail := strconv.Itoa(p.unlisted) + " more repairs not listed"
+	if p.unlistedLossy > 0 {
+		detail += " (" + strconv.Itoa(p.unlistedLossy) + " lossy)"
+	}
+	return append(p.repairs, llm.Repair{Kind: KindMoreRepairs, Detail: detail, Lossy: p.unlistedLossy > 0})
 }
 
 // origin maps a position in src to one in the original text.
@@ -162,7 +198,7 @@ func (p *parser) object() bool {
 	for !p.tooDeep {
 		p.skipSpace()
 		if p.pos >= p.end {
-			p.note(KindCloseTruncated, p.pos, "closed object")
+			p.lossy(KindCloseTruncated, p.pos, "closed object")
 			break
 		}
 		c := p.src[p.pos]
@@ -206,7 +242,7 @@ func (p *parser) object() bool {
 		switch p.key() {
 		case keyTruncated:
 			p.out = p.out[:mark]
-			p.note(KindCloseTruncated, keyAt, "dropped truncated key")
+			p.lossy(KindCloseTruncated, keyAt, "dropped truncated key")
 			continue
 		case keyGarbage:
 			p.out = p.out[:mark]
@@ -215,7 +251,7 @@ func (p *parser) object() bool {
 		p.skipSpace()
 		if p.pos >= p.end {
 			p.out = p.out[:mark]
-			p.note(KindCloseTruncated, keyAt, "dropped dangling key")
+			p.lossy(KindCloseTruncated, keyAt, "dropped dangling key")
 			continue
 		}
 		switch c := p.src[p.pos]; {
@@ -228,7 +264,7 @@ func (p *parser) object() bool {
 				p.pos++ // "a" => 1
 			}
 		case c == ',' || c == '}' || c == ']':
-			p.note(KindMissingValue, p.pos, "key without value set to null")
+			p.lossy(KindMissingValue, p.pos, "key without value set to null")
 			p.out = append(p.out, ":null"...)
 			n++
 			p.afterValue('}')
@@ -240,11 +276,11 @@ func (p *parser) object() bool {
 		p.skipSpace()
 		if p.pos >= p.end {
 			p.out = p.out[:mark]
-			p.note(KindCloseTruncated, keyAt, "dropped dangling key")
+			p.lossy(KindCloseTruncated, keyAt, "dropped dangling key")
 			continue
 		}
 		if c := p.src[p.pos]; c == ',' || c == '}' || c == ']' {
-			p.note(KindMissingValue, p.pos, "missing value set to null")
+			p.lossy(KindMissingValue, p.pos, "missing value set to null")
 			p.out = append(p.out, "null"...)
 		} else if p.ellipsis() {
 			p.out = p.out[:mark]
@@ -316,7 +352,7 @@ func (p *parser) array(closer byte) bool {
 	for !p.tooDeep {
 		p.skipSpace()
 		if p.pos >= p.end {
-			p.note(KindCloseTruncated, p.pos, "closed array")
+			p.lossy(KindCloseTruncated, p.pos, "closed array")
 			break
 		}
 		c := p.src[p.pos]
@@ -384,7 +420,7 @@ func (p *parser) ellipsis() bool {
 	if n == 0 {
 		return false
 	}
-	p.note(KindEllipsis, p.pos, "dropped placeholder")
+	p.lossy(KindEllipsis, p.pos, "dropped placeholder")
 	p.pos += n
 	// "... (more items)" style remarks are part of the placeholder.
 	if p.pos < p.end && (p.src[p.pos] == ' ' || p.src[p.pos] == '(') {
@@ -445,7 +481,7 @@ func (p *parser) key() keyResult {
 	}
 	k := strings.TrimRightFunc(p.src[start:j], unicode.IsSpace)
 	if k == "" {
-		p.note(KindGarbage, start, "skipped "+strconv.QuoteRune(rune(p.src[start])))
+		p.dropped(start, p.src[start:start+1], "skipped "+strconv.QuoteRune(rune(p.src[start])))
 		p.pos = start + 1
 		return keyGarbage
 	}
@@ -460,7 +496,7 @@ func (p *parser) key() keyResult {
 	}
 	if p.src[j] != ':' && p.src[j] != '=' {
 		// A bare token that is not followed by a colon is not a key: drop it.
-		p.note(KindGarbage, start, "dropped "+strconv.Quote(clip(k)))
+		p.dropped(start, k, "dropped "+strconv.Quote(clip(k)))
 		p.pos = j
 		return keyGarbage
 	}
@@ -533,6 +569,11 @@ func (p *parser) closerLen(open rune, i int) int {
 // str reads a string opened at p.pos and writes it as a JSON string. It
 // reports whether the string ran into the end of the input.
 func (p *parser) str(ctx int) (truncated bool) {
+	if ctx != ctxKey && p.pos+2 < p.end {
+		if c := p.src[p.pos]; (c == '"' || c == '\'' || c == '`') && p.src[p.pos+1] == c && p.src[p.pos+2] == c {
+			return p.tripleStr(c)
+		}
+	}
 	start, outStart, repStart := p.pos, len(p.out), len(p.repairs)
 	var open rune
 	switch c := p.src[p.pos]; c {
@@ -577,7 +618,8 @@ func (p *parser) str(ctx int) (truncated bool) {
 			p.escape(open)
 			continue
 		case c < 0x20:
-			if c == '\n' && ctx != ctxKey && p.nextLineIsMember(p.pos+1, ctx) {
+			// A backtick string is a JS template literal: it may span lines.
+			if c == '\n' && ctx != ctxKey && open != '`' && p.nextLineIsMember(p.pos+1, ctx) {
 				// The closing quote is missing at the end of the line.
 				p.trimOut()
 				p.out = append(p.out, '"')
@@ -604,13 +646,15 @@ func (p *parser) str(ctx int) (truncated bool) {
 				// "New York, "gender": the string should have ended before the comma.
 				p.trimOut()
 				p.out = append(p.out, '"')
-				p.note(KindMissingQuote, comma, "closed string before the next member")
+				p.lossy(KindMissingQuote, comma, "closed string before the next member")
 				p.noteCtrl(ctrl, ctrlAt)
 				p.pos = comma
 				return false
 			}
 			skipped = mark{p.pos + n, len(p.out), len(p.repairs), ctrl}
-			p.note(KindUnescapedQuote, p.pos, "escaped inner quote")
+			// A quote followed by a separator could have ended the string:
+			// reading it as inner text is a guess about where the string ends.
+			p.noteIf(p.separatorAfter(p.pos+n), KindUnescapedQuote, p.pos, "escaped inner quote")
 		}
 		if c == '"' {
 			p.out = append(p.out, '\\', '"')
@@ -630,7 +674,7 @@ func (p *parser) str(ctx int) (truncated bool) {
 		if r == utf8.RuneError && size == 1 {
 			if !p.badUTF8 {
 				p.badUTF8 = true
-				p.note(KindInvalidUTF8, p.pos, "replaced invalid UTF-8 with U+FFFD")
+				p.lossy(KindInvalidUTF8, p.pos, "replaced invalid UTF-8 with U+FFFD")
 			}
 			p.out = append(p.out, "\uFFFD"...)
 		} else {
@@ -662,9 +706,9 @@ func (p *parser) str(ctx int) (truncated bool) {
 		for len(p.out) > outStart+1 && (p.out[len(p.out)-1] == ' ' || p.out[len(p.out)-1] == '\t') {
 			p.out = p.out[:len(p.out)-1]
 		}
-		p.note(KindMissingQuote, p.pos, "closed string before the closing brackets")
+		p.lossy(KindMissingQuote, p.pos, "closed string before the closing brackets")
 	} else {
-		p.note(KindCloseTruncated, p.pos, "closed string")
+		p.lossy(KindCloseTruncated, p.pos, "closed string")
 	}
 	p.out = append(p.out, '"')
 	return true
@@ -783,7 +827,7 @@ func (p *parser) escape(open rune) {
 	at := p.pos
 	if p.pos+1 >= p.end {
 		p.pos++
-		p.note(KindCloseTruncated, at, "dropped trailing backslash")
+		p.lossy(KindCloseTruncated, at, "dropped trailing backslash")
 		return
 	}
 	switch n := p.src[p.pos+1]; n {
@@ -797,7 +841,7 @@ func (p *parser) escape(open rune) {
 			return
 		}
 		if rest := p.end - p.pos - 2; rest < 4 && p.isHex(p.pos+2, rest) {
-			p.note(KindCloseTruncated, at, "dropped truncated \\u escape")
+			p.lossy(KindCloseTruncated, at, "dropped truncated \\u escape")
 			p.pos = p.end
 			return
 		}
@@ -955,10 +999,7 @@ func (p *parser) skipBlank(i int) (int, bool) {
 
 // identThenColon reports whether an unquoted key and a colon start at i.
 func (p *parser) identThenColon(i int) bool {
-	j := i
-	for j < p.end && j-i < lookahead && isIdent(p.src[j]) {
-		j++
-	}
+	j := p.keyWordEnd(i)
 	if j == i {
 		return false
 	}
@@ -969,13 +1010,57 @@ func (p *parser) identThenColon(i int) bool {
 	return j < p.end && p.src[j] == ':'
 }
 
+// keyWordEnd returns where a word that may be an unquoted key, starting at
+// i, ends (i when there is none): letters and digits of any script, '_',
+// '$', and inside the word '-' and '.' (e-mail, 2.17). At most lookahead
+// bytes are read.
+func (p *parser) keyWordEnd(i int) int {
+	j := i
+	lim := min(p.end, i+lookahead)
+	if j < lim && p.src[j] == '-' && j+1 < lim && isDigit(p.src[j+1]) {
+		j++ // -1: a negative number as a key
+	}
+	for j < lim {
+		c := p.src[j]
+		switch {
+		case isIdent(c):
+			j++
+		case (c == '-' || c == '.') && j > i && j+1 < lim && (isIdent(p.src[j+1]) || p.src[j+1] >= utf8.RuneSelf):
+			j++
+		case c >= utf8.RuneSelf:
+			r, n := utf8.DecodeRuneInString(p.src[j:lim])
+			if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.IsMark(r) {
+				return j
+			}
+			j += n
+		default:
+			return j
+		}
+	}
+	return j
+}
+
+// separatorAfter reports whether the next non-blank character from i is
+// a separator or closer (, : } ]): text after which a string could end.
+func (p *parser) separatorAfter(i int) bool {
+	j, _ := p.skipBlank(i)
+	return j < p.end && strings.IndexByte(",:}]", p.src[j]) >= 0
+}
+
+// hasAlnum reports whether s holds a letter or digit (of any script).
+func hasAlnum(s string) bool {
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			return true
+		}
+	}
+	return false
+}
+
 // wordThenKey reports whether a stray word and then a quoted key start at
 // i: `"a": "x", COMMENT "b": 1`.
 func (p *parser) wordThenKey(i int) bool {
-	j := i
-	for j < p.end && j-i < lookahead && isIdent(p.src[j]) {
-		j++
-	}
+	j := p.keyWordEnd(i)
 	k, _ := p.skipBlank(j)
 	return j > i && k > j && k < p.end && p.src[k] == '"' && p.quotedThenColon(k)
 }
@@ -1057,7 +1142,7 @@ func (p *parser) number(ctx int) bool {
 	i := p.pos
 	if p.ellipsisAt(i) > 0 {
 		// "..." where a value belongs: nothing to keep.
-		p.note(KindEllipsis, i, "dropped placeholder")
+		p.lossy(KindEllipsis, i, "dropped placeholder")
 		p.pos += p.ellipsisAt(i)
 		return false
 	}
@@ -1070,7 +1155,7 @@ func (p *parser) number(ctx int) bool {
 	}
 	if strings.HasPrefix(p.src[i:p.end], "Infinity") {
 		p.out = p.out[:mark]
-		p.note(KindNonFinite, start, strconv.Quote(p.src[start:i+8])+" -> null")
+		p.lossy(KindNonFinite, start, strconv.Quote(p.src[start:i+8])+" -> null")
 		p.out = append(p.out, "null"...)
 		p.pos = i + 8
 		return true
@@ -1088,7 +1173,7 @@ func (p *parser) number(ctx int) bool {
 		p.out = append(p.out, '0')
 	case d == i && d >= p.end:
 		p.out = p.out[:mark]
-		p.note(KindCloseTruncated, start, "dropped truncated number")
+		p.lossy(KindCloseTruncated, start, "dropped truncated number")
 		p.pos = d
 		return false
 	case d == i:
@@ -1109,7 +1194,7 @@ func (p *parser) number(ctx int) bool {
 		}
 		if f == i+1 {
 			if f >= p.end {
-				p.note(KindCloseTruncated, i, `dropped truncated "."`)
+				p.lossy(KindCloseTruncated, i, `dropped truncated "."`)
 			} else {
 				p.note(KindNumberFormat, i, `dropped trailing "."`)
 			}
@@ -1132,7 +1217,7 @@ func (p *parser) number(ctx int) bool {
 			p.out = append(p.out, p.src[i:k]...)
 			i = k
 		case k >= p.end:
-			p.note(KindCloseTruncated, i, "dropped truncated exponent")
+			p.lossy(KindCloseTruncated, i, "dropped truncated exponent")
 			i = k
 		}
 	}
@@ -1178,7 +1263,8 @@ func (p *parser) word(ctx int) bool {
 	if w != "" && alone {
 		if lit, kind := literal(w); lit != "" {
 			if kind != "" {
-				p.note(kind, start, strconv.Quote(w)+" -> "+lit)
+				// NaN means "no number"; an infinity replaced by null is lost.
+				p.noteIf(kind == KindNonFinite && !strings.HasSuffix(w, "NaN") && w != "nan", kind, start, strconv.Quote(w)+" -> "+lit)
 			}
 			p.out = append(p.out, lit...)
 			p.pos = i
@@ -1187,7 +1273,7 @@ func (p *parser) word(ctx int) bool {
 		if i >= p.end && w[0] != '-' {
 			for _, l := range [...]string{"true", "false", "null"} {
 				if strings.HasPrefix(l, w) {
-					p.note(KindCloseTruncated, start, "completed truncated "+l)
+					p.lossy(KindCloseTruncated, start, "completed truncated "+l)
 					p.out = append(p.out, l...)
 					p.pos = i
 					return true
@@ -1230,8 +1316,11 @@ scan:
 		}
 	}
 	s := strings.TrimRightFunc(p.src[start:j], unicode.IsSpace)
+	if s != "" && len(p.stack) == 1 && p.stack[0] != '{' {
+		p.bareTop = true
+	}
 	if s == "" {
-		p.note(KindGarbage, start, "skipped "+strconv.QuoteRune(rune(p.src[start])))
+		p.dropped(start, p.src[start:start+1], "skipped "+strconv.QuoteRune(rune(p.src[start])))
 		p.pos = start + 1
 		return false
 	}
@@ -1257,13 +1346,14 @@ func (p *parser) call(start, paren int) bool {
 		p.skipSpace()
 	}
 	if !ok {
+		p.lossy(KindFunctionCall, paren, "no argument: wrote null")
 		p.out = append(p.out, "null"...)
 	}
 	// datetime(2024, 1, 5): keep the first argument only.
 	for extra := false; p.pos < p.end && p.src[p.pos] == ','; {
 		if !extra {
 			extra = true
-			p.note(KindFunctionCall, p.pos, "dropped further arguments")
+			p.lossy(KindFunctionCall, p.pos, "dropped further arguments")
 		}
 		p.pos++
 		p.skipSpace()
@@ -1320,6 +1410,9 @@ func (p *parser) skipSpace() {
 			p.note(KindComment, p.pos, "removed # comment")
 			p.skipLine()
 		case c == '`' && strings.HasPrefix(p.src[p.pos:p.end], "```"):
+			if p.codeStringAt(p.pos) {
+				return // a ```-delimited string where a value belongs
+			}
 			p.end = p.pos // a code fence ends the JSON
 			return
 		case c >= utf8.RuneSelf:
