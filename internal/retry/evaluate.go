@@ -44,12 +44,15 @@ type judge struct {
 	s   *schema.Schema
 	cfg *Config
 	// example is the canonical JSON of the example the prompt showed; nil
-	// when it showed none, or when the document is that example (its value
-	// is then a legitimate answer).
+	// when it showed none, when the document is that example (its value is
+	// then a legitimate answer), or when the example is not distinctive:
+	// made only of numbers, booleans, nulls and the schema's enum and const
+	// values, a real answer may well equal it ({"paid": true}).
 	example []byte
-	// scalar says the schema's root accepts a bare scalar, so the finder
-	// also offers one ("42", "true", a quoted string, a value in prose).
-	scalar bool
+	// scalars are the kinds of scalar the schema's root accepts, when it
+	// accepts nothing else: the finder then also offers bare scalars ("42",
+	// "true", a quoted string, a labelled value in prose).
+	scalars jsonx.ScalarKinds
 	// wire is the property a strict or tools wire form wraps the root in
 	// ({"value": 42}); "" when the root travels as it is.
 	wire string
@@ -58,9 +61,12 @@ type judge struct {
 // newJudge prepares the evaluation of answers to document under the
 // prompt data (the example shown, the mode).
 func newJudge(s *schema.Schema, cfg *Config, document string, d *PromptData) *judge {
-	j := &judge{s: s, cfg: cfg, scalar: rootAcceptsScalar(s)}
+	j := &judge{s: s, cfg: cfg}
+	if s.ScalarRoot() {
+		j.scalars = rootScalarKinds(s)
+	}
 	if d.SchemaIn == SchemaInExample && d.Example != "" {
-		if v, err := decode([]byte(d.Example)); err == nil {
+		if v, err := decode([]byte(d.Example)); err == nil && distinctive(v, pinnedStrings(s)) {
 			j.example = canonical(v)
 			if dv, err := decode([]byte(strings.TrimSpace(document))); err == nil && bytes.Equal(canonical(dv), j.example) {
 				j.example = nil // the document is the example: repeating it is extracting it
@@ -71,6 +77,64 @@ func newJudge(s *schema.Schema, cfg *Config, document string, d *PromptData) *ju
 		j.wire = wireProperty(s)
 	}
 	return j
+}
+
+// distinctive reports whether v holds a string no enum or const of the
+// schema pins: a placeholder ("example"), a pattern's or format's sample.
+// A document whose answer repeats all of it by chance is implausible.
+func distinctive(v any, pinned map[string]bool) bool {
+	switch t := v.(type) {
+	case string:
+		return !pinned[t]
+	case map[string]any:
+		for _, x := range t {
+			if distinctive(x, pinned) {
+				return true
+			}
+		}
+	case []any:
+		for _, x := range t {
+			if distinctive(x, pinned) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// pinnedStrings collects the strings of every enum and const in s.
+func pinnedStrings(s *schema.Schema) map[string]bool {
+	var doc any
+	_ = json.Unmarshal(s.JSON(), &doc)
+	pinned := map[string]bool{}
+	var walk func(any)
+	walk = func(n any) {
+		switch t := n.(type) {
+		case map[string]any:
+			for k, x := range t {
+				switch k {
+				case "enum":
+					list, _ := x.([]any)
+					for _, e := range list {
+						if s, ok := e.(string); ok {
+							pinned[s] = true
+						}
+					}
+				case "const":
+					if s, ok := x.(string); ok {
+						pinned[s] = true
+					}
+				}
+				walk(x)
+			}
+		case []any:
+			for _, x := range t {
+				walk(x)
+			}
+		}
+	}
+	walk(doc)
+	return pinned
 }
 
 // cand is one candidate found in an answer and what became of it.
@@ -106,9 +170,9 @@ func (c *cand) key() []byte {
 // answer and describe what is wrong. It does no I/O.
 //
 // Which candidate is the answer: values in reasoning blocks count only when
-// the visible answer holds none; a value inside a larger one (other than an
-// array the finder joined from separate objects) is part of it, not an
-// answer; a value followed by a correction ("Actually, …", "Here is the
+// the visible answer holds none; a value inside a larger object or array
+// (other than an array the finder joined from separate objects) is part of
+// it, not an answer; a value followed by a correction ("Actually, …", "Here is the
 // corrected JSON:") is superseded by what follows; a value far smaller than
 // the largest one left (a third or less) is a fragment quoted in prose. Of
 // what remains, values that validate as they are win over values that
@@ -192,7 +256,7 @@ func principal(all []*cand, text string) []*cand {
 		}
 		inner := false
 		for _, o := range all {
-			if o != c && !o.join && o.contains(c) {
+			if o != c && !o.join && o.Scalar == jsonx.NotScalar && o.contains(c) {
 				inner = true // a part of a larger value, e.g. one item of an array
 				break
 			}
@@ -361,15 +425,74 @@ func (c *cand) unwrapWire(j *judge) {
 	c.v, c.doc, c.canonValid = inner, doc, false
 }
 
-// find returns the candidates of an answer; a schema whose root accepts a
+// find returns the candidates of an answer; a schema whose root is a
 // scalar also lets the finder offer bare scalars.
 func find(text string, j *judge) []jsonx.Candidate {
-	return jsonx.Find(text, j.cfg.Repair)
+	return jsonx.FindWith(text, jsonx.FindOptions{Policy: j.cfg.Repair, Scalars: j.scalars})
 }
 
-// rootAcceptsScalar reports whether the schema's root accepts only bare
-// scalars (string, number, boolean, null).
-func rootAcceptsScalar(s *schema.Schema) bool { return s.ScalarRoot() }
+// rootScalarKinds returns the scalar kinds the root of a scalar-rooted
+// schema accepts, read from its type, enum and const, through anyOf,
+// oneOf, allOf and local references; every kind when it cannot tell.
+func rootScalarKinds(s *schema.Schema) jsonx.ScalarKinds {
+	var root any
+	if json.Unmarshal(s.JSON(), &root) != nil {
+		return jsonx.AnyScalar
+	}
+	if k := scalarKinds(root, root, 0); k != 0 {
+		return k
+	}
+	return jsonx.AnyScalar
+}
+
+func scalarKinds(doc, node any, depth int) jsonx.ScalarKinds {
+	m, ok := node.(map[string]any)
+	if !ok || depth > 8 {
+		return 0
+	}
+	var k jsonx.ScalarKinds
+	switch t := m["type"].(type) {
+	case string:
+		k |= jsonx.ScalarKindsOf([]string{t})
+	case []any:
+		for _, x := range t {
+			if s, ok := x.(string); ok {
+				k |= jsonx.ScalarKindsOf([]string{s})
+			}
+		}
+	}
+	values, _ := m["enum"].([]any)
+	if c, ok := m["const"]; ok {
+		values = append(values, c)
+	}
+	for _, v := range values {
+		switch v.(type) {
+		case string:
+			k |= jsonx.ScalarString
+		case float64:
+			k |= jsonx.ScalarNumber
+		case bool:
+			k |= jsonx.ScalarBoolean
+		case nil:
+			k |= jsonx.ScalarNull
+		}
+	}
+	for _, kw := range []string{"anyOf", "oneOf", "allOf"} {
+		list, _ := m[kw].([]any)
+		for _, b := range list {
+			k |= scalarKinds(doc, b, depth+1)
+		}
+	}
+	if ref, ok := m["$ref"].(string); ok && strings.HasPrefix(ref, "#/") {
+		target := doc
+		for _, tok := range strings.Split(ref[2:], "/") {
+			tm, _ := target.(map[string]any)
+			target = tm[strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)]
+		}
+		k |= scalarKinds(doc, target, depth+1)
+	}
+	return k
+}
 
 // wireProperty is the property a strict or tools wire form wraps the root
 // of s in, or "" when the root travels as it is. The name depends on the

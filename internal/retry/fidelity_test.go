@@ -157,6 +157,18 @@ func TestEchoedExampleIsNeverAccepted(t *testing.T) {
 			t.Fatalf("got %s: %s", res.Outcome, res.Reason)
 		}
 	})
+	t.Run("an example a real answer may equal is not distinctive", func(t *testing.T) {
+		t.Parallel()
+		const flags = `{"type":"object","properties":{"paid":{"type":"boolean"},"status":{"enum":["open","closed"]},"n":{"type":"integer"}},"required":["paid","status","n"]}`
+		ex, err := mustSchema(t, flags).Example()
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, _ := runOnce(t, flags, "Invoice 1, open, paid.", string(ex), nil)
+		if res.Outcome != llm.OutcomeOK {
+			t.Fatalf("got %s: %s", res.Outcome, res.Reason)
+		}
+	})
 	t.Run("with the schema in the prompt there is no example to repeat", func(t *testing.T) {
 		t.Parallel()
 		res, _ := runOnce(t, personSchema, "x", string(ex), func(c *Config) { c.SchemaIn = SchemaInSchema })
@@ -259,7 +271,7 @@ func TestNumberFeedbackSaysTheForm(t *testing.T) {
 	}
 	msgs := p.Requests()[1].Messages
 	fb := msgs[len(msgs)-1].Content
-	for _, want := range []string{"/total", "plain JSON number", "'.' as the decimal mark", "no thousands separators"} {
+	for _, want := range []string{"/total", "plain JSON number", `"." as the decimal mark`, "thousands separators", "1234.50"} {
 		if !strings.Contains(fb, want) {
 			t.Errorf("feedback lacks %q:\n%s", want, fb)
 		}
@@ -301,6 +313,78 @@ func TestAutoAvoidsUnfaithfulForms(t *testing.T) {
 		res, err := Run(t.Context(), p, "x", mustSchema(t, invoiceSchema), DefaultConfig())
 		if err != nil || res.Mode != llm.ModeStrict || res.Attempts[0].ModeNote != "" {
 			t.Fatalf("got %v, mode %s, note %q", err, res.Mode, res.Attempts[0].ModeNote)
+		}
+	})
+}
+
+// TestScalarRoots: tidyprompt-style schemas whose root is a scalar succeed
+// in every mode: a bare scalar or one in prose in text and JSON modes, the
+// wire-wrapped object of a strict or tools call (unwrapped by the engine
+// when the adapter passes it on), and the simulator's clean model.
+func TestScalarRoots(t *testing.T) {
+	t.Parallel()
+	schemas := map[string]string{
+		"integer": `{"type":"integer"}`,
+		"boolean": `{"type":"boolean"}`,
+		"enum":    `{"type":"string","enum":["positive","negative","neutral"]}`,
+		"anyOf":   `{"anyOf":[{"type":"integer"},{"type":"string","enum":["unknown"]}]}`,
+	}
+	tests := []struct {
+		schema string
+		mode   llm.Mode
+		answer string
+		want   string
+	}{
+		{"integer", llm.ModeText, "The invoice lists 42 items in total.", `42`},
+		{"integer", llm.ModeText, "```\n42\n```", `42`},
+		{"integer", llm.ModeJSON, `42`, `42`},
+		{"integer", llm.ModeStrict, `{"value": 42}`, `42`},
+		{"integer", llm.ModeTools, `{"value":42}`, `42`},
+		{"boolean", llm.ModeText, "**Yes.** The contract was signed by both parties.", `true`},
+		{"boolean", llm.ModeText, "Answer: false", `false`},
+		{"boolean", llm.ModeJSON, `true`, `true`},
+		{"boolean", llm.ModeStrict, `{"value": false}`, `false`},
+		{"boolean", llm.ModeTools, `{"value": true}`, `true`},
+		{"enum", llm.ModeText, `"negative"`, `"negative"`},
+		{"enum", llm.ModeText, "Sentiment: neutral", `"neutral"`},
+		{"enum", llm.ModeJSON, `"positive"`, `"positive"`},
+		{"enum", llm.ModeStrict, `{"value": "negative"}`, `"negative"`},
+		{"enum", llm.ModeTools, `{"value":"neutral"}`, `"neutral"`},
+		{"anyOf", llm.ModeText, "Result: 7", `7`},
+		{"anyOf", llm.ModeJSON, `"unknown"`, `"unknown"`},
+		{"anyOf", llm.ModeStrict, `{"value": 7}`, `7`},
+		{"anyOf", llm.ModeTools, `{"value": "unknown"}`, `"unknown"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.schema+"/"+string(tt.mode)+"/"+tt.answer, func(t *testing.T) {
+			t.Parallel()
+			cfg := DefaultConfig()
+			cfg.Mode, cfg.MaxReasks = tt.mode, 0
+			p := fakeprovider.New([]fakeprovider.Reply{fakeprovider.Text(tt.answer)}, fakeprovider.WithModes(llm.ModeText, llm.ModeJSON, llm.ModeStrict, llm.ModeTools))
+			res, err := Run(t.Context(), p, "a document", mustSchema(t, schemas[tt.schema]), cfg)
+			if err != nil || string(res.Value) != tt.want {
+				t.Fatalf("got %v %s, want %s", err, res.Value, tt.want)
+			}
+		})
+	}
+	t.Run("sim:clean", func(t *testing.T) {
+		t.Parallel()
+		p, err := providers.New("sim:clean")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, src := range schemas {
+			for _, mode := range []llm.Mode{llm.ModeAuto, llm.ModeText, llm.ModeJSON, llm.ModeStrict, llm.ModeTools} {
+				cfg := DefaultConfig()
+				cfg.Mode = mode
+				s := mustSchema(t, src)
+				res, err := Run(t.Context(), p, "Count: 42. Sentiment: positive. Signed: yes.", s, cfg)
+				if err != nil {
+					t.Errorf("%s in mode %s: %v", name, mode, err)
+					continue
+				}
+				assertValid(t, s, res)
+			}
 		}
 	})
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/extractq/extractq/llm"
 
+	"github.com/extractq/extractq/internal/jsonx"
 	"github.com/extractq/extractq/schema"
 )
 
@@ -293,8 +294,9 @@ func promptChars(msgs []llm.Message) int {
 	return n
 }
 
-// numberHint tells the model how to write a number it gave as text, for a
-// type violation that wants a number; "" for any other violation.
+// numberHint tells the model how to write a number it gave as text (the
+// plain reading, or both readings when the text is ambiguous), for a type
+// violation that wants a number; "" for any other violation.
 func numberHint(v schema.Violation) string {
 	if !strings.HasSuffix(v.Keyword, "type") || !slices.Contains(v.Want, "number") && !slices.Contains(v.Want, "integer") {
 		return ""
@@ -303,13 +305,5 @@ func numberHint(v schema.Violation) string {
 	if json.Unmarshal([]byte(v.Value), &text) != nil || !strings.ContainsAny(text, "0123456789") {
 		return ""
 	}
-	return numberForm(text, !slices.Contains(v.Want, "number"))
-}
-
-// numberForm says what form a number written as text must take.
-func numberForm(text string, integer bool) string {
-	if integer {
-		return "write a plain JSON integer: digits only, no quotes, thousands separators, currency or units"
-	}
-	return "write a plain JSON number: no quotes, '.' as the decimal mark, no thousands separators, currency or units"
+	return jsonx.NumberHint(v.Value)
 }
