@@ -388,3 +388,57 @@ func TestScalarRoots(t *testing.T) {
 		}
 	})
 }
+
+func TestLossyNeverAcceptedWhileReasksRemain(t *testing.T) {
+	t.Parallel()
+	s := mustSchema(t, invoiceSchema)
+	const lossy = `{"vendor": "ACME Industrial, "total": 12.5, "items": [{"name": "bolt", "price": 12.5}]}`
+	t.Run("re-asked with what was guessed, then the clean answer", func(t *testing.T) {
+		t.Parallel()
+		p := fakeprovider.New([]fakeprovider.Reply{fakeprovider.Text(lossy), fakeprovider.Text(validAnswer)})
+		res, err := Run(t.Context(), p, document, s, DefaultConfig())
+		if err != nil || string(res.Value) != validAnswer || res.Attempts[0].Class != llm.ClassLossy {
+			t.Fatalf("got %v %s, attempts %+v", err, res.Value, res.Attempts)
+		}
+		msgs := p.Requests()[1].Messages
+		fb := msgs[len(msgs)-1].Content
+		for _, want := range []string{"without guessing", "missing quote", "near `" + `…endor": "ACME Industrial, "total"`} {
+			if !strings.Contains(fb, want) {
+				t.Errorf("feedback lacks %q:\n%s", want, fb)
+			}
+		}
+	})
+	for _, accept := range []bool{false, true} {
+		t.Run(fmt.Sprintf("the model keeps guessing, AcceptLossy %v", accept), func(t *testing.T) {
+			t.Parallel()
+			cfg := DefaultConfig()
+			cfg.MaxReasks, cfg.AcceptLossy = 2, accept
+			p := fakeprovider.New([]fakeprovider.Reply{fakeprovider.Text(lossy), fakeprovider.Text(lossy), fakeprovider.Text(lossy)})
+			res, err := Run(t.Context(), p, document, s, cfg)
+			if p.Calls() != 3 {
+				t.Fatalf("%d calls: a lossy value was accepted while re-asks remained", p.Calls())
+			}
+			if !accept {
+				if !errors.Is(err, llm.ErrExhausted) || res.Value != nil || !strings.Contains(res.Reason, "repairs that guess (missing_quote") {
+					t.Fatalf("got %v %s: %s", err, res.Value, res.Reason)
+				}
+				return
+			}
+			var got struct{ Vendor string }
+			if err != nil || res.Outcome != llm.OutcomeLossy || res.Decode(&got) != nil || got.Vendor != "ACME Industrial" || !strings.Contains(res.Reason, "missing_quote") {
+				t.Fatalf("got %v %s %s: %s", err, res.Outcome, res.Value, res.Reason)
+			}
+			assertValid(t, s, res)
+		})
+	}
+	t.Run("the token budget running out returns the lossy value only when allowed", func(t *testing.T) {
+		t.Parallel()
+		cfg := DefaultConfig()
+		cfg.AcceptLossy, cfg.TokenBudget, cfg.MaxTokens = true, 500, 100
+		p := fakeprovider.New([]fakeprovider.Reply{fakeprovider.Text(lossy)})
+		res, err := Run(t.Context(), p, document, s, cfg)
+		if err != nil || res.Outcome != llm.OutcomeLossy || res.Attempts[len(res.Attempts)-1].Class != llm.ClassBudget {
+			t.Fatalf("got %v %s: %+v", err, res.Outcome, res.Attempts)
+		}
+	})
+}

@@ -136,7 +136,9 @@ func problemLossy(rs []llm.Repair, text string) string {
 		}
 		b.WriteString("\n- ")
 		b.WriteString(lossyText(r))
-		if q := near(text, r.Where); q != "" {
+		if q := near(text, r.Where); q != "" && !strings.Contains(q, "`") {
+			fmt.Fprintf(&b, ", near `%s`", q)
+		} else if q != "" {
 			fmt.Fprintf(&b, ", near %q", q)
 		} else if r.Where != "" && r.Where[0] == '/' {
 			fmt.Fprintf(&b, " at %s", r.Where)
