@@ -27,7 +27,7 @@ func compile(t *testing.T, src string) *schema.Schema {
 
 func TestExtractErrors(t *testing.T) {
 	s := compile(t, invoice)
-	bad := `{"vendor":"ACME","items":[{"name":"a","price":1},{"name":"b","price":2},{"name":"c","price":"12,50"}]}`
+	bad := `{"vendor":"ACME","items":[{"name":"a","price":1},{"name":"b","price":2},{"name":"c","price":"1,250"}]}`
 	tests := []struct {
 		name     string
 		script   []fakeprovider.Reply
@@ -36,7 +36,7 @@ func TestExtractErrors(t *testing.T) {
 		message  string
 	}{
 		{"exhausted", []fakeprovider.Reply{fakeprovider.Text(bad[:len(bad)-1]), fakeprovider.Text(bad), fakeprovider.Text(bad[:len(bad)-1]), fakeprovider.Text(bad)}, nil,
-			extractq.ErrExhausted, `no valid answer after 4 attempts; the last failed at /items/2/price: expected number, got "12,50"; 2 syntax repairs applied`},
+			extractq.ErrExhausted, `no valid answer after 4 attempts; the last failed at /items/2/price: expected number, got "1,250"; 2 syntax repairs applied`},
 		{"budget", nil, []extractq.Option{extractq.WithTokenBudget(10)}, extractq.ErrBudgetExceeded, "token budget exceeded"},
 		{"fatal", []fakeprovider.Reply{fakeprovider.Fail(llm.ClassAuth, 0)}, nil, extractq.ErrFatal, "HTTP 401"},
 		{"transport", []fakeprovider.Reply{fakeprovider.Fail(llm.ClassServer, 0), fakeprovider.Fail(llm.ClassServer, 0)},
@@ -47,7 +47,7 @@ func TestExtractErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := fakeprovider.New(tt.script)
 			opts := append([]extractq.Option{extractq.WithProvider(p), extractq.WithSleeper(func(context.Context, time.Duration) error { return nil })}, tt.opts...)
-			res, err := extractq.Extract(context.Background(), "ACME: a 1, b 2, c 12,50", s, opts...)
+			res, err := extractq.Extract(context.Background(), "ACME: a 1, b 2, c 1,250", s, opts...)
 			if !errors.Is(err, tt.sentinel) {
 				t.Fatalf("err %v does not match %v", err, tt.sentinel)
 			}

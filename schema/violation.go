@@ -22,7 +22,10 @@ type Violation struct {
 	Message string `json:"message"`         // short, model-readable message
 	Value   string `json:"value,omitempty"` // offending value as JSON, truncated to ~80 chars
 	// Want carries what the keyword wanted where it is a list: the allowed
-	// types for "type", the allowed values (as JSON) for "enum"/"const".
+	// types for "type", the allowed values (as JSON) for "enum"/"const",
+	// the declared types of the missing property for "required" (when its
+	// schema states them), the allowed property names for
+	// "additionalProperties".
 	Want []string `json:"want,omitempty"`
 	// Aliases, on an "enum" violation whose schema has x-aliases
 	// (AliasesKeyword), maps enum values (the strings themselves, not JSON)
@@ -160,16 +163,24 @@ func (c *collector) leaf(ve *jsonschema.ValidationError) {
 		v.Keyword, v.Want = "const", []string{jsonText(k.Want, -1)}
 		v.Message = "must be exactly " + truncate(v.Want[0], maxValueChars)
 	case *kind.Required:
+		props, _ := c.propsAt(ve.SchemaURL)
 		for _, m := range k.Missing {
-			c.out = append(c.out, Violation{Pointer: joinPointer(ptr, m), Keyword: "required", Message: "required property is missing"})
+			c.out = append(c.out, Violation{Pointer: joinPointer(ptr, m), Keyword: "required", Message: "required property is missing",
+				Want: c.declaredTypes(props[m])})
 		}
 		return
 	case *kind.AdditionalProperties:
 		hint := c.allowedProps(ve.SchemaURL)
+		props, _ := c.propsAt(ve.SchemaURL)
+		names := make([]string, 0, len(props))
+		for name := range props {
+			names = append(names, name)
+		}
+		sort.Strings(names)
 		for _, p := range k.Properties {
 			pl := append(append([]string(nil), loc...), p)
 			c.out = append(c.out, Violation{Pointer: joinPointer(ptr, p), Keyword: "additionalProperties",
-				Message: "property is not allowed" + hint, Value: c.valueAt(pl)})
+				Message: "property is not allowed" + hint, Value: c.valueAt(pl), Want: names})
 		}
 		return
 	case *kind.DependentRequired:
@@ -274,25 +285,10 @@ func (c *collector) valueAt(loc []string) string {
 // allowedProps names the properties the object at schemaURL declares, so a
 // model that misspelt a field sees the right spelling.
 func (c *collector) allowedProps(schemaURL string) string {
-	if c.schema == nil {
-		return ""
-	}
-	u, frag, _ := strings.Cut(schemaURL, "#")
-	var doc any
-	if u == c.schema.baseURL {
-		doc = c.schema.plain
-	} else if d, ok := c.schema.external[u]; ok {
-		doc = d
-	} else {
-		return ""
-	}
-	frag = strings.TrimSuffix(frag, "/additionalProperties")
-	node, ok := resolvePointer(doc, frag)
+	props, ok := c.propsAt(schemaURL)
 	if !ok {
 		return ""
 	}
-	m, _ := node.(map[string]any)
-	props, _ := m["properties"].(map[string]any)
 	if len(props) == 0 {
 		return " (no properties are allowed here)"
 	}
@@ -305,6 +301,55 @@ func (c *collector) allowedProps(schemaURL string) string {
 		return ""
 	}
 	return " (allowed: " + strings.Join(names, ", ") + ")"
+}
+
+// propsAt returns the "properties" of the object schema at schemaURL, and
+// whether that schema was found.
+func (c *collector) propsAt(schemaURL string) (map[string]any, bool) {
+	if c.schema == nil {
+		return nil, false
+	}
+	u, frag, _ := strings.Cut(schemaURL, "#")
+	var doc any
+	if u == c.schema.baseURL {
+		doc = c.schema.plain
+	} else if d, ok := c.schema.external[u]; ok {
+		doc = d
+	} else {
+		return nil, false
+	}
+	frag = strings.TrimSuffix(frag, "/additionalProperties")
+	node, ok := resolvePointer(doc, frag)
+	if !ok {
+		return nil, false
+	}
+	m, _ := node.(map[string]any)
+	props, _ := m["properties"].(map[string]any)
+	return props, true
+}
+
+// declaredTypes returns the "type" a property schema states, following
+// one "$ref" within the main document; nil when it states none.
+func (c *collector) declaredTypes(prop any) []string {
+	m, _ := prop.(map[string]any)
+	if ref, ok := m["$ref"].(string); ok && strings.HasPrefix(ref, "#") && c.schema != nil {
+		if target, ok := resolvePointer(c.schema.plain, ref[1:]); ok {
+			m, _ = target.(map[string]any)
+		}
+	}
+	switch t := m["type"].(type) {
+	case string:
+		return []string{t}
+	case []any:
+		var out []string
+		for _, x := range t {
+			if s, ok := x.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
 }
 
 // resolvePointer walks a JSON pointer (fragment form) through a plain document.

@@ -1,6 +1,7 @@
 package jsonx
 
 import (
+	"sort"
 	"strconv"
 	"strings"
 	"unicode"
@@ -80,8 +81,8 @@ func (f *finder) scalars(spans []span, kinds ScalarKinds) {
 		}
 		answer = append(answer, s)
 	}
-	if len(answer) == 1 {
-		f.addWhole(answer[0].lo, answer[0].hi, kinds, false)
+	if len(answer) == 1 && !strings.HasPrefix(strings.TrimSpace(f.text[answer[0].lo:answer[0].hi]), "```") {
+		f.addWhole(answer[0].lo, answer[0].hi, kinds, false) // a fence is read below
 	}
 	for _, fc := range f.fences {
 		f.addWhole(fc[0], fc[1], kinds, true)
@@ -143,6 +144,7 @@ func (f *finder) addWhole(lo, hi int, kinds ScalarKinds, fenced bool) {
 func (f *finder) scalarAt(lo, hi int, kinds ScalarKinds, bare bool) (Candidate, bool) {
 	var rs []llm.Repair
 	lo, hi = unwrapEmphasis(f.text, lo, hi)
+	lo, hi = trimSpan(f.text, lo, hi)
 	if lo >= hi || f.text[lo] == '{' || f.text[lo] == '[' {
 		return Candidate{}, false
 	}
@@ -194,6 +196,7 @@ func (f *finder) scalarAt(lo, hi int, kinds ScalarKinds, bare bool) (Candidate, 
 // unwrapEmphasis removes matching Markdown emphasis (**x**, __x__, *x*,
 // _x_) around text[lo:hi].
 func unwrapEmphasis(text string, lo, hi int) (int, int) {
+	lo, hi = trimSpan(text, lo, hi)
 	for _, m := range [...]string{"**", "__", "*", "_"} {
 		if hi-lo > 2*len(m) && strings.HasPrefix(text[lo:hi], m) && strings.HasSuffix(text[lo:hi], m) {
 			return trimSpan(text, lo+len(m), hi-len(m))
@@ -214,37 +217,31 @@ func yesNo(w string) (string, bool) {
 }
 
 // proseIntervals returns the parts of the answer spans outside fences and
-// outside the candidates found so far.
+// outside the candidates found so far, in order.
 func (f *finder) proseIntervals(answer []span) [][2]int {
-	var cuts [][2]int
-	for _, fc := range f.fences {
-		cuts = append(cuts, fc)
-	}
+	cuts := append([][2]int(nil), f.fences...)
 	for _, c := range f.found {
 		if !c.Reasoning {
 			cuts = append(cuts, [2]int{c.Start, c.End})
 		}
 	}
+	sort.Slice(cuts, func(i, j int) bool { return cuts[i][0] < cuts[j][0] })
 	var out [][2]int
+	k := 0
 	for _, a := range answer {
-		parts := [][2]int{{a.lo, a.hi}}
-		for _, cut := range cuts {
-			var next [][2]int
-			for _, p := range parts {
-				if cut[1] <= p[0] || cut[0] >= p[1] {
-					next = append(next, p)
-					continue
-				}
-				if cut[0] > p[0] {
-					next = append(next, [2]int{p[0], cut[0]})
-				}
-				if cut[1] < p[1] {
-					next = append(next, [2]int{cut[1], p[1]})
-				}
-			}
-			parts = next
+		lo := a.lo
+		for k < len(cuts) && cuts[k][1] <= lo {
+			k++
 		}
-		out = append(out, parts...)
+		for j := k; j < len(cuts) && cuts[j][0] < a.hi; j++ {
+			if cuts[j][0] > lo {
+				out = append(out, [2]int{lo, cuts[j][0]})
+			}
+			lo = max(lo, cuts[j][1])
+		}
+		if lo < a.hi {
+			out = append(out, [2]int{lo, a.hi})
+		}
 	}
 	return out
 }
@@ -351,7 +348,7 @@ func (f *finder) addSole(prose [][2]int, kinds ScalarKinds) {
 				i = next
 			}
 		}
-		if n == 1 && ok && !f.full() {
+		if n == 1 && ok && !f.full() && !f.offered(lo, hi) {
 			if c, ok := f.scalarAt(lo, hi, ScalarNumber, false); ok {
 				c.Scalar = ScalarSole
 				c.Repairs = append(c.Repairs, llm.Repair{Kind: KindScalarInProse, Where: "@" + strconv.Itoa(lo), Detail: "took the only number " + clip(f.text[lo:hi])})
@@ -360,10 +357,20 @@ func (f *finder) addSole(prose [][2]int, kinds ScalarKinds) {
 		}
 	}
 	if kinds&ScalarBoolean != 0 && !f.full() {
-		if c, ok := f.soleBoolean(prose); ok {
+		if c, ok := f.soleBoolean(prose); ok && !f.offered(c.Start, c.End) {
 			f.found = append(f.found, c)
 		}
 	}
+}
+
+// offered reports whether a scalar candidate already covers text[lo:hi].
+func (f *finder) offered(lo, hi int) bool {
+	for _, c := range f.found {
+		if c.Scalar != NotScalar && c.Start <= lo && c.End >= hi {
+			return true
+		}
+	}
+	return false
 }
 
 // soleBoolean reads a yes/no answer from prose: "Yes" or "No" as the first

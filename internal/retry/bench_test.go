@@ -22,7 +22,7 @@ func answer2KB(bad bool) string {
 	for i := range 24 {
 		price := fmt.Sprintf("%d.%02d", 10+i, i)
 		if bad && i == 17 {
-			price = `"12,50"`
+			price = `"1,250"`
 		}
 		fmt.Fprintf(&b, "    {\"name\": 'hex bolt M%d, zinc plated', \"price\": %s,},\n", i+4, price)
 	}

@@ -34,7 +34,7 @@ const invoiceSchema = `{
 
 const (
 	validAnswer   = `{"vendor":"ACME","total":12.5,"paid":true,"items":[{"name":"bolt","price":12.5}]}`
-	invalidAnswer = `{"vendor":"ACME","total":12.5,"items":[{"name":"bolt","price":"12,50"}]}`
+	invalidAnswer = `{"vendor":"ACME","total":12.5,"items":[{"name":"bolt","price":"1,250"}]}`
 	document      = "Invoice from ACME. One bolt, 12.50 EUR. Paid."
 )
 
@@ -136,7 +136,7 @@ func TestRunFailureModes(t *testing.T) {
 		{"exhausted", []fakeprovider.Reply{fakeprovider.Text(invalidAnswer), fakeprovider.Text(invalidAnswer), fakeprovider.Text(`{"vendor":"ACME"`), fakeprovider.Text(invalidAnswer)}, nil,
 			want{outcome: llm.OutcomeExhausted, calls: 4, attempts: 4, sentinel: llm.ErrExhausted,
 				classes:  []llm.AttemptClass{llm.ClassSchema, llm.ClassSchema, llm.ClassSchema, llm.ClassSchema},
-				inReason: `no valid answer after 4 attempts; the last failed at /items/0/price: expected number, got "12,50"; 1 syntax repair applied`}},
+				inReason: `no valid answer after 4 attempts; the last failed at /items/0/price: expected number, got "1,250"; 1 syntax repair applied`}},
 		{"budget exceeded before the first call", []fakeprovider.Reply{}, func(c *Config) { c.TokenBudget = 50 },
 			want{outcome: llm.OutcomeBudgetExceeded, calls: 0, attempts: 1, sentinel: llm.ErrBudgetExceeded, classes: []llm.AttemptClass{llm.ClassBudget}, inReason: "token budget exceeded: attempt 1"}},
 		{"budget exceeded after a failed answer", []fakeprovider.Reply{fakeprovider.Text(invalidAnswer)},
