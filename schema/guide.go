@@ -26,7 +26,7 @@ const (
 // and at most about 2,000 characters ("- … N more fields" ends a cut
 // guide). Each line is
 //
-//	- POINTER: CLAUSE; CLAUSE — DESCRIPTION
+//   - POINTER: CLAUSE; CLAUSE — DESCRIPTION
 //
 // (either part may be missing) where POINTER is the field's JSON pointer in
 // the answer, "*" standing for every array item and every other key of a
@@ -192,6 +192,7 @@ var guideShown = map[string]bool{
 	"description": true, "title": true, "default": true, "examples": true, "example": true,
 	"$ref": true, "$defs": true, "readOnly": true, "writeOnly": true, "deprecated": true,
 	"nullable": true, "contentEncoding": true, "contentMediaType": true, "$comment": true,
+	AliasesKeyword: true, // shown with the enum
 }
 
 // nonNullBranch reads "X or null" written as anyOf/oneOf [X, {"type":"null"}]

@@ -27,10 +27,12 @@ type Violation struct {
 	// schema states them), the allowed property names for
 	// "additionalProperties".
 	Want []string `json:"want,omitempty"`
-	// Aliases, on an "enum" violation whose schema has x-aliases
-	// (AliasesKeyword), maps enum values (the strings themselves, not JSON)
-	// to the other spellings the schema's author listed for them, so that a
-	// repair can turn "active" into "open". Nil otherwise.
+	// Aliases maps enum values (the strings themselves, not JSON) to the
+	// other spellings the schema's author listed for them in x-aliases
+	// (AliasesKeyword), so that a repair can turn "active" into "open". It
+	// is set on an "enum" violation, and on an "anyOf"/"oneOf" one whose
+	// alternatives are enums and types (an enum or null), when the enums
+	// have aliases; nil otherwise.
 	Aliases map[string][]string `json:"aliases,omitempty"`
 }
 
@@ -131,6 +133,7 @@ func (c *collector) alternatives(ve *jsonschema.ValidationError, kw string) {
 		v.Message = "does not match any of the allowed alternatives"
 		if len(wantValues) > 0 && len(wantTypes) > 0 {
 			v.Message = "must be one of " + valueList(wantValues) + ", or of type " + orList(wantTypes)
+			v.Aliases = aliases
 		}
 	}
 	c.out = append(c.out, v)

@@ -179,7 +179,10 @@ func newSchemaConvertCmd() *cobra.Command {
   anthropic   structured outputs: objects closed, unsupported limits described
   gemini      responseSchema (OpenAPI 3.0 subset, upper-case types, nullable)
   ollama      the "format" field: references inlined
-Exit 1 if the schema is invalid or cannot be expressed in that form.
+Exit 1 if the schema is invalid or cannot be expressed in that form. A form that
+would forbid what the schema allows (a free-form object, additionalProperties,
+patternProperties...) is not printed: the reasons are, and extraction uses JSON
+mode with the schema in the prompt instead (mode auto does so by itself).
 
 Examples:
   extractq schema convert --to openai book.yaml
@@ -199,6 +202,10 @@ Examples:
 				return failErr(errors.New(fileError(args[0], err)))
 			}
 			out, err := s.ProviderForm(form)
+			var ue *schema.UnfaithfulError
+			if errors.As(err, &ue) {
+				return failErr(unfaithfulMessage(args[0], ue))
+			}
 			if err != nil {
 				return failErr(fmt.Errorf("%s: %w", args[0], err))
 			}
@@ -208,6 +215,19 @@ Examples:
 	sf.register(cmd)
 	cmd.Flags().StringVar(&to, "to", "jsonschema", "target form: jsonschema, openai, anthropic, gemini or ollama")
 	return cmd
+}
+
+// unfaithfulMessage explains a form that would narrow the schema, one
+// reason a line, and what extraction does instead.
+func unfaithfulMessage(file string, ue *schema.UnfaithfulError) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: the %s form would forbid values this schema allows, so it is not printed:", file, ue.Form)
+	for _, r := range ue.Reasons {
+		b.WriteString("\n  - ")
+		b.WriteString(r)
+	}
+	fmt.Fprintf(&b, "\nextractq never sends such a form: --mode auto extracts in JSON mode with the schema in the prompt, --mode strict and tools refuse. Close the objects in the schema (list their properties, additionalProperties: false) to use %s's native mode.", ue.Form)
+	return errors.New(b.String())
 }
 
 // fileError names the file once: schema errors from CompileFile already
