@@ -211,7 +211,7 @@ func evaluate(resp *llm.Response, j *judge) evaluation {
 			}
 			continue
 		}
-		c := &cand{Candidate: f, v: v, doc: f.JSON, repairs: f.Repairs, join: hasKind(f.Repairs, jsonx.KindJoinedValues)}
+		c := &cand{Candidate: f, v: v, doc: f.JSON, repairs: markLossy(resp.Text, f), join: hasKind(f.Repairs, jsonx.KindJoinedValues)}
 		if j.wire != "" {
 			c.unwrapWire(j)
 		}
@@ -625,6 +625,67 @@ func hasKind(rs []llm.Repair, kind string) bool {
 	}
 	return false
 }
+
+// markLossy marks as lossy, besides what the finder marked, repairs whose
+// reading may differ from what the model meant: a removed comment that
+// says content was left out ("// ... 14 more items"); an unquoted value
+// holding quotes or backslashes, or written /like this/, a construct the
+// parser could not read (new Date("…"), a JavaScript regex literal);
+// and a whole answer taken as a string when it reads as a sentence about
+// the value rather than the value ("The company is headquartered in
+// Zurich."). c.Repairs is not modified.
+func markLossy(text string, c jsonx.Candidate) []llm.Repair {
+	rs := c.Repairs
+	var out []llm.Repair
+	for i, r := range rs {
+		if r.Lossy || !elided(text, r) && !(c.Scalar == jsonx.ScalarText && r.Kind == jsonx.KindUnquotedString && sentence(text[c.Start:c.End])) {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(rs)
+		}
+		out[i].Lossy = true
+	}
+	if out == nil {
+		return rs
+	}
+	return out
+}
+
+// elided reports a comment that stands for omitted content, or an
+// unquoted value that swallowed quotes.
+func elided(text string, r llm.Repair) bool {
+	switch r.Kind {
+	case jsonx.KindComment:
+		at, err := strconv.Atoi(strings.TrimPrefix(r.Where, "@"))
+		if err != nil || at < 0 || at >= len(text) {
+			return false
+		}
+		c := text[at:]
+		end := strings.IndexByte(c, '\n')
+		if strings.HasPrefix(c, "/*") {
+			end = strings.Index(c, "*/")
+		}
+		if end >= 0 {
+			c = c[:end]
+		}
+		return omission.MatchString(c)
+	case jsonx.KindUnquotedString:
+		v, err := strconv.Unquote(strings.TrimPrefix(r.Detail, "quoted "))
+		return err == nil && (strings.ContainsAny(v, `"\`) || len(v) > 2 && v[0] == '/' && strings.LastIndexByte(v, '/') > 0)
+	}
+	return false
+}
+
+// sentence reports whether text reads as prose rather than a bare value:
+// several lines, more than four words, or a sentence's final punctuation.
+func sentence(text string) bool {
+	t := strings.TrimSpace(text)
+	return strings.ContainsAny(t, "\n") || len(strings.Fields(t)) > 4 || strings.HasSuffix(t, ".") || strings.HasSuffix(t, "!") || strings.HasSuffix(t, "?")
+}
+
+// omission recognises a comment that says content was left out.
+var omission = regexp.MustCompile(`(?i)(\.\.\.|…|\b(more|omitted|omit|truncated|remaining|rest|etc|and so on|similar|abbreviated|snip(ped)?)\b)`)
 
 // near quotes the answer around byte offset at ("@123"), on one line, for
 // a feedback that says where a guess was made.
