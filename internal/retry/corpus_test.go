@@ -28,6 +28,7 @@ import (
 //	want: JSON | FAIL        the value to extract, or no accepted value
 //	document: TEXT           the document (default: a neutral text)
 //	mode: text|json|strict|tools   the mode (default text)
+//	finish: length           the answer was cut off at the token limit
 //	answer_file: PATH        the answer is this file (relative to the corpus)
 //	--- answer
 //	…the answer, verbatim, up to the next "=== " line…
@@ -40,6 +41,7 @@ type corpusCase struct {
 	want              json.RawMessage // nil: no value may be accepted
 	document, answer  string
 	mode              llm.Mode
+	finish            llm.FinishReason
 }
 
 // loadCorpus reads every class file.
@@ -117,6 +119,8 @@ func parseCorpusFile(t *testing.T, file string) []corpusCase {
 					c.document = v
 				case k == "mode":
 					c.mode = llm.Mode(v)
+				case k == "finish":
+					c.finish = llm.FinishReason(v)
 				case k == "answer_file":
 					answerFile = v
 				default:
@@ -173,7 +177,7 @@ const (
 func runCorpusCase(t *testing.T, c corpusCase, cfg Config) (*llm.Result, *fakeprovider.Provider) {
 	t.Helper()
 	cfg.Mode = c.mode
-	p := fakeprovider.New([]fakeprovider.Reply{fakeprovider.Text(c.answer)},
+	p := fakeprovider.New([]fakeprovider.Reply{{Text: c.answer, Finish: c.finish}},
 		fakeprovider.WithModes(llm.ModeText, llm.ModeJSON, llm.ModeStrict, llm.ModeTools))
 	res, _ := Run(t.Context(), p, c.document, c.schema, cfg)
 	if res == nil {
@@ -276,7 +280,7 @@ func checkLossyLoop(t *testing.T, c corpusCase) {
 		cfg := DefaultConfig()
 		cfg.MaxReasks, cfg.AcceptLossy, cfg.Mode = 2, accept, c.mode
 		p := fakeprovider.New(nil, fakeprovider.WithModes(llm.ModeText, llm.ModeJSON, llm.ModeStrict, llm.ModeTools),
-			fakeprovider.WithResponder(func(int, llm.Request) fakeprovider.Reply { return fakeprovider.Text(c.answer) }))
+			fakeprovider.WithResponder(func(int, llm.Request) fakeprovider.Reply { return fakeprovider.Reply{Text: c.answer, Finish: c.finish} }))
 		res, _ := Run(t.Context(), p, c.document, c.schema, cfg)
 		switch {
 		case p.Calls() != 3:

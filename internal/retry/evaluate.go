@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
@@ -49,9 +50,14 @@ type judge struct {
 	// made only of numbers, booleans, nulls and the schema's enum and const
 	// values, a real answer may well equal it ({"paid": true}).
 	example []byte
-	// scalars are the kinds of scalar the schema's root accepts, when it
-	// accepts nothing else: the finder then also offers bare scalars ("42",
-	// "true", a quoted string, a labelled value in prose).
+	// placeholders are the example's distinctive strings the document does
+	// not contain, by pointer: an answer holding one at the same place
+	// copied it from the example ({"name": "example"}) instead of
+	// extracting.
+	placeholders []exampleLeaf
+	// scalars are the kinds of scalar the schema's root accepts: the
+	// finder then also offers bare scalars ("42", "true", a quoted string,
+	// a labelled value in prose).
 	scalars jsonx.ScalarKinds
 	// wire is the property a strict or tools wire form wraps the root in
 	// ({"value": 42}); "" when the root travels as it is.
@@ -61,15 +67,22 @@ type judge struct {
 // newJudge prepares the evaluation of answers to document under the
 // prompt data (the example shown, the mode).
 func newJudge(s *schema.Schema, cfg *Config, document string, d *PromptData) *judge {
-	j := &judge{s: s, cfg: cfg}
-	if s.ScalarRoot() {
-		j.scalars = rootScalarKinds(s)
-	}
+	j := &judge{s: s, cfg: cfg, scalars: rootScalarKinds(s)}
 	if d.SchemaIn == SchemaInExample && d.Example != "" {
-		if v, err := decode([]byte(d.Example)); err == nil && distinctive(v, pinnedStrings(s)) {
-			j.example = canonical(v)
-			if dv, err := decode([]byte(strings.TrimSpace(document))); err == nil && bytes.Equal(canonical(dv), j.example) {
-				j.example = nil // the document is the example: repeating it is extracting it
+		if v, err := decode([]byte(d.Example)); err == nil {
+			pinned := pinnedStrings(s)
+			if distinctive(v, pinned) {
+				j.example = canonical(v)
+				if dv, err := decode([]byte(strings.TrimSpace(document))); err == nil && bytes.Equal(canonical(dv), j.example) {
+					j.example = nil // the document is the example: repeating it is extracting it
+				}
+			}
+			if j.example != nil {
+				collectLeaves(v, "", func(ptr, s string) {
+					if !pinned[s] && !strings.Contains(document, s) {
+						j.placeholders = append(j.placeholders, exampleLeaf{ptr, s})
+					}
+				})
 			}
 		}
 	}
@@ -78,6 +91,97 @@ func newJudge(s *schema.Schema, cfg *Config, document string, d *PromptData) *ju
 	}
 	return j
 }
+
+// exampleLeaf is a string of the example and where it is.
+type exampleLeaf struct{ ptr, s string }
+
+// collectLeaves calls fn with the pointer and value of every string in v.
+func collectLeaves(v any, ptr string, fn func(ptr, s string)) {
+	switch t := v.(type) {
+	case string:
+		fn(ptr, t)
+	case map[string]any:
+		for k, x := range t {
+			collectLeaves(x, ptr+"/"+strings.NewReplacer("~", "~0", "/", "~1").Replace(k), fn)
+		}
+	case []any:
+		for i, x := range t {
+			collectLeaves(x, ptr+"/"+strconv.Itoa(i), fn)
+		}
+	}
+}
+
+// copied returns the pointers at which c holds a placeholder of the
+// example, with its value.
+func (c *cand) copied(leaves []exampleLeaf) []string {
+	var at []string
+	for _, l := range leaves {
+		if s, ok := lookup(c.v, l.ptr).(string); ok && s == l.s {
+			at = append(at, fmt.Sprintf("%s (%q)", pointerName(l.ptr), s))
+		}
+	}
+	return at
+}
+
+// lookup resolves a JSON pointer in a decoded value; nil when absent.
+func lookup(v any, ptr string) any {
+	if ptr == "" {
+		return v
+	}
+	for _, tok := range strings.Split(ptr[1:], "/") {
+		switch t := v.(type) {
+		case map[string]any:
+			v = t[strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)]
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(t) {
+				return nil
+			}
+			v = t[i]
+		default:
+			return nil
+		}
+	}
+	return v
+}
+
+// shapeOnly reports whether v is an object or array whose every string is
+// a placeholder ("...", "…", "<name>", "[email]"), with no other value: a
+// model showing the shape it will fill, not an answer.
+func shapeOnly(v any) bool {
+	strs := 0
+	var walk func(any) bool
+	walk = func(n any) bool {
+		switch t := n.(type) {
+		case string:
+			strs++
+			return placeholder.MatchString(t)
+		case map[string]any:
+			for _, x := range t {
+				if !walk(x) {
+					return false
+				}
+			}
+			return true
+		case []any:
+			for _, x := range t {
+				if !walk(x) {
+					return false
+				}
+			}
+			return true
+		}
+		return false
+	}
+	switch v.(type) {
+	case map[string]any, []any:
+		return walk(v) && strs > 0
+	}
+	return false
+}
+
+// placeholder matches a string that stands for a value to be filled in.
+var placeholder = regexp.MustCompile(`^\s*(\.{2,}|…|<[^<>]*>|\[[^\[\]]*\]|\{[^{}]*\})\s*$`)
 
 // distinctive reports whether v holds a string no enum or const of the
 // schema pins: a placeholder ("example"), a pattern's or format's sample.
@@ -199,6 +303,7 @@ func evaluate(resp *llm.Response, j *judge) evaluation {
 		all               = make([]*cand, 0, len(found))
 		marker            string
 		hasMarker, echoed bool
+		copied            []string // where a candidate copied the example
 	)
 	for _, f := range found {
 		v, err := decode(f.JSON) // compact and valid JSON, as Find promises
@@ -219,10 +324,19 @@ func evaluate(resp *llm.Response, j *judge) evaluation {
 			echoed = true
 			continue
 		}
+		if at := c.copied(j.placeholders); len(at) > 0 {
+			if copied == nil {
+				copied = at
+			}
+			continue
+		}
+		if shapeOnly(c.v) {
+			continue // {"name": "...", "email": "..."}: the shape, not an answer
+		}
 		all = append(all, c)
 	}
 	ps := principal(all, resp.Text)
-	best := choose(ps, j)
+	best := choose(ps, j, resp.Text)
 	switch {
 	case best.class == llm.ClassNone && len(best.lossy) > 0:
 		best.class = llm.ClassLossy
@@ -237,6 +351,8 @@ func evaluate(resp *llm.Response, j *judge) evaluation {
 		return best
 	case echoed:
 		return evaluation{class: llm.ClassEcho, problem: problemEcho}
+	case copied != nil:
+		return evaluation{class: llm.ClassEcho, problem: problemCopied(copied)}
 	case refusalOpening.MatchString(resp.Text):
 		return refusal(firstLine(resp.Text, "the model refused"))
 	}
@@ -293,7 +409,7 @@ var correction = regexp.MustCompile(`(?i)\b(actually|correction|oops|wait|my (mi
 // ambiguous unless one dwarfs the others. Without a valid one it returns
 // the candidate with the fewest violations (class schema), or class none
 // with no value when there is nothing at all.
-func choose(ps []*cand, j *judge) evaluation {
+func choose(ps []*cand, j *judge, text string) evaluation {
 	if len(ps) == 0 {
 		return evaluation{class: llm.ClassNoJSON}
 	}
@@ -309,7 +425,7 @@ func choose(ps []*cand, j *judge) evaluation {
 			if c.memberOfJoinIn(ps) {
 				continue // wrapping one of the joined objects would drop the others
 			}
-			if coerce(c, j.s) {
+			if coerce(c, j.s, text) {
 				valid = append(valid, c)
 			}
 		}
@@ -371,7 +487,7 @@ func (c *cand) memberOfJoinIn(ps []*cand) bool {
 // coerce applies schema-guided coercions until the candidate validates or
 // nothing changes, and reports whether it validates. The candidate keeps
 // the last state either way.
-func coerce(c *cand, s *schema.Schema) bool {
+func coerce(c *cand, s *schema.Schema, text string) bool {
 	doc, repairs, vs := c.doc, c.repairs, c.vs
 	for range maxCoerceRounds {
 		out, rs, changed := jsonx.Coerce(doc, vs)
@@ -384,6 +500,11 @@ func coerce(c *cand, s *schema.Schema) bool {
 			break
 		}
 		doc, vs = out, s.Validate(v)
+		for i, r := range rs {
+			if r.Kind == jsonx.KindCoerceToString && !writtenAsIs(text, r) {
+				rs[i].Lossy = true
+			}
+		}
 		repairs = append(append([]llm.Repair(nil), repairs...), rs...)
 		c.v, c.doc, c.repairs, c.vs, c.coerced, c.canonValid = v, doc, repairs, vs, true, false
 		if len(vs) == 0 {
@@ -392,6 +513,36 @@ func coerce(c *cand, s *schema.Schema) bool {
 		}
 	}
 	return false
+}
+
+// writtenAsIs reports whether the number a coerce_to_string repair turned
+// into text (Detail `4366412345678 -> "4366412345678"`) stands in the
+// answer as it is. When it does not, the finder read it from another
+// spelling (+4366412345678, a phone number) and the text lost its sign or
+// format: the coercion is lossy.
+func writtenAsIs(text string, r llm.Repair) bool {
+	num, _, ok := strings.Cut(r.Detail, " -> ")
+	if !ok || num == "" || num == "true" || num == "false" {
+		return true
+	}
+	for i := 0; ; {
+		k := strings.Index(text[i:], num)
+		if k < 0 {
+			return false
+		}
+		at, end := i+k, i+k+len(num)
+		before, after := byte(' '), byte(' ')
+		if at > 0 {
+			before = text[at-1]
+		}
+		if end < len(text) {
+			after = text[end]
+		}
+		if !strings.ContainsRune("+-.0123456789", rune(before)) && !strings.ContainsRune(".0123456789eE", rune(after)) {
+			return true
+		}
+		i = at + 1
+	}
 }
 
 // equalsExample reports whether c's value is the prompt's example.
@@ -431,18 +582,18 @@ func find(text string, j *judge) []jsonx.Candidate {
 	return jsonx.FindWith(text, jsonx.FindOptions{Policy: j.cfg.Repair, Scalars: j.scalars})
 }
 
-// rootScalarKinds returns the scalar kinds the root of a scalar-rooted
-// schema accepts, read from its type, enum and const, through anyOf,
-// oneOf, allOf and local references; every kind when it cannot tell.
+// rootScalarKinds returns the scalar kinds the root of s accepts, read
+// from its type, enum and const, through anyOf, oneOf, allOf and local
+// references; every kind for a scalar root it cannot read, none for a root
+// that takes only objects and arrays.
 func rootScalarKinds(s *schema.Schema) jsonx.ScalarKinds {
 	var root any
-	if json.Unmarshal(s.JSON(), &root) != nil {
+	_ = json.Unmarshal(s.JSON(), &root)
+	k := scalarKinds(root, root, 0)
+	if k == 0 && s.ScalarRoot() {
 		return jsonx.AnyScalar
 	}
-	if k := scalarKinds(root, root, 0); k != 0 {
-		return k
-	}
-	return jsonx.AnyScalar
+	return k
 }
 
 func scalarKinds(doc, node any, depth int) jsonx.ScalarKinds {

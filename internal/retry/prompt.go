@@ -125,6 +125,15 @@ const (
 	problemEcho      = "Your answer repeats the example from the instructions instead of the document's data. The example only shows the structure and the types; take every value from the document."
 )
 
+// problemCopied names the values an answer copied from the example.
+func problemCopied(at []string) string {
+	if len(at) > 3 {
+		at = append(at[:3:3], fmt.Sprintf("and %d more", len(at)-3))
+	}
+	return "Your answer copies values from the example in the instructions instead of taking them from the document: " +
+		strings.Join(at, ", ") + ". The example only shows the structure and the types; take every value from the document."
+}
+
 // problemLossy says which repairs needed a guess, and where.
 func problemLossy(rs []llm.Repair, text string) string {
 	var b strings.Builder
