@@ -356,8 +356,9 @@ func coerceType(n *node, want []string, nums numbers) (llm.Repair, bool) {
 	if wants("array") {
 		old := *n
 		r, _ := set(KindCoerceWrapArray, node{kind: 'a', kids: []*node{&old}})
-		// "red, green" wrapped whole may have been meant as two items.
-		r.Lossy = old.kind == 's' && strings.ContainsAny(old.text, ",;\n")
+		// "red, green" wrapped whole may have been meant as two items; an
+		// object holding an array may be a wrapper around the wanted items.
+		r.Lossy = old.kind == 's' && strings.ContainsAny(old.text, ",;\n") || old.kind == 'o' && slices.ContainsFunc(old.kids, func(k *node) bool { return k.kind == 'a' })
 		return r, true
 	}
 	return llm.Repair{}, false
@@ -418,14 +419,18 @@ func readNumbers(root *node, vs []schema.Violation) numbers {
 // read returns s as JSON number text by the rule Coerce documents, with a
 // note on what was interpreted, or false.
 func (ns numbers) read(s string, integer, number bool) (string, string, bool) {
-	if !strings.ContainsAny(s, ",.'’ \u00a0\u202f\u2009%") && cleanNumber.MatchString(s) {
-		return s, "", finiteNumber(s) // 42, -1e3: JSON already
-	}
-	h, ok := readHumanNumber(s)
-	if !ok {
+	h, human := readHumanNumber(s)
+	if ns.conflict && human && strings.ContainsAny(s, ",.") {
 		return "", "", false
 	}
-	if ns.conflict && strings.ContainsAny(s, ",.") {
+	if cleanNumber.MatchString(s) && (!human || h.ambiguous == 0) {
+		// JSON already: 42, 3.5, -1.5e3.
+		if integer && !number && !cleanInteger.MatchString(s) || !finiteNumber(s) {
+			return "", "", false
+		}
+		return s, "", true
+	}
+	if !human {
 		return "", "", false
 	}
 	var notes []string

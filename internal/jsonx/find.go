@@ -64,7 +64,7 @@ func FindWith(text string, opt FindOptions) []Candidate {
 	if len(text) > MaxInput {
 		text = text[:MaxInput]
 	}
-	f := finder{text: text, strict: opt.Policy == PolicyOff, budget: workFactor*len(text) + workSlack}
+	f := finder{text: text, strict: opt.Policy == PolicyOff, budget: workFactor*len(text) + workSlack, wantFences: opt.Scalars != 0}
 	spans := splitReasoning(text)
 	for _, s := range spans {
 		f.scanSpan(s.lo, s.hi, s.reasoning)
@@ -101,8 +101,9 @@ type finder struct {
 	found  []Candidate
 	ticks  tickMemo
 	// fences lists the content of the fences found outside reasoning
-	// blocks, for the scalar pass.
-	fences [][2]int
+	// blocks, for the scalar pass (when wantFences is set).
+	fences     [][2]int
+	wantFences bool
 }
 
 func (f *finder) full() bool { return f.budget <= 0 || len(f.found) >= MaxCandidates }
@@ -247,7 +248,7 @@ func (f *finder) scanSpan(lo, hi int, reasoning bool) {
 		if c := fenceClose(f.text, j, hi, f.text[o:o+ticks]); c >= 0 {
 			end, next = c, c+ticks
 		}
-		if !reasoning {
+		if !reasoning && f.wantFences {
 			f.fences = append(f.fences, [2]int{j, end})
 		}
 		f.scanRegion(j, end, true, fence)
@@ -414,7 +415,7 @@ func joined(run []Candidate) Candidate {
 // when the candidate is rejected, so that the scan does not re-read the
 // inside of a rejected value.
 func (f *finder) parseAt(lo, at, hi int, prose bool) (Candidate, int, bool) {
-	p := parser{src: f.text, pos: at, end: hi, ticks: &f.ticks}
+	p := parser{src: f.text, pos: at, end: hi, ticks: f.ticks}
 	start := at
 	escapedJSON := escapedAt(f.text, at, hi)
 	if escapedJSON {
@@ -425,6 +426,9 @@ func (f *finder) parseAt(lo, at, hi int, prose bool) (Candidate, int, bool) {
 	}
 	ok := p.value(ctxTop) && !p.tooDeep
 	f.budget -= p.scanned
+	if !escapedJSON {
+		f.ticks = p.ticks
+	}
 	end := p.origin(p.pos)
 	if escapedJSON {
 		if start > lo && f.text[start-1] == '"' && end < hi && f.text[end] == '"' {

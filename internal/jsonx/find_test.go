@@ -97,3 +97,161 @@ func TestFindBounded(t *testing.T) {
 		t.Errorf("got %d candidates, want the cap %d", len(cs), MaxCandidates)
 	}
 }
+
+// TestFindRealShapes has answers shaped like real models' (prose, fences,
+// several values) whose strings are delimited by triple quotes or
+// backticks, or whose keys are not ASCII or not strings. The first
+// candidate must be the exact intended value.
+func TestFindRealShapes(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		in   string
+		want string
+	}{
+		{"python code in a backtick string inside a fence",
+			"Here is the snippet you asked for:\n\n```json\n{\n  \"language\": \"python\",\n  \"code\": ```python\nimport re\nprint(re.sub(r\"\\s+\", \" \", s))\n```,\n  \"lines\": 2\n}\n```\n\nLet me know if you need more!",
+			`{"language":"python","code":"import re\nprint(re.sub(r\"\\s+\", \" \", s))","lines":2}`},
+		{"docstring in triple quotes, pretty printed",
+			"Sure:\n{\n  \"name\": \"greet\",\n  \"doc\": \"\"\"\n      Say hello.\n\n      Uses \"quotes\" and a \\\\ backslash.\n      \"\"\",\n  \"args\": [\"name\"]\n}",
+			`{"name":"greet","doc":"Say hello.\n\nUses \"quotes\" and a \\ backslash.","args":["name"]}`},
+		{"JS template literal spanning lines",
+			"Result:\n```js\n{query: `SELECT name, \"age\"\nFROM users\nWHERE id = 'x'`, limit: 10}\n```",
+			`{"query":"SELECT name, \"age\"\nFROM users\nWHERE id = 'x'","limit":10}`},
+		{"French keys after an example object",
+			"Exemple : {\"nom\": \"...\"}\n\nVoici la réponse :\n```json\n{nom: \"Hôtel Étoile\", étoiles: 4, ville: \"Paris\", catégorie: \"luxe\"}\n```",
+			`{"nom":"Hôtel Étoile","étoiles":4,"ville":"Paris","catégorie":"luxe"}`},
+		{"Japanese and German keys",
+			"```\n{名前: \"山田\", \"größe\": 180, größe2: 2}\n```",
+			`{"名前":"山田","größe":180,"größe2":2}`},
+		{"numeric keys in prose",
+			"The map is {5: \"b\", 2.17: \"e\", null: \"n\", true: 1} as requested.",
+			`{"5":"b","2.17":"e","null":"n","true":1}`},
+		{"array of objects with bare values in prose",
+			"Here are the rows:\n[{\"name\": Alice, \"age\": 30}, {\"name\": Bob, \"age\": 25}, {\"name\": \"Carol\", \"age\": 41}]\nHope this helps.",
+			`[{"name":"Alice","age":30},{"name":"Bob","age":25},{"name":"Carol","age":41}]`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cs := Find(tt.in, PolicySyntax)
+			if len(cs) == 0 {
+				t.Fatalf("Find(%q) found nothing, want %s", tt.in, tt.want)
+			}
+			if got := string(cs[0].JSON); got != tt.want {
+				t.Errorf("Find(%q)\n got %s\nwant %s", tt.in, got, tt.want)
+			}
+			if cs[0].Lossy() {
+				t.Errorf("lossy repairs %v", cs[0].Repairs)
+			}
+		})
+	}
+}
+
+// TestFindScalars checks the scalar candidates FindWith offers, and their
+// order, for a schema whose root is a scalar.
+func TestFindScalars(t *testing.T) {
+	t.Parallel()
+	type cand struct {
+		json string
+		from ScalarFrom
+	}
+	num, boolean, str := ScalarNumber, ScalarBoolean, ScalarString
+	tests := []struct {
+		name  string
+		in    string
+		kinds ScalarKinds
+		want  []cand
+	}{
+		{"bare integer", "42", num, []cand{{"42", ScalarWhole}}},
+		{"bare literal", "  true\n", boolean, []cand{{"true", ScalarWhole}}},
+		{"null", "null", ScalarNull | num, []cand{{"null", ScalarWhole}}},
+		{"exponent", "-3.5e2", num, []cand{{"-3.5e2", ScalarWhole}}},
+		{"quoted string", `"Paris"`, str, []cand{{`"Paris"`, ScalarWhole}}},
+		{"single-quoted string", `'Paris'.`, str, []cand{{`"Paris"`, ScalarWhole}}},
+		{"python literal", "True", boolean, []cand{{"true", ScalarWhole}}},
+		{"scalar in a fence", "Here you go:\n```json\n42\n```\nAnything else?", num, []cand{{"42", ScalarWhole}}},
+		{"emphasised yes", "**Yes.**", boolean, []cand{{"true", ScalarWhole}}},
+		{"yes is text when no boolean is wanted", "yes", str, []cand{{`"yes"`, ScalarText}}},
+		{"human number offered as text for Coerce", "$1,234.50", num, []cand{{`"$1,234.50"`, ScalarWhole}}},
+		{"number in a sentence", "The answer is 42.", num, []cand{{"42", ScalarSole}}},
+		{"labelled boolean", "Let me check the contract.\n\nAnswer: yes", boolean, []cand{{"true", ScalarLabeled}}},
+		{"answer label preferred", "Pages: 12\n**Final answer:** 42", num, []cand{{"42", ScalarLabeled}}},
+		{"labels that disagree", "Subtotal: 40\nTax: 2", num, nil},
+		{"labelled text", "Sentiment: Positive", str, []cand{{`"Positive"`, ScalarLabeled}}},
+		{"several numbers are no answer", "In 2023 the count was 42.", num, nil},
+		{"a date makes numbers ambiguous", "On 2024-01-05 there were 42 cases.", num, nil},
+		{"a number glued to letters is not one", "Call me at 10am.", num, nil},
+		{"number after thinking", "<think>It is 41 or 42, let me count again.</think>\nThere are 42 items.", num, []cand{{"42", ScalarSole}}},
+		{"yes first", "Yes, the contract is signed on page 3.", boolean, []cand{{"true", ScalarSole}}},
+		{"no as a determiner is not an answer", "The contract has no signature.", boolean, nil},
+		{"negated true", "The statement is not true.", boolean, nil},
+		{"true and false disagree", "It is true for A and false for B.", boolean, nil},
+		{"whole answer as text", "The capital of France is Paris.", str, []cand{{`"The capital of France is Paris."`, ScalarText}}},
+		{"object first, scalars after", "{\"answer\": 42}", num | str, nil},
+		{"no scalars unless asked", "42", 0, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var got []cand
+			for _, c := range FindWith(tt.in, FindOptions{Policy: PolicyCoerce, Scalars: tt.kinds}) {
+				if c.Scalar == NotScalar {
+					continue
+				}
+				got = append(got, cand{string(c.JSON), c.Scalar})
+				if c.Start < 0 || c.End > len(tt.in) || c.Start >= c.End {
+					t.Errorf("candidate %s has span [%d,%d) outside the text", c.JSON, c.Start, c.End)
+				}
+				if !json.Valid(c.JSON) {
+					t.Errorf("invalid candidate %s", c.JSON)
+				}
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("FindWith(%q)\n got %v\nwant %v", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestFindScalarsOrder checks where scalars rank among other candidates,
+// and that PolicyOff offers only scalars written as JSON.
+func TestFindScalarsOrder(t *testing.T) {
+	t.Parallel()
+	in := "<think>maybe {\"n\": 1}</think>\nI found {\"n\": 2} in the text, so:\n\nAnswer: 42"
+	var got []string
+	for _, c := range FindWith(in, FindOptions{Policy: PolicySyntax, Scalars: ScalarNumber}) {
+		got = append(got, string(c.JSON))
+	}
+	want := []string{`{"n":2}`, "42", `{"n":1}`}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	for _, tt := range []struct {
+		in   string
+		want int
+	}{{"42", 1}, {"'x'", 0}, {"Answer: 42", 0}, {"```json\n\"x\"\n```", 1}} {
+		cs := FindWith(tt.in, FindOptions{Policy: PolicyOff, Scalars: AnyScalar})
+		if len(cs) != tt.want {
+			t.Errorf("PolicyOff: FindWith(%q) = %d candidates, want %d", tt.in, len(cs), tt.want)
+		}
+		for _, c := range cs {
+			if len(c.Repairs) > 0 {
+				t.Errorf("PolicyOff candidate %s has repairs %v", c.JSON, c.Repairs)
+			}
+		}
+	}
+}
+
+// TestFindJoinedFlag checks that a joined run is marked and its parts are
+// not.
+func TestFindJoinedFlag(t *testing.T) {
+	t.Parallel()
+	cs := Find("{\"a\": 1},\n{\"a\": 2}", PolicySyntax)
+	if len(cs) != 3 || cs[0].Joined || cs[1].Joined || !cs[2].Joined {
+		t.Fatalf("candidates %+v: want two parts then one join", cs)
+	}
+	if cs[2].Start != cs[0].Start || cs[2].End != cs[1].End {
+		t.Errorf("join spans [%d,%d), want [%d,%d)", cs[2].Start, cs[2].End, cs[0].Start, cs[1].End)
+	}
+}

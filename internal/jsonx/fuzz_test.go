@@ -20,7 +20,11 @@ func FuzzFind(f *testing.F) {
 		`"{\"a\": 1}"`, `{\"a\": [\"x\"]}`, "<think>{\"d\":1}</think>{\"a\":2}", `{a: b, c: [d e]}`,
 		`[NaN, -Infinity, .5, +1, 007, 2024-01-01]`, `{"a": ISODate("x")}`, `{"a": [1, 2}`, `{/* c */ "a" // d` + "\n}",
 		`{"a": "\x41\u12"}`, `"{\"\"\""{\"\" ")`, "{\"a\": \"\xff\"}", `({'a', 'b'})`, `{"a": ...}`, `[{"a": 1]`,
+		"{\"c\": \"\"\"x\n  \"y\"\n  \"\"\"}", "{\"c\": ```py\nprint(1)\n```, \"n\": 1}", "```json\n{\"c\": ```\nx\n```}\n```",
+		"{\"c\": `a\nb`}", `{"q": '''it's'''}`, `{étoiles: 4, 名前: "x"}`, `{5: "b", 2.17: "e", null: "n"}`,
+		"Answer: yes", "The answer is 42.", "$1,234.50", "**Final answer:** -3.5e2", "<think>1</think>\n'x'",
 	}
+
 	files, _ := filepath.Glob("testdata/corpus/*.txt")
 	for _, file := range files {
 		if b, err := os.ReadFile(file); err == nil {
@@ -32,7 +36,7 @@ func FuzzFind(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, text string) {
 		for _, policy := range []Policy{PolicyOff, PolicySyntax} {
-			for _, c := range Find(text, policy) {
+			for _, c := range FindWith(text, FindOptions{Policy: policy, Scalars: AnyScalar}) {
 				if !json.Valid(c.JSON) {
 					t.Fatalf("Find(%q, %s) returned invalid JSON %q", text, policy, c.JSON)
 				}

@@ -313,7 +313,7 @@ func NumberHint(raw string) string {
 	case !ok:
 		return "write " + quoted + " as " + form
 	case h.percent:
-		return "write " + quoted + " without the percent sign, as " + form + " (" + h.reading(true) + " for " + h.reading(true) + " percent, unless the field wants a fraction)"
+		return "write " + quoted + " without the percent sign, as " + h.reading(true) + " (or as a fraction if the field wants one), " + form
 	case h.ambiguous != 0:
 		return quoted + " can be read as " + h.reading(false) + " or as " + h.reading(true) + ": write the one you mean as " + form
 	}

@@ -48,9 +48,9 @@ type parser struct {
 	// bareTop is set when a bare word was read as a direct element of an
 	// outermost array: "[see above]" in prose is text, not JSON.
 	bareTop bool
-	// ticks memoises the search for a closing ``` (see ticksAt); shared by
-	// the parsers of one Find call so that repeated searches stay linear.
-	ticks *tickMemo
+	// ticks memoises the search for a closing ``` (see ticksAt); Find
+	// hands it from one parser to the next so that searches stay linear.
+	ticks tickMemo
 	// scanned counts bytes read by look-ahead searches beyond the value,
 	// charged to Find's work budget.
 	scanned int
@@ -948,6 +948,9 @@ func (p *parser) closes(ctx, q int, skippedAny bool) bool {
 	}
 	if i == q {
 		return false // "v"alue: a quote inside a word
+	}
+	if ctx == ctxValue && p.identThenColon(i) {
+		return true // "x" b: 4: a comma is missing before an unquoted key
 	}
 	// ["a" 1]: a missing comma between elements.
 	c := p.src[i]

@@ -68,7 +68,7 @@ const (
 	KindCoerceStringToNumber  = "coerce_string_to_number"  // "3.5" -> 3.5, "$1,234.50" -> 1234.50; never lossy
 	KindCoerceStringToBool    = "coerce_string_to_boolean" // "true" -> true; never lossy
 	KindCoerceToString        = "coerce_to_string"         // 42 -> "42"; never lossy
-	KindCoerceWrapArray       = "coerce_wrap_array"        // x -> [x]; lossy when x is a string holding a list separator (, ; or a line break): its items may have been meant separately
+	KindCoerceWrapArray       = "coerce_wrap_array"        // x -> [x]; lossy when x is a string holding a list separator (, ; or a line break: its items may have been meant separately) or an object holding an array (it may wrap the wanted items)
 	KindCoerceUnwrapArray     = "coerce_unwrap_array"      // [x] -> x; never lossy
 	KindCoerceEnum            = "coerce_enum"              // "Active" -> "active", "Café" -> "cafe", an alias -> its value; never lossy
 	KindCoerceJSONString      = "coerce_json_string"       // "[1,2]" -> [1,2]; never lossy

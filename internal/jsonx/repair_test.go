@@ -100,6 +100,21 @@ func TestRepairSyntax(t *testing.T) {
 		{"call with several arguments", `{"d": datetime.date(2024, 1, 5), "n": 1}`, `{"d":2024,"n":1}`, []string{KindFunctionCall}},
 		{"doubled template braces", `{{"a": {{"b": 1}}}}`, `{"a":{"b":1}}`, []string{KindGarbage}},
 		{"invalid utf8 in string", "{\"a\": \"x\xffy\"}", "{\"a\":\"x\uFFFDy\"}", []string{KindInvalidUTF8}},
+		{"triple double quotes with quotes and lines", "{\"code\": \"\"\"def f():\n    return \"x\"\n\"\"\", \"n\": 1}", `{"code":"def f():\n    return \"x\"","n":1}`, []string{KindTripleQuotes}},
+		{"triple single quotes with an apostrophe", `{"q": '''it's "fine"''', "n": 1}`, `{"q":"it's \"fine\"","n":1}`, []string{KindTripleQuotes}},
+		{"triple quotes: closing line's indentation removed", "{\"doc\": \"\"\"\n    Line one\n      indented\n    \"\"\"}", `{"doc":"Line one\n  indented"}`, []string{KindTripleQuotes}},
+		{"triple quotes: extra closing quotes are content", `{"q": """She said "hi""""}`, `{"q":"She said \"hi\""}`, []string{KindTripleQuotes}},
+		{"triple quotes: escapes read, unknown kept", `{"p": """C:\Users\x\n"""}`, `{"p":"C:\\Users\\x\n"}`, []string{KindTripleQuotes, KindInvalidEscape}},
+		{"triple backticks: code verbatim, tag dropped", "{\"code\": ```python\nprint(\"a\\nb\")\nx = 'q' # `tick`\n```, \"n\": 1}", "{\"code\":\"print(\\\"a\\\\nb\\\")\\nx = 'q' # `tick`\",\"n\":1}", []string{KindTripleQuotes}},
+		{"triple backticks on one line", "{\"cmd\": ```ls -la \"$HOME\"```}", `{"cmd":"ls -la \"$HOME\""}`, []string{KindTripleQuotes}},
+		{"triple backticks in an array", "[```a```, ```\nb\nc\n```]", `["a","b\nc"]`, []string{KindTripleQuotes}},
+		{"backtick template over lines", "{\"sql\": `SELECT *\n\"name\": FROM t`, \"ok\": true}", `{"sql":"SELECT *\n\"name\": FROM t","ok":true}`, []string{KindBacktickQuotes, KindControlChar}},
+		{"unquoted keys in other scripts", `{"name": "Ana", étoiles: 4, 名前: "x", größe: 2, ключ: true}`, `{"name":"Ana","étoiles":4,"名前":"x","größe":2,"ключ":true}`, []string{KindUnquotedKey}},
+		{"unquoted non-ASCII key after a string", `{"titre": "Le Petit Prince", année: 1943}`, `{"titre":"Le Petit Prince","année":1943}`, []string{KindUnquotedKey}},
+		{"numeric and literal keys", `{5: "b", 2.17: "e", null: "n", true: 1, -1: "m"}`, `{"5":"b","2.17":"e","null":"n","true":1,"-1":"m"}`, []string{KindUnquotedKey}},
+		{"numeric key after a string value", `{"a": "x", 2.17: "e", "b": 1}`, `{"a":"x","2.17":"e","b":1}`, []string{KindUnquotedKey}},
+		{"missing comma before an unquoted key", `{"nom": "Hôtel" étoiles: 4, "a": "x" b: 2}`, `{"nom":"Hôtel","étoiles":4,"a":"x","b":2}`, []string{KindMissingComma, KindUnquotedKey}},
+		{"hyphenated key after a string value", `{"a": "x", e-mail: "y"}`, `{"a":"x","e-mail":"y"}`, []string{KindUnquotedKey}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -117,6 +132,9 @@ func TestRepairSyntax(t *testing.T) {
 			for _, r := range c.Repairs {
 				if !strings.HasPrefix(r.Where, "@") || r.Detail == "" {
 					t.Errorf("repair %+v lacks a position or a detail", r)
+				}
+				if r.Lossy && neverLossy[r.Kind] {
+					t.Errorf("repair %+v is marked lossy; kind %s never is", r, r.Kind)
 				}
 			}
 			if !json.Valid(c.JSON) {

@@ -87,8 +87,8 @@ func (f *finder) scalars(spans []span, kinds ScalarKinds) {
 	for _, fc := range f.fences {
 		f.addWhole(fc[0], fc[1], kinds, true)
 	}
-	if len(f.found) > structures {
-		return // a whole scalar is the answer: prose holds nothing better
+	if len(f.found) > structures || f.strict {
+		return // a whole scalar is the answer; PolicyOff takes nothing from prose
 	}
 	prose := f.proseIntervals(answer)
 	f.addLabeled(prose, kinds)
@@ -165,8 +165,10 @@ func (f *finder) scalarAt(lo, hi int, kinds ScalarKinds, bare bool) (Candidate, 
 			return cand([]byte(b))
 		}
 	}
-	p := parser{src: f.text, pos: lo, end: hi, ticks: &f.ticks}
-	if p.value(ctxTop) {
+	p := parser{src: f.text, pos: lo, end: hi, ticks: f.ticks}
+	ok := p.value(ctxTop)
+	f.ticks = p.ticks
+	if ok {
 		p.skipSpace()
 		f.budget -= p.scanned + p.pos - lo
 		if p.pos >= hi && !p.tooDeep && len(p.out) > 0 && p.out[0] != '{' && p.out[0] != '[' &&

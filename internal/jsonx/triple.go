@@ -9,12 +9,15 @@ import (
 // end, the next one was at at (-1: none). Later searches from a position
 // in [from, at] have the same answer, so a text full of backticks is not
 // searched again and again.
-type tickMemo struct{ from, end, at int }
+type tickMemo struct {
+	from, end, at int
+	ok            bool
+}
 
 // ticksAt returns the position of the next "```" in src[i:end], or -1.
 func (p *parser) ticksAt(i int) int {
-	m := p.ticks
-	if m != nil && p.offsets == nil && m.end == p.end && m.from <= i && (m.at < 0 || m.at >= i) {
+	m := &p.ticks
+	if m.ok && p.offsets == nil && m.end == p.end && m.from <= i && (m.at < 0 || m.at >= i) {
 		return m.at
 	}
 	at := -1
@@ -24,8 +27,8 @@ func (p *parser) ticksAt(i int) int {
 	} else {
 		p.scanned += p.end - i
 	}
-	if m != nil && p.offsets == nil {
-		*m = tickMemo{from: i, end: p.end, at: at}
+	if p.offsets == nil {
+		*m = tickMemo{from: i, end: p.end, at: at, ok: true}
 	}
 	return at
 }
