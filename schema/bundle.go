@@ -2,6 +2,8 @@ package schema
 
 import (
 	"fmt"
+	"maps"
+	"net/url"
 	"strconv"
 	"strings"
 )
@@ -15,8 +17,10 @@ const maxInlinedNodes = 200000
 // bundling, a target used more than once become references into $defs.
 type inliner struct {
 	s         *Schema
-	docs      map[string]any // by document URL, ordered
-	defs      *object        // recursive definitions, by generated name
+	docs      map[string]any     // by document URL (and embedded resource URL), ordered
+	bases     map[*object]string // the base URL of every subschema with an "$id"
+	dynamic   []string           // where a $dynamicRef/$recursiveRef was resolved statically
+	defs      *object            // recursive definitions, by generated name
 	defNames  map[string]string
 	recursive []string
 	nodes     int
@@ -32,7 +36,13 @@ func newInliner(s *Schema, bundle bool) *inliner {
 	for u, d := range s.external {
 		docs[u] = fromPlain(d)
 	}
-	in := &inliner{s: s, docs: docs, defs: newObject(), defNames: map[string]string{}, stack: map[string]bool{}, bundle: bundle, uses: map[string]int{}}
+	// Subschemas with an "$id" are documents of their own: references
+	// relative to them, or naming them, resolve there.
+	bases := map[*object]string{}
+	for u, d := range maps.Clone(docs) {
+		indexResources(d, u, docs, bases)
+	}
+	in := &inliner{s: s, docs: docs, bases: bases, defs: newObject(), defNames: map[string]string{}, stack: map[string]bool{}, bundle: bundle, uses: map[string]int{}}
 	if bundle {
 		for u, d := range docs {
 			in.countUses(d, u, true)
@@ -57,8 +67,8 @@ func (in *inliner) inline(node any, docURL, ptr string) (any, error) {
 	if !ok {
 		return node, nil
 	}
-	if id, ok := o.vals["$id"].(string); ok && ptr != "" {
-		docURL = resolveURL(docURL, id)
+	if b, ok := in.bases[o]; ok { // a subschema with an "$id": its own base
+		docURL = b
 	}
 	out := newObject()
 	var refTarget any
@@ -73,6 +83,15 @@ func (in *inliner) inline(node any, docURL, ptr string) (any, error) {
 			t, err := in.ref(r, docURL, joinPointer(ptr, k))
 			if err != nil {
 				return nil, err
+			}
+			if k != "$ref" {
+				at := joinPointer(ptr, k)
+				if docURL != in.s.baseURL {
+					at = docURL + "#" + at
+				}
+				if !contains(in.dynamic, at) {
+					in.dynamic = append(in.dynamic, at)
+				}
 			}
 			refTarget = t
 		case k == "$defs" || k == "definitions" || k == "$schema" || k == "$id" || k == "$anchor" ||
@@ -158,6 +177,11 @@ func (in *inliner) ref(r, docURL, at string) (any, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: at %s: cannot inline $ref %q", ErrProviderForm, at, r)
 	}
+	if strings.Contains(frag, "%") { // a URI fragment: percent-encoded
+		if f, err := url.PathUnescape(frag); err == nil {
+			frag = f
+		}
+	}
 	var node any
 	if frag == "" || strings.HasPrefix(frag, "/") {
 		node, ok = resolveOrdered(doc, frag)
@@ -217,7 +241,7 @@ func (in *inliner) noteRecursion(key string) {
 func (in *inliner) countUses(node any, docURL string, top bool) {
 	switch t := node.(type) {
 	case *object:
-		if id, ok := t.vals["$id"].(string); ok && !top {
+		if id, ok := t.vals["$id"].(string); ok && !strings.HasPrefix(id, "#") {
 			docURL = resolveURL(docURL, id)
 		}
 		for _, k := range []string{"$ref", "$dynamicRef", "$recursiveRef"} {
@@ -296,6 +320,41 @@ func resolveURL(base, ref string) string {
 	return head + strings.Join(segs, "/")
 }
 
+// indexResources registers every subschema of doc that has an "$id" (a
+// URL, not a draft 7 "#anchor") under its resolved URL, following only
+// the keywords that hold subschemas (an "$id" inside an enum is data).
+func indexResources(node any, base string, docs map[string]any, bases map[*object]string) {
+	o, ok := node.(*object)
+	if !ok {
+		return
+	}
+	if id, ok := o.vals["$id"].(string); ok && !strings.HasPrefix(id, "#") {
+		base = resolveURL(base, id)
+		u, _, _ := strings.Cut(base, "#")
+		if _, known := docs[u]; !known {
+			docs[u] = o
+		}
+		bases[o] = u
+	}
+	for _, k := range o.keys {
+		v := o.vals[k]
+		switch {
+		case contains(subschemaMap, k) || k == "dependencies":
+			if m, ok := v.(*object); ok {
+				for _, mk := range m.keys {
+					indexResources(m.vals[mk], base, docs, bases)
+				}
+			}
+		case contains(subschemaList, k) && isList(v):
+			for _, e := range v.([]any) {
+				indexResources(e, base, docs, bases)
+			}
+		case contains(subschemaOne, k):
+			indexResources(v, base, docs, bases)
+		}
+	}
+}
+
 // findAnchor finds the subschema with "$anchor" (or "$dynamicAnchor") name.
 func findAnchor(doc any, name string) (any, bool) {
 	switch t := doc.(type) {
@@ -304,6 +363,9 @@ func findAnchor(doc any, name string) (any, bool) {
 			return t, true
 		}
 		if a, _ := t.vals["$dynamicAnchor"].(string); a == name {
+			return t, true
+		}
+		if id, _ := t.vals["$id"].(string); id == "#"+name { // draft 7's anchors
 			return t, true
 		}
 		for _, k := range t.keys {

@@ -12,9 +12,10 @@ Compile and CompileFile accept JSON or YAML holding any of:
   - a JSON Schema (a schema without "$schema" is 2020-12, or draft 7 with
     WithDraft(Draft7); draft 4, 6 and 2019-09 are accepted when "$schema"
     names them);
-  - OpenAI's response_format wrapper {"type":"json_schema","json_schema":{"name":…,"schema":…,"strict":true}},
-    the Responses API form {"type":"json_schema","name":…,"schema":…}, or a
-    request holding "response_format";
+  - OpenAI's response_format wrapper {"type":"json_schema","json_schema":{"name":…,"schema":…,"strict":true}}
+    (also without its "type": {"json_schema":{…}}), the Responses API form
+    {"type":"json_schema","name":…,"schema":…}, or a request holding
+    "response_format";
   - a {name, schema, strict} wrapper;
   - compact notation (below).
 
@@ -49,6 +50,8 @@ required). Each value is one of:
 	"string 1..200"              on a string, a range is its length
 	"string /^[A-Z]{3}$/"        a pattern between slashes (RE2 syntax)
 	"enum(open, closed)"         one of these strings ("quote, commas" if needed)
+	"enum(open "active", closed)" quoted strings after a value are its aliases
+	                             (x-aliases, see AliasesKeyword)
 	"string -- the ISBN-13"      " -- " starts a description (YAML would read
 	                             " #" as a comment)
 	["string"]                   a list of items; an optional second element
@@ -59,7 +62,8 @@ required). Each value is one of:
 	[{"name": "string"}]         a list of objects
 
 The whole document may itself be a list, e.g. [{"name": "string"}], when the
-answer is a top-level array.
+answer is a top-level array, or one field spec, e.g. "integer 1..5" or
+"enum(yes, no)", when the answer is a single value.
 
 A worked example, in YAML:
 
@@ -100,7 +104,8 @@ required fields listed, the author's order kept):
 
 Validate returns []Violation: the instance pointer, the keyword, a short
 message, the offending value (JSON, at most about 80 characters) and, for
-"type", "enum" and "const", what was wanted. Violations are deduplicated and
+"type", "enum" and "const", what was wanted; an enum with x-aliases adds
+them (Violation.Aliases). Violations are deduplicated and
 sorted by pointer (array indexes numerically). A failed anyOf/oneOf is
 reported as the closest alternative's problems, or as one "type"/"enum"
 violation listing what any alternative accepts. RenderFeedback turns them
@@ -119,6 +124,24 @@ is inlined, one used more often (or recursively) is kept once in $defs,
 except for Gemini, which takes no references. (OpenAI's form makes optional
 fields nullable; the engine drops such nulls from answers before
 validating.) Local validation always uses the original schema.
+
+Any root is allowed. ScalarRoot reports a root that accepts only scalars;
+a root the API cannot take (anything but a plain object for OpenAI and
+Anthropic, a scalar for Gemini and Ollama) is wrapped on the wire in a
+one-property object, which WireWrapped names ("value", or "items" for an
+array), so that answers can be unwrapped before validation.
+
+A form is never allowed to forbid what the schema allows: Faithful lists
+the constructs a form would narrow (a free-form object, additionalProperties
+other than false, patternProperties, … each with its pointer), and for such
+a schema ProviderForm returns an *UnfaithfulError (errors.Is
+ErrProviderForm) instead of the form; extract in JSON mode with the schema
+in the prompt.
+
+FieldGuide writes what an example cannot show (descriptions, allowed
+values with their aliases, formats, patterns, bounds, optional fields), one
+short line per field, for prompts that show an example instead of the
+schema.
 
 Fingerprint hashes the canonical JSON of the normalised schema and of every
 document it references: key order and whitespace do not change it, and a

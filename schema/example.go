@@ -230,18 +230,28 @@ func (g *generator) branch(conj []*jsonschema.Schema, s *jsonschema.Schema, dept
 	var firstErr error
 	for _, opt := range options {
 		try := append(append([]*jsonschema.Schema(nil), rest...), opt...)
-		v, err := g.value(try, depth)
-		if err != nil {
-			if firstErr == nil {
-				firstErr = err
+		// A value of this branch may match another one too (oneOf wants
+		// exactly one): other random choices may not.
+		for attempt := range 3 {
+			saved := g.typical
+			g.typical = g.typical && attempt == 0
+			v, err := g.value(try, depth)
+			g.typical = saved
+			if err != nil {
+				if firstErr == nil {
+					firstErr = err
+				}
+				break
 			}
-			continue
-		}
-		if s.Validate(toPlain(v)) == nil {
-			return v, nil
-		}
-		if firstErr == nil {
-			firstErr = &genError{ptr: g.where(s), msg: "no alternative could be satisfied"}
+			if s.Validate(toPlain(v)) == nil {
+				return v, nil
+			}
+			if firstErr == nil {
+				firstErr = &genError{ptr: g.where(s), msg: "no alternative could be satisfied"}
+			}
+			if len(s.OneOf) == 0 {
+				break
+			}
 		}
 	}
 	if firstErr == nil {
@@ -313,10 +323,37 @@ func (g *generator) build(all []*jsonschema.Schema, depth int) (any, error) {
 			}
 		}
 	}
-	t, err := g.pickType(all)
+	types, err := g.pickType(all)
 	if err != nil {
 		return nil, err
 	}
+	// Keywords the builders do not aim at ("not", "propertyNames", …) are
+	// checked here, so that another type can be tried.
+	check := false
+	for _, s := range all {
+		if s.Not != nil || s.PropertyNames != nil || len(s.DependentSchemas) > 0 {
+			check = true
+			break
+		}
+	}
+	var firstErr error
+	for _, t := range types {
+		v, err := g.buildType(t, all, depth)
+		if err == nil && check && !validAll(all, v) {
+			err = &genError{ptr: g.where(all[0]), msg: "no " + t + " meets every constraint"}
+		}
+		if err == nil {
+			return v, nil
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	return nil, firstErr
+}
+
+// buildType makes a value of JSON type t for a flat conjunction.
+func (g *generator) buildType(t string, all []*jsonschema.Schema, depth int) (any, error) {
 	switch t {
 	case "null":
 		return nil, nil
@@ -338,9 +375,10 @@ func (g *generator) build(all []*jsonschema.Schema, depth int) (any, error) {
 
 var typePreference = []string{"object", "array", "string", "integer", "number", "boolean", "null"}
 
-// pickType chooses a JSON type every schema allows, preferring what the
-// constraints describe (properties mean an object, items an array).
-func (g *generator) pickType(all []*jsonschema.Schema) (string, error) {
+// pickType lists the JSON types every schema allows, the one to try first
+// at the front: what the constraints describe (properties mean an object,
+// items an array), then the other allowed types.
+func (g *generator) pickType(all []*jsonschema.Schema) ([]string, error) {
 	allowed := map[string]bool{}
 	for _, t := range typePreference {
 		allowed[t] = true
@@ -362,7 +400,7 @@ func (g *generator) pickType(all []*jsonschema.Schema) (string, error) {
 			}
 		}
 		if len(allowed) == 0 {
-			return "", g.contradiction(s, "the allowed types %v contradict the other constraints", s.Types.ToStrings())
+			return nil, g.contradiction(s, "the allowed types %v contradict the other constraints", s.Types.ToStrings())
 		}
 	}
 	// What the constraints hint at.
@@ -387,26 +425,40 @@ func (g *generator) pickType(all []*jsonschema.Schema) (string, error) {
 			cands = append(cands, t)
 		}
 	}
-	if len(cands) == 0 {
-		for _, t := range []string{"string", "integer", "number", "boolean", "object", "array", "null"} {
-			if allowed[t] {
-				cands = append(cands, t)
+	// The other allowed types, to fall back on.
+	var rest []string
+	for _, t := range []string{"string", "integer", "number", "boolean", "object", "array", "null"} {
+		if allowed[t] && !hint[t] {
+			rest = append(rest, t)
+		}
+	}
+	first := func(i int, list []string) []string {
+		out := []string{list[i]}
+		for j, t := range list {
+			if j != i {
+				out = append(out, t)
 			}
 		}
+		return out
+	}
+	if len(cands) == 0 {
+		cands, rest = rest, nil
 	}
 	if len(allowed) == len(typePreference) && len(hint) == 0 {
 		if g.typical {
-			return "string", nil // an unconstrained value: show a string
+			return first(0, cands), nil // an unconstrained value: show a string
 		}
-		return []string{"string", "integer", "boolean", "object", "array", "null"}[g.rng.IntN(6)], nil
+		any6 := []string{"string", "integer", "boolean", "object", "array", "null"}
+		return first(g.rng.IntN(6), any6), nil
 	}
 	if !g.typical && len(cands) > 1 && cands[len(cands)-1] == "null" && g.rng.IntN(8) != 0 {
 		cands = cands[:len(cands)-1] // null only now and then
+		rest = append(rest, "null")
 	}
 	if g.typical || len(cands) == 1 {
-		return cands[0], nil
+		return append(cands, rest...), nil
 	}
-	return cands[g.rng.IntN(len(cands))], nil
+	return append(first(g.rng.IntN(len(cands)), cands), rest...), nil
 }
 
 // number picks a value within the bounds and multipleOf.
@@ -783,7 +835,7 @@ func (g *generator) array(all []*jsonschema.Schema, depth int) (any, error) {
 	for i := 0; i < n; i++ {
 		v, err := g.item(itemConj(i), unique, seen, depth)
 		if err != nil {
-			if i >= minItems && i >= len(prefix) {
+			if i >= minItems {
 				break // optional items: stop here
 			}
 			return nil, err

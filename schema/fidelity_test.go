@@ -79,6 +79,8 @@ func TestScalarRootsAndWireWrapping(t *testing.T) {
 		{"const", `{"const":42}`, true, scalarWrap},
 		{"nullable number", `{"type":["number","null"]}`, true, scalarWrap},
 		{"anyOf of scalars", `{"anyOf":[{"type":"integer"},{"type":"string","maxLength":3}]}`, true, scalarWrap},
+		{"compact scalar", `integer 1..5 -- the rating`, true, scalarWrap},
+		{"compact enum with aliases", `enum(yes "paid", no "unpaid")`, true, scalarWrap},
 		{"ref to a scalar", `{"$defs":{"n":{"type":"integer"}},"$ref":"#/$defs/n"}`, true, scalarWrap},
 		{"array", `{"type":"array","items":{"type":"string"}}`, false, wrap{FormOpenAI: "items", FormAnthropic: "items"}},
 		{"object with anyOf at the root", `{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer"}},"anyOf":[{"required":["a"]},{"required":["b"]}]}`, false, wrap{FormOpenAI: "value", FormAnthropic: "value"}},

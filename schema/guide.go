@@ -24,11 +24,11 @@ const (
 // see: one line per field that the schema says more about than its type,
 // in the schema's order, "" when there is nothing to say. Deterministic
 // and at most about 2,000 characters ("- … N more fields" ends a cut
-// guide). Each line is
+// guide). Each line reads
 //
-//   - POINTER: CLAUSE; CLAUSE — DESCRIPTION
+//	"- " POINTER [": " CLAUSE *("; " CLAUSE)] [" — " DESCRIPTION]
 //
-// (either part may be missing) where POINTER is the field's JSON pointer in
+// where POINTER is the field's JSON pointer in
 // the answer, "*" standing for every array item and every other key of a
 // map, "(root)" for the answer itself, and the clauses are, in this order:
 //

@@ -96,9 +96,10 @@ func (s *Schema) ProviderForm(f Form) (json.RawMessage, error) {
 // with its JSON pointer into the schema ("/properties/meta: a free-form
 // object …"). Nil means the form is faithful: every value the schema
 // accepts, the form accepts too (the form may be looser; answers are
-// validated against the schema anyway). FormJSONSchema and FormOllama are
-// always faithful; OpenAI, Anthropic and Gemini close every object, so
-// these are reported:
+// validated against the schema anyway). FormJSONSchema is always
+// faithful. Every other form resolves references statically, so a
+// $dynamicRef or $recursiveRef is reported; OpenAI, Anthropic and Gemini
+// also close every object, so these are reported too:
 //
 //   - a free-form object (type object, or a map, with no properties listed);
 //   - additionalProperties or unevaluatedProperties other than false;
@@ -199,13 +200,14 @@ func (s *Schema) buildProviderForm(f Form) formResult {
 	}
 	var res formResult
 	res.wrap = s.wireProperty(f, root)
+	for _, at := range in.dynamic {
+		res.reasons = append(res.reasons, at+": a dynamic reference is resolved statically in "+formTitle(f)+", which may then reject values the schema allows")
+	}
 	if f != FormOllama {
-		var reasons []string
-		faithfulness(f, root, "", &reasons)
+		faithfulness(f, root, "", &res.reasons)
 		for _, k := range in.defs.keys {
-			faithfulness(f, in.defs.vals[k], joinPointer("/$defs", k), &reasons)
+			faithfulness(f, in.defs.vals[k], joinPointer("/$defs", k), &res.reasons)
 		}
-		res.reasons = reasons
 	}
 	if len(in.recursive) > 0 && (f == FormAnthropic || f == FormGemini) {
 		res.err = fmt.Errorf("%w: %s does not accept recursive schemas (the definition at %s refers to itself)", ErrProviderForm, formTitle(f), in.recursive[0])
@@ -234,6 +236,16 @@ func (s *Schema) buildProviderForm(f Form) formResult {
 		out, err = toGemini(root, "")
 	default: // FormOllama takes the bundled schema as it is
 		out = root
+		if d, ok := s.doc.(*object); ok && hasKey(d, "$schema") {
+			if ro, ok := root.(*object); ok && !hasKey(ro, "$schema") {
+				// The dialect still matters (draft 7's "items" list is a
+				// tuple): keep saying which it is.
+				ro = clone(ro).(*object)
+				ro.keys = append([]string{"$schema"}, ro.keys...)
+				ro.vals["$schema"] = d.vals["$schema"]
+				out = ro
+			}
+		}
 	}
 	if err == nil {
 		res.body, err = marshal(out)

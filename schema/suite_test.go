@@ -147,3 +147,70 @@ func mustRead(t *testing.T, path string) []byte {
 	}
 	return b
 }
+
+// Instance on the suite's schemas (those with a valid instance): the share
+// it cannot build is reported and bounded, and every instance it builds
+// validates. The simulator answers with these instances.
+func TestInstanceOnSuiteSchemas(t *testing.T) {
+	t.Parallel()
+	suite := suiteDir(t)
+	for _, d := range []struct {
+		dir   string
+		draft Draft
+	}{{"draft7", Draft7}, {"draft2020-12", Draft2020}} {
+		t.Run(d.dir, func(t *testing.T) {
+			t.Parallel()
+			base := filepath.Join(suite, "tests", d.dir)
+			cases, built, instances := 0, 0, 0
+			var unbuilt []string
+			for _, f := range suiteFiles(t, base, true) {
+				var groups []suiteGroup
+				if err := json.Unmarshal(mustRead(t, f), &groups); err != nil {
+					t.Fatal(err)
+				}
+				rel, _ := filepath.Rel(base, f)
+				for _, g := range groups {
+					hasValid := false
+					for _, tc := range g.Tests {
+						hasValid = hasValid || tc.Valid
+					}
+					if !hasValid {
+						continue
+					}
+					cases++
+					s, err := Compile(g.Schema, WithDraft(d.draft), WithJSONSchema(), WithFormatAssertion(false),
+						WithRefDir("http://localhost:1234/", filepath.Join(suite, "remotes")))
+					if err != nil {
+						t.Errorf("%s: %s: %v", rel, g.Description, err)
+						continue
+					}
+					ok := false
+					for seed := range uint64(5) {
+						in, err := s.Instance(seed)
+						if err != nil {
+							continue
+						}
+						ok = true
+						instances++
+						if vs, err := s.ValidateJSON(in); err != nil || vs != nil {
+							t.Errorf("%s: %s: Instance(%d) = %s is invalid: %v %v", rel, g.Description, seed, in, vs, err)
+						}
+					}
+					if ok {
+						built++
+					} else {
+						unbuilt = append(unbuilt, rel+": "+g.Description)
+					}
+				}
+			}
+			for _, u := range unbuilt {
+				t.Logf("no instance: %s", u)
+			}
+			share := 100 * float64(cases-built) / float64(cases)
+			t.Logf("%s: instances for %d of %d schemas with a valid case (%.1f%% without); %d instances, all valid", d.dir, built, cases, share, instances)
+			if cases == 0 || share > 3 {
+				t.Errorf("%.1f%% of %d schemas get no instance: more than 3%%", share, cases)
+			}
+		})
+	}
+}

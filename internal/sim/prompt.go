@@ -11,6 +11,9 @@ type prompt struct {
 	// sections, empty when absent.
 	schemaText string
 	example    string
+	// guide is the <field-guide> section (schema.Schema.FieldGuide) that
+	// may accompany an example, "" when absent.
+	guide string
 	// attempt counts the assistant messages: 0 for a first ask.
 	attempt int
 	// reask is a conversation with a failed answer followed by feedback.
@@ -41,6 +44,9 @@ func readPrompt(msgs []message) prompt {
 		}
 		if p.example == "" {
 			p.example = section(m.text, "<example>", "</example>")
+		}
+		if p.guide == "" {
+			p.guide = section(m.text, "<field-guide>", "</field-guide>")
 		}
 	}
 	if !docFound && firstUser >= 0 {

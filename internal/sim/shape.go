@@ -87,6 +87,9 @@ const (
 	numSources
 )
 
+// exampleGuideSep joins an example and its field guide in a cache key.
+const exampleGuideSep = "\x00"
+
 // shapeCacheSize bounds each source's map; when full it starts over, which
 // only costs recompiling the schemas still in use.
 const shapeCacheSize = 128
@@ -146,23 +149,39 @@ func (c *shapeCache) add(src source, raw string) *shape {
 const plausibilityProbe = "Invoice INV-2024 from Acme Corp, billing@acme.example, issued 2024-03-15 to Jane Doe."
 
 func buildShape(compiler *schema.Cache, src source, raw []byte) *shape {
+	text := raw
 	if src == srcExample {
-		v, err := decodeJSON(raw)
+		ex, guide, _ := strings.Cut(string(raw), exampleGuideSep)
+		v, err := decodeJSON([]byte(ex))
 		if err != nil {
 			return &shape{} // a broken example: answer generically, as a model would
 		}
-		sh := &shape{example: v}
-		if m, ok := v.(map[string]any); ok {
-			sh.required = slices.Sorted(maps.Keys(m))
+		// The example and its field guide stand for the schema.
+		gs, gerr := guidedSchema(v, guide)
+		var s *schema.Schema
+		if gerr == nil {
+			s, gerr = compiler.Compile(gs, schema.WithJSONSchema())
 		}
-		return sh
+		if gerr == nil {
+			_, gerr = s.Instance(0)
+		}
+		if gerr != nil {
+			sh := &shape{example: v}
+			if m, ok := v.(map[string]any); ok {
+				sh.required = slices.Sorted(maps.Keys(m))
+			}
+			return sh
+		}
+		text = gs
 	}
-	text := raw
 	if src == srcGemini {
 		var err error
 		if text, err = fromGeminiSchema(raw); err != nil {
 			return &shape{err: err}
 		}
+	}
+	if src == srcNative || src == srcGemini {
+		text = restoreNotes(text)
 	}
 	s, err := compiler.Compile(text)
 	if err != nil {
@@ -358,7 +377,7 @@ func (sh *shape) value(seed, docHash uint64, doc string) (any, error) {
 				return n.plausible(r), true
 			})
 		}
-		return v, nil
+		return distinct(v, t.v), nil
 	case sh.example != nil:
 		return vary(sh.example, "", doc, r), nil
 	}

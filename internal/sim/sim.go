@@ -5,10 +5,14 @@
 //
 // It reads the engine's prompt conventions: the document between
 // <document-NONCE> and </document-NONCE>, the schema between <json-schema>
-// tags or an example between <example> tags (unless the API carries the
-// schema natively), and a re-ask as a conversation holding an assistant
-// message followed by feedback. It answers with a schema-valid value whose
-// content is derived from the document, then spoils it as its Profile says:
+// tags or an example between <example> tags with the schema's field guide
+// (schema.Schema.FieldGuide) between <field-guide> tags (unless the API
+// carries the schema natively), and a re-ask as a conversation holding an
+// assistant message followed by feedback. It answers as a careful model
+// would: with a value valid against everything the request shows it (the
+// constraints a provider form moved into descriptions included; for an
+// example, what the field guide says), whose content is derived from the
+// document, then spoils it as its Profile says:
 // latency, rate limits (429 with the providers' headers), 5xx/529, timeouts,
 // dropped connections, and malformed output of every common kind.
 //
@@ -344,7 +348,7 @@ func (s *Server) shapeFor(req *chatRequest, pr *prompt) *shape {
 	case pr.schemaText != "":
 		return s.shapes.getString(srcPrompt, pr.schemaText)
 	case pr.example != "":
-		return s.shapes.getString(srcExample, pr.example)
+		return s.shapes.getString(srcExample, pr.example+exampleGuideSep+pr.guide)
 	}
 	return s.generic
 }
