@@ -60,6 +60,7 @@ type (
 // Outcomes.
 const (
 	OutcomeOK             = llm.OutcomeOK
+	OutcomeLossy          = llm.OutcomeLossy
 	OutcomeExhausted      = llm.OutcomeExhausted
 	OutcomeUnextractable  = llm.OutcomeUnextractable
 	OutcomeBudgetExceeded = llm.OutcomeBudgetExceeded

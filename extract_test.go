@@ -122,3 +122,24 @@ func TestExtractInto(t *testing.T) {
 		t.Errorf("first attempt violations %+v do not name total", vs)
 	}
 }
+
+// TestWithAcceptLossy: a value that needs a guessed closing quote is never
+// accepted while re-asks remain; once they are spent it fails by default
+// and is returned as OutcomeLossy when the caller opts in.
+func TestWithAcceptLossy(t *testing.T) {
+	s := compile(t, invoice)
+	lossy := `{"vendor": "ACME Ltd, "items": [{"name": "a", "price": 1}]}`
+	for _, accept := range []bool{false, true} {
+		p := fakeprovider.New([]fakeprovider.Reply{fakeprovider.Text(lossy), fakeprovider.Text(lossy)})
+		res, err := extractq.Extract(t.Context(), "ACME Ltd: a 1", s, extractq.WithProvider(p), extractq.WithMaxReasks(1), extractq.WithAcceptLossy(accept))
+		if p.Calls() != 2 {
+			t.Fatalf("accept %v: %d calls, want 2", accept, p.Calls())
+		}
+		switch {
+		case !accept && (!errors.Is(err, extractq.ErrExhausted) || res.Value != nil):
+			t.Errorf("default: got %v, value %s", err, res.Value)
+		case accept && (err != nil || res.Outcome != extractq.OutcomeLossy || !strings.Contains(string(res.Value), `"ACME Ltd"`)):
+			t.Errorf("opted in: got %v, %s %s", err, res.Outcome, res.Value)
+		}
+	}
+}

@@ -425,7 +425,9 @@ func choose(ps []*cand, j *judge, text string) evaluation {
 			if c.memberOfJoinIn(ps) {
 				continue // wrapping one of the joined objects would drop the others
 			}
-			if coerce(c, j.s, text) {
+			if inner := c.unwrapEnvelope(j.s); inner != nil && (inner.valid || coerce(inner, j.s, text)) {
+				valid = append(valid, inner)
+			} else if coerce(c, j.s, text) {
 				valid = append(valid, c)
 			}
 		}
@@ -513,6 +515,58 @@ func coerce(c *cand, s *schema.Schema, text string) bool {
 		}
 	}
 	return false
+}
+
+// kindUnwrapEnvelope is the coercion that takes the value out of the
+// envelope a model put around it.
+const kindUnwrapEnvelope = "coerce_unwrap_envelope"
+
+// unwrapEnvelope returns the value inside an envelope the schema does not
+// describe, as a new candidate validated as it is: a tool call written as
+// text ({"name": "extract", "arguments": {…}}, also "parameters") or a
+// one-member wrapper ({"data": {…}}, {"result": …}). nil when c is no such
+// envelope or the schema has the wrapper's key itself.
+func (c *cand) unwrapEnvelope(s *schema.Schema) *cand {
+	m, ok := c.v.(map[string]any)
+	if !ok {
+		return nil
+	}
+	var key string
+	switch len(m) {
+	case 1:
+		for k := range m {
+			key = k
+		}
+	case 2:
+		if _, named := m["name"].(string); named {
+			for _, k := range []string{"arguments", "parameters"} {
+				if _, ok := m[k].(map[string]any); ok {
+					key = k
+				}
+			}
+		}
+	}
+	if key == "" {
+		return nil
+	}
+	for _, v := range c.vs {
+		if v.Pointer == "/"+key && v.Keyword != "additionalProperties" {
+			return nil // the schema knows the key: not an envelope
+		}
+	}
+	if !slices.ContainsFunc(c.vs, func(v schema.Violation) bool { return v.Pointer == "/"+key && v.Keyword == "additionalProperties" }) {
+		return nil
+	}
+	inner := m[key]
+	doc, err := marshalValue(inner)
+	if err != nil {
+		return nil
+	}
+	n := &cand{Candidate: c.Candidate, v: inner, doc: doc, coerced: true}
+	n.repairs = append(slices.Clip(c.repairs), llm.Repair{Kind: kindUnwrapEnvelope, Where: "/" + key, Detail: fmt.Sprintf("took the value out of {%q: …}", key)})
+	n.vs = s.Validate(inner)
+	n.valid = len(n.vs) == 0
+	return n
 }
 
 // writtenAsIs reports whether the number a coerce_to_string repair turned
