@@ -4,105 +4,15 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/extractq/extractq/llm"
-
-	"github.com/extractq/extractq/internal/jsonx"
-	"github.com/extractq/extractq/internal/providers"
 	"github.com/extractq/extractq/internal/retry"
+	"github.com/extractq/extractq/llm"
 	"github.com/extractq/extractq/schema"
 )
 
-// Types re-exported so that library users never import internal packages.
-type (
-	// Result is everything one extraction produced: the valid value, every
-	// attempt, summed usage and the outcome.
-	Result = llm.Result
-	// Attempt is one call to the model and what became of its answer.
-	Attempt = llm.Attempt
-	// AttemptClass says why an attempt did not produce a valid value.
-	AttemptClass = llm.AttemptClass
-	// Outcome is how an extraction ended.
-	Outcome = llm.Outcome
-	// Error is a failed extraction carrying its whole Result.
-	Error = llm.ExtractionError
-	// Provider is one model behind one API.
-	Provider = llm.Provider
-	// ProviderOption configures NewProvider.
-	ProviderOption = providers.Option
-	// Mode is how a call asks the provider for structured output.
-	Mode = llm.Mode
-	// Usage is a token count.
-	Usage = llm.Usage
-	// Repair is one local fix made to a model's answer.
-	Repair = llm.Repair
-	// RepairPolicy is what may be fixed locally before re-asking.
-	RepairPolicy = jsonx.Policy
-	// Violation is one way a value fails its schema.
-	Violation = schema.Violation
-	// Feedback is a re-ask strategy.
-	Feedback = retry.Feedback
-	// SchemaIn is how the schema appears in the prompt.
-	SchemaIn = retry.SchemaIn
-	// History is what a re-ask sends of the conversation so far.
-	History = retry.History
-	// Transport is the transport-retry policy.
-	Transport = retry.Transport
-	// Jitter randomises transport-retry pauses.
-	Jitter = retry.Jitter
-	// Templates replace the built-in prompts.
-	Templates = retry.Templates
-	// PromptData is what prompt templates are executed with.
-	PromptData = retry.PromptData
-	// Sleeper pauses between transport retries.
-	Sleeper = retry.Sleeper
-)
-
-// Outcomes.
-const (
-	OutcomeOK             = llm.OutcomeOK
-	OutcomeLossy          = llm.OutcomeLossy
-	OutcomeExhausted      = llm.OutcomeExhausted
-	OutcomeUnextractable  = llm.OutcomeUnextractable
-	OutcomeBudgetExceeded = llm.OutcomeBudgetExceeded
-	OutcomeFatal          = llm.OutcomeFatal
-	OutcomeTransport      = llm.OutcomeTransport
-	OutcomeCanceled       = llm.OutcomeCanceled
-)
-
-// Modes.
-const (
-	ModeAuto   = llm.ModeAuto
-	ModeText   = llm.ModeText
-	ModeJSON   = llm.ModeJSON
-	ModeStrict = llm.ModeStrict
-	ModeTools  = llm.ModeTools
-)
-
-// Feedback strategies, schema placements, history policies, repair
-// policies and jitter kinds; see the retry package's documentation of each.
-const (
-	FeedbackReflect = retry.FeedbackReflect
-	FeedbackDirect  = retry.FeedbackDirect
-	FeedbackPolite  = retry.FeedbackPolite
-
-	SchemaInAuto    = retry.SchemaInAuto
-	SchemaInExample = retry.SchemaInExample
-	SchemaInSchema  = retry.SchemaInSchema
-	SchemaInNone    = retry.SchemaInNone
-
-	HistoryLast = retry.HistoryLast
-	HistoryFull = retry.HistoryFull
-
-	RepairOff    = jsonx.PolicyOff
-	RepairSyntax = jsonx.PolicySyntax
-	RepairCoerce = jsonx.PolicyCoerce
-
-	JitterFull = retry.JitterFull
-	JitterNone = retry.JitterNone
-)
-
-// Errors a failed extraction matches with errors.Is, one per outcome, and
-// ErrConfig for a wrong option, a missing provider or schema.
+// Errors a failed extraction matches with errors.Is, one per outcome: the
+// same values as llm.ErrExhausted and its siblings, repeated here so that a
+// caller of Extract needs one import. ErrConfig is a wrong option, a missing
+// provider or schema.
 var (
 	ErrExhausted      = llm.ErrExhausted
 	ErrUnextractable  = llm.ErrUnextractable
@@ -117,7 +27,7 @@ var (
 // use. New checks the options once, so that a wrong one fails before any
 // document is read.
 type Extractor struct {
-	provider Provider
+	provider llm.Provider
 	cfg      retry.Config
 }
 
@@ -126,7 +36,7 @@ type Extractor struct {
 func New(opts ...Option) (*Extractor, error) {
 	o := newOptions(opts)
 	if o.provider == nil {
-		return nil, fmt.Errorf("extractq: %w: no provider: pass extractq.WithProvider(p), with p from extractq.NewProvider(\"openai:gpt-4o-mini\") or another spec", ErrConfig)
+		return nil, fmt.Errorf("extractq: %w: no provider: pass extractq.WithProvider(p), with p from extractq.NewProvider(\"openai:gpt-4o-mini\") or your own llm.Provider", ErrConfig)
 	}
 	if err := o.cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("extractq: %w", err)
@@ -135,16 +45,16 @@ func New(opts ...Option) (*Extractor, error) {
 }
 
 // Provider is the provider the Extractor asks.
-func (x *Extractor) Provider() Provider { return x.provider }
+func (x *Extractor) Provider() llm.Provider { return x.provider }
 
 // Extract asks for s's data in document, validates the answer and re-asks
 // with feedback until it is valid or a budget is spent. On success the error
-// is nil and Result.Value validated against s. Otherwise the error is an
-// *Error carrying the Result (also returned), matching the outcome's
-// sentinel (ErrExhausted, ErrUnextractable, …). A nil schema, or a mode the
-// provider does not support, gives a nil Result and an error matching
-// ErrConfig.
-func (x *Extractor) Extract(ctx context.Context, document string, s *schema.Schema) (*Result, error) {
+// is nil and Result.Value validated against s (and every WithValidator).
+// Otherwise the error is an *llm.ExtractionError carrying the Result (also
+// returned), matching the outcome's sentinel (ErrExhausted,
+// ErrUnextractable, …). A nil schema, or a mode the provider does not
+// support, gives a nil Result and an error matching ErrConfig.
+func (x *Extractor) Extract(ctx context.Context, document string, s *schema.Schema) (*llm.Result, error) {
 	if s == nil {
 		return nil, fmt.Errorf("extractq: %w: no schema: compile one with schema.Compile, schema.CompileFile or schema.FromStruct", ErrConfig)
 	}
@@ -156,7 +66,7 @@ func (x *Extractor) Extract(ctx context.Context, document string, s *schema.Sche
 }
 
 // Extract is New(opts...) followed by Extract: the one-call form.
-func Extract(ctx context.Context, document string, s *schema.Schema, opts ...Option) (*Result, error) {
+func Extract(ctx context.Context, document string, s *schema.Schema, opts ...Option) (*llm.Result, error) {
 	x, err := New(opts...)
 	if err != nil {
 		return nil, err
@@ -169,7 +79,7 @@ func Extract(ctx context.Context, document string, s *schema.Schema, opts ...Opt
 // constraints from jsonschema tags). It derives the schema on every call;
 // in a hot loop derive it once with schema.FromStruct and use Extract and
 // Result.Decode.
-func ExtractInto[T any](ctx context.Context, document string, opts ...Option) (T, *Result, error) {
+func ExtractInto[T any](ctx context.Context, document string, opts ...Option) (T, *llm.Result, error) {
 	var zero T
 	s, err := schema.FromStruct(new(T))
 	if err != nil {
@@ -187,15 +97,3 @@ func ExtractInto[T any](ctx context.Context, document string, opts ...Option) (T
 	}
 	return v, res, nil
 }
-
-// NewProvider makes a provider from a spec such as "openai:gpt-4o-mini",
-// "anthropic:claude-haiku-4-5", "ollama:llama3.1:8b" or "sim:sloppy" (an
-// in-process simulator). API keys and base URLs come from the conventional
-// environment variables unless set with the options.
-func NewProvider(spec string, opts ...ProviderOption) (Provider, error) {
-	return providers.New(spec, opts...)
-}
-
-// DefaultTransport is the default transport-retry policy, a starting point
-// for WithTransport.
-func DefaultTransport() Transport { return retry.DefaultTransport() }

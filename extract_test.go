@@ -2,6 +2,7 @@ package extractq_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -10,7 +11,7 @@ import (
 	"github.com/extractq/extractq/llm"
 
 	"github.com/extractq/extractq"
-	"github.com/extractq/extractq/internal/fakeprovider"
+	"github.com/extractq/extractq/extractqtest"
 	"github.com/extractq/extractq/schema"
 )
 
@@ -30,28 +31,28 @@ func TestExtractErrors(t *testing.T) {
 	bad := `{"vendor":"ACME","items":[{"name":"a","price":1},{"name":"b","price":2},{"name":"c","price":"1,250"}]}`
 	tests := []struct {
 		name     string
-		script   []fakeprovider.Reply
+		script   []extractqtest.Reply
 		opts     []extractq.Option
 		sentinel error
 		message  string
 	}{
-		{"exhausted", []fakeprovider.Reply{fakeprovider.Text(bad[:len(bad)-1]), fakeprovider.Text(bad), fakeprovider.Text(bad[:len(bad)-1]), fakeprovider.Text(bad)}, nil,
+		{"exhausted", []extractqtest.Reply{extractqtest.Text(bad[:len(bad)-1]), extractqtest.Text(bad), extractqtest.Text(bad[:len(bad)-1]), extractqtest.Text(bad)}, nil,
 			extractq.ErrExhausted, `no valid answer after 4 attempts; the last failed at /items/2/price: expected number, got "1,250"; 2 syntax repairs applied`},
 		{"budget", nil, []extractq.Option{extractq.WithTokenBudget(10)}, extractq.ErrBudgetExceeded, "token budget exceeded"},
-		{"fatal", []fakeprovider.Reply{fakeprovider.Fail(llm.ClassAuth, 0)}, nil, extractq.ErrFatal, "HTTP 401"},
-		{"transport", []fakeprovider.Reply{fakeprovider.Fail(llm.ClassServer, 0), fakeprovider.Fail(llm.ClassServer, 0)},
+		{"fatal", []extractqtest.Reply{extractqtest.Fail(llm.ClassAuth, 0)}, nil, extractq.ErrFatal, "HTTP 401"},
+		{"transport", []extractqtest.Reply{extractqtest.Fail(llm.ClassServer, 0), extractqtest.Fail(llm.ClassServer, 0)},
 			[]extractq.Option{extractq.WithTransport(extractq.Transport{Retries: 1, Jitter: extractq.JitterNone})}, extractq.ErrTransport, "failed 2 times (1 transport retry)"},
-		{"unextractable", []fakeprovider.Reply{fakeprovider.Refused("no")}, nil, extractq.ErrUnextractable, "unextractable"},
+		{"unextractable", []extractqtest.Reply{extractqtest.Refused("no")}, nil, extractq.ErrUnextractable, "unextractable"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := fakeprovider.New(tt.script)
+			p := extractqtest.New(tt.script)
 			opts := append([]extractq.Option{extractq.WithProvider(p), extractq.WithSleeper(func(context.Context, time.Duration) error { return nil })}, tt.opts...)
 			res, err := extractq.Extract(context.Background(), "ACME: a 1, b 2, c 1,250", s, opts...)
 			if !errors.Is(err, tt.sentinel) {
 				t.Fatalf("err %v does not match %v", err, tt.sentinel)
 			}
-			var e *extractq.Error
+			var e *llm.ExtractionError
 			if !errors.As(err, &e) || e.Result != res || res.Value != nil {
 				t.Fatalf("error does not carry the result: %#v", err)
 			}
@@ -71,9 +72,9 @@ func TestExtractConfig(t *testing.T) {
 		hint string
 	}{
 		{"no provider", nil, s, "WithProvider"},
-		{"no schema", []extractq.Option{extractq.WithProvider(fakeprovider.New(nil))}, nil, "schema.Compile"},
-		{"bad history", []extractq.Option{extractq.WithProvider(fakeprovider.New(nil)), extractq.WithHistory("most")}, s, "use last or full"},
-		{"negative re-asks", []extractq.Option{extractq.WithProvider(fakeprovider.New(nil)), extractq.WithMaxReasks(-2)}, s, "max re-asks"},
+		{"no schema", []extractq.Option{extractq.WithProvider(extractqtest.New(nil))}, nil, "schema.Compile"},
+		{"bad history", []extractq.Option{extractq.WithProvider(extractqtest.New(nil)), extractq.WithHistory("most")}, s, "use last or full"},
+		{"negative re-asks", []extractq.Option{extractq.WithProvider(extractqtest.New(nil)), extractq.WithMaxReasks(-2)}, s, "max re-asks"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -87,9 +88,9 @@ func TestExtractConfig(t *testing.T) {
 
 func TestOptionsReachTheRequest(t *testing.T) {
 	s := compile(t, invoice)
-	p := fakeprovider.New([]fakeprovider.Reply{fakeprovider.Text(`{"vendor":"A","items":[]}`)}, fakeprovider.WithModes(llm.ModeJSON, llm.ModeStrict))
+	p := extractqtest.New([]extractqtest.Reply{extractqtest.Text(`{"vendor":"A","items":[]}`)}, extractqtest.WithModes(llm.ModeJSON, llm.ModeStrict))
 	_, err := extractq.Extract(context.Background(), "doc", s, extractq.WithProvider(p),
-		extractq.WithMode(extractq.ModeJSON), extractq.WithTemperature(0.3), extractq.WithMaxTokens(321),
+		extractq.WithMode(llm.ModeJSON), extractq.WithTemperature(0.3), extractq.WithMaxTokens(321),
 		extractq.WithCallTimeout(7*time.Second), extractq.WithSchemaIn(extractq.SchemaInSchema))
 	if err != nil {
 		t.Fatal(err)
@@ -109,7 +110,7 @@ type Invoice struct {
 }
 
 func TestExtractInto(t *testing.T) {
-	p := fakeprovider.New([]fakeprovider.Reply{fakeprovider.Text(`{"vendor":"ACME"}`), fakeprovider.Text(`{"vendor":"ACME","total":"9.5"}`)})
+	p := extractqtest.New([]extractqtest.Reply{extractqtest.Text(`{"vendor":"ACME"}`), extractqtest.Text(`{"vendor":"ACME","total":"9.5"}`)})
 	inv, res, err := extractq.ExtractInto[Invoice](context.Background(), "ACME 9.50", extractq.WithProvider(p))
 	if err != nil {
 		t.Fatal(err)
@@ -123,14 +124,74 @@ func TestExtractInto(t *testing.T) {
 	}
 }
 
+func TestValidatorsAndObservers(t *testing.T) {
+	t.Parallel()
+	s := compile(t, `{"type":"object","properties":{"total":{"type":"number"},"date":{"type":"string"}},"required":["total","date"]}`)
+	var validated []string
+	positive := func(_ context.Context, v json.RawMessage) []llm.Violation {
+		validated = append(validated, string(v))
+		if strings.Contains(string(v), `"total":-`) {
+			return []llm.Violation{{Pointer: "/total", Message: "must be positive"}}
+		}
+		return nil
+	}
+	notFuture := func(_ context.Context, v json.RawMessage) []llm.Violation {
+		if strings.Contains(string(v), "2999") {
+			return []llm.Violation{{Pointer: "/date", Keyword: "future", Message: "is in the future"}}
+		}
+		return nil
+	}
+	var seen []llm.Attempt
+	tamper := func(_ context.Context, a llm.Attempt) {
+		seen = append(seen, a)
+		if len(a.Violations) > 0 {
+			a.Violations[0].Message = "changed by an observer"
+		}
+		if len(a.Value) > 0 {
+			a.Value[0] = 'X'
+		}
+	}
+	p := extractqtest.New([]extractqtest.Reply{
+		extractqtest.Text(`{"total": "x"}`),                      // schema-invalid: validators must not run
+		extractqtest.Text(`{"total": -5, "date": "2999-01-01"}`), // both validators fail
+		extractqtest.Text(`{"total": 5, "date": "2024-01-01"}`),  // passes
+	})
+	res, err := extractq.Extract(t.Context(), "Total 5 on 2024-01-01", s, extractq.WithProvider(p),
+		extractq.WithValidator(positive), extractq.WithValidator(notFuture), extractq.WithObserver(tamper))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(res.Value) != `{"total":5,"date":"2024-01-01"}` || len(res.Attempts) != 3 {
+		t.Fatalf("value %s after %d attempts", res.Value, len(res.Attempts))
+	}
+	if len(validated) != 2 {
+		t.Fatalf("validators ran on %q; they must run only on schema-valid values", validated)
+	}
+	vs := res.Attempts[1].Violations
+	if len(vs) != 2 || vs[0].Keyword != "validator" || vs[0].Message != "must be positive" || vs[1].Keyword != "future" || res.Attempts[1].Class != llm.ClassSchema {
+		t.Fatalf("attempt 2 violations %+v class %q", vs, res.Attempts[1].Class)
+	}
+	fb := p.Requests()[2].Messages
+	if last := fb[len(fb)-1].Content; !strings.Contains(last, "/total") || !strings.Contains(last, "must be positive") || !strings.Contains(last, "is in the future") {
+		t.Fatalf("the feedback must carry the validators' violations: %q", last)
+	}
+	if len(seen) != 3 || seen[2].N != 3 || seen[2].Class != llm.ClassNone {
+		t.Fatalf("observer saw %d attempts: %+v", len(seen), seen)
+	}
+	if res.Attempts[1].Violations[0].Message != "must be positive" || res.Attempts[2].Value[0] != '{' {
+		t.Fatal("an observer changed the result")
+	}
+}
+
 // TestWithAcceptLossy: a value that needs a guessed closing quote is never
 // accepted while re-asks remain; once they are spent it fails by default
-// and is returned as OutcomeLossy when the caller opts in.
+// and is returned as llm.OutcomeLossy when the caller opts in.
 func TestWithAcceptLossy(t *testing.T) {
+	t.Parallel()
 	s := compile(t, invoice)
 	lossy := `{"vendor": "ACME Ltd, "items": [{"name": "a", "price": 1}]}`
 	for _, accept := range []bool{false, true} {
-		p := fakeprovider.New([]fakeprovider.Reply{fakeprovider.Text(lossy), fakeprovider.Text(lossy)})
+		p := extractqtest.New([]extractqtest.Reply{extractqtest.Text(lossy), extractqtest.Text(lossy)})
 		res, err := extractq.Extract(t.Context(), "ACME Ltd: a 1", s, extractq.WithProvider(p), extractq.WithMaxReasks(1), extractq.WithAcceptLossy(accept))
 		if p.Calls() != 2 {
 			t.Fatalf("accept %v: %d calls, want 2", accept, p.Calls())
@@ -138,7 +199,7 @@ func TestWithAcceptLossy(t *testing.T) {
 		switch {
 		case !accept && (!errors.Is(err, extractq.ErrExhausted) || res.Value != nil):
 			t.Errorf("default: got %v, value %s", err, res.Value)
-		case accept && (err != nil || res.Outcome != extractq.OutcomeLossy || !strings.Contains(string(res.Value), `"ACME Ltd"`)):
+		case accept && (err != nil || res.Outcome != llm.OutcomeLossy || !strings.Contains(string(res.Value), `"ACME Ltd"`)):
 			t.Errorf("opted in: got %v, %s %s", err, res.Outcome, res.Value)
 		}
 	}

@@ -30,13 +30,13 @@ import (
 // extractDeps is what the extract command takes from its surroundings;
 // tests replace the provider factory with a fake provider.
 type extractDeps struct {
-	newProvider func(spec string) (extractq.Provider, error)
+	newProvider func(spec string) (llm.Provider, error)
 	getenv      func(string) string
 }
 
 func newExtractCmd() *cobra.Command {
 	return newExtractCmdWith(extractDeps{
-		newProvider: func(spec string) (extractq.Provider, error) { return extractq.NewProvider(spec) },
+		newProvider: func(spec string) (llm.Provider, error) { return extractq.NewProvider(spec) },
 		getenv:      os.Getenv,
 	})
 }
@@ -83,7 +83,7 @@ Example:
 	fl.IntVar(&f.concurrency, "concurrency", 4, "documents extracted at once")
 	fl.StringVar(&f.out, "out", "", "write the JSON lines to this file instead of stdout")
 	fl.IntVar(&f.maxReasks, "max-reasks", 3, "re-asks of an invalid answer (at most max-reasks+1 calls per document)")
-	fl.StringVar(&f.mode, "mode", string(extractq.ModeAuto), "structured-output mode: auto, text, json, strict or tools")
+	fl.StringVar(&f.mode, "mode", string(llm.ModeAuto), "structured-output mode: auto, text, json, strict or tools")
 	fl.StringVar(&f.feedback, "feedback", string(extractq.FeedbackReflect), "re-ask feedback: reflect, direct or polite")
 	fl.StringVar(&f.history, "history", string(extractq.HistoryLast), "what a re-ask resends: last (last failed answer only) or full")
 	fl.StringVar(&f.schemaIn, "schema-in", string(extractq.SchemaInAuto), "schema in the prompt: auto, example, schema or none")
@@ -133,7 +133,7 @@ func runExtract(cmd *cobra.Command, deps extractDeps, f *extractFlags, args []st
 		return usageErr(err) // it names the provider and the fix
 	}
 	x, err := extractq.New(extractq.WithProvider(p),
-		extractq.WithMaxReasks(f.maxReasks), extractq.WithMode(extractq.Mode(f.mode)),
+		extractq.WithMaxReasks(f.maxReasks), extractq.WithMode(llm.Mode(f.mode)),
 		extractq.WithFeedback(extractq.Feedback(f.feedback)), extractq.WithHistory(extractq.History(f.history)),
 		extractq.WithSchemaIn(extractq.SchemaIn(f.schemaIn)), extractq.WithRepair(extractq.RepairPolicy(f.repair)),
 		extractq.WithTokenBudget(f.tokenBudget), extractq.WithMaxTokens(f.maxTokens), extractq.WithCallTimeout(f.callTimeout))
@@ -198,8 +198,8 @@ func runExtract(cmd *cobra.Command, deps extractDeps, f *extractFlags, args []st
 // stopsTheRun returns why the remaining documents are not worth trying: the
 // provider rejected the credentials, the model or the account, which would
 // fail every document the same way.
-func stopsTheRun(res *extractq.Result) error {
-	if res == nil || res.Outcome != extractq.OutcomeFatal {
+func stopsTheRun(res *llm.Result) error {
+	if res == nil || res.Outcome != llm.OutcomeFatal {
 		return nil
 	}
 	var pe *llm.Error
@@ -229,7 +229,7 @@ type outLine struct {
 	Repairs  int             `json:"repairs"`
 	Tokens   int             `json:"tokens"`
 
-	res *extractq.Result
+	res *llm.Result
 }
 
 // outcomeBadInput marks a document that could not be read.
@@ -243,7 +243,7 @@ func extractOne(ctx context.Context, x *extractq.Extractor, s *schema.Schema, d 
 	}
 	res, err := x.Extract(ctx, d.text, s)
 	if res == nil { // a configuration error: the same for every document
-		l.Outcome, l.Error = string(extractq.OutcomeFatal), err.Error()
+		l.Outcome, l.Error = string(llm.OutcomeFatal), err.Error()
 		return l
 	}
 	l.res = res
@@ -417,9 +417,9 @@ type summary struct {
 func (s *summary) add(l *outLine) {
 	s.docs++
 	switch l.Outcome {
-	case string(extractq.OutcomeOK):
+	case string(llm.OutcomeOK):
 		s.ok++
-	case string(extractq.OutcomeUnextractable):
+	case string(llm.OutcomeUnextractable):
 		s.unextractable++
 	default:
 		s.failed++

@@ -13,8 +13,7 @@ import (
 
 	"github.com/extractq/extractq/llm"
 
-	"github.com/extractq/extractq"
-	"github.com/extractq/extractq/internal/fakeprovider"
+	"github.com/extractq/extractq/extractqtest"
 )
 
 const extractSchema = `{"type":"object","properties":{"vendor":{"type":"string"},"total":{"type":"number"}},"required":["vendor","total"],"additionalProperties":false}`
@@ -32,22 +31,22 @@ func documentOf(req llm.Request) string {
 
 // model answers like a model with habits: a fenced answer, a re-ask
 // needed for documents saying "sloppy", unextractable for recipes.
-func model(call int, req llm.Request) fakeprovider.Reply {
+func model(call int, req llm.Request) extractqtest.Reply {
 	doc := documentOf(req)
 	vendor, _, _ := strings.Cut(doc, " ")
 	switch {
 	case strings.Contains(doc, "recipe"):
-		return fakeprovider.Text(`{"_unextractable": "a recipe"}`)
+		return extractqtest.Text(`{"_unextractable": "a recipe"}`)
 	case strings.Contains(doc, "sloppy") && len(req.Messages) == 2:
-		return fakeprovider.Text(`{"vendor": "` + vendor + `"}`)
+		return extractqtest.Text(`{"vendor": "` + vendor + `"}`)
 	}
-	return fakeprovider.Text("```json\n{\"vendor\": \"" + vendor + "\", \"total\": \"12.5\"}\n```")
+	return extractqtest.Text("```json\n{\"vendor\": \"" + vendor + "\", \"total\": \"12.5\"}\n```")
 }
 
 // gated holds the call for the document "slow" until the document "last"
 // has been answered, so that completion order differs from input order.
 type gated struct {
-	*fakeprovider.Provider
+	*extractqtest.Provider
 	gate chan struct{}
 }
 
@@ -73,11 +72,11 @@ type cmdRun struct {
 	specs          []string
 }
 
-func runExtractCmd(t *testing.T, p extractq.Provider, env map[string]string, stdin string, args ...string) cmdRun {
+func runExtractCmd(t *testing.T, p llm.Provider, env map[string]string, stdin string, args ...string) cmdRun {
 	t.Helper()
 	var r cmdRun
 	deps := extractDeps{
-		newProvider: func(spec string) (extractq.Provider, error) { r.specs = append(r.specs, spec); return p, nil },
+		newProvider: func(spec string) (llm.Provider, error) { r.specs = append(r.specs, spec); return p, nil },
 		getenv:      func(k string) string { return env[k] },
 	}
 	cmd := newExtractCmdWith(deps)
@@ -138,7 +137,7 @@ func TestExtractCmdInputsInOrder(t *testing.T) {
 		"folder/.hidden.txt": "never read",
 		"batch.jsonl":        `{"id": 7, "text": "mid Inc invoice"}` + "\n\n" + `{"text": "last GmbH invoice"}` + "\n" + `not json` + "\n",
 	})
-	p := &gated{Provider: fakeprovider.New(nil, fakeprovider.WithResponder(model)), gate: make(chan struct{})}
+	p := &gated{Provider: extractqtest.New(nil, extractqtest.WithResponder(model)), gate: make(chan struct{})}
 	r := runExtractCmd(t, p, nil, "", "--schema", filepath.Join(dir, "schema.json"), "--provider", "fake:m", "--concurrency", "3",
 		filepath.Join(dir, "one.txt"), filepath.Join(dir, "folder"), filepath.Join(dir, "batch.jsonl"))
 	if r.code != 1 {
@@ -185,7 +184,7 @@ func TestExtractCmd(t *testing.T) {
 	sch := filepath.Join(dir, "schema.json")
 	tests := []struct {
 		name     string
-		script   []fakeprovider.Reply
+		script   []extractqtest.Reply
 		env      map[string]string
 		stdin    string
 		args     []string
@@ -205,17 +204,17 @@ func TestExtractCmd(t *testing.T) {
 		{name: "missing input file", args: []string{"--schema", sch, "--provider", "fake:m", filepath.Join(dir, "nope.txt")}, code: 2, inStderr: "nope.txt"},
 		{name: "bad ref-dir", args: []string{"--schema", sch, "--provider", "fake:m", "--ref-dir", "schemas", "-"}, code: 2, inStderr: "PREFIX=DIR"},
 		{name: "bad flag value", args: []string{"--schema", sch, "--provider", "fake:m", "--history", "most", "-"}, code: 2, inStderr: "use last or full"},
-		{name: "auth failure stops the run", script: []fakeprovider.Reply{fakeprovider.Fail(llm.ClassAuth, 0)},
+		{name: "auth failure stops the run", script: []extractqtest.Reply{extractqtest.Fail(llm.ClassAuth, 0)},
 			args: []string{"--schema", sch, "--provider", "fake:m", "--concurrency", "1", filepath.Join(dir, "doc.txt"), filepath.Join(dir, "doc.txt")},
 			code: 2, ids: []string{filepath.Join(dir, "doc.txt")}, inStderr: "check the API key"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			opts := []fakeprovider.Option{}
+			opts := []extractqtest.Option{}
 			if tt.script == nil {
-				opts = append(opts, fakeprovider.WithResponder(model))
+				opts = append(opts, extractqtest.WithResponder(model))
 			}
-			r := runExtractCmd(t, fakeprovider.New(tt.script, opts...), tt.env, tt.stdin, tt.args...)
+			r := runExtractCmd(t, extractqtest.New(tt.script, opts...), tt.env, tt.stdin, tt.args...)
 			if r.code != tt.code {
 				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", r.code, tt.code, r.stdout, r.stderr)
 			}
@@ -240,7 +239,7 @@ func TestExtractCmd(t *testing.T) {
 func TestExtractCmdOutFile(t *testing.T) {
 	dir := writeFiles(t, map[string]string{"schema.json": extractSchema, "docs/a.txt": "A invoice", "docs/b.txt": "B invoice"})
 	out := filepath.Join(dir, "out.jsonl")
-	r := runExtractCmd(t, fakeprovider.New(nil, fakeprovider.WithResponder(model)), nil, "",
+	r := runExtractCmd(t, extractqtest.New(nil, extractqtest.WithResponder(model)), nil, "",
 		"--schema", filepath.Join(dir, "schema.json"), "--provider", "fake:m", "--out", out, filepath.Join(dir, "docs"))
 	b, err := os.ReadFile(out)
 	if r.code != 0 || err != nil || r.stdout != "" || strings.Count(string(b), "\n") != 2 || !strings.Contains(string(b), `"vendor":"A"`) {

@@ -18,7 +18,7 @@ import (
 
 	"github.com/extractq/extractq/internal/audit/audittest"
 	"github.com/extractq/extractq/internal/e2e/fleettest"
-	"github.com/extractq/extractq/internal/fakeprovider"
+	"github.com/extractq/extractq/extractqtest"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/jobstest"
 	"github.com/extractq/extractq/internal/worker"
@@ -55,7 +55,7 @@ func TestSubmitWaitAfterRestart(t *testing.T) {
 		worker.WithPools(worker.Pool{Name: "openai_gpt-4o-mini", Concurrency: 2}),
 		worker.WithPullWait(200*time.Millisecond),
 		worker.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
-		worker.WithProviders(func(string) (llm.Provider, error) { return fakeprovider.New(nil), nil }))
+		worker.WithProviders(func(string) (llm.Provider, error) { return extractqtest.New(nil), nil }))
 	if err != nil {
 		t.Fatal(err)
 	}

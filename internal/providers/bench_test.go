@@ -12,10 +12,7 @@ import (
 // JSON encoding, response parsing, redaction): the adapter's own cost.
 func BenchmarkChatSim(b *testing.B) {
 	sch := testSchema(b)
-	p, err := New("sim:clean")
-	if err != nil {
-		b.Fatal(err)
-	}
+	p := simOpenAI(b, "clean")
 	req := llm.Request{Messages: nativePrompt("Invoice from ACME, total 12.50, paid."), Mode: llm.ModeStrict, Schema: sch}
 	b.ReportAllocs()
 	for b.Loop() {

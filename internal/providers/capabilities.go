@@ -72,7 +72,6 @@ var capabilityTable = map[string][]capRule{
 	"deepseek": {{"", modesJSONTools}},
 	"vllm":     {{"", modesJSONStrict}}, // guided decoding; tools need server flags
 	"lmstudio": {{"", []llm.Mode{llm.ModeText, llm.ModeStrict}}},
-	"sim":      {{"", modesAll}},
 }
 
 // capabilitiesFor looks up a family and model in capabilityTable.

@@ -40,7 +40,6 @@ func TestCapabilitiesFor(t *testing.T) {
 		{"xai", "grok-4", llm.ModeStrict, nil, nil},
 		{"vllm", "Qwen/Qwen2.5-7B-Instruct", llm.ModeStrict, []llm.Mode{llm.ModeJSON}, []llm.Mode{llm.ModeTools}},
 		{"lmstudio", "qwen2.5-7b", llm.ModeStrict, nil, []llm.Mode{llm.ModeJSON}},
-		{"sim", "sim", llm.ModeStrict, []llm.Mode{llm.ModeJSON, llm.ModeTools, llm.ModeText}, nil},
 		{"nosuch", "x", llm.ModeText, nil, []llm.Mode{llm.ModeJSON}},
 	}
 	for _, tc := range tests {

@@ -118,7 +118,7 @@ func TestArraySchemaIsWrappedForObjectOnlyAPIs(t *testing.T) {
 	})
 
 	t.Run("against the simulator", func(t *testing.T) {
-		p := mustNew(t, "sim:clean", env{})
+		p := simOpenAI(t, "clean")
 		for _, mode := range []llm.Mode{llm.ModeStrict, llm.ModeTools} {
 			resp, err := p.Chat(context.Background(), llm.Request{Messages: simPrompt(arr, "2 of A-1"), Mode: mode, Schema: arr})
 			if err != nil {

@@ -10,10 +10,9 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/extractq/extractq/llm"
-
-	"github.com/extractq/extractq/internal/sim"
 )
 
 // Errors New returns, for callers that branch (a CLI maps them to a usage
@@ -36,7 +35,6 @@ const (
 	wireAnthropic
 	wireOllama
 	wireGemini
-	wireSim
 )
 
 // family is one preset: where the API lives and where its key comes from.
@@ -74,74 +72,135 @@ var families = map[string]family{
 	"anthropic":     {wire: wireAnthropic, defaultBase: "https://api.anthropic.com", baseEnv: []string{"ANTHROPIC_BASE_URL"}, keyEnv: []string{"ANTHROPIC_API_KEY"}, keyRequired: true},
 	"ollama":        {wire: wireOllama, defaultBase: "http://127.0.0.1:11434", baseEnv: []string{"OLLAMA_HOST"}, ollamaHost: true, keyEnv: []string{"OLLAMA_API_KEY"}},
 	"gemini":        {wire: wireGemini, defaultBase: "https://generativelanguage.googleapis.com", baseEnv: []string{"GEMINI_BASE_URL", "GOOGLE_GEMINI_BASE_URL"}, keyEnv: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"}, keyRequired: true},
-	"sim":           {wire: wireSim},
 }
 
-// KnownFamilies lists the provider families New accepts, sorted.
+// KnownFamilies lists the provider families New accepts, built-in and
+// registered, sorted.
 func KnownFamilies() []string {
-	out := make([]string, 0, len(families))
+	registry.RLock()
+	defer registry.RUnlock()
+	out := make([]string, 0, len(families)+len(registry.m))
 	for k := range families {
+		out = append(out, k)
+	}
+	for k := range registry.m {
 		out = append(out, k)
 	}
 	sort.Strings(out)
 	return out
 }
 
-// Option configures New.
-type Option func(*config)
-
-type config struct {
-	baseURL    string
-	apiKey     string
-	httpClient *http.Client
-	getenv     func(string) string
-	logger     *slog.Logger
-	maxBody    int64
-	simServer  *sim.Server
+// Settings is what New and a registered Factory are configured with. Zero
+// fields mean "from the environment" or the default.
+type Settings struct {
+	// BaseURL overrides the API's base URL (for OpenAI-compatible families
+	// it includes the version, e.g. "http://127.0.0.1:8080/v1"; for
+	// anthropic, gemini and ollama it is the server root).
+	BaseURL string
+	// APIKey overrides the family's key variable.
+	APIKey string
+	// HTTPClient replaces the provider's own pooled client.
+	HTTPClient *http.Client
+	// Getenv replaces os.Getenv for keys and base URLs.
+	Getenv func(string) string
+	// Logger receives one debug line per call (never prompts, answers or
+	// credentials); nil discards.
+	Logger *slog.Logger
+	// MaxResponseBytes caps a response body (DefaultMaxResponseBytes when
+	// zero or less).
+	MaxResponseBytes int64
 }
+
+// Option configures New.
+type Option func(*Settings)
+
+// WithSettings replaces every setting at once (later options still apply).
+func WithSettings(s Settings) Option { return func(c *Settings) { *c = s } }
 
 // WithBaseURL overrides the API's base URL (for OpenAI-compatible
 // families it includes the version, e.g. "http://127.0.0.1:8080/v1"; for
 // anthropic, gemini and ollama it is the server root). It wins over the
 // environment.
-func WithBaseURL(u string) Option { return func(c *config) { c.baseURL = u } }
+func WithBaseURL(u string) Option { return func(c *Settings) { c.BaseURL = u } }
 
 // WithAPIKey sets the API key, overriding the environment.
-func WithAPIKey(k string) Option { return func(c *config) { c.apiKey = k } }
+func WithAPIKey(k string) Option { return func(c *Settings) { c.APIKey = k } }
 
 // WithHTTPClient makes the provider use c instead of its own pooled client.
-func WithHTTPClient(hc *http.Client) Option { return func(c *config) { c.httpClient = hc } }
+func WithHTTPClient(hc *http.Client) Option { return func(c *Settings) { c.HTTPClient = hc } }
 
 // WithGetenv replaces os.Getenv for reading keys and base URLs, so tests and
 // embedding programs decide what the environment is.
-func WithGetenv(f func(string) string) Option { return func(c *config) { c.getenv = f } }
+func WithGetenv(f func(string) string) Option { return func(c *Settings) { c.Getenv = f } }
 
 // WithLogger makes the provider log each call at debug level (status,
 // latency, error class; never prompts, answers or credentials). The default
 // discards.
-func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
+func WithLogger(l *slog.Logger) Option { return func(c *Settings) { c.Logger = l } }
 
 // WithMaxResponseBytes changes the response size cap
 // (DefaultMaxResponseBytes; zero or less keeps the default).
-func WithMaxResponseBytes(n int64) Option { return func(c *config) { c.maxBody = n } }
+func WithMaxResponseBytes(n int64) Option { return func(c *Settings) { c.MaxResponseBytes = n } }
+
+// Factory makes a provider for one model of a registered family. s holds
+// the caller's options with defaults filled in (Getenv, Logger and
+// MaxResponseBytes are never zero).
+type Factory func(model string, s Settings) (llm.Provider, error)
+
+// ErrBadFamily: Register was given a name that cannot be a family or is
+// taken.
+var ErrBadFamily = errors.New("bad provider family")
+
+var registry struct {
+	sync.RWMutex
+	m map[string]Factory
+}
+
+// Register adds a provider family, so that New("family:model") calls f.
+// Families are lower-case letters, digits, '-' and '_'; a built-in family or
+// one already registered cannot be registered again. It is how the
+// simulator plugs in (internal/sim/simprovider) and how users add their own
+// provider to every place that takes a provider string.
+func Register(family string, f Factory) error {
+	if f == nil || family == "" || strings.Trim(family, "abcdefghijklmnopqrstuvwxyz0123456789-_") != "" {
+		return fmt.Errorf("%w %q: use lower-case letters, digits, '-' and '_', and a non-nil factory", ErrBadFamily, family)
+	}
+	registry.Lock()
+	defer registry.Unlock()
+	if _, builtIn := families[family]; builtIn || registry.m[family] != nil {
+		return fmt.Errorf("%w %q: already registered", ErrBadFamily, family)
+	}
+	if registry.m == nil {
+		registry.m = map[string]Factory{}
+	}
+	registry.m[family] = f
+	return nil
+}
+
+func registered(family string) Factory {
+	registry.RLock()
+	defer registry.RUnlock()
+	return registry.m[family]
+}
 
 // New makes a provider from a string "family:model", e.g.
 // "openai:gpt-4o-mini", "anthropic:claude-haiku-4-5", "ollama:llama3.1:8b"
 // (the model may contain colons), "gemini:gemini-2.5-flash", or
-// "sim:PROFILE" / "sim:PROFILE/model" for the in-process simulator.
+// or a family added with Register ("sim:PROFILE" once the simulator is
+// registered).
 func New(spec string, opts ...Option) (llm.Provider, error) {
-	cfg := config{getenv: os.Getenv, maxBody: DefaultMaxResponseBytes}
+	var cfg Settings
 	for _, o := range opts {
 		o(&cfg)
 	}
-	if cfg.logger == nil {
-		cfg.logger = slog.New(slog.DiscardHandler)
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	if cfg.getenv == nil {
-		cfg.getenv = os.Getenv
+	if cfg.Getenv == nil {
+		cfg.Getenv = os.Getenv
 	}
-	if cfg.maxBody <= 0 {
-		cfg.maxBody = DefaultMaxResponseBytes
+	if cfg.MaxResponseBytes <= 0 {
+		cfg.MaxResponseBytes = DefaultMaxResponseBytes
 	}
 	name, model, ok := strings.Cut(strings.TrimSpace(spec), ":")
 	name, model = strings.ToLower(strings.TrimSpace(name)), strings.TrimSpace(model)
@@ -150,20 +209,20 @@ func New(spec string, opts ...Option) (llm.Provider, error) {
 	}
 	fam, ok := families[name]
 	if !ok {
+		if f := registered(name); f != nil {
+			return f(model, cfg)
+		}
 		return nil, fmt.Errorf("%w %q in %q: known families are %s", ErrUnknownProvider, name, spec, strings.Join(KnownFamilies(), ", "))
-	}
-	if fam.wire == wireSim {
-		return newSim(model, cfg)
 	}
 
 	baseURL, custom, err := fam.resolveBase(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("provider %s: %w", spec, err)
 	}
-	key := cfg.apiKey
+	key := cfg.APIKey
 	if key == "" {
 		for _, v := range fam.keyEnv {
-			if key = strings.TrimSpace(cfg.getenv(v)); key != "" {
+			if key = strings.TrimSpace(cfg.Getenv(v)); key != "" {
 				break
 			}
 		}
@@ -179,10 +238,10 @@ func New(spec string, opts ...Option) (llm.Provider, error) {
 		baseURL: baseURL,
 		apiKey:  key,
 		keyHint: strings.Join(fam.keyEnv, " or "),
-		hc:      cfg.httpClient,
+		hc:      cfg.HTTPClient,
 		red:     newRedactor(key),
-		log:     cfg.logger,
-		maxBody: cfg.maxBody,
+		log:     cfg.Logger,
+		maxBody: cfg.MaxResponseBytes,
 	}
 	if b.hc == nil {
 		b.hc = newClient()
@@ -200,11 +259,11 @@ func New(spec string, opts ...Option) (llm.Provider, error) {
 
 // resolveBase picks the base URL: WithBaseURL, else the family's variables,
 // else its default. custom reports that it is not the official default.
-func (f family) resolveBase(cfg config) (u string, custom bool, err error) {
-	u = strings.TrimSpace(cfg.baseURL)
+func (f family) resolveBase(cfg Settings) (u string, custom bool, err error) {
+	u = strings.TrimSpace(cfg.BaseURL)
 	if u == "" {
 		for _, v := range f.baseEnv {
-			if val := strings.TrimSpace(cfg.getenv(v)); val != "" {
+			if val := strings.TrimSpace(cfg.Getenv(v)); val != "" {
 				u = val
 				if f.ollamaHost {
 					u = ollamaHostURL(val) + f.baseSuffix
@@ -240,4 +299,37 @@ func ollamaHostURL(v string) string {
 		path = "/" + path
 	}
 	return scheme + "://" + host + path
+}
+
+// NewOpenAICompatible makes a provider named name (e.g. "myco:small") for
+// an OpenAI-compatible chat completions endpoint at s.BaseURL (which
+// includes the version, e.g. "http://127.0.0.1:8000/v1"), with the given
+// capabilities. It is the building block for a registered family that
+// speaks the OpenAI wire format; s.APIKey, when set, is sent as a bearer
+// token.
+func NewOpenAICompatible(name, model string, caps llm.Capabilities, s Settings) (llm.Provider, error) {
+	if strings.TrimSpace(s.BaseURL) == "" {
+		return nil, fmt.Errorf("provider %s: no base URL: set Settings.BaseURL to the endpoint, e.g. http://127.0.0.1:8000/v1", name)
+	}
+	if s.Logger == nil {
+		s.Logger = slog.New(slog.DiscardHandler)
+	}
+	if s.MaxResponseBytes <= 0 {
+		s.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	hc := s.HTTPClient
+	if hc == nil {
+		hc = newClient()
+	}
+	return &openAIProvider{base: base{
+		name:    name,
+		model:   model,
+		caps:    caps,
+		baseURL: strings.TrimRight(s.BaseURL, "/"),
+		apiKey:  s.APIKey,
+		hc:      hc,
+		red:     newRedactor(s.APIKey),
+		log:     s.Logger,
+		maxBody: s.MaxResponseBytes,
+	}}, nil
 }

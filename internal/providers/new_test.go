@@ -127,7 +127,7 @@ func TestNewErrors(t *testing.T) {
 		{"missing anthropic key", "anthropic:claude-haiku-4-5", env{}, nil, ErrMissingAPIKey, []string{"ANTHROPIC_API_KEY"}},
 		{"missing gemini key", "gemini:gemini-2.5-flash", env{}, nil, ErrMissingAPIKey, []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"}},
 		{"missing groq key", "groq:llama-3.1-8b-instant", env{}, nil, ErrMissingAPIKey, []string{"GROQ_API_KEY"}},
-		{"unknown family", "foo:bar", env{}, nil, ErrUnknownProvider, []string{"foo", "openai", "anthropic", "gemini", "ollama", "sim"}},
+		{"unknown family", "foo:bar", env{}, nil, ErrUnknownProvider, []string{"foo", "openai", "anthropic", "gemini", "ollama"}},
 		{"no colon", "gpt-4o", env{}, nil, ErrBadSpec, []string{"family:model"}},
 		{"empty model", "openai:", env{}, nil, ErrBadSpec, []string{"family:model"}},
 		{"empty", "", env{}, nil, ErrBadSpec, nil},
@@ -161,5 +161,41 @@ func TestNewOwnTransportPerInstance(t *testing.T) {
 	b, _ := New("openai:gpt-4o", WithGetenv(e.get))
 	if baseOf(t, a).hc == baseOf(t, b).hc || baseOf(t, a).hc.Transport == baseOf(t, b).hc.Transport {
 		t.Fatal("two providers share an HTTP client or transport")
+	}
+}
+
+func TestRegisterFamily(t *testing.T) {
+	t.Parallel()
+	var got struct {
+		model string
+		s     Settings
+	}
+	factory := func(model string, s Settings) (llm.Provider, error) {
+		got.model, got.s = model, s
+		return NewOpenAICompatible("testreg-family:"+model, model, llm.Capabilities{Modes: []llm.Mode{llm.ModeJSON}}, Settings{BaseURL: "http://127.0.0.1:1/v1"})
+	}
+	if err := Register("testreg-family", factory); err != nil {
+		t.Fatal(err)
+	}
+	p, err := New("testreg-family:small-1", WithAPIKey("k-123"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Name() != "testreg-family:small-1" || got.model != "small-1" || got.s.APIKey != "k-123" || got.s.Getenv == nil || got.s.Logger == nil || got.s.MaxResponseBytes != DefaultMaxResponseBytes {
+		t.Fatalf("factory saw model %q settings %+v; provider %q", got.model, got.s, p.Name())
+	}
+	if !strings.Contains(strings.Join(KnownFamilies(), " "), "testreg-family") {
+		t.Fatalf("registered family not listed: %v", KnownFamilies())
+	}
+	for _, bad := range []string{"", "openai", "testreg-family", "Upper", "has:colon", "has space"} {
+		if err := Register(bad, factory); !errors.Is(err, ErrBadFamily) {
+			t.Errorf("Register(%q) = %v, want ErrBadFamily", bad, err)
+		}
+	}
+	if err := Register("testreg-nil", nil); !errors.Is(err, ErrBadFamily) {
+		t.Errorf("a nil factory must be refused: %v", err)
+	}
+	if _, err := NewOpenAICompatible("x:y", "y", llm.Capabilities{}, Settings{}); err == nil || !strings.Contains(err.Error(), "base URL") {
+		t.Errorf("no base URL must be an error naming it: %v", err)
 	}
 }

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -35,68 +35,30 @@ func nativePrompt(doc string) []llm.Message {
 	}
 }
 
+// simOpenAI is the OpenAI adapter talking to an in-process simulator with
+// the named built-in profile (the "sim" family itself lives in
+// internal/sim/simprovider, which this package must not import).
+func simOpenAI(t testing.TB, profile string) llm.Provider {
+	t.Helper()
+	prof, err := sim.LoadProfile(profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := sim.New(prof)
+	t.Cleanup(srv.Close)
+	p, err := New("openai:sim", WithBaseURL("http://sim.invalid/v1"), WithAPIKey("sk-sim-test-key-000"),
+		WithHTTPClient(&http.Client{Transport: srv.Transport()}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func assertValid(t *testing.T, s *schema.Schema, text string) {
 	t.Helper()
 	vs, err := s.ValidateJSON([]byte(text))
 	if err != nil || vs != nil {
 		t.Fatalf("answer %q is not valid: %v %+v", text, err, vs)
-	}
-}
-
-func TestSimProvider(t *testing.T) {
-	sch := testSchema(t)
-	for _, mode := range []llm.Mode{llm.ModeText, llm.ModeJSON, llm.ModeStrict, llm.ModeTools, llm.ModeAuto} {
-		t.Run(string(mode), func(t *testing.T) {
-			p := mustNew(t, "sim:clean", env{})
-			if p.Name() != "sim:clean" || p.Model() != simDefaultModel {
-				t.Fatalf("name %q model %q", p.Name(), p.Model())
-			}
-			resp, err := p.Chat(context.Background(), llm.Request{Messages: simPrompt(sch, "Invoice from ACME, total 12.50, paid."), Mode: mode, Schema: sch})
-			if err != nil {
-				t.Fatal(err)
-			}
-			assertValid(t, sch, resp.Text)
-			if resp.Usage.PromptTokens == 0 || resp.Usage.CompletionTokens == 0 || len(resp.Raw) == 0 {
-				t.Fatalf("usage %+v raw %d bytes", resp.Usage, len(resp.Raw))
-			}
-		})
-	}
-}
-
-func TestSimProviderSpecs(t *testing.T) {
-	p := mustNew(t, "sim:clean/gpt-4o-mini", env{})
-	if p.Name() != "sim:clean/gpt-4o-mini" || p.Model() != "gpt-4o-mini" {
-		t.Fatalf("name %q model %q", p.Name(), p.Model())
-	}
-	if usd, known := EstimateCost(p.Name(), llm.Usage{PromptTokens: 1e6}); !known || usd != SimInputPrice {
-		t.Fatalf("a sim model must cost the notional price, got %v %v", usd, known)
-	}
-	_, err := New("sim:no-such-profile")
-	if err == nil || !errors.Is(err, sim.ErrInvalidProfile) || !strings.Contains(err.Error(), "clean") {
-		t.Fatalf("unknown profile error %v must list the built-ins", err)
-	}
-}
-
-func TestSimProviderSharedServer(t *testing.T) {
-	prof, err := sim.LoadProfile("clean")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := sim.New(prof, sim.WithSeed(7))
-	defer srv.Close()
-	sch := testSchema(t)
-	a := mustNew(t, "sim:one", env{}, WithSimServer(srv))
-	b := mustNew(t, "sim:two/gpt-4o", env{}, WithSimServer(srv))
-	if b.Model() != "gpt-4o" {
-		t.Fatalf("model %q", b.Model())
-	}
-	for _, p := range []llm.Provider{a, b} {
-		if _, err := p.Chat(context.Background(), llm.Request{Messages: simPrompt(sch, "doc"), Mode: llm.ModeStrict, Schema: sch}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if st := srv.Stats(); st.Requests != 2 || st.ByRoute[sim.RouteOpenAI] != 2 {
-		t.Fatalf("stats %+v", st)
 	}
 }
 
@@ -141,58 +103,6 @@ func TestAdaptersAgainstSimulator(t *testing.T) {
 				}
 			})
 		}
-	}
-}
-
-// TestSimulatorRateLimit drives the rate-limited profile past its budget:
-// the 429 must come back classified, with the state parsed.
-func TestSimulatorRateLimit(t *testing.T) {
-	sch := testSchema(t)
-	p := mustNew(t, "sim:rate-limited", env{})
-	for i := 0; i < 200; i++ {
-		resp, err := p.Chat(context.Background(), llm.Request{Messages: simPrompt(sch, "doc"), Mode: llm.ModeStrict, Schema: sch})
-		if err == nil {
-			if !resp.RateLimit.HasRequests {
-				t.Fatalf("call %d: no rate-limit state on a success: %+v", i, resp.RateLimit)
-			}
-			continue
-		}
-		var pe *llm.Error
-		if !errors.As(err, &pe) || pe.Class != llm.ClassRateLimited || !pe.Retryable() || pe.RateLimit.RetryAfter <= 0 {
-			t.Fatalf("call %d: got %+v", i, err)
-		}
-		return
-	}
-	t.Fatal("200 calls never hit the 60 requests/minute limit")
-}
-
-// TestConcurrentChats: a provider is safe for concurrent use (run with
-// -race to make this meaningful).
-func TestConcurrentChats(t *testing.T) {
-	sch := testSchema(t)
-	p := mustNew(t, "sim:clean", env{})
-	const workers, calls = 8, 25
-	errs := make(chan error, workers*calls)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; i < calls; i++ {
-				resp, err := p.Chat(context.Background(), llm.Request{Messages: simPrompt(sch, fmt.Sprintf("doc %d/%d", w, i)), Mode: llm.ModeStrict, Schema: sch})
-				if err == nil {
-					_, err = sch.ValidateJSON([]byte(resp.Text))
-				}
-				if err != nil {
-					errs <- err
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
 	}
 }
 

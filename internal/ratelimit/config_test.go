@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"errors"
+	_ "github.com/extractq/extractq/internal/sim/simprovider" // registers the "sim" family
 	"strings"
 	"testing"
 )

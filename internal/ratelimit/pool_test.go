@@ -483,7 +483,7 @@ func TestChatCancelledWhileWaiting(t *testing.T) {
 	err := <-got
 	var pe *llm.Error
 	if !errors.As(err, &pe) || pe.Class != llm.ClassCanceled || !errors.Is(err, context.Canceled) {
-		t.Fatalf("error = %v, want a providers.Error of class canceled wrapping context.Canceled", err)
+		t.Fatalf("error = %v, want a llm.Error of class canceled wrapping context.Canceled", err)
 	}
 	if prov.calls.Load() != 0 {
 		t.Fatal("the provider was called")

@@ -7,9 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	_ "github.com/extractq/extractq/internal/sim/simprovider" // registers the "sim" family
+
 	"github.com/extractq/extractq/llm"
 
-	"github.com/extractq/extractq/internal/fakeprovider"
+	"github.com/extractq/extractq/extractqtest"
 	"github.com/extractq/extractq/internal/providers"
 )
 
@@ -74,21 +76,21 @@ func BenchmarkAttempt(b *testing.B) {
 // probability 0.6 (schema error, prose without JSON, cut off, or beyond
 // repair), else valid. The answers depend only on seed and call number, so
 // both history policies see the same model.
-func faultyModel(seed uint64) fakeprovider.Responder {
+func faultyModel(seed uint64) extractqtest.Responder {
 	rng := rand.New(rand.NewPCG(seed, 7))
-	return func(int, llm.Request) fakeprovider.Reply {
+	return func(int, llm.Request) extractqtest.Reply {
 		if rng.Float64() >= 0.6 {
-			return fakeprovider.Text(answer2KB(false))
+			return extractqtest.Text(answer2KB(false))
 		}
 		switch rng.IntN(4) {
 		case 0:
-			return fakeprovider.Text(answer2KB(true))
+			return extractqtest.Text(answer2KB(true))
 		case 1:
-			return fakeprovider.Text("The invoice lists 24 hex bolts from ACME Industrial Supplies Ltd., total 1234.50, paid in full.")
+			return extractqtest.Text("The invoice lists 24 hex bolts from ACME Industrial Supplies Ltd., total 1234.50, paid in full.")
 		case 2:
-			return fakeprovider.Truncated(answer2KB(false)[:900])
+			return extractqtest.Truncated(answer2KB(false)[:900])
 		default:
-			return fakeprovider.Text(`{"vendor": "ACME", "total": 1234.5, "items": [{"name": "hex bolt"}]}`)
+			return extractqtest.Text(`{"vendor": "ACME", "total": 1234.5, "items": [{"name": "hex bolt"}]}`)
 		}
 	}
 }
@@ -106,7 +108,7 @@ func BenchmarkHistoryTokens(b *testing.B) {
 		for _, h := range []History{HistoryLast, HistoryFull} {
 			cfg := DefaultConfig()
 			cfg.History = h
-			res, _ := Run(context.Background(), fakeprovider.New(nil, fakeprovider.WithResponder(faultyModel(seed))), doc, s, cfg)
+			res, _ := Run(context.Background(), extractqtest.New(nil, extractqtest.WithResponder(faultyModel(seed))), doc, s, cfg)
 			tokens[h] += res.Usage.Total()
 			if res.Outcome == llm.OutcomeOK {
 				valid[h]++

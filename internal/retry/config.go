@@ -3,6 +3,7 @@ package retry
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -119,7 +120,7 @@ func Sleep(ctx context.Context, d time.Duration) error {
 }
 
 // Templates replace the built-in prompts; a nil field keeps the built-in one.
-// Each is executed with a PromptData.
+// Each is executed with an llm.PromptData.
 type Templates struct {
 	// System is the system message: the rules and the schema or example. It
 	// does not depend on the document, so providers can cache it as a prefix.
@@ -194,6 +195,13 @@ type Config struct {
 	FeedbackMaxChars int
 	// Templates replace the built-in prompts.
 	Templates Templates
+	// Validators check a value that validated against the schema, for rules
+	// the schema cannot say. Their violations are treated exactly like
+	// schema violations (feedback, re-ask, recorded on the attempt); an empty
+	// Keyword is recorded as "validator".
+	Validators []func(ctx context.Context, value json.RawMessage) []llm.Violation
+	// Observers receive a copy of each attempt as soon as it completes.
+	Observers []func(ctx context.Context, a llm.Attempt)
 	// Sleep pauses between transport retries (default Sleep).
 	Sleep Sleeper
 	// Rand returns a uniform random number in [0, n) for jitter (default

@@ -13,7 +13,7 @@ import (
 
 	"github.com/extractq/extractq/llm"
 
-	"github.com/extractq/extractq/internal/fakeprovider"
+	"github.com/extractq/extractq/extractqtest"
 	"github.com/extractq/extractq/schema"
 )
 
@@ -174,11 +174,11 @@ const (
 
 // runCorpusCase runs the real engine on one case: one attempt, no re-ask,
 // the answer scripted, the prompt as Run builds it.
-func runCorpusCase(t *testing.T, c corpusCase, cfg Config) (*llm.Result, *fakeprovider.Provider) {
+func runCorpusCase(t *testing.T, c corpusCase, cfg Config) (*llm.Result, *extractqtest.Provider) {
 	t.Helper()
 	cfg.Mode = c.mode
-	p := fakeprovider.New([]fakeprovider.Reply{{Text: c.answer, Finish: c.finish}},
-		fakeprovider.WithModes(llm.ModeText, llm.ModeJSON, llm.ModeStrict, llm.ModeTools))
+	p := extractqtest.New([]extractqtest.Reply{{Text: c.answer, Finish: c.finish}},
+		extractqtest.WithModes(llm.ModeText, llm.ModeJSON, llm.ModeStrict, llm.ModeTools))
 	res, _ := Run(t.Context(), p, c.document, c.schema, cfg)
 	if res == nil {
 		t.Fatalf("%s: nil result", c.file)
@@ -279,8 +279,8 @@ func checkLossyLoop(t *testing.T, c corpusCase) {
 	for _, accept := range []bool{false, true} {
 		cfg := DefaultConfig()
 		cfg.MaxReasks, cfg.AcceptLossy, cfg.Mode = 2, accept, c.mode
-		p := fakeprovider.New(nil, fakeprovider.WithModes(llm.ModeText, llm.ModeJSON, llm.ModeStrict, llm.ModeTools),
-			fakeprovider.WithResponder(func(int, llm.Request) fakeprovider.Reply { return fakeprovider.Reply{Text: c.answer, Finish: c.finish} }))
+		p := extractqtest.New(nil, extractqtest.WithModes(llm.ModeText, llm.ModeJSON, llm.ModeStrict, llm.ModeTools),
+			extractqtest.WithResponder(func(int, llm.Request) extractqtest.Reply { return extractqtest.Reply{Text: c.answer, Finish: c.finish} }))
 		res, _ := Run(t.Context(), p, c.document, c.schema, cfg)
 		switch {
 		case p.Calls() != 3:

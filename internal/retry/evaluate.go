@@ -66,9 +66,9 @@ type judge struct {
 
 // newJudge prepares the evaluation of answers to document under the
 // prompt data (the example shown, the mode).
-func newJudge(s *schema.Schema, cfg *Config, document string, d *PromptData) *judge {
+func newJudge(s *schema.Schema, cfg *Config, document string, d *llm.PromptData) *judge {
 	j := &judge{s: s, cfg: cfg, scalars: rootScalarKinds(s)}
-	if d.SchemaIn == SchemaInExample && d.Example != "" {
+	if d.SchemaIn == string(SchemaInExample) && d.Example != "" {
 		if v, err := decode([]byte(d.Example)); err == nil {
 			pinned := pinnedStrings(s)
 			if distinctive(v, pinned) {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/extractq/extractq/llm"
 
-	"github.com/extractq/extractq/internal/fakeprovider"
+	"github.com/extractq/extractq/extractqtest"
 	"github.com/extractq/extractq/internal/providers"
 )
 
@@ -43,14 +43,14 @@ func sixteenItems(bad bool) (answer, want string) {
 }
 
 // runOnce runs the engine on one answer with no re-ask.
-func runOnce(t *testing.T, schemaSrc, document, answer string, cfg func(*Config)) (*llm.Result, *fakeprovider.Provider) {
+func runOnce(t *testing.T, schemaSrc, document, answer string, cfg func(*Config)) (*llm.Result, *extractqtest.Provider) {
 	t.Helper()
 	c := DefaultConfig()
 	c.MaxReasks = 0
 	if cfg != nil {
 		cfg(&c)
 	}
-	p := fakeprovider.New([]fakeprovider.Reply{fakeprovider.Text(answer)})
+	p := extractqtest.New([]extractqtest.Reply{extractqtest.Text(answer)})
 	res, _ := Run(t.Context(), p, document, mustSchema(t, schemaSrc), c)
 	if res == nil {
 		t.Fatal("nil result")
@@ -133,7 +133,7 @@ func TestEchoedExampleIsNeverAccepted(t *testing.T) {
 		t.Parallel()
 		c := DefaultConfig()
 		c.MaxReasks = 1
-		p := fakeprovider.New([]fakeprovider.Reply{fakeprovider.Text("```json\n" + string(ex) + "\n```"), fakeprovider.Text(real)})
+		p := extractqtest.New([]extractqtest.Reply{extractqtest.Text("```json\n" + string(ex) + "\n```"), extractqtest.Text(real)})
 		res, err := Run(t.Context(), p, "Rear Admiral Grace Hopper, engineer, badge NAV-1906.", s, c)
 		if err != nil || string(res.Value) != real || res.Attempts[0].Class != llm.ClassEcho {
 			t.Fatalf("got %v %s, attempts %+v", err, res.Value, res.Attempts)
@@ -217,8 +217,8 @@ func TestReasksDiffer(t *testing.T) {
 			t.Parallel()
 			cfg := DefaultConfig()
 			cfg.History = h
-			p := fakeprovider.New(nil, fakeprovider.WithResponder(func(int, llm.Request) fakeprovider.Reply {
-				return fakeprovider.Text(`{"issued": "3 March 2024"}`)
+			p := extractqtest.New(nil, extractqtest.WithResponder(func(int, llm.Request) extractqtest.Reply {
+				return extractqtest.Text(`{"issued": "3 March 2024"}`)
 			}))
 			res, err := Run(t.Context(), p, "Issued on 3 March 2024.", s, cfg)
 			if !errors.Is(err, llm.ErrExhausted) {
@@ -251,7 +251,7 @@ func TestReasksDiffer(t *testing.T) {
 		t.Parallel()
 		cfg := DefaultConfig()
 		cfg.RepeatTemperatureStep = 0
-		p := fakeprovider.New(nil, fakeprovider.WithResponder(func(int, llm.Request) fakeprovider.Reply { return fakeprovider.Text("no idea") }))
+		p := extractqtest.New(nil, extractqtest.WithResponder(func(int, llm.Request) extractqtest.Reply { return extractqtest.Text("no idea") }))
 		_, _ = Run(t.Context(), p, "x", s, cfg)
 		for i, r := range p.Requests() {
 			if r.Temperature != 0 {
@@ -265,7 +265,7 @@ func TestNumberFeedbackSaysTheForm(t *testing.T) {
 	t.Parallel()
 	c := DefaultConfig()
 	c.MaxReasks, c.Repair = 1, "syntax"
-	p := fakeprovider.New([]fakeprovider.Reply{fakeprovider.Text(`{"vendor":"ACME","total":"1.234,50","items":[]}`), fakeprovider.Text(`{"vendor":"ACME","total":1234.5,"items":[]}`)})
+	p := extractqtest.New([]extractqtest.Reply{extractqtest.Text(`{"vendor":"ACME","total":"1.234,50","items":[]}`), extractqtest.Text(`{"vendor":"ACME","total":1234.5,"items":[]}`)})
 	if _, err := Run(t.Context(), p, document, mustSchema(t, invoiceSchema), c); err != nil {
 		t.Fatal(err)
 	}
@@ -360,7 +360,7 @@ func TestScalarRoots(t *testing.T) {
 			t.Parallel()
 			cfg := DefaultConfig()
 			cfg.Mode, cfg.MaxReasks = tt.mode, 0
-			p := fakeprovider.New([]fakeprovider.Reply{fakeprovider.Text(tt.answer)}, fakeprovider.WithModes(llm.ModeText, llm.ModeJSON, llm.ModeStrict, llm.ModeTools))
+			p := extractqtest.New([]extractqtest.Reply{extractqtest.Text(tt.answer)}, extractqtest.WithModes(llm.ModeText, llm.ModeJSON, llm.ModeStrict, llm.ModeTools))
 			res, err := Run(t.Context(), p, "a document", mustSchema(t, schemas[tt.schema]), cfg)
 			if err != nil || string(res.Value) != tt.want {
 				t.Fatalf("got %v %s, want %s", err, res.Value, tt.want)
@@ -395,7 +395,7 @@ func TestLossyNeverAcceptedWhileReasksRemain(t *testing.T) {
 	const lossy = `{"vendor": "ACME Industrial, "total": 12.5, "items": [{"name": "bolt", "price": 12.5}]}`
 	t.Run("re-asked with what was guessed, then the clean answer", func(t *testing.T) {
 		t.Parallel()
-		p := fakeprovider.New([]fakeprovider.Reply{fakeprovider.Text(lossy), fakeprovider.Text(validAnswer)})
+		p := extractqtest.New([]extractqtest.Reply{extractqtest.Text(lossy), extractqtest.Text(validAnswer)})
 		res, err := Run(t.Context(), p, document, s, DefaultConfig())
 		if err != nil || string(res.Value) != validAnswer || res.Attempts[0].Class != llm.ClassLossy {
 			t.Fatalf("got %v %s, attempts %+v", err, res.Value, res.Attempts)
@@ -413,7 +413,7 @@ func TestLossyNeverAcceptedWhileReasksRemain(t *testing.T) {
 			t.Parallel()
 			cfg := DefaultConfig()
 			cfg.MaxReasks, cfg.AcceptLossy = 2, accept
-			p := fakeprovider.New([]fakeprovider.Reply{fakeprovider.Text(lossy), fakeprovider.Text(lossy), fakeprovider.Text(lossy)})
+			p := extractqtest.New([]extractqtest.Reply{extractqtest.Text(lossy), extractqtest.Text(lossy), extractqtest.Text(lossy)})
 			res, err := Run(t.Context(), p, document, s, cfg)
 			if p.Calls() != 3 {
 				t.Fatalf("%d calls: a lossy value was accepted while re-asks remained", p.Calls())
@@ -435,7 +435,7 @@ func TestLossyNeverAcceptedWhileReasksRemain(t *testing.T) {
 		t.Parallel()
 		cfg := DefaultConfig()
 		cfg.AcceptLossy, cfg.TokenBudget, cfg.MaxTokens = true, 500, 100
-		p := fakeprovider.New([]fakeprovider.Reply{fakeprovider.Text(lossy)})
+		p := extractqtest.New([]extractqtest.Reply{extractqtest.Text(lossy)})
 		res, err := Run(t.Context(), p, document, s, cfg)
 		if err != nil || res.Outcome != llm.OutcomeLossy || res.Attempts[len(res.Attempts)-1].Class != llm.ClassBudget {
 			t.Fatalf("got %v %s: %+v", err, res.Outcome, res.Attempts)

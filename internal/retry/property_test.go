@@ -11,7 +11,7 @@ import (
 
 	"github.com/extractq/extractq/llm"
 
-	"github.com/extractq/extractq/internal/fakeprovider"
+	"github.com/extractq/extractq/extractqtest"
 	"github.com/extractq/extractq/internal/jsonx"
 )
 
@@ -25,43 +25,43 @@ var lossyAnswers = []string{
 
 // randomReply is one of the answers and failures real models and APIs
 // give; example is the example the prompt shows, which models repeat.
-func randomReply(rng *rand.Rand, example string) fakeprovider.Reply {
+func randomReply(rng *rand.Rand, example string) extractqtest.Reply {
 	switch rng.IntN(16) {
 	case 13:
-		return fakeprovider.Text(example)
+		return extractqtest.Text(example)
 	case 14:
-		return fakeprovider.Text("The format is:\n```json\n" + example + "\n```\nand the document gives:\n```json\n" + validAnswer + "\n```")
+		return extractqtest.Text("The format is:\n```json\n" + example + "\n```\nand the document gives:\n```json\n" + validAnswer + "\n```")
 	case 15:
-		return fakeprovider.Text(lossyAnswers[rng.IntN(len(lossyAnswers))])
+		return extractqtest.Text(lossyAnswers[rng.IntN(len(lossyAnswers))])
 	case 0:
-		return fakeprovider.Text(validAnswer)
+		return extractqtest.Text(validAnswer)
 	case 1:
-		return fakeprovider.Text("```json\n" + validAnswer + "\n```")
+		return extractqtest.Text("```json\n" + validAnswer + "\n```")
 	case 2:
-		return fakeprovider.Text(`Here you go: {vendor: 'ACME', "total": 12.5, "items": [{"name": "bolt", "price": 12.5,},]} hope it helps`)
+		return extractqtest.Text(`Here you go: {vendor: 'ACME', "total": 12.5, "items": [{"name": "bolt", "price": 12.5,},]} hope it helps`)
 	case 3:
-		return fakeprovider.Text(`{"vendor":"ACME","total":"12.5","paid":"True","items":[{"name":"bolt","price":"3"}]}`)
+		return extractqtest.Text(`{"vendor":"ACME","total":"12.5","paid":"True","items":[{"name":"bolt","price":"3"}]}`)
 	case 4:
-		return fakeprovider.Text(invalidAnswer)
+		return extractqtest.Text(invalidAnswer)
 	case 5:
-		return fakeprovider.Text(`{"vendor":"ACME","total":12.5,"items":[],"currency":"EUR"}`) // extra field
+		return extractqtest.Text(`{"vendor":"ACME","total":12.5,"items":[],"currency":"EUR"}`) // extra field
 	case 6:
-		return fakeprovider.Text("The total is 12.50.")
+		return extractqtest.Text("The total is 12.50.")
 	case 7:
-		return fakeprovider.Truncated(validAnswer[:rng.IntN(len(validAnswer))])
+		return extractqtest.Truncated(validAnswer[:rng.IntN(len(validAnswer))])
 	case 8:
-		return fakeprovider.Text(`{"_unextractable": "not an invoice"}`)
+		return extractqtest.Text(`{"_unextractable": "not an invoice"}`)
 	case 9:
-		return fakeprovider.Refused("cannot help")
+		return extractqtest.Refused("cannot help")
 	case 10:
-		return fakeprovider.Fail(llm.ClassRateLimited, time.Duration(rng.IntN(3))*time.Second)
+		return extractqtest.Fail(llm.ClassRateLimited, time.Duration(rng.IntN(3))*time.Second)
 	case 11:
-		return fakeprovider.Fail([]llm.ErrorClass{llm.ClassServer, llm.ClassOverloaded, llm.ClassTimeout, llm.ClassNetwork}[rng.IntN(4)], 0)
+		return extractqtest.Fail([]llm.ErrorClass{llm.ClassServer, llm.ClassOverloaded, llm.ClassTimeout, llm.ClassNetwork}[rng.IntN(4)], 0)
 	default:
 		if rng.IntN(4) == 0 { // fatal errors are rarer, or few runs would go far
-			return fakeprovider.Fail([]llm.ErrorClass{llm.ClassAuth, llm.ClassInvalidRequest, llm.ClassQuota}[rng.IntN(3)], 0)
+			return extractqtest.Fail([]llm.ErrorClass{llm.ClassAuth, llm.ClassInvalidRequest, llm.ClassQuota}[rng.IntN(3)], 0)
 		}
-		return fakeprovider.Text(validAnswer[:len(validAnswer)-1]) // unclosed: repairable
+		return extractqtest.Text(validAnswer[:len(validAnswer)-1]) // unclosed: repairable
 	}
 }
 
@@ -105,7 +105,7 @@ func TestPropertyNeverInvalid(t *testing.T) {
 		rng := rand.New(rand.NewPCG(uint64(i), 42))
 		sl := &sleeps{}
 		cfg := randomConfig(rng, sl)
-		p := fakeprovider.New(nil, fakeprovider.WithResponder(func(int, llm.Request) fakeprovider.Reply { return randomReply(rng, string(ex)) }))
+		p := extractqtest.New(nil, extractqtest.WithResponder(func(int, llm.Request) extractqtest.Reply { return randomReply(rng, string(ex)) }))
 		res, err := Run(context.Background(), p, document, s, cfg)
 		fail := func(format string, a ...any) {
 			t.Helper()

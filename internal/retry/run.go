@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -46,7 +47,7 @@ func Run(ctx context.Context, p llm.Provider, document string, s *schema.Schema,
 	}
 	// prepare renders the prompt for a mode; note says why the mode is not
 	// the one asked for.
-	prepare := func(mode llm.Mode, note string) (data *PromptData, system, task string, j *judge, err error) {
+	prepare := func(mode llm.Mode, note string) (data *llm.PromptData, system, task string, j *judge, err error) {
 		in := cfg.SchemaIn
 		if note != "" && in == SchemaInAuto {
 			// The provider's form would forbid part of what the schema
@@ -103,7 +104,7 @@ func Run(ctx context.Context, p llm.Provider, document string, s *schema.Schema,
 			}
 			if est+answer > left || answer < minAnswerTokens {
 				a.Class, a.Error = llm.ClassBudget, "not sent: token budget exceeded"
-				r.Attempts = append(r.Attempts, a)
+				e.record(ctx, r, a)
 				if lossy != nil && cfg.AcceptLossy {
 					return acceptLossy(r, lossy, "the token budget ran out")
 				}
@@ -130,16 +131,16 @@ func Run(ctx context.Context, p llm.Provider, document string, s *schema.Schema,
 		}
 		if cerr != nil {
 			a.Class, a.Error = llm.AttemptClass(cerr.class), cerr.err.Error()
-			r.Attempts = append(r.Attempts, a)
+			e.record(ctx, r, a)
 			r.RetryAfter = cerr.retryAfter
 			return end(r, cerr.outcome, cerr.err, "%s", cerr.describe(n, a.TransportRetries))
 		}
 		a.Usage, a.FinishReason, a.Raw = resp.Usage, resp.FinishReason, resp.Text
 		r.Usage = r.Usage.Add(resp.Usage)
-		ev := evaluate(resp, j)
+		ev := e.validate(ctx, evaluate(resp, j))
 		a.Value, a.Repairs, a.Violations, a.Class = ev.value, ev.repairs, ev.violations, ev.class
 		a.Error = attemptError(ev)
-		r.Attempts = append(r.Attempts, a)
+		e.record(ctx, r, a)
 		if ev.class == llm.ClassLossy && (lossy == nil || len(ev.lossy) <= len(lossy.repairs)) {
 			lossy = &lossyValue{value: ev.value, repairs: ev.lossy, n: n}
 		}
@@ -277,6 +278,43 @@ func ordinal(n int) string {
 	return fmt.Sprintf("%dth", n)
 }
 
+// record appends a to the result and hands observers a copy that shares no
+// memory with it, so that no observer can change the outcome.
+func (e *engine) record(ctx context.Context, r *llm.Result, a llm.Attempt) {
+	r.Attempts = append(r.Attempts, a)
+	for _, observe := range e.cfg.Observers {
+		c := a
+		c.Value = slices.Clone(a.Value)
+		c.Repairs = slices.Clone(a.Repairs)
+		c.Violations = slices.Clone(a.Violations)
+		observe(ctx, c)
+	}
+}
+
+// validate runs the user's validators on a schema-valid answer (also one
+// that needed a lossy repair, which AcceptLossy may return in the end);
+// their violations turn it into an invalid one, re-asked like any other.
+func (e *engine) validate(ctx context.Context, ev evaluation) evaluation {
+	if ev.class != llm.ClassNone && ev.class != llm.ClassLossy || len(e.cfg.Validators) == 0 {
+		return ev
+	}
+	var vs []llm.Violation
+	for _, v := range e.cfg.Validators {
+		for _, x := range v(ctx, slices.Clone(ev.value)) {
+			if x.Keyword == "" {
+				x.Keyword = "validator"
+			}
+			vs = append(vs, x)
+		}
+	}
+	if len(vs) == 0 {
+		return ev
+	}
+	ev.class, ev.violations, ev.lossy = llm.ClassSchema, vs, nil
+	ev.problem = problemSchema(vs, e.cfg.FeedbackMaxChars)
+	return ev
+}
+
 // resolveMode turns ModeAuto into the provider's strongest mode and checks
 // an explicit mode against the provider's capabilities. Text always works.
 func resolveMode(m llm.Mode, p llm.Provider) (llm.Mode, error) {
@@ -311,19 +349,19 @@ func fallbackMode(caps llm.Capabilities, mode llm.Mode, err error) (llm.Mode, st
 
 // promptData prepares what the templates show: the schema, an example
 // when placed as one, and the document's fence.
-func promptData(document string, s *schema.Schema, in SchemaIn, mode llm.Mode) *PromptData {
+func promptData(document string, s *schema.Schema, in SchemaIn, mode llm.Mode) *llm.PromptData {
 	if in == SchemaInAuto {
 		in = SchemaInExample
 		if mode == llm.ModeStrict || mode == llm.ModeTools {
 			in = SchemaInNone
 		}
 	}
-	d := &PromptData{Document: document, Nonce: newNonce(document), SchemaIn: in, Schema: string(s.JSON()), Mode: mode}
+	d := &llm.PromptData{Document: document, Nonce: newNonce(document), SchemaIn: string(in), Schema: string(s.JSON()), Mode: mode}
 	d.Open, d.Close = "<document-"+d.Nonce+">", "</document-"+d.Nonce+">"
 	if in == SchemaInExample {
 		ex, err := s.Example()
 		if err != nil {
-			d.SchemaIn = SchemaInSchema // the schema itself still tells the model everything
+			d.SchemaIn = string(SchemaInSchema) // the schema itself still tells the model everything
 		} else {
 			// The example shows the shape; the guide what it cannot:
 			// descriptions, allowed values, formats and patterns.

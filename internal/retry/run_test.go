@@ -12,7 +12,7 @@ import (
 
 	"github.com/extractq/extractq/llm"
 
-	"github.com/extractq/extractq/internal/fakeprovider"
+	"github.com/extractq/extractq/extractqtest"
 	"github.com/extractq/extractq/internal/jsonx"
 	"github.com/extractq/extractq/schema"
 )
@@ -83,63 +83,63 @@ func TestRunFailureModes(t *testing.T) {
 	}
 	tests := []struct {
 		name   string
-		script []fakeprovider.Reply
+		script []extractqtest.Reply
 		cfg    func(*Config)
 		want   want
 	}{
-		{"clean", []fakeprovider.Reply{fakeprovider.Text(validAnswer)}, nil,
+		{"clean", []extractqtest.Reply{extractqtest.Text(validAnswer)}, nil,
 			want{outcome: llm.OutcomeOK, calls: 1, attempts: 1, classes: []llm.AttemptClass{llm.ClassNone}}},
-		{"json fence", []fakeprovider.Reply{fakeprovider.Text("```json\n" + validAnswer + "\n```")}, nil,
+		{"json fence", []extractqtest.Reply{extractqtest.Text("```json\n" + validAnswer + "\n```")}, nil,
 			want{outcome: llm.OutcomeOK, calls: 1, attempts: 1, classes: []llm.AttemptClass{llm.ClassNone}}},
-		{"prose around", []fakeprovider.Reply{fakeprovider.Text("Sure! Here is the data:\n" + validAnswer + "\nLet me know if you need more.")}, nil,
+		{"prose around", []extractqtest.Reply{extractqtest.Text("Sure! Here is the data:\n" + validAnswer + "\nLet me know if you need more.")}, nil,
 			want{outcome: llm.OutcomeOK, calls: 1, attempts: 1, classes: []llm.AttemptClass{llm.ClassNone}}},
-		{"think block then several candidates, second valid", []fakeprovider.Reply{fakeprovider.Text("<think>the total is {\"x\": 1}</think>\n" + invalidAnswer + "\nor rather\n" + validAnswer)}, nil,
+		{"think block then several candidates, second valid", []extractqtest.Reply{extractqtest.Text("<think>the total is {\"x\": 1}</think>\n" + invalidAnswer + "\nor rather\n" + validAnswer)}, nil,
 			want{outcome: llm.OutcomeOK, calls: 1, attempts: 1, classes: []llm.AttemptClass{llm.ClassNone}}},
-		{"broken syntax repaired locally", []fakeprovider.Reply{fakeprovider.Text(`{'vendor': 'ACME', "total": 12.5, paid: True, "items": [{"name": "bolt", "price": 12.5,},],}`)}, nil,
+		{"broken syntax repaired locally", []extractqtest.Reply{extractqtest.Text(`{'vendor': 'ACME', "total": 12.5, paid: True, "items": [{"name": "bolt", "price": 12.5,},],}`)}, nil,
 			want{outcome: llm.OutcomeOK, calls: 1, attempts: 1, classes: []llm.AttemptClass{llm.ClassNone}, repairs: true}},
-		{"coercible types fixed without a re-ask", []fakeprovider.Reply{fakeprovider.Text(`{"vendor":"ACME","total":"12.5","paid":"true","items":{"name":"bolt","price":"12.5"}}`)}, nil,
+		{"coercible types fixed without a re-ask", []extractqtest.Reply{extractqtest.Text(`{"vendor":"ACME","total":"12.5","paid":"true","items":{"name":"bolt","price":"12.5"}}`)}, nil,
 			want{outcome: llm.OutcomeOK, calls: 1, attempts: 1, classes: []llm.AttemptClass{llm.ClassNone}, repairs: true}},
-		{"coercion off: the same answer costs a re-ask", []fakeprovider.Reply{fakeprovider.Text(`{"vendor":"ACME","total":"12.5","items":[{"name":"bolt","price":12.5}]}`), fakeprovider.Text(validAnswer)},
+		{"coercion off: the same answer costs a re-ask", []extractqtest.Reply{extractqtest.Text(`{"vendor":"ACME","total":"12.5","items":[{"name":"bolt","price":12.5}]}`), extractqtest.Text(validAnswer)},
 			func(c *Config) { c.Repair = jsonx.PolicySyntax },
 			want{outcome: llm.OutcomeOK, calls: 2, attempts: 2, classes: []llm.AttemptClass{llm.ClassSchema, llm.ClassNone}, inRequest: "/total"}},
-		{"schema error fixed on re-ask", []fakeprovider.Reply{fakeprovider.Text(invalidAnswer), fakeprovider.Text(validAnswer)}, nil,
+		{"schema error fixed on re-ask", []extractqtest.Reply{extractqtest.Text(invalidAnswer), extractqtest.Text(validAnswer)}, nil,
 			want{outcome: llm.OutcomeOK, calls: 2, attempts: 2, classes: []llm.AttemptClass{llm.ClassSchema, llm.ClassNone}, inRequest: "/items/0/price"}},
-		{"no JSON then valid", []fakeprovider.Reply{fakeprovider.Text("The vendor is ACME and the total is 12.50."), fakeprovider.Text(validAnswer)}, nil,
+		{"no JSON then valid", []extractqtest.Reply{extractqtest.Text("The vendor is ACME and the total is 12.50."), extractqtest.Text(validAnswer)}, nil,
 			want{outcome: llm.OutcomeOK, calls: 2, attempts: 2, classes: []llm.AttemptClass{llm.ClassNoJSON, llm.ClassNone}, inRequest: "no JSON"}},
-		{"truncated then shorter", []fakeprovider.Reply{fakeprovider.Truncated(`{"vendor":"ACME","total":12.5,"items":[{"name":"bolt","pri`), fakeprovider.Text(validAnswer)}, nil,
+		{"truncated then shorter", []extractqtest.Reply{extractqtest.Truncated(`{"vendor":"ACME","total":12.5,"items":[{"name":"bolt","pri`), extractqtest.Text(validAnswer)}, nil,
 			want{outcome: llm.OutcomeOK, calls: 2, attempts: 2, classes: []llm.AttemptClass{llm.ClassTruncated, llm.ClassNone}, inRequest: "cut off"}},
-		{"truncated answer that repairs to valid is still not accepted", []fakeprovider.Reply{fakeprovider.Truncated(validAnswer[:len(validAnswer)-2]), fakeprovider.Text(validAnswer)}, nil,
+		{"truncated answer that repairs to valid is still not accepted", []extractqtest.Reply{extractqtest.Truncated(validAnswer[:len(validAnswer)-2]), extractqtest.Text(validAnswer)}, nil,
 			want{outcome: llm.OutcomeOK, calls: 2, attempts: 2, classes: []llm.AttemptClass{llm.ClassTruncated, llm.ClassNone}}},
-		{"refusal", []fakeprovider.Reply{fakeprovider.Refused("I can't help with that.")}, nil,
+		{"refusal", []extractqtest.Reply{extractqtest.Refused("I can't help with that.")}, nil,
 			want{outcome: llm.OutcomeUnextractable, calls: 1, attempts: 1, sentinel: llm.ErrUnextractable, classes: []llm.AttemptClass{llm.ClassRefusal}, inReason: "I can't help with that."}},
-		{"plain-text refusal", []fakeprovider.Reply{fakeprovider.Text("I'm sorry, but I cannot extract data from this document.")}, nil,
+		{"plain-text refusal", []extractqtest.Reply{extractqtest.Text("I'm sorry, but I cannot extract data from this document.")}, nil,
 			want{outcome: llm.OutcomeUnextractable, calls: 1, attempts: 1, sentinel: llm.ErrUnextractable, classes: []llm.AttemptClass{llm.ClassRefusal}}},
-		{"unextractable", []fakeprovider.Reply{fakeprovider.Text(`{"_unextractable": "the document is a recipe, not an invoice"}`)}, nil,
+		{"unextractable", []extractqtest.Reply{extractqtest.Text(`{"_unextractable": "the document is a recipe, not an invoice"}`)}, nil,
 			want{outcome: llm.OutcomeUnextractable, calls: 1, attempts: 1, sentinel: llm.ErrUnextractable, classes: []llm.AttemptClass{llm.ClassRefusal}, inReason: "recipe"}},
-		{"unextractable re-asked when break is off", []fakeprovider.Reply{fakeprovider.Text(`{"_unextractable": "no total"}`), fakeprovider.Text(validAnswer)},
+		{"unextractable re-asked when break is off", []extractqtest.Reply{extractqtest.Text(`{"_unextractable": "no total"}`), extractqtest.Text(validAnswer)},
 			func(c *Config) { c.BreakOnUnextractable = false },
 			want{outcome: llm.OutcomeOK, calls: 2, attempts: 2, classes: []llm.AttemptClass{llm.ClassRefusal, llm.ClassNone}, inRequest: "no total"}},
-		{"429 with Retry-After then ok spends no re-ask", []fakeprovider.Reply{fakeprovider.Fail(llm.ClassRateLimited, 7*time.Second), fakeprovider.Text(validAnswer)},
+		{"429 with Retry-After then ok spends no re-ask", []extractqtest.Reply{extractqtest.Fail(llm.ClassRateLimited, 7*time.Second), extractqtest.Text(validAnswer)},
 			func(c *Config) { c.MaxReasks = 0 },
 			want{outcome: llm.OutcomeOK, calls: 2, attempts: 1, classes: []llm.AttemptClass{llm.ClassNone}, retries: 1, sleeps: []time.Duration{7 * time.Second}}},
-		{"5xx backoff doubles up to the cap", []fakeprovider.Reply{fakeprovider.Fail(llm.ClassServer, 0), fakeprovider.Fail(llm.ClassOverloaded, 0), fakeprovider.Fail(llm.ClassNetwork, 0), fakeprovider.Text(validAnswer)},
+		{"5xx backoff doubles up to the cap", []extractqtest.Reply{extractqtest.Fail(llm.ClassServer, 0), extractqtest.Fail(llm.ClassOverloaded, 0), extractqtest.Fail(llm.ClassNetwork, 0), extractqtest.Text(validAnswer)},
 			func(c *Config) { c.Transport.Base, c.Transport.Cap = time.Second, 3*time.Second },
 			want{outcome: llm.OutcomeOK, calls: 4, attempts: 1, classes: []llm.AttemptClass{llm.ClassNone}, retries: 3, sleeps: []time.Duration{time.Second, 2 * time.Second, 3 * time.Second}}},
-		{"fatal 401 stops at once", []fakeprovider.Reply{fakeprovider.Fail(llm.ClassAuth, 0)}, nil,
+		{"fatal 401 stops at once", []extractqtest.Reply{extractqtest.Fail(llm.ClassAuth, 0)}, nil,
 			want{outcome: llm.OutcomeFatal, calls: 1, attempts: 1, sentinel: llm.ErrFatal, classes: []llm.AttemptClass{llm.AttemptClass(llm.ClassAuth)}, inReason: "HTTP 401"}},
-		{"transport retries exhausted", []fakeprovider.Reply{
-			fakeprovider.Fail(llm.ClassServer, 0), fakeprovider.Fail(llm.ClassServer, 0), fakeprovider.Fail(llm.ClassServer, 0)},
+		{"transport retries exhausted", []extractqtest.Reply{
+			extractqtest.Fail(llm.ClassServer, 0), extractqtest.Fail(llm.ClassServer, 0), extractqtest.Fail(llm.ClassServer, 0)},
 			func(c *Config) { c.Transport.Retries = 2 },
 			want{outcome: llm.OutcomeTransport, calls: 3, attempts: 1, sentinel: llm.ErrTransport, classes: []llm.AttemptClass{llm.AttemptClass(llm.ClassServer)}, retries: 2, sleeps: []time.Duration{500 * time.Millisecond, time.Second}, inReason: "2 transport retries"}},
-		{"Retry-After beyond the limit hands back to the caller", []fakeprovider.Reply{fakeprovider.Fail(llm.ClassRateLimited, 10*time.Minute)}, nil,
+		{"Retry-After beyond the limit hands back to the caller", []extractqtest.Reply{extractqtest.Fail(llm.ClassRateLimited, 10*time.Minute)}, nil,
 			want{outcome: llm.OutcomeTransport, calls: 1, attempts: 1, sentinel: llm.ErrTransport, classes: []llm.AttemptClass{llm.AttemptClass(llm.ClassRateLimited)}, inReason: "wait 10m0s"}},
-		{"exhausted", []fakeprovider.Reply{fakeprovider.Text(invalidAnswer), fakeprovider.Text(invalidAnswer), fakeprovider.Text(`{"vendor":"ACME"`), fakeprovider.Text(invalidAnswer)}, nil,
+		{"exhausted", []extractqtest.Reply{extractqtest.Text(invalidAnswer), extractqtest.Text(invalidAnswer), extractqtest.Text(`{"vendor":"ACME"`), extractqtest.Text(invalidAnswer)}, nil,
 			want{outcome: llm.OutcomeExhausted, calls: 4, attempts: 4, sentinel: llm.ErrExhausted,
 				classes:  []llm.AttemptClass{llm.ClassSchema, llm.ClassSchema, llm.ClassSchema, llm.ClassSchema},
 				inReason: `no valid answer after 4 attempts; the last failed at /items/0/price: expected number, got "1,250"; 1 syntax repair applied`}},
-		{"budget exceeded before the first call", []fakeprovider.Reply{}, func(c *Config) { c.TokenBudget = 50 },
+		{"budget exceeded before the first call", []extractqtest.Reply{}, func(c *Config) { c.TokenBudget = 50 },
 			want{outcome: llm.OutcomeBudgetExceeded, calls: 0, attempts: 1, sentinel: llm.ErrBudgetExceeded, classes: []llm.AttemptClass{llm.ClassBudget}, inReason: "token budget exceeded: attempt 1"}},
-		{"budget exceeded after a failed answer", []fakeprovider.Reply{fakeprovider.Text(invalidAnswer)},
+		{"budget exceeded after a failed answer", []extractqtest.Reply{extractqtest.Text(invalidAnswer)},
 			func(c *Config) { c.TokenBudget, c.MaxTokens = 500, 100 },
 			want{outcome: llm.OutcomeBudgetExceeded, calls: 1, attempts: 2, sentinel: llm.ErrBudgetExceeded, classes: []llm.AttemptClass{llm.ClassSchema, llm.ClassBudget}, inReason: "1 attempt made; the last failed at /items/0/price"}},
 	}
@@ -150,7 +150,7 @@ func TestRunFailureModes(t *testing.T) {
 			if tt.cfg != nil {
 				tt.cfg(&cfg)
 			}
-			p := fakeprovider.New(tt.script)
+			p := extractqtest.New(tt.script)
 			res, err := Run(context.Background(), p, document, s, cfg)
 			if res == nil {
 				t.Fatalf("nil result, err %v", err)
@@ -224,7 +224,7 @@ func assertValid(t testing.TB, s *schema.Schema, res *llm.Result) {
 
 func TestRunFatalKeepsProviderError(t *testing.T) {
 	s := mustSchema(t, invoiceSchema)
-	p := fakeprovider.New([]fakeprovider.Reply{fakeprovider.Fail(llm.ClassAuth, 0)})
+	p := extractqtest.New([]extractqtest.Reply{extractqtest.Fail(llm.ClassAuth, 0)})
 	_, err := Run(context.Background(), p, document, s, DefaultConfig())
 	var pe *llm.Error
 	if !errors.As(err, &pe) || pe.Class != llm.ClassAuth {
@@ -237,7 +237,7 @@ func TestRunCanceled(t *testing.T) {
 	t.Run("before the first call", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		p := fakeprovider.New(nil)
+		p := extractqtest.New(nil)
 		res, err := Run(ctx, p, document, s, DefaultConfig())
 		if !errors.Is(err, llm.ErrCanceled) || !errors.Is(err, context.Canceled) || res.Outcome != llm.OutcomeCanceled || p.Calls() != 0 {
 			t.Fatalf("got %v %v after %d calls", res.Outcome, err, p.Calls())
@@ -246,9 +246,9 @@ func TestRunCanceled(t *testing.T) {
 	t.Run("during a call", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		p := fakeprovider.New(nil, fakeprovider.WithResponder(func(int, llm.Request) fakeprovider.Reply {
+		p := extractqtest.New(nil, extractqtest.WithResponder(func(int, llm.Request) extractqtest.Reply {
 			cancel() // the caller gives up while the call hangs
-			return fakeprovider.Hang()
+			return extractqtest.Hang()
 		}))
 		res, err := Run(ctx, p, document, s, DefaultConfig())
 		if !errors.Is(err, llm.ErrCanceled) || res.Outcome != llm.OutcomeCanceled || p.Calls() != 1 {
@@ -259,7 +259,7 @@ func TestRunCanceled(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cfg := DefaultConfig()
 		cfg.Sleep = func(ctx context.Context, _ time.Duration) error { cancel(); return ctx.Err() }
-		p := fakeprovider.New([]fakeprovider.Reply{fakeprovider.Fail(llm.ClassServer, 0)})
+		p := extractqtest.New([]extractqtest.Reply{extractqtest.Fail(llm.ClassServer, 0)})
 		res, err := Run(ctx, p, document, s, cfg)
 		if !errors.Is(err, llm.ErrCanceled) || res.Outcome != llm.OutcomeCanceled || p.Calls() != 1 {
 			t.Fatalf("got %v %v after %d calls", res.Outcome, err, p.Calls())
@@ -272,7 +272,7 @@ func TestRunCallTimeoutIsRetried(t *testing.T) {
 	sl := &sleeps{}
 	cfg := testConfig(sl)
 	cfg.CallTimeout = time.Millisecond
-	p := fakeprovider.New([]fakeprovider.Reply{fakeprovider.Hang(), fakeprovider.Text(validAnswer)})
+	p := extractqtest.New([]extractqtest.Reply{extractqtest.Hang(), extractqtest.Text(validAnswer)})
 	res, err := Run(context.Background(), p, document, s, cfg)
 	if err != nil || res.Attempts[0].TransportRetries != 1 || p.Requests()[0].Timeout != time.Millisecond {
 		t.Fatalf("got %v, %+v", err, res.Attempts)
@@ -281,7 +281,7 @@ func TestRunCallTimeoutIsRetried(t *testing.T) {
 
 func TestHistory(t *testing.T) {
 	s := mustSchema(t, invoiceSchema)
-	bad := []fakeprovider.Reply{fakeprovider.Text(invalidAnswer), fakeprovider.Text("no json here"), fakeprovider.Text(invalidAnswer), fakeprovider.Text(invalidAnswer)}
+	bad := []extractqtest.Reply{extractqtest.Text(invalidAnswer), extractqtest.Text("no json here"), extractqtest.Text(invalidAnswer), extractqtest.Text(invalidAnswer)}
 	tests := []struct {
 		history History
 		want    []int // messages per request
@@ -293,7 +293,7 @@ func TestHistory(t *testing.T) {
 		t.Run(string(tt.history), func(t *testing.T) {
 			cfg := DefaultConfig()
 			cfg.History = tt.history
-			p := fakeprovider.New(bad)
+			p := extractqtest.New(bad)
 			if _, err := Run(context.Background(), p, document, s, cfg); !errors.Is(err, llm.ErrExhausted) {
 				t.Fatalf("err %v", err)
 			}
@@ -334,11 +334,11 @@ func TestPrompt(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := DefaultConfig()
 			cfg.SchemaIn = tt.schemaIn
-			var opts []fakeprovider.Option
+			var opts []extractqtest.Option
 			if tt.modes != nil {
-				opts = append(opts, fakeprovider.WithModes(tt.modes...))
+				opts = append(opts, extractqtest.WithModes(tt.modes...))
 			}
-			p := fakeprovider.New([]fakeprovider.Reply{fakeprovider.Text(validAnswer)}, opts...)
+			p := extractqtest.New([]extractqtest.Reply{extractqtest.Text(validAnswer)}, opts...)
 			if _, err := Run(context.Background(), p, doc, s, cfg); err != nil {
 				t.Fatal(err)
 			}
@@ -391,7 +391,7 @@ func TestFeedbackStrategies(t *testing.T) {
 			if tt.cfg != nil {
 				tt.cfg(&cfg)
 			}
-			p := fakeprovider.New([]fakeprovider.Reply{fakeprovider.Text(invalidAnswer), fakeprovider.Text(validAnswer)})
+			p := extractqtest.New([]extractqtest.Reply{extractqtest.Text(invalidAnswer), extractqtest.Text(validAnswer)})
 			if _, err := Run(context.Background(), p, document, s, cfg); err != nil {
 				t.Fatal(err)
 			}
@@ -408,7 +408,7 @@ func TestFeedbackStrategies(t *testing.T) {
 
 func TestRunConfigErrors(t *testing.T) {
 	s := mustSchema(t, invoiceSchema)
-	p := fakeprovider.New(nil)
+	p := extractqtest.New(nil)
 	tests := []struct {
 		name string
 		cfg  func(*Config)
@@ -442,7 +442,7 @@ func mustTemplate(t testing.TB, src string) *template.Template {
 func TestCutOffAnswerIsShortenedInHistory(t *testing.T) {
 	s := mustSchema(t, invoiceSchema)
 	long := `{"vendor":"` + strings.Repeat("é", 2000)
-	p := fakeprovider.New([]fakeprovider.Reply{fakeprovider.Truncated(long), fakeprovider.Text(validAnswer)})
+	p := extractqtest.New([]extractqtest.Reply{extractqtest.Truncated(long), extractqtest.Text(validAnswer)})
 	if _, err := Run(context.Background(), p, document, s, DefaultConfig()); err != nil {
 		t.Fatal(err)
 	}
@@ -464,7 +464,7 @@ func TestSleep(t *testing.T) {
 }
 
 // plainErrProvider breaks the Provider contract by returning a plain error.
-type plainErrProvider struct{ *fakeprovider.Provider }
+type plainErrProvider struct{ *extractqtest.Provider }
 
 func (plainErrProvider) Chat(context.Context, llm.Request) (*llm.Response, error) {
 	return nil, errors.New("boom")
@@ -472,7 +472,7 @@ func (plainErrProvider) Chat(context.Context, llm.Request) (*llm.Response, error
 
 func TestForeignProviderErrorIsFatal(t *testing.T) {
 	s := mustSchema(t, invoiceSchema)
-	res, err := Run(context.Background(), plainErrProvider{fakeprovider.New(nil)}, document, s, DefaultConfig())
+	res, err := Run(context.Background(), plainErrProvider{extractqtest.New(nil)}, document, s, DefaultConfig())
 	if !errors.Is(err, llm.ErrFatal) || res.Attempts[0].TransportRetries != 0 || !strings.Contains(err.Error(), "boom") {
 		t.Fatalf("got %v", err)
 	}
@@ -480,7 +480,7 @@ func TestForeignProviderErrorIsFatal(t *testing.T) {
 
 func TestContentFilterIsUnextractable(t *testing.T) {
 	s := mustSchema(t, invoiceSchema)
-	p := fakeprovider.New([]fakeprovider.Reply{{Text: "", Finish: llm.FinishContentFilter}})
+	p := extractqtest.New([]extractqtest.Reply{{Text: "", Finish: llm.FinishContentFilter}})
 	if _, err := Run(context.Background(), p, document, s, DefaultConfig()); !errors.Is(err, llm.ErrUnextractable) || !strings.Contains(err.Error(), "content filter") {
 		t.Fatalf("got %v", err)
 	}

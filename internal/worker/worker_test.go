@@ -20,7 +20,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/extractq/extractq/internal/audit"
-	"github.com/extractq/extractq/internal/fakeprovider"
+	"github.com/extractq/extractq/extractqtest"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/jobstest"
 	"github.com/extractq/extractq/internal/worker"
@@ -118,7 +118,7 @@ func start(t *testing.T, plan func(doc string, call int, ctx context.Context) *w
 		worker.WithID("w-test"), worker.WithPools(worker.Pool{Name: pool, Concurrency: 2}),
 		worker.WithConsumerSettings(cs), worker.WithPullWait(200 * time.Millisecond),
 		worker.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
-		worker.WithProviders(func(spec string) (llm.Provider, error) { return fakeprovider.New(nil), nil }),
+		worker.WithProviders(func(spec string) (llm.Provider, error) { return extractqtest.New(nil), nil }),
 	}, opts...)
 	f.w, err = worker.New(js, f.audit, f.engine, all...)
 	if err != nil {

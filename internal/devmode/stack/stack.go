@@ -29,6 +29,7 @@ import (
 	"github.com/extractq/extractq/internal/providers"
 	"github.com/extractq/extractq/internal/ratelimit"
 	"github.com/extractq/extractq/internal/sim"
+	"github.com/extractq/extractq/internal/sim/simprovider"
 	"github.com/extractq/extractq/internal/worker"
 )
 
@@ -292,7 +293,7 @@ func (s *Stack) startNATS() error {
 // otherwise.
 func (s *Stack) newProvider(spec string) (llm.Provider, error) {
 	if s.sim != nil && usesProfile(spec, s.cfg.SimProfile) {
-		return providers.New(spec, providers.WithSimServer(s.sim))
+		return simprovider.New(spec, s.sim)
 	}
 	return providers.New(spec)
 }

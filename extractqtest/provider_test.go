@@ -1,4 +1,4 @@
-package fakeprovider
+package extractqtest
 
 import (
 	"context"
@@ -104,5 +104,41 @@ func TestConcurrentResponder(t *testing.T) {
 	wg.Wait()
 	if p.Calls() != 400 || p.Name() != "fake:x" || p.Capabilities().Auto() != llm.ModeStrict {
 		t.Errorf("calls %d, name %s, caps %v", p.Calls(), p.Name(), p.Capabilities())
+	}
+}
+
+func TestSlowAnswerTakesItsDelayUnlessCanceled(t *testing.T) {
+	t.Parallel()
+	p := New([]Reply{Slow("late", 30*time.Millisecond), Slow("never", time.Hour)})
+	start := time.Now()
+	resp, err := p.Chat(t.Context(), req("x", 0))
+	if err != nil || resp.Text != "late" || time.Since(start) < 30*time.Millisecond {
+		t.Fatalf("slow answer: %v %v after %v", resp, err, time.Since(start))
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Millisecond)
+	defer cancel()
+	if _, err := p.Chat(ctx, req("y", 0)); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a delay must end with its context: %v", err)
+	}
+	last, ok := p.LastRequest()
+	if !ok || last.Messages[0].Content != "y" {
+		t.Fatalf("LastRequest = %+v, %v", last, ok)
+	}
+	if _, ok := New(nil).LastRequest(); ok {
+		t.Fatal("LastRequest before any call reported a request")
+	}
+}
+
+func TestSimulatorAnswersFromTheDocument(t *testing.T) {
+	t.Parallel()
+	p, err := Simulator("clean")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Name() != "sim:clean" {
+		t.Fatalf("name %q", p.Name())
+	}
+	if _, err := Simulator("no-such-profile"); err == nil {
+		t.Fatal("an unknown profile must be an error")
 	}
 }

@@ -1,8 +1,18 @@
-// Package fakeprovider is a scripted providers.Provider for tests: each call
-// takes the next reply from a script (answer text, finish reason, usage, or a
-// provider error of a given class with Retry-After), and every request is
-// recorded so a test can assert what the engine sent.
-package fakeprovider
+// Package extractqtest helps you test code that uses extractq without a
+// model: Provider is a scripted llm.Provider whose every call takes the next
+// reply from a script (an answer, a truncated answer, a refusal, a provider
+// error of a given class with Retry-After, a delay or a hang) and records
+// what it was sent, so a test can assert both what came back and what the
+// engine asked.
+//
+//	p := extractqtest.New([]extractqtest.Reply{
+//		extractqtest.Text(`{"total": "12,50"}`), // invalid: the engine re-asks
+//		extractqtest.Text(`{"total": 12.5}`),
+//	})
+//	res, err := extractq.Extract(ctx, doc, s, extractq.WithProvider(p))
+//	// res.Attempts[0].Violations[0].Pointer == "/total"
+//	// p.Requests()[1].Messages holds the feedback the engine sent
+package extractqtest
 
 import (
 	"context"
@@ -17,7 +27,7 @@ import (
 type Reply struct {
 	// Text is the answer. Ignored when Err is set.
 	Text string
-	// Finish defaults to providers.FinishStop.
+	// Finish defaults to llm.FinishStop.
 	Finish llm.FinishReason
 	// Refusal is a refusal reported apart from the text (OpenAI's message.refusal).
 	Refusal string
@@ -29,6 +39,9 @@ type Reply struct {
 	// Block makes the call wait until its context ends, then fail with the
 	// context's error (class canceled or timeout): a call that hangs.
 	Block bool
+	// Delay makes the call take this long before it answers (or fails), as
+	// a slow model would; the context still ends it early.
+	Delay time.Duration
 }
 
 // Text is a normal answer.
@@ -55,6 +68,9 @@ func Fail(class llm.ErrorClass, retryAfter time.Duration) Reply {
 
 // Hang is a call that blocks until its context ends.
 func Hang() Reply { return Reply{Block: true} }
+
+// Slow is a normal answer that takes d to arrive.
+func Slow(s string, d time.Duration) Reply { return Reply{Text: s, Delay: d} }
 
 func statusOf(c llm.ErrorClass) int {
 	switch c {
@@ -125,16 +141,16 @@ func New(script []Reply, opts ...Option) *Provider {
 	return p
 }
 
-// Name implements providers.Provider.
+// Name implements llm.Provider.
 func (p *Provider) Name() string { return p.name }
 
-// Model implements providers.Provider.
+// Model implements llm.Provider.
 func (p *Provider) Model() string { return p.model }
 
-// Capabilities implements providers.Provider.
+// Capabilities implements llm.Provider.
 func (p *Provider) Capabilities() llm.Capabilities { return p.caps }
 
-// Chat implements providers.Provider: it records req and plays the next reply.
+// Chat implements llm.Provider: it records req and plays the next reply.
 // An answer longer than req.MaxTokens is cut to that many tokens and reported
 // with finish reason length, as a real API would.
 func (p *Provider) Chat(ctx context.Context, req llm.Request) (*llm.Response, error) {
@@ -151,12 +167,19 @@ func (p *Provider) Chat(ctx context.Context, req llm.Request) (*llm.Response, er
 	default:
 		p.mu.Unlock()
 		return nil, &llm.Error{Provider: p.name, Class: llm.ClassInvalidRequest, Status: 400,
-			Message: fmt.Sprintf("fakeprovider: unexpected call %d: the script has %d replies", call, len(p.script))}
+			Message: fmt.Sprintf("extractqtest: unexpected call %d: the script has %d replies", call, len(p.script))}
 	}
 	p.mu.Unlock()
 
 	if r.Block {
 		<-ctx.Done()
+	} else if r.Delay > 0 {
+		t := time.NewTimer(r.Delay)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
 	}
 	if err := ctx.Err(); err != nil {
 		class := llm.ClassCanceled
@@ -197,6 +220,16 @@ func (p *Provider) Requests() []llm.Request {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]llm.Request(nil), p.requests...)
+}
+
+// LastRequest returns the most recent request, and false before any call.
+func (p *Provider) LastRequest() (llm.Request, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.requests) == 0 {
+		return llm.Request{}, false
+	}
+	return p.requests[len(p.requests)-1], true
 }
 
 // Calls is the number of calls received.

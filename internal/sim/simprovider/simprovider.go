@@ -1,0 +1,82 @@
+// Package simprovider plugs the LLM simulator in as the provider family
+// "sim": importing it (for its side effect, as commands, dev mode and tests
+// do) makes "sim:PROFILE" and "sim:PROFILE/model" provider strings work
+// everywhere a provider string is taken. The engine and the provider
+// adapters never import the simulator; only what wants it does.
+package simprovider
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/extractq/extractq/internal/providers"
+	"github.com/extractq/extractq/internal/sim"
+	"github.com/extractq/extractq/llm"
+)
+
+// Family is the provider family the simulator registers.
+const Family = "sim"
+
+// baseURL addresses the in-process simulator; no request leaves the
+// process (its transport never dials), so the host is never resolved.
+const baseURL = "http://sim.invalid/v1"
+
+// defaultModel is the model name a "sim:PROFILE" provider sends.
+const defaultModel = "sim"
+
+// capabilities: the simulator serves every structured-output mode.
+var capabilities = llm.Capabilities{Modes: []llm.Mode{llm.ModeText, llm.ModeJSON, llm.ModeStrict, llm.ModeTools}}
+
+func init() {
+	if err := providers.Register(Family, factory); err != nil {
+		panic(err) // only a second registration of "sim" gets here: a build bug
+	}
+}
+
+// factory makes "sim:PROFILE" or "sim:PROFILE/model". PROFILE is a built-in
+// profile name or a profile file's path (which may itself contain slashes:
+// the whole string is tried as a profile first). Each provider gets a
+// simulator of its own; use New to share one.
+func factory(rest string, s providers.Settings) (llm.Provider, error) {
+	profile, model := rest, defaultModel
+	p, err := sim.LoadProfile(profile)
+	if err != nil {
+		i := strings.LastIndexByte(rest, '/')
+		if i <= 0 || i == len(rest)-1 {
+			return nil, fmt.Errorf("provider sim:%s: %w", rest, err)
+		}
+		var err2 error
+		if p, err2 = sim.LoadProfile(rest[:i]); err2 != nil {
+			return nil, fmt.Errorf("provider sim:%s: %w", rest, err2)
+		}
+		profile, model = rest[:i], rest[i+1:]
+	}
+	return newProvider(profile, model, sim.New(p), s)
+}
+
+// New makes the provider for spec ("sim:PROFILE" or "sim:PROFILE/model")
+// answered by srv, so that several providers share one simulator and the
+// caller can read its Stats. The profile in spec is then only a label.
+func New(spec string, srv *sim.Server) (llm.Provider, error) {
+	fam, rest, ok := strings.Cut(spec, ":")
+	if !ok || fam != Family || rest == "" {
+		return nil, fmt.Errorf("%w %q: want sim:PROFILE or sim:PROFILE/model", providers.ErrBadSpec, spec)
+	}
+	profile, model := rest, defaultModel
+	if i := strings.LastIndexByte(rest, '/'); i > 0 && i < len(rest)-1 {
+		profile, model = rest[:i], rest[i+1:]
+	}
+	return newProvider(profile, model, srv, providers.Settings{})
+}
+
+// newProvider speaks the OpenAI chat completions API over the simulator's
+// in-process transport; a base URL or HTTP client in s does not apply.
+func newProvider(profile, model string, srv *sim.Server, s providers.Settings) (llm.Provider, error) {
+	name := Family + ":" + profile
+	if model != defaultModel {
+		name += "/" + model
+	}
+	s.BaseURL, s.HTTPClient, s.APIKey = baseURL, &http.Client{Transport: srv.Transport()}, ""
+	return providers.NewOpenAICompatible(name, model, capabilities, s)
+}
