@@ -49,4 +49,3 @@ type PromptData struct {
 	// Previous is the failed answer as the model gave it.
 	Previous string
 }
-

@@ -16,9 +16,9 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/extractq/extractq/extractqtest"
 	"github.com/extractq/extractq/internal/audit/audittest"
 	"github.com/extractq/extractq/internal/e2e/fleettest"
-	"github.com/extractq/extractq/extractqtest"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/jobstest"
 	"github.com/extractq/extractq/internal/worker"

@@ -19,8 +19,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/extractqtest"
+	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/jobstest"
 	"github.com/extractq/extractq/internal/worker"

@@ -168,7 +168,6 @@ func TestConcurrentChats(t *testing.T) {
 	}
 }
 
-
 func mustSharedNew(t *testing.T, spec string, srv *sim.Server) llm.Provider {
 	t.Helper()
 	p, err := simprovider.New(spec, srv)
