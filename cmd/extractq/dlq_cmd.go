@@ -17,6 +17,7 @@ import (
 	"github.com/extractq/extractq/internal/devmode"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/submit"
+	"github.com/extractq/extractq/internal/termsafe"
 )
 
 // openJetStream connects to EXTRACTQ_NATS_URL, else a running `extractq
@@ -81,8 +82,9 @@ func newDLQListCmd() *cobra.Command {
 				if asJSON {
 					return enc.Encode(letterSummary(l))
 				}
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s v%d\t%s\t%d\t%s\n", l.Seq, l.Time.Local().Format(time.DateTime), l.Job.Run,
-					l.Job.DocumentID, l.Job.Schema.Name, l.Job.Schema.Version, l.Outcome, len(l.Attempts), oneLine(l.Reason, 80))
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s v%d\t%s\t%d\t%s\n", l.Seq, l.Time.Local().Format(time.DateTime), termsafe.String(l.Job.Run),
+					termsafe.String(l.Job.DocumentID), termsafe.String(l.Job.Schema.Name), l.Job.Schema.Version, l.Outcome, len(l.Attempts),
+					termsafe.String(oneLine(l.Reason, 80)))
 				return nil
 			})
 			if err != nil && !errors.Is(err, errStop) {
@@ -163,39 +165,42 @@ func newDLQShowCmd() *cobra.Command {
 	return cmd
 }
 
+// printLetter prints a dead letter for people; text from documents and
+// models passes through termsafe (see printHistory).
 func printLetter(w io.Writer, l *jobs.Letter) {
 	j := l.Job
+	q := termsafe.String
 	fmt.Fprintf(w, "dead letter %d (%s)\n", l.Seq, l.Time.Local().Format(time.DateTime))
-	fmt.Fprintf(w, "  job        %s (stream seq %d, %d deliveries)\n", j.JobID, l.JobSeq, l.Deliveries)
-	fmt.Fprintf(w, "  document   %s  sha256:%s\n", j.DocumentID, j.DocumentHash)
-	fmt.Fprintf(w, "  run        %s\n", j.Run)
-	fmt.Fprintf(w, "  schema     %s v%d (%s)\n", j.Schema.Name, j.Schema.Version, j.Schema.Fingerprint)
-	fmt.Fprintf(w, "  provider   %s (pool %s)\n", j.Provider, j.Pool)
-	fmt.Fprintf(w, "  worker     %s (%s)\n", l.WorkerID, l.Source)
-	fmt.Fprintf(w, "  outcome    %s\n", l.Outcome)
-	fmt.Fprintf(w, "  reason     %s\n", l.Reason)
+	fmt.Fprintf(w, "  job        %s (stream seq %d, %d deliveries)\n", q(j.JobID), l.JobSeq, l.Deliveries)
+	fmt.Fprintf(w, "  document   %s  sha256:%s\n", q(j.DocumentID), q(j.DocumentHash))
+	fmt.Fprintf(w, "  run        %s\n", q(j.Run))
+	fmt.Fprintf(w, "  schema     %s v%d (%s)\n", q(j.Schema.Name), j.Schema.Version, q(j.Schema.Fingerprint))
+	fmt.Fprintf(w, "  provider   %s (pool %s)\n", q(j.Provider), q(j.Pool))
+	fmt.Fprintf(w, "  worker     %s (%s)\n", q(l.WorkerID), q(l.Source))
+	fmt.Fprintf(w, "  outcome    %s\n", q(string(l.Outcome)))
+	fmt.Fprintf(w, "  reason     %s\n", q(l.Reason))
 	fmt.Fprintf(w, "  tokens     %d prompt + %d completion\n", l.Usage.PromptTokens, l.Usage.CompletionTokens)
 	for _, a := range l.Attempts {
-		fmt.Fprintf(w, "\nattempt %d  %s %s  %s  %d+%d tokens  finish %s", a.N, a.Provider, a.Mode, a.Latency.Round(time.Millisecond),
-			a.Usage.PromptTokens, a.Usage.CompletionTokens, a.FinishReason)
+		fmt.Fprintf(w, "\nattempt %d  %s %s  %s  %d+%d tokens  finish %s", a.N, q(a.Provider), q(string(a.Mode)), a.Latency.Round(time.Millisecond),
+			a.Usage.PromptTokens, a.Usage.CompletionTokens, q(string(a.FinishReason)))
 		if a.Class != "" {
-			fmt.Fprintf(w, "  class %s", a.Class)
+			fmt.Fprintf(w, "  class %s", q(string(a.Class)))
 		}
 		if a.TransportRetries > 0 {
 			fmt.Fprintf(w, "  transport retries %d", a.TransportRetries)
 		}
 		fmt.Fprintln(w)
 		if a.Error != "" {
-			fmt.Fprintf(w, "  error: %s\n", a.Error)
+			fmt.Fprintf(w, "  error: %s\n", q(a.Error))
 		}
 		if a.Raw != "" {
-			fmt.Fprintf(w, "  raw: %s\n", oneLine(a.Raw, 400))
+			fmt.Fprintf(w, "  raw: %s\n", q(oneLine(a.Raw, 400)))
 		}
 		for _, r := range a.Repairs {
-			fmt.Fprintf(w, "  repair %s at %s: %s\n", r.Kind, r.Where, r.Detail)
+			fmt.Fprintf(w, "  repair %s at %s: %s\n", q(string(r.Kind)), q(r.Where), q(r.Detail))
 		}
 		for _, v := range a.Violations {
-			fmt.Fprintf(w, "  violation %s (%s): %s\n", orRoot(v.Pointer), v.Keyword, v.Message)
+			fmt.Fprintf(w, "  violation %s (%s): %s\n", q(orRoot(v.Pointer)), q(v.Keyword), q(v.Message))
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/extractq/extractq/internal/audit"
+	"github.com/extractq/extractq/internal/termsafe"
 )
 
 func newHistoryCmd() *cobra.Command {
@@ -50,17 +51,30 @@ func newHistoryCmd() *cobra.Command {
 	return cmd
 }
 
+// printHistory prints h for people: everything that came from a document
+// or a model passes through termsafe, so control characters in ids and
+// answers are shown escaped instead of acting on the terminal.
 func printHistory(w io.Writer, h *audit.History) {
-	fmt.Fprintf(w, "document %s", h.DocumentID)
+	fmt.Fprintf(w, "document %s", termsafe.String(h.DocumentID))
 	if h.Document != nil {
-		fmt.Fprintf(w, " (%d bytes stored, sha256 %.12s…, source %s)", len(h.Document.Text), h.Document.Hash, orDash(h.Document.Source))
+		fmt.Fprintf(w, " (%d bytes stored, sha256 %.12s…, source %s)", len(h.Document.Text), h.Document.Hash, termsafe.String(orDash(h.Document.Source)))
 	}
 	fmt.Fprintln(w)
+	current := ""
+	for _, x := range h.Texts {
+		if x.ReplacedAt == nil {
+			current = x.ContentHash
+			continue
+		}
+		fmt.Fprintf(w, "  earlier text sha256 %.12s…  %d bytes  stored %s  replaced %s\n", x.ContentHash, x.Bytes,
+			x.StoredAt.UTC().Format(time.RFC3339), x.ReplacedAt.UTC().Format(time.RFC3339))
+	}
 	for _, j := range h.Jobs {
-		fmt.Fprintf(w, "\njob %s  run %s  schema %s v%d  %s  status %s  deliveries %d  %s\n",
-			j.JobID, orDash(j.Run), j.SchemaName, j.SchemaVersion, j.Provider, j.Status, j.Deliveries, j.FinishedAt.UTC().Format(time.RFC3339))
+		fmt.Fprintf(w, "\njob %s  run %s  schema %s v%d  %s  text %s  status %s  deliveries %d  %s\n",
+			j.JobID, termsafe.String(orDash(j.Run)), termsafe.String(j.SchemaName), j.SchemaVersion, termsafe.String(j.Provider),
+			textLabel(j.ContentHash, current), j.Status, j.Deliveries, j.FinishedAt.UTC().Format(time.RFC3339))
 		if j.Reason != "" {
-			fmt.Fprintf(w, "  reason: %s\n", j.Reason)
+			fmt.Fprintf(w, "  reason: %s\n", termsafe.String(j.Reason))
 		}
 		for _, a := range h.Attempts {
 			if a.JobID != j.JobID {
@@ -70,35 +84,55 @@ func printHistory(w io.Writer, h *audit.History) {
 		}
 	}
 	for _, r := range h.Results {
-		fmt.Fprintf(w, "\nresult  schema %s v%d (%.12s…)  %s  %d attempts  %d+%d tokens\n  %s\n",
-			r.SchemaName, r.SchemaVersion, r.SchemaFingerprint, r.Model, r.Attempts, r.PromptTokens, r.CompletionTokens, r.Value)
+		mark := ""
+		if r.Redacted {
+			mark = "  REDACTED (the value holds the redaction marker)"
+		}
+		fmt.Fprintf(w, "\nresult  schema %s v%d (%.12s…)  %s  text %s  %d attempts  %d+%d tokens%s\n  %s\n",
+			termsafe.String(r.SchemaName), r.SchemaVersion, r.SchemaFingerprint, termsafe.String(r.Model), textLabel(r.ContentHash, current),
+			r.Attempts, r.PromptTokens, r.CompletionTokens, mark, termsafe.String(string(r.Value)))
 	}
 	for _, d := range h.DeadLetters {
-		fmt.Fprintf(w, "\ndead letter %s #%d  job %s  %s\n  reason: %s\n", d.Stream, d.Seq, d.JobID, d.CreatedAt.UTC().Format(time.RFC3339), d.Reason)
+		fmt.Fprintf(w, "\ndead letter %s #%d  job %s  %s\n  reason: %s\n", termsafe.String(d.Stream), d.Seq, d.JobID,
+			d.CreatedAt.UTC().Format(time.RFC3339), termsafe.String(d.Reason))
 	}
 }
 
+// textLabel names the text a job or result is of: its hash, and whether it
+// is the document's current text.
+func textLabel(hash, current string) string {
+	switch {
+	case hash == "":
+		return "unknown"
+	case hash == current:
+		return fmt.Sprintf("%.12s… (current)", hash)
+	case current == "":
+		return fmt.Sprintf("%.12s…", hash)
+	}
+	return fmt.Sprintf("%.12s… (earlier)", hash)
+}
+
 func printAttempt(w io.Writer, a *audit.AttemptInfo) {
-	fmt.Fprintf(w, "  delivery %d attempt %d  %s %s mode=%s  %s  %d+%d tokens", a.Delivery, a.N, a.Provider, a.Model, a.Mode,
-		roundDur(a.Latency), a.PromptTokens, a.CompletionTokens)
+	fmt.Fprintf(w, "  delivery %d attempt %d  %s %s mode=%s  %s  %d+%d tokens", a.Delivery, a.N, termsafe.String(a.Provider),
+		termsafe.String(a.Model), termsafe.String(a.Mode), roundDur(a.Latency), a.PromptTokens, a.CompletionTokens)
 	if a.FinishReason != "" {
-		fmt.Fprintf(w, "  finish=%s", a.FinishReason)
+		fmt.Fprintf(w, "  finish=%s", termsafe.String(a.FinishReason))
 	}
 	if a.ErrorClass != "" {
-		fmt.Fprintf(w, "  FAILED %s", a.ErrorClass)
+		fmt.Fprintf(w, "  FAILED %s", termsafe.String(a.ErrorClass))
 	}
 	fmt.Fprintln(w)
 	if a.ErrorMessage != "" {
-		fmt.Fprintf(w, "    error: %s\n", a.ErrorMessage)
+		fmt.Fprintf(w, "    error: %s\n", termsafe.String(a.ErrorMessage))
 	}
 	if a.Raw != "" {
-		fmt.Fprintf(w, "    raw: %s\n", indentMore(a.Raw))
+		fmt.Fprintf(w, "    raw: %s\n", indentMore(termsafe.Text(a.Raw)))
 	}
 	if len(a.Repairs) > 0 {
-		fmt.Fprintf(w, "    repairs: %s\n", a.Repairs)
+		fmt.Fprintf(w, "    repairs: %s\n", termsafe.String(string(a.Repairs)))
 	}
 	if len(a.Violations) > 0 {
-		fmt.Fprintf(w, "    violations: %s\n", a.Violations)
+		fmt.Fprintf(w, "    violations: %s\n", termsafe.String(string(a.Violations)))
 	}
 }
 

@@ -34,12 +34,16 @@ const (
 
 // CSV metadata columns come first; the underscore keeps them apart from
 // the schema's own property names.
-var csvMetaColumns = []string{"_document_id", "_schema_version", "_model", "_run", "_created_at"}
+// _redacted is "true" when the value holds the redaction marker (see
+// ResultInfo.Redacted), else empty.
+var csvMetaColumns = []string{"_document_id", "_schema_version", "_model", "_run", "_created_at", "_redacted"}
 
 // wholeValueColumn is the one CSV column of a schema without properties.
 const wholeValueColumn = "_value"
 
 // ExportResults streams the selected results, ordered by document, to fn.
+// A document whose text changed since a result was made exports only the
+// results of its current text: the latest text wins.
 // Rows are read one at a time from the server, so memory stays constant
 // however many there are. fn must not keep r: it is reused for the next
 // row. It returns how many rows fn received.
@@ -47,14 +51,17 @@ func (s *Store) ExportResults(ctx context.Context, f ExportFilter, fn func(*Resu
 	if f.Schema == "" {
 		return 0, fmt.Errorf("audit: export: a schema name is required (--schema NAME)")
 	}
-	// DISTINCT ON walks results_schema_doc_idx in order: it streams too.
-	sql := "SELECT DISTINCT ON (document_id) " + resultCols + ` FROM results
-		WHERE schema_name = $1 AND ($2 = '' OR run = $2) AND ($3 = 0 OR schema_version = $3)
-		ORDER BY document_id, schema_version DESC, created_at DESC`
+	// Only results of the text each document has now (see
+	// latest_valid_results). For a whole schema PostgreSQL hash-joins
+	// documents and sorts before the first row; rows still reach fn one at
+	// a time, so memory here stays constant.
+	const from = ` FROM results r LEFT JOIN documents d ON d.id = r.document_id
+		WHERE r.schema_name = $1 AND ($2 = '' OR r.run = $2) AND ($3 = 0 OR r.schema_version = $3)
+		  AND (d.id IS NULL OR r.content_hash = '' OR r.content_hash = d.content_hash)`
+	sql := "SELECT DISTINCT ON (r.document_id) " + resultCols + from + `
+		ORDER BY r.document_id, (r.content_hash = d.content_hash) IS TRUE DESC, r.schema_version DESC, r.created_at DESC`
 	if f.Version != 0 {
-		sql = "SELECT " + resultCols + ` FROM results
-			WHERE schema_name = $1 AND ($2 = '' OR run = $2) AND ($3 = 0 OR schema_version = $3)
-			ORDER BY document_id, model`
+		sql = "SELECT " + resultCols + from + " ORDER BY r.document_id, r.model"
 	}
 	rows, err := s.pool.Query(ctx, sql, f.Schema, f.Run, f.Version)
 	if err != nil {
@@ -80,7 +87,8 @@ func (s *Store) ExportResults(ctx context.Context, f ExportFilter, fn func(*Resu
 
 // Export writes the selected results to w in format. JSONL writes one
 // object per line: {"document_id", "schema", "schema_version",
-// "schema_fingerprint", "model", "run", "created_at", "value"}. CSV writes
+// "schema_fingerprint", "model", "run", "created_at", "content_hash",
+// "redacted" (only when true), "value"}. CSV writes
 // a header of CSVColumns(schema body) and one row per result (see
 // CSVColumns for how values are flattened).
 func (s *Store) Export(ctx context.Context, f ExportFilter, format ExportFormat, w io.Writer) (int64, error) {
@@ -98,10 +106,13 @@ func (s *Store) Export(ctx context.Context, f ExportFilter, format ExportFormat,
 			Model             string          `json:"model"`
 			Run               string          `json:"run"`
 			CreatedAt         time.Time       `json:"created_at"`
+			ContentHash       string          `json:"content_hash"`
+			Redacted          bool            `json:"redacted,omitempty"`
 			Value             json.RawMessage `json:"value"`
 		}
 		emit = func(r *ResultInfo) error {
-			return enc.Encode(line{r.DocumentID, r.SchemaName, r.SchemaVersion, r.SchemaFingerprint, r.Model, r.Run, r.CreatedAt, r.Value})
+			return enc.Encode(line{r.DocumentID, r.SchemaName, r.SchemaVersion, r.SchemaFingerprint, r.Model, r.Run, r.CreatedAt,
+				r.ContentHash, r.Redacted, r.Value})
 		}
 	case FormatCSV:
 		si, err := s.SchemaByName(ctx, f.Schema, f.Version)
@@ -117,6 +128,10 @@ func (s *Store) Export(ctx context.Context, f ExportFilter, format ExportFormat,
 		rec := make([]string, len(header))
 		emit = func(r *ResultInfo) error {
 			rec[0], rec[1], rec[2], rec[3], rec[4] = r.DocumentID, strconv.Itoa(r.SchemaVersion), r.Model, r.Run, r.CreatedAt.UTC().Format(time.RFC3339Nano)
+			rec[5] = ""
+			if r.Redacted {
+				rec[5] = "true"
+			}
 			if err := flattenInto(rec[len(csvMetaColumns):], paths, r.Value); err != nil {
 				return fmt.Errorf("audit: export: result of %s: %w", r.DocumentID, err)
 			}

@@ -99,7 +99,7 @@ func TestExportFormats(t *testing.T) {
 			lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
 			data := lines
 			if tt.format == FormatCSV {
-				if want := "_document_id,_schema_version,_model,_run,_created_at,customer.name,items,note,total"; lines[0] != want {
+				if want := "_document_id,_schema_version,_model,_run,_created_at,_redacted,customer.name,items,note,total"; lines[0] != want {
 					t.Errorf("header %q, want %q", lines[0], want)
 				}
 				data = lines[1:]
@@ -121,7 +121,7 @@ func TestExportFormats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := recs[1]; got[0] != "doc-0000002" || got[5] != "c2" || got[6] != "[2,1]" || got[7] != "xxx" || got[8] != "2" {
+	if got := recs[1]; got[0] != "doc-0000002" || got[5] != "" || got[6] != "c2" || got[7] != "[2,1]" || got[8] != "xxx" || got[9] != "2" {
 		t.Errorf("csv row %q", got)
 	}
 }

@@ -3,12 +3,19 @@ package audit
 import "github.com/jackc/pgx/v5"
 
 // The three jobs people give the database: each gets only what it needs.
-// The owner (whoever runs `extractq audit migrate`) owns every table.
+// The owner (whoever runs `extractq audit migrate`) owns every table and
+// function; the SECURITY DEFINER functions run as the owner and do exactly
+// one thing each, so a role with EXECUTE on one can do that thing and
+// nothing more.
 
-// WorkerGrants are the statements that let role run workers: write
-// attempts, jobs, results and dead letters, read the schema version, and
-// prepare attempt partitions through the SECURITY DEFINER function. It can
-// update nothing but jobs, delete nothing, and read no documents.
+// WorkerGrants are the statements that let role run workers. A worker may:
+// insert attempts, jobs, results and dead letters (never update or delete
+// them); merge a job's later delivery into its row only through
+// extractq_merge_jobs (a later delivery wins, the same delivery only turns
+// "retrying" into final); prepare attempt partitions through
+// extractq_ensure_attempt_partitions, bounded to ten months between three
+// months ago and six months ahead; read the log tables and the schema
+// version. It may not read documents, change schemas, or UPDATE any table.
 func WorkerGrants(role string) []string {
 	r := pgx.Identifier{role}.Sanitize()
 	return []string{
@@ -16,27 +23,34 @@ func WorkerGrants(role string) []string {
 		"GRANT SELECT ON extractq_schema_version TO " + r,
 		// SELECT: the duplicate path stages rows in temporary tables made
 		// LIKE these; a worker reads nothing it could not have written.
-		"GRANT SELECT, INSERT ON attempts, results, dead_letters TO " + r,
-		"GRANT SELECT, INSERT, UPDATE ON jobs TO " + r,
+		"GRANT SELECT, INSERT ON attempts, jobs, results, dead_letters TO " + r,
+		"GRANT EXECUTE ON FUNCTION extractq_merge_jobs(jsonb) TO " + r,
 		"GRANT EXECUTE ON FUNCTION extractq_ensure_attempt_partitions(date, integer) TO " + r,
 	}
 }
 
-// SubmitterGrants let role submit and resubmit: register schemas, store
-// documents, select what to resubmit and mark it.
+// SubmitterGrants let role submit and resubmit. A submitter may: register
+// schemas (insert, never change one); store documents only through
+// extractq_put_documents, which inserts new ids and replaces a document's
+// text only after keeping the earlier text in document_versions (so it can
+// add texts but never rewrite, lose or delete one, and the hash always
+// matches the text); read documents, jobs and results to skip finished
+// work and select what to resubmit; record resubmissions and set
+// dead_letters.resubmitted_at (no other column). It may not write
+// attempts, jobs or results.
 func SubmitterGrants(role string) []string {
 	r := pgx.Identifier{role}.Sanitize()
 	return []string{
 		"GRANT USAGE ON SCHEMA public TO " + r,
-		"GRANT SELECT ON extractq_schema_version, jobs, results TO " + r,
+		"GRANT SELECT ON extractq_schema_version, jobs, results, documents, document_versions TO " + r,
 		"GRANT SELECT, INSERT ON schemas, resubmissions TO " + r,
-		"GRANT SELECT, INSERT, UPDATE ON documents TO " + r,
-		"GRANT SELECT, UPDATE ON dead_letters TO " + r,
+		"GRANT EXECUTE ON FUNCTION extractq_put_documents(text[], text[], jsonb[], text[]) TO " + r,
+		"GRANT SELECT, UPDATE (resubmitted_at) ON dead_letters TO " + r,
 	}
 }
 
 // ReaderGrants let role run status, history and export, and the analyst
-// views.
+// views: read everything, write nothing.
 func ReaderGrants(role string) []string {
 	r := pgx.Identifier{role}.Sanitize()
 	return []string{

@@ -17,8 +17,8 @@ type JobState struct {
 	Tokens       int64  // prompt + completion tokens spent so far
 	DeadLettered bool   // the job was moved to the dead-letter stream
 	// HasResult is true when the job's document has a valid result for
-	// its schema fingerprint and model, possibly made by a resubmission
-	// after this job was dead-lettered.
+	// the same text, schema fingerprint and model, possibly made by a
+	// resubmission after this job was dead-lettered.
 	HasResult bool
 }
 
@@ -45,8 +45,9 @@ func (s *Store) JobStates(ctx context.Context, ids []string) (map[string]JobStat
 		rows, err := s.pool.Query(ctx, `
 SELECT job_id, coalesce(j.status, ''), coalesce(j.prompt_tokens + j.completion_tokens, 0), d.job_id IS NOT NULL,
        EXISTS (SELECT 1 FROM results r WHERE r.document_id = j.document_id
+               AND (r.content_hash = j.content_hash OR j.content_hash = '')
                AND r.schema_fingerprint = j.schema_fingerprint AND r.model = j.model)
-FROM (SELECT job_id, status, prompt_tokens, completion_tokens, document_id, schema_fingerprint, model
+FROM (SELECT job_id, status, prompt_tokens, completion_tokens, document_id, content_hash, schema_fingerprint, model
       FROM jobs WHERE job_id = ANY($1)) j
 FULL JOIN (SELECT job_id FROM dead_letters WHERE job_id = ANY($1)) d USING (job_id)`, chunk)
 		if err != nil {
@@ -65,6 +66,42 @@ FULL JOIN (SELECT job_id FROM dead_letters WHERE job_id = ANY($1)) d USING (job_
 		})
 		if err != nil {
 			return nil, fmt.Errorf("audit: job states: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// TextKey names one text of one document.
+type TextKey struct {
+	DocumentID  string
+	ContentHash string // sha256 of the text, hex
+}
+
+// HaveResults reports which of keys have a valid result for the schema
+// fingerprint and model: the documents that are done whatever job made
+// their result. A result written before schema version 2 counts when
+// migration 2 could give it its text's hash (its document never changed).
+func (s *Store) HaveResults(ctx context.Context, fingerprint, model string, keys []TextKey) (map[TextKey]bool, error) {
+	out := make(map[TextKey]bool)
+	for len(keys) > 0 {
+		chunk := keys[:min(len(keys), jobStateChunk)]
+		keys = keys[len(chunk):]
+		ids, hashes := make([]string, len(chunk)), make([]string, len(chunk))
+		for i, k := range chunk {
+			ids[i], hashes[i] = k.DocumentID, k.ContentHash
+		}
+		rows, err := s.pool.Query(ctx, `SELECT k.id, k.hash FROM unnest($1::text[], $2::text[]) AS k(id, hash)
+			WHERE EXISTS (SELECT 1 FROM results r WHERE r.document_id = k.id AND r.content_hash = k.hash
+			              AND r.schema_fingerprint = $3 AND r.model = $4)`, ids, hashes, fingerprint, model)
+		if err != nil {
+			return nil, fmt.Errorf("audit: look up results: %w", err)
+		}
+		var k TextKey
+		if _, err := pgx.ForEachRow(rows, []any{&k.DocumentID, &k.ContentHash}, func() error {
+			out[k] = true
+			return nil
+		}); err != nil {
+			return nil, fmt.Errorf("audit: look up results: %w", err)
 		}
 	}
 	return out, nil

@@ -200,6 +200,7 @@ type JobInfo struct {
 	SchemaName        string    `json:"schema"`
 	SchemaVersion     int       `json:"schema_version"`
 	SchemaFingerprint string    `json:"schema_fingerprint"`
+	ContentHash       string    `json:"content_hash"` // sha256 of the text the job ran on; "" if unknown (before schema version 2)
 	Provider          string    `json:"provider"`
 	Model             string    `json:"model"`
 	Pool              string    `json:"pool"`
@@ -216,6 +217,7 @@ type ResultInfo struct {
 	SchemaName        string          `json:"schema"`
 	SchemaVersion     int             `json:"schema_version"`
 	SchemaFingerprint string          `json:"schema_fingerprint"`
+	ContentHash       string          `json:"content_hash"` // sha256 of the text it was extracted from; "" if unknown
 	Provider          string          `json:"provider"`
 	Model             string          `json:"model"`
 	Run               string          `json:"run"`
@@ -224,7 +226,18 @@ type ResultInfo struct {
 	PromptTokens      int64           `json:"prompt_tokens"`
 	CompletionTokens  int64           `json:"completion_tokens"`
 	Value             json.RawMessage `json:"value"`
-	CreatedAt         time.Time       `json:"created_at"`
+	// Redacted: the value holds the redaction marker, so it may differ
+	// from the model's answer (a provider replaced its own API key in it).
+	Redacted  bool      `json:"redacted,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// TextInfo is one text a document has had.
+type TextInfo struct {
+	ContentHash string     `json:"content_hash"`
+	Bytes       int        `json:"bytes"`
+	StoredAt    time.Time  `json:"stored_at"`
+	ReplacedAt  *time.Time `json:"replaced_at,omitempty"` // nil for the current text
 }
 
 // DeadLetterInfo is one stored dead-letter reference.
@@ -243,8 +256,11 @@ type DeadLetterInfo struct {
 
 // History is everything stored about one document, oldest first.
 type History struct {
-	DocumentID  string           `json:"document_id"`
-	Document    *Document        `json:"-"` // nil when the text was not stored
+	DocumentID string    `json:"document_id"`
+	Document   *Document `json:"-"` // nil when the text was not stored
+	// Texts are the texts stored under the id, current first, then the
+	// earlier ones newest first: jobs and results name theirs by hash.
+	Texts       []TextInfo       `json:"texts"`
 	Jobs        []JobInfo        `json:"jobs"`
 	Attempts    []AttemptInfo    `json:"attempts"`
 	Results     []ResultInfo     `json:"results"`
@@ -253,17 +269,18 @@ type History struct {
 
 // Empty reports whether nothing at all is stored about the document.
 func (h *History) Empty() bool {
-	return h.Document == nil && len(h.Jobs) == 0 && len(h.Attempts) == 0 && len(h.Results) == 0 && len(h.DeadLetters) == 0
+	return h.Document == nil && len(h.Texts) == 0 && len(h.Jobs) == 0 && len(h.Attempts) == 0 && len(h.Results) == 0 && len(h.DeadLetters) == 0
 }
 
-const resultCols = `document_id, schema_name, schema_version, schema_fingerprint, provider, model, run, job_id,
-	attempts, prompt_tokens, completion_tokens, value, created_at`
+// resultCols are the columns scanResult reads, of results aliased r.
+const resultCols = `r.document_id, r.schema_name, r.schema_version, r.schema_fingerprint, r.content_hash, r.provider, r.model,
+	r.run, r.job_id, r.attempts, r.prompt_tokens, r.completion_tokens, r.value, r.redacted, r.created_at`
 
 func scanResult(r pgx.CollectableRow) (ResultInfo, error) {
 	var x ResultInfo
 	var v []byte
-	err := r.Scan(&x.DocumentID, &x.SchemaName, &x.SchemaVersion, &x.SchemaFingerprint, &x.Provider, &x.Model, &x.Run,
-		&x.JobID, &x.Attempts, &x.PromptTokens, &x.CompletionTokens, &v, &x.CreatedAt)
+	err := r.Scan(&x.DocumentID, &x.SchemaName, &x.SchemaVersion, &x.SchemaFingerprint, &x.ContentHash, &x.Provider, &x.Model,
+		&x.Run, &x.JobID, &x.Attempts, &x.PromptTokens, &x.CompletionTokens, &v, &x.Redacted, &x.CreatedAt)
 	x.Value = v
 	return x, err
 }
@@ -292,12 +309,23 @@ func (s *Store) History(ctx context.Context, documentID string) (*History, error
 	case !errors.Is(err, ErrNotFound):
 		return nil, err
 	}
-	rows, _ := s.pool.Query(ctx, `SELECT job_id, document_id, run, schema_name, schema_version, schema_fingerprint, provider,
-		model, pool, status, reason, deliveries, started_at, finished_at FROM jobs WHERE document_id = $1 ORDER BY started_at, job_id`, documentID)
+	rows, _ := s.pool.Query(ctx, `SELECT content_hash, octet_length(body), updated_at, NULL::timestamptz AS replaced_at FROM documents WHERE id = $1
+		UNION ALL
+		SELECT content_hash, octet_length(body), created_at, replaced_at FROM document_versions WHERE document_id = $1
+		ORDER BY replaced_at DESC NULLS FIRST`, documentID)
+	if h.Texts, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (TextInfo, error) {
+		var x TextInfo
+		err := r.Scan(&x.ContentHash, &x.Bytes, &x.StoredAt, &x.ReplacedAt)
+		return x, err
+	}); err != nil {
+		return fail(err)
+	}
+	rows, _ = s.pool.Query(ctx, `SELECT job_id, document_id, run, schema_name, schema_version, schema_fingerprint, content_hash,
+		provider, model, pool, status, reason, deliveries, started_at, finished_at FROM jobs WHERE document_id = $1 ORDER BY started_at, job_id`, documentID)
 	if h.Jobs, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (JobInfo, error) {
 		var j JobInfo
-		err := r.Scan(&j.JobID, &j.DocumentID, &j.Run, &j.SchemaName, &j.SchemaVersion, &j.SchemaFingerprint, &j.Provider,
-			&j.Model, &j.Pool, &j.Status, &j.Reason, &j.Deliveries, &j.StartedAt, &j.FinishedAt)
+		err := r.Scan(&j.JobID, &j.DocumentID, &j.Run, &j.SchemaName, &j.SchemaVersion, &j.SchemaFingerprint, &j.ContentHash,
+			&j.Provider, &j.Model, &j.Pool, &j.Status, &j.Reason, &j.Deliveries, &j.StartedAt, &j.FinishedAt)
 		return j, err
 	}); err != nil {
 		return fail(err)
@@ -318,7 +346,7 @@ func (s *Store) History(ctx context.Context, documentID string) (*History, error
 	}); err != nil {
 		return fail(err)
 	}
-	rows, _ = s.pool.Query(ctx, "SELECT "+resultCols+" FROM results WHERE document_id = $1 ORDER BY created_at", documentID)
+	rows, _ = s.pool.Query(ctx, "SELECT "+resultCols+" FROM results r WHERE r.document_id = $1 ORDER BY r.created_at", documentID)
 	if h.Results, err = pgx.CollectRows(rows, scanResult); err != nil {
 		return fail(err)
 	}

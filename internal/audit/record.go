@@ -16,7 +16,7 @@ import (
 type Record struct {
 	JobID             string
 	DocumentID        string
-	DocumentHash      string // sha256 of the document text, hex
+	DocumentHash      string // sha256 of the document text, hex: keys the result (each text of a document gets its own)
 	Run               string
 	SchemaName        string
 	SchemaVersion     int

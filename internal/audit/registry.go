@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // ErrNotFound matches errors for a schema or document that is not stored.
@@ -125,7 +126,7 @@ func (s *Store) Schemas(ctx context.Context) ([]SchemaInfo, error) {
 // the original file.
 type Document struct {
 	ID       string
-	Hash     string          // sha256 of Text, hex; computed when empty
+	Hash     string          // sha256 of Text, hex (PutDocuments computes it from Text)
 	Source   string          // where it came from, e.g. a path or URL
 	Metadata json.RawMessage // any JSON object; nil means {}
 	Text     string
@@ -140,41 +141,115 @@ func HashText(text string) string {
 // putChunk bounds one statement's parameters (and its memory).
 const putChunk = 1000
 
-// PutDocuments stores docs in bulk: a new id is inserted, a known id with
-// a new hash is replaced, a known id with the same hash is left alone.
-func (s *Store) PutDocuments(ctx context.Context, docs []Document) error {
-	for len(docs) > 0 {
-		chunk := docs[:min(putChunk, len(docs))]
-		docs = docs[len(chunk):]
-		n := len(chunk)
-		ids, hashes, sources, metas, texts := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		for i, d := range chunk {
-			if d.ID == "" {
-				return errors.New("audit: put documents: a document has an empty ID")
-			}
-			ids[i], sources[i], texts[i] = d.ID, d.Source, d.Text
-			hashes[i] = d.Hash
-			if hashes[i] == "" {
-				hashes[i] = HashText(d.Text)
-			}
-			metas[i] = "{}"
-			if len(d.Metadata) > 0 {
-				if !json.Valid(d.Metadata) {
-					return fmt.Errorf("audit: put documents: metadata of %q is not JSON", d.ID)
-				}
-				metas[i] = string(d.Metadata)
-			}
-		}
-		_, err := s.pool.Exec(ctx, `INSERT INTO documents (id, content_hash, source, metadata, body)
-			SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::text[])
-			ON CONFLICT (id) DO UPDATE SET content_hash = excluded.content_hash, source = excluded.source,
-			    metadata = excluded.metadata, body = excluded.body, updated_at = now()
-			WHERE documents.content_hash <> excluded.content_hash`, ids, hashes, sources, metas, texts)
-		if err != nil {
-			return fmt.Errorf("audit: put %d documents: %w", n, err)
+// DocumentErrors is PutDocuments' error when some documents could not be
+// stored: Errs maps their index in the argument to the reason. Every
+// other document was stored.
+type DocumentErrors struct {
+	Errs map[int]error
+}
+
+func (e *DocumentErrors) Error() string {
+	first := -1
+	for i := range e.Errs {
+		if first < 0 || i < first {
+			first = i
 		}
 	}
+	return fmt.Sprintf("audit: %d documents not stored (the others were), first: %v", len(e.Errs), e.Errs[first])
+}
+
+// Unwrap returns the reasons, so errors.Is(err, ErrBadDocument) matches.
+func (e *DocumentErrors) Unwrap() []error {
+	out := make([]error, 0, len(e.Errs))
+	for _, err := range e.Errs {
+		out = append(out, err)
+	}
+	return out
+}
+
+// PutDocuments stores docs in bulk: a new id is inserted, a known id with a
+// new text replaces it (the earlier text is kept in document_versions), a
+// known id with the same text is left alone. The content hash is computed
+// by the database from the text (Document.Hash is ignored).
+//
+// One bad document never rejects the others: documents that fail
+// CheckDocumentID, CheckText or CheckMetadata are not sent, and a chunk the
+// database still refuses for a row's data is retried in halves down to the
+// refused rows. Those are reported in a *DocumentErrors, the rest stored;
+// any other error (the database is unreachable) means nothing may be
+// stored.
+func (s *Store) PutDocuments(ctx context.Context, docs []Document) error {
+	bad := map[int]error{}
+	var idx []int
+	for i, d := range docs {
+		err := CheckDocumentID(d.ID)
+		if err == nil {
+			err = CheckText(d.Text)
+		}
+		if err == nil {
+			err = CheckMetadata(d.Metadata)
+		}
+		if err != nil {
+			bad[i] = fmt.Errorf("audit: document %.80q: %w", d.ID, err)
+			continue
+		}
+		idx = append(idx, i)
+	}
+	for len(idx) > 0 {
+		chunk := idx[:min(putChunk, len(idx))]
+		idx = idx[len(chunk):]
+		if err := s.putSplit(ctx, docs, chunk, bad); err != nil {
+			return err
+		}
+	}
+	if len(bad) > 0 {
+		return &DocumentErrors{Errs: bad}
+	}
 	return nil
+}
+
+// putSplit stores docs[idx...]; on a row-level data error it retries each
+// half, so only refused rows end in bad.
+func (s *Store) putSplit(ctx context.Context, docs []Document, idx []int, bad map[int]error) error {
+	err := s.putDocuments(ctx, docs, idx)
+	if isCardinalityViolation(err) && len(idx) > 1 {
+		// The same id twice in one statement: store the halves in order,
+		// so the later text wins and the earlier one is kept as a version.
+		if err := s.putSplit(ctx, docs, idx[:len(idx)/2], bad); err != nil {
+			return err
+		}
+		return s.putSplit(ctx, docs, idx[len(idx)/2:], bad)
+	}
+	if err == nil || !isRowError(err) {
+		if err != nil {
+			return fmt.Errorf("audit: put %d documents: %w", len(idx), err)
+		}
+		return nil
+	}
+	if len(idx) == 1 {
+		bad[idx[0]] = fmt.Errorf("audit: document %.80q: %w: %w", docs[idx[0]].ID, ErrBadDocument, err)
+		return nil
+	}
+	half := len(idx) / 2
+	if err := s.putSplit(ctx, docs, idx[:half], bad); err != nil {
+		return err
+	}
+	return s.putSplit(ctx, docs, idx[half:], bad)
+}
+
+func (s *Store) putDocuments(ctx context.Context, docs []Document, idx []int) error {
+	n := len(idx)
+	ids, sources, metas, texts := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	for k, i := range idx {
+		d := &docs[i]
+		ids[k], sources[k], texts[k], metas[k] = d.ID, d.Source, d.Text, "{}"
+		if len(d.Metadata) > 0 && string(d.Metadata) != "null" {
+			metas[k] = string(d.Metadata)
+		}
+	}
+	_, err := s.pool.Exec(ctx, "SELECT extractq_put_documents($1::text[], $2::text[], $3::jsonb[], $4::text[])",
+		ids, sources, metas, texts)
+	return err
 }
 
 // PutDocument stores one document (see PutDocuments).
@@ -197,4 +272,33 @@ func (s *Store) Document(ctx context.Context, id string) (*Document, error) {
 	}
 	d.Metadata = meta
 	return &d, nil
+}
+
+// DocumentVersion returns the text document id had when its content hash
+// was hash: its current text, or an earlier one kept when a submit
+// replaced it. The error matches ErrNotFound when neither is stored.
+func (s *Store) DocumentVersion(ctx context.Context, id, hash string) (*Document, error) {
+	var d Document
+	var meta []byte
+	err := s.pool.QueryRow(ctx, `SELECT id, content_hash, source, metadata, body FROM documents WHERE id = $1 AND content_hash = $2
+		UNION ALL
+		SELECT v.document_id, v.content_hash, coalesce(d.source, ''), coalesce(d.metadata, '{}'), v.body
+		FROM document_versions v LEFT JOIN documents d ON d.id = v.document_id
+		WHERE v.document_id = $1 AND v.content_hash = $2
+		LIMIT 1`, id, hash).Scan(&d.ID, &d.Hash, &d.Source, &meta, &d.Text)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("audit: document %q with sha256 %.12s… is not stored: %w", id, hash, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("audit: read document %q: %w", id, err)
+	}
+	d.Metadata = meta
+	return &d, nil
+}
+
+// isCardinalityViolation reports whether an upsert met one key twice
+// ("ON CONFLICT DO UPDATE command cannot affect row a second time").
+func isCardinalityViolation(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "21000"
 }

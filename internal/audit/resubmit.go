@@ -39,7 +39,8 @@ func WithResubmitLimit(n int) ResubmitOption {
 }
 
 // resubmitSelect picks, for schemaName, the documents without a result at
-// toVersion or later that either have a result under an older version, or
+// toVersion or later for their current text that either have a result
+// under an older version, or
 // (when $3) failed or were dead-lettered under any version; minus those in
 // flight at toVersion or later and those already resubmitted to toVersion.
 const resubmitSelect = `
@@ -59,7 +60,8 @@ WITH cand AS (
 SELECT %s
 FROM pick p LEFT JOIN documents d ON d.id = p.document_id
 WHERE NOT EXISTS (SELECT 1 FROM results r
-                  WHERE r.schema_name = $1 AND r.document_id = p.document_id AND r.schema_version >= $2)
+                  WHERE r.schema_name = $1 AND r.document_id = p.document_id AND r.schema_version >= $2
+                    AND (d.id IS NULL OR r.content_hash = '' OR r.content_hash = d.content_hash))
   AND NOT EXISTS (SELECT 1 FROM jobs j
                   WHERE j.schema_name = $1 AND j.document_id = p.document_id AND j.schema_version >= $2
                     AND j.status = 'retrying')

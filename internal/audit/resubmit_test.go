@@ -43,6 +43,7 @@ func resubmitFixture(t *testing.T) *Store {
 	rec := func(job, doc string, version int, outcome llm.Outcome) *Record {
 		r := testRecord(job, doc, 1, 1, outcome)
 		r.SchemaVersion, r.SchemaFingerprint = version, fmt.Sprint("fp", version)
+		r.DocumentHash = HashText("text of " + doc) // the text stored above
 		return r
 	}
 	dead := rec("j3", "d3", 1, llm.OutcomeExhausted)

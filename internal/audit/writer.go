@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,18 +10,19 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/extractq/extractq/llm"
-
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/extractq/extractq/internal/redact"
+	"github.com/extractq/extractq/llm"
 )
 
 // ErrWriterClosed is returned by Write after Close.
 var ErrWriterClosed = errors.New("audit: writer is closed")
 
 // ErrInvalidRecord matches Write errors for a record that can never be
-// written (a worker bug): redelivering the job would not help.
+// written: a worker bug, or data PostgreSQL refuses (an id too long for
+// its index, a value jsonb cannot hold). Redelivering the job would not
+// help; no other record of the batch is affected.
 var ErrInvalidRecord = errors.New("invalid audit record")
 
 // StatusRetrying is a job's status while its last delivery was not final
@@ -28,40 +30,38 @@ var ErrInvalidRecord = errors.New("invalid audit record")
 const StatusRetrying = "retrying"
 
 // table is a destination of the writer: its COPY columns, and how the
-// duplicate path merges staged rows into it.
+// duplicate path merges staged rows into it: merge, a statement reading
+// the staging table (NAME_stage), or else an INSERT with conflict.
 type table struct {
 	name     string
 	columns  []string
 	conflict string
+	merge    string
 }
 
 var (
-	attemptsTable = table{"attempts", []string{
+	attemptsTable = table{name: "attempts", columns: []string{
 		"job_id", "delivery", "seq", "started_at", "n", "document_id", "run", "schema_name", "schema_version",
 		"provider", "model", "mode", "prompt_chars", "prompt_tokens", "completion_tokens", "latency_ms",
 		"finish_reason", "raw_response", "value", "repairs", "violations", "error_class", "error_message",
 		"transport_retries", "worker_id",
-	}, "ON CONFLICT DO NOTHING"}
+	}, conflict: "ON CONFLICT DO NOTHING"}
 	// A later delivery wins; the same delivery written again changes nothing,
-	// except that a final record replaces a "retrying" one.
-	jobsTable = table{"jobs", []string{
+	// except that a final record replaces a "retrying" one: the rule of
+	// extractq_merge_jobs (migration 002), through which workers, who may not
+	// UPDATE jobs, merge them.
+	jobsTable = table{name: "jobs", columns: []string{
 		"job_id", "document_id", "run", "schema_name", "schema_version", "schema_fingerprint", "provider", "model",
 		"pool", "status", "reason", "deliveries", "attempts", "prompt_tokens", "completion_tokens", "worker_id",
-		"started_at", "finished_at",
-	}, `ON CONFLICT (job_id) DO UPDATE SET
-	    status = excluded.status, reason = excluded.reason, deliveries = excluded.deliveries, attempts = excluded.attempts,
-	    prompt_tokens = excluded.prompt_tokens, completion_tokens = excluded.completion_tokens,
-	    provider = excluded.provider, model = excluded.model, pool = excluded.pool, worker_id = excluded.worker_id,
-	    started_at = least(jobs.started_at, excluded.started_at), finished_at = excluded.finished_at, updated_at = now()
-	WHERE jobs.deliveries < excluded.deliveries
-	   OR (jobs.deliveries = excluded.deliveries AND jobs.status = 'retrying' AND excluded.status <> 'retrying')`}
-	resultsTable = table{"results", []string{
+		"started_at", "finished_at", "content_hash",
+	}, merge: "SELECT extractq_merge_jobs(coalesce(jsonb_agg(s), '[]')) FROM jobs_stage s"}
+	resultsTable = table{name: "results", columns: []string{
 		"document_id", "schema_fingerprint", "model", "schema_name", "schema_version", "provider", "value",
-		"attempts", "prompt_tokens", "completion_tokens", "run", "job_id",
-	}, "ON CONFLICT DO NOTHING"}
-	deadLettersTable = table{"dead_letters", []string{
+		"attempts", "prompt_tokens", "completion_tokens", "run", "job_id", "content_hash", "redacted",
+	}, conflict: "ON CONFLICT DO NOTHING"}
+	deadLettersTable = table{name: "dead_letters", columns: []string{
 		"stream", "seq", "job_id", "document_id", "run", "schema_name", "schema_version", "reason",
-	}, "ON CONFLICT DO NOTHING"}
+	}, conflict: "ON CONFLICT DO NOTHING"}
 )
 
 // pending is one record encoded as COPY rows (in its tables' column
@@ -149,6 +149,8 @@ type WriterStats struct {
 	Rows          uint64        // rows sent in committed flushes (attempts, jobs, results, dead letters)
 	AttemptRows   uint64        // attempt rows among Rows
 	DupFallbacks  uint64        // flushes that met rows already stored and took the ON CONFLICT path
+	Splits        uint64        // batches PostgreSQL refused for a row's data, retried in halves
+	Refused       uint64        // records PostgreSQL refused for their data (their Writes got ErrInvalidRecord)
 	FlushTime     time.Duration // total time spent in committed flushes
 	LastFlush     time.Duration
 	MaxFlush      time.Duration
@@ -172,8 +174,8 @@ type GroupWriter struct {
 	stop   context.CancelFunc // cancels in-flight flushes on a hard close
 	base   context.Context
 
-	batches, flushErrors, records, rows, attemptRows, dups atomic.Uint64
-	flushNanos, lastNanos, maxNanos                        atomic.Int64
+	batches, flushErrors, records, rows, attemptRows, dups, splits, refused atomic.Uint64
+	flushNanos, lastNanos, maxNanos                                         atomic.Int64
 }
 
 var _ Writer = (*GroupWriter)(nil)
@@ -274,6 +276,8 @@ func (w *GroupWriter) Stats() WriterStats {
 		Rows:          w.rows.Load(),
 		AttemptRows:   w.attemptRows.Load(),
 		DupFallbacks:  w.dups.Load(),
+		Splits:        w.splits.Load(),
+		Refused:       w.refused.Load(),
 		FlushTime:     time.Duration(w.flushNanos.Load()),
 		LastFlush:     time.Duration(w.lastNanos.Load()),
 		MaxFlush:      time.Duration(w.maxNanos.Load()),
@@ -359,29 +363,55 @@ func (w *GroupWriter) preparePartitions() {
 func (w *GroupWriter) flushLoop() {
 	defer w.wg.Done()
 	for b := range w.batch {
-		start := time.Now()
-		rows, attempts, err := w.flush(b)
-		d := time.Since(start)
-		if err != nil {
-			w.flushErrors.Add(1)
-			err = fmt.Errorf("audit: flush of %d records failed, not durable (nak and redeliver): %w", len(b), err)
-		} else {
-			w.batches.Add(1)
-			w.records.Add(uint64(len(b)))
-			w.rows.Add(uint64(rows))
-			w.attemptRows.Add(uint64(attempts))
-			w.flushNanos.Add(int64(d))
-			w.lastNanos.Store(int64(d))
-			for {
-				m := w.maxNanos.Load()
-				if int64(d) <= m || w.maxNanos.CompareAndSwap(m, int64(d)) {
-					break
-				}
+		w.commit(b)
+	}
+}
+
+// commit flushes b and answers its Writes. When PostgreSQL refuses a row's
+// data (a value jsonb cannot hold, a key too long for its index), the
+// whole transaction is rolled back; commit then retries each half, down to
+// single records, so that only the refused records' Writes fail (with
+// ErrInvalidRecord: rewriting them cannot help) and every other record is
+// committed. A batch of n records with one bad record costs about 2·log2(n)
+// more transactions. Any other error (Postgres unreachable, a timeout)
+// fails the whole batch: nothing of it may be durable.
+func (w *GroupWriter) commit(b []*pending) {
+	start := time.Now()
+	rows, attempts, err := w.flush(b)
+	d := time.Since(start)
+	if err != nil {
+		w.flushErrors.Add(1)
+	} else {
+		w.batches.Add(1)
+		w.records.Add(uint64(len(b)))
+		w.rows.Add(uint64(rows))
+		w.attemptRows.Add(uint64(attempts))
+		w.flushNanos.Add(int64(d))
+		w.lastNanos.Store(int64(d))
+		for {
+			m := w.maxNanos.Load()
+			if int64(d) <= m || w.maxNanos.CompareAndSwap(m, int64(d)) {
+				break
 			}
 		}
-		if w.cfg.observer != nil {
-			w.cfg.observer(FlushInfo{Records: len(b), Rows: rows, Duration: d, Err: err})
+	}
+	if w.cfg.observer != nil {
+		w.cfg.observer(FlushInfo{Records: len(b), Rows: rows, Duration: d, Err: err})
+	}
+	switch {
+	case err == nil:
+		for _, p := range b {
+			p.done <- nil
 		}
+	case isRowError(err) && len(b) > 1:
+		w.splits.Add(1)
+		w.commit(b[:len(b)/2])
+		w.commit(b[len(b)/2:])
+	case isRowError(err):
+		w.refused.Add(1)
+		b[0].done <- fmt.Errorf("audit: PostgreSQL refuses the record of job %s, so rewriting it cannot help: %w: %w", b[0].jobID, ErrInvalidRecord, err)
+	default:
+		err = fmt.Errorf("audit: flush of %d records failed, not durable (nak and redeliver): %w", len(b), err)
 		for _, p := range b {
 			p.done <- err
 		}
@@ -445,11 +475,47 @@ func isUniqueViolation(err error) bool {
 	return errors.As(err, &pe) && pe.Code == "23505"
 }
 
+// isRowError reports whether PostgreSQL refused a statement for the data
+// of a row (bad encoding, invalid JSON, a value too large for an index, a
+// violated constraint other than uniqueness): the same rows would be
+// refused again, while the other rows of the statement are fine.
+func isRowError(err error) bool {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || len(pe.Code) != 5 {
+		return false
+	}
+	switch pe.Code[:2] {
+	case "22", "54": // data exception; program limit exceeded (index row size)
+		return true
+	case "23": // integrity constraint violation
+		return pe.Code != "23505"
+	}
+	return false
+}
+
 // toPending checks rec and converts it to rows, redacting credentials.
 // It runs on the caller's goroutine so that conversion is parallel.
+//
+// What PostgreSQL would refuse is settled here, so that it cannot make a
+// whole batch fail: keys (ids, names) that are too long, hold NUL or are
+// not UTF-8, and a result value holding \u0000 (jsonb cannot store it),
+// make the record invalid (ErrInvalidRecord); diagnostics (raw answers,
+// errors, reasons, repairs, violations, attempt values) are made storable
+// instead, NUL and invalid UTF-8 becoming U+FFFD. A result's value is never
+// changed: when it holds the redaction marker (a provider replaced its own
+// key in the answer) the result is stored marked redacted.
 func toPending(rec *Record, now time.Time) (*pending, error) {
 	if rec == nil || rec.JobID == "" || rec.DocumentID == "" {
 		return nil, fmt.Errorf("audit: record needs a JobID and a DocumentID: %w", ErrInvalidRecord)
+	}
+	for _, k := range [...]struct{ what, v string }{
+		{"job id", rec.JobID}, {"document id", rec.DocumentID}, {"document hash", rec.DocumentHash}, {"run", rec.Run},
+		{"schema name", rec.SchemaName}, {"schema fingerprint", rec.SchemaFingerprint}, {"provider", rec.Provider},
+		{"model", rec.Model}, {"pool", rec.Pool}, {"worker id", rec.WorkerID},
+	} {
+		if err := checkKey(k.what, k.v); err != nil {
+			return nil, fmt.Errorf("audit: record of job %.80q: %s: %w", rec.JobID, err, ErrInvalidRecord)
+		}
 	}
 	status := string(rec.Outcome)
 	if !rec.Final {
@@ -473,7 +539,7 @@ func toPending(rec *Record, now time.Time) (*pending, error) {
 		if at.IsZero() {
 			at = started
 		}
-		raw, value, errMsg := redact.Credentials(a.Raw), jsonOrEmpty(a.Value), redact.Credentials(a.Error)
+		raw, value, errMsg := storableText(redact.Credentials(a.Raw)), jsonOrEmpty(a.Value), storableText(redact.Credentials(a.Error))
 		repairs, violations := marshalOrEmpty(a.Repairs, len(a.Repairs)), marshalOrEmpty(a.Violations, len(a.Violations))
 		if p.attempts == nil { // size for all attempts at once: appends never copy
 			p.attempts = make(tuple, 0, len(rec.Attempts)*(attemptFixedSize+len(rec.JobID)+len(rec.DocumentID)+
@@ -483,45 +549,54 @@ func toPending(rec *Record, now time.Time) (*pending, error) {
 		p.attempts = p.attempts.row(len(attemptsTable.columns)).
 			text(rec.JobID).int4(delivery).int4(int32(i + 1)).timestamptz(at).int4(int32(a.N)).
 			text(rec.DocumentID).text(rec.Run).text(rec.SchemaName).int4(version).
-			text(a.Provider).text(a.Model).text(string(a.Mode)).int4(int32(a.PromptChars)).
+			text(storableText(a.Provider)).text(storableText(a.Model)).text(storableText(string(a.Mode))).int4(int32(a.PromptChars)).
 			int4(int32(a.Usage.PromptTokens)).int4(int32(a.Usage.CompletionTokens)).
 			float8(float64(a.Latency) / float64(time.Millisecond)).
-			text(string(a.FinishReason)).text(raw).jsonb(value).jsonb(repairs).jsonb(violations).
-			text(string(a.Class)).text(errMsg).int4(int32(a.TransportRetries)).text(rec.WorkerID)
+			text(storableText(string(a.FinishReason))).text(raw).jsonb(value).jsonb(repairs).jsonb(violations).
+			text(storableText(string(a.Class))).text(errMsg).int4(int32(a.TransportRetries)).text(rec.WorkerID)
 	}
 	pt, ct := int64(rec.Usage.PromptTokens), int64(rec.Usage.CompletionTokens)
-	p.job = make(tuple, 0, 256+len(rec.JobID)+len(rec.DocumentID)+len(rec.Reason)+len(rec.SchemaFingerprint)).row(len(jobsTable.columns)).
+	p.job = make(tuple, 0, 256+len(rec.JobID)+len(rec.DocumentID)+len(rec.Reason)+len(rec.SchemaFingerprint)+len(rec.DocumentHash)).row(len(jobsTable.columns)).
 		text(rec.JobID).text(rec.DocumentID).text(rec.Run).text(rec.SchemaName).int4(version).
 		text(rec.SchemaFingerprint).text(rec.Provider).text(rec.Model).text(rec.Pool).text(status).
-		text(redact.Credentials(rec.Reason)).int4(delivery).int4(int32(len(rec.Attempts))).int8(pt).int8(ct).
-		text(rec.WorkerID).timestamptz(started).timestamptz(finished)
+		text(storableText(redact.Credentials(rec.Reason))).int4(delivery).int4(int32(len(rec.Attempts))).int8(pt).int8(ct).
+		text(rec.WorkerID).timestamptz(started).timestamptz(finished).text(rec.DocumentHash)
 	if rec.Final && rec.Outcome == llm.OutcomeOK {
 		if !json.Valid(rec.Value) {
 			return nil, fmt.Errorf("audit: job %s is ok but its value is not JSON: %w", rec.JobID, ErrInvalidRecord)
 		}
-		p.result = make(tuple, 0, 160+len(rec.DocumentID)+len(rec.SchemaFingerprint)+len(rec.Value)+len(rec.JobID)).row(len(resultsTable.columns)).
+		if i := nulEscape(rec.Value); i >= 0 {
+			return nil, fmt.Errorf(`audit: job %s is ok but its value holds \u0000 (at byte %d), which PostgreSQL's jsonb cannot store; the value is never altered: %w`,
+				rec.JobID, i, ErrInvalidRecord)
+		}
+		redacted := bytes.Contains(rec.Value, []byte(redact.Marker))
+		p.result = make(tuple, 0, 160+len(rec.DocumentID)+len(rec.SchemaFingerprint)+len(rec.Value)+len(rec.JobID)+len(rec.DocumentHash)).row(len(resultsTable.columns)).
 			text(rec.DocumentID).text(rec.SchemaFingerprint).text(rec.Model).text(rec.SchemaName).int4(version).
 			text(rec.Provider).jsonb(string(rec.Value)).int4(int32(len(rec.Attempts))).int8(pt).int8(ct).
-			text(rec.Run).text(rec.JobID)
+			text(rec.Run).text(rec.JobID).text(rec.DocumentHash).bool(redacted)
 	}
 	if d := rec.DeadLetter; d != nil {
+		if err := checkKey("dead-letter stream", d.Stream); err != nil {
+			return nil, fmt.Errorf("audit: record of job %s: %s: %w", rec.JobID, err, ErrInvalidRecord)
+		}
 		p.dead = tuple(nil).row(len(deadLettersTable.columns)).
 			text(d.Stream).int8(int64(d.Seq)).text(rec.JobID).text(rec.DocumentID).text(rec.Run).
-			text(rec.SchemaName).int4(version).text(redact.Credentials(d.Reason))
+			text(rec.SchemaName).int4(version).text(storableText(redact.Credentials(d.Reason)))
 	}
 	return p, nil
 }
 
-// jsonOrEmpty passes valid JSON through (redacted); anything else is
-// stored as NULL ("").
+// jsonOrEmpty passes valid JSON through (redacted, \u0000 replaced);
+// anything else is stored as NULL ("").
 func jsonOrEmpty(b json.RawMessage) string {
 	if len(b) == 0 || !json.Valid(b) {
 		return ""
 	}
-	return string(redact.JSON(b))
+	return string(replaceNULEscapes(redact.JSON(b)))
 }
 
-// marshalOrEmpty is v as redacted JSON, or "" (NULL) when n is 0.
+// marshalOrEmpty is v as redacted JSON (\u0000 replaced), or "" (NULL)
+// when n is 0.
 func marshalOrEmpty(v any, n int) string {
 	if n == 0 {
 		return ""
@@ -530,5 +605,5 @@ func marshalOrEmpty(v any, n int) string {
 	if err != nil {
 		return ""
 	}
-	return string(redact.JSON(b))
+	return string(replaceNULEscapes(redact.JSON(b)))
 }

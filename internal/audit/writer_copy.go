@@ -32,6 +32,14 @@ func (t tuple) text(s string) tuple {
 	return append(t, s...)
 }
 
+func (t tuple) bool(v bool) tuple {
+	t = binary.BigEndian.AppendUint32(t, 1)
+	if v {
+		return append(t, 1)
+	}
+	return append(t, 0)
+}
+
 func (t tuple) int4(v int32) tuple {
 	t = binary.BigEndian.AppendUint32(t, 4)
 	return binary.BigEndian.AppendUint32(t, uint32(v))
@@ -122,6 +130,10 @@ func copyRoundTrip(ctx context.Context, pc *pgconn.PgConn, parts []copyPart, sta
 		stage := p.name + "_stage"
 		fmt.Fprintf(&sql, "CREATE TEMP TABLE %s (LIKE %s INCLUDING DEFAULTS) ON COMMIT DROP; ", stage, p.name)
 		fmt.Fprintf(&sql, "COPY %s (%s) FROM STDIN BINARY; ", stage, cols)
+		if p.merge != "" {
+			sql.WriteString(p.merge)
+			continue
+		}
 		fmt.Fprintf(&sql, "INSERT INTO %s (%s) SELECT %s FROM %s %s", p.name, cols, cols, stage, p.conflict)
 	}
 	// The whole request in one buffer and one write: a Query message, then

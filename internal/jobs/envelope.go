@@ -79,12 +79,14 @@ func HashText(text string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// MsgID is the Nats-Msg-Id of a job: a hash of the document, the schema
-// fingerprint, the model and the resubmission tag, so the same document
-// submitted twice within the duplicate window is queued once.
-func MsgID(documentHash, schemaFingerprint, model, resubmission string) string {
+// MsgID is the Nats-Msg-Id of a job, and its job id: a hash of the
+// document id, the hash of its text, the schema fingerprint, the model and
+// the resubmission tag. The same document submitted twice is queued once;
+// the same text under two ids is two jobs (each id gets its result), and a
+// new text under the same id is a new job.
+func MsgID(documentID, documentHash, schemaFingerprint, model, resubmission string) string {
 	h := sha256.New()
-	for _, s := range []string{documentHash, schemaFingerprint, model, resubmission} {
+	for _, s := range []string{documentID, documentHash, schemaFingerprint, model, resubmission} {
 		h.Write([]byte(s))
 		h.Write([]byte{0})
 	}
@@ -96,7 +98,7 @@ func MsgID(documentHash, schemaFingerprint, model, resubmission string) string {
 func (e *Envelope) Seal(text string) string {
 	e.V = EnvelopeVersion
 	e.DocumentHash = HashText(text)
-	id := MsgID(e.DocumentHash, e.Schema.Fingerprint, e.Model, e.Resubmission)
+	id := MsgID(e.DocumentID, e.DocumentHash, e.Schema.Fingerprint, e.Model, e.Resubmission)
 	e.JobID = id
 	return id
 }

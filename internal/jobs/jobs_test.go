@@ -113,7 +113,9 @@ func TestPublishDeduplicates(t *testing.T) {
 		wantDup                       bool
 	}{
 		{"first", "d1", "hello", "m1", "", false},
-		{"same text again", "d1-copy", "hello", "m1", "", true},
+		{"same document again", "d1", "hello", "m1", "", true},
+		{"same text under another id", "d1-copy", "hello", "m1", "", false},
+		{"new text under the same id", "d1", "hello again", "m1", "", false},
 		{"other model", "d1", "hello", "m2", "", false},
 		{"other text", "d2", "world", "m1", "", false},
 		{"resubmission", "d1", "hello", "m1", "dlq:7", false},

@@ -2,9 +2,10 @@ package ratelimit
 
 import (
 	"errors"
-	_ "github.com/extractq/extractq/internal/sim/simprovider" // registers the "sim" family
 	"strings"
 	"testing"
+
+	_ "github.com/extractq/extractq/internal/sim/simprovider" // registers the "sim" family
 )
 
 func TestParsePoolSpec(t *testing.T) {

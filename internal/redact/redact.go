@@ -11,6 +11,35 @@ import (
 	"strings"
 )
 
+// Error returns err with every credential in its text replaced by Marker
+// (see Credentials: API keys, bearer tokens, passwords in URLs, NATS
+// tokens in nats:// URLs …), keeping the chain for errors.Is and
+// errors.As; nil stays nil. Commands pass every error through it before
+// printing it: errors that quote a connection URL
+// ("connect to NATS at nats://user:secret@host: …") then print none of
+// its secrets.
+func Error(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	red := Credentials(msg)
+	if red == msg {
+		return err
+	}
+	return &redactedError{msg: red, cause: err}
+}
+
+// redactedError is an error whose text is redacted and whose chain is
+// its cause's.
+type redactedError struct {
+	msg   string
+	cause error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.cause }
+
 // Marker replaces every credential found.
 const Marker = "[REDACTED]"
 
@@ -35,8 +64,13 @@ var patterns = []struct {
 	{[]string{"api-key"}, regexp.MustCompile(`(?i)((?:x-api-key|x-goog-api-key|api-key)["']?\s*[:=]\s*["']?)[^\s"',;&]+`), "${1}" + Marker},
 	// URL parameters: ?key=…, &access_token=…
 	{[]string{"key=", "token="}, regexp.MustCompile(`(?i)([?&](?:key|api_key|apikey|access_token|token)=)[^&\s"']+`), "${1}" + Marker},
-	// Passwords in URLs: scheme://user:password@host
-	{[]string{"://"}, regexp.MustCompile(`(://[^/@\s:]*:)[^/@\s]+@`), "${1}" + Marker + "@"},
+	// Passwords in URLs: scheme://user:password@host, up to the last @ of
+	// the authority (a password may hold an unescaped @), in lists too
+	// (nats://a:p@h1,nats://b:q@h2).
+	{[]string{"://"}, regexp.MustCompile(`(://[^/@\s:]*:)[^/\s"'<>]*@`), "${1}" + Marker + "@"},
+	// NATS tokens: nats://token@host (a NATS URL's user without a password
+	// is a token), also tls://, ws://, wss://.
+	{[]string{"nats://", "tls://", "ws://", "wss://"}, regexp.MustCompile(`(?i)\b((?:nats|tls|wss?)://)[^/@\s:"'<>,]+@`), "${1}" + Marker + "@"},
 	// Keys, tokens, secrets and passwords as name: value or name=value pairs, incl. JSON.
 	{[]string{"key=", "apikey", "api_key", "api-key", "token", "auth", "secret", "password"}, regexp.MustCompile(`(?i)((?:[?&](?:key|api_?key|token|access_token|auth)=)|(?:\b(?:x-api-key|x-goog-api-key|api[_-]?key|access[_-]?token|auth[_-]?token|authorization|client[_-]?secret|password)["']?\s*[:=]\s*["']?))[^\s"'&,;}\\]{6,}`), "${1}" + Marker},
 }

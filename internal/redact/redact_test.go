@@ -2,6 +2,8 @@ package redact
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -53,5 +55,55 @@ func TestJSONStaysValid(t *testing.T) {
 	clean := []byte(`{"a":1}`)
 	if got := JSON(clean); &got[0] != &clean[0] {
 		t.Error("JSON copied text that held no credential")
+	}
+}
+
+// TestConnectionURLs covers the credentials a NATS (or Postgres, HTTP
+// proxy) URL carries, as connection errors print them.
+func TestConnectionURLs(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, in, want string
+	}{
+		{"nats user and password", "connect to NATS at nats://extractq:LEAKCHECK-s3cret@nats.internal:4222: nats: no servers available for connection",
+			"connect to NATS at nats://extractq:[REDACTED]@nats.internal:4222: nats: no servers available for connection"},
+		{"nats token", "connect to NATS at nats://LEAKCHECKtoken123@10.0.0.5:4222: dial tcp: connection refused",
+			"connect to NATS at nats://[REDACTED]@10.0.0.5:4222: dial tcp: connection refused"},
+		{"server list", "nats://a:LEAKCHECK1@h1:4222,nats://b:LEAKCHECK2@h2:4222,tls://LEAKCHECK3@h3:4443",
+			"nats://a:[REDACTED]@h1:4222,nats://b:[REDACTED]@h2:4222,tls://[REDACTED]@h3:4443"},
+		{"@ in the password", "nats://user:LEAK@CHECK@host:4222 refused", "nats://user:[REDACTED]@host:4222 refused"},
+		{"websocket token", `dial "wss://LEAKCHECKtok@ws.example:443/nats"`, `dial "wss://[REDACTED]@ws.example:443/nats"`},
+		{"quoted in JSON", `{"url":"nats://u:LEAKCHECK@h:4222"}`, `{"url":"nats://u:[REDACTED]@h:4222"}`},
+		{"postgres password", "postgres://extractq:LEAKCHECK@db:5432/extractq?sslmode=require", "postgres://extractq:[REDACTED]@db:5432/extractq?sslmode=require"},
+		{"postgres user only is not a secret", "postgres://postgres@127.0.0.1:5432/extractq", "postgres://postgres@127.0.0.1:5432/extractq"},
+		{"no credentials", "connect to NATS at nats://127.0.0.1:4222: refused", "connect to NATS at nats://127.0.0.1:4222: refused"},
+		{"an email is not a URL", "mail ops@example.com about nats://127.0.0.1:4222", "mail ops@example.com about nats://127.0.0.1:4222"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := Credentials(tt.in); got != tt.want {
+				t.Errorf("Credentials(%q)\n got %q\nwant %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestError(t *testing.T) {
+	t.Parallel()
+	cause := errors.New("nats: no servers available for connection")
+	err := fmt.Errorf("connect to NATS at %s: %w", "nats://user:LEAKCHECK@host:4222", cause)
+	got := Error(err)
+	if strings.Contains(got.Error(), "LEAKCHECK") || !strings.Contains(got.Error(), "nats://user:[REDACTED]@host:4222") {
+		t.Errorf("Error() = %q", got)
+	}
+	if !errors.Is(got, cause) {
+		t.Error("the redacted error lost its chain")
+	}
+	if clean := errors.New("nothing secret"); Error(clean) != clean {
+		t.Error("an error without credentials was wrapped")
+	}
+	if Error(nil) != nil {
+		t.Error("Error(nil) != nil")
 	}
 }

@@ -15,7 +15,7 @@ import (
 type ResubmitStore interface {
 	Store
 	SchemaByName(ctx context.Context, name string, version int) (*audit.SchemaInfo, error)
-	Document(ctx context.Context, id string) (*audit.Document, error)
+	DocumentVersion(ctx context.Context, id, hash string) (*audit.Document, error)
 	DocumentsForResubmit(ctx context.Context, schemaName string, toVersion int, includeFailed bool, opts ...audit.ResubmitOption) ([]audit.ResubmitCandidate, error)
 	CountForResubmit(ctx context.Context, schemaName string, toVersion int, includeFailed bool) (int64, error)
 	MarkResubmitted(ctx context.Context, schemaName string, toVersion int, documentIDs []string) error
@@ -187,18 +187,24 @@ func (s *Submitter) resubmitDLQ(ctx context.Context, st ResubmitStore, req Resub
 }
 
 // letterText finds a dead letter's document: inline, in the object store,
-// or in the audit store; it must still hash to what was submitted.
+// or in the audit store, which keeps every text a document has had; it
+// must hash to what was submitted. A letter of a text the document has
+// since replaced is resubmitted with that text (the job is of that text);
+// submit the document again to extract its new text.
 func (s *Submitter) letterText(ctx context.Context, st ResubmitStore, docs *jobs.Documents, env *jobs.Envelope) (string, error) {
 	text, err := docs.Text(ctx, env)
-	if err != nil {
-		d, derr := st.Document(ctx, env.DocumentID)
+	if err != nil || jobs.HashText(text) != env.DocumentHash {
+		d, derr := st.DocumentVersion(ctx, env.DocumentID, env.DocumentHash)
 		if derr != nil {
+			if err == nil {
+				err = errors.New("the letter's text does not match its hash")
+			}
 			return "", fmt.Errorf("document text not found (%v; %v)", err, derr)
 		}
 		text = d.Text
 	}
 	if jobs.HashText(text) != env.DocumentHash {
-		return "", fmt.Errorf("document %s changed since it was submitted: submit it again instead", env.DocumentID)
+		return "", fmt.Errorf("document %s: the text found does not match the hash it was submitted with (sha256 %.12s…): submit it again", env.DocumentID, env.DocumentHash)
 	}
 	env.Text, env.TextRef = "", nil
 	return text, nil

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/providers"
+	"github.com/extractq/extractq/internal/termsafe"
 	"github.com/extractq/extractq/schema"
 )
 
@@ -20,6 +22,7 @@ type Store interface {
 	RegisterSchema(ctx context.Context, name string, body []byte, fingerprint string) (version int, created bool, err error)
 	PutDocuments(ctx context.Context, docs []audit.Document) error
 	JobStates(ctx context.Context, jobIDs []string) (map[string]audit.JobState, error)
+	HaveResults(ctx context.Context, fingerprint, model string, docs []audit.TextKey) (map[audit.TextKey]bool, error)
 }
 
 // Job is what every submitted document is extracted with.
@@ -51,8 +54,9 @@ type Summary struct {
 	// workers audit to another database, or the stream was purged): they
 	// will not run until the duplicate window has passed.
 	Lost int `json:"lost"`
-	// AlreadyDone counts documents whose job (same text, schema and model)
-	// is already final in the audit store, so they were not queued again;
+	// AlreadyDone counts documents whose job (same id, text, schema and
+	// model) is already final in the audit store, or that have a result for
+	// that text, schema and model, so they were not queued again;
 	// AlreadyFailed of them ended in a dead letter (redo them with `submit
 	// resubmit --from-dlq`).
 	AlreadyDone   int           `json:"already_done"`
@@ -144,13 +148,16 @@ func (s *Submitter) Submit(ctx context.Context, job Job, read func(func(Doc) err
 	}
 	err := read(func(d Doc) error {
 		if d.Err == nil {
+			d.Err = checkDoc(&d)
+		}
+		if d.Err == nil {
 			d.Err = s.pub.CheckSize(d.Text)
 		}
 		if d.Err == nil && seen[d.ID] {
 			d.Err = reject("id %q appears twice in this submission", d.ID)
 		}
 		if d.Err != nil {
-			sum.Rejected = append(sum.Rejected, Rejection{ID: d.ID, Source: d.Source, Reason: d.Err.Error()})
+			sum.Rejected = append(sum.Rejected, Rejection{ID: printableID(d.ID), Source: d.Source, Reason: d.Err.Error()})
 			return nil
 		}
 		seen[d.ID] = true
@@ -167,9 +174,42 @@ func (s *Submitter) Submit(ctx context.Context, job Job, read func(func(Doc) err
 	return sum, err
 }
 
+// checkDoc rejects what the audit database could not store (see
+// audit.CheckDocumentID, CheckText and CheckMetadata), before the batch:
+// one bad document must never make the database refuse its neighbours.
+func checkDoc(d *Doc) error {
+	if err := audit.CheckDocumentID(d.ID); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadInput, err)
+	}
+	if err := audit.CheckText(d.Text); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadInput, err)
+	}
+	if err := audit.CheckMetadata(d.Metadata); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadInput, err)
+	}
+	return nil
+}
+
+// printableID is id as a rejection reports it: control characters escaped
+// and cut to 120 bytes, since a rejected id may be neither printable nor
+// short (the source still locates the document).
+func printableID(id string) string {
+	const limit = 120
+	if len(id) > limit {
+		cut := limit
+		for cut > 0 && !utf8.RuneStart(id[cut]) {
+			cut--
+		}
+		id = id[:cut] + fmt.Sprintf("… (%d bytes)", len(id))
+	}
+	return termsafe.String(id)
+}
+
 // flush skips the documents whose job is already final, stores the rest in
-// the audit store, then publishes them and waits for every ack. A batch
-// whose storing fails is rejected whole: nothing of it is published.
+// the audit store, then publishes them and waits for every ack. Documents
+// the audit store refuses are rejected one by one and the rest published;
+// if the store fails as a whole (unreachable), the batch is rejected and
+// nothing of it is published.
 func (s *Submitter) flush(ctx context.Context, job Job, batch []Doc, sum *Summary) error {
 	batch, err := s.skipFinal(ctx, job, batch, sum)
 	if err != nil || len(batch) == 0 {
@@ -183,10 +223,24 @@ func (s *Submitter) flush(ctx context.Context, job Job, batch []Doc, sum *Summar
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		for _, d := range batch {
-			sum.Rejected = append(sum.Rejected, Rejection{ID: d.ID, Source: d.Source, Reason: fmt.Sprintf("store in the audit database: %v", err)})
+		var some *audit.DocumentErrors
+		if !errors.As(err, &some) {
+			for _, d := range batch {
+				sum.Rejected = append(sum.Rejected, Rejection{ID: printableID(d.ID), Source: d.Source, Reason: fmt.Sprintf("store in the audit database: %v", err)})
+			}
+			return nil
 		}
-		return nil
+		rest := batch[:0:0]
+		for i, d := range batch {
+			if e, bad := some.Errs[i]; bad {
+				sum.Rejected = append(sum.Rejected, Rejection{ID: printableID(d.ID), Source: d.Source, Reason: fmt.Sprintf("%v: %v", ErrBadInput, e)})
+				continue
+			}
+			rest = append(rest, d)
+		}
+		if batch = rest; len(batch) == 0 {
+			return nil
+		}
 	}
 	now := time.Now().UTC()
 	items := make([]item, len(batch))
@@ -269,37 +323,49 @@ func (s *Submitter) settleGone(ctx context.Context, ids []string, sum *Summary) 
 }
 
 // skipFinal removes from batch the documents whose job is already final in
-// the audit store (a result or a dead letter) and counts them as already
-// done. JetStream's duplicate window cannot do this: it forgets a job once
-// the window has passed or the server restarted, while the audit does not.
+// the audit store (a result or a dead letter), or that have a result for
+// the same text, schema fingerprint and model (made by a job of another
+// id: a resubmission, or a job keyed before job ids included the document
+// id), and counts them as already done. JetStream's duplicate window
+// cannot do this: it forgets a job once the window has passed or the
+// server restarted, while the audit does not.
 func (s *Submitter) skipFinal(ctx context.Context, job Job, batch []Doc, sum *Summary) ([]Doc, error) {
 	if len(batch) == 0 {
 		return batch, nil
 	}
 	ids := make([]string, len(batch))
+	keys := make([]audit.TextKey, len(batch))
 	for i, d := range batch {
-		ids[i] = jobs.MsgID(jobs.HashText(d.Text), job.Schema.Fingerprint, job.Model, "")
+		keys[i] = audit.TextKey{DocumentID: d.ID, ContentHash: jobs.HashText(d.Text)}
+		ids[i] = jobs.MsgID(d.ID, keys[i].ContentHash, job.Schema.Fingerprint, job.Model, "")
 	}
 	states, err := s.store.JobStates(ctx, ids)
+	var done map[audit.TextKey]bool
+	if err == nil {
+		done, err = s.store.HaveResults(ctx, job.Schema.Fingerprint, job.Model, keys)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		for _, d := range batch {
-			sum.Rejected = append(sum.Rejected, Rejection{ID: d.ID, Source: d.Source, Reason: fmt.Sprintf("look up earlier results in the audit database: %v", err)})
+			sum.Rejected = append(sum.Rejected, Rejection{ID: printableID(d.ID), Source: d.Source, Reason: fmt.Sprintf("look up earlier results in the audit database: %v", err)})
 		}
 		return nil, nil
 	}
 	rest := batch[:0]
 	for i, d := range batch {
 		st, ok := states[ids[i]]
-		if !ok || !st.Final() {
+		switch {
+		case done[keys[i]]:
+			sum.AlreadyDone++
+		case ok && st.Final():
+			sum.AlreadyDone++
+			if !st.OK() {
+				sum.AlreadyFailed++
+			}
+		default:
 			rest = append(rest, d)
-			continue
-		}
-		sum.AlreadyDone++
-		if !st.OK() {
-			sum.AlreadyFailed++
 		}
 	}
 	return rest, nil

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/extractq/extractq/internal/audit"
+	"github.com/extractq/extractq/internal/jobs"
+	"github.com/extractq/extractq/llm"
+)
+
+// hostile holds what a document or a model can smuggle to a terminal:
+// clear screen and home, a window title (OSC … BEL), a carriage return that
+// overwrites the line, a C1 CSI, and a bidi override.
+const hostile = "inv\x1b[2J\x1b[H\x1b]0;pwned\x07\rOK\u009b31m\u202e"
+
+// TestHumanOutputEscapesControls: history and dlq show print ids, answers,
+// errors and reasons escaped (JSON output is escaped by its encoder).
+func TestHumanOutputEscapesControls(t *testing.T) {
+	t.Parallel()
+	now := time.Now()
+	h := &audit.History{
+		DocumentID: hostile,
+		Texts:      []audit.TextInfo{{ContentHash: "aaaa", Bytes: 3, StoredAt: now}},
+		Jobs:       []audit.JobInfo{{JobID: "j1", DocumentID: hostile, Run: hostile, SchemaName: "invoice", ContentHash: "aaaa", Status: "exhausted", Reason: hostile}},
+		Attempts: []audit.AttemptInfo{{JobID: "j1", Raw: "line one\n" + hostile, ErrorMessage: hostile, ErrorClass: "schema",
+			Violations: json.RawMessage(`[{"message":"` + strings.ReplaceAll(hostile, "\x1b", `\u001b`) + `"}]`)}},
+		Results:     []audit.ResultInfo{{SchemaName: "invoice", ContentHash: "aaaa", Value: json.RawMessage(`{"vendor":"x"}`), Redacted: true}},
+		DeadLetters: []audit.DeadLetterInfo{{Stream: "EXTRACTQ_DLQ", JobID: "j1", Reason: hostile}},
+	}
+	l := &jobs.Letter{Seq: 7, Time: now, DeadLetter: jobs.DeadLetter{
+		Job:     jobs.Envelope{JobID: "j1", DocumentID: hostile, Run: hostile, Provider: "sim:clean"},
+		Outcome: llm.OutcomeExhausted, Reason: hostile, WorkerID: hostile,
+		Attempts: []llm.Attempt{{N: 1, Raw: hostile, Error: hostile}},
+	}}
+	tests := []struct {
+		name  string
+		print func(*bytes.Buffer)
+		want  []string
+	}{
+		{"history", func(b *bytes.Buffer) { printHistory(b, h) }, []string{`inv\x1b[2J\x1b[H\x1b]0;pwned\x07\rOK\u009b31m\u202e`, "line one\n", "text aaaa… (current)", "REDACTED"}},
+		{"dlq show", func(b *bytes.Buffer) { printLetter(b, l) }, []string{`inv\x1b[2J\x1b[H`, `\rOK`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var b bytes.Buffer
+			tt.print(&b)
+			out := b.String()
+			if strings.ContainsAny(out, "\x1b\x07\r\u009b\u202e") {
+				t.Errorf("output holds raw control characters:\n%q", out)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+}

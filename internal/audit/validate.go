@@ -1,0 +1,132 @@
+package audit
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// MaxDocumentIDBytes bounds a document id. Ids are keys of several indexes
+// (a B-tree entry holds at most about 2.7 KB); 1024 bytes leaves room for
+// the other key columns and is longer than any path a file system gives.
+const MaxDocumentIDBytes = 1024
+
+// ErrBadDocument matches the errors of CheckDocumentID, CheckText and
+// CheckMetadata: a document that PostgreSQL cannot store as it is.
+var ErrBadDocument = errors.New("document cannot be stored")
+
+// CheckDocumentID reports why id cannot be a document id: empty, longer
+// than MaxDocumentIDBytes, not UTF-8, or holding a control character (NUL,
+// newline, ESC, DEL, C1 codes …), which PostgreSQL refuses (NUL) or which
+// would corrupt the terminal and the logs that print ids.
+func CheckDocumentID(id string) error {
+	switch {
+	case id == "":
+		return fmt.Errorf("%w: the document id is empty", ErrBadDocument)
+	case len(id) > MaxDocumentIDBytes:
+		return fmt.Errorf("%w: the document id is %d bytes, more than %d: use a shorter id (a hash of the long one, say)",
+			ErrBadDocument, len(id), MaxDocumentIDBytes)
+	case !utf8.ValidString(id):
+		return fmt.Errorf("%w: the document id is not UTF-8: rename it", ErrBadDocument)
+	}
+	if i := strings.IndexFunc(id, unicode.IsControl); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(id[i:])
+		return fmt.Errorf("%w: the document id holds the control character %U at byte %d: remove control characters from ids",
+			ErrBadDocument, r, i)
+	}
+	return nil
+}
+
+// CheckText reports why text cannot be stored: PostgreSQL text holds no
+// NUL byte (every other character is kept as it is).
+func CheckText(text string) error {
+	if i := strings.IndexByte(text, 0); i >= 0 {
+		return fmt.Errorf("%w: the text holds a NUL byte at offset %d (is it a binary file?): remove NUL bytes or convert it to text first",
+			ErrBadDocument, i)
+	}
+	return nil
+}
+
+// CheckMetadata reports why metadata cannot be stored: not a JSON object,
+// or holding the escape \u0000, which PostgreSQL's jsonb refuses.
+func CheckMetadata(meta json.RawMessage) error {
+	if len(meta) == 0 {
+		return nil
+	}
+	if !json.Valid(meta) || bytes.TrimSpace(meta)[0] != '{' {
+		return fmt.Errorf("%w: its metadata is not a JSON object", ErrBadDocument)
+	}
+	if jsonHasNUL(meta) {
+		return fmt.Errorf(`%w: its metadata holds the character \u0000, which PostgreSQL cannot store: remove it`, ErrBadDocument)
+	}
+	return nil
+}
+
+// jsonHasNUL reports whether JSON text b holds the escape \u0000 (an
+// escaped backslash followed by "u0000" is text, not the escape).
+func jsonHasNUL(b []byte) bool { return nulEscape(b) >= 0 }
+
+// nulEscape is the offset of the first \u0000 escape in JSON text b, or -1.
+func nulEscape(b []byte) int {
+	for off := 0; ; {
+		i := bytes.Index(b[off:], []byte(`\u0000`))
+		if i < 0 {
+			return -1
+		}
+		i += off
+		bs := 0 // backslashes right before this one: an odd count escapes it
+		for j := i - 1; j >= 0 && b[j] == '\\'; j-- {
+			bs++
+		}
+		if bs%2 == 0 {
+			return i
+		}
+		off = i + 1
+	}
+}
+
+// replaceNULEscapes replaces every \u0000 escape in JSON text b with
+// \ufffd (the replacement character), for diagnostics that must be stored
+// whatever a model sent.
+func replaceNULEscapes(b []byte) []byte {
+	i := nulEscape(b)
+	if i < 0 {
+		return b
+	}
+	out := make([]byte, 0, len(b))
+	for i >= 0 {
+		out = append(append(out, b[:i]...), `\ufffd`...)
+		b = b[i+len(`\u0000`):]
+		i = nulEscape(b) // the rest follows a '0': its backslash counts hold
+	}
+	return append(out, b...)
+}
+
+// storableText makes text from a model or a provider storable in a text
+// column: invalid UTF-8 and NUL bytes become U+FFFD. Diagnostics only
+// (raw answers, errors, reasons); ids and values are never changed.
+func storableText(s string) string {
+	if strings.IndexByte(s, 0) < 0 && utf8.ValidString(s) {
+		return s
+	}
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
+}
+
+// checkKey reports why a key column value (an id, a run or schema name)
+// cannot be stored: a row with it would make PostgreSQL refuse its whole
+// batch.
+func checkKey(what, s string) error {
+	switch {
+	case len(s) > MaxDocumentIDBytes:
+		return fmt.Errorf("%s is %d bytes, more than %d", what, len(s), MaxDocumentIDBytes)
+	case strings.IndexByte(s, 0) >= 0:
+		return fmt.Errorf("%s holds a NUL byte", what)
+	case !utf8.ValidString(s):
+		return fmt.Errorf("%s is not UTF-8", what)
+	}
+	return nil
+}
