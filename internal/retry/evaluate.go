@@ -273,17 +273,23 @@ func (c *cand) key() []byte {
 // it, validate it, coerce it if allowed, choose the candidate that is the
 // answer and describe what is wrong. It does no I/O.
 //
-// Which candidate is the answer: values in reasoning blocks count only when
-// the visible answer holds none; a value inside a larger object or array
-// (other than an array the finder joined from separate objects) is part of
-// it, not an answer; a value followed by a correction ("Actually, …", "Here is the
-// corrected JSON:") is superseded by what follows; a value far smaller than
-// the largest one left (a third or less) is a fragment quoted in prose. Of
-// what remains, values that validate as they are win over values that
-// validate only after coercion; if they differ and none is at least twice
-// the size of each other one, the answer is ambiguous and re-asked. The
-// prompt's example repeated is never an answer, and a value that needed a
-// lossy repair is reported as such, never accepted here.
+// Which candidate is the answer:
+//   - values in reasoning blocks count only when the visible answer holds
+//     none, and values quoted in inline code only when nothing else does;
+//   - a value inside a larger object or array is part of it, not an answer
+//     (an array the finder joined from separate objects hides nothing);
+//   - a value followed by a correction ("Actually, …", "Here is the
+//     corrected JSON:") is superseded by what follows;
+//   - a value a third the size of the largest one left, or smaller, is a
+//     fragment quoted in prose; a template ({"name": "..."}) is no value;
+//   - the prompt's example, whole or its placeholders in place, is never
+//     an answer (judge.example).
+//
+// Of what remains, values that validate as they are win over values that
+// validate only after coercion; if several differ and none is at least
+// twice the size of each other one, the answer is ambiguous and re-asked.
+// A value that needed a lossy repair is reported (class lossy), never
+// accepted here.
 func evaluate(resp *llm.Response, j *judge) evaluation {
 	switch {
 	case resp.Refusal != "":
@@ -365,10 +371,14 @@ func principal(all []*cand, text string) []*cand {
 		return nil
 	}
 	visible := slices.ContainsFunc(all, func(c *cand) bool { return !c.Reasoning })
+	plain := slices.ContainsFunc(all, func(c *cand) bool { return !c.Reasoning && !inlineCode(text, c) })
 	ps := make([]*cand, 0, len(all))
 	for _, c := range all {
 		if visible && c.Reasoning {
 			continue // a draft in the model's reasoning
+		}
+		if plain && inlineCode(text, c) {
+			continue // `{"city": null}` quoted in a sentence about the answer
 		}
 		inner := false
 		for _, o := range all {
@@ -398,6 +408,13 @@ func principal(all []*cand, text string) []*cand {
 		widest = max(widest, c.span())
 	}
 	return slices.DeleteFunc(ps, func(c *cand) bool { return 3*c.span() <= widest })
+}
+
+// inlineCode reports whether c sits in an inline code span of the prose
+// (`{"a": 1}`), where models quote values they talk about.
+func inlineCode(text string, c *cand) bool {
+	return !c.Fenced && c.Start > 0 && c.End < len(text) && text[c.Start-1] == '`' && text[c.End] == '`' &&
+		(c.Start < 2 || text[c.Start-2] != '`')
 }
 
 // correction recognises the prose with which a model replaces a value it
