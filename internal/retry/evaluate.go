@@ -484,12 +484,43 @@ func pick(valid []*cand) evaluation {
 		}
 	}
 	ev := evaluation{class: llm.ClassNone, value: chosen.doc, repairs: chosen.repairs}
-	for _, r := range chosen.repairs {
+	if marks := elisions(chosen.v, "", nil); len(marks) > 0 {
+		slices.SortFunc(marks, func(a, b llm.Repair) int { return strings.Compare(a.Where, b.Where) }) // maps have no order
+		ev.repairs = append(slices.Clip(ev.repairs), marks...)
+	}
+	for _, r := range ev.repairs {
 		if r.Lossy {
 			ev.lossy = append(ev.lossy, r)
 		}
 	}
 	return ev
+}
+
+// kindElidedValue marks a value that stands for content the model left
+// out: "..." where a value belongs, "etc." as the last item of a list.
+const kindElidedValue = "elided_value"
+
+// elision matches such a value.
+var elision = regexp.MustCompile(`(?i)^\s*(\.{2,}|…|etc\.?|and (so on|more)\.?|\[?\.\.\.\]?)\s*$`)
+
+// elisions appends a lossy repair for every string of v that stands for
+// left-out content: the value is valid JSON, but not the whole answer.
+func elisions(v any, ptr string, out []llm.Repair) []llm.Repair {
+	switch t := v.(type) {
+	case string:
+		if elision.MatchString(t) {
+			out = append(out, llm.Repair{Kind: kindElidedValue, Where: pointerName(ptr), Detail: fmt.Sprintf("%q stands for content left out", t), Lossy: true})
+		}
+	case map[string]any:
+		for k, x := range t {
+			out = elisions(x, ptr+"/"+strings.NewReplacer("~", "~0", "/", "~1").Replace(k), out)
+		}
+	case []any:
+		for i, x := range t {
+			out = elisions(x, ptr+"/"+strconv.Itoa(i), out)
+		}
+	}
+	return out
 }
 
 // memberOfJoinIn reports whether c is one of the objects of a joined array
