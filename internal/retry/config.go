@@ -182,7 +182,9 @@ type Config struct {
 	// ends the extraction OutcomeExhausted like any invalid answer, and
 	// true returns the value with llm.OutcomeLossy and a Reason naming the
 	// repairs. The default suits a warehouse: a dead letter explains
-	// itself, a silently altered value does not.
+	// itself, a silently altered value does not. Whatever the setting, an
+	// answer cut off at the token limit, the prompt's example repeated, or
+	// an ambiguous answer is never returned.
 	AcceptLossy bool
 	// RepeatTemperatureStep is added to the temperature of the next call
 	// each time the model repeats a mistake it was told about (the same
