@@ -80,7 +80,13 @@ func newJudge(s *schema.Schema, cfg *Config, document string, d *llm.PromptData)
 			if j.example != nil {
 				collectLeaves(v, "", func(ptr, s string) {
 					if !pinned[s] && !strings.Contains(document, s) {
-						j.placeholders = append(j.placeholders, exampleLeaf{ptr, s})
+						var path []string
+						if ptr != "" {
+							for _, tok := range strings.Split(ptr[1:], "/") {
+								path = append(path, unescapeToken.Replace(tok))
+							}
+						}
+						j.placeholders = append(j.placeholders, exampleLeaf{ptr, s, path})
 					}
 				})
 			}
@@ -92,8 +98,12 @@ func newJudge(s *schema.Schema, cfg *Config, document string, d *llm.PromptData)
 	return j
 }
 
-// exampleLeaf is a string of the example and where it is.
-type exampleLeaf struct{ ptr, s string }
+// exampleLeaf is a string of the example and where it is (the pointer,
+// and its tokens unescaped).
+type exampleLeaf struct {
+	ptr, s string
+	path   []string
+}
 
 // collectLeaves calls fn with the pointer and value of every string in v.
 func collectLeaves(v any, ptr string, fn func(ptr, s string)) {
@@ -102,7 +112,7 @@ func collectLeaves(v any, ptr string, fn func(ptr, s string)) {
 		fn(ptr, t)
 	case map[string]any:
 		for k, x := range t {
-			collectLeaves(x, ptr+"/"+strings.NewReplacer("~", "~0", "/", "~1").Replace(k), fn)
+			collectLeaves(x, ptr+"/"+escapeToken.Replace(k), fn)
 		}
 	case []any:
 		for i, x := range t {
@@ -116,22 +126,20 @@ func collectLeaves(v any, ptr string, fn func(ptr, s string)) {
 func (c *cand) copied(leaves []exampleLeaf) []string {
 	var at []string
 	for _, l := range leaves {
-		if s, ok := lookup(c.v, l.ptr).(string); ok && s == l.s {
+		if s, ok := lookup(c.v, l.path).(string); ok && s == l.s {
 			at = append(at, fmt.Sprintf("%s (%q)", pointerName(l.ptr), s))
 		}
 	}
 	return at
 }
 
-// lookup resolves a JSON pointer in a decoded value; nil when absent.
-func lookup(v any, ptr string) any {
-	if ptr == "" {
-		return v
-	}
-	for _, tok := range strings.Split(ptr[1:], "/") {
+// lookup resolves the unescaped tokens of a JSON pointer in a decoded
+// value; nil when absent.
+func lookup(v any, path []string) any {
+	for _, tok := range path {
 		switch t := v.(type) {
 		case map[string]any:
-			v = t[strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)]
+			v = t[tok]
 		case []any:
 			i, err := strconv.Atoi(tok)
 			if err != nil || i < 0 || i >= len(t) {
@@ -484,7 +492,7 @@ func pick(valid []*cand) evaluation {
 		}
 	}
 	ev := evaluation{class: llm.ClassNone, value: chosen.doc, repairs: chosen.repairs}
-	if marks := elisions(chosen.v, "", nil); len(marks) > 0 {
+	if marks := elisions(chosen.v, make([]string, 0, 16), nil); len(marks) > 0 {
 		slices.SortFunc(marks, func(a, b llm.Repair) int { return strings.Compare(a.Where, b.Where) }) // maps have no order
 		ev.repairs = append(slices.Clip(ev.repairs), marks...)
 	}
@@ -505,23 +513,40 @@ var elision = regexp.MustCompile(`(?i)^\s*(\.{2,}|…|etc\.?|and (so on|more)\.?
 
 // elisions appends a lossy repair for every string of v that stands for
 // left-out content: the value is valid JSON, but not the whole answer.
-func elisions(v any, ptr string, out []llm.Repair) []llm.Repair {
+// path holds the tokens to v; the pointer is built only for a match.
+func elisions(v any, path []string, out []llm.Repair) []llm.Repair {
 	switch t := v.(type) {
 	case string:
-		if elision.MatchString(t) {
+		if len(t) <= 16 && mayElide(t) && elision.MatchString(t) {
+			ptr := ""
+			for _, tok := range path {
+				ptr += "/" + escapeToken.Replace(tok)
+			}
 			out = append(out, llm.Repair{Kind: kindElidedValue, Where: pointerName(ptr), Detail: fmt.Sprintf("%q stands for content left out", t), Lossy: true})
 		}
 	case map[string]any:
 		for k, x := range t {
-			out = elisions(x, ptr+"/"+strings.NewReplacer("~", "~0", "/", "~1").Replace(k), out)
+			out = elisions(x, append(path, k), out)
 		}
 	case []any:
 		for i, x := range t {
-			out = elisions(x, ptr+"/"+strconv.Itoa(i), out)
+			out = elisions(x, append(path, strconv.Itoa(i)), out)
 		}
 	}
 	return out
 }
+
+// mayElide is elision's cheap first test: how such a string can start.
+func mayElide(s string) bool {
+	s = strings.TrimLeft(s, " ")
+	return s != "" && strings.IndexByte(".eEaA[\xe2", s[0]) >= 0
+}
+
+// JSON pointer token escaping (RFC 6901).
+var (
+	escapeToken   = strings.NewReplacer("~", "~0", "/", "~1")
+	unescapeToken = strings.NewReplacer("~1", "/", "~0", "~")
+)
 
 // memberOfJoinIn reports whether c is one of the objects of a joined array
 // among ps.
@@ -740,7 +765,7 @@ func scalarKinds(doc, node any, depth int) jsonx.ScalarKinds {
 		target := doc
 		for _, tok := range strings.Split(ref[2:], "/") {
 			tm, _ := target.(map[string]any)
-			target = tm[strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)]
+			target = tm[unescapeToken.Replace(tok)]
 		}
 		k |= scalarKinds(doc, target, depth+1)
 	}
