@@ -45,6 +45,8 @@ type parser struct {
 	// unlisted counts repairs beyond maxRepairs, unlistedLossy the lossy
 	// ones among them (so that the cap never hides a lossy repair)
 	unlisted, unlistedLossy int
+	// raw is set by a Python r prefix for the string that follows it.
+	raw bool
 	// bareTop is set when a bare word was read as a direct element of an
 	// outermost array: "[see above]" in prose is text, not JSON.
 	bareTop bool
@@ -132,15 +134,18 @@ func (p *parser) value(ctx int) bool {
 	}
 }
 
-// stringPrefix skips a Python string prefix (u'x', b'x', r'x') at p.pos.
-// Only before a single quote: b"... is more often a key missing its quote.
+// stringPrefix skips a Python string prefix (u'x', b'x', r'x', f'x',
+// r"""x""") at p.pos; after r the string is raw (backslashes are text).
+// Only before a single quote or a triple quote: b"... is more often a key
+// missing its quote.
 func (p *parser) stringPrefix() bool {
-	if p.pos+1 >= p.end || p.src[p.pos+1] != '\'' {
+	if p.pos+1 >= p.end || p.src[p.pos+1] != '\'' && !strings.HasPrefix(p.src[p.pos+1:p.end], `"""`) {
 		return false
 	}
 	switch p.src[p.pos] {
-	case 'u', 'b', 'r', 'U', 'B', 'R':
+	case 'u', 'b', 'r', 'f', 'U', 'B', 'R', 'F':
 		p.note(KindPythonLiteral, p.pos, "dropped string prefix "+strconv.Quote(p.src[p.pos:p.pos+1]))
+		p.raw = p.src[p.pos]|0x20 == 'r'
 		p.pos++
 		return true
 	}
@@ -575,6 +580,8 @@ func (p *parser) str(ctx int) (truncated bool) {
 		}
 	}
 	start, outStart, repStart := p.pos, len(p.out), len(p.repairs)
+	raw := p.raw
+	p.raw = false
 	var open rune
 	switch c := p.src[p.pos]; c {
 	case '"':
@@ -614,6 +621,19 @@ func (p *parser) str(ctx int) (truncated bool) {
 			continue
 		}
 		switch {
+		case c == '\\' && raw:
+			// r'\d+': the backslash is text, and it keeps a quote after it
+			// inside the string, as in Python.
+			p.out = append(p.out, '\\', '\\')
+			p.pos++
+			if p.pos < p.end && rune(p.src[p.pos]) == open {
+				if open == '"' {
+					p.out = append(p.out, '\\')
+				}
+				p.out = append(p.out, p.src[p.pos])
+				p.pos++
+			}
+			continue
 		case c == '\\':
 			p.escape(open)
 			continue

@@ -55,10 +55,12 @@ const (
 	// Coerce to read). Ranked with objects and arrays.
 	ScalarWhole
 	// ScalarLabeled: the value of a "Label: value" line in prose
-	// ("Answer: yes", "**Total:** 42"). When a label names the answer
-	// (answer, result, output, final, and the same in French, Spanish,
-	// German, Italian, Portuguese), only such lines count. The lines that
-	// count must all give the same value; otherwise none is offered.
+	// ("Answer: yes", "**Total:** 42"), or a line of prose that holds only
+	// a scalar written as JSON, a yes/no or a number ("42" before an
+	// explanation). When a label names the answer (answer, result, output,
+	// final, and the same in French, Spanish, German, Italian,
+	// Portuguese), only such lines count. The lines that count must all
+	// give the same value; otherwise none is offered.
 	ScalarLabeled
 	// ScalarSole: the only scalar of the wanted kind in the prose: the
 	// only number ("The answer is 42."), the only yes/no/true/false word.
@@ -251,7 +253,8 @@ func (f *finder) proseIntervals(answer []span) [][2]int {
 // answerLabels are the labels that name the answer itself.
 var answerLabels = [...]string{"answer", "result", "output", "final", "réponse", "respuesta", "antwort", "risposta", "resposta", "ergebnis", "résultat", "resultado", "risultato"}
 
-// addLabeled offers the value of "Label: value" lines (see ScalarLabeled).
+// addLabeled offers the value of "Label: value" lines and of lines that
+// are only a scalar (see ScalarLabeled).
 func (f *finder) addLabeled(prose [][2]int, kinds ScalarKinds) {
 	type labeled struct {
 		c      Candidate
@@ -275,6 +278,8 @@ func (f *finder) addLabeled(prose [][2]int, kinds ScalarKinds) {
 					}
 					all = append(all, labeled{c, isAnswer})
 				}
+			} else if c, ok := f.scalarAt(lo, hi, kinds, false); ok {
+				all = append(all, labeled{c, false}) // a line that is only a scalar
 			}
 			lo = hi + 1
 		}

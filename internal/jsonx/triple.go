@@ -65,9 +65,10 @@ func (p *parser) codeStringAt(i int) bool {
 	return j >= p.end || strings.IndexByte(",}])", p.src[j]) >= 0
 }
 
-// tripleStr reads a string delimited by """, ”' or ``` (Python and
-// Markdown habits) at p.pos and writes it as one JSON string. It reports
-// whether the string ran into the end of the input.
+// tripleStr reads a string delimited by three double quotes, three single
+// quotes or three backticks (Python and Markdown habits) at p.pos and writes
+// it as one JSON string. It reports whether the string ran into the end of
+// the input.
 //
 // The delimiters follow the text-block rule of Swift and Java: a line break
 // right after the opening delimiter is not content; when the closing
@@ -75,15 +76,17 @@ func (p *parser) codeStringAt(i int) bool {
 // and its indentation is removed from every line (if every non-blank line
 // has it). A run of more than three closing quotes ends the string with the
 // last three: the others are content ("""say "hi"""" is `say "hi"`).
-// Inside """ and ”' backslash escapes are read as in any string; inside
-// ``` (code) the text is verbatim, and a language tag on the opening line
-// (```python) is dropped. Quotes, backslashes and line breaks inside are
-// content: nothing is guessed, so the repair is not lossy unless the closing
-// delimiter is missing.
+// Between triple quotes backslash escapes are read as in any string (not
+// after a Python r prefix); between backticks (code) the text is verbatim,
+// and a language tag on the opening line (```python) is dropped. Quotes,
+// backslashes and line breaks inside are content: nothing is guessed, so
+// the repair is not lossy unless the closing delimiter is missing.
 func (p *parser) tripleStr(q byte) (truncated bool) {
 	start := p.pos
 	delim := p.src[start : start+3]
 	code := q == '`'
+	verbatim := code || p.raw // ``` and r""" keep backslashes as text
+	p.raw = false
 	i := start + 3
 	if code {
 		j := i
@@ -159,7 +162,7 @@ func (p *parser) tripleStr(q byte) (truncated bool) {
 			break
 		}
 		switch c := p.src[p.pos]; {
-		case c == '\\' && !code:
+		case c == '\\' && !verbatim:
 			p.escape(rune(q))
 		case c == '"':
 			p.out = append(p.out, '\\', '"')
