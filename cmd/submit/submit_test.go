@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/extractq/extractq/internal/audit/audittest"
+	"github.com/extractq/extractq/internal/cli"
 	"github.com/extractq/extractq/internal/e2e/fleettest"
 	"github.com/extractq/extractq/internal/jobs/jobstest"
 )
@@ -57,7 +58,7 @@ func TestSubmitCommand(t *testing.T) {
 			cmd.SetOut(&out)
 			cmd.SetErr(&errb)
 			err := cmd.Execute()
-			if got := exitCode(err); got != tc.code {
+			if got := cli.Code(err); got != tc.code {
 				t.Fatalf("exit %d (%v), want %d\nstdout: %s\nstderr: %s", got, err, tc.code, out.String(), errb.String())
 			}
 			if tc.stderr != "" && (err == nil || !strings.Contains(err.Error(), tc.stderr)) {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -100,7 +99,7 @@ func Coerce(doc []byte, vs []schema.Violation) (out []byte, repairs []llm.Repair
 		case kw == "type":
 			r, ok = coerceType(n, v.Want, nums)
 		case kw == "enum" || kw == "const":
-			r, ok = coerceEnum(n, v.Want, enumAliases(v))
+			r, ok = coerceEnum(n, v.Want, v.Aliases)
 		}
 		if ok {
 			r.Where = v.Pointer // "" is the root
@@ -121,21 +120,6 @@ func keyword(v schema.Violation) string {
 		kw = kw[i+1:]
 	}
 	return kw
-}
-
-// enumAliases returns the aliases an enum violation carries for its
-// values (value -> other spellings), read from a field Aliases of type
-// map[string][]string when schema.Violation has one.
-//
-// TODO(lead): when the schema branch's Violation.Aliases is merged,
-// replace the body by `return v.Aliases`.
-func enumAliases(v schema.Violation) map[string][]string {
-	f := reflect.ValueOf(v).FieldByName("Aliases")
-	if !f.IsValid() {
-		return nil
-	}
-	m, _ := f.Interface().(map[string][]string)
-	return m
 }
 
 // node is a decoded JSON value that keeps member order, so that a coerced

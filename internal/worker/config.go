@@ -11,13 +11,17 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/extractq/extractq/internal/jobs"
+	"github.com/extractq/extractq/internal/providers"
 	"github.com/extractq/extractq/internal/ratelimit"
+	"github.com/extractq/extractq/internal/settings"
+	"github.com/extractq/extractq/llm"
 )
 
-// Defaults of the settings every extractq program shares.
+// Defaults of the settings every extractq program shares (defined once, in
+// package settings).
 const (
-	DefaultNATSURL     = "nats://127.0.0.1:4222"
-	DefaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/extractq?sslmode=disable"
+	DefaultNATSURL     = settings.DefaultNATSURL
+	DefaultDatabaseURL = settings.DefaultDatabaseURL
 )
 
 // Config is a worker process's configuration. It is read from an optional
@@ -69,9 +73,24 @@ func (c *Config) LoadConfigFile(path string) error {
 	if err != nil {
 		return fmt.Errorf("config file: %w", err)
 	}
-	if err := yaml.UnmarshalWithOptions(data, c, yaml.Strict()); err != nil {
+	if err := yaml.UnmarshalWithOptions(data, c, yaml.Strict(), yaml.CustomUnmarshaler(unmarshalDuration)); err != nil {
 		return fmt.Errorf("config file %s: %w", path, err)
 	}
+	return nil
+}
+
+// unmarshalDuration reads a duration in the config file as everywhere
+// else: a Go duration or days ("30s", "7d").
+func unmarshalDuration(d *time.Duration, b []byte) error {
+	var s string
+	if err := yaml.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := settings.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = v
 	return nil
 }
 
@@ -91,9 +110,9 @@ func (c *Config) LoadEnv(getenv func(string) string) error {
 	str("EXTRACTQ_LOG_LEVEL", &c.LogLevel)
 	dur := func(name string, dst *time.Duration) {
 		if v := getenv(name); v != "" {
-			d, err := time.ParseDuration(v)
+			d, err := settings.ParseDuration(v)
 			if err != nil {
-				errs = append(errs, fmt.Errorf("%s=%q: not a duration (e.g. 30s, 2m): %w", name, v, err))
+				errs = append(errs, fmt.Errorf("%s: %w", name, err))
 				return
 			}
 			*dst = d
@@ -147,7 +166,7 @@ func ParseBackOff(s string) ([]time.Duration, error) {
 		if f == "" {
 			continue
 		}
-		d, err := time.ParseDuration(f)
+		d, err := settings.ParseDuration(f)
 		if err != nil {
 			return nil, fmt.Errorf("%q: not a duration (e.g. 30s,1m,5m)", f)
 		}
@@ -203,4 +222,26 @@ func CheckStreamReplicas(n int) error {
 		return fmt.Errorf("stream_replicas %d: want 1 to 5, at most the cluster's size (EXTRACTQ_STREAM_REPLICAS or --stream-replicas)", n)
 	}
 	return nil
+}
+
+// ErrPoolProvider is matched by CheckProviders' errors: a pool whose
+// provider cannot be built (a missing API key, an unknown simulator
+// profile).
+var ErrPoolProvider = errors.New("pool provider cannot be built")
+
+// CheckProviders builds the provider of every pool with build
+// (providers.New when nil) and names each pool whose provider cannot be
+// built, with what to set. A worker runs it before it starts: a pool that
+// cannot work must stop the start, not dead-letter every job it pulls.
+func CheckProviders(pools []ratelimit.PoolSpec, build func(spec string) (llm.Provider, error)) error {
+	if build == nil {
+		build = func(spec string) (llm.Provider, error) { return providers.New(spec) }
+	}
+	var errs []error
+	for _, p := range pools {
+		if _, err := build(p.Name); err != nil {
+			errs = append(errs, fmt.Errorf("%w: pool %s: %w", ErrPoolProvider, p.Name, err))
+		}
+	}
+	return errors.Join(errs...)
 }
