@@ -43,7 +43,9 @@ The answer must have exactly the structure of this example; its values only show
 {{- if .FieldGuide}}
 
 What each field holds:
+<field-guide>
 {{.FieldGuide}}
+</field-guide>
 {{- end}}
 {{- end}}`))
 
