@@ -70,10 +70,10 @@ type Worker struct {
 	ShareSource ratelimit.ShareSource `json:"share_source,omitempty"`
 	// InUse counts the budget slots the worker holds (a puller holds one
 	// while it waits for a job).
-	InUse       int                   `json:"in_use"`
-	Paused      bool                  `json:"paused"`
-	PausedUntil time.Time             `json:"paused_until,omitzero"`
-	PauseReason string                `json:"pause_reason,omitempty"`
+	InUse       int       `json:"in_use"`
+	Paused      bool      `json:"paused"`
+	PausedUntil time.Time `json:"paused_until,omitzero"`
+	PauseReason string    `json:"pause_reason,omitempty"`
 	// RateLimitedHour counts the worker's 429s of the last hour.
 	RateLimitedHour int64     `json:"rate_limited_1h"`
 	LastBeat        time.Time `json:"last_beat"`
