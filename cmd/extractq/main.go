@@ -80,6 +80,7 @@ func newRootCmd() *cobra.Command {
 		newSimCmd(),
 		newDLQCmd(),
 		newDevCmd(),
+		newUICmd(),
 	)
 	return root
 }

@@ -171,32 +171,11 @@ func printPools(w io.Writer, pools []fleetview.Pool, now time.Time) error {
 			if wk.Paused {
 				paused = fmt.Sprintf("until %s (%s)", wk.PausedUntil.Local().Format(time.TimeOnly), wk.PauseReason)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s ago\n", terminalSafe(p.Name), terminalSafe(wk.ID), shareText(wk), paused,
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s ago\n", terminalSafe(p.Name), terminalSafe(wk.ID), wk.ShareText(), paused,
 				wk.RateLimitedHour, roundAge(now.Sub(wk.LastBeat)))
 		}
 	}
 	return tw.Flush()
-}
-
-// shareText is a worker's share of its pool's limits, e.g. "concurrency
-// 4, 300 rpm (1/2)".
-func shareText(w fleetview.Worker) string {
-	parts := []string{fmt.Sprintf("concurrency %d", w.Share.Concurrency)}
-	if w.Share.RPM > 0 {
-		parts = append(parts, fmt.Sprintf("%d rpm", w.Share.RPM))
-	}
-	if w.Share.TPM > 0 {
-		parts = append(parts, fmt.Sprintf("%d tpm", w.Share.TPM))
-	}
-	s := strings.Join(parts, ", ")
-	if w.Members > 0 {
-		s += fmt.Sprintf(" (1/%d", w.Members)
-		if w.ShareSource != "" && w.ShareSource != "fleet" {
-			s += ", " + string(w.ShareSource)
-		}
-		s += ")"
-	}
-	return s
 }
 
 func yesNo(b bool) string {

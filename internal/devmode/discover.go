@@ -38,7 +38,9 @@ type Endpoints struct {
 	// SimURL is the simulator's base URL ("" without --sim): its APIs and
 	// /stats live under it.
 	SimURL string `json:"sim_url,omitempty"`
-	PID    int    `json:"pid"`
+	// UIURL is the web console's address.
+	UIURL string `json:"ui_url,omitempty"`
+	PID   int    `json:"pid"`
 }
 
 // Discover reads the discovery file in dir. It reports false when there is

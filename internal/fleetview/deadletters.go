@@ -101,8 +101,10 @@ type ResubmitPlan struct {
 	// Letters is how many dead letters the request selects (the count the
 	// resubmission itself reports in a dry run).
 	Letters int `json:"letters"`
-	// Seqs are their sequences on EXTRACTQ_DLQ, oldest first.
-	Seqs []uint64 `json:"seqs"`
+	// Seqs are their sequences on EXTRACTQ_DLQ, oldest first, and Items
+	// the letters themselves.
+	Seqs  []uint64   `json:"seqs"`
+	Items []PlanItem `json:"items"`
 	// PromptTokens and CompletionTokens are what the selected letters'
 	// last deliveries used: the estimate of running them again.
 	PromptTokens     int64 `json:"prompt_tokens"`
@@ -114,6 +116,18 @@ type ResubmitPlan struct {
 	CostComplete bool    `json:"cost_complete"`
 	// Providers are the providers the jobs will run on.
 	Providers []string `json:"providers"`
+}
+
+// PlanItem is one dead letter a resubmission selects.
+type PlanItem struct {
+	Seq           uint64 `json:"seq"`
+	DocumentID    string `json:"document_id"`
+	Run           string `json:"run"`
+	SchemaName    string `json:"schema"`
+	SchemaVersion int    `json:"schema_version"`
+	// Provider is the provider the job will run on.
+	Provider string `json:"provider"`
+	Reason   string `json:"reason"`
 }
 
 // PlanResubmit selects the dead letters req would resubmit (FromDLQ with
@@ -130,11 +144,13 @@ func PlanResubmit(ctx context.Context, js jetstream.JetStream, req submit.Resubm
 			return nil
 		}
 		plan.Letters++
-		plan.Seqs = append(plan.Seqs, l.Seq)
 		prov := l.Job.Provider
 		if req.Provider != "" {
 			prov = req.Provider
 		}
+		plan.Seqs = append(plan.Seqs, l.Seq)
+		plan.Items = append(plan.Items, PlanItem{Seq: l.Seq, DocumentID: l.Job.DocumentID, Run: l.Job.Run,
+			SchemaName: l.Job.Schema.Name, SchemaVersion: l.Job.Schema.Version, Provider: prov, Reason: l.Reason})
 		plan.PromptTokens += int64(l.Usage.PromptTokens)
 		plan.CompletionTokens += int64(l.Usage.CompletionTokens)
 		usd, known := providers.EstimateCost(prov, l.Usage)

@@ -79,6 +79,27 @@ type Worker struct {
 	LastBeat        time.Time `json:"last_beat"`
 }
 
+// ShareText is the worker's share of its pool's limits, e.g.
+// "concurrency 4, 300 rpm (1/2)".
+func (w Worker) ShareText() string {
+	parts := []string{fmt.Sprintf("concurrency %d", w.Share.Concurrency)}
+	if w.Share.RPM > 0 {
+		parts = append(parts, fmt.Sprintf("%d rpm", w.Share.RPM))
+	}
+	if w.Share.TPM > 0 {
+		parts = append(parts, fmt.Sprintf("%d tpm", w.Share.TPM))
+	}
+	s := strings.Join(parts, ", ")
+	if w.Members > 0 {
+		s += fmt.Sprintf(" (1/%d", w.Members)
+		if w.ShareSource != "" && w.ShareSource != ratelimit.ShareFleet {
+			s += ", " + string(w.ShareSource)
+		}
+		s += ")"
+	}
+	return s
+}
+
 // ErrNoStreams matches the error of Pools when the fleet's streams do not
 // exist yet.
 var ErrNoStreams = errors.New("the fleet's streams do not exist")
