@@ -74,9 +74,17 @@ func TestOverviewShowsRunsAndPools(t *testing.T) {
 			t.Errorf("run %s row has no throughput chart", run.Name)
 		}
 	}
-	// Newest first: the clean run was submitted after the faulty one.
-	if i, j := strings.Index(body, `data-run="clean"`), strings.Index(body, `data-run="faulty"`); i < 0 || j < 0 || i > j {
-		t.Errorf("runs not newest first (clean at %d, faulty at %d)", i, j)
+	// Newest first: in the order of their first job's start.
+	last := -1
+	for i, run := range runs {
+		if i > 0 && run.FirstStarted.After(runs[i-1].FirstStarted) {
+			t.Errorf("run %s started after %s but is listed below it", run.Name, runs[i-1].Name)
+		}
+		at := strings.Index(body, `data-run="`+run.Name+`"`)
+		if at < last {
+			t.Errorf("run %s is not in newest-first order on the page", run.Name)
+		}
+		last = at
 	}
 	for _, pool := range []string{"sim_sloppy", "sim_clean"} {
 		row := section(t, body, `<tr class="pool" data-pool="`+pool+`">`, "</tr>")

@@ -228,6 +228,8 @@ func formatDuration(d time.Duration) string {
 	switch {
 	case d <= 0:
 		return "—"
+	case d < time.Millisecond:
+		return "<1 ms"
 	case d < time.Second:
 		return fmt.Sprintf("%d ms", d.Milliseconds())
 	case d < time.Minute:

@@ -130,6 +130,7 @@ type chart struct {
 	Bars          []bar
 	Max           int64
 	From, To      time.Time
+	Step          time.Duration // the time one bar covers
 	Label         string // what the chart shows, for screen readers
 }
 
@@ -152,8 +153,10 @@ func newChart(bs []fleetview.Bucket, width, height float64) chart {
 	for _, b := range bs {
 		c.Max = max(c.Max, b.OK+b.Failed)
 	}
-	c.From, c.To = bs[0].Start, bs[len(bs)-1].Start.Add(bs[len(bs)-1].Width)
-	slot := width / float64(len(bs))
+	c.From, c.To, c.Step = bs[0].Start, bs[len(bs)-1].Start.Add(bs[len(bs)-1].Width), bs[0].Width
+	// A short run has few buckets: keep its bars narrow rather than one
+	// block across the chart.
+	slot := min(width/float64(len(bs)), max(6, height/3))
 	gap := min(2, slot/5)
 	for i, b := range bs {
 		x := bar{X: float64(i)*slot + gap/2, W: max(1, slot-gap), OK: b.OK, Failed: b.Failed}
