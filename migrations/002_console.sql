@@ -3,7 +3,9 @@
 
 -- A run's documents, paged by keyset (run, document_id, job_id): the run
 -- page never uses OFFSET, and a filter on a run never scans other runs.
-CREATE INDEX jobs_run_doc_idx ON jobs (run, document_id, job_id);
+-- Byte order ("C") whatever the database's collation, so an id prefix is
+-- one range of the index.
+CREATE INDEX jobs_run_doc_idx ON jobs (run, document_id COLLATE "C", job_id COLLATE "C");
 
 -- Per-run totals and per-minute throughput, kept by a trigger on jobs in
 -- the same transaction as the job rows, so the overview reads a few rows per

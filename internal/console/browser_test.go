@@ -73,6 +73,7 @@ func screenshotDir(t *testing.T) string {
 // saved as a screenshot.
 func TestBrowserResubmitDeadLetter(t *testing.T) {
 	exe := chromium(t)
+	need(t)
 	shots := screenshotDir(t)
 	srv := httptest.NewServer(fx.console(t, true))
 	t.Cleanup(srv.Close)

@@ -44,8 +44,27 @@ import (
 //     result.
 //
 // The worker keeps running, so a resubmission to sim:clean turns a dead
-// letter into a result while a test watches.
-var fx *fixture
+// letter into a result while a test watches. Tests call need(t) first.
+var (
+	fx      *fixture
+	fxOnce  sync.Once
+	fxErr   error
+	fxClose = func() {}
+)
+
+// need builds the shared fleet on first use (benchmarks never pay for it).
+func need(t testing.TB) {
+	t.Helper()
+	fxOnce.Do(func() {
+		fx, fxErr = newFixture()
+		if fxErr == nil {
+			fxClose = fx.close
+		}
+	})
+	if fxErr != nil {
+		t.Fatalf("console test fleet: %v", fxErr)
+	}
+}
 
 const (
 	token       = "console-test-token-0123456789"
@@ -76,16 +95,8 @@ type fixture struct {
 }
 
 func TestMain(m *testing.M) {
-	code := func() int {
-		f, err := newFixture()
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "console tests: fixture:", err)
-			return 1
-		}
-		fx = f
-		defer f.close()
-		return m.Run()
-	}()
+	code := m.Run()
+	fxClose()
 	os.Exit(code)
 }
 

@@ -37,6 +37,7 @@ func pendingLetters(t *testing.T) map[string]uint64 {
 }
 
 func TestFixtureRanForReal(t *testing.T) {
+	need(t)
 	// Every page test below leans on this: the faulty run's documents
 	// were all dead-lettered for a currency outside the enum, the clean
 	// run's all succeeded.
@@ -51,6 +52,7 @@ func TestFixtureRanForReal(t *testing.T) {
 }
 
 func TestOverviewShowsRunsAndPools(t *testing.T) {
+	need(t)
 	c := newClient(t, fx.console(t, false))
 	code, body, hdr := c.get("/")
 	if code != http.StatusOK {
@@ -106,6 +108,7 @@ func usdText(r fleetview.Run) string { return formatUSD(r.CostUSD, r.CostComplet
 // TestRunTotalsMatchJobs checks the counters migration 2 keeps against the
 // jobs table they summarise.
 func TestRunTotalsMatchJobs(t *testing.T) {
+	need(t)
 	runs, _, err := fleetview.Runs(t.Context(), fx.store.Pool(), 10, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -143,9 +146,10 @@ func TestRunTotalsMatchJobs(t *testing.T) {
 // back, with the console's page size of 5, and finds each exactly once in
 // id order.
 func TestRunPagesByKeyset(t *testing.T) {
+	need(t)
 	c := newClient(t, fx.console(t, false))
 	var want []string
-	rows, err := fx.store.Pool().Query(t.Context(), "SELECT document_id FROM jobs WHERE run = $1 ORDER BY document_id, job_id", faultyRun)
+	rows, err := fx.store.Pool().Query(t.Context(), `SELECT document_id FROM jobs WHERE run = $1 ORDER BY document_id COLLATE "C", job_id COLLATE "C"`, faultyRun)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,6 +218,7 @@ func TestRunPagesByKeyset(t *testing.T) {
 }
 
 func TestRunFilters(t *testing.T) {
+	need(t)
 	c := newClient(t, fx.console(t, false))
 	// Each filter against the same selection in SQL, at test time (other
 	// tests resubmit letters into run "faulty").
@@ -225,8 +230,11 @@ func TestRunFilters(t *testing.T) {
 		{"failed outcome", "outcome=failed", "status NOT IN ('ok', 'unextractable', 'retrying')", faultyRun},
 		{"ok outcome", "outcome=ok", "status = 'ok'", faultyRun},
 		{"exact status", "outcome=exhausted", "status = 'exhausted'", faultyRun},
-		{"id text search, any case", "q=ULTY-01", "document_id ILIKE '%ulty-01%'", faultyRun},
-		{"id search is literal, not a LIKE pattern", "q=%25", `document_id LIKE '%\%%'`, faultyRun},
+		{"id prefix", "q=faulty-01", "starts_with(document_id, 'faulty-01')", faultyRun},
+		{"id prefix is case sensitive", "q=FAULTY", "starts_with(document_id, 'FAULTY')", faultyRun},
+		{"id prefix is literal, not a LIKE pattern", "q=f%25", "starts_with(document_id, 'f%')", faultyRun},
+		{"id contains, any case", "q=ULTY-01&match=contains", "document_id ILIKE '%ulty-01%'", faultyRun},
+		{"id contains is literal, not a LIKE pattern", "q=%25&match=contains", `document_id LIKE '%\%%'`, faultyRun},
 		{"model filter", "model=sim", "model = 'sim'", cleanRun},
 		{"unknown model", "model=gpt-9", "model = 'gpt-9'", cleanRun},
 		{"schema version", "version=1", "schema_version = 1", cleanRun},
@@ -235,7 +243,7 @@ func TestRunFilters(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			rows, err := fx.store.Pool().Query(t.Context(), "SELECT document_id FROM jobs WHERE run = $1 AND "+tc.where+
-				" ORDER BY document_id, job_id LIMIT 5", tc.run)
+				` ORDER BY document_id COLLATE "C", job_id COLLATE "C" LIMIT 5`, tc.run)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -259,12 +267,12 @@ func TestRunFilters(t *testing.T) {
 		})
 	}
 	if !t.Failed() {
-		_, body, _ := c.get("/run?name=" + faultyRun + "&q=ULTY-01")
+		_, body, _ := c.get("/run?name=" + faultyRun + "&q=ULTY-01&match=contains")
 		if n := strings.Count(body, `class="doclink`); n != 2 {
 			t.Errorf("id search faulty-01x lists %d documents, want 2", n)
 		}
 	}
-	for _, bad := range []string{"/run?name=faulty&outcome=nope", "/run?name=faulty&version=x", "/run?name=faulty&after=!!"} {
+	for _, bad := range []string{"/run?name=faulty&outcome=nope", "/run?name=faulty&version=x", "/run?name=faulty&after=!!", "/run?name=faulty&match=regex"} {
 		if code, _, _ := c.get(bad); code != http.StatusBadRequest {
 			t.Errorf("GET %s: %d, want 400", bad, code)
 		}
@@ -278,6 +286,7 @@ func TestRunFilters(t *testing.T) {
 // attempt on the timeline, the violation pinned next to the value at its
 // pointer, the feedback and the dead-letter reason.
 func TestDocumentPage(t *testing.T) {
+	need(t)
 	c := newClient(t, fx.console(t, false))
 	id := fx.faultyIDs[0]
 	h, err := fx.store.History(t.Context(), id)
@@ -348,6 +357,7 @@ func decodeViolations(t *testing.T, raw []byte) []schema.Violation {
 // TestUntrustedTextIsEscaped: a document whose id, text and model answers
 // hold HTML and scripts is shown as text on every page that shows them.
 func TestUntrustedTextIsEscaped(t *testing.T) {
+	need(t)
 	c := newClient(t, fx.console(t, true))
 	c.login()
 	seq := strconv.FormatUint(pendingLetters(t)[hostileID], 10)
@@ -382,6 +392,7 @@ func TestUntrustedTextIsEscaped(t *testing.T) {
 }
 
 func TestDeadLetterPages(t *testing.T) {
+	need(t)
 	ro := newClient(t, fx.console(t, false))
 	code, body, _ := ro.get("/dlq?run=" + faultyRun)
 	if code != http.StatusOK {
@@ -424,6 +435,7 @@ func TestDeadLetterPages(t *testing.T) {
 // TestResubmitNeedsTokenAndCSRF: every way around the token or the CSRF
 // token is refused, and nothing leaves the dead-letter stream.
 func TestResubmitNeedsTokenAndCSRF(t *testing.T) {
+	need(t)
 	seq := pendingLetters(t)[fx.faultyIDs[2]]
 	if seq == 0 {
 		t.Fatal("no pending letter for the test")
@@ -474,6 +486,7 @@ func TestResubmitNeedsTokenAndCSRF(t *testing.T) {
 // TestResubmitToAnotherModel resubmits one dead letter to sim:clean through
 // the confirmation page and watches it become a result.
 func TestResubmitToAnotherModel(t *testing.T) {
+	need(t)
 	id := fx.faultyIDs[4]
 	seq := pendingLetters(t)[id]
 	if seq == 0 {
@@ -533,6 +546,7 @@ func waitResult(t testing.TB, id string) audit.ResultInfo {
 }
 
 func TestSchemaPagesAndDiff(t *testing.T) {
+	need(t)
 	// A second version: currency gains CHF, paid is no longer required.
 	v2 := strings.Replace(strings.Replace(fleettest.Schema, `"GBP"]`, `"GBP", "CHF"]`, 1), `, "paid"]`, `]`, 1)
 	sc, err := schema.Compile([]byte(v2))

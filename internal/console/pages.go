@@ -96,6 +96,8 @@ type runData struct {
 	Run      fleetview.Run
 	Chart    chart
 	Filter   fleetview.DocFilter
+	Query    string // the id text searched
+	Contains bool   // searched anywhere in the id, not as a prefix
 	Outcomes []string
 	Rows     []fleetview.DocRow
 	Prev     string
@@ -110,7 +112,16 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, s.cfg.BasePath+"/", http.StatusSeeOther)
 		return
 	}
-	f := fleetview.DocFilter{Run: q.Get("name"), Outcome: q.Get("outcome"), Model: q.Get("model"), IDContains: q.Get("q")}
+	f := fleetview.DocFilter{Run: q.Get("name"), Outcome: q.Get("outcome"), Model: q.Get("model")}
+	switch q.Get("match") {
+	case "", "prefix":
+		f.IDPrefix = q.Get("q")
+	case "contains":
+		f.IDContains = q.Get("q")
+	default:
+		s.fail(w, r, http.StatusBadRequest, "Unknown id match", `match: "prefix" or "contains"`)
+		return
+	}
 	if !slices.Contains(outcomes, f.Outcome) {
 		s.fail(w, r, http.StatusBadRequest, "Unknown outcome", fmt.Sprintf("outcome %q: choose one of the filter's values", f.Outcome))
 		return
@@ -157,6 +168,7 @@ func (s *Server) runPage(ctx context.Context, w http.ResponseWriter, r *http.Req
 	}
 	s.render(w, r, http.StatusOK, "run", runData{
 		Run: run, Chart: newChart(tp[f.Run], 900, 90), Filter: f, Outcomes: outcomes[1:], Rows: page.Rows,
+		Query: f.IDPrefix + f.IDContains, Contains: f.IDContains != "",
 		Prev: docCursor(page.Prev), Next: docCursor(page.Next),
 	})
 }

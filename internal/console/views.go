@@ -131,7 +131,7 @@ type chart struct {
 	Max           int64
 	From, To      time.Time
 	Step          time.Duration // the time one bar covers
-	Label         string // what the chart shows, for screen readers
+	Label         string        // what the chart shows, for screen readers
 }
 
 type bar struct {

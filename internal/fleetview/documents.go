@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -30,7 +31,10 @@ type DocFilter struct {
 	Outcome       string
 	SchemaVersion int
 	Model         string
-	// IDContains keeps documents whose id contains it, ignoring case.
+	// IDPrefix keeps documents whose id starts with it (a range of the
+	// index: fast on any run); IDContains those whose id contains it,
+	// ignoring case (a scan of the run's ids).
+	IDPrefix   string
 	IDContains string
 }
 
@@ -67,44 +71,14 @@ type DocPage struct {
 
 // Documents returns a page of at most limit rows of f's run: the first page
 // when after and before are nil, the rows following after, or the rows
-// preceding before. It pages by keyset on (document_id, job_id) along the
-// index jobs_run_doc_idx, never by OFFSET, so every page costs the same on
-// a run of millions.
+// preceding before. It pages by keyset on (document_id, job_id) in byte
+// order along the index jobs_run_doc_idx, never by OFFSET, so every page
+// costs the same on a run of millions (a filter that few rows pass reads
+// further along the run to fill a page).
 func Documents(ctx context.Context, db *pgxpool.Pool, f DocFilter, after, before *DocCursor, limit int) (DocPage, error) {
 	limit = max(1, limit)
-	var w where
-	w.add("run = ?", f.Run)
-	switch f.Outcome {
-	case "":
-	case OutcomeFailed:
-		w.add("status NOT IN ('ok', 'unextractable', 'retrying')")
-	case OutcomeInProgress:
-		w.add("status = ?", audit.StatusRetrying)
-	default:
-		w.add("status = ?", f.Outcome)
-	}
-	if f.SchemaVersion > 0 {
-		w.add("schema_version = ?", f.SchemaVersion)
-	}
-	if f.Model != "" {
-		w.add("model = ?", f.Model)
-	}
-	if f.IDContains != "" {
-		w.add(`document_id ILIKE ? ESCAPE '\'`, "%"+likeEscaper.Replace(f.IDContains)+"%")
-	}
-	order := "ASC"
-	switch {
-	case before != nil:
-		w.add("(document_id, job_id) < (?, ?)", before.DocumentID, before.JobID)
-		order = "DESC"
-	case after != nil:
-		w.add("(document_id, job_id) > (?, ?)", after.DocumentID, after.JobID)
-	}
-	w.args = append(w.args, limit+1)
-	sql := `SELECT job_id, document_id, status, reason, schema_name, schema_version, provider, model, deliveries, attempts,
-		prompt_tokens, completion_tokens, finished_at FROM jobs WHERE ` + w.sql() +
-		` ORDER BY document_id ` + order + `, job_id ` + order + ` LIMIT $` + strconv.Itoa(len(w.args))
-	rows, _ := db.Query(ctx, sql, w.args...)
+	sql, args := documentsQuery(f, after, before, limit)
+	rows, _ := db.Query(ctx, sql, args...)
 	got, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (DocRow, error) {
 		var d DocRow
 		err := r.Scan(&d.JobID, &d.DocumentID, &d.Status, &d.Reason, &d.SchemaName, &d.SchemaVersion, &d.Provider, &d.Model,
@@ -144,6 +118,69 @@ func Documents(ctx context.Context, db *pgxpool.Pool, f DocFilter, after, before
 		}
 	}
 	return page, nil
+}
+
+// documentsQuery is the keyset query of Documents, fetching limit+1 rows.
+func documentsQuery(f DocFilter, after, before *DocCursor, limit int) (string, []any) {
+	var w where
+	w.add("run = ?", f.Run)
+	switch f.Outcome {
+	case "":
+	case OutcomeFailed:
+		w.add("status NOT IN ('ok', 'unextractable', 'retrying')")
+	case OutcomeInProgress:
+		w.add("status = ?", audit.StatusRetrying)
+	default:
+		w.add("status = ?", f.Outcome)
+	}
+	if f.SchemaVersion > 0 {
+		w.add("schema_version = ?", f.SchemaVersion)
+	}
+	if f.Model != "" {
+		w.add("model = ?", f.Model)
+	}
+	if f.IDPrefix != "" {
+		w.add(`document_id COLLATE "C" >= ?`, f.IDPrefix)
+		if hi, ok := prefixEnd(f.IDPrefix); ok {
+			w.add(`document_id COLLATE "C" < ?`, hi)
+		}
+	}
+	if f.IDContains != "" {
+		w.add(`document_id ILIKE ? ESCAPE '\'`, "%"+likeEscaper.Replace(f.IDContains)+"%")
+	}
+	order := "ASC"
+	switch {
+	case before != nil:
+		w.add(`(document_id COLLATE "C", job_id COLLATE "C") < (?, ?)`, before.DocumentID, before.JobID)
+		order = "DESC"
+	case after != nil:
+		w.add(`(document_id COLLATE "C", job_id COLLATE "C") > (?, ?)`, after.DocumentID, after.JobID)
+	}
+	w.args = append(w.args, limit+1)
+	sql := `SELECT job_id, document_id, status, reason, schema_name, schema_version, provider, model, deliveries, attempts,
+		prompt_tokens, completion_tokens, finished_at FROM jobs WHERE ` + w.sql() +
+		` ORDER BY document_id COLLATE "C" ` + order + `, job_id COLLATE "C" ` + order + ` LIMIT $` + strconv.Itoa(len(w.args))
+	return sql, w.args
+}
+
+// prefixEnd is the smallest string above every string starting with p in
+// byte (code point) order: p with its last character incremented, the
+// characters that cannot be incremented dropped. ok is false when there is
+// none (p is all U+10FFFF).
+func prefixEnd(p string) (string, bool) {
+	r := []rune(p)
+	for len(r) > 0 {
+		last := r[len(r)-1]
+		r = r[:len(r)-1]
+		next := last + 1
+		if next == 0xD800 { // surrogates are not characters
+			next = 0xE000
+		}
+		if next <= unicode.MaxRune {
+			return string(append(r, next)), true
+		}
+	}
+	return "", false
 }
 
 var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)

@@ -92,7 +92,7 @@ func (w Worker) ShareText() string {
 	s := strings.Join(parts, ", ")
 	if w.Members > 0 {
 		s += fmt.Sprintf(" (1/%d", w.Members)
-		if w.ShareSource != "" && w.ShareSource != ratelimit.ShareFleet {
+		if w.ShareSource == ratelimit.ShareFallback { // the bucket was unreachable: a guess
 			s += ", " + string(w.ShareSource)
 		}
 		s += ")"
