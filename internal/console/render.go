@@ -132,6 +132,12 @@ func templateFuncs(base string) template.FuncMap {
 		"indent":   func(n int) string { return strings.Repeat("  ", n) },
 		"orRoot":   func(p string) string { return orDefault(p, "/ (the whole value)") },
 		"latw":     func(pct float64) float64 { return max(2, pct*0.8) },
+		"minutes": func(d time.Duration) string {
+			if m := int(d / time.Minute); m != 1 {
+				return strconv.Itoa(m) + " minutes"
+			}
+			return "minute"
+		},
 		"matchParam": func(contains bool) string {
 			if contains {
 				return "contains"
