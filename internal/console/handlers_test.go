@@ -553,15 +553,17 @@ func TestSchemaPagesAndDiff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := submit.New(fx.js, fx.store).RegisterSchema(t.Context(), "invoice", sc); err != nil {
+	ref, err := submit.New(fx.js, fx.store).RegisterSchema(t.Context(), "invoice", sc)
+	if err != nil {
 		t.Fatal(err)
 	}
+	v := strconv.Itoa(ref.Version)
 	c := newClient(t, fx.console(t, false))
 	code, body, _ := c.get("/schemas")
-	if code != http.StatusOK || !strings.Contains(body, "v1</a>") || !strings.Contains(body, "v2</a>") {
-		t.Fatalf("schemas page: %d, want v1 and v2 listed", code)
+	if code != http.StatusOK || !strings.Contains(body, "v1</a>") || !strings.Contains(body, "v"+v+"</a>") {
+		t.Fatalf("schemas page: %d, want v1 and v%s listed", code, v)
 	}
-	code, body, _ = c.get("/schema/diff?name=invoice&from=1&to=2")
+	code, body, _ = c.get("/schema/diff?name=invoice&from=1&to=" + v)
 	if code != http.StatusOK {
 		t.Fatalf("diff: %d", code)
 	}
@@ -575,7 +577,7 @@ func TestSchemaPagesAndDiff(t *testing.T) {
 		del = append(del, strings.TrimSpace(html.UnescapeString(m[1])))
 	}
 	if !contains(add, `"CHF"`) || !contains(del, `"paid"`) {
-		t.Errorf("diff v1→v2: added %q, removed %q; want CHF added and paid no longer required", add, del)
+		t.Errorf("diff v1→v%s: added %q, removed %q; want CHF added and paid no longer required", v, add, del)
 	}
 	if code, _, _ := c.get("/schema?name=invoice&version=9"); code != http.StatusNotFound {
 		t.Errorf("unknown version: %d, want 404", code)
@@ -603,4 +605,70 @@ func section(t testing.TB, body, start, end string) string {
 		return body[i:]
 	}
 	return body[i : i+j+len(end)]
+}
+
+// TestResubmitUnderNewerSchemaVersion resubmits a letter under version 2 of
+// its schema (named by version only: the letter's schema is implied) and
+// finds the result made under v2.
+func TestResubmitUnderNewerSchemaVersion(t *testing.T) {
+	need(t)
+	v2 := strings.Replace(fleettest.Schema, `"GBP"]`, `"GBP", "CHF"]`, 1)
+	sc, err := schema.Compile([]byte(v2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := submit.New(fx.js, fx.store).RegisterSchema(t.Context(), "invoice", sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := fx.faultyIDs[6]
+	seq := pendingLetters(t)[id]
+	if seq == 0 {
+		t.Fatal("no pending letter for the test")
+	}
+	c := newClient(t, fx.console(t, true))
+	c.login()
+	s := strconv.FormatUint(seq, 10)
+	v := strconv.Itoa(ref.Version)
+	code, body, _ := c.get("/dlq/resubmit?seq=" + s + "&provider=sim:clean&to_version=" + v)
+	if code != http.StatusOK || !strings.Contains(body, "under <b>invoice v"+v+"</b>") {
+		t.Fatalf("confirmation: %d, want it to name invoice v%s\n%s", code, v, section(t, body, "<main>", "</main>"))
+	}
+	csrf := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(body)[1]
+	code, body, _ = c.post("/dlq/resubmit", url.Values{"csrf": {html.UnescapeString(csrf)}, "seqs": {s}, "provider": {"sim:clean"},
+		"schema": {"invoice"}, "to_version": {v}})
+	if code != http.StatusOK || !strings.Contains(body, `<b id="queued">1</b>`) {
+		t.Fatalf("resubmission: %d\n%s", code, section(t, body, "<main>", "</main>"))
+	}
+	if r := waitResult(t, id); r.SchemaVersion != ref.Version {
+		t.Errorf("result made under v%d, want v%d", r.SchemaVersion, ref.Version)
+	}
+	if code, body, _ := c.get("/dlq/resubmit?seq=" + s + "&to_version=99"); code != http.StatusNotFound && code != http.StatusBadRequest {
+		t.Errorf("a gone letter or an unknown version: %d\n%s", code, body)
+	}
+}
+
+// TestConfirmARunsLetters: resubmitting "a run's letters" confirms exactly
+// the letters of that run still on the stream, by sequence.
+func TestConfirmARunsLetters(t *testing.T) {
+	need(t)
+	pending := pendingLetters(t)
+	c := newClient(t, fx.console(t, true))
+	c.login()
+	code, body, _ := c.get("/dlq/resubmit?run=" + faultyRun)
+	if code != http.StatusOK {
+		t.Fatalf("confirmation: %d", code)
+	}
+	if !strings.Contains(body, `<b id="plan-count">`+strconv.Itoa(len(pending))+`</b>`) {
+		t.Errorf("confirmation does not count the run's %d letters:\n%s", len(pending), section(t, body, `id="plan"`, "</div>"))
+	}
+	seqs := regexp.MustCompile(`name="seqs" value="([^"]+)"`).FindStringSubmatch(body)
+	if seqs == nil || len(strings.Split(seqs[1], ",")) != len(pending) {
+		t.Errorf("the form names %v, want the run's %d letters", seqs, len(pending))
+	}
+	for _, bad := range []string{"/dlq/resubmit", "/dlq/resubmit?seq=abc", "/dlq/resubmit?seq=1&provider=nosuch:model"} {
+		if code, _, _ := c.get(bad); code != http.StatusBadRequest {
+			t.Errorf("GET %s: %d, want 400", bad, code)
+		}
+	}
 }
