@@ -15,7 +15,10 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/extractq/extractq/internal/e2e/fleettest"
 	"github.com/extractq/extractq/internal/jobs"
+	"github.com/extractq/extractq/internal/jobs/submit"
+	"github.com/extractq/extractq/schema"
 )
 
 // chromium finds the browser: EXTRACTQ_CHROMIUM, else Debian's chromium.
@@ -144,6 +147,11 @@ func TestBrowserResubmitDeadLetter(t *testing.T) {
 		chromedp.WaitVisible(css(`tr.pool[data-pool="sim_sloppy"]`)),
 		shot("01-overview.png"),
 	)
+	// The vendored htmx loads under the console's Content Security Policy
+	// and refreshes the pool panel in place.
+	if ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`typeof htmx === 'object' && document.getElementById('pools').hasAttribute('hx-get')`)); err != nil || !ok {
+		t.Errorf("htmx did not load on the overview (%v)", err)
+	}
 	do("follow the run",
 		chromedp.Click(css(`tr.run[data-run="faulty"] a.runlink`)),
 		chromedp.WaitVisible(css(`table.docs`)),
@@ -249,6 +257,19 @@ func TestBrowserResubmitDeadLetter(t *testing.T) {
 		chromedp.Navigate(srv.URL+"/schemas"),
 		chromedp.WaitVisible(css(`main table`)),
 		shot("08-schemas.png"),
+	)
+	sc, err := schema.Compile([]byte(strings.Replace(fleettest.Schema, `"GBP"]`, `"GBP", "CHF"]`, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := submit.New(fx.js, fx.store).RegisterSchema(t.Context(), "invoice", sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	do("compare two schema versions",
+		chromedp.Navigate(srv.URL+"/schema/diff?name=invoice&from=1&to="+strconv.Itoa(ref.Version)),
+		chromedp.WaitVisible(css(`.diff .jl.add`)),
+		shot("09-schema-diff.png"),
 	)
 	if err := ctx.Err(); errors.Is(err, context.DeadlineExceeded) {
 		t.Fatal("the browser test ran out of time")

@@ -130,6 +130,7 @@ type resubmittedData struct {
 	Form    resubmitForm
 	Summary submit.ResubmitSummary
 	Err     string
+	Items   []fleetview.PlanItem // the letters queued (the first 100), to follow
 }
 
 // resubmit queues the confirmed letters again (through the same
@@ -146,8 +147,15 @@ func (s *Server) resubmit(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusBadRequest, "Nothing confirmed", "Resubmit from the confirmation page, which names the letters.")
 		return
 	}
+	// What the letters are, read before they leave the stream, so the page
+	// can link each document.
+	plan, err := fleetview.PlanResubmit(ctx, s.cfg.JS, f.request())
+	if err != nil {
+		s.fail(w, r, http.StatusInternalServerError, "Cannot read the dead letters", err.Error())
+		return
+	}
 	sum, err := submit.New(s.cfg.JS, s.cfg.Store).Resubmit(ctx, s.cfg.Store, f.request())
-	d := resubmittedData{Form: f, Summary: sum}
+	d := resubmittedData{Form: f, Summary: sum, Items: plan.Items[:min(len(plan.Items), 100)]}
 	status := http.StatusOK
 	if err != nil {
 		d.Err = err.Error()
