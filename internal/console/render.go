@@ -50,7 +50,6 @@ func loadPages(base string) (*pages, error) {
 // view is what every page template gets: the page's own data in Data and
 // what the layout needs.
 type view struct {
-	Title    string
 	Base     string
 	Writes   bool   // writes are enabled
 	LoggedIn bool   // the request has a write session
