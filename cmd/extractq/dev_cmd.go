@@ -36,7 +36,7 @@ jobs: an embedded NATS JetStream server (data in --data), a worker serving its p
 the LLM simulator (pool sim:PROFILE, no API key needed). It audits to the Postgres at
 EXTRACTQ_DATABASE_URL (default the local server), creating the database if it is missing and applying
 the migrations. /metrics (Prometheus), /healthz, /readyz and the simulator (under /sim, stats at
-/sim/stats) are served on --http.
+/sim/stats) and the web console (under /ui/, see extractq ui) are served on --http.
 
 While it runs, dev writes its endpoints to dev.json in --data (.extractq), so submit and every extractq
 command started in the folder holding .extractq finds it without flags (a flag or EXTRACTQ_NATS_URL / EXTRACTQ_DATABASE_URL
@@ -82,6 +82,9 @@ Example:
 				return cli.Usage(err)
 			}
 			cfg.Log = log
+			if cfg.UIToken == "" {
+				cfg.UIToken = os.Getenv("EXTRACTQ_UI_TOKEN")
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
 			s, err := stack.Start(ctx, cfg)
@@ -111,6 +114,7 @@ Example:
 	f.StringVar(&cfg.HTTPAddr, "http", stack.DefaultHTTPAddr, "address of /metrics, /healthz, /readyz and the simulator (port 0 picks a free one)")
 	f.StringArrayVar(&pools, "pool", nil, "also serve this pool: family:model=rpm:N,tpm:N,concurrency:N (repeatable)")
 	f.StringVar(&databaseURL, "database-url", "", "audit database `URL`, created if missing (default: $"+settings.EnvDatabaseURL+", else "+settings.DefaultDatabaseURL+")")
+	f.StringVar(&cfg.UIToken, "ui-token", "", "`TOKEN` that lets the web console resubmit dead letters (default $EXTRACTQ_UI_TOKEN; at least 16 characters)")
 	cli.DurationVar(f, &cfg.Grace, "grace", stack.DefaultGrace, "time running jobs get to finish at shutdown")
 	f.StringVar(&logFormat, "log-format", "auto", "auto (text on a terminal, else JSON), json or text")
 	f.StringVar(&level, "log-level", "info", "debug, info, warn or error")
@@ -133,6 +137,11 @@ func printEndpoints(cmd *cobra.Command, cfg stack.Config, s *stack.Stack) {
 	fmt.Fprintf(w, "  NATS       %s (JetStream data in %s)\n", e.NATSURL, filepath.Join(data, "jetstream"))
 	fmt.Fprintf(w, "  Postgres   %s (migrated)\n", stack.RedactURL(e.DatabaseURL))
 	fmt.Fprintf(w, "  metrics    %s\n", e.MetricsURL)
+	if cfg.UIToken != "" {
+		fmt.Fprintf(w, "  console    %s (writes enabled: log in with the UI token)\n", e.UIURL)
+	} else {
+		fmt.Fprintf(w, "  console    %s (read-only; --ui-token or EXTRACTQ_UI_TOKEN enables resubmission)\n", e.UIURL)
+	}
 	if e.SimURL != "" {
 		fmt.Fprintf(w, "  simulator  %s (profile %s, seed %d; OpenAI base %s/v1, stats %s/stats)\n", e.SimURL, cfg.SimProfile, cfg.SimSeed, e.SimURL, e.SimURL)
 	}

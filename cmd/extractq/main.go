@@ -39,6 +39,7 @@ func newRootCmd() *cobra.Command {
 		newSimCmd(),
 		newDLQCmd(),
 		newDevCmd(),
+		newUICmd(),
 	)
 	return cli.Prepare(root)
 }

@@ -134,6 +134,16 @@ func TestDevModeProof(t *testing.T) {
 	if out, code := runIn(ctx, t, work, env, filepath.Join(bin, "extractq"), "status", "--run", "proof"); code != 0 || !strings.Contains(out, "proof") {
 		t.Fatalf("extractq status --run proof: exit %d\n%s", code, out)
 	}
+	// Dev mode serves the web console, which shows the run.
+	if resp, err := http.Get(ep.UIURL); err != nil {
+		t.Errorf("web console at %q: %v", ep.UIURL, err)
+	} else {
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `data-run="proof"`) {
+			t.Errorf("web console at %s: %d, want the run proof listed", ep.UIURL, resp.StatusCode)
+		}
+	}
 
 	// The audit tables.
 	db, err := pgx.Connect(ctx, dbURL)

@@ -51,8 +51,10 @@ type Endpoints struct {
 	// SimURL is the simulator's base URL ("" without --sim): its APIs and
 	// /stats live under it.
 	SimURL string `json:"sim_url,omitempty"`
-	PID    int    `json:"pid"`
-	State  State  `json:"state,omitempty"`
+	// UIURL is the web console's address.
+	UIURL string `json:"ui_url,omitempty"`
+	PID   int    `json:"pid"`
+	State State  `json:"state,omitempty"`
 	// Error is why dev mode exited (StateExited only).
 	Error string `json:"error,omitempty"`
 }

@@ -2,7 +2,6 @@ package ratelimit
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -42,8 +41,8 @@ func LiveMembers(ctx context.Context, kvm jetstream.KeyValueManager, bucket stri
 			if e == nil { // all current keys delivered
 				return out, nil
 			}
-			var hb heartbeat
-			if json.Unmarshal(e.Value(), &hb) != nil || hb.Pool == "" {
+			hb, err := DecodeHeartbeat(e.Value())
+			if err != nil || hb.Pool == "" {
 				continue // not a heartbeat this version writes
 			}
 			out[hb.Pool] = append(out[hb.Pool], hb.Worker)

@@ -63,8 +63,9 @@ type Membership struct {
 
 	kv       jetstream.KeyValue // bound on first success; used by the goroutine only
 	interval time.Duration
-	lastSeen map[string]int // live members per pool at the last good count
-	degraded bool           // the last round failed: shares are fallbacks
+	lastSeen map[string]int         // live members per pool at the last good count
+	degraded bool                   // the last round failed: shares are fallbacks
+	hours    map[string]*hourWindow // 429s of the last hour per pool, for the heartbeats
 
 	cancel   context.CancelFunc
 	done     chan struct{}
@@ -105,6 +106,7 @@ func StartMembership(ctx context.Context, kvm jetstream.KeyValueManager, workerI
 		ttl:        DefaultMembersTTL,
 		log:        slog.Default(),
 		lastSeen:   map[string]int{},
+		hours:      map[string]*hourWindow{},
 		done:       make(chan struct{}),
 	}
 	for _, o := range opts {
@@ -221,19 +223,14 @@ func (m *Membership) bind(ctx context.Context) error {
 	return nil
 }
 
-// heartbeat is the value of a member key: who, and when, for people reading
-// the bucket.
-type heartbeat struct {
-	Worker string    `json:"worker"`
-	Pool   string    `json:"pool"`
-	At     time.Time `json:"at"`
-}
-
 // beat refreshes this worker's key for p and counts the pool's live keys.
 // Expired keys are gone from the bucket (age limit), deleted ones are
 // skipped, so what remains is the live fleet.
 func (m *Membership) beat(ctx context.Context, p *Pool) (int, error) {
-	val, _ := json.Marshal(heartbeat{Worker: m.worker, Pool: p.Name(), At: time.Now().UTC()})
+	if m.hours[p.Name()] == nil {
+		m.hours[p.Name()] = &hourWindow{}
+	}
+	val, _ := json.Marshal(heartbeatOf(m.worker, p, m.hours[p.Name()], time.Now()))
 	if _, err := m.kv.Put(ctx, m.key(p), val); err != nil {
 		return 0, fmt.Errorf("heartbeat for pool %s: %w", p.Name(), err)
 	}

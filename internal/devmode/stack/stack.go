@@ -68,7 +68,10 @@ type Config struct {
 	// the worker serves DefaultPool.
 	Pools []ratelimit.PoolSpec
 	Grace time.Duration // in-flight jobs' time to finish at shutdown
-	Log   *slog.Logger
+	// UIToken, when set, lets the web console under UIPath resubmit dead
+	// letters for whoever logs in with it; without it the console reads only.
+	UIToken string
+	Log     *slog.Logger
 }
 
 func (c *Config) defaults() {
@@ -132,6 +135,7 @@ type Stack struct {
 
 	ns  *server.Server
 	sim *sim.Server
+	ui  *devConsole
 
 	ran chan error // worker.Serve's result
 }
@@ -198,9 +202,14 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		s.sim = sim.New(profile, sim.WithSeed(cfg.SimSeed))
 		opts = append(opts, worker.WithRoute(SimPath+"/", http.StripPrefix(SimPath, s.sim.Handler())))
 	}
+	if err := s.startConsole(ctx); err != nil {
+		return nil, err
+	}
+	opts = append(opts, worker.WithRoute(UIPath+"/", s.ui.h))
 	base := "http://" + httpLn.Addr().String()
 	s.endpoints = devmode.Endpoints{
 		NATSURL: s.ns.ClientURL(), DatabaseURL: cfg.DatabaseURL, MetricsURL: base + "/metrics", PID: os.Getpid(),
+		UIURL: base + UIPath + "/",
 	}
 	if s.sim != nil {
 		s.endpoints.SimURL = base + SimPath
@@ -245,6 +254,7 @@ func (s *Stack) Wait() error {
 // stop releases what Start started besides the worker, in reverse order.
 func (s *Stack) stop() error {
 	var errs []error
+	s.stopConsole()
 	if s.sim != nil {
 		s.sim.Close()
 	}

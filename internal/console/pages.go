@@ -1,0 +1,283 @@
+package console
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/extractq/extractq/internal/audit"
+	"github.com/extractq/extractq/internal/fleetview"
+	"github.com/extractq/extractq/internal/jobs"
+)
+
+// runsPerPage is the overview's page of runs.
+const runsPerPage = 20
+
+// maxDocumentChars bounds the document text a page shows.
+const maxDocumentChars = 200_000
+
+type runRow struct {
+	fleetview.Run
+	Chart chart
+}
+
+type poolsView struct {
+	Pools []fleetview.Pool
+	Err   string
+	Now   time.Time
+}
+
+type overviewData struct {
+	Runs  []runRow
+	First bool   // the newest runs
+	Next  string // cursor of the next page ("" on the last)
+	Pools poolsView
+}
+
+func (s *Server) overview(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := s.ctx(r)
+	defer cancel()
+	after, err := parseRunCursor(r.URL.Query().Get("after"))
+	if err != nil {
+		s.fail(w, r, http.StatusBadRequest, "Bad page link", err.Error())
+		return
+	}
+	db := s.cfg.Store.Pool()
+	runs, next, err := fleetview.Runs(ctx, db, runsPerPage, after)
+	if err != nil {
+		s.fail(w, r, http.StatusInternalServerError, "Cannot read the runs", err.Error())
+		return
+	}
+	names := make([]string, len(runs))
+	for i, run := range runs {
+		names[i] = run.Name
+	}
+	tp, err := fleetview.Throughput(ctx, db, names, 40)
+	if err != nil {
+		s.fail(w, r, http.StatusInternalServerError, "Cannot read the throughput", err.Error())
+		return
+	}
+	data := overviewData{First: after == nil, Next: runCursor(next), Pools: s.poolsView(ctx)}
+	for _, run := range runs {
+		data.Runs = append(data.Runs, runRow{Run: run, Chart: newChart(tp[run.Name], 160, 28)})
+	}
+	s.render(w, r, http.StatusOK, "overview", data)
+}
+
+// poolsView reads the pools; an error shows in the panel, not as a failed
+// page (the runs are still worth seeing when NATS is down).
+func (s *Server) poolsView(ctx context.Context) poolsView {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	pools, err := fleetview.Pools(ctx, s.cfg.JS)
+	v := poolsView{Pools: pools, Now: time.Now()}
+	if err != nil {
+		v.Err = err.Error()
+	}
+	return v
+}
+
+func (s *Server) poolsPartial(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := s.ctx(r)
+	defer cancel()
+	s.renderPartial(w, "pools", s.poolsView(ctx))
+}
+
+// outcomes are the run page's outcome filter choices.
+var outcomes = []string{"", fleetview.OutcomeOK, fleetview.OutcomeFailed, fleetview.OutcomeUnextractable, fleetview.OutcomeInProgress,
+	"exhausted", "budget_exceeded", "fatal", "transport", "canceled"}
+
+type runData struct {
+	Run      fleetview.Run
+	Chart    chart
+	Filter   fleetview.DocFilter
+	Query    string // the id text searched
+	Contains bool   // searched anywhere in the id, not as a prefix
+	Outcomes []string
+	Rows     []fleetview.DocRow
+	Prev     string
+	Next     string
+}
+
+func (s *Server) run(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := s.ctx(r)
+	defer cancel()
+	q := r.URL.Query()
+	if !q.Has("name") {
+		http.Redirect(w, r, s.cfg.BasePath+"/", http.StatusSeeOther)
+		return
+	}
+	f := fleetview.DocFilter{Run: q.Get("name"), Outcome: q.Get("outcome"), Model: q.Get("model")}
+	switch q.Get("match") {
+	case "", "prefix":
+		f.IDPrefix = q.Get("q")
+	case "contains":
+		f.IDContains = q.Get("q")
+	default:
+		s.fail(w, r, http.StatusBadRequest, "Unknown id match", `match: "prefix" or "contains"`)
+		return
+	}
+	if !slices.Contains(outcomes, f.Outcome) {
+		s.fail(w, r, http.StatusBadRequest, "Unknown outcome", fmt.Sprintf("outcome %q: choose one of the filter's values", f.Outcome))
+		return
+	}
+	if v := q.Get("version"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			s.fail(w, r, http.StatusBadRequest, "Bad schema version", fmt.Sprintf("version %q: want a whole number from 1", v))
+			return
+		}
+		f.SchemaVersion = n
+	}
+	after, err := parseDocCursor(q.Get("after"))
+	if err == nil {
+		var before *fleetview.DocCursor
+		if before, err = parseDocCursor(q.Get("before")); err == nil {
+			s.runPage(ctx, w, r, f, after, before)
+			return
+		}
+	}
+	s.fail(w, r, http.StatusBadRequest, "Bad page link", err.Error())
+}
+
+func (s *Server) runPage(ctx context.Context, w http.ResponseWriter, r *http.Request, f fleetview.DocFilter, after, before *fleetview.DocCursor) {
+	db := s.cfg.Store.Pool()
+	run, ok, err := fleetview.RunByName(ctx, db, f.Run)
+	if err != nil {
+		s.fail(w, r, http.StatusInternalServerError, "Cannot read the run", err.Error())
+		return
+	}
+	if !ok {
+		s.fail(w, r, http.StatusNotFound, "No such run", fmt.Sprintf("The audit has no jobs of run %q.", f.Run))
+		return
+	}
+	page, err := fleetview.Documents(ctx, db, f, after, before, s.cfg.PageSize)
+	if err != nil {
+		s.fail(w, r, http.StatusInternalServerError, "Cannot read the run's documents", err.Error())
+		return
+	}
+	tp, err := fleetview.Throughput(ctx, db, []string{f.Run}, 90)
+	if err != nil {
+		s.fail(w, r, http.StatusInternalServerError, "Cannot read the throughput", err.Error())
+		return
+	}
+	s.render(w, r, http.StatusOK, "run", runData{
+		Run: run, Chart: newChart(tp[f.Run], 900, 90), Filter: f, Outcomes: outcomes[1:], Rows: page.Rows,
+		Query: f.IDPrefix + f.IDContains, Contains: f.IDContains != "",
+		Prev: docCursor(page.Prev), Next: docCursor(page.Next),
+	})
+}
+
+type documentData struct {
+	ID          string
+	Doc         *audit.Document
+	Text        string
+	Truncated   bool
+	Jobs        []audit.JobInfo
+	Results     []audit.ResultInfo
+	DeadLetters []audit.DeadLetterInfo
+	Attempts    []attemptView
+}
+
+func (s *Server) document(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := s.ctx(r)
+	defer cancel()
+	id := r.URL.Query().Get("id")
+	if id == "" {
+		s.fail(w, r, http.StatusBadRequest, "Which document?", "Open a document from a run or a dead letter (the page needs ?id=).")
+		return
+	}
+	h, err := s.cfg.Store.History(ctx, id)
+	if err != nil {
+		s.fail(w, r, http.StatusInternalServerError, "Cannot read the document", err.Error())
+		return
+	}
+	if h.Empty() {
+		s.fail(w, r, http.StatusNotFound, "No such document", fmt.Sprintf("The audit holds nothing about document %q.", id))
+		return
+	}
+	d := documentData{ID: id, Doc: h.Document, Jobs: h.Jobs, Results: h.Results, DeadLetters: h.DeadLetters}
+	if h.Document != nil {
+		d.Text = h.Document.Text
+		if r := []rune(d.Text); len(r) > maxDocumentChars {
+			d.Text, d.Truncated = string(r[:maxDocumentChars]), true
+		}
+	}
+	for _, a := range h.Attempts {
+		d.Attempts = append(d.Attempts, attemptFromAudit(a))
+	}
+	scaleLatencies(d.Attempts)
+	s.render(w, r, http.StatusOK, "document", d)
+}
+
+type deadLettersData struct {
+	Filter fleetview.LetterFilter
+	Rows   []fleetview.LetterRow
+	Next   string
+	First  bool
+}
+
+func (s *Server) deadLetters(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := s.ctx(r)
+	defer cancel()
+	q := r.URL.Query()
+	f := fleetview.LetterFilter{Run: q.Get("run"), All: q.Get("all") != ""}
+	after, err := parseLetterCursor(q.Get("after"))
+	if err != nil {
+		s.fail(w, r, http.StatusBadRequest, "Bad page link", err.Error())
+		return
+	}
+	page, err := fleetview.DeadLetters(ctx, s.cfg.Store.Pool(), f, after, s.cfg.PageSize)
+	if err != nil {
+		s.fail(w, r, http.StatusInternalServerError, "Cannot read the dead letters", err.Error())
+		return
+	}
+	s.render(w, r, http.StatusOK, "deadletters", deadLettersData{Filter: f, Rows: page.Rows, Next: letterCursor(page.Next), First: after == nil})
+}
+
+type letterData struct {
+	Letter   *jobs.Letter
+	Attempts []attemptView
+	Versions []int // registered versions of the letter's schema, for resubmission
+}
+
+func (s *Server) letter(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := s.ctx(r)
+	defer cancel()
+	seq, err := strconv.ParseUint(r.URL.Query().Get("seq"), 10, 64)
+	if err != nil {
+		s.fail(w, r, http.StatusBadRequest, "Which dead letter?", "The page needs ?seq= with the letter's sequence number.")
+		return
+	}
+	l, err := jobs.NewDLQ(s.cfg.JS).Get(ctx, seq)
+	if errors.Is(err, jobs.ErrLetterNotFound) {
+		s.fail(w, r, http.StatusNotFound, "Dead letter gone",
+			fmt.Sprintf("%s holds no letter %d: it was resubmitted or has expired. The document's page keeps its history.", jobs.DLQStream, seq))
+		return
+	}
+	if err != nil {
+		s.fail(w, r, http.StatusInternalServerError, "Cannot read the dead letter", err.Error())
+		return
+	}
+	d := letterData{Letter: l}
+	for _, a := range l.Attempts {
+		b, _ := json.Marshal(a)
+		var wa wireAttempt
+		_ = json.Unmarshal(b, &wa)
+		d.Attempts = append(d.Attempts, newAttemptView(l.Job.JobID, l.Deliveries, wa, l.WorkerID))
+	}
+	scaleLatencies(d.Attempts)
+	if schemas, err := s.cfg.Store.Schemas(ctx); err == nil {
+		for _, sc := range schemas {
+			if sc.Name == l.Job.Schema.Name {
+				d.Versions = append(d.Versions, sc.Version)
+			}
+		}
+	}
+	s.render(w, r, http.StatusOK, "letter", d)
+}
