@@ -66,6 +66,10 @@ func (w *Worker) handle(ctx, jobCtx context.Context, i int, msg jetstream.Msg, p
 	}
 	d.env = env
 	d.log = d.log.With(jobAttrs(env, msg)...)
+	if d.n > 1 && w.settledBefore(d) {
+		w.circuits[i].Abandon(probe)
+		return
+	}
 
 	stop := w.keepAlive(msg, d.log)
 	defer stop()
@@ -306,6 +310,39 @@ func (w *Worker) durably(jobCtx context.Context, d *delivery, fn func() error) e
 			return fmt.Errorf("%w (and shutdown came first: %w)", err, werr)
 		}
 	}
+}
+
+// settledBefore settles a redelivered job that an earlier delivery already
+// brought to a final state in the audit: a worker died after its audit
+// write and before its ack or terminate reached the server. A result is
+// acked and a dead letter terminated, and the job does not run again, so a
+// document never ends with both (a second run may well succeed where the
+// first was dead-lettered). When the audit store cannot answer the job
+// runs as usual: its dead-letter path asks again.
+func (w *Worker) settledBefore(d *delivery) bool {
+	if w.reader == nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), auditTimeout)
+	defer cancel()
+	states, err := w.reader.JobStates(ctx, []string{d.env.JobID})
+	if err != nil {
+		d.log.Warn("audit store not asked whether an earlier delivery settled the job; it runs again", "err", err)
+		return false
+	}
+	switch st := states[d.env.JobID]; {
+	case st.OK():
+		if err := d.msg.Ack(); err != nil {
+			d.log.Warn("ack of an already settled job failed; it will be redelivered and settled once", "err", err)
+		}
+		d.log.Info("job already has a result from an earlier delivery: acked without running again")
+		return true
+	case st.DeadLettered:
+		w.terminate(d, "already dead-lettered")
+		d.log.Info("job already dead-lettered by an earlier delivery: terminated without running again")
+		return true
+	}
+	return false
 }
 
 // hasResult reports whether the audit store has a result for the job (none

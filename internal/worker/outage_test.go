@@ -273,6 +273,32 @@ func TestExactlyOneFinalState(t *testing.T) {
 		}
 		t.Logf("max-deliveries advisory for a job with a durable result: 1 document, 1 result, %d dead letters", len(f.letters(t)))
 	})
+	t.Run("dead-lettered, killed before the terminate reached the server", func(t *testing.T) {
+		t.Parallel()
+		// The kill test's "dead-lettered but also has a result": a worker
+		// wrote a job's dead letter and died before terminating it; the
+		// redelivery ran the job again and this time got a valid answer.
+		f := start(t, func(string, int, context.Context) *llm.Result { return ok() }, fastSettings(3))
+		f.stop(t)
+		f.submit(t, "twice")
+		env := takeOnly(t, f)
+		f.audit.put(audit.Record{JobID: env.JobID, DocumentID: "twice", SchemaFingerprint: env.Schema.Fingerprint, Model: env.Model,
+			Delivery: 1, Final: true, Outcome: llm.OutcomeExhausted, DeadLetter: &audit.DeadLetter{Stream: jobs.DLQStream, Seq: 1, Reason: "still invalid"}})
+		e := &scripted{calls: map[string]int{}, plan: func(string, int, context.Context) *llm.Result { return ok() }}
+		next := runWorker(t, f, e)
+		waitFor(t, "the job to leave the stream", func() bool { return f.streamMsgs(t, jobs.JobsStream) == 0 })
+		if calls := e.calls["twice"]; calls != 0 {
+			t.Errorf("the dead-lettered job ran again (%d calls)", calls)
+		}
+		for _, r := range f.audit.records("twice") {
+			if r.Outcome == llm.OutcomeOK {
+				t.Errorf("a result was written for a dead-lettered job: %+v", r)
+			}
+		}
+		if c := next.Counts(); c.Done != 0 || c.DeadLettered != 0 {
+			t.Errorf("counts %+v: the redelivery must only be settled", c)
+		}
+	})
 	t.Run("advisory while the audit store is down", func(t *testing.T) {
 		t.Parallel()
 		f := start(t, func(string, int, context.Context) *llm.Result { return ok() }, fastSettings(1))
@@ -317,6 +343,46 @@ func takeAndDie(t *testing.T, f *fixture) *jobs.Envelope {
 	}
 	waitFor(t, "the advisory to be captured", func() bool { return f.streamMsgs(t, jobs.AdvisoryStream) == 1 })
 	return env
+}
+
+// takeOnly takes the first delivery of the fixture's one job and never
+// settles it, as a worker killed while holding it.
+func takeOnly(t *testing.T, f *fixture) *jobs.Envelope {
+	t.Helper()
+	c, err := f.js.Consumer(context.Background(), jobs.JobsStream, jobs.ConsumerName(pool))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.Fetch(1, jetstream.FetchMaxWait(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for m := range b.Messages() {
+		env, err := jobs.DecodeEnvelope(m.Data())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return env
+	}
+	t.Fatal("no job fetched")
+	return nil
+}
+
+// runWorker runs a new worker of the fixture's pool with engine e.
+func runWorker(t *testing.T, f *fixture, e worker.Engine) *worker.Worker {
+	t.Helper()
+	next, err := worker.New(f.js, f.audit, e,
+		worker.WithID("w-again"), worker.WithPools(worker.Pool{Name: pool, Concurrency: 1}),
+		worker.WithConsumerSettings(fastSettings(3)), worker.WithPullWait(200*time.Millisecond), worker.WithCircuit(fastCircuit),
+		worker.WithLogger(quiet()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- next.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return next
 }
 
 // restart runs a new worker of another pool on f's server and audit: it
