@@ -109,18 +109,20 @@ func startFleet(t *testing.T) *fleet {
 // statusDeadLetters is `extractq status --json`'s dead-letter count.
 func statusDeadLetters(t *testing.T, f *fleet) (dead, results int) {
 	t.Helper()
-	code, out, errOut := runRoot(t, "", "status", "--json", "--database-url", f.dbURL)
+	code, out, errOut := runRoot(t, "", "status", "--json", "--database-url", f.dbURL, "--nats-url", f.natsURL)
 	if code != 0 {
 		t.Fatalf("status: exit %d: %s", code, errOut)
 	}
-	var groups []struct {
-		DeadLetters int `json:"dead_letters"`
-		Results     int `json:"results"`
+	var status struct {
+		Runs []struct {
+			DeadLetters int `json:"dead_letters"`
+			Results     int `json:"results"`
+		} `json:"runs"`
 	}
-	if err := json.Unmarshal([]byte(out), &groups); err != nil {
+	if err := json.Unmarshal([]byte(out), &status); err != nil {
 		t.Fatalf("status --json: %v\n%s", err, out)
 	}
-	for _, g := range groups {
+	for _, g := range status.Runs {
 		dead += g.DeadLetters
 		results += g.Results
 	}

@@ -126,7 +126,7 @@ func TestStatusWithoutNATS(t *testing.T) {
 	t.Parallel()
 	_, dbURL := statusFleet(t)
 	out := runStatus(t, t.Context(), "--nats-url", "nats://127.0.0.1:1", "--database-url", dbURL)
-	if !strings.Contains(out, "unavailable: connect to NATS") || !strings.Contains(out, "nightly") {
+	if !strings.Contains(out, "unavailable: cannot reach NATS") || !strings.Contains(out, "nightly") {
 		t.Errorf("status without NATS should say so and still show the runs:\n%s", out)
 	}
 }
