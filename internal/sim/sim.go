@@ -78,7 +78,7 @@ func New(p Profile, opts ...Option) *Server {
 	for _, r := range s.rates {
 		s.random = s.random || r > 0
 	}
-	s.random = s.random || p.Latency.Jitter > 0
+	s.random = s.random || p.Latency.Jitter > 0 || p.Batch.Expire > 0 || p.Batch.Fail > 0
 	s.limits = newLimiter(p.RateLimits, s.now())
 	return s
 }
