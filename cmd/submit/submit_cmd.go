@@ -54,7 +54,13 @@ func (c *conn) open(ctx context.Context) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := jobs.EnsureStreams(ctx, js); err != nil {
+	// Only `worker migrate` creates or changes streams (creating them here
+	// with other settings remapped replicated buckets to one replica).
+	warnings, err := jobs.CheckStreams(ctx, js)
+	for _, w := range warnings {
+		fmt.Fprintln(os.Stderr, "submit: warning:", w)
+	}
+	if err != nil {
 		nc.Close()
 		return nil, cli.Failed(err)
 	}

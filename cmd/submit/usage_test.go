@@ -14,6 +14,7 @@ import (
 	"github.com/extractq/extractq/internal/audit/audittest"
 	"github.com/extractq/extractq/internal/cli"
 	"github.com/extractq/extractq/internal/e2e/fleettest"
+	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/jobstest"
 )
 
@@ -48,9 +49,19 @@ func runSubmitCmd(t *testing.T, stdin string, args ...string) (code int, stdout,
 	return code, out.String(), errb.String()
 }
 
+// migratedServer is an embedded NATS server with the streams `worker
+// migrate` creates (submit only uses them).
+func migratedServer(t *testing.T) string {
+	t.Helper()
+	url := jobstest.Server(t)
+	_, js := jobstest.Connect(t, url)
+	must(t, jobs.EnsureStreams(t.Context(), js))
+	return url
+}
+
 func TestSubmitUsage(t *testing.T) {
 	_, dbURL := audittest.Store(t)
-	natsURL := jobstest.Server(t)
+	natsURL := migratedServer(t)
 	t.Setenv("EXTRACTQ_NATS_URL", natsURL)
 	t.Setenv("EXTRACTQ_DATABASE_URL", dbURL)
 	dir := t.TempDir()
@@ -95,7 +106,7 @@ func TestSubmitUsage(t *testing.T) {
 // done": the simulator profile is part of the model identity.
 func TestSubmitModelIdentity(t *testing.T) {
 	_, dbURL := audittest.Store(t)
-	t.Setenv("EXTRACTQ_NATS_URL", jobstest.Server(t))
+	t.Setenv("EXTRACTQ_NATS_URL", migratedServer(t))
 	t.Setenv("EXTRACTQ_DATABASE_URL", dbURL)
 	dir := t.TempDir()
 	schemaFile := filepath.Join(dir, "invoice.json")
@@ -136,7 +147,7 @@ func TestSubmitModelIdentity(t *testing.T) {
 // prints the outcome with --json; Ctrl-C stops waiting the same way.
 func TestSubmitWaitWithoutWorker(t *testing.T) {
 	_, dbURL := audittest.Store(t)
-	t.Setenv("EXTRACTQ_NATS_URL", jobstest.Server(t))
+	t.Setenv("EXTRACTQ_NATS_URL", migratedServer(t))
 	t.Setenv("EXTRACTQ_DATABASE_URL", dbURL)
 	dir := t.TempDir()
 	schemaFile := filepath.Join(dir, "invoice.json")

@@ -174,7 +174,7 @@ Example:
 			if err := checkServers(ctx, cfg); err != nil {
 				return err
 			}
-			return worker.Serve(ctx, cfg, log, worker.NewEngine(nil))
+			return worker.Serve(ctx, cfg, log, worker.NewEngine())
 		},
 	}
 	s.register(cmd, true)
@@ -217,7 +217,7 @@ Example:
 				return err
 			}
 			defer store.Close()
-			if err := worker.Migrate(ctx, js, store, cfg.StreamReplicas); err != nil {
+			if err := worker.Migrate(ctx, js, store, cfg.StreamReplicas, cfg.StreamOptions()...); err != nil {
 				return err
 			}
 			log.Info("migrated: audit schema current, streams and buckets ready")

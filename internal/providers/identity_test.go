@@ -2,6 +2,8 @@ package providers
 
 import "testing"
 
+// The simulator's profiles are separate identities: see
+// internal/sim/simprovider's TestIdentityOfProfiles.
 func TestIdentity(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -11,9 +13,6 @@ func TestIdentity(t *testing.T) {
 		{spec: "openai:gpt-4o-mini", want: "openai:gpt-4o-mini"},
 		{spec: " OpenAI:gpt-4o-mini", want: "openai:gpt-4o-mini"},
 		{spec: "groq:llama-3.1-8b", want: "groq:llama-3.1-8b"},
-		{spec: "sim:clean", want: "sim:clean"},
-		{spec: "sim:realistic", want: "sim:realistic"},
-		{spec: "sim:clean/gpt-4o", want: "sim:clean/gpt-4o"},
 		{spec: "openai:gpt-4o-mini", variant: "eu-proxy", want: "openai:gpt-4o-mini@eu-proxy"},
 		{spec: "openai:gpt-4o-mini", variant: "two words", bad: true},
 		{spec: "nope:x", bad: true},
@@ -23,11 +22,5 @@ func TestIdentity(t *testing.T) {
 		if (err != nil) != tt.bad || got != tt.want {
 			t.Errorf("Identity(%q, %q) = %q, %v; want %q (error %v)", tt.spec, tt.variant, got, err, tt.want, tt.bad)
 		}
-	}
-	// The bug this exists for: two simulator profiles were one model.
-	clean, _ := Identity("sim:clean", "")
-	realistic, _ := Identity("sim:realistic", "")
-	if clean == realistic {
-		t.Errorf("sim:clean and sim:realistic share the identity %q", clean)
 	}
 }

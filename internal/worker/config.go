@@ -49,10 +49,34 @@ type Config struct {
 	// Migrate applies the audit migrations and creates the streams at start
 	// (EXTRACTQ_MIGRATE=true); otherwise run `worker migrate` once.
 	Migrate bool `yaml:"migrate"`
-	// StreamReplicas is the replica count migrate gives new streams and
-	// buckets (EXTRACTQ_STREAM_REPLICAS; 3 on a three-node JetStream
-	// cluster, so losing a node loses no job). Existing streams keep theirs.
+	// StreamReplicas is the replica count migrate gives the streams and
+	// buckets, the fleet membership bucket included
+	// (EXTRACTQ_STREAM_REPLICAS; 3 on a three-node JetStream cluster, so
+	// losing a node loses no job). Migrate raises existing streams to it
+	// and never lowers them.
 	StreamReplicas int `yaml:"stream_replicas"`
+	// DuplicateWindow is how long EXTRACTQ_JOBS remembers job ids, so a
+	// document submitted twice within it is queued once; DLQMaxAge is how
+	// long dead letters are kept. Both are applied by migrate
+	// (EXTRACTQ_DUPLICATE_WINDOW, EXTRACTQ_DLQ_MAX_AGE).
+	DuplicateWindow time.Duration `yaml:"duplicate_window"`
+	DLQMaxAge       time.Duration `yaml:"dlq_max_age"`
+	// RequeueDelay is the delay of jobs handed back at shutdown
+	// (EXTRACTQ_REQUEUE_DELAY): short, so another worker picks them up.
+	RequeueDelay time.Duration `yaml:"requeue_delay"`
+	// MaxPause caps any pause a provider asks for with Retry-After or a
+	// reset time (EXTRACTQ_MAX_PAUSE); DefaultMaxTokens is the answer size
+	// the rate limiter assumes for a request that sets none
+	// (EXTRACTQ_DEFAULT_MAX_TOKENS).
+	MaxPause         time.Duration `yaml:"max_pause"`
+	DefaultMaxTokens int           `yaml:"default_max_tokens"`
+	// A pool's circuit opens after CircuitFailures consecutive transport
+	// failures (EXTRACTQ_CIRCUIT_FAILURES) and stops pulling for
+	// CircuitOpen (EXTRACTQ_CIRCUIT_OPEN), doubling after each failed probe
+	// up to CircuitMaxOpen (EXTRACTQ_CIRCUIT_MAX_OPEN).
+	CircuitFailures int           `yaml:"circuit_failures"`
+	CircuitOpen     time.Duration `yaml:"circuit_open"`
+	CircuitMaxOpen  time.Duration `yaml:"circuit_max_open"`
 }
 
 // DefaultConfig is the configuration before file, environment and flags.
@@ -62,7 +86,9 @@ func DefaultConfig() Config {
 		NATSURL: DefaultNATSURL, DatabaseURL: DefaultDatabaseURL,
 		Listen: ":8080", LogFormat: "auto", LogLevel: "info",
 		AckWait: cs.AckWait, MaxDeliver: cs.MaxDeliver, BackOff: cs.BackOff, Grace: 30 * time.Second,
-		StreamReplicas: 1,
+		StreamReplicas: 1, DuplicateWindow: 24 * time.Hour, DLQMaxAge: 30 * 24 * time.Hour,
+		RequeueDelay: time.Second, MaxPause: ratelimit.DefaultMaxPause, DefaultMaxTokens: ratelimit.DefaultMaxTokens,
+		CircuitFailures: ratelimit.DefaultCircuitFailures, CircuitOpen: ratelimit.DefaultCircuitOpen, CircuitMaxOpen: ratelimit.DefaultCircuitMaxOpen,
 	}
 }
 
@@ -120,20 +146,25 @@ func (c *Config) LoadEnv(getenv func(string) string) error {
 	}
 	dur("EXTRACTQ_ACK_WAIT", &c.AckWait)
 	dur("EXTRACTQ_GRACE", &c.Grace)
-	if v := getenv("EXTRACTQ_STREAM_REPLICAS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("EXTRACTQ_STREAM_REPLICAS=%q: not a whole number", v))
+	dur("EXTRACTQ_DUPLICATE_WINDOW", &c.DuplicateWindow)
+	dur("EXTRACTQ_DLQ_MAX_AGE", &c.DLQMaxAge)
+	dur("EXTRACTQ_REQUEUE_DELAY", &c.RequeueDelay)
+	dur("EXTRACTQ_MAX_PAUSE", &c.MaxPause)
+	dur("EXTRACTQ_CIRCUIT_OPEN", &c.CircuitOpen)
+	dur("EXTRACTQ_CIRCUIT_MAX_OPEN", &c.CircuitMaxOpen)
+	num := func(name string, dst *int) {
+		if v := getenv(name); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s=%q: not a whole number", name, v))
+			}
+			*dst = n
 		}
-		c.StreamReplicas = n
 	}
-	if v := getenv("EXTRACTQ_MAX_DELIVER"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("EXTRACTQ_MAX_DELIVER=%q: not a whole number", v))
-		}
-		c.MaxDeliver = n
-	}
+	num("EXTRACTQ_STREAM_REPLICAS", &c.StreamReplicas)
+	num("EXTRACTQ_MAX_DELIVER", &c.MaxDeliver)
+	num("EXTRACTQ_DEFAULT_MAX_TOKENS", &c.DefaultMaxTokens)
+	num("EXTRACTQ_CIRCUIT_FAILURES", &c.CircuitFailures)
 	if v := getenv("EXTRACTQ_BACKOFF"); v != "" {
 		b, err := ParseBackOff(v)
 		if err != nil {
@@ -175,6 +206,16 @@ func ParseBackOff(s string) ([]time.Duration, error) {
 	return out, nil
 }
 
+// StreamOptions are the stream settings migrate applies.
+func (c *Config) StreamOptions() []jobs.StreamOption {
+	return []jobs.StreamOption{jobs.WithReplicas(c.StreamReplicas), jobs.WithDuplicateWindow(c.DuplicateWindow), jobs.WithDLQMaxAge(c.DLQMaxAge)}
+}
+
+// Circuit are the circuit breaker settings c describes.
+func (c *Config) Circuit() ratelimit.BreakerSettings {
+	return ratelimit.BreakerSettings{Failures: c.CircuitFailures, Open: c.CircuitOpen, MaxOpen: c.CircuitMaxOpen}
+}
+
 // ConsumerSettings are the consumer settings c describes.
 func (c *Config) ConsumerSettings() jobs.ConsumerSettings {
 	s := jobs.DefaultConsumerSettings()
@@ -212,6 +253,25 @@ func (c *Config) Validate() error {
 	}
 	if err := CheckStreamReplicas(c.StreamReplicas); err != nil {
 		errs = append(errs, err)
+	}
+	positive := func(name string, d time.Duration) {
+		if d <= 0 {
+			errs = append(errs, fmt.Errorf("%s %s: must be positive", name, d))
+		}
+	}
+	positive("duplicate_window", c.DuplicateWindow)
+	positive("dlq_max_age", c.DLQMaxAge)
+	positive("requeue_delay", c.RequeueDelay)
+	positive("max_pause", c.MaxPause)
+	positive("circuit_open", c.CircuitOpen)
+	if c.CircuitMaxOpen < c.CircuitOpen {
+		errs = append(errs, fmt.Errorf("circuit_max_open %s: must be at least circuit_open (%s)", c.CircuitMaxOpen, c.CircuitOpen))
+	}
+	if c.CircuitFailures < 1 {
+		errs = append(errs, fmt.Errorf("circuit_failures %d: must be at least 1", c.CircuitFailures))
+	}
+	if c.DefaultMaxTokens < 1 {
+		errs = append(errs, fmt.Errorf("default_max_tokens %d: must be at least 1", c.DefaultMaxTokens))
 	}
 	return errors.Join(errs...)
 }

@@ -208,7 +208,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	ready := make(chan struct{})
 	opts = append(opts, worker.WithReady(func() { close(ready) }))
 	wctx, cancel := context.WithCancel(ctx) // canceled here only when Start fails
-	go func() { s.ran <- worker.Serve(wctx, wcfg, s.log, worker.NewEngine(nil), opts...) }()
+	go func() { s.ran <- worker.Serve(wctx, wcfg, s.log, worker.NewEngine(), opts...) }()
 	select {
 	case <-ready:
 	case err := <-s.ran:
