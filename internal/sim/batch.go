@@ -108,6 +108,9 @@ type batchFailure struct {
 }
 
 type batchStore struct {
+	// enqueue serialises admission, so two batches sent at once cannot
+	// both fit the enqueued-token limit that only one fits.
+	enqueue sync.Mutex
 	mu      sync.Mutex
 	next    uint64
 	files   map[string]*simFile
@@ -460,6 +463,8 @@ func validCustomID(id string) bool {
 // over the quota is registered as failed (as OpenAI does); an Anthropic
 // one is not registered and enqueue reports false.
 func (s *Server) enqueue(b *simBatch) bool {
+	s.batches.enqueue.Lock()
+	defer s.batches.enqueue.Unlock()
 	if limit := s.prof.Batch.MaxEnqueuedTokens; limit > 0 && b.failure == nil {
 		running := 0
 		s.batches.mu.Lock()

@@ -85,8 +85,10 @@ type Stats struct {
 	Reasks           int64 `json:"reasks"`
 	PromptTokens     int64 `json:"prompt_tokens"`
 	CompletionTokens int64 `json:"completion_tokens"`
-	// Batches counts batches created (refused ones included);
-	// BatchesRejected those refused for the enqueued-token limit.
+	// Batches counts batches created, OpenAI batches that failed (for the
+	// enqueued-token limit or validation) included; BatchesRejected counts
+	// batches refused for the enqueued-token limit (OpenAI: created as
+	// failed; Anthropic: answered 429, not created).
 	Batches         int64 `json:"batches"`
 	BatchesRejected int64 `json:"batches_rejected"`
 	// BatchRequests counts batch request lines answered (any outcome);
