@@ -74,8 +74,8 @@ func batchDoc(i int) string {
 	return fmt.Sprintf("Invoice INV%05d from Vendor %d Ltd, issued 2026-03-%02d. Total $%d.00.", i, i, 1+i%28, 100+i)
 }
 
-// uploadBatch uploads n request lines and creates an OpenAI batch.
-func uploadBatch(t testing.TB, s *Server, first, n int) map[string]any {
+// batchFile is the JSONL input of n request lines from document first on.
+func batchFile(t testing.TB, first, n int) []byte {
 	t.Helper()
 	var file bytes.Buffer
 	for i := first; i < first+n; i++ {
@@ -83,11 +83,23 @@ func uploadBatch(t testing.TB, s *Server, first, n int) map[string]any {
 		file.Write(line)
 		file.WriteByte('\n')
 	}
+	return file.Bytes()
+}
+
+// uploadBatch uploads n request lines and creates an OpenAI batch.
+func uploadBatch(t testing.TB, s *Server, first, n int) map[string]any {
+	t.Helper()
+	return createBatch(t, s, batchFile(t, first, n))
+}
+
+// createBatch uploads file and creates an OpenAI batch of it.
+func createBatch(t testing.TB, s *Server, file []byte) map[string]any {
+	t.Helper()
 	var body bytes.Buffer
 	mw := multipart.NewWriter(&body)
 	_ = mw.WriteField("purpose", "batch")
 	fw, _ := mw.CreateFormFile("file", "in.jsonl")
-	_, _ = fw.Write(file.Bytes())
+	_, _ = fw.Write(file)
 	_ = mw.Close()
 	status, out := do(t, s, "POST", "/v1/files", mw.FormDataContentType(), body.Bytes())
 	if status != 200 {
