@@ -137,10 +137,15 @@ func (b *base) send(ctx context.Context, url string, hdr http.Header, contentTyp
 }
 
 // missingResult is the result of a request the provider reported nothing
-// for: expired or canceled with its batch, else a server-side loss.
-func (b *base) missingResult(customID string, st llm.BatchState) llm.BatchResult {
+// for: the batch's failure when it was refused as a whole, expired or
+// canceled with its batch, else a server-side loss.
+func (b *base) missingResult(customID string, st llm.BatchStatus) llm.BatchResult {
+	if st.State == llm.BatchFailed && st.Failure != nil {
+		e := *st.Failure
+		return llm.BatchResult{CustomID: customID, Err: &e}
+	}
 	e := &llm.Error{Provider: b.name, Class: llm.ClassServer, Message: "the batch ended without a result for this request"}
-	switch st {
+	switch st.State {
 	case llm.BatchExpired:
 		e.Class, e.Message = llm.ClassBatchExpired, "the batch expired before this request ran"
 	case llm.BatchCanceled:

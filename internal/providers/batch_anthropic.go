@@ -189,7 +189,7 @@ func (p *anthropicProvider) BatchResults(ctx context.Context, id llm.BatchID, se
 	for i, req := range sent {
 		l, ok := lines[req.CustomID]
 		if !ok {
-			out[i] = p.missingResult(req.CustomID, st.State)
+			out[i] = p.missingResult(req.CustomID, st)
 			continue
 		}
 		out[i] = p.batchResult(req, l)

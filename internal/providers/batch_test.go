@@ -364,6 +364,17 @@ func TestBatchTokenLimitAndCancel(t *testing.T) {
 	if st.State != llm.BatchFailed || st.Failure == nil || st.Failure.Type != "token_limit_exceeded" || st.Failure.Class != llm.ClassRateLimited {
 		t.Fatalf("over the enqueued-token limit: %+v (failure %+v)", st, st.Failure)
 	}
+	// Its results are the failure, for every request: retryable, no re-ask.
+	res, err := oai.(llm.Batcher).BatchResults(ctx, id, reqs)
+	if err != nil || len(res) != len(reqs) {
+		t.Fatalf("results of a failed batch: %d, %v", len(res), err)
+	}
+	for _, r := range res {
+		var pe *llm.Error
+		if !errors.As(r.Err, &pe) || pe.Type != "token_limit_exceeded" || !pe.Retryable() {
+			t.Fatalf("result of a refused batch: %+v", r)
+		}
+	}
 	// A part fits; cancelled at once, every line is canceled and retryable.
 	id, err = oai.(llm.Batcher).SubmitBatch(ctx, reqs[:4])
 	if err != nil {
@@ -375,7 +386,7 @@ func TestBatchTokenLimitAndCancel(t *testing.T) {
 	if st, _ = oai.(llm.Batcher).BatchStatus(ctx, id); st.State != llm.BatchCanceled {
 		t.Fatalf("after cancel: %+v", st)
 	}
-	res, err := oai.(llm.Batcher).BatchResults(ctx, id, reqs[:4])
+	res, err = oai.(llm.Batcher).BatchResults(ctx, id, reqs[:4])
 	if err != nil {
 		t.Fatal(err)
 	}
