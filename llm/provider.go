@@ -116,6 +116,9 @@ type Response struct {
 // Capabilities lists the modes a provider (and model) supports.
 type Capabilities struct {
 	Modes []Mode
+	// Batch is what one batch may hold when the provider has a batch API
+	// (the adapter then implements Batcher); zero when it has none.
+	Batch BatchLimits
 }
 
 // Supports reports whether m is among the supported modes.
@@ -178,7 +181,8 @@ const (
 // if repeated after a pause.
 func (c ErrorClass) Retryable() bool {
 	switch c {
-	case ClassRateLimited, ClassOverloaded, ClassServer, ClassTimeout, ClassNetwork, ClassTruncatedBody:
+	case ClassRateLimited, ClassOverloaded, ClassServer, ClassTimeout, ClassNetwork, ClassTruncatedBody,
+		ClassBatchExpired, ClassBatchCanceled:
 		return true
 	}
 	return false

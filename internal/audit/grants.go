@@ -15,7 +15,9 @@ import "github.com/jackc/pgx/v5"
 // "retrying" into final); prepare attempt partitions through
 // extractq_ensure_attempt_partitions, bounded to ten months between three
 // months ago and six months ahead; read the log tables and the schema
-// version. It may not read documents, change schemas, or UPDATE any table.
+// version; record provider batches and update only their polling columns
+// (status, counts, lease, holder, closed_at) so any worker can resume one.
+// It may not read documents, change schemas, or UPDATE any other table.
 func WorkerGrants(role string) []string {
 	r := pgx.Identifier{role}.Sanitize()
 	return []string{
@@ -26,6 +28,8 @@ func WorkerGrants(role string) []string {
 		"GRANT SELECT, INSERT ON attempts, jobs, results, dead_letters TO " + r,
 		"GRANT EXECUTE ON FUNCTION extractq_merge_jobs(jsonb) TO " + r,
 		"GRANT EXECUTE ON FUNCTION extractq_ensure_attempt_partitions(date, integer) TO " + r,
+		"GRANT SELECT, INSERT ON batches TO " + r,
+		"GRANT UPDATE (status, succeeded, errored, expired, canceled, worker_id, lease_until, updated_at, closed_at) ON batches TO " + r,
 	}
 }
 

@@ -84,7 +84,9 @@ func capabilitiesFor(family, model string) llm.Capabilities {
 			best, bestLen = r.modes, len(r.prefix)
 		}
 	}
-	return llm.Capabilities{Modes: append([]llm.Mode(nil), best...)}
+	caps := llm.Capabilities{Modes: append([]llm.Mode(nil), best...)}
+	caps.Batch, _ = BatchLimitsFor(family)
+	return caps
 }
 
 // matchesPrefix reports whether model is prefix or a variant of it:

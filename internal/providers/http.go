@@ -127,14 +127,28 @@ func (b *base) post(ctx context.Context, req llm.Request, url string, hdr http.H
 		ctx, cancel = context.WithTimeout(ctx, req.Timeout)
 		defer cancel()
 	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(payload))
+	return b.exchange(ctx, parent, http.MethodPost, url, hdr, "application/json", payload, b.maxBody)
+}
+
+// exchange sends one request and returns the 2xx reply with its body capped
+// at limit bytes and redacted, or an *Error (see post). parent is the
+// caller's context, ctx may carry a per-call timeout; payload may be nil
+// (GET).
+func (b *base) exchange(ctx, parent context.Context, method, url string, hdr http.Header, contentType string, payload []byte, limit int64) (*reply, error) {
+	var rd io.Reader
+	if payload != nil {
+		rd = bytes.NewReader(payload)
+	}
+	hreq, err := http.NewRequestWithContext(ctx, method, url, rd)
 	if err != nil {
 		return nil, &llm.Error{Provider: b.name, Class: llm.ClassInvalidRequest, Message: "bad base URL; check the base URL flag or variable", Err: b.red.Error(err)}
 	}
 	for k, vs := range hdr {
 		hreq.Header[k] = vs
 	}
-	hreq.Header.Set("Content-Type", "application/json")
+	if contentType != "" {
+		hreq.Header.Set("Content-Type", contentType)
+	}
 	hreq.Header.Set("Accept", "application/json")
 
 	start := time.Now()
@@ -144,7 +158,7 @@ func (b *base) post(ctx context.Context, req llm.Request, url string, hdr http.H
 	}
 	defer resp.Body.Close()
 	rl := parseRateLimit(resp.Header, time.Now())
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, b.maxBody+1))
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
 		e := b.transportError(parent, err, true)
 		e.Status, e.RateLimit, e.Raw = resp.StatusCode, rl, b.red.Bytes(raw)
@@ -152,14 +166,14 @@ func (b *base) post(ctx context.Context, req llm.Request, url string, hdr http.H
 	}
 	raw = b.red.Bytes(raw)
 	ok := resp.StatusCode >= 200 && resp.StatusCode <= 299
-	if int64(len(raw)) > b.maxBody {
-		raw = raw[:b.maxBody]
+	if int64(len(raw)) > limit {
+		raw = raw[:min(limit, b.maxBody)]
 		if ok {
 			// A complete 2xx that runs past the cap is a runaway answer,
 			// not an outage: asking again buys the same one.
 			return nil, b.logged(ctx, start, &llm.Error{
 				Provider: b.name, Class: llm.ClassBadResponse, Status: resp.StatusCode, RateLimit: rl, Raw: raw,
-				Message: fmt.Sprintf("the answer exceeds the %d-byte response cap; raise it with WithMaxResponseBytes or ask for less", b.maxBody),
+				Message: fmt.Sprintf("the answer exceeds the %d-byte response cap; raise it with WithMaxResponseBytes or ask for less", limit),
 			})
 		}
 	}

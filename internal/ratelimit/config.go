@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/extractq/extractq/internal/providers"
 )
@@ -59,13 +60,48 @@ type PoolSpec struct {
 	Provider string `json:"-" yaml:"-"` // family, e.g. "openai"
 	Model    string `json:"-" yaml:"-"` // e.g. "gpt-4o-mini"
 	Limits   Limits `json:"limits" yaml:"limits"`
+	// Kind is how the pool's calls are made: online (the default, "") or
+	// batch (the provider's batch API, at its discount).
+	Kind Kind `json:"kind,omitempty" yaml:"kind,omitempty"`
+	// Batch configures a batch pool; it must be zero on an online pool.
+	Batch BatchSettings `json:"batch,omitzero" yaml:"batch,omitempty"`
 }
 
-// ParsePoolSpec reads "family:model=rpm:N,tpm:N,concurrency:N". Each setting
-// may be omitted: rpm or tpm omitted means not limited, concurrency omitted
-// means DefaultConcurrency. Settings that are zero, negative, above the
-// Max* bounds, repeated or unknown are refused, as are provider families
-// that providers.New does not know; errors are *ConfigError.
+// Kind is how a pool calls its provider.
+type Kind string
+
+// Pool kinds.
+const (
+	KindOnline Kind = "online" // one chat call per request, paced by rpm/tpm/concurrency
+	KindBatch  Kind = "batch"  // requests gathered into provider batches
+)
+
+// IsBatch reports whether the pool is a batch pool.
+func (s PoolSpec) IsBatch() bool { return s.Kind == KindBatch }
+
+// DefaultBatchMaxWait is how long a batch pool gathers requests when its
+// spec names no max_wait.
+const DefaultBatchMaxWait = 10 * time.Minute
+
+// BatchSettings bound one batch of a batch pool: a batch is submitted when
+// it holds MaxRequests requests (or the provider's size limit), or when
+// MaxWait has passed since its first request, whichever comes first.
+type BatchSettings struct {
+	// MaxRequests defaults to the provider's limit and may not exceed it.
+	MaxRequests int `json:"max_requests,omitempty" yaml:"max_requests,omitempty"`
+	// MaxWait defaults to DefaultBatchMaxWait.
+	MaxWait time.Duration `json:"max_wait,omitempty" yaml:"max_wait,omitempty"`
+}
+
+// ParsePoolSpec reads "family:model=rpm:N,tpm:N,concurrency:N" (an online
+// pool) or "family:model=batch,max_requests:N,max_wait:DURATION" (a batch
+// pool). Each setting may be omitted: rpm or tpm omitted means not limited,
+// concurrency omitted means DefaultConcurrency, max_requests the provider's
+// batch limit, max_wait DefaultBatchMaxWait. Settings that are zero,
+// negative, above the Max* bounds, repeated, unknown or of the other kind
+// are refused, as are provider families that providers.New does not know
+// (and, for a batch pool, families without a batch API); errors are
+// *ConfigError.
 func ParsePoolSpec(s string) (PoolSpec, error) {
 	name, settings, _ := strings.Cut(strings.TrimSpace(s), "=")
 	spec := PoolSpec{Name: strings.TrimSpace(name), Limits: Limits{Concurrency: DefaultConcurrency}}
@@ -77,10 +113,32 @@ func ParsePoolSpec(s string) (PoolSpec, error) {
 	}
 	seen := map[string]bool{}
 	for _, kv := range strings.Split(settings, ",") {
+		if k := Kind(strings.ToLower(strings.TrimSpace(kv))); k == KindBatch || k == KindOnline {
+			if spec.Kind != "" {
+				return PoolSpec{}, &ConfigError{Pool: spec.Name, Setting: "kind", Value: string(k), Reason: "given twice; give batch or online once"}
+			}
+			spec.Kind = k
+			continue
+		}
 		key, val, ok := strings.Cut(strings.TrimSpace(kv), ":")
 		key, val = strings.ToLower(strings.TrimSpace(key)), strings.TrimSpace(val)
 		if !ok || key == "" {
-			return PoolSpec{}, &ConfigError{Pool: spec.Name, Setting: "settings", Value: kv, Reason: "want key:value pairs separated by commas, e.g. rpm:5000,tpm:2000000,concurrency:64"}
+			return PoolSpec{}, &ConfigError{Pool: spec.Name, Setting: "settings", Value: kv, Reason: "want key:value pairs separated by commas, e.g. rpm:5000,tpm:2000000,concurrency:64, or batch,max_requests:20000,max_wait:10m"}
+		}
+		if seen[key] {
+			return PoolSpec{}, &ConfigError{Pool: spec.Name, Setting: key, Value: val, Reason: "given twice; give it once"}
+		}
+		seen[key] = true
+		if key == "max_wait" {
+			d, err := time.ParseDuration(val)
+			if err != nil {
+				return PoolSpec{}, &ConfigError{Pool: spec.Name, Setting: key, Value: val, Reason: "not a duration; write e.g. 10m or 90s"}
+			}
+			if d <= 0 {
+				return PoolSpec{}, &ConfigError{Pool: spec.Name, Setting: key, Value: val, Reason: "must be positive; omit max_wait for the default (" + DefaultBatchMaxWait.String() + ")"}
+			}
+			spec.Batch.MaxWait = d
+			continue
 		}
 		var field *int
 		switch key {
@@ -90,27 +148,77 @@ func ParsePoolSpec(s string) (PoolSpec, error) {
 			field = &spec.Limits.TPM
 		case "concurrency":
 			field = &spec.Limits.Concurrency
+		case "max_requests":
+			field = &spec.Batch.MaxRequests
 		default:
-			return PoolSpec{}, &ConfigError{Pool: spec.Name, Setting: key, Value: val, Reason: "unknown setting; known: rpm, tpm, concurrency"}
+			return PoolSpec{}, &ConfigError{Pool: spec.Name, Setting: key, Value: val, Reason: "unknown setting; known: rpm, tpm, concurrency, and for batch pools max_requests, max_wait"}
 		}
-		if seen[key] {
-			return PoolSpec{}, &ConfigError{Pool: spec.Name, Setting: key, Value: val, Reason: "given twice; give it once"}
-		}
-		seen[key] = true
 		n, err := strconv.Atoi(val)
 		if err != nil {
 			return PoolSpec{}, &ConfigError{Pool: spec.Name, Setting: key, Value: val, Reason: "not a whole number"}
 		}
 		*field = n
-		if n == 0 && key != "concurrency" {
+		switch {
+		case n == 0 && key == "max_requests":
+			return PoolSpec{}, &ConfigError{Pool: spec.Name, Setting: key, Value: val, Reason: "must be positive; omit max_requests for the provider's limit"}
+		case n == 0 && key != "concurrency":
 			return PoolSpec{}, &ConfigError{Pool: spec.Name, Setting: key, Value: val, Reason: "must be positive; omit " + key + " for no limit"}
 		}
 	}
-	if err := spec.Limits.validate(spec.Name); err != nil {
+	if err := spec.validate(); err != nil {
 		return PoolSpec{}, err
 	}
 	return spec, nil
 }
+
+// validate checks limits and the kind's settings, and fills the batch
+// defaults of a batch pool. Name must be split already.
+func (s *PoolSpec) validate() error {
+	if err := s.Limits.validate(s.Name); err != nil {
+		return err
+	}
+	switch s.Kind {
+	case "", KindOnline:
+		if s.Batch != (BatchSettings{}) {
+			return &ConfigError{Pool: s.Name, Setting: "max_requests/max_wait", Reason: "batch settings on an online pool; add batch to the pool's settings (kind: batch in a file) or remove them"}
+		}
+		return nil
+	case KindBatch:
+	default:
+		return &ConfigError{Pool: s.Name, Setting: "kind", Value: string(s.Kind), Reason: "unknown pool kind; use online or batch"}
+	}
+	lim, ok := providers.BatchLimitsFor(s.Provider)
+	if !ok {
+		return &ConfigError{Pool: s.Name, Setting: "kind", Value: string(KindBatch), Reason: fmt.Sprintf("provider family %s has no batch API; batch pools support %s", s.Provider, strings.Join(providers.BatchFamilies(), ", "))}
+	}
+	// A batch is queued by the provider as a whole: per-minute pacing does
+	// not apply (its quota is enqueued tokens, which the worker meets by
+	// splitting).
+	if s.Limits.RPM != 0 || s.Limits.TPM != 0 {
+		return &ConfigError{Pool: s.Name, Setting: "rpm/tpm", Reason: "a batch pool is not paced per minute; remove rpm and tpm (the provider queues whole batches)"}
+	}
+	switch b := &s.Batch; {
+	case b.MaxRequests < 0:
+		return &ConfigError{Pool: s.Name, Setting: "max_requests", Value: strconv.Itoa(b.MaxRequests), Reason: "must be positive; omit max_requests for the provider's limit"}
+	case b.MaxRequests > lim.MaxRequests:
+		return &ConfigError{Pool: s.Name, Setting: "max_requests", Value: strconv.Itoa(b.MaxRequests), Reason: fmt.Sprintf("above %s's limit of %d requests per batch; use at most %d", s.Provider, lim.MaxRequests, lim.MaxRequests)}
+	case b.MaxWait < 0:
+		return &ConfigError{Pool: s.Name, Setting: "max_wait", Value: b.MaxWait.String(), Reason: "must be positive; omit max_wait for the default (" + DefaultBatchMaxWait.String() + ")"}
+	case b.MaxWait > MaxBatchWait:
+		return &ConfigError{Pool: s.Name, Setting: "max_wait", Value: b.MaxWait.String(), Reason: "longer than " + MaxBatchWait.String() + "; a batch waits for requests, then up to 24h for the provider"}
+	}
+	if s.Batch.MaxRequests == 0 {
+		s.Batch.MaxRequests = lim.MaxRequests
+	}
+	if s.Batch.MaxWait == 0 {
+		s.Batch.MaxWait = DefaultBatchMaxWait
+	}
+	return nil
+}
+
+// MaxBatchWait bounds max_wait: gathering requests longer than this is a
+// typo (hours for minutes), not a plan.
+const MaxBatchWait = 24 * time.Hour
 
 // splitName checks Name and fills Provider and Model from it.
 func (s *PoolSpec) splitName() error {
@@ -162,7 +270,8 @@ func Validate(specs []PoolSpec) error {
 			errs = append(errs, err)
 			continue
 		}
-		if err := s.Limits.validate(s.Name); err != nil {
+		s.Kind = Kind(strings.ToLower(strings.TrimSpace(string(s.Kind))))
+		if err := s.validate(); err != nil {
 			errs = append(errs, err)
 		}
 		if first, dup := seen[s.Name]; dup {

@@ -36,3 +36,22 @@ func BenchmarkHandler(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkOpenAIBatch measures a whole OpenAI batch of 1,000 request lines
+// through the simulator: upload, create, poll until ended (no delay), and
+// read the output file; ns/op is per batch.
+func BenchmarkOpenAIBatch(b *testing.B) {
+	for _, name := range []string{"clean", "sloppy"} {
+		b.Run(name, func(b *testing.B) {
+			s := New(builtins[name])
+			file := batchFile(b, 0, 1000)
+			b.ReportAllocs()
+			for b.Loop() {
+				got := getBatch(b, s, createBatch(b, s, file)["id"].(string))
+				if n := len(fileLines(b, s, got["output_file_id"])); n != 1000 {
+					b.Fatalf("%d output lines", n)
+				}
+			}
+		})
+	}
+}

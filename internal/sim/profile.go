@@ -26,6 +26,8 @@ type Profile struct {
 	RateLimits RateLimits `yaml:"rate_limits,omitempty" json:"rate_limits"`
 	Errors     ErrorRates `yaml:"errors,omitempty" json:"errors"`
 	Faults     FaultRates `yaml:"faults,omitempty" json:"faults"`
+	// Batch is how the batch APIs behave (batch.go).
+	Batch BatchProfile `yaml:"batch,omitempty" json:"batch"`
 
 	// FixProbability is the chance that a re-ask (a conversation holding
 	// the failed answer followed by feedback) comes back clean. When it does
@@ -227,6 +229,8 @@ func (p Profile) Validate() error {
 		{"faults.truncation", p.Faults.Truncation},
 		{"faults.refusal", p.Faults.Refusal},
 		{"fix_probability", p.FixProbability},
+		{"batch.expire", p.Batch.Expire},
+		{"batch.fail", p.Batch.Fail},
 	}
 	for _, r := range rates {
 		if !(r.v >= 0 && r.v <= 1) { // also rejects NaN
@@ -243,11 +247,18 @@ func (p Profile) Validate() error {
 		{"latency.ttft", p.Latency.TTFT},
 		{"latency.per_token", p.Latency.PerToken},
 		{"errors.timeout_cap", p.Errors.TimeoutCap},
+		{"batch.delay", p.Batch.Delay},
 	}
 	for _, d := range durations {
 		if d.v < 0 {
 			return fmt.Errorf("%w: %s is %v; a duration cannot be negative", ErrInvalidProfile, d.field, d.v)
 		}
+	}
+	if sum := p.Batch.Expire + p.Batch.Fail; sum > 1 {
+		return fmt.Errorf("%w: batch.expire and batch.fail add up to %v; they must sum to at most 1", ErrInvalidProfile, sum)
+	}
+	if p.Batch.MaxEnqueuedTokens < 0 {
+		return fmt.Errorf("%w: batch.max_enqueued_tokens is %d; use 0 for unlimited", ErrInvalidProfile, p.Batch.MaxEnqueuedTokens)
 	}
 	if p.RateLimits.RequestsPerMinute < 0 {
 		return fmt.Errorf("%w: rate_limits.requests_per_minute is %d; use 0 for unlimited", ErrInvalidProfile, p.RateLimits.RequestsPerMinute)

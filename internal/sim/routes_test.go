@@ -287,7 +287,7 @@ func TestMalformedRequestsGetProviderShapedErrors(t *testing.T) {
 		{"anthropic missing max_tokens", "POST", "/v1/messages", `{"model": "claude", "messages": [{"role": "user", "content": "hi"}]}`, 400, anthropicErr("invalid_request_error")},
 		{"anthropic missing model", "POST", "/v1/messages", `{"max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]}`, 400, anthropicErr("invalid_request_error")},
 		{"anthropic bad json", "POST", "/v1/messages", `not json`, 400, anthropicErr("invalid_request_error")},
-		{"anthropic unknown route", "POST", "/v1/messages/batches", `{}`, 404, anthropicErr("not_found_error")},
+		{"anthropic unknown route", "POST", "/v1/messages/count_tokens", `{}`, 404, anthropicErr("not_found_error")},
 		{"ollama missing model", "POST", "/api/chat", `{"messages": []}`, 400, ollamaErr},
 		{"ollama bad format", "POST", "/api/chat", `{"model": "m", "format": 12, "messages": []}`, 400, ollamaErr},
 		{"ollama unknown route", "POST", "/api/generate", `{}`, 404, ollamaErr},

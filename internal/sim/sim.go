@@ -48,6 +48,7 @@ type Server struct {
 	limits  *limiter // nil without rate limits
 	tries   tryCounter
 	c       counters
+	batches *batchStore
 
 	done      chan struct{}
 	closeOnce sync.Once
@@ -69,7 +70,7 @@ func New(p Profile, opts ...Option) *Server {
 	if p.Errors.TimeoutCap == 0 {
 		p.Errors.TimeoutCap = defaultTimeoutCap
 	}
-	s := &Server{prof: p, now: time.Now, shapes: newShapeCache(), generic: &shape{}, done: make(chan struct{})}
+	s := &Server{prof: p, now: time.Now, shapes: newShapeCache(), generic: &shape{}, done: make(chan struct{}), batches: newBatchStore()}
 	for _, o := range opts {
 		o(s)
 	}
@@ -77,7 +78,7 @@ func New(p Profile, opts ...Option) *Server {
 	for _, r := range s.rates {
 		s.random = s.random || r > 0
 	}
-	s.random = s.random || p.Latency.Jitter > 0
+	s.random = s.random || p.Latency.Jitter > 0 || p.Batch.Expire > 0 || p.Batch.Fail > 0
 	s.limits = newLimiter(p.RateLimits, s.now())
 	return s
 }
@@ -93,7 +94,8 @@ func (s *Server) Stats() Stats { return s.c.snapshot() }
 // ResetStats zeroes the counters.
 func (s *Server) ResetStats() { s.c.reset() }
 
-// Handler serves the four APIs, GET /stats and POST /stats/reset.
+// Handler serves the four APIs, the OpenAI and Anthropic batch APIs
+// (batch.go), GET /stats and POST /stats/reset.
 func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
 
 // maxBody caps a request body, as the providers do (413 above it).
@@ -113,6 +115,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		s.ResetStats()
 		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	if s.serveBatch(w, r) {
 		return
 	}
 	a, model, known := routeOf(r.URL.Path)
@@ -198,51 +203,27 @@ func routeOf(path string) (a api, model string, known bool) {
 // transport faults, latency, then the reply.
 func (s *Server) complete(ctx context.Context, w http.ResponseWriter, a api, req *chatRequest) {
 	now := s.now()
-	pr := readPrompt(req.messages)
-	if pr.reask {
-		s.c.reasks.Add(1)
-	}
-	sh := s.shapeFor(req, &pr)
-	if sh.err != nil {
-		s.fail(w, a, invalid("invalid JSON schema in the request: %v", sh.err), nil)
-		return
-	}
-	key := mix(mix(s.seed, pr.docHash), uint64(pr.attempt))
-	var try uint64
-	if s.random {
-		try = uint64(s.tries.peek(key))
-	}
-	r := newRNG(key, try)
-	d := s.draw(r, pr.reask)
-	ans, aerr := s.compose(a, req, &pr, sh, &d, r)
+	g, aerr := s.generate(a, req)
 	if aerr != nil {
 		s.fail(w, a, aerr, nil)
 		return
 	}
-	promptTok := tokens(pr.chars+len(req.schema)) + 3*len(req.messages)
-	compTok := tokens(len(ans.text) + len(ans.refusal))
-	if req.maxTokens > 0 && compTok > req.maxTokens {
-		ans.text, ans.truncated = cutText(ans.text, req.maxTokens*4), true
-		compTok = req.maxTokens
-	}
 	var st *limitState
 	if s.limits != nil {
-		lst, ok := s.limits.take(now, promptTok+compTok)
+		lst, ok := s.limits.take(now, g.promptTok+g.compTok)
 		st = &lst
 		if !ok {
-			s.fail(w, a, rateLimitError(&lst, req.model, promptTok+compTok), st)
+			s.fail(w, a, rateLimitError(&lst, req.model, g.promptTok+g.compTok), st)
 			return
 		}
 	}
-	if s.random {
-		// Only now does the try count: how many 429s came first depends on
-		// timing, and must not change what the document draws next.
-		s.tries.commit(key, uint32(try))
-	}
-	if s.transportFault(ctx, w, a, d.transport, st) {
+	// Only now does the try count: how many 429s came first depends on
+	// timing, and must not change what the document draws next.
+	s.commitTry(g)
+	if s.transportFault(ctx, w, a, g.d.transport, st) {
 		return
 	}
-	if lat := s.latency(compTok, r); lat > 0 {
+	if lat := s.latency(g.compTok, g.r); lat > 0 {
 		if err := s.wait(ctx, lat); err != nil {
 			if errors.Is(err, errClosed) {
 				s.fail(w, a, shuttingDown(), st)
@@ -250,15 +231,72 @@ func (s *Server) complete(ctx context.Context, w http.ResponseWriter, a api, req
 			return
 		}
 	}
-	for f, on := range ans.applied {
+	s.countAnswer(g)
+	s.reply(w, a, g.reply(req, now), st)
+}
+
+// generated is one request's answer before it is sent: what the model
+// says, the faults drawn, and what it costs in tokens.
+type generated struct {
+	key, try           uint64
+	r                  *rng
+	d                  draws
+	ans                answer
+	promptTok, compTok int
+}
+
+// generate answers a well-formed request as the model would, drawing its
+// faults; nothing is sent or counted but re-asks. The chat routes and the
+// batch endpoints share it, so a batch line is answered as a chat call is.
+func (s *Server) generate(a api, req *chatRequest) (*generated, *apiError) {
+	pr := readPrompt(req.messages)
+	if pr.reask {
+		s.c.reasks.Add(1)
+	}
+	sh := s.shapeFor(req, &pr)
+	if sh.err != nil {
+		return nil, invalid("invalid JSON schema in the request: %v", sh.err)
+	}
+	g := &generated{key: mix(mix(s.seed, pr.docHash), uint64(pr.attempt))}
+	if s.random {
+		g.try = uint64(s.tries.peek(g.key))
+	}
+	g.r = newRNG(g.key, g.try)
+	g.d = s.draw(g.r, pr.reask)
+	ans, aerr := s.compose(a, req, &pr, sh, &g.d, g.r)
+	if aerr != nil {
+		return nil, aerr
+	}
+	g.promptTok = tokens(pr.chars+len(req.schema)) + 3*len(req.messages)
+	g.compTok = tokens(len(ans.text) + len(ans.refusal))
+	if req.maxTokens > 0 && g.compTok > req.maxTokens {
+		ans.text, ans.truncated = cutText(ans.text, req.maxTokens*4), true
+		g.compTok = req.maxTokens
+	}
+	g.ans = ans
+	return g, nil
+}
+
+// commitTry records that g's try was used, so the next ask draws afresh.
+func (s *Server) commitTry(g *generated) {
+	if s.random {
+		s.tries.commit(g.key, uint32(g.try))
+	}
+}
+
+// countAnswer counts a delivered answer's faults and tokens.
+func (s *Server) countAnswer(g *generated) {
+	for f, on := range g.ans.applied {
 		if on {
 			s.c.faults[f].Add(1)
 		}
 	}
-	s.c.prompt.Add(int64(promptTok))
-	s.c.completion.Add(int64(compTok))
-	rep := &reply{req: req, ans: &ans, promptTokens: promptTok, completionTokens: compTok, id: mix(key, try), now: now}
-	s.reply(w, a, rep, st)
+	s.c.prompt.Add(int64(g.promptTok))
+	s.c.completion.Add(int64(g.compTok))
+}
+
+func (g *generated) reply(req *chatRequest, now time.Time) *reply {
+	return &reply{req: req, ans: &g.ans, promptTokens: g.promptTok, completionTokens: g.compTok, id: mix(g.key, g.try), now: now}
 }
 
 // transportFault fails the request as drawn (5xx, 529, a timeout, a

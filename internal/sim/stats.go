@@ -85,6 +85,19 @@ type Stats struct {
 	Reasks           int64 `json:"reasks"`
 	PromptTokens     int64 `json:"prompt_tokens"`
 	CompletionTokens int64 `json:"completion_tokens"`
+	// Batches counts batches created, OpenAI batches that failed (for the
+	// enqueued-token limit or validation) included; BatchesRejected counts
+	// batches refused for the enqueued-token limit (OpenAI: created as
+	// failed; Anthropic: answered 429, not created).
+	Batches         int64 `json:"batches"`
+	BatchesRejected int64 `json:"batches_rejected"`
+	// BatchRequests counts batch request lines answered (any outcome);
+	// BatchExpired and BatchFailed those that expired or failed by the
+	// profile's batch rates. Tokens and faults of batch lines count in the
+	// fields above, as a chat call's do.
+	BatchRequests int64 `json:"batch_requests"`
+	BatchExpired  int64 `json:"batch_expired"`
+	BatchFailed   int64 `json:"batch_failed"`
 }
 
 // knownStatuses are every status the simulator sends, in report order.
@@ -114,6 +127,12 @@ type counters struct {
 	reasks      atomic.Int64
 	prompt      atomic.Int64
 	completion  atomic.Int64
+
+	batches         atomic.Int64
+	batchesRejected atomic.Int64
+	batchRequests   atomic.Int64
+	batchExpired    atomic.Int64
+	batchFailed     atomic.Int64
 }
 
 func (c *counters) status(code int) {
@@ -135,6 +154,11 @@ func (c *counters) snapshot() Stats {
 		Reasks:           c.reasks.Load(),
 		PromptTokens:     c.prompt.Load(),
 		CompletionTokens: c.completion.Load(),
+		Batches:          c.batches.Load(),
+		BatchesRejected:  c.batchesRejected.Load(),
+		BatchRequests:    c.batchRequests.Load(),
+		BatchExpired:     c.batchExpired.Load(),
+		BatchFailed:      c.batchFailed.Load(),
 	}
 	for i := range c.byRoute {
 		if n := c.byRoute[i].Load(); n > 0 {
@@ -169,4 +193,7 @@ func (c *counters) reset() {
 	c.reasks.Store(0)
 	c.prompt.Store(0)
 	c.completion.Store(0)
+	for _, b := range []*atomic.Int64{&c.batches, &c.batchesRejected, &c.batchRequests, &c.batchExpired, &c.batchFailed} {
+		b.Store(0)
+	}
 }

@@ -25,13 +25,18 @@ const baseURL = "http://sim.invalid/v1"
 // defaultModel is the model name a "sim:PROFILE" provider sends.
 const defaultModel = "sim"
 
-// capabilities: the simulator serves every structured-output mode.
-var capabilities = llm.Capabilities{Modes: []llm.Mode{llm.ModeText, llm.ModeJSON, llm.ModeStrict, llm.ModeTools}}
+// capabilities: the simulator serves every structured-output mode, and the
+// OpenAI Batch API with OpenAI's limits.
+var capabilities = llm.Capabilities{
+	Modes: []llm.Mode{llm.ModeText, llm.ModeJSON, llm.ModeStrict, llm.ModeTools},
+	Batch: providers.OpenAIBatchLimits(),
+}
 
 func init() {
 	if err := providers.Register(Family, factory); err != nil {
 		panic(err) // only a second registration of "sim" gets here: a build bug
 	}
+	providers.RegisterBatchLimits(Family, capabilities.Batch)
 }
 
 // factory makes "sim:PROFILE" or "sim:PROFILE/model". PROFILE is a built-in
