@@ -44,6 +44,7 @@ type Server struct {
 	now    func() time.Time
 
 	shapes  *shapeCache
+	cache   *promptCache
 	generic *shape
 	limits  *limiter // nil without rate limits
 	tries   tryCounter
@@ -69,7 +70,7 @@ func New(p Profile, opts ...Option) *Server {
 	if p.Errors.TimeoutCap == 0 {
 		p.Errors.TimeoutCap = defaultTimeoutCap
 	}
-	s := &Server{prof: p, now: time.Now, shapes: newShapeCache(), generic: &shape{}, done: make(chan struct{})}
+	s := &Server{prof: p, now: time.Now, shapes: newShapeCache(), cache: newPromptCache(), generic: &shape{}, done: make(chan struct{})}
 	for _, o := range opts {
 		o(s)
 	}
@@ -255,9 +256,13 @@ func (s *Server) complete(ctx context.Context, w http.ResponseWriter, a api, req
 			s.c.faults[f].Add(1)
 		}
 	}
+	// The cache is filled only by answered requests, as a provider's is.
+	cu := s.cache.use(a, req, promptTok)
 	s.c.prompt.Add(int64(promptTok))
 	s.c.completion.Add(int64(compTok))
-	rep := &reply{req: req, ans: &ans, promptTokens: promptTok, completionTokens: compTok, id: mix(key, try), now: now}
+	s.c.cachedPrompt.Add(int64(cu.read))
+	s.c.cacheCreation.Add(int64(cu.created))
+	rep := &reply{req: req, ans: &ans, promptTokens: promptTok, completionTokens: compTok, cache: cu, id: mix(key, try), now: now}
 	s.reply(w, a, rep, st)
 }
 

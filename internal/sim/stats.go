@@ -85,6 +85,10 @@ type Stats struct {
 	Reasks           int64 `json:"reasks"`
 	PromptTokens     int64 `json:"prompt_tokens"`
 	CompletionTokens int64 `json:"completion_tokens"`
+	// CachedPromptTokens and CacheCreationTokens are the parts of
+	// PromptTokens the simulated prompt cache served and stored (cache.go).
+	CachedPromptTokens  int64 `json:"cached_prompt_tokens"`
+	CacheCreationTokens int64 `json:"cache_creation_tokens"`
 }
 
 // knownStatuses are every status the simulator sends, in report order.
@@ -114,6 +118,9 @@ type counters struct {
 	reasks      atomic.Int64
 	prompt      atomic.Int64
 	completion  atomic.Int64
+	// cachedPrompt and cacheCreation are the prompt cache's parts of prompt.
+	cachedPrompt  atomic.Int64
+	cacheCreation atomic.Int64
 }
 
 func (c *counters) status(code int) {
@@ -127,14 +134,16 @@ func (c *counters) status(code int) {
 
 func (c *counters) snapshot() Stats {
 	s := Stats{
-		Requests:         c.requests.Load(),
-		ByRoute:          map[string]int64{},
-		ByStatus:         map[int]int64{},
-		Faults:           make(map[Fault]int64, numFaults),
-		RateLimited:      c.rateLimited.Load(),
-		Reasks:           c.reasks.Load(),
-		PromptTokens:     c.prompt.Load(),
-		CompletionTokens: c.completion.Load(),
+		Requests:            c.requests.Load(),
+		ByRoute:             map[string]int64{},
+		ByStatus:            map[int]int64{},
+		Faults:              make(map[Fault]int64, numFaults),
+		RateLimited:         c.rateLimited.Load(),
+		Reasks:              c.reasks.Load(),
+		PromptTokens:        c.prompt.Load(),
+		CompletionTokens:    c.completion.Load(),
+		CachedPromptTokens:  c.cachedPrompt.Load(),
+		CacheCreationTokens: c.cacheCreation.Load(),
 	}
 	for i := range c.byRoute {
 		if n := c.byRoute[i].Load(); n > 0 {
@@ -169,4 +178,6 @@ func (c *counters) reset() {
 	c.reasks.Store(0)
 	c.prompt.Store(0)
 	c.completion.Store(0)
+	c.cachedPrompt.Store(0)
+	c.cacheCreation.Store(0)
 }
