@@ -58,7 +58,8 @@ func newStatusCmd() *cobra.Command {
 					if name == "" {
 						name = m.Model
 					}
-					usd, known := providers.EstimateCost(name, llm.Usage{PromptTokens: int(m.PromptTokens), CompletionTokens: int(m.CompletionTokens)})
+					usd, known := providers.EstimateCost(name, llm.Usage{PromptTokens: int(m.PromptTokens), CompletionTokens: int(m.CompletionTokens),
+						CachedPromptTokens: int(m.CachedPromptTokens), CacheCreationTokens: int(m.CacheCreationTokens)})
 					lines[i].CostUSD += usd
 					lines[i].CostComplete = lines[i].CostComplete && known
 				}
