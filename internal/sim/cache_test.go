@@ -112,3 +112,30 @@ func num(v any) int {
 	f, _ := v.(float64)
 	return int(f)
 }
+
+// TestLabelledSchema checks the simulator finds a schema where instructor's
+// ports put it ("json schema: {...}" in the system prompt) and answers with
+// its shape, and ignores the label without a JSON object after it.
+func TestLabelledSchema(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ text, want string }{
+		{"Given a prompt...\n  description: x\n  json schema: {\"type\":\"object\",\"required\":[\"a\"]}\n  ", `{"type":"object","required":["a"]}`},
+		{"json schema: not json", ""},
+		{"json schema: [1, 2]", ""},
+		{"no label here", ""},
+	}
+	for _, tc := range tests {
+		if got := labelledSchema(tc.text); got != tc.want {
+			t.Errorf("labelledSchema(%q) = %q, want %q", tc.text, got, tc.want)
+		}
+	}
+	s := New(Profile{Name: "clean"})
+	t.Cleanup(s.Close)
+	sys := "Return JSON.\njson schema: " + `{"type":"object","additionalProperties":false,"required":["vendor_code"],"properties":{"vendor_code":{"type":"string"}}}`
+	_, b := call(t, s, "/v1/chat/completions", map[string]any{"model": "m", "response_format": map[string]any{"type": "json_object"},
+		"messages": []map[string]any{{"role": "system", "content": sys}, {"role": "user", "content": "Invoice from ACME."}}})
+	text, _, _ := openAIAnswer(t, b)
+	if !strings.Contains(text, `"vendor_code"`) {
+		t.Fatalf("answer %s lacks the labelled schema's field", text)
+	}
+}

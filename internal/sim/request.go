@@ -244,7 +244,10 @@ type openAIRequest struct {
 		} `json:"tool_calls"`
 	} `json:"messages"`
 	ResponseFormat *struct {
-		Type       string `json:"type"`
+		Type string `json:"type"`
+		// Schema is a json_object format's schema as Anyscale and Together
+		// take it (instructor's JSON_SCHEMA mode sends it).
+		Schema     json.RawMessage `json:"schema"`
 		JSONSchema *struct {
 			Name   string          `json:"name"`
 			Schema json.RawMessage `json:"schema"`
@@ -299,6 +302,9 @@ func parseOpenAI(body []byte) (*chatRequest, *apiError) {
 		case "text", "":
 		case "json_object":
 			c.mode = modeJSON
+			if len(rf.Schema) > 0 && rf.Schema[0] == '{' {
+				c.schema = rf.Schema
+			}
 		case "json_schema":
 			if rf.JSONSchema == nil || len(rf.JSONSchema.Schema) == 0 {
 				return nil, invalid("response_format.json_schema.schema: missing; a json_schema response format needs a schema")
