@@ -37,7 +37,7 @@ func Run(ctx context.Context, p llm.Provider, document string, s *schema.Schema,
 	data := promptData(document, s, cfg.SchemaIn, mode)
 	sysT, taskT, fbT := cfg.Templates.System, cfg.Templates.Task, cfg.Templates.Feedback
 	if sysT == nil {
-		sysT = defaultSystem
+		sysT = systemTemplate(data)
 	}
 	if taskT == nil {
 		taskT = defaultTask
@@ -121,7 +121,7 @@ func Run(ctx context.Context, p llm.Provider, document string, s *schema.Schema,
 		if err != nil { // the template passed a dry run but fails on this data
 			return end(r, llm.OutcomeFatal, err, "feedback template failed after attempt %d: %v", n, err)
 		}
-		turns = append(turns, turn{answer: previousForHistory(resp.Text, ev.class), feedback: fb})
+		turns = append(turns, turn{answer: boundPrevious(previousForHistory(resp.Text, ev.class), ev.violations), feedback: fb})
 	}
 	return end(r, llm.OutcomeExhausted, nil, "%s", exhausted(r))
 }
