@@ -68,6 +68,7 @@ var pairs = []struct {
 
 type config struct {
 	dir, schemaPath, profile, peerDir string
+	schemaIn                          string
 	docs, conc, reasks                int
 	seed                              uint64
 	peer, faultsOnly                  bool
@@ -82,6 +83,7 @@ func main() {
 	flag.BoolVar(&c.faultsOnly, "faults-only", true, "drop the profile's latency and transport errors, keeping its output faults (what decides cost)")
 	flag.IntVar(&c.docs, "docs", 400, "documents per run")
 	flag.IntVar(&c.conc, "c", 8, "documents in flight")
+	flag.StringVar(&c.schemaIn, "schema-in", "auto", "extractq's schema placement in the prompt: auto, example, schema or none")
 	flag.IntVar(&c.reasks, "reasks", 3, "re-asks after an invalid answer, for extractq and the peer alike")
 	flag.Uint64Var(&c.seed, "seed", 1, "simulator seed")
 	flag.BoolVar(&c.peer, "peer", true, "also run the peer (instructor-js via node and npm)")
@@ -200,7 +202,8 @@ func runExtractq(ctx context.Context, c config, prof sim.Profile, s *schema.Sche
 	if err != nil {
 		return row{}, err
 	}
-	x, err := extractq.New(extractq.WithProvider(p), extractq.WithMode(mode), extractq.WithMaxReasks(c.reasks))
+	x, err := extractq.New(extractq.WithProvider(p), extractq.WithMode(mode), extractq.WithMaxReasks(c.reasks),
+		extractq.WithSchemaIn(extractq.SchemaIn(c.schemaIn)))
 	if err != nil {
 		return row{}, err
 	}

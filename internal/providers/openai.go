@@ -98,8 +98,10 @@ type oaiResponse struct {
 	Error json.RawMessage `json:"error"`
 }
 
-// toolDescription tells the model what the forced tool is for.
-const toolDescription = "Record the data extracted from the document. The arguments must follow the schema exactly."
+// toolDescription tells the model what the forced tool is for. The tool's
+// parameters carry the schema, so it adds nothing about their form: it is
+// sent, and paid for, on every call.
+const toolDescription = "Record the data extracted from the document."
 
 // Chat performs one chat completion.
 func (p *openAIProvider) Chat(ctx context.Context, req llm.Request) (*llm.Response, error) {
