@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/extractq/extractq/extractqtest"
+	"github.com/extractq/extractq/llm"
 	"github.com/extractq/extractq/schema"
 )
 
@@ -47,6 +49,45 @@ func TestBoundPrevious(t *testing.T) {
 			for _, l := range tc.lack {
 				if strings.Contains(got, l) {
 					t.Errorf("has %q:\n%s", l, got)
+				}
+			}
+		})
+	}
+}
+
+// TestConstantPrefix checks every request of a run starts with the same
+// system prompt (nothing of the document in it) and ends with the
+// document's turn, so provider prompt caches can serve the prefix.
+func TestConstantPrefix(t *testing.T) {
+	t.Parallel()
+	s := mustSchema(t, invoiceSchema)
+	for _, mode := range []llm.Mode{llm.ModeText, llm.ModeJSON, llm.ModeStrict, llm.ModeTools} {
+		t.Run(string(mode), func(t *testing.T) {
+			t.Parallel()
+			p := extractqtest.New([]extractqtest.Reply{extractqtest.Text(validAnswer), extractqtest.Text(validAnswer)},
+				extractqtest.WithModes(mode))
+			cfg := DefaultConfig()
+			cfg.Mode = mode
+			docs := []string{"Invoice INV-1 from ACME.", "Invoice INV-2 from Globex, a longer one."}
+			for _, d := range docs {
+				if _, err := Run(t.Context(), p, d, s, cfg); err != nil {
+					t.Fatal(err)
+				}
+			}
+			reqs := p.Requests()
+			if len(reqs) != 2 {
+				t.Fatalf("%d requests", len(reqs))
+			}
+			for i, r := range reqs {
+				if r.Messages[0].Content != reqs[0].Messages[0].Content || r.Messages[0].Role != llm.RoleSystem {
+					t.Fatalf("request %d: the system prompt differs between documents", i+1)
+				}
+				if strings.Contains(r.Messages[0].Content, docs[i]) {
+					t.Fatalf("request %d: the document is in the system prompt", i+1)
+				}
+				last := r.Messages[len(r.Messages)-1].Content
+				if !strings.Contains(last, docs[i]) || !strings.HasSuffix(strings.TrimSpace(last), ">") {
+					t.Fatalf("request %d: the document's fenced turn is not last:\n%s", i+1, last)
 				}
 			}
 		})
