@@ -5,9 +5,12 @@
 // until the answer is valid or a budget is spent.
 //
 // A Result with OutcomeOK always holds a value that validated against the
-// caller's schema; any other outcome comes with an *Error that carries every
-// attempt and matches one of ErrExhausted, ErrUnextractable,
-// ErrBudgetExceeded, ErrFatal, ErrTransport or ErrCanceled.
+// caller's schema and was read from the answer without guessing; any other
+// outcome comes with an *Error that carries every attempt and matches one
+// of ErrExhausted, ErrUnextractable, ErrBudgetExceeded, ErrFatal,
+// ErrTransport or ErrCanceled. The one exception is opt-in:
+// WithAcceptLossy(true) lets an extraction whose re-asks ran out return a
+// valid value that needed a lossy repair, with OutcomeLossy and no error.
 //
 // Two budgets never mix: an invalid answer spends a re-ask (WithMaxReasks);
 // a transport failure (429, 5xx, 529, timeout, reset) is retried with

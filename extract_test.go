@@ -182,3 +182,25 @@ func TestValidatorsAndObservers(t *testing.T) {
 		t.Fatal("an observer changed the result")
 	}
 }
+
+// TestWithAcceptLossy: a value that needs a guessed closing quote is never
+// accepted while re-asks remain; once they are spent it fails by default
+// and is returned as llm.OutcomeLossy when the caller opts in.
+func TestWithAcceptLossy(t *testing.T) {
+	t.Parallel()
+	s := compile(t, invoice)
+	lossy := `{"vendor": "ACME Ltd, "items": [{"name": "a", "price": 1}]}`
+	for _, accept := range []bool{false, true} {
+		p := extractqtest.New([]extractqtest.Reply{extractqtest.Text(lossy), extractqtest.Text(lossy)})
+		res, err := extractq.Extract(t.Context(), "ACME Ltd: a 1", s, extractq.WithProvider(p), extractq.WithMaxReasks(1), extractq.WithAcceptLossy(accept))
+		if p.Calls() != 2 {
+			t.Fatalf("accept %v: %d calls, want 2", accept, p.Calls())
+		}
+		switch {
+		case !accept && (!errors.Is(err, extractq.ErrExhausted) || res.Value != nil):
+			t.Errorf("default: got %v, value %s", err, res.Value)
+		case accept && (err != nil || res.Outcome != llm.OutcomeLossy || !strings.Contains(string(res.Value), `"ACME Ltd"`)):
+			t.Errorf("opted in: got %v, %s %s", err, res.Outcome, res.Value)
+		}
+	}
+}

@@ -219,6 +219,20 @@ func WithBreakOnUnextractable(b bool) Option {
 	return func(o *options) { o.cfg.BreakOnUnextractable = b }
 }
 
+// WithAcceptLossy decides what an extraction whose re-asks ran out does
+// with a value that validated only after a lossy repair (a cut-off string
+// closed, a closing quote guessed): false (default) fails it with
+// ErrExhausted; true returns it with llm.OutcomeLossy and a nil error. Such a
+// value is never accepted while re-asks remain.
+func WithAcceptLossy(b bool) Option { return func(o *options) { o.cfg.AcceptLossy = b } }
+
+// WithRepeatTemperatureStep raises the temperature of the next call by
+// step each time the model repeats a mistake it was told about, up to 1
+// (default 0.2; 0 keeps the temperature fixed).
+func WithRepeatTemperatureStep(step float64) Option {
+	return func(o *options) { o.cfg.RepeatTemperatureStep = step }
+}
+
 // WithFeedbackMaxChars bounds the error list of one feedback (default 1200).
 func WithFeedbackMaxChars(n int) Option { return func(o *options) { o.cfg.FeedbackMaxChars = n } }
 

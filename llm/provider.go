@@ -190,14 +190,14 @@ const (
 	ClassTooLarge       ErrorClass = "too_large"       // 413 (fatal)
 	ClassQuota          ErrorClass = "quota_exhausted" // 429 insufficient_quota (fatal)
 	ClassCanceled       ErrorClass = "canceled"        // the caller's context ended (fatal)
-	ClassBadResponse    ErrorClass = "bad_response"    // 2xx body the adapter cannot parse (retryable)
+	ClassBadResponse    ErrorClass = "bad_response"    // complete 2xx body the adapter cannot use: unparsable, too deep, over the size cap (fatal)
 )
 
 // Retryable reports whether a call that failed with this class may succeed
 // if repeated after a pause.
 func (c ErrorClass) Retryable() bool {
 	switch c {
-	case ClassRateLimited, ClassOverloaded, ClassServer, ClassTimeout, ClassNetwork, ClassTruncatedBody, ClassBadResponse:
+	case ClassRateLimited, ClassOverloaded, ClassServer, ClassTimeout, ClassNetwork, ClassTruncatedBody:
 		return true
 	}
 	return false

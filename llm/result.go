@@ -19,7 +19,8 @@ type Outcome string
 
 // Outcomes.
 const (
-	OutcomeOK             Outcome = "ok"              // a schema-valid value
+	OutcomeOK             Outcome = "ok"              // a schema-valid value, read from the answer without guessing
+	OutcomeLossy          Outcome = "ok_lossy"        // a schema-valid value that needed a lossy repair (see below)
 	OutcomeExhausted      Outcome = "exhausted"       // every re-ask used, still invalid
 	OutcomeUnextractable  Outcome = "unextractable"   // the model said the document lacks it, or refused
 	OutcomeBudgetExceeded Outcome = "budget_exceeded" // the per-document token budget ran out
@@ -27,6 +28,13 @@ const (
 	OutcomeTransport      Outcome = "transport"       // transport retries ran out (outage); worth redelivery later
 	OutcomeCanceled       Outcome = "canceled"        // the caller's context ended
 )
+
+// OutcomeOK is the only fully trusted outcome. OutcomeLossy is returned
+// only when the caller opted in (the engine's AcceptLossy) and every re-ask
+// was spent: its Value validates, but some repair dropped or invented
+// content (a cut-off string closed, a quote guessed), so it may differ from
+// what the model meant; Reason names the repairs. Without the opt-in such a
+// document ends OutcomeExhausted instead.
 
 // Sentinel errors, one per failed outcome, so callers can branch with
 // errors.Is on the *ExtractionError a failed extraction returns.
@@ -39,8 +47,8 @@ var (
 	ErrCanceled       = errors.New("extraction canceled")
 )
 
-// Err is the sentinel error of the outcome: nil for OutcomeOK (and for an
-// unknown outcome).
+// Err is the sentinel error of the outcome: nil for OutcomeOK and
+// OutcomeLossy (and for an unknown outcome).
 func (o Outcome) Err() error {
 	switch o {
 	case OutcomeExhausted:
@@ -59,6 +67,10 @@ func (o Outcome) Err() error {
 	return nil
 }
 
+// Accepted reports whether the outcome carries a value: OutcomeOK, or
+// OutcomeLossy which the caller opted into.
+func (o Outcome) Accepted() bool { return o == OutcomeOK || o == OutcomeLossy }
+
 // AttemptClass says why an attempt did not produce a valid value.
 type AttemptClass string
 
@@ -71,6 +83,16 @@ const (
 	ClassTruncated AttemptClass = "truncated" // finish reason length: the answer was cut off
 	ClassRefusal   AttemptClass = "refusal"   // the model refused or said the data is absent
 	ClassBudget    AttemptClass = "budget"    // not sent: the token budget would be exceeded
+	// ClassLossy: the value validates only after a repair that dropped or
+	// invented content (Repair.Lossy); Value holds it, it is not accepted
+	// while re-asks remain.
+	ClassLossy AttemptClass = "lossy"
+	// ClassEcho: the only value that validates is the example the prompt
+	// showed, repeated instead of extracted.
+	ClassEcho AttemptClass = "example_echo"
+	// ClassAmbiguous: the answer holds several different values that fit
+	// the schema and nothing says which one is meant.
+	ClassAmbiguous AttemptClass = "ambiguous"
 )
 
 // Repair is one change made to a model's answer to make it usable.
@@ -112,6 +134,10 @@ type Attempt struct {
 	Model    string `json:"model"`
 	// Mode is how the call asked for structured output.
 	Mode Mode `json:"mode"`
+	// ModeNote says why the mode differs from what was asked, e.g. why
+	// ModeAuto chose JSON mode over a strict form that could not express the
+	// schema faithfully; empty when the mode is what was asked for.
+	ModeNote string `json:"mode_note,omitempty"`
 	// StartedAt is when the attempt began.
 	StartedAt time.Time `json:"started_at"`
 	// Latency is that of the answering (or last failed) call, without
@@ -142,8 +168,9 @@ type Attempt struct {
 
 // Result is everything one extraction produced.
 type Result struct {
-	// Value is the schema-valid value; set only when Outcome is OutcomeOK,
-	// and then it always validated against the caller's schema.
+	// Value is the schema-valid value; set only when Outcome is OutcomeOK
+	// or OutcomeLossy (Outcome.Accepted), and then it always validated
+	// against the caller's schema.
 	Value json.RawMessage `json:"value,omitempty"`
 	// Outcome is how the extraction ended.
 	Outcome Outcome `json:"outcome"`
@@ -186,10 +213,10 @@ func (r *Result) Calls() int {
 	return n
 }
 
-// Decode unmarshals Value into v; it fails when the extraction did not
-// succeed.
+// Decode unmarshals Value into v; it fails when the extraction produced no
+// value (OutcomeLossy decodes: the caller opted into it).
 func (r *Result) Decode(v any) error {
-	if r.Outcome != OutcomeOK {
+	if !r.Outcome.Accepted() {
 		return &ExtractionError{Result: r}
 	}
 	return json.Unmarshal(r.Value, v)

@@ -2,33 +2,21 @@ package main
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/extractq/extractq/internal/audit"
-	"github.com/extractq/extractq/internal/devmode"
+	"github.com/extractq/extractq/internal/cli"
+	"github.com/extractq/extractq/internal/settings"
 )
-
-// openAuditStore connects to EXTRACTQ_DATABASE_URL, else a running
-// `extractq dev`'s database, else the default.
-// Failing to connect is a configuration problem: exit 2.
-func openAuditStore(cmd *cobra.Command) (*audit.Store, error) {
-	s, err := audit.Open(cmd.Context(), connFlag(cmd, "database-url", devmode.DatabaseURL))
-	if err != nil {
-		return nil, usageErr(err)
-	}
-	return s, nil
-}
 
 func newAuditCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "audit",
 		Short: "Manage the audit database (migrations, retention)",
-		Long: "Manage extractq's PostgreSQL audit database, found through EXTRACTQ_DATABASE_URL\n" +
-			"(default " + audit.DefaultDatabaseURL + ").\n\n" +
+		Long: "Manage extractq's PostgreSQL audit database: --database-url, else EXTRACTQ_DATABASE_URL, else a\n" +
+			"running extractq dev's, else " + settings.DefaultDatabaseURL + ".\n\n" +
 			"Example:\n  extractq audit migrate\n  extractq audit prune --older-than 90d",
 	}
 	cmd.AddCommand(newAuditMigrateCmd(), newAuditPruneCmd(), newAuditGrantsCmd())
@@ -36,7 +24,8 @@ func newAuditCmd() *cobra.Command {
 }
 
 func newAuditMigrateCmd() *cobra.Command {
-	return &cobra.Command{
+	var c cli.Conn
+	cmd := &cobra.Command{
 		Use:   "migrate",
 		Short: "Apply pending schema migrations (safe to run concurrently and repeatedly)",
 		Long: "Apply every pending migration embedded in this binary, forward only, under an advisory lock.\n" +
@@ -45,78 +34,66 @@ func newAuditMigrateCmd() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			s, err := openAuditStore(cmd)
+			s, err := c.OpenStore(ctx, cli.Reachable)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
 			if err := s.Migrate(ctx); err != nil {
-				return usageErr(err)
+				return cli.Usage(err)
 			}
 			v, _ := audit.KnownSchemaVersion()
 			fmt.Fprintf(cmd.OutOrStdout(), "audit database at schema version %d\n", v)
 			return nil
 		},
 	}
+	c.AddDatabaseFlag(cmd, false)
+	return cmd
 }
 
 func newAuditPruneCmd() *cobra.Command {
-	var olderThan string
-	var dryRun bool
+	var (
+		c         cli.Conn
+		olderThan time.Duration
+		dryRun    bool
+	)
 	cmd := &cobra.Command{
 		Use:   "prune --older-than DURATION",
 		Short: "Delete attempts, finished jobs and dead-letter references older than a duration",
 		Long: "Enforce retention on the audit log: attempts older than DURATION (whole monthly partitions are\n" +
 			"dropped, which is instant), finished jobs and dead-letter references. Results, documents and\n" +
-			"schemas are never pruned. DURATION is a number of days (90d) or a Go duration (720h).\n\n" +
+			"schemas are never pruned. DURATION is a number of days (90d), a Go duration (720h) or both (1d12h).\n\n" +
 			"Example:\n  extractq audit prune --older-than 90d",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			d, err := parseRetention(olderThan)
-			if err != nil {
-				return usageErr(err)
+			if olderThan <= 0 {
+				return cli.Usage(fmt.Errorf("--older-than %s: want a positive duration, e.g. 90d", settings.FormatDuration(olderThan)))
 			}
-			cutoff := time.Now().Add(-d)
+			cutoff := time.Now().Add(-olderThan)
 			if dryRun {
 				fmt.Fprintf(cmd.OutOrStdout(), "would prune audit rows older than %s\n", cutoff.UTC().Format(time.RFC3339))
 				return nil
 			}
 			ctx := cmd.Context()
-			s, err := openAuditStore(cmd)
+			s, err := c.OpenStore(ctx, cli.Migrated)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
 			res, err := s.Prune(ctx, cutoff)
 			if err != nil {
-				return failErr(err)
+				return cli.Failed(err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "pruned before %s: %d partitions dropped %v, %d attempts, %d jobs, %d dead-letter references deleted\n",
 				cutoff.UTC().Format(time.RFC3339), len(res.PartitionsDropped), res.PartitionsDropped, res.AttemptsDeleted, res.JobsDeleted, res.DeadLetters)
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&olderThan, "older-than", "", "retention: delete what is older than this (e.g. 90d, 720h) (required)")
+	cli.DurationVar(cmd.Flags(), &olderThan, "older-than", 0, "retention: delete what is older than this, e.g. 90d or 720h (required)")
+	c.AddDatabaseFlag(cmd, false)
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the cutoff without deleting")
 	_ = cmd.MarkFlagRequired("older-than")
 	return cmd
-}
-
-// parseRetention accepts "90d" as well as Go durations.
-func parseRetention(s string) (time.Duration, error) {
-	var d time.Duration
-	var err error
-	if days, ok := strings.CutSuffix(s, "d"); ok {
-		var n int
-		n, err = strconv.Atoi(days)
-		d = time.Duration(n) * 24 * time.Hour
-	} else {
-		d, err = time.ParseDuration(s)
-	}
-	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("--older-than %q: want a positive number of days (90d) or a duration (720h)", s)
-	}
-	return d, nil
 }
 
 func newAuditGrantsCmd() *cobra.Command {
@@ -134,7 +111,7 @@ func newAuditGrantsCmd() *cobra.Command {
 				"worker": audit.WorkerGrants, "submit": audit.SubmitterGrants, "reader": audit.ReaderGrants,
 			}[forWhat]
 			if grants == nil {
-				return usageErr(fmt.Errorf("--for %q: use worker, submit or reader", forWhat))
+				return cli.Usage(fmt.Errorf("--for %q: use worker, submit or reader", forWhat))
 			}
 			for _, q := range grants(args[0]) {
 				fmt.Fprintln(cmd.OutOrStdout(), q+";")

@@ -15,10 +15,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/extractq/extractq/internal/cli"
 	"github.com/extractq/extractq/internal/devmode"
 	"github.com/extractq/extractq/internal/devmode/stack"
 	"github.com/extractq/extractq/internal/ratelimit"
-	"github.com/extractq/extractq/internal/worker"
+	"github.com/extractq/extractq/internal/settings"
 )
 
 func newDevCmd() *cobra.Command {
@@ -51,36 +52,51 @@ Example:
   extractq dev stop
   extractq dev --pool anthropic:claude-haiku-4-5=rpm:50,concurrency:4`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			// Say at once, in the data folder, that dev mode is starting, and
+			// why it stopped if it fails: `dev status --wait` reads it to stop
+			// waiting for a dev mode that died.
+			if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+				return cli.Usage(fmt.Errorf("data folder %s: %w (choose another with --data)", cfg.DataDir, err))
+			}
+			pid := os.Getpid()
+			if err := devmode.Announce(cfg.DataDir, pid); err != nil {
+				return cli.Usage(err)
+			}
+			defer func() {
+				if err != nil {
+					_ = devmode.MarkExited(cfg.DataDir, pid, err)
+				}
+			}()
 			specs, err := ratelimit.ParsePoolSpecs(pools)
 			if err != nil {
-				return usageErr(fmt.Errorf("--pool: %w", err))
+				return cli.Usage(fmt.Errorf("--pool: %w", err))
 			}
 			cfg.Pools = specs
 			cfg.DatabaseURL = databaseURL
 			if cfg.DatabaseURL == "" {
 				cfg.DatabaseURL = os.Getenv("EXTRACTQ_DATABASE_URL")
 			}
-			log, err := worker.NewLogger(cmd.ErrOrStderr(), logFormat, level)
+			log, err := settings.NewLogger(cmd.ErrOrStderr(), logFormat, level)
 			if err != nil {
-				return usageErr(err)
+				return cli.Usage(err)
 			}
 			cfg.Log = log
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
 			s, err := stack.Start(ctx, cfg)
 			if errors.Is(err, stack.ErrInvalidConfig) {
-				return usageErr(err)
+				return cli.Usage(err)
 			}
 			if err != nil {
-				return failErr(err)
+				return cli.Failed(err)
 			}
 			// After the first signal, restore the default handling: a second
 			// Ctrl-C ends a shutdown that takes too long.
 			context.AfterFunc(ctx, stop)
 			printEndpoints(cmd, cfg, s)
 			if err := s.Wait(); err != nil {
-				return failErr(err)
+				return cli.Failed(err)
 			}
 			fmt.Fprintln(cmd.ErrOrStderr(), "extractq dev: stopped")
 			return nil
@@ -94,8 +110,8 @@ Example:
 	f.StringVar(&cfg.NATSAddr, "nats-addr", stack.DefaultNATSAddr, "address of the embedded NATS server (port 0 picks a free one)")
 	f.StringVar(&cfg.HTTPAddr, "http", stack.DefaultHTTPAddr, "address of /metrics, /healthz, /readyz and the simulator (port 0 picks a free one)")
 	f.StringArrayVar(&pools, "pool", nil, "also serve this pool: family:model=rpm:N,tpm:N,concurrency:N (repeatable)")
-	f.StringVar(&databaseURL, "database-url", "", "audit database, created if missing (env EXTRACTQ_DATABASE_URL, default "+devmode.DefaultDatabaseURL+")")
-	f.DurationVar(&cfg.Grace, "grace", stack.DefaultGrace, "time running jobs get to finish at shutdown")
+	f.StringVar(&databaseURL, "database-url", "", "audit database `URL`, created if missing (default: $"+settings.EnvDatabaseURL+", else "+settings.DefaultDatabaseURL+")")
+	cli.DurationVar(f, &cfg.Grace, "grace", stack.DefaultGrace, "time running jobs get to finish at shutdown")
 	f.StringVar(&logFormat, "log-format", "auto", "auto (text on a terminal, else JSON), json or text")
 	f.StringVar(&level, "log-level", "info", "debug, info, warn or error")
 	return cmd
@@ -146,8 +162,9 @@ func newDevStatusCmd() *cobra.Command {
 		Short: "Print the endpoints of the extractq dev running in this folder",
 		Long: `status reads the discovery file of a running extractq dev (.extractq/dev.json, or --data) and prints
 its endpoints as JSON. With --wait it first waits, up to that long, until dev mode is ready to take jobs:
-scripts start dev mode in the background and then wait for it with this command.
-Exit 1 when no dev mode runs (or none was ready in time).
+scripts start dev mode in the background and then wait for it with this command. It stops waiting as soon
+as the dev process has died, and prints why when dev mode recorded it.
+Exit 1 when no dev mode runs (or none was ready in time, or it died).
 
 Example:
   extractq dev --sim sloppy 2> dev.log &
@@ -156,28 +173,69 @@ Example:
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, cancel := context.WithTimeout(cmd.Context(), wait)
 			defer cancel()
-			for {
-				e, ok := devmode.Discover(data)
-				if ok && devReady(ctx, e) {
-					enc := json.NewEncoder(cmd.OutOrStdout())
-					enc.SetIndent("", "  ")
-					e.DatabaseURL = stack.RedactURL(e.DatabaseURL)
-					return enc.Encode(e)
-				}
-				select {
-				case <-ctx.Done():
-					if wait > 0 {
-						return failErr(fmt.Errorf("no extractq dev became ready in %s within %s: see its log", data, wait))
-					}
-					return failErr(fmt.Errorf("no extractq dev is running with data folder %s: start one with extractq dev --sim sloppy", data))
-				case <-time.After(200 * time.Millisecond):
-				}
+			e, err := waitForDev(ctx, data, wait > 0, devmodeGoneGrace)
+			if err != nil {
+				return cli.Failed(err)
 			}
+			enc := json.NewEncoder(cmd.OutOrStdout())
+			enc.SetIndent("", "  ")
+			e.DatabaseURL = stack.RedactURL(e.DatabaseURL)
+			return enc.Encode(e)
 		},
 	}
 	cmd.Flags().StringVar(&data, "data", devmode.DefaultDir, "data folder of the dev mode to look for")
-	cmd.Flags().DurationVar(&wait, "wait", 0, "wait up to this long for dev mode to be ready")
+	cli.DurationVar(cmd.Flags(), &wait, "wait", 0, "wait up to this long for dev mode to be ready")
 	return cmd
+}
+
+// devmodeGoneGrace is how long status --wait keeps waiting after it found
+// the discovery file of a dead process: a dev mode started just now may
+// not have replaced the stale file of an earlier, killed one yet.
+const devmodeGoneGrace = 3 * time.Second
+
+// waitForDev polls the discovery file in data until dev mode is ready and
+// answers /readyz, the process that wrote the file has died (for longer
+// than grace, in case a new one takes over), or ctx ends (when waiting).
+func waitForDev(ctx context.Context, data string, waiting bool, grace time.Duration) (devmode.Endpoints, error) {
+	var goneSince time.Time
+	var gonePID int
+	for {
+		e, l := devmode.Inspect(data)
+		switch l {
+		case devmode.Alive:
+			goneSince = time.Time{}
+			if e.State == devmode.StateReady && devReady(ctx, e) {
+				return e, nil
+			}
+		case devmode.Gone:
+			if goneSince.IsZero() || gonePID != e.PID {
+				goneSince, gonePID = time.Now(), e.PID
+			}
+			if !waiting || time.Since(goneSince) >= grace {
+				why := "it was killed, or crashed: see its log"
+				if e.Error != "" {
+					why = e.Error
+				}
+				return e, fmt.Errorf("extractq dev (pid %d) with data folder %s is not running: %s", e.PID, data, why)
+			}
+		case devmode.Absent:
+			goneSince = time.Time{}
+		}
+		if !waiting {
+			if l == devmode.Alive {
+				return e, fmt.Errorf("extractq dev (pid %d) with data folder %s is still starting: wait for it with --wait 60s", e.PID, data)
+			}
+			return e, fmt.Errorf("no extractq dev is running with data folder %s: start one with extractq dev --sim sloppy", data)
+		}
+		select {
+		case <-ctx.Done():
+			if l == devmode.Alive {
+				return e, fmt.Errorf("extractq dev (pid %d) did not become ready in %s within the wait: see its log", e.PID, data)
+			}
+			return e, fmt.Errorf("no extractq dev started with data folder %s within the wait: start one with extractq dev --sim sloppy", data)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // devReady reports whether dev mode's worker answers /readyz with 200.
@@ -213,14 +271,14 @@ Example:
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			e, ok := devmode.Discover(data)
 			if !ok {
-				return failErr(fmt.Errorf("no extractq dev is running with data folder %s", data))
+				return cli.Failed(fmt.Errorf("no extractq dev is running with data folder %s", data))
 			}
 			p, err := os.FindProcess(e.PID)
 			if err == nil {
 				err = p.Signal(syscall.SIGTERM)
 			}
 			if err != nil {
-				return failErr(fmt.Errorf("stop extractq dev (pid %d): %w", e.PID, err))
+				return cli.Failed(fmt.Errorf("stop extractq dev (pid %d): %w", e.PID, err))
 			}
 			deadline := time.Now().Add(timeout)
 			for time.Now().Before(deadline) {
@@ -230,10 +288,10 @@ Example:
 				}
 				time.Sleep(200 * time.Millisecond)
 			}
-			return failErr(fmt.Errorf("extractq dev (pid %d) did not stop within %s", e.PID, timeout))
+			return cli.Failed(fmt.Errorf("extractq dev (pid %d) did not stop within %s", e.PID, timeout))
 		},
 	}
 	cmd.Flags().StringVar(&data, "data", devmode.DefaultDir, "data folder of the dev mode to stop")
-	cmd.Flags().DurationVar(&timeout, "timeout", time.Minute, "how long to wait for it to exit")
+	cli.DurationVar(cmd.Flags(), &timeout, "timeout", time.Minute, "how long to wait for it to exit")
 	return cmd
 }

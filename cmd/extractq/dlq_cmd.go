@@ -10,32 +10,13 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 
-	"github.com/extractq/extractq/internal/devmode"
+	"github.com/extractq/extractq/internal/cli"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/submit"
 	"github.com/extractq/extractq/internal/termsafe"
 )
-
-// openJetStream connects to EXTRACTQ_NATS_URL, else a running `extractq
-// dev`'s server, else the default. Failing to connect is a configuration
-// problem: exit 2.
-func openJetStream(cmd *cobra.Command) (*nats.Conn, jetstream.JetStream, error) {
-	url := connFlag(cmd, "nats-url", devmode.NATSURL)
-	nc, err := nats.Connect(url, nats.Name("extractq"))
-	if err != nil {
-		return nil, nil, usageErr(fmt.Errorf("connect to NATS at %s: %w (set --nats-url or EXTRACTQ_NATS_URL)", url, err))
-	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		nc.Close()
-		return nil, nil, usageErr(err)
-	}
-	return nc, js, nil
-}
 
 func newDLQCmd() *cobra.Command {
 	cmd := &cobra.Command{
@@ -51,6 +32,7 @@ func newDLQCmd() *cobra.Command {
 
 func newDLQListCmd() *cobra.Command {
 	var (
+		c      cli.Conn
 		f      jobs.ListFilter
 		limit  int
 		asJSON bool
@@ -61,7 +43,7 @@ func newDLQListCmd() *cobra.Command {
 		Long:  "List the dead letters on EXTRACTQ_DLQ: sequence, time, run, document, schema, outcome, attempts, reason.\n\nExample:\n  extractq dlq list --run march --limit 20\n  extractq dlq list --json | jq .reason",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			nc, js, err := openJetStream(cmd)
+			nc, js, err := c.ConnectNATS(cmd.Context(), "extractq-dlq")
 			if err != nil {
 				return err
 			}
@@ -88,7 +70,7 @@ func newDLQListCmd() *cobra.Command {
 				return nil
 			})
 			if err != nil && !errors.Is(err, errStop) {
-				return failErr(err)
+				return cli.Failed(err)
 			}
 			if !asJSON {
 				tw.Flush()
@@ -101,6 +83,7 @@ func newDLQListCmd() *cobra.Command {
 	cmd.Flags().StringVar(&f.Pool, "pool", "", "only this pool")
 	cmd.Flags().IntVar(&limit, "limit", 0, "show at most this many (0: all)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "one JSON object per line")
+	c.AddNATSFlag(cmd, false)
 	return cmd
 }
 
@@ -132,7 +115,10 @@ func oneLine(s string, n int) string {
 }
 
 func newDLQShowCmd() *cobra.Command {
-	var asJSON bool
+	var (
+		c      cli.Conn
+		asJSON bool
+	)
 	cmd := &cobra.Command{
 		Use:   "show SEQ",
 		Short: "Show one dead letter with every attempt",
@@ -141,16 +127,16 @@ func newDLQShowCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			seq, err := strconv.ParseUint(args[0], 10, 64)
 			if err != nil {
-				return usageErr(fmt.Errorf("SEQ %q: want the dead letter's sequence number from `extractq dlq list`", args[0]))
+				return cli.Usage(fmt.Errorf("SEQ %q: want the dead letter's sequence number from `extractq dlq list`", args[0]))
 			}
-			nc, js, err := openJetStream(cmd)
+			nc, js, err := c.ConnectNATS(cmd.Context(), "extractq-dlq")
 			if err != nil {
 				return err
 			}
 			defer nc.Close()
 			l, err := jobs.NewDLQ(js).Get(cmd.Context(), seq)
 			if err != nil {
-				return failErr(err)
+				return cli.Failed(err)
 			}
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
@@ -162,6 +148,7 @@ func newDLQShowCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the whole dead letter as JSON")
+	c.AddNATSFlag(cmd, false)
 	return cmd
 }
 
@@ -214,6 +201,7 @@ func orRoot(p string) string {
 
 func newDLQResubmitCmd() *cobra.Command {
 	var (
+		c      cli.Conn
 		req    submit.ResubmitRequest
 		asJSON bool
 	)
@@ -229,20 +217,20 @@ func newDLQResubmitCmd() *cobra.Command {
 			for _, a := range args {
 				seq, err := strconv.ParseUint(a, 10, 64)
 				if err != nil {
-					return usageErr(fmt.Errorf("SEQ %q: want a dead letter's sequence number from `extractq dlq list`", a))
+					return cli.Usage(fmt.Errorf("SEQ %q: want a dead letter's sequence number from `extractq dlq list`", a))
 				}
 				req.Seqs = append(req.Seqs, seq)
 			}
 			if req.ToVersion > 0 && req.Schema == "" {
-				return usageErr(errors.New("--to-version needs --schema NAME"))
+				return cli.Usage(errors.New("--to-version needs --schema NAME"))
 			}
 			ctx := cmd.Context()
-			nc, js, err := openJetStream(cmd)
+			nc, js, err := c.ConnectNATS(ctx, "extractq-dlq")
 			if err != nil {
 				return err
 			}
 			defer nc.Close()
-			store, err := openAuditStore(cmd)
+			store, err := c.OpenStore(ctx, cli.Migrated)
 			if err != nil {
 				return err
 			}
@@ -250,10 +238,10 @@ func newDLQResubmitCmd() *cobra.Command {
 			sum, err := submit.New(js, store).Resubmit(ctx, store, req)
 			printDLQResubmit(cmd.OutOrStdout(), sum, asJSON)
 			if err != nil {
-				return failErr(err)
+				return cli.Failed(err)
 			}
 			if len(sum.Rejected) > 0 {
-				return failErr(fmt.Errorf("%d dead letters could not be resubmitted", len(sum.Rejected)))
+				return cli.Failed(fmt.Errorf("%d dead letters could not be resubmitted", len(sum.Rejected)))
 			}
 			return nil
 		},
@@ -265,6 +253,8 @@ func newDLQResubmitCmd() *cobra.Command {
 	f.StringVar(&req.Provider, "provider", "", "extract them with this provider instead of their own")
 	f.BoolVar(&req.DryRun, "dry-run", false, "only count")
 	f.BoolVar(&asJSON, "json", false, "print the summary as JSON")
+	c.AddNATSFlag(cmd, false)
+	c.AddDatabaseFlag(cmd, false)
 	return cmd
 }
 

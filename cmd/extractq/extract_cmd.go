@@ -3,13 +3,11 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,9 +18,10 @@ import (
 
 	"github.com/sourcegraph/conc/stream"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/extractq/extractq"
+	"github.com/extractq/extractq/internal/cli"
+	"github.com/extractq/extractq/internal/cli/input"
 	"github.com/extractq/extractq/internal/providers"
 	"github.com/extractq/extractq/schema"
 )
@@ -32,12 +31,15 @@ import (
 type extractDeps struct {
 	newProvider func(spec string) (llm.Provider, error)
 	getenv      func(string) string
+	// exit ends the process at a second Ctrl-C.
+	exit func(code int)
 }
 
 func newExtractCmd() *cobra.Command {
 	return newExtractCmdWith(extractDeps{
 		newProvider: func(spec string) (llm.Provider, error) { return extractq.NewProvider(spec) },
 		getenv:      os.Getenv,
+		exit:        os.Exit,
 	})
 }
 
@@ -47,6 +49,28 @@ type extractFlags struct {
 	concurrency, maxReasks, tokenBudget, maxTokens int
 	callTimeout                                    time.Duration
 	refDirs                                        []string
+	resume                                         bool
+	in                                             inputFlags
+}
+
+// inputFlags are the document reader's flags, the same in extract and
+// submit.
+type inputFlags struct {
+	glob                 string
+	transcode, stdinText bool
+	maxDocument          int64
+}
+
+func (f *inputFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.glob, "glob", "", "in folders, only files whose name matches, e.g. '*.txt'")
+	fl.BoolVar(&f.transcode, "transcode", false, "read text that is not UTF-8 as Windows-1252 instead of rejecting it")
+	fl.BoolVar(&f.stdinText, "stdin-text", false, "read stdin (-) as one document even when its first line looks like JSONL")
+	fl.Int64Var(&f.maxDocument, "max-document", input.DefaultMaxDocument, "documents larger than this many bytes are rejected")
+}
+
+func (f *inputFlags) reader(stdin io.Reader) *input.Reader {
+	return &input.Reader{Glob: f.glob, Transcode: f.transcode, StdinText: f.stdinText, MaxDocument: f.maxDocument, Stdin: stdin}
 }
 
 func newExtractCmdWith(deps extractDeps) *cobra.Command {
@@ -58,20 +82,31 @@ func newExtractCmdWith(deps extractDeps) *cobra.Command {
 answer, repairs what it can locally and re-asks with precise feedback until the answer is valid
 or the budget is spent. It never prints an invalid value.
 
-Inputs: files (one document each), folders (every file below them, hidden ones skipped), JSONL
-files (*.jsonl, *.ndjson: one {"id": …, "text": …} object per line) and - for stdin (JSONL when
-its first line is such an object, else one document). Output: one JSON line per document, in
-input order: {"id", "outcome", "value" or "error", "attempts", "repairs", "tokens"}. A summary
-goes to stderr, with a progress line while stderr is a terminal.
+Inputs: files (one document each), folders (every file below them, hidden ones skipped, --glob
+filters), JSONL files (*.jsonl, *.ndjson: one {"id": …, "text": …} object per line) and - for
+stdin (JSONL when its first line is such an object, else one document; --stdin-text forces the
+latter). Empty, binary, non-UTF-8 (unless --transcode) and oversized (--max-document) documents
+are never sent to the model: they get a bad_input line. These are the same rules as submit's.
+
+Output: one JSON line per document, in input order: {"id", "outcome", "value" or "error",
+"attempts", "repairs", "tokens"}. Progress (total, done, failed, rate, ETA, and why it waits)
+and a summary go to stderr.
+
+Ctrl-C stops taking documents, lets the running ones finish, writes only complete lines, prints
+the summary and exits 130; a second Ctrl-C quits at once. --resume (with --out) skips the
+documents whose id already has a final line in the file, so an interrupted run continues where
+it stopped without paying twice.
 
 The provider comes from --provider or EXTRACTQ_PROVIDER, e.g. openai:gpt-4o-mini,
 anthropic:claude-haiku-4-5, ollama:llama3.1:8b, or sim:sloppy (the built-in simulator).
 
-Exit status: 0 every document succeeded, 1 some failed, 2 bad usage or configuration.
+Exit status: 0 every document succeeded, 1 some failed, 2 bad usage or configuration (including
+an input with no document), 130 interrupted.
 
 Example:
   extractq extract --schema invoice.json --provider openai:gpt-4o-mini --concurrency 8 \
-      --out invoices.jsonl invoices/`,
+      --out invoices.jsonl invoices/
+  extractq extract --schema invoice.json --provider openai:gpt-4o-mini --out invoices.jsonl --resume invoices/`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runExtract(cmd, deps, &f, args)
 		},
@@ -82,6 +117,7 @@ Example:
 	fl.StringVar(&f.model, "model", "", "model, replacing the one in the provider spec")
 	fl.IntVar(&f.concurrency, "concurrency", 4, "documents extracted at once")
 	fl.StringVar(&f.out, "out", "", "write the JSON lines to this file instead of stdout")
+	fl.BoolVar(&f.resume, "resume", false, "with --out: skip documents whose id already has a final line in the file, append the rest")
 	fl.IntVar(&f.maxReasks, "max-reasks", 3, "re-asks of an invalid answer (at most max-reasks+1 calls per document)")
 	fl.StringVar(&f.mode, "mode", string(llm.ModeAuto), "structured-output mode: auto, text, json, strict or tools")
 	fl.StringVar(&f.feedback, "feedback", string(extractq.FeedbackReflect), "re-ask feedback: reflect, direct or polite")
@@ -90,39 +126,44 @@ Example:
 	fl.StringVar(&f.repair, "repair", string(extractq.RepairCoerce), "local repairs before re-asking: off, syntax or coerce")
 	fl.IntVar(&f.tokenBudget, "token-budget", 0, "tokens one document may cost over all calls (0: no cap)")
 	fl.IntVar(&f.maxTokens, "max-tokens", 0, "cap on each answer's tokens (0: the provider's)")
-	fl.DurationVar(&f.callTimeout, "call-timeout", 0, "timeout of one HTTP call, retried as a transport failure (0: none)")
+	cli.DurationVar(fl, &f.callTimeout, "call-timeout", 0, "timeout of one HTTP call, retried as a transport failure (0: none)")
 	fl.StringArrayVar(&f.refDirs, "ref-dir", nil, "resolve $refs starting with PREFIX from DIR: PREFIX=DIR (repeatable)")
+	f.in.register(cmd)
 	return cmd
 }
 
 func runExtract(cmd *cobra.Command, deps extractDeps, f *extractFlags, args []string) error {
-	if len(args) == 0 {
-		return usageErr(errors.New("no input: pass files, folders, JSONL files, or - to read stdin"))
-	}
 	if f.schema == "" {
-		return usageErr(errors.New("no schema: pass --schema FILE (a JSON Schema, JSON or YAML)"))
+		return cli.Usage(errors.New("no schema: pass --schema FILE (a JSON Schema, JSON or YAML)"))
 	}
 	if f.concurrency < 1 {
-		return usageErr(fmt.Errorf("--concurrency %d: use 1 or more", f.concurrency))
+		return cli.Usage(fmt.Errorf("--concurrency %d: use 1 or more", f.concurrency))
+	}
+	if f.resume && f.out == "" {
+		return cli.Usage(errors.New("--resume needs --out FILE: the file whose complete lines say what is done"))
+	}
+	r := f.in.reader(cmd.InOrStdin())
+	if err := r.Check(args); err != nil {
+		return cli.Usage(err)
 	}
 	var sopts []schema.Option
 	for _, rd := range f.refDirs {
 		prefix, dir, ok := strings.Cut(rd, "=")
 		if !ok || prefix == "" || dir == "" {
-			return usageErr(fmt.Errorf("--ref-dir %q: use PREFIX=DIR, e.g. https://example.com/schemas/=./schemas", rd))
+			return cli.Usage(fmt.Errorf("--ref-dir %q: use PREFIX=DIR, e.g. https://example.com/schemas/=./schemas", rd))
 		}
 		sopts = append(sopts, schema.WithRefDir(prefix, dir))
 	}
 	s, err := schema.CompileFile(f.schema, sopts...)
 	if err != nil {
-		return usageErr(fmt.Errorf("schema %s: %w", f.schema, err))
+		return cli.Usage(fmt.Errorf("schema %s: %w", f.schema, err))
 	}
 	spec := f.provider
 	if spec == "" {
 		spec = deps.getenv("EXTRACTQ_PROVIDER")
 	}
 	if spec == "" {
-		return usageErr(errors.New("no provider: pass --provider (e.g. openai:gpt-4o-mini, or sim:sloppy for the simulator) or set EXTRACTQ_PROVIDER"))
+		return cli.Usage(errors.New("no provider: pass --provider (e.g. openai:gpt-4o-mini, or sim:sloppy for the simulator) or set EXTRACTQ_PROVIDER"))
 	}
 	if f.model != "" {
 		family, _, _ := strings.Cut(spec, ":")
@@ -130,69 +171,319 @@ func runExtract(cmd *cobra.Command, deps extractDeps, f *extractFlags, args []st
 	}
 	p, err := deps.newProvider(spec)
 	if err != nil {
-		return usageErr(err) // it names the provider and the fix
+		return cli.Usage(err) // it names the provider and the fix
 	}
+	bar := cli.NewProgress(cmd.ErrOrStderr(), "extract")
+	waits := &backoffs{bar: bar}
 	x, err := extractq.New(extractq.WithProvider(p),
 		extractq.WithMaxReasks(f.maxReasks), extractq.WithMode(llm.Mode(f.mode)),
 		extractq.WithFeedback(extractq.Feedback(f.feedback)), extractq.WithHistory(extractq.History(f.history)),
 		extractq.WithSchemaIn(extractq.SchemaIn(f.schemaIn)), extractq.WithRepair(extractq.RepairPolicy(f.repair)),
-		extractq.WithTokenBudget(f.tokenBudget), extractq.WithMaxTokens(f.maxTokens), extractq.WithCallTimeout(f.callTimeout))
+		extractq.WithTokenBudget(f.tokenBudget), extractq.WithMaxTokens(f.maxTokens), extractq.WithCallTimeout(f.callTimeout),
+		extractq.WithSleeper(waits.sleep))
 	if err != nil {
-		return usageErr(err)
+		return cli.Usage(err)
 	}
 
-	out := cmd.OutOrStdout()
-	var file *os.File
+	out := &lineWriter{w: cmd.OutOrStdout()}
+	var done map[string]bool // --resume: ids with a final line already
 	if f.out != "" {
-		if file, err = os.Create(f.out); err != nil {
-			return usageErr(fmt.Errorf("--out: %w", err))
+		file, ids, err := openOut(f.out, f.resume)
+		if err != nil {
+			return cli.Usage(err)
 		}
 		defer file.Close() // a second Close after the checked one is harmless
-		out = file
+		out.w, done = file, ids
 	}
-	w := bufio.NewWriter(out)
-	ctx, cancel := context.WithCancelCause(cmd.Context())
-	defer cancel(nil)
 
-	sum := &summary{start: time.Now(), stderr: cmd.ErrOrStderr(), progress: isTerminal(cmd.ErrOrStderr())}
+	sum := &summary{start: time.Now(), stderr: cmd.ErrOrStderr()}
+	// The run's context stops the documents at a fatal provider error; the
+	// intake context also stops taking new ones at the first Ctrl-C.
+	runCtx, stopRun := context.WithCancelCause(cmd.Context())
+	defer stopRun(nil)
+	var running sync.WaitGroup
+	var inFlight int
+	var inFlightMu sync.Mutex
+	intake, stopSignals := cli.Interruptible(runCtx, func() {
+		inFlightMu.Lock()
+		n := inFlight
+		inFlightMu.Unlock()
+		fmt.Fprintf(cmd.ErrOrStderr(), "\nextract: interrupted: taking no more documents, finishing the %d running; Ctrl-C again to quit at once\n", n)
+	}, func() {
+		// Nothing half-written: take the output before leaving.
+		out.mu.Lock()
+		fmt.Fprintln(cmd.ErrOrStderr(), "extract: quit; the output holds complete lines only (continue with --resume)")
+		deps.exit(cli.ExitInterrupted)
+	})
+	defer stopSignals()
+
+	bar.Start(runCtx)
+	counted := countInputs(intake, r, args, done, bar) // stops counting at Ctrl-C too
 	st := stream.New().WithMaxGoroutines(f.concurrency)
 	var abortOnce sync.Once
-	inErr := readInputs(ctx, args, cmd.InOrStdin(), func(d document) {
+	skipped := 0
+	readErr := r.Read(intake, args, func(d input.Doc) error {
+		if done[d.ID] {
+			skipped++
+			return nil
+		}
+		running.Add(1)
 		st.Go(func() stream.Callback {
-			if ctx.Err() != nil {
-				return func() {} // the run was stopped before this document started
-			}
-			line := extractOne(ctx, x, s, d)
+			defer running.Done()
+			inFlightMu.Lock()
+			inFlight++
+			bar.SetActive(inFlight, -1)
+			inFlightMu.Unlock()
+			line := extractOne(runCtx, x, s, d)
+			inFlightMu.Lock()
+			inFlight--
+			bar.SetActive(inFlight, -1)
+			inFlightMu.Unlock()
 			if fatal := stopsTheRun(line.res); fatal != nil {
-				abortOnce.Do(func() { cancel(fatal) })
+				abortOnce.Do(func() { stopRun(fatal) })
 			}
 			return func() {
+				if line.Outcome == string(llm.OutcomeCanceled) && runCtx.Err() != nil {
+					sum.notWritten++ // stopped by a fatal error: done again with --resume
+					return
+				}
 				sum.add(line)
-				if err := writeLine(w, line); err != nil {
-					abortOnce.Do(func() { cancel(fmt.Errorf("writing the output: %w", err)) })
+				if line.Outcome == string(llm.OutcomeOK) {
+					bar.Add(1, 0)
+				} else {
+					bar.Add(0, 1)
+				}
+				if err := out.writeLine(line); err != nil {
+					abortOnce.Do(func() { stopRun(fmt.Errorf("writing the output: %w", err)) })
 				}
 			}
 		})
+		return nil
 	})
 	st.Wait()
-	werr := w.Flush()
-	if file != nil {
-		werr = cmp.Or(werr, file.Close())
-	}
+	<-counted
+	bar.Stop()
+	werr := out.close()
+	sum.skipped = skipped
 	sum.finish(p.Name())
 	switch {
-	case context.Cause(ctx) != nil && !errors.Is(context.Cause(ctx), context.Canceled):
-		return usageErr(context.Cause(ctx))
-	case inErr != nil:
-		return usageErr(inErr)
+	case context.Cause(runCtx) != nil && !errors.Is(context.Cause(runCtx), context.Canceled):
+		return cli.Usage(context.Cause(runCtx))
+	case cli.WasInterrupted(intake):
+		msg := "interrupted after every document was taken: the running ones finished"
+		if errors.Is(readErr, cli.ErrInterrupted) {
+			msg = "interrupted: the documents not started were not written"
+		}
+		if f.out != "" {
+			msg += fmt.Sprintf("; continue with the same command and --resume (it skips the %d ids already in %s)", sum.docs+skipped, f.out)
+		}
+		return cli.Interrupted(errors.New(msg))
+	case readErr != nil && errors.Is(readErr, input.ErrNoDocuments) && skipped > 0:
+		// Everything was done already.
+	case readErr != nil:
+		return cli.Usage(readErr)
 	case werr != nil:
-		return failErr(fmt.Errorf("writing the output: %w", werr))
-	case sum.docs == 0:
-		return usageErr(fmt.Errorf("no documents found in %s", strings.Join(args, ", ")))
+		return cli.Failed(fmt.Errorf("writing the output: %w", werr))
+	case sum.docs == 0 && skipped == 0:
+		return cli.Usage(fmt.Errorf("no documents found in %s", strings.Join(args, ", ")))
 	case sum.failed+sum.unextractable > 0:
-		return failErr(fmt.Errorf("%d of %d documents got no valid value", sum.failed+sum.unextractable, sum.docs))
+		return cli.Failed(fmt.Errorf("%d of %d documents got no valid value", sum.failed+sum.unextractable, sum.docs))
 	}
 	return nil
+}
+
+// countInputs counts the documents under args (not stdin, which cannot be
+// read twice) in the background and gives the total to the progress
+// display; until then the display shows how many were read so far. The
+// returned channel closes when it is done or ctx ends.
+func countInputs(ctx context.Context, r *input.Reader, args []string, skip map[string]bool, bar *cli.Progress) <-chan struct{} {
+	done := make(chan struct{})
+	for _, a := range args {
+		if a == "-" {
+			close(done)
+			return done
+		}
+	}
+	go func() {
+		defer close(done)
+		n := 0
+		counter := *r
+		err := counter.Read(ctx, args, func(d input.Doc) error {
+			if skip[d.ID] {
+				return nil
+			}
+			n++
+			if n%1000 == 0 {
+				bar.SetTotal(n, false)
+			}
+			return nil
+		})
+		if err == nil {
+			bar.SetTotal(n, true)
+		}
+	}()
+	return done
+}
+
+// backoffs tracks documents waiting out a transport backoff (429, 5xx,
+// timeouts), so that the progress display can say why nothing moves.
+type backoffs struct {
+	bar   *cli.Progress
+	mu    sync.Mutex
+	until map[*time.Time]struct{}
+}
+
+func (b *backoffs) sleep(ctx context.Context, d time.Duration) error {
+	wake := time.Now().Add(d)
+	b.mu.Lock()
+	if b.until == nil {
+		b.until = map[*time.Time]struct{}{}
+	}
+	b.until[&wake] = struct{}{}
+	b.show()
+	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		delete(b.until, &wake)
+		b.show()
+		b.mu.Unlock()
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// show sets the reason; b.mu is held.
+func (b *backoffs) show() {
+	if len(b.until) == 0 {
+		b.bar.SetReason("")
+		return
+	}
+	var next time.Time
+	for w := range b.until {
+		if next.IsZero() || w.Before(next) {
+			next = *w
+		}
+	}
+	b.bar.SetReason(fmt.Sprintf("%d backing off after a rate limit or server error (next retry in %s)",
+		len(b.until), time.Until(next).Round(time.Second)))
+}
+
+// lineWriter writes whole lines, each with one Write, under a lock that a
+// second Ctrl-C takes before the process exits: the output never ends
+// with half a line.
+type lineWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lineWriter) writeLine(line *outLine) error {
+	b, err := json.Marshal(line)
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, err = l.w.Write(append(b, '\n'))
+	return err
+}
+
+func (l *lineWriter) close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if f, ok := l.w.(*os.File); ok && f != os.Stdout {
+		return f.Close()
+	}
+	return nil
+}
+
+// finalOutcomes are the outcomes a rerun would not change: --resume skips
+// their documents. Documents that failed for a passing reason (transport,
+// fatal, canceled) are tried again.
+var finalOutcomes = map[string]bool{
+	string(llm.OutcomeOK): true, string(llm.OutcomeUnextractable): true,
+	string(llm.OutcomeExhausted): true, string(llm.OutcomeBudgetExceeded): true,
+	outcomeBadInput: true,
+}
+
+// openOut opens --out. Without resume it is created afresh. With resume,
+// the complete lines with a final outcome are kept (a torn last line, and
+// lines of documents to try again, are dropped) and their ids returned;
+// new lines are appended after them.
+func openOut(path string, resume bool) (*os.File, map[string]bool, error) {
+	if !resume {
+		f, err := os.Create(path)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--out: %w", err)
+		}
+		return f, nil, nil
+	}
+	old, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		f, err := os.Create(path)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--out: %w", err)
+		}
+		return f, map[string]bool{}, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("--out: %w", err)
+	}
+	defer old.Close()
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".resume-*")
+	if err != nil {
+		return nil, nil, fmt.Errorf("--out: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // after the rename there is nothing left to remove
+	ids := map[string]bool{}
+	br := bufio.NewReaderSize(old, 64<<10)
+	w := bufio.NewWriter(tmp)
+	for {
+		line, err := br.ReadBytes('\n')
+		if err == nil { // a line without its newline is torn: drop it
+			var l struct {
+				ID      json.RawMessage `json:"id"`
+				Outcome string          `json:"outcome"`
+			}
+			if json.Unmarshal(line, &l) == nil && finalOutcomes[l.Outcome] {
+				ids[idText(l.ID)] = true
+				if _, err := w.Write(line); err != nil {
+					tmp.Close()
+					return nil, nil, fmt.Errorf("--out: %w", err)
+				}
+			}
+			continue
+		}
+		if err == io.EOF {
+			break
+		}
+		tmp.Close()
+		return nil, nil, fmt.Errorf("--out %s: %w", path, err)
+	}
+	if err := w.Flush(); err != nil {
+		tmp.Close()
+		return nil, nil, fmt.Errorf("--out: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		tmp.Close()
+		return nil, nil, fmt.Errorf("--out: %w", err)
+	}
+	return tmp, ids, nil // tmp is now path, positioned at its end
+}
+
+// idText is an output line's id as the reader gives it: a JSON string's
+// text, a number's digits.
+func idText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return string(bytes.TrimSpace(raw))
 }
 
 // stopsTheRun returns why the remaining documents are not worth trying: the
@@ -212,16 +503,9 @@ func stopsTheRun(res *llm.Result) error {
 	return nil
 }
 
-// document is one input to extract.
-type document struct {
-	id   json.RawMessage // as given in JSONL, else the path as a JSON string
-	text string
-	err  error // the input could not be read or parsed
-}
-
 // outLine is one line of output.
 type outLine struct {
-	ID       json.RawMessage `json:"id"`
+	ID       string          `json:"id"`
 	Outcome  string          `json:"outcome"`
 	Value    json.RawMessage `json:"value,omitempty"`
 	Error    string          `json:"error,omitempty"`
@@ -232,16 +516,20 @@ type outLine struct {
 	res *llm.Result
 }
 
-// outcomeBadInput marks a document that could not be read.
+// outcomeBadInput marks a document that was not sent to the model: it
+// could not be read, or the input rules rejected it.
 const outcomeBadInput = "bad_input"
 
-func extractOne(ctx context.Context, x *extractq.Extractor, s *schema.Schema, d document) *outLine {
-	l := &outLine{ID: d.id}
-	if d.err != nil {
-		l.Outcome, l.Error = outcomeBadInput, d.err.Error()
+func extractOne(ctx context.Context, x *extractq.Extractor, s *schema.Schema, d input.Doc) *outLine {
+	l := &outLine{ID: d.ID}
+	if d.Err != nil {
+		l.Outcome, l.Error = outcomeBadInput, d.Err.Error()
+		if d.Source != d.ID {
+			l.Error = d.Source + ": " + l.Error
+		}
 		return l
 	}
-	res, err := x.Extract(ctx, d.text, s)
+	res, err := x.Extract(ctx, d.Text, s)
 	if res == nil { // a configuration error: the same for every document
 		l.Outcome, l.Error = string(llm.OutcomeFatal), err.Error()
 		return l
@@ -254,162 +542,14 @@ func extractOne(ctx context.Context, x *extractq.Extractor, s *schema.Schema, d 
 	return l
 }
 
-func writeLine(w io.Writer, l *outLine) error {
-	b, err := json.Marshal(l)
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(b, '\n'))
-	return err
-}
-
-func jsonString(s string) json.RawMessage {
-	b, _ := json.Marshal(s) // a string always marshals
-	return b
-}
-
-// readInputs walks the arguments in order and hands each document to emit,
-// reading one at a time so that memory stays bounded by the concurrency.
-func readInputs(ctx context.Context, args []string, stdin io.Reader, emit func(document)) error {
-	for _, arg := range args {
-		if ctx.Err() != nil {
-			return nil
-		}
-		if arg == "-" {
-			if err := readStdin(ctx, stdin, emit); err != nil {
-				return fmt.Errorf("stdin: %w", err)
-			}
-			continue
-		}
-		info, err := os.Stat(arg)
-		if err != nil {
-			return fmt.Errorf("input %s: %w", arg, err)
-		}
-		if !info.IsDir() {
-			readFile(ctx, arg, emit)
-			continue
-		}
-		err = filepath.WalkDir(arg, func(path string, e fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if ctx.Err() != nil {
-				return filepath.SkipAll
-			}
-			if strings.HasPrefix(e.Name(), ".") && path != arg {
-				if e.IsDir() {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if e.Type().IsRegular() {
-				readFile(ctx, path, emit)
-			}
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("input %s: %w", arg, err)
-		}
-	}
-	return nil
-}
-
-func isJSONL(path string) bool {
-	ext := strings.ToLower(filepath.Ext(path))
-	return ext == ".jsonl" || ext == ".ndjson"
-}
-
-func readFile(ctx context.Context, path string, emit func(document)) {
-	if isJSONL(path) {
-		fh, err := os.Open(path)
-		if err != nil {
-			emit(document{id: jsonString(path), err: err})
-			return
-		}
-		defer fh.Close()
-		if err := readJSONL(ctx, path, bufio.NewReader(fh), emit); err != nil {
-			emit(document{id: jsonString(path), err: err})
-		}
-		return
-	}
-	b, err := os.ReadFile(path)
-	emit(document{id: jsonString(path), text: string(b), err: err})
-}
-
-// readStdin reads JSONL when the first line is a {"text": …} object, else
-// all of stdin as one document named "-".
-func readStdin(ctx context.Context, stdin io.Reader, emit func(document)) error {
-	r := bufio.NewReader(stdin)
-	first, err := r.ReadBytes('\n')
-	if err != nil && err != io.EOF {
-		return err
-	}
-	if _, ok := parseRecord(first); ok {
-		return readJSONL(ctx, "stdin", io.MultiReader(bytes.NewReader(first), r), emit)
-	}
-	rest, err := io.ReadAll(r)
-	if err != nil {
-		return err
-	}
-	emit(document{id: jsonString("-"), text: string(first) + string(rest)})
-	return nil
-}
-
-type record struct {
-	ID   json.RawMessage `json:"id"`
-	Text *string         `json:"text"`
-}
-
-func parseRecord(line []byte) (record, bool) {
-	var rec record
-	if json.Unmarshal(line, &rec) != nil || rec.Text == nil {
-		return rec, false
-	}
-	return rec, true
-}
-
-// readJSONL emits one document per non-blank line; a line that is not a
-// {"id", "text"} object becomes a bad_input document named name:LINE.
-func readJSONL(ctx context.Context, name string, r io.Reader, emit func(document)) error {
-	br := bufio.NewReader(r)
-	for n := 1; ctx.Err() == nil; n++ {
-		line, err := br.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
-			where := fmt.Sprintf("%s:%d", name, n)
-			rec, ok := parseRecord(line)
-			switch {
-			case !ok:
-				emit(document{id: jsonString(where), err: fmt.Errorf("%s: not a {\"id\": …, \"text\": \"…\"} object", where)})
-			case len(rec.ID) == 0 || string(rec.ID) == "null":
-				emit(document{id: jsonString(where), text: *rec.Text})
-			default:
-				emit(document{id: rec.ID, text: *rec.Text})
-			}
-		}
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
-}
-
 // summary counts outcomes; it is only touched by the stream's callbacks,
 // which run one at a time.
 type summary struct {
-	start    time.Time
-	stderr   io.Writer
-	progress bool
-	shown    time.Time
+	start  time.Time
+	stderr io.Writer
 
 	docs, ok, failed, unextractable int
+	skipped, notWritten             int
 	attempts, repairs               int
 	usage                           llm.Usage
 	// byMode is the spend of each mode the calls used, for the cost per
@@ -462,19 +602,11 @@ func (s *summary) add(l *outLine) {
 			s.mode(l.res.Attempts[n-1].Mode).valid++
 		}
 	}
-	if s.progress && time.Since(s.shown) > 100*time.Millisecond {
-		s.shown = time.Now()
-		fmt.Fprintf(s.stderr, "\r\033[K%d done: %d ok, %d failed, %d unextractable · %.1f docs/s",
-			s.docs, s.ok, s.failed, s.unextractable, float64(s.docs)/time.Since(s.start).Seconds())
-	}
 }
 
 // finish prints the summary; provider is the provider string, which prices
 // every "sim:…" model at the simulator's notional price.
 func (s *summary) finish(provider string) {
-	if s.progress {
-		fmt.Fprint(s.stderr, "\r\033[K")
-	}
 	cost := "unknown for " + provider
 	if usd, known := providers.EstimateCost(provider, s.usage); known {
 		cost = fmt.Sprintf("$%.4f", usd)
@@ -484,6 +616,12 @@ func (s *summary) finish(provider string) {
 		s.usage.Total(), s.usage.PromptTokens, s.usage.CachedPromptTokens, s.usage.CompletionTokens, cost)
 	for _, m := range s.modes {
 		fmt.Fprintf(s.stderr, "  %s\n", s.byMode[m].line(m, provider))
+	}
+	if s.skipped > 0 {
+		fmt.Fprintf(s.stderr, "%d documents skipped: already done in the output (--resume)\n", s.skipped)
+	}
+	if s.notWritten > 0 {
+		fmt.Fprintf(s.stderr, "%d documents stopped before an answer were not written: run again with --resume once the cause is fixed\n", s.notWritten)
 	}
 }
 

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/extractq/extractq/llm"
-
 	"github.com/extractq/extractq/extractqtest"
+	"github.com/extractq/extractq/internal/cli"
+	"github.com/extractq/extractq/llm"
 )
 
 const extractSchema = `{"type":"object","properties":{"vendor":{"type":"string"},"total":{"type":"number"}},"required":["vendor","total"],"additionalProperties":false}`
@@ -78,22 +78,22 @@ func runExtractCmd(t *testing.T, p llm.Provider, env map[string]string, stdin st
 	deps := extractDeps{
 		newProvider: func(spec string) (llm.Provider, error) { r.specs = append(r.specs, spec); return p, nil },
 		getenv:      func(k string) string { return env[k] },
+		exit:        func(code int) { t.Errorf("the command tried to exit %d", code) },
 	}
-	cmd := newExtractCmdWith(deps)
-	cmd.SilenceUsage, cmd.SilenceErrors = true, true // as under the root command
+	cmd := cli.Prepare(newExtractCmdWith(deps)) // as under the root command
 	var out, errb bytes.Buffer
 	cmd.SetOut(&out)
 	cmd.SetErr(&errb)
 	cmd.SetIn(strings.NewReader(stdin))
 	cmd.SetArgs(args)
 	err := cmd.ExecuteContext(context.Background())
-	var ee *exitError
+	var ee *cli.ExitError
 	switch {
 	case err == nil:
 	case errors.As(err, &ee):
-		r.code = ee.code
-		if ee.err != nil {
-			errb.WriteString(ee.err.Error())
+		r.code = ee.Code
+		if ee.Err != nil {
+			errb.WriteString(ee.Err.Error())
 		}
 	default:
 		r.code = 2
@@ -200,7 +200,7 @@ func TestExtractCmd(t *testing.T) {
 			stdin: `{"id":"x","text":"ACME invoice"}` + "\n" + `{"id":"y","text":"Bolt invoice"}`,
 			args:  []string{"--schema", sch, "-"}, code: 0, ids: []string{"x", "y"}, inStderr: "2 ok", spec: "sim:clean"},
 		{name: "stdin text is one document", stdin: "ACME invoice\nsecond line", args: []string{"--schema", sch, "--provider", "openai:gpt-4o", "--model", "gpt-4o-mini", "-"},
-			code: 0, ids: []string{"-"}, spec: "openai:gpt-4o-mini"},
+			code: 0, ids: []string{"stdin"}, spec: "openai:gpt-4o-mini"},
 		{name: "no provider", args: []string{"--schema", sch, "-"}, code: 2, inStderr: "EXTRACTQ_PROVIDER"},
 		{name: "no input", args: []string{"--schema", sch, "--provider", "fake:m"}, code: 2, inStderr: "no input"},
 		{name: "bad schema", args: []string{"--schema", filepath.Join(dir, "bad.json"), "--provider", "fake:m", "-"}, code: 2, inStderr: "bad.json"},

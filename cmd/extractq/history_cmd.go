@@ -10,11 +10,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/extractq/extractq/internal/audit"
+	"github.com/extractq/extractq/internal/cli"
 	"github.com/extractq/extractq/internal/termsafe"
 )
 
 func newHistoryCmd() *cobra.Command {
-	var asJSON bool
+	var (
+		c      cli.Conn
+		asJSON bool
+	)
 	cmd := &cobra.Command{
 		Use:   "history DOC",
 		Short: "Show every job, attempt, result and dead letter of one document",
@@ -25,17 +29,17 @@ func newHistoryCmd() *cobra.Command {
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			s, err := openAuditStore(cmd)
+			s, err := c.OpenStore(ctx, cli.Migrated)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
 			h, err := s.History(ctx, args[0])
 			if err != nil {
-				return failErr(err)
+				return cli.Failed(err)
 			}
 			if h.Empty() {
-				return failErr(fmt.Errorf("no record of document %q: check the id (it is the id given at submit time)", args[0]))
+				return cli.Failed(fmt.Errorf("no record of document %q: check the id (it is the id given at submit time)", args[0]))
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
@@ -48,6 +52,7 @@ func newHistoryCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	c.AddDatabaseFlag(cmd, false)
 	return cmd
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/extractq/extractq/internal/cli"
 	"github.com/extractq/extractq/internal/jsonx"
 )
 
@@ -35,11 +36,11 @@ Examples:
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if pretty && all {
-				return usageErr(errors.New("--pretty cannot be combined with --all, which prints one candidate per line"))
+				return cli.Usage(errors.New("--pretty cannot be combined with --all, which prints one candidate per line"))
 			}
 			p, err := jsonx.ParsePolicy(policy)
 			if err != nil {
-				return usageErr(err)
+				return cli.Usage(err)
 			}
 			name := "-"
 			if len(args) == 1 {
@@ -47,7 +48,7 @@ Examples:
 			}
 			text, err := readRepairInput(cmd, name)
 			if err != nil {
-				return usageErr(err)
+				return cli.Usage(err)
 			}
 			cands := jsonx.Find(string(text), p)
 			if len(cands) == 0 {
@@ -55,7 +56,7 @@ Examples:
 				if p == jsonx.PolicyOff {
 					hint = "none is strictly valid; try --policy syntax to repair it"
 				}
-				return failErr(fmt.Errorf("no usable JSON found in %s: %s", repairInputName(name), hint))
+				return cli.Failed(fmt.Errorf("no usable JSON found in %s: %s", repairInputName(name), hint))
 			}
 			if !all {
 				cands = cands[:1]

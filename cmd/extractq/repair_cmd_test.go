@@ -2,11 +2,12 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/extractq/extractq/internal/cli"
 )
 
 // runRepairCmd runs `extractq repair args...` with stdin and returns stdout,
@@ -15,20 +16,10 @@ func runRepairCmd(t *testing.T, stdin string, args ...string) (string, string, i
 	t.Helper()
 	root := newRootCmd()
 	var out, errOut bytes.Buffer
-	root.SetArgs(append([]string{"repair"}, args...))
 	root.SetIn(strings.NewReader(stdin))
 	root.SetOut(&out)
 	root.SetErr(&errOut)
-	err := root.Execute()
-	code := 0
-	if err != nil {
-		code = 2
-		var ee *exitError
-		if errors.As(err, &ee) {
-			code = ee.code
-		}
-		errOut.WriteString(err.Error())
-	}
+	code := cli.Run(root, append([]string{"repair"}, args...), &errOut)
 	return out.String(), errOut.String(), code
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/extractq/extractq/internal/audit"
+	"github.com/extractq/extractq/internal/cli"
 )
 
 func newResultsCmd() *cobra.Command {
@@ -21,8 +22,11 @@ func newResultsCmd() *cobra.Command {
 }
 
 func newResultsExportCmd() *cobra.Command {
-	var f audit.ExportFilter
-	var format, out string
+	var (
+		c           cli.Conn
+		f           audit.ExportFilter
+		format, out string
+	)
 	cmd := &cobra.Command{
 		Use:   "export --schema NAME [--version V] [--run NAME] --format jsonl|csv [--out FILE]",
 		Short: "Stream results of a schema as JSON Lines or CSV",
@@ -43,36 +47,36 @@ func newResultsExportCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fm := audit.ExportFormat(format)
 			if fm != audit.FormatJSONL && fm != audit.FormatCSV {
-				return usageErr(fmt.Errorf("--format %q: use jsonl or csv", format))
+				return cli.Usage(fmt.Errorf("--format %q: use jsonl or csv", format))
 			}
 			ctx := cmd.Context()
-			s, err := openAuditStore(cmd)
+			s, err := c.OpenStore(ctx, cli.Migrated)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
 			if _, err := s.SchemaByName(ctx, f.Schema, f.Version); err != nil {
 				if errors.Is(err, audit.ErrNotFound) {
-					return usageErr(err)
+					return cli.Usage(err)
 				}
-				return failErr(err)
+				return cli.Failed(err)
 			}
 			if out == "" || out == "-" {
 				if _, err := s.Export(ctx, f, fm, cmd.OutOrStdout()); err != nil {
-					return failErr(err)
+					return cli.Failed(err)
 				}
 				return nil
 			}
 			file, err := os.Create(out)
 			if err != nil {
-				return usageErr(fmt.Errorf("--out: %w", err))
+				return cli.Usage(fmt.Errorf("--out: %w", err))
 			}
 			n, err := s.Export(ctx, f, fm, file)
 			if cerr := file.Close(); err == nil && cerr != nil {
 				err = fmt.Errorf("write %s: %w", out, cerr)
 			}
 			if err != nil {
-				return failErr(err)
+				return cli.Failed(err)
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "exported %d results to %s\n", n, out)
 			return nil
@@ -84,5 +88,6 @@ func newResultsExportCmd() *cobra.Command {
 	cmd.Flags().StringVar(&format, "format", "jsonl", "jsonl or csv")
 	cmd.Flags().StringVarP(&out, "out", "o", "", "write to FILE instead of standard output")
 	_ = cmd.MarkFlagRequired("schema")
+	c.AddDatabaseFlag(cmd, false)
 	return cmd
 }

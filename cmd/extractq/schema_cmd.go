@@ -7,9 +7,15 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/extractq/extractq/internal/audit"
+	"github.com/extractq/extractq/internal/cli"
+	"github.com/extractq/extractq/internal/jobs"
+	"github.com/extractq/extractq/internal/jobs/submit"
 	"github.com/extractq/extractq/schema"
 )
 
@@ -50,12 +56,21 @@ func newSchemaCmd() *cobra.Command {
 response_format wrapper, {name, schema, strict}, or extractq's compact notation,
 written as JSON or YAML.
 
+list and register work on the schemas the fleet knows (the audit database and the workers'
+schema bucket): submit registers a schema file by itself; register does it without queueing
+anything, e.g. a new version before "submit resubmit --to-version".
+
+Exit codes: 0 ok, 1 some file has no example or cannot take the provider form, 2 bad usage or an
+invalid schema, 3 NATS or Postgres unreachable.
+
 Examples:
   extractq schema check book.yaml
   extractq schema example book.yaml invoice.json
-  extractq schema convert --to openai book.yaml`,
+  extractq schema convert --to openai book.yaml
+  extractq schema register --name invoice invoice-v2.json
+  extractq schema list`,
 	}
-	cmd.AddCommand(newSchemaCheckCmd(), newSchemaExampleCmd(), newSchemaConvertCmd())
+	cmd.AddCommand(newSchemaCheckCmd(), newSchemaExampleCmd(), newSchemaConvertCmd(), newSchemaListCmd(), newSchemaRegisterCmd())
 	return cmd
 }
 
@@ -68,7 +83,7 @@ func newSchemaCheckCmd() *cobra.Command {
 notation converted, wrappers removed) on stdout, preceded by a "# FILE" line
 when there are several, and "FILE: ok (fingerprint)" on stderr. An invalid
 schema is reported on stderr with its location inside the file.
-Exit 1 if any file is invalid.
+Exit 2 if any file is invalid (or cannot be read).
 
 Examples:
   extractq schema check book.yaml
@@ -77,7 +92,7 @@ Examples:
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts, err := sf.options()
 			if err != nil {
-				return usageErr(err)
+				return cli.Usage(err)
 			}
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			bad := 0
@@ -97,7 +112,7 @@ Examples:
 				fmt.Fprintf(errOut, "%s: ok (%s)\n", file, s.Fingerprint())
 			}
 			if bad > 0 {
-				return failErr(fmt.Errorf("%d of %d schemas are invalid", bad, len(args)))
+				return cli.Usage(fmt.Errorf("%d of %d schemas are invalid", bad, len(args)))
 			}
 			return nil
 		},
@@ -118,7 +133,7 @@ func newSchemaExampleCmd() *cobra.Command {
 that validates against the schema, or {"file":…,"error":…} saying why none
 can be built (an invalid schema, contradictory constraints). With --seed N > 0
 the values vary with N (the instance the simulator would answer).
-Exit 1 if any file has no example.
+Exit 2 if any schema is invalid, else 1 if any has no example.
 
 Examples:
   extractq schema example book.yaml
@@ -127,9 +142,9 @@ Examples:
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts, err := sf.options()
 			if err != nil {
-				return usageErr(err)
+				return cli.Usage(err)
 			}
-			bad := 0
+			bad, invalid := 0, 0
 			for _, file := range args {
 				line := struct {
 					File    string          `json:"file"`
@@ -137,7 +152,9 @@ Examples:
 					Error   string          `json:"error,omitempty"`
 				}{File: file}
 				s, err := schema.CompileFile(file, opts...)
-				if err == nil {
+				if err != nil {
+					invalid++
+				} else {
 					if seed > 0 {
 						line.Example, err = s.Instance(seed)
 					} else {
@@ -152,8 +169,11 @@ Examples:
 					return err
 				}
 			}
+			if invalid > 0 {
+				return cli.Usage(nil)
+			}
 			if bad > 0 {
-				return failErr(nil)
+				return cli.Failed(nil)
 			}
 			return nil
 		},
@@ -179,10 +199,11 @@ func newSchemaConvertCmd() *cobra.Command {
   anthropic   structured outputs: objects closed, unsupported limits described
   gemini      responseSchema (OpenAPI 3.0 subset, upper-case types, nullable)
   ollama      the "format" field: references inlined
-Exit 1 if the schema is invalid or cannot be expressed in that form. A form that
-would forbid what the schema allows (a free-form object, additionalProperties,
-patternProperties...) is not printed: the reasons are, and extraction uses JSON
-mode with the schema in the prompt instead (mode auto does so by itself).
+Exit 2 if the schema is invalid, 1 if it cannot be expressed in that form. A
+form that would forbid what the schema allows (a free-form object,
+additionalProperties, patternProperties...) is not printed: the reasons are, and
+extraction uses JSON mode with the schema in the prompt instead (mode auto does
+so by itself).
 
 Examples:
   extractq schema convert --to openai book.yaml
@@ -191,23 +212,23 @@ Examples:
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts, err := sf.options()
 			if err != nil {
-				return usageErr(err)
+				return cli.Usage(err)
 			}
 			form, err := schema.ParseForm(to)
 			if err != nil {
-				return usageErr(fmt.Errorf("--to: %w", err))
+				return cli.Usage(fmt.Errorf("--to: %w", err))
 			}
 			s, err := schema.CompileFile(args[0], opts...)
 			if err != nil {
-				return failErr(errors.New(fileError(args[0], err)))
+				return cli.Usage(errors.New(fileError(args[0], err)))
 			}
 			out, err := s.ProviderForm(form)
 			var ue *schema.UnfaithfulError
 			if errors.As(err, &ue) {
-				return failErr(unfaithfulMessage(args[0], ue))
+				return cli.Failed(unfaithfulMessage(args[0], ue))
 			}
 			if err != nil {
-				return failErr(fmt.Errorf("%s: %w", args[0], err))
+				return cli.Failed(fmt.Errorf("%s: %w", args[0], err))
 			}
 			return writeIndented(cmd.OutOrStdout(), out)
 		},
@@ -260,4 +281,140 @@ func writeJSONLine(w io.Writer, v any) error {
 		return fmt.Errorf("write output: %w", err)
 	}
 	return nil
+}
+
+func newSchemaListCmd() *cobra.Command {
+	var (
+		c      cli.Conn
+		asJSON bool
+		all    bool
+	)
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the registered schemas and their versions",
+		Long: `list prints the schemas registered in the audit database (by submit or schema register): name,
+latest version, how many versions, fingerprint and when the latest was registered. --all lists
+every version; --json prints one object per version with its body.
+
+Example:
+  extractq schema list
+  extractq schema list --all --json | jq -r '.name + " v" + (.version|tostring)'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			st, err := c.OpenStore(ctx, cli.Migrated)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			infos, err := st.Schemas(ctx)
+			if err != nil {
+				return cli.Failed(err)
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				for _, si := range infos {
+					if err := writeJSONLine(out, struct {
+						Name        string          `json:"name"`
+						Version     int             `json:"version"`
+						Fingerprint string          `json:"fingerprint"`
+						CreatedAt   time.Time       `json:"created_at"`
+						Schema      json.RawMessage `json:"schema"`
+					}{si.Name, si.Version, si.Fingerprint, si.CreatedAt, si.Body}); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			if len(infos) == 0 {
+				fmt.Fprintln(out, "no schemas registered yet: submit registers one, or extractq schema register FILE")
+				return nil
+			}
+			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tVERSION\tVERSIONS\tFINGERPRINT\tREGISTERED")
+			versions := map[string]int{}
+			for _, si := range infos {
+				versions[si.Name]++
+			}
+			for i, si := range infos {
+				latest := i == len(infos)-1 || infos[i+1].Name != si.Name
+				if !all && !latest {
+					continue
+				}
+				fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", si.Name, si.Version, versions[si.Name], si.Fingerprint, si.CreatedAt.Local().Format(time.DateTime))
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "every version, not only the latest of each schema")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "one JSON object per version, with the schema")
+	c.AddDatabaseFlag(cmd, false)
+	return cmd
+}
+
+func newSchemaRegisterCmd() *cobra.Command {
+	var (
+		c    cli.Conn
+		sf   schemaFlags
+		name string
+	)
+	cmd := &cobra.Command{
+		Use:   "register [--name NAME] FILE",
+		Short: "Register a schema (a new version when it changed) without queueing anything",
+		Long: `register compiles FILE and registers it under NAME (default: the schema's own name, else the file
+name) in the audit database and the workers' schema bucket, as submit does: the same schema again
+keeps its version, a changed one becomes the next version. Use it to add a version before
+"submit resubmit --schema NAME --to-version V".
+
+Example:
+  extractq schema register --name invoice invoice-v2.json
+  submit resubmit --schema invoice --to-version 2 --provider sim:clean --dry-run`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts, err := sf.options()
+			if err != nil {
+				return cli.Usage(err)
+			}
+			sc, err := schema.CompileFile(args[0], opts...)
+			if err != nil {
+				return cli.Usage(errors.New(fileError(args[0], err)))
+			}
+			name = cli.SchemaName(args[0], sc, name)
+			ctx := cmd.Context()
+			nc, js, err := c.ConnectNATS(ctx, "extractq-schema")
+			if err != nil {
+				return err
+			}
+			defer nc.Close()
+			if err := jobs.EnsureStreams(ctx, js); err != nil {
+				return cli.Failed(err)
+			}
+			st, err := c.OpenStore(ctx, cli.Migrated)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			before := 0
+			if prev, err := st.SchemaByName(ctx, name, 0); err == nil {
+				before = prev.Version
+			} else if !errors.Is(err, audit.ErrNotFound) {
+				return cli.Failed(err)
+			}
+			ref, err := submit.New(js, st).RegisterSchema(ctx, name, sc)
+			if err != nil {
+				return cli.Failed(err)
+			}
+			what := "unchanged: this schema is already version"
+			if ref.Version > before {
+				what = "registered as version"
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s %d (%s)\n", name, what, ref.Version, ref.Fingerprint)
+			return nil
+		},
+	}
+	sf.register(cmd)
+	cmd.Flags().StringVar(&name, "name", "", "name to register under (default: the schema's own name, else the file name)")
+	c.AddNATSFlag(cmd, false)
+	c.AddDatabaseFlag(cmd, false)
+	return cmd
 }

@@ -3,11 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/extractq/extractq/internal/cli"
 )
 
 // runRoot runs the extractq root command as main does and returns the exit
@@ -19,20 +20,7 @@ func runRoot(t *testing.T, stdin string, args ...string) (code int, stdout, stde
 	root.SetOut(&out)
 	root.SetErr(&errb)
 	root.SetIn(strings.NewReader(stdin))
-	root.SetArgs(args)
-	err := root.Execute()
-	var ee *exitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		code = ee.code
-		if ee.err != nil {
-			errb.WriteString(ee.err.Error())
-		}
-	default:
-		code = 2
-		errb.WriteString(err.Error())
-	}
+	code = cli.Run(root, args, &errb)
 	return code, out.String(), errb.String()
 }
 
@@ -95,10 +83,10 @@ func TestSchemaCheckCmd(t *testing.T) {
 	}{
 		{"compact YAML", []string{"schema", "check", p("book.yaml")}, 0, []string{`"additionalProperties": false`, `"required": [`}, []string{"book.yaml: ok (sha256:"}, false, true},
 		{"with ref dir", []string{"schema", "check", refDir, p("book.json")}, 0, []string{`"$ref": "https://example.com/s/money.json"`}, []string{"ok"}, false, true},
-		{"unresolvable ref", []string{"schema", "check", p("book.json")}, 1, nil, []string{"book.json: at /properties/price/$ref", "https://example.com/s/money.json", "--ref-dir"}, true, false},
-		{"invalid among valid", []string{"schema", "check", p("book.yaml"), p("bad.json"), p("bad-compact.yaml")}, 1, []string{"# " + p("book.yaml")},
+		{"unresolvable ref", []string{"schema", "check", p("book.json")}, 2, nil, []string{"book.json: at /properties/price/$ref", "https://example.com/s/money.json", "--ref-dir"}, true, false},
+		{"invalid among valid", []string{"schema", "check", p("book.yaml"), p("bad.json"), p("bad-compact.yaml")}, 2, []string{"# " + p("book.yaml")},
 			[]string{"bad.json: at /properties/a/type", "bad-compact.yaml: at /year: compact notation: unknown type", "2 of 3 schemas are invalid"}, false, false},
-		{"missing file", []string{"schema", "check", p("nope.json")}, 1, nil, []string{"nope.json: cannot read"}, true, false},
+		{"missing file", []string{"schema", "check", p("nope.json")}, 2, nil, []string{"nope.json: cannot read"}, true, false},
 		{"bad draft", []string{"schema", "check", "--draft", "5", p("book.yaml")}, 2, nil, []string{"--draft", "7 or 2020-12"}, true, false},
 		{"bad ref-dir", []string{"schema", "check", "--ref-dir", "nodir", p("book.yaml")}, 2, nil, []string{"PREFIX=DIR"}, true, false},
 		{"no file", []string{"schema", "check"}, 2, nil, []string{"arg"}, true, false},
@@ -133,8 +121,11 @@ func TestSchemaExampleCmd(t *testing.T) {
 	dir := schemaTestDir(t)
 	p := func(n string) string { return filepath.Join(dir, n) }
 	code, out, errOut := runRoot(t, "", "schema", "example", p("book.yaml"), p("contradict.json"), p("bad.json"), p("list.json"))
-	if code != 1 {
-		t.Errorf("exit %d, want 1 (%s)", code, errOut)
+	if code != 2 {
+		t.Errorf("exit %d, want 2: bad.json is an invalid schema (%s)", code, errOut)
+	}
+	if code, _, errOut := runRoot(t, "", "schema", "example", p("book.yaml"), p("contradict.json")); code != 1 {
+		t.Errorf("exit %d, want 1: a valid schema without an example is a failed input (%s)", code, errOut)
 	}
 	lines := jsonLines(t, out)
 	if len(lines) != 4 {
@@ -190,7 +181,7 @@ func TestSchemaConvertCmd(t *testing.T) {
 		{[]string{"--to", "openai", p("list.json")}, 0, []string{`"items": {`, `"required": [`}, nil},
 		{[]string{"--to", "openai", p("freeform.json")}, 1, []string{"would forbid values this schema allows", "- /properties/meta: a free-form object", "JSON mode"}, []string{`"type"`}},
 		{[]string{"--to", "ollama", p("freeform.json")}, 0, []string{`"meta": {`}, nil},
-		{[]string{"--to", "openai", p("bad.json")}, 1, []string{"bad.json: at /properties/a/type"}, nil},
+		{[]string{"--to", "openai", p("bad.json")}, 2, []string{"bad.json: at /properties/a/type"}, nil},
 		{[]string{"--to", "xml", p("book.yaml")}, 2, []string{"unknown form"}, nil},
 		{[]string{"--to", "openai"}, 2, []string{"arg"}, nil},
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/spf13/cobra"
 
+	"github.com/extractq/extractq/internal/cli"
 	"github.com/extractq/extractq/internal/sim"
 )
 
@@ -61,11 +62,11 @@ Example:
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p, err := sim.LoadProfile(profile)
 			if err != nil {
-				return usageErr(fmt.Errorf("--profile: %w", err))
+				return cli.Usage(fmt.Errorf("--profile: %w", err))
 			}
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
-				return usageErr(fmt.Errorf("--addr %s: %w; choose a free address", addr, err))
+				return cli.Usage(fmt.Errorf("--addr %s: %w; choose a free address", addr, err))
 			}
 			s := sim.New(p, sim.WithSeed(seed))
 			defer s.Close()
@@ -77,17 +78,17 @@ Example:
 			fmt.Fprintf(cmd.OutOrStdout(), "extractq sim: profile %q, seed %d, serving on http://%s (stats at /stats); Ctrl-C stops\n", p.Name, seed, ln.Addr())
 			select {
 			case err := <-served:
-				return failErr(fmt.Errorf("simulator stopped: %w", err))
+				return cli.Failed(fmt.Errorf("simulator stopped: %w", err))
 			case <-ctx.Done():
 			}
 			s.Close() // release requests held by latency or simulated timeouts
 			shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			if err := srv.Shutdown(shutdown); err != nil {
-				return failErr(fmt.Errorf("simulator shutdown: %w", err))
+				return cli.Failed(fmt.Errorf("simulator shutdown: %w", err))
 			}
 			if err := <-served; !errors.Is(err, http.ErrServerClosed) {
-				return failErr(err)
+				return cli.Failed(err)
 			}
 			return nil
 		},
@@ -114,11 +115,11 @@ Example:
 			if len(args) == 1 {
 				p, err := sim.LoadProfile(args[0])
 				if err != nil {
-					return usageErr(err)
+					return cli.Usage(err)
 				}
 				b, err := yaml.Marshal(p)
 				if err != nil {
-					return failErr(fmt.Errorf("render profile %s: %w", args[0], err))
+					return cli.Failed(fmt.Errorf("render profile %s: %w", args[0], err))
 				}
 				_, err = out.Write(b)
 				return err
@@ -127,7 +128,7 @@ Example:
 			for _, name := range sim.ProfileNames() {
 				p, err := sim.LoadProfile(name)
 				if err != nil {
-					return failErr(err)
+					return cli.Failed(err)
 				}
 				fmt.Fprintf(tw, "%s\t%s\n", name, p.Description)
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/extractq/extractq/internal/audit"
+	"github.com/extractq/extractq/internal/cli"
 	"github.com/extractq/extractq/internal/providers"
 )
 
@@ -25,30 +26,34 @@ type statusLine struct {
 }
 
 func newStatusCmd() *cobra.Command {
-	var f audit.StatusFilter
-	var since time.Duration
-	var asJSON bool
+	var (
+		c      cli.Conn
+		f      audit.StatusFilter
+		since  time.Duration
+		asJSON bool
+	)
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show jobs by outcome, tokens, estimated cost and latency per run and schema version",
-		Long: "Summarise the fleet's audit database (EXTRACTQ_DATABASE_URL): jobs by outcome, dead letters,\n" +
-			"attempts, tokens, estimated cost (list prices) and attempt latency percentiles, per run and\n" +
-			"per schema version.\n\n" +
-			"Example:\n  extractq status --run nightly-2026-11-21\n  extractq status --schema invoice --since 24h --json",
+		Long: "Summarise the fleet's audit database (EXTRACTQ_DATABASE_URL): jobs by outcome, valid results,\n" +
+			"dead letters still on the DLQ (as `extractq dlq list` counts them), attempts, tokens, estimated\n" +
+			"cost (list prices) and attempt latency percentiles, per run and per schema version. Results are\n" +
+			"never pruned, so they still show after `extractq audit prune` removed old jobs and attempts.\n\n" +
+			"Example:\n  extractq status --run nightly-2026-11-21\n  extractq status --schema invoice --since 7d --json",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if since > 0 {
 				f.Since = time.Now().Add(-since)
 			}
 			ctx := cmd.Context()
-			s, err := openAuditStore(cmd)
+			s, err := c.OpenStore(ctx, cli.Migrated)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
 			groups, err := s.Status(ctx, f)
 			if err != nil {
-				return failErr(err)
+				return cli.Failed(err)
 			}
 			lines := make([]statusLine, len(groups))
 			for i, g := range groups {
@@ -75,24 +80,33 @@ func newStatusCmd() *cobra.Command {
 				return nil
 			}
 			tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprintln(tw, "RUN\tSCHEMA\tVER\tJOBS\tOK\tFAILED\tRETRYING\tDLQ\tATTEMPTS\tIN TOK\tOUT TOK\tCOST $\tP50\tP95\tP99\t")
+			pruned := false
+			fmt.Fprintln(tw, "RUN\tSCHEMA\tVER\tJOBS\tOK\tFAILED\tRETRYING\tRESULTS\tDLQ\tATTEMPTS\tIN TOK\tOUT TOK\tCOST $\tP50\tP95\tP99\t")
 			for _, l := range lines {
 				ok, retrying := l.ByStatus["ok"], l.ByStatus[audit.StatusRetrying]
 				cost := fmt.Sprintf("%.4f", l.CostUSD)
 				if !l.CostComplete {
 					cost += "+?" // some model has no known price
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t\n",
-					orDash(l.Run), l.SchemaName, l.SchemaVersion, l.Jobs, ok, l.Jobs-ok-retrying, retrying, l.DeadLetters,
+				pruned = pruned || l.Results > ok
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t\n",
+					orDash(l.Run), l.SchemaName, l.SchemaVersion, l.Jobs, ok, l.Jobs-ok-retrying, retrying, l.Results, l.DeadLetters,
 					l.Attempts, l.PromptTokens, l.CompletionTokens, cost, roundDur(l.LatencyP50), roundDur(l.LatencyP95), roundDur(l.LatencyP99))
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if pruned {
+				fmt.Fprintln(out, "some results' jobs and attempts were pruned (extractq audit prune); the results are kept")
+			}
+			return nil
 		},
 	}
 	cmd.Flags().StringVar(&f.Run, "run", "", "only this run")
 	cmd.Flags().StringVar(&f.Schema, "schema", "", "only this schema name")
-	cmd.Flags().DurationVar(&since, "since", 0, "count attempts (tokens, cost, latency) of this recent period only, e.g. 24h")
+	cli.DurationVar(cmd.Flags(), &since, "since", 0, "count attempts (tokens, cost, latency) of this recent period only, e.g. 24h or 7d")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	c.AddDatabaseFlag(cmd, false)
 	return cmd
 }
 

@@ -32,9 +32,9 @@ func TestHumanOutputEscapesControls(t *testing.T) {
 		DeadLetters: []audit.DeadLetterInfo{{Stream: "EXTRACTQ_DLQ", JobID: "j1", Reason: hostile}},
 	}
 	l := &jobs.Letter{Seq: 7, Time: now, DeadLetter: jobs.DeadLetter{
-		Job:     jobs.Envelope{JobID: "j1", DocumentID: hostile, Run: hostile, Provider: "sim:clean"},
-		Outcome: llm.OutcomeExhausted, Reason: hostile, WorkerID: hostile,
-		Attempts: []llm.Attempt{{N: 1, Raw: hostile, Error: hostile}},
+		Job:      jobs.Envelope{JobID: "j1", DocumentID: hostile, Run: hostile, Provider: "sim:clean"},
+		Result:   llm.Result{Outcome: llm.OutcomeExhausted, Reason: hostile, Attempts: []llm.Attempt{{N: 1, Raw: hostile, Error: hostile}}},
+		WorkerID: hostile,
 	}}
 	tests := []struct {
 		name  string

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/extractq/extractq/internal/cli"
 	"github.com/extractq/extractq/schema"
 )
 
@@ -47,21 +48,21 @@ Examples:
   extractq validate --schema book.yaml --jsonl < answers.jsonl`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if schemaFile == "" {
-				return usageErr(errors.New("--schema FILE is required"))
+				return cli.Usage(errors.New("--schema FILE is required"))
 			}
 			if jsonl && len(args) > 0 {
-				return usageErr(errors.New("--jsonl reads stdin: give no INSTANCE files with it"))
+				return cli.Usage(errors.New("--jsonl reads stdin: give no INSTANCE files with it"))
 			}
 			if !jsonl && len(args) == 0 {
-				return usageErr(errors.New("give INSTANCE files (\"-\" for stdin), or --jsonl to read one instance per line from stdin"))
+				return cli.Usage(errors.New("give INSTANCE files (\"-\" for stdin), or --jsonl to read one instance per line from stdin"))
 			}
 			opts, err := sf.options()
 			if err != nil {
-				return usageErr(err)
+				return cli.Usage(err)
 			}
 			s, err := schema.CompileFile(schemaFile, opts...)
 			if err != nil {
-				return usageErr(errors.New(fileError(schemaFile, err)))
+				return cli.Usage(errors.New(fileError(schemaFile, err)))
 			}
 			out := cmd.OutOrStdout()
 			invalid := 0
@@ -80,7 +81,7 @@ Examples:
 				return err
 			}
 			if invalid > 0 {
-				return failErr(nil)
+				return cli.Failed(nil)
 			}
 			return nil
 		},
@@ -142,7 +143,7 @@ func validateJSONL(s *schema.Schema, r io.Reader, emit func(validateLine) error)
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return usageErr(fmt.Errorf("reading stdin: %w (a line may be longer than %d MiB)", err, maxInstanceLine>>20))
+		return cli.Usage(fmt.Errorf("reading stdin: %w (a line may be longer than %d MiB)", err, maxInstanceLine>>20))
 	}
 	return nil
 }

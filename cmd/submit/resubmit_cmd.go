@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/extractq/extractq/internal/cli"
 	"github.com/extractq/extractq/internal/jobs/submit"
 )
 
@@ -32,13 +33,13 @@ Example:
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !req.FromDLQ && (req.Schema == "" || req.ToVersion < 1) {
-				return usageErr(errors.New("give --from-dlq, or --schema NAME --to-version V --provider P"))
+				return cli.Usage(errors.New("give --from-dlq, or --schema NAME --to-version V --provider P"))
 			}
 			if !req.FromDLQ && req.Provider == "" {
-				return usageErr(errors.New("--provider is required with --schema/--to-version (which model extracts the documents again?)"))
+				return cli.Usage(errors.New("--provider is required with --schema/--to-version (which model extracts the documents again?)"))
 			}
 			if req.ToVersion > 0 && req.Schema == "" {
-				return usageErr(errors.New("--to-version needs --schema NAME"))
+				return cli.Usage(errors.New("--to-version needs --schema NAME"))
 			}
 			if !req.FromDLQ && req.Run == "" {
 				req.Run = fmt.Sprintf("resubmit-%s-v%d", req.Schema, req.ToVersion)
@@ -51,10 +52,10 @@ Example:
 			sum, err := submit.New(sess.js, sess.store).Resubmit(cmd.Context(), sess.store, req)
 			printResubmit(cmd.OutOrStdout(), cmd.ErrOrStderr(), sum, asJSON)
 			if err != nil {
-				return failErr(err)
+				return cli.Failed(err)
 			}
 			if len(sum.Rejected) > 0 {
-				return failErr(fmt.Errorf("%d documents could not be resubmitted", len(sum.Rejected)))
+				return cli.Failed(fmt.Errorf("%d documents could not be resubmitted", len(sum.Rejected)))
 			}
 			return nil
 		},

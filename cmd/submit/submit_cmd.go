@@ -7,35 +7,36 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"path/filepath"
 	"strings"
-	"syscall"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
+	"github.com/spf13/pflag"
 
 	"github.com/extractq/extractq/internal/audit"
-	"github.com/extractq/extractq/internal/devmode"
+	"github.com/extractq/extractq/internal/cli"
+	"github.com/extractq/extractq/internal/cli/input"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/submit"
+	"github.com/extractq/extractq/internal/providers"
+	"github.com/extractq/extractq/internal/ratelimit"
+	"github.com/extractq/extractq/internal/settings"
 	"github.com/extractq/extractq/schema"
 )
 
-// conn are the connection flags every subcommand shares.
+// conn are the connection flags submit and resubmit share.
 type conn struct {
-	natsURL, databaseURL string
-	maxPending           int
+	cli.Conn
+	maxPending int
 }
 
 func (c *conn) register(cmd *cobra.Command) {
-	f := cmd.PersistentFlags()
-	f.StringVar(&c.natsURL, "nats-url", devmode.NATSURL(), "NATS server (env EXTRACTQ_NATS_URL, else a running extractq dev)")
-	f.StringVar(&c.databaseURL, "database-url", devmode.DatabaseURL(), "audit database (env EXTRACTQ_DATABASE_URL, else a running extractq dev)")
-	f.IntVar(&c.maxPending, "max-pending", 256, "publishes awaiting the server's ack at once")
+	c.AddNATSFlag(cmd, true)
+	c.AddDatabaseFlag(cmd, true)
+	cmd.PersistentFlags().IntVar(&c.maxPending, "max-pending", 256, "publishes awaiting the server's ack at once")
 }
 
 // session is an open NATS connection and audit store.
@@ -47,30 +48,26 @@ type session struct {
 
 func (c *conn) open(ctx context.Context) (*session, error) {
 	if c.maxPending < 1 {
-		return nil, usageErr(fmt.Errorf("--max-pending %d: must be at least 1", c.maxPending))
+		return nil, cli.Usage(fmt.Errorf("--max-pending %d: must be at least 1", c.maxPending))
 	}
-	nc, err := nats.Connect(c.natsURL, nats.Name("extractq-submit"))
+	nc, js, err := c.ConnectNATS(ctx, "extractq-submit", jetstream.WithPublishAsyncMaxPending(c.maxPending))
 	if err != nil {
-		return nil, fmt.Errorf("connect to NATS at %s: %w (is nats-server running? set EXTRACTQ_NATS_URL)", c.natsURL, err)
+		return nil, err
 	}
-	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(c.maxPending))
+	// Only `worker migrate` creates or changes streams (creating them here
+	// with other settings remapped replicated buckets to one replica).
+	warnings, err := jobs.CheckStreams(ctx, js)
+	for _, w := range warnings {
+		fmt.Fprintln(os.Stderr, "submit: warning:", w)
+	}
+	if err != nil {
+		nc.Close()
+		return nil, cli.Failed(err)
+	}
+	store, err := c.OpenStore(ctx, cli.Migrated)
 	if err != nil {
 		nc.Close()
 		return nil, err
-	}
-	if err := jobs.EnsureStreams(ctx, js); err != nil {
-		nc.Close()
-		return nil, err
-	}
-	store, err := audit.Open(ctx, c.databaseURL)
-	if err != nil {
-		nc.Close()
-		return nil, err
-	}
-	if err := store.CheckSchema(ctx); err != nil {
-		store.Close()
-		nc.Close()
-		return nil, fmt.Errorf("%w (run `worker migrate`)", err)
 	}
 	return &session{nc: nc, js: js, store: store}, nil
 }
@@ -80,113 +77,236 @@ func (s *session) close() {
 	_ = s.nc.Drain()
 }
 
+// submitFlags are submit's own flags.
+type submitFlags struct {
+	schemaArg, schemaName, provider, pool, variant string
+	runName, mode, repair                          string
+	wait, asJSON                                   bool
+	timeout                                        time.Duration
+	maxReasks, maxTokens, tokenBudget              int
+	inlineLimit                                    int
+	glob                                           string
+	transcode, stdinText                           bool
+	maxDocument                                    int64
+}
+
 func newSubmitCmd() *cobra.Command {
 	var (
-		c                                     conn
-		schemaArg, schemaName, provider, pool string
-		runName, glob, mode, repair           string
-		transcode, stdinText, wait, asJSON    bool
-		maxReasks, maxTokens, tokenBudget     int
-		inlineLimit                           int
-		maxDocument                           int64
+		c conn
+		f submitFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "submit --schema FILE|NAME --provider P [flags] PATH...|-",
 		Short: "Queue documents for extraction by the fleet",
-		Long: `submit reads documents from files, folders (recursively, filtered by --glob), JSONL files
-(one {"id","text","metadata"} per line) or stdin ("-", JSONL unless --stdin-text), registers the schema,
-stores the documents in the audit database and queues one job per document on NATS JetStream.
+		Long: `submit reads documents from files, folders (recursively, hidden ones skipped, filtered by --glob),
+JSONL files (*.jsonl, *.ndjson: one {"id","text","metadata"} per line) or stdin ("-": JSONL when its first
+line is such an object, else one document; --stdin-text forces the latter), registers the schema, stores
+the documents in the audit database and queues one job per document on NATS JetStream.
 A document already queued within the duplicate window (same text, schema and model) is queued once;
 one whose job already has a result or a dead letter in the audit is not queued again but counted as
-already done (redo it with "submit resubmit"). --wait follows exactly the jobs this invocation queued
-and the duplicates still on the queue.
-Bad input (unreadable, empty, not UTF-8, too large) is rejected with a reason; the rest is still queued.
+already done (redo it with "submit resubmit"). The model is the provider's identity: family, model and
+simulator profile (sim:clean and sim:realistic are different models), plus --variant if given.
+Bad input (unreadable, empty, binary, not UTF-8, too large) is rejected with a reason; the rest is still
+queued. These are the same input rules as "extractq extract".
+
+--wait follows exactly the jobs this invocation queued and the duplicates still on the queue, with
+progress on stderr (done, failed, running and queued, rate, ETA, and why it waits); it warns at once when
+no live worker serves the pool. --timeout gives up waiting (the jobs stay queued); Ctrl-C stops waiting
+and prints how to re-attach.
+
+Exit codes: 0 all queued (and, with --wait, all succeeded); 1 some rejected or failed, or --timeout
+passed; 2 bad usage, schema, provider or an empty input; 3 NATS or Postgres unreachable; 130 interrupted.
 
 Example:
   submit --schema invoice.json --provider openai:gpt-4o-mini --run march --glob '*.txt' ./invoices
-  cat docs.jsonl | submit --schema invoice --provider sim:clean --wait -`,
-		Args:          cobra.MinimumNArgs(1),
-		SilenceUsage:  true,
-		SilenceErrors: true,
+  cat docs.jsonl | submit --schema invoice --provider sim:clean --wait --timeout 10m -`,
+		Args: cobra.ArbitraryArgs, // the reader checks them, with a better message than cobra's
 		RunE: func(cmd *cobra.Command, paths []string) error {
-			if schemaArg == "" || provider == "" {
-				return usageErr(errors.New("--schema and --provider are required, e.g. --schema invoice.json --provider openai:gpt-4o-mini"))
-			}
-			model, defPool, err := submit.ResolveProvider(provider)
-			if err != nil {
-				return usageErr(fmt.Errorf("--provider: %w", err))
-			}
-			if pool == "" {
-				pool = defPool
-			}
-			if err := jobs.ValidatePool(pool); err != nil {
-				return usageErr(fmt.Errorf("--pool: %w", err))
-			}
-			if runName == "" {
-				runName = "run-" + time.Now().UTC().Format("20060102-150405")
-			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
-			defer stop()
-			sess, err := c.open(ctx)
-			if err != nil {
-				return err
-			}
-			defer sess.close()
-			sub := submit.New(sess.js, sess.store, submit.WithPublisher(jobs.WithInlineLimit(inlineLimit), jobs.WithMaxDocument(maxDocument)))
-			ref, err := resolveSchema(ctx, sess.store, sub, schemaArg, schemaName)
-			if err != nil {
-				return usageErr(err)
-			}
-			job := submit.Job{Schema: ref, Provider: provider, Model: model, Pool: pool, Run: runName,
-				Options: jobs.Options{MaxReasks: maxReasks, Mode: mode, MaxTokens: maxTokens, TokenBudget: tokenBudget, RepairPolicy: repair}}
-			r := &submit.Reader{Glob: glob, Transcode: transcode, StdinText: stdinText, Stdin: cmd.InOrStdin()}
-			bar := newProgress(cmd.ErrOrStderr())
-			sum, err := sub.Submit(ctx, job, func(fn func(submit.Doc) error) error { return r.Read(paths, fn) }, bar.submitted)
-			bar.done()
-			printSummary(cmd.OutOrStdout(), cmd.ErrOrStderr(), job, sum, asJSON)
-			if err != nil {
-				return failErr(err)
-			}
-			var failed error
-			if len(sum.Rejected) > 0 {
-				failed = fmt.Errorf("%d documents rejected", len(sum.Rejected))
-			}
-			if sum.Lost > 0 {
-				failed = errors.Join(failed, fmt.Errorf("%d documents not queued: JetStream saw them within its duplicate window but no longer holds them, and this audit database has no result for them (do the workers use the same database? was the stream purged?); they can be queued again once the stream's duplicate window (24h by default) has passed", sum.Lost))
-			}
-			if wait {
-				if err := follow(ctx, cmd.ErrOrStderr(), sess.store, runName, sum); err != nil {
-					return failErr(errors.Join(failed, err))
-				}
-			}
-			if failed != nil {
-				return failErr(failed)
-			}
-			return nil
+			return runSubmit(cmd, &c, &f, paths)
 		},
 	}
 	c.register(cmd)
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
-	f := cmd.Flags()
-	f.StringVar(&schemaArg, "schema", "", "schema file (JSON/YAML, registered as a new version if changed) or a registered schema name")
-	f.StringVar(&schemaName, "schema-name", "", "name to register a schema file under (default: the schema's own name, else the file name)")
-	f.StringVar(&provider, "provider", "", "provider and model, e.g. openai:gpt-4o-mini, anthropic:claude-haiku-4-5, sim:clean")
-	f.StringVar(&pool, "pool", "", "provider pool (budget group) the jobs go to (default: derived from --provider)")
-	f.StringVar(&runName, "run", "", "run name to group and follow this submission (default run-<timestamp>)")
-	f.StringVar(&glob, "glob", "", "in folders, only files whose name matches, e.g. '*.txt'")
-	f.BoolVar(&transcode, "transcode", false, "read text that is not UTF-8 as Windows-1252 instead of rejecting it")
-	f.BoolVar(&stdinText, "stdin-text", false, "read stdin (\"-\") as one document instead of JSONL")
-	f.BoolVar(&wait, "wait", false, "follow the jobs queued by this invocation (and duplicates still queued) until each is done or dead-lettered; exit 1 if any document failed (including already-done ones that were dead-lettered)")
-	f.BoolVar(&asJSON, "json", false, "print the summary as JSON")
-	f.IntVar(&maxReasks, "max-reasks", 0, "re-asks after an invalid answer (default: the engine's, 3)")
-	f.StringVar(&mode, "mode", "", "structured-output mode: auto, text, json, strict, tools (default auto)")
-	f.IntVar(&maxTokens, "max-tokens", 0, "cap on each answer's tokens")
-	f.IntVar(&tokenBudget, "token-budget", 0, "cap on the tokens spent per document")
-	f.StringVar(&repair, "repair", "", "local repair policy: off, syntax, coerce (default coerce)")
-	f.IntVar(&inlineLimit, "inline-limit", jobs.DefaultInlineLimit, "documents larger than this many bytes go to the object store")
-	f.Int64Var(&maxDocument, "max-document", jobs.DefaultMaxDocument, "documents larger than this many bytes are rejected")
+	fl := cmd.Flags()
+	fl.StringVar(&f.schemaArg, "schema", "", "schema file (JSON/YAML, registered as a new version if changed) or a registered schema name")
+	fl.StringVar(&f.schemaName, "schema-name", "", "name to register a schema file under (default: the schema's own name, else the file name)")
+	fl.StringVar(&f.provider, "provider", "", "provider and model, e.g. openai:gpt-4o-mini, anthropic:claude-haiku-4-5, sim:clean")
+	fl.StringVar(&f.variant, "variant", "", "label added to the model identity, to keep results of the same provider:model apart (e.g. another server behind OPENAI_BASE_URL)")
+	fl.StringVar(&f.pool, "pool", "", "provider pool (budget group) the jobs go to (default: derived from --provider)")
+	fl.StringVar(&f.runName, "run", "", "run name to group and follow this submission (default run-<timestamp>)")
+	fl.StringVar(&f.glob, "glob", "", "in folders, only files whose name matches, e.g. '*.txt'")
+	fl.BoolVar(&f.transcode, "transcode", false, "read text that is not UTF-8 as Windows-1252 instead of rejecting it")
+	fl.BoolVar(&f.stdinText, "stdin-text", false, "read stdin (-) as one document even when its first line looks like JSONL")
+	fl.BoolVar(&f.wait, "wait", false, "follow the jobs queued by this invocation (and duplicates still queued) until each is done or dead-lettered; exit 1 if any document failed")
+	cli.DurationVar(fl, &f.timeout, "timeout", 0, "with --wait: stop waiting after this long, e.g. 30m (the jobs stay queued; exit 1)")
+	fl.BoolVar(&f.asJSON, "json", false, "print the summary as JSON (with --wait, once, with the outcome)")
+	fl.IntVar(&f.maxReasks, "max-reasks", 0, "re-asks after an invalid answer (default: the engine's, 3)")
+	fl.StringVar(&f.mode, "mode", "", "structured-output mode: auto, text, json, strict, tools (default auto)")
+	fl.IntVar(&f.maxTokens, "max-tokens", 0, "cap on each answer's tokens")
+	fl.IntVar(&f.tokenBudget, "token-budget", 0, "cap on the tokens spent per document")
+	fl.StringVar(&f.repair, "repair", "", "local repair policy: off, syntax, coerce (default coerce)")
+	fl.IntVar(&f.inlineLimit, "inline-limit", jobs.DefaultInlineLimit, "documents larger than this many bytes go to the object store")
+	fl.Int64Var(&f.maxDocument, "max-document", input.DefaultMaxDocument, "documents larger than this many bytes are rejected")
 	cmd.AddCommand(newResubmitCmd(&c))
-	return cmd
+	return cli.Prepare(cmd)
+}
+
+// Phases of a submission, for what the first Ctrl-C says.
+const (
+	phaseQueueing int32 = iota
+	phaseWaiting
+)
+
+func runSubmit(cmd *cobra.Command, c *conn, f *submitFlags, paths []string) error {
+	if f.schemaArg == "" || f.provider == "" {
+		return cli.Usage(errors.New("--schema and --provider are required, e.g. --schema invoice.json --provider openai:gpt-4o-mini"))
+	}
+	r := &input.Reader{Glob: f.glob, Transcode: f.transcode, StdinText: f.stdinText, MaxDocument: f.maxDocument, Stdin: cmd.InOrStdin()}
+	if err := r.Check(paths); err != nil {
+		return cli.Usage(err)
+	}
+	if f.timeout != 0 && !f.wait {
+		return cli.Usage(errors.New("--timeout bounds --wait: add --wait, or leave --timeout out"))
+	}
+	if f.timeout < 0 {
+		return cli.Usage(fmt.Errorf("--timeout %s: must be positive", f.timeout))
+	}
+	model, defPool, err := submit.ResolveProvider(f.provider)
+	if err != nil {
+		return cli.Usage(fmt.Errorf("--provider: %w", err))
+	}
+	if f.variant != "" {
+		if model, err = providers.Identity(f.provider, f.variant); err != nil {
+			return cli.Usage(fmt.Errorf("--variant: %w", err))
+		}
+	}
+	pool := f.pool
+	if pool == "" {
+		pool = defPool
+	}
+	if err := jobs.ValidatePool(pool); err != nil {
+		return cli.Usage(fmt.Errorf("--pool: %w", err))
+	}
+	if f.runName == "" {
+		f.runName = "run-" + time.Now().UTC().Format("20060102-150405")
+	}
+	errw := cmd.ErrOrStderr()
+	var phase atomic.Int32
+	ctx, stop := cli.Interruptible(cmd.Context(), func() {
+		if phase.Load() == phaseWaiting {
+			fmt.Fprintln(errw, "\nsubmit: interrupted: no longer waiting; the jobs stay queued and run")
+		} else {
+			fmt.Fprintln(errw, "\nsubmit: interrupted: stopping the submission; what was queued stays queued")
+		}
+	}, func() { os.Exit(cli.ExitInterrupted) })
+	defer stop()
+	sess, err := c.open(ctx)
+	if cli.WasInterrupted(ctx) {
+		return cli.Interrupted(errors.New("interrupted before anything was queued"))
+	}
+	if err != nil {
+		return err
+	}
+	defer sess.close()
+	sub := submit.New(sess.js, sess.store, submit.WithPublisher(jobs.WithInlineLimit(f.inlineLimit), jobs.WithMaxDocument(f.maxDocument)))
+	ref, err := resolveSchema(ctx, sess.store, sub, f.schemaArg, f.schemaName)
+	if cli.WasInterrupted(ctx) {
+		return cli.Interrupted(errors.New("interrupted before anything was queued"))
+	}
+	if err != nil {
+		return cli.Usage(err)
+	}
+	job := submit.Job{Schema: ref, Provider: f.provider, Model: model, Pool: pool, Run: f.runName,
+		Options: jobs.Options{MaxReasks: f.maxReasks, Mode: f.mode, MaxTokens: f.maxTokens, TokenBudget: f.tokenBudget, RepairPolicy: f.repair}}
+	bar := newQueueProgress(errw)
+	sum, err := sub.Submit(ctx, job, func(fn func(submit.Doc) error) error { return r.Read(ctx, paths, fn) }, bar.submitted)
+	bar.done()
+	switch {
+	case errors.Is(err, input.ErrNoDocuments):
+		return cli.Usage(err)
+	case cli.WasInterrupted(ctx):
+		printSummary(cmd.OutOrStdout(), errw, job, sum, f.asJSON, nil)
+		return cli.Interrupted(fmt.Errorf("interrupted after queueing %d documents; run the same command again to queue the rest (nothing is queued twice)", sum.Queued))
+	case err != nil:
+		printSummary(cmd.OutOrStdout(), errw, job, sum, f.asJSON, nil)
+		return cli.Failed(err)
+	}
+	var failed error
+	if len(sum.Rejected) > 0 {
+		failed = fmt.Errorf("%d documents rejected", len(sum.Rejected))
+	}
+	if sum.Lost > 0 {
+		failed = errors.Join(failed, fmt.Errorf("%d documents not queued: JetStream saw them within its duplicate window but no longer holds them, and this audit database has no result for them (do the workers use the same database? was the stream purged?); they can be queued again once the stream's duplicate window (24h by default) has passed", sum.Lost))
+	}
+	if !f.wait {
+		printSummary(cmd.OutOrStdout(), errw, job, sum, f.asJSON, nil)
+		if failed != nil {
+			return cli.Failed(failed)
+		}
+		return nil
+	}
+	if !f.asJSON {
+		printSummary(cmd.OutOrStdout(), errw, job, sum, false, nil)
+	}
+	phase.Store(phaseWaiting)
+	w := &waiter{js: sess.js, store: sess.store, job: job, out: errw, every: time.Second, membersEvery: 5 * time.Second}
+	res, werr := w.follow(ctx, sum, f.timeout)
+	if f.asJSON {
+		printSummary(cmd.OutOrStdout(), errw, job, sum, true, &res)
+	}
+	switch {
+	case res.Interrupted:
+		return cli.Interrupted(fmt.Errorf("%d jobs unfinished; they stay queued. Re-attach with the same command (nothing is queued twice within the stream's duplicate window):\n  %s\nor watch the run with: extractq status --run %s", res.Unfinished, reattach(cmd, paths), f.runName))
+	case res.TimedOut:
+		return cli.Failed(errors.Join(failed, fmt.Errorf("--timeout %s passed with %d of %d jobs unfinished; they stay queued. Re-attach with:\n  %s", settings.FormatDuration(f.timeout), res.Unfinished, res.Total, reattach(cmd, paths))))
+	case werr != nil:
+		return cli.Failed(errors.Join(failed, werr))
+	case res.Failed > 0:
+		return cli.Failed(errors.Join(failed, fmt.Errorf("%d of %d documents failed: see `extractq dlq list --run %s`, redo them with `submit resubmit --from-dlq`", res.Failed, res.Total, f.runName)))
+	case failed != nil:
+		return cli.Failed(failed)
+	}
+	return nil
+}
+
+// reattach is the command line that follows the same jobs again: this
+// one, as typed (its flags and paths), which queues nothing twice.
+func reattach(cmd *cobra.Command, paths []string) string {
+	parts := []string{cmd.CommandPath()}
+	cmd.Flags().Visit(func(fl *pflag.Flag) {
+		if fl.Value.Type() == "bool" {
+			parts = append(parts, "--"+fl.Name)
+			return
+		}
+		if sv, ok := fl.Value.(pflag.SliceValue); ok {
+			for _, v := range sv.GetSlice() {
+				parts = append(parts, "--"+fl.Name, shellQuote(v))
+			}
+			return
+		}
+		parts = append(parts, "--"+fl.Name, shellQuote(fl.Value.String()))
+	})
+	if !cmd.Flags().Changed("wait") {
+		parts = append(parts, "--wait")
+	}
+	for _, p := range paths {
+		parts = append(parts, shellQuote(p))
+	}
+	line := strings.Join(parts, " ")
+	for _, p := range paths {
+		if p == "-" {
+			return line + "   (with the same documents on stdin)"
+		}
+	}
+	return line
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=,@+%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // resolveSchema compiles and registers a schema file, or looks up a
@@ -197,17 +317,11 @@ func resolveSchema(ctx context.Context, store *audit.Store, sub *submit.Submitte
 		if err != nil {
 			return jobs.SchemaRef{}, fmt.Errorf("--schema %s: %w", arg, err)
 		}
-		if name == "" {
-			name = sc.Name()
-		}
-		if name == "" {
-			name = strings.TrimSuffix(filepath.Base(arg), filepath.Ext(arg))
-		}
-		return sub.RegisterSchema(ctx, name, sc)
+		return sub.RegisterSchema(ctx, cli.SchemaName(arg, sc, name), sc)
 	}
 	info, err := store.SchemaByName(ctx, arg, 0)
 	if err != nil {
-		return jobs.SchemaRef{}, fmt.Errorf("--schema %q is neither a file nor a registered schema: %w", arg, err)
+		return jobs.SchemaRef{}, fmt.Errorf("--schema %q is neither a file nor a registered schema (see extractq schema list): %w", arg, err)
 	}
 	sc, err := schema.Compile(info.Body)
 	if err != nil {
@@ -216,7 +330,21 @@ func resolveSchema(ctx context.Context, store *audit.Store, sub *submit.Submitte
 	return sub.RegisterSchema(ctx, info.Name, sc)
 }
 
-func printSummary(out, errw io.Writer, job submit.Job, sum submit.Summary, asJSON bool) {
+// waitResult is how --wait ended.
+type waitResult struct {
+	Total       int   `json:"total"`
+	Done        int   `json:"done"`
+	Failed      int   `json:"failed"`
+	Unfinished  int   `json:"unfinished"`
+	Tokens      int64 `json:"tokens"`
+	TimedOut    bool  `json:"timed_out"`
+	Interrupted bool  `json:"interrupted"`
+	// NoWorker is set when no live worker served the pool at the end.
+	NoWorker bool          `json:"no_worker"`
+	Elapsed  time.Duration `json:"elapsed_ns"`
+}
+
+func printSummary(out, errw io.Writer, job submit.Job, sum submit.Summary, asJSON bool, wait *waitResult) {
 	if asJSON {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
@@ -224,17 +352,19 @@ func printSummary(out, errw io.Writer, job submit.Job, sum submit.Summary, asJSO
 			Run     string `json:"run"`
 			Schema  string `json:"schema"`
 			Version int    `json:"schema_version"`
+			Model   string `json:"model"`
+			Pool    string `json:"pool"`
 			submit.Summary
-		}{job.Run, job.Schema.Name, job.Schema.Version, sum})
+			Wait *waitResult `json:"wait,omitempty"`
+		}{job.Run, job.Schema.Name, job.Schema.Version, job.Model, job.Pool, sum, wait})
 		return
 	}
 	for _, r := range sum.Rejected {
 		fmt.Fprintf(errw, "rejected %s: %s\n", r.Source, r.Reason)
 	}
-	rate := float64(sum.Queued+sum.Duplicates+sum.AlreadyDone) / max(sum.Elapsed.Seconds(), 1e-9)
-	fmt.Fprintf(out, "run %s: schema %s v%d, %s → pool %s\n", job.Run, job.Schema.Name, job.Schema.Version, job.Provider, job.Pool)
-	fmt.Fprintf(out, "queued %d, already done %d, duplicates skipped %d, lost %d, rejected %d in %s (%.0f docs/s)\n",
-		sum.Queued, sum.AlreadyDone, sum.Duplicates, sum.Lost, len(sum.Rejected), sum.Elapsed.Round(time.Millisecond), rate)
+	fmt.Fprintf(out, "run %s: schema %s v%d, %s (model %s) → pool %s\n", job.Run, job.Schema.Name, job.Schema.Version, job.Provider, job.Model, job.Pool)
+	fmt.Fprintf(out, "queued %d, already done %d, duplicates skipped %d, lost %d, rejected %d in %s\n",
+		sum.Queued, sum.AlreadyDone, sum.Duplicates, sum.Lost, len(sum.Rejected), sum.Elapsed.Round(time.Millisecond))
 	if sum.AlreadyDone > 0 {
 		fmt.Fprintf(out, "already done: %d documents have a result or a dead letter for this schema version and model (%d dead-lettered); redo them with `submit resubmit`\n",
 			sum.AlreadyDone, sum.AlreadyFailed)
@@ -244,60 +374,169 @@ func printSummary(out, errw io.Writer, job submit.Job, sum submit.Summary, asJSO
 	}
 }
 
-// progress draws a one-line progress display on a terminal, nothing
-// otherwise.
-type progress struct {
-	w     io.Writer
-	tty   bool
-	start time.Time
-	last  time.Time
+// queueProgress draws a one-line count while documents are queued, on a
+// terminal only: queueing is fast, and its summary follows at once.
+type queueProgress struct {
+	w    io.Writer
+	tty  bool
+	last time.Time
 }
 
-func newProgress(w io.Writer) *progress {
-	f, ok := w.(*os.File)
-	return &progress{w: w, tty: ok && term.IsTerminal(int(f.Fd())), start: time.Now()}
+func newQueueProgress(w io.Writer) *queueProgress {
+	return &queueProgress{w: w, tty: settings.IsTerminal(w)}
 }
 
-func (p *progress) submitted(s submit.Summary) {
+func (p *queueProgress) submitted(s submit.Summary) {
 	if !p.tty || time.Since(p.last) < 200*time.Millisecond {
 		return
 	}
 	p.last = time.Now()
-	n := s.Queued + s.Duplicates
-	fmt.Fprintf(p.w, "\r\033[Kqueued %d  duplicates %d  rejected %d  %.0f docs/s", s.Queued, s.Duplicates, len(s.Rejected), float64(n)/max(time.Since(p.start).Seconds(), 1e-9))
+	fmt.Fprintf(p.w, "\r\033[Kqueueing: %d queued, %d duplicates, %d rejected", s.Queued, s.Duplicates, len(s.Rejected))
 }
 
-func (p *progress) done() {
+func (p *queueProgress) done() {
 	if p.tty && !p.last.IsZero() {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
 }
 
-// follow waits until every job this submission queued is final, showing
-// done / failed / in flight / rate / ETA / tokens. Documents skipped as
-// already done count as done (or failed) from the start. It fails if any
-// document failed.
-func follow(ctx context.Context, w io.Writer, store submit.JobStater, run string, sum submit.Summary) error {
+// waiter follows a submission's jobs to the end (--wait).
+type waiter struct {
+	js           jetstream.JetStream
+	store        submit.JobStater
+	job          submit.Job
+	out          io.Writer
+	every        time.Duration // poll of the audit
+	membersEvery time.Duration // check of the live workers
+}
+
+// follow waits until every job the submission queued is final, ctx ends
+// (Ctrl-C) or timeout passes, showing progress: done, failed, running and
+// queued in the pool, rate, ETA, and why it waits. Documents found already
+// done count as done (or failed) from the start. It warns at once when no
+// live worker serves the pool, since the jobs would wait forever.
+func (w *waiter) follow(ctx context.Context, sum submit.Summary, timeout time.Duration) (waitResult, error) {
+	res := waitResult{Total: len(sum.JobIDs) + sum.AlreadyDone}
+	baseDone, baseFailed := sum.AlreadyDone-sum.AlreadyFailed, sum.AlreadyFailed
+	bar := cli.NewProgress(w.out, "submit")
+	bar.SetTotal(res.Total, true)
+	bar.SetDone(baseDone, baseFailed)
+	fctx := ctx
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		fctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	start := time.Now()
+	var lastMembers time.Time
+	warned := false
 	var last submit.Progress
 	show := func(p submit.Progress) {
 		last = p
-		finished := p.Done + p.Failed
-		rate := float64(finished) / max(p.Elapsed.Seconds(), 1e-9)
-		eta := "?"
+		bar.SetDone(baseDone+p.Done, baseFailed+p.Failed)
 		if p.InFlight == 0 {
-			eta = "0s"
-		} else if rate > 0 {
-			eta = (time.Duration(float64(p.InFlight)/rate) * time.Second).Round(time.Second).String()
+			bar.SetActive(0, 0)
+			return
 		}
-		fmt.Fprintf(w, "done %d  failed %d  in flight %d  %.1f docs/s  ETA %s  tokens %d\n",
-			p.Done+sum.AlreadyDone-sum.AlreadyFailed, p.Failed+sum.AlreadyFailed, p.InFlight, rate, eta, p.Tokens)
+		q := w.poolQueue(fctx, p.InFlight)
+		bar.SetActive(q.running, q.queued)
+		if q.pulling {
+			// A worker holds or asks for the pool's jobs: it is live,
+			// whether or not it heartbeats.
+			res.NoWorker = false
+			bar.SetReason("")
+			return
+		}
+		if time.Since(lastMembers) < w.membersEvery {
+			return
+		}
+		lastMembers = time.Now()
+		live, err := w.liveWorkers(fctx)
+		switch {
+		case err != nil:
+			bar.SetReason("")
+		case live == 0:
+			res.NoWorker = true
+			reason := fmt.Sprintf("no live worker serves pool %s", w.job.Pool)
+			bar.SetReason(reason)
+			if !warned {
+				warned = true
+				fmt.Fprintf(w.out, "submit: warning: %s (none heartbeats in %s): the jobs wait until one starts: `worker run --pool %s` or `extractq dev` with that pool; --timeout gives up\n",
+					reason, ratelimit.DefaultMembersBucket, poolSpecHint(w.job))
+			}
+		default:
+			res.NoWorker = false
+			bar.SetReason("")
+		}
 	}
-	if _, err := submit.Follow(ctx, store, sum.JobIDs, time.Second, show); err != nil {
-		return err
+	bar.Start(ctx)
+	var err error
+	if len(sum.JobIDs) > 0 {
+		_, err = submit.Follow(fctx, w.store, sum.JobIDs, w.every, show)
+	} else {
+		bar.SetActive(0, 0)
 	}
-	failed := last.Failed + sum.AlreadyFailed
-	if total := len(sum.JobIDs) + sum.AlreadyDone; failed > 0 {
-		return fmt.Errorf("%d of %d documents failed: see `extractq dlq list --run %s`, redo them with `submit resubmit --from-dlq`", failed, total, run)
+	res.Done, res.Failed = baseDone+last.Done, baseFailed+last.Failed
+	res.Unfinished, res.Tokens, res.Elapsed = res.Total-res.Done-res.Failed, last.Tokens, time.Since(start)
+	switch {
+	case cli.WasInterrupted(ctx):
+		res.Interrupted, err = true, nil
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+		res.TimedOut, err = true, nil
 	}
-	return nil
+	bar.Finish()
+	return res, err
+}
+
+// poolState is what the pool's consumer says: jobs running (delivered,
+// not acked) and queued (not delivered yet), -1 when unknown, and whether
+// a worker is pulling (holds jobs or has a pull request waiting).
+type poolState struct {
+	running, queued int
+	pulling         bool
+}
+
+// poolQueue reads the pool's consumer. Without a consumer (no worker ever
+// served the pool) every unfinished job is queued.
+func (w *waiter) poolQueue(ctx context.Context, unfinished int) poolState {
+	qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	c, err := w.js.Consumer(qctx, jobs.JobsStream, jobs.ConsumerName(w.job.Pool))
+	if errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return poolState{running: 0, queued: unfinished}
+	}
+	if err != nil {
+		return poolState{running: -1, queued: -1}
+	}
+	info, err := c.Info(qctx)
+	if err != nil {
+		return poolState{running: -1, queued: -1}
+	}
+	return poolState{running: info.NumAckPending, queued: int(info.NumPending), pulling: info.NumAckPending > 0 || info.NumWaiting > 0}
+}
+
+// liveWorkers counts the workers whose heartbeats say they serve the
+// job's pool.
+func (w *waiter) liveWorkers(ctx context.Context) (int, error) {
+	mctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	members, err := ratelimit.LiveMembers(mctx, w.js, "")
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for pool, ws := range members {
+		if jobs.PoolFor(pool) == w.job.Pool {
+			n += len(ws)
+		}
+	}
+	return n, nil
+}
+
+// poolSpecHint is the --pool value a worker serving the job's pool takes.
+func poolSpecHint(j submit.Job) string {
+	if jobs.PoolFor(j.Provider) == j.Pool {
+		return j.Provider
+	}
+	return j.Pool
 }

@@ -9,14 +9,28 @@ import (
 	"testing"
 
 	"github.com/extractq/extractq/internal/audit/audittest"
+	"github.com/extractq/extractq/internal/cli"
 	"github.com/extractq/extractq/internal/e2e/fleettest"
+	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/jobstest"
 )
 
 func TestSubmitCommand(t *testing.T) {
 	_, dbURL := audittest.Store(t)
-	t.Setenv("EXTRACTQ_NATS_URL", jobstest.Server(t))
+	natsURL := jobstest.Server(t)
+	t.Setenv("EXTRACTQ_NATS_URL", natsURL)
 	t.Setenv("EXTRACTQ_DATABASE_URL", dbURL)
+
+	// Only `worker migrate` creates streams: before it, submit says so.
+	var errb bytes.Buffer
+	cmd := newSubmitCmd()
+	cmd.SetArgs([]string{"--schema", "invoice", "--provider", "openai:gpt-4o-mini", "-"})
+	cmd.SetErr(&errb)
+	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "worker migrate") {
+		t.Fatalf("submit before migrate: %v, want an error naming worker migrate", err)
+	}
+	_, js := jobstest.Connect(t, natsURL)
+	must(t, jobs.EnsureStreams(t.Context(), js))
 
 	dir := t.TempDir()
 	schemaFile := filepath.Join(dir, "invoice.json")
@@ -57,7 +71,7 @@ func TestSubmitCommand(t *testing.T) {
 			cmd.SetOut(&out)
 			cmd.SetErr(&errb)
 			err := cmd.Execute()
-			if got := exitCode(err); got != tc.code {
+			if got := cli.Code(err); got != tc.code {
 				t.Fatalf("exit %d (%v), want %d\nstdout: %s\nstderr: %s", got, err, tc.code, out.String(), errb.String())
 			}
 			if tc.stderr != "" && (err == nil || !strings.Contains(err.Error(), tc.stderr)) {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/extractq/extractq/extractqtest"
 	"github.com/extractq/extractq/internal/audit/audittest"
+	"github.com/extractq/extractq/internal/cli"
 	"github.com/extractq/extractq/internal/e2e/fleettest"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/jobstest"
@@ -45,11 +46,11 @@ func TestSubmitWaitAfterRestart(t *testing.T) {
 	}
 	defer writer.Close(ctx)
 	// The engine answers every document but the one saying FAIL.
-	engine := worker.EngineFunc(func(_ context.Context, _ llm.Provider, doc string, _ *schema.Schema, _ jobs.Options) *worker.Outcome {
+	engine := worker.EngineFunc(func(_ context.Context, _ llm.Provider, doc string, _ *schema.Schema, _ jobs.Options) (*llm.Result, error) {
 		if strings.Contains(doc, "FAIL") {
-			return &worker.Outcome{Outcome: llm.OutcomeExhausted, Reason: "still invalid", Attempts: []llm.Attempt{{N: 1, Raw: "{}"}}}
+			return &llm.Result{Outcome: llm.OutcomeExhausted, Reason: "still invalid", Attempts: []llm.Attempt{{N: 1, Raw: "{}"}}}, nil
 		}
-		return &worker.Outcome{Outcome: llm.OutcomeOK, Value: json.RawMessage(`{"ok":true}`), Attempts: []llm.Attempt{{N: 1, Raw: `{"ok":true}`}}}
+		return &llm.Result{Outcome: llm.OutcomeOK, Value: json.RawMessage(`{"ok":true}`), Attempts: []llm.Attempt{{N: 1, Raw: `{"ok":true}`}}}, nil
 	})
 	w, err := worker.New(js, writer, engine,
 		worker.WithPools(worker.Pool{Name: "openai_gpt-4o-mini", Concurrency: 2}),
@@ -105,7 +106,7 @@ func TestSubmitWaitAfterRestart(t *testing.T) {
 			cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 			defer cancel()
 			err := cmd.ExecuteContext(cctx)
-			if got := exitCode(err); got != 1 || cctx.Err() != nil {
+			if got := cli.Code(err); got != 1 || cctx.Err() != nil {
 				t.Fatalf("exit %d (%v), want 1 (one document failed)\nstdout: %s\nstderr: %s", got, err, out.String(), errb.String())
 			}
 			if !strings.Contains(err.Error(), "1 of 3 documents failed") {
@@ -116,6 +117,9 @@ func TestSubmitWaitAfterRestart(t *testing.T) {
 				Duplicates    int `json:"duplicates"`
 				AlreadyDone   int `json:"already_done"`
 				AlreadyFailed int `json:"already_failed"`
+				Wait          struct {
+					Total, Done, Failed, Unfinished int
+				} `json:"wait"`
 			}
 			if err := json.Unmarshal(out.Bytes(), &sum); err != nil {
 				t.Fatalf("summary is not JSON: %v\n%s", err, out.String())
@@ -123,10 +127,10 @@ func TestSubmitWaitAfterRestart(t *testing.T) {
 			if sum.Queued != tc.queued || sum.Duplicates != 0 || sum.AlreadyDone != tc.done || sum.AlreadyFailed != tc.doneFailed {
 				t.Errorf("summary %+v, want %d queued, %d already done (%d failed)", sum, tc.queued, tc.done, tc.doneFailed)
 			}
-			if lines := strings.Count(errb.String(), "in flight"); tc.queued == 0 && lines != 1 {
-				t.Errorf("--wait with nothing queued polled %d times, want it to return after the first:\n%s", lines, errb.String())
+			if sum.Wait.Total != 3 || sum.Wait.Done != 2 || sum.Wait.Failed != 1 || sum.Wait.Unfinished != 0 {
+				t.Errorf("--json outcome %+v, want 3 in all, 2 done, 1 failed", sum.Wait)
 			}
-			if !strings.Contains(errb.String(), "done 2  failed 1  in flight 0") {
+			if !strings.Contains(errb.String(), "\nsubmit: 2 done, 1 failed of 3 in ") && !strings.HasPrefix(errb.String(), "submit: 2 done, 1 failed of 3 in ") {
 				t.Errorf("progress does not end with 2 done, 1 failed:\n%s", errb.String())
 			}
 		})

@@ -6,13 +6,16 @@
 //	worker migrate                       # create tables, streams and buckets
 //	worker run --pool openai:gpt-4o-mini=rpm:5000,tpm:2000000,concurrency:64
 //
-// Exit codes: 0 after a clean run or a graceful shutdown (SIGTERM/SIGINT),
-// 1 on a runtime failure, 2 on bad configuration.
+// Exit codes (the same in extractq and submit, see package internal/cli):
+// 0 after a clean run or a graceful shutdown (SIGTERM/SIGINT); 1 on a
+// runtime failure; 2 on bad configuration, including a pool whose provider
+// cannot be built (a missing API key) and an audit database that is
+// missing or not migrated; 3 when NATS or Postgres cannot be reached at
+// start.
 package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -21,47 +24,32 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/extractq/extractq/internal/audit"
+	"github.com/extractq/extractq/internal/cli"
 	"github.com/extractq/extractq/internal/ratelimit"
+	"github.com/extractq/extractq/internal/settings"
 	"github.com/extractq/extractq/internal/worker"
 )
 
 func main() {
-	os.Exit(run(os.Args[1:]))
+	os.Exit(cli.Run(newRootCmd(), os.Args[1:], os.Stderr))
+}
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "worker",
+		Short: "Run extractq fleet workers",
+		Long:  "worker pulls extraction jobs from NATS JetStream within each provider pool's budget,\nruns the engine and records every attempt in the Postgres audit.\n\nExit codes: 0 clean shutdown, 1 runtime failure, 2 bad configuration, 3 NATS or Postgres unreachable.\n\nExample:\n  worker migrate\n  worker run --pool openai:gpt-4o-mini=rpm:5000,tpm:2000000,concurrency:64",
+	}
+	root.AddCommand(newRunCmd(), newMigrateCmd())
+	return cli.Prepare(root)
 }
 
 // configError marks bad configuration (exit 2).
-type configError struct{ err error }
+func configError(err error) error { return cli.Usage(err) }
 
-func (e *configError) Error() string { return e.err.Error() }
-func (e *configError) Unwrap() error { return e.err }
-
-func run(args []string) int {
-	root := &cobra.Command{
-		Use:           "worker",
-		Short:         "Run extractq fleet workers",
-		Long:          "worker pulls extraction jobs from NATS JetStream within each provider pool's budget,\nruns the engine and records every attempt in the Postgres audit.\n\nExample:\n  worker migrate\n  worker run --pool openai:gpt-4o-mini=rpm:5000,tpm:2000000,concurrency:64",
-		SilenceUsage:  true,
-		SilenceErrors: true,
-	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &configError{err} })
-	root.AddCommand(newRunCmd(), newMigrateCmd())
-	root.SetArgs(args)
-	err := root.Execute()
-	if err == nil {
-		return 0
-	}
-	fmt.Fprintln(os.Stderr, "worker:", err)
-	var ce *configError
-	if errors.As(err, &ce) || errors.Is(err, ratelimit.ErrInvalidConfig) {
-		return 2
-	}
-	return 1
-}
-
-// settings are the flags shared by run and migrate; a flag overrides the
+// runFlags are the flags shared by run and migrate; a flag overrides the
 // environment, which overrides the config file.
-type settings struct {
+type runFlags struct {
 	configFile, natsURL, databaseURL, workerID, listen, logFormat, logLevel string
 	pools                                                                   []string
 	ackWait, grace                                                          time.Duration
@@ -70,11 +58,11 @@ type settings struct {
 	migrate                                                                 bool
 }
 
-func (s *settings) register(cmd *cobra.Command, full bool) {
+func (s *runFlags) register(cmd *cobra.Command, full bool) {
 	f := cmd.Flags()
 	f.StringVar(&s.configFile, "config", "", "YAML config file (env EXTRACTQ_CONFIG)")
-	f.StringVar(&s.natsURL, "nats-url", "", "NATS server (env EXTRACTQ_NATS_URL, default "+worker.DefaultNATSURL+")")
-	f.StringVar(&s.databaseURL, "database-url", "", "Postgres audit database (env EXTRACTQ_DATABASE_URL)")
+	f.StringVar(&s.natsURL, "nats-url", "", "NATS server `URL` (default: $EXTRACTQ_NATS_URL, else "+settings.DefaultNATSURL+")")
+	f.StringVar(&s.databaseURL, "database-url", "", "Postgres audit database `URL` (default: $EXTRACTQ_DATABASE_URL, else "+settings.DefaultDatabaseURL+")")
 	f.StringVar(&s.logFormat, "log-format", "", "auto, json or text (env EXTRACTQ_LOG_FORMAT)")
 	f.StringVar(&s.logLevel, "log-level", "", "debug, info, warn or error (env EXTRACTQ_LOG_LEVEL)")
 	f.IntVar(&s.streamReplicas, "stream-replicas", 0, "replicas of new streams and buckets when migrating: 3 on a three-node cluster (env EXTRACTQ_STREAM_REPLICAS, default 1)")
@@ -84,15 +72,15 @@ func (s *settings) register(cmd *cobra.Command, full bool) {
 	f.StringVar(&s.workerID, "id", "", "worker id in logs, audit and dead letters (env EXTRACTQ_WORKER_ID, default host-pid)")
 	f.StringVar(&s.listen, "listen", "", "address of /healthz, /readyz and /metrics, \"\" to disable (env EXTRACTQ_LISTEN, default :8080)")
 	f.StringArrayVar(&s.pools, "pool", nil, "pool to serve: family:model=rpm:N,tpm:N,concurrency:N (repeatable; env EXTRACTQ_POOLS, ';'-separated)")
-	f.DurationVar(&s.ackWait, "ack-wait", 0, "ack wait of the job consumers (env EXTRACTQ_ACK_WAIT, default 30s)")
+	cli.DurationVar(f, &s.ackWait, "ack-wait", 0, "ack wait of the job consumers (env EXTRACTQ_ACK_WAIT, default 30s)")
 	f.IntVar(&s.maxDeliver, "max-deliver", 0, "deliveries of a job before it is dead-lettered (env EXTRACTQ_MAX_DELIVER, default 5)")
 	f.StringVar(&s.backoff, "backoff", "", "redelivery delays after a worker crash, e.g. 30s,1m,5m (env EXTRACTQ_BACKOFF)")
-	f.DurationVar(&s.grace, "grace", 0, "time in-flight jobs get to finish at shutdown (env EXTRACTQ_GRACE, default 30s)")
+	cli.DurationVar(f, &s.grace, "grace", 0, "time in-flight jobs get to finish at shutdown (env EXTRACTQ_GRACE, default 30s)")
 	f.BoolVar(&s.migrate, "migrate", false, "apply audit migrations and create streams at start (env EXTRACTQ_MIGRATE)")
 }
 
 // load builds the configuration: defaults, file, environment, flags.
-func (s *settings) load(cmd *cobra.Command) (worker.Config, error) {
+func (s *runFlags) load(cmd *cobra.Command) (worker.Config, error) {
 	cfg := worker.DefaultConfig()
 	file := s.configFile
 	if file == "" {
@@ -100,11 +88,11 @@ func (s *settings) load(cmd *cobra.Command) (worker.Config, error) {
 	}
 	if file != "" {
 		if err := cfg.LoadConfigFile(file); err != nil {
-			return cfg, &configError{err}
+			return cfg, configError(err)
 		}
 	}
 	if err := cfg.LoadEnv(os.Getenv); err != nil {
-		return cfg, &configError{err}
+		return cfg, configError(err)
 	}
 	changed := cmd.Flags().Changed
 	set := func(name string, dst *string, v string) {
@@ -121,7 +109,7 @@ func (s *settings) load(cmd *cobra.Command) (worker.Config, error) {
 	if changed("pool") {
 		specs, err := ratelimit.ParsePoolSpecs(s.pools)
 		if err != nil {
-			return cfg, &configError{fmt.Errorf("--pool: %w", err)}
+			return cfg, configError(fmt.Errorf("--pool: %w", err))
 		}
 		cfg.Pools = specs
 	}
@@ -137,7 +125,7 @@ func (s *settings) load(cmd *cobra.Command) (worker.Config, error) {
 	if changed("backoff") {
 		b, err := worker.ParseBackOff(s.backoff)
 		if err != nil {
-			return cfg, &configError{fmt.Errorf("--backoff: %w", err)}
+			return cfg, configError(fmt.Errorf("--backoff: %w", err))
 		}
 		cfg.BackOff = b
 	}
@@ -151,7 +139,7 @@ func (s *settings) load(cmd *cobra.Command) (worker.Config, error) {
 }
 
 func newRunCmd() *cobra.Command {
-	var s settings
+	var s runFlags
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Pull and run extraction jobs until SIGTERM/SIGINT",
@@ -170,15 +158,23 @@ Example:
 				return err
 			}
 			if err := cfg.Validate(); err != nil {
-				return &configError{err}
+				return configError(err)
 			}
-			log, err := worker.NewLogger(os.Stderr, cfg.LogFormat, cfg.LogLevel)
+			// A pool that cannot build its provider (no API key) would
+			// dead-letter every job it pulls: refuse to start instead.
+			if err := worker.CheckProviders(cfg.Pools, nil); err != nil {
+				return configError(err)
+			}
+			log, err := settings.NewLogger(cmd.ErrOrStderr(), cfg.LogFormat, cfg.LogLevel)
 			if err != nil {
-				return &configError{err}
+				return configError(err)
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
-			return worker.Serve(ctx, cfg, log, worker.NewEngine(nil))
+			if err := checkServers(ctx, cfg); err != nil {
+				return err
+			}
+			return worker.Serve(ctx, cfg, log, worker.NewEngine())
 		},
 	}
 	s.register(cmd, true)
@@ -186,7 +182,7 @@ Example:
 }
 
 func newMigrateCmd() *cobra.Command {
-	var s settings
+	var s runFlags
 	cmd := &cobra.Command{
 		Use:   "migrate",
 		Short: "Apply audit migrations and create the JetStream streams and buckets",
@@ -203,25 +199,25 @@ Example:
 				return err
 			}
 			if err := worker.CheckStreamReplicas(cfg.StreamReplicas); err != nil {
-				return &configError{err}
+				return configError(err)
 			}
-			log, err := worker.NewLogger(os.Stderr, cfg.LogFormat, cfg.LogLevel)
+			log, err := settings.NewLogger(cmd.ErrOrStderr(), cfg.LogFormat, cfg.LogLevel)
 			if err != nil {
-				return &configError{err}
+				return configError(err)
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
 			defer cancel()
-			nc, js, err := worker.Connect(cfg.NATSURL, "extractq-worker-migrate", log)
+			nc, js, err := cli.ConnectNATS(ctx, cfg.NATSURL, "extractq-worker-migrate")
 			if err != nil {
 				return err
 			}
 			defer nc.Close()
-			store, err := audit.Open(ctx, cfg.DatabaseURL)
+			store, err := cli.OpenStore(ctx, cfg.DatabaseURL, cli.Reachable)
 			if err != nil {
 				return err
 			}
 			defer store.Close()
-			if err := worker.Migrate(ctx, js, store, cfg.StreamReplicas); err != nil {
+			if err := worker.Migrate(ctx, js, store, cfg.StreamReplicas, cfg.StreamOptions()...); err != nil {
 				return err
 			}
 			log.Info("migrated: audit schema current, streams and buckets ready")
@@ -230,4 +226,26 @@ Example:
 	}
 	s.register(cmd, false)
 	return cmd
+}
+
+// checkServers reaches NATS and the audit database the way every extractq
+// program does before the worker starts, so that their errors (and exit
+// codes) are the same everywhere: unreachable is 3, a database that is
+// missing or not migrated (without --migrate) is 2 with what to run.
+func checkServers(ctx context.Context, cfg worker.Config) error {
+	nc, _, err := cli.ConnectNATS(ctx, cfg.NATSURL, "extractq-worker-check")
+	if err != nil {
+		return err
+	}
+	nc.Close()
+	need := cli.Migrated
+	if cfg.Migrate {
+		need = cli.Reachable
+	}
+	st, err := cli.OpenStore(ctx, cfg.DatabaseURL, need)
+	if err != nil {
+		return err
+	}
+	st.Close()
+	return nil
 }

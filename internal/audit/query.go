@@ -36,15 +36,20 @@ type ModelUsage struct {
 
 // StatusGroup is the state of one run under one schema version.
 type StatusGroup struct {
-	Run              string           `json:"run"`
-	SchemaName       string           `json:"schema"`
-	SchemaVersion    int              `json:"schema_version"`
-	Jobs             int64            `json:"jobs"`
-	ByStatus         map[string]int64 `json:"by_status"` // job status ("ok", "exhausted", …, "retrying") → jobs
-	DeadLetters      int64            `json:"dead_letters"`
-	Attempts         int64            `json:"attempts"`
-	PromptTokens     int64            `json:"prompt_tokens"`
-	CompletionTokens int64            `json:"completion_tokens"`
+	Run           string           `json:"run"`
+	SchemaName    string           `json:"schema"`
+	SchemaVersion int              `json:"schema_version"`
+	Jobs          int64            `json:"jobs"`
+	ByStatus      map[string]int64 `json:"by_status"` // job status ("ok", "exhausted", …, "retrying") → jobs
+	// Results counts valid results. They are never pruned, so a group
+	// whose jobs and attempts were pruned still shows them.
+	Results int64 `json:"results"`
+	// DeadLetters counts the dead letters still on the DLQ: those not
+	// resubmitted since (what `extractq dlq list` shows).
+	DeadLetters      int64 `json:"dead_letters"`
+	Attempts         int64 `json:"attempts"`
+	PromptTokens     int64 `json:"prompt_tokens"`
+	CompletionTokens int64 `json:"completion_tokens"`
 	// Attempt latency percentiles (one model call each).
 	LatencyP50 time.Duration `json:"latency_p50_ns"`
 	LatencyP95 time.Duration `json:"latency_p95_ns"`
@@ -98,8 +103,20 @@ func (s *Store) Status(ctx context.Context, f StatusFilter) ([]StatusGroup, erro
 		return nil
 	})
 	if err == nil {
-		err = scan(`SELECT run, schema_name, schema_version, count(*) FROM dead_letters WHERE `+where+`
+		err = scan(`SELECT run, schema_name, schema_version, count(*) FROM results WHERE `+where+`
 			GROUP BY 1, 2, 3`, args, func(r pgx.Rows) error {
+			var k groupKey
+			var n int64
+			if err := r.Scan(&k.run, &k.schema, &k.version, &n); err != nil {
+				return err
+			}
+			get(k).Results = n
+			return nil
+		})
+	}
+	if err == nil {
+		err = scan(`SELECT run, schema_name, schema_version, count(*) FROM dead_letters WHERE `+where+`
+			AND resubmitted_at IS NULL GROUP BY 1, 2, 3`, args, func(r pgx.Rows) error {
 			var k groupKey
 			var n int64
 			if err := r.Scan(&k.run, &k.schema, &k.version, &n); err != nil {

@@ -9,11 +9,13 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/tern/v2/migrate"
 
+	"github.com/extractq/extractq/internal/settings"
 	"github.com/extractq/extractq/migrations"
 )
 
-// DefaultDatabaseURL is used when EXTRACTQ_DATABASE_URL is unset.
-const DefaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/extractq?sslmode=disable"
+// DefaultDatabaseURL is used when EXTRACTQ_DATABASE_URL is unset (defined
+// once, in package settings).
+const DefaultDatabaseURL = settings.DefaultDatabaseURL
 
 // versionTable is tern's bookkeeping table.
 const versionTable = "public.extractq_schema_version"

@@ -1,17 +1,23 @@
 package devmode
 
 import (
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/extractq/extractq/internal/settings"
 )
 
 // deadPID is a process id that does not exist (above Linux's pid_max).
 const deadPID = 1 << 30
 
 func TestDiscover(t *testing.T) {
-	live := Endpoints{NATSURL: "nats://127.0.0.1:4223", DatabaseURL: "postgres://x/db", MetricsURL: "http://127.0.0.1:9464/metrics", PID: os.Getpid()}
+	live := Endpoints{NATSURL: "nats://127.0.0.1:4223", DatabaseURL: "postgres://x/db", MetricsURL: "http://127.0.0.1:9464/metrics", PID: os.Getpid(), State: StateReady}
 	tests := []struct {
 		name   string
 		file   string // "" writes no file
@@ -45,7 +51,7 @@ func TestDiscover(t *testing.T) {
 
 func TestPublishUnpublish(t *testing.T) {
 	dir := t.TempDir()
-	e := Endpoints{NATSURL: "nats://127.0.0.1:4223", PID: os.Getpid()}
+	e := Endpoints{NATSURL: "nats://127.0.0.1:4223", PID: os.Getpid(), State: StateReady}
 	if err := Publish(dir, e); err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +99,7 @@ func TestResolvers(t *testing.T) {
 		running          bool
 		wantNATS, wantDB string
 	}{
-		{"defaults", "", "", false, DefaultNATSURL, DefaultDatabaseURL},
+		{"defaults", "", "", false, settings.DefaultNATSURL, settings.DefaultDatabaseURL},
 		{"dev mode", "", "", true, dev.NATSURL, dev.DatabaseURL},
 		{"environment wins", "nats://env:4222", "postgres://env/db", true, "nats://env:4222", "postgres://env/db"},
 		{"one variable set", "nats://env:4222", "", true, "nats://env:4222", dev.DatabaseURL},
@@ -119,4 +125,70 @@ func TestResolvers(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestLifecycle(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	me := os.Getpid()
+	if _, l := Inspect(dir); l != Absent {
+		t.Fatalf("empty folder: %v, want Absent", l)
+	}
+	if err := Announce(dir, me); err != nil {
+		t.Fatal(err)
+	}
+	if e, l := Inspect(dir); l != Alive || e.State != StateStarting {
+		t.Fatalf("after Announce: %+v %v, want alive and starting", e, l)
+	}
+	if _, ok := Discover(dir); ok {
+		t.Fatal("a starting dev mode was discovered before it serves anything")
+	}
+	// Another live process cannot take the folder while this one runs.
+	if ppid := os.Getppid(); ppid > 1 {
+		if err := Announce(dir, ppid); err == nil {
+			t.Error("Announce over a live dev mode's folder succeeded, want an error")
+		}
+	}
+	if err := MarkExited(dir, me, errors.New("--sim: no such profile")); err != nil {
+		t.Fatal(err)
+	}
+	e, l := Inspect(dir)
+	if l != Gone || e.State != StateExited || !strings.Contains(e.Error, "no such profile") {
+		t.Fatalf("after MarkExited: %+v %v, want gone with the error", e, l)
+	}
+	// A dead process's file: gone, and a new dev mode may take the folder.
+	if err := Publish(dir, Endpoints{NATSURL: "nats://127.0.0.1:4223", PID: deadPID}); err != nil {
+		t.Fatal(err)
+	}
+	if _, l := Inspect(dir); l != Gone {
+		t.Fatalf("file of a dead process: %v, want Gone", l)
+	}
+	if err := Announce(dir, me); err != nil {
+		t.Fatalf("Announce over a dead process's file: %v", err)
+	}
+}
+
+// TestZombieIsGone checks that a child that exited but was not reaped yet
+// (it still answers signal 0) counts as gone.
+func TestZombieIsGone(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc: zombie detection is Linux-only")
+	}
+	cmd := exec.Command("true")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	deadline := time.Now().Add(10 * time.Second)
+	for !zombie(pid) {
+		if time.Now().After(deadline) {
+			t.Fatal("child did not become a zombie within 10s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if alive(pid) {
+		t.Error("alive(zombie) = true, want false")
+	}
+	_ = cmd.Wait()
 }

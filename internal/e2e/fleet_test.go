@@ -15,17 +15,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/extractq/extractq/llm"
-
+	"github.com/extractq/extractq"
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/audit/audittest"
 	"github.com/extractq/extractq/internal/e2e/fleettest"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/submit"
 	"github.com/extractq/extractq/internal/ratelimit"
-	"github.com/extractq/extractq/internal/retry"
 	"github.com/extractq/extractq/internal/sim"
 	"github.com/extractq/extractq/internal/worker"
+	"github.com/extractq/extractq/llm"
 	"github.com/extractq/extractq/schema"
 )
 
@@ -187,10 +186,10 @@ func explains(l *jobs.Letter) bool {
 		return false
 	}
 	for _, a := range l.Attempts {
-		if a.Class == llm.ClassNone && a.Error == "" {
+		if a.Class == "" && a.Error == "" {
 			return false
 		}
-		if a.Error == "" && a.Raw == "" && a.Class != llm.ClassBudget {
+		if a.Error == "" && a.Raw == "" && a.Class != "budget" {
 			return false
 		}
 	}
@@ -213,9 +212,9 @@ func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard
 // fastEngine is the real engine with transport backoff in milliseconds, so
 // the zero-latency simulator's 5xx cost no wall time.
 func fastEngine() worker.Engine {
-	cfg := retry.DefaultConfig()
-	cfg.Transport.Base, cfg.Transport.Cap = time.Millisecond, 5*time.Millisecond
-	return worker.NewEngine(&cfg)
+	t := extractq.DefaultTransport()
+	t.Base, t.Cap = time.Millisecond, 5*time.Millisecond
+	return worker.NewEngine(extractq.WithTransport(t))
 }
 
 func TestFleetEndToEnd(t *testing.T) {

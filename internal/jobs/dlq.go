@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/extractq/extractq/llm"
-
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -18,20 +18,24 @@ import (
 const DeadLetterVersion = 1
 
 // DeadLetter is a job that will not be retried, with everything needed to
-// understand why: the original job and every attempt of its last delivery
-// (earlier deliveries' attempts are in the audit store).
+// understand why: the original job and the extraction's Result for its
+// last delivery (outcome, reason, every attempt, usage; earlier
+// deliveries' attempts are in the audit store).
 type DeadLetter struct {
 	V          int      `json:"v"`
 	Job        Envelope `json:"job"`
 	JobSeq     uint64   `json:"job_seq"` // stream sequence on EXTRACTQ_JOBS
 	Deliveries int      `json:"deliveries"`
 
-	Outcome  llm.Outcome   `json:"outcome"`
-	Reason   string        `json:"reason"`
-	Attempts []llm.Attempt `json:"attempts"`
-	Usage    llm.Usage     `json:"usage"`
+	// Result's fields (outcome, reason, attempts, usage, provider, model,
+	// mode) are the letter's own in JSON.
+	llm.Result
 
 	WorkerID string `json:"worker_id"`
+	// Trimmed says what was cut to fit the server's max payload (raw
+	// answers, the inline document, the attempts) and where the full
+	// diagnostics are: the audit store keeps every attempt in full.
+	Trimmed string `json:"trimmed,omitempty"`
 	// Source is "worker" when a worker gave up on the job, "advisory" when
 	// the max-deliveries advisory moved it (the worker died on its last
 	// delivery), "decode" when the job could not be read at all.
@@ -58,15 +62,26 @@ type DLQ struct {
 // NewDLQ returns access to EXTRACTQ_DLQ on js.
 func NewDLQ(js jetstream.JetStream) *DLQ { return &DLQ{js: js} }
 
-// Publish stores a dead letter and returns its sequence. The message id is
+// LetterRawCap bounds each attempt's raw answer and error in a dead letter:
+// a longer one keeps its first and last halves of this with a note of the
+// cut between them. The audit store keeps the full text.
+const LetterRawCap = 16 << 10
+
+// letterHeadroom is what a letter leaves of the server's max payload for
+// the message's headers and subject.
+const letterHeadroom = 4 << 10
+
+// Publish stores a dead letter and returns its sequence. The letter always
+// fits the server's max payload (see fitLetter); what was cut is named in
+// its Trimmed field, and dl itself is left as it was. The message id is
 // the job id, so publishing the same job's letter again (a worker crashed
 // before terminating the job) stores nothing new and returns the first
 // letter's sequence.
 func (d *DLQ) Publish(ctx context.Context, dl *DeadLetter) (uint64, error) {
 	dl.V = DeadLetterVersion
-	body, err := json.Marshal(dl)
+	body, err := fitLetter(dl, int(d.js.Conn().MaxPayload())-letterHeadroom)
 	if err != nil {
-		return 0, fmt.Errorf("encode dead letter of job %s: %w", dl.Job.JobID, err)
+		return 0, err
 	}
 	pool := dl.Job.Pool
 	if ValidatePool(pool) != nil {
@@ -80,6 +95,94 @@ func (d *DLQ) Publish(ctx context.Context, dl *DeadLetter) (uint64, error) {
 		return 0, fmt.Errorf("publish dead letter of job %s to %s: %w", dl.Job.JobID, DLQStream, err)
 	}
 	return ack.Sequence, nil
+}
+
+// fitLetter encodes dl in at most limit bytes. Raw answers and errors are
+// always capped per attempt (LetterRawCap), and values longer than that
+// left out: one runaway answer must not make a letter the server refuses,
+// which would leave its job never final. If the letter is still too large,
+// the inline document text and the metadata go, then every attempt and
+// the rest of a long reason: a minimal letter that names the job and
+// points at the audit rows.
+func fitLetter(dl *DeadLetter, limit int) ([]byte, error) {
+	c := *dl
+	var cut []string
+	c.Attempts = make([]llm.Attempt, len(dl.Attempts))
+	raws, values := 0, 0
+	for i, a := range dl.Attempts {
+		if len(a.Raw) > LetterRawCap || len(a.Error) > LetterRawCap {
+			raws++
+		}
+		a.Raw, a.Error = capText(a.Raw, "answer"), capText(a.Error, "error")
+		if len(a.Value) > LetterRawCap {
+			a.Value = nil
+			values++
+		}
+		c.Attempts[i] = a
+	}
+	if c.Value != nil && len(c.Value) > LetterRawCap {
+		c.Value = nil
+		values++
+	}
+	if raws > 0 {
+		cut = append(cut, fmt.Sprintf("%d raw %s cut to %d bytes (head and tail)", raws, plural(raws, "answer", "answers"), LetterRawCap))
+	}
+	if values > 0 {
+		cut = append(cut, fmt.Sprintf("%d %s over %d bytes left out", values, plural(values, "value", "values"), LetterRawCap))
+	}
+	where := fmt.Sprintf("the full attempts are in the audit store (`extractq history %s`, job %s, delivery %d)", c.Job.DocumentID, c.Job.JobID, c.Deliveries)
+	encode := func() ([]byte, error) {
+		c.Trimmed = ""
+		if len(cut) > 0 {
+			c.Trimmed = strings.Join(cut, "; ") + "; " + where
+		}
+		b, err := json.Marshal(&c)
+		if err != nil {
+			return nil, fmt.Errorf("encode dead letter of job %s: %w", c.Job.JobID, err)
+		}
+		return b, nil
+	}
+	body, err := encode()
+	if err != nil || len(body) <= limit {
+		return body, err
+	}
+	if c.Job.Text != "" || len(c.Job.Metadata) > 0 {
+		c.Job.Text, c.Job.Metadata = "", nil
+		cut = append(cut, "inline document text and metadata left out (the audit store has the document)")
+		if body, err = encode(); err != nil || len(body) <= limit {
+			return body, err
+		}
+	}
+	c.Attempts, c.Value = nil, nil
+	c.Reason = capText(c.Reason, "reason")
+	cut = append(cut, fmt.Sprintf("minimal letter: %d %s left out", len(dl.Attempts), plural(len(dl.Attempts), "attempt", "attempts")))
+	if body, err = encode(); err != nil || len(body) <= limit {
+		return body, err
+	}
+	return nil, fmt.Errorf("dead letter of job %s: %d bytes even without its attempts, over the server's max payload (%d bytes); raise max_payload", c.Job.JobID, len(body), limit+letterHeadroom)
+}
+
+// capText keeps the first and last LetterRawCap/2 bytes of s (on character
+// boundaries) with a note of how much was cut between them.
+func capText(s, what string) string {
+	if len(s) <= LetterRawCap {
+		return s
+	}
+	head, tail := LetterRawCap/2, len(s)-LetterRawCap/2
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	for tail < len(s) && !utf8.RuneStart(s[tail]) {
+		tail++
+	}
+	return fmt.Sprintf("%s\n[… %d of %d bytes of this %s cut; the audit store has it in full …]\n%s", s[:head], tail-head, len(s), what, s[tail:])
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 func (d *DLQ) stream(ctx context.Context) (jetstream.Stream, error) {

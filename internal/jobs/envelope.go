@@ -7,6 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/extractq/extractq"
+	"github.com/extractq/extractq/llm"
 )
 
 // EnvelopeVersion is the version of the job envelope this build writes.
@@ -57,15 +60,45 @@ type ObjectRef struct {
 	Size   int64  `json:"size"`
 }
 
-// Options are the engine settings a submitter chose for a job; zero values
-// mean the engine's defaults.
+// Options are the extraction settings a submitter chose for a job, as they
+// travel in the envelope; zero values mean the worker's defaults.
+// ExtractOptions turns them into the library's options.
 type Options struct {
-	MaxReasks    int     `json:"max_reasks,omitempty"`
-	Mode         string  `json:"mode,omitempty"`
-	MaxTokens    int     `json:"max_tokens,omitempty"`
-	TokenBudget  int     `json:"token_budget,omitempty"`
-	Temperature  float64 `json:"temperature,omitempty"`
-	RepairPolicy string  `json:"repair_policy,omitempty"`
+	MaxReasks   int     `json:"max_reasks,omitempty"`
+	Mode        string  `json:"mode,omitempty"` // an llm.Mode
+	MaxTokens   int     `json:"max_tokens,omitempty"`
+	TokenBudget int     `json:"token_budget,omitempty"`
+	Temperature float64 `json:"temperature,omitempty"`
+	// RepairPolicy is an extractq.RepairPolicy.
+	RepairPolicy string `json:"repair_policy,omitempty"`
+}
+
+// ExtractOptions maps the job's options to extractq options: the one place
+// a job's settings become the library's. A zero field adds nothing, so the
+// worker's own options (given before these) stand; a mode or repair policy
+// the library does not know makes extractq.New fail with ErrConfig, which
+// dead-letters the job.
+func (o Options) ExtractOptions() []extractq.Option {
+	var out []extractq.Option
+	if o.MaxReasks > 0 {
+		out = append(out, extractq.WithMaxReasks(o.MaxReasks))
+	}
+	if o.Mode != "" {
+		out = append(out, extractq.WithMode(llm.Mode(o.Mode)))
+	}
+	if o.MaxTokens > 0 {
+		out = append(out, extractq.WithMaxTokens(o.MaxTokens))
+	}
+	if o.TokenBudget > 0 {
+		out = append(out, extractq.WithTokenBudget(o.TokenBudget))
+	}
+	if o.Temperature != 0 {
+		out = append(out, extractq.WithTemperature(o.Temperature))
+	}
+	if o.RepairPolicy != "" {
+		out = append(out, extractq.WithRepair(extractq.RepairPolicy(o.RepairPolicy)))
+	}
+	return out
 }
 
 // ErrEnvelope is matched by every error decoding a job that can never be

@@ -198,7 +198,7 @@ func TestDLQ(t *testing.T) {
 		env := envelope("doc"+string(rune('0'+i)), "m")
 		env.Run = run
 		env.Seal("text" + run + string(rune('0'+i)))
-		dl := &jobs.DeadLetter{Job: *env, Outcome: llm.OutcomeExhausted, Reason: "still invalid", Attempts: []llm.Attempt{{N: 1, Raw: "{"}}}
+		dl := &jobs.DeadLetter{Job: *env, Result: llm.Result{Outcome: llm.OutcomeExhausted, Reason: "still invalid", Attempts: []llm.Attempt{{N: 1, Raw: "{"}}}}
 		seq, err := dlq.Publish(ctx, dl)
 		if err != nil {
 			t.Fatal(err)
@@ -309,5 +309,79 @@ func TestPoolNames(t *testing.T) {
 	}
 	if jobs.ValidatePool("a.b") == nil || jobs.ValidatePool("") == nil {
 		t.Error("ValidatePool accepted a name with a dot or an empty name")
+	}
+}
+
+// TestDeadLettersFitMaxPayload: a letter over the server's max payload (8
+// MiB here) was refused, and its job never became final. Raw answers are
+// capped per attempt, keeping head and tail; a letter still too large
+// loses its inline text and then its attempts, and says so.
+func TestDeadLettersFitMaxPayload(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	dlq := jobs.NewDLQ(setup(t))
+	huge := "HEAD" + strings.Repeat("x", 20<<20) + "TAIL" // a 20 MB answer
+	many := make([]llm.Attempt, 600)                      // 600 capped answers still exceed 8 MiB
+	for i := range many {
+		many[i] = llm.Attempt{N: i + 1, Raw: strings.Repeat("y", 64<<10)}
+	}
+	tests := []struct {
+		name        string
+		text        string
+		attempts    []llm.Attempt
+		wantTrimmed []string
+		wantRaw     bool // the letter keeps the attempts, capped
+	}{
+		{"small letter untouched", "text", []llm.Attempt{{N: 1, Raw: "{"}}, nil, true},
+		{"20 MB answer", "text", []llm.Attempt{{N: 1, Raw: huge, Value: json.RawMessage(`[` + strings.Repeat(`1,`, 20000) + `1]`)}},
+			[]string{"1 raw answer cut", "1 value over", "extractq history doc-20"}, true},
+		{"64 MiB inline document", strings.Repeat("d", 64<<20), []llm.Attempt{{N: 1, Raw: "{"}},
+			[]string{"inline document text and metadata left out"}, true},
+		{"too many attempts", "text", many, []string{"600 raw answers cut", "minimal letter: 600 attempts left out", "job "}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env := envelope("doc-"+strings.Fields(tc.name)[0], "m")
+			env.Resubmission = tc.name // a job id per case: letters are deduplicated by it
+			env.Seal(tc.text)
+			env.Text = tc.text
+			dl := &jobs.DeadLetter{Job: *env, Deliveries: 1, Result: llm.Result{Outcome: llm.OutcomeExhausted, Reason: "still invalid", Attempts: tc.attempts}}
+			seq, err := dlq.Publish(ctx, dl)
+			if err != nil {
+				t.Fatalf("publish: %v", err)
+			}
+			if len(dl.Attempts) != len(tc.attempts) || dl.Trimmed != "" || dl.Job.Text != tc.text {
+				t.Fatal("Publish changed the caller's letter")
+			}
+			l, err := dlq.Get(ctx, seq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tc.wantTrimmed {
+				if !strings.Contains(l.Trimmed, w) {
+					t.Errorf("trimmed = %q, want it to say %q", l.Trimmed, w)
+				}
+			}
+			if len(tc.wantTrimmed) == 0 && l.Trimmed != "" {
+				t.Errorf("trimmed = %q for a letter that fits", l.Trimmed)
+			}
+			if l.Job.JobID != env.JobID || l.Reason != "still invalid" || l.Outcome != llm.OutcomeExhausted {
+				t.Errorf("letter lost the job or its outcome: %+v", l.Job)
+			}
+			if got := len(l.Attempts) > 0; got != tc.wantRaw {
+				t.Fatalf("letter has %d attempts, want attempts %v", len(l.Attempts), tc.wantRaw)
+			}
+			for _, a := range l.Attempts {
+				if len(a.Raw) > jobs.LetterRawCap+200 {
+					t.Errorf("attempt %d raw is %d bytes, over the cap", a.N, len(a.Raw))
+				}
+			}
+			if tc.name == "20 MB answer" {
+				raw := l.Attempts[0].Raw
+				if !strings.HasPrefix(raw, "HEAD") || !strings.HasSuffix(raw, "TAIL") || !strings.Contains(raw, "bytes of this answer cut") || l.Attempts[0].Value != nil {
+					t.Errorf("capped answer lost its head, tail or note: %.80q … %.80q", raw, raw[max(0, len(raw)-80):])
+				}
+			}
+		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -169,6 +170,11 @@ func (d *Documents) Text(ctx context.Context, env *Envelope) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// Without a deadline of its own the client gives the whole read its
+	// default API timeout (5s), which a 64 MiB document on a busy machine
+	// overruns: the job then failed every delivery and was dead-lettered.
+	ctx, cancel := context.WithTimeout(ctx, readTimeout(env.TextRef.Size))
+	defer cancel()
 	r, err := s.Get(ctx, env.TextRef.Name)
 	if errors.Is(err, jetstream.ErrObjectNotFound) {
 		return "", fmt.Errorf("%w: document %s is not in %s (submit it again)", ErrEnvelope, env.TextRef.Name, DocsBucket)
@@ -182,4 +188,10 @@ func (d *Documents) Text(ctx context.Context, env *Envelope) (string, error) {
 		return "", fmt.Errorf("read document %s from %s: %w", env.TextRef.Name, DocsBucket, err)
 	}
 	return string(b), nil
+}
+
+// readTimeout bounds reading a document of size bytes from the object
+// store: 30s, plus a second per MiB.
+func readTimeout(size int64) time.Duration {
+	return 30*time.Second + time.Duration(max(size, 0)>>20)*time.Second
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -101,31 +102,59 @@ func (e *ConfigConflictError) Error() string {
 		e.Stream, strings.Join(e.Differences, "; "), e.Stream)
 }
 
+// Streams behind the buckets, as the server names them.
+const (
+	DocsStream   = "OBJ_" + DocsBucket
+	SchemaStream = "KV_" + SchemaBucket
+)
+
+// StreamNames are the JetStream streams extractq needs: its three streams
+// and the streams behind its two buckets.
+func StreamNames() []string {
+	return []string{JobsStream, DLQStream, AdvisoryStream, DocsStream, SchemaStream}
+}
+
 // EnsureStreams creates EXTRACTQ_JOBS, EXTRACTQ_DLQ, EXTRACTQ_ADVISORIES,
-// the document Object Store and the schema KV bucket, or checks the
-// existing ones. It is
-// idempotent: an existing stream with updatable differences (subjects,
-// duplicate window, max age) is updated, one with immutable differences
-// (retention, storage) is reported as a *ConfigConflictError.
+// the document Object Store and the schema KV bucket, or brings the
+// existing ones in line. Only `worker migrate` (and `worker run
+// --migrate`) calls it: submit and worker run use CheckStreams, which
+// changes nothing, so a stream migrated with three replicas is never
+// remapped to one by a command run with other settings. It is idempotent:
+// an existing stream with updatable differences (subjects, duplicate
+// window, max age, fewer replicas than asked for) is updated; replicas are
+// never lowered; a stream with immutable differences (retention, storage)
+// is reported as a *ConfigConflictError. While a leader election runs it
+// retries for up to a minute.
 func EnsureStreams(ctx context.Context, js jetstream.JetStream, opts ...StreamOption) error {
 	o := newStreamOptions(opts)
 	jobsCfg, dlqCfg, advisoryCfg := StreamConfigs(opts...)
+	deadline := time.Now().Add(time.Minute)
 	for _, want := range []jetstream.StreamConfig{jobsCfg, dlqCfg, advisoryCfg} {
-		if err := ensureStream(ctx, js, want); err != nil {
+		if err := retryElection(ctx, deadline, func() error { return ensureStream(ctx, js, want) }); err != nil {
 			return err
 		}
 	}
-	if _, err := js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
-		Bucket: DocsBucket, Description: "extractq documents above the inline limit",
-		Storage: o.storage, Replicas: o.replicas,
+	if err := retryElection(ctx, deadline, func() error {
+		return ensureBucket(ctx, js, DocsStream, o.replicas, func() error {
+			_, err := js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{
+				Bucket: DocsBucket, Description: "extractq documents above the inline limit",
+				Storage: o.storage, Replicas: o.replicas,
+			})
+			return err
+		})
 	}); err != nil {
-		return fmt.Errorf("create object store %s: %w", DocsBucket, err)
+		return fmt.Errorf("object store %s: %w", DocsBucket, err)
 	}
-	if _, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket: SchemaBucket, Description: "extractq schema bodies by fingerprint",
-		Storage: o.storage, Replicas: o.replicas, History: 1,
+	if err := retryElection(ctx, deadline, func() error {
+		return ensureBucket(ctx, js, SchemaStream, o.replicas, func() error {
+			_, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
+				Bucket: SchemaBucket, Description: "extractq schema bodies by fingerprint",
+				Storage: o.storage, Replicas: o.replicas, History: 1,
+			})
+			return err
+		})
 	}); err != nil {
-		return fmt.Errorf("create key-value bucket %s: %w", SchemaBucket, err)
+		return fmt.Errorf("key-value bucket %s: %w", SchemaBucket, err)
 	}
 	return nil
 }
@@ -153,10 +182,158 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, want jetstream.St
 	next.Subjects = want.Subjects
 	next.Duplicates = want.Duplicates
 	next.MaxAge = want.MaxAge
+	next.Replicas = max(have.Replicas, want.Replicas)
 	if _, err := js.UpdateStream(ctx, next); err != nil {
 		return fmt.Errorf("update stream %s (%s): %w", want.Name, strings.Join(updatable, "; "), err)
 	}
 	return nil
+}
+
+// ensureBucket creates the bucket behind stream when it is missing, and
+// raises the replicas of an existing one; nothing else of an existing
+// bucket is changed.
+func ensureBucket(ctx context.Context, js jetstream.JetStream, stream string, replicas int, create func() error) error {
+	s, err := js.Stream(ctx, stream)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		if err := create(); err != nil {
+			return fmt.Errorf("create: %w", err)
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("look up stream %s: %w", stream, err)
+	}
+	cfg := s.CachedInfo().Config
+	if cfg.Replicas >= replicas {
+		return nil
+	}
+	from := cfg.Replicas
+	cfg.Replicas = replicas
+	if _, err := js.UpdateStream(ctx, cfg); err != nil {
+		return fmt.Errorf("raise the replicas of stream %s from %d to %d: %w", stream, from, replicas, err)
+	}
+	return nil
+}
+
+// ErrNotMigrated is matched by the error of CheckStreams when a stream or
+// bucket does not exist.
+var ErrNotMigrated = errors.New("extractq's JetStream streams are not set up")
+
+// CheckOption tunes CheckStreams.
+type CheckOption func(*checkOptions)
+
+type checkOptions struct {
+	wait     time.Duration
+	optional []string
+}
+
+// WithCheckWait bounds how long CheckStreams keeps trying while the
+// server cannot answer (default 30s).
+func WithCheckWait(d time.Duration) CheckOption { return func(o *checkOptions) { o.wait = d } }
+
+// WithOptionalStream also checks stream (e.g. the stream behind another
+// bucket): a missing one is a warning, not an error.
+func WithOptionalStream(stream string) CheckOption {
+	return func(o *checkOptions) { o.optional = append(o.optional, stream) }
+}
+
+// CheckStreams checks that the streams and buckets `worker migrate`
+// creates exist, and creates or changes nothing. While a stream's leader
+// is being elected the server answers with timeouts or "stream offline"
+// for a few seconds: those are retried with backoff for up to the wait
+// (WithCheckWait). A missing stream is an error matching ErrNotMigrated
+// that names `worker migrate`. The warnings name every stream that one
+// lost node could take offline: one replica on a cluster, or fewer
+// replicas than the cluster has nodes (up to 3, the quorum that survives
+// a loss).
+func CheckStreams(ctx context.Context, js jetstream.JetStream, opts ...CheckOption) (warnings []string, err error) {
+	o := checkOptions{wait: 30 * time.Second}
+	for _, f := range opts {
+		f(&o)
+	}
+	deadline := time.Now().Add(o.wait)
+	nodes := clusterSize(js)
+	check := func(name string, optional bool) error {
+		var info *jetstream.StreamInfo
+		err := retryElection(ctx, deadline, func() error {
+			s, err := js.Stream(ctx, name)
+			if err != nil {
+				return err
+			}
+			info = s.CachedInfo()
+			return nil
+		})
+		switch {
+		case errors.Is(err, jetstream.ErrStreamNotFound) && optional:
+			warnings = append(warnings, fmt.Sprintf("stream %s does not exist: run `worker migrate` to create it with the fleet's replicas", name))
+			return nil
+		case errors.Is(err, jetstream.ErrStreamNotFound):
+			return fmt.Errorf("%w: stream %s does not exist: run `worker migrate` (with --stream-replicas 3 on a three-node cluster) to create the streams and buckets; submit and worker run only use them", ErrNotMigrated, name)
+		case err != nil:
+			return fmt.Errorf("look up stream %s: %w (is JetStream enabled, and its cluster reachable?)", name, err)
+		}
+		if w := replicaWarning(info, nodes); w != "" {
+			warnings = append(warnings, w)
+		}
+		return nil
+	}
+	for _, name := range StreamNames() {
+		if err := check(name, false); err != nil {
+			return warnings, err
+		}
+	}
+	for _, name := range o.optional {
+		if err := check(name, true); err != nil {
+			return warnings, err
+		}
+	}
+	return warnings, nil
+}
+
+// replicaWarning says why a stream on a cluster could go offline with one
+// node; "" when it cannot (or there is no cluster).
+func replicaWarning(info *jetstream.StreamInfo, nodes int) string {
+	if info.Cluster == nil || info.Cluster.Name == "" {
+		return ""
+	}
+	want := max(2, min(nodes, 3))
+	r := max(info.Config.Replicas, 1)
+	if r >= want {
+		return ""
+	}
+	return fmt.Sprintf("stream %s has %d %s on JetStream cluster %q (%d nodes seen): losing the node that holds it takes it offline and stops the fleet; raise it with `worker migrate --stream-replicas %d`",
+		info.Config.Name, r, plural(r, "replica", "replicas"), info.Cluster.Name, nodes, want)
+}
+
+// clusterSize is the number of servers the connection knows of (the one
+// it is connected to and those the cluster advertised), at least 1.
+func clusterSize(js jetstream.JetStream) int {
+	seen := map[string]bool{}
+	for _, u := range js.Conn().Servers() {
+		seen[u] = true
+	}
+	return max(1, len(seen))
+}
+
+// retryElection runs fn until it succeeds, fails with an error that is
+// not transient, ctx ends or deadline passes, with backoff between tries:
+// a stream leader election makes the server time out or call the stream
+// offline for a few seconds.
+func retryElection(ctx context.Context, deadline time.Time, fn func() error) error {
+	for n := 0; ; n++ {
+		err := fn()
+		if err == nil || !transient(err) || ctx.Err() != nil || time.Now().After(deadline) {
+			return err
+		}
+		wait := min(100*time.Millisecond<<min(n, 5), 2*time.Second)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+	}
 }
 
 // diffStream compares the settings extractq depends on. fixed lists what the
@@ -180,5 +357,25 @@ func diffStream(have, want jetstream.StreamConfig) (fixed, updatable []string) {
 	if have.MaxAge != want.MaxAge {
 		updatable = append(updatable, fmt.Sprintf("max age is %s, want %s", have.MaxAge, want.MaxAge))
 	}
+	if have.Replicas < want.Replicas {
+		updatable = append(updatable, fmt.Sprintf("replicas are %d, want %d", have.Replicas, want.Replicas))
+	}
 	return fixed, updatable
+}
+
+// transient reports whether err is the server's answer while a leader is
+// being elected or a node rejoins: timeouts, no responders, and the
+// JetStream errors "temporarily unavailable", "cannot handle request",
+// "not assigned" and "stream is offline".
+func transient(err error) bool {
+	var api *jetstream.APIError
+	if errors.As(err, &api) {
+		switch api.ErrorCode {
+		case 10007, 10008, 10009, 10118, 10194:
+			return true
+		}
+		return false
+	}
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrConnectionReconnecting)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/extractq/extractq/llm"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/providers"
@@ -33,6 +34,8 @@ type Metrics struct {
 	PoolFallback  *prometheus.GaugeVec     // 1 while the fleet share is the fallback (KV unreachable), by pool
 	PoolPaused    *prometheus.GaugeVec     // 1 while a pool is paused after a 429/529, by pool
 	PoolPauses    *prometheus.CounterVec   // pauses, by pool
+	CircuitState  *prometheus.GaugeVec     // circuit state (0 closed, 1 half-open, 2 open), by pool and reason
+	CircuitMoves  *prometheus.CounterVec   // circuit transitions, by pool, reason and state entered
 	RateLimited   *prometheus.CounterVec   // 429 and 529 answers, by pool
 	ConsumerLag   *prometheus.GaugeVec     // messages waiting for each pool's consumer
 	DLQMessages   prometheus.Gauge         // messages in the dead-letter stream
@@ -93,6 +96,12 @@ func New(reg prometheus.Registerer) *Metrics {
 		PoolPauses: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "extractq_pool_pauses_total", Help: "Times a pool was paused after a 429 or 529.",
 		}, []string{"pool"}),
+		CircuitState: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "extractq_pool_circuit_state", Help: "Circuit breaker state: 0 closed (pulling), 1 half-open (one probe job), 2 open (not pulling; held jobs stay in progress), by pool and reason (transport: the pool's provider; audit: the audit store, for every pool).",
+		}, []string{"pool", "reason"}),
+		CircuitMoves: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "extractq_pool_circuit_transitions_total", Help: "Circuit breaker transitions, by pool, reason and the state entered (open, half_open, closed).",
+		}, []string{"pool", "reason", "state"}),
 		RateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "extractq_rate_limited_total", Help: "Provider answers 429 (rate limited) and 529 (overloaded), by pool.",
 		}, []string{"pool"}),
@@ -114,7 +123,7 @@ func New(reg prometheus.Registerer) *Metrics {
 	}
 	reg.MustRegister(m.Jobs, m.Attempts, m.Repairs, m.Tokens, m.CostUSD, m.CallSeconds, m.JobSeconds,
 		m.InFlight, m.Naks, m.DeadLetters, m.PoolInUse, m.PoolLimit, m.PoolShare, m.PoolFallback, m.PoolPaused, m.PoolPauses,
-		m.RateLimited, m.ConsumerLag, m.DLQMessages, m.FlushRows, m.FlushSeconds, m.FlushFailures)
+		m.CircuitState, m.CircuitMoves, m.RateLimited, m.ConsumerLag, m.DLQMessages, m.FlushRows, m.FlushSeconds, m.FlushFailures)
 	return m
 }
 
@@ -178,6 +187,19 @@ func (m *Metrics) JobFinished(pool string) { m.InFlight.WithLabelValues(pool).De
 
 // Nak counts a delivery handed back for later, by reason (worker.Observer).
 func (m *Metrics) Nak(pool, reason string) { m.Naks.WithLabelValues(pool, reason).Inc() }
+
+// Circuit records a pool's circuit entering state (worker.Observer). The
+// worker reports every circuit closed when it starts, which sets the gauge
+// without counting a transition.
+func (m *Metrics) Circuit(pool, reason string, state ratelimit.CircuitState) {
+	g := m.CircuitState.WithLabelValues(pool, reason)
+	var was dto.Metric
+	_ = g.Write(&was)
+	g.Set(float64(state))
+	if was.GetGauge().GetValue() != float64(state) {
+		m.CircuitMoves.WithLabelValues(pool, reason, state.String()).Inc()
+	}
+}
 
 // ObservePool sets a pool's gauges from its budget snapshot; seenPauses is
 // the pause count already added to the pauses counter.

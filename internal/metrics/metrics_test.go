@@ -128,6 +128,14 @@ func TestObserverMethods(t *testing.T) {
 	m.Nak("p", "transport")
 	m.Nak("p", "transport")
 	m.Nak("p", "shutdown")
+	// The worker reports closed circuits at start (no transition), then an
+	// outage: open, half-open, open again, half-open, closed.
+	m.Circuit("p", "transport", ratelimit.CircuitClosed)
+	m.Circuit("p", "audit", ratelimit.CircuitClosed)
+	for _, s := range []ratelimit.CircuitState{ratelimit.CircuitOpen, ratelimit.CircuitHalfOpen, ratelimit.CircuitOpen, ratelimit.CircuitHalfOpen} {
+		m.Circuit("p", "transport", s)
+	}
+	m.Circuit("p", "audit", ratelimit.CircuitOpen)
 	tests := []struct {
 		name      string
 		got, want float64
@@ -135,6 +143,11 @@ func TestObserverMethods(t *testing.T) {
 		{"in flight", testutil.ToFloat64(m.InFlight.WithLabelValues("p")), 1},
 		{"naks transport", testutil.ToFloat64(m.Naks.WithLabelValues("p", "transport")), 2},
 		{"naks shutdown", testutil.ToFloat64(m.Naks.WithLabelValues("p", "shutdown")), 1},
+		{"transport circuit half-open", testutil.ToFloat64(m.CircuitState.WithLabelValues("p", "transport")), 1},
+		{"audit circuit open", testutil.ToFloat64(m.CircuitState.WithLabelValues("p", "audit")), 2},
+		{"transport opens", testutil.ToFloat64(m.CircuitMoves.WithLabelValues("p", "transport", "open")), 2},
+		{"transport half-opens", testutil.ToFloat64(m.CircuitMoves.WithLabelValues("p", "transport", "half_open")), 2},
+		{"no transition at start", testutil.ToFloat64(m.CircuitMoves.WithLabelValues("p", "transport", "closed")), 0},
 	}
 	for _, tc := range tests {
 		if tc.got != tc.want {

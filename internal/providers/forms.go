@@ -10,13 +10,19 @@ import (
 	"github.com/extractq/extractq/schema"
 )
 
-// wrapKey names the one property of the object a non-object schema is
-// wrapped in, for APIs that need an object at the root.
-const wrapKey = "items"
+// wrapKey and wrapValueKey name the one property of the object a
+// non-object schema is wrapped in, for APIs that need an object at the
+// root: "items" for an array root, "value" for any other, as
+// schema.WireWrapped names them for the provider forms.
+const (
+	wrapKey      = "items"
+	wrapValueKey = "value"
+)
 
 // schemaForm is the schema as one API takes it. wrapped reports that the
 // schema's root was not an object and the API needs one: the form is then
-// {"items": <schema>} and the answer must be unwrapped (unwrapAnswer).
+// {"items": <schema>} or {"value": <schema>} and the answer must be
+// unwrapped (unwrapAnswer; the engine unwraps what still needs repair).
 type schemaForm struct {
 	body    json.RawMessage
 	wrapped bool
@@ -27,11 +33,21 @@ type schemaForm struct {
 // json_schema and function parameters, Anthropic's tool input_schema and
 // output format); other roots are wrapped.
 func formFor(s *schema.Schema, f schema.Form, objectRoot bool) (schemaForm, error) {
+	if f != schema.FormJSONSchema {
+		// A provider form wraps a root its API cannot take itself.
+		body, err := s.ProviderForm(f)
+		_, wrapped := s.WireWrapped(f)
+		return schemaForm{body: body, wrapped: wrapped}, err
+	}
 	if !objectRoot || hasObjectRoot(s.JSON()) {
 		body, err := s.ProviderForm(f)
 		return schemaForm{body: body}, err
 	}
-	w, err := wrapSchema(s.JSON())
+	key := wrapValueKey
+	if s.WantsArray() {
+		key = wrapKey
+	}
+	w, err := wrapSchema(s.JSON(), key)
 	if err != nil {
 		return schemaForm{}, err
 	}
@@ -59,15 +75,15 @@ func hasObjectRoot(doc []byte) bool {
 // compiles it. Definitions move to the wrapper's root so that the usual
 // "#/$defs/…" references still resolve; a reference to the root itself
 // ("#") or into its other keywords cannot be wrapped and fails to compile.
-func wrapSchema(doc []byte) (*schema.Schema, error) {
+func wrapSchema(doc []byte, key string) (*schema.Schema, error) {
 	var inner map[string]json.RawMessage
 	if err := json.Unmarshal(doc, &inner); err != nil {
 		return nil, fmt.Errorf("%w: the schema root is not an object: %v", schema.ErrProviderForm, err)
 	}
 	outer := map[string]any{
 		"type":                 "object",
-		"properties":           map[string]any{wrapKey: inner},
-		"required":             []string{wrapKey},
+		"properties":           map[string]any{key: inner},
+		"required":             []string{key},
 		"additionalProperties": false,
 	}
 	for _, k := range []string{"$schema", "$defs", "definitions"} {
@@ -87,16 +103,18 @@ func wrapSchema(doc []byte) (*schema.Schema, error) {
 	return w, nil
 }
 
-// unwrapAnswer returns the value of {"items": …} when the answer is that
-// object, else the answer unchanged (a truncated or malformed answer is
-// left for the engine to find, repair or re-ask).
+// unwrapAnswer returns the value of {"items": …} or {"value": …} when the
+// answer is that object, else the answer unchanged (a truncated or
+// malformed answer is left for the engine to find, repair or re-ask).
 func unwrapAnswer(text string) string {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(text), &obj); err != nil || len(obj) != 1 {
 		return text
 	}
-	if v, ok := obj[wrapKey]; ok {
-		return string(v)
+	for _, k := range []string{wrapKey, wrapValueKey} {
+		if v, ok := obj[k]; ok {
+			return string(v)
+		}
 	}
 	return text
 }

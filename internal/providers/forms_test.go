@@ -35,6 +35,7 @@ func TestUnwrapAnswer(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{`{"items":[1,2]}`, `[1,2]`},
 		{`{"items": "x"}`, `"x"`},
+		{`{"value": 42}`, `42`},                                // a scalar root as schema.WireWrapped names it
 		{`{"items":[1],"other":2}`, `{"items":[1],"other":2}`}, // not the wrapper: left alone
 		{`{"items":[1,`, `{"items":[1,`},                       // truncated: left for the engine
 		{`[1,2]`, `[1,2]`},

@@ -151,13 +151,19 @@ func (b *base) post(ctx context.Context, req llm.Request, url string, hdr http.H
 		return nil, b.logged(ctx, start, e)
 	}
 	raw = b.red.Bytes(raw)
+	ok := resp.StatusCode >= 200 && resp.StatusCode <= 299
 	if int64(len(raw)) > b.maxBody {
-		return nil, b.logged(ctx, start, &llm.Error{
-			Provider: b.name, Class: llm.ClassTruncatedBody, Status: resp.StatusCode, RateLimit: rl, Raw: raw[:b.maxBody],
-			Message: fmt.Sprintf("response body exceeds %d bytes; the answer was cut off", b.maxBody),
-		})
+		raw = raw[:b.maxBody]
+		if ok {
+			// A complete 2xx that runs past the cap is a runaway answer,
+			// not an outage: asking again buys the same one.
+			return nil, b.logged(ctx, start, &llm.Error{
+				Provider: b.name, Class: llm.ClassBadResponse, Status: resp.StatusCode, RateLimit: rl, Raw: raw,
+				Message: fmt.Sprintf("the answer exceeds the %d-byte response cap; raise it with WithMaxResponseBytes or ask for less", b.maxBody),
+			})
+		}
 	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+	if !ok { // an error body over the cap is classified by its status, from its first bytes
 		ae := parseAPIError(raw)
 		if rl.RetryAfter == 0 && ae.RetryDelay != "" {
 			if d, ok := parseResetDuration(ae.RetryDelay, time.Time{}); ok {

@@ -38,7 +38,7 @@ func chatErr(t *testing.T, p llm.Provider, ctx context.Context, req llm.Request)
 	_, err := p.Chat(ctx, req)
 	var pe *llm.Error
 	if !errors.As(err, &pe) {
-		t.Fatalf("error %v (%T) is not *Error", err, err)
+		t.Fatalf("error %v (%T) is not *llm.Error", err, err)
 	}
 	return pe
 }
@@ -73,8 +73,17 @@ func TestHTTPHygiene(t *testing.T) {
 		srv := newCanned(t, 200, nil, `{"choices":[{"message":{"content":"`+strings.Repeat("x", 5000)+`"}}]}`)
 		p := mustNew(t, "vllm:m", env{}, WithBaseURL(srv.URL+"/v1"), WithMaxResponseBytes(1024))
 		pe := chatErr(t, p, context.Background(), req)
-		if pe.Class != llm.ClassTruncatedBody || len(pe.Raw) != 1024 || !strings.Contains(pe.Message, "1024") {
+		if pe.Class != llm.ClassBadResponse || pe.Retryable() || len(pe.Raw) != 1024 || !strings.Contains(pe.Message, "1024") {
 			t.Fatalf("got %+v (raw %d bytes)", pe, len(pe.Raw))
+		}
+	})
+
+	t.Run("error body over the size cap", func(t *testing.T) {
+		srv := newCanned(t, 503, nil, `{"error":{"message":"overloaded `+strings.Repeat("x", 5000)+`"}}`)
+		p := mustNew(t, "vllm:m", env{}, WithBaseURL(srv.URL+"/v1"), WithMaxResponseBytes(1024))
+		pe := chatErr(t, p, context.Background(), req)
+		if pe.Class != llm.ClassOverloaded || !pe.Retryable() || len(pe.Raw) != 1024 {
+			t.Fatalf("got %+v (raw %d bytes): a 503 stays an outage whatever its size", pe, len(pe.Raw))
 		}
 	})
 
@@ -244,6 +253,41 @@ func TestErrorStatusTable(t *testing.T) {
 			pe := chatErr(t, p, context.Background(), llm.Request{Messages: conversation(), Mode: llm.ModeText})
 			if pe.Class != tc.class || pe.Status != tc.status {
 				t.Fatalf("got %s/%d, want %s/%d", pe.Class, pe.Status, tc.class, tc.status)
+			}
+		})
+	}
+}
+
+// TestUnusableAnswersAreNotOutages: a complete HTTP 200 the adapter cannot
+// use (nested past the decoder's depth limit, over the response cap, not a
+// chat completion) is a bad answer. Retrying it as a transport failure
+// asked the same runaway model 25 times per document (5 calls × 5
+// deliveries); it is asked once.
+func TestUnusableAnswersAreNotOutages(t *testing.T) {
+	t.Parallel()
+	req := llm.Request{Messages: conversation(), Mode: llm.ModeJSON}
+	deep := strings.Repeat("[", 100_000) + strings.Repeat("]", 100_000)
+	tests := []struct {
+		name string
+		body string
+		cap  int64
+	}{
+		{"nested 100,000 levels", `{"choices":[{"message":{"content":"{}","tool_calls":` + deep + `}}]}`, 0},
+		{"over the response cap", `{"choices":[{"message":{"content":"` + strings.Repeat("x", 2<<20) + `"}}]}`, 1 << 20},
+		{"not a chat completion", `{"choices": [`, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := newCanned(t, 200, nil, tc.body)
+			opts := []Option{WithBaseURL(srv.URL + "/v1")}
+			if tc.cap > 0 {
+				opts = append(opts, WithMaxResponseBytes(tc.cap))
+			}
+			p := mustNew(t, "vllm:m", env{}, opts...)
+			pe := chatErr(t, p, context.Background(), req)
+			if pe.Class != llm.ClassBadResponse || pe.Retryable() || llm.IsRetryable(pe) || pe.Status != 200 {
+				t.Fatalf("got class %s retryable %v status %d: %v; want a fatal bad_response", pe.Class, pe.Retryable(), pe.Status, pe)
 			}
 		})
 	}

@@ -49,15 +49,18 @@ func BenchmarkAttempt(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			resp := &llm.Response{Text: answer2KB(tc.bad), FinishReason: llm.FinishStop}
 			data := promptData(document, s, SchemaInExample, llm.ModeText)
+			data.MaxAttempts = cfg.MaxReasks + 1
+			j := newJudge(s, &cfg, document, data)
 			fb := feedbackTemplates[cfg.Feedback]
-			if ev := evaluate(resp, s, &cfg); ev.class != tc.want {
+			if ev := evaluate(resp, j); ev.class != tc.want {
 				b.Fatalf("class %q, want %q: %s", ev.class, tc.want, ev.problem)
 			}
 			b.SetBytes(int64(len(resp.Text)))
 			b.ReportAllocs()
 			for b.Loop() {
-				ev := evaluate(resp, s, &cfg)
+				ev := evaluate(resp, j)
 				if ev.class != llm.ClassNone {
+					data.Attempt, data.Next = 1, 2
 					data.Errors, data.Violations, data.Previous = ev.problem, ev.violations, resp.Text
 					if _, err := render(fb, data); err != nil {
 						b.Fatal(err)

@@ -173,6 +173,26 @@ type Config struct {
 	// (default true). When false such an answer is re-asked like any other
 	// invalid one.
 	BreakOnUnextractable bool
+	// AcceptLossy decides the end of an extraction whose best answer
+	// validated only after a lossy repair (one that dropped or invented
+	// content: a cut-off string closed, a closing quote guessed mid-line, a
+	// key the answer did not contain). Such a value is never accepted while
+	// re-asks remain: the model is asked again, told what was ambiguous.
+	// When the re-asks (or the token budget) run out, false (the default)
+	// ends the extraction OutcomeExhausted like any invalid answer, and
+	// true returns the value with llm.OutcomeLossy and a Reason naming the
+	// repairs. The default suits a warehouse: a dead letter explains
+	// itself, a silently altered value does not. Whatever the setting, an
+	// answer cut off at the token limit, the prompt's example repeated, or
+	// an ambiguous answer is never returned.
+	AcceptLossy bool
+	// RepeatTemperatureStep is added to the temperature of the next call
+	// each time the model repeats a mistake it was told about (the same
+	// value at the same pointer, no JSON again, …), up to 1 (or Temperature
+	// when higher). Default 0.2; 0 keeps Temperature for every call. A model
+	// at temperature 0 that keeps its reading despite the feedback is
+	// otherwise likely to give it again.
+	RepeatTemperatureStep float64
 	// FeedbackMaxChars bounds the error list in one feedback (default 1200).
 	FeedbackMaxChars int
 	// Templates replace the built-in prompts.
@@ -196,15 +216,16 @@ type Config struct {
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {
 	return Config{
-		MaxReasks:            3,
-		Feedback:             FeedbackReflect,
-		SchemaIn:             SchemaInAuto,
-		Mode:                 llm.ModeAuto,
-		History:              HistoryLast,
-		Transport:            DefaultTransport(),
-		Repair:               jsonx.PolicyCoerce,
-		BreakOnUnextractable: true,
-		FeedbackMaxChars:     1200,
+		MaxReasks:             3,
+		Feedback:              FeedbackReflect,
+		SchemaIn:              SchemaInAuto,
+		Mode:                  llm.ModeAuto,
+		History:               HistoryLast,
+		Transport:             DefaultTransport(),
+		Repair:                jsonx.PolicyCoerce,
+		BreakOnUnextractable:  true,
+		RepeatTemperatureStep: 0.2,
+		FeedbackMaxChars:      1200,
 	}
 }
 
@@ -266,6 +287,8 @@ func (c Config) normalized() (Config, error) {
 		return bad("transport retries and delays cannot be negative")
 	case c.Temperature < 0 || c.Temperature > 2:
 		return bad("temperature %g is outside 0..2", c.Temperature)
+	case c.RepeatTemperatureStep < 0 || c.RepeatTemperatureStep > 1:
+		return bad("repeat temperature step %g is outside 0..1", c.RepeatTemperatureStep)
 	}
 	switch c.Feedback {
 	case FeedbackReflect, FeedbackDirect, FeedbackPolite:

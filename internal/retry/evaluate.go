@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/extractq/extractq/llm"
 
@@ -22,6 +26,8 @@ type evaluation struct {
 	violations []schema.Violation
 	reason     string // the model's reason, class refusal
 	problem    string // what was wrong, for the feedback (.Errors)
+	// lossy lists the lossy repairs behind value (class lossy).
+	lossy []llm.Repair
 }
 
 // unextractableKey marks the answer a model gives when the document lacks
@@ -33,10 +39,266 @@ const unextractableKey = "_unextractable"
 // converting).
 const maxCoerceRounds = 3
 
-// evaluate is the engine's own work on one answer: find the JSON, repair it,
-// validate it, coerce it if allowed, pick the best candidate and describe
-// what is wrong. It does no I/O.
-func evaluate(resp *llm.Response, s *schema.Schema, cfg *Config) evaluation {
+// judge holds what evaluating an answer needs besides the answer; it is
+// fixed for one Run.
+type judge struct {
+	s   *schema.Schema
+	cfg *Config
+	// example is the canonical JSON of the example the prompt showed; nil
+	// when it showed none, when the document is that example (its value is
+	// then a legitimate answer), or when the example is not distinctive:
+	// made only of numbers, booleans, nulls and the schema's enum and const
+	// values, a real answer may well equal it ({"paid": true}).
+	example []byte
+	// placeholders are the example's distinctive strings the document does
+	// not contain, by pointer: an answer holding one at the same place
+	// copied it from the example ({"name": "example"}) instead of
+	// extracting.
+	placeholders []exampleLeaf
+	// scalars are the kinds of scalar the schema's root accepts: the
+	// finder then also offers bare scalars ("42", "true", a quoted string,
+	// a labelled value in prose).
+	scalars jsonx.ScalarKinds
+	// wire is the property a strict or tools wire form wraps the root in
+	// ({"value": 42}); "" when the root travels as it is.
+	wire string
+}
+
+// newJudge prepares the evaluation of answers to document under the
+// prompt data (the example shown, the mode).
+func newJudge(s *schema.Schema, cfg *Config, document string, d *llm.PromptData) *judge {
+	j := &judge{s: s, cfg: cfg, scalars: rootScalarKinds(s)}
+	if d.SchemaIn == string(SchemaInExample) && d.Example != "" {
+		if v, err := decode([]byte(d.Example)); err == nil {
+			pinned := pinnedStrings(s)
+			if distinctive(v, pinned) {
+				j.example = canonical(v)
+				if dv, err := decode([]byte(strings.TrimSpace(document))); err == nil && bytes.Equal(canonical(dv), j.example) {
+					j.example = nil // the document is the example: repeating it is extracting it
+				}
+			}
+			if j.example != nil {
+				collectLeaves(v, "", func(ptr, s string) {
+					if !pinned[s] && !strings.Contains(document, s) {
+						var path []string
+						if ptr != "" {
+							for _, tok := range strings.Split(ptr[1:], "/") {
+								path = append(path, unescapeToken.Replace(tok))
+							}
+						}
+						j.placeholders = append(j.placeholders, exampleLeaf{ptr, s, path})
+					}
+				})
+			}
+		}
+	}
+	if d.Mode == llm.ModeStrict || d.Mode == llm.ModeTools {
+		j.wire = wireProperty(s)
+	}
+	return j
+}
+
+// exampleLeaf is a string of the example and where it is (the pointer,
+// and its tokens unescaped).
+type exampleLeaf struct {
+	ptr, s string
+	path   []string
+}
+
+// collectLeaves calls fn with the pointer and value of every string in v.
+func collectLeaves(v any, ptr string, fn func(ptr, s string)) {
+	switch t := v.(type) {
+	case string:
+		fn(ptr, t)
+	case map[string]any:
+		for k, x := range t {
+			collectLeaves(x, ptr+"/"+escapeToken.Replace(k), fn)
+		}
+	case []any:
+		for i, x := range t {
+			collectLeaves(x, ptr+"/"+strconv.Itoa(i), fn)
+		}
+	}
+}
+
+// copied returns the pointers at which c holds a placeholder of the
+// example, with its value.
+func (c *cand) copied(leaves []exampleLeaf) []string {
+	var at []string
+	for _, l := range leaves {
+		if s, ok := lookup(c.v, l.path).(string); ok && s == l.s {
+			at = append(at, fmt.Sprintf("%s (%q)", pointerName(l.ptr), s))
+		}
+	}
+	return at
+}
+
+// lookup resolves the unescaped tokens of a JSON pointer in a decoded
+// value; nil when absent.
+func lookup(v any, path []string) any {
+	for _, tok := range path {
+		switch t := v.(type) {
+		case map[string]any:
+			v = t[tok]
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(t) {
+				return nil
+			}
+			v = t[i]
+		default:
+			return nil
+		}
+	}
+	return v
+}
+
+// shapeOnly reports whether v is an object or array whose every string is
+// a placeholder ("...", "…", "<name>", "[email]"), with no other value: a
+// model showing the shape it will fill, not an answer.
+func shapeOnly(v any) bool {
+	strs := 0
+	var walk func(any) bool
+	walk = func(n any) bool {
+		switch t := n.(type) {
+		case string:
+			strs++
+			return placeholder.MatchString(t)
+		case map[string]any:
+			for _, x := range t {
+				if !walk(x) {
+					return false
+				}
+			}
+			return true
+		case []any:
+			for _, x := range t {
+				if !walk(x) {
+					return false
+				}
+			}
+			return true
+		}
+		return false
+	}
+	switch v.(type) {
+	case map[string]any, []any:
+		return walk(v) && strs > 0
+	}
+	return false
+}
+
+// placeholder matches a string that stands for a value to be filled in.
+var placeholder = regexp.MustCompile(`^\s*(\.{2,}|…|<[^<>]*>|\[[^\[\]]*\]|\{[^{}]*\})\s*$`)
+
+// distinctive reports whether v holds a string no enum or const of the
+// schema pins: a placeholder ("example"), a pattern's or format's sample.
+// A document whose answer repeats all of it by chance is implausible.
+func distinctive(v any, pinned map[string]bool) bool {
+	switch t := v.(type) {
+	case string:
+		return !pinned[t]
+	case map[string]any:
+		for _, x := range t {
+			if distinctive(x, pinned) {
+				return true
+			}
+		}
+	case []any:
+		for _, x := range t {
+			if distinctive(x, pinned) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// pinnedStrings collects the strings of every enum and const in s.
+func pinnedStrings(s *schema.Schema) map[string]bool {
+	var doc any
+	_ = json.Unmarshal(s.JSON(), &doc)
+	pinned := map[string]bool{}
+	var walk func(any)
+	walk = func(n any) {
+		switch t := n.(type) {
+		case map[string]any:
+			for k, x := range t {
+				switch k {
+				case "enum":
+					list, _ := x.([]any)
+					for _, e := range list {
+						if s, ok := e.(string); ok {
+							pinned[s] = true
+						}
+					}
+				case "const":
+					if s, ok := x.(string); ok {
+						pinned[s] = true
+					}
+				}
+				walk(x)
+			}
+		case []any:
+			for _, x := range t {
+				walk(x)
+			}
+		}
+	}
+	walk(doc)
+	return pinned
+}
+
+// cand is one candidate found in an answer and what became of it.
+type cand struct {
+	jsonx.Candidate
+	v          any
+	doc        []byte
+	repairs    []llm.Repair
+	vs         []schema.Violation
+	valid      bool
+	coerced    bool
+	join       bool // the finder joined several objects into this array
+	canon      []byte
+	canonValid bool
+}
+
+func (c *cand) span() int { return c.End - c.Start }
+
+// contains reports whether c's source strictly contains o's.
+func (c *cand) contains(o *cand) bool {
+	return c.Start <= o.Start && o.End <= c.End && c.span() > o.span()
+}
+
+func (c *cand) key() []byte {
+	if !c.canonValid {
+		c.canon, c.canonValid = canonical(c.v), true
+	}
+	return c.canon
+}
+
+// evaluate is the engine's own work on one answer: find the JSON, repair
+// it, validate it, coerce it if allowed, choose the candidate that is the
+// answer and describe what is wrong. It does no I/O.
+//
+// Which candidate is the answer:
+//   - values in reasoning blocks count only when the visible answer holds
+//     none, and values quoted in inline code only when nothing else does;
+//   - a value inside a larger object or array is part of it, not an answer
+//     (an array the finder joined from separate objects hides nothing);
+//   - a value followed by a correction ("Actually, …", "Here is the
+//     corrected JSON:") is superseded by what follows;
+//   - a value a third the size of the largest one left, or smaller, is a
+//     fragment quoted in prose; a template ({"name": "..."}) is no value;
+//   - the prompt's example, whole or its placeholders in place, is never
+//     an answer (judge.example).
+//
+// Of what remains, values that validate as they are win over values that
+// validate only after coercion; if several differ and none is at least
+// twice the size of each other one, the answer is ambiguous and re-asked.
+// A value that needed a lossy repair is reported (class lossy), never
+// accepted here.
+func evaluate(resp *llm.Response, j *judge) evaluation {
 	switch {
 	case resp.Refusal != "":
 		return refusal(resp.Refusal)
@@ -50,19 +312,17 @@ func evaluate(resp *llm.Response, s *schema.Schema, cfg *Config) evaluation {
 		return evaluation{class: llm.ClassTruncated, problem: problemTruncated}
 	}
 
-	cands := jsonx.Find(resp.Text, cfg.Repair)
+	found := find(resp.Text, j)
 	var (
-		best      evaluation
-		haveBest  bool
-		marker    string
-		hasMarker bool
-		decoded   = make([]candidate, 0, len(cands))
+		all               = make([]*cand, 0, len(found))
+		marker            string
+		hasMarker, echoed bool
+		copied            []string // where a candidate copied the example
 	)
-	for _, c := range cands {
-		doc := c.JSON // compact and valid JSON, as Find promises
-		v, err := decode(doc)
+	for _, f := range found {
+		v, err := decode(f.JSON) // compact and valid JSON, as Find promises
 		if err != nil {
-			continue // not JSON after all: nothing to validate
+			continue
 		}
 		if r, ok := unextractable(v); ok {
 			if !hasMarker {
@@ -70,47 +330,239 @@ func evaluate(resp *llm.Response, s *schema.Schema, cfg *Config) evaluation {
 			}
 			continue
 		}
-		vs := s.Validate(v)
-		ev := evaluation{class: llm.ClassSchema, value: doc, repairs: c.Repairs, violations: vs}
-		if len(vs) == 0 {
-			ev.class = llm.ClassNone
-			return ev
+		c := &cand{Candidate: f, v: v, doc: f.JSON, repairs: markLossy(resp.Text, f), join: hasKind(f.Repairs, jsonx.KindJoinedValues)}
+		if j.wire != "" {
+			c.unwrapWire(j)
 		}
-		decoded = append(decoded, candidate{doc: doc, repairs: c.Repairs, vs: vs})
-		if !haveBest || len(vs) < len(best.violations) {
-			best, haveBest = ev, true
+		if j.example != nil && c.equalsExample(j.example) {
+			echoed = true
+			continue
 		}
-	}
-	if cfg.Repair == jsonx.PolicyCoerce {
-		for _, c := range decoded {
-			if ev, ok := coerce(c, s); ok {
-				return ev
-			} else if len(ev.violations) < len(best.violations) {
-				best = ev
+		if at := c.copied(j.placeholders); len(at) > 0 {
+			if copied == nil {
+				copied = at
 			}
+			continue
 		}
+		if shapeOnly(c.v) {
+			continue // {"name": "...", "email": "..."}: the shape, not an answer
+		}
+		all = append(all, c)
 	}
+	ps := principal(all, resp.Text)
+	best := choose(ps, j, resp.Text)
 	switch {
+	case best.class == llm.ClassNone && len(best.lossy) > 0:
+		best.class = llm.ClassLossy
+		best.problem = problemLossy(best.lossy, resp.Text)
+		return best
+	case best.class == llm.ClassNone || best.class == llm.ClassAmbiguous:
+		return best
 	case hasMarker:
 		return refusal(marker)
-	case haveBest:
-		best.problem = problemSchema(best.violations, cfg.FeedbackMaxChars)
+	case best.class == llm.ClassSchema:
+		best.problem = problemSchema(best.violations, j.cfg.FeedbackMaxChars)
 		return best
+	case echoed:
+		return evaluation{class: llm.ClassEcho, problem: problemEcho}
+	case copied != nil:
+		return evaluation{class: llm.ClassEcho, problem: problemCopied(copied)}
 	case refusalOpening.MatchString(resp.Text):
 		return refusal(firstLine(resp.Text, "the model refused"))
 	}
 	return evaluation{class: llm.ClassNoJSON, problem: problemNoJSON}
 }
 
-type candidate struct {
-	doc     []byte
-	repairs []llm.Repair
-	vs      []schema.Violation
+// principal keeps the candidates that may be the answer, in text order.
+func principal(all []*cand, text string) []*cand {
+	if len(all) == 0 {
+		return nil
+	}
+	visible := slices.ContainsFunc(all, func(c *cand) bool { return !c.Reasoning })
+	plain := slices.ContainsFunc(all, func(c *cand) bool { return !c.Reasoning && !inlineCode(text, c) })
+	ps := make([]*cand, 0, len(all))
+	for _, c := range all {
+		if visible && c.Reasoning {
+			continue // a draft in the model's reasoning
+		}
+		if plain && inlineCode(text, c) {
+			continue // `{"city": null}` quoted in a sentence about the answer
+		}
+		inner := false
+		for _, o := range all {
+			if o != c && !o.join && o.Scalar == jsonx.NotScalar && o.contains(c) {
+				inner = true // a part of a larger value, e.g. one item of an array
+				break
+			}
+		}
+		if !inner {
+			ps = append(ps, c)
+		}
+	}
+	slices.SortStableFunc(ps, func(a, b *cand) int { return a.Start - b.Start })
+	// A correction supersedes everything before it; joins span their
+	// members, so the text between two candidates is read from the end of
+	// the earlier one that ends last.
+	from, end := 0, -1
+	for i, c := range ps {
+		if i > 0 && end >= 0 && end <= c.Start && correction.MatchString(text[end:c.Start]) {
+			from = i
+		}
+		end = max(end, c.End)
+	}
+	ps = ps[from:]
+	widest := 0
+	for _, c := range ps {
+		widest = max(widest, c.span())
+	}
+	return slices.DeleteFunc(ps, func(c *cand) bool { return 3*c.span() <= widest })
+}
+
+// inlineCode reports whether c sits in an inline code span of the prose
+// (`{"a": 1}`), where models quote values they talk about.
+func inlineCode(text string, c *cand) bool {
+	return !c.Fenced && c.Start > 0 && c.End < len(text) && text[c.Start-1] == '`' && text[c.End] == '`' &&
+		(c.Start < 2 || text[c.Start-2] != '`')
+}
+
+// correction recognises the prose with which a model replaces a value it
+// gave by the next one.
+var correction = regexp.MustCompile(`(?i)\b(actually|correction|oops|wait|my (mistake|bad)|i made an? (mistake|error)|let me (fix|correct|redo|revise|re-?check|try (that )?again)|on second thought|(here is|here's|this is|below is) (the|my|a) (corrected|fixed|final|revised|updated|complete|correct)|(corrected|revised|updated|fixed|final) (answer|json|version|output|result|extraction|object)|final\s*:|instead)\b`)
+
+// choose picks the answer among the principal candidates: valid as they
+// are first, else valid after coercion; several different values are
+// ambiguous unless one dwarfs the others. Without a valid one it returns
+// the candidate with the fewest violations (class schema), or class none
+// with no value when there is nothing at all.
+func choose(ps []*cand, j *judge, text string) evaluation {
+	if len(ps) == 0 {
+		return evaluation{class: llm.ClassNoJSON}
+	}
+	var valid []*cand
+	for _, c := range ps {
+		c.vs = j.s.Validate(c.v)
+		if c.valid = len(c.vs) == 0; c.valid {
+			valid = append(valid, c)
+		}
+	}
+	if len(valid) == 0 && j.cfg.Repair == jsonx.PolicyCoerce {
+		for _, c := range ps {
+			if c.memberOfJoinIn(ps) {
+				continue // wrapping one of the joined objects would drop the others
+			}
+			if inner := c.unwrapEnvelope(j.s); inner != nil && (inner.valid || coerce(inner, j.s, text)) {
+				valid = append(valid, inner)
+			} else if coerce(c, j.s, text) {
+				valid = append(valid, c)
+			}
+		}
+	}
+	if len(valid) > 0 {
+		return pick(valid)
+	}
+	var best *cand
+	for _, c := range ps {
+		if best == nil || len(c.vs) < len(best.vs) || len(c.vs) == len(best.vs) && c.span() >= best.span() {
+			best = c
+		}
+	}
+	return evaluation{class: llm.ClassSchema, value: best.doc, repairs: best.repairs, violations: best.vs}
+}
+
+// pick chooses among valid candidates in text order: the last of equal
+// values, the one at least twice the size of every other, else none
+// (ambiguous).
+func pick(valid []*cand) evaluation {
+	widest := valid[0]
+	for _, c := range valid[1:] {
+		if c.span() > widest.span() {
+			widest = c
+		}
+	}
+	chosen := widest
+	for _, c := range valid {
+		switch {
+		case c == widest:
+		case bytes.Equal(c.key(), widest.key()):
+			if c.Start > chosen.Start {
+				chosen = c // the latest of equal values
+			}
+		case 2*c.span() > widest.span():
+			return evaluation{class: llm.ClassAmbiguous, value: widest.doc, repairs: widest.repairs, problem: problemAmbiguous(valid)}
+		}
+	}
+	ev := evaluation{class: llm.ClassNone, value: chosen.doc, repairs: chosen.repairs}
+	if marks := elisions(chosen.v, make([]string, 0, 16), nil); len(marks) > 0 {
+		slices.SortFunc(marks, func(a, b llm.Repair) int { return strings.Compare(a.Where, b.Where) }) // maps have no order
+		ev.repairs = append(slices.Clip(ev.repairs), marks...)
+	}
+	for _, r := range ev.repairs {
+		if r.Lossy {
+			ev.lossy = append(ev.lossy, r)
+		}
+	}
+	return ev
+}
+
+// kindElidedValue marks a value that stands for content the model left
+// out: "..." where a value belongs, "etc." as the last item of a list.
+const kindElidedValue = "elided_value"
+
+// elision matches such a value.
+var elision = regexp.MustCompile(`(?i)^\s*(\.{2,}|…|etc\.?|and (so on|more)\.?|\[?\.\.\.\]?)\s*$`)
+
+// elisions appends a lossy repair for every string of v that stands for
+// left-out content: the value is valid JSON, but not the whole answer.
+// path holds the tokens to v; the pointer is built only for a match.
+func elisions(v any, path []string, out []llm.Repair) []llm.Repair {
+	switch t := v.(type) {
+	case string:
+		if len(t) <= 16 && mayElide(t) && elision.MatchString(t) {
+			ptr := ""
+			for _, tok := range path {
+				ptr += "/" + escapeToken.Replace(tok)
+			}
+			out = append(out, llm.Repair{Kind: kindElidedValue, Where: pointerName(ptr), Detail: fmt.Sprintf("%q stands for content left out", t), Lossy: true})
+		}
+	case map[string]any:
+		for k, x := range t {
+			out = elisions(x, append(path, k), out)
+		}
+	case []any:
+		for i, x := range t {
+			out = elisions(x, append(path, strconv.Itoa(i)), out)
+		}
+	}
+	return out
+}
+
+// mayElide is elision's cheap first test: how such a string can start.
+func mayElide(s string) bool {
+	s = strings.TrimLeft(s, " ")
+	return s != "" && strings.IndexByte(".eEaA[\xe2", s[0]) >= 0
+}
+
+// JSON pointer token escaping (RFC 6901).
+var (
+	escapeToken   = strings.NewReplacer("~", "~0", "/", "~1")
+	unescapeToken = strings.NewReplacer("~1", "/", "~0", "~")
+)
+
+// memberOfJoinIn reports whether c is one of the objects of a joined array
+// among ps.
+func (c *cand) memberOfJoinIn(ps []*cand) bool {
+	for _, o := range ps {
+		if o.join && o.contains(c) {
+			return true
+		}
+	}
+	return false
 }
 
 // coerce applies schema-guided coercions until the candidate validates or
-// nothing changes. It returns the candidate as far as it got.
-func coerce(c candidate, s *schema.Schema) (evaluation, bool) {
+// nothing changes, and reports whether it validates. The candidate keeps
+// the last state either way.
+func coerce(c *cand, s *schema.Schema, text string) bool {
 	doc, repairs, vs := c.doc, c.repairs, c.vs
 	for range maxCoerceRounds {
 		out, rs, changed := jsonx.Coerce(doc, vs)
@@ -123,12 +575,214 @@ func coerce(c candidate, s *schema.Schema) (evaluation, bool) {
 			break
 		}
 		doc, vs = out, s.Validate(v)
+		for i, r := range rs {
+			if r.Kind == jsonx.KindCoerceToString && !writtenAsIs(text, r) {
+				rs[i].Lossy = true
+			}
+		}
 		repairs = append(append([]llm.Repair(nil), repairs...), rs...)
+		c.v, c.doc, c.repairs, c.vs, c.coerced, c.canonValid = v, doc, repairs, vs, true, false
 		if len(vs) == 0 {
-			return evaluation{class: llm.ClassNone, value: doc, repairs: repairs}, true
+			c.valid = true
+			return true
 		}
 	}
-	return evaluation{class: llm.ClassSchema, value: doc, repairs: repairs, violations: vs}, false
+	return false
+}
+
+// kindUnwrapEnvelope is the coercion that takes the value out of the
+// envelope a model put around it.
+const kindUnwrapEnvelope = "coerce_unwrap_envelope"
+
+// unwrapEnvelope returns the value inside an envelope the schema does not
+// describe, as a new candidate validated as it is: a tool call written as
+// text ({"name": "extract", "arguments": {…}}, also "parameters") or a
+// one-member wrapper ({"data": {…}}, {"result": …}). nil when c is no such
+// envelope or the schema has the wrapper's key itself.
+func (c *cand) unwrapEnvelope(s *schema.Schema) *cand {
+	m, ok := c.v.(map[string]any)
+	if !ok {
+		return nil
+	}
+	var key string
+	switch len(m) {
+	case 1:
+		for k := range m {
+			key = k
+		}
+	case 2:
+		if _, named := m["name"].(string); named {
+			for _, k := range []string{"arguments", "parameters"} {
+				if _, ok := m[k].(map[string]any); ok {
+					key = k
+				}
+			}
+		}
+	}
+	if key == "" {
+		return nil
+	}
+	for _, v := range c.vs {
+		if v.Pointer == "/"+key && v.Keyword != "additionalProperties" {
+			return nil // the schema knows the key: not an envelope
+		}
+	}
+	if !slices.ContainsFunc(c.vs, func(v schema.Violation) bool { return v.Pointer == "/"+key && v.Keyword == "additionalProperties" }) {
+		return nil
+	}
+	inner := m[key]
+	doc, err := marshalValue(inner)
+	if err != nil {
+		return nil
+	}
+	n := &cand{Candidate: c.Candidate, v: inner, doc: doc, coerced: true}
+	n.repairs = append(slices.Clip(c.repairs), llm.Repair{Kind: kindUnwrapEnvelope, Where: "/" + key, Detail: fmt.Sprintf("took the value out of {%q: …}", key)})
+	n.vs = s.Validate(inner)
+	n.valid = len(n.vs) == 0
+	return n
+}
+
+// writtenAsIs reports whether the number a coerce_to_string repair turned
+// into text (Detail `4366412345678 -> "4366412345678"`) stands in the
+// answer as it is. When it does not, the finder read it from another
+// spelling (+4366412345678, a phone number) and the text lost its sign or
+// format: the coercion is lossy.
+func writtenAsIs(text string, r llm.Repair) bool {
+	num, _, ok := strings.Cut(r.Detail, " -> ")
+	if !ok || num == "" || num == "true" || num == "false" {
+		return true
+	}
+	for i := 0; ; {
+		k := strings.Index(text[i:], num)
+		if k < 0 {
+			return false
+		}
+		at, end := i+k, i+k+len(num)
+		before, after := byte(' '), byte(' ')
+		if at > 0 {
+			before = text[at-1]
+		}
+		if end < len(text) {
+			after = text[end]
+		}
+		if !strings.ContainsRune("+-.0123456789", rune(before)) && !strings.ContainsRune(".0123456789eE", rune(after)) {
+			return true
+		}
+		i = at + 1
+	}
+}
+
+// equalsExample reports whether c's value is the prompt's example.
+func (c *cand) equalsExample(example []byte) bool {
+	// The canonical form is at most a little longer or shorter than the
+	// compact one (key order, number spelling): a quick size check spares
+	// encoding answers that cannot be the example.
+	if n := len(c.doc); n > 2*len(example)+16 || 2*n+16 < len(example) {
+		return false
+	}
+	return bytes.Equal(c.key(), example)
+}
+
+// unwrapWire replaces {"<wire>": v} by v: the answer of a strict or tools
+// call whose wire form wrapped the root, when the adapter could not unwrap
+// it (it needed repair first). A value that validates as it is stays.
+func (c *cand) unwrapWire(j *judge) {
+	m, ok := c.v.(map[string]any)
+	if !ok || len(m) != 1 {
+		return
+	}
+	inner, ok := m[j.wire]
+	if !ok || len(j.s.Validate(c.v)) == 0 {
+		return
+	}
+	doc, err := marshalValue(inner)
+	if err != nil {
+		return
+	}
+	// Not a repair: the wire form asked for the wrapper.
+	c.v, c.doc, c.canonValid = inner, doc, false
+}
+
+// find returns the candidates of an answer; a schema whose root is a
+// scalar also lets the finder offer bare scalars.
+func find(text string, j *judge) []jsonx.Candidate {
+	return jsonx.FindWith(text, jsonx.FindOptions{Policy: j.cfg.Repair, Scalars: j.scalars})
+}
+
+// rootScalarKinds returns the scalar kinds the root of s accepts, read
+// from its type, enum and const, through anyOf, oneOf, allOf and local
+// references; every kind for a scalar root it cannot read, none for a root
+// that takes only objects and arrays.
+func rootScalarKinds(s *schema.Schema) jsonx.ScalarKinds {
+	var root any
+	_ = json.Unmarshal(s.JSON(), &root)
+	k := scalarKinds(root, root, 0)
+	if k == 0 && s.ScalarRoot() {
+		return jsonx.AnyScalar
+	}
+	return k
+}
+
+func scalarKinds(doc, node any, depth int) jsonx.ScalarKinds {
+	m, ok := node.(map[string]any)
+	if !ok || depth > 8 {
+		return 0
+	}
+	var k jsonx.ScalarKinds
+	switch t := m["type"].(type) {
+	case string:
+		k |= jsonx.ScalarKindsOf([]string{t})
+	case []any:
+		for _, x := range t {
+			if s, ok := x.(string); ok {
+				k |= jsonx.ScalarKindsOf([]string{s})
+			}
+		}
+	}
+	values, _ := m["enum"].([]any)
+	if c, ok := m["const"]; ok {
+		values = append(values, c)
+	}
+	for _, v := range values {
+		switch v.(type) {
+		case string:
+			k |= jsonx.ScalarString
+		case float64:
+			k |= jsonx.ScalarNumber
+		case bool:
+			k |= jsonx.ScalarBoolean
+		case nil:
+			k |= jsonx.ScalarNull
+		}
+	}
+	for _, kw := range []string{"anyOf", "oneOf", "allOf"} {
+		list, _ := m[kw].([]any)
+		for _, b := range list {
+			k |= scalarKinds(doc, b, depth+1)
+		}
+	}
+	if ref, ok := m["$ref"].(string); ok && strings.HasPrefix(ref, "#/") {
+		target := doc
+		for _, tok := range strings.Split(ref[2:], "/") {
+			tm, _ := target.(map[string]any)
+			target = tm[unescapeToken.Replace(tok)]
+		}
+		k |= scalarKinds(doc, target, depth+1)
+	}
+	return k
+}
+
+// wireProperty is the property a strict or tools wire form wraps the root
+// of s in, or "" when the root travels as it is. The name depends on the
+// root only ("value" for a scalar or mixed root, "items" for an array), so
+// it is the same whichever form the adapter sends.
+func wireProperty(s *schema.Schema) string {
+	for _, f := range []schema.Form{schema.FormOpenAI, schema.FormGemini} {
+		if p, ok := s.WireWrapped(f); ok {
+			return p
+		}
+	}
+	return ""
 }
 
 func refusal(reason string) evaluation {
@@ -180,6 +834,50 @@ func decode(doc []byte) (any, error) {
 
 var errTrailing = errors.New("trailing data after the JSON value")
 
+// marshalValue encodes a decoded value compactly, leaving <, > and & as
+// they are.
+func marshalValue(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// canonical encodes a decoded value so that equal values encode equally:
+// keys sorted, numbers in their shortest form (1.50 and 1.5 are equal).
+func canonical(v any) []byte {
+	b, err := json.Marshal(normalizeNumbers(v))
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+func normalizeNumbers(v any) any {
+	switch t := v.(type) {
+	case json.Number:
+		if f, err := strconv.ParseFloat(string(t), 64); err == nil {
+			return json.Number(strconv.FormatFloat(f, 'g', -1, 64))
+		}
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, x := range t {
+			out[k] = normalizeNumbers(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = normalizeNumbers(x)
+		}
+		return out
+	}
+	return v
+}
+
 // unextractable reports whether v is the {"_unextractable": reason} answer.
 func unextractable(v any) (string, bool) {
 	m, ok := v.(map[string]any)
@@ -195,4 +893,98 @@ func unextractable(v any) (string, bool) {
 		s = "no reason given"
 	}
 	return s, true
+}
+
+func hasKind(rs []llm.Repair, kind string) bool {
+	for _, r := range rs {
+		if r.Kind == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// markLossy marks as lossy, besides what the finder marked, repairs whose
+// reading may differ from what the model meant: a removed comment that
+// says content was left out ("// ... 14 more items"); an unquoted value
+// holding quotes or backslashes, or written /like this/, a construct the
+// parser could not read (new Date("…"), a JavaScript regex literal);
+// and a whole answer taken as a string when it reads as a sentence about
+// the value rather than the value ("The company is headquartered in
+// Zurich."). c.Repairs is not modified.
+func markLossy(text string, c jsonx.Candidate) []llm.Repair {
+	rs := c.Repairs
+	var out []llm.Repair
+	for i, r := range rs {
+		if r.Lossy || !elided(text, r) && !(c.Scalar == jsonx.ScalarText && r.Kind == jsonx.KindUnquotedString && sentence(text[c.Start:c.End])) {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(rs)
+		}
+		out[i].Lossy = true
+	}
+	if out == nil {
+		return rs
+	}
+	return out
+}
+
+// elided reports a comment that stands for omitted content, or an
+// unquoted value that swallowed quotes.
+func elided(text string, r llm.Repair) bool {
+	switch r.Kind {
+	case jsonx.KindComment:
+		at, err := strconv.Atoi(strings.TrimPrefix(r.Where, "@"))
+		if err != nil || at < 0 || at >= len(text) {
+			return false
+		}
+		c := text[at:]
+		end := strings.IndexByte(c, '\n')
+		if strings.HasPrefix(c, "/*") {
+			end = strings.Index(c, "*/")
+		}
+		if end >= 0 {
+			c = c[:end]
+		}
+		return omission.MatchString(c)
+	case jsonx.KindUnquotedString:
+		v, err := strconv.Unquote(strings.TrimPrefix(r.Detail, "quoted "))
+		return err == nil && (strings.ContainsAny(v, `"\`) || len(v) > 2 && v[0] == '/' && strings.LastIndexByte(v, '/') > 0)
+	}
+	return false
+}
+
+// sentence reports whether text reads as prose rather than a bare value:
+// several lines, more than four words, or a sentence's final punctuation.
+func sentence(text string) bool {
+	t := strings.TrimSpace(text)
+	return strings.ContainsAny(t, "\n") || len(strings.Fields(t)) > 4 || strings.HasSuffix(t, ".") || strings.HasSuffix(t, "!") || strings.HasSuffix(t, "?")
+}
+
+// omission recognises a comment that says content was left out.
+var omission = regexp.MustCompile(`(?i)(\.\.\.|…|\b(more|omitted|omit|truncated|remaining|rest|etc|and so on|similar|abbreviated|snip(ped)?)\b)`)
+
+// near quotes the answer around byte offset at ("@123"), on one line, for
+// a feedback that says where a guess was made.
+func near(text, where string) string {
+	at, err := strconv.Atoi(strings.TrimPrefix(where, "@"))
+	if err != nil || !strings.HasPrefix(where, "@") || at < 0 || at > len(text) {
+		return ""
+	}
+	lo, hi := max(0, at-24), min(len(text), at+24)
+	for lo > 0 && !utf8.RuneStart(text[lo]) {
+		lo--
+	}
+	for hi < len(text) && !utf8.RuneStart(text[hi]) {
+		hi++
+	}
+	s := strings.Join(strings.Fields(text[lo:hi]), " ")
+	if lo > 0 {
+		s = "…" + s
+	}
+	if hi < len(text) {
+		s += "…"
+	}
+	return s
 }

@@ -3,13 +3,16 @@ package retry
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"text/template"
 	"unicode/utf8"
 
 	"github.com/extractq/extractq/llm"
 
+	"github.com/extractq/extractq/internal/jsonx"
 	"github.com/extractq/extractq/schema"
 )
 
@@ -33,10 +36,17 @@ The answer must validate against this JSON Schema:
 </json-schema>
 {{- else if eq .SchemaIn "example"}}
 
-The answer must have exactly the structure of this example; its values only show the types:
+The answer must have exactly the structure of this example; its values only show the types; take every value from the document:
 <example>
 {{.Example}}
 </example>
+{{- if .FieldGuide}}
+
+What each field holds:
+<field-guide>
+{{.FieldGuide}}
+</field-guide>
+{{- end}}
 {{- end}}`))
 
 	// The task names the fence only once, around the document: a reader
@@ -51,12 +61,12 @@ The answer must have exactly the structure of this example; its values only show
 	feedbackTemplates = map[Feedback]*template.Template{
 		FeedbackDirect: template.Must(template.New("direct").Parse(
 			`{{.Errors}}
-Answer again with the complete corrected JSON only.`)),
+This is attempt {{.Next}} of {{.MaxAttempts}}. Answer again with the complete corrected JSON only.`)),
 		FeedbackReflect: template.Must(template.New("reflect").Parse(
 			`{{.Errors}}
-Before answering, work out what in your answer caused each problem and what the document actually says. Then answer with the complete corrected JSON only: no markdown, no explanations.`)),
+This is attempt {{.Next}} of {{.MaxAttempts}}. Before answering, work out what in your answer caused each problem and what the document actually says. Then answer with the complete corrected JSON only: no markdown, no explanations.`)),
 		FeedbackPolite: template.Must(template.New("polite").Parse(
-			`Thank you. Unfortunately there is a problem with your answer.
+			`Thank you. Unfortunately there is a problem with your answer (attempt {{.Attempt}} of {{.MaxAttempts}}).
 {{.Errors}}
 Could you please answer again with the complete corrected JSON only, and nothing else?`)),
 	}
@@ -66,14 +76,104 @@ Could you please answer again with the complete corrected JSON only, and nothing
 const (
 	problemTruncated = "Your answer was cut off at the length limit before the JSON was complete. Answer shorter: compact JSON with no indentation or line breaks, and keep long text values brief."
 	problemNoJSON    = "Your answer contained no JSON value."
+	problemEcho      = "Your answer repeats the example from the instructions instead of the document's data. The example only shows the structure and the types; take every value from the document."
 )
+
+// problemCopied names the values an answer copied from the example.
+func problemCopied(at []string) string {
+	if len(at) > 3 {
+		at = append(at[:3:3], fmt.Sprintf("and %d more", len(at)-3))
+	}
+	return "Your answer copies values from the example in the instructions instead of taking them from the document: " +
+		strings.Join(at, ", ") + ". The example only shows the structure and the types; take every value from the document."
+}
+
+// problemLossy says which repairs needed a guess, and where.
+func problemLossy(rs []llm.Repair, text string) string {
+	var b strings.Builder
+	b.WriteString("Your answer could not be read without guessing, so it was not accepted:")
+	for i, r := range rs {
+		if i == 4 {
+			fmt.Fprintf(&b, "\n- … and %d more", len(rs)-i)
+			break
+		}
+		b.WriteString("\n- ")
+		b.WriteString(lossyText(r))
+		if q := near(text, r.Where); q != "" && !strings.Contains(q, "`") {
+			fmt.Fprintf(&b, ", near `%s`", q)
+		} else if q != "" {
+			fmt.Fprintf(&b, ", near %q", q)
+		} else if r.Where != "" && r.Where[0] == '/' {
+			fmt.Fprintf(&b, " at %s", r.Where)
+		}
+	}
+	b.WriteString("\nWrite every string with both quotes, close every bracket, and leave nothing out or abbreviated.")
+	return b.String()
+}
+
+// lossyText names a lossy repair for the model.
+func lossyText(r llm.Repair) string {
+	what := strings.ReplaceAll(r.Kind, "_", " ")
+	if r.Detail != "" {
+		what += " (" + r.Detail + ")"
+	}
+	return what
+}
+
+// problemAmbiguous lists the different values an answer gave.
+func problemAmbiguous(valid []*cand) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Your answer contains %d different JSON values that each fit, and it does not say which one is the answer:", len(valid))
+	for i, c := range valid {
+		if i == 3 {
+			fmt.Fprintf(&b, "\n- … and %d more", len(valid)-i)
+			break
+		}
+		b.WriteString("\n- ")
+		b.WriteString(clip(string(c.doc), 80))
+	}
+	b.WriteString("\nAnswer with exactly one JSON value: the one the document supports.")
+	return b.String()
+}
+
+// clip shortens s to about n bytes on a rune boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
 
 func problemRefusal(reason string) string {
 	return fmt.Sprintf("You answered that the data cannot be extracted (%q). Look at the document again and extract what it does contain.", reason)
 }
 
 func problemSchema(vs []schema.Violation, maxChars int) string {
-	return "Your answer does not match the schema:\n" + schema.RenderFeedback(vs, maxChars)
+	return "Your answer does not match the schema:\n" + schema.RenderFeedback(withHints(vs), maxChars)
+}
+
+// withHints adds to a violation what form its value must take where the
+// schema's message cannot say it: a number written as text ("$1,234.50")
+// gets the form of a JSON number. vs is not modified.
+func withHints(vs []schema.Violation) []schema.Violation {
+	var out []schema.Violation
+	for i, v := range vs {
+		h := numberHint(v)
+		if h == "" {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(vs)
+		}
+		out[i].Message += "; " + h
+	}
+	if out == nil {
+		return vs
+	}
+	return out
 }
 
 // newNonce returns 16 hex characters that do not occur in doc.
@@ -157,4 +257,18 @@ func promptChars(msgs []llm.Message) int {
 		n += len(m.Content)
 	}
 	return n
+}
+
+// numberHint tells the model how to write a number it gave as text (the
+// plain reading, or both readings when the text is ambiguous), for a type
+// violation that wants a number; "" for any other violation.
+func numberHint(v schema.Violation) string {
+	if !strings.HasSuffix(v.Keyword, "type") || !slices.Contains(v.Want, "number") && !slices.Contains(v.Want, "integer") {
+		return ""
+	}
+	var text string
+	if json.Unmarshal([]byte(v.Value), &text) != nil || !strings.ContainsAny(text, "0123456789") {
+		return ""
+	}
+	return jsonx.NumberHint(v.Value)
 }

@@ -1,6 +1,7 @@
 package retry
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,9 +15,24 @@ import (
 	"github.com/extractq/extractq/internal/jsonx"
 )
 
-// randomReply is one of the answers and failures real models and APIs give.
-func randomReply(rng *rand.Rand) extractqtest.Reply {
-	switch rng.IntN(13) {
+// lossyAnswers validate only after a repair that guesses: a closing quote
+// placed mid-line, an ellipsis standing for items, an invented null.
+var lossyAnswers = []string{
+	`{"vendor": "ACME, "total": 12.5, "items": [{"name": "bolt", "price": 12.5}]}`,
+	`{"vendor": "ACME", "total": 12.5, "items": [{"name": "bolt", "price": 12.5}, ...]}`,
+	`{"vendor": "ACME", "total": 12.5, "paid": , "items": []}`,
+}
+
+// randomReply is one of the answers and failures real models and APIs
+// give; example is the example the prompt shows, which models repeat.
+func randomReply(rng *rand.Rand, example string) extractqtest.Reply {
+	switch rng.IntN(16) {
+	case 13:
+		return extractqtest.Text(example)
+	case 14:
+		return extractqtest.Text("The format is:\n```json\n" + example + "\n```\nand the document gives:\n```json\n" + validAnswer + "\n```")
+	case 15:
+		return extractqtest.Text(lossyAnswers[rng.IntN(len(lossyAnswers))])
 	case 0:
 		return extractqtest.Text(validAnswer)
 	case 1:
@@ -58,6 +74,7 @@ func randomConfig(rng *rand.Rand, sl *sleeps) Config {
 	c.Repair = []jsonx.Policy{jsonx.PolicyOff, jsonx.PolicySyntax, jsonx.PolicyCoerce}[rng.IntN(3)]
 	c.Feedback = []Feedback{FeedbackReflect, FeedbackDirect, FeedbackPolite}[rng.IntN(3)]
 	c.BreakOnUnextractable = rng.IntN(2) == 0
+	c.AcceptLossy = rng.IntN(2) == 0
 	if rng.IntN(2) == 0 {
 		c.TokenBudget = 300 + rng.IntN(2500)
 	}
@@ -68,16 +85,27 @@ func randomConfig(rng *rand.Rand, sl *sleeps) Config {
 }
 
 // TestPropertyNeverInvalid drives random sequences of good, broken and
-// failing answers under random configs and checks the engine's promises.
+// failing answers under random configs and checks the engine's promises:
+// never an invalid value, never the prompt's example for another document,
+// never a lossy repair accepted while re-asks remain.
 func TestPropertyNeverInvalid(t *testing.T) {
 	s := mustSchema(t, invoiceSchema)
+	ex, err := s.Example()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exValue, err := decode(ex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exCanon := canonical(exValue)
 	const runs = 3000
 	outcomes := map[llm.Outcome]int{}
 	for i := range runs {
 		rng := rand.New(rand.NewPCG(uint64(i), 42))
 		sl := &sleeps{}
 		cfg := randomConfig(rng, sl)
-		p := extractqtest.New(nil, extractqtest.WithResponder(func(int, llm.Request) extractqtest.Reply { return randomReply(rng) }))
+		p := extractqtest.New(nil, extractqtest.WithResponder(func(int, llm.Request) extractqtest.Reply { return randomReply(rng, string(ex)) }))
 		res, err := Run(context.Background(), p, document, s, cfg)
 		fail := func(format string, a ...any) {
 			t.Helper()
@@ -88,12 +116,28 @@ func TestPropertyNeverInvalid(t *testing.T) {
 		}
 		outcomes[res.Outcome]++
 		// Only a valid value or an error, never an invalid value.
-		if res.Outcome == llm.OutcomeOK {
+		if res.Outcome.Accepted() {
 			if err != nil {
 				fail("ok with error %v", err)
 			}
 			if vs, jerr := s.ValidateJSON(res.Value); jerr != nil || len(vs) > 0 {
 				fail("ok result with invalid value %s: %v %v", res.Value, jerr, vs)
+			}
+			// Never the prompt's example: the document is not the example.
+			if v, derr := decode(res.Value); derr != nil || bytes.Equal(canonical(v), exCanon) {
+				fail("accepted the prompt's example %s", res.Value)
+			}
+			// Never a lossy repair while re-asks remain: an ok value has
+			// none; a lossy one only when allowed and nothing was left.
+			last := res.Attempts[len(res.Attempts)-1]
+			lossy := jsonx.AnyLossy(last.Repairs)
+			switch {
+			case res.Outcome == llm.OutcomeOK && lossy:
+				fail("ok value with lossy repairs %v", last.Repairs)
+			case res.Outcome == llm.OutcomeLossy && !cfg.AcceptLossy:
+				fail("lossy value without AcceptLossy")
+			case res.Outcome == llm.OutcomeLossy && res.Calls() != cfg.MaxReasks+1 && last.Class != llm.ClassBudget:
+				fail("lossy value accepted after %d of %d calls", res.Calls(), cfg.MaxReasks+1)
 			}
 		} else {
 			if res.Value != nil {
@@ -108,7 +152,7 @@ func TestPropertyNeverInvalid(t *testing.T) {
 		if res.Calls() > cfg.MaxReasks+1 {
 			fail("%d calls with %d re-asks", res.Calls(), cfg.MaxReasks)
 		}
-		if res.Outcome == llm.OutcomeExhausted && res.Calls() != cfg.MaxReasks+1 {
+		if (res.Outcome == llm.OutcomeExhausted || res.Outcome == llm.OutcomeLossy && res.Attempts[len(res.Attempts)-1].Class != llm.ClassBudget) && res.Calls() != cfg.MaxReasks+1 {
 			fail("exhausted after %d calls", res.Calls())
 		}
 		// Never more transport retries than configured; every retry paused
@@ -133,7 +177,7 @@ func TestPropertyNeverInvalid(t *testing.T) {
 	}
 	// The random mix must reach every outcome the fake can produce, or the
 	// property was checked on too narrow a sample.
-	for _, o := range []llm.Outcome{llm.OutcomeOK, llm.OutcomeExhausted, llm.OutcomeUnextractable, llm.OutcomeBudgetExceeded, llm.OutcomeFatal, llm.OutcomeTransport} {
+	for _, o := range []llm.Outcome{llm.OutcomeOK, llm.OutcomeLossy, llm.OutcomeExhausted, llm.OutcomeUnextractable, llm.OutcomeBudgetExceeded, llm.OutcomeFatal, llm.OutcomeTransport} {
 		if outcomes[o] == 0 {
 			t.Errorf("no run ended %s: %v", o, outcomes)
 		}

@@ -3,6 +3,7 @@ package retry
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -34,42 +35,64 @@ func Run(ctx context.Context, p llm.Provider, document string, s *schema.Schema,
 	if err != nil {
 		return nil, err
 	}
-	data := promptData(document, s, cfg.SchemaIn, mode)
 	sysT, taskT, fbT := cfg.Templates.System, cfg.Templates.Task, cfg.Templates.Feedback
-	if sysT == nil {
-		sysT = systemTemplate(data)
-	}
 	if taskT == nil {
 		taskT = defaultTask
 	}
 	if fbT == nil {
 		fbT = feedbackTemplates[cfg.Feedback]
 	}
-	system, err := render(sysT, data)
-	if err != nil {
-		return nil, err
+	// prepare renders the prompt for a mode; note says why the mode is not
+	// the one asked for.
+	prepare := func(mode llm.Mode, note string) (data *llm.PromptData, system, task string, j *judge, err error) {
+		in := cfg.SchemaIn
+		if note != "" && in == SchemaInAuto {
+			// The provider's form would forbid part of what the schema
+			// allows, so the prompt carries the schema itself: an example
+			// cannot show that an object may hold any properties.
+			in = SchemaInSchema
+		}
+		data = promptData(document, s, in, mode)
+		data.MaxAttempts = cfg.MaxReasks + 1
+		st := sysT
+		if st == nil {
+			st = systemTemplate(data) // lean where the provider enforces the schema
+		}
+		if system, err = render(st, data); err != nil {
+			return
+		}
+		if task, err = render(taskT, data); err != nil {
+			return
+		}
+		if _, err = render(fbT, data); err != nil { // fail now, not after paid calls
+			return
+		}
+		return data, system, task, newJudge(s, &cfg, document, data), nil
 	}
-	task, err := render(taskT, data)
+	var note string
+	data, system, task, j, err := prepare(mode, note)
 	if err != nil {
-		return nil, err
-	}
-	if _, err := render(fbT, data); err != nil { // fail now, not after paid calls
 		return nil, err
 	}
 
 	e := &engine{cfg: &cfg, p: p}
 	r := &llm.Result{Provider: p.Name(), Model: p.Model(), Mode: mode}
-	var turns []turn
-	maxAttempts := cfg.MaxReasks + 1
-	for n := 1; n <= maxAttempts; n++ {
+	var (
+		turns  []turn
+		seen   = map[string]int{} // mistake → attempts that made it
+		lossy  *lossyValue        // the best value that needed a lossy repair
+		temp   = cfg.Temperature
+		maxAtt = cfg.MaxReasks + 1
+	)
+	for n := 1; n <= maxAtt; n++ {
 		if err := ctx.Err(); err != nil {
 			return end(r, llm.OutcomeCanceled, err, "canceled before attempt %d: %v", n, context.Cause(ctx))
 		}
 		msgs := messages(system, task, turns, cfg.History)
-		a := llm.Attempt{N: n, Provider: r.Provider, Model: r.Model, Mode: mode, StartedAt: cfg.Now(), PromptChars: promptChars(msgs)}
+		a := llm.Attempt{N: n, Provider: r.Provider, Model: r.Model, Mode: mode, ModeNote: note, StartedAt: cfg.Now(), PromptChars: promptChars(msgs)}
 		req := llm.Request{
 			Messages: msgs, Mode: mode, Schema: s, SchemaName: s.Name(),
-			Temperature: cfg.Temperature, MaxTokens: cfg.MaxTokens, Timeout: cfg.CallTimeout,
+			Temperature: temp, MaxTokens: cfg.MaxTokens, Timeout: cfg.CallTimeout,
 		}
 		if cfg.TokenBudget > 0 {
 			est := estimateTokens(msgs)
@@ -83,6 +106,9 @@ func Run(ctx context.Context, p llm.Provider, document string, s *schema.Schema,
 			if est+answer > left || answer < minAnswerTokens {
 				a.Class, a.Error = llm.ClassBudget, "not sent: token budget exceeded"
 				e.record(ctx, r, a)
+				if lossy != nil && cfg.AcceptLossy {
+					return acceptLossy(r, lossy, "the token budget ran out")
+				}
 				return end(r, llm.OutcomeBudgetExceeded, nil,
 					"token budget exceeded: attempt %d needs about %d tokens (prompt ~%d + answer up to %d) but %d of %d remain; raise the token budget or shorten the document%s",
 					n, est+max(answer, minAnswerTokens), est, max(answer, minAnswerTokens), left, cfg.TokenBudget, history(r))
@@ -91,6 +117,19 @@ func Run(ctx context.Context, p llm.Provider, document string, s *schema.Schema,
 		}
 
 		resp, cerr := e.call(ctx, req, &a)
+		if cerr != nil && cfg.Mode == llm.ModeAuto && note == "" && errors.Is(cerr.err, schema.ErrProviderForm) {
+			// The adapter refused to send the schema in its strict or tools
+			// form: it would forbid part of what the schema allows, or
+			// exceed the API's limits. Nothing was sent; ask again in JSON
+			// mode (or text) with the schema in the prompt.
+			mode, note = fallbackMode(p.Capabilities(), mode, cerr.err)
+			if data, system, task, j, err = prepare(mode, note); err != nil {
+				return nil, err
+			}
+			r.Mode = mode
+			n--
+			continue
+		}
 		if cerr != nil {
 			a.Class, a.Error = llm.AttemptClass(cerr.class), cerr.err.Error()
 			e.record(ctx, r, a)
@@ -99,12 +138,13 @@ func Run(ctx context.Context, p llm.Provider, document string, s *schema.Schema,
 		}
 		a.Usage, a.FinishReason, a.Raw = resp.Usage, resp.FinishReason, resp.Text
 		r.Usage = r.Usage.Add(resp.Usage)
-		ev := e.validate(ctx, evaluate(resp, s, &cfg))
+		ev := e.validate(ctx, evaluate(resp, j))
 		a.Value, a.Repairs, a.Violations, a.Class = ev.value, ev.repairs, ev.violations, ev.class
-		if ev.class == llm.ClassRefusal {
-			a.Error = ev.reason
-		}
+		a.Error = attemptError(ev)
 		e.record(ctx, r, a)
+		if ev.class == llm.ClassLossy && (lossy == nil || len(ev.lossy) <= len(lossy.repairs)) {
+			lossy = &lossyValue{value: ev.value, repairs: ev.lossy, n: n}
+		}
 
 		switch {
 		case ev.class == llm.ClassNone:
@@ -113,17 +153,130 @@ func Run(ctx context.Context, p llm.Provider, document string, s *schema.Schema,
 		case ev.class == llm.ClassRefusal && cfg.BreakOnUnextractable:
 			return end(r, llm.OutcomeUnextractable, nil, "unextractable: %s (attempt %d); no re-ask, as the model says the data is not there",
 				quoteReason(ev.reason), n)
-		case n == maxAttempts:
+		case n == maxAtt:
 			continue // no feedback is needed after the last attempt
 		}
-		data.Attempt, data.Class, data.Errors, data.Violations, data.Previous = n, ev.class, ev.problem, ev.violations, resp.Text
+		repeats := noteRepeats(seen, ev)
+		data.Attempt, data.Next, data.Class, data.Violations, data.Previous, data.Repeats = n, n+1, ev.class, ev.violations, resp.Text, repeats
+		data.Errors = ev.problem
+		if len(repeats) > 0 {
+			data.Errors += "\n" + strings.Join(repeats, "\n")
+			if cfg.RepeatTemperatureStep > 0 {
+				// The same mistake again: the most likely reading is not
+				// the right one, so let the model consider others.
+				temp = min(temp+cfg.RepeatTemperatureStep, max(1, cfg.Temperature))
+			}
+		}
 		fb, err := render(fbT, data)
 		if err != nil { // the template passed a dry run but fails on this data
 			return end(r, llm.OutcomeFatal, err, "feedback template failed after attempt %d: %v", n, err)
 		}
 		turns = append(turns, turn{answer: boundPrevious(previousForHistory(resp.Text, ev.class), ev.violations), feedback: fb})
 	}
+	if lossy != nil && cfg.AcceptLossy {
+		return acceptLossy(r, lossy, "every re-ask was used")
+	}
 	return end(r, llm.OutcomeExhausted, nil, "%s", exhausted(r))
+}
+
+// lossyValue is a value that validated only after a lossy repair.
+type lossyValue struct {
+	value   json.RawMessage
+	repairs []llm.Repair // the lossy ones
+	n       int          // its attempt
+}
+
+// acceptLossy ends the run with the lossy value (Config.AcceptLossy).
+func acceptLossy(r *llm.Result, l *lossyValue, why string) (*llm.Result, error) {
+	r.Value, r.Outcome = l.value, llm.OutcomeLossy
+	r.Reason = fmt.Sprintf("accepted with lossy repairs because %s: the value of attempt %d validates, but it needed %s; check it before relying on it",
+		why, l.n, lossyList(l.repairs))
+	return r, nil
+}
+
+// lossyList names lossy repairs on one line.
+func lossyList(rs []llm.Repair) string {
+	parts := make([]string, 0, min(len(rs), 3))
+	for i, rp := range rs {
+		if i == 3 {
+			parts = append(parts, fmt.Sprintf("%d more", len(rs)-i))
+			break
+		}
+		parts = append(parts, rp.String())
+	}
+	return strings.Join(parts, ", ")
+}
+
+// attemptError is the failure in words recorded on an attempt whose
+// answer was not accepted for a reason other than its violations.
+func attemptError(ev evaluation) string {
+	switch ev.class {
+	case llm.ClassRefusal:
+		return ev.reason
+	case llm.ClassLossy:
+		return "not accepted: lossy repairs " + lossyList(ev.lossy)
+	case llm.ClassEcho:
+		return "not accepted: the answer repeats the prompt's example"
+	case llm.ClassAmbiguous:
+		return "not accepted: several different values fit the schema"
+	}
+	return ""
+}
+
+// noteRepeats records the mistakes of ev in seen and says which of them
+// the model made before: "This is the second time /issued was \"3 March
+// 2024\"." A re-ask that says so differs from the last one even for a
+// model that answers the same thing word for word.
+func noteRepeats(seen map[string]int, ev evaluation) []string {
+	const maxNotes = 5
+	var notes []string
+	count := func(key, what string) {
+		seen[key]++
+		if n := seen[key]; n >= 2 && len(notes) < maxNotes {
+			notes = append(notes, fmt.Sprintf("This is the %s time %s.", ordinal(n), what))
+		}
+	}
+	switch ev.class {
+	case llm.ClassSchema:
+		done := make(map[string]bool, len(ev.violations))
+		for _, v := range ev.violations {
+			key := "v\x00" + v.Pointer + "\x00" + v.Keyword + "\x00" + v.Value
+			if done[key] {
+				continue
+			}
+			done[key] = true
+			switch {
+			case v.Keyword == "required":
+				count(key, pointerName(v.Pointer)+" was missing")
+			case v.Value != "":
+				count(key, pointerName(v.Pointer)+" was "+v.Value)
+			default:
+				count(key, pointerName(v.Pointer)+" failed the same way ("+v.Message+")")
+			}
+		}
+	case llm.ClassLossy:
+		for _, rp := range ev.lossy {
+			count("l\x00"+rp.Kind, "your answer needed a guess ("+strings.ReplaceAll(rp.Kind, "_", " ")+")")
+		}
+	case llm.ClassNoJSON:
+		count("c\x00no_json", "your answer contained no JSON")
+	case llm.ClassTruncated:
+		count("c\x00truncated", "your answer was cut off")
+	case llm.ClassEcho:
+		count("c\x00echo", "your answer repeated the example")
+	case llm.ClassAmbiguous:
+		count("c\x00ambiguous", "your answer gave several different values")
+	case llm.ClassRefusal:
+		count("c\x00refusal", "you answered that the data is not there")
+	}
+	return notes
+}
+
+func ordinal(n int) string {
+	if n >= 2 && n <= 10 {
+		return [...]string{"second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"}[n-2]
+	}
+	return fmt.Sprintf("%dth", n)
 }
 
 // record appends a to the result and hands observers a copy that shares no
@@ -139,10 +292,11 @@ func (e *engine) record(ctx context.Context, r *llm.Result, a llm.Attempt) {
 	}
 }
 
-// validate runs the user's validators on a schema-valid answer; their
-// violations turn it into an invalid one, re-asked like any other.
+// validate runs the user's validators on a schema-valid answer (also one
+// that needed a lossy repair, which AcceptLossy may return in the end);
+// their violations turn it into an invalid one, re-asked like any other.
 func (e *engine) validate(ctx context.Context, ev evaluation) evaluation {
-	if ev.class != llm.ClassNone || len(e.cfg.Validators) == 0 {
+	if ev.class != llm.ClassNone && ev.class != llm.ClassLossy || len(e.cfg.Validators) == 0 {
 		return ev
 	}
 	var vs []llm.Violation
@@ -157,7 +311,7 @@ func (e *engine) validate(ctx context.Context, ev evaluation) evaluation {
 	if len(vs) == 0 {
 		return ev
 	}
-	ev.class, ev.violations = llm.ClassSchema, vs
+	ev.class, ev.violations, ev.lossy = llm.ClassSchema, vs, nil
 	ev.problem = problemSchema(vs, e.cfg.FeedbackMaxChars)
 	return ev
 }
@@ -173,6 +327,25 @@ func resolveMode(m llm.Mode, p llm.Provider) (llm.Mode, error) {
 		return m, nil
 	}
 	return "", fmt.Errorf("%w: provider %s does not support mode %s (it supports %v); use mode auto", ErrConfig, p.Name(), m, caps.Modes)
+}
+
+// fallbackMode is the mode ModeAuto uses when the provider cannot send the
+// schema in mode (strict or tools) without changing it: JSON mode where
+// supported, else text. note says why, for the attempt record.
+func fallbackMode(caps llm.Capabilities, mode llm.Mode, err error) (llm.Mode, string) {
+	fallback := llm.ModeText
+	if caps.Supports(llm.ModeJSON) {
+		fallback = llm.ModeJSON
+	}
+	why := err.Error()
+	var ue *schema.UnfaithfulError
+	if errors.As(err, &ue) && len(ue.Reasons) > 0 {
+		why = "it cannot express " + ue.Reasons[0]
+		if len(ue.Reasons) > 1 {
+			why += fmt.Sprintf(" (and %d more)", len(ue.Reasons)-1)
+		}
+	}
+	return fallback, fmt.Sprintf("auto chose %s mode with the schema in the prompt instead of %s: %s", fallback, mode, why)
 }
 
 // promptData prepares what the templates show: the schema, an example
@@ -191,7 +364,9 @@ func promptData(document string, s *schema.Schema, in SchemaIn, mode llm.Mode) *
 		if err != nil {
 			d.SchemaIn = string(SchemaInSchema) // the schema itself still tells the model everything
 		} else {
-			d.Example = string(ex)
+			// The example shows the shape; the guide what it cannot:
+			// descriptions, allowed values, formats and patterns.
+			d.Example, d.FieldGuide = string(ex), s.FieldGuide()
 		}
 	}
 	return d
@@ -344,6 +519,12 @@ func lastFailure(r *llm.Result) string {
 		b.WriteString("; the last contained no JSON")
 	case llm.ClassRefusal:
 		fmt.Fprintf(&b, "; the last said the data is not there: %s", quoteReason(last.Error))
+	case llm.ClassLossy:
+		fmt.Fprintf(&b, "; the last validated only after repairs that guess (%s), which are not accepted", lossyList(lossyOf(last.Repairs)))
+	case llm.ClassEcho:
+		b.WriteString("; the last repeated the prompt's example instead of extracting")
+	case llm.ClassAmbiguous:
+		b.WriteString("; the last gave several different values and did not say which one is the answer")
 	}
 	syntax, coerced := 0, 0
 	for _, a := range r.Attempts {
@@ -362,6 +543,17 @@ func lastFailure(r *llm.Result) string {
 		fmt.Fprintf(&b, "; %d %s applied", coerced, plural(coerced, "coercion", "coercions"))
 	}
 	return b.String()
+}
+
+// lossyOf returns the lossy repairs among rs.
+func lossyOf(rs []llm.Repair) []llm.Repair {
+	var out []llm.Repair
+	for _, r := range rs {
+		if r.Lossy {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // describe renders a violation for a person: `expected number, got "12,50"`.

@@ -422,6 +422,7 @@ func TestRunConfigErrors(t *testing.T) {
 		{"unknown feedback", func(c *Config) { c.Feedback = "rude" }},
 		{"unknown history", func(c *Config) { c.History = "some" }},
 		{"unsupported mode", func(c *Config) { c.Mode = llm.ModeStrict }},
+		{"negative repeat temperature step", func(c *Config) { c.RepeatTemperatureStep = -0.1 }},
 		{"bad template", func(c *Config) { c.Templates.Task = mustTemplate(t, "{{.NoSuchField}}") }},
 	}
 	for _, tt := range tests {

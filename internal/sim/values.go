@@ -291,7 +291,9 @@ func vary(v any, field string, doc string, r *rng) any {
 }
 
 func looksLikeEnum(s string) bool {
-	if s == "" || len(s) > 20 {
+	// "example" is what schema.Example writes for a free string: a
+	// placeholder the answer must replace, never a member to repeat.
+	if s == "" || len(s) > 20 || s == "example" {
 		return false
 	}
 	for i := 0; i < len(s); i++ {

@@ -11,13 +11,17 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/extractq/extractq/internal/jobs"
+	"github.com/extractq/extractq/internal/providers"
 	"github.com/extractq/extractq/internal/ratelimit"
+	"github.com/extractq/extractq/internal/settings"
+	"github.com/extractq/extractq/llm"
 )
 
-// Defaults of the settings every extractq program shares.
+// Defaults of the settings every extractq program shares (defined once, in
+// package settings).
 const (
-	DefaultNATSURL     = "nats://127.0.0.1:4222"
-	DefaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/extractq?sslmode=disable"
+	DefaultNATSURL     = settings.DefaultNATSURL
+	DefaultDatabaseURL = settings.DefaultDatabaseURL
 )
 
 // Config is a worker process's configuration. It is read from an optional
@@ -45,10 +49,34 @@ type Config struct {
 	// Migrate applies the audit migrations and creates the streams at start
 	// (EXTRACTQ_MIGRATE=true); otherwise run `worker migrate` once.
 	Migrate bool `yaml:"migrate"`
-	// StreamReplicas is the replica count migrate gives new streams and
-	// buckets (EXTRACTQ_STREAM_REPLICAS; 3 on a three-node JetStream
-	// cluster, so losing a node loses no job). Existing streams keep theirs.
+	// StreamReplicas is the replica count migrate gives the streams and
+	// buckets, the fleet membership bucket included
+	// (EXTRACTQ_STREAM_REPLICAS; 3 on a three-node JetStream cluster, so
+	// losing a node loses no job). Migrate raises existing streams to it
+	// and never lowers them.
 	StreamReplicas int `yaml:"stream_replicas"`
+	// DuplicateWindow is how long EXTRACTQ_JOBS remembers job ids, so a
+	// document submitted twice within it is queued once; DLQMaxAge is how
+	// long dead letters are kept. Both are applied by migrate
+	// (EXTRACTQ_DUPLICATE_WINDOW, EXTRACTQ_DLQ_MAX_AGE).
+	DuplicateWindow time.Duration `yaml:"duplicate_window"`
+	DLQMaxAge       time.Duration `yaml:"dlq_max_age"`
+	// RequeueDelay is the delay of jobs handed back at shutdown
+	// (EXTRACTQ_REQUEUE_DELAY): short, so another worker picks them up.
+	RequeueDelay time.Duration `yaml:"requeue_delay"`
+	// MaxPause caps any pause a provider asks for with Retry-After or a
+	// reset time (EXTRACTQ_MAX_PAUSE); DefaultMaxTokens is the answer size
+	// the rate limiter assumes for a request that sets none
+	// (EXTRACTQ_DEFAULT_MAX_TOKENS).
+	MaxPause         time.Duration `yaml:"max_pause"`
+	DefaultMaxTokens int           `yaml:"default_max_tokens"`
+	// A pool's circuit opens after CircuitFailures consecutive transport
+	// failures (EXTRACTQ_CIRCUIT_FAILURES) and stops pulling for
+	// CircuitOpen (EXTRACTQ_CIRCUIT_OPEN), doubling after each failed probe
+	// up to CircuitMaxOpen (EXTRACTQ_CIRCUIT_MAX_OPEN).
+	CircuitFailures int           `yaml:"circuit_failures"`
+	CircuitOpen     time.Duration `yaml:"circuit_open"`
+	CircuitMaxOpen  time.Duration `yaml:"circuit_max_open"`
 }
 
 // DefaultConfig is the configuration before file, environment and flags.
@@ -58,7 +86,9 @@ func DefaultConfig() Config {
 		NATSURL: DefaultNATSURL, DatabaseURL: DefaultDatabaseURL,
 		Listen: ":8080", LogFormat: "auto", LogLevel: "info",
 		AckWait: cs.AckWait, MaxDeliver: cs.MaxDeliver, BackOff: cs.BackOff, Grace: 30 * time.Second,
-		StreamReplicas: 1,
+		StreamReplicas: 1, DuplicateWindow: 24 * time.Hour, DLQMaxAge: 30 * 24 * time.Hour,
+		RequeueDelay: time.Second, MaxPause: ratelimit.DefaultMaxPause, DefaultMaxTokens: ratelimit.DefaultMaxTokens,
+		CircuitFailures: ratelimit.DefaultCircuitFailures, CircuitOpen: ratelimit.DefaultCircuitOpen, CircuitMaxOpen: ratelimit.DefaultCircuitMaxOpen,
 	}
 }
 
@@ -69,9 +99,24 @@ func (c *Config) LoadConfigFile(path string) error {
 	if err != nil {
 		return fmt.Errorf("config file: %w", err)
 	}
-	if err := yaml.UnmarshalWithOptions(data, c, yaml.Strict()); err != nil {
+	if err := yaml.UnmarshalWithOptions(data, c, yaml.Strict(), yaml.CustomUnmarshaler(unmarshalDuration)); err != nil {
 		return fmt.Errorf("config file %s: %w", path, err)
 	}
+	return nil
+}
+
+// unmarshalDuration reads a duration in the config file as everywhere
+// else: a Go duration or days ("30s", "7d").
+func unmarshalDuration(d *time.Duration, b []byte) error {
+	var s string
+	if err := yaml.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := settings.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = v
 	return nil
 }
 
@@ -91,9 +136,9 @@ func (c *Config) LoadEnv(getenv func(string) string) error {
 	str("EXTRACTQ_LOG_LEVEL", &c.LogLevel)
 	dur := func(name string, dst *time.Duration) {
 		if v := getenv(name); v != "" {
-			d, err := time.ParseDuration(v)
+			d, err := settings.ParseDuration(v)
 			if err != nil {
-				errs = append(errs, fmt.Errorf("%s=%q: not a duration (e.g. 30s, 2m): %w", name, v, err))
+				errs = append(errs, fmt.Errorf("%s: %w", name, err))
 				return
 			}
 			*dst = d
@@ -101,20 +146,25 @@ func (c *Config) LoadEnv(getenv func(string) string) error {
 	}
 	dur("EXTRACTQ_ACK_WAIT", &c.AckWait)
 	dur("EXTRACTQ_GRACE", &c.Grace)
-	if v := getenv("EXTRACTQ_STREAM_REPLICAS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("EXTRACTQ_STREAM_REPLICAS=%q: not a whole number", v))
+	dur("EXTRACTQ_DUPLICATE_WINDOW", &c.DuplicateWindow)
+	dur("EXTRACTQ_DLQ_MAX_AGE", &c.DLQMaxAge)
+	dur("EXTRACTQ_REQUEUE_DELAY", &c.RequeueDelay)
+	dur("EXTRACTQ_MAX_PAUSE", &c.MaxPause)
+	dur("EXTRACTQ_CIRCUIT_OPEN", &c.CircuitOpen)
+	dur("EXTRACTQ_CIRCUIT_MAX_OPEN", &c.CircuitMaxOpen)
+	num := func(name string, dst *int) {
+		if v := getenv(name); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s=%q: not a whole number", name, v))
+			}
+			*dst = n
 		}
-		c.StreamReplicas = n
 	}
-	if v := getenv("EXTRACTQ_MAX_DELIVER"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("EXTRACTQ_MAX_DELIVER=%q: not a whole number", v))
-		}
-		c.MaxDeliver = n
-	}
+	num("EXTRACTQ_STREAM_REPLICAS", &c.StreamReplicas)
+	num("EXTRACTQ_MAX_DELIVER", &c.MaxDeliver)
+	num("EXTRACTQ_DEFAULT_MAX_TOKENS", &c.DefaultMaxTokens)
+	num("EXTRACTQ_CIRCUIT_FAILURES", &c.CircuitFailures)
 	if v := getenv("EXTRACTQ_BACKOFF"); v != "" {
 		b, err := ParseBackOff(v)
 		if err != nil {
@@ -147,13 +197,23 @@ func ParseBackOff(s string) ([]time.Duration, error) {
 		if f == "" {
 			continue
 		}
-		d, err := time.ParseDuration(f)
+		d, err := settings.ParseDuration(f)
 		if err != nil {
 			return nil, fmt.Errorf("%q: not a duration (e.g. 30s,1m,5m)", f)
 		}
 		out = append(out, d)
 	}
 	return out, nil
+}
+
+// StreamOptions are the stream settings migrate applies.
+func (c *Config) StreamOptions() []jobs.StreamOption {
+	return []jobs.StreamOption{jobs.WithReplicas(c.StreamReplicas), jobs.WithDuplicateWindow(c.DuplicateWindow), jobs.WithDLQMaxAge(c.DLQMaxAge)}
+}
+
+// Circuit are the circuit breaker settings c describes.
+func (c *Config) Circuit() ratelimit.BreakerSettings {
+	return ratelimit.BreakerSettings{Failures: c.CircuitFailures, Open: c.CircuitOpen, MaxOpen: c.CircuitMaxOpen}
 }
 
 // ConsumerSettings are the consumer settings c describes.
@@ -194,6 +254,25 @@ func (c *Config) Validate() error {
 	if err := CheckStreamReplicas(c.StreamReplicas); err != nil {
 		errs = append(errs, err)
 	}
+	positive := func(name string, d time.Duration) {
+		if d <= 0 {
+			errs = append(errs, fmt.Errorf("%s %s: must be positive", name, d))
+		}
+	}
+	positive("duplicate_window", c.DuplicateWindow)
+	positive("dlq_max_age", c.DLQMaxAge)
+	positive("requeue_delay", c.RequeueDelay)
+	positive("max_pause", c.MaxPause)
+	positive("circuit_open", c.CircuitOpen)
+	if c.CircuitMaxOpen < c.CircuitOpen {
+		errs = append(errs, fmt.Errorf("circuit_max_open %s: must be at least circuit_open (%s)", c.CircuitMaxOpen, c.CircuitOpen))
+	}
+	if c.CircuitFailures < 1 {
+		errs = append(errs, fmt.Errorf("circuit_failures %d: must be at least 1", c.CircuitFailures))
+	}
+	if c.DefaultMaxTokens < 1 {
+		errs = append(errs, fmt.Errorf("default_max_tokens %d: must be at least 1", c.DefaultMaxTokens))
+	}
 	return errors.Join(errs...)
 }
 
@@ -203,4 +282,26 @@ func CheckStreamReplicas(n int) error {
 		return fmt.Errorf("stream_replicas %d: want 1 to 5, at most the cluster's size (EXTRACTQ_STREAM_REPLICAS or --stream-replicas)", n)
 	}
 	return nil
+}
+
+// ErrPoolProvider is matched by CheckProviders' errors: a pool whose
+// provider cannot be built (a missing API key, an unknown simulator
+// profile).
+var ErrPoolProvider = errors.New("pool provider cannot be built")
+
+// CheckProviders builds the provider of every pool with build
+// (providers.New when nil) and names each pool whose provider cannot be
+// built, with what to set. A worker runs it before it starts: a pool that
+// cannot work must stop the start, not dead-letter every job it pulls.
+func CheckProviders(pools []ratelimit.PoolSpec, build func(spec string) (llm.Provider, error)) error {
+	if build == nil {
+		build = func(spec string) (llm.Provider, error) { return providers.New(spec) }
+	}
+	var errs []error
+	for _, p := range pools {
+		if _, err := build(p.Name); err != nil {
+			errs = append(errs, fmt.Errorf("%w: pool %s: %w", ErrPoolProvider, p.Name, err))
+		}
+	}
+	return errors.Join(errs...)
 }

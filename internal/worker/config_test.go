@@ -49,6 +49,18 @@ func TestConfig(t *testing.T) {
 		{name: "stream replicas from env", env: map[string]string{pool: "openai:m", "EXTRACTQ_STREAM_REPLICAS": "3"}, check: func(c worker.Config) bool { return c.StreamReplicas == 3 }},
 		{name: "stream replicas above five", env: map[string]string{pool: "openai:m", "EXTRACTQ_STREAM_REPLICAS": "7"}, wantErr: "stream_replicas 7"},
 		{name: "stream replicas zero", env: map[string]string{pool: "openai:m", "EXTRACTQ_STREAM_REPLICAS": "0"}, wantErr: "stream_replicas 0"},
+		{name: "fleet settings from env", env: map[string]string{pool: "openai:m", "EXTRACTQ_DUPLICATE_WINDOW": "2h", "EXTRACTQ_DLQ_MAX_AGE": "240h",
+			"EXTRACTQ_REQUEUE_DELAY": "3s", "EXTRACTQ_MAX_PAUSE": "30s", "EXTRACTQ_DEFAULT_MAX_TOKENS": "512",
+			"EXTRACTQ_CIRCUIT_FAILURES": "5", "EXTRACTQ_CIRCUIT_OPEN": "10s", "EXTRACTQ_CIRCUIT_MAX_OPEN": "2m"},
+			check: func(c worker.Config) bool {
+				b := c.Circuit()
+				return c.DuplicateWindow == 2*time.Hour && c.DLQMaxAge == 240*time.Hour && c.RequeueDelay == 3*time.Second &&
+					c.MaxPause == 30*time.Second && c.DefaultMaxTokens == 512 && b.Failures == 5 && b.Open == 10*time.Second && b.MaxOpen == 2*time.Minute &&
+					len(c.StreamOptions()) == 3
+			}},
+		{name: "circuit max open below open", env: map[string]string{pool: "openai:m", "EXTRACTQ_CIRCUIT_OPEN": "2m", "EXTRACTQ_CIRCUIT_MAX_OPEN": "1m"}, wantErr: "circuit_max_open"},
+		{name: "zero circuit failures", env: map[string]string{pool: "openai:m", "EXTRACTQ_CIRCUIT_FAILURES": "0"}, wantErr: "circuit_failures 0"},
+		{name: "negative duplicate window", env: map[string]string{pool: "openai:m", "EXTRACTQ_DUPLICATE_WINDOW": "-1h"}, wantErr: "duplicate_window"},
 		{name: "stream replicas not a number", env: map[string]string{pool: "openai:m", "EXTRACTQ_STREAM_REPLICAS": "three"}, wantErr: "EXTRACTQ_STREAM_REPLICAS"},
 	}
 	for _, tc := range tests {

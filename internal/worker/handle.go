@@ -9,18 +9,18 @@ import (
 	"strings"
 	"time"
 
-	"github.com/extractq/extractq/llm"
-
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/redact"
+	"github.com/extractq/extractq/llm"
 	"github.com/extractq/extractq/schema"
 )
 
-// auditTimeout bounds one audit write; a slower store means the job is
-// nak'd and comes back, never acked without its rows.
+// auditTimeout bounds one audit write; a slower store means the write is
+// tried again (a finished job) or the job is nak'd, never acked without
+// its rows.
 const auditTimeout = 30 * time.Second
 
 // delivery is one delivery of one job and what is known about it.
@@ -36,12 +36,16 @@ type delivery struct {
 }
 
 // handle runs one delivery to its end: ack, nak with delay, or dead letter.
-func (w *Worker) handle(ctx context.Context, p Pool, msg jetstream.Msg) {
+// ctx ends when shutdown begins, jobCtx when its grace period is over.
+// probe says the delivery is its pool circuit's half-open probe.
+func (w *Worker) handle(ctx, jobCtx context.Context, i int, msg jetstream.Msg, probe bool) {
+	p := w.pools[i]
 	d := &delivery{msg: msg, pool: p.Name, started: time.Now(), log: w.log.With("pool", p.Name)}
 	w.obs.JobStarted(p.Name)
 	defer w.obs.JobFinished(p.Name)
 	md, err := msg.Metadata()
 	if err != nil { // not a JetStream message: nothing to ack
+		w.circuits[i].Abandon(probe)
 		d.log.Error("message without JetStream metadata ignored", "err", err)
 		return
 	}
@@ -52,11 +56,12 @@ func (w *Worker) handle(ctx context.Context, p Pool, msg jetstream.Msg) {
 
 	env, err := jobs.DecodeEnvelope(msg.Data())
 	if err != nil {
+		w.circuits[i].Abandon(probe)
 		if env != nil && env.JobID != "" && env.DocumentID != "" {
 			d.env = env // readable enough to name the job in the audit
 		}
 		d.log = d.log.With(jobAttrs(d.env, msg)...)
-		w.deadLetter(ctx, d, &Outcome{Outcome: llm.OutcomeFatal, Reason: err.Error()}, "decode")
+		w.deadLetter(jobCtx, d, &llm.Result{Outcome: llm.OutcomeFatal, Reason: err.Error()}, "decode")
 		return
 	}
 	d.env = env
@@ -65,17 +70,78 @@ func (w *Worker) handle(ctx context.Context, p Pool, msg jetstream.Msg) {
 	stop := w.keepAlive(msg, d.log)
 	defer stop()
 
-	p2, text, s, out := w.prepare(ctx, p, d)
-	if out == nil {
-		out = w.engine.Extract(ctx, p2, text, s, env.Options)
+	res := w.extract(ctx, jobCtx, i, d, probe)
+	if res == nil { // handed back at shutdown while held
+		return
 	}
-	w.finish(ctx, p, d, out)
+	w.finish(jobCtx, p, d, res)
+}
+
+// extract runs the job until it has an outcome to settle. A transport
+// failure that opens the pool's circuit, or comes while it is open, does
+// not end the delivery: the job is held in progress (its in-progress acks
+// go on) and runs again when the circuit lets it, as the half-open probe
+// or once the circuit closed. So an outage spends no delivery of a held
+// job. Every run's attempts are kept: the outcome carries all of this
+// delivery's. It returns nil when shutdown came while the job was held;
+// the job has then been handed back.
+func (w *Worker) extract(ctx, jobCtx context.Context, i int, d *delivery, probe bool) *llm.Result {
+	p, circuit := w.pools[i], w.circuits[i]
+	var earlier []llm.Attempt
+	var spent llm.Usage
+	for {
+		prov, text, s, res := w.prepare(jobCtx, p, d)
+		called := res == nil
+		if called {
+			res = w.run(jobCtx, prov, text, s, d.env.Options)
+		}
+		if len(earlier) > 0 {
+			res.Attempts = append(earlier[:len(earlier):len(earlier)], res.Attempts...)
+			res.Usage = spent.Add(res.Usage)
+		}
+		switch {
+		case !called || res.Outcome == llm.OutcomeCanceled || jobCtx.Err() != nil:
+			// No verdict on the provider: no call, or shutdown cut it.
+			circuit.Abandon(probe)
+			return res
+		case res.Outcome != llm.OutcomeTransport:
+			circuit.Success(probe) // the provider answered
+			return res
+		case !circuit.Failure(probe, errors.New(res.Reason), res.RetryAfter):
+			return res // one failure among successes: nak with a delay
+		}
+		earlier, spent = res.Attempts, res.Usage
+		w.held.Add(1)
+		d.log.Info("provider circuit open: job held in progress until the circuit lets it run again; no delivery spent",
+			"reason", res.Reason, "attempts", len(res.Attempts))
+		var err error
+		probe, err = circuit.Allow(ctx, true)
+		w.held.Add(-1)
+		if err != nil { // shutdown: hand it back with what it spent
+			w.writeBestEffort(w.record(d, res, false), "audit of a held job handed back at shutdown failed", d.log)
+			w.requeue(d.msg, d.pool, d.log)
+			return nil
+		}
+	}
+}
+
+// run calls the engine; a nil Result (a configuration the library
+// refuses) becomes a fatal one.
+func (w *Worker) run(ctx context.Context, p llm.Provider, text string, s *schema.Schema, o jobs.Options) *llm.Result {
+	res, err := w.engine.Extract(ctx, p, text, s, o)
+	if res != nil {
+		return res
+	}
+	if err == nil {
+		err = errors.New("the engine returned no result and no error")
+	}
+	return &llm.Result{Outcome: llm.OutcomeFatal, Reason: err.Error(), Cause: err}
 }
 
 // prepare resolves the document, the schema and the provider. A failure is
-// returned as an outcome: fatal when retrying cannot help, transport when it
+// returned as a Result: fatal when retrying cannot help, transport when it
 // may.
-func (w *Worker) prepare(ctx context.Context, p Pool, d *delivery) (llm.Provider, string, *schema.Schema, *Outcome) {
+func (w *Worker) prepare(ctx context.Context, p Pool, d *delivery) (llm.Provider, string, *schema.Schema, *llm.Result) {
 	text, err := w.docs.Text(ctx, d.env)
 	if err != nil {
 		return nil, "", nil, prepFailure(err, errors.Is(err, jobs.ErrEnvelope))
@@ -91,20 +157,22 @@ func (w *Worker) prepare(ctx context.Context, p Pool, d *delivery) (llm.Provider
 	return prov, text, s, nil
 }
 
-func prepFailure(err error, permanent bool) *Outcome {
+func prepFailure(err error, permanent bool) *llm.Result {
 	if permanent {
-		return &Outcome{Outcome: llm.OutcomeFatal, Reason: err.Error()}
+		return &llm.Result{Outcome: llm.OutcomeFatal, Reason: err.Error(), Cause: err}
 	}
-	return &Outcome{Outcome: llm.OutcomeTransport, Reason: err.Error()}
+	return &llm.Result{Outcome: llm.OutcomeTransport, Reason: err.Error(), Cause: err}
 }
 
 // finish makes the outcome durable and settles the message.
-func (w *Worker) finish(ctx context.Context, p Pool, d *delivery, out *Outcome) {
+func (w *Worker) finish(jobCtx context.Context, p Pool, d *delivery, res *llm.Result) {
 	switch {
-	case out.Outcome == llm.OutcomeOK:
-		rec := w.record(d, out, true)
-		if err := w.write(rec); err != nil {
-			w.retryLater(d, out, fmt.Errorf("audit: %w", err), "audit")
+	case res.Outcome == llm.OutcomeOK:
+		if err := w.durably(jobCtx, d, func() error { return w.write(w.record(d, res, true)) }); err != nil {
+			// Shutdown came before the audit store recovered: the answer
+			// goes with the process and the job comes back.
+			d.log.Warn("shutting down with a result the audit store never accepted; the job is handed back", "err", err)
+			w.requeue(d.msg, d.pool, d.log)
 			return
 		}
 		if err := d.msg.Ack(); err != nil {
@@ -112,37 +180,33 @@ func (w *Worker) finish(ctx context.Context, p Pool, d *delivery, out *Outcome) 
 			d.log.Warn("ack failed; the job will be redelivered and its result found", "err", err)
 		}
 		w.counts.done.Add(1)
-		d.log.Debug("job done", "attempts", len(out.Attempts), "tokens", out.Usage.Total())
-	case out.Outcome == llm.OutcomeCanceled || ctx.Err() != nil:
+		d.log.Debug("job done", "attempts", len(res.Attempts), "tokens", res.Usage.Total())
+	case res.Outcome == llm.OutcomeCanceled || jobCtx.Err() != nil:
 		// Shutdown canceled the job: keep what it spent, hand it back.
-		if len(out.Attempts) > 0 {
-			if err := w.write(w.record(d, out, false)); err != nil {
-				d.log.Warn("audit of a canceled job failed", "err", err)
-			}
+		if len(res.Attempts) > 0 {
+			w.writeBestEffort(w.record(d, res, false), "audit of a canceled job failed", d.log)
 		}
 		w.requeue(d.msg, d.pool, d.log)
-	case out.Outcome == llm.OutcomeTransport && !d.last:
-		if err := w.write(w.record(d, out, false)); err != nil {
-			d.log.Warn("audit of a retried job failed", "err", err)
+	case res.Outcome == llm.OutcomeTransport && !d.last:
+		w.writeBestEffort(w.record(d, res, false), "audit of a retried job failed", d.log)
+		if until, paused := p.Budget.Paused(); paused && time.Until(until) > res.RetryAfter {
+			res.RetryAfter = time.Until(until)
 		}
-		if until, paused := p.Budget.Paused(); paused && time.Until(until) > out.RetryAfter {
-			out.RetryAfter = time.Until(until)
-		}
-		w.retryLater(d, out, errors.New(out.Reason), "transport")
+		w.retryLater(d, res.RetryAfter, errors.New(res.Reason), "transport")
 	default:
-		if out.Outcome == llm.OutcomeTransport {
-			out.Reason = fmt.Sprintf("last delivery (%d of %d) failed: %s", d.n, w.consumer.MaxDeliver, out.Reason)
+		if res.Outcome == llm.OutcomeTransport {
+			res.Reason = fmt.Sprintf("last delivery (%d of %d) failed: %s", d.n, w.consumer.MaxDeliver, res.Reason)
 		}
-		w.deadLetter(ctx, d, out, "worker")
+		w.deadLetter(jobCtx, d, res, "worker")
 	}
 }
 
 // retryLater naks with the provider's reset time, the pool's pause or an
 // exponential backoff by delivery: never a bare nak that burns deliveries.
-func (w *Worker) retryLater(d *delivery, out *Outcome, why error, reason string) {
+func (w *Worker) retryLater(d *delivery, retryAfter time.Duration, why error, reason string) {
 	delay := backoff(d.n, 2*time.Second, 5*time.Minute)
-	if out != nil && out.RetryAfter > 0 {
-		delay = out.RetryAfter
+	if retryAfter > 0 {
+		delay = retryAfter
 	}
 	w.counts.retried.Add(1)
 	w.obs.Nak(d.pool, reason)
@@ -155,11 +219,12 @@ func (w *Worker) retryLater(d *delivery, out *Outcome, why error, reason string)
 // deadLetter publishes the job with its diagnostics to the DLQ, records the
 // dead letter in the audit and terminates the job, in that order, so a
 // crash anywhere leaves the job redeliverable (the DLQ publish is
-// deduplicated by job id).
-func (w *Worker) deadLetter(ctx context.Context, d *delivery, out *Outcome, source string) {
+// deduplicated by job id). A job that already has a result (another
+// delivery of it finished) is terminated without a letter: a document ends
+// as exactly one of result or dead letter.
+func (w *Worker) deadLetter(jobCtx context.Context, d *delivery, res *llm.Result, source string) {
 	dl := &jobs.DeadLetter{
-		JobSeq: d.seq, Deliveries: d.n, Outcome: out.Outcome, Reason: out.Reason,
-		Attempts: out.Attempts, Usage: out.Usage, WorkerID: w.id, Source: source,
+		JobSeq: d.seq, Deliveries: d.n, Result: *res, WorkerID: w.id, Source: source,
 		StartedAt: d.started, FinishedAt: time.Now(),
 	}
 	if d.env != nil {
@@ -168,30 +233,94 @@ func (w *Worker) deadLetter(ctx context.Context, d *delivery, out *Outcome, sour
 		dl.Job = unreadableEnvelope(d.msg.Headers().Get(jetstream.MsgIDHeader), d.seq, d.pool)
 	}
 	if dl.Reason == "" {
-		dl.Reason = string(out.Outcome)
+		dl.Reason = string(res.Outcome)
 	}
 	redactLetter(dl)
-	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditTimeout)
-	defer cancel()
-	seq, err := w.dlq.Publish(actx, dl)
-	if err != nil {
-		w.retryLater(d, nil, err, "dead_letter")
-		return
-	}
 	if d.env == nil {
 		d.env = &dl.Job
 	}
-	rec := w.record(d, out, true)
-	rec.DeadLetter = &audit.DeadLetter{Stream: jobs.DLQStream, Seq: seq, Reason: dl.Reason}
-	if err := w.write(rec); err != nil {
-		w.retryLater(d, nil, fmt.Errorf("audit: %w", err), "audit")
+
+	var done bool
+	if err := w.durably(jobCtx, d, func() (err error) {
+		done, err = w.hasResult(dl.Job.JobID)
+		return err
+	}); err != nil {
+		d.log.Warn("shutting down before the audit store could be asked about the job; it is handed back", "err", err)
+		w.requeue(d.msg, d.pool, d.log)
 		return
 	}
-	if err := jobs.Terminate(d.msg, truncate(dl.Reason, 200), w.termReason); err != nil {
-		d.log.Warn("terminate failed; the job will be redelivered and dead-lettered once", "err", err)
+	if done {
+		w.terminate(d, "already has a result")
+		d.log.Info("job already has a result from another delivery: terminated without a dead letter", "outcome", res.Outcome)
+		return
 	}
+
+	actx, cancel := context.WithTimeout(context.WithoutCancel(jobCtx), auditTimeout)
+	defer cancel()
+	seq, err := w.dlq.Publish(actx, dl)
+	if err != nil {
+		w.retryLater(d, 0, err, "dead_letter")
+		return
+	}
+	rec := w.record(d, res, true)
+	rec.DeadLetter = &audit.DeadLetter{Stream: jobs.DLQStream, Seq: seq, Reason: dl.Reason}
+	if err := w.durably(jobCtx, d, func() error { return w.write(rec) }); err != nil {
+		d.log.Warn("shutting down with a dead letter the audit store never accepted; the job is handed back (its letter is republished once)", "err", err)
+		w.requeue(d.msg, d.pool, d.log)
+		return
+	}
+	w.terminate(d, dl.Reason)
 	w.counts.dead.Add(1)
-	d.log.Info("job dead-lettered", "outcome", out.Outcome, "reason", dl.Reason, "dlq_seq", seq, "attempts", len(out.Attempts))
+	d.log.Info("job dead-lettered", "outcome", res.Outcome, "reason", dl.Reason, "dlq_seq", seq, "attempts", len(res.Attempts))
+}
+
+func (w *Worker) terminate(d *delivery, reason string) {
+	if err := jobs.Terminate(d.msg, truncate(reason, 200), w.termReason); err != nil {
+		d.log.Warn("terminate failed; the job will be redelivered and settled once", "err", err)
+	}
+}
+
+// durably runs fn (an audit write or read a finished job depends on) until
+// it succeeds. While it fails the finished job is held: kept in memory,
+// its delivery in progress, pulling paused by the audit circuit, and fn
+// tried again as the circuit's probe. It gives up only when jobCtx ends
+// (shutdown past its grace period); the job is then redelivered.
+func (w *Worker) durably(jobCtx context.Context, d *delivery, fn func() error) error {
+	probe := false
+	for {
+		err := fn()
+		if err == nil {
+			w.auditCircuit.Success(probe)
+			return nil
+		}
+		w.auditCircuit.Failure(probe, err, 0)
+		if jobCtx.Err() != nil {
+			return err
+		}
+		d.log.Warn("audit store failed: the finished job is kept in memory and in progress, pulling is paused, and the write is tried again", "err", err)
+		w.held.Add(1)
+		var werr error
+		probe, werr = w.auditCircuit.Allow(jobCtx, true)
+		w.held.Add(-1)
+		if werr != nil {
+			return fmt.Errorf("%w (and shutdown came first: %w)", err, werr)
+		}
+	}
+}
+
+// hasResult reports whether the audit store has a result for the job (none
+// when the worker has no AuditReader).
+func (w *Worker) hasResult(jobID string) (bool, error) {
+	if w.reader == nil {
+		return false, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), auditTimeout)
+	defer cancel()
+	states, err := w.reader.JobStates(ctx, []string{jobID})
+	if err != nil {
+		return false, fmt.Errorf("audit: state of job %s: %w", jobID, err)
+	}
+	return states[jobID].OK(), nil
 }
 
 // redactLetter removes anything that looks like a credential from the
@@ -229,17 +358,17 @@ func unreadableEnvelope(msgID string, seq uint64, pool string) jobs.Envelope {
 	return jobs.Envelope{JobID: msgID, DocumentID: "unreadable:" + msgID, Pool: pool}
 }
 
-func (w *Worker) record(d *delivery, out *Outcome, final bool) *audit.Record {
+func (w *Worker) record(d *delivery, res *llm.Result, final bool) *audit.Record {
 	e := d.env
 	rec := &audit.Record{
 		JobID: e.JobID, DocumentID: e.DocumentID, DocumentHash: e.DocumentHash, Run: e.Run,
 		SchemaName: e.Schema.Name, SchemaVersion: e.Schema.Version, SchemaFingerprint: e.Schema.Fingerprint,
 		Provider: e.Provider, Model: e.Model, Pool: d.pool, Delivery: d.n, WorkerID: w.id,
 		StartedAt: d.started, FinishedAt: time.Now(),
-		Attempts: out.Attempts, Outcome: out.Outcome, Reason: out.Reason, Usage: out.Usage, Final: final,
+		Attempts: res.Attempts, Outcome: res.Outcome, Reason: res.Reason, Usage: res.Usage, Final: final,
 	}
-	if final && out.Outcome == llm.OutcomeOK {
-		rec.Value = out.Value
+	if final && res.Outcome == llm.OutcomeOK {
+		rec.Value = res.Value
 	}
 	return rec
 }
@@ -248,7 +377,16 @@ func (w *Worker) record(d *delivery, out *Outcome, final bool) *audit.Record {
 func (w *Worker) write(rec *audit.Record) error {
 	ctx, cancel := context.WithTimeout(context.Background(), auditTimeout)
 	defer cancel()
-	return w.audit.Write(ctx, rec)
+	return w.writer.Write(ctx, rec)
+}
+
+// writeBestEffort writes a record the job does not wait for (attempts of
+// a delivery that is handed back): a failure is logged, and the job's
+// next delivery records its own.
+func (w *Worker) writeBestEffort(rec *audit.Record, what string, log *slog.Logger) {
+	if err := w.write(rec); err != nil {
+		log.Warn(what, "err", err)
+	}
 }
 
 // keepAlive tells the server the job is still being worked on every third
@@ -277,8 +415,12 @@ func (w *Worker) keepAlive(msg jetstream.Msg, log *slog.Logger) (stop func()) {
 
 // onMaxDeliveries is the safety net: a job that exhausted its deliveries
 // without a worker settling it (the worker died or stalled on the last one)
-// is moved from the stream to the DLQ. A nil error means the advisory is
-// settled (moved, or nothing left to move).
+// is moved from the stream to the DLQ, unless the audit store has a result
+// for it: then it is only removed. A letter whose job got a result while it
+// was being written (a stalled worker finished after all) is withdrawn. A
+// nil error means the advisory is settled (moved, removed, or nothing left
+// to move); an error leaves it for another try, so nothing is
+// dead-lettered while the audit store cannot be asked.
 func (w *Worker) onMaxDeliveries(ctx context.Context, data []byte) (err error) {
 	var ev jobs.MaxDeliveriesEvent
 	if err := json.Unmarshal(data, &ev); err != nil {
@@ -317,8 +459,11 @@ func (w *Worker) onMaxDeliveries(ctx context.Context, data []byte) (err error) {
 		log = log.With("job_id", raw.Header.Get(jetstream.MsgIDHeader), "document_id", "", "run", "")
 	}
 	dl := &jobs.DeadLetter{
-		JobSeq: ev.StreamSeq, Deliveries: ev.Deliveries, Outcome: llm.OutcomeTransport,
-		Reason:   fmt.Sprintf("max deliveries (%d) reached without a final answer: the worker holding the last delivery died or stalled", ev.Deliveries),
+		JobSeq: ev.StreamSeq, Deliveries: ev.Deliveries,
+		Result: llm.Result{
+			Outcome: llm.OutcomeTransport,
+			Reason:  fmt.Sprintf("max deliveries (%d) reached without a final answer: the worker holding the last delivery died or stalled", ev.Deliveries),
+		},
 		WorkerID: w.id, Source: "advisory", FinishedAt: time.Now(),
 	}
 	if derr == nil {
@@ -327,21 +472,39 @@ func (w *Worker) onMaxDeliveries(ctx context.Context, data []byte) (err error) {
 		dl.Outcome, dl.Reason = llm.OutcomeFatal, derr.Error()
 		dl.Job = unreadableEnvelope(raw.Header.Get(jetstream.MsgIDHeader), ev.StreamSeq, pool)
 	}
+	done, err := w.hasResult(dl.Job.JobID)
+	if err != nil {
+		return fmt.Errorf("before dead-lettering: %w", err)
+	}
+	if done {
+		if err := jobs.DeleteJob(ctx, w.js, ev.StreamSeq); err != nil {
+			return err
+		}
+		log.Info("max deliveries: the job already has a result; removed from the stream without a dead letter")
+		return nil
+	}
 	seq, err := w.dlq.Publish(ctx, dl)
 	if err != nil {
 		return err
 	}
 	d := &delivery{env: &dl.Job, seq: ev.StreamSeq, n: ev.Deliveries, pool: pool, started: dl.FinishedAt}
-	rec := w.record(d, &Outcome{Outcome: dl.Outcome, Reason: dl.Reason}, true)
+	rec := w.record(d, &dl.Result, true)
 	rec.DeadLetter = &audit.DeadLetter{Stream: jobs.DLQStream, Seq: seq, Reason: dl.Reason}
 	if err := w.write(rec); err != nil {
 		return fmt.Errorf("audit the dead letter of job %s: %w", dl.Job.JobID, err)
 	}
+	if done, err := w.hasResult(dl.Job.JobID); err == nil && done {
+		if err := w.dlq.Delete(ctx, seq); err != nil {
+			return fmt.Errorf("withdraw the dead letter %d of job %s, which has a result: %w", seq, dl.Job.JobID, err)
+		}
+		log.Warn("max deliveries: the job got a result while its dead letter was written; letter withdrawn from the DLQ (its audit row remains)", "dlq_seq", seq)
+	} else {
+		w.counts.dead.Add(1)
+		log.Info("job dead-lettered after max deliveries", "dlq_seq", seq)
+	}
 	if err := jobs.DeleteJob(ctx, w.js, ev.StreamSeq); err != nil {
 		return err
 	}
-	w.counts.dead.Add(1)
-	log.Info("job dead-lettered after max deliveries", "dlq_seq", seq)
 	return nil
 }
 

@@ -3,12 +3,15 @@ package worker
 import (
 	"encoding/json"
 	"net/http"
+
+	"github.com/extractq/extractq/internal/ratelimit"
 )
 
 // Handler serves the worker's probes: /healthz answers 200 while the
-// process runs; /readyz answers 200 while the worker pulls jobs and its
-// NATS connection is up, 503 otherwise (starting, shutting down, or
-// disconnected), with the worker's counters as JSON.
+// process runs; /readyz answers 200 while the worker pulls jobs, its NATS
+// connection is up and the audit store accepts writes, 503 otherwise
+// (starting, shutting down, disconnected, or paused by the audit circuit),
+// with the worker's counters, its circuits and the jobs it holds as JSON.
 func (w *Worker) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(rw http.ResponseWriter, _ *http.Request) {
@@ -20,8 +23,13 @@ func (w *Worker) Handler() http.Handler {
 			Ready     bool   `json:"ready"`
 			Worker    string `json:"worker"`
 			Connected bool   `json:"nats_connected"`
+			// Paused is true while the audit circuit is not closed.
+			Paused bool  `json:"paused"`
+			Held   int64 `json:"held"`
 			Counts
-		}{Worker: w.id, Connected: w.js.Conn().IsConnected(), Counts: w.Counts()}
+			Circuits []ratelimit.BreakerSnapshot `json:"circuits"`
+		}{Worker: w.id, Connected: w.js.Conn().IsConnected(), Counts: w.Counts(), Held: w.Held(), Circuits: w.Circuits()}
+		body.Paused = w.auditCircuit.State() != ratelimit.CircuitClosed
 		body.Ready = w.Ready() && body.Connected
 		rw.Header().Set("Content-Type", "application/json")
 		if !body.Ready {

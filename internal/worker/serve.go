@@ -46,18 +46,6 @@ func Connect(url, name string, log *slog.Logger) (*nats.Conn, jetstream.JetStrea
 	return nc, js, nil
 }
 
-// Migrate applies the audit migrations and creates the streams and buckets
-// (with replicas copies each when new), and nothing else; it is idempotent.
-func Migrate(ctx context.Context, js jetstream.JetStream, store *audit.Store, replicas int) error {
-	if err := CheckStreamReplicas(replicas); err != nil {
-		return err
-	}
-	if err := store.Migrate(ctx); err != nil {
-		return err
-	}
-	return jobs.EnsureStreams(ctx, js, jobs.WithReplicas(replicas))
-}
-
 // ServeOption adjusts Serve beyond its Config.
 type ServeOption func(*serveOptions)
 
@@ -118,7 +106,7 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, engine Engine, opt
 	}
 	defer store.Close()
 	if cfg.Migrate {
-		if err := Migrate(ctx, js, store, cfg.StreamReplicas); err != nil {
+		if err := Migrate(ctx, js, store, cfg.StreamReplicas, cfg.StreamOptions()...); err != nil {
 			return err
 		}
 	} else if err := store.CheckSchema(ctx); err != nil {
@@ -147,14 +135,14 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, engine Engine, opt
 	pools := make([]Pool, len(cfg.Pools))
 	sampled := make([]metrics.SampledPool, len(cfg.Pools))
 	for i, spec := range cfg.Pools {
-		rpools[i] = ratelimit.NewPool(spec.Name, spec.Limits, ratelimit.WithLogger(log))
+		rpools[i] = ratelimit.NewPool(spec.Name, spec.Limits, ratelimit.WithLogger(log),
+			ratelimit.WithMaxPause(cfg.MaxPause), ratelimit.WithDefaultMaxTokens(cfg.DefaultMaxTokens))
 		pools[i] = Pool{Name: jobs.PoolFor(spec.Name), Concurrency: spec.Limits.Concurrency, Budget: rpools[i]}
 		sampled[i] = metrics.SampledPool{Name: pools[i].Name, Budget: rpools[i]}
 	}
 	all := []Option{
 		WithPools(pools...), WithConsumerSettings(cfg.ConsumerSettings()), WithGrace(cfg.Grace), WithLogger(log),
-		WithObserver(m),
-		WithoutEnsure(), // migrated above, or by `worker migrate` before
+		WithObserver(m), WithAuditReader(store), WithCircuit(cfg.Circuit()), WithRequeueDelay(cfg.RequeueDelay),
 	}
 	if so.ready != nil { // the endpoints below are served before Run makes the worker ready
 		all = append(all, withOnReady(so.ready))

@@ -3,6 +3,13 @@
 // engine while telling the server the job is in progress, makes the outcome
 // durable in the audit store and only then acks, naks with a delay, or
 // dead-letters and terminates the job.
+//
+// Outages do not spend deliveries: each pool has a circuit breaker that
+// opens after consecutive transport failures and stops the pool's pulling;
+// jobs the worker holds then stay in progress (in-progress acks) and run
+// again once a half-open probe succeeds. An audit write that fails pauses
+// pulling the same way (reason audit) while the finished answer is kept in
+// memory and written again, so its redelivery never pays the provider twice.
 package worker
 
 import (
@@ -16,14 +23,14 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/extractq/extractq/llm"
-
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/extractq/extractq"
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/jobs"
-	"github.com/extractq/extractq/internal/providers"
+	"github.com/extractq/extractq/internal/ratelimit"
+	"github.com/extractq/extractq/llm"
 	"github.com/extractq/extractq/schema"
 )
 
@@ -46,7 +53,7 @@ type Option func(*Worker)
 func WithID(id string) Option { return func(w *Worker) { w.id = id } }
 
 // WithPools sets the pools the worker serves.
-func WithPools(p ...Pool) Option { return func(w *Worker) { w.pools = append(w.pools, p...) } }
+func WithPools(p ...Pool) Option { return func(w *Worker) { w.pools = p } }
 
 // WithConsumerSettings sets the consumers' ack wait, max deliver and backoff.
 func WithConsumerSettings(s jobs.ConsumerSettings) Option {
@@ -61,10 +68,27 @@ func WithGrace(d time.Duration) Option { return func(w *Worker) { w.grace = d } 
 func WithLogger(l *slog.Logger) Option { return func(w *Worker) { w.log = l } }
 
 // WithProviders sets how a job's provider spec becomes a Provider (default
-// providers.New).
+// extractq.NewProvider).
 func WithProviders(f func(spec string) (llm.Provider, error)) Option {
 	return func(w *Worker) { w.newProvider = f }
 }
+
+// WithCircuit tunes the circuit breakers (zero fields keep the defaults:
+// open after 3 consecutive transport failures, for 5s, doubling per failed
+// probe up to 1m). The audit circuit opens at the first failed write of a
+// finished job and uses the same open periods.
+func WithCircuit(s ratelimit.BreakerSettings) Option { return func(w *Worker) { w.circuit = s } }
+
+// AuditReader tells where jobs stand in the audit store; *audit.Store
+// implements it. The worker asks it before dead-lettering a job, so a job
+// that already has a result is never dead-lettered.
+type AuditReader interface {
+	JobStates(ctx context.Context, ids []string) (map[string]audit.JobState, error)
+}
+
+// WithAuditReader sets the AuditReader (default: the audit writer when it
+// implements AuditReader, else none, and no such check).
+func WithAuditReader(r AuditReader) Option { return func(w *Worker) { w.reader = r } }
 
 // WithPullWait sets how long one pull waits for a job (default 3s); it also
 // bounds how long shutdown waits for pending pulls.
@@ -74,26 +98,26 @@ func WithPullWait(d time.Duration) Option { return func(w *Worker) { w.pullWait 
 // 1s): short, so another worker picks them up soon.
 func WithRequeueDelay(d time.Duration) Option { return func(w *Worker) { w.requeueDelay = d } }
 
-// WithoutEnsure skips creating streams and consumers at start (they must
-// exist; `worker migrate` creates them).
-func WithoutEnsure() Option { return func(w *Worker) { w.ensure = false } }
-
 // Observer is told what the worker does with deliveries besides what the
-// audit records: jobs running and deliveries handed back. *metrics.Metrics
-// implements it. Its methods must not block.
+// audit records: jobs running, deliveries handed back, circuits opening and
+// closing. *metrics.Metrics implements it. Its methods must not block.
 type Observer interface {
 	JobStarted(pool string)
 	JobFinished(pool string)
 	// Nak counts a delivery handed back for later: reason is transport,
-	// audit, dead_letter or shutdown.
+	// dead_letter or shutdown.
 	Nak(pool, reason string)
+	// Circuit reports a pool's circuit entering state; reason is transport
+	// (the pool's provider) or audit (the audit store, for every pool).
+	Circuit(pool, reason string, state ratelimit.CircuitState)
 }
 
 type noObserver struct{}
 
-func (noObserver) JobStarted(string)  {}
-func (noObserver) JobFinished(string) {}
-func (noObserver) Nak(string, string) {}
+func (noObserver) JobStarted(string)                              {}
+func (noObserver) JobFinished(string)                             {}
+func (noObserver) Nak(string, string)                             {}
+func (noObserver) Circuit(string, string, ratelimit.CircuitState) {}
 
 // WithObserver sets the Observer (default: none).
 func WithObserver(o Observer) Option { return func(w *Worker) { w.obs = o } }
@@ -104,7 +128,7 @@ func withOnReady(f func()) Option { return func(w *Worker) { w.onReady = f } }
 // Worker pulls jobs and runs them. Create it with New, start it with Run.
 type Worker struct {
 	js           jetstream.JetStream
-	audit        audit.Writer
+	writer       audit.Writer
 	engine       Engine
 	id           string
 	pools        []Pool
@@ -114,18 +138,24 @@ type Worker struct {
 	requeueDelay time.Duration
 	log          *slog.Logger
 	newProvider  func(spec string) (llm.Provider, error)
-	ensure       bool
 	termReason   bool
 	onReady      func()
 	obs          Observer
+	circuit      ratelimit.BreakerSettings
+	reader       AuditReader
 
 	docs    *jobs.Documents
 	dlq     *jobs.DLQ
 	schemas *schemaCache
 	provs   providerCache
+	// circuits[i] guards pools[i] against its provider's outages; audit
+	// pauses every pool while the audit store refuses finished jobs.
+	circuits     []*ratelimit.Breaker
+	auditCircuit *ratelimit.Breaker
 
 	ready    atomic.Bool
 	stopping atomic.Bool
+	held     atomic.Int64 // jobs held in progress, waiting for a circuit
 	counts   counters
 }
 
@@ -134,15 +164,14 @@ type Worker struct {
 func New(js jetstream.JetStream, w audit.Writer, e Engine, opts ...Option) (*Worker, error) {
 	host, _ := os.Hostname()
 	wk := &Worker{
-		js: js, audit: w, engine: e,
+		js: js, writer: w, engine: e,
 		id:           fmt.Sprintf("%s-%d", host, os.Getpid()),
 		consumer:     jobs.DefaultConsumerSettings(),
 		grace:        30 * time.Second,
 		pullWait:     3 * time.Second,
 		requeueDelay: time.Second,
 		log:          slog.Default(),
-		newProvider:  func(spec string) (llm.Provider, error) { return providers.New(spec) },
-		ensure:       true,
+		newProvider:  func(spec string) (llm.Provider, error) { return extractq.NewProvider(spec) },
 		obs:          noObserver{},
 	}
 	for _, f := range opts {
@@ -180,7 +209,19 @@ func New(js jetstream.JetStream, w audit.Writer, e Engine, opts ...Option) (*Wor
 	if wk.pullWait < 100*time.Millisecond {
 		return nil, fmt.Errorf("pull wait %s: must be at least 100ms", wk.pullWait)
 	}
+	if err := wk.circuit.Validate(); err != nil {
+		return nil, err
+	}
+	if wk.reader == nil {
+		wk.reader, _ = w.(AuditReader)
+	}
 	wk.log = wk.log.With("worker", wk.id)
+	for _, p := range wk.pools {
+		wk.circuits = append(wk.circuits, ratelimit.NewBreaker(p.Name, "transport", wk.circuit, ratelimit.WithTransitions(wk.onCircuit)))
+	}
+	auditSettings := wk.circuit
+	auditSettings.Failures = 1 // a finished job that cannot be recorded: stop pulling at once
+	wk.auditCircuit = ratelimit.NewBreaker("*", "audit", auditSettings, ratelimit.WithTransitions(wk.onCircuit))
 	wk.docs = jobs.NewDocuments(js)
 	wk.dlq = jobs.NewDLQ(js)
 	wk.schemas = newSchemaCache(jobs.NewSchemas(js))
@@ -192,18 +233,54 @@ func New(js jetstream.JetStream, w audit.Writer, e Engine, opts ...Option) (*Wor
 func (w *Worker) ID() string { return w.id }
 
 // Ready reports whether the worker is pulling jobs: its streams and
-// consumers are in place and shutdown has not begun.
-func (w *Worker) Ready() bool { return w.ready.Load() }
+// consumers are in place, shutdown has not begun and the audit store
+// accepts writes (pulling pauses while it does not).
+func (w *Worker) Ready() bool {
+	return w.ready.Load() && w.auditCircuit.State() == ratelimit.CircuitClosed
+}
 
-// Run serves the pools until ctx ends, then shuts down gracefully: it stops
+// Circuits returns the state of every pool's circuit and of the audit
+// circuit.
+func (w *Worker) Circuits() []ratelimit.BreakerSnapshot {
+	out := make([]ratelimit.BreakerSnapshot, 0, len(w.circuits)+1)
+	for _, c := range w.circuits {
+		out = append(out, c.Snapshot())
+	}
+	return append(out, w.auditCircuit.Snapshot())
+}
+
+// Held is the number of jobs held in progress now, waiting for an open
+// circuit (provider or audit) instead of being handed back.
+func (w *Worker) Held() int64 { return w.held.Load() }
+
+// onCircuit logs a circuit's transition and tells the observer; the audit
+// circuit stands for every pool.
+func (w *Worker) onCircuit(t ratelimit.Transition) {
+	ratelimit.LogTransition(w.log, t)
+	if t.Reason != "audit" {
+		w.obs.Circuit(t.Name, t.Reason, t.To)
+		return
+	}
+	for _, p := range w.pools {
+		w.obs.Circuit(p.Name, t.Reason, t.To)
+	}
+}
+
+// Run checks the streams (`worker migrate` creates them), then serves the
+// pools until ctx ends, then shuts down gracefully: it stops
 // pulling, lets in-flight jobs finish within the grace period, cancels and
 // naks (with a short delay) the rest, and returns nil. Flushing the audit
 // writer is the caller's (it owns the writer).
 func (w *Worker) Run(ctx context.Context) error {
-	if w.ensure {
-		if err := jobs.EnsureStreams(ctx, w.js); err != nil {
-			return err
-		}
+	// Only `worker migrate` creates or changes streams: the worker checks
+	// them, waiting out a leader election, and warns about any that one
+	// lost node could take offline.
+	warnings, err := jobs.CheckStreams(ctx, w.js, jobs.WithCheckWait(streamCheckWait), jobs.WithOptionalStream(MembersStream))
+	for _, msg := range warnings {
+		w.log.Warn(msg)
+	}
+	if err != nil {
+		return err
 	}
 	consumers := make([]jetstream.Consumer, len(w.pools))
 	for i, p := range w.pools {
@@ -229,11 +306,13 @@ func (w *Worker) Run(ctx context.Context) error {
 		w.watchAdvisories(ctx, advisories)
 	}()
 	for i, p := range w.pools {
+		w.obs.Circuit(p.Name, "transport", ratelimit.CircuitClosed)
+		w.obs.Circuit(p.Name, "audit", ratelimit.CircuitClosed)
 		for range p.Concurrency {
 			pullers.Add(1)
 			go func() {
 				defer pullers.Done()
-				w.pull(ctx, jobCtx, p, consumers[i])
+				w.pull(ctx, jobCtx, i, consumers[i])
 			}()
 		}
 	}
@@ -260,15 +339,27 @@ func (w *Worker) Run(ctx context.Context) error {
 	return nil
 }
 
-// pull is one slot's loop: take a budget slot, pull one job, run it, give
-// the slot back. Pulling only with a slot in hand means no job waits in
-// this worker while its ack deadline runs.
-func (w *Worker) pull(ctx, jobCtx context.Context, p Pool, c jetstream.Consumer) {
+// pull is one slot's loop: wait while a circuit is open, take a budget
+// slot, pull one job, run it, give the slot back. Pulling only with a slot
+// in hand means no job waits in this worker while its ack deadline runs;
+// pulling only with the circuits closed (or as the one half-open probe)
+// means an outage takes no new deliveries.
+func (w *Worker) pull(ctx, jobCtx context.Context, i int, c jetstream.Consumer) {
+	p, circuit := w.pools[i], w.circuits[i]
 	log := w.log.With("pool", p.Name)
 	failures := 0
 	for ctx.Err() == nil {
+		// The audit first: a job pulled now could not be made durable.
+		if err := w.auditCircuit.WaitClosed(ctx); err != nil {
+			continue
+		}
+		probe, err := circuit.Allow(ctx, false)
+		if err != nil {
+			continue
+		}
 		release, err := p.Budget.AcquireSlot(ctx)
 		if err != nil {
+			circuit.Abandon(probe)
 			if ctx.Err() == nil {
 				log.Error("acquire slot", "err", err)
 				sleep(ctx, time.Second)
@@ -277,18 +368,25 @@ func (w *Worker) pull(ctx, jobCtx context.Context, p Pool, c jetstream.Consumer)
 		}
 		batch, err := c.Fetch(1, jetstream.FetchMaxWait(w.pullWait))
 		if err != nil {
+			circuit.Abandon(probe)
 			release()
 			failures++
 			log.Warn("pull failed; retrying", "err", err, "consecutive", failures)
 			sleep(ctx, backoff(failures, 100*time.Millisecond, 5*time.Second))
 			continue
 		}
+		pulled := false
 		for msg := range batch.Messages() {
+			pulled = true
 			if w.stopping.Load() {
+				circuit.Abandon(probe)
 				w.requeue(msg, p.Name, log)
 				continue
 			}
-			w.handle(jobCtx, p, msg)
+			w.handle(ctx, jobCtx, i, msg, probe)
+		}
+		if !pulled {
+			circuit.Abandon(probe)
 		}
 		release()
 		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, jetstream.ErrNoMessages) {

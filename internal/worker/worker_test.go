@@ -9,45 +9,99 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/extractq/extractq/extractqtest"
 	"github.com/extractq/extractq/llm"
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/extractq/extractq/extractqtest"
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/jobstest"
+	"github.com/extractq/extractq/internal/ratelimit"
 	"github.com/extractq/extractq/internal/worker"
 	"github.com/extractq/extractq/schema"
 )
 
 const pool = "sim_test"
 
-// memAudit is an audit.Writer in memory that can be told to fail.
+// memAudit is an audit.Writer and worker.AuditReader in memory that can
+// be told to fail.
 type memAudit struct {
-	mu   sync.Mutex
-	recs []audit.Record
-	fail atomic.Int32 // number of writes to fail
+	mu     sync.Mutex
+	recs   []audit.Record
+	fail   atomic.Int32 // number of writes to fail
+	lost   atomic.Int32 // number of writes stored but reported failed (a commit whose reply was lost)
+	down   atomic.Bool  // every write and read fails while set
+	writes atomic.Int64 // write calls, failed or not
 }
 
+var errDBDown = errors.New("database down: connection refused")
+
 func (m *memAudit) Write(_ context.Context, rec *audit.Record) error {
+	m.writes.Add(1)
 	if rec.JobID == "" || rec.DocumentID == "" { // as the real store refuses
 		return errors.New("record needs a JobID and a DocumentID")
 	}
+	if m.down.Load() {
+		return errDBDown
+	}
 	if m.fail.Load() > 0 {
 		m.fail.Add(-1)
-		return errors.New("database down")
+		return errDBDown
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.recs = append(m.recs, *rec)
+	if m.lost.Load() > 0 {
+		m.lost.Add(-1)
+		return errors.New("commit outcome unknown: connection reset")
+	}
 	return nil
+}
+
+// JobStates answers as the real store does: the last delivery's status,
+// and whether the job's document has a result for its schema and model.
+func (m *memAudit) JobStates(_ context.Context, ids []string) (map[string]audit.JobState, error) {
+	if m.down.Load() {
+		return nil, errDBDown
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[string]audit.JobState{}
+	for _, id := range ids {
+		for _, r := range m.recs {
+			if r.JobID != id {
+				continue
+			}
+			st := out[id]
+			st.Status = audit.StatusRetrying
+			if r.Final {
+				st.Status = string(r.Outcome)
+			}
+			st.DeadLettered = st.DeadLettered || r.DeadLetter != nil
+			for _, o := range m.recs {
+				if o.Final && o.Outcome == llm.OutcomeOK && o.DocumentID == r.DocumentID && o.SchemaFingerprint == r.SchemaFingerprint && o.Model == r.Model {
+					st.HasResult = true
+				}
+			}
+			out[id] = st
+		}
+	}
+	return out, nil
+}
+
+// put stores rec as if an earlier process had written it.
+func (m *memAudit) put(rec audit.Record) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.recs = append(m.recs, rec)
 }
 
 func (m *memAudit) records(doc string) []audit.Record {
@@ -67,15 +121,15 @@ func (m *memAudit) records(doc string) []audit.Record {
 type scripted struct {
 	mu    sync.Mutex
 	calls map[string]int
-	plan  func(doc string, call int, ctx context.Context) *worker.Outcome
+	plan  func(doc string, call int, ctx context.Context) *llm.Result
 }
 
-func (s *scripted) Extract(ctx context.Context, _ llm.Provider, document string, _ *schema.Schema, _ jobs.Options) *worker.Outcome {
+func (s *scripted) Extract(ctx context.Context, _ llm.Provider, document string, _ *schema.Schema, _ jobs.Options) (*llm.Result, error) {
 	s.mu.Lock()
 	s.calls[document]++
 	n := s.calls[document]
 	s.mu.Unlock()
-	return s.plan(document, n, ctx)
+	return s.plan(document, n, ctx), nil
 }
 
 func (s *scripted) count(doc string) int {
@@ -84,8 +138,8 @@ func (s *scripted) count(doc string) int {
 	return s.calls[doc]
 }
 
-func ok() *worker.Outcome {
-	return &worker.Outcome{Outcome: llm.OutcomeOK, Value: json.RawMessage(`{"a":1}`), Attempts: []llm.Attempt{{N: 1, Raw: `{"a":1}`}}}
+func ok() *llm.Result {
+	return &llm.Result{Outcome: llm.OutcomeOK, Value: json.RawMessage(`{"a":1}`), Attempts: []llm.Attempt{{N: 1, Raw: `{"a":1}`}}}
 }
 
 type fixture struct {
@@ -98,12 +152,26 @@ type fixture struct {
 	w      *worker.Worker
 }
 
-// start runs a worker of one pool on an embedded server.
-func start(t *testing.T, plan func(doc string, call int, ctx context.Context) *worker.Outcome, cs jobs.ConsumerSettings, opts ...worker.Option) *fixture {
+// fastCircuit opens after 3 failures for 100ms, doubling up to 400ms.
+var fastCircuit = ratelimit.BreakerSettings{Failures: 3, Open: 100 * time.Millisecond, MaxOpen: 400 * time.Millisecond}
+
+// start runs a worker of one pool on an embedded server with a scripted
+// engine.
+func start(t *testing.T, plan func(doc string, call int, ctx context.Context) *llm.Result, cs jobs.ConsumerSettings, opts ...worker.Option) *fixture {
+	t.Helper()
+	e := &scripted{calls: map[string]int{}, plan: plan}
+	f := startEngine(t, e, cs, opts...)
+	f.engine = e
+	return f
+}
+
+// startEngine runs a worker of one pool with engine e on an embedded
+// server.
+func startEngine(t *testing.T, e worker.Engine, cs jobs.ConsumerSettings, opts ...worker.Option) *fixture {
 	t.Helper()
 	_, js := jobstest.Connect(t, jobstest.Server(t))
 	ctx := context.Background()
-	if err := jobs.EnsureStreams(ctx, js); err != nil {
+	if err := jobs.EnsureStreams(ctx, js, jobs.WithMemoryStorage()); err != nil {
 		t.Fatal(err)
 	}
 	sch, err := schema.Compile([]byte(`{"type":"object"}`))
@@ -113,14 +181,15 @@ func start(t *testing.T, plan func(doc string, call int, ctx context.Context) *w
 	if err := jobs.NewSchemas(js).Put(ctx, jobs.SchemaBody{Name: "s", Version: 1, Fingerprint: sch.Fingerprint(), Body: sch.JSON()}); err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{js: js, audit: &memAudit{}, engine: &scripted{calls: map[string]int{}, plan: plan}, pub: jobs.NewPublisher(js)}
+	f := &fixture{js: js, audit: &memAudit{}, pub: jobs.NewPublisher(js)}
 	all := append([]worker.Option{
 		worker.WithID("w-test"), worker.WithPools(worker.Pool{Name: pool, Concurrency: 2}),
 		worker.WithConsumerSettings(cs), worker.WithPullWait(200 * time.Millisecond),
-		worker.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
+		worker.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, nil))),
 		worker.WithProviders(func(spec string) (llm.Provider, error) { return extractqtest.New(nil), nil }),
+		worker.WithCircuit(fastCircuit),
 	}, opts...)
-	f.w, err = worker.New(js, f.audit, f.engine, all...)
+	f.w, err = worker.New(js, f.audit, e, all...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,10 +219,17 @@ func (f *fixture) stop(t *testing.T) {
 
 func (f *fixture) submit(t *testing.T, doc string) {
 	t.Helper()
+	f.submitText(t, doc, doc)
+}
+
+// submitText queues doc with text (above the inline limit it goes to the
+// object store).
+func (f *fixture) submitText(t *testing.T, doc, text string) {
+	t.Helper()
 	sch, _ := schema.Compile([]byte(`{"type":"object"}`))
 	env := &jobs.Envelope{DocumentID: doc, Provider: "fake:m", Model: "m", Pool: pool, Run: "r",
 		Schema: jobs.SchemaRef{Name: "s", Version: 1, Fingerprint: sch.Fingerprint()}, SubmittedAt: time.Now()}
-	if _, err := f.pub.Publish(context.Background(), env, doc); err != nil {
+	if _, err := f.pub.Publish(context.Background(), env, text); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -181,9 +257,16 @@ func (f *fixture) letters(t *testing.T) []*jobs.Letter {
 	return out
 }
 
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
+	waitForWithin(t, 15*time.Second, what, cond)
+}
+
+func waitForWithin(t *testing.T, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
@@ -197,35 +280,35 @@ func fastSettings(maxDeliver int) jobs.ConsumerSettings {
 }
 
 func TestOutcomes(t *testing.T) {
-	transport := func() *worker.Outcome {
-		return &worker.Outcome{Outcome: llm.OutcomeTransport, Reason: "HTTP 503", RetryAfter: 100 * time.Millisecond,
+	transport := func() *llm.Result {
+		return &llm.Result{Outcome: llm.OutcomeTransport, Reason: "HTTP 503", RetryAfter: 100 * time.Millisecond,
 			Attempts: []llm.Attempt{{N: 1, Error: "503", Class: "server_error"}}}
 	}
 	tests := []struct {
 		name        string
-		plan        func(call int) *worker.Outcome
+		plan        func(call int) *llm.Result
 		maxDeliver  int
 		wantCalls   int
 		wantRecords []bool // Final of each audit record, in order
 		wantDead    bool
 		wantOutcome llm.Outcome
 	}{
-		{"ok", func(int) *worker.Outcome { return ok() }, 3, 1, []bool{true}, false, llm.OutcomeOK},
-		{"exhausted", func(int) *worker.Outcome {
-			return &worker.Outcome{Outcome: llm.OutcomeExhausted, Reason: "3 answers, still invalid",
-				Attempts: []llm.Attempt{{N: 1, Raw: "{", Class: llm.ClassSchema}, {N: 2, Raw: "{}", Class: llm.ClassSchema}}}
+		{"ok", func(int) *llm.Result { return ok() }, 3, 1, []bool{true}, false, llm.OutcomeOK},
+		{"exhausted", func(int) *llm.Result {
+			return &llm.Result{Outcome: llm.OutcomeExhausted, Reason: "3 answers, still invalid",
+				Attempts: []llm.Attempt{{N: 1, Raw: "{", Class: "schema"}, {N: 2, Raw: "{}", Class: "schema"}}}
 		}, 3, 1, []bool{true}, true, llm.OutcomeExhausted},
-		{"transport then ok", func(call int) *worker.Outcome {
+		{"transport then ok", func(call int) *llm.Result {
 			if call == 1 {
 				return transport()
 			}
 			return ok()
 		}, 3, 2, []bool{false, true}, false, llm.OutcomeOK},
-		{"transport until the last delivery", func(int) *worker.Outcome { return transport() }, 2, 2, []bool{false, true}, true, llm.OutcomeTransport},
+		{"transport until the last delivery", func(int) *llm.Result { return transport() }, 2, 2, []bool{false, true}, true, llm.OutcomeTransport},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := start(t, func(_ string, call int, _ context.Context) *worker.Outcome { return tc.plan(call) }, fastSettings(tc.maxDeliver))
+			f := start(t, func(_ string, call int, _ context.Context) *llm.Result { return tc.plan(call) }, fastSettings(tc.maxDeliver))
 			f.submit(t, "doc")
 			waitFor(t, "the job to leave the stream", func() bool { return f.streamMsgs(t, jobs.JobsStream) == 0 })
 			f.stop(t)
@@ -261,21 +344,8 @@ func TestOutcomes(t *testing.T) {
 	}
 }
 
-func TestAuditFailureIsNotAcked(t *testing.T) {
-	f := start(t, func(string, int, context.Context) *worker.Outcome { return ok() }, fastSettings(5))
-	f.audit.fail.Store(2)
-	f.submit(t, "doc")
-	waitFor(t, "the job to leave the stream", func() bool { return f.streamMsgs(t, jobs.JobsStream) == 0 })
-	if got := f.engine.count("doc"); got != 3 {
-		t.Errorf("engine calls = %d, want 3 (two deliveries whose audit failed, then one acked)", got)
-	}
-	if recs := f.audit.records("doc"); len(recs) != 1 || !recs[0].Final || recs[0].Delivery != 3 {
-		t.Errorf("records = %+v, want one final record from delivery 3", recs)
-	}
-}
-
 func TestInProgressKeepsLongJobs(t *testing.T) {
-	f := start(t, func(_ string, _ int, ctx context.Context) *worker.Outcome {
+	f := start(t, func(_ string, _ int, ctx context.Context) *llm.Result {
 		time.Sleep(2500 * time.Millisecond) // 2.5 ack waits
 		return ok()
 	}, fastSettings(5))
@@ -289,7 +359,7 @@ func TestInProgressKeepsLongJobs(t *testing.T) {
 func TestNoPrefetchBeyondBudget(t *testing.T) {
 	release := make(chan struct{})
 	var running, peak atomic.Int32
-	f := start(t, func(string, int, context.Context) *worker.Outcome {
+	f := start(t, func(string, int, context.Context) *llm.Result {
 		n := running.Add(1)
 		for {
 			p := peak.Load()
@@ -337,13 +407,13 @@ func TestShutdown(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			started := make(chan struct{}, 1)
-			f := start(t, func(_ string, _ int, ctx context.Context) *worker.Outcome {
+			f := start(t, func(_ string, _ int, ctx context.Context) *llm.Result {
 				started <- struct{}{}
 				select {
 				case <-time.After(tc.work):
 					return ok()
 				case <-ctx.Done():
-					return &worker.Outcome{Outcome: llm.OutcomeCanceled, Reason: "canceled", Attempts: []llm.Attempt{{N: 1, Error: "canceled"}}}
+					return &llm.Result{Outcome: llm.OutcomeCanceled, Reason: "canceled", Attempts: []llm.Attempt{{N: 1, Error: "canceled"}}}
 				}
 			}, fastSettings(5), worker.WithGrace(tc.grace))
 			f.submit(t, "doc")
@@ -368,7 +438,7 @@ func TestMaxDeliveriesAdvisory(t *testing.T) {
 	// A worker of the pool takes the job's only delivery and dies; no
 	// worker runs when the advisory fires. The next worker to start moves
 	// the job to the DLQ.
-	f := start(t, func(string, int, context.Context) *worker.Outcome { return ok() }, fastSettings(1))
+	f := start(t, func(string, int, context.Context) *llm.Result { return ok() }, fastSettings(1))
 	f.stop(t)
 	ctx := context.Background()
 	f.submit(t, "orphan")
@@ -426,7 +496,7 @@ func TestMaxDeliveriesAdvisory(t *testing.T) {
 }
 
 func TestUnreadableJobIsDeadLettered(t *testing.T) {
-	f := start(t, func(string, int, context.Context) *worker.Outcome { return ok() }, fastSettings(5))
+	f := start(t, func(string, int, context.Context) *llm.Result { return ok() }, fastSettings(5))
 	if _, err := f.js.Publish(context.Background(), jobs.JobSubject(pool), []byte(`{"v":99}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -443,8 +513,8 @@ func TestUnreadableJobIsDeadLettered(t *testing.T) {
 
 func TestDeadLetterRedactsKeys(t *testing.T) {
 	const key = "sk-proj-THISisAfakeKEY1234567890"
-	f := start(t, func(string, int, context.Context) *worker.Outcome {
-		return &worker.Outcome{Outcome: llm.OutcomeFatal, Reason: "HTTP 401 for key " + key,
+	f := start(t, func(string, int, context.Context) *llm.Result {
+		return &llm.Result{Outcome: llm.OutcomeFatal, Reason: "HTTP 401 for key " + key,
 			Attempts: []llm.Attempt{{N: 1, Raw: `{"error":"bad key ` + key + `"}`, Error: "auth: Authorization: Bearer " + key[3:], Class: "auth"}}}
 	}, fastSettings(3))
 	f.submit(t, "doc")
@@ -466,7 +536,7 @@ func TestDeadLetterRedactsKeys(t *testing.T) {
 }
 
 func TestHealthEndpoints(t *testing.T) {
-	f := start(t, func(string, int, context.Context) *worker.Outcome { return ok() }, fastSettings(3))
+	f := start(t, func(string, int, context.Context) *llm.Result { return ok() }, fastSettings(3))
 	srv := httptest.NewServer(f.w.Handler())
 	defer srv.Close()
 	status := func(path string) int {
@@ -515,11 +585,11 @@ func (s *syncBuffer) String() string {
 // dead-lettered) carries its job id, document id, run and attempt.
 func TestJobLogsNameTheJob(t *testing.T) {
 	var logs syncBuffer
-	f := start(t, func(_ string, call int, _ context.Context) *worker.Outcome {
+	f := start(t, func(_ string, call int, _ context.Context) *llm.Result {
 		if call == 1 {
-			return &worker.Outcome{Outcome: llm.OutcomeTransport, Reason: "HTTP 503", RetryAfter: 50 * time.Millisecond}
+			return &llm.Result{Outcome: llm.OutcomeTransport, Reason: "HTTP 503", RetryAfter: 50 * time.Millisecond}
 		}
-		return &worker.Outcome{Outcome: llm.OutcomeExhausted, Reason: "still invalid"}
+		return &llm.Result{Outcome: llm.OutcomeExhausted, Reason: "still invalid"}
 	}, fastSettings(3), worker.WithLogger(slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 	f.submit(t, "doc-logs")
 	waitFor(t, "the dead letter", func() bool { return f.streamMsgs(t, jobs.DLQStream) == 1 })

@@ -28,6 +28,7 @@ import (
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/providers"
 	"github.com/extractq/extractq/internal/ratelimit"
+	"github.com/extractq/extractq/internal/settings"
 	"github.com/extractq/extractq/internal/sim"
 	"github.com/extractq/extractq/internal/sim/simprovider"
 	"github.com/extractq/extractq/internal/worker"
@@ -53,7 +54,7 @@ const (
 
 // Config is what a dev-mode process runs. Zero fields take the defaults
 // above; DataDir defaults to devmode.DefaultDir and DatabaseURL to
-// devmode.DefaultDatabaseURL.
+// settings.DefaultDatabaseURL.
 type Config struct {
 	DataDir     string // JetStream storage and the discovery file; created if missing
 	NATSAddr    string // host:port of the embedded NATS server; port 0 picks a free one
@@ -81,7 +82,7 @@ func (c *Config) defaults() {
 		c.HTTPAddr = DefaultHTTPAddr
 	}
 	if c.DatabaseURL == "" {
-		c.DatabaseURL = devmode.DefaultDatabaseURL
+		c.DatabaseURL = settings.DefaultDatabaseURL
 	}
 	if c.Grace == 0 {
 		c.Grace = DefaultGrace
@@ -152,6 +153,16 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 			return nil, fmt.Errorf("%w: --sim: %w", ErrInvalidConfig, err)
 		}
 	}
+	// A pool whose provider cannot be built (a missing API key) would
+	// dead-letter every job it pulls: refuse to start instead.
+	if err := worker.CheckProviders(s.pools, func(spec string) (llm.Provider, error) {
+		if usesProfile(spec, cfg.SimProfile) {
+			return nil, nil // the profile loaded above; the shared simulator starts below
+		}
+		return providers.New(spec)
+	}); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("data folder %s: %w (choose another with --data)", cfg.DataDir, err)
 	}
@@ -197,7 +208,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	ready := make(chan struct{})
 	opts = append(opts, worker.WithReady(func() { close(ready) }))
 	wctx, cancel := context.WithCancel(ctx) // canceled here only when Start fails
-	go func() { s.ran <- worker.Serve(wctx, wcfg, s.log, worker.NewEngine(nil), opts...) }()
+	go func() { s.ran <- worker.Serve(wctx, wcfg, s.log, worker.NewEngine(), opts...) }()
 	select {
 	case <-ready:
 	case err := <-s.ran:

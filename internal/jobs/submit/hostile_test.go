@@ -134,7 +134,7 @@ func TestResubmitLetterOfReplacedText(t *testing.T) {
 	e.submit(t, []submit.Doc{{ID: "inv", Source: "v1", Text: "old text"}})
 	env := e.queued(t, 1)[0]
 	env.Text, env.TextRef = "", &jobs.ObjectRef{Bucket: jobs.DocsBucket, Name: "gone"}
-	seq, err := jobs.NewDLQ(e.js).Publish(ctx, &jobs.DeadLetter{Job: *env, Outcome: llm.OutcomeExhausted, Reason: "x", WorkerID: "w"})
+	seq, err := jobs.NewDLQ(e.js).Publish(ctx, &jobs.DeadLetter{Job: *env, Result: llm.Result{Outcome: llm.OutcomeExhausted, Reason: "x"}, WorkerID: "w"})
 	if err != nil {
 		t.Fatal(err)
 	}

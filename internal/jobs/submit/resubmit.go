@@ -193,6 +193,11 @@ func (s *Submitter) resubmitDLQ(ctx context.Context, st ResubmitStore, req Resub
 // submit the document again to extract its new text.
 func (s *Submitter) letterText(ctx context.Context, st ResubmitStore, docs *jobs.Documents, env *jobs.Envelope) (string, error) {
 	text, err := docs.Text(ctx, env)
+	if err == nil && text == "" && env.TextRef == nil {
+		// A letter trimmed to fit the server's max payload left its
+		// inline text out (jobs.DeadLetter.Trimmed).
+		err = errors.New("the dead letter does not carry the text")
+	}
 	if err != nil || jobs.HashText(text) != env.DocumentHash {
 		d, derr := st.DocumentVersion(ctx, env.DocumentID, env.DocumentHash)
 		if derr != nil {

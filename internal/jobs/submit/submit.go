@@ -115,14 +115,16 @@ func (s *Submitter) RegisterSchema(ctx context.Context, name string, sc *schema.
 }
 
 // ResolveProvider checks a provider spec the way a worker will build it and
-// returns its model and default pool. No call is made and no key is needed
-// here: the workers hold the keys.
+// returns its model identity (providers.Identity: family, model and
+// simulator profile, what results and job ids are keyed by) and default
+// pool. No call is made and no key is needed here: the workers hold the
+// keys.
 func ResolveProvider(spec string) (model, pool string, err error) {
-	p, err := providers.New(spec, providers.WithAPIKey("submit-does-not-call"))
+	id, err := providers.Identity(spec, "")
 	if err != nil {
 		return "", "", err
 	}
-	return p.Model(), jobs.PoolFor(p.Name()), nil
+	return id, jobs.PoolFor(id), nil
 }
 
 // Submit stores and queues every document read delivers, in batches. Bad

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/extractq/extractq/llm"
-
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/extractq/extractq/internal/audit"
@@ -17,6 +15,7 @@ import (
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/jobstest"
 	"github.com/extractq/extractq/internal/jobs/submit"
+	"github.com/extractq/extractq/llm"
 	"github.com/extractq/extractq/schema"
 )
 
@@ -142,7 +141,7 @@ func (e *env) deadLetter(t *testing.T, w *audit.GroupWriter, doc, text string) {
 	env := &jobs.Envelope{DocumentID: doc, Run: "r1", Schema: e.v1, Provider: "openai:gpt-4o-mini", Model: "gpt-4o-mini", Pool: "openai_gpt-4o-mini", SubmittedAt: time.Now()}
 	env.Seal(text)
 	env.Text = text
-	seq, err := jobs.NewDLQ(e.js).Publish(ctx, &jobs.DeadLetter{Job: *env, Outcome: llm.OutcomeExhausted, Reason: "still invalid", WorkerID: "w"})
+	seq, err := jobs.NewDLQ(e.js).Publish(ctx, &jobs.DeadLetter{Job: *env, Result: llm.Result{Outcome: llm.OutcomeExhausted, Reason: "still invalid"}, WorkerID: "w"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -176,3 +176,15 @@ func mustSharedNew(t *testing.T, spec string, srv *sim.Server) llm.Provider {
 	}
 	return p
 }
+
+// TestIdentityOfProfiles: two simulator profiles answer differently, so
+// they are two models to the fleet (results of sim:clean must not count as
+// done for sim:realistic).
+func TestIdentityOfProfiles(t *testing.T) {
+	t.Parallel()
+	for spec, want := range map[string]string{"sim:clean": "sim:clean", "sim:realistic": "sim:realistic", "sim:clean/gpt-4o": "sim:clean/gpt-4o"} {
+		if got, err := providers.Identity(spec, ""); err != nil || got != want {
+			t.Errorf("Identity(%q) = %q, %v; want %q", spec, got, err, want)
+		}
+	}
+}
