@@ -363,7 +363,7 @@ func printTable(out io.Writer, rows []row) {
 		}
 		cost := "-"
 		if r.valid > 0 {
-			cost = fmt.Sprintf("$%.3f per 1k", usd/float64(r.valid)*1000)
+			cost = fmt.Sprintf("$%.4f per 1k", usd/float64(r.valid)*1000)
 		}
 		fmt.Fprintf(out, "| %s | %s | %d | %d (%d) | %d | %d/%d (%.1f%%) | %s | %s | %s |\n",
 			r.engine, r.mode, r.calls, r.usage.PromptTokens, r.usage.CachedPromptTokens, r.usage.CompletionTokens,
