@@ -69,9 +69,23 @@ const (
 )
 
 // Usage is the token count the provider reported for one call.
+//
+// PromptTokens counts every input token, cached or not, so totals and token
+// budgets mean the same with and without prompt caching. The two cache
+// fields say how many of those PromptTokens the provider's prompt cache
+// served or stored; they are priced differently (EstimateCost) and never
+// added to PromptTokens again.
 type Usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
+	// CachedPromptTokens is the part of PromptTokens read from the
+	// provider's prompt cache: OpenAI's prompt_tokens_details.cached_tokens,
+	// Anthropic's cache_read_input_tokens, Gemini's cachedContentTokenCount.
+	CachedPromptTokens int `json:"cached_prompt_tokens,omitempty"`
+	// CacheCreationTokens is the part of PromptTokens written to the cache
+	// (Anthropic's cache_creation_input_tokens, billed above the input
+	// price); zero for APIs that cache for free.
+	CacheCreationTokens int `json:"cache_creation_tokens,omitempty"`
 }
 
 // Total is prompt plus completion tokens.
@@ -79,7 +93,12 @@ func (u Usage) Total() int { return u.PromptTokens + u.CompletionTokens }
 
 // Add returns the sum of two usages.
 func (u Usage) Add(o Usage) Usage {
-	return Usage{PromptTokens: u.PromptTokens + o.PromptTokens, CompletionTokens: u.CompletionTokens + o.CompletionTokens}
+	return Usage{
+		PromptTokens:        u.PromptTokens + o.PromptTokens,
+		CompletionTokens:    u.CompletionTokens + o.CompletionTokens,
+		CachedPromptTokens:  u.CachedPromptTokens + o.CachedPromptTokens,
+		CacheCreationTokens: u.CacheCreationTokens + o.CacheCreationTokens,
+	}
 }
 
 // RateLimit is the rate-limit state a provider reported on a response (any

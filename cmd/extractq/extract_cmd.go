@@ -552,6 +552,30 @@ type summary struct {
 	skipped, notWritten             int
 	attempts, repairs               int
 	usage                           llm.Usage
+	// byMode is the spend of each mode the calls used, for the cost per
+	// valid document; modes lists them in the order first seen.
+	byMode map[llm.Mode]*modeSpend
+	modes  []llm.Mode
+}
+
+// modeSpend is what the calls of one mode used, and how many documents
+// ended valid with an answer in that mode.
+type modeSpend struct {
+	requests, valid int
+	usage           llm.Usage
+}
+
+func (s *summary) mode(m llm.Mode) *modeSpend {
+	if s.byMode == nil {
+		s.byMode = map[llm.Mode]*modeSpend{}
+	}
+	ms := s.byMode[m]
+	if ms == nil {
+		ms = &modeSpend{}
+		s.byMode[m] = ms
+		s.modes = append(s.modes, m)
+	}
+	return ms
 }
 
 func (s *summary) add(l *outLine) {
@@ -568,6 +592,15 @@ func (s *summary) add(l *outLine) {
 	s.repairs += l.Repairs
 	if l.res != nil {
 		s.usage = s.usage.Add(l.res.Usage)
+		for i := range l.res.Attempts {
+			a := &l.res.Attempts[i]
+			ms := s.mode(a.Mode)
+			ms.requests++
+			ms.usage = ms.usage.Add(a.Usage)
+		}
+		if n := len(l.res.Attempts); n > 0 && l.res.Outcome == llm.OutcomeOK {
+			s.mode(l.res.Attempts[n-1].Mode).valid++
+		}
 	}
 }
 
@@ -578,13 +611,39 @@ func (s *summary) finish(provider string) {
 	if usd, known := providers.EstimateCost(provider, s.usage); known {
 		cost = fmt.Sprintf("$%.4f", usd)
 	}
-	fmt.Fprintf(s.stderr, "%d documents in %s: %d ok, %d failed, %d unextractable; %d attempts, %d repairs; %d tokens (%d prompt + %d completion); estimated cost %s\n",
+	fmt.Fprintf(s.stderr, "%d documents in %s: %d ok, %d failed, %d unextractable; %d attempts, %d repairs; %d tokens (%d prompt, %d of them cached, + %d completion); estimated cost %s\n",
 		s.docs, time.Since(s.start).Round(time.Millisecond), s.ok, s.failed, s.unextractable, s.attempts, s.repairs,
-		s.usage.Total(), s.usage.PromptTokens, s.usage.CompletionTokens, cost)
+		s.usage.Total(), s.usage.PromptTokens, s.usage.CachedPromptTokens, s.usage.CompletionTokens, cost)
+	for _, m := range s.modes {
+		fmt.Fprintf(s.stderr, "  %s\n", s.byMode[m].line(m, provider))
+	}
 	if s.skipped > 0 {
 		fmt.Fprintf(s.stderr, "%d documents skipped: already done in the output (--resume)\n", s.skipped)
 	}
 	if s.notWritten > 0 {
 		fmt.Fprintf(s.stderr, "%d documents stopped before an answer were not written: run again with --resume once the cause is fixed\n", s.notWritten)
 	}
+}
+
+// line reports one mode's tokens per request and per valid document: what
+// a valid document costs in that mode.
+func (ms *modeSpend) line(m llm.Mode, provider string) string {
+	u := ms.usage
+	per := func(n int) string {
+		if n == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.1f in (%.1f cached) + %.1f out", float64(u.PromptTokens)/float64(n),
+			float64(u.CachedPromptTokens)/float64(n), float64(u.CompletionTokens)/float64(n))
+	}
+	name := string(m)
+	if name == "" {
+		name = "unknown"
+	}
+	out := fmt.Sprintf("mode %s: %d requests, %d valid documents; tokens per request %s; per valid document %s",
+		name, ms.requests, ms.valid, per(ms.requests), per(ms.valid))
+	if usd, known := providers.EstimateCost(provider, u); known && ms.valid > 0 {
+		out += fmt.Sprintf("; estimated cost per valid document $%.6f", usd/float64(ms.valid))
+	}
+	return out
 }

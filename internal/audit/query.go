@@ -28,6 +28,10 @@ type ModelUsage struct {
 	Attempts         int64  `json:"attempts"`
 	PromptTokens     int64  `json:"prompt_tokens"`
 	CompletionTokens int64  `json:"completion_tokens"`
+	// CachedPromptTokens and CacheCreationTokens are the parts of
+	// PromptTokens the provider's prompt cache served and stored.
+	CachedPromptTokens  int64 `json:"cached_prompt_tokens"`
+	CacheCreationTokens int64 `json:"cache_creation_tokens"`
 }
 
 // StatusGroup is the state of one run under one schema version.
@@ -128,12 +132,14 @@ func (s *Store) Status(ctx context.Context, f StatusFilter) ([]StatusGroup, erro
 	}
 	aargs := []any{f.Run, f.Schema, since}
 	if err == nil {
-		err = scan(`SELECT run, schema_name, schema_version, provider, model, count(*), sum(prompt_tokens), sum(completion_tokens)
+		err = scan(`SELECT run, schema_name, schema_version, provider, model, count(*), sum(prompt_tokens), sum(completion_tokens),
+			sum(cached_prompt_tokens), sum(cache_creation_tokens)
 			FROM attempts WHERE `+where+` AND started_at >= $3 GROUP BY 1, 2, 3, 4, 5 ORDER BY 4, 5`, aargs,
 			func(r pgx.Rows) error {
 				var k groupKey
 				var m ModelUsage
-				if err := r.Scan(&k.run, &k.schema, &k.version, &m.Provider, &m.Model, &m.Attempts, &m.PromptTokens, &m.CompletionTokens); err != nil {
+				if err := r.Scan(&k.run, &k.schema, &k.version, &m.Provider, &m.Model, &m.Attempts, &m.PromptTokens, &m.CompletionTokens,
+					&m.CachedPromptTokens, &m.CacheCreationTokens); err != nil {
 					return err
 				}
 				g := get(k)

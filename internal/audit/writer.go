@@ -44,7 +44,7 @@ var (
 		"job_id", "delivery", "seq", "started_at", "n", "document_id", "run", "schema_name", "schema_version",
 		"provider", "model", "mode", "prompt_chars", "prompt_tokens", "completion_tokens", "latency_ms",
 		"finish_reason", "raw_response", "value", "repairs", "violations", "error_class", "error_message",
-		"transport_retries", "worker_id",
+		"transport_retries", "worker_id", "cached_prompt_tokens", "cache_creation_tokens",
 	}, conflict: "ON CONFLICT DO NOTHING"}
 	// A later delivery wins; the same delivery written again changes nothing,
 	// except that a final record replaces a "retrying" one: the rule of
@@ -53,7 +53,7 @@ var (
 	jobsTable = table{name: "jobs", columns: []string{
 		"job_id", "document_id", "run", "schema_name", "schema_version", "schema_fingerprint", "provider", "model",
 		"pool", "status", "reason", "deliveries", "attempts", "prompt_tokens", "completion_tokens", "worker_id",
-		"started_at", "finished_at", "content_hash",
+		"started_at", "finished_at", "content_hash", "cached_prompt_tokens", "cache_creation_tokens",
 	}, merge: "SELECT extractq_merge_jobs(coalesce(jsonb_agg(s), '[]')) FROM jobs_stage s"}
 	resultsTable = table{name: "results", columns: []string{
 		"document_id", "schema_fingerprint", "model", "schema_name", "schema_version", "provider", "value",
@@ -553,14 +553,16 @@ func toPending(rec *Record, now time.Time) (*pending, error) {
 			int4(int32(a.Usage.PromptTokens)).int4(int32(a.Usage.CompletionTokens)).
 			float8(float64(a.Latency) / float64(time.Millisecond)).
 			text(storableText(string(a.FinishReason))).text(raw).jsonb(value).jsonb(repairs).jsonb(violations).
-			text(storableText(string(a.Class))).text(errMsg).int4(int32(a.TransportRetries)).text(rec.WorkerID)
+			text(storableText(string(a.Class))).text(errMsg).int4(int32(a.TransportRetries)).text(rec.WorkerID).
+			int4(int32(a.Usage.CachedPromptTokens)).int4(int32(a.Usage.CacheCreationTokens))
 	}
 	pt, ct := int64(rec.Usage.PromptTokens), int64(rec.Usage.CompletionTokens)
 	p.job = make(tuple, 0, 256+len(rec.JobID)+len(rec.DocumentID)+len(rec.Reason)+len(rec.SchemaFingerprint)+len(rec.DocumentHash)).row(len(jobsTable.columns)).
 		text(rec.JobID).text(rec.DocumentID).text(rec.Run).text(rec.SchemaName).int4(version).
 		text(rec.SchemaFingerprint).text(rec.Provider).text(rec.Model).text(rec.Pool).text(status).
 		text(storableText(redact.Credentials(rec.Reason))).int4(delivery).int4(int32(len(rec.Attempts))).int8(pt).int8(ct).
-		text(rec.WorkerID).timestamptz(started).timestamptz(finished).text(rec.DocumentHash)
+		text(rec.WorkerID).timestamptz(started).timestamptz(finished).text(rec.DocumentHash).
+		int8(int64(rec.Usage.CachedPromptTokens)).int8(int64(rec.Usage.CacheCreationTokens))
 	if rec.Final && rec.Outcome == llm.OutcomeOK {
 		if !json.Valid(rec.Value) {
 			return nil, fmt.Errorf("audit: job %s is ok but its value is not JSON: %w", rec.JobID, ErrInvalidRecord)

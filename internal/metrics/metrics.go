@@ -21,7 +21,7 @@ type Metrics struct {
 	Jobs          *prometheus.CounterVec   // jobs finished, by pool and outcome
 	Attempts      *prometheus.CounterVec   // model calls, by pool and class ("ok" when valid)
 	Repairs       *prometheus.CounterVec   // local repairs applied, by kind
-	Tokens        *prometheus.CounterVec   // tokens, by pool, model and kind (prompt|completion)
+	Tokens        *prometheus.CounterVec   // tokens, by pool, model and kind (prompt|completion|cached|cache_write)
 	CostUSD       *prometheus.CounterVec   // estimated cost, by pool and model
 	CallSeconds   *prometheus.HistogramVec // provider-call latency, by pool
 	JobSeconds    *prometheus.HistogramVec // end-to-end latency of a delivery, by pool
@@ -58,7 +58,7 @@ func New(reg prometheus.Registerer) *Metrics {
 			Name: "extractq_repairs_total", Help: "Local JSON repairs and coercions applied, by kind.",
 		}, []string{"kind"}),
 		Tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "extractq_tokens_total", Help: "Tokens reported by providers, by pool, model and kind (prompt, completion).",
+			Name: "extractq_tokens_total", Help: "Tokens reported by providers, by pool, model and kind (prompt, completion; cached and cache_write are the parts of prompt the provider's prompt cache served and stored).",
 		}, []string{"pool", "model", "kind"}),
 		CostUSD: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "extractq_cost_usd_total", Help: "Estimated cost in US dollars from list prices, by pool and model.",
@@ -158,6 +158,8 @@ func (m *Metrics) ObserveRecord(rec *audit.Record) {
 	}
 	m.Tokens.WithLabelValues(pool, rec.Model, "prompt").Add(float64(usage.PromptTokens))
 	m.Tokens.WithLabelValues(pool, rec.Model, "completion").Add(float64(usage.CompletionTokens))
+	m.Tokens.WithLabelValues(pool, rec.Model, "cached").Add(float64(usage.CachedPromptTokens))
+	m.Tokens.WithLabelValues(pool, rec.Model, "cache_write").Add(float64(usage.CacheCreationTokens))
 	// Priced by provider string so every "sim:…" model gets the notional price.
 	if usd, ok := providers.EstimateCost(rec.Provider, usage); ok {
 		m.CostUSD.WithLabelValues(pool, rec.Model).Add(usd)

@@ -25,7 +25,7 @@ func TestObserveRecord(t *testing.T) {
 			{Class: llm.ClassSchema, Latency: 200 * time.Millisecond, Usage: llm.Usage{PromptTokens: 100, CompletionTokens: 20},
 				Repairs: []llm.Repair{{Kind: "trailing_comma"}, {Kind: "single_quotes"}}},
 			{Class: llm.AttemptClass(llm.ClassRateLimited)},
-			{Latency: 300 * time.Millisecond, Usage: llm.Usage{PromptTokens: 150, CompletionTokens: 30},
+			{Latency: 300 * time.Millisecond, Usage: llm.Usage{PromptTokens: 150, CompletionTokens: 30, CachedPromptTokens: 128},
 				Repairs: []llm.Repair{{Kind: "trailing_comma"}}},
 		},
 	}
@@ -47,6 +47,9 @@ func TestObserveRecord(t *testing.T) {
 		{"repairs trailing_comma", testutil.ToFloat64(m.Repairs.WithLabelValues("trailing_comma")), 2},
 		{"prompt tokens", testutil.ToFloat64(m.Tokens.WithLabelValues("p1", "gpt-4o-mini", "prompt")), 250},
 		{"completion tokens", testutil.ToFloat64(m.Tokens.WithLabelValues("p1", "gpt-4o-mini", "completion")), 50},
+		{"cached tokens", testutil.ToFloat64(m.Tokens.WithLabelValues("p1", "gpt-4o-mini", "cached")), 128},
+		// 122 prompt tokens at 0.15, 128 cached at 0.075, 50 completion at 0.60 (USD per million).
+		{"cost with cached reads", testutil.ToFloat64(m.CostUSD.WithLabelValues("p1", "gpt-4o-mini")) * 1e6, 122*0.15 + 128*0.075 + 50*0.60},
 	}
 	for _, c := range checks {
 		if c.got != c.want {

@@ -79,7 +79,9 @@ func TestAnthropicRequests(t *testing.T) {
 				t.Fatal("Anthropic takes x-api-key, not Authorization")
 			}
 			b := srv.lastJSON(t)
-			if b["system"] != "You extract data as JSON." || b["model"] != tc.model {
+			sys, _ := b["system"].([]any)
+			if len(sys) != 1 || sys[0].(map[string]any)["text"] != "You extract data as JSON." ||
+				sys[0].(map[string]any)["cache_control"].(map[string]any)["type"] != "ephemeral" || b["model"] != tc.model {
 				t.Fatalf("system %v model %v", b["system"], b["model"])
 			}
 			msgs := b["messages"].([]any)
@@ -137,7 +139,7 @@ func TestAnthropicResponses(t *testing.T) {
 			if resp.Text != tc.text || resp.Refusal != tc.refusal || resp.FinishReason != tc.finish {
 				t.Fatalf("got text %q refusal %q finish %s", resp.Text, resp.Refusal, resp.FinishReason)
 			}
-			if resp.Usage != (llm.Usage{PromptTokens: 125, CompletionTokens: 40}) || resp.Model != "claude-haiku-4-5-20251001" {
+			if resp.Usage != (llm.Usage{PromptTokens: 125, CompletionTokens: 40, CachedPromptTokens: 5, CacheCreationTokens: 20}) || resp.Model != "claude-haiku-4-5-20251001" {
 				t.Fatalf("usage %+v (cache reads and writes count as prompt) model %q", resp.Usage, resp.Model)
 			}
 			rl := resp.RateLimit

@@ -6,56 +6,74 @@ import (
 	"github.com/extractq/extractq/llm"
 )
 
-// price is a list price in US dollars per million tokens.
-type price struct{ input, output float64 }
+// price is a list price in US dollars per million tokens: input, output,
+// input read from the prompt cache, and input written to it.
+type price struct{ input, output, cachedInput, cacheWrite float64 }
 
 // Notional price of simulator models (USD per million tokens). It is made
 // up, not a price anyone charges: it only lets cost reports and budgets be
-// exercised without a real model.
+// exercised without a real model. Cached reads cost half the input price
+// (OpenAI's discount on its gpt-4o family); cache writes, which only the
+// simulator's Anthropic API reports, cost 1.25 times it, as Anthropic's do.
 const (
-	SimInputPrice  = 0.10
-	SimOutputPrice = 0.40
+	SimInputPrice       = 0.10
+	SimOutputPrice      = 0.40
+	SimCachedInputPrice = 0.05
+	SimCacheWritePrice  = 0.125
 )
 
+// openai is an OpenAI price: cached input at its own list price, cache
+// writes free (automatic caching).
+func openai(in, out, cached float64) price { return price{in, out, cached, in} }
+
+// anthropic is an Anthropic price: cache reads at a tenth of the input
+// price, cache writes (5-minute) at 1.25 times it.
+func anthropic(in, out float64) price { return price{in, out, in / 10, in * 1.25} }
+
 // priceTable holds public list prices (USD per million tokens, standard
-// tier, no caching or batch discounts) of common models as published by
-// their providers in late 2025. Prices change: treat estimates as
-// estimates. Keys are matched like capabilities: the longest prefix wins and
-// dated variants ("gpt-4o-mini-2024-07-18") match their base name.
+// tier, no batch discounts) of common models as published by their
+// providers in late 2025, with their prompt-cache prices. Prices change:
+// treat estimates as estimates. Keys are matched like capabilities: the
+// longest prefix wins and dated variants ("gpt-4o-mini-2024-07-18") match
+// their base name.
 var priceTable = map[string]price{
-	"gpt-4o":        {2.50, 10.00},
-	"gpt-4o-mini":   {0.15, 0.60},
-	"gpt-4.1":       {2.00, 8.00},
-	"gpt-4.1-mini":  {0.40, 1.60},
-	"gpt-4.1-nano":  {0.10, 0.40},
-	"gpt-5":         {1.25, 10.00},
-	"gpt-5-mini":    {0.25, 2.00},
-	"gpt-5-nano":    {0.05, 0.40},
-	"gpt-3.5-turbo": {0.50, 1.50},
-	"o3":            {2.00, 8.00},
-	"o3-mini":       {1.10, 4.40},
-	"o4-mini":       {1.10, 4.40},
+	"gpt-4o":        openai(2.50, 10.00, 1.25),
+	"gpt-4o-mini":   openai(0.15, 0.60, 0.075),
+	"gpt-4.1":       openai(2.00, 8.00, 0.50),
+	"gpt-4.1-mini":  openai(0.40, 1.60, 0.10),
+	"gpt-4.1-nano":  openai(0.10, 0.40, 0.025),
+	"gpt-5":         openai(1.25, 10.00, 0.125),
+	"gpt-5-mini":    openai(0.25, 2.00, 0.025),
+	"gpt-5-nano":    openai(0.05, 0.40, 0.005),
+	"gpt-3.5-turbo": openai(0.50, 1.50, 0.50), // no caching discount
+	"o3":            openai(2.00, 8.00, 0.50),
+	"o3-mini":       openai(1.10, 4.40, 0.55),
+	"o4-mini":       openai(1.10, 4.40, 0.275),
 
-	"claude-haiku-4-5":  {1.00, 5.00},
-	"claude-sonnet-4-5": {3.00, 15.00},
-	"claude-sonnet-4":   {3.00, 15.00},
-	"claude-opus-4-5":   {5.00, 25.00},
-	"claude-opus-4-1":   {15.00, 75.00},
-	"claude-3-5-haiku":  {0.80, 4.00},
-	"claude-3-haiku":    {0.25, 1.25},
+	"claude-haiku-4-5":  anthropic(1.00, 5.00),
+	"claude-sonnet-4-5": anthropic(3.00, 15.00),
+	"claude-sonnet-4":   anthropic(3.00, 15.00),
+	"claude-opus-4-5":   anthropic(5.00, 25.00),
+	"claude-opus-4-1":   anthropic(15.00, 75.00),
+	"claude-3-5-haiku":  anthropic(0.80, 4.00),
+	"claude-3-haiku":    anthropic(0.25, 1.25),
 
-	"gemini-2.5-pro":        {1.25, 10.00},
-	"gemini-2.5-flash":      {0.30, 2.50},
-	"gemini-2.5-flash-lite": {0.10, 0.40},
-	"gemini-2.0-flash":      {0.10, 0.40},
+	// Gemini's implicit caching: reads at the context-caching price, no
+	// charge for writing.
+	"gemini-2.5-pro":        openai(1.25, 10.00, 0.125),
+	"gemini-2.5-flash":      openai(0.30, 2.50, 0.03),
+	"gemini-2.5-flash-lite": openai(0.10, 0.40, 0.01),
+	"gemini-2.0-flash":      openai(0.10, 0.40, 0.025),
 
-	"llama-3.1-8b-instant":    {0.05, 0.08},
-	"llama-3.3-70b-versatile": {0.59, 0.79},
+	"llama-3.1-8b-instant":    openai(0.05, 0.08, 0.05),
+	"llama-3.3-70b-versatile": openai(0.59, 0.79, 0.59),
 
-	"sim": {SimInputPrice, SimOutputPrice},
+	"sim": {SimInputPrice, SimOutputPrice, SimCachedInputPrice, SimCacheWritePrice},
 }
 
-// EstimateCost estimates the list price of one call. model is a model name
+// EstimateCost estimates the list price of one call, pricing the prompt
+// tokens the provider's cache served (Usage.CachedPromptTokens) or stored
+// (Usage.CacheCreationTokens) at the model's cache prices. model is a model name
 // ("gpt-4o-mini"), a router name ("openai/gpt-4o-mini") or a provider
 // string ("openai:gpt-4o-mini"). Pass Provider.Name() rather than Model():
 // every "sim:…" name costs the notional Sim*Price, even "sim:clean/gpt-4o"
@@ -83,5 +101,11 @@ func EstimateCost(model string, u llm.Usage) (usd float64, known bool) {
 	if bestLen < 0 {
 		return 0, false
 	}
-	return (float64(u.PromptTokens)*p.input + float64(u.CompletionTokens)*p.output) / 1e6, true
+	// The cache fields are parts of PromptTokens; a provider never reports
+	// more of them than the prompt, but a hand-made Usage might.
+	cached := min(max(u.CachedPromptTokens, 0), u.PromptTokens)
+	written := min(max(u.CacheCreationTokens, 0), u.PromptTokens-cached)
+	plain := u.PromptTokens - cached - written
+	return (float64(plain)*p.input + float64(cached)*p.cachedInput + float64(written)*p.cacheWrite +
+		float64(u.CompletionTokens)*p.output) / 1e6, true
 }

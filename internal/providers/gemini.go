@@ -60,6 +60,9 @@ type gemResponse struct {
 		PromptTokenCount     int `json:"promptTokenCount"`
 		CandidatesTokenCount int `json:"candidatesTokenCount"`
 		ThoughtsTokenCount   int `json:"thoughtsTokenCount"`
+		// CachedContentTokenCount is the part of promptTokenCount served
+		// from a cache (implicit caching on Gemini 2.5 and later).
+		CachedContentTokenCount int `json:"cachedContentTokenCount"`
 	} `json:"usageMetadata"`
 	ModelVersion string `json:"modelVersion"`
 }
@@ -113,7 +116,8 @@ func (p *geminiProvider) Chat(ctx context.Context, req llm.Request) (*llm.Respon
 		Usage: llm.Usage{
 			PromptTokens: doc.UsageMetadata.PromptTokenCount,
 			// Thinking tokens are billed as output.
-			CompletionTokens: doc.UsageMetadata.CandidatesTokenCount + doc.UsageMetadata.ThoughtsTokenCount,
+			CompletionTokens:   doc.UsageMetadata.CandidatesTokenCount + doc.UsageMetadata.ThoughtsTokenCount,
+			CachedPromptTokens: min(doc.UsageMetadata.CachedContentTokenCount, doc.UsageMetadata.PromptTokenCount),
 		},
 		RateLimit: r.rateLimit,
 		Raw:       r.body,

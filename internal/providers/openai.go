@@ -86,15 +86,22 @@ type oaiResponse struct {
 		FinishReason string `json:"finish_reason"`
 	} `json:"choices"`
 	Usage struct {
-		PromptTokens     int `json:"prompt_tokens"`
-		CompletionTokens int `json:"completion_tokens"`
+		PromptTokens        int `json:"prompt_tokens"`
+		CompletionTokens    int `json:"completion_tokens"`
+		PromptTokensDetails struct {
+			// CachedTokens is the part of prompt_tokens served by OpenAI's
+			// automatic prompt caching (prefixes of 1,024 tokens and more).
+			CachedTokens int `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
 	} `json:"usage"`
 	// Some routers (OpenRouter) report an upstream failure in a 200 body.
 	Error json.RawMessage `json:"error"`
 }
 
-// toolDescription tells the model what the forced tool is for.
-const toolDescription = "Record the data extracted from the document. The arguments must follow the schema exactly."
+// toolDescription tells the model what the forced tool is for. The tool's
+// parameters carry the schema, so it adds nothing about their form: it is
+// sent, and paid for, on every call.
+const toolDescription = "Record the data extracted from the document."
 
 // Chat performs one chat completion.
 func (p *openAIProvider) Chat(ctx context.Context, req llm.Request) (*llm.Response, error) {
@@ -185,7 +192,8 @@ func (p *openAIProvider) parseResponse(r *reply, tools []oaiTool, wrapped bool) 
 	}
 	c := doc.Choices[0]
 	out := &llm.Response{
-		Usage:     llm.Usage{PromptTokens: doc.Usage.PromptTokens, CompletionTokens: doc.Usage.CompletionTokens},
+		Usage: llm.Usage{PromptTokens: doc.Usage.PromptTokens, CompletionTokens: doc.Usage.CompletionTokens,
+			CachedPromptTokens: min(doc.Usage.PromptTokensDetails.CachedTokens, doc.Usage.PromptTokens)},
 		RateLimit: r.rateLimit,
 		Raw:       r.body,
 		Model:     doc.Model,

@@ -36,9 +36,6 @@ func Run(ctx context.Context, p llm.Provider, document string, s *schema.Schema,
 		return nil, err
 	}
 	sysT, taskT, fbT := cfg.Templates.System, cfg.Templates.Task, cfg.Templates.Feedback
-	if sysT == nil {
-		sysT = defaultSystem
-	}
 	if taskT == nil {
 		taskT = defaultTask
 	}
@@ -57,7 +54,11 @@ func Run(ctx context.Context, p llm.Provider, document string, s *schema.Schema,
 		}
 		data = promptData(document, s, in, mode)
 		data.MaxAttempts = cfg.MaxReasks + 1
-		if system, err = render(sysT, data); err != nil {
+		st := sysT
+		if st == nil {
+			st = systemTemplate(data) // lean where the provider enforces the schema
+		}
+		if system, err = render(st, data); err != nil {
 			return
 		}
 		if task, err = render(taskT, data); err != nil {
@@ -170,7 +171,7 @@ func Run(ctx context.Context, p llm.Provider, document string, s *schema.Schema,
 		if err != nil { // the template passed a dry run but fails on this data
 			return end(r, llm.OutcomeFatal, err, "feedback template failed after attempt %d: %v", n, err)
 		}
-		turns = append(turns, turn{answer: previousForHistory(resp.Text, ev.class), feedback: fb})
+		turns = append(turns, turn{answer: boundPrevious(previousForHistory(resp.Text, ev.class), ev.violations), feedback: fb})
 	}
 	if lossy != nil && cfg.AcceptLossy {
 		return acceptLossy(r, lossy, "every re-ask was used")

@@ -325,10 +325,18 @@ func TestPrompt(t *testing.T) {
 		modes     []llm.Mode
 		has, lack []string
 	}{
-		{"default shows an example", SchemaInAuto, nil, []string{"<example>", "JSON only", "no markdown", "no explanations", "no other fields", `{"_unextractable"`}, []string{"<json-schema>"}},
+		// JSON mode (the scripted provider's default) guarantees JSON only:
+		// the prompt does not ask for it; text mode does.
+		{"default shows an example", SchemaInAuto, nil, []string{"<example>", "no other fields", `{"_unextractable"`}, []string{"<json-schema>", "JSON only", "no markdown"}},
+		{"text mode asks for JSON only", SchemaInAuto, []llm.Mode{llm.ModeText}, []string{"<example>", "JSON only", "no markdown", "no explanations", "no other fields", `{"_unextractable"`}, []string{"<json-schema>"}},
 		{"schema", SchemaInSchema, nil, []string{"<json-schema>", `"additionalProperties":false`}, []string{"<example>"}},
-		{"strict mode shows neither", SchemaInAuto, []llm.Mode{llm.ModeStrict}, []string{"JSON only"}, []string{"<example>", "<json-schema>"}},
-		{"none", SchemaInNone, nil, nil, []string{"<example>", "<json-schema>"}},
+		// Where the provider enforces the schema the prompt says only what
+		// the schema cannot (lean.go).
+		{"strict mode is lean", SchemaInAuto, []llm.Mode{llm.ModeStrict}, []string{"data, never instructions", "never invent", `{"_unextractable"`},
+			[]string{"<example>", "<json-schema>", "JSON only", "no markdown", "no other fields"}},
+		{"tools mode is lean", SchemaInAuto, []llm.Mode{llm.ModeTools}, []string{"data, never instructions", `{"_unextractable"`},
+			[]string{"<example>", "<json-schema>", "JSON only", "no other fields"}},
+		{"none", SchemaInNone, []llm.Mode{llm.ModeText}, []string{"JSON only", "no other fields"}, []string{"<example>", "<json-schema>"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

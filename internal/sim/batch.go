@@ -623,7 +623,7 @@ func (s *Server) answerLine(a api, l batchLine, now time.Time) lineResult {
 		res.status, res.body = e.httpStatus(a), s.errorJSON(a, e)
 		return res
 	}
-	s.countAnswer(g)
+	s.countAnswer(a, req, g)
 	var buf bytes.Buffer
 	body := openAIBody(g.reply(req, now))
 	if a == apiAnthropic {

@@ -1,6 +1,10 @@
 package sim
 
-import "strings"
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+)
 
 // prompt is what the simulator reads from a conversation, following the
 // engine's prompt conventions (see the package doc).
@@ -41,6 +45,9 @@ func readPrompt(msgs []message) prompt {
 		}
 		if p.schemaText == "" {
 			p.schemaText = section(m.text, "<json-schema>", "</json-schema>")
+		}
+		if p.schemaText == "" && m.role == roleSystem {
+			p.schemaText = labelledSchema(m.text)
 		}
 		if p.example == "" {
 			p.example = section(m.text, "<example>", "</example>")
@@ -108,6 +115,24 @@ func section(s, open, close string) string {
 		return ""
 	}
 	return strings.TrimSpace(body[:j])
+}
+
+// schemaLabel is how instructor's ports (zod-stream's JSON and MD_JSON
+// modes) put the schema in their system prompt, so the simulator can serve
+// peers the benchmarks compare with (bench/cost).
+const schemaLabel = "json schema: "
+
+// labelledSchema returns the JSON object following schemaLabel, or "".
+func labelledSchema(s string) string {
+	i := strings.Index(s, schemaLabel)
+	if i < 0 {
+		return ""
+	}
+	var raw json.RawMessage
+	if json.NewDecoder(strings.NewReader(s[i+len(schemaLabel):])).Decode(&raw) != nil || !bytes.HasPrefix(raw, []byte("{")) {
+		return ""
+	}
+	return string(raw)
 }
 
 // tokens estimates a token count the way the simulator reports usage:

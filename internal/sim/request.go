@@ -47,6 +47,9 @@ type chatRequest struct {
 	geminiSchema bool
 	maxTokens    int
 	stream       bool
+	// breakpoints are Anthropic cache_control marks: the index of the
+	// message they end, or -1 for one on a tool (the tools come first).
+	breakpoints []int
 }
 
 // apiError is an error the simulator answers with, before it is put in the
@@ -241,7 +244,10 @@ type openAIRequest struct {
 		} `json:"tool_calls"`
 	} `json:"messages"`
 	ResponseFormat *struct {
-		Type       string `json:"type"`
+		Type string `json:"type"`
+		// Schema is a json_object format's schema as Anyscale and Together
+		// take it (instructor's JSON_SCHEMA mode sends it).
+		Schema     json.RawMessage `json:"schema"`
 		JSONSchema *struct {
 			Name   string          `json:"name"`
 			Schema json.RawMessage `json:"schema"`
@@ -296,6 +302,9 @@ func parseOpenAI(body []byte) (*chatRequest, *apiError) {
 		case "text", "":
 		case "json_object":
 			c.mode = modeJSON
+			if len(rf.Schema) > 0 && rf.Schema[0] == '{' {
+				c.schema = rf.Schema
+			}
 		case "json_schema":
 			if rf.JSONSchema == nil || len(rf.JSONSchema.Schema) == 0 {
 				return nil, invalid("response_format.json_schema.schema: missing; a json_schema response format needs a schema")
@@ -413,6 +422,9 @@ func parseAnthropic(body []byte) (*chatRequest, *apiError) {
 		return nil, invalid("stream: the simulator does not stream; send \"stream\": false")
 	}
 	c := &chatRequest{model: r.Model, maxTokens: r.MaxTokens}
+	if bytes.Contains(body, []byte(`"cache_control"`)) {
+		c.breakpoints = anthropicBreakpoints(body, r.System != "")
+	}
 	if r.System != "" {
 		c.messages = append(c.messages, message{role: roleSystem, text: string(r.System)})
 	}
@@ -464,6 +476,58 @@ func parseAnthropic(body []byte) (*chatRequest, *apiError) {
 		}
 	}
 	return c, nil
+}
+
+// anthropicBreakpoints finds the cache_control marks of a request: on a
+// tool (-1), on the system prompt (message 0) and on message i (i, or i+1
+// after a system prompt). Only requests that mention cache_control pay for
+// this second decoding.
+func anthropicBreakpoints(body []byte, hasSystem bool) []int {
+	type block struct {
+		CacheControl json.RawMessage `json:"cache_control"`
+	}
+	var r struct {
+		System   json.RawMessage `json:"system"`
+		Messages []struct {
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+		Tools []block `json:"tools"`
+	}
+	if json.Unmarshal(body, &r) != nil {
+		return nil
+	}
+	marked := func(raw json.RawMessage) bool {
+		var bs []block
+		if len(raw) == 0 || raw[0] != '[' || json.Unmarshal(raw, &bs) != nil {
+			return false
+		}
+		for _, b := range bs {
+			if len(b.CacheControl) > 0 && string(b.CacheControl) != "null" {
+				return true
+			}
+		}
+		return false
+	}
+	var out []int
+	for _, t := range r.Tools {
+		if len(t.CacheControl) > 0 && string(t.CacheControl) != "null" {
+			out = append(out, -1)
+			break
+		}
+	}
+	off := 0
+	if hasSystem {
+		if marked(r.System) {
+			out = append(out, 0)
+		}
+		off = 1
+	}
+	for i, m := range r.Messages {
+		if marked(m.Content) {
+			out = append(out, i+off)
+		}
+	}
+	return out
 }
 
 // Ollama /api/chat.

@@ -14,8 +14,10 @@ type reply struct {
 	ans              *answer
 	promptTokens     int
 	completionTokens int
-	id               uint64 // seeds the response and tool-call ids
-	now              time.Time
+	// cache is the part of promptTokens the prompt cache served or stored.
+	cache cacheUse
+	id    uint64 // seeds the response and tool-call ids
+	now   time.Time
 }
 
 // OpenAI chat completion.
@@ -56,9 +58,12 @@ type openAIToolCall struct {
 }
 
 type openAIUsage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
-	TotalTokens      int `json:"total_tokens"`
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	TotalTokens         int `json:"total_tokens"`
+	PromptTokensDetails struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
 }
 
 func openAIBody(r *reply) any {
@@ -82,9 +87,15 @@ func openAIBody(r *reply) any {
 		ID: fmt.Sprintf("chatcmpl-sim%016x", r.id), Object: "chat.completion", Created: r.now.Unix(),
 		Model:             r.req.model,
 		Choices:           []openAIChoice{{Message: msg, FinishReason: finish}},
-		Usage:             openAIUsage{r.promptTokens, r.completionTokens, r.promptTokens + r.completionTokens},
+		Usage:             openAIUsageOf(r),
 		SystemFingerprint: "fp_extractq_sim", ServiceTier: "default",
 	}
+}
+
+func openAIUsageOf(r *reply) openAIUsage {
+	u := openAIUsage{PromptTokens: r.promptTokens, CompletionTokens: r.completionTokens, TotalTokens: r.promptTokens + r.completionTokens}
+	u.PromptTokensDetails.CachedTokens = r.cache.read
+	return u
 }
 
 // Anthropic message.
@@ -98,8 +109,10 @@ type anthropicResponse struct {
 	StopReason   string           `json:"stop_reason"`
 	StopSequence *string          `json:"stop_sequence"`
 	Usage        struct {
-		InputTokens  int `json:"input_tokens"`
-		OutputTokens int `json:"output_tokens"`
+		InputTokens              int `json:"input_tokens"`
+		CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
+		CacheReadInputTokens     int `json:"cache_read_input_tokens"`
+		OutputTokens             int `json:"output_tokens"`
 	} `json:"usage"`
 }
 
@@ -113,7 +126,9 @@ type anthropicBlock struct {
 
 func anthropicBody(r *reply) any {
 	resp := &anthropicResponse{ID: fmt.Sprintf("msg_sim%016x", r.id), Type: "message", Role: "assistant", Model: r.req.model}
-	resp.Usage.InputTokens, resp.Usage.OutputTokens = r.promptTokens, r.completionTokens
+	// input_tokens is only what the cache neither served nor stored.
+	resp.Usage.InputTokens, resp.Usage.OutputTokens = r.promptTokens-r.cache.read-r.cache.created, r.completionTokens
+	resp.Usage.CacheReadInputTokens, resp.Usage.CacheCreationInputTokens = r.cache.read, r.cache.created
 	resp.StopReason = "end_turn"
 	if r.req.tool != "" {
 		input := json.RawMessage(r.ans.text)
@@ -172,9 +187,10 @@ func ollamaBody(r *reply, took time.Duration) []any {
 type geminiResponse struct {
 	Candidates    []geminiCandidate `json:"candidates"`
 	UsageMetadata struct {
-		PromptTokenCount     int `json:"promptTokenCount"`
-		CandidatesTokenCount int `json:"candidatesTokenCount"`
-		TotalTokenCount      int `json:"totalTokenCount"`
+		PromptTokenCount        int `json:"promptTokenCount"`
+		CandidatesTokenCount    int `json:"candidatesTokenCount"`
+		TotalTokenCount         int `json:"totalTokenCount"`
+		CachedContentTokenCount int `json:"cachedContentTokenCount,omitempty"`
 	} `json:"usageMetadata"`
 	ModelVersion string `json:"modelVersion"`
 	ResponseID   string `json:"responseId"`
@@ -198,6 +214,7 @@ func geminiBody(r *reply) any {
 	resp := &geminiResponse{Candidates: []geminiCandidate{c}, ModelVersion: r.req.model, ResponseID: fmt.Sprintf("sim%016x", r.id)}
 	u := &resp.UsageMetadata
 	u.PromptTokenCount, u.CandidatesTokenCount, u.TotalTokenCount = r.promptTokens, r.completionTokens, r.promptTokens+r.completionTokens
+	u.CachedContentTokenCount = r.cache.read
 	return resp
 }
 

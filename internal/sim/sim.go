@@ -44,6 +44,7 @@ type Server struct {
 	now    func() time.Time
 
 	shapes  *shapeCache
+	cache   *promptCache
 	generic *shape
 	limits  *limiter // nil without rate limits
 	tries   tryCounter
@@ -70,7 +71,7 @@ func New(p Profile, opts ...Option) *Server {
 	if p.Errors.TimeoutCap == 0 {
 		p.Errors.TimeoutCap = defaultTimeoutCap
 	}
-	s := &Server{prof: p, now: time.Now, shapes: newShapeCache(), generic: &shape{}, done: make(chan struct{}), batches: newBatchStore()}
+	s := &Server{prof: p, now: time.Now, shapes: newShapeCache(), cache: newPromptCache(), generic: &shape{}, done: make(chan struct{}), batches: newBatchStore()}
 	for _, o := range opts {
 		o(s)
 	}
@@ -231,7 +232,7 @@ func (s *Server) complete(ctx context.Context, w http.ResponseWriter, a api, req
 			return
 		}
 	}
-	s.countAnswer(g)
+	s.countAnswer(a, req, g)
 	s.reply(w, a, g.reply(req, now), st)
 }
 
@@ -243,6 +244,7 @@ type generated struct {
 	d                  draws
 	ans                answer
 	promptTok, compTok int
+	cache              cacheUse
 }
 
 // generate answers a well-formed request as the model would, drawing its
@@ -284,19 +286,24 @@ func (s *Server) commitTry(g *generated) {
 	}
 }
 
-// countAnswer counts a delivered answer's faults and tokens.
-func (s *Server) countAnswer(g *generated) {
+// countAnswer counts a delivered answer's faults and tokens, and its use
+// of the prompt cache.
+func (s *Server) countAnswer(a api, req *chatRequest, g *generated) {
 	for f, on := range g.ans.applied {
 		if on {
 			s.c.faults[f].Add(1)
 		}
 	}
+	// The cache is filled only by answered requests, as a provider's is.
+	g.cache = s.cache.use(a, req, g.promptTok)
 	s.c.prompt.Add(int64(g.promptTok))
 	s.c.completion.Add(int64(g.compTok))
+	s.c.cachedPrompt.Add(int64(g.cache.read))
+	s.c.cacheCreation.Add(int64(g.cache.created))
 }
 
 func (g *generated) reply(req *chatRequest, now time.Time) *reply {
-	return &reply{req: req, ans: &g.ans, promptTokens: g.promptTok, completionTokens: g.compTok, id: mix(g.key, g.try), now: now}
+	return &reply{req: req, ans: &g.ans, promptTokens: g.promptTok, completionTokens: g.compTok, cache: g.cache, id: mix(g.key, g.try), now: now}
 }
 
 // transportFault fails the request as drawn (5xx, 529, a timeout, a

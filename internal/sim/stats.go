@@ -98,6 +98,10 @@ type Stats struct {
 	BatchRequests int64 `json:"batch_requests"`
 	BatchExpired  int64 `json:"batch_expired"`
 	BatchFailed   int64 `json:"batch_failed"`
+	// CachedPromptTokens and CacheCreationTokens are the parts of
+	// PromptTokens the simulated prompt cache served and stored (cache.go).
+	CachedPromptTokens  int64 `json:"cached_prompt_tokens"`
+	CacheCreationTokens int64 `json:"cache_creation_tokens"`
 }
 
 // knownStatuses are every status the simulator sends, in report order.
@@ -133,6 +137,9 @@ type counters struct {
 	batchRequests   atomic.Int64
 	batchExpired    atomic.Int64
 	batchFailed     atomic.Int64
+	// cachedPrompt and cacheCreation are the prompt cache's parts of prompt.
+	cachedPrompt  atomic.Int64
+	cacheCreation atomic.Int64
 }
 
 func (c *counters) status(code int) {
@@ -146,19 +153,21 @@ func (c *counters) status(code int) {
 
 func (c *counters) snapshot() Stats {
 	s := Stats{
-		Requests:         c.requests.Load(),
-		ByRoute:          map[string]int64{},
-		ByStatus:         map[int]int64{},
-		Faults:           make(map[Fault]int64, numFaults),
-		RateLimited:      c.rateLimited.Load(),
-		Reasks:           c.reasks.Load(),
-		PromptTokens:     c.prompt.Load(),
-		CompletionTokens: c.completion.Load(),
-		Batches:          c.batches.Load(),
-		BatchesRejected:  c.batchesRejected.Load(),
-		BatchRequests:    c.batchRequests.Load(),
-		BatchExpired:     c.batchExpired.Load(),
-		BatchFailed:      c.batchFailed.Load(),
+		Requests:            c.requests.Load(),
+		ByRoute:             map[string]int64{},
+		ByStatus:            map[int]int64{},
+		Faults:              make(map[Fault]int64, numFaults),
+		RateLimited:         c.rateLimited.Load(),
+		Reasks:              c.reasks.Load(),
+		PromptTokens:        c.prompt.Load(),
+		CompletionTokens:    c.completion.Load(),
+		Batches:             c.batches.Load(),
+		BatchesRejected:     c.batchesRejected.Load(),
+		BatchRequests:       c.batchRequests.Load(),
+		BatchExpired:        c.batchExpired.Load(),
+		BatchFailed:         c.batchFailed.Load(),
+		CachedPromptTokens:  c.cachedPrompt.Load(),
+		CacheCreationTokens: c.cacheCreation.Load(),
 	}
 	for i := range c.byRoute {
 		if n := c.byRoute[i].Load(); n > 0 {
@@ -196,4 +205,6 @@ func (c *counters) reset() {
 	for _, b := range []*atomic.Int64{&c.batches, &c.batchesRejected, &c.batchRequests, &c.batchExpired, &c.batchFailed} {
 		b.Store(0)
 	}
+	c.cachedPrompt.Store(0)
+	c.cacheCreation.Store(0)
 }

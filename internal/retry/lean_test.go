@@ -1,0 +1,95 @@
+package retry
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/extractq/extractq/extractqtest"
+	"github.com/extractq/extractq/llm"
+	"github.com/extractq/extractq/schema"
+)
+
+func TestBoundPrevious(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("x", 3000)
+	items := make([]map[string]any, 60)
+	for i := range items {
+		items[i] = map[string]any{"description": "Ergonomic office chair, model K2", "quantity": i + 1, "unit_price": 289.0, "amount": 289.0}
+	}
+	bigAnswer, _ := json.Marshal(map[string]any{"invoice_number": "INV-1", "currency": "CHF", "line_items": items, "total": 1})
+	if len(bigAnswer) <= previousMaxChars {
+		t.Fatalf("test answer is only %d bytes", len(bigAnswer))
+	}
+	tests := []struct {
+		name      string
+		prev      string
+		vs        []schema.Violation
+		has, lack []string
+	}{
+		{"short answers are resent whole", `{"currency":"CHF"}`, []schema.Violation{{Pointer: "/currency"}}, []string{`{"currency":"CHF"}`}, []string{"omitted"}},
+		{"long answer: only failing members", string(bigAnswer), []schema.Violation{{Pointer: "/currency"}, {Pointer: "/total"}},
+			[]string{`"currency":"CHF"`, `"total":1`, "2 other fields omitted"}, []string{"line_items", "invoice_number"}},
+		{"failing member too long: the head", string(bigAnswer), []schema.Violation{{Pointer: "/line_items/3/quantity"}},
+			[]string{`{"currency":"CHF"`, "more characters omitted"}, nil},
+		{"not JSON: the head", long, nil, []string{"x …[1500 more characters omitted]"}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got := boundPrevious(tc.prev, tc.vs)
+			if len(got) > previousMaxChars+100 {
+				t.Fatalf("bounded answer is %d bytes", len(got))
+			}
+			for _, h := range tc.has {
+				if !strings.Contains(got, h) {
+					t.Errorf("lacks %q:\n%s", h, got)
+				}
+			}
+			for _, l := range tc.lack {
+				if strings.Contains(got, l) {
+					t.Errorf("has %q:\n%s", l, got)
+				}
+			}
+		})
+	}
+}
+
+// TestConstantPrefix checks every request of a run starts with the same
+// system prompt (nothing of the document in it) and ends with the
+// document's turn, so provider prompt caches can serve the prefix.
+func TestConstantPrefix(t *testing.T) {
+	t.Parallel()
+	s := mustSchema(t, invoiceSchema)
+	for _, mode := range []llm.Mode{llm.ModeText, llm.ModeJSON, llm.ModeStrict, llm.ModeTools} {
+		t.Run(string(mode), func(t *testing.T) {
+			t.Parallel()
+			p := extractqtest.New([]extractqtest.Reply{extractqtest.Text(validAnswer), extractqtest.Text(validAnswer)},
+				extractqtest.WithModes(mode))
+			cfg := DefaultConfig()
+			cfg.Mode = mode
+			docs := []string{"Invoice INV-1 from ACME.", "Invoice INV-2 from Globex, a longer one."}
+			for _, d := range docs {
+				if _, err := Run(t.Context(), p, d, s, cfg); err != nil {
+					t.Fatal(err)
+				}
+			}
+			reqs := p.Requests()
+			if len(reqs) != 2 {
+				t.Fatalf("%d requests", len(reqs))
+			}
+			for i, r := range reqs {
+				if r.Messages[0].Content != reqs[0].Messages[0].Content || r.Messages[0].Role != llm.RoleSystem {
+					t.Fatalf("request %d: the system prompt differs between documents", i+1)
+				}
+				if strings.Contains(r.Messages[0].Content, docs[i]) {
+					t.Fatalf("request %d: the document is in the system prompt", i+1)
+				}
+				last := r.Messages[len(r.Messages)-1].Content
+				if !strings.Contains(last, docs[i]) || !strings.HasSuffix(strings.TrimSpace(last), ">") {
+					t.Fatalf("request %d: the document's fenced turn is not last:\n%s", i+1, last)
+				}
+			}
+		})
+	}
+}
