@@ -113,9 +113,16 @@ type Response struct {
 	Model string // the model the provider says answered
 }
 
-// Capabilities lists the modes a provider (and model) supports.
+// Capabilities lists the modes a provider (and model) supports and how
+// much text it takes.
 type Capabilities struct {
 	Modes []Mode
+	// ContextWindow is the most tokens (prompt plus answer) one call may
+	// hold; 0 when unknown, and then a document is never split on its own
+	// account (extractq.WithChunking with a size still splits).
+	ContextWindow int
+	// MaxOutput is the most tokens one answer may hold; 0 when unknown.
+	MaxOutput int
 }
 
 // Supports reports whether m is among the supported modes.
