@@ -220,6 +220,10 @@ func (s *Server) complete(ctx context.Context, w http.ResponseWriter, a api, req
 		return
 	}
 	promptTok := tokens(pr.chars+len(req.schema)) + 3*len(req.messages)
+	if window, _ := ContextWindow(req.model); window > 0 && promptTok+max(req.maxTokens, 0) > window {
+		s.fail(w, a, contextLength(a, req.model, window, promptTok+max(req.maxTokens, 0)), nil)
+		return
+	}
 	compTok := tokens(len(ans.text) + len(ans.refusal))
 	if req.maxTokens > 0 && compTok > req.maxTokens {
 		ans.text, ans.truncated = cutText(ans.text, req.maxTokens*4), true
