@@ -10,7 +10,8 @@ func TestRelaxed(t *testing.T) {
 	src := `{"type":"object","required":["total","items"],"properties":{
 	"total":{"type":"number","minimum":0},
 	"required":{"type":"string"},
-	"items":{"type":"array","minItems":1,"items":{"type":"object","required":["sku"],"properties":{"sku":{"type":"string","pattern":"^[A-Z]"}}}}}}`
+	"items":{"type":"array","minItems":1,"items":{"type":"object","required":["sku"],"properties":{"sku":{"type":"string","pattern":"^[A-Z]"},
+		"dims":{"type":"object","required":["w"],"properties":{"w":{"type":"number"}}}}}}}}`
 	s, err := Compile([]byte(src))
 	if err != nil {
 		t.Fatal(err)
@@ -25,7 +26,10 @@ func TestRelaxed(t *testing.T) {
 	}{
 		{`{}`, false, true},
 		{`{"items":[]}`, false, true},
-		{`{"items":[{}]}`, false, true},
+		{`{"items":[{}]}`, false, false}, // an item keeps its required fields
+		{`{"items":[{"sku":"A"}]}`, false, true},
+		{`{"items":[{"sku":"A","dims":{}}]}`, false, false}, // and so do objects inside items
+		{`{"items":[{"sku":"A","dims":{"w":1}}]}`, false, true},
 		{`{"total":3,"items":[{"sku":"A"}]}`, true, true},
 		{`{"total":-1}`, false, false},                // bounds on values stay
 		{`{"items":[{"sku":"lower"}]}`, false, false}, // patterns stay
@@ -41,5 +45,43 @@ func TestRelaxed(t *testing.T) {
 	}
 	if !strings.Contains(string(r.JSON()), `"properties":{"total"`) {
 		t.Errorf("relaxed schema lost the field order: %s", r.JSON())
+	}
+}
+
+// An item schema reached through $ref keeps its required fields even when
+// the document level reaches the same definition; a definition used only
+// at the document level is relaxed.
+func TestRelaxedKeepsReferencedItems(t *testing.T) {
+	t.Parallel()
+	src := `{"type":"object","required":["party","lines"],"$defs":{
+	"line":{"type":"object","required":["sku","qty"],"properties":{"sku":{"type":"string"},"qty":{"type":"integer"}}},
+	"party":{"type":"object","required":["name","vat"],"properties":{"name":{"type":"string"},"vat":{"type":"string"}}}},
+	"properties":{"party":{"$ref":"#/$defs/party"},"lines":{"type":"array","minItems":2,"items":{"$ref":"#/$defs/line"}}}}`
+	s, err := Compile([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Relaxed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		value string
+		valid bool
+	}{
+		{`{}`, true},
+		{`{"party":{"name":"Acme"}}`, true},
+		{`{"lines":[{"sku":"A","qty":1}]}`, true},
+		{`{"lines":[{"sku":"A"}]}`, false},
+		{`{"lines":[{"qty":1}]}`, false},
+	}
+	for _, tt := range tests {
+		vs, err := r.ValidateJSON([]byte(tt.value))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (len(vs) == 0) != tt.valid {
+			t.Errorf("%s: valid against relaxed %v, want %v (%v)", tt.value, len(vs) == 0, tt.valid, vs)
+		}
 	}
 }
