@@ -139,3 +139,43 @@ func TestChunkedFailureNamesChunk(t *testing.T) {
 		t.Fatalf("the error does not say which chunk failed: %v (failed chunk %v)", err, res.FailedChunk)
 	}
 }
+
+// Two parts state different invoice numbers: the final call sees both
+// candidates as labelled lines with their passages and settles the field
+// with one of them, which the simulator (reading "field: value" lines) can
+// do as a model would; the conflict must not end as a violation.
+func TestChunkedConflictResolvedByFinalCall(t *testing.T) {
+	t.Parallel()
+	s, err := schema.Compile([]byte(invoiceSchema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, _ := longInvoice(12, 40)
+	doc += "\n\nInvoice number: INV-78\n"
+	p, err := extractqtest.Simulator("clean/sim-4k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := extractq.Extract(t.Context(), doc, s, extractq.WithProvider(p))
+	if err != nil {
+		t.Fatalf("chunked extraction with a conflict: %v", err)
+	}
+	var v struct {
+		Invoice string `json:"invoice_number"`
+	}
+	if err := json.Unmarshal(res.Value, &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.Invoice != "INV-77" && v.Invoice != "INV-78" {
+		t.Errorf("invoice number %q is neither candidate", v.Invoice)
+	}
+	final := 0
+	for _, a := range res.Attempts {
+		if a.Chunk == nil {
+			final++
+		}
+	}
+	if final == 0 {
+		t.Errorf("no conflict-resolution attempt recorded (%d attempts)", len(res.Attempts))
+	}
+}

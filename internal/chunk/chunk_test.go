@@ -194,3 +194,49 @@ func TestGround(t *testing.T) {
 		t.Errorf("both quantities point at the same text %v", a)
 	}
 }
+
+func TestResolutionPromptIsReadable(t *testing.T) {
+	t.Parallel()
+	doc := "Net amount: 120.00 for the goods.\n\nLater the net amount is stated as 130.00 instead.\n"
+	chunks := []Chunk{
+		{Index: 0, Start: 0, End: 35, ByteStart: 0, ByteEnd: 35, Text: doc[:35]},
+		{Index: 1, Start: 35, End: len(doc), ByteStart: 35, ByteEnd: len(doc), Text: doc[35:]},
+	}
+	root := map[string]any{"type": "object", "properties": map[string]any{
+		"Totals": map[string]any{"type": "object", "properties": map[string]any{"net amount": map[string]any{"type": "number"}}},
+	}}
+	m := &Merged{Conflicts: []Conflict{{Pointer: "/Totals/net amount", Candidates: []Candidate{
+		{Value: json.Number("120.00"), Chunks: []int{0}},
+		{Value: json.Number("130.00"), Chunks: []int{1}},
+	}}}}
+	prompt, rs, names := resolution(doc, chunks, m, root)
+	if len(names) != 1 || names[0] != "totals_net_amount" {
+		t.Fatalf("field names %v, want [totals_net_amount]", names)
+	}
+	for _, want := range []string{
+		"totals_net_amount: 120.00\n", "totals_net_amount: 130.00\n",
+		"/Totals/net amount", "Net amount: 120.00", "stated as 130.00",
+	} {
+		if !strings.Contains(prompt, want) {
+			t.Errorf("prompt lacks %q:\n%s", want, prompt)
+		}
+	}
+	if rs == nil {
+		t.Fatal("no resolution schema")
+	}
+	if vs, _ := rs.ValidateJSON([]byte(`{"totals_net_amount":"x"}`)); len(vs) == 0 {
+		t.Error("the resolution field does not keep the original field's type")
+	}
+}
+
+func TestFieldName(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"/total": "total", "/Totals/net amount": "totals_net_amount", "/items/3/unit_price": "items_3_unit_price",
+		"/a~1b": "a_b", "": "value", "/3": "value_3", "/—/x": "x",
+	} {
+		if got := fieldName(in); got != want {
+			t.Errorf("fieldName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -205,27 +206,19 @@ func runChunks(ctx context.Context, chunks []Chunk, s *schema.Schema, parallel i
 }
 
 // resolve asks once, showing each conflict's candidates with their source
-// snippets, which candidate the document supports. A conflict the answer
+// passages, which candidate the document supports. A conflict the answer
 // does not settle with one of the candidates becomes a violation naming
 // both sources: never picked silently.
+//
+// The prompt names each field readably (its pointer as a snake_case name,
+// "/totals/net" → "totals_net") and states every candidate as a
+// "name: value" line followed by its passage, so that a model sees which
+// field it answers for and what each candidate rests on.
 func resolve(ctx context.Context, doc string, chunks []Chunk, m *Merged, root map[string]any, res *llm.Result, extract ExtractFunc) []llm.Violation {
-	props := map[string]any{}
-	var b strings.Builder
-	b.WriteString("Different parts of one document gave different values for the fields below. For each field, answer with the candidate the passages support.\n\n")
-	for i, c := range m.Conflicts {
-		name := fmt.Sprintf("c%d", i)
-		props[name] = subschema(root, c.Pointer)
-		fmt.Fprintf(&b, "Field %s (%s):\n", name, c.Pointer)
-		for _, cand := range c.Candidates {
-			fmt.Fprintf(&b, "- %s, in: %q\n", jsonText(cand.Value), snippet(doc, chunks, cand))
-		}
-		b.WriteString("\n")
-	}
-	sch, _ := json.Marshal(map[string]any{"type": "object", "properties": props})
-	rs, err := schema.Compile(sch, schema.WithJSONSchema())
+	prompt, rs, names := resolution(doc, chunks, m, root)
 	var answer map[string]any
-	if err == nil {
-		r, _ := extract(ctx, b.String(), rs, nil)
+	if rs != nil {
+		r, _ := extract(ctx, prompt, rs, nil)
 		if r != nil {
 			res.Attempts = append(res.Attempts, r.Attempts...)
 			res.Usage = res.Usage.Add(r.Usage)
@@ -237,17 +230,10 @@ func resolve(ctx context.Context, doc string, chunks []Chunk, m *Merged, root ma
 	}
 	var out []llm.Violation
 	for i, c := range m.Conflicts {
-		got, ok := answer[fmt.Sprintf("c%d", i)]
-		if ok && got != nil {
-			for _, cand := range c.Candidates {
-				if norm(cand.Value) == norm(got) {
-					setAt(m.Value, c.Pointer, cand.Value)
-					m.Origin[c.Pointer] = cand.Chunks[0]
-					ok = false
-					break
-				}
-			}
-			if !ok {
+		if got := answer[names[i]]; got != nil {
+			if k := slices.IndexFunc(c.Candidates, func(cand Candidate) bool { return norm(cand.Value) == norm(got) }); k >= 0 {
+				setAt(m.Value, c.Pointer, c.Candidates[k].Value)
+				m.Origin[c.Pointer] = c.Candidates[k].Chunks[0]
 				continue
 			}
 		}
@@ -258,6 +244,71 @@ func resolve(ctx context.Context, doc string, chunks []Chunk, m *Merged, root ma
 		out = append(out, llm.Violation{Pointer: c.Pointer, Keyword: "conflict", Message: "parts of the document disagree: " + strings.Join(where, " vs ")})
 	}
 	return out
+}
+
+// resolution builds the conflict-resolution call: its text, its schema
+// (one optional property per conflict, typed as the original field) and
+// the property name of each conflict. The schema is nil if it does not
+// compile.
+func resolution(doc string, chunks []Chunk, m *Merged, root map[string]any) (string, *schema.Schema, []string) {
+	props := map[string]any{}
+	names := make([]string, len(m.Conflicts))
+	used := map[string]bool{}
+	var b strings.Builder
+	b.WriteString("Different parts of one document gave different values for the fields below. ")
+	b.WriteString("Each candidate is shown as a \"field: value\" line followed by the passage it was read from. ")
+	b.WriteString("For each field, answer with the candidate value the passages support, written exactly as shown; leave the field out if the passages do not settle it.\n\n")
+	for i, c := range m.Conflicts {
+		name := fieldName(c.Pointer)
+		for n := 2; used[name]; n++ {
+			name = fmt.Sprintf("%s_%d", fieldName(c.Pointer), n)
+		}
+		used[name] = true
+		names[i] = name
+		props[name] = subschema(root, c.Pointer)
+		fmt.Fprintf(&b, "Field %s (the document's %s), %d candidates.\n", name, c.Pointer, len(c.Candidates))
+		for _, cand := range c.Candidates {
+			ch := chunks[cand.Chunks[0]]
+			fmt.Fprintf(&b, "%s: %s\n", name, scalarText(cand.Value))
+			fmt.Fprintf(&b, "    passage in part %d (characters %d-%d): \"%s\"\n", ch.Index+1, ch.Start, ch.End, snippet(doc, chunks, cand))
+		}
+		b.WriteString("\n")
+	}
+	sch, _ := json.Marshal(map[string]any{"type": "object", "properties": props})
+	rs, err := schema.Compile(sch, schema.WithJSONSchema())
+	if err != nil {
+		return b.String(), nil, names
+	}
+	return b.String(), rs, names
+}
+
+// fieldName is a readable property name for an instance pointer:
+// lower-case letters, digits and underscores ("/Totals/net amount" →
+// "totals_net_amount"; "" → "value").
+func fieldName(ptr string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.NewReplacer("~1", "/", "~0", "~").Replace(ptr)) {
+		switch {
+		case r >= 'a' && r <= 'z' || r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case b.Len() > 0 && !strings.HasSuffix(b.String(), "_"):
+			b.WriteByte('_')
+		}
+	}
+	name := strings.TrimSuffix(b.String(), "_")
+	if name == "" || name[0] >= '0' && name[0] <= '9' {
+		name = "value_" + name
+	}
+	return strings.TrimSuffix(name, "_")
+}
+
+// scalarText is a candidate as a model would write it on a labelled line:
+// strings bare, everything else as JSON.
+func scalarText(v any) string {
+	if s, ok := v.(string); ok {
+		return strings.Join(strings.Fields(s), " ")
+	}
+	return jsonText(v)
 }
 
 // snippet is up to 120 bytes of the candidate's first chunk around its
