@@ -193,6 +193,16 @@ func TestGround(t *testing.T) {
 	if a, b := g.Sources["/items/0/qty"], g.Sources["/items/1/qty"]; a.Start == b.Start {
 		t.Errorf("both quantities point at the same text %v", a)
 	}
+	// Two items share a description: each is grounded on its own line,
+	// found through the fields the line also states.
+	doc2 := "Item: sku=A-1; description=hex bolts kit; quantity=3\nfiller\nItem: sku=B-2; description=hex bolts kit; quantity=7\n"
+	g = Ground(doc2, dec(t, `{"items":[{"description":"hex bolts kit","sku":"B-2","quantity":7}]}`), nil, nil)
+	line2 := strings.Index(doc2, "Item: sku=B-2")
+	for _, p := range []string{"/items/0/description", "/items/0/sku", "/items/0/quantity"} {
+		if src := g.Sources[p]; src.Start < line2 {
+			t.Errorf("%s grounded at %v, before its item's line at %d", p, src, line2)
+		}
+	}
 }
 
 func TestResolutionPromptIsReadable(t *testing.T) {

@@ -68,6 +68,9 @@ func (g *grounder) walk(ptr string, v any, hint int) {
 	switch x := v.(type) {
 	case map[string]any:
 		keys := slices.Sorted(maps.Keys(x))
+		if hint < 0 {
+			hint = g.anchor(ptr, x, keys)
+		}
 		// Strings first: they anchor the object's numbers.
 		for _, k := range keys {
 			if s, ok := x[k].(string); ok {
@@ -90,6 +93,80 @@ func (g *grounder) walk(ptr string, v any, hint int) {
 	case json.Number:
 		g.locate(ptr, string(x), true, hint)
 	}
+}
+
+// maxAnchorTries bounds the occurrences of one string tried as an
+// object's line.
+const maxAnchorTries = 64
+
+// anchor is the byte offset of the line, within the chunk that gave the
+// object, that states the most of the object's own strings and numbers
+// (the first such line), or -1 when no line states two of them. An item
+// whose description repeats another item's is then grounded on its own
+// line, found through its other fields.
+func (g *grounder) anchor(ptr string, obj map[string]any, keys []string) int {
+	var strs, nums []string
+	for _, k := range keys {
+		switch v := obj[k].(type) {
+		case string:
+			if strings.TrimSpace(v) != "" {
+				strs = append(strs, v)
+			}
+		case json.Number:
+			nums = append(nums, string(v))
+		}
+	}
+	if len(strs) == 0 || len(strs)+len(nums) < 2 {
+		return -1
+	}
+	lo, hi := 0, len(g.doc)
+	if c, ok := g.origin[ptr+"/"+escape(firstString(obj, keys))]; ok && c >= 0 && c < len(g.chunks) {
+		lo, hi = g.chunks[c].ByteStart, g.chunks[c].ByteEnd
+	}
+	best, bestN := -1, 1
+	tried := map[int]bool{}
+	for _, s := range strs {
+		for from, n := lo, 0; from < hi && n < maxAnchorTries; n++ {
+			i, _, _, ok := findText(g.doc[from:hi], s)
+			if !ok {
+				break
+			}
+			ls := lineStart(g.doc, from+i)
+			from += i + 1
+			if tried[ls] {
+				continue
+			}
+			tried[ls] = true
+			le := strings.IndexByte(g.doc[ls:], '\n')
+			if le < 0 {
+				le = len(g.doc) - ls
+			}
+			line, count := g.doc[ls:ls+le], 0
+			for _, t := range strs {
+				if _, _, _, ok := findText(line, t); ok {
+					count++
+				}
+			}
+			for _, t := range nums {
+				if _, _, _, ok := findNumber(line, t); ok {
+					count++
+				}
+			}
+			if count > bestN || count == bestN && best >= 0 && ls < best {
+				best, bestN = ls, count
+			}
+		}
+	}
+	return best
+}
+
+func firstString(obj map[string]any, keys []string) string {
+	for _, k := range keys {
+		if _, ok := obj[k].(string); ok {
+			return k
+		}
+	}
+	return ""
 }
 
 // locate finds one leaf and records it; it returns its byte start.
