@@ -170,6 +170,13 @@ func runChunks(ctx context.Context, chunks []Chunk, s *schema.Schema, parallel i
 			defer func() { <-sem }()
 			sp := &llm.Span{Index: c.Index, Start: c.Start, End: c.End}
 			r, err := extract(ctx, c.Text, s, sp)
+			if err != nil && r != nil && r.Outcome == llm.OutcomeUnextractable && ctx.Err() == nil {
+				// A refusal or "not in the document" on one part of a
+				// document that, whole, was worth extracting is asked once
+				// more afresh before it fails the whole document: among
+				// hundreds of parts an occasional refusal is expected.
+				r, err = again(ctx, r, func() (*llm.Result, error) { return extract(ctx, c.Text, s, sp) })
+			}
 			if r == nil && err != nil {
 				r = &llm.Result{Outcome: llm.OutcomeFatal, Reason: err.Error(), Cause: err}
 			}
@@ -203,6 +210,23 @@ func runChunks(ctx context.Context, chunks []Chunk, s *schema.Schema, parallel i
 		failed = canceled
 	}
 	return results, failed
+}
+
+// again makes one more extraction after first ended unextractable; the
+// result carries both runs' attempts (numbered on) and usage.
+func again(ctx context.Context, first *llm.Result, extract func() (*llm.Result, error)) (*llm.Result, error) {
+	r, err := extract()
+	if r == nil {
+		return first, err
+	}
+	attempts := slices.Clone(first.Attempts)
+	for _, a := range r.Attempts {
+		a.N += len(first.Attempts)
+		attempts = append(attempts, a)
+	}
+	r.Attempts = attempts
+	r.Usage = first.Usage.Add(r.Usage)
+	return r, err
 }
 
 // resolve asks once, showing each conflict's candidates with their source

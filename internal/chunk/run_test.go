@@ -1,0 +1,85 @@
+package chunk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/extractq/extractq/llm"
+	"github.com/extractq/extractq/schema"
+)
+
+// A part that ends unextractable (a refusal) is asked once more before it
+// fails the document; a part that refuses twice fails it, named.
+func TestRunAsksARefusedPartOnceMore(t *testing.T) {
+	t.Parallel()
+	s, err := schema.Compile([]byte(`{"type":"object","required":["items"],"properties":{"items":{"type":"array","minItems":1,"items":{"type":"object","required":["sku"],"properties":{"sku":{"type":"string"}}}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for i := range 8 {
+		fmt.Fprintf(&b, "%s\nsku %s-%d\n\n", strings.Repeat("Filler words about the delivery terms. ", 20), "AB", i)
+	}
+	doc := b.String()
+	tests := []struct {
+		name    string
+		refuses int // how many times the third part refuses
+		wantOK  bool
+	}{
+		{"refuses once", 1, true},
+		{"refuses twice", 2, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var mu sync.Mutex
+			refused := 0
+			extract := func(ctx context.Context, text string, _ *schema.Schema, span *llm.Span) (*llm.Result, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				if span != nil && span.Index == 2 && refused < tt.refuses {
+					refused++
+					r := &llm.Result{Outcome: llm.OutcomeUnextractable, Reason: "refused", Attempts: []llm.Attempt{{N: 1, Error: "refused"}}}
+					return r, &llm.ExtractionError{Result: r}
+				}
+				var skus []string
+				for _, ln := range strings.Split(text, "\n") {
+					if sku, ok := strings.CutPrefix(ln, "sku "); ok {
+						skus = append(skus, fmt.Sprintf(`{"sku":%q}`, sku))
+					}
+				}
+				return &llm.Result{Outcome: llm.OutcomeOK, Value: []byte(`{"items":[` + strings.Join(skus, ",") + `]}`), Attempts: []llm.Attempt{{N: 1}}}, nil
+			}
+			res, err := Run(t.Context(), "openai:test", doc, s, 300, Config{Parallel: 2}, extract)
+			if len(res.Chunks) < 4 {
+				t.Fatalf("only %d chunks", len(res.Chunks))
+			}
+			if tt.wantOK {
+				if err != nil {
+					t.Fatalf("a part refused once failed the document: %v", err)
+				}
+				if got := strings.Count(string(res.Value), `"sku"`); got != 8 {
+					t.Errorf("%d items, want 8: %s", got, res.Value)
+				}
+				n := 0
+				for _, a := range res.Attempts {
+					if a.Chunk != nil && a.Chunk.Index == 2 {
+						n++
+					}
+				}
+				if n != 2 {
+					t.Errorf("part 3 has %d attempts recorded, want the refusal and the answer", n)
+				}
+				return
+			}
+			var ee *llm.ExtractionError
+			if !errors.As(err, &ee) || res.FailedChunk == nil || res.FailedChunk.Index != 2 || res.Outcome != llm.OutcomeUnextractable {
+				t.Fatalf("want part 3 named as failed, unextractable; got %v (failed %v, outcome %s)", err, res.FailedChunk, res.Outcome)
+			}
+		})
+	}
+}
