@@ -3,12 +3,13 @@ package schema
 import "strings"
 
 // objectKeywords are what one part of a document cannot be expected to
-// satisfy about the document's own objects: a required field may be
-// stated in another part. arrayKeywords are the same for arrays: their
-// items may all sit elsewhere. Both are removed from the document-level
-// (sub)schemas; a property that happens to be named "required" stays.
+// satisfy about the document's own objects (its "required" fields become
+// nullable instead: see nullableRequired). arrayKeywords are the same for
+// arrays: their items may all sit elsewhere. Both are removed from the
+// document-level (sub)schemas; a property that happens to be named
+// "required" stays.
 var (
-	objectKeywords = []string{"required", "minProperties", "dependentRequired"}
+	objectKeywords = []string{"minProperties", "dependentRequired"}
 	arrayKeywords  = []string{"minItems", "contains", "minContains"}
 )
 
@@ -30,15 +31,17 @@ var itemKeywords = []string{"items", "prefixItems", "additionalItems", "unevalua
 
 // Relaxed returns the schema a part of a document is extracted with (see
 // extractq.WithChunking): the same schema with what a part cannot satisfy
-// removed. At the document level (the root object and the objects it holds
-// directly) "required", "minProperties" and "dependentRequired" go, so a
-// chunk holding only some of the fields answers validly; on arrays
-// "minItems", "contains" and "minContains" go, so a chunk holding none of
-// the items does too. An array's items keep everything: an item a chunk
-// reports lies within that chunk (the overlap between chunks sees to
-// that), so an item missing a required field is a bad answer to re-ask,
-// not a part to merge. Types, formats, enums and bounds on values stay
-// everywhere. The original schema checks the merged value.
+// relaxed. At the document level (the root object and the objects it holds
+// directly) a required field may be null: a part states every required
+// field, null when it does not hold it, so that a field the model drops is
+// re-asked rather than read as "not in this part"; "minProperties" and
+// "dependentRequired" go. On arrays "minItems", "contains" and
+// "minContains" go, so a part holding none of the items answers validly.
+// An array's items keep everything: an item a part reports lies within
+// that part (the overlap between parts sees to that), so an item missing a
+// required field is a bad answer to re-ask, not a piece to merge. Types,
+// formats, enums and bounds on values stay everywhere. The original schema
+// checks the merged value.
 //
 // A local $ref ("#/$defs/…") into a definition used by items keeps that
 // definition whole; one used only at the document level is relaxed.
@@ -92,6 +95,7 @@ func (r *relaxer) relax(v any, def string, depth int) {
 	for _, k := range objectKeywords {
 		o.del(k)
 	}
+	nullableRequired(o)
 	for _, k := range arrayKeywords {
 		o.del(k)
 	}
@@ -119,6 +123,38 @@ func (r *relaxer) relax(v any, def string, depth int) {
 	for _, k := range relaxOne {
 		r.relax(o.vals[k], "", depth+1)
 	}
+}
+
+// nullableRequired keeps an object's required properties required but
+// lets each be null: a part states every field, null when the part does
+// not hold it. A required field a model drops (a common slip) is then
+// re-asked instead of read as "not in this part", which for an array
+// would silently lose the part's items. Required names without a
+// property schema are dropped. (nullable is the OpenAI strict form's.)
+func nullableRequired(o *object) {
+	req, ok := o.vals["required"].([]any)
+	if !ok {
+		return
+	}
+	props, _ := o.vals["properties"].(*object)
+	var keep []any
+	for _, n := range req {
+		name, _ := n.(string)
+		if props == nil {
+			break
+		}
+		p, ok := props.vals[name]
+		if !ok {
+			continue
+		}
+		props.vals[name] = nullable(p)
+		keep = append(keep, name)
+	}
+	if len(keep) == 0 {
+		o.del("required")
+		return
+	}
+	o.vals["required"] = keep
 }
 
 // walkSubschemas calls f with every direct subschema of o; item is true for

@@ -24,17 +24,19 @@ func TestRelaxed(t *testing.T) {
 		value         string
 		orig, relaxed bool
 	}{
-		{`{}`, false, true},
-		{`{"items":[]}`, false, true},
-		{`{"items":[{}]}`, false, false}, // an item keeps its required fields
-		{`{"items":[{"sku":"A"}]}`, false, true},
-		{`{"items":[{"sku":"A","dims":{}}]}`, false, false}, // and so do objects inside items
-		{`{"items":[{"sku":"A","dims":{"w":1}}]}`, false, true},
+		{`{"total":null,"items":null}`, false, true}, // a part states each required field, null if it lacks it
+		{`{"total":null,"items":[]}`, false, true},   // an array may be empty in a part
+		{`{}`, false, false},                         // a dropped required field is re-asked, not read as "not here"
+		{`{"total":3}`, false, false},
+		{`{"total":null,"items":[{}]}`, false, false}, // an item keeps its required fields
+		{`{"total":null,"items":[{"sku":"A"}]}`, false, true},
+		{`{"total":null,"items":[{"sku":"A","dims":{}}]}`, false, false}, // and so do objects inside items
+		{`{"total":null,"items":[{"sku":"A","dims":{"w":1}}]}`, false, true},
 		{`{"total":3,"items":[{"sku":"A"}]}`, true, true},
-		{`{"total":-1}`, false, false},                // bounds on values stay
-		{`{"items":[{"sku":"lower"}]}`, false, false}, // patterns stay
-		{`{"required":"x"}`, false, true},             // a property named required stays
-		{`{"required":3}`, false, false},
+		{`{"total":-1,"items":null}`, false, false},                 // bounds on values stay
+		{`{"total":null,"items":[{"sku":"lower"}]}`, false, false},  // patterns stay
+		{`{"total":null,"items":null,"required":"x"}`, false, true}, // a property named required stays
+		{`{"total":null,"items":null,"required":3}`, false, false},
 	}
 	for _, tt := range tests {
 		vo, _ := s.ValidateJSON([]byte(tt.value))
@@ -69,11 +71,13 @@ func TestRelaxedKeepsReferencedItems(t *testing.T) {
 		value string
 		valid bool
 	}{
-		{`{}`, true},
-		{`{"party":{"name":"Acme"}}`, true},
-		{`{"lines":[{"sku":"A","qty":1}]}`, true},
-		{`{"lines":[{"sku":"A"}]}`, false},
-		{`{"lines":[{"qty":1}]}`, false},
+		{`{"party":null,"lines":null}`, true},
+		{`{}`, false},
+		{`{"party":{"name":"Acme","vat":null},"lines":[]}`, true},
+		{`{"party":{"name":"Acme"},"lines":[]}`, false},
+		{`{"party":null,"lines":[{"sku":"A","qty":1}]}`, true},
+		{`{"party":null,"lines":[{"sku":"A"}]}`, false},
+		{`{"party":null,"lines":[{"qty":1}]}`, false},
 	}
 	for _, tt := range tests {
 		vs, err := r.ValidateJSON([]byte(tt.value))

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/extractq/extractq/internal/jsonx"
 	"github.com/extractq/extractq/llm"
 	"github.com/extractq/extractq/schema"
 )
@@ -170,12 +171,9 @@ func runChunks(ctx context.Context, chunks []Chunk, s *schema.Schema, parallel i
 			defer func() { <-sem }()
 			sp := &llm.Span{Index: c.Index, Start: c.Start, End: c.End}
 			r, err := extract(ctx, c.Text, s, sp)
-			if err != nil && r != nil && r.Outcome == llm.OutcomeUnextractable && ctx.Err() == nil {
-				// A refusal or "not in the document" on one part of a
-				// document that, whole, was worth extracting is asked once
-				// more afresh before it fails the whole document: among
-				// hundreds of parts an occasional refusal is expected.
-				r, err = again(ctx, r, func() (*llm.Result, error) { return extract(ctx, c.Text, s, sp) })
+			sus := suspect(r, err)
+			for n := 0; n < maxAgain && sus && ctx.Err() == nil; n++ {
+				r, sus, err = again(r, err, func() (*llm.Result, error) { return extract(ctx, c.Text, s, sp) })
 			}
 			if r == nil && err != nil {
 				r = &llm.Result{Outcome: llm.OutcomeFatal, Reason: err.Error(), Cause: err}
@@ -212,21 +210,56 @@ func runChunks(ctx context.Context, chunks []Chunk, s *schema.Schema, parallel i
 	return results, failed
 }
 
-// again makes one more extraction after first ended unextractable; the
-// result carries both runs' attempts (numbered on) and usage.
-func again(ctx context.Context, first *llm.Result, extract func() (*llm.Result, error)) (*llm.Result, error) {
+// maxAgain bounds the fresh extractions of a part after a suspect one.
+const maxAgain = 2
+
+// suspect reports whether a part's extraction is asked again afresh
+// before it is used: among hundreds of parts of a document that, whole,
+// was worth extracting, an occasional refusal is expected and must not
+// fail the document; and an answer accepted through a repair that may
+// have lost content (a lossy repair, or a lone item wrapped into the list
+// the part may hold several of) would silently drop the part's items.
+func suspect(r *llm.Result, err error) bool {
+	if r == nil {
+		return false
+	}
+	if err != nil {
+		return r.Outcome == llm.OutcomeUnextractable
+	}
+	if r.Outcome != llm.OutcomeOK || len(r.Attempts) == 0 {
+		return false
+	}
+	for _, rp := range r.Attempts[len(r.Attempts)-1].Repairs {
+		if rp.Lossy || rp.Kind == jsonx.KindCoerceWrapArray {
+			return true
+		}
+	}
+	return false
+}
+
+// again makes one more extraction of a part whose first was suspect. The
+// second is used when it succeeds without being suspect itself, or when
+// the first failed; otherwise the first's answer stands. Either way the
+// result carries both runs' attempts (numbered on) and usage; the bool
+// says whether the answer used is still suspect.
+func again(first *llm.Result, firstErr error, extract func() (*llm.Result, error)) (*llm.Result, bool, error) {
 	r, err := extract()
 	if r == nil {
-		return first, err
+		return first, true, firstErr
+	}
+	use, useErr, sus := r, err, suspect(r, err)
+	if firstErr == nil && (err != nil || sus) {
+		kept := *first
+		use, useErr, sus = &kept, nil, true
 	}
 	attempts := slices.Clone(first.Attempts)
 	for _, a := range r.Attempts {
 		a.N += len(first.Attempts)
 		attempts = append(attempts, a)
 	}
-	r.Attempts = attempts
-	r.Usage = first.Usage.Add(r.Usage)
-	return r, err
+	use.Attempts = attempts
+	use.Usage = first.Usage.Add(r.Usage)
+	return use, sus, useErr
 }
 
 // resolve asks once, showing each conflict's candidates with their source

@@ -8,13 +8,16 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/extractq/extractq/internal/jsonx"
 	"github.com/extractq/extractq/llm"
 	"github.com/extractq/extractq/schema"
 )
 
-// A part that ends unextractable (a refusal) is asked once more before it
-// fails the document; a part that refuses twice fails it, named.
-func TestRunAsksARefusedPartOnceMore(t *testing.T) {
+// A part that ends unextractable (a refusal), or is accepted through a
+// repair that may have lost items, is asked again afresh (at most twice)
+// before it fails the document or its answer is used; a part that refuses
+// three times fails the document, named.
+func TestRunAsksASuspectPartAgain(t *testing.T) {
 	t.Parallel()
 	s, err := schema.Compile([]byte(`{"type":"object","required":["items"],"properties":{"items":{"type":"array","minItems":1,"items":{"type":"object","required":["sku"],"properties":{"sku":{"type":"string"}}}}}}`))
 	if err != nil {
@@ -26,25 +29,36 @@ func TestRunAsksARefusedPartOnceMore(t *testing.T) {
 	}
 	doc := b.String()
 	tests := []struct {
-		name    string
-		refuses int // how many times the third part refuses
-		wantOK  bool
+		name     string
+		refuses  int // how many times the third part refuses
+		wraps    int // then how many times it answers one item wrapped into the list
+		wantOK   bool
+		attempts int // recorded for the third part
 	}{
-		{"refuses once", 1, true},
-		{"refuses twice", 2, false},
+		{"refuses once", 1, 0, true, 2},
+		{"refuses twice", 2, 0, true, 3},
+		{"refuses three times", 3, 0, false, 3},
+		{"one item wrapped", 0, 1, true, 2},
+		{"wrapped, then refused", 0, 1, true, 3}, // refuses after the wrap: see below
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			var mu sync.Mutex
-			refused := 0
+			calls := 0
 			extract := func(ctx context.Context, text string, _ *schema.Schema, span *llm.Span) (*llm.Result, error) {
 				mu.Lock()
 				defer mu.Unlock()
-				if span != nil && span.Index == 2 && refused < tt.refuses {
-					refused++
-					r := &llm.Result{Outcome: llm.OutcomeUnextractable, Reason: "refused", Attempts: []llm.Attempt{{N: 1, Error: "refused"}}}
-					return r, &llm.ExtractionError{Result: r}
+				if span != nil && span.Index == 2 {
+					calls++
+					if calls <= tt.refuses || tt.name == "wrapped, then refused" && calls > 1 {
+						r := &llm.Result{Outcome: llm.OutcomeUnextractable, Reason: "refused", Attempts: []llm.Attempt{{N: 1, Error: "refused"}}}
+						return r, &llm.ExtractionError{Result: r}
+					}
+					if calls <= tt.refuses+tt.wraps {
+						return &llm.Result{Outcome: llm.OutcomeOK, Value: []byte(`{"items":[{"sku":"lone"}]}`),
+							Attempts: []llm.Attempt{{N: 1, Repairs: []llm.Repair{{Kind: jsonx.KindCoerceWrapArray, Where: "/items"}}}}}, nil
+					}
 				}
 				var skus []string
 				for _, ln := range strings.Split(text, "\n") {
@@ -62,8 +76,12 @@ func TestRunAsksARefusedPartOnceMore(t *testing.T) {
 				if err != nil {
 					t.Fatalf("a part refused once failed the document: %v", err)
 				}
-				if got := strings.Count(string(res.Value), `"sku"`); got != 8 {
-					t.Errorf("%d items, want 8: %s", got, res.Value)
+				want := 8
+				if tt.name == "wrapped, then refused" {
+					want = 9 // the wrapped answer stands: its lone item joins the others
+				}
+				if got := strings.Count(string(res.Value), `"sku"`); got != want {
+					t.Errorf("%d items, want %d: %s", got, want, res.Value)
 				}
 				n := 0
 				for _, a := range res.Attempts {
@@ -71,8 +89,8 @@ func TestRunAsksARefusedPartOnceMore(t *testing.T) {
 						n++
 					}
 				}
-				if n != 2 {
-					t.Errorf("part 3 has %d attempts recorded, want the refusal and the answer", n)
+				if n != tt.attempts {
+					t.Errorf("part 3 has %d attempts recorded, want %d", n, tt.attempts)
 				}
 				return
 			}
