@@ -59,8 +59,8 @@ type chunkOptions struct {
 
 // WithChunking sets when a long document is split (default ChunkAuto).
 // Each part is extracted with the schema relaxed (schema.Schema.Relaxed:
-// required fields and minimum counts dropped) through the same validate-
-// and-reask loop, the answers are merged (arrays concatenated and
+// document-level required fields may be null, arrays' minimum counts
+// dropped, items keep theirs) through the same validate-and-reask loop, the answers are merged (arrays concatenated and
 // de-duplicated, agreeing scalars kept, disagreeing ones settled by one
 // more call or reported) and the merged value is validated against the
 // original schema. Result.Chunks, Result.Sources and Result.Ungrounded say
