@@ -29,6 +29,7 @@ var (
 type Extractor struct {
 	provider llm.Provider
 	cfg      retry.Config
+	chunk    chunkOptions
 }
 
 // New returns an Extractor. The error matches ErrConfig when an option is
@@ -41,7 +42,10 @@ func New(opts ...Option) (*Extractor, error) {
 	if err := o.cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("extractq: %w", err)
 	}
-	return &Extractor{provider: o.provider, cfg: o.cfg}, nil
+	if err := o.chunk.validate(); err != nil {
+		return nil, fmt.Errorf("extractq: %w", err)
+	}
+	return &Extractor{provider: o.provider, cfg: o.cfg, chunk: o.chunk}, nil
 }
 
 // Provider is the provider the Extractor asks.
@@ -57,6 +61,9 @@ func (x *Extractor) Provider() llm.Provider { return x.provider }
 func (x *Extractor) Extract(ctx context.Context, document string, s *schema.Schema) (*llm.Result, error) {
 	if s == nil {
 		return nil, fmt.Errorf("extractq: %w: no schema: compile one with schema.Compile, schema.CompileFile or schema.FromStruct", ErrConfig)
+	}
+	if size := x.chunkSize(document, s); size > 0 {
+		return x.extractChunked(ctx, document, s, size)
 	}
 	res, err := retry.Run(ctx, x.provider, document, s, x.cfg)
 	if err != nil && res == nil {

@@ -18,6 +18,7 @@ type Option func(*options)
 type options struct {
 	provider llm.Provider
 	cfg      retry.Config
+	chunk    chunkOptions
 }
 
 func newOptions(opts []Option) options {

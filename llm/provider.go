@@ -132,12 +132,19 @@ type Response struct {
 	Model string // the model the provider says answered
 }
 
-// Capabilities lists the modes a provider (and model) supports.
+// Capabilities lists the modes a provider (and model) supports and how
+// much text it takes.
 type Capabilities struct {
 	Modes []Mode
 	// Batch is what one batch may hold when the provider has a batch API
 	// (the adapter then implements Batcher); zero when it has none.
 	Batch BatchLimits
+	// ContextWindow is the most tokens (prompt plus answer) one call may
+	// hold; 0 when unknown, and then a document is never split on its own
+	// account (extractq.WithChunking with a size still splits).
+	ContextWindow int
+	// MaxOutput is the most tokens one answer may hold; 0 when unknown.
+	MaxOutput int
 }
 
 // Supports reports whether m is among the supported modes.

@@ -164,6 +164,35 @@ type Attempt struct {
 	// TransportRetries counts the failed HTTP calls retried with backoff
 	// before this attempt got an answer (they never spend a re-ask).
 	TransportRetries int `json:"transport_retries,omitempty"`
+	// Chunk is the part of the document the attempt was given when a long
+	// document was split (extractq.WithChunking); nil for a whole document
+	// and for the final call that resolves conflicting chunk answers.
+	Chunk *Span `json:"chunk,omitempty"`
+	// Ungrounded lists the JSON pointers of the strings and numbers of a
+	// chunked extraction's Value that were not found in the document text
+	// (see Result.Sources); set on the last attempt of each chunk.
+	Ungrounded []string `json:"ungrounded,omitempty"`
+}
+
+// Span is one part of a document: its number (0-based, in document order)
+// and its [Start, End) character offsets in the original document.
+// Offsets count Unicode code points (characters), not bytes.
+type Span struct {
+	Index int `json:"index"`
+	Start int `json:"start"`
+	End   int `json:"end"`
+}
+
+// Source is where one extracted value was found: [Start, End) character
+// (code point) offsets into the original document and the chunk whose
+// answer gave it (0 for a document sent whole). Match says how it was
+// found: "exact", or "normalized" (whitespace, case or number format
+// differed).
+type Source struct {
+	Start int    `json:"start"`
+	End   int    `json:"end"`
+	Chunk int    `json:"chunk"`
+	Match string `json:"match"`
 }
 
 // Result is everything one extraction produced.
@@ -190,6 +219,22 @@ type Result struct {
 	// Cause is the underlying error: the provider's *Error for fatal and
 	// transport outcomes, the context's error for canceled.
 	Cause error `json:"-"`
+
+	// The fields below are set only when the document was split into
+	// chunks (extractq.WithChunking); Attempts then holds every chunk's
+	// attempts in chunk order, each with its Chunk span.
+
+	// Chunks lists the parts the document was split into.
+	Chunks []Span `json:"chunks,omitempty"`
+	// Sources maps the JSON pointer of each string and number in Value
+	// (e.g. "/items/3/sku") to where it was found in the document.
+	Sources map[string]Source `json:"sources,omitempty"`
+	// Ungrounded lists the JSON pointers of Value's strings and numbers
+	// found nowhere in the document: likely invented by the model.
+	Ungrounded []string `json:"ungrounded,omitempty"`
+	// FailedChunk is the chunk whose extraction failed, when one did (and
+	// then Outcome is that chunk's); nil otherwise.
+	FailedChunk *Span `json:"failed_chunk,omitempty"`
 }
 
 // Repairs counts the local repairs over every attempt.

@@ -84,9 +84,63 @@ func capabilitiesFor(family, model string) llm.Capabilities {
 			best, bestLen = r.modes, len(r.prefix)
 		}
 	}
-	caps := llm.Capabilities{Modes: append([]llm.Mode(nil), best...)}
-	caps.Batch, _ = BatchLimitsFor(family)
-	return caps
+	c := llm.Capabilities{Modes: append([]llm.Mode(nil), best...)}
+	c.Batch, _ = BatchLimitsFor(family)
+	bestLen = -1
+	for _, r := range limitTable[family] {
+		if len(r.prefix) > bestLen && matchesPrefix(m, r.prefix) {
+			c.ContextWindow, c.MaxOutput, bestLen = r.window, r.output, len(r.prefix)
+		}
+	}
+	return c
+}
+
+// limitRule gives the context window and output limit, in tokens, of the
+// models of one family whose name starts with prefix ("" = the family's
+// default; the longest matching prefix wins).
+type limitRule struct {
+	prefix         string
+	window, output int
+}
+
+// limitTable holds the vendors' published limits. A family without a
+// default leaves unknown models at 0 (unknown): a long document is then
+// split only when extractq.WithChunking gives a size. Ollama's window is
+// the server's num_ctx, not the model's, so it has no entry.
+var limitTable = map[string][]limitRule{
+	"openai": {
+		{"", 128000, 16384},
+		{"gpt-4o", 128000, 16384},
+		{"gpt-4o-2024-05-13", 128000, 4096},
+		{"gpt-4.1", 1047576, 32768},
+		{"gpt-5", 400000, 128000},
+		{"gpt-4-turbo", 128000, 4096},
+		{"gpt-4-1106", 128000, 4096},
+		{"gpt-4-0125", 128000, 4096},
+		{"gpt-4", 8192, 8192},
+		{"gpt-3.5-turbo", 16385, 4096},
+		{"o1", 200000, 100000},
+		{"o1-mini", 128000, 65536},
+		{"o1-preview", 128000, 32768},
+		{"o3", 200000, 100000},
+		{"o4-mini", 200000, 100000},
+	},
+	"anthropic": {
+		{"", 200000, 8192},
+		{"claude-3-haiku", 200000, 4096},
+		{"claude-3-5", 200000, 8192},
+		{"claude-3-7-sonnet", 200000, 64000},
+		{"claude-sonnet-4", 200000, 64000},
+		{"claude-haiku-4-5", 200000, 64000},
+		{"claude-opus-4", 200000, 32000},
+	},
+	"gemini": {
+		{"", 1048576, 8192},
+		{"gemini-2.5", 1048576, 65536},
+	},
+	"mistral":  {{"", 128000, 0}},
+	"deepseek": {{"", 128000, 8192}},
+	"xai":      {{"", 131072, 0}},
 }
 
 // matchesPrefix reports whether model is prefix or a variant of it:

@@ -58,6 +58,7 @@ type apiError struct {
 	status int
 	kind   errKind
 	msg    string
+	code   string // the OpenAI error code where it is not the kind's
 	// scope is the budget a rate-limit error is about: "requests" or "tokens".
 	scope string
 }

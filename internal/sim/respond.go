@@ -263,6 +263,9 @@ func errorBody(a api, e *apiError, retryAfter time.Duration) any {
 	case errNotFound:
 		code = "unknown_url"
 	}
+	if e.code != "" {
+		code = e.code
+	}
 	return map[string]any{"error": map[string]any{"message": e.msg, "type": typ, "param": nil, "code": code}}
 }
 

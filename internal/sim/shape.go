@@ -31,6 +31,10 @@ type shape struct {
 	// are unconstrained numbers that get positive, human-sized values.
 	texts   []textField
 	numbers []numberField
+	// reads are the top-level fields read from the document's text, and
+	// textOnly says the answer comes from the text alone (reading.go).
+	reads    []readField
+	textOnly bool
 	// err is set when a schema the API carries natively does not compile:
 	// the API rejects such a request.
 	err error
@@ -196,6 +200,7 @@ func buildShape(compiler *schema.Cache, src source, raw []byte) *shape {
 		if root, ok := doc.(map[string]any); ok {
 			sh.required = stringList(root["required"])
 			sh.plan(root, nil, "", 0)
+			sh.planReading(root)
 		}
 	}
 	// Plausible values are an embellishment: drop them for a schema they
@@ -377,7 +382,7 @@ func (sh *shape) value(seed, docHash uint64, doc string) (any, error) {
 				return n.plausible(r), true
 			})
 		}
-		return distinct(v, t.v), nil
+		return sh.readText(distinct(v, t.v), doc), nil
 	case sh.example != nil:
 		return vary(sh.example, "", doc, r), nil
 	}

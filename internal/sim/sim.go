@@ -270,6 +270,9 @@ func (s *Server) generate(a api, req *chatRequest) (*generated, *apiError) {
 		return nil, aerr
 	}
 	g.promptTok = tokens(pr.chars+len(req.schema)) + 3*len(req.messages)
+	if window, _ := ContextWindow(req.model); window > 0 && g.promptTok+max(req.maxTokens, 0) > window {
+		return nil, contextLength(a, req.model, window, g.promptTok+max(req.maxTokens, 0))
+	}
 	g.compTok = tokens(len(ans.text) + len(ans.refusal))
 	if req.maxTokens > 0 && g.compTok > req.maxTokens {
 		ans.text, ans.truncated = cutText(ans.text, req.maxTokens*4), true

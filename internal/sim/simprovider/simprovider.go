@@ -83,5 +83,7 @@ func newProvider(profile, model string, srv *sim.Server, s providers.Settings) (
 		name += "/" + model
 	}
 	s.BaseURL, s.HTTPClient, s.APIKey = baseURL, &http.Client{Transport: srv.Transport()}, ""
-	return providers.NewOpenAICompatible(name, model, capabilities, s)
+	c := capabilities
+	c.ContextWindow, c.MaxOutput = sim.ContextWindow(model)
+	return providers.NewOpenAICompatible(name, model, c, s)
 }

@@ -1,0 +1,182 @@
+package sim
+
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Reading the document. Besides plausible values, the simulator takes what
+// a document states plainly, so that an answer depends on the text it was
+// given and a part of a document yields only what is in that part:
+//
+//   - a record line, "Item: sku=AB-12; description=Hex bolts; quantity=4",
+//     holding at least two name=value pairs separated by ";" whose names
+//     are all properties of the items of a top-level array of objects, is
+//     one item of that array (in document order);
+//   - a labelled line, "Invoice number: INV-7", whose label, lower-cased
+//     with spaces and hyphens as underscores, names a top-level string or
+//     number property, is that property's value (the first such line).
+//
+// Records found replace the array; labels found replace the value. When
+// the request's schema requires nothing top-level (or only fields it
+// allows to be null, as strict provider forms mark optional ones), the
+// answer comes from the text alone: an array gets exactly the records
+// found, possibly none, and a field the text does not state is left out
+// (or null), as a careful model reading a part of a document answers.
+
+// readField is one top-level property the simulator can read from text.
+type readField struct {
+	key      string
+	typ      string            // "string", "number", "integer" or "array"
+	items    map[string]string // array of objects: item property → type
+	nullable bool
+	required bool
+}
+
+// planReading records the top-level properties readable from text.
+func (sh *shape) planReading(root map[string]any) {
+	props, ok := root["properties"].(map[string]any)
+	if !ok {
+		return
+	}
+	req := stringList(root["required"])
+	strictOnly := true
+	for _, k := range slices.Sorted(maps.Keys(props)) {
+		node, ok := props[k].(map[string]any)
+		if !ok {
+			continue
+		}
+		typ, nullable := mainType(node["type"])
+		f := readField{key: k, typ: typ, nullable: nullable, required: slices.Contains(req, k)}
+		if f.required && !nullable {
+			strictOnly = false
+		}
+		switch typ {
+		case "string", "number", "integer":
+		case "array":
+			items, _ := node["items"].(map[string]any)
+			ip, _ := items["properties"].(map[string]any)
+			if len(ip) == 0 {
+				continue
+			}
+			f.items = map[string]string{}
+			for name, n := range ip {
+				nm, _ := n.(map[string]any)
+				f.items[name], _ = mainType(nm["type"])
+			}
+		default:
+			continue
+		}
+		sh.reads = append(sh.reads, f)
+	}
+	sh.textOnly = strictOnly && len(sh.reads) > 0
+}
+
+// mainType is a schema's non-null type and whether null is allowed too.
+func mainType(t any) (string, bool) {
+	switch x := t.(type) {
+	case string:
+		return x, false
+	case []any:
+		main, null := "", false
+		for _, e := range x {
+			if s, _ := e.(string); s == "null" {
+				null = true
+			} else if main == "" {
+				main = s
+			}
+		}
+		return main, null
+	}
+	return "", false
+}
+
+// readText applies what doc states to v, a top-level object answer.
+func (sh *shape) readText(v any, doc string) any {
+	obj, ok := v.(map[string]any)
+	if !ok || len(sh.reads) == 0 {
+		return v
+	}
+	lines := strings.Split(doc, "\n")
+	for _, f := range sh.reads {
+		var got any
+		found := false
+		if f.items != nil {
+			recs := []any{}
+			for _, ln := range lines {
+				if rec, ok := record(ln, f.items); ok {
+					recs = append(recs, rec)
+				}
+			}
+			got, found = recs, len(recs) > 0 || sh.textOnly
+		} else {
+			got, found = labelled(lines, f)
+		}
+		switch {
+		case found:
+			obj[f.key] = got
+		case !sh.textOnly:
+		case f.nullable:
+			obj[f.key] = nil
+		case !f.required:
+			delete(obj, f.key)
+		}
+	}
+	return obj
+}
+
+// record reads one record line for items with the given property types.
+func record(line string, types map[string]string) (map[string]any, bool) {
+	if strings.Count(line, "=") < 2 {
+		return nil, false
+	}
+	rest := line
+	if i := strings.IndexByte(line, ':'); i >= 0 && i < strings.IndexByte(line, '=') {
+		rest = line[i+1:]
+	}
+	rec := map[string]any{}
+	for part := range strings.SplitSeq(rest, ";") {
+		name, val, ok := strings.Cut(part, "=")
+		if !ok {
+			return nil, false
+		}
+		name, val = strings.TrimSpace(name), strings.TrimSpace(val)
+		t, known := types[name]
+		if !known {
+			return nil, false
+		}
+		rec[name] = typed(val, t)
+	}
+	return rec, len(rec) >= 2
+}
+
+// labelled finds "Label: value" for field f.
+func labelled(lines []string, f readField) (any, bool) {
+	for _, ln := range lines {
+		label, val, ok := strings.Cut(ln, ":")
+		if !ok || len(label) > 64 {
+			continue
+		}
+		key := strings.NewReplacer(" ", "_", "-", "_").Replace(strings.ToLower(strings.TrimSpace(label)))
+		if key == f.key {
+			return typed(strings.TrimSpace(val), f.typ), true
+		}
+	}
+	return nil, false
+}
+
+// typed converts a text value to the schema's type where it reads as one;
+// otherwise the text stays (and fails validation, as a model's would).
+func typed(s, typ string) any {
+	if typ != "number" && typ != "integer" {
+		return s
+	}
+	n := strings.TrimLeft(strings.ReplaceAll(s, ",", ""), "$€£ ")
+	if _, err := strconv.ParseFloat(n, 64); err != nil {
+		return s
+	}
+	return json.Number(n)
+}
