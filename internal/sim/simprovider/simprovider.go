@@ -25,8 +25,9 @@ const baseURL = "http://sim.invalid/v1"
 // defaultModel is the model name a "sim:PROFILE" provider sends.
 const defaultModel = "sim"
 
-// capabilities: the simulator serves every structured-output mode.
-var capabilities = llm.Capabilities{Modes: []llm.Mode{llm.ModeText, llm.ModeJSON, llm.ModeStrict, llm.ModeTools}}
+// capabilities: the simulator serves every structured-output mode, and
+// prefill through its /v1/completions.
+var capabilities = llm.Capabilities{Modes: []llm.Mode{llm.ModeText, llm.ModeJSON, llm.ModeStrict, llm.ModeTools, llm.ModePrefill}}
 
 func init() {
 	if err := providers.Register(Family, factory); err != nil {
