@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -31,6 +32,17 @@ func TestSmallModelOverHTTP(t *testing.T) {
 	t.Cleanup(srv.Close)
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
+	// The clean profile with the same seed answers what the small model
+	// means: prefill must return exactly that, never a valid but wrong value.
+	clean, _ := sim.LoadProfile("clean")
+	truthSrv := sim.New(clean, sim.WithSeed(7))
+	t.Cleanup(truthSrv.Close)
+	truthHS := httptest.NewServer(truthSrv.Handler())
+	t.Cleanup(truthHS.Close)
+	truthP, err := providers.New("vllm:small", providers.WithBaseURL(truthHS.URL+"/v1"))
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	sets := []struct{ schema, glob string }{
 		{"../../examples/invoice.schema.json", "../../examples/invoices/*.txt"},
@@ -71,6 +83,17 @@ func TestSmallModelOverHTTP(t *testing.T) {
 						ok[mode]++
 						if vs := s.Validate(decode(t, res.Value)); vs != nil {
 							t.Errorf("%s: accepted value fails the schema: %v", f, vs)
+						}
+						if mode == llm.ModePrefill {
+							tc := retry.DefaultConfig()
+							tc.Mode, tc.SchemaIn = llm.ModeText, retry.SchemaInSchema // the schema as prefill shows it
+							truth, err := retry.Run(t.Context(), truthP, string(doc), s, tc)
+							if err != nil {
+								t.Fatal(err)
+							}
+							if !reflect.DeepEqual(decode(t, truth.Value), decode(t, res.Value)) {
+								t.Errorf("%s %s: prefill value differs from what the model means:\n%s\n%s", sp.spec, f, res.Value, truth.Value)
+							}
 						}
 					}
 					if mode == llm.ModePrefill {

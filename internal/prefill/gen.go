@@ -202,7 +202,8 @@ func (g *gen) object(ctx context.Context, n *node, ptr string) error {
 }
 
 // presence asks whether an optional field is there: the model continues
-// after its key with null (absent) or the start of a value. A complete
+// after its key with null (absent: the key is left out) or the start of a
+// value. A complete
 // scalar answer is kept (done); otherwise the value is generated as usual.
 func (g *gen) presence(ctx context.Context, n *node, ptr string) (present, done bool, err error) {
 	if n.kind == kindConst {
@@ -214,12 +215,8 @@ func (g *gen) presence(ctx context.Context, n *node, ptr string) (present, done 
 	}
 	t := strings.TrimSpace(text)
 	if t == "" || t == "}" || strings.HasPrefix(t, "null") || t == "None" {
-		if allowsNull(n) {
-			a.Value = json.RawMessage("null")
-			g.record(ctx, a)
-			g.out += "null"
-			return true, true, nil
-		}
+		// Absent, even where null is allowed: null and a missing key both
+		// say "not given", and omitting it invents nothing.
 		g.record(ctx, a)
 		return false, false, nil
 	}
@@ -233,18 +230,6 @@ func (g *gen) presence(ctx context.Context, n *node, ptr string) (present, done 
 	}
 	g.record(ctx, a)
 	return true, false, nil
-}
-
-func allowsNull(n *node) bool {
-	if n.nullable {
-		return true
-	}
-	for _, l := range n.literals {
-		if l == "null" {
-			return true
-		}
-	}
-	return n.kind == kindWhole && n.s == nil
 }
 
 // array writes "[", then elements; after minItems the model decides
