@@ -179,7 +179,7 @@ Example:
 	f.BoolVar(&wait, "wait", false, "follow the jobs queued by this invocation (and duplicates still queued) until each is done or dead-lettered; exit 1 if any document failed (including already-done ones that were dead-lettered)")
 	f.BoolVar(&asJSON, "json", false, "print the summary as JSON")
 	f.IntVar(&maxReasks, "max-reasks", 0, "re-asks after an invalid answer (default: the engine's, 3)")
-	f.StringVar(&mode, "mode", "", "structured-output mode: auto, text, json, strict, tools (default auto)")
+	f.StringVar(&mode, "mode", "", "structured-output mode: auto, text, json, strict, tools or prefill (default auto)")
 	f.IntVar(&maxTokens, "max-tokens", 0, "cap on each answer's tokens")
 	f.IntVar(&tokenBudget, "token-budget", 0, "cap on the tokens spent per document")
 	f.StringVar(&repair, "repair", "", "local repair policy: off, syntax, coerce (default coerce)")
