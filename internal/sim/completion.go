@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -354,8 +353,8 @@ func locate(prefix string) position {
 	switch {
 	case inString && !isKey:
 		pos.want, pos.partial = wantString, str.String()
-	case want == wantSep && len(pos.path) > 0:
-		pos.want = wantSep // path ends at the array's current index
+	case (want == wantSep || want == wantFirst) && len(pos.path) == 0:
+		pos.want = wantOther
 	default:
 		pos.want = want
 	}
@@ -399,10 +398,9 @@ func (s *Server) continueJSON(prefix string, truth any, sh *shape, r *rng, fixed
 	const tail = `, "note": "see above"}`
 	switch pos.want {
 	case wantSep, wantFirst:
+		// The path ends at the array's current element: index 0 right
+		// after "[", the element just written after one.
 		path := pos.path
-		if pos.want == wantFirst {
-			path = append(slices.Clone(path), step{array: true})
-		}
 		arr, _ := at(truth, path[:len(path)-1])
 		list, _ := arr.([]any)
 		next := path[len(path)-1].index
@@ -432,13 +430,13 @@ func (s *Server) continueJSON(prefix string, truth any, sh *shape, r *rng, fixed
 		if !ok {
 			return " null" + tail, applied
 		}
-		if !fixed && c.EnumOutside > 0 {
+		if !fixed {
 			if num, isNum := v.(json.Number); isNum && u[1] < c.NumberWords {
 				if words, ok := numberWords(num); ok {
 					return " " + words + tail, append(applied, fNumberWords)
 				}
 			}
-			if str, isStr := v.(string); isStr && u[2] < c.EnumOutside {
+			if str, isStr := v.(string); isStr && c.EnumOutside > 0 && u[2] < c.EnumOutside {
 				for _, e := range sh.enums {
 					if matchPath(pos.path, e.path) {
 						alt := strings.ToLower(str) + "s"
