@@ -124,7 +124,10 @@ func (s *Server) serveCompletion(ctx context.Context, w http.ResponseWriter, a a
 	if reask {
 		s.c.reasks.Add(1)
 	}
-	key := mix(mix(s.seed, pr.docHash), fnv64a(req.prompt))
+	// Keyed by what varies between a document's calls (the JSON so far and
+	// any feedback after the document), not the fence's random nonce, so a
+	// run is reproducible.
+	key := mix(mix(s.seed, pr.docHash), fnv64a(afterFence(instr)+"\x00"+prefix))
 	var try uint64
 	if s.random {
 		try = uint64(s.tries.peek(key))
@@ -207,6 +210,19 @@ func (s *Server) serveCompletion(ctx context.Context, w http.ResponseWriter, a a
 		return
 	}
 	s.send(w, 200, "application/json", buf.Bytes(), st, now)
+}
+
+// afterFence is the instructions after the document's closing fence line.
+func afterFence(instr string) string {
+	i := strings.LastIndex(instr, "</document-")
+	if i < 0 {
+		return instr
+	}
+	rest := instr[i:]
+	if j := strings.IndexByte(rest, '\n'); j >= 0 {
+		return rest[j+1:]
+	}
+	return ""
 }
 
 // cutLast splits s at the last occurrence of sep.

@@ -140,3 +140,21 @@ func TestCompletionFaults(t *testing.T) {
 		})
 	}
 }
+
+// TestCompletionReproducible: the fence's nonce differs on every call the
+// engine makes; what the model writes must not.
+func TestCompletionReproducible(t *testing.T) {
+	t.Parallel()
+	_, raw := invoiceSchema(t)
+	prefix := `{"invoice_number":"x","issue_date":"2026-01-01","vendor":{"name":"v"},"customer":"c","currency":`
+	answers := map[string]bool{}
+	for _, nonce := range []string{"0123456789abcdef", "fedcba9876543210"} {
+		s := New(Profile{Name: "spoilt", Completion: CompletionFaults{EnumOutside: 0.5, OverrunStop: 0.5}}, WithSeed(9))
+		prompt := "Extract.\n<json-schema>\n" + string(raw) + "\n</json-schema>\n<document-" + nonce + ">\n" + testDoc + "\n</document-" + nonce + ">\n" + completionMarker + prefix
+		_, body := call(t, s, "/v1/completions", map[string]any{"model": "m", "prompt": prompt, "max_tokens": 16})
+		answers[string(body[strings.Index(string(body), `"choices"`):])] = true
+	}
+	if len(answers) != 1 {
+		t.Errorf("the same request with another nonce got another answer: %v", answers)
+	}
+}
