@@ -160,10 +160,7 @@ type prop struct {
 
 // tree turns a compiled schema into the nodes generation walks.
 type tree struct {
-	root   any // the whole schema document (decodeOrdered)
-	defs   *omap
-	meta   string // the document's $schema, kept for subschema validation
-	loader func(ref string) (any, bool)
+	root any // the whole schema document (decodeOrdered)
 }
 
 func newTree(s *schema.Schema) (*node, *tree, error) {
@@ -172,17 +169,12 @@ func newTree(s *schema.Schema) (*node, *tree, error) {
 		return nil, nil, fmt.Errorf("read the schema: %w", err)
 	}
 	t := &tree{root: doc}
-	if o, ok := doc.(*omap); ok {
-		if m, ok := o.get("$schema"); ok {
-			t.meta, _ = m.(string)
-		}
-	}
 	return t.build(doc, 0), t, nil
 }
 
 // resolve follows local $refs ("#/$defs/x", "#/definitions/x"), merging the
 // referring object's other keywords over the target.
-func (t *tree) resolve(v any, depth int) (*omap, bool) {
+func (t *tree) resolve(v any) (*omap, bool) {
 	o, ok := v.(*omap)
 	if !ok {
 		return nil, v == true || v == nil
@@ -265,7 +257,7 @@ func (t *tree) pointer(ref string) (any, bool) {
 
 // build classifies one schema location.
 func (t *tree) build(v any, depth int) *node {
-	o, ok := t.resolve(v, depth)
+	o, ok := t.resolve(v)
 	n := &node{s: o}
 	if !ok || depth > maxDepth {
 		return n // kindWhole
