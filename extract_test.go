@@ -204,3 +204,21 @@ func TestWithAcceptLossy(t *testing.T) {
 		}
 	}
 }
+
+// TestPrefillNeedsACompleter: prefill asked of a provider that cannot
+// continue a prefix is a configuration error before any call.
+func TestPrefillNeedsACompleter(t *testing.T) {
+	t.Parallel()
+	s, err := schema.Compile([]byte(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := extractqtest.New([]extractqtest.Reply{extractqtest.Text(`{"n": 1}`)})
+	res, err := extractq.Extract(t.Context(), "doc", s, extractq.WithProvider(p), extractq.WithMode(llm.ModePrefill))
+	if res != nil || !errors.Is(err, extractq.ErrConfig) || !strings.Contains(err.Error(), "cannot continue a prefix") {
+		t.Fatalf("res %v err %v, want ErrConfig saying the provider cannot continue a prefix", res, err)
+	}
+	if len(p.Requests()) != 0 {
+		t.Errorf("%d calls made before the error", len(p.Requests()))
+	}
+}

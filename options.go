@@ -179,7 +179,10 @@ func WithSchemaIn(in SchemaIn) Option {
 }
 
 // WithMode sets how calls ask for structured output (default llm.ModeAuto:
-// the strongest mode the provider supports for the schema).
+// the strongest mode the provider supports for the schema). llm.ModePrefill
+// generates the value field by field on a provider that can continue a
+// prefix (llm.Completer); auto never picks it, and New accepts it but
+// Extract fails with ErrConfig where the provider cannot continue a prefix.
 func WithMode(m llm.Mode) Option { return func(o *options) { o.cfg.Mode = m } }
 
 // WithTemperature sets the sampling temperature (default 0).

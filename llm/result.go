@@ -126,8 +126,17 @@ func (r Repair) String() string {
 // Attempt is one call to the model and what became of its answer. It holds
 // everything the audit trail and the dead-letter diagnostics need.
 type Attempt struct {
-	// N is the 1-based validation attempt number.
+	// N is the 1-based validation attempt number; in ModePrefill, the
+	// 1-based number of the call (one per generated value or decision).
 	N int `json:"n"`
+	// Pointer is the JSON pointer of the value a ModePrefill step generated
+	// ("" for the root, and for every attempt of the other modes).
+	Pointer string `json:"pointer,omitempty"`
+	// Step is what a ModePrefill call asked for: "value", "presence" (is
+	// an optional field there), "more" (does an array go on), "choice" (which
+	// anyOf branch) or "whole" (a subtree generated at once); "" in the
+	// other modes.
+	Step string `json:"step,omitempty"`
 	// Provider and Model name who was asked, e.g. "openai:gpt-4o-mini" and
 	// "gpt-4o-mini".
 	Provider string `json:"provider"`

@@ -120,7 +120,7 @@ Example:
 	fl.StringVar(&f.out, "out", "", "write the JSON lines to this file instead of stdout")
 	fl.BoolVar(&f.resume, "resume", false, "with --out: skip documents whose id already has a final line in the file, append the rest")
 	fl.IntVar(&f.maxReasks, "max-reasks", 3, "re-asks of an invalid answer (at most max-reasks+1 calls per document)")
-	fl.StringVar(&f.mode, "mode", string(llm.ModeAuto), "structured-output mode: auto, text, json, strict or tools")
+	fl.StringVar(&f.mode, "mode", string(llm.ModeAuto), "structured-output mode: auto, text, json, strict, tools or prefill (field by field, for small local models with a completion endpoint)")
 	fl.StringVar(&f.feedback, "feedback", string(extractq.FeedbackReflect), "re-ask feedback: reflect, direct or polite")
 	fl.StringVar(&f.history, "history", string(extractq.HistoryLast), "what a re-ask resends: last (last failed answer only) or full")
 	fl.StringVar(&f.schemaIn, "schema-in", string(extractq.SchemaInAuto), "schema in the prompt: auto, example, schema or none")

@@ -140,7 +140,7 @@ Example:
 	cli.DurationVar(fl, &f.timeout, "timeout", 0, "with --wait: stop waiting after this long, e.g. 30m (the jobs stay queued; exit 1)")
 	fl.BoolVar(&f.asJSON, "json", false, "print the summary as JSON (with --wait, once, with the outcome)")
 	fl.IntVar(&f.maxReasks, "max-reasks", 0, "re-asks after an invalid answer (default: the engine's, 3)")
-	fl.StringVar(&f.mode, "mode", "", "structured-output mode: auto, text, json, strict, tools (default auto)")
+	fl.StringVar(&f.mode, "mode", "", "structured-output mode: auto, text, json, strict, tools or prefill (default auto)")
 	fl.IntVar(&f.maxTokens, "max-tokens", 0, "cap on each answer's tokens")
 	fl.IntVar(&f.tokenBudget, "token-budget", 0, "cap on the tokens spent per document")
 	fl.StringVar(&f.repair, "repair", "", "local repair policy: off, syntax, coerce (default coerce)")

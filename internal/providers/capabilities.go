@@ -13,6 +13,11 @@ var (
 	modesJSONStrict      = []llm.Mode{llm.ModeText, llm.ModeJSON, llm.ModeStrict}
 	modesTextTools       = []llm.Mode{llm.ModeText, llm.ModeTools}
 	modesTextToolsStrict = []llm.Mode{llm.ModeText, llm.ModeStrict, llm.ModeTools}
+	// The same, for servers that also continue a prefix (ModePrefill).
+	modesAllPrefill             = []llm.Mode{llm.ModeText, llm.ModeJSON, llm.ModeStrict, llm.ModeTools, llm.ModePrefill}
+	modesJSONStrictPrefill      = []llm.Mode{llm.ModeText, llm.ModeJSON, llm.ModeStrict, llm.ModePrefill}
+	modesTextToolsPrefill       = []llm.Mode{llm.ModeText, llm.ModeTools, llm.ModePrefill}
+	modesTextToolsStrictPrefill = []llm.Mode{llm.ModeText, llm.ModeStrict, llm.ModeTools, llm.ModePrefill}
 )
 
 // capRule gives the modes of the models of one family whose name starts
@@ -39,20 +44,21 @@ var capabilityTable = map[string][]capRule{
 		{"o1-preview", []llm.Mode{llm.ModeText}},
 	},
 	"anthropic": {
-		{"", modesTextTools},
+		// Every Claude model continues a prefilled assistant turn.
+		{"", modesTextToolsPrefill},
 		// Native structured output (output_config.format) per Anthropic's
 		// structured-outputs guide: Claude 4.5 models and later.
-		{"claude-haiku-4-5", modesTextToolsStrict},
-		{"claude-sonnet-4-5", modesTextToolsStrict},
-		{"claude-opus-4-5", modesTextToolsStrict},
-		{"claude-sonnet-4-6", modesTextToolsStrict},
-		{"claude-opus-4-6", modesTextToolsStrict},
-		{"claude-opus-4-7", modesTextToolsStrict},
+		{"claude-haiku-4-5", modesTextToolsStrictPrefill},
+		{"claude-sonnet-4-5", modesTextToolsStrictPrefill},
+		{"claude-opus-4-5", modesTextToolsStrictPrefill},
+		{"claude-sonnet-4-6", modesTextToolsStrictPrefill},
+		{"claude-opus-4-6", modesTextToolsStrictPrefill},
+		{"claude-opus-4-7", modesTextToolsStrictPrefill},
 	},
 	"gemini": {{"", modesJSONStrict}},
-	"ollama": {{"", modesJSONStrict}}, // format: "json" or a JSON Schema
+	"ollama": {{"", modesJSONStrictPrefill}}, // format: "json" or a JSON Schema; raw /api/generate
 	"ollama-openai": {
-		{"", modesAll},
+		{"", modesAllPrefill}, // /v1/completions
 	},
 	"groq": {
 		{"", modesJSONTools},
@@ -70,8 +76,9 @@ var capabilityTable = map[string][]capRule{
 	"xai":      {{"", modesAll}},
 	"together": {{"", modesJSONTools}},
 	"deepseek": {{"", modesJSONTools}},
-	"vllm":     {{"", modesJSONStrict}}, // guided decoding; tools need server flags
-	"lmstudio": {{"", []llm.Mode{llm.ModeText, llm.ModeStrict}}},
+	"vllm":     {{"", modesJSONStrictPrefill}}, // guided decoding; tools need server flags; /v1/completions
+	"lmstudio": {{"", []llm.Mode{llm.ModeText, llm.ModeStrict, llm.ModePrefill}}},
+	"llamacpp": {{"", modesJSONStrictPrefill}}, // llama.cpp's server: json_object, json_schema, /v1/completions
 }
 
 // capabilitiesFor looks up a family and model in capabilityTable.

@@ -67,6 +67,7 @@ var families = map[string]family{
 	"together":      {wire: wireOpenAI, defaultBase: "https://api.together.xyz/v1", baseEnv: []string{"TOGETHER_BASE_URL"}, keyEnv: []string{"TOGETHER_API_KEY"}, keyRequired: true},
 	"deepseek":      {wire: wireOpenAI, defaultBase: "https://api.deepseek.com/v1", baseEnv: []string{"DEEPSEEK_BASE_URL"}, keyEnv: []string{"DEEPSEEK_API_KEY"}, keyRequired: true},
 	"vllm":          {wire: wireOpenAI, defaultBase: "http://127.0.0.1:8000/v1", baseEnv: []string{"VLLM_BASE_URL"}, keyEnv: []string{"VLLM_API_KEY"}},
+	"llamacpp":      {wire: wireOpenAI, defaultBase: "http://127.0.0.1:8080/v1", baseEnv: []string{"LLAMACPP_BASE_URL"}, keyEnv: []string{"LLAMACPP_API_KEY"}},
 	"lmstudio":      {wire: wireOpenAI, defaultBase: "http://127.0.0.1:1234/v1", baseEnv: []string{"LMSTUDIO_BASE_URL"}, keyEnv: []string{"LMSTUDIO_API_KEY"}},
 	"ollama-openai": {wire: wireOpenAI, defaultBase: "http://127.0.0.1:11434/v1", baseEnv: []string{"OLLAMA_HOST"}, ollamaHost: true, baseSuffix: "/v1", keyEnv: []string{"OLLAMA_API_KEY"}},
 	"anthropic":     {wire: wireAnthropic, defaultBase: "https://api.anthropic.com", baseEnv: []string{"ANTHROPIC_BASE_URL"}, keyEnv: []string{"ANTHROPIC_API_KEY"}, keyRequired: true},

@@ -18,7 +18,11 @@ import (
 // pauses the whole pool. Wrap does not take a job slot: the worker holds one
 // for the whole job (AcquireSlot).
 func (p *Pool) Wrap(inner llm.Provider) llm.Provider {
-	return &paced{pool: p, inner: inner}
+	w := &paced{pool: p, inner: inner}
+	if c, ok := inner.(llm.Completer); ok { // keep prefill mode working (complete.go)
+		return &pacedCompleter{paced: w, completer: c}
+	}
+	return w
 }
 
 type paced struct {

@@ -316,9 +316,9 @@ func (c Config) normalized() (Config, error) {
 		return bad("jitter %q is unknown; use full or none", c.Transport.Jitter)
 	}
 	switch c.Mode {
-	case llm.ModeAuto, llm.ModeText, llm.ModeJSON, llm.ModeStrict, llm.ModeTools:
+	case llm.ModeAuto, llm.ModeText, llm.ModeJSON, llm.ModeStrict, llm.ModeTools, llm.ModePrefill:
 	default:
-		return bad("mode %q is unknown; use auto, text, json, strict or tools", c.Mode)
+		return bad("mode %q is unknown; use auto, text, json, strict, tools or prefill", c.Mode)
 	}
 	return c, nil
 }

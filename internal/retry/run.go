@@ -31,6 +31,9 @@ func Run(ctx context.Context, p llm.Provider, document string, s *schema.Schema,
 	if s == nil {
 		return nil, fmt.Errorf("%w: no schema", ErrConfig)
 	}
+	if cfg.Mode == llm.ModePrefill {
+		return runPrefill(ctx, p, document, s, cfg)
+	}
 	mode, err := resolveMode(cfg.Mode, p)
 	if err != nil {
 		return nil, err

@@ -31,7 +31,7 @@ func (s *Server) draw(r *rng, reask bool) draws {
 		u -= s.rates[f]
 	}
 	fix := r.unit()
-	for f := fCodeFence; f < numFaults; f++ {
+	for f := fCodeFence; f <= fRefusal; f++ { // completion faults are drawn by continueJSON
 		d.output[f] = r.unit() < s.rates[f]
 	}
 	if reask && fix < s.prof.FixProbability {
@@ -49,6 +49,7 @@ func faultRates(p Profile) [numFaults]float64 {
 	r[fCodeFence], r[fProse], r[fTrailingComma], r[fSingleQuotes] = f.CodeFence, f.Prose, f.TrailingComma, f.SingleQuotes
 	r[fMissingRequired], r[fWrongType], r[fEnumOutside], r[fExtraField] = f.MissingRequired, f.WrongType, f.EnumOutside, f.ExtraField
 	r[fTruncation], r[fRefusal] = f.Truncation, f.Refusal
+	r[fOverrunStop], r[fNumberWords] = p.Completion.OverrunStop, p.Completion.NumberWords
 	return r
 }
 

@@ -40,6 +40,23 @@ type Profile struct {
 	// so only truncation and refusal remain); "all" lets every fault hit
 	// every mode, like a model that ignores the constraint.
 	FaultModes string `yaml:"fault_modes,omitempty" json:"fault_modes,omitempty"`
+
+	// Completion spoils continuations on the completion endpoints
+	// (/v1/completions, raw /api/generate) that prefill mode uses; a re-ask
+	// comes back clean with FixProbability.
+	Completion CompletionFaults `yaml:"completion,omitempty" json:"completion"`
+}
+
+// CompletionFaults are the probabilities, per continuation, of what a small
+// model gets wrong when it continues a JSON prefix.
+type CompletionFaults struct {
+	// OverrunStop: the answer runs past the stop sequences (a server that
+	// did not cut, or a stop split across tokens), e.g. `42, "tax": 3}`.
+	OverrunStop float64 `yaml:"overrun_stop,omitempty" json:"overrun_stop"`
+	// NumberWords: a number written as words, e.g. "forty-two".
+	NumberWords float64 `yaml:"number_words,omitempty" json:"number_words"`
+	// EnumOutside: an enum value outside the list, e.g. "eurs" for "EUR".
+	EnumOutside float64 `yaml:"enum_outside,omitempty" json:"enum_outside"`
 }
 
 // Latency is time to first token plus a per-token time for every completion
@@ -125,6 +142,19 @@ var builtins = map[string]Profile{
 		},
 		Faults:         FaultRates{CodeFence: 0.05, MissingRequired: 0.03, WrongType: 0.03, Truncation: 0.01},
 		FixProbability: 0.9,
+	},
+	"small-model": {
+		Name: "small-model",
+		Description: "a small local model behind a completion endpoint: whole JSON objects come back broken (chat and json modes mostly fail), " +
+			"but it continues a JSON prefix reasonably, sometimes running past the stop, writing a number as words or an enum value outside the list",
+		Faults: FaultRates{
+			CodeFence: 0.3, Prose: 0.3, TrailingComma: 0.4, SingleQuotes: 0.3,
+			MissingRequired: 0.7, WrongType: 0.6, EnumOutside: 0.5, ExtraField: 0.3,
+			Truncation: 0.6,
+		},
+		FixProbability: 0.05,
+		FaultModes:     FaultModesAll,
+		Completion:     CompletionFaults{OverrunStop: 0.15, NumberWords: 0.08, EnumOutside: 0.15},
 	},
 	"rate-limited": {
 		Name:           "rate-limited",
@@ -231,6 +261,9 @@ func (p Profile) Validate() error {
 		{"fix_probability", p.FixProbability},
 		{"batch.expire", p.Batch.Expire},
 		{"batch.fail", p.Batch.Fail},
+		{"completion.overrun_stop", p.Completion.OverrunStop},
+		{"completion.number_words", p.Completion.NumberWords},
+		{"completion.enum_outside", p.Completion.EnumOutside},
 	}
 	for _, r := range rates {
 		if !(r.v >= 0 && r.v <= 1) { // also rejects NaN

@@ -145,6 +145,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, a, &apiError{status: 413, kind: errTooLarge, msg: fmt.Sprintf("request body exceeds %d bytes", maxBody)}, nil)
 		return
 	}
+	if isCompletionPath(r.URL.Path) {
+		s.serveCompletion(r.Context(), w, a, buf.Bytes())
+		return
+	}
 	var req *chatRequest
 	var aerr *apiError
 	switch a {
@@ -177,6 +181,10 @@ func routeOf(path string) (a api, model string, known bool) {
 	case "/v1/messages":
 		return apiAnthropic, "", true
 	case "/api/chat":
+		return apiOllama, "", true
+	case "/v1/completions": // prefill mode (completion.go)
+		return apiOpenAI, "", true
+	case "/api/generate":
 		return apiOllama, "", true
 	}
 	for _, prefix := range []string{"/v1beta/models/", "/v1/models/"} {

@@ -29,12 +29,22 @@ const (
 	FaultRefusal         Fault = "refusal"
 )
 
+// Completion faults (prefill mode's /v1/completions and /api/generate; an
+// enum value outside the list counts as FaultEnumOutside).
+const (
+	// FaultOverrunStop: the answer runs past a stop sequence the server
+	// should have cut at.
+	FaultOverrunStop Fault = "overrun_stop"
+	// FaultNumberWords: a number written as words ("forty-two").
+	FaultNumberWords Fault = "number_words"
+)
+
 // allFaults lists the faults in faultID order.
 var allFaults = [...]Fault{
 	FaultStatus500, FaultStatus503, FaultStatus529, FaultTimeout, FaultDrop,
 	FaultCodeFence, FaultProse, FaultTrailingComma, FaultSingleQuotes,
 	FaultMissingRequired, FaultWrongType, FaultEnumOutside, FaultExtraField,
-	FaultTruncation, FaultRefusal,
+	FaultTruncation, FaultRefusal, FaultOverrunStop, FaultNumberWords,
 }
 
 type faultID uint8
@@ -55,6 +65,8 @@ const (
 	fExtraField
 	fTruncation
 	fRefusal
+	fOverrunStop
+	fNumberWords
 	numFaults
 )
 

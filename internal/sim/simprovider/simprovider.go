@@ -25,10 +25,11 @@ const baseURL = "http://sim.invalid/v1"
 // defaultModel is the model name a "sim:PROFILE" provider sends.
 const defaultModel = "sim"
 
-// capabilities: the simulator serves every structured-output mode, and the
-// OpenAI Batch API with OpenAI's limits.
+// capabilities: the simulator serves every structured-output mode, prefill
+// through its /v1/completions, and the OpenAI Batch API with OpenAI's
+// limits.
 var capabilities = llm.Capabilities{
-	Modes: []llm.Mode{llm.ModeText, llm.ModeJSON, llm.ModeStrict, llm.ModeTools},
+	Modes: []llm.Mode{llm.ModeText, llm.ModeJSON, llm.ModeStrict, llm.ModeTools, llm.ModePrefill},
 	Batch: providers.OpenAIBatchLimits(),
 }
 
