@@ -29,6 +29,18 @@ const (
 	ShapeFixedWindow = "fixed-window"
 )
 
+// Header modes for RateLimits.Headers: what a response says of the limits.
+const (
+	// HeadersAll (the default) sends OpenAI's x-ratelimit-* and
+	// Anthropic's anthropic-ratelimit-* on every response, and Retry-After
+	// with retry-after-ms on a refusal.
+	HeadersAll = "all"
+	// HeadersRetryAfter sends only Retry-After, in whole seconds, on a
+	// refusal, as Gemini and many OpenAI-compatible servers do: a client
+	// learns nothing of the budget until it is refused.
+	HeadersRetryAfter = "retry-after"
+)
+
 // LimiterShapes lists the shapes RateLimits.Shape accepts.
 func LimiterShapes() []string {
 	return []string{ShapeTokenBucket, ShapeSlidingWindow, ShapeFixedWindow}
@@ -223,6 +235,7 @@ func (w *fixedWindow) fill(now time.Time) {
 type limiter struct {
 	mu       sync.Mutex
 	shape    string
+	headers  string
 	rpm, tpm int
 	reqs     meter // nil when requests are not limited
 	toks     meter // nil when tokens are not limited
@@ -230,6 +243,7 @@ type limiter struct {
 
 // limitState is what one response reports of the limits.
 type limitState struct {
+	onlyRetryAfter     bool // HeadersRetryAfter
 	rpm, tpm           int
 	remReqs, remToks   int
 	resetReqs, resetTs time.Duration // until the budget is whole again
@@ -245,7 +259,7 @@ func newLimiter(rl RateLimits, now time.Time) *limiter {
 	if rl.RequestsPerMinute == 0 && rl.TokensPerMinute == 0 {
 		return nil
 	}
-	l := &limiter{shape: rl.Shape, rpm: rl.RequestsPerMinute, tpm: rl.TokensPerMinute}
+	l := &limiter{shape: rl.Shape, headers: rl.Headers, rpm: rl.RequestsPerMinute, tpm: rl.TokensPerMinute}
 	if l.shape == "" {
 		l.shape = ShapeTokenBucket
 	}
@@ -308,6 +322,7 @@ func (l *limiter) fill(now time.Time) {
 
 func (l *limiter) fillState(now time.Time, st *limitState) {
 	st.rpm, st.tpm = l.rpm, l.tpm
+	st.onlyRetryAfter = l.headers == HeadersRetryAfter
 	if l.reqs != nil {
 		st.remReqs = max(0, int(l.reqs.avail(now)))
 		st.resetReqs = l.reqs.reset(now)
@@ -342,8 +357,15 @@ func ceilMilli(d time.Duration) time.Duration {
 // anthropic-ratelimit-* headers (every API gets both, so any adapter can
 // learn from any route), and Retry-After on a refusal. Whatever the shape,
 // "remaining" is what may be spent now and "reset" is when the budget is
-// whole again, as both providers document them.
+// whole again, as both providers document them. With HeadersRetryAfter
+// only a refusal's Retry-After is sent.
 func (st *limitState) writeHeaders(h http.Header, now time.Time) {
+	if st.onlyRetryAfter {
+		if st.exceeded != "" {
+			set(h, "Retry-After", strconv.FormatInt(max(1, int64(math.Ceil(st.retryAfter.Seconds()))), 10))
+		}
+		return
+	}
 	if st.rpm > 0 {
 		set(h, "X-Ratelimit-Limit-Requests", strconv.Itoa(st.rpm))
 		set(h, "X-Ratelimit-Remaining-Requests", strconv.Itoa(st.remReqs))
