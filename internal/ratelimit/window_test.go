@@ -1,0 +1,172 @@
+package ratelimit
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/extractq/extractq/internal/providers"
+)
+
+// admission is one call the provider admitted: when, and its tokens.
+type admission struct {
+	at     time.Time
+	tokens int
+}
+
+// recorder is a provider that admits every call at the fake clock's time,
+// reporting used tokens, except the calls refuse names (by number, from 1),
+// which it answers with a 429 and Retry-After.
+type recorder struct {
+	clk    *fakeClock
+	used   int
+	refuse map[int]time.Duration
+
+	mu   sync.Mutex
+	n    int
+	seen []admission
+}
+
+func (r *recorder) Name() string                         { return "sim:recorder" }
+func (r *recorder) Model() string                        { return "recorder" }
+func (r *recorder) Capabilities() providers.Capabilities { return providers.Capabilities{} }
+func (r *recorder) Chat(_ context.Context, _ providers.Request) (*providers.Response, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.n++
+	if d, ok := r.refuse[r.n]; ok {
+		return nil, throttled(providers.ClassRateLimited, providers.RateLimit{RetryAfter: d})
+	}
+	r.seen = append(r.seen, admission{at: r.clk.Now(), tokens: r.used})
+	return &providers.Response{Text: "{}", Usage: providers.Usage{PromptTokens: r.used / 2, CompletionTokens: r.used - r.used/2}}, nil
+}
+
+// phase is a span of back-to-back calls followed by a gap without any.
+type phase struct{ busy, idle time.Duration }
+
+// TestPacingFitsAStrictWindow drives one pool with calls back to back,
+// broken by idle gaps and 429 pauses, on a fake clock, and checks what a
+// strict sliding-window limiter enforces: in no trailing minute did the
+// pool's admitted calls exceed its share of the limit. A token bucket
+// forgives a burst after a gap (it refilled meanwhile); a sliding window
+// counts it against the same minute as the steady calls that follow, so
+// a pool that saves up unused budget and spends it at once overflows the
+// window by what it saved.
+func TestPacingFitsAStrictWindow(t *testing.T) {
+	t.Parallel()
+	gappy := []phase{{61 * time.Second, 2500 * time.Millisecond}, {61 * time.Second, 700 * time.Millisecond}, {61 * time.Second, 0}}
+	tests := []struct {
+		name    string
+		limits  Limits
+		members int
+		prompt  int // characters; the call is estimated at prompt/4 + maxTokens and uses as much
+		max     int
+		refuse  map[int]time.Duration
+		phases  []phase
+	}{
+		// Calls of 50 tokens against a share of 200 tokens a second: a
+		// limiter holding a second's worth sends four at once after a gap.
+		{"tokens, small calls, idle gaps", Limits{Concurrency: 4, TPM: 12_000}, 1, 100, 25, nil, gappy},
+		{"tokens, small calls, 429 pauses", Limits{Concurrency: 4, TPM: 12_000}, 1, 100, 25, map[int]time.Duration{300: 2 * time.Second, 500: 1500 * time.Millisecond}, []phase{{190 * time.Second, 0}}},
+		{"tokens shared by 4 members", Limits{Concurrency: 4, TPM: 48_000}, 4, 100, 25, nil, gappy},
+		{"requests, idle gaps", Limits{Concurrency: 4, RPM: 120}, 1, 100, 25, nil, gappy},
+		{"requests, 429 pauses", Limits{Concurrency: 4, RPM: 120}, 1, 100, 25, map[int]time.Duration{100: 2 * time.Second, 200: time.Second}, []phase{{190 * time.Second, 0}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			clk := newFakeClock()
+			p := testPool(tc.limits, clk, withJitter(func() float64 { return 0.5 }))
+			if tc.members > 1 {
+				p.setMembers(tc.members, ShareFleet)
+			}
+			est := tc.prompt/4 + tc.max
+			prov := &recorder{clk: clk, used: est, refuse: tc.refuse}
+			w := p.Wrap(prov)
+			req := providers.Request{Messages: []providers.Message{{Role: providers.RoleUser, Content: strings.Repeat("x", tc.prompt)}}, MaxTokens: tc.max}
+
+			ctx := t.Context()
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				for _, ph := range tc.phases {
+					for end := clk.Now().Add(ph.busy); clk.Now().Before(end); {
+						if _, err := w.Chat(ctx, req); err != nil && !isThrottled(err) {
+							t.Errorf("Chat: %v", err)
+							return
+						}
+					}
+					if ph.idle > 0 {
+						c, stop := clk.Timer(ph.idle)
+						<-c
+						stop()
+					}
+				}
+			}()
+			drive(t, clk, done)
+
+			share := float64(tc.limits.RPM) / float64(tc.members)
+			count := func(a admission) float64 { return 1 }
+			if tc.limits.TPM > 0 {
+				share = float64(tc.limits.TPM) / float64(tc.members)
+				count = func(a admission) float64 { return float64(a.tokens) }
+			}
+			seen := prov.seen
+			if len(seen) < 100 {
+				t.Fatalf("only %d calls admitted", len(seen))
+			}
+			// Every trailing minute that ends at an admission: (at-60s, at].
+			var worst float64
+			var worstAt time.Time
+			for i, a := range seen {
+				sum := 0.0
+				for j := i; j >= 0 && seen[j].at.After(a.at.Add(-time.Minute)); j-- {
+					sum += count(seen[j])
+				}
+				if sum > worst {
+					worst, worstAt = sum, a.at
+				}
+			}
+			if worst > share {
+				t.Fatalf("the minute ending %v after the start carried %.0f, more than the pool's share of %.0f: a strict sliding window refuses the excess",
+					worstAt.Sub(seen[0].at), worst, share)
+			}
+			// And the pacing still uses the share: the busiest minute is
+			// within a few percent of it.
+			if worst < 0.95*share {
+				t.Fatalf("the busiest minute carried %.0f, under 95%% of the share of %.0f", worst, share)
+			}
+		})
+	}
+}
+
+func isThrottled(err error) bool {
+	var pe *providers.Error
+	return errors.As(err, &pe) && pe.Class == providers.ClassRateLimited
+}
+
+// drive moves the fake clock to each next timer until done is closed.
+func drive(t *testing.T, clk *fakeClock, done <-chan struct{}) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		select {
+		case <-done:
+			return
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the calls did not finish")
+		}
+		if clk.pending() > 0 {
+			clk.AdvanceToNext()
+		} else {
+			time.Sleep(200 * time.Microsecond)
+		}
+	}
+}
+
+
