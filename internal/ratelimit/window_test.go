@@ -3,6 +3,7 @@ package ratelimit
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -79,7 +80,7 @@ func TestPacingFitsAStrictWindow(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			clk := newFakeClock()
-			p := testPool(tc.limits, clk, withJitter(func() float64 { return 0.5 }))
+			p := testPool(tc.limits, clk, withJitter(func() float64 { return 0.5 }), WithHeadroom(DefaultHeadroom))
 			if tc.members > 1 {
 				p.setMembers(tc.members, ShareFleet)
 			}
@@ -130,9 +131,14 @@ func TestPacingFitsAStrictWindow(t *testing.T) {
 					worst, worstAt = sum, a.at
 				}
 			}
-			if worst > share {
-				t.Fatalf("the minute ending %v after the start carried %.0f, more than the pool's share of %.0f: a strict sliding window refuses the excess",
-					worstAt.Sub(seen[0].at), worst, share)
+			// What the pool promises: its share less the headroom, give or
+			// take the one call that crosses the minute's edge (calls are
+			// whole). A limiter that saves up unused budget exceeds it by
+			// what it saved; one without headroom, by the headroom.
+			one := count(seen[0])
+			if bound := share*(1-DefaultHeadroom) + one; worst > bound {
+				t.Fatalf("the minute ending %v after the start carried %.0f, more than the share of %.0f less the headroom (%.0f, plus one call of %.0f): a strict sliding window filled by the fleet refuses the excess",
+					worstAt.Sub(seen[0].at), worst, share, share*(1-DefaultHeadroom), one)
 			}
 			// And the pacing still uses the share: the busiest minute is
 			// within a few percent of it.
@@ -170,3 +176,105 @@ func drive(t *testing.T, clk *fakeClock, done <-chan struct{}) {
 }
 
 
+
+// TestFleetStartFitsAStrictWindow starts 16 workers' pools together, as a
+// fleet rolled out at once: each first count sees only the workers that
+// beat before it (1, 2, … 16), and every worker counts all 16 at its next
+// round, one heartbeat interval later. A newcomer that took its share of
+// what it saw would run the fleet at limit × (1 + 1/2 + … + 1/16), 3.4
+// times the limit, until then; the whole fleet's trailing minute would
+// carry about 8% more than the limit. Newcomers that find peers hold
+// their calls until the peers have counted them.
+func TestFleetStartFitsAStrictWindow(t *testing.T) {
+	t.Parallel()
+	const (
+		workers  = 16
+		rpm      = 480
+		interval = 2 * time.Second // heartbeat interval
+		run      = 70 * time.Second
+	)
+	clk := newFakeClock()
+	prov := &recorder{clk: clk, used: 50}
+	req := providers.Request{Messages: []providers.Message{{Role: providers.RoleUser, Content: strings.Repeat("x", 100)}}, MaxTokens: 25}
+	pools := make([]*Pool, workers)
+	for i := range pools {
+		pools[i] = testPool(Limits{Concurrency: 4, RPM: rpm}, clk, withJitter(func() float64 { return 0.5 }), WithHeadroom(DefaultHeadroom))
+		pools[i].countMembers(i+1, ShareFleet, interval+interval/5) // the first round: a join
+	}
+	ctx := t.Context()
+	end := clk.Now().Add(run)
+	var wg sync.WaitGroup
+	for _, p := range pools {
+		w := p.Wrap(prov)
+		wg.Go(func() {
+			for clk.Now().Before(end) {
+				if _, err := w.Chat(ctx, req); err != nil {
+					t.Errorf("Chat: %v", err)
+					return
+				}
+			}
+		})
+	}
+	wg.Go(func() { // every worker's second round
+		c, stop := clk.Timer(interval)
+		defer stop()
+		<-c
+		for _, p := range pools {
+			p.countMembers(workers, ShareFleet, 0)
+		}
+	})
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	// Step only when every goroutine waits on the clock, so none misses
+	// time it should have had.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		select {
+		case <-done:
+			goto check
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the calls did not finish")
+		}
+		if clk.pending() >= live(pools, clk, end) {
+			clk.AdvanceToNext()
+		} else {
+			time.Sleep(100 * time.Microsecond)
+		}
+	}
+check:
+	seen := prov.seen
+	worst, worstAt := 0, time.Time{}
+	for i, a := range seen {
+		n := 0
+		for j := i; j >= 0 && seen[j].at.After(a.at.Add(-time.Minute)); j-- {
+			n++
+		}
+		if n > worst {
+			worst, worstAt = n, a.at
+		}
+	}
+	// Each worker may have one call on the minute's edge.
+	if bound := int(math.Floor(rpm*(1-DefaultHeadroom))) + workers; worst > bound {
+		t.Fatalf("the minute ending %v after the start carried %d requests, more than the limit of %d less the headroom (and one call per worker): %d",
+			worstAt.Sub(seen[0].at), worst, rpm, bound)
+	}
+	if worst < rpm*95/100 {
+		t.Fatalf("the busiest minute carried %d requests, under 95%% of the limit of %d", worst, rpm)
+	}
+}
+
+// live is how many goroutines of TestFleetStartFitsAStrictWindow still
+// wait on the clock: one caller per pool until the run ends, and the
+// second round until it has run.
+func live(pools []*Pool, clk *fakeClock, end time.Time) int {
+	n := 0
+	if clk.Now().Before(end) {
+		n = len(pools)
+	}
+	if pools[0].Snapshot().Members != len(pools) {
+		n++
+	}
+	return n
+}
