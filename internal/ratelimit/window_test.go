@@ -175,8 +175,6 @@ func drive(t *testing.T, clk *fakeClock, done <-chan struct{}) {
 	}
 }
 
-
-
 // TestFleetStartFitsAStrictWindow starts 16 workers' pools together, as a
 // fleet rolled out at once: each first count sees only the workers that
 // beat before it (1, 2, … 16), and every worker counts all 16 at its next
