@@ -23,6 +23,10 @@
 //     overflows with any network or scheduling jitter; the headroom absorbs
 //     it. Headers that report little remaining slow the pool further (see
 //     headerFactor) but never compound with the headroom: the lower wins.
+//     Tokens also leave one typical call per minute unused: a worker can be
+//     about one call ahead at a minute's edge (the provider counts a call
+//     when it admits it, the pool only its estimate until usage is
+//     reported), which matters when a share is only tens of calls a minute.
 //   - No saved-up budget: requests are spaced one interval apart (burst 1),
 //     and the token limiter saves at most tokenBank (100 ms) of the share,
 //     so a gap (idle, a pause, a hold) is never made up by a burst a
@@ -211,6 +215,7 @@ type Pool struct {
 	reqHdr, tokHdr         headerState
 	tokenCredit            float64   // tokens reserved but not used, handed to the next call
 	answerAvg              float64   // moving average of reported answer tokens (0: none yet)
+	callAvg                float64   // moving average of the tokens a call used (0: none yet)
 	lastEstimate           int       // the latest call's token estimate
 	lastCall               time.Time // when the latest call goes (or went) out
 
@@ -458,10 +463,27 @@ func (p *Pool) reqRateLocked(now time.Time) rate.Limit {
 	return rate.Limit(math.Max(r, 1e-3))
 }
 
-// tokRateLocked is this worker's token rate per second now.
+// tokRateLocked is this worker's token rate per second now. Besides the
+// headroom it leaves one call per minute unused: at the edge of a minute a
+// worker may be up to about one call ahead of its share, since a provider
+// counts a call's tokens when it admits it while the pool counts only the
+// estimate until the answer reports usage, and hands what a call did not
+// use to the next one. Against a window the fleet fills, every worker's
+// call counts, so this matters when shares are small (16 workers on
+// 600,000 tokens per minute: one call is about 1.3% of a share).
 func (p *Pool) tokRateLocked(now time.Time) rate.Limit {
 	r := float64(p.fleetTPM()) / 60 / float64(p.members) * p.rampLocked(now) * p.paceFactor(p.tokHdr, p.fleetTPM(), now)
+	r -= math.Min(p.callTokensLocked()/60, r/2)
 	return rate.Limit(math.Max(r, 1e-3))
+}
+
+// callTokensLocked is the tokens of a typical call: the moving average of
+// reported usage, else the latest estimate.
+func (p *Pool) callTokensLocked() float64 {
+	if p.callAvg > 0 {
+		return p.callAvg
+	}
+	return float64(p.lastEstimate)
 }
 
 // tokenBurstLocked is the token limiter's burst: tokenBank of the share.
