@@ -144,22 +144,27 @@ func TestPacingFitsAStrictWindow(t *testing.T) {
 					worst, worstAt = sum, a.at
 				}
 			}
-			// What the pool promises: never more than its share, and its
-			// share less the headroom, give or take the one call that
-			// crosses the minute's edge (calls are whole). A limiter that
-			// saves up unused budget exceeds it by what it saved; one
-			// without headroom, by the headroom.
-			if worst > share {
-				t.Fatalf("the minute ending %v after the start carried %.0f, more than the share of %.0f: a strict sliding window filled by the fleet refuses the excess",
-					worstAt.Sub(seen[0].at), worst, share)
+			// What the pool promises. Requests go at least one interval
+			// apart at the share less the headroom, so no trailing minute
+			// carries more than that. Tokens are paced at the share less
+			// the headroom less one average call a minute, and a minute can
+			// also hold the call on its edge, paced before it began: at
+			// most the share less the headroom, less the average call, plus
+			// the largest (give or take 1% for the moving average). A
+			// limiter that saves up unused budget exceeds this by what it
+			// saved; one without headroom, by the headroom.
+			bound := math.Ceil(share * (1 - DefaultHeadroom))
+			if tc.limits.TPM > 0 {
+				total, largest := 0.0, 0.0
+				for _, a := range seen {
+					total += count(a)
+					largest = max(largest, count(a))
+				}
+				bound = share*(1-DefaultHeadroom) - total/float64(len(seen)) + largest + share/100
 			}
-			one := 0.0
-			for _, a := range seen {
-				one = max(one, count(a))
-			}
-			if bound := share*(1-DefaultHeadroom) + one; worst > bound {
-				t.Fatalf("the minute ending %v after the start carried %.0f, more than the share of %.0f less the headroom (%.0f, plus one call of %.0f): a strict sliding window filled by the fleet refuses the excess",
-					worstAt.Sub(seen[0].at), worst, share, share*(1-DefaultHeadroom), one)
+			if worst > bound {
+				t.Fatalf("the minute ending %v after the start carried %.0f, more than the pool paces for (%.0f of a share of %.0f): a strict sliding window filled by the fleet refuses the excess",
+					worstAt.Sub(seen[0].at), worst, bound, share)
 			}
 			// And the pacing still uses the share: the busiest minute is
 			// within a few percent of it.
