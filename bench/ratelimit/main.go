@@ -23,10 +23,11 @@
 // part). The workers then start as a real fleet does: each begins work as
 // soon as its own membership is up, without waiting to see its peers. The
 // warm-up (the fleet's first seconds, start-up included, its 429s reported
-// apart: 5 s, or a whole minute under a sliding window, whose memory is a
-// minute long) is followed by the measured window.
+// apart: 5 s for rpm, 15 s for tpm, or a whole minute under a sliding
+// window, whose memory is a minute long) is followed by the measured
+// window.
 //
-//	go run ./bench/ratelimit                 # the full table (about 14 minutes)
+//	go run ./bench/ratelimit                 # the full table (about 15 minutes)
 //	go run ./bench/ratelimit -workers 1,4 -measure 20s -only rpm -shapes sliding-window
 //	go run ./bench/ratelimit -nats nats://127.0.0.1:4222   # an external server
 //
@@ -88,11 +89,16 @@ func scenarios(measure time.Duration, shapes []string, headers string) []scenari
 	// gap, is where steady pacing overflows. So the measured window of a
 	// sliding-window run starts a whole window after the fleet's start: it
 	// then holds only the fleet's own traffic, start-up echoes included.
-	warmup := func(shape string) time.Duration {
+	//
+	// Otherwise the warm-up covers the fleet's start: newcomers hold for a
+	// heartbeat and a fifth, and a token pool's first calls are paced on
+	// estimates of a whole max_tokens until answers report usage, so a tpm
+	// fleet takes some 10 s to settle.
+	warmup := func(shape string, settle time.Duration) time.Duration {
 		if shape == sim.ShapeSlidingWindow {
 			return time.Minute
 		}
-		return 5 * time.Second
+		return settle
 	}
 	var out []scenario
 	for _, shape := range shapes {
@@ -100,7 +106,7 @@ func scenarios(measure time.Duration, shapes []string, headers string) []scenari
 			name: "rpm", shape: shape,
 			profile: sim.Profile{Name: "bench-rpm", RateLimits: sim.RateLimits{RequestsPerMinute: rpm, Shape: shape, Headers: headers}, Latency: sim.Latency{TTFT: 100 * time.Millisecond, Jitter: 0.3}, FixProbability: 1},
 			pool:    fmt.Sprintf("%s=rpm:%d,concurrency:64", poolName, rpm),
-			target:  rpm, unit: "requests/min", measure: measure, warmup: warmup(shape),
+			target:  rpm, unit: "requests/min", measure: measure, warmup: warmup(shape, 5*time.Second),
 		})
 	}
 	for _, shape := range shapes {
@@ -108,7 +114,7 @@ func scenarios(measure time.Duration, shapes []string, headers string) []scenari
 			name: "tpm", shape: shape,
 			profile: sim.Profile{Name: "bench-tpm", RateLimits: sim.RateLimits{TokensPerMinute: tpm, Shape: shape, Headers: headers}, Latency: sim.Latency{TTFT: 50 * time.Millisecond, Jitter: 0.3}, FixProbability: 1},
 			pool:    fmt.Sprintf("%s=tpm:%d,concurrency:64", poolName, tpm),
-			target:  tpm, unit: "tokens/min", measure: measure, warmup: warmup(shape),
+			target:  tpm, unit: "tokens/min", measure: measure, warmup: warmup(shape, 15*time.Second),
 		})
 	}
 	return append(out, scenario{
