@@ -113,7 +113,9 @@ const (
 	// from a gap spend what it saved at once: a token bucket forgives that,
 	// a sliding window counts it on top of the minute of steady calls that
 	// follows. It stays above zero so a call is not split into reservations
-	// of one token.
+	// of one token, and so the pull of the next job (a slot is granted when
+	// the budget is out of debt, then the job is pulled and its call
+	// reserved) costs no budget unless it takes longer than the bank.
 	tokenBank = 100 * time.Millisecond
 )
 
