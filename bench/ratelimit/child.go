@@ -8,10 +8,8 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/extractq/extractq/llm"
 
@@ -27,20 +25,28 @@ const childEnv = "EXTRACTQ_BENCH_WORKER"
 
 // runChild is one worker process: a pool from the --pool spec, fleet
 // membership, and the worker's loop (slot, then call) against the
-// simulator. It says READY once it sees the whole fleet, starts on GO,
-// and says DONE when its run is over.
+// simulator. Like a worker of a real fleet it starts work as soon as its
+// own membership is up, whatever it has seen of its peers, and says
+// STARTED. It stops on STOP, or when stdin closes (the bench is gone), and
+// says DONE once its calls have ended.
 func runChild() error {
 	env := func(k string) string { return os.Getenv(k) }
 	spec, err := ratelimit.ParsePoolSpec(env("BENCH_POOL"))
 	if err != nil {
 		return err
 	}
-	fleet, _ := strconv.Atoi(env("BENCH_FLEET"))
-	run, err := time.ParseDuration(env("BENCH_RUN"))
-	if err != nil {
-		return err
-	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	if env("BENCH_DEBUG") != "" {
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("worker", env("BENCH_WORKER"))
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		// Any line (STOP) or the end of stdin ends the run.
+		_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
+		cancel()
+	}()
 
 	nc, err := nats.Connect(env("BENCH_NATS"))
 	if err != nil {
@@ -52,7 +58,6 @@ func runChild() error {
 		return err
 	}
 	pool := ratelimit.NewPool(spec.Name, spec.Limits, ratelimit.WithLogger(log))
-	ctx := context.Background()
 	m, err := ratelimit.StartMembership(ctx, js, env("BENCH_WORKER"), []*ratelimit.Pool{pool},
 		ratelimit.WithBucket(env("BENCH_BUCKET")), ratelimit.WithMembershipLogger(log))
 	if err != nil {
@@ -64,32 +69,19 @@ func runChild() error {
 		return err
 	}
 	paced := pool.Wrap(prov)
+	fmt.Println("STARTED")
 
-	for deadline := time.Now().Add(30 * time.Second); pool.Snapshot().Members != fleet; {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("saw %d members, want %d", pool.Snapshot().Members, fleet)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	fmt.Println("READY")
-	in := bufio.NewScanner(os.Stdin)
-	if !in.Scan() || in.Text() != "GO" {
-		return fmt.Errorf("want GO on stdin, got %q", in.Text())
-	}
-
-	rctx, cancel := context.WithTimeout(ctx, run)
-	defer cancel()
 	rng := rand.New(rand.NewPCG(uint64(os.Getpid()), 7))
 	var wg sync.WaitGroup
 	for {
-		release, err := pool.AcquireSlot(rctx)
+		release, err := pool.AcquireSlot(ctx)
 		if err != nil {
 			break
 		}
 		req := request(env("BENCH_SCENARIO"), rng.IntN(4))
 		wg.Go(func() {
 			defer release()
-			_, _ = paced.Chat(rctx, req)
+			_, _ = paced.Chat(ctx, req)
 		})
 	}
 	wg.Wait()

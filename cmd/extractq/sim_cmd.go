@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -41,6 +42,7 @@ func newSimServeCmd() *cobra.Command {
 		addr    string
 		profile string
 		seed    uint64
+		limiter string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -53,16 +55,25 @@ func newSimServeCmd() *cobra.Command {
   GET  /stats, POST /stats/reset                  what the simulator did
 
 --profile names a built-in profile (see "extractq sim profiles") or a YAML/JSON file.
-Answers are reproducible for a given --seed.
+Answers are reproducible for a given --seed. --limiter overrides how the profile's rate
+limits are counted: token-bucket, sliding-window (strict trailing minute) or fixed-window
+(reset on every minute).
 
 Example:
   extractq sim serve --addr 127.0.0.1:8089 --profile flaky --seed 1
+  extractq sim serve --profile rate-limited --limiter sliding-window
   OPENAI_BASE_URL=http://127.0.0.1:8089/v1 extractq extract --provider openai:gpt-4o-mini ...`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p, err := sim.LoadProfile(profile)
 			if err != nil {
 				return cli.Usage(fmt.Errorf("--profile: %w", err))
+			}
+			if cmd.Flags().Changed("limiter") {
+				p.RateLimits.Shape = limiter
+				if err := p.Validate(); err != nil {
+					return cli.Usage(fmt.Errorf("--limiter: %w", err))
+				}
 			}
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
@@ -75,7 +86,7 @@ Example:
 			defer stop()
 			served := make(chan error, 1)
 			go func() { served <- srv.Serve(ln) }()
-			fmt.Fprintf(cmd.OutOrStdout(), "extractq sim: profile %q, seed %d, serving on http://%s (stats at /stats); Ctrl-C stops\n", p.Name, seed, ln.Addr())
+			fmt.Fprintf(cmd.OutOrStdout(), "extractq sim: profile %q, seed %d%s, serving on http://%s (stats at /stats); Ctrl-C stops\n", p.Name, seed, limiterNote(p), ln.Addr())
 			select {
 			case err := <-served:
 				return cli.Failed(fmt.Errorf("simulator stopped: %w", err))
@@ -96,7 +107,21 @@ Example:
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8089", "address to listen on")
 	cmd.Flags().StringVar(&profile, "profile", "clean", "built-in profile name or a YAML/JSON profile file")
 	cmd.Flags().Uint64Var(&seed, "seed", 0, "seed for every random choice (same seed, same answers)")
+	cmd.Flags().StringVar(&limiter, "limiter", "", "how rate limits are counted, overriding the profile: "+strings.Join(sim.LimiterShapes(), ", "))
 	return cmd
+}
+
+// limiterNote names the limiter shape in the start-up line when the
+// profile has rate limits.
+func limiterNote(p sim.Profile) string {
+	if p.RateLimits.RequestsPerMinute == 0 && p.RateLimits.TokensPerMinute == 0 {
+		return ""
+	}
+	shape := p.RateLimits.Shape
+	if shape == "" {
+		shape = sim.ShapeTokenBucket
+	}
+	return ", rate limits counted as a " + shape
 }
 
 func newSimProfilesCmd() *cobra.Command {

@@ -66,6 +66,7 @@ type Membership struct {
 	lastSeen map[string]int         // live members per pool at the last good count
 	degraded bool                   // the last round failed: shares are fallbacks
 	hours    map[string]*hourWindow // 429s of the last hour per pool, for the heartbeats
+	lastBeat time.Time              // start of the last round whose beats all landed
 
 	cancel   context.CancelFunc
 	done     chan struct{}
@@ -158,9 +159,16 @@ func (m *Membership) leave(ctx context.Context) {
 }
 
 // round beats once for every pool and updates their shares.
+//
+// The first good round, and the first after this worker's keys may have
+// expired (no good round for a TTL), is a join: peers have not counted
+// this worker yet, so each pool holds its calls for an interval and a
+// fifth (see Pool.countMembers). By then every live peer has beaten and
+// counted it.
 func (m *Membership) round(parent context.Context) {
 	ctx, cancel := context.WithTimeout(parent, m.interval)
 	defer cancel()
+	started := time.Now()
 	err := m.bind(ctx)
 	if err == nil {
 		counts := make(map[string]int, len(m.pools))
@@ -177,9 +185,14 @@ func (m *Membership) round(parent context.Context) {
 				m.log.Info("ratelimit: membership bucket reachable again; fleet shares restored", "bucket", m.bucketName)
 			}
 			m.degraded = false
+			var join time.Duration
+			if m.lastBeat.IsZero() || !started.Before(m.lastBeat.Add(m.ttl)) {
+				join = m.interval + m.interval/5
+			}
+			m.lastBeat = started
 			for _, p := range m.pools {
 				m.lastSeen[p.Name()] = counts[p.Name()]
-				p.setMembers(counts[p.Name()], ShareFleet)
+				p.countMembers(counts[p.Name()], ShareFleet, join)
 			}
 			return
 		}
@@ -195,7 +208,7 @@ func (m *Membership) round(parent context.Context) {
 	}
 	m.degraded = true
 	for _, p := range m.pools {
-		p.setMembers(max(m.lastSeen[p.Name()]+1, m.expected, 2), ShareFallback)
+		p.countMembers(max(m.lastSeen[p.Name()]+1, m.expected, 2), ShareFallback, 0)
 	}
 }
 

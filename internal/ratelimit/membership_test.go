@@ -73,14 +73,19 @@ func TestMembershipRebalances(t *testing.T) {
 	_, jsA := connect(t, srv)
 	a := newPool()
 	join(t, jsA, "worker-a", a, other)
-	if s := a.Snapshot(); s.Members != 1 || s.ShareSource != ShareFleet || s.Share.RPM != 6000 {
-		t.Fatalf("alone: snapshot %+v, want the whole limit from the fleet bucket", s)
+	if s := a.Snapshot(); s.Members != 1 || s.ShareSource != ShareFleet || s.Share.RPM != 6000 || !s.JoiningUntil.IsZero() {
+		t.Fatalf("alone: snapshot %+v, want the whole limit from the fleet bucket, and no hold", s)
 	}
 
-	// Join: a second and a third worker.
+	// Join: a second and a third worker. A newcomer that finds peers holds
+	// its calls for an interval and a fifth (testTTL/3 * 1.2), until they
+	// have counted it.
 	_, jsB := connect(t, srv)
 	b := newPool()
 	mb := join(t, jsB, "worker-b", b)
+	if s := b.Snapshot(); s.JoiningUntil.IsZero() || time.Until(s.JoiningUntil) > testTTL/3*6/5 {
+		t.Fatalf("newcomer: snapshot %+v, want a hold of at most %v", s, testTTL/3*6/5)
+	}
 	ncC, jsC := connect(t, srv)
 	c := newPool()
 	mc := join(t, jsC, "worker-c", c)

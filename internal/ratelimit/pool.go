@@ -6,6 +6,40 @@
 // concurrency when they repeat. Configured limits are fleet-wide: a
 // Membership divides them among the live workers of each pool through
 // heartbeats in a JetStream key-value bucket.
+//
+// # Pacing against any limiter shape
+//
+// Providers count a per-minute budget in different ways: a token bucket
+// (unused budget accumulates up to a minute's worth, so a burst after a
+// quiet spell is forgiven), a strict sliding window (whatever was admitted
+// in the trailing minute counts, so a burst is not forgiven, and is
+// punished again a minute later when it leaves the window after a gap and
+// steady calls meet the gap's echo), or a fixed window reset on the
+// minute. The pool paces so that the fleet fits the strictest of these,
+// the sliding window, which then fits the others too:
+//
+//   - Headroom: each worker paces at its share less DefaultHeadroom (2%).
+//     Pacing at exactly the limit against a window that counts arrivals
+//     overflows with any network or scheduling jitter; the headroom absorbs
+//     it. Headers that report little remaining slow the pool further (see
+//     headerFactor) but never compound with the headroom: the lower wins.
+//     Tokens also leave one typical call per minute unused: a worker can be
+//     about one call ahead at a minute's edge (the provider counts a call
+//     when it admits it, the pool only its estimate until usage is
+//     reported), which matters when a share is only tens of calls a minute.
+//   - No saved-up budget: requests are spaced one interval apart (burst 1),
+//     and the token limiter saves at most tokenBank (100 ms) of the share,
+//     so a gap (idle, a pause, a hold) is never made up by a burst a
+//     sliding window would count against the minute that follows.
+//   - After a 429/529 pause the rate climbs back from half (rampLocked), and
+//     calls queued during the pause take new reservations.
+//   - Newcomers hold: a worker whose first count finds peers sends nothing
+//     until the peers have counted it (one heartbeat interval); until then
+//     their shares already add up to the whole limit (see countMembers).
+//   - Hysteresis: a lower member count (a larger share) is applied only
+//     when two rounds in a row see it, so one late heartbeat does not let
+//     the others grow while its worker still runs; a higher count (a
+//     smaller share) applies at once.
 package ratelimit
 
 import (
@@ -69,6 +103,20 @@ const (
 	// answerHeadroom is the margin the estimate adds to that average.
 	answerEWMA     = 0.1
 	answerHeadroom = 1.25
+	// DefaultHeadroom is the part of its share a pool leaves unused, so
+	// that arrival jitter (network, scheduling, a loaded host) cannot tip a
+	// strict sliding window that the fleet fills: at 1,200 requests per
+	// minute it is 24 requests of slack in every trailing minute.
+	DefaultHeadroom = 0.02
+	// tokenBank is the most unused token budget the pool saves up, as time
+	// at its share. A larger bank (a second's worth, say) lets a pool back
+	// from a gap spend what it saved at once: a token bucket forgives that,
+	// a sliding window counts it on top of the minute of steady calls that
+	// follows. It stays above zero so a call is not split into reservations
+	// of one token, and so the pull of the next job (a slot is granted when
+	// the budget is out of debt, then the job is pulled and its call
+	// reserved) costs no budget unless it takes longer than the bank.
+	tokenBank = 100 * time.Millisecond
 )
 
 // Pause reasons, as Snapshot.PauseReason reports them.
@@ -114,6 +162,16 @@ func WithRampUp(d time.Duration) Option {
 	}
 }
 
+// WithHeadroom sets the part of the share left unused as slack for arrival
+// jitter (default DefaultHeadroom); values from 0 to 0.5 are accepted.
+func WithHeadroom(f float64) Option {
+	return func(p *Pool) {
+		if f >= 0 && f <= 0.5 {
+			p.headroom = f
+		}
+	}
+}
+
 // withClock replaces the wall clock (tests).
 func withClock(c clock) Option { return func(p *Pool) { p.clock = c } }
 
@@ -129,6 +187,7 @@ type Pool struct {
 	defaultMaxTokens int
 	maxPause         time.Duration
 	rampUp           time.Duration
+	headroom         float64
 	jitter           func() float64 // uniform in [0, 1)
 
 	// reqLim and tokLim pace requests and tokens at this worker's share;
@@ -145,6 +204,8 @@ type Pool struct {
 
 	members     int
 	shareSource ShareSource
+	fewerSeen   int       // a lower member count seen once, not yet applied (hysteresis)
+	joinUntil   time.Time // a newcomer's hold: until its peers have counted it
 
 	pausedUntil time.Time
 	pauseReason string
@@ -156,6 +217,7 @@ type Pool struct {
 	reqHdr, tokHdr         headerState
 	tokenCredit            float64   // tokens reserved but not used, handed to the next call
 	answerAvg              float64   // moving average of reported answer tokens (0: none yet)
+	callAvg                float64   // moving average of the tokens a call used (0: none yet)
 	lastEstimate           int       // the latest call's token estimate
 	lastCall               time.Time // when the latest call goes (or went) out
 
@@ -189,6 +251,7 @@ func NewPool(name string, l Limits, opts ...Option) *Pool {
 		defaultMaxTokens: DefaultMaxTokens,
 		maxPause:         DefaultMaxPause,
 		rampUp:           DefaultRampUp,
+		headroom:         DefaultHeadroom,
 		wake:             make(chan struct{}),
 		members:          1,
 		shareSource:      ShareSolo,
@@ -200,16 +263,16 @@ func NewPool(name string, l Limits, opts ...Option) *Pool {
 	p.lastEstimate = p.defaultMaxTokens // until a call says better
 	p.effConc = p.shareConc()
 	now := p.clock.Now()
-	// Burst 1 request spaces calls evenly: a provider counting over a
-	// sliding window never sees a burst. Tokens get one second's worth, so
-	// a call is not split into many tiny reservations.
+	// Burst 1 request spaces calls at least one interval apart, so no
+	// trailing minute ever holds more than the rate allows; tokens save up
+	// at most tokenBank of the share (see tokenBurstLocked). Both start
+	// empty: no burst at start-up either.
 	if l.RPM > 0 {
 		p.reqLim = rate.NewLimiter(p.reqRateLocked(now), 1)
-		p.reqLim.AllowN(now, 1) // start empty: no burst at start-up either
+		p.reqLim.AllowN(now, 1)
 	}
 	if l.TPM > 0 {
-		r := p.tokRateLocked(now)
-		p.tokLim = rate.NewLimiter(r, max(1, int(r)))
+		p.tokLim = rate.NewLimiter(p.tokRateLocked(now), p.tokenBurstLocked())
 		p.tokLim.AllowN(now, p.tokLim.Burst())
 	}
 	return p
@@ -312,13 +375,17 @@ func (p *Pool) roomDelayLocked(now time.Time) time.Duration {
 	return d
 }
 
-// blockedUntilLocked is when calls may go again: the end of a pause or of a
-// hold that spreads idle calls (see idleJitterLocked).
+// blockedUntilLocked is when calls may go again: the end of a pause, of a
+// hold that spreads idle calls (see idleJitterLocked), or of a newcomer's
+// hold (see countMembers).
 func (p *Pool) blockedUntilLocked() time.Time {
-	if p.spreadUntil.After(p.pausedUntil) {
-		return p.spreadUntil
+	until := p.pausedUntil
+	for _, t := range []time.Time{p.spreadUntil, p.joinUntil} {
+		if t.After(until) {
+			until = t
+		}
 	}
-	return p.pausedUntil
+	return until
 }
 
 // Paused reports whether the pool is paused (after a 429/529, or because the
@@ -384,20 +451,50 @@ func headerFactor(h headerState, fleetLimit int, now time.Time) float64 {
 	return minHeaderFactor + (1-minHeaderFactor)*float64(h.remaining)/low
 }
 
+// paceFactor is the fraction of the share to pace at: the share less the
+// headroom, or less when the provider reports little remaining
+// (headerFactor). The lower of the two wins; they do not compound, since
+// both are slack for the same thing.
+func (p *Pool) paceFactor(h headerState, fleetLimit int, now time.Time) float64 {
+	return math.Min(1-p.headroom, headerFactor(h, fleetLimit, now))
+}
+
 // reqRateLocked is this worker's request rate per second now.
 func (p *Pool) reqRateLocked(now time.Time) rate.Limit {
-	r := float64(p.fleetRPM()) / 60 / float64(p.members) * p.rampLocked(now) * headerFactor(p.reqHdr, p.fleetRPM(), now)
+	r := float64(p.fleetRPM()) / 60 / float64(p.members) * p.rampLocked(now) * p.paceFactor(p.reqHdr, p.fleetRPM(), now)
 	return rate.Limit(math.Max(r, 1e-3))
 }
 
-// tokRateLocked is this worker's token rate per second now.
+// tokRateLocked is this worker's token rate per second now. Besides the
+// headroom it leaves one call per minute unused: at the edge of a minute a
+// worker may be up to about one call ahead of its share, since a provider
+// counts a call's tokens when it admits it while the pool counts only the
+// estimate until the answer reports usage, and hands what a call did not
+// use to the next one. Against a window the fleet fills, every worker's
+// call counts, so this matters when shares are small (16 workers on
+// 600,000 tokens per minute: one call is about 1.3% of a share).
 func (p *Pool) tokRateLocked(now time.Time) rate.Limit {
-	r := float64(p.fleetTPM()) / 60 / float64(p.members) * p.rampLocked(now) * headerFactor(p.tokHdr, p.fleetTPM(), now)
+	r := float64(p.fleetTPM()) / 60 / float64(p.members) * p.rampLocked(now) * p.paceFactor(p.tokHdr, p.fleetTPM(), now)
+	r -= math.Min(p.callTokensLocked()/60, r/2)
 	return rate.Limit(math.Max(r, 1e-3))
+}
+
+// callTokensLocked is the tokens of a typical call: the moving average of
+// reported usage, else the latest estimate.
+func (p *Pool) callTokensLocked() float64 {
+	if p.callAvg > 0 {
+		return p.callAvg
+	}
+	return float64(p.lastEstimate)
+}
+
+// tokenBurstLocked is the token limiter's burst: tokenBank of the share.
+func (p *Pool) tokenBurstLocked() int {
+	return max(1, int(math.Ceil(float64(p.fleetTPM())/60/float64(p.members)*tokenBank.Seconds())))
 }
 
 // applyRatesLocked brings both limiters to the rates in force now (share,
-// ramp, headers).
+// ramp, headers) and the token limiter to the burst of the share.
 func (p *Pool) applyRatesLocked(now time.Time) {
 	if p.reqLim != nil {
 		if r := p.reqRateLocked(now); r != p.reqLim.Limit() {
@@ -408,14 +505,57 @@ func (p *Pool) applyRatesLocked(now time.Time) {
 		if r := p.tokRateLocked(now); r != p.tokLim.Limit() {
 			p.tokLim.SetLimitAt(now, r)
 		}
+		if b := p.tokenBurstLocked(); b != p.tokLim.Burst() {
+			p.tokLim.SetBurstAt(now, b)
+		}
 	}
 }
 
-// setMembers sets the divisor of the fleet limits (Membership calls it).
-func (p *Pool) setMembers(n int, src ShareSource) {
+// countMembers takes a membership round's count of the live members,
+// including this worker (Membership calls it). A count of more members
+// than the divisor in force applies at once: the share shrinks, which is
+// always safe. A count of fewer (the share grows) applies only when the
+// round before also counted fewer, and then the larger of the two: a
+// heartbeat that was late, or a count that missed a key, must not let
+// this worker grow while the other still runs at its share. The cost is
+// one heartbeat interval before a departed worker's share is taken up.
+//
+// join > 0 says this worker's heartbeat has just appeared (its first
+// round, or the first since its key may have expired). If the count finds
+// peers, they have not counted this worker yet and their shares still add
+// up to the whole limit, so the pool holds every call for join (a
+// heartbeat interval and a margin: by then every live peer has counted
+// it). A newcomer that finds none starts at once: a peer starting at the
+// same moment finds it, and holds.
+func (p *Pool) countMembers(n int, src ShareSource, join time.Duration) {
 	n = max(n, 1)
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if join > 0 && n > 1 {
+		p.joinUntil = p.clock.Now().Add(join)
+		p.log.Info("ratelimit: joining a fleet; holding calls until the other workers have counted this one", "members", n, "for", join)
+		p.broadcastLocked()
+	}
+	if src == ShareFleet && p.shareSource == ShareFleet && n < p.members {
+		if p.fewerSeen == 0 {
+			p.fewerSeen = n
+			return
+		}
+		n = max(n, p.fewerSeen)
+	}
+	p.fewerSeen = 0
+	p.setMembersLocked(n, src)
+}
+
+// setMembers sets the divisor of the fleet limits at once (tests; the
+// membership goes through countMembers).
+func (p *Pool) setMembers(n int, src ShareSource) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.setMembersLocked(max(n, 1), src)
+}
+
+func (p *Pool) setMembersLocked(n int, src ShareSource) {
 	if n == p.members && src == p.shareSource {
 		return
 	}
@@ -426,11 +566,7 @@ func (p *Pool) setMembers(n int, src ShareSource) {
 	// The effective concurrency keeps its proportion of the share: a pool
 	// at its full share follows it, one cut back by AIMD stays cut back.
 	p.effConc = max(1, min(newShare, int(math.Round(float64(p.effConc)*float64(newShare)/float64(oldShare)))))
-	now := p.clock.Now()
-	p.applyRatesLocked(now)
-	if p.tokLim != nil {
-		p.tokLim.SetBurstAt(now, max(1, int(p.tokLim.Limit())))
-	}
+	p.applyRatesLocked(p.clock.Now())
 	p.broadcastLocked()
 	p.log.Info("ratelimit: pool share changed", "members", n, "from_members", oldMembers, "source", string(src), "from_source", string(oldSrc), "concurrency", p.effConc)
 }
@@ -444,12 +580,13 @@ type Snapshot struct {
 	Members     int         `json:"members"`
 	ShareSource ShareSource `json:"share_source"`
 	// Share is this worker's part of Limits (RPM/TPM after any lower limit
-	// the provider reported, before ramp and header pacing).
+	// the provider reported, before headroom, ramp and header pacing).
 	Share Limits `json:"share"`
 	// EffectiveConcurrency is the AIMD concurrency (≤ Share.Concurrency).
 	EffectiveConcurrency int `json:"effective_concurrency"`
 	InUse                int `json:"in_use"`
-	// RPMNow and TPMNow are the pacing rates in force (per minute).
+	// RPMNow and TPMNow are the pacing rates in force (per minute): the
+	// share less the headroom, the ramp and header pacing.
 	RPMNow float64 `json:"rpm_now"`
 	TPMNow float64 `json:"tpm_now"`
 	// LearnedRPM and LearnedTPM are provider-reported limits lower than
@@ -459,6 +596,9 @@ type Snapshot struct {
 	Paused      bool      `json:"paused"`
 	PausedUntil time.Time `json:"paused_until,omitzero"`
 	PauseReason string    `json:"pause_reason,omitempty"`
+	// JoiningUntil is set while a newcomer holds its calls until the
+	// fleet has counted it (see countMembers).
+	JoiningUntil time.Time `json:"joining_until,omitzero"`
 	// Calls, RateLimited (429), Overloaded (529/503), Pauses and TokensUsed
 	// (as reported, else estimated) count since the pool was made.
 	Calls       int64 `json:"calls"`
@@ -492,6 +632,9 @@ func (p *Pool) Snapshot() Snapshot {
 	}
 	if s.Paused {
 		s.PausedUntil, s.PauseReason = p.pausedUntil, p.pauseReason
+	}
+	if now.Before(p.joinUntil) {
+		s.JoiningUntil = p.joinUntil
 	}
 	if p.reqLim != nil {
 		s.RPMNow = float64(p.reqRateLocked(now)) * 60

@@ -36,8 +36,11 @@ func answer(used int) func(int64, llm.Request) (*llm.Response, error) {
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
+// testPool is a pool on a fake clock. It paces at the whole share (no
+// headroom) so intervals are round numbers; tests of the headroom pass
+// WithHeadroom, which overrides it.
 func testPool(l Limits, clk *fakeClock, opts ...Option) *Pool {
-	return NewPool("sim:stub", l, append([]Option{withClock(clk), WithLogger(quiet())}, opts...)...)
+	return NewPool("sim:stub", l, append([]Option{withClock(clk), WithLogger(quiet()), WithHeadroom(0)}, opts...)...)
 }
 
 // req200 is estimated at 200 tokens: 400 prompt characters (100) plus 100.
@@ -568,4 +571,123 @@ func TestIdleJitterShiftsSchedule(t *testing.T) {
 	}
 	clk.Advance(100 * time.Millisecond)
 	eventually(t, func() bool { return prov.calls.Load() == 2 }, "the second call did not go one interval after the first")
+}
+
+// TestCountMembersHysteresis: more members apply at once; fewer only when
+// two rounds in a row count fewer, and then the larger of the two counts.
+func TestCountMembersHysteresis(t *testing.T) {
+	t.Parallel()
+	type round struct {
+		n    int
+		src  ShareSource
+		want int // divisor in force after the round
+	}
+	tests := []struct {
+		name   string
+		rounds []round
+	}{
+		{"first count applies", []round{{4, ShareFleet, 4}}},
+		{"a joiner applies at once", []round{{4, ShareFleet, 4}, {5, ShareFleet, 5}}},
+		{"one low count is ignored", []round{{4, ShareFleet, 4}, {3, ShareFleet, 4}, {4, ShareFleet, 4}, {3, ShareFleet, 4}, {4, ShareFleet, 4}}},
+		{"two low counts apply", []round{{4, ShareFleet, 4}, {3, ShareFleet, 4}, {3, ShareFleet, 3}}},
+		{"two falling counts apply the larger", []round{{4, ShareFleet, 4}, {3, ShareFleet, 4}, {2, ShareFleet, 3}, {2, ShareFleet, 3}, {2, ShareFleet, 2}}},
+		{"fallback applies at once", []round{{4, ShareFleet, 4}, {5, ShareFallback, 5}}},
+		{"back from a fallback applies at once", []round{{4, ShareFleet, 4}, {5, ShareFallback, 5}, {4, ShareFleet, 4}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := testPool(Limits{Concurrency: 64, RPM: 6000}, newFakeClock())
+			for i, r := range tc.rounds {
+				p.countMembers(r.n, r.src, 0)
+				if s := p.Snapshot(); s.Members != r.want {
+					t.Fatalf("round %d (count %d, %s): divisor %d (%s), want %d", i, r.n, r.src, s.Members, s.ShareSource, r.want)
+				}
+			}
+		})
+	}
+}
+
+// TestNewcomerHolds: a worker whose first count finds peers makes no call
+// and takes no slot until the hold passes; one that finds none starts at
+// once.
+func TestNewcomerHolds(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		members  int
+		wantHold bool
+	}{
+		{"finds peers", 4, true},
+		{"alone", 1, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			clk := newFakeClock()
+			p := testPool(Limits{Concurrency: 8, RPM: 6000}, clk)
+			p.countMembers(tc.members, ShareFleet, 2400*time.Millisecond)
+			if s := p.Snapshot(); s.JoiningUntil.IsZero() == tc.wantHold {
+				t.Fatalf("JoiningUntil = %v, want a hold: %v", s.JoiningUntil, tc.wantHold)
+			}
+			got := make(chan error, 1)
+			go func() {
+				release, err := p.AcquireSlot(t.Context())
+				if err == nil {
+					release()
+				}
+				got <- err
+			}()
+			if !tc.wantHold {
+				eventually(t, func() bool { return len(got) == 1 }, "AcquireSlot blocked with no hold")
+				return
+			}
+			eventually(t, func() bool { return clk.pending() == 1 }, "AcquireSlot does not wait for the hold")
+			if clk.Advance(2399 * time.Millisecond); len(got) != 0 {
+				t.Fatal("a slot was granted during the hold")
+			}
+			eventually(t, func() bool { return clk.pending() == 1 }, "AcquireSlot stopped waiting before the hold ended")
+			clk.Advance(time.Millisecond)
+			eventually(t, func() bool { return len(got) == 1 }, "AcquireSlot still blocked after the hold")
+			if err := <-got; err != nil {
+				t.Fatal(err)
+			}
+			// The next count (every peer has counted it) does not hold again.
+			p.countMembers(tc.members, ShareFleet, 0)
+			if s := p.Snapshot(); !s.JoiningUntil.IsZero() {
+				t.Fatalf("still joining after the hold: %v", s.JoiningUntil)
+			}
+		})
+	}
+}
+
+// TestHeadroom: the pacing rate is the share less the headroom, and header
+// pacing does not compound with it (the lower factor wins).
+func TestHeadroom(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		headroom float64
+		rl       *providers.RateLimit
+		want     float64 // RPMNow
+	}{
+		{"default headroom", DefaultHeadroom, nil, 588},
+		{"little remaining: header pacing is lower and wins", DefaultHeadroom, &providers.RateLimit{HasRequests: true, LimitRequests: 600, RemainingRequests: 0, ResetRequests: 10 * time.Second}, 582},
+		{"some remaining: the headroom is lower and wins", DefaultHeadroom, &providers.RateLimit{HasRequests: true, LimitRequests: 600, RemainingRequests: 30, ResetRequests: 10 * time.Second}, 588},
+		{"no headroom", 0, nil, 600},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			clk := newFakeClock()
+			p := testPool(Limits{Concurrency: 8, RPM: 600}, clk, WithHeadroom(tc.headroom))
+			if tc.rl != nil {
+				p.settle(100, &providers.Response{Usage: providers.Usage{PromptTokens: 60, CompletionTokens: 40}, RateLimit: *tc.rl}, nil)
+				clk.Advance(time.Second) // past the pause "none remaining" asks for
+			}
+			if got := p.Snapshot().RPMNow; got < tc.want-0.01 || got > tc.want+0.01 {
+				t.Fatalf("RPMNow = %.2f, want %.0f", got, tc.want)
+			}
+		})
+	}
 }

@@ -205,6 +205,11 @@ func (p *Pool) settle(est int, resp *llm.Response, err error) {
 			used = est
 		}
 		p.tokensUsed += int64(used)
+		if p.callAvg == 0 {
+			p.callAvg = float64(used)
+		} else {
+			p.callAvg += answerEWMA * (float64(used) - p.callAvg)
+		}
 		if c := resp.Usage.CompletionTokens; c > 0 {
 			if p.answerAvg == 0 {
 				p.answerAvg = float64(c)

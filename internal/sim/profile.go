@@ -68,11 +68,19 @@ type Latency struct {
 }
 
 // RateLimits are per-minute budgets shared by all routes; zero means
-// unlimited. They refill continuously (token buckets holding one minute's
-// worth), as the providers' own limits do.
+// unlimited. Shape says how they are counted: a token bucket holding one
+// minute's worth and refilling continuously (the default), a strict
+// sliding one-minute window, or a window that resets on every wall-clock
+// minute (see ShapeTokenBucket, ShapeSlidingWindow, ShapeFixedWindow).
+// Providers use each of these; a client must hold up against all three.
+// Headers says what responses report of the limits: everything OpenAI and
+// Anthropic document (HeadersAll, the default), or only Retry-After on a
+// refusal (HeadersRetryAfter).
 type RateLimits struct {
-	RequestsPerMinute int `yaml:"requests_per_minute,omitempty" json:"requests_per_minute"`
-	TokensPerMinute   int `yaml:"tokens_per_minute,omitempty" json:"tokens_per_minute"`
+	RequestsPerMinute int    `yaml:"requests_per_minute,omitempty" json:"requests_per_minute"`
+	TokensPerMinute   int    `yaml:"tokens_per_minute,omitempty" json:"tokens_per_minute"`
+	Shape             string `yaml:"shape,omitempty" json:"shape,omitempty"`
+	Headers           string `yaml:"headers,omitempty" json:"headers,omitempty"`
 }
 
 // ErrorRates are the probabilities, per request, of each transport failure.
@@ -298,6 +306,14 @@ func (p Profile) Validate() error {
 	}
 	if p.RateLimits.TokensPerMinute < 0 {
 		return fmt.Errorf("%w: rate_limits.tokens_per_minute is %d; use 0 for unlimited", ErrInvalidProfile, p.RateLimits.TokensPerMinute)
+	}
+	if p.RateLimits.Shape != "" && !slices.Contains(LimiterShapes(), p.RateLimits.Shape) {
+		return fmt.Errorf("%w: rate_limits.shape is %q; use one of %s", ErrInvalidProfile, p.RateLimits.Shape, strings.Join(LimiterShapes(), ", "))
+	}
+	switch p.RateLimits.Headers {
+	case "", HeadersAll, HeadersRetryAfter:
+	default:
+		return fmt.Errorf("%w: rate_limits.headers is %q; use %q or %q", ErrInvalidProfile, p.RateLimits.Headers, HeadersAll, HeadersRetryAfter)
 	}
 	switch p.FaultModes {
 	case "", FaultModesRealistic, FaultModesAll:

@@ -84,6 +84,19 @@ func New(p Profile, opts ...Option) *Server {
 	return s
 }
 
+// FillLimits spends the rate-limit budgets as traffic arriving evenly at
+// exactly the limits would have, so what follows starts with nothing in
+// reserve: a token bucket is emptied, a sliding window holds a minute of
+// evenly spaced admissions (the next unit frees up after 60 s / limit), a
+// fixed window has used the part of the limit the elapsed part of its
+// minute allows. Benchmarks call it to measure pacing in the harsh steady
+// state rather than against a fresh budget. Without limits it does nothing.
+func (s *Server) FillLimits() {
+	if s.limits != nil {
+		s.limits.fill(s.now())
+	}
+}
+
 // Close releases every request the simulator is holding (latency, simulated
 // timeouts); they end with a 503. The http.Server serving Handler, if any,
 // belongs to the caller and is not stopped.
