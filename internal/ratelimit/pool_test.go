@@ -668,12 +668,12 @@ func TestHeadroom(t *testing.T) {
 	tests := []struct {
 		name     string
 		headroom float64
-		rl       *providers.RateLimit
+		rl       *llm.RateLimit
 		want     float64 // RPMNow
 	}{
 		{"default headroom", DefaultHeadroom, nil, 588},
-		{"little remaining: header pacing is lower and wins", DefaultHeadroom, &providers.RateLimit{HasRequests: true, LimitRequests: 600, RemainingRequests: 0, ResetRequests: 10 * time.Second}, 582},
-		{"some remaining: the headroom is lower and wins", DefaultHeadroom, &providers.RateLimit{HasRequests: true, LimitRequests: 600, RemainingRequests: 30, ResetRequests: 10 * time.Second}, 588},
+		{"little remaining: header pacing is lower and wins", DefaultHeadroom, &llm.RateLimit{HasRequests: true, LimitRequests: 600, RemainingRequests: 0, ResetRequests: 10 * time.Second}, 582},
+		{"some remaining: the headroom is lower and wins", DefaultHeadroom, &llm.RateLimit{HasRequests: true, LimitRequests: 600, RemainingRequests: 30, ResetRequests: 10 * time.Second}, 588},
 		{"no headroom", 0, nil, 600},
 	}
 	for _, tc := range tests {
@@ -682,7 +682,7 @@ func TestHeadroom(t *testing.T) {
 			clk := newFakeClock()
 			p := testPool(Limits{Concurrency: 8, RPM: 600}, clk, WithHeadroom(tc.headroom))
 			if tc.rl != nil {
-				p.settle(100, &providers.Response{Usage: providers.Usage{PromptTokens: 60, CompletionTokens: 40}, RateLimit: *tc.rl}, nil)
+				p.settle(100, &llm.Response{Usage: llm.Usage{PromptTokens: 60, CompletionTokens: 40}, RateLimit: *tc.rl}, nil)
 				clk.Advance(time.Second) // past the pause "none remaining" asks for
 			}
 			if got := p.Snapshot().RPMNow; got < tc.want-0.01 || got > tc.want+0.01 {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/extractq/extractq/internal/providers"
+	"github.com/extractq/extractq/llm"
 )
 
 // admission is one call the provider admitted: when, and its tokens.
@@ -33,22 +33,22 @@ type recorder struct {
 	seen []admission
 }
 
-func (r *recorder) Name() string                         { return "sim:recorder" }
-func (r *recorder) Model() string                        { return "recorder" }
-func (r *recorder) Capabilities() providers.Capabilities { return providers.Capabilities{} }
-func (r *recorder) Chat(_ context.Context, _ providers.Request) (*providers.Response, error) {
+func (r *recorder) Name() string                   { return "sim:recorder" }
+func (r *recorder) Model() string                  { return "recorder" }
+func (r *recorder) Capabilities() llm.Capabilities { return llm.Capabilities{} }
+func (r *recorder) Chat(_ context.Context, _ llm.Request) (*llm.Response, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.n++
 	if d, ok := r.refuse[r.n]; ok {
-		return nil, throttled(providers.ClassRateLimited, providers.RateLimit{RetryAfter: d})
+		return nil, throttled(llm.ClassRateLimited, llm.RateLimit{RetryAfter: d})
 	}
 	used := r.used
 	if r.usage != nil {
 		used = r.usage(r.n)
 	}
 	r.seen = append(r.seen, admission{at: r.clk.Now(), tokens: used})
-	return &providers.Response{Text: "{}", Usage: providers.Usage{PromptTokens: used / 2, CompletionTokens: used - used/2}}, nil
+	return &llm.Response{Text: "{}", Usage: llm.Usage{PromptTokens: used / 2, CompletionTokens: used - used/2}}, nil
 }
 
 // phase is a span of back-to-back calls followed by a gap without any.
@@ -100,7 +100,7 @@ func TestPacingFitsAStrictWindow(t *testing.T) {
 			est := tc.prompt/4 + tc.max
 			prov := &recorder{clk: clk, used: est, usage: tc.usage, refuse: tc.refuse}
 			w := p.Wrap(prov)
-			req := providers.Request{Messages: []providers.Message{{Role: providers.RoleUser, Content: strings.Repeat("x", tc.prompt)}}, MaxTokens: tc.max}
+			req := llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: strings.Repeat("x", tc.prompt)}}, MaxTokens: tc.max}
 
 			ctx := t.Context()
 			done := make(chan struct{})
@@ -177,8 +177,8 @@ func TestPacingFitsAStrictWindow(t *testing.T) {
 }
 
 func isThrottled(err error) bool {
-	var pe *providers.Error
-	return errors.As(err, &pe) && pe.Class == providers.ClassRateLimited
+	var pe *llm.Error
+	return errors.As(err, &pe) && pe.Class == llm.ClassRateLimited
 }
 
 // drive moves the fake clock to each next timer until done is closed.
@@ -220,7 +220,7 @@ func TestFleetStartFitsAStrictWindow(t *testing.T) {
 	)
 	clk := newFakeClock()
 	prov := &recorder{clk: clk, used: 50}
-	req := providers.Request{Messages: []providers.Message{{Role: providers.RoleUser, Content: strings.Repeat("x", 100)}}, MaxTokens: 25}
+	req := llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: strings.Repeat("x", 100)}}, MaxTokens: 25}
 	pools := make([]*Pool, workers)
 	for i := range pools {
 		pools[i] = testPool(Limits{Concurrency: 4, RPM: rpm}, clk, withJitter(func() float64 { return 0.5 }), WithHeadroom(DefaultHeadroom))
