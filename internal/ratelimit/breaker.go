@@ -256,6 +256,23 @@ func (b *Breaker) Failure(probe bool, cause error, retryAfter time.Duration) (op
 	return open
 }
 
+// Trip opens the circuit at once for its longest period (MaxOpen),
+// whatever its state: the provider refused the pool's configuration (a
+// revoked key, a model that is gone), which no retry of the same job can
+// fix. The half-open probe after it finds out whether someone fixed it.
+// It returns the period.
+func (b *Breaker) Trip(probe bool, cause error) time.Duration {
+	b.mu.Lock()
+	if probe {
+		b.probing = false
+	}
+	tr := b.openLocked(b.clock.Now(), cause, b.s.MaxOpen)
+	b.broadcastLocked()
+	b.mu.Unlock()
+	b.notify(tr)
+	return b.s.MaxOpen
+}
+
 // Abandon gives back a probe that made no call (no job was pulled, or the
 // job ended before calling): another caller may probe.
 func (b *Breaker) Abandon(probe bool) {

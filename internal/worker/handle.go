@@ -82,8 +82,9 @@ func (w *Worker) handle(ctx, jobCtx context.Context, i int, msg jetstream.Msg, p
 }
 
 // extract runs the job until it has an outcome to settle. A transport
-// failure that opens the pool's circuit, or comes while it is open, does
-// not end the delivery: the job is held in progress (its in-progress acks
+// failure that opens the pool's circuit, or comes while it is open, and a
+// configuration failure (configFailure), which opens it at once, do not
+// end the delivery: the job is held in progress (its in-progress acks
 // go on) and runs again when the circuit lets it, as the half-open probe
 // or once the circuit closed. So an outage spends no delivery of a held
 // job. Every run's attempts are kept: the outcome carries all of this
@@ -103,11 +104,19 @@ func (w *Worker) extract(ctx, jobCtx context.Context, i int, d *delivery, probe 
 			res.Attempts = append(earlier[:len(earlier):len(earlier)], res.Attempts...)
 			res.Usage = spent.Add(res.Usage)
 		}
-		switch {
+		switch pe := configFailure(res); {
 		case !called || res.Outcome == llm.OutcomeCanceled || jobCtx.Err() != nil:
 			// No verdict on the provider: no call, or shutdown cut it.
 			circuit.Abandon(probe)
 			return res
+		case pe != nil:
+			// The provider refused the pool's configuration: every job of
+			// the pool would fail the same way, so the pool stops pulling
+			// until someone fixes it, and this job is held like one caught
+			// by an outage (below).
+			pause := circuit.Trip(probe, pe)
+			d.log.Error("provider refused the pool's configuration: the pool is paused and its jobs kept; fix the key or model, the pool retries by itself",
+				"class", pe.Class, "status", pe.Status, "err", pe.Error(), "retry_in", pause)
 		case res.Outcome != llm.OutcomeTransport:
 			circuit.Success(probe) // the provider answered
 			return res
@@ -127,6 +136,29 @@ func (w *Worker) extract(ctx, jobCtx context.Context, i int, d *delivery, probe 
 			return nil
 		}
 	}
+}
+
+// configFailure returns the provider error of a result that failed because
+// of the pool's configuration rather than the document (401, 403, a model
+// that does not exist, an exhausted quota): nothing a re-ask or another
+// delivery of this job could fix, and every job of the pool would fail the
+// same way. The pool pauses for its circuit's longest period (a minute by
+// default: a fixed key is picked up without a restart) and holds its jobs
+// in progress, spending no delivery. Dead-lettering is for documents that
+// failed.
+func configFailure(res *llm.Result) *llm.Error {
+	if res.Outcome != llm.OutcomeFatal {
+		return nil
+	}
+	var pe *llm.Error
+	if !errors.As(res.Cause, &pe) {
+		return nil
+	}
+	switch pe.Class {
+	case llm.ClassAuth, llm.ClassPermission, llm.ClassNotFound, llm.ClassQuota:
+		return pe
+	}
+	return nil
 }
 
 // run calls the engine; a nil Result (a configuration the library

@@ -478,3 +478,46 @@ func TestNoJobStuckOnAHugeLetter(t *testing.T) {
 		}
 	}
 }
+
+// TestRevokedKeyPausesThePool: a 401 at run time (a key revoked while the
+// fleet runs) dead-lettered every job the pool pulled. It is the pool's
+// configuration that failed, not the documents: the pool pauses, its jobs
+// stay queued, and they complete once the key works again.
+func TestRevokedKeyPausesThePool(t *testing.T) {
+	t.Parallel()
+	var revoked atomic.Bool
+	revoked.Store(true)
+	plan := func(string, int, context.Context) *llm.Result {
+		if revoked.Load() {
+			pe := &llm.Error{Provider: "openai:gpt-4o-mini", Class: llm.ClassAuth, Status: 401, Message: "Incorrect API key provided"}
+			return &llm.Result{Outcome: llm.OutcomeFatal, Reason: pe.Error(), Cause: pe, Attempts: []llm.Attempt{{N: 1, Class: llm.AttemptClass(llm.ClassAuth), Error: pe.Error()}}}
+		}
+		return ok()
+	}
+	f := start(t, plan, fastSettings(3), worker.WithCircuit(ratelimit.BreakerSettings{Failures: 3, Open: 100 * time.Millisecond, MaxOpen: 300 * time.Millisecond}))
+	for i := range 4 {
+		f.submit(t, fmt.Sprintf("doc-%d", i))
+	}
+	waitFor(t, "the pool's circuit to open", func() bool {
+		for _, c := range f.w.Circuits() {
+			if c.Reason == "transport" && c.Opens > 0 {
+				return true
+			}
+		}
+		return false
+	})
+	time.Sleep(time.Second) // several pauses: each probe meets the revoked key again
+	if n := len(f.letters(t)); n != 0 {
+		t.Fatalf("%d dead letters for a revoked key; the jobs must be kept", n)
+	}
+	revoked.Store(false)
+	waitFor(t, "every job to complete once the key works", func() bool { return f.streamMsgs(t, jobs.JobsStream) == 0 })
+	for i := range 4 {
+		if r := f.final(fmt.Sprintf("doc-%d", i)); r == nil || r.Outcome != llm.OutcomeOK {
+			t.Errorf("doc-%d: final record %+v, want a result", i, r)
+		}
+	}
+	if n := len(f.letters(t)); n != 0 {
+		t.Errorf("%d dead letters", n)
+	}
+}
