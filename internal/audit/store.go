@@ -27,18 +27,11 @@ type Store struct {
 	now  func() time.Time
 }
 
-// Option configures Open.
-type Option func(*pgxpool.Config)
-
-// WithMaxConns caps the pool's connections (default: pgxpool's, at least 4).
-func WithMaxConns(n int32) Option {
-	return func(c *pgxpool.Config) { c.MaxConns = n }
-}
-
 // Open connects to the database at databaseURL (a postgres:// URL or a
-// key=value DSN; sslmode and the other TLS settings are honoured) and checks
-// that it answers.
-func Open(ctx context.Context, databaseURL string, opts ...Option) (*Store, error) {
+// key=value DSN; sslmode and the other TLS settings are honoured, and so
+// are pgxpool's pool_max_conns and pool_min_conns) and checks that it
+// answers.
+func Open(ctx context.Context, databaseURL string) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(databaseURL)
 	if err != nil {
 		// pgx's parse errors may quote the URL, password included: do not wrap.
@@ -49,9 +42,6 @@ func Open(ctx context.Context, databaseURL string, opts ...Option) (*Store, erro
 	}
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = 5 * time.Second
-	}
-	for _, o := range opts {
-		o(cfg)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

@@ -42,12 +42,6 @@ func (h humanNumber) convention() byte {
 	return 0
 }
 
-// plain reports whether the number is written as JSON would (an optional
-// "-", digits, an optional "." part), with nothing to interpret.
-func (h humanNumber) plain() bool {
-	return h.ambiguous == 0 && h.group == 0 && h.mark != ',' && h.currency == "" && !h.percent
-}
-
 // reading returns the number as JSON text, taking an ambiguous separator
 // as the decimal mark when dec is true and as grouping otherwise.
 func (h humanNumber) reading(dec bool) string {
