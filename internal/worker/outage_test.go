@@ -520,4 +520,9 @@ func TestRevokedKeyPausesThePool(t *testing.T) {
 	if n := len(f.letters(t)); n != 0 {
 		t.Errorf("%d dead letters", n)
 	}
+	spent := 0
+	for i := range 4 {
+		spent += f.deliveries(fmt.Sprintf("doc-%d", i))
+	}
+	t.Logf("provider answering 401 for 1s, then working: 4 documents, 4 results, %d dead letters, %d deliveries", len(f.letters(t)), spent)
 }
