@@ -36,6 +36,7 @@
 //   - Newcomers hold: a worker whose first count finds peers sends nothing
 //     until the peers have counted it (one heartbeat interval); until then
 //     their shares already add up to the whole limit (see countMembers).
+//     Pools with only a concurrency limit do not hold.
 //   - Hysteresis: a lower member count (a larger share) is applied only
 //     when two rounds in a row see it, so one late heartbeat does not let
 //     the others grow while its worker still runs; a higher count (a
@@ -526,12 +527,14 @@ func (p *Pool) applyRatesLocked(now time.Time) {
 // up to the whole limit, so the pool holds every call for join (a
 // heartbeat interval and a margin: by then every live peer has counted
 // it). A newcomer that finds none starts at once: a peer starting at the
-// same moment finds it, and holds.
+// same moment finds it, and holds. A pool without RPM or TPM limits does
+// not hold: a provider remembers requests and tokens for a window, but
+// not concurrency, so a brief excess there is gone when it ends.
 func (p *Pool) countMembers(n int, src ShareSource, join time.Duration) {
 	n = max(n, 1)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if join > 0 && n > 1 {
+	if join > 0 && n > 1 && (p.reqLim != nil || p.tokLim != nil) {
 		p.joinUntil = p.clock.Now().Add(join)
 		p.log.Info("ratelimit: joining a fleet; holding calls until the other workers have counted this one", "members", n, "for", join)
 		p.broadcastLocked()

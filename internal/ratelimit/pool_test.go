@@ -615,17 +615,20 @@ func TestNewcomerHolds(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name     string
+		limits   Limits
 		members  int
 		wantHold bool
 	}{
-		{"finds peers", 4, true},
-		{"alone", 1, false},
+		{"finds peers", Limits{Concurrency: 8, RPM: 6000}, 4, true},
+		{"finds peers, tokens only", Limits{Concurrency: 8, TPM: 60_000}, 4, true},
+		{"alone", Limits{Concurrency: 8, RPM: 6000}, 1, false},
+		{"finds peers, concurrency only: nothing a window remembers", Limits{Concurrency: 8}, 4, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			clk := newFakeClock()
-			p := testPool(Limits{Concurrency: 8, RPM: 6000}, clk)
+			p := testPool(tc.limits, clk)
 			p.countMembers(tc.members, ShareFleet, 2400*time.Millisecond)
 			if s := p.Snapshot(); s.JoiningUntil.IsZero() == tc.wantHold {
 				t.Fatalf("JoiningUntil = %v, want a hold: %v", s.JoiningUntil, tc.wantHold)
