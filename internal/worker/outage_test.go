@@ -285,7 +285,7 @@ func TestExactlyOneFinalState(t *testing.T) {
 		f.audit.put(audit.Record{JobID: env.JobID, DocumentID: "twice", SchemaFingerprint: env.Schema.Fingerprint, Model: env.Model,
 			Delivery: 1, Final: true, Outcome: llm.OutcomeExhausted, DeadLetter: &audit.DeadLetter{Stream: jobs.DLQStream, Seq: 1, Reason: "still invalid"}})
 		e := &scripted{calls: map[string]int{}, plan: func(string, int, context.Context) *llm.Result { return ok() }}
-		next := runWorker(t, f, e)
+		next := runWorker(t, f, e, "w-again", pool, 3)
 		waitFor(t, "the job to leave the stream", func() bool { return f.streamMsgs(t, jobs.JobsStream) == 0 })
 		if calls := e.calls["twice"]; calls != 0 {
 			t.Errorf("the dead-lettered job ran again (%d calls)", calls)
@@ -324,23 +324,7 @@ func TestExactlyOneFinalState(t *testing.T) {
 // server's max-deliveries advisory.
 func takeAndDie(t *testing.T, f *fixture) *jobs.Envelope {
 	t.Helper()
-	c, err := f.js.Consumer(context.Background(), jobs.JobsStream, jobs.ConsumerName(pool))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := c.Fetch(1, jetstream.FetchMaxWait(5*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var env *jobs.Envelope
-	for m := range b.Messages() {
-		if env, err = jobs.DecodeEnvelope(m.Data()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if env == nil {
-		t.Fatal("no job fetched")
-	}
+	env := takeOnly(t, f)
 	waitFor(t, "the advisory to be captured", func() bool { return f.streamMsgs(t, jobs.AdvisoryStream) == 1 })
 	return env
 }
@@ -368,12 +352,13 @@ func takeOnly(t *testing.T, f *fixture) *jobs.Envelope {
 	return nil
 }
 
-// runWorker runs a new worker of the fixture's pool with engine e.
-func runWorker(t *testing.T, f *fixture, e worker.Engine) *worker.Worker {
+// runWorker runs a new worker with engine e on f's server and audit,
+// serving poolName with maxDeliver deliveries.
+func runWorker(t *testing.T, f *fixture, e worker.Engine, id, poolName string, maxDeliver int) *worker.Worker {
 	t.Helper()
 	next, err := worker.New(f.js, f.audit, e,
-		worker.WithID("w-again"), worker.WithPools(worker.Pool{Name: pool, Concurrency: 1}),
-		worker.WithConsumerSettings(fastSettings(3)), worker.WithPullWait(200*time.Millisecond), worker.WithCircuit(fastCircuit),
+		worker.WithID(id), worker.WithPools(worker.Pool{Name: poolName, Concurrency: 1}),
+		worker.WithConsumerSettings(fastSettings(maxDeliver)), worker.WithPullWait(200*time.Millisecond), worker.WithCircuit(fastCircuit),
 		worker.WithLogger(quiet()))
 	if err != nil {
 		t.Fatal(err)
@@ -389,18 +374,8 @@ func runWorker(t *testing.T, f *fixture, e worker.Engine) *worker.Worker {
 // handles the advisories.
 func restart(t *testing.T, f *fixture) *worker.Worker {
 	t.Helper()
-	next, err := worker.New(f.js, f.audit, &scripted{calls: map[string]int{}, plan: func(string, int, context.Context) *llm.Result { return ok() }},
-		worker.WithID("w-next"), worker.WithPools(worker.Pool{Name: "other", Concurrency: 1}),
-		worker.WithConsumerSettings(fastSettings(1)), worker.WithPullWait(200*time.Millisecond), worker.WithCircuit(fastCircuit),
-		worker.WithLogger(quiet()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- next.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	return next
+	e := &scripted{calls: map[string]int{}, plan: func(string, int, context.Context) *llm.Result { return ok() }}
+	return runWorker(t, f, e, "w-next", "other", 1)
 }
 
 // TestUnusableAnswerIsAskedOnce: an HTTP 200 nested 100,000 levels deep was
