@@ -86,11 +86,24 @@ type BatchResult struct {
 	Err      error
 }
 
+// BatchLine is one result line of a final batch as the provider wrote it:
+// stored as it is, it can be parsed later, by any process, with
+// Batcher.ParseBatchLine and the request it answers.
+type BatchLine struct {
+	CustomID string
+	Raw      []byte
+}
+
 // Batcher is implemented by providers with a batch API (OpenAI Batch API,
 // Anthropic Message Batches): requests are queued and answered within
 // hours at a discount. Check Limits().Supported() before use: an adapter
 // may implement Batcher for an API family whose server (a compatible
 // endpoint) has no batch API.
+//
+// Reading results is two steps so that a batch outlives the process that
+// submitted it: BatchOutput needs only the batch id (whoever polls the
+// batch stores the lines), ParseBatchLine needs the request a line answers
+// (whoever holds that job parses it). BatchResults does both at once.
 type Batcher interface {
 	// BatchLimits are the most one batch may hold.
 	BatchLimits() BatchLimits
@@ -105,14 +118,37 @@ type Batcher interface {
 	SubmitBatch(ctx context.Context, reqs []BatchRequest) (BatchID, error)
 	// BatchStatus polls a batch.
 	BatchStatus(ctx context.Context, id BatchID) (BatchStatus, error)
-	// BatchResults reads the results of a final batch: one per request of
-	// sent (the requests the batch was submitted with, rebuilt by whoever
-	// polls it), in that order, each answer parsed as Chat parses one. A
-	// request the provider reports nothing for gets an error result.
-	BatchResults(ctx context.Context, id BatchID, sent []BatchRequest) ([]BatchResult, error)
+	// BatchOutput reads the result lines of a final batch (OpenAI's output
+	// and error files, Anthropic's results), one per request the provider
+	// reports on, with the batch's final status.
+	BatchOutput(ctx context.Context, id BatchID) (BatchStatus, []BatchLine, error)
+	// ParseBatchLine turns the line answering req into its result, the
+	// answer parsed as Chat parses an online one and marked Response.Batch.
+	// A nil raw line (the provider reported nothing for req) is judged by
+	// final, the batch's final status: see BatchResult.
+	ParseBatchLine(req BatchRequest, raw []byte, final BatchStatus) BatchResult
 	// CancelBatch asks the provider to cancel a batch; requests already
 	// answered keep their results.
 	CancelBatch(ctx context.Context, id BatchID) (BatchStatus, error)
+}
+
+// BatchResults reads the results of a final batch: one per request of sent
+// (the requests the batch was submitted with), in that order. A request
+// the provider reports nothing for gets an error result.
+func BatchResults(ctx context.Context, b Batcher, id BatchID, sent []BatchRequest) ([]BatchResult, error) {
+	st, lines, err := b.BatchOutput(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string][]byte, len(lines))
+	for _, l := range lines {
+		byID[l.CustomID] = l.Raw
+	}
+	out := make([]BatchResult, len(sent))
+	for i, req := range sent {
+		out[i] = b.ParseBatchLine(req, byID[req.CustomID], st)
+	}
+	return out, nil
 }
 
 // Error classes of batch request lines (retryable: the request goes into a

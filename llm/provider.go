@@ -130,6 +130,9 @@ type Response struct {
 	// capped in size, for the audit trail.
 	Raw   []byte
 	Model string // the model the provider says answered
+	// Batch says the answer came through the provider's batch API, billed
+	// at its batch price (see Batcher).
+	Batch bool
 }
 
 // Capabilities lists the modes a provider (and model) supports and how

@@ -173,6 +173,9 @@ type Attempt struct {
 	// TransportRetries counts the failed HTTP calls retried with backoff
 	// before this attempt got an answer (they never spend a re-ask).
 	TransportRetries int `json:"transport_retries,omitempty"`
+	// Batch says the answer came through a provider batch (Response.Batch),
+	// so its Usage is billed at the batch price.
+	Batch bool `json:"batch,omitempty"`
 	// Chunk is the part of the document the attempt was given when a long
 	// document was split (extractq.WithChunking); nil for a whole document
 	// and for the final call that resolves conflicting chunk answers.

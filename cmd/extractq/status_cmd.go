@@ -105,7 +105,11 @@ func statusLines(ctx context.Context, s *audit.Store, f audit.StatusFilter) ([]s
 			if name == "" {
 				name = m.Model
 			}
-			usd, known := providers.EstimateCost(name, llm.Usage{PromptTokens: int(m.PromptTokens), CompletionTokens: int(m.CompletionTokens),
+			price := providers.EstimateCost
+			if m.Batch {
+				price = providers.EstimateBatchCost
+			}
+			usd, known := price(name, llm.Usage{PromptTokens: int(m.PromptTokens), CompletionTokens: int(m.CompletionTokens),
 				CachedPromptTokens: int(m.CachedPromptTokens), CacheCreationTokens: int(m.CacheCreationTokens)})
 			lines[i].CostUSD += usd
 			lines[i].CostComplete = lines[i].CostComplete && known

@@ -21,7 +21,11 @@ type Batch struct {
 	JobIDs          []string // the jobs whose requests the batch carries
 	Requests        int      // request lines in the batch
 	Status          string   // the provider's status as last polled
-	Counts          BatchCounts
+	// State is llm.BatchState's word: "running" until the batch is final.
+	State string
+	// Failure is why a failed batch was refused (nil otherwise).
+	Failure *BatchFailure
+	Counts  BatchCounts
 	WorkerID        string    // the worker holding the lease
 	LeaseUntil      time.Time // the holder polls it until then
 	SubmittedAt     time.Time
@@ -35,6 +39,22 @@ type BatchCounts struct {
 	Errored   int
 	Expired   int
 	Canceled  int
+}
+
+// BatchFailure is why a provider refused a whole batch (llm.Error's class,
+// type and message).
+type BatchFailure struct {
+	Class   string `json:"class"`
+	Type    string `json:"type,omitempty"`
+	Message string `json:"message"`
+}
+
+// BatchLine is one stored result line of a batch: the provider's bytes.
+type BatchLine struct {
+	CustomID string
+	JobID    string
+	Round    int
+	Line     []byte
 }
 
 // ErrBatchLeaseLost is returned when a worker updates a batch it no longer
@@ -77,14 +97,14 @@ func (s *Store) RecordBatch(ctx context.Context, b Batch, lease time.Duration) (
 }
 
 const batchColumns = `id, provider, provider_batch_id, pool, round, job_ids, requests, status,
-	succeeded, errored, expired, canceled, worker_id, lease_until, submitted_at, updated_at, closed_at`
+	succeeded, errored, expired, canceled, worker_id, lease_until, submitted_at, updated_at, closed_at, state, failure`
 
 func scanBatch(row pgx.Row) (Batch, error) {
 	var b Batch
 	var closed *time.Time
 	err := row.Scan(&b.ID, &b.Provider, &b.ProviderBatchID, &b.Pool, &b.Round, &b.JobIDs, &b.Requests, &b.Status,
 		&b.Counts.Succeeded, &b.Counts.Errored, &b.Counts.Expired, &b.Counts.Canceled,
-		&b.WorkerID, &b.LeaseUntil, &b.SubmittedAt, &b.UpdatedAt, &closed)
+		&b.WorkerID, &b.LeaseUntil, &b.SubmittedAt, &b.UpdatedAt, &closed, &b.State, &b.Failure)
 	if closed != nil {
 		b.ClosedAt = *closed
 	}
@@ -143,22 +163,89 @@ func (s *Store) UpdateBatch(ctx context.Context, id int64, worker, status string
 	return nil
 }
 
-// CloseBatch marks batch id handled: every answer is durable elsewhere.
-// Only the holder closes a batch (ErrBatchLeaseLost otherwise); a closed
-// batch is never claimed again.
-func (s *Store) CloseBatch(ctx context.Context, id int64, worker, status string) error {
+// FinishBatch stores the result lines of a final batch and closes it, in
+// one transaction: from then on every job of the batch finds its answer
+// with BatchAnswer, whichever worker holds it. Only the holder finishes a
+// batch (ErrBatchLeaseLost otherwise); a closed batch is never claimed
+// again. state is the final llm.BatchState, status the provider's word.
+func (s *Store) FinishBatch(ctx context.Context, id int64, worker, status, state string, failure *BatchFailure, counts BatchCounts, lines []BatchLine) error {
 	now := s.now()
-	tag, err := s.pool.Exec(ctx, `
-		UPDATE batches SET status = $3, closed_at = $4, updated_at = $4, lease_until = $4
-		WHERE id = $1 AND worker_id = $2 AND closed_at IS NULL AND lease_until >= $4`,
-		id, worker, status, now)
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `
+			UPDATE batches SET status = $3, state = $4, failure = $5, succeeded = $6, errored = $7, expired = $8, canceled = $9,
+			                   closed_at = $10, updated_at = $10, lease_until = $10
+			WHERE id = $1 AND worker_id = $2 AND closed_at IS NULL AND lease_until >= $10`,
+			id, worker, status, state, failure, counts.Succeeded, counts.Errored, counts.Expired, counts.Canceled, now)
+		if err != nil {
+			return fmt.Errorf("audit: finish batch %d: %w", id, err)
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("batch %d, worker %s: %w", id, worker, ErrBatchLeaseLost)
+		}
+		rows := make([][]any, len(lines))
+		for i, l := range lines {
+			rows[i] = []any{id, l.CustomID, l.JobID, l.Round, l.Line}
+		}
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"batch_lines"}, []string{"batch_id", "custom_id", "job_id", "round", "line"},
+			pgx.CopyFromRows(rows)); err != nil {
+			return fmt.Errorf("audit: store the %d result lines of batch %d: %w", len(lines), id, err)
+		}
+		return nil
+	})
+}
+
+// BatchAnswer is where a job's request of one round stands: the latest
+// batch that carries it and, once that batch is closed, its result line.
+type BatchAnswer struct {
+	Batch Batch
+	// Line is the provider's result line; nil while the batch runs, and
+	// for a closed batch that reported nothing for the request.
+	Line []byte
+}
+
+// ErrNoBatch is returned by BatchAnswer for a request no batch carries.
+var ErrNoBatch = errors.New("audit: no batch carries the request")
+
+// BatchAnswer finds the latest batch of pool that carries job's request
+// of round, with the stored line answering it once the batch is closed.
+func (s *Store) BatchAnswer(ctx context.Context, pool, job string, round int) (BatchAnswer, error) {
+	b, err := scanBatch(s.pool.QueryRow(ctx, `SELECT `+batchColumns+` FROM batches
+		WHERE pool = $1 AND job_ids @> ARRAY[$2::text] AND round = $3
+		ORDER BY submitted_at DESC, id DESC LIMIT 1`, pool, job, round))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return BatchAnswer{}, fmt.Errorf("job %s, round %d: %w", job, round, ErrNoBatch)
+	}
 	if err != nil {
-		return fmt.Errorf("audit: close batch %d: %w", id, err)
+		return BatchAnswer{}, fmt.Errorf("audit: batch of job %s, round %d: %w", job, round, err)
 	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("batch %d, worker %s: %w", id, worker, ErrBatchLeaseLost)
+	a := BatchAnswer{Batch: b}
+	if b.ClosedAt.IsZero() {
+		return a, nil
 	}
-	return nil
+	err = s.pool.QueryRow(ctx, `SELECT line FROM batch_lines WHERE batch_id = $1 AND job_id = $2 AND round = $3`,
+		b.ID, job, round).Scan(&a.Line)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return BatchAnswer{}, fmt.Errorf("audit: result line of job %s, round %d in batch %d: %w", job, round, b.ID, err)
+	}
+	return a, nil
+}
+
+// BatchClosed reports which of the batches ids are closed (their lines
+// stored), for workers waiting on batches another worker polls.
+func (s *Store) BatchClosed(ctx context.Context, ids []int64) (map[int64]bool, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id FROM batches WHERE id = ANY($1) AND closed_at IS NOT NULL`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("audit: closed batches: %w", err)
+	}
+	closed, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, fmt.Errorf("audit: closed batches: %w", err)
+	}
+	out := make(map[int64]bool, len(closed))
+	for _, id := range closed {
+		out[id] = true
+	}
+	return out, nil
 }
 
 // OpenBatches lists the batches of pool not yet closed, oldest first (every

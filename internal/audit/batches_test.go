@@ -83,11 +83,30 @@ func TestBatchLeaseResume(t *testing.T) {
 	if err := s.UpdateBatch(ctx, id, "w1", "completed", BatchCounts{}, lease); !errors.Is(err, ErrBatchLeaseLost) {
 		t.Fatalf("update by the former holder: %v; want ErrBatchLeaseLost", err)
 	}
-	if err := s.CloseBatch(ctx, id, "w1", "completed"); !errors.Is(err, ErrBatchLeaseLost) {
-		t.Fatalf("close by the former holder: %v; want ErrBatchLeaseLost", err)
+	lines := []BatchLine{{CustomID: "job-a-r1", JobID: "job-a", Round: 1, Line: []byte(`{"custom_id":"job-a-r1"}`)}}
+	if err := s.FinishBatch(ctx, id, "w1", "completed", "ended", nil, BatchCounts{Succeeded: 1}, lines); !errors.Is(err, ErrBatchLeaseLost) {
+		t.Fatalf("finish by the former holder: %v; want ErrBatchLeaseLost", err)
 	}
-	if err := s.CloseBatch(ctx, id, "w2", "completed"); err != nil {
+	// Until the batch is finished its jobs find it running, without lines.
+	if a, err := s.BatchAnswer(ctx, "openai:gpt-4o-mini", "job-a", 1); err != nil || a.Batch.ID != id || a.Line != nil || !a.Batch.ClosedAt.IsZero() {
+		t.Fatalf("answer of a running batch = %+v, %v", a, err)
+	}
+	if err := s.FinishBatch(ctx, id, "w2", "completed", "ended", nil, BatchCounts{Succeeded: 1}, lines); err != nil {
 		t.Fatal(err)
+	}
+	a, err := s.BatchAnswer(ctx, "openai:gpt-4o-mini", "job-a", 1)
+	if err != nil || a.Batch.State != "ended" || a.Batch.ClosedAt.IsZero() || string(a.Line) != `{"custom_id":"job-a-r1"}` {
+		t.Fatalf("answer of job-a = %+v, %v; want the stored line", a, err)
+	}
+	// job-b is in the batch but the provider reported nothing for it.
+	if a, err := s.BatchAnswer(ctx, "openai:gpt-4o-mini", "job-b", 1); err != nil || a.Line != nil || a.Batch.ID != id {
+		t.Fatalf("answer of job-b = %+v, %v; want the closed batch without a line", a, err)
+	}
+	if _, err := s.BatchAnswer(ctx, "openai:gpt-4o-mini", "job-a", 2); !errors.Is(err, ErrNoBatch) {
+		t.Fatalf("round 2 of job-a: %v; want ErrNoBatch", err)
+	}
+	if closed, err := s.BatchClosed(ctx, []int64{id, id + 1000}); err != nil || !closed[id] || closed[id+1000] {
+		t.Fatalf("closed = %v, %v", closed, err)
 	}
 	// Closed batches are history: never claimed, not listed as open.
 	s.advance(time.Hour)
@@ -187,8 +206,9 @@ func TestWorkerGrantsCoverBatches(t *testing.T) {
 	if got, err := s.ClaimBatches(ctx, "openai:gpt-4o-mini", "w2", time.Minute, 1); err != nil || len(got) != 1 {
 		t.Fatalf("worker role claim = %v, %v", got, err)
 	}
-	if err := s.CloseBatch(ctx, id, "w2", "completed"); err != nil {
-		t.Fatalf("worker role cannot close a batch: %v", err)
+	failure := &BatchFailure{Class: "rate_limited", Type: "token_limit_exceeded", Message: "too many enqueued tokens"}
+	if err := s.FinishBatch(ctx, id, "w2", "failed", "failed", failure, BatchCounts{}, []BatchLine{{CustomID: "j-r1", JobID: "j", Round: 1, Line: []byte("{}")}}); err != nil {
+		t.Fatalf("worker role cannot finish a batch: %v", err)
 	}
 	// The job list is not the worker's to rewrite.
 	if _, err := s.pool.Exec(ctx, "UPDATE batches SET job_ids = '{}' WHERE id = $1", id); err == nil {

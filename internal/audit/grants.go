@@ -16,7 +16,8 @@ import "github.com/jackc/pgx/v5"
 // extractq_ensure_attempt_partitions, bounded to ten months between three
 // months ago and six months ahead; read the log tables and the schema
 // version; record provider batches and update only their polling columns
-// (status, counts, lease, holder, closed_at) so any worker can resume one.
+// (status, counts, lease, holder, closed_at) so any worker can resume one,
+// and store their result lines.
 // It may not read documents, change schemas, or UPDATE any other table.
 func WorkerGrants(role string) []string {
 	r := pgx.Identifier{role}.Sanitize()
@@ -29,7 +30,8 @@ func WorkerGrants(role string) []string {
 		"GRANT EXECUTE ON FUNCTION extractq_merge_jobs(jsonb) TO " + r,
 		"GRANT EXECUTE ON FUNCTION extractq_ensure_attempt_partitions(date, integer) TO " + r,
 		"GRANT SELECT, INSERT ON batches TO " + r,
-		"GRANT UPDATE (status, succeeded, errored, expired, canceled, worker_id, lease_until, updated_at, closed_at) ON batches TO " + r,
+		"GRANT UPDATE (status, state, failure, succeeded, errored, expired, canceled, worker_id, lease_until, updated_at, closed_at) ON batches TO " + r,
+		"GRANT SELECT, INSERT ON batch_lines TO " + r,
 	}
 }
 

@@ -32,6 +32,9 @@ type ModelUsage struct {
 	// PromptTokens the provider's prompt cache served and stored.
 	CachedPromptTokens  int64 `json:"cached_prompt_tokens"`
 	CacheCreationTokens int64 `json:"cache_creation_tokens"`
+	// Batch marks the attempts answered through provider batches, billed
+	// at the batch price; a model used both ways has one entry per way.
+	Batch bool `json:"batch,omitempty"`
 }
 
 // StatusGroup is the state of one run under one schema version.
@@ -133,13 +136,13 @@ func (s *Store) Status(ctx context.Context, f StatusFilter) ([]StatusGroup, erro
 	aargs := []any{f.Run, f.Schema, since}
 	if err == nil {
 		err = scan(`SELECT run, schema_name, schema_version, provider, model, count(*), sum(prompt_tokens), sum(completion_tokens),
-			sum(cached_prompt_tokens), sum(cache_creation_tokens)
-			FROM attempts WHERE `+where+` AND started_at >= $3 GROUP BY 1, 2, 3, 4, 5 ORDER BY 4, 5`, aargs,
+			sum(cached_prompt_tokens), sum(cache_creation_tokens), batch
+			FROM attempts WHERE `+where+` AND started_at >= $3 GROUP BY 1, 2, 3, 4, 5, batch ORDER BY 4, 5, batch`, aargs,
 			func(r pgx.Rows) error {
 				var k groupKey
 				var m ModelUsage
 				if err := r.Scan(&k.run, &k.schema, &k.version, &m.Provider, &m.Model, &m.Attempts, &m.PromptTokens, &m.CompletionTokens,
-					&m.CachedPromptTokens, &m.CacheCreationTokens); err != nil {
+					&m.CachedPromptTokens, &m.CacheCreationTokens, &m.Batch); err != nil {
 					return err
 				}
 				g := get(k)

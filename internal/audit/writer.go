@@ -44,7 +44,7 @@ var (
 		"job_id", "delivery", "seq", "started_at", "n", "document_id", "run", "schema_name", "schema_version",
 		"provider", "model", "mode", "prompt_chars", "prompt_tokens", "completion_tokens", "latency_ms",
 		"finish_reason", "raw_response", "value", "repairs", "violations", "error_class", "error_message",
-		"transport_retries", "worker_id", "cached_prompt_tokens", "cache_creation_tokens",
+		"transport_retries", "worker_id", "cached_prompt_tokens", "cache_creation_tokens", "batch",
 	}, conflict: "ON CONFLICT DO NOTHING"}
 	// A later delivery wins; the same delivery written again changes nothing,
 	// except that a final record replaces a "retrying" one: the rule of
@@ -554,7 +554,7 @@ func toPending(rec *Record, now time.Time) (*pending, error) {
 			float8(float64(a.Latency) / float64(time.Millisecond)).
 			text(storableText(string(a.FinishReason))).text(raw).jsonb(value).jsonb(repairs).jsonb(violations).
 			text(storableText(string(a.Class))).text(errMsg).int4(int32(a.TransportRetries)).text(rec.WorkerID).
-			int4(int32(a.Usage.CachedPromptTokens)).int4(int32(a.Usage.CacheCreationTokens))
+			int4(int32(a.Usage.CachedPromptTokens)).int4(int32(a.Usage.CacheCreationTokens)).bool(a.Batch)
 	}
 	pt, ct := int64(rec.Usage.PromptTokens), int64(rec.Usage.CompletionTokens)
 	p.job = make(tuple, 0, 256+len(rec.JobID)+len(rec.DocumentID)+len(rec.Reason)+len(rec.SchemaFingerprint)+len(rec.DocumentHash)).row(len(jobsTable.columns)).

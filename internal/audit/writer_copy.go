@@ -21,8 +21,8 @@ import (
 type tuple []byte
 
 // attemptFixedSize is an attempt row's size without its variable-length
-// values: field count, 27 lengths, fixed-size values, jsonb versions.
-const attemptFixedSize = 2 + 27*4 + 10*4 + 2*8 + 3
+// values: field count, 28 lengths, fixed-size values, jsonb versions.
+const attemptFixedSize = 2 + 28*4 + 10*4 + 2*8 + 1 + 3
 
 // row starts a row of n fields.
 func (t tuple) row(n int) tuple { return binary.BigEndian.AppendUint16(t, uint16(n)) }

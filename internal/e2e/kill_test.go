@@ -41,6 +41,12 @@ type workerProc struct {
 
 func startWorker(t *testing.T, bin string, env []string, n int, listen string) *workerProc {
 	t.Helper()
+	return startWorkerPool(t, bin, env, n, listen, "openai:sim-fleet=concurrency:16")
+}
+
+// startWorkerPool starts worker n serving pool.
+func startWorkerPool(t *testing.T, bin string, env []string, n int, listen, pool string) *workerProc {
+	t.Helper()
 	logPath := filepath.Join(t.TempDir(), "worker-"+strconv.Itoa(n)+".log")
 	f, err := os.Create(logPath)
 	if err != nil {
@@ -48,7 +54,7 @@ func startWorker(t *testing.T, bin string, env []string, n int, listen string) *
 	}
 	cmd := exec.Command(bin, "run", "--id", "kill-"+strconv.Itoa(n), "--listen", listen,
 		"--ack-wait", "2s", "--backoff", "2s", "--max-deliver", "20", "--grace", "10s",
-		"--pool", "openai:sim-fleet=concurrency:16")
+		"--pool", pool)
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = f, f
 	if err := cmd.Start(); err != nil {

@@ -72,7 +72,7 @@ func (g *gen) ask(ctx context.Context, st step, extra string) (text string, cut 
 		g.record(ctx, a)
 		return "", false, a, err
 	}
-	a.Usage, a.FinishReason, a.Raw = resp.Usage, resp.FinishReason, resp.Text
+	a.Usage, a.FinishReason, a.Raw, a.Batch = resp.Usage, resp.FinishReason, resp.Text, resp.Batch
 	g.r.Usage = g.r.Usage.Add(resp.Usage)
 	text, cut = cutAtStop(resp.Text, st.stop, st.inString)
 	if !cut && resp.FinishReason == llm.FinishStop && len(st.stop) > 0 {

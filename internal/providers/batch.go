@@ -1,7 +1,10 @@
 package providers
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"sort"
@@ -62,6 +65,35 @@ func BatchFamilies() []string {
 // maxBatchResultBytes caps a downloaded results file. A full OpenAI batch
 // (50,000 answers of a few KiB) stays well below it.
 const maxBatchResultBytes = 1 << 30
+
+// splitBatchLines cuts a JSONL results body into lines keyed by their
+// custom_id, the bytes kept as received.
+func splitBatchLines(body []byte) ([]llm.BatchLine, error) {
+	var out []llm.BatchLine
+	for len(body) > 0 {
+		line := body
+		if i := bytes.IndexByte(body, '\n'); i >= 0 {
+			line, body = body[:i], body[i+1:]
+		} else {
+			body = nil
+		}
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		var l struct {
+			CustomID string `json:"custom_id"`
+		}
+		if err := json.Unmarshal(line, &l); err != nil {
+			return nil, err
+		}
+		if l.CustomID == "" {
+			return nil, errors.New("a result line has no custom_id")
+		}
+		out = append(out, llm.BatchLine{CustomID: l.CustomID, Raw: line})
+	}
+	return out, nil
+}
 
 // splitBatch groups reqs in order so that no group holds more than
 // l.MaxRequests requests or more than l.MaxBytes encoded bytes (each

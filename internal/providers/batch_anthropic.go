@@ -1,7 +1,6 @@
 package providers
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -158,43 +157,36 @@ func (p *anthropicProvider) CancelBatch(ctx context.Context, id llm.BatchID) (ll
 	return st, err
 }
 
-// BatchResults reads the results of an ended batch and returns one result
-// per request of sent, in order, each answer parsed as Chat parses one.
-func (p *anthropicProvider) BatchResults(ctx context.Context, id llm.BatchID, sent []llm.BatchRequest) ([]llm.BatchResult, error) {
+// BatchOutput reads the result lines of an ended batch.
+func (p *anthropicProvider) BatchOutput(ctx context.Context, id llm.BatchID) (llm.BatchStatus, []llm.BatchLine, error) {
 	st, err := p.BatchStatus(ctx, id)
 	if err != nil {
-		return nil, err
+		return st, nil, err
 	}
 	if !st.State.Final() {
-		return nil, p.localError("batch " + string(id) + " is still " + st.ProviderStatus + "; poll until it has ended")
+		return st, nil, p.localError("batch " + string(id) + " is still " + st.ProviderStatus + "; poll until it has ended")
 	}
 	r, err := p.get(ctx, p.batchURL(id)+"/results", p.headers(), maxBatchResultBytes)
 	if err != nil {
-		return nil, err
+		return st, nil, err
 	}
-	lines := map[string]antBatchResultLine{}
-	sc := bufio.NewScanner(bytes.NewReader(r.body))
-	sc.Buffer(nil, int(maxBatchResultBytes))
-	for sc.Scan() {
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-			continue
-		}
-		var l antBatchResultLine
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			return nil, p.badResponse(r, "a line of the batch results is not a batch result", err)
-		}
-		lines[l.CustomID] = l
+	lines, err := splitBatchLines(r.body)
+	if err != nil {
+		return st, nil, p.badResponse(r, "a line of the batch results is not a batch result", err)
 	}
-	out := make([]llm.BatchResult, len(sent))
-	for i, req := range sent {
-		l, ok := lines[req.CustomID]
-		if !ok {
-			out[i] = p.missingResult(req.CustomID, st)
-			continue
-		}
-		out[i] = p.batchResult(req, l)
+	return st, lines, nil
+}
+
+// ParseBatchLine parses the result line answering req.
+func (p *anthropicProvider) ParseBatchLine(req llm.BatchRequest, raw []byte, final llm.BatchStatus) llm.BatchResult {
+	if raw == nil {
+		return p.missingResult(req.CustomID, final)
 	}
-	return out, nil
+	var l antBatchResultLine
+	if err := json.Unmarshal(raw, &l); err != nil {
+		return llm.BatchResult{CustomID: req.CustomID, Err: &llm.Error{Provider: p.name, Class: llm.ClassBadResponse, Message: "the batch result line is not JSON: " + err.Error()}}
+	}
+	return p.batchResult(req, l)
 }
 
 func (p *anthropicProvider) batchResult(req llm.BatchRequest, l antBatchResultLine) llm.BatchResult {
@@ -207,6 +199,9 @@ func (p *anthropicProvider) batchResult(req llm.BatchRequest, l antBatchResultLi
 			return res
 		}
 		res.Response, res.Err = p.parseResponse(&reply{status: http.StatusOK, body: p.red.Bytes(l.Result.Message)}, body, wrapped)
+		if res.Response != nil {
+			res.Response.Batch = true
+		}
 	case "errored":
 		raw := p.red.Bytes(l.Result.Error)
 		ae := parseAPIError(raw)

@@ -1,7 +1,6 @@
 package providers
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -211,49 +210,43 @@ func (p *openAIProvider) CancelBatch(ctx context.Context, id llm.BatchID) (llm.B
 	return st, err
 }
 
-// BatchResults reads the output and error files of a final batch and
-// returns one result per request of sent, in order, each answer parsed as
-// Chat parses an online one.
-func (p *openAIProvider) BatchResults(ctx context.Context, id llm.BatchID, sent []llm.BatchRequest) ([]llm.BatchResult, error) {
+// BatchOutput reads the output and error files of a final batch.
+func (p *openAIProvider) BatchOutput(ctx context.Context, id llm.BatchID) (llm.BatchStatus, []llm.BatchLine, error) {
 	b, st, err := p.batch(ctx, id)
 	if err != nil {
-		return nil, err
+		return st, nil, err
 	}
 	if !st.State.Final() {
-		return nil, p.localError("batch " + string(id) + " is still " + b.Status + "; poll until it is final")
+		return st, nil, p.localError("batch " + string(id) + " is still " + b.Status + "; poll until it is final")
 	}
-	lines := map[string]oaiBatchResultLine{}
+	var lines []llm.BatchLine
 	for _, fileID := range []string{b.OutputFileID, b.ErrorFileID} {
 		if fileID == "" {
 			continue
 		}
 		r, err := p.get(ctx, p.baseURL+"/files/"+url.PathEscape(fileID)+"/content", p.authHeader(), maxBatchResultBytes)
 		if err != nil {
-			return nil, err
+			return st, nil, err
 		}
-		sc := bufio.NewScanner(bytes.NewReader(r.body))
-		sc.Buffer(nil, int(maxBatchResultBytes))
-		for sc.Scan() {
-			if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-				continue
-			}
-			var l oaiBatchResultLine
-			if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-				return nil, p.badResponse(r, "a line of batch file "+fileID+" is not a batch result", err)
-			}
-			lines[l.CustomID] = l
+		more, err := splitBatchLines(r.body)
+		if err != nil {
+			return st, nil, p.badResponse(r, "a line of batch file "+fileID+" is not a batch result", err)
 		}
+		lines = append(lines, more...)
 	}
-	out := make([]llm.BatchResult, len(sent))
-	for i, req := range sent {
-		l, ok := lines[req.CustomID]
-		if !ok {
-			out[i] = p.missingResult(req.CustomID, st)
-			continue
-		}
-		out[i] = p.batchResult(req, l)
+	return st, lines, nil
+}
+
+// ParseBatchLine parses the result line answering req.
+func (p *openAIProvider) ParseBatchLine(req llm.BatchRequest, raw []byte, final llm.BatchStatus) llm.BatchResult {
+	if raw == nil {
+		return p.missingResult(req.CustomID, final)
 	}
-	return out, nil
+	var l oaiBatchResultLine
+	if err := json.Unmarshal(raw, &l); err != nil {
+		return llm.BatchResult{CustomID: req.CustomID, Err: &llm.Error{Provider: p.name, Class: llm.ClassBadResponse, Message: "the batch result line is not JSON: " + err.Error()}}
+	}
+	return p.batchResult(req, l)
 }
 
 func (p *openAIProvider) batchResult(req llm.BatchRequest, l oaiBatchResultLine) llm.BatchResult {
@@ -266,6 +259,9 @@ func (p *openAIProvider) batchResult(req llm.BatchRequest, l oaiBatchResultLine)
 			return res
 		}
 		res.Response, res.Err = p.parseResponse(&reply{status: l.Response.StatusCode, body: []byte(l.Response.Body)}, body.Tools, wrapped)
+		if res.Response != nil {
+			res.Response.Batch = true
+		}
 	case l.Response != nil:
 		raw := []byte(l.Response.Body)
 		ae := parseAPIError(raw)

@@ -212,7 +212,7 @@ func TestBatchRoundTripThroughSimulator(t *testing.T) {
 				t.Fatalf("status %+v; a batch with expired lines ends expired", st)
 			}
 			// Results of a batch polled by another worker: rebuilt requests.
-			res, err := b.BatchResults(t.Context(), id, reqs)
+			res, err := llm.BatchResults(t.Context(), b, id, reqs)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -365,7 +365,7 @@ func TestBatchTokenLimitAndCancel(t *testing.T) {
 		t.Fatalf("over the enqueued-token limit: %+v (failure %+v)", st, st.Failure)
 	}
 	// Its results are the failure, for every request: retryable, no re-ask.
-	res, err := oai.(llm.Batcher).BatchResults(ctx, id, reqs)
+	res, err := llm.BatchResults(ctx, oai.(llm.Batcher), id, reqs)
 	if err != nil || len(res) != len(reqs) {
 		t.Fatalf("results of a failed batch: %d, %v", len(res), err)
 	}
@@ -386,7 +386,7 @@ func TestBatchTokenLimitAndCancel(t *testing.T) {
 	if st, _ = oai.(llm.Batcher).BatchStatus(ctx, id); st.State != llm.BatchCanceled {
 		t.Fatalf("after cancel: %+v", st)
 	}
-	res, err = oai.(llm.Batcher).BatchResults(ctx, id, reqs[:4])
+	res, err = llm.BatchResults(ctx, oai.(llm.Batcher), id, reqs[:4])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -407,7 +407,7 @@ func TestBatchTokenLimitAndCancel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ant.(llm.Batcher).BatchResults(ctx, id, reqs[:2]); err == nil || !strings.Contains(err.Error(), "poll until") {
+	if _, err := llm.BatchResults(ctx, ant.(llm.Batcher), id, reqs[:2]); err == nil || !strings.Contains(err.Error(), "poll until") {
 		t.Fatalf("results of a running batch: %v", err)
 	}
 }

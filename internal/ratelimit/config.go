@@ -165,6 +165,9 @@ func ParsePoolSpec(s string) (PoolSpec, error) {
 			return PoolSpec{}, &ConfigError{Pool: spec.Name, Setting: key, Value: val, Reason: "must be positive; omit " + key + " for no limit"}
 		}
 	}
+	if spec.Kind == KindBatch && !seen["concurrency"] {
+		spec.Limits.Concurrency = 0 // the batch default, set by validate
+	}
 	if err := spec.validate(); err != nil {
 		return PoolSpec{}, err
 	}
@@ -174,7 +177,11 @@ func ParsePoolSpec(s string) (PoolSpec, error) {
 // validate checks limits and the kind's settings, and fills the batch
 // defaults of a batch pool. Name must be split already.
 func (s *PoolSpec) validate() error {
-	if err := s.Limits.validate(s.Name); err != nil {
+	limits := s.Limits
+	if s.Kind == KindBatch {
+		limits.Concurrency = 1 // a batch pool's is jobs held, bounded below
+	}
+	if err := limits.validate(s.Name); err != nil {
 		return err
 	}
 	switch s.Kind {
@@ -213,8 +220,20 @@ func (s *PoolSpec) validate() error {
 	if s.Batch.MaxWait == 0 {
 		s.Batch.MaxWait = DefaultBatchMaxWait
 	}
+	// A batch pool's concurrency is the jobs one worker holds while they
+	// wait for their batches: by default two batches' worth, so the next
+	// batch gathers while one runs.
+	if s.Limits.Concurrency == 0 {
+		s.Limits.Concurrency = min(2*s.Batch.MaxRequests, MaxBatchHeld)
+	}
+	if c := s.Limits.Concurrency; c < 1 || c > MaxBatchHeld {
+		return &ConfigError{Pool: s.Name, Setting: "concurrency", Value: strconv.Itoa(c), Reason: fmt.Sprintf("a batch pool holds 1 to %d jobs at once; omit it for twice max_requests", MaxBatchHeld)}
+	}
 	return nil
 }
+
+// MaxBatchHeld bounds the jobs one worker holds in a batch pool.
+const MaxBatchHeld = 200_000
 
 // MaxBatchWait bounds max_wait: gathering requests longer than this is a
 // typo (hours for minutes), not a plan.

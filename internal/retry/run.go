@@ -139,7 +139,7 @@ func Run(ctx context.Context, p llm.Provider, document string, s *schema.Schema,
 			r.RetryAfter = cerr.retryAfter
 			return end(r, cerr.outcome, cerr.err, "%s", cerr.describe(n, a.TransportRetries))
 		}
-		a.Usage, a.FinishReason, a.Raw = resp.Usage, resp.FinishReason, resp.Text
+		a.Usage, a.FinishReason, a.Raw, a.Batch = resp.Usage, resp.FinishReason, resp.Text, resp.Batch
 		r.Usage = r.Usage.Add(resp.Usage)
 		ev := e.validate(ctx, evaluate(resp, j))
 		a.Value, a.Repairs, a.Violations, a.Class = ev.value, ev.repairs, ev.violations, ev.class

@@ -10,6 +10,7 @@ import (
 
 	"github.com/goccy/go-yaml"
 
+	"github.com/extractq/extractq/internal/batchpool"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/providers"
 	"github.com/extractq/extractq/internal/ratelimit"
@@ -77,6 +78,13 @@ type Config struct {
 	CircuitFailures int           `yaml:"circuit_failures"`
 	CircuitOpen     time.Duration `yaml:"circuit_open"`
 	CircuitMaxOpen  time.Duration `yaml:"circuit_max_open"`
+	// A batch pool polls each running batch at most every BatchPoll
+	// (EXTRACTQ_BATCH_POLL, default 1m; the first polls come sooner), and a
+	// poll holds the batch for BatchLease (EXTRACTQ_BATCH_LEASE, default
+	// 3m): another worker takes a batch over once its lease has run out,
+	// so BatchLease is how long a dead worker's batches go unpolled.
+	BatchPoll  time.Duration `yaml:"batch_poll"`
+	BatchLease time.Duration `yaml:"batch_lease"`
 }
 
 // DefaultConfig is the configuration before file, environment and flags.
@@ -89,6 +97,7 @@ func DefaultConfig() Config {
 		StreamReplicas: 1, DuplicateWindow: 24 * time.Hour, DLQMaxAge: 30 * 24 * time.Hour,
 		RequeueDelay: time.Second, MaxPause: ratelimit.DefaultMaxPause, DefaultMaxTokens: ratelimit.DefaultMaxTokens,
 		CircuitFailures: ratelimit.DefaultCircuitFailures, CircuitOpen: ratelimit.DefaultCircuitOpen, CircuitMaxOpen: ratelimit.DefaultCircuitMaxOpen,
+		BatchPoll: batchpool.DefaultSettings().PollMax, BatchLease: batchpool.DefaultSettings().Lease,
 	}
 }
 
@@ -152,6 +161,8 @@ func (c *Config) LoadEnv(getenv func(string) string) error {
 	dur("EXTRACTQ_MAX_PAUSE", &c.MaxPause)
 	dur("EXTRACTQ_CIRCUIT_OPEN", &c.CircuitOpen)
 	dur("EXTRACTQ_CIRCUIT_MAX_OPEN", &c.CircuitMaxOpen)
+	dur("EXTRACTQ_BATCH_POLL", &c.BatchPoll)
+	dur("EXTRACTQ_BATCH_LEASE", &c.BatchLease)
 	num := func(name string, dst *int) {
 		if v := getenv(name); v != "" {
 			n, err := strconv.Atoi(v)
@@ -216,6 +227,14 @@ func (c *Config) Circuit() ratelimit.BreakerSettings {
 	return ratelimit.BreakerSettings{Failures: c.CircuitFailures, Open: c.CircuitOpen, MaxOpen: c.CircuitMaxOpen}
 }
 
+// BatchSettings are the settings of batch pool spec.
+func (c *Config) BatchSettings(spec ratelimit.PoolSpec) *batchpool.Settings {
+	return &batchpool.Settings{
+		MaxRequests: spec.Batch.MaxRequests, MaxWait: spec.Batch.MaxWait,
+		PollMin: min(batchpool.DefaultSettings().PollMin, c.BatchPoll), PollMax: c.BatchPoll, Lease: c.BatchLease,
+	}
+}
+
 // ConsumerSettings are the consumer settings c describes.
 func (c *Config) ConsumerSettings() jobs.ConsumerSettings {
 	s := jobs.DefaultConsumerSettings()
@@ -272,6 +291,10 @@ func (c *Config) Validate() error {
 	}
 	if c.DefaultMaxTokens < 1 {
 		errs = append(errs, fmt.Errorf("default_max_tokens %d: must be at least 1", c.DefaultMaxTokens))
+	}
+	positive("batch_poll", c.BatchPoll)
+	if c.BatchLease <= c.BatchPoll {
+		errs = append(errs, fmt.Errorf("batch_lease %s: must be longer than batch_poll (%s), or a live worker's batches are taken over (EXTRACTQ_BATCH_LEASE)", c.BatchLease, c.BatchPoll))
 	}
 	return errors.Join(errs...)
 }

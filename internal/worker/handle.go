@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/extractq/extractq/internal/audit"
+	"github.com/extractq/extractq/internal/batchpool"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/redact"
 	"github.com/extractq/extractq/llm"
@@ -31,6 +32,8 @@ type delivery struct {
 	last    bool   // the consumer will not deliver it again
 	env     *jobs.Envelope
 	pool    string
+	i       int  // the pool's index
+	batch   bool // the pool is a batch pool
 	started time.Time
 	log     *slog.Logger
 }
@@ -40,7 +43,7 @@ type delivery struct {
 // probe says the delivery is its pool circuit's half-open probe.
 func (w *Worker) handle(ctx, jobCtx context.Context, i int, msg jetstream.Msg, probe bool) {
 	p := w.pools[i]
-	d := &delivery{msg: msg, pool: p.Name, started: time.Now(), log: w.log.With("pool", p.Name)}
+	d := &delivery{msg: msg, pool: p.Name, i: i, batch: p.Batch != nil, started: time.Now(), log: w.log.With("pool", p.Name)}
 	w.obs.JobStarted(p.Name)
 	defer w.obs.JobFinished(p.Name)
 	md, err := msg.Metadata()
@@ -98,7 +101,11 @@ func (w *Worker) extract(ctx, jobCtx context.Context, i int, d *delivery, probe 
 		prov, text, s, res := w.prepare(jobCtx, p, d)
 		called := res == nil
 		if called {
-			res = w.run(jobCtx, prov, text, s, d.env.Options)
+			runCtx := jobCtx
+			if d.batch {
+				runCtx = batchpool.WithJob(jobCtx, d.env.JobID)
+			}
+			res = w.run(runCtx, prov, text, s, d.env.Options)
 		}
 		if len(earlier) > 0 {
 			res.Attempts = append(earlier[:len(earlier):len(earlier)], res.Attempts...)
@@ -186,7 +193,7 @@ func (w *Worker) prepare(ctx context.Context, p Pool, d *delivery) (llm.Provider
 	if err != nil {
 		return nil, "", nil, prepFailure(err, errors.Is(err, jobs.ErrSchemaNotFound) || errors.Is(err, schema.ErrInvalidSchema))
 	}
-	prov, err := w.provs.get(p, d.env.Provider, w.newProvider)
+	prov, err := w.provs.get(p, w.batchRunners[d.i], d.env.Provider, w.newProvider)
 	if err != nil {
 		return nil, "", nil, prepFailure(fmt.Errorf("provider %q: %w", d.env.Provider, err), true)
 	}
@@ -438,6 +445,12 @@ func (w *Worker) record(d *delivery, res *llm.Result, final bool) *audit.Record 
 	}
 	if final && res.Outcome == llm.OutcomeOK {
 		rec.Value = res.Value
+	}
+	if d.batch && !final {
+		// A batch pool's next delivery replays these attempts from the
+		// stored batch answers and records them then: recording them now
+		// too would count each paid answer twice.
+		rec.Attempts, rec.Usage = nil, llm.Usage{}
 	}
 	return rec
 }

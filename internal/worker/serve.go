@@ -131,18 +131,28 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, engine Engine, opt
 		}
 	}()
 
-	rpools := make([]*ratelimit.Pool, len(cfg.Pools))
+	// Online pools share their rate limits across the fleet; a batch pool
+	// is not paced per minute (the provider queues whole batches), so it
+	// holds jobs up to its concurrency and takes no part in the shares.
+	var rpools []*ratelimit.Pool
+	var sampled []metrics.SampledPool
 	pools := make([]Pool, len(cfg.Pools))
-	sampled := make([]metrics.SampledPool, len(cfg.Pools))
 	for i, spec := range cfg.Pools {
-		rpools[i] = ratelimit.NewPool(spec.Name, spec.Limits, ratelimit.WithLogger(log),
+		pools[i] = Pool{Name: jobs.PoolFor(spec.Name), Concurrency: spec.Limits.Concurrency}
+		if spec.IsBatch() {
+			pools[i].Batch = cfg.BatchSettings(spec)
+			continue
+		}
+		rp := ratelimit.NewPool(spec.Name, spec.Limits, ratelimit.WithLogger(log),
 			ratelimit.WithMaxPause(cfg.MaxPause), ratelimit.WithDefaultMaxTokens(cfg.DefaultMaxTokens))
-		pools[i] = Pool{Name: jobs.PoolFor(spec.Name), Concurrency: spec.Limits.Concurrency, Budget: rpools[i]}
-		sampled[i] = metrics.SampledPool{Name: pools[i].Name, Budget: rpools[i]}
+		pools[i].Budget = rp
+		rpools = append(rpools, rp)
+		sampled = append(sampled, metrics.SampledPool{Name: pools[i].Name, Budget: rp})
 	}
 	all := []Option{
 		WithPools(pools...), WithConsumerSettings(cfg.ConsumerSettings()), WithGrace(cfg.Grace), WithLogger(log),
 		WithObserver(m), WithAuditReader(store), WithCircuit(cfg.Circuit()), WithRequeueDelay(cfg.RequeueDelay),
+		WithBatchStore(store),
 	}
 	if so.ready != nil { // the endpoints below are served before Run makes the worker ready
 		all = append(all, withOnReady(so.ready))
@@ -154,11 +164,13 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, engine Engine, opt
 	if err != nil {
 		return err
 	}
-	members, err := ratelimit.StartMembership(ctx, js, w.ID(), rpools, ratelimit.WithMembershipLogger(log))
-	if err != nil {
-		return err
+	if len(rpools) > 0 { // only online pools share budgets
+		members, err := ratelimit.StartMembership(ctx, js, w.ID(), rpools, ratelimit.WithMembershipLogger(log))
+		if err != nil {
+			return err
+		}
+		defer members.Stop()
 	}
-	defer members.Stop()
 
 	ln := so.listener
 	if ln == nil && cfg.Listen != "" {

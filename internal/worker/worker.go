@@ -28,6 +28,7 @@ import (
 
 	"github.com/extractq/extractq"
 	"github.com/extractq/extractq/internal/audit"
+	"github.com/extractq/extractq/internal/batchpool"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/ratelimit"
 	"github.com/extractq/extractq/llm"
@@ -43,6 +44,11 @@ type Pool struct {
 	// Budget hands out slots and paces calls; nil means a semaphore of
 	// Concurrency.
 	Budget Budget
+	// Batch makes the pool a batch pool: its calls go through the
+	// provider's batch API (batch.go), and Concurrency is the number of
+	// jobs it holds at once while they wait for their batches. nil for an
+	// online pool.
+	Batch *batchpool.Settings
 }
 
 // Option configures a Worker.
@@ -143,6 +149,8 @@ type Worker struct {
 	obs          Observer
 	circuit      ratelimit.BreakerSettings
 	reader       AuditReader
+	batchStore   batchpool.Store
+	batchRunners []*batchpool.Runner // by pool; nil for online pools
 
 	docs    *jobs.Documents
 	dlq     *jobs.DLQ
@@ -216,6 +224,9 @@ func New(js jetstream.JetStream, w audit.Writer, e Engine, opts ...Option) (*Wor
 		wk.reader, _ = w.(AuditReader)
 	}
 	wk.log = wk.log.With("worker", wk.id)
+	if err := wk.newBatchRunners(); err != nil {
+		return nil, err
+	}
 	for _, p := range wk.pools {
 		wk.circuits = append(wk.circuits, ratelimit.NewBreaker(p.Name, "transport", wk.circuit, ratelimit.WithTransitions(wk.onCircuit)))
 	}
@@ -284,7 +295,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	consumers := make([]jetstream.Consumer, len(w.pools))
 	for i, p := range w.pools {
-		c, err := jobs.EnsureConsumer(ctx, w.js, p.Name, w.consumer)
+		c, err := jobs.EnsureConsumer(ctx, w.js, p.Name, w.consumerSettings(i))
 		if err != nil {
 			return err
 		}
@@ -299,6 +310,10 @@ func (w *Worker) Run(ctx context.Context) error {
 	// but gives running jobs the grace period.
 	jobCtx, cancelJobs := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelJobs()
+	stopBatches := w.startBatchRunners()
+	defer stopBatches()
+	// pullers counts the pull loops and the jobs of batch pools, which
+	// run in goroutines of their own.
 	var pullers sync.WaitGroup
 	pullers.Add(1)
 	go func() {
@@ -308,6 +323,10 @@ func (w *Worker) Run(ctx context.Context) error {
 	for i, p := range w.pools {
 		w.obs.Circuit(p.Name, "transport", ratelimit.CircuitClosed)
 		w.obs.Circuit(p.Name, "audit", ratelimit.CircuitClosed)
+		if p.Batch != nil {
+			pullers.Go(func() { w.pullBatchPool(ctx, jobCtx, i, consumers[i], &pullers) })
+			continue
+		}
 		for range p.Concurrency {
 			pullers.Add(1)
 			go func() {
@@ -505,13 +524,13 @@ func (c *schemaCache) get(ctx context.Context, ref jobs.SchemaRef) (*schema.Sche
 }
 
 // providerCache builds each pool's provider for a spec once, wrapped by the
-// pool's budget.
+// pool's budget, or made a batch pool's provider.
 type providerCache struct {
 	mu sync.Mutex
 	m  map[string]llm.Provider
 }
 
-func (c *providerCache) get(p Pool, spec string, build func(string) (llm.Provider, error)) (llm.Provider, error) {
+func (c *providerCache) get(p Pool, batch *batchpool.Runner, spec string, build func(string) (llm.Provider, error)) (llm.Provider, error) {
 	key := p.Name + "\x00" + spec
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -525,7 +544,13 @@ func (c *providerCache) get(p Pool, spec string, build func(string) (llm.Provide
 	if c.m == nil {
 		c.m = map[string]llm.Provider{}
 	}
-	pr = p.Budget.Wrap(pr)
+	if batch != nil {
+		if pr, err = batch.Provider(spec, pr); err != nil {
+			return nil, err
+		}
+	} else {
+		pr = p.Budget.Wrap(pr)
+	}
 	c.m[key] = pr
 	return pr, nil
 }

@@ -1,0 +1,149 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/extractq/extractq/internal/batchpool"
+	"github.com/extractq/extractq/internal/jobs"
+)
+
+// A batch pool's job runs like any other (handle: the engine, the audit,
+// ack or dead letter), but its provider calls join provider batches
+// (internal/batchpool), so one job waits minutes to hours for each answer.
+// The pool therefore holds many jobs at once, each in progress on
+// JetStream (its in-progress acks go on while it waits), and one puller
+// per pool fetches them in bulk. A worker that dies stops those acks: its
+// jobs come back after the ack wait to another worker, which replays their
+// answered rounds from the audit store and waits for their running
+// batches, which it takes over once their lease has run out.
+
+// WithBatchStore sets where batch pools keep their batches (the audit
+// store); required when a pool is a batch pool.
+func WithBatchStore(s batchpool.Store) Option { return func(w *Worker) { w.batchStore = s } }
+
+// batchMaxAckPending is the consumer limit of a batch pool: jobs waiting
+// in batches across the fleet. A batch pool exists to hold many.
+const batchMaxAckPending = 1_000_000
+
+// maxBatchFetch is the most jobs one pull of a batch pool asks for.
+const maxBatchFetch = 256
+
+// newBatchRunners builds the runner of each batch pool (nil for online
+// pools).
+func (w *Worker) newBatchRunners() error {
+	w.batchRunners = make([]*batchpool.Runner, len(w.pools))
+	for i, p := range w.pools {
+		if p.Batch == nil {
+			continue
+		}
+		if w.batchStore == nil {
+			return fmt.Errorf("pools[%d] (%s): a batch pool needs the audit store (WithBatchStore)", i, p.Name)
+		}
+		r, err := batchpool.New(p.Name, w.id, w.batchStore, *p.Batch, w.newProvider, batchpool.WithLogger(w.log))
+		if err != nil {
+			return fmt.Errorf("pools[%d]: %w", i, err)
+		}
+		w.batchRunners[i] = r
+	}
+	return nil
+}
+
+// consumerSettings are the consumer settings of pool i.
+func (w *Worker) consumerSettings(i int) jobs.ConsumerSettings {
+	s := w.consumer
+	if w.pools[i].Batch != nil {
+		s.MaxAckPending = max(s.MaxAckPending, batchMaxAckPending)
+	}
+	return s
+}
+
+// startBatchRunners runs the batch pools' runners until the returned stop
+// is called: after the jobs have ended, since their calls need them.
+func (w *Worker) startBatchRunners() (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for _, r := range w.batchRunners {
+		if r != nil {
+			wg.Go(func() { _ = r.Run(ctx) })
+		}
+	}
+	return func() { cancel(); wg.Wait() }
+}
+
+// pullBatchPool is a batch pool's puller: it fetches as many jobs as the
+// pool has room for (up to maxBatchFetch at a time) and runs each in its
+// own goroutine, owned by running.
+func (w *Worker) pullBatchPool(ctx, jobCtx context.Context, i int, c jetstream.Consumer, running *sync.WaitGroup) {
+	p, circuit := w.pools[i], w.circuits[i]
+	log := w.log.With("pool", p.Name)
+	room := make(chan struct{}, p.Concurrency)
+	failures := 0
+	for ctx.Err() == nil {
+		if err := w.auditCircuit.WaitClosed(ctx); err != nil {
+			continue
+		}
+		probe, err := circuit.Allow(ctx, false)
+		if err != nil {
+			continue
+		}
+		select { // one slot, waiting for it; then all that are free
+		case room <- struct{}{}:
+		case <-ctx.Done():
+			circuit.Abandon(probe)
+			continue
+		}
+		n := 1
+		for n < maxBatchFetch && !probe && len(room) < cap(room) {
+			room <- struct{}{}
+			n++
+		}
+		batch, err := c.Fetch(n, jetstream.FetchMaxWait(w.pullWait))
+		if err != nil {
+			circuit.Abandon(probe)
+			freeRoom(room, n)
+			failures++
+			log.Warn("pull failed; retrying", "err", err, "consecutive", failures)
+			sleep(ctx, backoff(failures, 100*time.Millisecond, 5*time.Second))
+			continue
+		}
+		got := 0
+		for msg := range batch.Messages() {
+			got++
+			if w.stopping.Load() {
+				circuit.Abandon(probe)
+				w.requeue(msg, p.Name, log)
+				<-room
+				continue
+			}
+			running.Go(func() {
+				defer func() { <-room }()
+				w.handle(ctx, jobCtx, i, msg, probe)
+			})
+			probe = false // only the first job is the half-open probe
+		}
+		if got == 0 {
+			circuit.Abandon(probe)
+		}
+		freeRoom(room, n-got)
+		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, jetstream.ErrNoMessages) {
+			failures++
+			log.Warn("pull ended with an error", "err", err, "consecutive", failures)
+			sleep(ctx, backoff(failures, 100*time.Millisecond, 5*time.Second))
+			continue
+		}
+		failures = 0
+	}
+}
+
+func freeRoom(room chan struct{}, n int) {
+	for range n {
+		<-room
+	}
+}
