@@ -40,7 +40,7 @@ func newDLQListCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List dead letters, oldest first",
-		Long:  "List the dead letters on EXTRACTQ_DLQ: sequence, time, run, document, schema, outcome, attempts, reason.\n\nExample:\n  extractq dlq list --run march --limit 20\n  extractq dlq list --json | jq .reason",
+		Long:  "List the dead letters on EXTRACTQ_DLQ: sequence, time, run, document, schema, outcome, attempts, the failed part\nof a long document (\"3/7\": its third of seven chunks) and the reason.\n\nExample:\n  extractq dlq list --run march --limit 20\n  extractq dlq list --json | jq .reason",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			nc, js, err := c.ConnectNATS(cmd.Context(), "extractq-dlq")
@@ -52,7 +52,7 @@ func newDLQListCmd() *cobra.Command {
 			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 			enc := json.NewEncoder(out)
 			if !asJSON {
-				fmt.Fprintln(tw, "SEQ\tTIME\tRUN\tDOCUMENT\tSCHEMA\tOUTCOME\tATTEMPTS\tREASON")
+				fmt.Fprintln(tw, "SEQ\tTIME\tRUN\tDOCUMENT\tSCHEMA\tOUTCOME\tATTEMPTS\tCHUNK\tREASON")
 			}
 			n := 0
 			errStop := errors.New("limit reached")
@@ -64,9 +64,7 @@ func newDLQListCmd() *cobra.Command {
 				if asJSON {
 					return enc.Encode(letterSummary(l))
 				}
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s v%d\t%s\t%d\t%s\n", l.Seq, l.Time.Local().Format(time.DateTime), termsafe.String(l.Job.Run),
-					termsafe.String(l.Job.DocumentID), termsafe.String(l.Job.Schema.Name), l.Job.Schema.Version, l.Outcome, len(l.Attempts),
-					termsafe.String(oneLine(l.Reason, 80)))
+				fmt.Fprintln(tw, letterRow(l))
 				return nil
 			})
 			if err != nil && !errors.Is(err, errStop) {
@@ -87,6 +85,18 @@ func newDLQListCmd() *cobra.Command {
 	return cmd
 }
 
+// letterRow is a dead letter's line in `dlq list` (tab-separated): a
+// long document's failed part shows as "3/7" (its third of seven chunks).
+func letterRow(l *jobs.Letter) string {
+	chunk := "-"
+	if cf := l.ChunkFailure; cf != nil {
+		chunk = fmt.Sprintf("%d/%d", cf.Index+1, cf.Of)
+	}
+	return fmt.Sprintf("%d\t%s\t%s\t%s\t%s v%d\t%s\t%d\t%s\t%s", l.Seq, l.Time.Local().Format(time.DateTime), termsafe.String(l.Job.Run),
+		termsafe.String(l.Job.DocumentID), termsafe.String(l.Job.Schema.Name), l.Job.Schema.Version, l.Outcome, len(l.Attempts),
+		chunk, termsafe.String(oneLine(l.Reason, 80)))
+}
+
 // letterSummary is a dead letter without its attempts' bodies, for lists.
 func letterSummary(l *jobs.Letter) any {
 	return struct {
@@ -102,8 +112,10 @@ func letterSummary(l *jobs.Letter) any {
 		Attempts   int       `json:"attempts"`
 		Deliveries int       `json:"deliveries"`
 		Reason     string    `json:"reason"`
+		// ChunkFailure is the failed part of a long document, if one failed.
+		ChunkFailure *jobs.ChunkFailure `json:"chunk_failure,omitempty"`
 	}{l.Seq, l.Time, l.Job.JobID, l.Job.Run, l.Job.DocumentID, l.Job.Schema.Name, l.Job.Schema.Version, l.Job.Provider,
-		string(l.Outcome), len(l.Attempts), l.Deliveries, l.Reason}
+		string(l.Outcome), len(l.Attempts), l.Deliveries, l.Reason, l.ChunkFailure}
 }
 
 func oneLine(s string, n int) string {
@@ -166,6 +178,9 @@ func printLetter(w io.Writer, l *jobs.Letter) {
 	fmt.Fprintf(w, "  worker     %s (%s)\n", q(l.WorkerID), q(l.Source))
 	fmt.Fprintf(w, "  outcome    %s\n", q(string(l.Outcome)))
 	fmt.Fprintf(w, "  reason     %s\n", q(l.Reason))
+	if cf := l.ChunkFailure; cf != nil {
+		fmt.Fprintf(w, "  failed     %s\n", q(cf.String()))
+	}
 	fmt.Fprintf(w, "  tokens     %d prompt + %d completion\n", l.Usage.PromptTokens, l.Usage.CompletionTokens)
 	for _, a := range l.Attempts {
 		fmt.Fprintf(w, "\nattempt %d  %s %s  %s  %d+%d tokens  finish %s", a.N, q(a.Provider), q(string(a.Mode)), a.Latency.Round(time.Millisecond),
@@ -177,6 +192,9 @@ func printLetter(w io.Writer, l *jobs.Letter) {
 			fmt.Fprintf(w, "  transport retries %d", a.TransportRetries)
 		}
 		fmt.Fprintln(w)
+		if where := attemptWhere(a.Chunk, a.Pointer, a.Step); where != "" {
+			fmt.Fprintf(w, "  %s\n", where)
+		}
 		if a.Error != "" {
 			fmt.Fprintf(w, "  error: %s\n", q(a.Error))
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/cli"
 	"github.com/extractq/extractq/internal/termsafe"
+	"github.com/extractq/extractq/llm"
 )
 
 func newHistoryCmd() *cobra.Command {
@@ -127,6 +128,9 @@ func printAttempt(w io.Writer, a *audit.AttemptInfo) {
 		fmt.Fprintf(w, "  FAILED %s", termsafe.String(a.ErrorClass))
 	}
 	fmt.Fprintln(w)
+	if where := attemptWhere(a.Chunk, a.Pointer, a.Step); where != "" {
+		fmt.Fprintf(w, "    %s\n", where)
+	}
 	if a.ErrorMessage != "" {
 		fmt.Fprintf(w, "    error: %s\n", termsafe.String(a.ErrorMessage))
 	}
@@ -139,6 +143,20 @@ func printAttempt(w io.Writer, a *audit.AttemptInfo) {
 	if len(a.Violations) > 0 {
 		fmt.Fprintf(w, "    violations: %s\n", termsafe.String(string(a.Violations)))
 	}
+}
+
+// attemptWhere says where in the document and the value an attempt
+// worked: the part of a long document (1-based, and its character
+// offsets) and a prefill step with its pointer; "" for neither.
+func attemptWhere(chunk *llm.Span, pointer, step string) string {
+	var parts []string
+	if chunk != nil {
+		parts = append(parts, fmt.Sprintf("chunk %d (characters %d-%d)", chunk.Index+1, chunk.Start, chunk.End))
+	}
+	if step != "" {
+		parts = append(parts, fmt.Sprintf("prefill %s at %s", termsafe.String(step), termsafe.String(orRoot(pointer))))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func indentMore(s string) string {

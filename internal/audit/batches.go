@@ -24,13 +24,13 @@ type Batch struct {
 	// State is llm.BatchState's word: "running" until the batch is final.
 	State string
 	// Failure is why a failed batch was refused (nil otherwise).
-	Failure *BatchFailure
-	Counts  BatchCounts
-	WorkerID        string    // the worker holding the lease
-	LeaseUntil      time.Time // the holder polls it until then
-	SubmittedAt     time.Time
-	UpdatedAt       time.Time
-	ClosedAt        time.Time // zero while the batch is open
+	Failure     *BatchFailure
+	Counts      BatchCounts
+	WorkerID    string    // the worker holding the lease
+	LeaseUntil  time.Time // the holder polls it until then
+	SubmittedAt time.Time
+	UpdatedAt   time.Time
+	ClosedAt    time.Time // zero while the batch is open
 }
 
 // BatchCounts are a batch's request counts as the provider reports them.

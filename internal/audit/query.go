@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/extractq/extractq/llm"
 )
 
 // StatusFilter narrows Status. Zero fields match everything.
@@ -216,6 +218,15 @@ type AttemptInfo struct {
 	ErrorMessage     string          `json:"error_message,omitempty"`
 	TransportRetries int             `json:"transport_retries,omitempty"`
 	WorkerID         string          `json:"worker_id,omitempty"`
+	// Chunk is the part of a long document the attempt was given: its
+	// index and [start, end) character offsets in the document; nil for a
+	// whole document (and for rows written before migration 6).
+	Chunk *llm.Span `json:"chunk,omitempty"`
+	// Pointer and Step are a prefill-mode attempt's: the JSON pointer of
+	// the value it generated ("" for the root) and what it asked for; Step
+	// is "" for an attempt of another mode.
+	Pointer string `json:"pointer,omitempty"`
+	Step    string `json:"step,omitempty"`
 }
 
 // JobInfo is one stored job.
@@ -358,16 +369,22 @@ func (s *Store) History(ctx context.Context, documentID string) (*History, error
 	}
 	rows, _ = s.pool.Query(ctx, `SELECT job_id, delivery, seq, n, started_at, run, schema_name, schema_version, provider, model,
 		mode, prompt_chars, prompt_tokens, completion_tokens, latency_ms, finish_reason, raw_response, value, repairs, violations,
-		error_class, error_message, transport_retries, worker_id
+		error_class, error_message, transport_retries, worker_id, chunk_index, chunk_start, chunk_end,
+		coalesce(prefill_pointer, ''), coalesce(prefill_step, '')
 		FROM attempts WHERE document_id = $1 ORDER BY started_at, job_id, delivery, seq`, documentID)
 	if h.Attempts, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (AttemptInfo, error) {
 		var a AttemptInfo
 		var lat float64
 		var value, repairs, violations []byte
+		var chunk, start, end *int
 		err := r.Scan(&a.JobID, &a.Delivery, &a.Seq, &a.N, &a.StartedAt, &a.Run, &a.SchemaName, &a.SchemaVersion, &a.Provider,
 			&a.Model, &a.Mode, &a.PromptChars, &a.PromptTokens, &a.CompletionTokens, &lat, &a.FinishReason, &a.Raw,
-			&value, &repairs, &violations, &a.ErrorClass, &a.ErrorMessage, &a.TransportRetries, &a.WorkerID)
+			&value, &repairs, &violations, &a.ErrorClass, &a.ErrorMessage, &a.TransportRetries, &a.WorkerID,
+			&chunk, &start, &end, &a.Pointer, &a.Step)
 		a.Latency, a.Value, a.Repairs, a.Violations = ms(lat), value, repairs, violations
+		if chunk != nil && start != nil && end != nil {
+			a.Chunk = &llm.Span{Index: *chunk, Start: *start, End: *end}
+		}
 		return a, err
 	}); err != nil {
 		return fail(err)

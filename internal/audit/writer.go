@@ -44,7 +44,8 @@ var (
 		"job_id", "delivery", "seq", "started_at", "n", "document_id", "run", "schema_name", "schema_version",
 		"provider", "model", "mode", "prompt_chars", "prompt_tokens", "completion_tokens", "latency_ms",
 		"finish_reason", "raw_response", "value", "repairs", "violations", "error_class", "error_message",
-		"transport_retries", "worker_id", "cached_prompt_tokens", "cache_creation_tokens", "batch",
+		"transport_retries", "worker_id", "cached_prompt_tokens", "cache_creation_tokens",
+		"chunk_index", "chunk_start", "chunk_end", "prefill_pointer", "prefill_step", "batch",
 	}, conflict: "ON CONFLICT DO NOTHING"}
 	// A later delivery wins; the same delivery written again changes nothing,
 	// except that a final record replaces a "retrying" one: the rule of
@@ -544,7 +545,7 @@ func toPending(rec *Record, now time.Time) (*pending, error) {
 		if p.attempts == nil { // size for all attempts at once: appends never copy
 			p.attempts = make(tuple, 0, len(rec.Attempts)*(attemptFixedSize+len(rec.JobID)+len(rec.DocumentID)+
 				len(rec.Run)+len(rec.SchemaName)+len(a.Provider)+len(a.Model)+len(rec.WorkerID)+
-				len(raw)+len(value)+len(errMsg)+len(repairs)+len(violations)+64))
+				len(raw)+len(value)+len(errMsg)+len(repairs)+len(violations)+len(a.Pointer)+len(a.Step)+64))
 		}
 		p.attempts = p.attempts.row(len(attemptsTable.columns)).
 			text(rec.JobID).int4(delivery).int4(int32(i + 1)).timestamptz(at).int4(int32(a.N)).
@@ -554,7 +555,20 @@ func toPending(rec *Record, now time.Time) (*pending, error) {
 			float8(float64(a.Latency) / float64(time.Millisecond)).
 			text(storableText(string(a.FinishReason))).text(raw).jsonb(value).jsonb(repairs).jsonb(violations).
 			text(storableText(string(a.Class))).text(errMsg).int4(int32(a.TransportRetries)).text(rec.WorkerID).
-			int4(int32(a.Usage.CachedPromptTokens)).int4(int32(a.Usage.CacheCreationTokens)).bool(a.Batch)
+			int4(int32(a.Usage.CachedPromptTokens)).int4(int32(a.Usage.CacheCreationTokens))
+		// NULL, not zero, where the attempt had no part or no prefill step:
+		// chunk 0 and the root pointer "" are real values.
+		if c := a.Chunk; c != nil {
+			p.attempts = p.attempts.int4(int32(c.Index)).int4(int32(c.Start)).int4(int32(c.End))
+		} else {
+			p.attempts = p.attempts.null().null().null()
+		}
+		if a.Step != "" || a.Pointer != "" {
+			p.attempts = p.attempts.text(storableText(a.Pointer)).text(storableText(a.Step))
+		} else {
+			p.attempts = p.attempts.null().null()
+		}
+		p.attempts = p.attempts.bool(a.Batch)
 	}
 	pt, ct := int64(rec.Usage.PromptTokens), int64(rec.Usage.CompletionTokens)
 	p.job = make(tuple, 0, 256+len(rec.JobID)+len(rec.DocumentID)+len(rec.Reason)+len(rec.SchemaFingerprint)+len(rec.DocumentHash)).row(len(jobsTable.columns)).

@@ -21,11 +21,14 @@ import (
 type tuple []byte
 
 // attemptFixedSize is an attempt row's size without its variable-length
-// values: field count, 28 lengths, fixed-size values, jsonb versions.
-const attemptFixedSize = 2 + 28*4 + 10*4 + 2*8 + 1 + 3
+// values: field count, 33 lengths, fixed-size values, jsonb versions.
+const attemptFixedSize = 2 + 33*4 + 13*4 + 2*8 + 1 + 3
 
 // row starts a row of n fields.
 func (t tuple) row(n int) tuple { return binary.BigEndian.AppendUint16(t, uint16(n)) }
+
+// null writes a NULL field.
+func (t tuple) null() tuple { return binary.BigEndian.AppendUint32(t, math.MaxUint32) } // length -1
 
 func (t tuple) text(s string) tuple {
 	t = binary.BigEndian.AppendUint32(t, uint32(len(s)))
@@ -66,7 +69,7 @@ func (t tuple) timestamptz(v time.Time) tuple {
 // jsonb writes JSON text, or NULL for "" (JSON text is never empty).
 func (t tuple) jsonb(s string) tuple {
 	if s == "" {
-		return binary.BigEndian.AppendUint32(t, math.MaxUint32) // -1: NULL
+		return t.null()
 	}
 	t = binary.BigEndian.AppendUint32(t, uint32(len(s)+1))
 	t = append(t, 1) // jsonb binary format version

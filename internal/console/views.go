@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -40,6 +41,10 @@ type attemptView struct {
 	HasValue         bool
 	Violations       []Violation
 	Feedback         string
+	// Where is the part of a long document and the prefill step the
+	// attempt worked on, e.g. "chunk 3 · characters 1460–2048"; "" for
+	// neither.
+	Where string
 }
 
 // wireAttempt is an attempt's JSON form (llm.Attempt as dead letters
@@ -61,6 +66,17 @@ type wireAttempt struct {
 	Class        string          `json:"class"`
 	Error        string          `json:"error"`
 	Retries      int             `json:"transport_retries"`
+	Chunk        *wireSpan       `json:"chunk"`
+	Pointer      string          `json:"pointer"`
+	Step         string          `json:"step"`
+}
+
+// wireSpan is a part of a long document: its 0-based index and [start,
+// end) character offsets.
+type wireSpan struct {
+	Index int `json:"index"`
+	Start int `json:"start"`
+	End   int `json:"end"`
 }
 
 type wireUsage struct {
@@ -86,6 +102,18 @@ func newAttemptView(jobID string, delivery int, a wireAttempt, worker string) at
 		Raw: rawSegments(a.Raw, a.Repairs), Repairs: a.Repairs, Violations: a.Violations,
 		HasValue: len(a.Value) > 0 && string(a.Value) != "null",
 	}
+	var where []string
+	if c := a.Chunk; c != nil {
+		where = append(where, fmt.Sprintf("chunk %d · characters %d–%d", c.Index+1, c.Start, c.End))
+	}
+	if a.Step != "" {
+		p := a.Pointer
+		if p == "" {
+			p = "/"
+		}
+		where = append(where, fmt.Sprintf("prefill %s at %s", a.Step, p))
+	}
+	v.Where = strings.Join(where, " · ")
 	if v.HasValue || len(a.Violations) > 0 {
 		v.Value = buildJSONView(a.Value, a.Violations, a.Repairs)
 	}
@@ -104,7 +132,10 @@ func attemptFromAudit(a audit.AttemptInfo) attemptView {
 	w := wireAttempt{
 		N: a.N, Provider: a.Provider, Model: a.Model, Mode: a.Mode, StartedAt: a.StartedAt, Latency: a.Latency,
 		Usage: wireUsage{a.PromptTokens, a.CompletionTokens}, FinishReason: a.FinishReason, Raw: a.Raw, Value: a.Value,
-		Class: a.ErrorClass, Error: a.ErrorMessage, Retries: a.TransportRetries,
+		Class: a.ErrorClass, Error: a.ErrorMessage, Retries: a.TransportRetries, Pointer: a.Pointer, Step: a.Step,
+	}
+	if c := a.Chunk; c != nil {
+		w.Chunk = &wireSpan{Index: c.Index, Start: c.Start, End: c.End}
 	}
 	_ = json.Unmarshal(a.Repairs, &w.Repairs)
 	_ = json.Unmarshal(a.Violations, &w.Violations)

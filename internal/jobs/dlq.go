@@ -31,6 +31,12 @@ type DeadLetter struct {
 	// mode) are the letter's own in JSON.
 	llm.Result
 
+	// ChunkFailure names the part of a long document whose extraction
+	// failed (extractq.WithChunking); nil when the document was not split
+	// or no part failed. Result's FailedChunk and Chunks say the same as
+	// spans; this adds the part's own reason.
+	ChunkFailure *ChunkFailure `json:"chunk_failure,omitempty"`
+
 	WorkerID string `json:"worker_id"`
 	// Trimmed says what was cut to fit the server's max payload (raw
 	// answers, the inline document, the attempts) and where the full
@@ -42,6 +48,41 @@ type DeadLetter struct {
 	Source     string    `json:"source"`
 	StartedAt  time.Time `json:"started_at,omitzero"`
 	FinishedAt time.Time `json:"finished_at"`
+}
+
+// ChunkFailure is the part of a long document that failed: its number
+// among the parts, its [Start, End) character (code point) offsets in the
+// document, and why its extraction failed.
+type ChunkFailure struct {
+	Index  int    `json:"index"` // 0-based, in document order
+	Of     int    `json:"of"`    // the parts the document was split into
+	Start  int    `json:"start"`
+	End    int    `json:"end"`
+	Reason string `json:"reason"`
+}
+
+// String is the part as people read it, e.g. `chunk 3 of 7 (characters
+// 1200-1800): no valid answer after 4 attempts…`.
+func (c *ChunkFailure) String() string {
+	return fmt.Sprintf("chunk %d of %d (characters %d-%d): %s", c.Index+1, c.Of, c.Start, c.End, c.Reason)
+}
+
+// ChunkFailureOf is the failed part of a chunked extraction's result, or
+// nil when no part failed. The part's own reason is what r.Reason says
+// after naming the part (the engine writes "chunk I of N (characters S-E)
+// failed: REASON", possibly after a prefix of the worker's); a reason in
+// another form is taken whole.
+func ChunkFailureOf(r *llm.Result) *ChunkFailure {
+	if r == nil || r.FailedChunk == nil {
+		return nil
+	}
+	sp := r.FailedChunk
+	c := &ChunkFailure{Index: sp.Index, Of: max(len(r.Chunks), sp.Index+1), Start: sp.Start, End: sp.End, Reason: r.Reason}
+	named := fmt.Sprintf("chunk %d of %d (characters %d-%d) failed: ", sp.Index+1, len(r.Chunks), sp.Start, sp.End)
+	if _, after, ok := strings.Cut(r.Reason, named); ok {
+		c.Reason = after
+	}
+	return c
 }
 
 // Letter is a dead letter as stored on EXTRACTQ_DLQ.
@@ -155,6 +196,14 @@ func fitLetter(dl *DeadLetter, limit int) ([]byte, error) {
 	}
 	c.Attempts, c.Value = nil, nil
 	c.Reason = capText(c.Reason, "reason")
+	// A long document's spans and sources grow with it; the failed part
+	// stays named.
+	c.Chunks, c.Sources, c.Ungrounded = nil, nil, nil
+	if c.ChunkFailure != nil {
+		cf := *c.ChunkFailure
+		cf.Reason = capText(cf.Reason, "reason")
+		c.ChunkFailure = &cf
+	}
 	cut = append(cut, fmt.Sprintf("minimal letter: %d %s left out", len(dl.Attempts), plural(len(dl.Attempts), "attempt", "attempts")))
 	if body, err = encode(); err != nil || len(body) <= limit {
 		return body, err

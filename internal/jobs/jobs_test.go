@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -345,7 +346,9 @@ func TestDeadLettersFitMaxPayload(t *testing.T) {
 			env.Resubmission = tc.name // a job id per case: letters are deduplicated by it
 			env.Seal(tc.text)
 			env.Text = tc.text
-			dl := &jobs.DeadLetter{Job: *env, Deliveries: 1, Result: llm.Result{Outcome: llm.OutcomeExhausted, Reason: "still invalid", Attempts: tc.attempts}}
+			failed := &jobs.ChunkFailure{Index: 2, Of: 5, Start: 100, End: 150, Reason: "no JSON"}
+			dl := &jobs.DeadLetter{Job: *env, Deliveries: 1, Result: llm.Result{Outcome: llm.OutcomeExhausted, Reason: "still invalid", Attempts: tc.attempts},
+				ChunkFailure: failed}
 			seq, err := dlq.Publish(ctx, dl)
 			if err != nil {
 				t.Fatalf("publish: %v", err)
@@ -368,6 +371,9 @@ func TestDeadLettersFitMaxPayload(t *testing.T) {
 			if l.Job.JobID != env.JobID || l.Reason != "still invalid" || l.Outcome != llm.OutcomeExhausted {
 				t.Errorf("letter lost the job or its outcome: %+v", l.Job)
 			}
+			if l.ChunkFailure == nil || *l.ChunkFailure != *failed {
+				t.Errorf("letter's failed chunk = %+v, want %+v: even a minimal letter names it", l.ChunkFailure, failed)
+			}
 			if got := len(l.Attempts) > 0; got != tc.wantRaw {
 				t.Fatalf("letter has %d attempts, want attempts %v", len(l.Attempts), tc.wantRaw)
 			}
@@ -381,6 +387,39 @@ func TestDeadLettersFitMaxPayload(t *testing.T) {
 				if !strings.HasPrefix(raw, "HEAD") || !strings.HasSuffix(raw, "TAIL") || !strings.Contains(raw, "bytes of this answer cut") || l.Attempts[0].Value != nil {
 					t.Errorf("capped answer lost its head, tail or note: %.80q … %.80q", raw, raw[max(0, len(raw)-80):])
 				}
+			}
+		})
+	}
+}
+
+func TestChunkFailureOf(t *testing.T) {
+	t.Parallel()
+	chunks := []llm.Span{{Index: 0, Start: 0, End: 500}, {Index: 1, Start: 450, End: 1000}, {Index: 2, Start: 950, End: 1200}}
+	tests := []struct {
+		name string
+		res  *llm.Result
+		want *jobs.ChunkFailure
+	}{
+		{"not chunked", &llm.Result{Outcome: llm.OutcomeExhausted, Reason: "4 attempts; still invalid"}, nil},
+		{"chunked, merged value invalid", &llm.Result{Outcome: llm.OutcomeExhausted, Chunks: chunks, Reason: "the answers of 3 chunks merged into a value that is not valid"}, nil},
+		{"a part failed", &llm.Result{Outcome: llm.OutcomeExhausted, Chunks: chunks, FailedChunk: &chunks[1],
+			Reason: "chunk 2 of 3 (characters 450-1000) failed: 4 attempts; the last failed at /total: want number"},
+			&jobs.ChunkFailure{Index: 1, Of: 3, Start: 450, End: 1000, Reason: "4 attempts; the last failed at /total: want number"}},
+		{"after the worker's prefix", &llm.Result{Outcome: llm.OutcomeTransport, Chunks: chunks, FailedChunk: &chunks[2],
+			Reason: "last delivery (3 of 3) failed: chunk 3 of 3 (characters 950-1200) failed: HTTP 503"},
+			&jobs.ChunkFailure{Index: 2, Of: 3, Start: 950, End: 1200, Reason: "HTTP 503"}},
+		{"a reason in another form is kept whole", &llm.Result{Outcome: llm.OutcomeFatal, Chunks: chunks, FailedChunk: &chunks[0], Reason: "HTTP 400"},
+			&jobs.ChunkFailure{Index: 0, Of: 3, Start: 0, End: 500, Reason: "HTTP 400"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got := jobs.ChunkFailureOf(tc.res)
+			if (got == nil) != (tc.want == nil) || got != nil && *got != *tc.want {
+				t.Fatalf("ChunkFailureOf = %+v, want %+v", got, tc.want)
+			}
+			if got != nil && !strings.HasPrefix(got.String(), fmt.Sprintf("chunk %d of %d (characters %d-%d): ", tc.want.Index+1, tc.want.Of, tc.want.Start, tc.want.End)) {
+				t.Errorf("String() = %q", got.String())
 			}
 		})
 	}

@@ -310,6 +310,23 @@ func (p *Pool) AcquireSlot(ctx context.Context) (release func(), err error) {
 	}
 }
 
+// TryAcquireSlot takes a slot only when AcquireSlot would not wait, and
+// reports whether it did. It is for a call beyond its job's own (the parts
+// of a long document extracted in parallel), which must never wait for
+// slots that jobs hold. release gives the slot back; calling it more than
+// once is harmless.
+func (p *Pool) TryAcquireSlot() (release func(), ok bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.roomDelayLocked(p.clock.Now()) > 0 || p.inUse >= p.effConc {
+		return nil, false
+	}
+	p.inUse++
+	p.granted++
+	var once sync.Once
+	return func() { once.Do(p.releaseSlot) }, true
+}
+
 func (p *Pool) releaseSlot() {
 	p.mu.Lock()
 	p.inUse--

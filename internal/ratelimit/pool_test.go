@@ -358,6 +358,60 @@ func TestAcquireSlot(t *testing.T) {
 	}
 }
 
+// TestTryAcquireSlot: a slot is taken without waiting only when
+// AcquireSlot would grant it at once: never beyond the concurrency, during
+// a pause, or while calls are owed.
+func TestTryAcquireSlot(t *testing.T) {
+	tests := []struct {
+		name   string
+		limits Limits
+		before func(p *Pool, clk *fakeClock)
+		want   int // slots a series of tries takes
+	}{
+		{"free slots", Limits{Concurrency: 3}, func(*Pool, *fakeClock) {}, 3},
+		{"one held by a job", Limits{Concurrency: 3}, func(p *Pool, _ *fakeClock) {
+			if _, err := p.AcquireSlot(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}, 2},
+		{"paused after a 429", Limits{Concurrency: 3}, func(p *Pool, _ *fakeClock) {
+			p.settle(1, nil, throttled(llm.ClassRateLimited, llm.RateLimit{RetryAfter: time.Second}))
+		}, 0},
+		{"a granted job's call still owed", Limits{Concurrency: 3, RPM: 60}, func(p *Pool, _ *fakeClock) {
+			// The request bucket starts empty: the job granted here owes
+			// the next second's request.
+			if _, err := p.AcquireSlot(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			clk := newFakeClock()
+			p := testPool(tc.limits, clk)
+			tc.before(p, clk)
+			var releases []func()
+			for range 5 {
+				if r, ok := p.TryAcquireSlot(); ok {
+					releases = append(releases, r)
+				}
+			}
+			if len(releases) != tc.want {
+				t.Fatalf("tries took %d slots, want %d", len(releases), tc.want)
+			}
+			inUse := p.Snapshot().InUse
+			for _, r := range releases {
+				r()
+				r() // a second release must not free another slot
+			}
+			if got := p.Snapshot().InUse; got != inUse-tc.want {
+				t.Fatalf("InUse = %d after releasing the tries, want %d", got, inUse-tc.want)
+			}
+		})
+	}
+}
+
 // TestAcquireSlotWaitsForDebt: calls already waiting for request budget
 // keep new jobs from being pulled.
 func TestAcquireSlotWaitsForDebt(t *testing.T) {

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/extractq/extractq/llm"
@@ -13,6 +14,10 @@ type Budget interface {
 	// AcquireSlot blocks until the pool may run one more job. The worker
 	// takes a slot before it pulls, so a pool without room pulls nothing.
 	AcquireSlot(ctx context.Context) (release func(), err error)
+	// TryAcquireSlot takes a slot only if one is free now. A job's calls
+	// beyond its own one (the parts of a long document extracted in
+	// parallel) take slots this way (see callSlots).
+	TryAcquireSlot() (release func(), ok bool)
 	// Wrap paces every call of p within the pool's limits.
 	Wrap(p llm.Provider) llm.Provider
 	// Paused reports a pool-wide pause (after a 429/529) and its end.
@@ -32,6 +37,17 @@ func (s Semaphore) AcquireSlot(ctx context.Context) (func(), error) {
 		return func() { <-s }, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	}
+}
+
+// TryAcquireSlot takes one of the n slots if one is free.
+func (s Semaphore) TryAcquireSlot() (func(), bool) {
+	select {
+	case s <- struct{}{}:
+		var once sync.Once
+		return func() { once.Do(func() { <-s }) }, true
+	default:
+		return nil, false
 	}
 }
 

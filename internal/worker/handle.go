@@ -101,11 +101,13 @@ func (w *Worker) extract(ctx, jobCtx context.Context, i int, d *delivery, probe 
 		prov, text, s, res := w.prepare(jobCtx, p, d)
 		called := res == nil
 		if called {
-			runCtx := jobCtx
+			// A batch pool's calls join batches (no slot each); an online
+			// pool's share the pool's slots.
+			runCtx, runProv := jobCtx, w.slots[i].forJob(prov)
 			if d.batch {
-				runCtx = batchpool.WithJob(jobCtx, d.env.JobID)
+				runCtx, runProv = batchpool.WithJob(jobCtx, d.env.JobID), prov
 			}
-			res = w.run(runCtx, prov, text, s, d.env.Options)
+			res = w.run(runCtx, runProv, text, s, d.env.Options)
 		}
 		if len(earlier) > 0 {
 			res.Attempts = append(earlier[:len(earlier):len(earlier)], res.Attempts...)
@@ -267,7 +269,7 @@ func (w *Worker) retryLater(d *delivery, retryAfter time.Duration, why error, re
 // as exactly one of result or dead letter.
 func (w *Worker) deadLetter(jobCtx context.Context, d *delivery, res *llm.Result, source string) {
 	dl := &jobs.DeadLetter{
-		JobSeq: d.seq, Deliveries: d.n, Result: *res, WorkerID: w.id, Source: source,
+		JobSeq: d.seq, Deliveries: d.n, Result: *res, ChunkFailure: jobs.ChunkFailureOf(res), WorkerID: w.id, Source: source,
 		StartedAt: d.started, FinishedAt: time.Now(),
 	}
 	if d.env != nil {
@@ -404,6 +406,9 @@ func (w *Worker) hasResult(jobID string) (bool, error) {
 // the audit). The job itself is left as submitted.
 func redactLetter(dl *jobs.DeadLetter) {
 	dl.Reason = redact.Credentials(dl.Reason)
+	if dl.ChunkFailure != nil {
+		dl.ChunkFailure.Reason = redact.Credentials(dl.ChunkFailure.Reason)
+	}
 	atts := make([]llm.Attempt, len(dl.Attempts))
 	for i, a := range dl.Attempts {
 		a.Raw, a.Error = redact.Credentials(a.Raw), redact.Credentials(a.Error)

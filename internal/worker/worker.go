@@ -160,6 +160,8 @@ type Worker struct {
 	// pauses every pool while the audit store refuses finished jobs.
 	circuits     []*ratelimit.Breaker
 	auditCircuit *ratelimit.Breaker
+	// slots[i] lets the calls of pools[i]'s jobs share its budget.
+	slots []*callSlots
 
 	ready    atomic.Bool
 	stopping atomic.Bool
@@ -229,6 +231,7 @@ func New(js jetstream.JetStream, w audit.Writer, e Engine, opts ...Option) (*Wor
 	}
 	for _, p := range wk.pools {
 		wk.circuits = append(wk.circuits, ratelimit.NewBreaker(p.Name, "transport", wk.circuit, ratelimit.WithTransitions(wk.onCircuit)))
+		wk.slots = append(wk.slots, newCallSlots(p.Budget))
 	}
 	auditSettings := wk.circuit
 	auditSettings.Failures = 1 // a finished job that cannot be recorded: stop pulling at once
@@ -359,7 +362,8 @@ func (w *Worker) Run(ctx context.Context) error {
 }
 
 // pull is one slot's loop: wait while a circuit is open, take a budget
-// slot, pull one job, run it, give the slot back. Pulling only with a slot
+// slot, pull one job, run it, give the slot back. A slot that a call of a
+// job in hand is waiting for goes to that call instead (see callSlots). Pulling only with a slot
 // in hand means no job waits in this worker while its ack deadline runs;
 // pulling only with the circuits closed (or as the one half-open probe)
 // means an outage takes no new deliveries.
@@ -383,6 +387,12 @@ func (w *Worker) pull(ctx, jobCtx context.Context, i int, c jetstream.Consumer) 
 				log.Error("acquire slot", "err", err)
 				sleep(ctx, time.Second)
 			}
+			continue
+		}
+		if w.slots[i].offer(release) {
+			// A call of a job in hand was waiting for a slot: it has this
+			// one, and this loop pulls when the budget has room again.
+			circuit.Abandon(probe)
 			continue
 		}
 		batch, err := c.Fetch(1, jetstream.FetchMaxWait(w.pullWait))
