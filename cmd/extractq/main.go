@@ -1,6 +1,7 @@
 // Command extractq is the toolbox a person uses at a terminal: one-shot
 // extraction, schema tools, validation, JSON repair, fleet status, dead
-// letters, results, the audit database, dev mode and the LLM simulator.
+// letters, provider batches, results, the audit database, dev mode and the
+// LLM simulator.
 //
 // Exit codes (the same in submit and worker, see package internal/cli):
 // 0 success; 1 some input failed (an invalid instance, a failed document);
@@ -38,6 +39,7 @@ func newRootCmd() *cobra.Command {
 		newSchemaCmd(), newValidateCmd(),
 		newSimCmd(),
 		newDLQCmd(),
+		newBatchCmd(),
 		newDevCmd(),
 		newUICmd(),
 	)

@@ -40,11 +40,12 @@ func newStatusCmd() *cobra.Command {
 		Use:   "status",
 		Short: "Show each pool's queue and each run's jobs by outcome, tokens, estimated cost and latency",
 		Long: "Summarise the fleet: per pool (from NATS), jobs queued, in progress and redelivered, live workers\n" +
-			"and their shares, pause state, dead letters and the oldest queued job's age; per run and schema version\n" +
-			"(from the audit database), jobs by outcome, valid results, dead letters still on the DLQ (as\n" +
-			"`extractq dlq list` counts them), attempts, tokens, estimated cost (list prices) and attempt latency\n" +
-			"percentiles. Results are never pruned, so they still show after `extractq audit prune` removed old\n" +
-			"jobs and attempts. --watch redraws it in place until Ctrl-C.\n\n" +
+			"and their shares, pause state, dead letters and the oldest queued job's age; the provider batches in\n" +
+			"flight of batch pools, if any (id, requests, round, age, provider status; see `extractq batch`); per\n" +
+			"run and schema version (from the audit database), jobs by outcome, valid results, dead letters still\n" +
+			"on the DLQ (as `extractq dlq list` counts them), attempts, tokens, estimated cost (list prices) and\n" +
+			"attempt latency percentiles. Results are never pruned, so they still show after `extractq audit\n" +
+			"prune` removed old jobs and attempts. --watch redraws it in place until Ctrl-C.\n\n" +
 			"Example:\n  extractq status --run nightly-2026-11-21\n  extractq status --watch\n  extractq status --schema invoice --since 7d --json",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -83,7 +84,7 @@ func newStatusCmd() *cobra.Command {
 	cmd.Flags().StringVar(&f.Run, "run", "", "only this run")
 	cmd.Flags().StringVar(&f.Schema, "schema", "", "only this schema name")
 	cli.DurationVar(cmd.Flags(), &since, "since", 0, "count attempts (tokens, cost, latency) of this recent period only, e.g. 24h or 7d")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON: {\"pools\": [...], \"runs\": [...]}")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON: {\"pools\": [...], \"batches\": [...], \"runs\": [...]} (batches only when some are in flight)")
 	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "redraw every --interval until Ctrl-C")
 	cli.DurationVar(cmd.Flags(), &interval, "interval", 2*time.Second, "refresh period of --watch")
 	c.AddDatabaseFlag(cmd, false)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/fleetview"
+	"github.com/extractq/extractq/internal/termsafe"
 )
 
 // statusView is what `extractq status` shows: the pools' queues (NATS) and
@@ -34,8 +35,11 @@ type statusJSON struct {
 	Pools []fleetview.Pool `json:"pools"`
 	// PoolsError says why the pools are missing (NATS unreachable, no
 	// streams yet).
-	PoolsError string       `json:"pools_error,omitempty"`
-	Runs       []statusLine `json:"runs"`
+	PoolsError string `json:"pools_error,omitempty"`
+	// Batches are the provider batches in flight (audit), by pool; absent
+	// when there are none, as on a fleet without batch pools.
+	Batches []fleetview.Batch `json:"batches,omitempty"`
+	Runs    []statusLine      `json:"runs"`
 }
 
 // snapshot reads both halves; a pool error is kept, not returned, so the
@@ -47,6 +51,9 @@ func (v *statusView) snapshot(ctx context.Context) (statusJSON, error) {
 		return out, err
 	}
 	out.Runs = lines
+	if out.Batches, err = fleetview.InFlight(ctx, v.store); err != nil {
+		return out, err
+	}
 	switch {
 	case v.js == nil:
 		out.PoolsError = v.natsErr.Error()
@@ -85,6 +92,12 @@ func renderStatus(w io.Writer, snap statusJSON, now time.Time) error {
 		fmt.Fprintf(w, "  unavailable: %s\n", snap.PoolsError)
 	} else if err := printPools(w, snap.Pools, now); err != nil {
 		return err
+	}
+	if len(snap.Batches) > 0 {
+		fmt.Fprintln(w, "\nBATCHES IN FLIGHT")
+		if err := printBatchesInFlight(w, snap.Batches, now); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintln(w, "\nRUNS")
 	return printRuns(w, snap.Runs)
@@ -174,6 +187,18 @@ func printPools(w io.Writer, pools []fleetview.Pool, now time.Time) error {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s ago\n", terminalSafe(p.Name), terminalSafe(wk.ID), wk.ShareText(), paused,
 				wk.RateLimitedHour, roundAge(now.Sub(wk.LastBeat)))
 		}
+	}
+	return tw.Flush()
+}
+
+// printBatchesInFlight writes the open provider batches of batch pools:
+// what `extractq batch list` shows, in short.
+func printBatchesInFlight(w io.Writer, batches []fleetview.Batch, now time.Time) error {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "POOL\tBATCH\tPROVIDER BATCH\tREQUESTS\tROUND\tAGE\tSTATUS")
+	for _, b := range batches {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%s\t%s\n", terminalSafe(b.Pool), b.ID, termsafe.String(b.ProviderBatchID), b.Requests, b.Round,
+			roundAge(b.Age(now)), termsafe.String(orDash(b.Status)))
 	}
 	return tw.Flush()
 }

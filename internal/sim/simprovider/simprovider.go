@@ -65,15 +65,44 @@ func factory(rest string, s providers.Settings) (llm.Provider, error) {
 // answered by srv, so that several providers share one simulator and the
 // caller can read its Stats. The profile in spec is then only a label.
 func New(spec string, srv *sim.Server) (llm.Provider, error) {
+	profile, model, err := splitSpec(spec)
+	if err != nil {
+		return nil, err
+	}
+	return newProvider(profile, model, srv, providers.Settings{})
+}
+
+// Remote makes the provider for spec ("sim:PROFILE" or "sim:PROFILE/model")
+// answered by a simulator another process serves over HTTP at baseURL (the
+// root `extractq sim serve` serves, or a dev mode's simulator URL; without
+// /v1): what a command uses to reach the batches that simulator holds.
+func Remote(spec, baseURL string) (llm.Provider, error) {
+	profile, model, err := splitSpec(spec)
+	if err != nil {
+		return nil, err
+	}
+	name := Family + ":" + profile
+	if model != defaultModel {
+		name += "/" + model
+	}
+	c := capabilities
+	c.ContextWindow, c.MaxOutput = sim.ContextWindow(model)
+	return providers.NewOpenAICompatible(name, model, c, providers.Settings{BaseURL: strings.TrimRight(baseURL, "/") + "/v1"})
+}
+
+// splitSpec reads "sim:PROFILE" or "sim:PROFILE/model" without loading the
+// profile: the simulator that answers is given, and the profile only names
+// the provider.
+func splitSpec(spec string) (profile, model string, err error) {
 	fam, rest, ok := strings.Cut(spec, ":")
 	if !ok || fam != Family || rest == "" {
-		return nil, fmt.Errorf("%w %q: want sim:PROFILE or sim:PROFILE/model", providers.ErrBadSpec, spec)
+		return "", "", fmt.Errorf("%w %q: want sim:PROFILE or sim:PROFILE/model", providers.ErrBadSpec, spec)
 	}
-	profile, model := rest, defaultModel
+	profile, model = rest, defaultModel
 	if i := strings.LastIndexByte(rest, '/'); i > 0 && i < len(rest)-1 {
 		profile, model = rest[:i], rest[i+1:]
 	}
-	return newProvider(profile, model, srv, providers.Settings{})
+	return profile, model, nil
 }
 
 // newProvider speaks the OpenAI chat completions API over the simulator's

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/extractq/extractq/internal/providers"
 	"github.com/extractq/extractq/internal/sim"
@@ -186,5 +188,49 @@ func TestIdentityOfProfiles(t *testing.T) {
 		if got, err := providers.Identity(spec, ""); err != nil || got != want {
 			t.Errorf("Identity(%q) = %q, %v; want %q", spec, got, err, want)
 		}
+	}
+}
+
+// TestRemoteReachesTheSameBatches: a batch submitted to a simulator in
+// process is seen and canceled over HTTP through Remote, as `extractq batch
+// cancel` reaches a dev mode's simulator.
+func TestRemoteReachesTheSameBatches(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	prof, err := sim.LoadProfile("clean")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof.Batch.Delay = time.Hour
+	srv := sim.New(prof, sim.WithSeed(5))
+	t.Cleanup(srv.Close)
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(hs.Close)
+	local, err := simprovider.New("sim:clean/gpt-4o-mini", srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote, err := simprovider.Remote("sim:clean/gpt-4o-mini", hs.URL+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if remote.Name() != local.Name() || remote.Model() != "gpt-4o-mini" || !remote.Capabilities().Batch.Supported() {
+		t.Fatalf("remote provider %s (%s), batch %+v", remote.Name(), remote.Model(), remote.Capabilities().Batch)
+	}
+	sch := testSchema(t)
+	id, err := local.(llm.Batcher).SubmitBatch(ctx, []llm.BatchRequest{{CustomID: llm.BatchCustomID("job1", 1),
+		Request: llm.Request{Messages: simPrompt(sch, "Invoice from ACME, total 12.50, paid"), Mode: llm.ModeStrict, Schema: sch}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := remote.(llm.Batcher).CancelBatch(ctx, id)
+	if err != nil || st.ProviderStatus != "cancelling" {
+		t.Fatalf("cancel over HTTP = %+v, %v", st, err)
+	}
+	if st, err := local.(llm.Batcher).BatchStatus(ctx, id); err != nil || st.State != llm.BatchCanceled {
+		t.Fatalf("in process after the remote cancel: %+v, %v", st, err)
+	}
+	if _, err := simprovider.Remote("openai:gpt-4o", hs.URL); !errors.Is(err, providers.ErrBadSpec) {
+		t.Fatalf("Remote of a non-sim spec: %v", err)
 	}
 }
