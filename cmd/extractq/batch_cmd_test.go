@@ -90,7 +90,7 @@ func TestBatchListShowAndStatus(t *testing.T) {
 		JobIDs: []string{"jretry"}, Requests: 1, Status: "canceling", WorkerID: "w2", SubmittedAt: now.Add(-2 * time.Minute)}, time.Millisecond)
 	b := record(audit.Batch{Provider: "sim:clean", ProviderBatchID: "batch_b", Pool: "sim:clean", Round: 1, JobIDs: []string{"j1"}, Requests: 1,
 		Status: "completed", WorkerID: "w1", SubmittedAt: now.Add(-time.Minute)}, time.Hour)
-	if err := st.CloseBatch(ctx, b, "w1", "completed"); err != nil {
+	if err := st.FinishBatch(ctx, b, "w1", "completed", "ended", nil, audit.BatchCounts{}, nil); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(10 * time.Millisecond) // c's lease runs out

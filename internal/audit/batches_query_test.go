@@ -27,7 +27,7 @@ func batchRows(t *testing.T) (*Store, map[string]int64) {
 			t.Fatal(err)
 		}
 		if closed {
-			if err := s.CloseBatch(ctx, id, "w1", "completed"); err != nil {
+			if err := s.FinishBatch(ctx, id, "w1", "completed", "ended", nil, BatchCounts{}, nil); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -33,7 +33,7 @@ func TestInFlight(t *testing.T) {
 	record("openai:gpt-4o-mini", "batch_o1", t0.Add(time.Minute))
 	record("sim:clean", "batch_s1", t0)
 	closed := record("openai:gpt-4o-mini", "batch_done", t0)
-	if err := st.CloseBatch(ctx, closed, "w1", "completed"); err != nil {
+	if err := st.FinishBatch(ctx, closed, "w1", "completed", "ended", nil, audit.BatchCounts{}, nil); err != nil {
 		t.Fatal(err)
 	}
 	got, err := InFlight(ctx, st)
