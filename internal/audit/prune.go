@@ -14,11 +14,13 @@ type PruneResult struct {
 	AttemptsDeleted   int64    `json:"attempts_deleted"` // rows deleted one by one (outside dropped partitions)
 	JobsDeleted       int64    `json:"jobs_deleted"`
 	DeadLetters       int64    `json:"dead_letters_deleted"`
+	BatchesDeleted    int64    `json:"batches_deleted"` // closed provider batches, with their stored lines
 }
 
 // Prune enforces retention: attempts started before cutoff (whole monthly
 // partitions are dropped, the rest deleted), finished jobs last updated
-// before cutoff and dead-letter references created before it. Results,
+// before cutoff, dead-letter references created before it and provider
+// batches closed before it (their result lines with them). Results,
 // documents and schemas are kept: they are the product, not the log.
 func (s *Store) Prune(ctx context.Context, cutoff time.Time) (*PruneResult, error) {
 	res := &PruneResult{}
@@ -50,6 +52,7 @@ func (s *Store) Prune(ctx context.Context, cutoff time.Time) (*PruneResult, erro
 		{"DELETE FROM attempts WHERE started_at < $1", &res.AttemptsDeleted},
 		{"DELETE FROM jobs WHERE updated_at < $1 AND status <> 'retrying'", &res.JobsDeleted},
 		{"DELETE FROM dead_letters WHERE created_at < $1", &res.DeadLetters},
+		{"DELETE FROM batches WHERE closed_at < $1", &res.BatchesDeleted},
 	} {
 		tag, err := s.pool.Exec(ctx, step.sql, cutoff)
 		if err != nil {

@@ -118,12 +118,35 @@ func TestPrune(t *testing.T) {
 	if inPart != 2 || inDefault != 2 {
 		t.Fatalf("2020-01 partition %d rows, default %d: want 2 and 2", inPart, inDefault)
 	}
+	// Two closed batches with a stored line each; one closed in 2020.
+	var oldBatch int64
+	for i, name := range []string{"batch_old", "batch_new"} {
+		id, err := s.RecordBatch(ctx, testBatch(name), time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		line := []BatchLine{{CustomID: "job-a-r1", JobID: "job-a", Round: 1, Line: []byte("{}")}}
+		if err := s.FinishBatch(ctx, id, "w1", "completed", "ended", nil, BatchCounts{}, line); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			oldBatch = id
+			if _, err := s.pool.Exec(ctx, "UPDATE batches SET closed_at = $2 WHERE id = $1", id, old2020); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	res, err := s.Prune(ctx, time.Date(2021, 1, 1, 0, 0, 0, 0, time.UTC))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.PartitionsDropped) != 1 || res.PartitionsDropped[0] != "attempts_y2020m01" || res.AttemptsDeleted != 2 {
+	if len(res.PartitionsDropped) != 1 || res.PartitionsDropped[0] != "attempts_y2020m01" || res.AttemptsDeleted != 2 || res.BatchesDeleted != 1 {
 		t.Errorf("prune: %+v", res)
+	}
+	var batches, lines, oldLines int
+	if err := s.pool.QueryRow(ctx, "SELECT (SELECT count(*) FROM batches), (SELECT count(*) FROM batch_lines), (SELECT count(*) FROM batch_lines WHERE batch_id = $1)", oldBatch).
+		Scan(&batches, &lines, &oldLines); err != nil || batches != 1 || lines != 1 || oldLines != 0 {
+		t.Errorf("after prune: %d batches, %d lines (%d of the old batch), %v; want the recent batch and its line", batches, lines, oldLines, err)
 	}
 	if got := countRows(t, s); got.attempts != 2 || got.results != 3 {
 		t.Errorf("after prune %+v: want the 2 recent attempts and every result", got)

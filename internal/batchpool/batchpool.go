@@ -159,10 +159,11 @@ type jobKey struct{}
 
 // job is what the runner knows of one job's calls in this process.
 type job struct {
-	id    string
-	mu    sync.Mutex
-	round int
-	last  []llm.Message
+	id      string
+	mu      sync.Mutex
+	round   int
+	last    []llm.Message
+	checked int // the last round the store was asked about (replay)
 }
 
 // WithJob marks ctx as the context of job id's extraction: its calls on a
@@ -173,17 +174,24 @@ func WithJob(ctx context.Context, id string) context.Context {
 	return context.WithValue(ctx, jobKey{}, &job{id: id})
 }
 
-// next returns the round req belongs to and whether it repeats the last
-// request (a transport retry).
-func (j *job) next(req llm.Request) (round int, retry bool) {
+// next returns the round req belongs to (a request sent again unchanged
+// is a transport retry of the same round) and whether the store has been
+// asked about that round yet.
+func (j *job) next(req llm.Request) (round int, checked bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.round > 0 && slices.Equal(j.last, req.Messages) {
-		return j.round, true
+	if j.round == 0 || !slices.Equal(j.last, req.Messages) {
+		j.round++
+		j.last = slices.Clone(req.Messages)
 	}
-	j.round++
-	j.last = slices.Clone(req.Messages)
-	return j.round, false
+	return j.round, j.checked == j.round
+}
+
+// markChecked records that the store was asked about round.
+func (j *job) markChecked(round int) {
+	j.mu.Lock()
+	j.checked = max(j.checked, round)
+	j.mu.Unlock()
 }
 
 // call is one request waiting for its answer.
@@ -255,16 +263,18 @@ func (p *provider) Chat(ctx context.Context, req llm.Request) (*llm.Response, er
 	if j == nil {
 		return nil, &llm.Error{Provider: p.Name(), Class: llm.ClassInvalidRequest, Message: "batch pool " + p.r.pool + ": a call without a job (batchpool.WithJob)"}
 	}
-	round, retry := j.next(req)
+	round, checked := j.next(req)
 	c := &call{spec: p.spec, job: j.id, req: llm.BatchRequest{CustomID: llm.BatchCustomID(j.id, round), Request: req}, done: make(chan llm.BatchResult, 1), ctx: ctx}
-	if !retry {
-		// A job redelivered after its worker died finds the rounds it
-		// had been through: answered, or still running.
+	if checked { // a transport retry: the round's earlier request failed
+		p.r.enqueue(c, round)
+	} else {
+		// The first request of a round asks the store first: a job
+		// redelivered after its worker died finds the rounds it had been
+		// through, answered or still running.
 		if err := p.r.replay(ctx, p.b, c, round); err != nil {
 			return nil, err
 		}
-	} else {
-		p.r.enqueue(c, round)
+		j.markChecked(round)
 	}
 	select {
 	case res := <-c.done:
