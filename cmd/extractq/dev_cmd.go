@@ -180,8 +180,14 @@ Example:
   extractq dev status --wait 30s`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, cancel := context.WithTimeout(cmd.Context(), wait)
-			defer cancel()
+			// Without --wait there is one look, and its /readyz check has
+			// its own timeout: a deadline of zero would fail it at once.
+			ctx := cmd.Context()
+			if wait > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, wait)
+				defer cancel()
+			}
 			e, err := waitForDev(ctx, data, wait > 0, devmodeGoneGrace)
 			if err != nil {
 				return cli.Failed(err)

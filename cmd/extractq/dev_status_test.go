@@ -2,6 +2,9 @@ package main
 
 import (
 	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -42,6 +45,26 @@ func TestDevStatusStopsWaitingForADeadDev(t *testing.T) {
 		code, _, errOut := runRoot(t, "", "dev", "status", "--data", dir, "--wait", "60s")
 		if code != 1 || !strings.Contains(errOut, "address already in use") || time.Since(start) > 15*time.Second {
 			t.Fatalf("exit %d after %s: %s; want 1 with dev mode's reason", code, time.Since(start), errOut)
+		}
+	})
+	t.Run("ready and no wait", func(t *testing.T) {
+		// One look, no --wait: a ready dev mode is reported at once (it
+		// used to be "still starting" for ever: the look had no time).
+		t.Parallel()
+		dir := t.TempDir()
+		ready := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/readyz" {
+				http.NotFound(w, r)
+			}
+		}))
+		t.Cleanup(ready.Close)
+		e := devmode.Endpoints{NATSURL: "nats://127.0.0.1:4223", MetricsURL: ready.URL + "/metrics", PID: os.Getpid(), State: devmode.StateReady}
+		if err := devmode.Publish(dir, e); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errOut := runRoot(t, "", "dev", "status", "--data", dir)
+		if code != 0 || !strings.Contains(out, ready.URL) {
+			t.Fatalf("exit %d: %s %s; want the endpoints", code, out, errOut)
 		}
 	})
 	t.Run("nothing there and no wait", func(t *testing.T) {

@@ -131,23 +131,23 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, engine Engine, opt
 		}
 	}()
 
-	// Online pools share their rate limits across the fleet; a batch pool
-	// is not paced per minute (the provider queues whole batches), so it
-	// holds jobs up to its concurrency and takes no part in the shares.
-	var rpools []*ratelimit.Pool
+	// Online pools share their rate limits across the fleet. A batch pool
+	// is not paced per minute (the provider queues whole batches): it holds
+	// jobs up to its concurrency, and its rate-limit pool only announces
+	// the worker in the fleet's membership (status, submit --wait).
+	rpools := make([]*ratelimit.Pool, len(cfg.Pools))
 	var sampled []metrics.SampledPool
 	pools := make([]Pool, len(cfg.Pools))
 	for i, spec := range cfg.Pools {
 		pools[i] = Pool{Name: jobs.PoolFor(spec.Name), Concurrency: spec.Limits.Concurrency}
+		rpools[i] = ratelimit.NewPool(spec.Name, spec.Limits, ratelimit.WithLogger(log),
+			ratelimit.WithMaxPause(cfg.MaxPause), ratelimit.WithDefaultMaxTokens(cfg.DefaultMaxTokens))
 		if spec.IsBatch() {
 			pools[i].Batch = cfg.BatchSettings(spec)
 			continue
 		}
-		rp := ratelimit.NewPool(spec.Name, spec.Limits, ratelimit.WithLogger(log),
-			ratelimit.WithMaxPause(cfg.MaxPause), ratelimit.WithDefaultMaxTokens(cfg.DefaultMaxTokens))
-		pools[i].Budget = rp
-		rpools = append(rpools, rp)
-		sampled = append(sampled, metrics.SampledPool{Name: pools[i].Name, Budget: rp})
+		pools[i].Budget = rpools[i]
+		sampled = append(sampled, metrics.SampledPool{Name: pools[i].Name, Budget: rpools[i]})
 	}
 	all := []Option{
 		WithPools(pools...), WithConsumerSettings(cfg.ConsumerSettings()), WithGrace(cfg.Grace), WithLogger(log),
@@ -164,13 +164,11 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, engine Engine, opt
 	if err != nil {
 		return err
 	}
-	if len(rpools) > 0 { // only online pools share budgets
-		members, err := ratelimit.StartMembership(ctx, js, w.ID(), rpools, ratelimit.WithMembershipLogger(log))
-		if err != nil {
-			return err
-		}
-		defer members.Stop()
+	members, err := ratelimit.StartMembership(ctx, js, w.ID(), rpools, ratelimit.WithMembershipLogger(log))
+	if err != nil {
+		return err
 	}
+	defer members.Stop()
 
 	ln := so.listener
 	if ln == nil && cfg.Listen != "" {
