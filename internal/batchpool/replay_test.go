@@ -1,0 +1,80 @@
+package batchpool_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/extractq/extractq/internal/audit"
+	"github.com/extractq/extractq/internal/audit/audittest"
+	"github.com/extractq/extractq/internal/batchpool"
+	"github.com/extractq/extractq/internal/e2e/fleettest"
+	"github.com/extractq/extractq/internal/sim"
+)
+
+// lookupFails is a store whose first BatchAnswer lookups fail.
+type lookupFails struct {
+	*audit.Store
+	failures atomic.Int32 // lookups still to fail
+	lookups  atomic.Int32
+}
+
+func (s *lookupFails) BatchAnswer(ctx context.Context, pool, job string, round int) (audit.BatchAnswer, error) {
+	s.lookups.Add(1)
+	if s.failures.Add(-1) >= 0 {
+		return audit.BatchAnswer{}, errors.New("connection refused")
+	}
+	return s.Store.BatchAnswer(ctx, pool, job, round)
+}
+
+// TestRoundIsLookedUpBeforeItIsSent: a job redelivered while its request
+// rides in a running batch must wait for that batch even when the first
+// lookups fail: the retries ask the store again rather than send the
+// request a second time.
+func TestRoundIsLookedUpBeforeItIsSent(t *testing.T) {
+	t.Parallel()
+	base, _ := audittest.Store(t)
+	prof := fleettest.CleanProfile()
+	prof.Batch = sim.BatchProfile{Delay: 200 * time.Millisecond}
+	srv := sim.New(prof, sim.WithSeed(9))
+	t.Cleanup(srv.Close)
+	s := invoiceSchema(t)
+
+	// The first worker sends the job's request, then dies.
+	r1, stop1 := startRunner(t, base, "w1", fast(4), srv)
+	ctx1, die := context.WithCancel(t.Context())
+	first := make(chan struct{})
+	go func() {
+		defer close(first)
+		_, _ = extractor(t, r1, srv).Extract(batchpool.WithJob(ctx1, "job-r"), fleettest.Document(3), s)
+	}()
+	waitFor(t, func() bool {
+		open, err := base.OpenBatches(t.Context(), pool)
+		return err == nil && len(open) == 1
+	})
+	die()
+	stop1()
+	<-first
+
+	// The second worker's store fails its first two lookups.
+	flaky := &lookupFails{Store: base}
+	flaky.failures.Store(2)
+	r2, _ := startRunner(t, flaky, "w2", fast(4), srv)
+	ctx, cancel := context.WithTimeout(batchpool.WithJob(t.Context(), "job-r"), 30*time.Second)
+	defer cancel()
+	res, err := extractor(t, r2, srv).Extract(ctx, fleettest.Document(3), s)
+	if err != nil {
+		t.Fatalf("redelivered job: %v", err)
+	}
+	if n := flaky.lookups.Load(); n < 3 {
+		t.Fatalf("%d lookups; want the failed ones retried before anything is sent", n)
+	}
+	if st := srv.Stats(); st.Batches != 1 || st.BatchRequests != 1 {
+		t.Fatalf("provider saw %d batches, %d lines; want the request sent once", st.Batches, st.BatchRequests)
+	}
+	if res.Attempts[0].TransportRetries != 2 {
+		t.Fatalf("attempt %+v: want the two failed lookups as transport retries", res.Attempts[0])
+	}
+}
