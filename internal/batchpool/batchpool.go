@@ -256,6 +256,17 @@ type provider struct {
 	spec string
 }
 
+// Capabilities are the provider's without its context window, so that a
+// long document is not split on its own account: a job's calls are its
+// rounds, one after another, and parts extracted in parallel would be
+// told apart by nothing but their order. A batch pool sends documents
+// whole (one too long for the model fails as it would online).
+func (p *provider) Capabilities() llm.Capabilities {
+	c := p.Provider.Capabilities()
+	c.ContextWindow = 0
+	return c
+}
+
 // Chat queues req as the calling job's request of its current round and
 // waits for the batch that carries it.
 func (p *provider) Chat(ctx context.Context, req llm.Request) (*llm.Response, error) {

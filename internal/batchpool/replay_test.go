@@ -11,6 +11,7 @@ import (
 	"github.com/extractq/extractq/internal/audit/audittest"
 	"github.com/extractq/extractq/internal/batchpool"
 	"github.com/extractq/extractq/internal/e2e/fleettest"
+	"github.com/extractq/extractq/internal/providers"
 	"github.com/extractq/extractq/internal/sim"
 )
 
@@ -76,5 +77,30 @@ func TestRoundIsLookedUpBeforeItIsSent(t *testing.T) {
 	}
 	if res.Attempts[0].TransportRetries != 2 {
 		t.Fatalf("attempt %+v: want the two failed lookups as transport retries", res.Attempts[0])
+	}
+}
+
+// TestBatchPoolSendsDocumentsWhole: the batch provider hides the context
+// window, so the library never splits a document into parts whose calls
+// a job's rounds could not tell apart.
+func TestBatchPoolSendsDocumentsWhole(t *testing.T) {
+	t.Parallel()
+	srv := sim.New(fleettest.CleanProfile())
+	t.Cleanup(srv.Close)
+	base, _ := audittest.Store(t)
+	r, _ := startRunner(t, base, "w1", fast(4), srv)
+	p, err := providers.New("openai:gpt-4o-mini", providers.WithBaseURL("http://sim.invalid/v1"), providers.WithAPIKey("sk-test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Capabilities().ContextWindow == 0 {
+		t.Fatal("the adapter knows no context window: the test proves nothing")
+	}
+	bp, err := r.Provider("openai:gpt-4o-mini", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := bp.Capabilities(); c.ContextWindow != 0 || !c.Batch.Supported() {
+		t.Fatalf("batch provider capabilities %+v: want no context window, the batch limits kept", c)
 	}
 }
