@@ -122,11 +122,12 @@ func (w *Worker) pullBatchPool(ctx, jobCtx context.Context, i int, c jetstream.C
 				<-room
 				continue
 			}
+			isProbe := probe // only the first job is the half-open probe
+			probe = false
 			running.Go(func() {
 				defer func() { <-room }()
-				w.handle(ctx, jobCtx, i, msg, probe)
+				w.handle(ctx, jobCtx, i, msg, isProbe)
 			})
-			probe = false // only the first job is the half-open probe
 		}
 		if got == 0 {
 			circuit.Abandon(probe)
