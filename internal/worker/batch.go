@@ -2,12 +2,9 @@ package worker
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
-	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/extractq/extractq/internal/batchpool"
@@ -86,11 +83,8 @@ func (w *Worker) pullBatchPool(ctx, jobCtx context.Context, i int, c jetstream.C
 	room := make(chan struct{}, p.Concurrency)
 	failures := 0
 	for ctx.Err() == nil {
-		if err := w.auditCircuit.WaitClosed(ctx); err != nil {
-			continue
-		}
-		probe, err := circuit.Allow(ctx, false)
-		if err != nil {
+		probe, ok := w.mayPull(ctx, circuit)
+		if !ok {
 			continue
 		}
 		select { // one slot, waiting for it; then all that are free
@@ -108,9 +102,7 @@ func (w *Worker) pullBatchPool(ctx, jobCtx context.Context, i int, c jetstream.C
 		if err != nil {
 			circuit.Abandon(probe)
 			freeRoom(room, n)
-			failures++
-			log.Warn("pull failed; retrying", "err", err, "consecutive", failures)
-			sleep(ctx, backoff(failures, 100*time.Millisecond, 5*time.Second))
+			pullFailed(ctx, log, &failures, "pull failed; retrying", err)
 			continue
 		}
 		got := 0
@@ -133,10 +125,8 @@ func (w *Worker) pullBatchPool(ctx, jobCtx context.Context, i int, c jetstream.C
 			circuit.Abandon(probe)
 		}
 		freeRoom(room, n-got)
-		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, jetstream.ErrNoMessages) {
-			failures++
-			log.Warn("pull ended with an error", "err", err, "consecutive", failures)
-			sleep(ctx, backoff(failures, 100*time.Millisecond, 5*time.Second))
+		if err := fetchError(batch); err != nil {
+			pullFailed(ctx, log, &failures, "pull ended with an error", err)
 			continue
 		}
 		failures = 0

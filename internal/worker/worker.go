@@ -372,12 +372,8 @@ func (w *Worker) pull(ctx, jobCtx context.Context, i int, c jetstream.Consumer) 
 	log := w.log.With("pool", p.Name)
 	failures := 0
 	for ctx.Err() == nil {
-		// The audit first: a job pulled now could not be made durable.
-		if err := w.auditCircuit.WaitClosed(ctx); err != nil {
-			continue
-		}
-		probe, err := circuit.Allow(ctx, false)
-		if err != nil {
+		probe, ok := w.mayPull(ctx, circuit)
+		if !ok {
 			continue
 		}
 		release, err := p.Budget.AcquireSlot(ctx)
@@ -399,9 +395,7 @@ func (w *Worker) pull(ctx, jobCtx context.Context, i int, c jetstream.Consumer) 
 		if err != nil {
 			circuit.Abandon(probe)
 			release()
-			failures++
-			log.Warn("pull failed; retrying", "err", err, "consecutive", failures)
-			sleep(ctx, backoff(failures, 100*time.Millisecond, 5*time.Second))
+			pullFailed(ctx, log, &failures, "pull failed; retrying", err)
 			continue
 		}
 		pulled := false
@@ -418,14 +412,40 @@ func (w *Worker) pull(ctx, jobCtx context.Context, i int, c jetstream.Consumer) 
 			circuit.Abandon(probe)
 		}
 		release()
-		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, jetstream.ErrNoMessages) {
-			failures++
-			log.Warn("pull ended with an error", "err", err, "consecutive", failures)
-			sleep(ctx, backoff(failures, 100*time.Millisecond, 5*time.Second))
+		if err := fetchError(batch); err != nil {
+			pullFailed(ctx, log, &failures, "pull ended with an error", err)
 			continue
 		}
 		failures = 0
 	}
+}
+
+// mayPull waits until a pool may pull: the audit store takes finished jobs
+// (a job pulled before it does could not be made durable) and the pool's
+// circuit is closed, or lets this pull be its half-open probe. ok is false
+// when ctx ended first.
+func (w *Worker) mayPull(ctx context.Context, circuit *ratelimit.Breaker) (probe, ok bool) {
+	if err := w.auditCircuit.WaitClosed(ctx); err != nil {
+		return false, false
+	}
+	probe, err := circuit.Allow(ctx, false)
+	return probe, err == nil
+}
+
+// pullFailed logs a failed pull and waits before the next: failures counts
+// the consecutive ones.
+func pullFailed(ctx context.Context, log *slog.Logger, failures *int, what string, err error) {
+	*failures++
+	log.Warn(what, "err", err, "consecutive", *failures)
+	sleep(ctx, backoff(*failures, 100*time.Millisecond, 5*time.Second))
+}
+
+// fetchError is how a fetch ended, nil when it ended for lack of jobs.
+func fetchError(b jetstream.MessageBatch) error {
+	if err := b.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, jetstream.ErrNoMessages) {
+		return err
+	}
+	return nil
 }
 
 // watchAdvisories moves the jobs named by max-deliveries advisories to the
@@ -435,9 +455,7 @@ func (w *Worker) watchAdvisories(ctx context.Context, c jetstream.Consumer) {
 	for ctx.Err() == nil {
 		batch, err := c.Fetch(16, jetstream.FetchMaxWait(w.pullWait))
 		if err != nil {
-			failures++
-			w.log.Warn("pull advisories failed; retrying", "err", err, "consecutive", failures)
-			sleep(ctx, backoff(failures, 100*time.Millisecond, 5*time.Second))
+			pullFailed(ctx, w.log, &failures, "pull advisories failed; retrying", err)
 			continue
 		}
 		failures = 0
