@@ -147,43 +147,98 @@ func fail(calls []*call, err error) {
 // submitPart submits calls as one batch and records it. A retryable
 // refusal is tried again after a pause; a refusal for the enqueued-token
 // quota halves the batch first (the quota counts what is queued, so a
-// smaller batch may fit now and the other half later).
+// smaller batch may fit now and the other half later). A batch refused as
+// an invalid request is narrowed down to the request refused (isolate).
 func (r *Runner) submitPart(ctx context.Context, b llm.Batcher, k groupKey, calls []*call, try int) {
+	if calls, err := r.trySubmit(ctx, b, k, calls, try); err != nil {
+		r.isolate(ctx, b, k, calls, err, try)
+	}
+}
+
+// trySubmit is submitPart without isolate: a refusal that may be one
+// request's (refusedForARequest) is returned, with the calls still
+// waiting, instead of failing them.
+func (r *Runner) trySubmit(ctx context.Context, b llm.Batcher, k groupKey, calls []*call, try int) ([]*call, error) {
 	calls = live(calls)
 	if len(calls) == 0 {
-		return
+		return nil, nil
 	}
 	for ; ; try++ {
 		id, err := b.SubmitBatch(ctx, requests(calls))
 		if err == nil {
 			r.record(ctx, b, k, calls, id)
-			return
+			return nil, nil
 		}
 		if ctx.Err() != nil {
 			fail(calls, err)
-			return
+			return nil, nil
 		}
 		var pe *llm.Error
-		if !errors.As(err, &pe) || !pe.Retryable() || try >= r.set.SubmitRetries {
-			r.log.Error("batch refused; its requests fail and their jobs retry as after a transport failure",
+		if errors.As(err, &pe) && refusedForARequest(pe) {
+			return calls, err
+		}
+		if pe == nil || !pe.Retryable() || try >= r.set.SubmitRetries {
+			r.log.Error("batch refused; its requests fail with the refusal",
 				"requests", len(calls), "round", k.round, "err", err, "tries", try+1)
 			fail(calls, err)
-			return
+			return nil, nil
 		}
 		if pe.Class == llm.ClassRateLimited && len(calls) > 1 {
 			half := len(calls) / 2
 			r.log.Warn("batch refused by the provider's queue quota; submitting it in halves", "requests", len(calls), "err", err)
 			r.submitPart(ctx, b, k, calls[:half:half], try+1)
 			r.submitPart(ctx, b, k, calls[half:], try+1)
-			return
+			return nil, nil
 		}
 		wait := max(pause(try, r.set.PollMin, r.set.PollMax), pe.RateLimit.RetryAfter)
 		r.log.Warn("batch submission failed; trying again", "requests", len(calls), "err", err, "retry_in", wait)
 		if !sleep(ctx, wait) {
 			fail(calls, ctx.Err())
+			return nil, nil
+		}
+	}
+}
+
+// refusedForARequest reports whether a refusal may be about one request of
+// the batch: a provider validates a batch's requests at submit (Anthropic
+// answers 400 naming one request's params) and refuses the whole batch
+// for one bad request.
+func refusedForARequest(e *llm.Error) bool {
+	return e.Class == llm.ClassInvalidRequest || e.Class == llm.ClassContextLength
+}
+
+// isolate handles calls whose batch was refused with err for a reason that
+// may be one request's: without it, one bad request would fail every job
+// gathered with it. The batch is submitted in halves and the refused half
+// halved again until the refused request is alone; only its job fails.
+// When both halves are refused the reason is the batch's (a model without
+// batches, a key without access) or there are several bad requests: every
+// job of both halves fails, so a refusal costs at most two submissions per
+// halving, never one per request.
+func (r *Runner) isolate(ctx context.Context, b llm.Batcher, k groupKey, calls []*call, err error, try int) {
+	for len(calls) > 1 {
+		half := len(calls) / 2
+		left, errL := r.trySubmit(ctx, b, k, calls[:half:half], try)
+		right, errR := r.trySubmit(ctx, b, k, calls[half:], try)
+		switch {
+		case errL != nil && errR != nil:
+			r.log.Error("both halves of a refused batch refused too; their requests fail with the refusal",
+				"requests", len(left)+len(right), "round", k.round, "err", errL)
+			fail(left, errL)
+			fail(right, errR)
+			return
+		case errL != nil:
+			calls, err = left, errL
+		case errR != nil:
+			calls, err = right, errR
+		default:
 			return
 		}
 	}
+	if len(calls) == 1 {
+		r.log.Error("batch request refused; its job fails", "job_id", calls[0].job, "round", k.round, "err", err)
+	}
+	fail(calls, err)
 }
 
 // record stores a submitted batch and starts polling it. The provider
@@ -359,6 +414,18 @@ func (r *Runner) claim(ctx context.Context) {
 		return
 	}
 	for _, row := range rows {
+		r.mu.Lock()
+		_, mine := r.held[row.ID]
+		r.mu.Unlock()
+		if mine {
+			// This worker's own poll of the batch outlived the lease (a
+			// slow store or provider): the claim renewed the lease, and
+			// that poll goes on with the batch's calls. A second holder
+			// would replace it without them, and the first, no longer
+			// held, would never be polled again.
+			r.log.Warn("claimed back a batch whose poll here outlived its lease", "batch", row.ProviderBatchID, "row", row.ID)
+			continue
+		}
 		b, err := r.batcher(row.Provider)
 		if err != nil {
 			r.log.Error("cannot poll a batch taken over: its provider cannot be built here; another worker takes it once the lease runs out",
