@@ -183,12 +183,10 @@ func (r *Runner) trySubmit(ctx context.Context, b llm.Batcher, k groupKey, calls
 			fail(calls, err)
 			return nil, nil
 		}
-		if pe.Class == llm.ClassRateLimited && len(calls) > 1 {
-			half := len(calls) / 2
-			r.log.Warn("batch refused by the provider's queue quota; submitting it in halves", "requests", len(calls), "err", err)
-			r.submitPart(ctx, b, k, calls[:half:half], try+1)
-			r.submitPart(ctx, b, k, calls[half:], try+1)
-			return nil, nil
+		if pe.Class == llm.ClassRateLimited {
+			if r.requeueForQuota(ctx, b, k, calls, try+1) {
+				return nil, nil
+			}
 		}
 		wait := max(pause(try, r.set.PollMin, r.set.PollMax), pe.RateLimit.RetryAfter)
 		r.log.Warn("batch submission failed; trying again", "requests", len(calls), "err", err, "retry_in", wait)
@@ -197,6 +195,59 @@ func (r *Runner) trySubmit(ctx context.Context, b llm.Batcher, k groupKey, calls
 			return nil, nil
 		}
 	}
+}
+
+// requeueForQuota sends again calls whose batch the enqueued-token quota
+// refused, and reports whether it took them. The quota counts what is
+// queued: while batches of the model run here, the same batch waits for
+// one of them to end (halving it then would break it into ever smaller
+// batches, each refused in turn); with none running here, the batch is
+// too large by itself, or the fleet's other batches fill the quota, and it
+// is sent in halves. A lone request with none running is not taken: it is
+// tried again with backoff.
+func (r *Runner) requeueForQuota(ctx context.Context, b llm.Batcher, k groupKey, calls []*call, try int) bool {
+	if n := r.running(k.spec); n > 0 {
+		r.log.Info("batch refused by the provider's queue quota while batches run; it waits for one to end",
+			"requests", len(calls), "running", n)
+		if !r.waitFewer(ctx, k.spec, n) {
+			fail(calls, ctx.Err())
+			return true
+		}
+		r.submitPart(ctx, b, k, calls, try)
+		return true
+	}
+	if len(calls) < 2 {
+		return false
+	}
+	half := len(calls) / 2
+	r.log.Warn("batch refused by the provider's queue quota; submitting it in halves", "requests", len(calls))
+	r.submitPart(ctx, b, k, calls[:half:half], try)
+	r.submitPart(ctx, b, k, calls[half:], try)
+	return true
+}
+
+// running is the number of batches of spec this worker polls.
+func (r *Runner) running(spec string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, h := range r.held {
+		if h.row.Provider == spec {
+			n++
+		}
+	}
+	return n
+}
+
+// waitFewer waits until fewer than n batches of spec run here; false when
+// ctx ended first.
+func (r *Runner) waitFewer(ctx context.Context, spec string, n int) bool {
+	for r.running(spec) >= n {
+		if !sleep(ctx, r.tick()) {
+			return false
+		}
+	}
+	return true
 }
 
 // refusedForARequest reports whether a refusal may be about one request of
@@ -378,14 +429,11 @@ func (r *Runner) finish(ctx context.Context, h *heldBatch, st llm.BatchStatus, l
 	r.mu.Unlock()
 	log.Info("batch ended", "state", st.State, "succeeded", st.Counts.Succeeded, "errored", st.Counts.Errored,
 		"expired", st.Counts.Expired, "lines", len(stored), "waiting_here", len(calls))
-	if st.State == llm.BatchFailed && st.Failure != nil && st.Failure.Class == llm.ClassRateLimited && len(calls) > 1 {
+	if st.State == llm.BatchFailed && st.Failure != nil && st.Failure.Class == llm.ClassRateLimited &&
+		r.requeueForQuota(ctx, h.b, groupKey{spec: h.row.Provider, round: h.row.Round}, calls, 1) {
 		// Refused for the enqueued-token quota: this worker has the
-		// requests, so it sends them again in halves. (A lone request
-		// gets the refusal, retryable: its job waits and tries again.)
-		k := groupKey{spec: h.row.Provider, round: h.row.Round}
-		half := len(calls) / 2
-		r.submitPart(ctx, h.b, k, calls[:half:half], 1)
-		r.submitPart(ctx, h.b, k, calls[half:], 1)
+		// requests and sends them again (a lone request that cannot wait
+		// for room gets the refusal, retryable: its job tries again).
 		return true
 	}
 	for _, c := range calls {
