@@ -217,7 +217,7 @@ func TestQueueQuotaSplitsTheBatch(t *testing.T) {
 	store, _ := audittest.Store(t)
 	prof := fleettest.CleanProfile()
 	// About four invoice prompts fit; a batch of 16 does not.
-	prof.Batch = sim.BatchProfile{Delay: 20 * time.Millisecond, MaxEnqueuedTokens: 4 * 700}
+	prof.Batch = sim.BatchProfile{Delay: 300 * time.Millisecond, MaxEnqueuedTokens: 4 * 700}
 	srv := sim.New(prof, sim.WithSeed(7))
 	t.Cleanup(srv.Close)
 	r, _ := startRunner(t, store, "w1", fast(16), srv)
