@@ -313,3 +313,46 @@ func NumberHint(raw string) string {
 	}
 	return "write " + quoted + " as " + h.reading(true) + ", " + form
 }
+
+// NumberForm is how a number written for people uses its separators, as
+// ReadNumberForm found them.
+type NumberForm struct {
+	// Mark is the decimal mark the text shows ('.' or ','), 0 when none.
+	Mark byte
+	// Group is the grouping separator it shows (',', '.', ' ', '\''), 0
+	// when none.
+	Group byte
+	// Ambiguous is ',' or '.' for a lone separator followed by exactly
+	// three digits ("1,234"): a decimal mark in one convention, a
+	// thousands separator in the other.
+	Ambiguous byte
+	// Convention is the decimal mark the number shows to be its writer's
+	// ('.' or ','), 0 when it shows none (see Coerce).
+	Convention byte
+}
+
+// ReadNumberForm reports whether s reads as one number written for people
+// by the rule Coerce documents ("12,500.00", "1.234,56", "12 500", "$5",
+// "1,234"), and how it uses its separators. A plain JSON number reads too,
+// with no separators but a decimal point (Mark '.', or Ambiguous '.' for
+// "1.234").
+func ReadNumberForm(s string) (NumberForm, bool) {
+	h, ok := readHumanNumber(s)
+	if !ok {
+		return NumberForm{}, false
+	}
+	return NumberForm{Mark: h.mark, Group: h.group, Ambiguous: h.ambiguous, Convention: h.convention()}, true
+}
+
+// ReadNumber reads s, text written where a number is wanted, by the rule
+// Coerce applies to strings: a JSON number as it is, a number written for
+// people when its reading is unambiguous. convention is the decimal mark
+// ('.' or ',') the writer's other numbers show, 0 when they show none, and
+// conflict says they show both; integer says only an integer is wanted
+// (then a lone separator before three digits is read as grouping when no
+// convention settles it). It returns the JSON number text and a note on
+// what was interpreted ("" when s was plain JSON), or ok false: s is no
+// number, or it could be read two ways; NumberHint says what to write.
+func ReadNumber(s string, integer bool, convention byte, conflict bool) (out, note string, ok bool) {
+	return numbers{convention: convention, conflict: conflict}.read(strings.TrimSpace(s), integer, !integer)
+}

@@ -91,3 +91,37 @@ func TestNumberHint(t *testing.T) {
 		}
 	}
 }
+
+func TestReadNumberExported(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in         string
+		integer    bool
+		convention byte
+		conflict   bool
+		want       string // "" when it is not read
+	}{
+		{"12,500.00", false, 0, false, "12500.00"},
+		{"1.234,56", false, 0, false, "1234.56"},
+		{"12 500", true, 0, false, "12500"},
+		{"1,234", false, 0, false, ""},
+		{"1,234", true, 0, false, "1234"},
+		{"1,234", false, '.', false, "1234"},
+		{"1,234", false, ',', false, "1.234"},
+		{"12,500.00", false, 0, true, ""},
+		{"42", true, 0, true, "42"},
+		{"twelve", false, 0, false, ""},
+	}
+	for _, tt := range tests {
+		got, _, ok := ReadNumber(tt.in, tt.integer, tt.convention, tt.conflict)
+		if ok != (tt.want != "") || got != tt.want {
+			t.Errorf("ReadNumber(%q, %v, %q, %v) = %q %v, want %q", tt.in, tt.integer, tt.convention, tt.conflict, got, ok, tt.want)
+		}
+	}
+	if f, ok := ReadNumberForm("1.234,56"); !ok || f.Mark != ',' || f.Group != '.' || f.Convention != ',' || f.Ambiguous != 0 {
+		t.Errorf("ReadNumberForm(1.234,56) = %+v %v", f, ok)
+	}
+	if f, ok := ReadNumberForm("1,234"); !ok || f.Ambiguous != ',' || f.Convention != 0 {
+		t.Errorf("ReadNumberForm(1,234) = %+v %v", f, ok)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/extractq/extractq/internal/jsonx"
 	"github.com/extractq/extractq/llm"
 )
 
@@ -55,32 +56,44 @@ func literalTokens(literals []string) int {
 }
 
 // scalar generates a number, integer, boolean, null or enum value: the
-// model continues after the key and is stopped at the next separator.
+// model continues after the key and is stopped at the next separator (a
+// number at stops that leave its own commas alone).
 func (g *gen) scalar(ctx context.Context, n *node, ptr, name string) error {
-	toks := scalarTokens
-	if n.kind == kindLiteral {
+	toks, stop := scalarTokens, stopScalar
+	switch n.kind {
+	case kindLiteral:
 		toks = literalTokens(n.literals)
+	case kindNumber, kindInteger:
+		stop = numberStops(g.inList())
 	}
-	text, cut, a, err := g.ask(ctx, step{ptr: ptr, name: name, stop: stopScalar, maxTokens: toks}, "")
+	text, cut, a, err := g.ask(ctx, step{ptr: ptr, name: name, stop: stop, maxTokens: toks}, "")
 	if err != nil {
 		return err
 	}
 	return g.judge(ctx, n, ptr, text, cut, a)
 }
 
+// inList reports whether the value being generated is an array's element,
+// where a comma is JSON's separator; otherwise it is an object's member or
+// the root.
+func (g *gen) inList() bool {
+	t := strings.TrimRight(g.out, " \t\r\n")
+	return strings.HasSuffix(t, "[") || strings.HasSuffix(t, ",")
+}
+
 // judge checks a scalar's text, writes it on success, and records the
 // attempt either way.
 func (g *gen) judge(ctx context.Context, n *node, ptr, text string, cut bool, a llm.Attempt) error {
-	value, fe := g.scalarValue(n, ptr, text, cut, a.FinishReason)
+	r, fe := g.scalarValue(n, ptr, text, cut, a.FinishReason)
 	if fe == nil {
-		if vs := g.check(n, ptr, value); len(vs) > 0 {
+		if vs := g.check(n, ptr, r.value); len(vs) > 0 {
 			fe = &fieldError{class: llm.ClassSchema, msg: describe(vs), violations: vs}
 		}
 	}
-	if value != "" {
-		a.Value = json.RawMessage(value)
-	}
 	if fe != nil {
+		if r.value != "" {
+			a.Value = json.RawMessage(r.value)
+		}
 		a.Class, a.Violations = fe.class, fe.violations
 		if len(fe.violations) == 0 {
 			a.Error = fe.msg
@@ -88,38 +101,82 @@ func (g *gen) judge(ctx context.Context, n *node, ptr, text string, cut bool, a 
 		g.record(ctx, a)
 		return fe
 	}
-	g.record(ctx, a)
-	g.out += value
+	g.accept(ctx, ptr, n, r, a)
 	return nil
 }
 
+// accept records a's valid scalar and writes it: a number written for
+// people is recorded as a repair, and the decimal mark it shows settles
+// later ambiguous numbers, as in jsonx.Coerce.
+func (g *gen) accept(ctx context.Context, ptr string, n *node, r scalarRead, a llm.Attempt) {
+	a.Value = json.RawMessage(r.value)
+	if r.note != "" {
+		kind := jsonx.KindCoerceStringToNumber
+		if n.kind == kindInteger {
+			kind = jsonx.KindCoerceStringToInteger
+		}
+		a.Repairs = append(a.Repairs, llm.Repair{Kind: kind, Where: ptr, Detail: strconv.Quote(r.from) + " -> " + r.value + r.note})
+	}
+	switch r.mark {
+	case '.':
+		g.dot = true
+	case ',':
+		g.comma = true
+	}
+	g.record(ctx, a)
+	g.out += r.value
+}
+
 // scalarValue parses a literal or number answer.
-func (g *gen) scalarValue(n *node, ptr, text string, cut bool, finish llm.FinishReason) (string, *fieldError) {
+func (g *gen) scalarValue(n *node, ptr, text string, cut bool, finish llm.FinishReason) (scalarRead, *fieldError) {
 	t := strings.TrimSpace(text)
 	got := strconv.Quote(t)
 	switch n.kind {
 	case kindLiteral, kindConst:
 		if i := matchLiteral(t, n.literals, cut); i >= 0 {
-			return n.literals[i], nil
+			return scalarRead{value: n.literals[i]}, nil
 		}
 		msg := fmt.Sprintf("%s is not one of the allowed values; write exactly one of: %s", got, listLiterals(n.literals))
-		return "", &fieldError{class: llm.ClassSchema, msg: msg, violations: []llm.Violation{{Pointer: ptr, Keyword: "enum", Message: "must be one of: " + listLiterals(n.literals), Value: got}}}
+		return scalarRead{}, &fieldError{class: llm.ClassSchema, msg: msg, violations: []llm.Violation{{Pointer: ptr, Keyword: "enum", Message: "must be one of: " + listLiterals(n.literals), Value: got}}}
 	case kindNumber, kindInteger:
-		if !cut && finish == llm.FinishLength {
-			return "", &fieldError{class: llm.ClassTruncated, msg: fmt.Sprintf("%s was cut off; write only the number, then a comma", got)}
+		want := "number"
+		if n.kind == kindInteger {
+			want = "integer"
 		}
-		v, why, ok := numberValue(t, n.kind == kindInteger)
-		if !ok {
-			want := "number"
-			if n.kind == kindInteger {
-				want = "integer"
-			}
-			return "", &fieldError{class: llm.ClassSchema, msg: fmt.Sprintf("%s is not a %s: %s", got, want, why),
+		num, parts, ended := numberText(t, g.inList())
+		got = strconv.Quote(num)
+		if !cut && !ended && finish == llm.FinishLength {
+			return scalarRead{}, &fieldError{class: llm.ClassTruncated, msg: fmt.Sprintf("%s was cut off; write only the number, then a comma", strconv.Quote(t))}
+		}
+		if parts != nil {
+			why := fmt.Sprintf("in a list, %s is either one number or the numbers %s; write each number in digits without thousands separators and put \", \" between numbers (%s)",
+				got, strings.Join(parts, ", "), jsonx.NumberHint(num))
+			return scalarRead{}, &fieldError{class: llm.ClassSchema, msg: why,
 				violations: []llm.Violation{{Pointer: ptr, Keyword: "type", Message: why, Value: got, Want: []string{want}}}}
 		}
-		return v, nil
+		mark, conflict := g.convention()
+		r, why, ok := numberValue(num, n.kind == kindInteger, mark, conflict)
+		if !ok {
+			return scalarRead{}, &fieldError{class: llm.ClassSchema, msg: fmt.Sprintf("%s is not a %s: %s", got, want, why),
+				violations: []llm.Violation{{Pointer: ptr, Keyword: "type", Message: why, Value: got, Want: []string{want}}}}
+		}
+		return r, nil
 	}
-	return "", &fieldError{class: llm.ClassSchema, msg: "not a scalar"}
+	return scalarRead{}, &fieldError{class: llm.ClassSchema, msg: "not a scalar"}
+}
+
+// convention is the decimal mark the numbers written for people so far
+// showed ('.' or ','), and whether they showed both.
+func (g *gen) convention() (mark byte, conflict bool) {
+	switch {
+	case g.dot && g.comma:
+		return 0, true
+	case g.dot:
+		return '.', false
+	case g.comma:
+		return ',', false
+	}
+	return 0, false
 }
 
 // str generates a string: the program writes the opening quote, the model
@@ -209,7 +266,11 @@ func (g *gen) presence(ctx context.Context, n *node, ptr string) (present, done 
 	if n.kind == kindConst {
 		return true, false, nil // costs no call either way; the value is fixed
 	}
-	text, cut, a, err := g.ask(ctx, step{ptr: ptr, name: stepPresence, stop: stopScalar, maxTokens: presenceTokens}, "")
+	stop := stopScalar
+	if n.kind == kindNumber || n.kind == kindInteger {
+		stop = stopNumberMember
+	}
+	text, cut, a, err := g.ask(ctx, step{ptr: ptr, name: stepPresence, stop: stop, maxTokens: presenceTokens}, "")
 	if err != nil {
 		return false, false, err
 	}
@@ -221,10 +282,8 @@ func (g *gen) presence(ctx context.Context, n *node, ptr string) (present, done 
 		return false, false, nil
 	}
 	if cut && (n.kind == kindNumber || n.kind == kindInteger || n.kind == kindLiteral) {
-		if v, fe := g.scalarValue(n, ptr, t, cut, a.FinishReason); fe == nil && len(g.check(n, ptr, v)) == 0 {
-			a.Value = json.RawMessage(v)
-			g.record(ctx, a)
-			g.out += v
+		if r, fe := g.scalarValue(n, ptr, t, cut, a.FinishReason); fe == nil && len(g.check(n, ptr, r.value)) == 0 {
+			g.accept(ctx, ptr, n, r, a)
 			return true, true, nil
 		}
 	}
@@ -282,7 +341,13 @@ func (g *gen) more(ctx context.Context, ptr string, i int) (bool, error) {
 // choice picks a simple anyOf/oneOf branch by the first token the model
 // writes, then finishes the value as that branch.
 func (g *gen) choice(ctx context.Context, n *node, ptr string) error {
-	text, cut, a, err := g.ask(ctx, step{ptr: ptr, name: stepChoice, stop: stopScalar, maxTokens: scalarTokens}, "")
+	stop, numeric := stopScalar, false
+	for _, b := range n.branches {
+		if b.kind == kindNumber || b.kind == kindInteger {
+			stop, numeric = numberStops(g.inList()), true // a number keeps its commas
+		}
+	}
+	text, cut, a, err := g.ask(ctx, step{ptr: ptr, name: stepChoice, stop: stop, maxTokens: scalarTokens}, "")
 	if err != nil {
 		return err
 	}
@@ -307,6 +372,12 @@ func (g *gen) choice(ctx context.Context, n *node, ptr string) error {
 		if b.kind == kindString {
 			g.record(ctx, a) // the choice is made; the string is generated as such
 			return g.str(ctx, b, ptr)
+		}
+		if numeric && b.kind != kindNumber && b.kind != kindInteger {
+			// A literal read under a number's stops ends at any comma.
+			if lt, lcut := cutAtStop(t, stopScalar, false); lcut {
+				t, cut = strings.TrimSpace(lt), true
+			}
 		}
 		return g.judge(ctx, b, ptr, t, cut, a)
 	}

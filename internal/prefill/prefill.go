@@ -7,16 +7,18 @@
 // It covers every schema shape: nested objects in schema order, arrays
 // (element, then a decision whether another follows, up to maxItems),
 // optional fields whose presence the model decides, enums, booleans, null
-// and const by literal match, numbers parsed and bound-checked, strings
-// escaped by the program, and anyOf/oneOf of simple branches picked by the
-// first token (other subtrees are generated whole). A field that fails is
-// re-asked alone with the violation as feedback, within a per-field budget
-// and the document's token budget; the whole value is validated against the
-// user's schema at the end. Every call is an llm.Attempt carrying the
-// field's pointer.
+// and const by literal match, numbers read whole (a thousands separator is
+// no stop) by jsonx's rule for numbers written for people and
+// bound-checked, strings escaped by the program, and anyOf/oneOf of simple
+// branches picked by the first token (other subtrees are generated whole).
+// A field that fails is re-asked alone with the violation as feedback,
+// within a per-field budget and the document's token budget; the whole
+// value is validated against the user's schema at the end. Every call is an
+// llm.Attempt carrying the field's pointer.
 //
 // The engine is reached through internal/retry (Config.Mode llm.ModePrefill);
-// it shares no code with the chat loop but the llm types.
+// it shares no code with the chat loop but the llm types and jsonx's
+// reading of numbers written for people.
 package prefill
 
 import (
@@ -124,6 +126,9 @@ type gen struct {
 	out  string // the JSON written so far
 	// feedback is the current field's re-ask note, "" on a first ask.
 	feedback string
+	// dot and comma: numbers written for people so far showed "." or ","
+	// as their decimal mark (see convention).
+	dot, comma bool
 }
 
 // fieldError is a value the model wrote that the field cannot take; it is

@@ -20,6 +20,9 @@ type turn struct {
 	text   string
 	finish llm.FinishReason
 	err    *llm.Error
+	// overrun: the server ignores the stop sequences for this turn (a
+	// model that runs past them where stops are only a hint).
+	overrun bool
 }
 
 // scripted is a Completer playing turns in order and recording requests.
@@ -29,6 +32,10 @@ type scripted struct {
 	reqs  []llm.CompletionRequest
 	t     *testing.T
 	modes []llm.Mode
+	// stops: the server cuts each text at the request's first stop
+	// sequence, leaving the stop out, as vLLM, llama.cpp and OpenAI do; the
+	// turns then hold what the model writes, running on past its value.
+	stops bool
 }
 
 func newScripted(t *testing.T, turns ...turn) *scripted {
@@ -62,7 +69,19 @@ func (s *scripted) Complete(_ context.Context, req llm.CompletionRequest) (*llm.
 	if f == "" {
 		f = llm.FinishStop
 	}
-	return &llm.Response{Text: tn.text, FinishReason: f, Usage: llm.Usage{PromptTokens: (len(req.Instructions) + len(req.Prefix)) / 4, CompletionTokens: len(tn.text)/4 + 1}}, nil
+	text := tn.text
+	if s.stops && !tn.overrun {
+		best := -1
+		for _, st := range req.Stop {
+			if i := strings.Index(text, st); i >= 0 && (best < 0 || i < best) {
+				best = i
+			}
+		}
+		if best >= 0 {
+			text, f = text[:best], llm.FinishStop
+		}
+	}
+	return &llm.Response{Text: text, FinishReason: f, Usage: llm.Usage{PromptTokens: (len(req.Instructions) + len(req.Prefix)) / 4, CompletionTokens: len(text)/4 + 1}}, nil
 }
 
 func testConfig() Config {

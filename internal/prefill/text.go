@@ -5,14 +5,32 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/extractq/extractq/internal/jsonx"
 )
 
-// Stop sequences per value kind. A scalar ends at the next separator; a
-// string at its closing quote.
+// Stop sequences per value kind (at most four: OpenAI's completion API
+// takes no more). A literal ends at the next separator; a string at its
+// closing quote. A number is never stopped at a bare comma, which may be
+// its own thousands separator ("12,500.00"): as an object's member it ends
+// where the next key starts (`,"` or `, "`), at "}" or a line break; as an
+// array's element at ", ", "]" or a line break. numberText then reads the
+// number from what came back.
 var (
-	stopScalar = []string{",", "}", "]", "\n"}
-	stopString = []string{`"`}
+	stopScalar        = []string{",", "}", "]", "\n"}
+	stopString        = []string{`"`}
+	stopNumberMember  = []string{`,"`, `, "`, "}", "\n"}
+	stopNumberElement = []string{", ", "]", "}", "\n"}
 )
+
+// numberStops are the stops for a number, as an array's element (inList)
+// or otherwise.
+func numberStops(inList bool) []string {
+	if inList {
+		return stopNumberElement
+	}
+	return stopNumberMember
+}
 
 // cutAtStop cuts text at the first stop sequence, as the server should have
 // (some servers and models run past a stop; cutting again is harmless). In a
@@ -68,15 +86,79 @@ func stringValue(content string) string {
 
 var jsonNumber = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
 
-// numberValue parses a generated number: surrounding quotes (an auto-quoted
-// value), a leading "+", a bare leading or trailing decimal point are
-// normalised; anything else (words, units, thousands separators) is an
-// error the model is told about. integer demands an integral value.
-func numberValue(text string, integer bool) (string, string, bool) {
+// numberText finds the number at the start of a continuation cut at a
+// number's stops. A comma followed by a digit may be part of the number
+// ("12,500.00", "1.234,56"); any other comma ends it, as does the closing
+// quote of a quoted number. In a list (inList) a comma followed by a digit
+// is also JSON's element separator, so "12,500.00" there is either one
+// number or the elements 12 and 500.00: when the text up to a comma reads
+// as one number whose comma is a thousands separator (by jsonx's rule;
+// "1,5" and "2019,2020" do not, so [1,5] stays a list), num is that
+// number, parts holds the other reading's elements and the caller re-asks
+// rather than guess. ended reports that the number's end was seen (a
+// separator or a closing quote), so that a call cut at its token limit
+// still gave the whole number.
+func numberText(text string, inList bool) (num string, parts []string, ended bool) {
 	t := strings.TrimSpace(text)
-	norm := ""
+	if t != "" && (t[0] == '"' || t[0] == '\'') {
+		if j := strings.IndexByte(t[1:], t[0]); j >= 0 {
+			return t[:j+2], nil, true
+		}
+		return t, nil, false
+	}
+	for i := 0; i < len(t); i++ {
+		if t[i] == ',' && (i+1 == len(t) || !isDigit(t[i+1])) {
+			t, ended = strings.TrimSpace(t[:i]), true
+			break
+		}
+	}
+	if !inList {
+		return t, nil, ended
+	}
+	first, _, found := strings.Cut(t, ",")
+	if !found {
+		return t, nil, ended
+	}
+	// The longest run of elements that reads as one grouped number.
+	for k := len(t); k > len(first); k = strings.LastIndexByte(t[:k], ',') {
+		p := t[:k]
+		if f, ok := jsonx.ReadNumberForm(p); ok && (f.Group != 0 || f.Ambiguous == ',') {
+			return p, strings.Split(p, ","), false
+		}
+	}
+	return strings.TrimSpace(first), nil, true
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// scalarRead is a scalar read from the model's text.
+type scalarRead struct {
+	value string // JSON text
+	// from and note: the text of a number written for people and how it
+	// was read ("" for plain JSON), recorded as a repair on the attempt.
+	from, note string
+	// mark is the decimal mark that number shows to be the writer's ('.'
+	// or ','), 0 when it shows none: it settles later ambiguous numbers.
+	mark byte
+}
+
+// numberValue reads a generated number (numberText's num). Surrounding
+// quotes (an auto-quoted value), a leading "+", a bare leading or trailing
+// decimal point are normalised; an unquoted JSON number is taken as it is;
+// anything else is read by jsonx's rule for numbers written for people
+// (jsonx.ReadNumber, the rule Coerce applies in the other modes):
+// "12,500.00", "12 500", "1.234,56", "$5" are read, "1,234" only when mark
+// (the decimal mark the writer's earlier numbers showed) or an integer
+// field settles it, and none with a ',' or '.' when conflict (they showed
+// both) or when this one shows the other convention. An
+// integer field takes a fraction of zeros ("2024.0", "12,500.00" when the
+// text shows its decimal mark). What cannot be read is an error for the
+// model: words, units, or both readings of an ambiguous number.
+func numberValue(text string, integer bool, mark byte, conflict bool) (scalarRead, string, bool) {
+	t := strings.TrimSpace(text)
+	quoted := false
 	if len(t) >= 2 && (t[0] == '"' && t[len(t)-1] == '"' || t[0] == '\'' && t[len(t)-1] == '\'') {
-		t, norm = strings.TrimSpace(t[1:len(t)-1]), "unquoted"
+		t, quoted = strings.TrimSpace(t[1:len(t)-1]), true
 	}
 	t = strings.TrimPrefix(t, "+")
 	if strings.HasPrefix(t, ".") {
@@ -85,23 +167,44 @@ func numberValue(text string, integer bool) (string, string, bool) {
 		t = "-0" + t[1:]
 	}
 	t = strings.TrimSuffix(t, ".")
-	if !jsonNumber.MatchString(t) {
-		if t == "" {
-			return "", "the value is empty: write the number in digits", false
-		}
-		return "", "write the number in digits only (like 1234.5), without words, units or thousands separators", false
+	if t == "" {
+		return scalarRead{}, "the value is empty: write the number in digits", false
 	}
-	f, err := strconv.ParseFloat(t, 64)
+	var r scalarRead
+	if !quoted && jsonNumber.MatchString(t) {
+		r.value = t
+	} else {
+		// A quoted "1.234" is text, as in the other modes: ambiguous.
+		form, human := jsonx.ReadNumberForm(t)
+		if human && form.Convention != 0 && mark != 0 && form.Convention != mark {
+			conflict = true // this number and the earlier ones show both
+		}
+		out, note, ok := jsonx.ReadNumber(t, integer, mark, conflict)
+		if !ok && integer && human && form.Convention != 0 {
+			// The text shows its decimal mark, so a fraction of zeros is
+			// no guess; the integer check below takes it.
+			out, note, ok = jsonx.ReadNumber(t, false, mark, conflict)
+		}
+		switch {
+		case ok:
+			r.value, r.from, r.note, r.mark = out, strings.TrimSpace(text), note, form.Convention
+		case human || jsonNumber.MatchString(t):
+			return scalarRead{}, jsonx.NumberHint(t), false
+		default:
+			return scalarRead{}, "write the number in digits only (like 1234.5), without words, units or thousands separators", false
+		}
+	}
+	f, err := strconv.ParseFloat(r.value, 64)
 	if err != nil {
-		return "", "the number is out of range", false
+		return scalarRead{}, "the number is out of range", false
 	}
 	if integer {
 		if f != float64(int64(f)) || f > 1<<53 || f < -(1<<53) {
-			return "", "write a whole number (an integer)", false
+			return scalarRead{}, "write a whole number (an integer)", false
 		}
-		return strconv.FormatInt(int64(f), 10), norm, true
+		r.value = strconv.FormatInt(int64(f), 10)
 	}
-	return t, norm, true
+	return r, "", true
 }
 
 // matchLiteral finds the allowed literal the model meant: its text exactly,
