@@ -194,6 +194,19 @@ func (s *Store) FinishBatch(ctx context.Context, id int64, worker, status, state
 	})
 }
 
+// ReleaseBatches gives up worker's leases on the open batches ids, so that
+// the next worker of their pool that asks takes them over at once (a
+// worker shutting down gracefully). Batches another worker holds by now
+// are left alone.
+func (s *Store) ReleaseBatches(ctx context.Context, worker string, ids []int64) error {
+	now := s.now()
+	if _, err := s.pool.Exec(ctx, `UPDATE batches SET lease_until = $3, updated_at = $3
+		WHERE id = ANY($1) AND worker_id = $2 AND closed_at IS NULL`, ids, worker, now.Add(-time.Millisecond)); err != nil {
+		return fmt.Errorf("audit: release batches of worker %s: %w", worker, err)
+	}
+	return nil
+}
+
 // BatchAnswer is where a job's request of one round stands: the latest
 // batch that carries it and, once that batch is closed, its result line.
 type BatchAnswer struct {

@@ -162,10 +162,11 @@ func TestJobsGoThroughRoundsOfBatches(t *testing.T) {
 	t.Logf("%d jobs: %d ok, %d re-asked; %d batches by round %v; %d lines, %d expired", n, ok, reasked, len(batches), rounds, st.BatchRequests, st.BatchExpired)
 }
 
-// TestAnotherWorkerTakesOverABatch: the worker that submitted a batch dies;
-// the job, redelivered to another worker, waits for that same batch, which
-// the other worker takes over once the lease has run out. The provider is
-// asked once.
+// TestAnotherWorkerTakesOverABatch: the worker that submitted a batch
+// stops (gracefully: it gives up its leases; a killed one's run out, as in
+// internal/e2e); the job, redelivered to another worker, waits for that
+// same batch, which the other worker takes over at once, long before the
+// minute-long lease would have run out. The provider is asked once.
 func TestAnotherWorkerTakesOverABatch(t *testing.T) {
 	t.Parallel()
 	store, _ := audittest.Store(t)
@@ -175,7 +176,9 @@ func TestAnotherWorkerTakesOverABatch(t *testing.T) {
 	t.Cleanup(srv.Close)
 	s := invoiceSchema(t)
 
-	r1, stop1 := startRunner(t, store, "w1", fast(8), srv)
+	long := fast(8)
+	long.Lease = time.Minute
+	r1, stop1 := startRunner(t, store, "w1", long, srv)
 	x1 := extractor(t, r1, srv)
 	ctx1, die := context.WithCancel(t.Context())
 	first := make(chan struct{})
@@ -191,9 +194,9 @@ func TestAnotherWorkerTakesOverABatch(t *testing.T) {
 	stop1()
 	<-first
 
-	r2, _ := startRunner(t, store, "w2", fast(8), srv)
+	r2, _ := startRunner(t, store, "w2", long, srv)
 	x2 := extractor(t, r2, srv)
-	ctx, cancel := context.WithTimeout(batchpool.WithJob(t.Context(), "job-k"), 30*time.Second)
+	ctx, cancel := context.WithTimeout(batchpool.WithJob(t.Context(), "job-k"), 20*time.Second)
 	defer cancel()
 	res, err := x2.Extract(ctx, fleettest.Document(1), s)
 	if err != nil {

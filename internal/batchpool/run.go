@@ -19,11 +19,12 @@ const storeTimeout = 30 * time.Second
 const claimLimit = 64
 
 // Run gathers, submits and polls batches until ctx ends. Batches still
-// running then stay recorded with their lease: whoever runs the pool next
-// takes them over once the lease has run out. Run owns every goroutine it
-// starts and returns after they have stopped.
+// running then stay recorded, their leases given up: the next worker of
+// the pool that asks takes them over. Run owns every goroutine it starts
+// and returns after they have stopped.
 func (r *Runner) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
+	defer r.release()
 	defer wg.Wait()
 	tick := time.NewTicker(r.tick())
 	defer tick.Stop()
@@ -52,6 +53,26 @@ func (r *Runner) Run(ctx context.Context) error {
 			wg.Go(func() { defer watching.Unlock(); r.watch(ctx) })
 		}
 	}
+}
+
+// release gives up the leases of the batches this worker polls.
+func (r *Runner) release() {
+	r.mu.Lock()
+	ids := make([]int64, 0, len(r.held))
+	for id := range r.held {
+		ids = append(ids, id)
+	}
+	r.mu.Unlock()
+	if len(ids) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	if err := r.store.ReleaseBatches(ctx, r.worker, ids); err != nil {
+		r.log.Warn("leases of running batches not given up; other workers take them over when they run out", "batches", len(ids), "err", err)
+		return
+	}
+	r.log.Info("leases of running batches given up for the next worker", "batches", len(ids))
 }
 
 // tick is how often Run looks for work: fine enough for the shortest of
