@@ -125,7 +125,7 @@ Example:
 	fl.StringVar(&f.history, "history", string(extractq.HistoryLast), "what a re-ask resends: last (last failed answer only) or full")
 	fl.StringVar(&f.schemaIn, "schema-in", string(extractq.SchemaInAuto), "schema in the prompt: auto, example, schema or none")
 	fl.StringVar(&f.repair, "repair", string(extractq.RepairCoerce), "local repairs before re-asking: off, syntax or coerce")
-	fl.StringVar(&f.chunk, "chunk", "auto", "split long documents: auto (when the model's context window needs it), off, or a chunk size in tokens")
+	cli.ChunkVar(fl, &f.chunk)
 	fl.IntVar(&f.tokenBudget, "token-budget", 0, "tokens one document may cost over all calls (0: no cap)")
 	fl.IntVar(&f.maxTokens, "max-tokens", 0, "cap on each answer's tokens (0: the provider's)")
 	cli.DurationVar(fl, &f.callTimeout, "call-timeout", 0, "timeout of one HTTP call, retried as a transport failure (0: none)")
@@ -177,9 +177,9 @@ func runExtract(cmd *cobra.Command, deps extractDeps, f *extractFlags, args []st
 	}
 	bar := cli.NewProgress(cmd.ErrOrStderr(), "extract")
 	waits := &backoffs{bar: bar}
-	chunking, err := extractq.ParseChunking(f.chunk)
+	chunking, err := cli.ParseChunk(f.chunk)
 	if err != nil {
-		return cli.Usage(fmt.Errorf("--chunk: %w", err))
+		return err
 	}
 	x, err := extractq.New(extractq.WithProvider(p), extractq.WithChunking(chunking),
 		extractq.WithMaxReasks(f.maxReasks), extractq.WithMode(llm.Mode(f.mode)),

@@ -207,6 +207,13 @@ func TestExtractCmd(t *testing.T) {
 		{name: "missing input file", args: []string{"--schema", sch, "--provider", "fake:m", filepath.Join(dir, "nope.txt")}, code: 2, inStderr: "nope.txt"},
 		{name: "bad ref-dir", args: []string{"--schema", sch, "--provider", "fake:m", "--ref-dir", "schemas", "-"}, code: 2, inStderr: "PREFIX=DIR"},
 		{name: "bad flag value", args: []string{"--schema", sch, "--provider", "fake:m", "--history", "most", "-"}, code: 2, inStderr: "use last or full"},
+		// submit's usage test asserts the same messages (cmd/submit).
+		{name: "chunk 0", args: []string{"--schema", sch, "--provider", "fake:m", "--chunk", "0", "-"}, code: 2,
+			inStderr: `--chunk: invalid extraction config: chunking "0": want auto, off, or a chunk size of at least 100 tokens`},
+		{name: "negative chunk", args: []string{"--schema", sch, "--provider", "fake:m", "--chunk", "-5", "-"}, code: 2,
+			inStderr: `--chunk: invalid extraction config: chunking "-5": want auto, off, or a chunk size of at least 100 tokens`},
+		{name: "chunk banana", args: []string{"--schema", sch, "--provider", "fake:m", "--chunk", "banana", "-"}, code: 2,
+			inStderr: `--chunk: invalid extraction config: chunking "banana": want auto, off, or a chunk size of at least 100 tokens`},
 		{name: "auth failure stops the run", script: []extractqtest.Reply{extractqtest.Fail(llm.ClassAuth, 0)},
 			args: []string{"--schema", sch, "--provider", "fake:m", "--concurrency", "1", filepath.Join(dir, "doc.txt"), filepath.Join(dir, "doc.txt")},
 			code: 2, ids: []string{filepath.Join(dir, "doc.txt")}, inStderr: "check the API key"},

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/extractq/extractq"
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/cli"
 	"github.com/extractq/extractq/internal/cli/input"
@@ -80,7 +81,7 @@ func (s *session) close() {
 // submitFlags are submit's own flags.
 type submitFlags struct {
 	schemaArg, schemaName, provider, pool, variant string
-	runName, mode, repair                          string
+	runName, mode, repair, chunk                   string
 	wait, asJSON                                   bool
 	timeout                                        time.Duration
 	maxReasks, maxTokens, tokenBudget              int
@@ -144,6 +145,7 @@ Example:
 	fl.IntVar(&f.maxTokens, "max-tokens", 0, "cap on each answer's tokens")
 	fl.IntVar(&f.tokenBudget, "token-budget", 0, "cap on the tokens spent per document")
 	fl.StringVar(&f.repair, "repair", "", "local repair policy: off, syntax, coerce (default coerce)")
+	cli.ChunkVar(fl, &f.chunk)
 	fl.IntVar(&f.inlineLimit, "inline-limit", jobs.DefaultInlineLimit, "documents larger than this many bytes go to the object store")
 	fl.Int64Var(&f.maxDocument, "max-document", input.DefaultMaxDocument, "documents larger than this many bytes are rejected")
 	cmd.AddCommand(newResubmitCmd(&c))
@@ -169,6 +171,13 @@ func runSubmit(cmd *cobra.Command, c *conn, f *submitFlags, paths []string) erro
 	}
 	if f.timeout < 0 {
 		return cli.Usage(fmt.Errorf("--timeout %s: must be positive", f.timeout))
+	}
+	chunking, err := cli.ParseChunk(f.chunk)
+	if err != nil {
+		return err
+	}
+	if chunking == extractq.ChunkAuto {
+		chunking = "" // the envelope's default: jobs stay as they were without --chunk
 	}
 	model, defPool, err := submit.ResolveProvider(f.provider)
 	if err != nil {
@@ -216,7 +225,7 @@ func runSubmit(cmd *cobra.Command, c *conn, f *submitFlags, paths []string) erro
 		return cli.Usage(err)
 	}
 	job := submit.Job{Schema: ref, Provider: f.provider, Model: model, Pool: pool, Run: f.runName,
-		Options: jobs.Options{MaxReasks: f.maxReasks, Mode: f.mode, MaxTokens: f.maxTokens, TokenBudget: f.tokenBudget, RepairPolicy: f.repair}}
+		Options: jobs.Options{MaxReasks: f.maxReasks, Mode: f.mode, MaxTokens: f.maxTokens, TokenBudget: f.tokenBudget, RepairPolicy: f.repair, Chunking: string(chunking)}}
 	bar := newQueueProgress(errw)
 	sum, err := sub.Submit(ctx, job, func(fn func(submit.Doc) error) error { return r.Read(ctx, paths, fn) }, bar.submitted)
 	bar.done()

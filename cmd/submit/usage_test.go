@@ -84,6 +84,13 @@ func TestSubmitUsage(t *testing.T) {
 		{name: "bad duration", args: append(base, "--wait", "--timeout", "soon", "-"), code: 2, stderr: "not a duration"},
 		{name: "NATS unreachable", args: append(base, "--nats-url", "nats://127.0.0.1:1", schemaFile), code: 3, stderr: "cannot reach NATS"},
 		{name: "bad variant", args: append(base, "--variant", "a b", schemaFile), code: 2, stderr: "--variant"},
+		// The same messages as `extractq extract --chunk` (cmd/extractq's TestExtractCmd).
+		{name: "chunk 0", args: append(base, "--chunk", "0", "-"), code: 2,
+			stderr: `--chunk: invalid extraction config: chunking "0": want auto, off, or a chunk size of at least 100 tokens`},
+		{name: "negative chunk", args: append(base, "--chunk", "-5", "-"), code: 2,
+			stderr: `--chunk: invalid extraction config: chunking "-5": want auto, off, or a chunk size of at least 100 tokens`},
+		{name: "chunk banana", args: append(base, "--chunk", "banana", "-"), code: 2,
+			stderr: `--chunk: invalid extraction config: chunking "banana": want auto, off, or a chunk size of at least 100 tokens`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -223,5 +230,44 @@ func TestSubmitHelpShowsNoSecrets(t *testing.T) {
 	}
 	if code, out, _ := runSubmitCmd(t, "", "--version"); code != 0 || !strings.Contains(out, "go1.") {
 		t.Errorf("--version: exit %d, %q", code, out)
+	}
+}
+
+// TestSubmitChunkOption: --chunk reaches the workers in the job's options,
+// parsed as `extractq extract` parses it; auto, the default, adds nothing,
+// so such jobs are what they were before the flag existed.
+func TestSubmitChunkOption(t *testing.T) {
+	_, dbURL := audittest.Store(t)
+	natsURL := migratedServer(t)
+	t.Setenv("EXTRACTQ_NATS_URL", natsURL)
+	t.Setenv("EXTRACTQ_DATABASE_URL", dbURL)
+	_, js := jobstest.Connect(t, natsURL)
+	stream, err := js.Stream(t.Context(), jobs.JobsStream)
+	must(t, err)
+	schemaFile := filepath.Join(t.TempDir(), "invoice.json")
+	must(t, os.WriteFile(schemaFile, []byte(fleettest.Schema), 0o644))
+	for i, tc := range []struct {
+		flags []string
+		want  string
+	}{
+		{nil, ""},
+		{[]string{"--chunk", "auto"}, ""},
+		{[]string{"--chunk", "300"}, "300"},
+		{[]string{"--chunk", " OFF "}, "off"},
+	} {
+		args := append([]string{"--schema", schemaFile, "--provider", "sim:clean", "--json"}, tc.flags...)
+		code, out, errOut := runSubmitCmd(t, fleettest.Document(i), append(args, "-")...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d %s%s", tc.flags, code, out, errOut)
+		}
+		info, err := stream.Info(t.Context())
+		must(t, err)
+		msg, err := stream.GetMsg(t.Context(), info.State.LastSeq)
+		must(t, err)
+		env, err := jobs.DecodeEnvelope(msg.Data)
+		must(t, err)
+		if env.Options.Chunking != tc.want {
+			t.Errorf("%v: the job carries chunking %q, want %q", tc.flags, env.Options.Chunking, tc.want)
+		}
 	}
 }

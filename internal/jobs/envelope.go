@@ -71,13 +71,18 @@ type Options struct {
 	Temperature float64 `json:"temperature,omitempty"`
 	// RepairPolicy is an extractq.RepairPolicy.
 	RepairPolicy string `json:"repair_policy,omitempty"`
+	// Chunking is an extractq.Chunking: "off" or a chunk size in tokens
+	// ("4000"). Empty, as in every envelope written before it existed, is
+	// auto: split only when the model's context window needs it. A worker
+	// that predates the field ignores it (auto); the version stays 1.
+	Chunking string `json:"chunking,omitempty"`
 }
 
 // ExtractOptions maps the job's options to extractq options: the one place
 // a job's settings become the library's. A zero field adds nothing, so the
-// worker's own options (given before these) stand; a mode or repair policy
-// the library does not know makes extractq.New fail with ErrConfig, which
-// dead-letters the job.
+// worker's own options (given before these) stand; a mode, repair policy
+// or chunking the library does not know makes extractq.New fail with
+// ErrConfig, which dead-letters the job.
 func (o Options) ExtractOptions() []extractq.Option {
 	var out []extractq.Option
 	if o.MaxReasks > 0 {
@@ -97,6 +102,9 @@ func (o Options) ExtractOptions() []extractq.Option {
 	}
 	if o.RepairPolicy != "" {
 		out = append(out, extractq.WithRepair(extractq.RepairPolicy(o.RepairPolicy)))
+	}
+	if o.Chunking != "" {
+		out = append(out, extractq.WithChunking(extractq.Chunking(o.Chunking)))
 	}
 	return out
 }

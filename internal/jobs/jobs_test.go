@@ -5,11 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/extractq/extractq"
+	"github.com/extractq/extractq/extractqtest"
 	"github.com/extractq/extractq/llm"
+	"github.com/extractq/extractq/schema"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -420,6 +424,111 @@ func TestChunkFailureOf(t *testing.T) {
 			}
 			if got != nil && !strings.HasPrefix(got.String(), fmt.Sprintf("chunk %d of %d (characters %d-%d): ", tc.want.Index+1, tc.want.Of, tc.want.Start, tc.want.End)) {
 				t.Errorf("String() = %q", got.String())
+			}
+		})
+	}
+}
+
+// TestEnvelopeChunking: a job's chunking travels in the envelope under
+// options.chunking and is absent when not set, and an envelope written
+// before the field existed (version 1, no chunking) decodes as auto.
+func TestEnvelopeChunking(t *testing.T) {
+	t.Parallel()
+	sealed := func(o jobs.Options) *jobs.Envelope {
+		e := envelope("d", "m")
+		e.Options = o
+		e.Seal("text")
+		e.Text = "text"
+		return e
+	}
+	tests := []struct {
+		name     string
+		env      *jobs.Envelope
+		json     string // the body, when not env marshalled
+		inJSON   string // what the body must hold, "" for nothing
+		chunking string
+	}{
+		{name: "with a chunk size", env: sealed(jobs.Options{Chunking: "300"}), inJSON: `"options":{"chunking":"300"}`, chunking: "300"},
+		{name: "off", env: sealed(jobs.Options{MaxReasks: 2, Chunking: "off"}), inJSON: `"options":{"max_reasks":2,"chunking":"off"}`, chunking: "off"},
+		{name: "without", env: sealed(jobs.Options{MaxReasks: 2}), inJSON: `"options":{"max_reasks":2}`},
+		{name: "no options at all", env: sealed(jobs.Options{})},
+		{name: "written before the field", json: `{"v":1,"job_id":"j1","document_id":"d","document_hash":"h","text":"text",` +
+			`"schema":{"name":"invoice","version":1,"fingerprint":"sha256:abc"},"provider":"sim:m","model":"m","pool":"sim_m",` +
+			`"options":{"max_reasks":2,"mode":"json"},"submitted_at":"2026-01-02T03:04:05Z"}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			data := []byte(tc.json)
+			if tc.env != nil {
+				var err error
+				if data, err = json.Marshal(tc.env); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.inJSON != "" && !strings.Contains(string(data), tc.inJSON) {
+				t.Errorf("body %s does not hold %s", data, tc.inJSON)
+			}
+			if tc.chunking == "" && strings.Contains(string(data), "chunking") {
+				t.Errorf("body %s names chunking though the job has none", data)
+			}
+			got, err := jobs.DecodeEnvelope(data)
+			if err != nil {
+				t.Fatalf("decode %s: %v", data, err)
+			}
+			if got.V != jobs.EnvelopeVersion || got.Options.Chunking != tc.chunking {
+				t.Errorf("decoded version %d chunking %q, want %d and %q", got.V, got.Options.Chunking, jobs.EnvelopeVersion, tc.chunking)
+			}
+			if tc.env != nil && !reflect.DeepEqual(got.Options, tc.env.Options) {
+				t.Errorf("options after the round trip %+v, want %+v", got.Options, tc.env.Options)
+			}
+		})
+	}
+}
+
+// TestOptionsChunking: ExtractOptions hands the job's chunking to the
+// library: a chunk size splits a long document into parts (one call each),
+// no chunking (auto, with a model whose window is unknown) and off send it
+// whole, and a value the library does not know is a configuration error.
+func TestOptionsChunking(t *testing.T) {
+	t.Parallel()
+	s, err := schema.Compile([]byte(`{"type":"object","properties":{"n":{"type":"integer"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := strings.Repeat("The quick brown fox jumps over the lazy dog.\n\n", 300) // about 3,000 tokens
+	tests := []struct {
+		chunking  string
+		minCalls  int
+		maxCalls  int
+		configErr bool
+	}{
+		{chunking: "", minCalls: 1, maxCalls: 1},
+		{chunking: "off", minCalls: 1, maxCalls: 1},
+		{chunking: "300", minCalls: 8, maxCalls: 30},
+		{chunking: "banana", configErr: true},
+	}
+	for _, tc := range tests {
+		t.Run("chunking="+tc.chunking, func(t *testing.T) {
+			t.Parallel()
+			p := extractqtest.New(nil, extractqtest.WithResponder(func(int, llm.Request) extractqtest.Reply {
+				return extractqtest.Text(`{"n": 1}`)
+			}))
+			x, err := extractq.New(append(jobs.Options{Chunking: tc.chunking}.ExtractOptions(), extractq.WithProvider(p))...)
+			if tc.configErr {
+				if !errors.Is(err, extractq.ErrConfig) {
+					t.Fatalf("New with chunking %q: %v, want ErrConfig", tc.chunking, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := x.Extract(t.Context(), doc, s); err != nil {
+				t.Fatal(err)
+			}
+			if n := p.Calls(); n < tc.minCalls || n > tc.maxCalls {
+				t.Errorf("chunking %q: %d calls, want %d..%d", tc.chunking, n, tc.minCalls, tc.maxCalls)
 			}
 		})
 	}

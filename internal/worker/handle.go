@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/extractq/extractq"
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/batchpool"
 	"github.com/extractq/extractq/internal/jobs"
@@ -95,6 +96,7 @@ func (w *Worker) handle(ctx, jobCtx context.Context, i int, msg jetstream.Msg, p
 // the job has then been handed back.
 func (w *Worker) extract(ctx, jobCtx context.Context, i int, d *delivery, probe bool) *llm.Result {
 	p, circuit := w.pools[i], w.circuits[i]
+	opts := jobOptions(d)
 	var earlier []llm.Attempt
 	var spent llm.Usage
 	for {
@@ -107,7 +109,7 @@ func (w *Worker) extract(ctx, jobCtx context.Context, i int, d *delivery, probe 
 			if d.batch {
 				runCtx, runProv = batchpool.WithJob(jobCtx, d.env.JobID), prov
 			}
-			res = w.run(runCtx, runProv, text, s, d.env.Options)
+			res = w.run(runCtx, runProv, text, s, opts)
 		}
 		if len(earlier) > 0 {
 			res.Attempts = append(earlier[:len(earlier):len(earlier)], res.Attempts...)
@@ -145,6 +147,26 @@ func (w *Worker) extract(ctx, jobCtx context.Context, i int, d *delivery, probe 
 			return nil
 		}
 	}
+}
+
+// jobOptions are the options the engine runs d's job with: the job's own,
+// except that a batch pool sends documents whole. A batch job's calls are
+// told apart only by their order (its rounds), so parts extracted in
+// parallel would be confused; the batch provider hides the context window,
+// so auto never splits there, and a chunk size the job asks for is
+// overridden to off. The envelope is left as submitted: its dead letter,
+// resubmitted to an online pool, is split as asked.
+func jobOptions(d *delivery) jobs.Options {
+	o := d.env.Options
+	if !d.batch || o.Chunking == string(extractq.ChunkOff) {
+		return o
+	}
+	if o.Chunking != "" && o.Chunking != string(extractq.ChunkAuto) {
+		d.log.Debug("chunking off for this job: a batch pool sends documents whole, since its calls are told apart only by their order and parts extracted in parallel would be confused",
+			"chunking", o.Chunking)
+	}
+	o.Chunking = string(extractq.ChunkOff)
+	return o
 }
 
 // configFailure returns the provider error of a result that failed because

@@ -138,7 +138,8 @@ func TestSubmit(t *testing.T) {
 func (e *env) deadLetter(t *testing.T, w *audit.GroupWriter, doc, text string) {
 	t.Helper()
 	ctx := context.Background()
-	env := &jobs.Envelope{DocumentID: doc, Run: "r1", Schema: e.v1, Provider: "openai:gpt-4o-mini", Model: "gpt-4o-mini", Pool: "openai_gpt-4o-mini", SubmittedAt: time.Now()}
+	env := &jobs.Envelope{DocumentID: doc, Run: "r1", Schema: e.v1, Provider: "openai:gpt-4o-mini", Model: "gpt-4o-mini", Pool: "openai_gpt-4o-mini",
+		Options: jobs.Options{MaxReasks: 1, Chunking: "300"}, SubmittedAt: time.Now()}
 	env.Seal(text)
 	env.Text = text
 	seq, err := jobs.NewDLQ(e.js).Publish(ctx, &jobs.DeadLetter{Job: *env, Result: llm.Result{Outcome: llm.OutcomeExhausted, Reason: "still invalid"}, WorkerID: "w"})
@@ -200,6 +201,25 @@ func TestResubmitFromDLQ(t *testing.T) {
 	}
 	if n := e.msgs(t, jobs.JobsStream); n != 6 {
 		t.Errorf("%d jobs on the stream, want 4 submitted + 2 resubmitted", n)
+	}
+	// A resubmitted job is the letter's job: its options, chunking
+	// included, are those it was submitted with.
+	stream, err := e.js.Stream(ctx, jobs.JobsStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seq := uint64(5); seq <= 6; seq++ {
+		msg, err := stream.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env, err := jobs.DecodeEnvelope(msg.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := (jobs.Options{MaxReasks: 1, Chunking: "300"}); env.Resubmission == "" || env.Options != want {
+			t.Errorf("resubmitted job %d: resubmission %q, options %+v, want the letter's %+v", seq, env.Resubmission, env.Options, want)
+		}
 	}
 	dead, err := e.store.DeadLetters(ctx, audit.DeadLetterFilter{Pending: true})
 	if err != nil || len(dead) != 0 {
