@@ -155,6 +155,28 @@ func New(pool, worker string, store Store, s Settings, build func(spec string) (
 	return r, nil
 }
 
+// Stats is what a Runner holds at one moment.
+type Stats struct {
+	Gathering int // requests waiting for their batch to be submitted
+	Polling   int // batches this worker polls
+	Waiting   int // requests waiting on batches other workers poll
+}
+
+// Stats returns what r holds now (for metrics).
+func (r *Runner) Stats() Stats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var st Stats
+	for _, g := range r.pending {
+		st.Gathering += len(g.calls)
+	}
+	st.Polling = len(r.held)
+	for _, calls := range r.waiting {
+		st.Waiting += len(calls)
+	}
+	return st
+}
+
 // jobKey carries a job's identity into its provider calls.
 type jobKey struct{}
 

@@ -3,6 +3,7 @@ package batchpool_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -103,4 +104,28 @@ func TestBatchPoolSendsDocumentsWhole(t *testing.T) {
 	if c := bp.Capabilities(); c.ContextWindow != 0 || !c.Batch.Supported() {
 		t.Fatalf("batch provider capabilities %+v: want no context window, the batch limits kept", c)
 	}
+}
+
+// TestStatsCountWhatIsHeld: requests gathered and not yet submitted show
+// in Stats, then the batch polled once max_requests is reached.
+func TestStatsCountWhatIsHeld(t *testing.T) {
+	t.Parallel()
+	store, _ := audittest.Store(t)
+	prof := fleettest.CleanProfile()
+	prof.Batch = sim.BatchProfile{Delay: time.Minute}
+	srv := sim.New(prof)
+	t.Cleanup(srv.Close)
+	set := fast(4)
+	set.MaxWait = time.Minute
+	r, _ := startRunner(t, store, "w1", set, srv)
+	x := extractor(t, r, srv)
+	s := invoiceSchema(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	for i := range 3 {
+		go func() { _, _ = x.Extract(batchpool.WithJob(ctx, fmt.Sprintf("s%d", i)), fleettest.Document(i), s) }()
+	}
+	waitFor(t, func() bool { return r.Stats() == batchpool.Stats{Gathering: 3} })
+	go func() { _, _ = x.Extract(batchpool.WithJob(ctx, "s3"), fleettest.Document(3), s) }()
+	waitFor(t, func() bool { return r.Stats() == batchpool.Stats{Polling: 1} })
 }

@@ -38,6 +38,8 @@ type Metrics struct {
 	CircuitMoves  *prometheus.CounterVec   // circuit transitions, by pool, reason and state entered
 	RateLimited   *prometheus.CounterVec   // 429 and 529 answers, by pool
 	ConsumerLag   *prometheus.GaugeVec     // messages waiting for each pool's consumer
+	BatchRequests *prometheus.GaugeVec     // a batch pool's requests, by state (gathering, waiting)
+	BatchesPolled *prometheus.GaugeVec     // provider batches this worker polls, by pool
 	DLQMessages   prometheus.Gauge         // messages in the dead-letter stream
 	FlushRows     prometheus.Histogram     // rows per audit flush
 	FlushSeconds  prometheus.Histogram     // audit flush latency
@@ -108,6 +110,12 @@ func New(reg prometheus.Registerer) *Metrics {
 		ConsumerLag: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "extractq_consumer_lag", Help: "Messages not yet delivered to each pool's JetStream consumer.",
 		}, []string{"pool"}),
+		BatchRequests: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "extractq_batch_requests", Help: "Requests of a batch pool's jobs in this worker, by pool and state: gathering (not submitted yet) or waiting (on a batch another worker polls).",
+		}, []string{"pool", "state"}),
+		BatchesPolled: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "extractq_batches_polled", Help: "Provider batches this worker polls, by pool.",
+		}, []string{"pool"}),
 		DLQMessages: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "extractq_dlq_messages", Help: "Messages in the dead-letter stream.",
 		}),
@@ -123,7 +131,7 @@ func New(reg prometheus.Registerer) *Metrics {
 	}
 	reg.MustRegister(m.Jobs, m.Attempts, m.Repairs, m.Tokens, m.CostUSD, m.CallSeconds, m.JobSeconds,
 		m.InFlight, m.Naks, m.DeadLetters, m.PoolInUse, m.PoolLimit, m.PoolShare, m.PoolFallback, m.PoolPaused, m.PoolPauses,
-		m.CircuitState, m.CircuitMoves, m.RateLimited, m.ConsumerLag, m.DLQMessages, m.FlushRows, m.FlushSeconds, m.FlushFailures)
+		m.CircuitState, m.CircuitMoves, m.RateLimited, m.ConsumerLag, m.BatchRequests, m.BatchesPolled, m.DLQMessages, m.FlushRows, m.FlushSeconds, m.FlushFailures)
 	return m
 }
 
@@ -137,7 +145,7 @@ func (m *Metrics) ObserveRecord(rec *audit.Record) {
 	if rec.DeadLetter != nil {
 		m.DeadLetters.WithLabelValues(pool).Inc()
 	}
-	var usage llm.Usage
+	var usage, batched llm.Usage // batched: the part answered through provider batches
 	for i := range rec.Attempts {
 		a := &rec.Attempts[i]
 		class := string(a.Class)
@@ -155,14 +163,24 @@ func (m *Metrics) ObserveRecord(rec *audit.Record) {
 			m.CallSeconds.WithLabelValues(pool).Observe(a.Latency.Seconds())
 		}
 		usage = usage.Add(a.Usage)
+		if a.Batch {
+			batched = batched.Add(a.Usage)
+		}
 	}
 	m.Tokens.WithLabelValues(pool, rec.Model, "prompt").Add(float64(usage.PromptTokens))
 	m.Tokens.WithLabelValues(pool, rec.Model, "completion").Add(float64(usage.CompletionTokens))
 	m.Tokens.WithLabelValues(pool, rec.Model, "cached").Add(float64(usage.CachedPromptTokens))
 	m.Tokens.WithLabelValues(pool, rec.Model, "cache_write").Add(float64(usage.CacheCreationTokens))
-	// Priced by provider string so every "sim:…" model gets the notional price.
-	if usd, ok := providers.EstimateCost(rec.Provider, usage); ok {
-		m.CostUSD.WithLabelValues(pool, rec.Model).Add(usd)
+	// Priced by provider string so every "sim:…" model gets the notional
+	// price; answers of provider batches at the batch price.
+	online := llm.Usage{
+		PromptTokens: usage.PromptTokens - batched.PromptTokens, CompletionTokens: usage.CompletionTokens - batched.CompletionTokens,
+		CachedPromptTokens: usage.CachedPromptTokens - batched.CachedPromptTokens, CacheCreationTokens: usage.CacheCreationTokens - batched.CacheCreationTokens,
+	}
+	onlineUSD, ok := providers.EstimateCost(rec.Provider, online)
+	batchUSD, _ := providers.EstimateBatchCost(rec.Provider, batched)
+	if ok {
+		m.CostUSD.WithLabelValues(pool, rec.Model).Add(onlineUSD + batchUSD)
 	}
 	if !rec.StartedAt.IsZero() && rec.FinishedAt.After(rec.StartedAt) {
 		m.JobSeconds.WithLabelValues(pool).Observe(rec.FinishedAt.Sub(rec.StartedAt).Seconds())

@@ -3,6 +3,7 @@ package metrics
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -12,6 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/extractq/extractq/internal/audit"
+	"github.com/extractq/extractq/internal/batchpool"
+	"github.com/extractq/extractq/internal/jobs/jobstest"
 	"github.com/extractq/extractq/internal/ratelimit"
 )
 
@@ -61,6 +64,21 @@ func TestObserveRecord(t *testing.T) {
 	}
 	if n := testutil.CollectAndCount(m.CallSeconds); n != 1 {
 		t.Errorf("call latency series = %d, want 1", n)
+	}
+}
+
+// TestBatchAnswersCostHalf: attempts answered through a provider batch are
+// priced at the batch price, the others of the same job at the list price.
+func TestBatchAnswersCostHalf(t *testing.T) {
+	t.Parallel()
+	m := New(prometheus.NewRegistry())
+	u := llm.Usage{PromptTokens: 1000, CompletionTokens: 100}
+	m.ObserveRecord(&audit.Record{Pool: "b", Provider: "openai:gpt-4o-mini", Model: "gpt-4o-mini", Outcome: llm.OutcomeOK, Final: true,
+		Attempts: []llm.Attempt{{Class: llm.ClassSchema, Usage: u, Batch: true}, {Usage: u, Batch: true}, {Usage: u}}})
+	list := (1000*0.15 + 100*0.60) / 1e6 // one call at gpt-4o-mini's list price
+	want := 2*list*0.5 + list
+	if got := testutil.ToFloat64(m.CostUSD.WithLabelValues("b", "gpt-4o-mini")); got < want*0.999 || got > want*1.001 {
+		t.Fatalf("cost = %v, want %v (two batch answers at half price, one online)", got, want)
 	}
 }
 
@@ -178,5 +196,33 @@ func TestObservePool(t *testing.T) {
 	m.ObservePool("q", ratelimit.Snapshot{Members: 3, ShareSource: ratelimit.ShareFallback}, 0)
 	if got := testutil.ToFloat64(m.PoolFallback.WithLabelValues("q")); got != 1 {
 		t.Errorf("fallback gauge = %v, want 1 while the share is the fallback", got)
+	}
+}
+
+// TestSampleBatchPool: a batch pool's gathering, waiting and polled counts
+// are sampled at scrape time; its pool gauges (it has no rate budget) are
+// left alone.
+func TestSampleBatchPool(t *testing.T) {
+	t.Parallel()
+	_, js := jobstest.Connect(t, jobstest.Server(t))
+	reg := prometheus.NewRegistry()
+	m := New(reg)
+	st := batchpool.Stats{Gathering: 7, Waiting: 2, Polling: 3}
+	s := NewSampler(m, reg, js, []SampledPool{{Name: "openai_gpt-4o-mini", Batch: func() batchpool.Stats { return st }}}, slog.New(slog.DiscardHandler))
+	s.Sample(t.Context())
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"gathering", testutil.ToFloat64(m.BatchRequests.WithLabelValues("openai_gpt-4o-mini", "gathering")), 7},
+		{"waiting", testutil.ToFloat64(m.BatchRequests.WithLabelValues("openai_gpt-4o-mini", "waiting")), 2},
+		{"polled", testutil.ToFloat64(m.BatchesPolled.WithLabelValues("openai_gpt-4o-mini")), 3},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	if n := testutil.CollectAndCount(m.PoolLimit); n != 0 {
+		t.Errorf("%d pool limit series for a batch pool; want none", n)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/extractq/extractq/internal/audit"
+	"github.com/extractq/extractq/internal/batchpool"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/ratelimit"
 )
@@ -38,6 +39,9 @@ func (w *ObservedWriter) Write(ctx context.Context, rec *audit.Record) error {
 type SampledPool struct {
 	Name   string // the pool's name on the job subjects (jobs.PoolFor)
 	Budget *ratelimit.Pool
+	// Batch reads a batch pool's runner (nil for an online pool, whose
+	// Budget is sampled instead).
+	Batch func() batchpool.Stats
 }
 
 // sampleTimeout bounds the JetStream look-ups of one scrape.
@@ -80,9 +84,17 @@ func (s *Sampler) Sample(ctx context.Context) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i, p := range s.pools {
-		snap := p.Budget.Snapshot()
-		s.m.ObservePool(p.Name, snap, s.pauses[i])
-		s.pauses[i] = snap.Pauses
+		if p.Budget != nil {
+			snap := p.Budget.Snapshot()
+			s.m.ObservePool(p.Name, snap, s.pauses[i])
+			s.pauses[i] = snap.Pauses
+		}
+		if p.Batch != nil {
+			st := p.Batch()
+			s.m.BatchRequests.WithLabelValues(p.Name, "gathering").Set(float64(st.Gathering))
+			s.m.BatchRequests.WithLabelValues(p.Name, "waiting").Set(float64(st.Waiting))
+			s.m.BatchesPolled.WithLabelValues(p.Name).Set(float64(st.Polling))
+		}
 
 		c, err := s.js.Consumer(ctx, jobs.JobsStream, jobs.ConsumerName(p.Name))
 		if err == nil {

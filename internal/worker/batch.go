@@ -52,6 +52,17 @@ func (w *Worker) newBatchRunners() error {
 	return nil
 }
 
+// BatchStats returns what the batch pool named pool holds now; ok is
+// false for an online pool or one this worker does not serve.
+func (w *Worker) BatchStats(pool string) (st batchpool.Stats, ok bool) {
+	for i, p := range w.pools {
+		if p.Name == pool && w.batchRunners[i] != nil {
+			return w.batchRunners[i].Stats(), true
+		}
+	}
+	return st, false
+}
+
 // consumerSettings are the consumer settings of pool i.
 func (w *Worker) consumerSettings(i int) jobs.ConsumerSettings {
 	s := w.consumer

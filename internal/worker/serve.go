@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/extractq/extractq/internal/audit"
+	"github.com/extractq/extractq/internal/batchpool"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/metrics"
 	"github.com/extractq/extractq/internal/ratelimit"
@@ -163,6 +164,14 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, engine Engine, opt
 	w, err := New(js, &metrics.ObservedWriter{Writer: writer, Metrics: m}, engine, append(all, so.worker...)...)
 	if err != nil {
 		return err
+	}
+	for _, p := range pools {
+		if p.Batch != nil {
+			sampled = append(sampled, metrics.SampledPool{Name: p.Name, Batch: func() batchpool.Stats {
+				st, _ := w.BatchStats(p.Name)
+				return st
+			}})
+		}
 	}
 	members, err := ratelimit.StartMembership(ctx, js, w.ID(), rpools, ratelimit.WithMembershipLogger(log))
 	if err != nil {
