@@ -110,9 +110,6 @@ type Option func(*Runner)
 // WithLogger sets the logger (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(r *Runner) { r.log = l } }
 
-// WithClock replaces time.Now, for tests.
-func WithClock(now func() time.Time) Option { return func(r *Runner) { r.now = now } }
-
 // Runner runs one batch pool for one worker. Create it with New, start
 // Run, and hand jobs the providers of Provider.
 type Runner struct {
@@ -121,7 +118,6 @@ type Runner struct {
 	set          Settings
 	build        func(spec string) (llm.Provider, error)
 	log          *slog.Logger
-	now          func() time.Time
 
 	mu       sync.Mutex
 	pending  map[groupKey]*group
@@ -144,7 +140,7 @@ func New(pool, worker string, store Store, s Settings, build func(spec string) (
 	}
 	r := &Runner{
 		pool: pool, worker: worker, store: store, set: s, build: build,
-		log: slog.Default(), now: time.Now,
+		log:     slog.Default(),
 		pending: map[groupKey]*group{}, held: map[int64]*heldBatch{}, waiting: map[int64][]*call{},
 		batchers: map[string]llm.Batcher{}, kick: make(chan struct{}, 1),
 	}
@@ -350,7 +346,7 @@ func (r *Runner) enqueue(c *call, round int) {
 	r.mu.Lock()
 	g := r.pending[k]
 	if g == nil {
-		g = &group{first: r.now()}
+		g = &group{first: time.Now()}
 		r.pending[k] = g
 	}
 	g.calls = append(g.calls, c)

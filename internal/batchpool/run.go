@@ -37,7 +37,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		case <-tick.C:
 		case <-r.kick:
 		}
-		now := r.now()
+		now := time.Now()
 		for _, s := range r.due(now) {
 			wg.Go(func() { r.submit(ctx, s.key, s.calls) })
 		}
@@ -346,7 +346,7 @@ func (r *Runner) record(ctx context.Context, b llm.Batcher, k groupKey, calls []
 	}
 	r.log.Info("batch submitted", "batch", id, "row", row.ID, "requests", len(calls), "round", k.round)
 	r.mu.Lock()
-	r.held[row.ID] = &heldBatch{row: row, b: b, calls: byID, nextPoll: r.now().Add(r.set.PollMin)}
+	r.held[row.ID] = &heldBatch{row: row, b: b, calls: byID, nextPoll: time.Now().Add(r.set.PollMin)}
 	r.mu.Unlock()
 }
 
@@ -387,7 +387,7 @@ func (r *Runner) poll(ctx context.Context, h *heldBatch) {
 	h.busy = false
 	h.polls++
 	h.row.Status = st.ProviderStatus
-	h.nextPoll = r.now().Add(min(r.set.PollMin<<min(h.polls, 20), r.set.PollMax))
+	h.nextPoll = time.Now().Add(min(r.set.PollMin<<min(h.polls, 20), r.set.PollMax))
 	if errors.Is(err, audit.ErrBatchLeaseLost) {
 		// Another worker took the batch over (this one was too slow to
 		// renew): it polls and stores the lines; these jobs wait for them.
@@ -438,7 +438,7 @@ func (r *Runner) finish(ctx context.Context, h *heldBatch, st llm.BatchStatus, l
 	case err != nil:
 		log.Warn("batch ended but its lines could not be stored; trying again", "err", err)
 		h.busy = false
-		h.nextPoll = r.now().Add(r.set.PollMin)
+		h.nextPoll = time.Now().Add(r.set.PollMin)
 		r.mu.Unlock()
 		return true
 	}
@@ -502,7 +502,7 @@ func (r *Runner) claim(ctx context.Context) {
 			continue
 		}
 		r.mu.Lock()
-		h := &heldBatch{row: row, b: b, calls: map[string]*call{}, nextPoll: r.now()}
+		h := &heldBatch{row: row, b: b, calls: map[string]*call{}, nextPoll: time.Now()}
 		for _, c := range r.waiting[row.ID] {
 			h.calls[c.req.CustomID] = c
 		}
