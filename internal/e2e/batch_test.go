@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/extractq/extractq"
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/audit/audittest"
 	"github.com/extractq/extractq/internal/batchpool"
@@ -70,7 +71,12 @@ func TestBatchPoolEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	pool := jobs.PoolFor("openai:sim-fleet")
-	w, err := worker.New(js, writer, fastEngine(),
+	// Eight transport retries: a job that ran out of them would be handed
+	// back, and its next delivery's replay would not count the lines its
+	// retries spent, which the line count below relies on.
+	tr := extractq.DefaultTransport()
+	tr.Retries, tr.Base, tr.Cap = 8, time.Millisecond, 5*time.Millisecond
+	w, err := worker.New(js, writer, worker.NewEngine(extractq.WithTransport(tr)),
 		worker.WithID("batch-worker"),
 		worker.WithPools(worker.Pool{Name: pool, Concurrency: 256, Batch: &batchpool.Settings{
 			MaxRequests: 100, MaxWait: 100 * time.Millisecond, PollMin: 20 * time.Millisecond, PollMax: 100 * time.Millisecond, Lease: time.Second}}),
