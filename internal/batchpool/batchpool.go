@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -182,15 +183,21 @@ type job struct {
 	mu      sync.Mutex
 	round   int
 	last    []llm.Message
-	checked int // the last round the store was asked about (replay)
+	checked int // rounds up to this one need no replay lookup
 }
 
 // WithJob marks ctx as the context of job id's extraction: its calls on a
 // batch pool's provider are that job's requests, one round per distinct
 // request (a request sent again unchanged is a transport retry of the
-// same round).
-func WithJob(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, jobKey{}, &job{id: id})
+// same round). delivery is the job's 1-based delivery count: on its first
+// no earlier worker can have sent its requests, so the store is not asked
+// for rounds to replay.
+func WithJob(ctx context.Context, id string, delivery int) context.Context {
+	j := &job{id: id}
+	if delivery <= 1 {
+		j.checked = math.MaxInt
+	}
+	return context.WithValue(ctx, jobKey{}, j)
 }
 
 // next returns the round req belongs to (a request sent again unchanged
@@ -203,7 +210,7 @@ func (j *job) next(req llm.Request) (round int, checked bool) {
 		j.round++
 		j.last = slices.Clone(req.Messages)
 	}
-	return j.round, j.checked == j.round
+	return j.round, j.round <= j.checked
 }
 
 // markChecked records that the store was asked about round.

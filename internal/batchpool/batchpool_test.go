@@ -105,7 +105,7 @@ func TestJobsGoThroughRoundsOfBatches(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			ctx, cancel := context.WithTimeout(batchpool.WithJob(t.Context(), fmt.Sprintf("job%02d", i)), time.Minute)
+			ctx, cancel := context.WithTimeout(batchpool.WithJob(t.Context(), fmt.Sprintf("job%02d", i), 1), time.Minute)
 			defer cancel()
 			results[i], _ = x.Extract(ctx, fleettest.Document(i), s)
 		})
@@ -184,7 +184,7 @@ func TestAnotherWorkerTakesOverABatch(t *testing.T) {
 	first := make(chan struct{})
 	go func() {
 		defer close(first)
-		_, _ = x1.Extract(batchpool.WithJob(ctx1, "job-k"), fleettest.Document(1), s)
+		_, _ = x1.Extract(batchpool.WithJob(ctx1, "job-k", 1), fleettest.Document(1), s)
 	}()
 	waitFor(t, func() bool {
 		open, err := store.OpenBatches(t.Context(), pool)
@@ -196,7 +196,7 @@ func TestAnotherWorkerTakesOverABatch(t *testing.T) {
 
 	r2, _ := startRunner(t, store, "w2", long, srv)
 	x2 := extractor(t, r2, srv)
-	ctx, cancel := context.WithTimeout(batchpool.WithJob(t.Context(), "job-k"), 20*time.Second)
+	ctx, cancel := context.WithTimeout(batchpool.WithJob(t.Context(), "job-k", 2), 20*time.Second)
 	defer cancel()
 	res, err := x2.Extract(ctx, fleettest.Document(1), s)
 	if err != nil {
@@ -231,7 +231,7 @@ func TestQueueQuotaSplitsTheBatch(t *testing.T) {
 	errs := make([]error, n)
 	for i := range n {
 		wg.Go(func() {
-			ctx, cancel := context.WithTimeout(batchpool.WithJob(t.Context(), fmt.Sprintf("q%02d", i)), time.Minute)
+			ctx, cancel := context.WithTimeout(batchpool.WithJob(t.Context(), fmt.Sprintf("q%02d", i), 1), time.Minute)
 			defer cancel()
 			_, errs[i] = x.Extract(ctx, fleettest.Document(i), s)
 		})

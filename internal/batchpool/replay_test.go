@@ -50,7 +50,7 @@ func TestRoundIsLookedUpBeforeItIsSent(t *testing.T) {
 	first := make(chan struct{})
 	go func() {
 		defer close(first)
-		_, _ = extractor(t, r1, srv).Extract(batchpool.WithJob(ctx1, "job-r"), fleettest.Document(3), s)
+		_, _ = extractor(t, r1, srv).Extract(batchpool.WithJob(ctx1, "job-r", 1), fleettest.Document(3), s)
 	}()
 	waitFor(t, func() bool {
 		open, err := base.OpenBatches(t.Context(), pool)
@@ -64,7 +64,7 @@ func TestRoundIsLookedUpBeforeItIsSent(t *testing.T) {
 	flaky := &lookupFails{Store: base}
 	flaky.failures.Store(2)
 	r2, _ := startRunner(t, flaky, "w2", fast(4), srv)
-	ctx, cancel := context.WithTimeout(batchpool.WithJob(t.Context(), "job-r"), 30*time.Second)
+	ctx, cancel := context.WithTimeout(batchpool.WithJob(t.Context(), "job-r", 2), 30*time.Second)
 	defer cancel()
 	res, err := extractor(t, r2, srv).Extract(ctx, fleettest.Document(3), s)
 	if err != nil {
@@ -123,9 +123,9 @@ func TestStatsCountWhatIsHeld(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	for i := range 3 {
-		go func() { _, _ = x.Extract(batchpool.WithJob(ctx, fmt.Sprintf("s%d", i)), fleettest.Document(i), s) }()
+		go func() { _, _ = x.Extract(batchpool.WithJob(ctx, fmt.Sprintf("s%d", i), 1), fleettest.Document(i), s) }()
 	}
 	waitFor(t, func() bool { return r.Stats() == batchpool.Stats{Gathering: 3} })
-	go func() { _, _ = x.Extract(batchpool.WithJob(ctx, "s3"), fleettest.Document(3), s) }()
+	go func() { _, _ = x.Extract(batchpool.WithJob(ctx, "s3", 1), fleettest.Document(3), s) }()
 	waitFor(t, func() bool { return r.Stats() == batchpool.Stats{Polling: 1} })
 }

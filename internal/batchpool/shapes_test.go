@@ -121,7 +121,7 @@ func (sh *shape) extractAll(x *extractq.Extractor, ids []string) []jobOutcome {
 	var wg sync.WaitGroup
 	for i, id := range ids {
 		wg.Go(func() {
-			ctx, cancel := context.WithTimeout(batchpool.WithJob(sh.t.Context(), id), 20*time.Second)
+			ctx, cancel := context.WithTimeout(batchpool.WithJob(sh.t.Context(), id, 1), 20*time.Second)
 			defer cancel()
 			out[i].res, out[i].err = x.Extract(ctx, fleettest.Document(i), s)
 		})

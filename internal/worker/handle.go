@@ -107,7 +107,7 @@ func (w *Worker) extract(ctx, jobCtx context.Context, i int, d *delivery, probe 
 			// pool's share the pool's slots.
 			runCtx, runProv := jobCtx, w.slots[i].forJob(prov)
 			if d.batch {
-				runCtx, runProv = batchpool.WithJob(jobCtx, d.env.JobID), prov
+				runCtx, runProv = batchpool.WithJob(jobCtx, d.env.JobID, d.n), prov
 			}
 			res = w.run(runCtx, runProv, text, s, opts)
 		}
