@@ -243,6 +243,27 @@ func (s *Store) BatchAnswer(ctx context.Context, pool, job string, round int) (B
 	return a, nil
 }
 
+// ClosedBatch reads a closed batch with every result line stored for it,
+// for the workers whose jobs waited on a batch another worker polled.
+func (s *Store) ClosedBatch(ctx context.Context, id int64) (Batch, []BatchLine, error) {
+	b, err := scanBatch(s.pool.QueryRow(ctx, `SELECT `+batchColumns+` FROM batches WHERE id = $1 AND closed_at IS NOT NULL`, id))
+	if err != nil {
+		return Batch{}, nil, fmt.Errorf("audit: closed batch %d: %w", id, err)
+	}
+	rows, err := s.pool.Query(ctx, `SELECT custom_id, job_id, round, line FROM batch_lines WHERE batch_id = $1`, id)
+	if err != nil {
+		return Batch{}, nil, fmt.Errorf("audit: result lines of batch %d: %w", id, err)
+	}
+	lines, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (BatchLine, error) {
+		var l BatchLine
+		return l, r.Scan(&l.CustomID, &l.JobID, &l.Round, &l.Line)
+	})
+	if err != nil {
+		return Batch{}, nil, fmt.Errorf("audit: result lines of batch %d: %w", id, err)
+	}
+	return b, lines, nil
+}
+
 // BatchClosed reports which of the batches ids are closed (their lines
 // stored), for workers waiting on batches another worker polls.
 func (s *Store) BatchClosed(ctx context.Context, ids []int64) (map[int64]bool, error) {

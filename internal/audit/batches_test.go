@@ -98,6 +98,9 @@ func TestBatchLeaseResume(t *testing.T) {
 	if err != nil || a.Batch.State != "ended" || a.Batch.ClosedAt.IsZero() || string(a.Line) != `{"custom_id":"job-a-r1"}` {
 		t.Fatalf("answer of job-a = %+v, %v; want the stored line", a, err)
 	}
+	if row, got, err := s.ClosedBatch(ctx, id); err != nil || row.ID != id || row.State != "ended" || len(got) != 1 || got[0].JobID != "job-a" || string(got[0].Line) != `{"custom_id":"job-a-r1"}` {
+		t.Fatalf("closed batch = %+v, %+v, %v; want the row and its one line", row, got, err)
+	}
 	// job-b is in the batch but the provider reported nothing for it.
 	if a, err := s.BatchAnswer(ctx, "openai:gpt-4o-mini", "job-b", 1); err != nil || a.Line != nil || a.Batch.ID != id {
 		t.Fatalf("answer of job-b = %+v, %v; want the closed batch without a line", a, err)

@@ -37,6 +37,7 @@ type Store interface {
 	FinishBatch(ctx context.Context, id int64, worker, status, state string, failure *audit.BatchFailure, counts audit.BatchCounts, lines []audit.BatchLine) error
 	BatchAnswer(ctx context.Context, pool, job string, round int) (audit.BatchAnswer, error)
 	BatchClosed(ctx context.Context, ids []int64) (map[int64]bool, error)
+	ClosedBatch(ctx context.Context, id int64) (audit.Batch, []audit.BatchLine, error)
 	ReleaseBatches(ctx context.Context, worker string, ids []int64) error
 }
 

@@ -561,22 +561,25 @@ func (r *Runner) watch(ctx context.Context) {
 	for id := range closed {
 		r.mu.Lock()
 		calls := r.waiting[id]
+		r.mu.Unlock()
+		row, lines, err := r.store.ClosedBatch(sctx, id)
+		if err != nil {
+			r.log.Warn("reading the stored answers of a batch failed; trying again", "row", id, "err", err)
+			continue
+		}
+		byID := make(map[string][]byte, len(lines))
+		for _, l := range lines {
+			byID[l.CustomID] = l.Line
+		}
+		st := finalStatus(row)
+		r.mu.Lock()
 		delete(r.waiting, id)
 		r.mu.Unlock()
 		for _, c := range calls {
-			_, round, _ := llm.ParseBatchCustomID(c.req.CustomID)
-			a, err := r.store.BatchAnswer(sctx, r.pool, c.job, round)
-			if err != nil {
-				r.log.Warn("reading a stored answer failed; trying again", "job_id", c.job, "err", err)
-				r.mu.Lock()
-				r.waiting[id] = append(r.waiting[id], c)
-				r.mu.Unlock()
-				continue
-			}
 			r.mu.Lock()
 			b := r.batchers[c.spec]
 			r.mu.Unlock()
-			c.deliver(b.ParseBatchLine(c.req, a.Line, finalStatus(a.Batch)))
+			c.deliver(b.ParseBatchLine(c.req, byID[c.req.CustomID], st))
 		}
 	}
 }
