@@ -145,7 +145,7 @@ func (m *Metrics) ObserveRecord(rec *audit.Record) {
 	if rec.DeadLetter != nil {
 		m.DeadLetters.WithLabelValues(pool).Inc()
 	}
-	var usage, batched llm.Usage // batched: the part answered through provider batches
+	var online, batched llm.Usage // batched: answered through provider batches
 	for i := range rec.Attempts {
 		a := &rec.Attempts[i]
 		class := string(a.Class)
@@ -162,21 +162,19 @@ func (m *Metrics) ObserveRecord(rec *audit.Record) {
 		if a.Latency > 0 {
 			m.CallSeconds.WithLabelValues(pool).Observe(a.Latency.Seconds())
 		}
-		usage = usage.Add(a.Usage)
 		if a.Batch {
 			batched = batched.Add(a.Usage)
+		} else {
+			online = online.Add(a.Usage)
 		}
 	}
+	usage := online.Add(batched)
 	m.Tokens.WithLabelValues(pool, rec.Model, "prompt").Add(float64(usage.PromptTokens))
 	m.Tokens.WithLabelValues(pool, rec.Model, "completion").Add(float64(usage.CompletionTokens))
 	m.Tokens.WithLabelValues(pool, rec.Model, "cached").Add(float64(usage.CachedPromptTokens))
 	m.Tokens.WithLabelValues(pool, rec.Model, "cache_write").Add(float64(usage.CacheCreationTokens))
 	// Priced by provider string so every "sim:…" model gets the notional
 	// price; answers of provider batches at the batch price.
-	online := llm.Usage{
-		PromptTokens: usage.PromptTokens - batched.PromptTokens, CompletionTokens: usage.CompletionTokens - batched.CompletionTokens,
-		CachedPromptTokens: usage.CachedPromptTokens - batched.CachedPromptTokens, CacheCreationTokens: usage.CacheCreationTokens - batched.CacheCreationTokens,
-	}
 	onlineUSD, ok := providers.EstimateCost(rec.Provider, online)
 	batchUSD, _ := providers.EstimateBatchCost(rec.Provider, batched)
 	if ok {
