@@ -15,7 +15,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log"
@@ -27,7 +26,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -65,9 +63,9 @@ func main() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(tmp)
-	bin := filepath.Join(tmp, "worker")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/extractq/extractq/cmd/worker").CombinedOutput(); err != nil {
-		log.Fatalf("build cmd/worker: %v\n%s", err, out)
+	bin, err := fleettest.BuildWorker(tmp)
+	if err != nil {
+		log.Fatal(err)
 	}
 	fmt.Printf("batch pool benchmark: %d documents, simulator profile %q (batches end after %s, %.1f%% of lines expire), priced as %s\n",
 		*docs, prof.Name, *delay, 100**expire, model)
@@ -136,16 +134,12 @@ func runPool(bin, tmp string, n int, prof sim.Profile, pool string) (outcome, er
 	if err != nil {
 		return o, err
 	}
-	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: dir, NoLog: true, NoSigs: true})
+	natsURL, stopNATS, err := fleettest.StartNATS(dir)
 	if err != nil {
 		return o, err
 	}
-	go ns.Start()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		return o, errors.New("embedded nats-server did not start")
-	}
-	defer ns.Shutdown()
-	nc, err := nats.Connect(ns.ClientURL())
+	defer stopNATS()
+	nc, err := nats.Connect(natsURL)
 	if err != nil {
 		return o, err
 	}
@@ -210,7 +204,7 @@ func runPool(bin, tmp string, n int, prof sim.Profile, pool string) (outcome, er
 	}
 	defer logf.Close()
 	cmd := exec.Command(bin, "run", "--listen", "", "--pool", pool, "--log-level", "warn", "--max-deliver", "10")
-	cmd.Env = append(os.Environ(), "EXTRACTQ_NATS_URL="+ns.ClientURL(), "EXTRACTQ_DATABASE_URL="+dbURL,
+	cmd.Env = append(os.Environ(), "EXTRACTQ_NATS_URL="+natsURL, "EXTRACTQ_DATABASE_URL="+dbURL,
 		"OPENAI_BASE_URL="+hs.URL+"/v1", "OPENAI_API_KEY=sk-bench-not-a-key",
 		"EXTRACTQ_BATCH_POLL=1s", "EXTRACTQ_BATCH_LEASE=10s")
 	cmd.Stdout, cmd.Stderr = logf, logf
@@ -299,6 +293,6 @@ func (o *outcome) read(ctx context.Context, st *audit.Store, srv *sim.Server) er
 		return err
 	}
 	s := srv.Stats()
-	o.calls, o.batchLines, o.expired, o.batches, o.rejected = s.Requests, s.BatchRequests, s.BatchExpired, s.Batches, s.BatchesRejected
+	o.batchLines, o.expired, o.batches, o.rejected = s.BatchRequests, s.BatchExpired, s.Batches, s.BatchesRejected
 	return nil
 }

@@ -24,7 +24,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -56,16 +55,12 @@ func run(n, conc int, natsURL, profile string) error {
 	}
 	defer os.RemoveAll(tmp)
 	if natsURL == "" {
-		s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: tmp, NoLog: true, NoSigs: true})
+		url, stop, err := fleettest.StartNATS(tmp)
 		if err != nil {
 			return err
 		}
-		go s.Start()
-		if !s.ReadyForConnections(10 * time.Second) {
-			return errors.New("embedded nats-server did not start")
-		}
-		defer s.Shutdown()
-		natsURL = s.ClientURL()
+		defer stop()
+		natsURL = url
 	}
 	nc, err := nats.Connect(natsURL)
 	if err != nil {
@@ -137,9 +132,9 @@ func run(n, conc int, natsURL, profile string) error {
 	}
 
 	// Worker process.
-	bin := filepath.Join(tmp, "worker")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/extractq/extractq/cmd/worker").CombinedOutput(); err != nil {
-		return fmt.Errorf("build cmd/worker: %v\n%s", err, out)
+	bin, err := fleettest.BuildWorker(tmp)
+	if err != nil {
+		return err
 	}
 	logf, err := os.Create(filepath.Join(tmp, "worker.log"))
 	if err != nil {

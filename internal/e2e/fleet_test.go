@@ -84,11 +84,7 @@ func waitSettled(t *testing.T, st *audit.Store, n int, limit time.Duration) {
 	deadline := time.Now().Add(limit)
 	var final int
 	for time.Now().Before(deadline) {
-		if err := st.Pool().QueryRow(context.Background(),
-			"SELECT count(DISTINCT document_id) FROM jobs WHERE status <> $1", audit.StatusRetrying).Scan(&final); err != nil {
-			t.Fatal(err)
-		}
-		if final >= n {
+		if final = settledDocs(t, st); final >= n {
 			return
 		}
 		time.Sleep(250 * time.Millisecond)

@@ -25,10 +25,9 @@ import (
 // buildWorker compiles cmd/worker into a temporary directory.
 func buildWorker(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "worker")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/extractq/extractq/cmd/worker")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build cmd/worker: %v\n%s", err, out)
+	bin, err := fleettest.BuildWorker(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
 	}
 	return bin
 }
