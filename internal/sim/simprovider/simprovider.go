@@ -8,6 +8,7 @@ package simprovider
 import (
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 
 	"github.com/extractq/extractq/internal/providers"
@@ -40,7 +41,8 @@ func init() {
 	providers.RegisterBatchLimits(Family, capabilities.Batch)
 }
 
-// factory makes "sim:PROFILE" or "sim:PROFILE/model". PROFILE is a built-in
+// factory makes "sim:PROFILE" or "sim:PROFILE/model", answering from the
+// labels named by EXTRACTQ_SIM_ANSWERS when it is set. PROFILE is a built-in
 // profile name or a profile file's path (which may itself contain slashes:
 // the whole string is tried as a profile first). Each provider gets a
 // simulator of its own; use New to share one.
@@ -58,8 +60,21 @@ func factory(rest string, s providers.Settings) (llm.Provider, error) {
 		}
 		profile, model = rest[:i], rest[i+1:]
 	}
-	return newProvider(profile, model, sim.New(p), s)
+	var opts []sim.Option
+	if path := os.Getenv(AnswersEnv); path != "" {
+		k, err := sim.CachedAnswerKey(path)
+		if err != nil {
+			return nil, fmt.Errorf("provider sim:%s: %s=%s: %w", rest, AnswersEnv, path, err)
+		}
+		opts = append(opts, sim.WithAnswers(k))
+	}
+	return newProvider(profile, model, sim.New(p, opts...), s)
 }
+
+// AnswersEnv names labels (a folder or JSONL, as `extractq eval` reads)
+// that every "sim:…" provider of the process answers from: a labelled
+// document gets its label, faults on top (sim.AnswerKey).
+const AnswersEnv = "EXTRACTQ_SIM_ANSWERS"
 
 // New makes the provider for spec ("sim:PROFILE" or "sim:PROFILE/model")
 // answered by srv, so that several providers share one simulator and the
