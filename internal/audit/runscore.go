@@ -62,15 +62,16 @@ func (s *Store) RunSchemas(ctx context.Context, run string) ([]RunSchema, error)
 	return out, nil
 }
 
-// RunDocuments calls fn for each document of run: its latest final job,
-// the result that job made (by job id), and its attempts summed. A job
-// still open ("retrying") is skipped.
-func (s *Store) RunDocuments(ctx context.Context, run string, fn func(RunDocument) error) error {
+// RunDocuments calls fn for each document of run made with the schema of
+// this fingerprint ("": any): its latest final job, the result that job
+// made (by job id), and its attempts summed. A job still open ("retrying")
+// is skipped.
+func (s *Store) RunDocuments(ctx context.Context, run, fingerprint string, fn func(RunDocument) error) error {
 	rows, err := s.pool.Query(ctx, `
 		WITH latest AS (
 			SELECT DISTINCT ON (document_id) job_id, document_id, content_hash, status, reason, provider, model,
 			       extract(epoch FROM finished_at - started_at)::float8 AS elapsed
-			FROM jobs WHERE run = $1 AND status <> 'retrying'
+			FROM jobs WHERE run = $1 AND status <> 'retrying' AND ($2 = '' OR schema_fingerprint = $2)
 			ORDER BY document_id, finished_at DESC
 		)
 		SELECT l.document_id, l.content_hash, l.job_id, l.status, l.reason, l.provider, l.model, r.value,
@@ -84,7 +85,7 @@ func (s *Store) RunDocuments(ctx context.Context, run string, fn func(RunDocumen
 			       sum(cached_prompt_tokens) AS cached, sum(cache_creation_tokens) AS created, bool_or(batch) AS batch
 			FROM attempts WHERE job_id = l.job_id AND error_class NOT IN ('rate_limited', 'overloaded', 'server_error', 'timeout', 'network', 'truncated_body')
 		) a ON true
-		ORDER BY l.document_id`, run)
+		ORDER BY l.document_id`, run, fingerprint)
 	if err != nil {
 		return fmt.Errorf("audit: documents of run %q: %w", run, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -339,11 +340,13 @@ func FromRun(ctx context.Context, store *audit.Store, run string, s *schema.Sche
 	if err != nil {
 		return eval.Summary{}, nil, err
 	}
-	for _, rs := range schemas {
-		if rs.Fingerprint != s.Fingerprint() {
-			return eval.Summary{}, nil, fmt.Errorf("run %q was extracted with schema %s v%d (fingerprint %.12s), not with the schema the labels are scored against (%s, fingerprint %.12s): score the run with that version's schema file (extractq schema list shows the versions the audit holds), or score a run made with this schema",
-				run, rs.Name, rs.Version, rs.Fingerprint, schemaLabel(s), s.Fingerprint())
+	if !slices.ContainsFunc(schemas, func(rs audit.RunSchema) bool { return rs.Fingerprint == s.Fingerprint() }) {
+		var made []string
+		for _, rs := range schemas {
+			made = append(made, fmt.Sprintf("%s v%d (fingerprint %.12s)", rs.Name, rs.Version, rs.Fingerprint))
 		}
+		return eval.Summary{}, nil, fmt.Errorf("run %q was extracted with schema %s, not with the schema the labels are scored against (%s, fingerprint %.12s): score the run with that version's schema file (extractq schema list shows the versions the audit holds), or score a run made with this schema",
+			run, strings.Join(made, ", "), schemaLabel(s), s.Fingerprint())
 	}
 	byID := make(map[string]eval.Label, len(labels))
 	byHash := make(map[string]eval.Label, len(labels))
@@ -353,7 +356,7 @@ func FromRun(ctx context.Context, store *audit.Store, run string, s *schema.Sche
 	}
 	seen := map[string]bool{}
 	var outcomes []eval.Outcome
-	err = store.RunDocuments(ctx, run, func(d audit.RunDocument) error {
+	err = store.RunDocuments(ctx, run, s.Fingerprint(), func(d audit.RunDocument) error {
 		l, ok := byID[d.DocumentID]
 		if !ok {
 			if l, ok = byHash[d.ContentHash]; !ok {
@@ -454,7 +457,7 @@ func (f *Fleet) Run(ctx context.Context, st Settings, c Combination) (eval.Summa
 	deadline := time.Now().Add(timeout)
 	for {
 		final := 0
-		if err := f.Store.RunDocuments(ctx, job.Run, func(audit.RunDocument) error { final++; return nil }); err != nil {
+		if err := f.Store.RunDocuments(ctx, job.Run, ref.Fingerprint, func(audit.RunDocument) error { final++; return nil }); err != nil {
 			return eval.Summary{}, nil, err
 		}
 		if f.Progress != nil {
