@@ -142,3 +142,20 @@ func ExampleWithObserver() {
 	// attempt 1: class "schema", 1 violations
 	// attempt 2: class "", 0 violations
 }
+
+// Score a value against its label: which fields came back right.
+func ExampleScore() {
+	s, _ := schema.Compile([]byte(`{"type":"object","properties":{"total":{"type":"number"},"date":{"type":"string","format":"date"},"vendor":{"type":"string"}}}`))
+	sc, _ := extractq.Score(
+		json.RawMessage(`{"total": 1250, "date": "2026-03-19", "vendor": "Acme Ltd"}`),
+		json.RawMessage(`{"total": 1250.00, "date": "19 March 2026", "vendor": "ACME LTD."}`), s)
+	for _, f := range sc.Fields {
+		fmt.Printf("%s exact=%v match=%v\n", f.Pointer, f.Exact, f.Match)
+	}
+	fmt.Println("correct:", sc.Correct)
+	// Output:
+	// /date exact=false match=true
+	// /total exact=true match=true
+	// /vendor exact=false match=false
+	// correct: false
+}

@@ -110,6 +110,7 @@ Example:
 	f.StringVar(&cfg.DataDir, "data", devmode.DefaultDir, "folder for JetStream data and the discovery file dev.json")
 	f.StringVar(&cfg.SimProfile, "sim", "", "run the LLM simulator with this profile (clean, sloppy, flaky, rate-limited, realistic or a file) and serve pool sim:PROFILE")
 	f.Uint64Var(&cfg.SimSeed, "seed", 0, "simulator seed: the same seed and documents give the same answers")
+	f.StringVar(&cfg.SimAnswers, "sim-answers", "", "labels the simulator answers from (a folder with NAME.expected.json beside each document, or a JSONL): labelled documents get their labels, faults on top")
 	f.StringVar(&cfg.NATSAddr, "nats-addr", stack.DefaultNATSAddr, "address of the embedded NATS server (port 0 picks a free one)")
 	f.StringVar(&cfg.HTTPAddr, "http", stack.DefaultHTTPAddr, "address of /metrics, /healthz, /readyz and the simulator (port 0 picks a free one)")
 	f.StringArrayVar(&pools, "pool", nil, "also serve this pool: family:model=rpm:N,tpm:N,concurrency:N (repeatable)")

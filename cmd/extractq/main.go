@@ -42,6 +42,7 @@ func newRootCmd() *cobra.Command {
 		newBatchCmd(),
 		newDevCmd(),
 		newUICmd(),
+		newEvalCmd(),
 	)
 	return cli.Prepare(root)
 }

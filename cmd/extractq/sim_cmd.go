@@ -43,6 +43,7 @@ func newSimServeCmd() *cobra.Command {
 		profile string
 		seed    uint64
 		limiter string
+		answers string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -79,7 +80,15 @@ Example:
 			if err != nil {
 				return cli.Usage(fmt.Errorf("--addr %s: %w; choose a free address", addr, err))
 			}
-			s := sim.New(p, sim.WithSeed(seed))
+			opts := []sim.Option{sim.WithSeed(seed)}
+			if answers != "" {
+				key, err := sim.LoadAnswerKey(answers)
+				if err != nil {
+					return cli.Usage(fmt.Errorf("--answers: %w", err))
+				}
+				opts = append(opts, sim.WithAnswers(key))
+			}
+			s := sim.New(p, opts...)
 			defer s.Close()
 			srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -107,6 +116,7 @@ Example:
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8089", "address to listen on")
 	cmd.Flags().StringVar(&profile, "profile", "clean", "built-in profile name or a YAML/JSON profile file")
 	cmd.Flags().Uint64Var(&seed, "seed", 0, "seed for every random choice (same seed, same answers)")
+	cmd.Flags().StringVar(&answers, "answers", "", "labels to answer from (a folder with NAME.expected.json beside each document, or a JSONL as extractq eval reads): a labelled document gets its label, faults on top")
 	cmd.Flags().StringVar(&limiter, "limiter", "", "how rate limits are counted, overriding the profile: "+strings.Join(sim.LimiterShapes(), ", "))
 	return cmd
 }

@@ -109,9 +109,14 @@ func (s *Server) compose(a api, req *chatRequest, pr *prompt, sh *shape, d *draw
 		}
 		return ans, nil
 	}
-	v, err := sh.value(s.seed, pr.docHash, pr.document)
-	if err != nil {
-		return ans, invalid("%v", err)
+	v, known := s.answers.lookup(pr.document)
+	if known {
+		v = fitAnswer(v, sh)
+	} else {
+		var err error
+		if v, err = sh.value(s.seed, pr.docHash, pr.document); err != nil {
+			return ans, invalid("%v", err)
+		}
 	}
 	semantic := []struct {
 		f     faultID

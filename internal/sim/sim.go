@@ -50,6 +50,7 @@ type Server struct {
 	tries   tryCounter
 	c       counters
 	batches *batchStore
+	answers *AnswerKey // nil: values drawn from the text's words
 
 	done      chan struct{}
 	closeOnce sync.Once

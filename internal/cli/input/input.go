@@ -28,6 +28,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/encoding/charmap"
+
+	"github.com/extractq/extractq/eval"
 )
 
 // DefaultMaxDocument is the largest document accepted by default (64 MiB,
@@ -113,7 +115,8 @@ func (r *Reader) Check(paths []string) error {
 }
 
 // Read calls fn for every document under paths, in order: files, folders
-// (recursively, in lexical order, hidden files and folders skipped), JSONL
+// (recursively, in lexical order, hidden files and folders and label
+// files NAME.expected.json skipped), JSONL
 // files (*.jsonl, *.ndjson: one document per line) and "-" for stdin (JSONL
 // when its first line is a {"text": …} object, else one document). It
 // stops at the first error fn returns, and when ctx ends (returning its
@@ -162,8 +165,8 @@ func (r *Reader) readPath(p string, fn func(Doc) error) error {
 			}
 			return nil
 		}
-		if !d.Type().IsRegular() {
-			return nil
+		if !d.Type().IsRegular() || eval.IsLabelFile(d.Name()) {
+			return nil // a label beside its document is not a document
 		}
 		if r.Glob != "" {
 			if ok, _ := filepath.Match(r.Glob, d.Name()); !ok {

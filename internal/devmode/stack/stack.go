@@ -64,6 +64,9 @@ type Config struct {
 	// or profile file, and serves the pool "sim:SimProfile".
 	SimProfile string
 	SimSeed    uint64
+	// SimAnswers names labels the simulator answers from (sim.AnswerKey):
+	// a labelled document gets its label, the profile's faults on top.
+	SimAnswers string
 	// Pools are served in addition to the simulator's pool; with neither,
 	// the worker serves DefaultPool.
 	Pools []ratelimit.PoolSpec
@@ -152,9 +155,17 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		return nil, err
 	}
 	var profile sim.Profile
+	simOpts := []sim.Option{sim.WithSeed(cfg.SimSeed)}
 	if cfg.SimProfile != "" {
 		if profile, err = sim.LoadProfile(cfg.SimProfile); err != nil {
 			return nil, fmt.Errorf("%w: --sim: %w", ErrInvalidConfig, err)
+		}
+		if cfg.SimAnswers != "" {
+			key, err := sim.LoadAnswerKey(cfg.SimAnswers)
+			if err != nil {
+				return nil, fmt.Errorf("%w: --sim-answers: %w", ErrInvalidConfig, err)
+			}
+			simOpts = append(simOpts, sim.WithAnswers(key))
 		}
 	}
 	// A pool whose provider cannot be built (a missing API key) would
@@ -199,7 +210,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		worker.WithWorkerOptions(worker.WithProviders(s.newProvider)),
 	}
 	if cfg.SimProfile != "" {
-		s.sim = sim.New(profile, sim.WithSeed(cfg.SimSeed))
+		s.sim = sim.New(profile, simOpts...)
 		opts = append(opts, worker.WithRoute(SimPath+"/", http.StripPrefix(SimPath, s.sim.Handler())))
 	}
 	if err := s.startConsole(ctx); err != nil {

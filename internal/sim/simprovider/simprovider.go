@@ -8,6 +8,7 @@ package simprovider
 import (
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 
 	"github.com/extractq/extractq/internal/providers"
@@ -40,26 +41,65 @@ func init() {
 	providers.RegisterBatchLimits(Family, capabilities.Batch)
 }
 
-// factory makes "sim:PROFILE" or "sim:PROFILE/model". PROFILE is a built-in
+// factory makes "sim:PROFILE" or "sim:PROFILE/model", answering from the
+// labels named by EXTRACTQ_SIM_ANSWERS when it is set. PROFILE is a built-in
 // profile name or a profile file's path (which may itself contain slashes:
 // the whole string is tried as a profile first). Each provider gets a
 // simulator of its own; use New to share one.
 func factory(rest string, s providers.Settings) (llm.Provider, error) {
-	profile, model := rest, defaultModel
-	p, err := sim.LoadProfile(profile)
+	p, profile, model, err := loadSpec(rest)
+	if err != nil {
+		return nil, err
+	}
+	var opts []sim.Option
+	if path := os.Getenv(AnswersEnv); path != "" {
+		k, err := sim.CachedAnswerKey(path)
+		if err != nil {
+			return nil, fmt.Errorf("provider sim:%s: %s=%s: %w", rest, AnswersEnv, path, err)
+		}
+		opts = append(opts, sim.WithAnswers(k))
+	}
+	return newProvider(profile, model, sim.New(p, opts...), s)
+}
+
+// loadSpec reads "PROFILE" or "PROFILE/model" (after "sim:") and loads the
+// profile.
+func loadSpec(rest string) (p sim.Profile, profile, model string, err error) {
+	profile, model = rest, defaultModel
+	p, err = sim.LoadProfile(profile)
 	if err != nil {
 		i := strings.LastIndexByte(rest, '/')
 		if i <= 0 || i == len(rest)-1 {
-			return nil, fmt.Errorf("provider sim:%s: %w", rest, err)
+			return p, "", "", fmt.Errorf("provider sim:%s: %w", rest, err)
 		}
 		var err2 error
 		if p, err2 = sim.LoadProfile(rest[:i]); err2 != nil {
-			return nil, fmt.Errorf("provider sim:%s: %w", rest, err2)
+			return p, "", "", fmt.Errorf("provider sim:%s: %w", rest, err2)
 		}
 		profile, model = rest[:i], rest[i+1:]
 	}
-	return newProvider(profile, model, sim.New(p), s)
+	return p, profile, model, nil
 }
+
+// NewWith makes the provider for spec ("sim:PROFILE" or "sim:PROFILE/model")
+// answered by a simulator of its own built with opts: an answer key, a
+// seed.
+func NewWith(spec string, opts ...sim.Option) (llm.Provider, error) {
+	fam, rest, ok := strings.Cut(spec, ":")
+	if !ok || fam != Family || rest == "" {
+		return nil, fmt.Errorf("%w %q: want sim:PROFILE or sim:PROFILE/model", providers.ErrBadSpec, spec)
+	}
+	p, profile, model, err := loadSpec(rest)
+	if err != nil {
+		return nil, err
+	}
+	return newProvider(profile, model, sim.New(p, opts...), providers.Settings{})
+}
+
+// AnswersEnv names labels (a folder or JSONL, as `extractq eval` reads)
+// that every "sim:…" provider of the process answers from: a labelled
+// document gets its label, faults on top (sim.AnswerKey).
+const AnswersEnv = "EXTRACTQ_SIM_ANSWERS"
 
 // New makes the provider for spec ("sim:PROFILE" or "sim:PROFILE/model")
 // answered by srv, so that several providers share one simulator and the
