@@ -13,10 +13,11 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/ledongthuc/pdf"
+	"github.com/extractq/extractq/document/internal/pdf"
 )
 
-// The PDF reader: github.com/ledongthuc/pdf parses the file (objects,
+// The PDF reader: internal/pdf (a patched copy of github.com/ledongthuc/pdf)
+// parses the file (objects,
 // streams, fonts' Unicode maps, RC4/AES-128 decryption); the content
 // interpreter (pdf_content.go) places every glyph, and the layout layer
 // (pdf_layout.go) makes reading order, tables and pages of them.
@@ -100,7 +101,7 @@ func decodePDF(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (d
 // error names where the parser gave up.
 func firstFrame(stack []byte) string {
 	for _, ln := range strings.Split(string(stack), "\n") {
-		if strings.Contains(ln, "ledongthuc/pdf") && strings.Contains(ln, ".go:") {
+		if strings.Contains(ln, "document/internal/pdf/") && strings.Contains(ln, ".go:") {
 			return strings.TrimSpace(ln[strings.LastIndex(ln, "/")+1:])
 		}
 	}

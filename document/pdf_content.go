@@ -5,7 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/ledongthuc/pdf"
+	"github.com/extractq/extractq/document/internal/pdf"
 )
 
 // glyph is one shown character (or a font's ligature, several) with its

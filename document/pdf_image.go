@@ -7,10 +7,9 @@ import (
 	"image"
 	"image/color"
 	"io"
-	"strconv"
 	"strings"
 
-	"github.com/ledongthuc/pdf"
+	"github.com/extractq/extractq/document/internal/pdf"
 	"golang.org/x/image/ccitt"
 )
 
@@ -54,18 +53,15 @@ func pageImageOf(ctx context.Context, pg *pdfPage, file io.ReaderAt, images []pa
 	return ""
 }
 
-// rawStream reads a stream's bytes as stored, before any filter: the
-// parser prints a stream as its dictionary and "@offset".
+// maxPageImagePixels bounds a page image decoded out of a PDF (a 600 dpi
+// A3 scan is 35 MP; RGB samples take 4 bytes a pixel once decoded).
+const maxPageImagePixels = 40_000_000
+
+// rawStream reads a stream's bytes as stored, before any filter.
 func rawStream(file io.ReaderAt, v pdf.Value) ([]byte, error) {
-	s := v.String()
-	at := strings.LastIndexByte(s, '@')
-	off, err := strconv.ParseInt(s[at+1:], 10, 64)
-	if at < 0 || err != nil {
-		return nil, fmt.Errorf("no stream offset")
-	}
-	n := v.Key("Length").Int64()
-	if n <= 0 || n > 256<<20 {
-		return nil, fmt.Errorf("stream length %d", n)
+	off, n, ok := v.RawStream()
+	if !ok || n <= 0 || n > 64<<20 {
+		return nil, fmt.Errorf("no image stream (length %d)", n)
 	}
 	b := make([]byte, n)
 	if _, err := file.ReadAt(b, off); err != nil && err != io.EOF {
@@ -78,7 +74,7 @@ func rawStream(file io.ReaderAt, v pdf.Value) ([]byte, error) {
 // fax (the usual scanner output) and Flate-compressed gray or RGB samples.
 func xobjectImage(file io.ReaderAt, x pdf.Value, encrypted bool, maxPixels int) (*Image, error) {
 	w, h := int(x.Key("Width").Int64()), int(x.Key("Height").Int64())
-	if w <= 0 || h <= 0 || int64(w)*int64(h) > MaxDecodePixels {
+	if w <= 0 || h <= 0 || int64(w)*int64(h) > maxPageImagePixels {
 		return nil, fmt.Errorf("image of %d×%d pixels", w, h)
 	}
 	filter := x.Key("Filter")
