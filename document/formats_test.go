@@ -19,6 +19,7 @@ func TestFormatsFixtures(t *testing.T) {
 		want   []string // substrings of the text, in order
 		pages  []string // page labels; nil: no pages
 		title  string
+		kids   []string // attachments: "name format"
 	}{
 		{"report.docx", "docx", []string{
 			"Acme Corporation confidential header",
@@ -27,11 +28,29 @@ func TestFormatsFixtures(t *testing.T) {
 			"Product | Quantity | Price\nWidget | 10 | 100.00\nGadget | 5 | 50.00",
 			"[1] Delivery dates were confirmed by the warehouse.",
 			"Footer line with registration number 12345",
-		}, nil, "Quarterly Invoice Report"},
+		}, nil, "Quarterly Invoice Report", nil},
 		{"sheet.xlsx", "xlsx", []string{
 			"Sheet: Invoices\nA1: Number | Customer | Amount | Date\nA2: INV-1 | Globex | 1250.5 | 2026-03-14",
 			"Sheet: Customers\nA1: Name | City\nA2: Globex | Springfield",
-		}, []string{"Invoices", "Customers"}, ""},
+		}, []string{"Invoices", "Customers"}, "", nil},
+		{"page.html", "html", []string{
+			"Rechnung 42",
+			"der Betrag ist 1.250,00 € für Café-Zubehör.\nVielen Dank.",
+			"- Widgets\n- Gadgets\n  - Small gadgets",
+			"1. Pay within 30 days\n2. Keep the receipt",
+			"Item | Qty | Price\nWidget | 10 | 100,00",
+			"IBAN  DE89 3704\nBIC   COBADEFFXXX",
+		}, nil, "Rechnung 42", nil},
+		{"invoice.eml", "eml", []string{
+			"From: Jörg Müller <joerg@globex.example>\nTo: Accounts <ap@acme.example>, bob@acme.example\nCc: audit@acme.example",
+			"Subject: Rechnung INV-2041 für März",
+			"please find attached invoice INV-2041 over 1.250,00 EUR",
+			"Regards,\nJörg",
+		}, nil, "Rechnung INV-2041 für März", []string{"Positionen März.xlsx xlsx", "attachment-2.eml eml"}},
+		{"box.mbox", "mbox", []string{
+			"message-1.eml: From: news@initech.example | Subject: Newsletter – April",
+			"message-2.eml: From: warehouse@globex.example | Subject: Delivery confirmed",
+		}, nil, "", []string{"message-1.eml eml", "message-2.eml eml"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
@@ -73,6 +92,21 @@ func TestFormatsFixtures(t *testing.T) {
 					}
 				}
 			}
+			var kids []string
+			for _, c := range d.Attachments {
+				if c.Err != nil {
+					t.Errorf("attachment %s: %v", c.Name, c.Err)
+				}
+				kids = append(kids, c.Name+" "+c.Format)
+			}
+			if strings.Join(kids, ",") != strings.Join(tc.kids, ",") {
+				t.Errorf("attachments %q, want %q", kids, tc.kids)
+			}
+			for _, drop := range []string{"script text", "About us", "Related offers", "Search the site", "Copyright Globex", "site banner", "logo1"} {
+				if strings.Contains(d.Text, drop) {
+					t.Errorf("text keeps page chrome %q", drop)
+				}
+			}
 			if d.Meta.Title != tc.title {
 				t.Errorf("title %q, want %q", d.Meta.Title, tc.title)
 			}
@@ -107,4 +141,35 @@ func TestFormatCell(t *testing.T) {
 func isErr(err, target error) bool {
 	var de *Error
 	return errors.As(err, &de) && errors.Is(err, target)
+}
+
+// TestEMLDetails checks what the fixture test cannot see at once: the
+// e-mail metadata, the attached message's own text, a mailbox's ">From "
+// unquoting, and an HTML-only message converted.
+func TestEMLDetails(t *testing.T) {
+	t.Parallel()
+	d, err := ReadFile(t.Context(), filepath.Join("testdata", "formats", "invoice.eml"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := d.Meta
+	if m.From != "Jörg Müller <joerg@globex.example>" || len(m.To) != 2 || m.MessageID != "inv2041@globex.example" || m.Date.Year() != 2026 {
+		t.Errorf("metadata %+v", m)
+	}
+	if strings.Contains(d.Text, "<b>") {
+		t.Errorf("plain part not preferred: %q", d.Text)
+	}
+	if len(d.Attachments) != 2 || !strings.Contains(d.Attachments[0].Text, "A2: INV-1 | Globex | 1250.5") {
+		t.Fatalf("attached workbook not read: %+v", d.Attachments)
+	}
+	box, err := ReadFile(t.Context(), filepath.Join("testdata", "formats", "box.mbox"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := box.Attachments[1].Text; !strings.Contains(got, "\nFrom now on deliveries") {
+		t.Errorf("mboxrd quoting kept: %q", got)
+	}
+	if got := box.Attachments[0].Text; !strings.Contains(got, "April news\n\nInitech opened an office in Austin.\n\nQ1 | 12") {
+		t.Errorf("HTML-only message: %q", got)
+	}
 }
