@@ -2,6 +2,7 @@ package document
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,6 +34,24 @@ func TestFormatsFixtures(t *testing.T) {
 			"Sheet: Invoices\nA1: Number | Customer | Amount | Date\nA2: INV-1 | Globex | 1250.5 | 2026-03-14",
 			"Sheet: Customers\nA1: Name | City\nA2: Globex | Springfield",
 		}, []string{"Invoices", "Customers"}, "", nil},
+		{"report.odt", "odt", []string{
+			"Acme Corporation confidential header",
+			"The supplier Globex delivered widgets in March.[1] Payment is due",
+			"- First item: invoice number INV-2041\n- Second item",
+			"Product | Quantity | Price\nWidget | 10 | 100.00\nGadget | 5 | 50.00",
+			"[1] Delivery dates were confirmed by the warehouse.",
+			"Footer line with registration number 12345",
+		}, nil, "Quarterly Invoice Report", nil},
+		{"sheet.ods", "ods", []string{
+			"Sheet: Invoices\nA1: Number | Customer | Amount | Date\nA2: INV-1 | Globex | 1250.5 | 2026-03-14",
+			"Sheet: Customers\nA1: Name | City\nA2: Globex | Springfield",
+		}, []string{"Invoices", "Customers"}, "", nil},
+		{"slides.pptx", "pptx", []string{
+			"Slide 1\n\nSupplier Review",
+			"Slide 2\n\nRevenue grew\n\nGlobex ordered 400 widgets\nInitech renewed the contract",
+			"Notes:\nMention the late delivery penalty of 200 EUR.",
+			"Slide 3", "Sign the renewal before the end of April.", "Notes:\nAsk legal about clause seven.",
+		}, []string{"", "", ""}, "Supplier Review", nil},
 		{"page.html", "html", []string{
 			"Rechnung 42",
 			"der Betrag ist 1.250,00 € für Café-Zubehör.\nVielen Dank.",
@@ -86,6 +105,9 @@ func TestFormatsFixtures(t *testing.T) {
 				t.Errorf("pages %q, want %q", labels, tc.pages)
 			}
 			for i, p := range d.Pages {
+				if tc.format == "pptx" && !strings.HasPrefix(d.Text[p.Start:p.End], fmt.Sprintf("Slide %d\n", i+1)) {
+					t.Errorf("page %d is not slide %d: %q", i+1, i+1, d.Text[p.Start:p.End])
+				}
 				if tc.format == "xlsx" || tc.format == "ods" {
 					if !strings.HasPrefix(d.Text[p.Start:p.End], "Sheet: "+tc.pages[i]) {
 						t.Errorf("page %d does not start with its sheet: %q", i+1, d.Text[p.Start:p.End])

@@ -109,4 +109,3 @@ func slicesTrim(msgs [][]byte) [][]byte {
 	}
 	return out
 }
-
