@@ -52,6 +52,22 @@ func TestFormatsFixtures(t *testing.T) {
 			"Notes:\nMention the late delivery penalty of 200 EUR.",
 			"Slide 3", "Sign the renewal before the end of April.", "Notes:\nAsk legal about clause seven.",
 		}, []string{"", "", ""}, "Supplier Review", nil},
+		{"report.rtf", "rtf", []string{
+			"Acme Corporation confidential header",
+			"The supplier Globex delivered widgets in March.[1] Payment is due",
+			"- First item: invoice number INV-2041\n- Second item",
+			"Product | Quantity | Price\nWidget | 10 | 100.00\nGadget | 5 | 50.00\n\nSigned by",
+			"[1] Delivery dates were confirmed by the warehouse.",
+			"Footer line with registration number 12345",
+		}, nil, "Quarterly Invoice Report", nil},
+		{"book.epub", "epub", []string{
+			"The Widget Handbook",
+			"Chapter one\n\nWidgets are assembled in Springfield",
+			"Chapter two\n\nEach widget carries a serial number",
+		}, []string{"The Widget Handbook", "Chapter one", "Chapter two"}, "The Widget Handbook", nil},
+		{"table.tsv", "csv", []string{
+			"A1: name | city | amount\nA2: Globex | Springfield | 1,250.00\nA3: Initech | Austin | 99",
+		}, []string{""}, "", nil},
 		{"page.html", "html", []string{
 			"Rechnung 42",
 			"der Betrag ist 1.250,00 € für Café-Zubehör.\nVielen Dank.",
