@@ -24,7 +24,7 @@ func init() {
 // (paragraphs, list items with their markers, tables as rows), then
 // footnotes and endnotes (cited in the body as [n]), then footers.
 func decodeDOCX(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*Document, error) {
-	a, err := openArchive(r, size, opts.Limits)
+	a, err := openOOXML(r, size, opts.Limits, "docx")
 	if err != nil {
 		return nil, err
 	}

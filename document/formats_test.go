@@ -211,3 +211,27 @@ func TestEMLDetails(t *testing.T) {
 		t.Errorf("HTML-only message: %q", got)
 	}
 }
+
+// TestZipArchive: a plain zip yields one child document per file, each
+// read by its own format.
+func TestZipArchive(t *testing.T) {
+	t.Parallel()
+	docx, err := os.ReadFile(filepath.Join("testdata", "formats", "report.docx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := zipOf(t, "invoices/report.docx", string(docx), "rates.csv", "code,rate\nEUR,1.08\nGBP,0.86\n")
+	d, err := ReadBytes(t.Context(), z, Options{Name: "batch.zip"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Format != "zip" || len(d.Attachments) != 2 {
+		t.Fatalf("format %s, %d attachments", d.Format, len(d.Attachments))
+	}
+	if c := d.Attachments[0]; c.Format != "docx" || !strings.Contains(c.Text, "Globex delivered widgets") {
+		t.Errorf("first child %s: %v %q", c.Format, c.Err, c.Text)
+	}
+	if c := d.Attachments[1]; c.Format != "csv" || !strings.Contains(c.Text, "A2: EUR | 1.08") {
+		t.Errorf("second child %s: %v %q", c.Format, c.Err, c.Text)
+	}
+}

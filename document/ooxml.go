@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/xml"
+	"fmt"
 	"io"
 	"path"
 	"strings"
@@ -44,6 +45,21 @@ func ooxmlKind(head []byte, r io.ReaderAt, size int64) string {
 		}
 	}
 	return ""
+}
+
+// openOOXML opens a container that must be of the given kind ("docx",
+// "xlsx", "pptx"): a format forced on the wrong container is ErrCorrupt
+// naming what it is, not an empty document.
+func openOOXML(r io.ReaderAt, size int64, lim Limits, want string) (*archive, error) {
+	head := make([]byte, len(zipMagic))
+	n, _ := r.ReadAt(head, 0)
+	if got := ooxmlKind(head[:n], r, size); got != want {
+		if got == "" {
+			got = "not an Office Open XML package"
+		}
+		return nil, fmt.Errorf("%w: not a %s container (%s); let the format be detected, or name the right one with --format", ErrCorrupt, want, got)
+	}
+	return openArchive(r, size, lim)
 }
 
 // rel is one OOXML relationship.

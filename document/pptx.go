@@ -24,7 +24,7 @@ func init() {
 // order, the slide's text frames and tables, then its speaker notes after
 // a "Notes:" line.
 func decodePPTX(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*Document, error) {
-	a, err := openArchive(r, size, opts.Limits)
+	a, err := openOOXML(r, size, opts.Limits, "pptx")
 	if err != nil {
 		return nil, err
 	}

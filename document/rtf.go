@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/net/html/charset"
 )
@@ -195,7 +196,12 @@ func (rr *rtfReader) parse(ctx context.Context, b []byte) error {
 			for j < len(b) && b[j] != '{' && b[j] != '}' && b[j] != '\\' && b[j] != '\r' && b[j] != '\n' {
 				j++
 			}
-			rr.text(string(b[i:j]))
+			if chunk := b[i:j]; utf8.Valid(chunk) && !hasHighBytes(chunk) {
+				rr.text(string(chunk))
+			} else {
+				// Raw 8-bit text is in the document's codepage.
+				rr.pending = append(rr.pending, chunk...)
+			}
 			i = j
 		}
 	}
@@ -239,6 +245,15 @@ func rtfWord(b []byte, i int) (string, *int, int) {
 		i++
 	}
 	return word, param, i - start
+}
+
+func hasHighBytes(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x80 {
+			return true
+		}
+	}
+	return false
 }
 
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }

@@ -27,7 +27,7 @@ func init() {
 // cell ("B3: Widget | 10"), values rendered as their number formats show
 // them (dates, percentages, decimals, thousands separators).
 func decodeXLSX(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*Document, error) {
-	a, err := openArchive(r, size, opts.Limits)
+	a, err := openOOXML(r, size, opts.Limits, "xlsx")
 	if err != nil {
 		return nil, err
 	}

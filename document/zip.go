@@ -169,3 +169,43 @@ func unhex2(a, b byte) (byte, bool) {
 	y, ok2 := h(b)
 	return x<<4 | y, ok1 && ok2
 }
+
+func init() {
+	Register(Format{
+		Name:       "zip",
+		MediaType:  "application/zip",
+		Extensions: []string{".zip"},
+		Version:    "1",
+		// Any zip the specific formats did not claim, and a damaged one.
+		Match:    func(head []byte, _ io.ReaderAt, _ int64) bool { return bytes.HasPrefix(head, zipMagic) },
+		Priority: 10,
+		Decoder:  DecoderFunc(decodeZip),
+	})
+}
+
+// decodeZip reads a plain zip archive as a list of files: each file is a
+// child document read by its own format (a zip of invoices yields one
+// document per invoice), the archive's text is the list of its files.
+func decodeZip(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*Document, error) {
+	a, err := openArchive(r, size, opts.Limits)
+	if err != nil {
+		return nil, err
+	}
+	doc := &Document{}
+	w := newTextWriter(opts.Limits)
+	for _, f := range a.zr.File {
+		if f.FileInfo().IsDir() {
+			continue
+		}
+		b, err := a.read(ctx, f.Name)
+		if err != nil {
+			return nil, err
+		}
+		doc.Attachments = append(doc.Attachments, ReadChild(ctx, opts, f.Name, b))
+		w.line(f.Name)
+	}
+	if doc.Text, _, err = w.text(); err != nil {
+		return nil, err
+	}
+	return doc, nil
+}
