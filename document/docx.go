@@ -78,17 +78,31 @@ type docxReader struct {
 // numLevel is one level of a list definition.
 type numLevel struct{ format, text string }
 
-// parts walks every part related by the given type.
+// parts walks every part related by the given type; a header or footer
+// whose text was already written (first-page and even-page variants often
+// repeat the default one) is written once.
 func (dr *docxReader) parts(rels []rel, suffix string) error {
+	seen := map[string]bool{}
+	main := dr.w
+	defer func() { dr.w = main }()
 	for _, r := range rels {
 		if !strings.HasSuffix(r.Type, suffix) || r.External || !dr.a.has(r.Target) {
 			continue
 		}
+		dr.w = newTextWriter(Limits{MaxText: main.max})
 		if err := dr.part(r.Target); err != nil {
 			return err
 		}
+		text, _, err := dr.w.text()
+		if err != nil {
+			return err
+		}
+		if !seen[text] {
+			seen[text] = true
+			main.block(text)
+		}
 	}
-	return nil
+	return main.err
 }
 
 // docxTable is a table being read: rows of cells.
