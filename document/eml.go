@@ -15,6 +15,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/net/html/charset"
 )
@@ -106,7 +107,7 @@ func readMessage(ctx context.Context, b []byte, opts *Options) (*Document, error
 	var hdr []string
 	for _, f := range []struct{ k, v string }{
 		{"From", m.From}, {"To", strings.Join(m.To, ", ")}, {"Cc", strings.Join(m.Cc, ", ")},
-		{"Date", h.Get("Date")}, {"Subject", m.Subject},
+		{"Date", decodeHeader(h.Get("Date"))}, {"Subject", m.Subject},
 	} {
 		if f.v != "" {
 			hdr = append(hdr, f.k+": "+f.v)
@@ -137,7 +138,7 @@ func decodeHeader(v string) string {
 	if d, err := wordDecoder.DecodeHeader(v); err == nil {
 		v = d
 	}
-	return collapseSpace(v)
+	return collapseSpace(headerUTF8(v))
 }
 
 // addressList renders an address header as "Name <addr>" entries; a list
@@ -152,6 +153,11 @@ func addressList(v string) []string {
 		return []string{decodeHeader(v)}
 	}
 	out := make([]string, len(list))
+	defer func() {
+		for i := range out {
+			out[i] = headerUTF8(out[i])
+		}
+	}()
 	for i, a := range list {
 		out[i] = a.Address
 		if a.Name != "" {
@@ -159,6 +165,15 @@ func addressList(v string) []string {
 		}
 	}
 	return out
+}
+
+// headerUTF8 reads raw 8-bit header bytes (sent without encoded words,
+// against the RFC but common) as UTF-8 when valid, else as Windows-1252.
+func headerUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return transcode([]byte(s), "windows-1252")
 }
 
 // mimeReader walks a message's MIME tree.

@@ -235,3 +235,26 @@ func TestZipArchive(t *testing.T) {
 		t.Errorf("second child %s: %v %q", c.Format, c.Err, c.Text)
 	}
 }
+
+// TestEMLHeaderEncodings: encoded words in any charset, and raw 8-bit
+// headers (UTF-8 or Latin-1) all end as UTF-8.
+func TestEMLHeaderEncodings(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ header, want string }{
+		{"=?iso-8859-1?q?Caf=E9?=", "Café"},
+		{"=?utf-8?b?w5xiZXJ3ZWlzdW5n?=", "Überweisung"},
+		{"=?windows-1251?q?=CF=F0=E8=E2=E5=F2?=", "Привет"},
+		{"raw \xc3\xbcber", "raw über"},
+		{"raw \xfcber", "raw über"},
+	}
+	for _, tc := range tests {
+		msg := "From: a@example.com\r\nSubject: " + tc.header + "\r\nDate: Mon, 02 Mar 2026 10:00:00 +0000\r\n\r\nbody\r\n"
+		d, err := ReadBytes(t.Context(), []byte(msg), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Meta.Subject != tc.want || !strings.Contains(d.Text, "Subject: "+tc.want) {
+			t.Errorf("%q: subject %q", tc.header, d.Meta.Subject)
+		}
+	}
+}
