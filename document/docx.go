@@ -24,18 +24,11 @@ func init() {
 // (paragraphs, list items with their markers, tables as rows), then
 // footnotes and endnotes (cited in the body as [n]), then footers.
 func decodeDOCX(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*Document, error) {
-	a, err := openOOXML(r, size, opts.Limits, "docx")
+	pkg, err := openOOXMLMain(ctx, r, size, opts.Limits, "docx", "word/document.xml")
 	if err != nil {
 		return nil, err
 	}
-	main, err := mainPart(ctx, a, "word/document.xml")
-	if err != nil {
-		return nil, err
-	}
-	rels, err := readRels(ctx, a, main)
-	if err != nil {
-		return nil, err
-	}
+	a, main, rels := pkg.a, pkg.main, pkg.rels
 	dr := &docxReader{ctx: ctx, a: a, w: newTextWriter(opts.Limits), counters: map[string][]int{}, notes: map[string]int{}}
 	if r, ok := relOfType(rels, "/numbering"); ok && a.has(r.Target) {
 		b, err := a.read(ctx, r.Target)

@@ -62,6 +62,32 @@ func openOOXML(r io.ReaderAt, size int64, lim Limits, want string) (*archive, er
 	return openArchive(r, size, lim)
 }
 
+// ooxmlPackage is an opened OOXML container: its main part and that
+// part's relationships.
+type ooxmlPackage struct {
+	a    *archive
+	main string
+	rels []rel
+}
+
+// openOOXMLMain opens a container of the given kind and finds its main
+// part (fallback when _rels/.rels does not name it) and relationships.
+func openOOXMLMain(ctx context.Context, r io.ReaderAt, size int64, lim Limits, kind, fallback string) (*ooxmlPackage, error) {
+	a, err := openOOXML(r, size, lim, kind)
+	if err != nil {
+		return nil, err
+	}
+	main, err := mainPart(ctx, a, fallback)
+	if err != nil {
+		return nil, err
+	}
+	rels, err := readRels(ctx, a, main)
+	if err != nil {
+		return nil, err
+	}
+	return &ooxmlPackage{a: a, main: main, rels: rels}, nil
+}
+
 // rel is one OOXML relationship.
 type rel struct {
 	ID, Type, Target string

@@ -24,18 +24,11 @@ func init() {
 // order, the slide's text frames and tables, then its speaker notes after
 // a "Notes:" line.
 func decodePPTX(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*Document, error) {
-	a, err := openOOXML(r, size, opts.Limits, "pptx")
+	pkg, err := openOOXMLMain(ctx, r, size, opts.Limits, "pptx", "ppt/presentation.xml")
 	if err != nil {
 		return nil, err
 	}
-	main, err := mainPart(ctx, a, "ppt/presentation.xml")
-	if err != nil {
-		return nil, err
-	}
-	rels, err := readRels(ctx, a, main)
-	if err != nil {
-		return nil, err
-	}
+	a, main, rels := pkg.a, pkg.main, pkg.rels
 	pres, err := a.read(ctx, main)
 	if err != nil {
 		return nil, err

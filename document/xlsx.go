@@ -27,18 +27,11 @@ func init() {
 // cell ("B3: Widget | 10"), values rendered as their number formats show
 // them (dates, percentages, decimals, thousands separators).
 func decodeXLSX(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*Document, error) {
-	a, err := openOOXML(r, size, opts.Limits, "xlsx")
+	pkg, err := openOOXMLMain(ctx, r, size, opts.Limits, "xlsx", "xl/workbook.xml")
 	if err != nil {
 		return nil, err
 	}
-	main, err := mainPart(ctx, a, "xl/workbook.xml")
-	if err != nil {
-		return nil, err
-	}
-	rels, err := readRels(ctx, a, main)
-	if err != nil {
-		return nil, err
-	}
+	a, main, rels := pkg.a, pkg.main, pkg.rels
 	wb, err := a.read(ctx, main)
 	if err != nil {
 		return nil, err

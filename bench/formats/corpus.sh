@@ -15,7 +15,7 @@ set -eu
 out=${1:?usage: corpus.sh DIR}
 mkdir -p "$out/src" "$out/tmp"
 export HOME="$out/tmp/home"
-so() { soffice --headless --norestore "$@" >/dev/null 2>&1; }
+so() { soffice --headless --norestore "$@" >/dev/null 2>&1 || true; }
 plain() { pandoc --wrap=none -t plain "$@" 2>/dev/null; }
 
 # HTML pages from several producers' manuals (texinfo, docbook, asciidoc, hand-written).
@@ -29,9 +29,10 @@ for f in "$out"/src/page*.html; do
   pandoc -f html -t epub -o "$out/$b.epub" "$f" 2>/dev/null && plain -f epub "$out/$b.epub" > "$out/$b.epub.ref.txt"
   pandoc -f html -t pptx -o "$out/$b.pptx" "$f" 2>/dev/null || true
 done
-for fmt in docx odt rtf; do
-  so --convert-to "$fmt" --outdir "$out" "$out"/src/page*.html
-  for f in "$out"/page*."$fmt"; do plain -f "$fmt" "$f" > "$f.ref.txt"; done
+for filter in 'docx:MS Word 2007 XML' 'odt:writer8' 'rtf:Rich Text Format'; do
+  fmt=${filter%%:*}
+  so --infilter='HTML (StarWriter)' --convert-to "$filter" --outdir "$out" "$out"/src/page*.html
+  for f in "$out"/page*."$fmt"; do [ -f "$f" ] && plain -f "$fmt" "$f" > "$f.ref.txt"; done
 done
 
 # LibreOffice's templates: real documents made by LibreOffice itself.
@@ -41,7 +42,7 @@ for f in $(find /usr/lib/libreoffice/share/template -name '*.ott' | sort | head 
   cp "$f" "$out/src/template$n.ott"
 done
 so --convert-to docx --outdir "$out" "$out"/src/template*.ott
-for f in "$out"/template*.docx; do plain -f docx "$f" > "$f.ref.txt"; done
+for f in "$out"/template*.docx; do [ -f "$f" ] && plain -f docx "$f" > "$f.ref.txt"; done
 
 # Spreadsheets: LibreOffice's templates and CSV data, as XLSX and ODS.
 n=0
@@ -53,6 +54,7 @@ for fmt in xlsx ods; do
   so --convert-to "$fmt" --outdir "$out" "$out"/src/sheet*
 done
 for f in "$out"/sheet*.xlsx "$out"/sheet*.ods; do
+  [ -f "$f" ] || continue
   rm -rf "$out/tmp/csv"; mkdir -p "$out/tmp/csv"
   so --convert-to 'csv:Text - txt - csv (StarCalc):44,34,76,1,,0,false,true,false,false,false,-1' --outdir "$out/tmp/csv" "$f"
   cat "$out"/tmp/csv/*.csv > "$f.ref.txt" 2>/dev/null || true
@@ -63,6 +65,7 @@ for f in $(find /usr/lib/libreoffice/share/template -name '*.otp' | sort | head 
   so --convert-to pptx --outdir "$out" "$f"
 done
 for f in "$out"/*.pptx; do
+  [ -f "$f" ] || continue
   rm -rf "$out/tmp/pdf"; mkdir -p "$out/tmp/pdf"
   so --convert-to pdf --outdir "$out/tmp/pdf" "$f"
   pdftotext "$out"/tmp/pdf/*.pdf "$f.ref.txt" 2>/dev/null || true
