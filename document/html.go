@@ -242,7 +242,6 @@ type htmlWriter struct {
 	inline strings.Builder
 	pre    int
 	lists  []int // per open list: next number, or -1 for bullets
-	cells  *[]string
 }
 
 // blockAtoms end the running line before and after them.
@@ -259,13 +258,6 @@ func (hw *htmlWriter) flush() {
 	hw.inline.Reset()
 	if hw.pre == 0 {
 		s = collapseSpace(s)
-	}
-	if strings.TrimSpace(s) == "" {
-		return
-	}
-	if hw.cells != nil {
-		*hw.cells = append(*hw.cells, s)
-		return
 	}
 	hw.w.block(s)
 }
@@ -287,27 +279,20 @@ func (hw *htmlWriter) node(n *html.Node) {
 	}
 	switch n.DataAtom {
 	case atom.Br:
-		if hw.pre > 0 || hw.cells != nil {
+		if hw.pre > 0 {
 			hw.inline.WriteString("\n")
 		} else {
 			hw.flushLine()
 		}
 		return
-	case atom.Img:
-		if alt := strings.TrimSpace(htmlAttr(n, "alt")); alt != "" && hw.cells != nil {
-			hw.inline.WriteString(" " + alt + " ")
-		}
-		return
 	case atom.Table:
-		if hw.cells == nil {
-			hw.flush()
-			hw.table(n)
-			return
-		}
+		hw.flush()
+		hw.table(n)
+		return
 	case atom.Td, atom.Th:
 		hw.inline.WriteString(" ")
 	}
-	block := blockAtoms[n.DataAtom] && hw.cells == nil
+	block := blockAtoms[n.DataAtom]
 	if block {
 		hw.flush()
 	}
@@ -326,10 +311,8 @@ func (hw *htmlWriter) node(n *html.Node) {
 		hw.lists = append(hw.lists, start)
 		defer func() { hw.lists = hw.lists[:len(hw.lists)-1]; hw.w.endLines() }()
 	case atom.Li:
-		if hw.cells == nil {
-			hw.item(n)
-			return
-		}
+		hw.item(n)
+		return
 	}
 	for c := n.FirstChild; c != nil; c = c.NextSibling {
 		hw.node(c)
@@ -365,7 +348,7 @@ func (hw *htmlWriter) item(n *html.Node) {
 		}
 		if c.Type == html.ElementNode && blockAtoms[c.DataAtom] {
 			// A paragraph inside an item stays on the item's line.
-			hw.inlineText(c)
+			inlineText(&hw.inline, c)
 			hw.inline.WriteString(" ")
 			continue
 		}
@@ -384,20 +367,21 @@ func (hw *htmlWriter) itemLine(indent string, marker *string) {
 	*marker = strings.Repeat(" ", len(*marker))
 }
 
-// inlineText appends a subtree's kept text to the running line.
-func (hw *htmlWriter) inlineText(n *html.Node) {
+// inlineText appends a subtree's kept text to b, blocks and line breaks
+// as spaces.
+func inlineText(b *strings.Builder, n *html.Node) {
 	if skipped(n) {
 		return
 	}
 	if n.Type == html.TextNode {
-		hw.inline.WriteString(n.Data)
+		b.WriteString(n.Data)
 		return
 	}
-	if n.Type == html.ElementNode && (n.DataAtom == atom.Br || blockAtoms[n.DataAtom]) {
-		hw.inline.WriteString(" ")
+	if n.Type == html.ElementNode && (n.DataAtom == atom.Br || n.DataAtom == atom.Td || n.DataAtom == atom.Th || blockAtoms[n.DataAtom]) {
+		b.WriteString(" ")
 	}
 	for c := n.FirstChild; c != nil; c = c.NextSibling {
-		hw.inlineText(c)
+		inlineText(b, c)
 	}
 }
 
@@ -415,9 +399,7 @@ func (hw *htmlWriter) table(n *html.Node) {
 				continue
 			}
 			var cell strings.Builder
-			sub := &htmlWriter{w: hw.w, cells: &[]string{}}
-			sub.inlineText(td)
-			cell.WriteString(sub.inline.String())
+			inlineText(&cell, td)
 			cells = append(cells, cell.String())
 		}
 		if len(cells) == 1 {
