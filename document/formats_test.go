@@ -71,7 +71,7 @@ func TestFormatsFixtures(t *testing.T) {
 		{"page.html", "html", []string{
 			"Rechnung 42",
 			"der Betrag ist 1.250,00 € für Café-Zubehör.\nVielen Dank.",
-			"- Widgets\n- Gadgets\n  - Small gadgets",
+			"- Widgets\n- Gadgets\n  - Small gadgets\n- Tools\n\n",
 			"1. Pay within 30 days\n2. Keep the receipt",
 			"Item | Qty | Price\nWidget | 10 | 100,00",
 			"IBAN  DE89 3704\nBIC   COBADEFFXXX",

@@ -302,14 +302,14 @@ func (hw *htmlWriter) node(n *html.Node) {
 		defer func() { hw.pre-- }()
 	case atom.Ul:
 		hw.lists = append(hw.lists, -1)
-		defer func() { hw.lists = hw.lists[:len(hw.lists)-1]; hw.w.endLines() }()
+		defer hw.endList()
 	case atom.Ol:
 		start := 1
 		if s, err := strconv.Atoi(htmlAttr(n, "start")); err == nil {
 			start = s
 		}
 		hw.lists = append(hw.lists, start)
-		defer func() { hw.lists = hw.lists[:len(hw.lists)-1]; hw.w.endLines() }()
+		defer hw.endList()
 	case atom.Li:
 		hw.item(n)
 		return
@@ -319,6 +319,14 @@ func (hw *htmlWriter) node(n *html.Node) {
 	}
 	if block {
 		hw.flush()
+	}
+}
+
+// endList closes a list; the outermost one ends its run of lines.
+func (hw *htmlWriter) endList() {
+	hw.lists = hw.lists[:len(hw.lists)-1]
+	if len(hw.lists) == 0 {
+		hw.w.endLines()
 	}
 }
 

@@ -16,7 +16,7 @@ out=${1:?usage: corpus.sh DIR}
 mkdir -p "$out/src" "$out/tmp"
 export HOME="$out/tmp/home"
 so() { soffice --headless --norestore "$@" >/dev/null 2>&1 || true; }
-plain() { pandoc --wrap=none -t plain "$@" 2>/dev/null; }
+plain() { pandoc --wrap=none -t plain "$@" 2>/dev/null || true; }
 
 # HTML pages from several producers' manuals (texinfo, docbook, asciidoc, hand-written).
 n=0
