@@ -29,8 +29,10 @@ func init() {
 var csvDelimiters = []rune{',', '\t', ';', '|'}
 
 // sniffCSV returns the delimiter that makes the first lines of b a table:
-// at least two rows, at least two fields each, the same count in every
-// complete row. Prose with commas varies its count and is not a table.
+// at least two rows of at least two fields each, and either the same
+// count in every row, or (real exports are ragged) at least three rows
+// whose fields are short, as data is and prose split at its commas is
+// not.
 func sniffCSV(b []byte) (rune, bool) {
 	b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf"))
 	if !utf8.Valid(b[:max(0, len(b)-utf8.UTFMax)]) || bytes.IndexByte(b, 0) >= 0 {
@@ -43,26 +45,33 @@ func sniffCSV(b []byte) (rune, bool) {
 	for _, delim := range csvDelimiters {
 		r := csv.NewReader(bytes.NewReader(b))
 		r.Comma, r.FieldsPerRecord, r.LazyQuotes = delim, -1, true
-		rows, fields := 0, 0
-		ok := true
+		rows, fields, spaces := 0, 0, 0
+		consistent, ok := true, true
+		first := 0
 		for rows < 50 {
 			rec, err := r.Read()
 			if errors.Is(err, io.EOF) {
 				break
 			}
-			if err != nil {
+			if err != nil || len(rec) < 2 {
 				ok = false
 				break
 			}
 			if rows == 0 {
-				fields = len(rec)
-			} else if len(rec) != fields {
-				ok = false
-				break
+				first = len(rec)
+			} else if len(rec) != first {
+				consistent = false
 			}
+			for _, f := range rec {
+				spaces += strings.Count(strings.TrimSpace(f), " ")
+			}
+			fields += len(rec)
 			rows++
 		}
-		if ok && rows >= 2 && fields >= 2 {
+		if !ok || rows < 2 {
+			continue
+		}
+		if consistent || (rows >= 3 && spaces < fields) {
 			return delim, true
 		}
 	}

@@ -258,3 +258,25 @@ func TestEMLHeaderEncodings(t *testing.T) {
 		}
 	}
 }
+
+// TestSniffCSV: tables are told from prose by content.
+func TestSniffCSV(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in   string
+		want bool
+	}{
+		{"a,b,c\n1,2,3\n", true},
+		{"name\tcity\nAda\tLondon\n", true},
+		{"version,codename,series,created,release,eol,eol-lts,eol-elts\n4.10,Warty Warthog,warty,2004-03-20,2004-10-20,2006-04-30\n5.04,Hoary Hedgehog,hoary,2004-10-20,2005-04-08,2006-10-31\n6.06 LTS,Dapper Drake,dapper,2005-04-08,2006-06-01,2009-07-14,2011-06-01\n", true},
+		{"Dear Ada, thank you for the widgets.\nWe paid, as agreed, on Monday.\n", false},
+		{"Dear Ada, thank you for the widgets we ordered last spring.\nWe paid the invoice, as agreed with your office, on Monday.\nThe rest, as you know, follows in May.\n", false},
+		{"just one line, with a comma\n", false},
+		{"no delimiters here\nnor here\n", false},
+	}
+	for _, tc := range tests {
+		if _, got := sniffCSV([]byte(tc.in)); got != tc.want {
+			t.Errorf("sniffCSV(%q) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+}

@@ -42,13 +42,18 @@ func decodeODT(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*
 			return nil, err
 		}
 	}
-	content, err := a.read(ctx, "content.xml")
-	if err != nil {
-		return nil, err
-	}
-	notes, err := odfText(content, "content.xml", w, "body")
-	if err != nil {
-		return nil, err
+	var notes []string
+	if a.has("content.xml") {
+		content, err := a.read(ctx, "content.xml")
+		if err != nil {
+			return nil, err
+		}
+		if notes, err = odfText(content, "content.xml", w, "body"); err != nil {
+			return nil, err
+		}
+	} else {
+		// A template may hold only styles: its headers and footers are its text.
+		doc.Warnings = append(doc.Warnings, "no content.xml: the document has no body")
 	}
 	for _, n := range notes {
 		w.block(n)

@@ -4,7 +4,8 @@
 # LibreOffice's own document and spreadsheet templates, CSV data files),
 # converted into every format by libreoffice and pandoc, each file with a
 # reference text (FILE.ref.txt) made by a reference converter:
-#   html, docx, odt, rtf, epub  pandoc -t plain
+#   html, docx, odt, epub       pandoc -t plain
+#   rtf                         libreoffice --convert-to txt
 #   xlsx, ods                   libreoffice --convert-to csv (every sheet)
 #   pptx                        libreoffice --convert-to pdf, then pdftotext
 #   csv                         the file itself
@@ -34,6 +35,11 @@ for filter in 'docx:MS Word 2007 XML' 'odt:writer8' 'rtf:Rich Text Format'; do
   so --infilter='HTML (StarWriter)' --convert-to "$filter" --outdir "$out" "$out"/src/page*.html
   for f in "$out"/page*."$fmt"; do [ -f "$f" ] && plain -f "$fmt" "$f" > "$f.ref.txt"; done
 done
+# pandoc 2.17 reads little of LibreOffice's RTF (23 of 1,327 words of one
+# page): RTF's reference is LibreOffice's own text export.
+rm -rf "$out/tmp/txt"; mkdir -p "$out/tmp/txt"
+so --convert-to 'txt:Text (encoded):UTF8' --outdir "$out/tmp/txt" "$out"/page*.rtf
+for f in "$out"/tmp/txt/page*.txt; do [ -f "$f" ] && cp "$f" "$out/$(basename "$f" .txt).rtf.ref.txt"; done
 
 # LibreOffice's templates: real documents made by LibreOffice itself.
 n=0
