@@ -37,18 +37,21 @@ func decodeODT(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*
 			return nil, err
 		}
 	}
+	var content []byte
+	if a.has("content.xml") {
+		if content, err = a.read(ctx, "content.xml"); err != nil {
+			return nil, err
+		}
+	}
+	listStyles := odfListStyles(styles, content)
 	if styles != nil {
-		if _, err := odfText(styles, "styles.xml", w, "header"); err != nil {
+		if _, err := odfText(styles, "styles.xml", w, "header", listStyles); err != nil {
 			return nil, err
 		}
 	}
 	var notes []string
-	if a.has("content.xml") {
-		content, err := a.read(ctx, "content.xml")
-		if err != nil {
-			return nil, err
-		}
-		if notes, err = odfText(content, "content.xml", w, "body"); err != nil {
+	if content != nil {
+		if notes, err = odfText(content, "content.xml", w, "body", listStyles); err != nil {
 			return nil, err
 		}
 	} else {
@@ -59,7 +62,7 @@ func decodeODT(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*
 		w.block(n)
 	}
 	if styles != nil {
-		if _, err := odfText(styles, "styles.xml", w, "footer"); err != nil {
+		if _, err := odfText(styles, "styles.xml", w, "footer", listStyles); err != nil {
 			return nil, err
 		}
 	}
@@ -72,14 +75,15 @@ func decodeODT(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*
 // odfText writes the text of one region of an ODF part: "body" (the
 // office:body), "header" or "footer" (the master pages' headers or
 // footers). It returns the body's footnotes, each "[n] text".
-func odfText(b []byte, name string, w *textWriter, region string) ([]string, error) {
+func odfText(b []byte, name string, w *textWriter, region string, listStyles map[string][]odfLevel) ([]string, error) {
 	d := newXMLDecoder(b)
 	var (
 		in       int // depth inside the region
 		para     strings.Builder
 		pDepth   int
 		skip     int
-		lists    []int // per open list: items so far
+		lists    []odfList
+		fresh    bool // the list item's first paragraph is next: it takes the marker
 		notes    []string
 		note     *strings.Builder // the footnote body being read
 		noteCite string
@@ -116,7 +120,17 @@ func odfText(b []byte, name string, w *textWriter, region string) ([]string, err
 			cell.WriteString(text)
 		case len(lists) > 0:
 			depth := len(lists) - 1
-			w.line(strings.Repeat("  ", depth) + "- " + text)
+			l := lists[depth]
+			marker := "-"
+			if levels := listStyles[l.style]; depth < len(levels) && levels[depth].format != "" {
+				lv := levels[depth]
+				marker = lv.prefix + formatNumber(l.count, lv.format) + lv.suffix
+			}
+			if !fresh {
+				marker = strings.Repeat(" ", len(marker))
+			}
+			fresh = false
+			w.line(strings.Repeat("  ", depth) + marker + " " + text)
 			inList = true
 		default:
 			if inList {
@@ -173,7 +187,19 @@ func odfText(b []byte, name string, w *textWriter, region string) ([]string, err
 				if inList && len(lists) == 0 {
 					w.endLines()
 				}
-				lists = append(lists, 0)
+				style := attr(e, "style-name")
+				if style == "" && len(lists) > 0 {
+					style = lists[len(lists)-1].style
+				}
+				lists = append(lists, odfList{style: style})
+			case "list-item":
+				if n := len(lists); n > 0 {
+					lists[n-1].count++
+					if v, err := strconv.Atoi(attr(e, "start-value")); err == nil {
+						lists[n-1].count = v
+					}
+					fresh = true
+				}
 			case "note-body":
 				note = &strings.Builder{}
 				// The paragraph holding the citation continues after the note.
@@ -256,4 +282,69 @@ func odfText(b []byte, name string, w *textWriter, region string) ([]string, err
 		}
 	}
 	return notes, nil
+}
+
+// odfList is an open list: its style and the items so far.
+type odfList struct {
+	style string
+	count int
+}
+
+// odfLevel is how one level of a list style numbers its items; format
+// "" is a bullet.
+type odfLevel struct{ format, prefix, suffix string }
+
+// odfListStyles reads the list styles of the given parts: per style name,
+// each level's number format ("1", "a", "A", "i", "I") and the text around
+// the number.
+func odfListStyles(parts ...[]byte) map[string][]odfLevel {
+	out := map[string][]odfLevel{}
+	for _, b := range parts {
+		if b == nil {
+			continue
+		}
+		d := newXMLDecoder(b)
+		var cur string
+		for {
+			t, err := d.Token()
+			if err != nil {
+				break
+			}
+			e, ok := t.(xml.StartElement)
+			if !ok {
+				continue
+			}
+			switch e.Name.Local {
+			case "list-style":
+				cur = attr(e, "name")
+			case "list-level-style-number", "list-level-style-bullet", "list-level-style-image":
+				lvl, err := strconv.Atoi(attr(e, "level"))
+				if cur == "" || err != nil || lvl < 1 || lvl > 10 {
+					continue
+				}
+				for len(out[cur]) < lvl {
+					out[cur] = append(out[cur], odfLevel{})
+				}
+				if e.Name.Local == "list-level-style-number" && attr(e, "num-format") != "" {
+					out[cur][lvl-1] = odfLevel{format: odfNumFormat(attr(e, "num-format")), prefix: attr(e, "num-prefix"), suffix: attr(e, "num-suffix")}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// odfNumFormat maps an ODF num-format to formatNumber's names.
+func odfNumFormat(f string) string {
+	switch f {
+	case "a":
+		return "lowerLetter"
+	case "A":
+		return "upperLetter"
+	case "i":
+		return "lowerRoman"
+	case "I":
+		return "upperRoman"
+	}
+	return "decimal"
 }
