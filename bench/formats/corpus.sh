@@ -4,8 +4,8 @@
 # LibreOffice's own document and spreadsheet templates, CSV data files),
 # converted into every format by libreoffice and pandoc, each file with a
 # reference text (FILE.ref.txt) made by a reference converter:
-#   html, docx, odt, epub       pandoc -t plain
-#   rtf                         libreoffice --convert-to txt
+#   html, docx, epub            pandoc -t plain
+#   rtf, odt                    libreoffice --convert-to txt
 #   xlsx, ods                   libreoffice --convert-to csv (every sheet)
 #   pptx                        libreoffice --convert-to pdf, then pdftotext
 #   csv                         the file itself
@@ -36,18 +36,24 @@ for filter in 'docx:MS Word 2007 XML' 'odt:writer8' 'rtf:Rich Text Format'; do
   for f in "$out"/page*."$fmt"; do [ -f "$f" ] && plain -f "$fmt" "$f" > "$f.ref.txt"; done
 done
 # pandoc 2.17 reads little of LibreOffice's RTF (23 of 1,327 words of one
-# page): RTF's reference is LibreOffice's own text export.
-rm -rf "$out/tmp/txt"; mkdir -p "$out/tmp/txt"
-so --convert-to 'txt:Text (encoded):UTF8' --outdir "$out/tmp/txt" "$out"/page*.rtf
-for f in "$out"/tmp/txt/page*.txt; do [ -f "$f" ] && cp "$f" "$out/$(basename "$f" .txt).rtf.ref.txt"; done
+# page) and of many of its ODT files (none of some): their reference is
+# LibreOffice's own text export.
+txtref() { # EXT FILES…: FILE.EXT.ref.txt from libreoffice --convert-to txt
+  ext=$1; shift
+  rm -rf "$out/tmp/txt"; mkdir -p "$out/tmp/txt"
+  so --convert-to 'txt:Text (encoded):UTF8' --outdir "$out/tmp/txt" "$@"
+  for f in "$out"/tmp/txt/*.txt; do [ -f "$f" ] && cp "$f" "$out/$(basename "$f" .txt).$ext.ref.txt"; done
+}
+txtref rtf "$out"/page*.rtf
 
 # LibreOffice's templates: real documents made by LibreOffice itself.
 n=0
 for f in $(find /usr/lib/libreoffice/share/template -name '*.ott' | sort | head -12); do
-  n=$((n+1)); cp "$f" "$out/template$n.odt"; plain -f odt "$out/template$n.odt" > "$out/template$n.odt.ref.txt"
+  n=$((n+1)); cp "$f" "$out/template$n.odt"
   cp "$f" "$out/src/template$n.ott"
 done
 so --convert-to docx --outdir "$out" "$out"/src/template*.ott
+txtref odt "$out"/page*.odt "$out"/template*.odt
 for f in "$out"/template*.docx; do [ -f "$f" ] && plain -f docx "$f" > "$f.ref.txt"; done
 
 # Spreadsheets: LibreOffice's templates and CSV data, as XLSX and ODS.

@@ -104,7 +104,7 @@ func run(ctx context.Context, dir string, rounds int, verbose bool) error {
 			t.worstRecall, t.worstName = recall, filepath.Base(path)
 		}
 		if verbose {
-			fmt.Printf("%-24s %-5s recall %5.1f%%  precision %5.1f%%  %6d ref words\n", filepath.Base(path), doc.Format, 100*recall, 100*ratio(m, len(gotW)), len(refW))
+			fmt.Printf("%-24s %-5s recall %5.1f%%  precision %5.1f%%  %6d ref words  %8.2f ms/read\n", filepath.Base(path), doc.Format, 100*recall, 100*ratio(m, len(gotW)), len(refW), elapsed.Seconds()*1000/float64(rounds))
 		}
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 2, 8, 2, ' ', tabwriter.AlignRight)
