@@ -53,7 +53,8 @@ func TestFormatsFixtures(t *testing.T) {
 			"Slide 2\n\nRevenue grew\n\nGlobex ordered 400 widgets\nInitech renewed the contract",
 			"Notes:\nMention the late delivery penalty of 200 EUR.",
 			"Slide 3", "Sign the renewal before the end of April.", "Notes:\nAsk legal about clause seven.",
-		}, []string{"", "", ""}, "Supplier Review", nil},
+			"Slide 4\n\nPrices\n\nProduct | Price\nWidget | 100\nGadget | 50",
+		}, []string{"", "", "", ""}, "Supplier Review", nil},
 		{"report.rtf", "rtf", []string{
 			"Acme Corporation confidential header",
 			"The supplier Globex delivered widgets in March.[1] Payment is due",

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 )
 
@@ -97,15 +98,5 @@ func splitMBOX(b []byte) [][]byte {
 	if in {
 		out = append(out, cur)
 	}
-	return slicesTrim(out)
-}
-
-func slicesTrim(msgs [][]byte) [][]byte {
-	var out [][]byte
-	for _, m := range msgs {
-		if len(bytes.TrimSpace(m)) > 0 {
-			out = append(out, m)
-		}
-	}
-	return out
+	return slices.DeleteFunc(out, func(m []byte) bool { return len(bytes.TrimSpace(m)) == 0 })
 }

@@ -102,14 +102,13 @@ func drawingText(ctx context.Context, a *archive, part string, w *textWriter) er
 	}
 	d := newXMLDecoder(b)
 	var (
-		para    strings.Builder
-		inT     bool
-		skip    int
-		bullet  bool
-		level   int
-		rows    [][]string
-		cell    *strings.Builder
-		inTable int
+		para   strings.Builder
+		inT    bool
+		skip   int
+		bullet bool
+		level  int
+		rows   [][]string
+		cell   *strings.Builder
 	)
 	for {
 		t, err := nextToken(d, part)
@@ -128,8 +127,6 @@ func drawingText(ctx context.Context, a *archive, part string, w *textWriter) er
 			switch e.Name.Local {
 			case "Fallback":
 				skip = 1
-			case "sp":
-				// A shape: its placeholder type decides below.
 			case "ph":
 				switch attr(e, "type") {
 				case "sldNum", "dt", "ftr", "hdr", "sldImg":
@@ -153,7 +150,6 @@ func drawingText(ctx context.Context, a *archive, part string, w *textWriter) er
 			case "tab":
 				para.WriteString("\t")
 			case "tbl":
-				inTable++
 				rows = nil
 			case "tr":
 				rows = append(rows, nil)
@@ -192,7 +188,6 @@ func drawingText(ctx context.Context, a *archive, part string, w *textWriter) er
 				}
 				cell = nil
 			case "tbl":
-				inTable--
 				w.endLines()
 				for _, r := range rows {
 					w.row("", r)
