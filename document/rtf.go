@@ -377,7 +377,7 @@ func (rr *rtfReader) flushBytes() {
 func (rr *rtfReader) text(s string) {
 	for rr.skipChars > 0 && s != "" {
 		// \uN is followed by uc fallback characters for old readers.
-		_, size := firstRune(s)
+		_, size := utf8.DecodeRuneInString(s)
 		s = s[size:]
 		rr.skipChars--
 	}
@@ -392,15 +392,6 @@ func (rr *rtfReader) text(s string) {
 	default:
 		rr.para.WriteString(s)
 	}
-}
-
-func firstRune(s string) (rune, int) {
-	for i, r := range s {
-		if i == 0 {
-			return r, len(string(r))
-		}
-	}
-	return 0, 0
 }
 
 // endGroup closes a header, footer or footnote when its group ends.
@@ -465,7 +456,7 @@ func (rr *rtfReader) endPara() {
 // RTF bullets are often a symbol font's private-use character.
 func listMarker(s string) string {
 	t := strings.TrimLeft(s, " \t")
-	r, size := firstRune(t)
+	r, size := utf8.DecodeRuneInString(t)
 	if r == '•' || r == '·' || r == '▪' || r == '◦' || (r >= 0xF000 && r <= 0xF0FF) {
 		return "- " + strings.TrimLeft(t[size:], " \t")
 	}
