@@ -21,7 +21,7 @@ import (
 
 	"github.com/extractq/extractq"
 	"github.com/extractq/extractq/internal/cli"
-	"github.com/extractq/extractq/internal/cli/input"
+	"github.com/extractq/extractq/internal/intake"
 	"github.com/extractq/extractq/internal/providers"
 	"github.com/extractq/extractq/schema"
 )
@@ -67,11 +67,11 @@ func (f *inputFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.glob, "glob", "", "in folders, only files whose name matches, e.g. '*.txt'")
 	fl.BoolVar(&f.transcode, "transcode", false, "read text that is not UTF-8 as Windows-1252 instead of rejecting it")
 	fl.BoolVar(&f.stdinText, "stdin-text", false, "read stdin (-) as one document even when its first line looks like JSONL")
-	fl.Int64Var(&f.maxDocument, "max-document", input.DefaultMaxDocument, "documents larger than this many bytes are rejected")
+	fl.Int64Var(&f.maxDocument, "max-document", intake.DefaultMaxDocument, "documents larger than this many bytes are rejected")
 }
 
-func (f *inputFlags) reader(stdin io.Reader) *input.Reader {
-	return &input.Reader{Glob: f.glob, Transcode: f.transcode, StdinText: f.stdinText, MaxDocument: f.maxDocument, Stdin: stdin}
+func (f *inputFlags) reader(stdin io.Reader) *intake.Reader {
+	return &intake.Reader{Glob: f.glob, Transcode: f.transcode, StdinText: f.stdinText, MaxDocument: f.maxDocument, Stdin: stdin}
 }
 
 func newExtractCmdWith(deps extractDeps) *cobra.Command {
@@ -204,13 +204,13 @@ func runExtract(cmd *cobra.Command, deps extractDeps, f *extractFlags, args []st
 
 	sum := &summary{start: time.Now(), stderr: cmd.ErrOrStderr()}
 	// The run's context stops the documents at a fatal provider error; the
-	// intake context also stops taking new ones at the first Ctrl-C.
+	// taking context also stops taking new ones at the first Ctrl-C.
 	runCtx, stopRun := context.WithCancelCause(cmd.Context())
 	defer stopRun(nil)
 	var running sync.WaitGroup
 	var inFlight int
 	var inFlightMu sync.Mutex
-	intake, stopSignals := cli.Interruptible(runCtx, func() {
+	taking, stopSignals := cli.Interruptible(runCtx, func() {
 		inFlightMu.Lock()
 		n := inFlight
 		inFlightMu.Unlock()
@@ -224,11 +224,11 @@ func runExtract(cmd *cobra.Command, deps extractDeps, f *extractFlags, args []st
 	defer stopSignals()
 
 	bar.Start(runCtx)
-	counted := countInputs(intake, r, args, done, bar) // stops counting at Ctrl-C too
+	counted := countInputs(taking, r, args, done, bar) // stops counting at Ctrl-C too
 	st := stream.New().WithMaxGoroutines(f.concurrency)
 	var abortOnce sync.Once
 	skipped := 0
-	readErr := r.Read(intake, args, func(d input.Doc) error {
+	readErr := r.Read(taking, args, func(d intake.Doc) error {
 		if done[d.ID] {
 			skipped++
 			return nil
@@ -275,7 +275,7 @@ func runExtract(cmd *cobra.Command, deps extractDeps, f *extractFlags, args []st
 	switch {
 	case context.Cause(runCtx) != nil && !errors.Is(context.Cause(runCtx), context.Canceled):
 		return cli.Usage(context.Cause(runCtx))
-	case cli.WasInterrupted(intake):
+	case cli.WasInterrupted(taking):
 		msg := "interrupted after every document was taken: the running ones finished"
 		if errors.Is(readErr, cli.ErrInterrupted) {
 			msg = "interrupted: the documents not started were not written"
@@ -284,7 +284,7 @@ func runExtract(cmd *cobra.Command, deps extractDeps, f *extractFlags, args []st
 			msg += fmt.Sprintf("; continue with the same command and --resume (it skips the %d ids already in %s)", sum.docs+skipped, f.out)
 		}
 		return cli.Interrupted(errors.New(msg))
-	case readErr != nil && errors.Is(readErr, input.ErrNoDocuments) && skipped > 0:
+	case readErr != nil && errors.Is(readErr, intake.ErrNoDocuments) && skipped > 0:
 		// Everything was done already.
 	case readErr != nil:
 		return cli.Usage(readErr)
@@ -302,7 +302,7 @@ func runExtract(cmd *cobra.Command, deps extractDeps, f *extractFlags, args []st
 // read twice) in the background and gives the total to the progress
 // display; until then the display shows how many were read so far. The
 // returned channel closes when it is done or ctx ends.
-func countInputs(ctx context.Context, r *input.Reader, args []string, skip map[string]bool, bar *cli.Progress) <-chan struct{} {
+func countInputs(ctx context.Context, r *intake.Reader, args []string, skip map[string]bool, bar *cli.Progress) <-chan struct{} {
 	done := make(chan struct{})
 	for _, a := range args {
 		if a == "-" {
@@ -314,7 +314,7 @@ func countInputs(ctx context.Context, r *input.Reader, args []string, skip map[s
 		defer close(done)
 		n := 0
 		counter := *r
-		err := counter.Read(ctx, args, func(d input.Doc) error {
+		err := counter.Read(ctx, args, func(d intake.Doc) error {
 			if skip[d.ID] {
 				return nil
 			}
@@ -526,7 +526,7 @@ type outLine struct {
 // could not be read, or the input rules rejected it.
 const outcomeBadInput = "bad_input"
 
-func extractOne(ctx context.Context, x *extractq.Extractor, s *schema.Schema, d input.Doc) *outLine {
+func extractOne(ctx context.Context, x *extractq.Extractor, s *schema.Schema, d intake.Doc) *outLine {
 	l := &outLine{ID: d.ID}
 	if d.Err != nil {
 		l.Outcome, l.Error = outcomeBadInput, d.Err.Error()

@@ -19,7 +19,7 @@ import (
 	"github.com/extractq/extractq"
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/cli"
-	"github.com/extractq/extractq/internal/cli/input"
+	"github.com/extractq/extractq/internal/intake"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/submit"
 	"github.com/extractq/extractq/internal/providers"
@@ -147,7 +147,7 @@ Example:
 	fl.StringVar(&f.repair, "repair", "", "local repair policy: off, syntax, coerce (default coerce)")
 	cli.ChunkVar(fl, &f.chunk)
 	fl.IntVar(&f.inlineLimit, "inline-limit", jobs.DefaultInlineLimit, "documents larger than this many bytes go to the object store")
-	fl.Int64Var(&f.maxDocument, "max-document", input.DefaultMaxDocument, "documents larger than this many bytes are rejected")
+	fl.Int64Var(&f.maxDocument, "max-document", intake.DefaultMaxDocument, "documents larger than this many bytes are rejected")
 	cmd.AddCommand(newResubmitCmd(&c))
 	return cli.Prepare(cmd)
 }
@@ -162,7 +162,7 @@ func runSubmit(cmd *cobra.Command, c *conn, f *submitFlags, paths []string) erro
 	if f.schemaArg == "" || f.provider == "" {
 		return cli.Usage(errors.New("--schema and --provider are required, e.g. --schema invoice.json --provider openai:gpt-4o-mini"))
 	}
-	r := &input.Reader{Glob: f.glob, Transcode: f.transcode, StdinText: f.stdinText, MaxDocument: f.maxDocument, Stdin: cmd.InOrStdin()}
+	r := &intake.Reader{Glob: f.glob, Transcode: f.transcode, StdinText: f.stdinText, MaxDocument: f.maxDocument, Stdin: cmd.InOrStdin()}
 	if err := r.Check(paths); err != nil {
 		return cli.Usage(err)
 	}
@@ -230,7 +230,7 @@ func runSubmit(cmd *cobra.Command, c *conn, f *submitFlags, paths []string) erro
 	sum, err := sub.Submit(ctx, job, func(fn func(submit.Doc) error) error { return r.Read(ctx, paths, fn) }, bar.submitted)
 	bar.done()
 	switch {
-	case errors.Is(err, input.ErrNoDocuments):
+	case errors.Is(err, intake.ErrNoDocuments):
 		return cli.Usage(err)
 	case cli.WasInterrupted(ctx):
 		printSummary(cmd.OutOrStdout(), errw, job, sum, f.asJSON, nil)

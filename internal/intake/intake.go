@@ -1,4 +1,4 @@
-// Package input is the one document reader of the extractq commands:
+// Package intake is the one document reader of the extractq commands:
 // `extractq extract` and `submit` read files, folders, JSONL and stdin
 // through it, so both accept and reject the same inputs with the same
 // reasons.
@@ -11,7 +11,7 @@
 // document is handed on with its reason (Doc.Err) and the rest is still
 // read; a path named on the command line that does not exist stops
 // everything before any document is read.
-package input
+package intake
 
 import (
 	"bufio"
