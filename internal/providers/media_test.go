@@ -61,7 +61,9 @@ func TestMediaParts(t *testing.T) {
 		},
 		{
 			name: "gemini", spec: "gemini:gemini-2.5-flash",
-			env:   func(u string) env { return env{"GEMINI_API_KEY": "AIzaSyTEST-gemini-key-0123456789abcdefg", "GEMINI_BASE_URL": u} },
+			env: func(u string) env {
+				return env{"GEMINI_API_KEY": "AIzaSyTEST-gemini-key-0123456789abcdefg", "GEMINI_BASE_URL": u}
+			},
 			reply: `{"candidates":[{"content":{"parts":[{"text":"{}"}],"role":"model"},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":10,"candidatesTokenCount":2,"totalTokenCount":12}}`,
 			content: func(b map[string]any) any {
 				return b["contents"].([]any)[0].(map[string]any)["parts"]
