@@ -6,10 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/extractq/extractq/document"
 	"github.com/extractq/extractq/internal/chunk"
+	"github.com/extractq/extractq/internal/retry"
 	"github.com/extractq/extractq/llm"
 	"github.com/extractq/extractq/schema"
 )
@@ -31,26 +34,121 @@ func ExtractDocument(ctx context.Context, doc *document.Document, s *schema.Sche
 	return x.ExtractDocument(ctx, doc, s)
 }
 
+// Input is how a document reaches the model: as text, or (natively) as the
+// pictures and files a model that reads them is shown.
+type Input string
+
+// The inputs.
+const (
+	// InputAuto sends text, and pages without a text layer (scans) as
+	// pictures to a model that reads images. The default.
+	InputAuto Input = "auto"
+	// InputText sends text only: a scanned page must have been read by OCR.
+	InputText Input = "text"
+	// InputNative sends what the model reads natively: the original PDF to
+	// a model that reads PDFs (ExtractOriginal), else every page that has
+	// a picture as one.
+	InputNative Input = "native"
+)
+
+// ParseInput checks an --input value ("" is InputAuto).
+func ParseInput(s string) (Input, error) {
+	switch in := Input(s); in {
+	case "":
+		return InputAuto, nil
+	case InputAuto, InputText, InputNative:
+		return in, nil
+	}
+	return "", fmt.Errorf("%w: input %q: want auto, text or native", ErrConfig, s)
+}
+
+// WithInput says how documents reach the model (default InputAuto).
+func WithInput(in Input) Option { return func(o *options) { o.input = in } }
+
 // ExtractDocument extracts from a document a reader made (ReadDocument,
 // document.Read) as Extract does from text, and keeps its pages to the
 // result: every value's Source says the page it was found on, the range
 // within that page, and its box where the reader has layout.
 //
-// A document with pages that are only pictures (a scan without OCR) cannot
-// be read from text: the error then matches document.ErrNoText and names
-// the remedies.
+// Pages without a text layer (a scan not read by OCR) are shown to the
+// model as pictures when it reads images and the input is not InputText;
+// otherwise the error matches document.ErrNoText and names both remedies.
 func (x *Extractor) ExtractDocument(ctx context.Context, doc *document.Document, s *schema.Schema) (*llm.Result, error) {
+	return x.ExtractOriginal(ctx, doc, nil, s)
+}
+
+// ExtractOriginal is ExtractDocument given also the bytes doc was read
+// from: with InputNative and a model that reads PDFs, a PDF is sent whole
+// (the model sees its layout, tables and pictures) instead of its text.
+func (x *Extractor) ExtractOriginal(ctx context.Context, doc *document.Document, original []byte, s *schema.Schema) (*llm.Result, error) {
 	if doc == nil {
 		return nil, fmt.Errorf("extractq: %w: no document: read one with extractq.ReadDocument or document.Read", ErrConfig)
 	}
-	if pages := imageOnlyPages(doc); len(pages) > 0 {
-		return nil, fmt.Errorf("extractq: %w on pages %v: read them by OCR (document.Options.OCR, e.g. the tesseract command) before extracting", document.ErrNoText, pages)
+	if s == nil {
+		return nil, fmt.Errorf("extractq: %w: no schema: compile one with schema.Compile, schema.CompileFile or schema.FromStruct", ErrConfig)
 	}
-	res, err := x.Extract(ctx, doc.Text, s)
+	text, attach, err := x.native(doc, original)
+	if err != nil {
+		return nil, err
+	}
+	var res *llm.Result
+	if len(attach) == 0 {
+		res, err = x.Extract(ctx, text, s)
+	} else {
+		// Pictures are not split: the document goes whole.
+		cfg := x.cfg
+		cfg.Attachments = attach
+		if res, err = retry.Run(ctx, x.provider, text, s, cfg); err != nil && res == nil {
+			return nil, fmt.Errorf("extractq: %w", err)
+		}
+	}
 	if res != nil {
 		locate(doc, res)
 	}
 	return res, err
+}
+
+// pdfNote stands for the text of a PDF sent whole.
+const pdfNote = "(The document is the attached PDF file.)\n"
+
+// native decides what the model is shown: the text with pictures at the
+// pages that have them, or a note and the whole PDF.
+func (x *Extractor) native(doc *document.Document, original []byte) (string, []retry.Attachment, error) {
+	caps := x.provider.Capabilities()
+	in := x.input
+	if in == "" {
+		in = InputAuto
+	}
+	if in == InputNative && caps.PDF && len(original) > 0 && doc.MediaType == "application/pdf" {
+		return pdfNote, []retry.Attachment{{At: len(pdfNote), Part: llm.Part{Kind: llm.PartFile, MediaType: doc.MediaType, Data: original, Name: doc.Name}}}, nil
+	}
+	unread := imageOnlyPages(doc)
+	var attach []retry.Attachment
+	for _, p := range doc.Pages {
+		if p.Image == nil || in == InputAuto && p.End > p.Start {
+			continue
+		}
+		attach = append(attach, retry.Attachment{At: p.End, Part: llm.Part{Kind: llm.PartImage, MediaType: p.Image.MediaType, Data: p.Image.Data}})
+	}
+	switch {
+	case len(unread) > 0 && (in == InputText || !caps.Images):
+		why := "the input is text"
+		if in != InputText {
+			why = fmt.Sprintf("%s reads no images", x.provider.Name())
+		}
+		return "", nil, fmt.Errorf("extractq: %w on page %s and %s: read them by OCR (install tesseract; document.Options.OCR), or use a model that reads images with input auto or native", document.ErrNoText, joinPages(unread), why)
+	case len(attach) > 0 && !caps.Images:
+		return doc.Text, nil, nil // native asked for, but the text is all this model reads
+	}
+	return doc.Text, attach, nil
+}
+
+func joinPages(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ", ")
 }
 
 // imageOnlyPages lists the pages that are a picture without text.

@@ -2,6 +2,7 @@ package extractq_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -89,6 +90,68 @@ func TestExtractDocumentRefuses(t *testing.T) {
 			}
 			if p.Calls() != 0 {
 				t.Errorf("%d calls to the model, want none", p.Calls())
+			}
+		})
+	}
+}
+
+// TestExtractDocumentNative checks what a model is shown of a document
+// with a scanned page, by input and by what the model reads.
+func TestExtractDocumentNative(t *testing.T) {
+	t.Parallel()
+	s := compile(t, `{"type":"object","properties":{"vendor":{"type":"string"}},"required":["vendor"]}`)
+	scanned := func() *document.Document {
+		text := "Cover letter from ACME Ltd\n"
+		return &document.Document{Text: text, Format: "pdf", MediaType: "application/pdf", Name: "in.pdf", Pages: []document.Page{
+			{Number: 1, Start: 0, End: len(text)},
+			{Number: 2, Start: len(text), End: len(text), Image: &document.Image{MediaType: "image/png", Data: []byte("PAGE2")}},
+		}}
+	}
+	tests := []struct {
+		name          string
+		input         extractq.Input
+		images, pdf   bool
+		original      []byte
+		want          []llm.PartKind // the task message's parts
+		wantErr       error
+		wantErrSubstr string
+	}{
+		{name: "auto shows the scan to a model that reads images", input: extractq.InputAuto, images: true, want: []llm.PartKind{llm.PartImage}},
+		{name: "auto and a model that reads no images", input: extractq.InputAuto, wantErr: document.ErrNoText, wantErrSubstr: "fake:model reads no images"},
+		{name: "text never sends pictures", input: extractq.InputText, images: true, wantErr: document.ErrNoText, wantErrSubstr: "install tesseract"},
+		{name: "native sends the PDF whole", input: extractq.InputNative, images: true, pdf: true, original: []byte("%PDF-1.7"), want: []llm.PartKind{llm.PartFile}},
+		{name: "native without the original sends the pictures", input: extractq.InputNative, images: true, pdf: true, want: []llm.PartKind{llm.PartImage}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := extractqtest.New([]extractqtest.Reply{extractqtest.Text(`{"vendor":"ACME Ltd"}`)}, extractqtest.WithMedia(tc.images, tc.pdf))
+			x, err := extractq.New(extractq.WithProvider(p), extractq.WithInput(tc.input))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := x.ExtractOriginal(t.Context(), scanned(), tc.original, s)
+			if tc.wantErr != nil {
+				if !errors.Is(err, tc.wantErr) || !strings.Contains(err.Error(), tc.wantErrSubstr) || p.Calls() != 0 {
+					t.Fatalf("err = %v after %d calls, want %v mentioning %q before any call", err, p.Calls(), tc.wantErr, tc.wantErrSubstr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			req, _ := p.LastRequest()
+			var kinds []llm.PartKind
+			for _, part := range req.Messages[1].Parts {
+				if part.Kind != llm.PartText {
+					kinds = append(kinds, part.Kind)
+				}
+			}
+			if !slices.Equal(kinds, tc.want) {
+				t.Errorf("parts %v, want %v", kinds, tc.want)
+			}
+			if src := res.Sources["/vendor"]; src.Page != 1 {
+				t.Errorf("vendor source %+v, want page 1", src)
 			}
 		})
 	}
