@@ -1,81 +1,16 @@
 package intake_test
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/extractq/extractq/document"
+	_ "github.com/extractq/extractq/internal/docfake" // the stand-in formats
 	"github.com/extractq/extractq/internal/intake"
 )
-
-// Two stand-in formats registered for these tests, so that intake is tested
-// against the document package's contract without depending on the real
-// decoders: "testpaged" (pages split by form feeds; a page "[scan]" has no
-// text layer, only an image; "PASSWORD x" and "CORRUPT" lines fail) and
-// "testmail" (a body, then "--- NAME" lines each starting an attachment
-// read by the registry, as an e-mail's are).
-func init() {
-	document.Register(document.Format{
-		Name: "testpaged", MediaType: "application/x-testpaged", Extensions: []string{".tpd"}, Version: "7",
-		Match:   func(head []byte, _ io.ReaderAt, _ int64) bool { return bytes.HasPrefix(head, []byte("%TESTPAGED\n")) },
-		Decoder: document.DecoderFunc(decodePaged),
-	})
-	document.Register(document.Format{
-		Name: "testmail", MediaType: "message/x-test", Version: "2",
-		Match:   func(head []byte, _ io.ReaderAt, _ int64) bool { return bytes.HasPrefix(head, []byte("TESTMAIL\n")) },
-		Decoder: document.DecoderFunc(decodeMail),
-	})
-}
-
-func readAll(r io.ReaderAt, size int64) string {
-	b := make([]byte, size)
-	n, _ := r.ReadAt(b, 0)
-	return string(b[:n])
-}
-
-func decodePaged(_ context.Context, r io.ReaderAt, size int64, opts *document.Options) (*document.Document, error) {
-	body := strings.TrimPrefix(readAll(r, size), "%TESTPAGED\n")
-	if pw, ok := strings.CutPrefix(body, "PASSWORD "); ok {
-		want, rest, _ := strings.Cut(pw, "\n")
-		if opts.Password != want {
-			return nil, document.ErrEncrypted
-		}
-		body = rest
-	}
-	if strings.HasPrefix(body, "CORRUPT") {
-		return nil, document.ErrCorrupt
-	}
-	d := &document.Document{Meta: document.Metadata{Title: "paged"}}
-	var text strings.Builder
-	for i, p := range strings.Split(body, "\f") {
-		page := document.Page{Number: i + 1, Start: text.Len()}
-		if p == "[scan]" {
-			page.Image = &document.Image{MediaType: "image/png", Data: []byte("png"), Width: 1, Height: 1}
-		} else {
-			text.WriteString(p)
-		}
-		page.End = text.Len()
-		d.Pages = append(d.Pages, page)
-	}
-	d.Text = text.String()
-	return d, nil
-}
-
-func decodeMail(ctx context.Context, r io.ReaderAt, size int64, opts *document.Options) (*document.Document, error) {
-	parts := strings.Split(strings.TrimPrefix(readAll(r, size), "TESTMAIL\n"), "\n--- ")
-	d := &document.Document{Text: parts[0], Meta: document.Metadata{From: "a@example.com", Subject: "invoice"}}
-	for _, p := range parts[1:] {
-		name, content, _ := strings.Cut(p, "\n")
-		d.Attachments = append(d.Attachments, document.ReadChild(ctx, opts, name, []byte(content)))
-	}
-	return d, nil
-}
 
 type docWant struct {
 	id, text, reason string
@@ -86,15 +21,15 @@ type docWant struct {
 func TestReaderDocuments(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	paged := "%TESTPAGED\nPage one.\fPage two."
-	write(t, dir, "two.tpd", []byte(paged))
-	write(t, dir, "scan.tpd", []byte("%TESTPAGED\nCover.\f[scan]"))
-	write(t, dir, "locked.tpd", []byte("%TESTPAGED\nPASSWORD s3cret\nSecret page."))
-	write(t, dir, "broken.tpd", []byte("%TESTPAGED\nCORRUPT"))
-	write(t, dir, "mail.eml", []byte("TESTMAIL\nPlease find the invoice attached.\n--- invoice.tpd\n%TESTPAGED\nInvoice 42\fTotal 9.50\n--- blob.bin\n\x00\x01\x02"))
-	write(t, dir, "carrier.eml", []byte("TESTMAIL\n  \n--- note.tpd\n%TESTPAGED\nhello"))
+	paged := "%FAKEPDF\nPage one.\fPage two."
+	write(t, dir, "two.fpdf", []byte(paged))
+	write(t, dir, "scan.fpdf", []byte("%FAKEPDF\nCover.\f[scan]"))
+	write(t, dir, "locked.fpdf", []byte("%FAKEPDF\nPASSWORD s3cret\nSecret page."))
+	write(t, dir, "broken.fpdf", []byte("%FAKEPDF\nCORRUPT"))
+	write(t, dir, "mail.eml", []byte("FAKEMAIL\nPlease find the invoice attached.\n--- invoice.fpdf\n%FAKEPDF\nInvoice 42\fTotal 9.50\n--- blob.bin\n\x00\x01\x02"))
+	write(t, dir, "carrier.eml", []byte("FAKEMAIL\n  \n--- note.fpdf\n%FAKEPDF\nhello"))
 	write(t, dir, "unknown.bin", []byte("\x7fELF\x00\x00binary"))
-	write(t, dir, "mail.txt", []byte("TESTMAIL\nbody only"))
+	write(t, dir, "mail.txt", []byte("FAKEMAIL\nbody only"))
 
 	tests := []struct {
 		name   string
@@ -103,47 +38,47 @@ func TestReaderDocuments(t *testing.T) {
 		expect map[string]docWant // by id, relative to dir
 	}{
 		{
-			name: "pages kept, the rest goes on past bad documents", files: []string{"two.tpd", "locked.tpd", "broken.tpd", "unknown.bin"},
+			name: "pages kept, the rest goes on past bad documents", files: []string{"two.fpdf", "locked.fpdf", "broken.fpdf", "unknown.bin"},
 			expect: map[string]docWant{
-				"two.tpd":     {text: "Page one.Page two.", pages: 2},
-				"locked.tpd":  {reason: "read as testpaged: encrypted: the document needs a password: give its password with --password", is: document.ErrEncrypted},
-				"broken.tpd":  {reason: "read as testpaged: corrupt document: repair or re-export it", is: document.ErrCorrupt},
-				"unknown.bin": {reason: "binary data (a NUL byte at offset 4) in no format extractq reads (plain text, testmail, testpaged)", is: document.ErrUnknownFormat},
+				"two.fpdf":     {text: "Page one.Page two.", pages: 2},
+				"locked.fpdf":  {reason: "read as fakepdf: encrypted: the document needs a password: give its password with --password", is: document.ErrEncrypted},
+				"broken.fpdf":  {reason: "read as fakepdf: corrupt document: repair or re-export it", is: document.ErrCorrupt},
+				"unknown.bin": {reason: "binary data (a NUL byte at offset 4) in no format extractq reads (plain text, fakemail, fakepdf)", is: document.ErrUnknownFormat},
 			},
 		},
 		{
-			name: "password", r: intake.Reader{Password: "s3cret"}, files: []string{"locked.tpd"},
-			expect: map[string]docWant{"locked.tpd": {text: "Secret page.", pages: 1}},
+			name: "password", r: intake.Reader{Password: "s3cret"}, files: []string{"locked.fpdf"},
+			expect: map[string]docWant{"locked.fpdf": {text: "Secret page.", pages: 1}},
 		},
 		{
-			name: "scan refused when nothing reads images", files: []string{"scan.tpd"},
-			expect: map[string]docWant{"scan.tpd": {reason: "no text layer on page 2: install tesseract (read by OCR), or use a model that reads images with --input auto or native", is: document.ErrNoText}},
+			name: "scan refused when nothing reads images", files: []string{"scan.fpdf"},
+			expect: map[string]docWant{"scan.fpdf": {reason: "no text layer on page 2: install tesseract (read by OCR), or use a model that reads images with --input auto or native", is: document.ErrNoText}},
 		},
 		{
-			name: "scan kept for a model that reads images", r: intake.Reader{Native: true}, files: []string{"scan.tpd"},
-			expect: map[string]docWant{"scan.tpd": {text: "Cover.", pages: 2}},
+			name: "scan kept for a model that reads images", r: intake.Reader{Native: true}, files: []string{"scan.fpdf"},
+			expect: map[string]docWant{"scan.fpdf": {text: "Cover.", pages: 2}},
 		},
 		{
 			name: "attachments separate", files: []string{"mail.eml", "carrier.eml"},
 			expect: map[string]docWant{
 				"mail.eml":             {text: "Please find the invoice attached."},
-				"mail.eml#invoice.tpd": {text: "Invoice 42Total 9.50", pages: 2},
+				"mail.eml#invoice.fpdf": {text: "Invoice 42Total 9.50", pages: 2},
 				"mail.eml#blob.bin":    {reason: "unknown format", is: document.ErrUnknownFormat},
 				// The empty body is no document of its own; its attachment is.
-				"carrier.eml#note.tpd": {text: "hello", pages: 1},
+				"carrier.eml#note.fpdf": {text: "hello", pages: 1},
 			},
 		},
 		{
 			name: "attachments inline", r: intake.Reader{Attachments: intake.AttachInline}, files: []string{"mail.eml"},
-			expect: map[string]docWant{"mail.eml": {text: "Please find the invoice attached.\n\n--- attachment invoice.tpd ---\n\nInvoice 42Total 9.50", pages: 2}},
+			expect: map[string]docWant{"mail.eml": {text: "Please find the invoice attached.\n\n--- attachment invoice.fpdf ---\n\nInvoice 42Total 9.50", pages: 2}},
 		},
 		{
 			name: "attachments skipped", r: intake.Reader{Attachments: intake.AttachSkip}, files: []string{"mail.eml"},
 			expect: map[string]docWant{"mail.eml": {text: "Please find the invoice attached."}},
 		},
 		{
-			name: "format named overrides the content", r: intake.Reader{Format: "testpaged"}, files: []string{"mail.txt"},
-			expect: map[string]docWant{"mail.txt": {text: "TESTMAIL\nbody only", pages: 1}},
+			name: "format named overrides the content", r: intake.Reader{Format: "fakepdf"}, files: []string{"mail.txt"},
+			expect: map[string]docWant{"mail.txt": {text: "FAKEMAIL\nbody only", pages: 1}},
 		},
 		{
 			name: "the content, not the extension, says the format", files: []string{"mail.txt"},
@@ -208,7 +143,7 @@ func keys(m map[string]intake.Doc) []string {
 func TestReaderDocumentDetails(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	mail := "TESTMAIL\nSee attached.\n--- invoice.tpd\n%TESTPAGED\nInvoice 42\fTotal 9.50"
+	mail := "FAKEMAIL\nSee attached.\n--- invoice.fpdf\n%FAKEPDF\nInvoice 42\fTotal 9.50"
 	write(t, dir, "mail.eml", []byte(mail))
 	var docs []intake.Doc
 	r := intake.Reader{Attachments: intake.AttachInline}
@@ -226,11 +161,11 @@ func TestReaderDocumentDetails(t *testing.T) {
 		t.Errorf("Original = %q, want the file's bytes", d.Original)
 	}
 	var meta map[string]any
-	if err := json.Unmarshal(d.Metadata, &meta); err != nil || meta["format"] != "testmail" || meta["reader"] != "testmail/2" || meta["from"] != "a@example.com" {
+	if err := json.Unmarshal(d.Metadata, &meta); err != nil || meta["format"] != "fakemail" || meta["reader"] != "fakemail/2" || meta["from"] != "a@example.com" {
 		t.Errorf("Metadata = %s (%v), want format, reader and the e-mail's From", d.Metadata, err)
 	}
 	pages := d.Document.Pages
-	if len(pages) != 2 || d.Text[pages[1].Start:pages[1].End] != "Total 9.50" || pages[1].Label != "invoice.tpd" || pages[1].Number != 2 {
+	if len(pages) != 2 || d.Text[pages[1].Start:pages[1].End] != "Total 9.50" || pages[1].Label != "invoice.fpdf" || pages[1].Number != 2 {
 		t.Errorf("inline pages = %+v, want the attachment's two, pointing at its text", pages)
 	}
 }

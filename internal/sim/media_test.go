@@ -5,27 +5,11 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
-	"io"
 	"strings"
 	"testing"
 
-	"github.com/extractq/extractq/document"
+	"github.com/extractq/extractq/internal/docfake"
 )
-
-// A stand-in PDF reader for these tests ("%PDF-sim" then the text layer),
-// so that the simulator's PDF path is tested without the real decoder.
-func init() {
-	document.Register(document.Format{
-		Name: "simtestpdf", MediaType: "application/pdf", Version: "1",
-		Match: func(head []byte, _ io.ReaderAt, _ int64) bool { return bytes.HasPrefix(head, []byte("%PDF-sim\n")) },
-		Decoder: document.DecoderFunc(func(_ context.Context, r io.ReaderAt, size int64, _ *document.Options) (*document.Document, error) {
-			b := make([]byte, size)
-			n, _ := r.ReadAt(b, 0)
-			text := strings.TrimPrefix(string(b[:n]), "%PDF-sim\n")
-			return &document.Document{Text: text, Pages: []document.Page{{Number: 1, End: len(text)}}}, nil
-		}),
-	})
-}
 
 // TestMediaParts sends the document as a PDF file part or a picture in the
 // shape of each API the simulator imitates, and checks that the answer
@@ -34,7 +18,7 @@ func init() {
 func TestMediaParts(t *testing.T) {
 	t.Parallel()
 	_, raw := invoiceSchema(t)
-	pdf := base64.StdEncoding.EncodeToString([]byte("%PDF-sim\n" + testDoc))
+	pdf := base64.StdEncoding.EncodeToString([]byte(docfake.PDF + testDoc))
 	png := base64.StdEncoding.EncodeToString([]byte("\x89PNG\r\n\x1a\nnot really"))
 	head := "Extract the fields below from the document. Answer with JSON only.\n<json-schema>\n" + string(raw) + "\n</json-schema>\n\n<document-0123456789abcdef>\n"
 	tail := "\n</document-0123456789abcdef>"
@@ -105,7 +89,7 @@ func TestMediaTokens(t *testing.T) {
 	}
 	s := New(builtins["clean"], WithImageReader(func(context.Context, string, []byte) (string, error) { return testDoc, nil }))
 	asText := usage(s, head+testDoc)
-	asPDF := usage(s, []any{map[string]any{"type": "text", "text": head}, map[string]any{"type": "file", "file": map[string]any{"file_data": "data:application/pdf;base64," + base64.StdEncoding.EncodeToString([]byte("%PDF-sim\n"+testDoc))}}})
+	asPDF := usage(s, []any{map[string]any{"type": "text", "text": head}, map[string]any{"type": "file", "file": map[string]any{"file_data": "data:application/pdf;base64," + base64.StdEncoding.EncodeToString([]byte(docfake.PDF+testDoc))}}})
 	asImage := usage(s, []any{map[string]any{"type": "text", "text": head}, map[string]any{"type": "image_url", "image_url": map[string]any{"url": "data:image/png;base64,AAAA"}}})
 	if asPDF != asText+pageTokens {
 		t.Errorf("PDF prompt %v tokens, want the text's %v plus a page picture's %d", asPDF, asText, pageTokens)
