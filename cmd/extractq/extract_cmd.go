@@ -20,8 +20,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/extractq/extractq"
-	"github.com/extractq/extractq/internal/cli"
 	"github.com/extractq/extractq/document"
+	"github.com/extractq/extractq/internal/cli"
 	"github.com/extractq/extractq/internal/intake"
 	"github.com/extractq/extractq/internal/providers"
 	"github.com/extractq/extractq/schema"

@@ -40,9 +40,9 @@ func TestReaderDocuments(t *testing.T) {
 		{
 			name: "pages kept, the rest goes on past bad documents", files: []string{"two.fpdf", "locked.fpdf", "broken.fpdf", "unknown.bin"},
 			expect: map[string]docWant{
-				"two.fpdf":     {text: "Page one.Page two.", pages: 2},
-				"locked.fpdf":  {reason: "read as fakepdf: encrypted: the document needs a password: give its password with --password", is: document.ErrEncrypted},
-				"broken.fpdf":  {reason: "read as fakepdf: corrupt document: repair or re-export it", is: document.ErrCorrupt},
+				"two.fpdf":    {text: "Page one.Page two.", pages: 2},
+				"locked.fpdf": {reason: "read as fakepdf: encrypted: the document needs a password: give its password with --password", is: document.ErrEncrypted},
+				"broken.fpdf": {reason: "read as fakepdf: corrupt document: repair or re-export it", is: document.ErrCorrupt},
 				"unknown.bin": {reason: "binary data (a NUL byte at offset 4) in no format extractq reads (plain text, fakemail, fakepdf)", is: document.ErrUnknownFormat},
 			},
 		},
@@ -61,9 +61,9 @@ func TestReaderDocuments(t *testing.T) {
 		{
 			name: "attachments separate", files: []string{"mail.eml", "carrier.eml"},
 			expect: map[string]docWant{
-				"mail.eml":             {text: "Please find the invoice attached."},
+				"mail.eml":              {text: "Please find the invoice attached."},
 				"mail.eml#invoice.fpdf": {text: "Invoice 42Total 9.50", pages: 2},
-				"mail.eml#blob.bin":    {reason: "unknown format", is: document.ErrUnknownFormat},
+				"mail.eml#blob.bin":     {reason: "unknown format", is: document.ErrUnknownFormat},
 				// The empty body is no document of its own; its attachment is.
 				"carrier.eml#note.fpdf": {text: "hello", pages: 1},
 			},
