@@ -826,6 +826,10 @@ func (e *errorReadCloser) Close() error {
 	return e.err
 }
 
+// ObjectID names the indirect object v was read from, or holding it when v
+// is a direct value (extractq: caches are keyed on it).
+func (v Value) ObjectID() (id uint32, gen uint16) { return v.ptr.id, v.ptr.gen }
+
 // RawStream returns where the stream's data begins in the file and its
 // stored length, before any filter or decryption (extractq: page images
 // are passed on as stored, e.g. JPEG). ok is false when v is no stream.
