@@ -388,15 +388,21 @@ func compare(ref, got []string) score {
 	return score{share(1), share(2)}
 }
 
+// failures count the documents each other parser could not read at all
+// (an error or a panic), by parser.
+var failures = map[string]int{}
+
 // rscText is rsc.io/pdf's text: the Content's strings in drawing order.
 func rscText(path string) (text string) {
 	defer func() {
 		if recover() != nil {
+			failures["rsc.io/pdf"]++
 			text = ""
 		}
 	}()
 	f, err := rscpdf.Open(path)
 	if err != nil {
+		failures["rsc.io/pdf"]++
 		return ""
 	}
 	var b strings.Builder
@@ -413,16 +419,19 @@ func rscText(path string) (text string) {
 func ledongthucText(path string) (text string) {
 	defer func() {
 		if recover() != nil {
+			failures["ledongthuc/pdf"]++
 			text = ""
 		}
 	}()
 	f, r, err := ledongthuc.Open(path)
 	if err != nil {
+		failures["ledongthuc/pdf"]++
 		return ""
 	}
 	defer f.Close()
 	rd, err := r.GetPlainText()
 	if err != nil {
+		failures["ledongthuc/pdf"]++
 		return ""
 	}
 	b, _ := io.ReadAll(rd)
@@ -482,6 +491,7 @@ func report(results []result) {
 			fmt.Println("  not read:", f)
 		}
 	}
+	fmt.Printf("documents the other parsers could not open or read: rsc.io/pdf %d, ledongthuc/pdf %d of %d\n", failures["rsc.io/pdf"], failures["ledongthuc/pdf"], len(results))
 	if totalCPU > 0 {
 		fmt.Printf("\nPDF text: %d pages in %v of CPU time (%v wall) with GOMAXPROCS=1: %.0f pages per CPU second\n", totalPages, totalCPU.Round(time.Millisecond), totalTime.Round(time.Millisecond), float64(totalPages)/totalCPU.Seconds())
 	}
