@@ -1,0 +1,103 @@
+package document_test
+
+import (
+	"bytes"
+	"errors"
+	"image"
+	"os"
+	"path/filepath"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/extractq/extractq/document"
+)
+
+// checkDocument asserts what every document read must hold, whatever the
+// input: valid UTF-8, pages in order within the text, blocks within their
+// page, and failures typed.
+func checkDocument(t *testing.T, doc *document.Document, err error) {
+	t.Helper()
+	if err != nil {
+		var de *document.Error
+		if !errors.As(err, &de) {
+			t.Fatalf("error %v (%T) is not a *document.Error", err, err)
+		}
+		return
+	}
+	if !utf8.ValidString(doc.Text) {
+		t.Fatalf("text is not UTF-8: %q", doc.Text)
+	}
+	end := 0
+	for i, p := range doc.Pages {
+		if p.Number != i+1 || p.Start < end || p.End < p.Start || p.End > len(doc.Text) {
+			t.Fatalf("page %d [%d,%d) out of order or outside the text (%d bytes, previous end %d)", p.Number, p.Start, p.End, len(doc.Text), end)
+		}
+		for _, b := range p.Blocks {
+			if b.Start < p.Start || b.End > p.End || b.End < b.Start {
+				t.Fatalf("page %d: block [%d,%d) outside [%d,%d)", p.Number, b.Start, b.End, p.Start, p.End)
+			}
+		}
+		for _, s := range []document.Span{p.Header, p.Footer} {
+			if !s.Empty() && (s.Start < p.Start || s.End > p.End) {
+				t.Fatalf("page %d: running span %v outside the page", p.Number, s)
+			}
+		}
+		if p.Image != nil {
+			cfg, _, err := image.DecodeConfig(bytes.NewReader(p.Image.Data))
+			if err != nil || cfg.Width != p.Image.Width || cfg.Height != p.Image.Height {
+				t.Fatalf("page %d: image does not decode to its %d×%d: %v", p.Number, p.Image.Width, p.Image.Height, err)
+			}
+		}
+		end = p.End
+	}
+}
+
+func addFiles(f *testing.F, glob string) {
+	files, _ := filepath.Glob(glob)
+	for _, name := range files {
+		if b, err := os.ReadFile(name); err == nil {
+			f.Add(b)
+		}
+	}
+}
+
+func FuzzPDF(f *testing.F) {
+	f.Add(makePDF([]genPage{{shows: lines(50, 700, "Hello, fuzz.", "A second line-", "continued.")}}))
+	f.Add(makePDF(runningPages(3)))
+	f.Add(makePDF([]genPage{{jpeg: grayJPEG(f, 16, 16), jw: 16, jh: 16}}))
+	f.Add(makePDF([]genPage{{rotate: 90, shows: []show{{x: 100, y: 50, size: 10, s: "rotated", rot: 1}}}}))
+	addFiles(f, "testdata/*.pdf")
+	f.Fuzz(func(t *testing.T, b []byte) {
+		doc, err := document.ReadBytes(t.Context(), b, document.Options{Format: "pdf", Limits: document.Limits{MaxPages: 50}})
+		checkDocument(t, doc, err)
+	})
+}
+
+func FuzzText(f *testing.F) {
+	f.Add([]byte("plain text"))
+	f.Add(utf16le("UTF-16 text"))
+	f.Add(utf32be("UTF-32 text"))
+	f.Add([]byte("caf\xe9"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, transcode := range []bool{false, true} {
+			doc, err := document.ReadBytes(t.Context(), b, document.Options{Format: "text", Transcode: transcode})
+			checkDocument(t, doc, err)
+			if err == nil && doc.Text == "" {
+				t.Fatal("an empty text read without ErrEmpty")
+			}
+		}
+	})
+}
+
+func FuzzImage(f *testing.F) {
+	f.Add(encodePNG(f, textImage("fuzz")))
+	f.Add(grayJPEG(f, 20, 10))
+	addFiles(f, "testdata/*.webp")
+	f.Fuzz(func(t *testing.T, b []byte) {
+		doc, err := document.ReadBytes(t.Context(), b, document.Options{Limits: document.Limits{MaxImagePixels: 64 * 64}})
+		checkDocument(t, doc, err)
+		if err == nil && doc.Format != "text" && (len(doc.Pages) != 1 || doc.Pages[0].Image.Width*doc.Pages[0].Image.Height > 64*64) {
+			t.Fatalf("an image read as %d pages or over the pixel limit", len(doc.Pages))
+		}
+	})
+}

@@ -1,0 +1,171 @@
+package document_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"image"
+	"image/color"
+	"image/draw"
+	"image/jpeg"
+	"image/png"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"golang.org/x/image/font"
+	"golang.org/x/image/font/basicfont"
+	"golang.org/x/image/math/fixed"
+	"golang.org/x/image/tiff"
+
+	"github.com/extractq/extractq/document"
+)
+
+func encodePNG(t testing.TB, img image.Image) []byte {
+	var buf bytes.Buffer
+	if err := (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func TestImage(t *testing.T) {
+	t.Parallel()
+	small := image.NewRGBA(image.Rect(0, 0, 40, 30))
+	draw.Draw(small, small.Bounds(), image.NewUniform(color.RGBA{10, 200, 30, 255}), image.Point{}, draw.Src)
+	var tif, jpg bytes.Buffer
+	if err := tiff.Encode(&tif, small, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := jpeg.Encode(&jpg, small, nil); err != nil {
+		t.Fatal(err)
+	}
+	webp, err := os.ReadFile("testdata/tiny.webp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 50 megapixels, gray: downscaled to the limit from its header's size.
+	big := image.NewGray(image.Rect(0, 0, 8660, 5774))
+	for y := 0; y < big.Rect.Dy(); y += 97 {
+		for x := range big.Rect.Dx() {
+			big.Pix[y*big.Stride+x] = 0xFF
+		}
+	}
+	bigPNG := encodePNG(t, big)
+	tests := []struct {
+		name      string
+		in        []byte
+		format    string
+		media     string
+		w, h      int
+		sameBytes bool
+	}{
+		{name: "png passes as is", in: encodePNG(t, small), format: "png", media: "image/png", w: 40, h: 30, sameBytes: true},
+		{name: "jpeg passes as is", in: jpg.Bytes(), format: "jpeg", media: "image/jpeg", w: 40, h: 30, sameBytes: true},
+		{name: "tiff becomes png", in: tif.Bytes(), format: "tiff", media: "image/png", w: 40, h: 30},
+		{name: "webp becomes png", in: webp, format: "webp", media: "image/png", w: 64, h: 48},
+		{name: "50 megapixels downscaled", in: bigPNG, format: "png", media: "image/png", w: 1920, h: 1280},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			doc, err := document.ReadBytes(t.Context(), tt.in, document.Options{Name: "scan"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if doc.Format != tt.format || len(doc.Pages) != 1 || doc.Pages[0].Image == nil {
+				t.Fatalf("read as %s, %d pages", doc.Format, len(doc.Pages))
+			}
+			img := doc.Pages[0].Image
+			if img.MediaType != tt.media || img.Width != tt.w || img.Height != tt.h {
+				t.Errorf("image = %s %d×%d, want %s %d×%d", img.MediaType, img.Width, img.Height, tt.media, tt.w, tt.h)
+			}
+			if img.Width*img.Height > document.DefaultLimits.MaxImagePixels {
+				t.Errorf("image is %d pixels, over the limit", img.Width*img.Height)
+			}
+			if got := bytes.Equal(img.Data, tt.in); got != tt.sameBytes {
+				t.Errorf("image bytes kept as is = %v, want %v", got, tt.sameBytes)
+			}
+			cfg, _, err := image.DecodeConfig(bytes.NewReader(img.Data))
+			if err != nil || cfg.Width != img.Width || cfg.Height != img.Height {
+				t.Errorf("the image data does not decode to its stated size: %v %+v", err, cfg)
+			}
+			if doc.Text != "" || len(doc.Scanned()) != 1 {
+				t.Errorf("text %q, scanned %v", doc.Text, doc.Scanned())
+			}
+		})
+	}
+}
+
+func TestImageBad(t *testing.T) {
+	t.Parallel()
+	header := encodePNG(t, image.NewGray(image.Rect(0, 0, 20, 20)))
+	huge := bytes.Clone(header)
+	// IHDR's width and height (bytes 16–23) claim 20,000 × 20,000 pixels.
+	copy(huge[16:24], []byte{0, 0, 0x4e, 0x20, 0, 0, 0x4e, 0x20})
+	binary.BigEndian.PutUint32(huge[29:33], crc32.ChecksumIEEE(huge[12:29]))
+	tests := []struct {
+		name    string
+		in      []byte
+		wantErr error
+	}{
+		{name: "truncated png", in: header[:30], wantErr: document.ErrCorrupt},
+		{name: "400 megapixels refused from the header", in: huge, wantErr: document.ErrTooLarge},
+		{name: "jpeg magic only", in: []byte{0xFF, 0xD8, 0xFF, 0xE0, 0, 0x10}, wantErr: document.ErrCorrupt},
+		{name: "unknown binary", in: []byte{0x7f, 'E', 'L', 'F', 2, 1, 1, 0, 0, 0}, wantErr: document.ErrUnknownFormat},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := document.ReadBytes(t.Context(), tt.in, document.Options{Name: "bad.bin"})
+			if !errors.Is(err, tt.wantErr) || !strings.Contains(err.Error(), "bad.bin") {
+				t.Fatalf("err = %v, want %v naming bad.bin", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// textImage draws s in a bitmap font, scaled up so OCR can read it.
+func textImage(s string) image.Image {
+	const scale = 4
+	small := image.NewGray(image.Rect(0, 0, 7*len(s)+20, 30))
+	draw.Draw(small, small.Bounds(), image.White, image.Point{}, draw.Src)
+	d := font.Drawer{Dst: small, Src: image.Black, Face: basicfont.Face7x13, Dot: fixed.P(10, 20)}
+	d.DrawString(s)
+	big := image.NewGray(image.Rect(0, 0, small.Rect.Dx()*scale, small.Rect.Dy()*scale))
+	for y := range big.Rect.Dy() {
+		for x := range big.Rect.Dx() {
+			big.Pix[y*big.Stride+x] = small.Pix[(y/scale)*small.Stride+x/scale]
+		}
+	}
+	return big
+}
+
+func TestTesseract(t *testing.T) {
+	t.Parallel()
+	ocr, err := document.NewTesseract()
+	if err != nil {
+		if !errors.Is(err, document.ErrNoOCR) || !strings.Contains(err.Error(), "apt-get install tesseract-ocr") || !strings.Contains(err.Error(), "--input native") {
+			t.Fatalf("err = %v, want ErrNoOCR naming both remedies", err)
+		}
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("tesseract is required under CI (.ci/run installs tesseract-ocr): %v", err)
+		}
+		t.Skipf("tesseract is not installed: %v", err)
+	}
+	doc, err := document.ReadBytes(t.Context(), encodePNG(t, textImage("INVOICE 4217 TOTAL")), document.Options{OCR: ocr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(doc.Text, "4217 TOTAL") || doc.Pages[0].End != len(doc.Text) {
+		t.Errorf("OCR text = %q, page %+v", doc.Text, doc.Pages[0])
+	}
+	if _, err := (&document.Tesseract{Path: ocr.Path, Languages: "xx-none"}).Recognize(t.Context(), doc.Pages[0].Image); err == nil || !strings.Contains(err.Error(), "tesseract-ocr-xx-none") {
+		t.Errorf("missing language: err = %v, want the package to install", err)
+	}
+	if _, err := exec.LookPath("tesseract"); err != nil {
+		t.Fatal("NewTesseract found a command LookPath does not")
+	}
+}

@@ -1,0 +1,587 @@
+package document
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/extractq/extractq/document/internal/pdf"
+)
+
+// The PDF reader: internal/pdf (a patched copy of github.com/ledongthuc/pdf)
+// parses the file (objects,
+// streams, fonts' Unicode maps, RC4/AES-128 decryption); the content
+// interpreter (pdf_content.go) places every glyph, and the layout layer
+// (pdf_layout.go) makes reading order, tables and pages of them.
+// doc/documents-pdf.md says why this parser, by measurement.
+
+func init() {
+	Register(Format{
+		Name:       "pdf",
+		MediaType:  "application/pdf",
+		Extensions: []string{".pdf"},
+		Version:    "1",
+		Match: func(head []byte, _ io.ReaderAt, _ int64) bool {
+			return bytes.Contains(head[:min(len(head), 1024)], []byte("%PDF-"))
+		},
+		Priority: 100,
+		Decoder:  DecoderFunc(decodePDF),
+	})
+}
+
+// pdfPage is one page read, its offsets relative to its own text, before
+// the pages are joined and running headers and footers judged.
+type pdfPage struct {
+	text          string
+	blocks        []Block
+	header        Span // the first block, when it sits at the top
+	footer        Span // the last block, when it sits at the bottom
+	hkey, fkey    string
+	width, height float64
+	image         *Image
+}
+
+func decodePDF(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (doc *Document, err error) {
+	defer func() {
+		// The parser reports malformed input by panicking; none may escape.
+		if p := recover(); p != nil {
+			doc, err = nil, fmt.Errorf("%w: the PDF parser failed: %v (at %s)", ErrCorrupt, p, firstFrame(debug.Stack()))
+		}
+	}()
+	rd, file, recovered, err := openPDF(r, size, opts.Password)
+	if err != nil {
+		return nil, err
+	}
+	doc = &Document{}
+	if recovered {
+		doc.Warnings = append(doc.Warnings, "the cross-reference table is broken: objects were found by scanning the file")
+	}
+	doc.Meta = pdfMeta(rd)
+	encrypted := rd.Trailer().Key("Encrypt").Kind() != pdf.Null
+
+	var pages []pdfPage
+	fonts := map[string]*font{} // shared by the pages: a font's Unicode map is parsed once
+	n := 0
+	walkErr := walkPages(rd.Trailer().Key("Root").Key("Pages"), func(p pdf.Page, attrs pageAttrs) error {
+		n++
+		if n > opts.Limits.MaxPages {
+			return fmt.Errorf("%w: more than %d pages (raise Limits.MaxPages, or split the document)", ErrTooLarge, opts.Limits.MaxPages)
+		}
+		if err := context.Cause(ctx); err != nil {
+			return err
+		}
+		pg, warn := readPDFPage(ctx, file, p, attrs, fonts, n, encrypted, opts)
+		if warn != "" {
+			doc.Warnings = append(doc.Warnings, warn)
+		}
+		pages = append(pages, pg)
+		return nil
+	})
+	if walkErr != nil {
+		return nil, walkErr
+	}
+	if len(pages) == 0 {
+		return nil, fmt.Errorf("%w: no pages found", ErrCorrupt)
+	}
+	assemblePDF(doc, pages, opts.DropRunning)
+	if strings.TrimSpace(doc.Text) == "" && len(doc.Scanned()) == 0 {
+		return nil, fmt.Errorf("%w: none of its %d pages has text or a page image; the text may be drawn as vector outlines (pass it as an image to a model that reads images)", ErrNoText, len(pages))
+	}
+	return doc, nil
+}
+
+// firstFrame picks the parser's own frame out of a panic's stack, so an
+// error names where the parser gave up.
+func firstFrame(stack []byte) string {
+	for _, ln := range strings.Split(string(stack), "\n") {
+		if strings.Contains(ln, "document/internal/pdf/") && strings.Contains(ln, ".go:") {
+			return strings.TrimSpace(ln[strings.LastIndex(ln, "/")+1:])
+		}
+	}
+	return "unknown"
+}
+
+// openPDF opens the file, with the empty password and then opts' one; a
+// file whose cross-reference table does not load is opened again over
+// objects found by scanning it.
+func openPDF(r io.ReaderAt, size int64, password string) (rd *pdf.Reader, file io.ReaderAt, recovered bool, err error) {
+	r = fixHeader(r)
+	open := func(r io.ReaderAt, size int64) (*pdf.Reader, error) {
+		tried := false
+		return pdf.NewReaderEncrypted(r, size, func() string {
+			if tried {
+				return ""
+			}
+			tried = true
+			return password
+		})
+	}
+	rd, err = open(r, size)
+	if err == nil {
+		if _, err = checkOpen(rd); err == nil {
+			return rd, r, false, nil
+		}
+	}
+	if encErr := encryptionError(err, password); encErr != nil {
+		return nil, nil, false, encErr
+	}
+	fixed, fixedSize, ok := rebuildXref(r, size)
+	if !ok {
+		return nil, nil, false, fmt.Errorf("%w: %v; no objects could be recovered from it", ErrCorrupt, err)
+	}
+	rd2, err2 := open(fixed, fixedSize)
+	if err2 == nil {
+		_, err2 = checkOpen(rd2)
+	}
+	if err2 != nil {
+		if encErr := encryptionError(err2, password); encErr != nil {
+			return nil, nil, false, encErr
+		}
+		return nil, nil, false, fmt.Errorf("%w: %v; recovery by scanning for objects failed too: %v", ErrCorrupt, err, err2)
+	}
+	return rd2, fixed, true, nil
+}
+
+// checkOpen makes sure the document's catalog and page tree resolve.
+func checkOpen(rd *pdf.Reader) (n int, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%v", p)
+		}
+	}()
+	pages := rd.Trailer().Key("Root").Key("Pages")
+	if pages.Kind() != pdf.Dict {
+		return 0, errors.New("no page tree")
+	}
+	return int(pages.Key("Count").Int64()), nil
+}
+
+func encryptionError(err error, password string) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, pdf.ErrInvalidPassword):
+		if password != "" {
+			return fmt.Errorf("%w: the password given does not open it", ErrEncrypted)
+		}
+		return fmt.Errorf("%w: it does not open with the empty user password; pass its password (Options.Password)", ErrEncrypted)
+	case strings.Contains(err.Error(), "encryption"):
+		return fmt.Errorf("%w: %v (decrypt it first, e.g. qpdf --decrypt)", ErrEncrypted, err)
+	}
+	return nil
+}
+
+// fixHeader presents a header the parser accepts ("%PDF-1.x" and an end of
+// line) over files whose header says 2.0, carries junk, or ends in a space:
+// the header is a comment, so the rest reads the same.
+func fixHeader(r io.ReaderAt) io.ReaderAt {
+	head := make([]byte, 9)
+	r.ReadAt(head, 0)
+	if bytes.HasPrefix(head, []byte("%PDF-1.")) && head[7] >= '0' && head[7] <= '7' && (head[8] == '\n' || head[8] == '\r') {
+		return r
+	}
+	return &patchedReaderAt{r: r, patch: []byte("%PDF-1.7\n")}
+}
+
+// patchedReaderAt reads r with its first bytes replaced by patch.
+type patchedReaderAt struct {
+	r     io.ReaderAt
+	patch []byte
+}
+
+func (p *patchedReaderAt) ReadAt(b []byte, off int64) (int, error) {
+	n, err := p.r.ReadAt(b, off)
+	for i := 0; i < n && off+int64(i) < int64(len(p.patch)); i++ {
+		b[i] = p.patch[off+int64(i)]
+	}
+	return n, err
+}
+
+var objRE = regexp.MustCompile(`(?:^|[\r\n\s])(\d{1,10})\s+(\d{1,5})\s+obj\b`)
+
+// rebuildXref scans the file for "N G obj" and appends a fresh
+// cross-reference table and trailer naming the catalog it found, the way
+// viewers repair a broken or truncated file. The last definition of an
+// object wins, as with incremental updates.
+func rebuildXref(r io.ReaderAt, size int64) (io.ReaderAt, int64, bool) {
+	const chunk, overlap = 1 << 20, 64
+	offsets := map[int]int64{}
+	var root, info int
+	buf := make([]byte, chunk+overlap)
+	for base := int64(0); base < size; base += chunk {
+		n, _ := r.ReadAt(buf[:min(int64(len(buf)), size-base)], base)
+		b := buf[:n]
+		for _, m := range objRE.FindAllSubmatchIndex(b, -1) {
+			if m[0] >= chunk { // found again in the next chunk
+				continue
+			}
+			id, _ := strconv.Atoi(string(b[m[2]:m[3]]))
+			if id <= 0 || id > 10_000_000 {
+				continue
+			}
+			off := base + int64(m[2])
+			offsets[id] = off
+			tail := b[m[1]:min(len(b), m[1]+512)]
+			if end := bytes.Index(tail, []byte("endobj")); end >= 0 {
+				tail = tail[:end]
+			}
+			compact := bytes.ReplaceAll(tail, []byte(" "), nil)
+			switch {
+			case bytes.Contains(compact, []byte("/Type/Catalog")):
+				root = id
+			case bytes.Contains(compact, []byte("/Producer")) || bytes.Contains(compact, []byte("/Creator")):
+				if !bytes.Contains(compact, []byte("stream")) {
+					info = id
+				}
+			}
+		}
+	}
+	if root == 0 {
+		return nil, 0, false
+	}
+	maxID := 0
+	for id := range offsets {
+		maxID = max(maxID, id)
+	}
+	var x bytes.Buffer
+	x.WriteString("\nxref\n")
+	fmt.Fprintf(&x, "0 %d\n0000000000 65535 f\r\n", maxID+1)
+	for id := 1; id <= maxID; id++ {
+		if off, ok := offsets[id]; ok {
+			fmt.Fprintf(&x, "%010d 00000 n\r\n", off)
+		} else {
+			x.WriteString("0000000000 00000 f\r\n")
+		}
+	}
+	fmt.Fprintf(&x, "trailer\n<< /Size %d /Root %d 0 R", maxID+1, root)
+	if info != 0 {
+		fmt.Fprintf(&x, " /Info %d 0 R", info)
+	}
+	fmt.Fprintf(&x, " >>\nstartxref\n%d\n%%%%EOF\n", size+1)
+	return &appendedReaderAt{r: r, size: size, tail: x.Bytes()}, size + int64(x.Len()), true
+}
+
+// appendedReaderAt reads r followed by tail.
+type appendedReaderAt struct {
+	r    io.ReaderAt
+	size int64
+	tail []byte
+}
+
+func (a *appendedReaderAt) ReadAt(b []byte, off int64) (int, error) {
+	n := 0
+	if off < a.size {
+		m, err := a.r.ReadAt(b[:min(int64(len(b)), a.size-off)], off)
+		n = m
+		if err != nil && !errors.Is(err, io.EOF) {
+			return n, err
+		}
+		if m < len(b) && off+int64(m) < a.size {
+			return n, io.ErrUnexpectedEOF
+		}
+	}
+	if n < len(b) {
+		t := off + int64(n) - a.size
+		if t >= int64(len(a.tail)) {
+			return n, io.EOF
+		}
+		n += copy(b[n:], a.tail[t:])
+	}
+	if n < len(b) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// pageAttrs are the attributes a page inherits from the nodes above it in
+// the page tree. They are carried down the walk: looking them up through
+// /Parent would parse the (possibly huge) parent node again for every page.
+type pageAttrs struct {
+	resources, mediaBox, cropBox, rotate pdf.Value
+}
+
+func (a pageAttrs) under(v pdf.Value) pageAttrs {
+	for key, slot := range map[string]*pdf.Value{"Resources": &a.resources, "MediaBox": &a.mediaBox, "CropBox": &a.cropBox, "Rotate": &a.rotate} {
+		if x := v.Key(key); !x.IsNull() {
+			*slot = x
+		}
+	}
+	return a
+}
+
+// walkPages calls fn for every page of the tree in order, one at a time (a
+// 10,000-page file never holds more than its path in the tree), guarding
+// against cycles and absurd depth.
+func walkPages(node pdf.Value, fn func(pdf.Page, pageAttrs) error) error {
+	seen := map[string]bool{}
+	var walk func(v pdf.Value, attrs pageAttrs, depth int) error
+	walk = func(v pdf.Value, attrs pageAttrs, depth int) error {
+		if depth > 64 {
+			return fmt.Errorf("%w: the page tree is nested deeper than 64", ErrCorrupt)
+		}
+		attrs = attrs.under(v)
+		kids := v.Key("Kids")
+		if v.Key("Type").Name() == "Page" || (kids.Kind() != pdf.Array && v.Key("Contents").Kind() != pdf.Null) {
+			return fn(pdf.Page{V: v}, attrs)
+		}
+		for i := 0; i < kids.Len(); i++ {
+			k := kids.Index(i)
+			if k.Kind() != pdf.Dict {
+				continue
+			}
+			if k.Key("Type").Name() != "Page" {
+				// Intermediate nodes are few: remember them to break cycles.
+				id := k.String()
+				if seen[id] {
+					return fmt.Errorf("%w: the page tree loops", ErrCorrupt)
+				}
+				seen[id] = true
+			}
+			if err := walk(k, attrs, depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return walk(node, pageAttrs{}, 0)
+}
+
+func pdfMeta(rd *pdf.Reader) (m Metadata) {
+	defer func() { recover() }() // metadata is optional: a broken Info dict loses only it
+	info := rd.Trailer().Key("Info")
+	m.Title = strings.TrimSpace(info.Key("Title").Text())
+	m.Author = strings.TrimSpace(info.Key("Author").Text())
+	m.Subject = strings.TrimSpace(info.Key("Subject").Text())
+	for _, k := range []string{"Producer", "Creator", "Keywords"} {
+		if v := strings.TrimSpace(info.Key(k).Text()); v != "" {
+			if m.Other == nil {
+				m.Other = map[string]string{}
+			}
+			m.Other[k] = v
+		}
+	}
+	return m
+}
+
+// pageBox is the page's visible box (CropBox, else MediaBox), default
+// US Letter.
+func pageBox(attrs pageAttrs) (x0, y0, x1, y1 float64) {
+	b := attrs.cropBox
+	if b.Len() != 4 {
+		b = attrs.mediaBox
+	}
+	if b.Len() != 4 {
+		return 0, 0, 612, 792
+	}
+	x0, y0, x1, y1 = b.Index(0).Float64(), b.Index(1).Float64(), b.Index(2).Float64(), b.Index(3).Float64()
+	return min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1)
+}
+
+// readPDFPage reads one page: its glyphs laid out, or, when it has no text
+// layer, its page image (and the OCR's text when opts.OCR is set).
+func readPDFPage(ctx context.Context, file io.ReaderAt, p pdf.Page, attrs pageAttrs, fonts map[string]*font, num int, encrypted bool, opts *Options) (pg pdfPage, warn string) {
+	bx0, by0, bx1, by1 := pageBox(attrs)
+	pg.width, pg.height = bx1-bx0, by1-by0
+	in := &interpreter{fonts: fonts}
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				warn = fmt.Sprintf("page %d: its content is partly unreadable (%v): the text before the fault is kept", num, r)
+			}
+		}()
+		in.run(p.V.Key("Contents"), gstate{ctm: identity, th: 1, resources: attrs.resources})
+	}()
+	rotate := ((int(attrs.rotate.Int64())%360+360)%360 + 45) / 90 % 4
+	if len(in.glyphs) == 0 {
+		if w := pageImageOf(ctx, &pg, file, in.images, encrypted, num, opts); w != "" {
+			if warn != "" {
+				warn += "; "
+			}
+			warn += w
+		}
+		return pg, warn
+	}
+	layoutPage(&pg, in.glyphs, rotate, bx0, by1)
+	return pg, warn
+}
+
+// layoutPage turns the page's glyphs into its text, blocks and running
+// header and footer candidates. Glyphs of each baseline direction are laid
+// out apart, the page's main direction first, so a rotated page (or
+// rotated content) reads like an upright one.
+func layoutPage(pg *pdfPage, gs []glyph, rotate int, bx0, by1 float64) {
+	var count [4]int
+	for i := range gs {
+		gs[i].x -= bx0
+		gs[i].y -= by1 - pg.height // origin at the box's bottom left
+		count[gs[i].dir] += len(gs[i].s)
+	}
+	dirs := []int{0, 1, 2, 3}
+	slices.SortStableFunc(dirs, func(a, b int) int { return count[b] - count[a] })
+	var b strings.Builder
+	for di, dir := range dirs {
+		if count[dir] == 0 {
+			continue
+		}
+		var sub []glyph
+		for _, g := range gs {
+			if g.dir == dir {
+				sub = append(sub, g)
+			}
+		}
+		runs := buildRuns(sub, dir, pg.height)
+		leaves := cut(runs, false, nil, 0)
+		cols := tableColumns(leaves)
+		for li, l := range leaves {
+			t := l.text(cols[li])
+			if t == "" {
+				continue
+			}
+			if b.Len() > 0 {
+				prev := leaves[max(li-1, 0)]
+				if li == 0 || l.column || l.y0-prev.y1 > 0.8*l.size || l.x0 >= prev.x1 {
+					b.WriteString("\n\n")
+				} else {
+					b.WriteByte('\n')
+				}
+			}
+			start := b.Len()
+			b.WriteString(t)
+			pg.blocks = append(pg.blocks, Block{Start: start, End: b.Len(), Box: l.box})
+			if di != 0 {
+				continue
+			}
+			// Running header and footer candidates: the first and last
+			// block of the main direction, near the page's top or bottom
+			// edge (in reading space, so rotated pages count too).
+			_, top := toReading(0, pg.height, dir)
+			_, bottom := toReading(pg.width, 0, dir)
+			if dir == 1 || dir == 3 {
+				_, top = toReading(pg.width, pg.height, dir)
+				_, bottom = toReading(0, 0, dir)
+			}
+			lo, hi := min(top, bottom), max(top, bottom)
+			margin := 0.12 * (hi - lo)
+			if li == 0 && l.y1 < lo+margin && len(leaves) > 1 {
+				pg.header = Span{start, b.Len()}
+				pg.hkey = runningKey(t)
+			}
+			if li == len(leaves)-1 && l.y0 > hi-margin && len(leaves) > 1 {
+				pg.footer = Span{start, b.Len()}
+				pg.fkey = runningKey(t)
+			}
+		}
+	}
+	_ = rotate // glyph directions already include the page's own rotation of its content
+	pg.text = b.String()
+}
+
+// tableColumns finds the tables among a page's leaves: within a leaf, or
+// across a run of short leaves (a table whose rows are set apart by
+// padding is cut into one leaf a row).
+func tableColumns(leaves []leaf) []columns {
+	cols := make([]columns, len(leaves))
+	for i := range leaves {
+		cols[i] = findColumns(leaves[i].lines, leaves[i].size)
+	}
+	for i := 0; i < len(leaves); {
+		j := i
+		var lines [][]run
+		for j < len(leaves) && len(leaves[j].lines) <= 2 && cols[j].empty() && (j == i || !leaves[j].column) {
+			lines = append(lines, leaves[j].lines...)
+			j++
+		}
+		if j-i >= 2 {
+			if g := findColumns(lines, leaves[i].size); !g.empty() {
+				for k := i; k < j; k++ {
+					cols[k] = g
+				}
+			}
+		}
+		i = max(j, i+1)
+	}
+	return cols
+}
+
+// runningKey normalises a header or footer so that the same line on every
+// page matches: page numbers and case do not count.
+func runningKey(s string) string {
+	f := strings.Fields(strings.Map(func(r rune) rune {
+		if unicode.IsDigit(r) {
+			return '#'
+		}
+		return unicode.ToLower(r)
+	}, s))
+	return strings.Join(f, " ")
+}
+
+// assemblePDF joins the pages into doc.Text, marks running headers and
+// footers (those on at least half the pages, and two), and drops them when
+// asked.
+func assemblePDF(doc *Document, pages []pdfPage, drop bool) {
+	hcount, fcount := map[string]int{}, map[string]int{}
+	for _, p := range pages {
+		if p.hkey != "" {
+			hcount[p.hkey]++
+		}
+		if p.fkey != "" {
+			fcount[p.fkey]++
+		}
+	}
+	need := max(2, (len(pages)+1)/2)
+	var b strings.Builder
+	for i, p := range pages {
+		if i > 0 {
+			b.WriteString("\n\n")
+		}
+		text, blocks := p.text, p.blocks
+		var header, footer Span
+		if p.hkey != "" && hcount[p.hkey] >= need {
+			header = p.header
+		}
+		if p.fkey != "" && fcount[p.fkey] >= need && p.footer != p.header {
+			footer = p.footer
+		}
+		if drop && (!header.Empty() || !footer.Empty()) {
+			lo, hi := 0, len(text)
+			if !header.Empty() {
+				lo = header.End
+			}
+			if !footer.Empty() {
+				hi = footer.Start
+			}
+			hi = max(lo, hi)
+			inner := strings.TrimSpace(text[lo:hi])
+			shift := lo + strings.Index(text[lo:hi], inner)
+			var kept []Block
+			for _, bl := range blocks {
+				if bl.Start >= shift && bl.End <= shift+len(inner) {
+					kept = append(kept, Block{Start: bl.Start - shift, End: bl.End - shift, Box: bl.Box})
+				}
+			}
+			text, blocks, header, footer = inner, kept, Span{}, Span{}
+		}
+		start := b.Len()
+		b.WriteString(text)
+		page := Page{Number: i + 1, Start: start, End: b.Len(), Width: p.width, Height: p.height, Image: p.image}
+		for _, bl := range blocks {
+			page.Blocks = append(page.Blocks, Block{Start: bl.Start + start, End: bl.End + start, Box: bl.Box})
+		}
+		if !header.Empty() {
+			page.Header = Span{header.Start + start, header.End + start}
+		}
+		if !footer.Empty() {
+			page.Footer = Span{footer.Start + start, footer.End + start}
+		}
+		doc.Pages = append(doc.Pages, page)
+	}
+	doc.Text = b.String()
+}

@@ -1,0 +1,338 @@
+package document
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/extractq/extractq/document/internal/pdf"
+)
+
+// glyph is one shown character (or a font's ligature, several) with its
+// position in page space: baseline origin (x, y), advance w along the
+// baseline, size the font's size in page space, and the baseline's
+// direction in quarter turns (0: left to right, 1: bottom to top, …).
+type glyph struct {
+	s       string
+	x, y, w float64
+	size    float64
+	dir     int
+}
+
+// pageImage is an image XObject drawn on a page: its name in the
+// resources, and the page area it covers.
+type pageImage struct {
+	xobj pdf.Value
+	area float64
+}
+
+type matrix [6]float64 // a b c d e f, as in PDF
+
+var identity = matrix{1, 0, 0, 1, 0, 0}
+
+// mul is m × n: m applied first.
+func (m matrix) mul(n matrix) matrix {
+	return matrix{
+		m[0]*n[0] + m[1]*n[2], m[0]*n[1] + m[1]*n[3],
+		m[2]*n[0] + m[3]*n[2], m[2]*n[1] + m[3]*n[3],
+		m[4]*n[0] + m[5]*n[2] + n[4], m[4]*n[1] + m[5]*n[3] + n[5],
+	}
+}
+
+func (m matrix) apply(x, y float64) (float64, float64) {
+	return x*m[0] + y*m[2] + m[4], x*m[1] + y*m[3] + m[5]
+}
+
+// font is what the interpreter needs of a font: how to split codes, their
+// Unicode text, and their advances (in 1/1000 text space).
+type font struct {
+	enc       pdf.TextEncoding
+	cid       bool // Type0: two-byte codes
+	first     int
+	widths    []float64
+	cidWidths map[int]float64
+	dw        float64 // default width
+}
+
+func loadFont(v pdf.Value) *font {
+	f := &font{dw: 500}
+	pf := pdf.Font{V: v}
+	f.enc = pf.Encoder()
+	if f.enc == nil {
+		f.enc = nopEncoding{}
+	}
+	if v.Key("Subtype").Name() == "Type0" {
+		f.cid = true
+		d := v.Key("DescendantFonts").Index(0)
+		f.dw = 1000
+		if dw := d.Key("DW"); dw.Kind() == pdf.Integer || dw.Kind() == pdf.Real {
+			f.dw = dw.Float64()
+		}
+		f.cidWidths = map[int]float64{}
+		w := d.Key("W")
+		for i := 0; i < w.Len() && len(f.cidWidths) < 1<<16; {
+			c := int(w.Index(i).Int64())
+			if i+1 < w.Len() && w.Index(i+1).Kind() == pdf.Array {
+				a := w.Index(i + 1)
+				for j := 0; j < a.Len() && j < 1<<16; j++ {
+					f.cidWidths[c+j] = a.Index(j).Float64()
+				}
+				i += 2
+				continue
+			}
+			if i+2 >= w.Len() {
+				break
+			}
+			last, wd := int(w.Index(i+1).Int64()), w.Index(i+2).Float64()
+			for k := c; k <= last && k-c < 1<<16; k++ {
+				f.cidWidths[k] = wd
+			}
+			i += 3
+		}
+		return f
+	}
+	f.first = int(v.Key("FirstChar").Int64())
+	ws := v.Key("Widths")
+	for i := 0; i < ws.Len() && i < 256; i++ {
+		f.widths = append(f.widths, ws.Index(i).Float64())
+	}
+	if fd := v.Key("FontDescriptor"); fd.Key("MissingWidth").Kind() != pdf.Null {
+		f.dw = fd.Key("MissingWidth").Float64()
+	}
+	return f
+}
+
+func (f *font) width(code int) float64 {
+	if f.cid {
+		if w, ok := f.cidWidths[code]; ok {
+			return w
+		}
+		return f.dw
+	}
+	if i := code - f.first; i >= 0 && i < len(f.widths) && f.widths[i] > 0 {
+		return f.widths[i]
+	}
+	return f.dw
+}
+
+type nopEncoding struct{}
+
+func (nopEncoding) Decode(raw string) string { return raw }
+
+type gstate struct {
+	ctm, tm, tlm        matrix
+	tc, tw, th, tl, tfs float64
+	trise               float64
+	font                *font
+	fontName            string
+	resources           pdf.Value
+}
+
+// contentLimit bounds the operators one page may run (a hostile content
+// stream, or forms drawing each other, stay bounded in time).
+const contentLimit = 5_000_000
+
+// interpreter walks a page's content stream and its forms, collecting the
+// glyphs shown and the images drawn.
+type interpreter struct {
+	glyphs []glyph
+	images []pageImage
+	fonts  map[string]*font // by resources object and font name, shared by the pages
+	ops    int
+	depth  int
+}
+
+func (in *interpreter) run(strm pdf.Value, g gstate) {
+	var stack []gstate
+	pdf.Interpret(strm, func(stk *pdf.Stack, op string) {
+		in.ops++
+		if in.ops > contentLimit {
+			panic("content stream runs past the operator limit")
+		}
+		n := stk.Len()
+		args := make([]pdf.Value, n)
+		for i := n - 1; i >= 0; i-- {
+			args[i] = stk.Pop()
+		}
+		num := func(i int) float64 {
+			if i < len(args) {
+				return args[i].Float64()
+			}
+			return 0
+		}
+		mat := func() matrix {
+			var m matrix
+			for i := range m {
+				m[i] = num(i)
+			}
+			return m
+		}
+		switch op {
+		case "q":
+			if len(stack) < 1024 {
+				stack = append(stack, g)
+			}
+		case "Q":
+			if len(stack) > 0 {
+				g = stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+			}
+		case "cm":
+			if len(args) == 6 {
+				g.ctm = mat().mul(g.ctm)
+			}
+		case "BT":
+			g.tm, g.tlm = identity, identity
+		case "Tc":
+			g.tc = num(0)
+		case "Tw":
+			g.tw = num(0)
+		case "Tz":
+			g.th = num(0) / 100
+		case "TL":
+			g.tl = num(0)
+		case "Ts":
+			g.trise = num(0)
+		case "Tf":
+			if len(args) == 2 {
+				g.fontName = args[0].Name()
+				g.tfs = num(1)
+				g.font = in.font(g.resources, g.fontName)
+			}
+		case "Td", "TD":
+			if len(args) == 2 {
+				if op == "TD" {
+					g.tl = -num(1)
+				}
+				g.tlm = matrix{1, 0, 0, 1, num(0), num(1)}.mul(g.tlm)
+				g.tm = g.tlm
+			}
+		case "Tm":
+			if len(args) == 6 {
+				g.tm, g.tlm = mat(), mat()
+			}
+		case "T*":
+			g.tlm = matrix{1, 0, 0, 1, 0, -g.tl}.mul(g.tlm)
+			g.tm = g.tlm
+		case "Tj", "'", "\"":
+			if op != "Tj" {
+				if op == "\"" && len(args) == 3 {
+					g.tw, g.tc = num(0), num(1)
+					args = args[2:]
+				}
+				g.tlm = matrix{1, 0, 0, 1, 0, -g.tl}.mul(g.tlm)
+				g.tm = g.tlm
+			}
+			if len(args) == 1 {
+				in.show(&g, args[0].RawString())
+			}
+		case "TJ":
+			if len(args) != 1 {
+				return
+			}
+			a := args[0]
+			for i := 0; i < a.Len(); i++ {
+				x := a.Index(i)
+				if x.Kind() == pdf.String {
+					in.show(&g, x.RawString())
+					continue
+				}
+				tx := -x.Float64() / 1000 * g.tfs * g.th
+				g.tm = matrix{1, 0, 0, 1, tx, 0}.mul(g.tm)
+			}
+		case "Do":
+			if len(args) == 1 {
+				in.do(g, args[0].Name())
+			}
+		}
+	})
+}
+
+func (in *interpreter) font(res pdf.Value, name string) *font {
+	// Keyed by the resources' object and the name, so neither the font
+	// dictionary nor its Unicode map is parsed again for the next Tf.
+	id, gen := res.ObjectID()
+	key := fmt.Sprintf("%d/%d/%s", id, gen, name)
+	if f, ok := in.fonts[key]; ok {
+		return f
+	}
+	f := loadFont(res.Key("Font").Key(name))
+	if len(in.fonts) >= 1024 { // bounded: a file with endless fonts parses them again
+		clear(in.fonts)
+	}
+	in.fonts[key] = f
+	return f
+}
+
+// show places the glyphs of one string operand and advances the text
+// matrix, as the PDF text-showing operators do.
+func (in *interpreter) show(g *gstate, raw string) {
+	f := g.font
+	if f == nil {
+		f = &font{enc: nopEncoding{}, dw: 500}
+	}
+	step := 1
+	if f.cid {
+		step = 2
+	}
+	for i := 0; i+step <= len(raw); i += step {
+		code := raw[i : i+step]
+		c := int(code[0])
+		if step == 2 {
+			c = c<<8 | int(code[1])
+		}
+		s := f.enc.Decode(code)
+		if !utf8.ValidString(s) {
+			s = strings.ToValidUTF8(s, "")
+		}
+		w0 := f.width(c) / 1000
+		trm := matrix{g.tfs * g.th, 0, 0, g.tfs, 0, g.trise}.mul(g.tm).mul(g.ctm)
+		x, y := trm[4], trm[5]
+		size := math.Hypot(trm[2], trm[3])
+		adv := w0 * math.Hypot(trm[0], trm[1])
+		dir := quarter(trm[0], trm[1])
+		if s != "" && size > 0 {
+			in.glyphs = append(in.glyphs, glyph{s: s, x: x, y: y, w: adv, size: size, dir: dir})
+		}
+		tx := w0*g.tfs + g.tc
+		if step == 1 && c == ' ' {
+			tx += g.tw
+		}
+		g.tm = matrix{1, 0, 0, 1, tx * g.th, 0}.mul(g.tm)
+	}
+}
+
+// quarter rounds a baseline direction to quarter turns.
+func quarter(dx, dy float64) int {
+	a := math.Atan2(dy, dx) / (math.Pi / 2)
+	return (int(math.Round(a)) + 4) % 4
+}
+
+func (in *interpreter) do(g gstate, name string) {
+	x := g.resources.Key("XObject").Key(name)
+	switch x.Key("Subtype").Name() {
+	case "Form":
+		if in.depth >= 8 {
+			return
+		}
+		if m := x.Key("Matrix"); m.Len() == 6 {
+			var fm matrix
+			for i := range fm {
+				fm[i] = m.Index(i).Float64()
+			}
+			g.ctm = fm.mul(g.ctm)
+		}
+		if r := x.Key("Resources"); r.Kind() == pdf.Dict {
+			g.resources = r
+		}
+		in.depth++
+		in.run(x, g)
+		in.depth--
+	case "Image":
+		// The unit square mapped by the CTM is the image's place.
+		x0, y0 := g.ctm.apply(0, 0)
+		x1, y1 := g.ctm.apply(1, 1)
+		in.images = append(in.images, pageImage{xobj: x, area: math.Abs((x1 - x0) * (y1 - y0))})
+	}
+}

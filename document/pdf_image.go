@@ -1,0 +1,191 @@
+package document
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image"
+	"image/color"
+	"io"
+	"strings"
+
+	"github.com/extractq/extractq/document/internal/pdf"
+	"golang.org/x/image/ccitt"
+)
+
+// pageImageOf sets the page image of a page without a text layer: the
+// largest image drawn over at least a third of the page, decoded and fitted
+// to the limits. It returns a warning when the page has none it can
+// decode.
+func pageImageOf(ctx context.Context, pg *pdfPage, file io.ReaderAt, images []pageImage, encrypted bool, num int, opts *Options) string {
+	var best *pageImage
+	for i := range images {
+		if best == nil || images[i].area > best.area {
+			best = &images[i]
+		}
+	}
+	if best == nil || best.area < pg.width*pg.height/3 {
+		return fmt.Sprintf("page %d has no text and no page image", num)
+	}
+	img, err := func() (img *Image, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				err = fmt.Errorf("%v", p)
+			}
+		}()
+		return xobjectImage(file, best.xobj, encrypted, opts.Limits.MaxImagePixels)
+	}()
+	if err != nil {
+		return fmt.Sprintf("page %d has no text layer and its image could not be read: %v", num, err)
+	}
+	pg.image = img
+	if opts.OCR == nil {
+		return fmt.Sprintf("page %d has no text layer: its image is kept for a model that reads images, or for OCR (Options.OCR)", num)
+	}
+	text, err := opts.OCR.Recognize(ctx, img)
+	if err != nil {
+		return fmt.Sprintf("page %d: OCR failed: %v", num, err)
+	}
+	pg.text = strings.TrimSpace(text)
+	if pg.text != "" {
+		pg.blocks = []Block{{Start: 0, End: len(pg.text), Box: Box{0, 0, pg.width, pg.height}}}
+	}
+	return ""
+}
+
+// maxPageImagePixels bounds a page image decoded out of a PDF (a 600 dpi
+// A3 scan is 35 MP; RGB samples take 4 bytes a pixel once decoded).
+const maxPageImagePixels = 40_000_000
+
+// rawStream reads a stream's bytes as stored, before any filter.
+func rawStream(file io.ReaderAt, v pdf.Value) ([]byte, error) {
+	off, n, ok := v.RawStream()
+	if !ok || n <= 0 || n > 64<<20 {
+		return nil, fmt.Errorf("no image stream (length %d)", n)
+	}
+	b := make([]byte, n)
+	if _, err := file.ReadAt(b, off); err != nil && err != io.EOF {
+		return nil, err
+	}
+	return b, nil
+}
+
+// xobjectImage decodes an image XObject: JPEG (DCTDecode) as is, CCITT
+// fax (the usual scanner output) and Flate-compressed gray or RGB samples.
+func xobjectImage(file io.ReaderAt, x pdf.Value, encrypted bool, maxPixels int) (*Image, error) {
+	w, h := int(x.Key("Width").Int64()), int(x.Key("Height").Int64())
+	if w <= 0 || h <= 0 || int64(w)*int64(h) > maxPageImagePixels {
+		return nil, fmt.Errorf("image of %d×%d pixels", w, h)
+	}
+	filter := x.Key("Filter")
+	if filter.Kind() == pdf.Array && filter.Len() == 1 {
+		filter = filter.Index(0)
+	}
+	params := x.Key("DecodeParms")
+	if params.Kind() == pdf.Array {
+		params = params.Index(0)
+	}
+	name := filter.Name()
+	if encrypted && (name == "DCTDecode" || name == "CCITTFaxDecode") {
+		return nil, fmt.Errorf("a %s image in an encrypted file", name)
+	}
+	switch name {
+	case "DCTDecode":
+		b, err := rawStream(file, x)
+		if err != nil {
+			return nil, err
+		}
+		return fitImage(b, maxPixels)
+	case "CCITTFaxDecode":
+		b, err := rawStream(file, x)
+		if err != nil {
+			return nil, err
+		}
+		sub := ccitt.Group3
+		if params.Key("K").Int64() < 0 {
+			sub = ccitt.Group4
+		}
+		cols := int(params.Key("Columns").Int64())
+		if cols <= 0 {
+			cols = w
+		}
+		rows := int(params.Key("Rows").Int64())
+		if rows <= 0 {
+			rows = h
+		}
+		img := image.NewGray(image.Rect(0, 0, cols, rows))
+		rd := ccitt.NewReader(bytes.NewReader(b), ccitt.MSB, sub, cols, rows, &ccitt.Options{Invert: !params.Key("BlackIs1").Bool(), Align: params.Key("EncodedByteAlign").Bool()})
+		if err := readBits(rd, img, cols, rows); err != nil {
+			return nil, err
+		}
+		return encodeFitted(img, false, maxPixels)
+	case "FlateDecode", "":
+		bpc := int(x.Key("BitsPerComponent").Int64())
+		comps := 0
+		switch cs := x.Key("ColorSpace"); {
+		case cs.Name() == "DeviceGray", x.Key("ImageMask").Bool():
+			comps = 1
+		case cs.Name() == "DeviceRGB":
+			comps = 3
+		case cs.Kind() == pdf.Array && cs.Index(0).Name() == "ICCBased":
+			comps = int(cs.Index(1).Key("N").Int64())
+		}
+		if (comps != 1 && comps != 3) || (bpc != 8 && !(bpc == 1 && comps == 1)) {
+			return nil, fmt.Errorf("%d-bit samples in %d components are not decoded", bpc, comps)
+		}
+		rd := x.Reader()
+		defer rd.Close()
+		if bpc == 1 {
+			img := image.NewGray(image.Rect(0, 0, w, h))
+			rowBytes := (w + 7) / 8
+			row := make([]byte, rowBytes)
+			for y := range h {
+				if _, err := io.ReadFull(rd, row); err != nil {
+					return nil, err
+				}
+				for xx := range w {
+					if row[xx/8]&(0x80>>(xx%8)) != 0 {
+						img.Pix[y*img.Stride+xx] = 0xFF
+					}
+				}
+			}
+			return encodeFitted(img, false, maxPixels)
+		}
+		if comps == 1 {
+			img := image.NewGray(image.Rect(0, 0, w, h))
+			if _, err := io.ReadFull(rd, img.Pix); err != nil {
+				return nil, err
+			}
+			return encodeFitted(img, false, maxPixels)
+		}
+		img := image.NewRGBA(image.Rect(0, 0, w, h))
+		px := make([]byte, 3*w)
+		for y := range h {
+			if _, err := io.ReadFull(rd, px); err != nil {
+				return nil, err
+			}
+			for xx := range w {
+				img.SetRGBA(xx, y, color.RGBA{px[3*xx], px[3*xx+1], px[3*xx+2], 0xFF})
+			}
+		}
+		return encodeFitted(img, false, maxPixels)
+	}
+	return nil, fmt.Errorf("images compressed with %s are not decoded", name)
+}
+
+// readBits unpacks a 1-bit-per-pixel stream (1 = white after the ccitt
+// reader's inversion) into a gray image.
+func readBits(rd io.Reader, img *image.Gray, w, h int) error {
+	row := make([]byte, (w+7)/8)
+	for y := range h {
+		if _, err := io.ReadFull(rd, row); err != nil {
+			return fmt.Errorf("the fax image ends early at row %d: %w", y, err)
+		}
+		for x := range w {
+			if row[x/8]&(0x80>>(x%8)) != 0 {
+				img.Pix[y*img.Stride+x] = 0xFF
+			}
+		}
+	}
+	return nil
+}

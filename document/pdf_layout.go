@@ -1,0 +1,406 @@
+package document
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// The PDF layout layer: glyphs in page space → runs of text on one
+// baseline → regions cut along white space (columns, then bands) → lines.
+// Distances are in multiples of the font size, so the rules hold at any
+// scale.
+
+// run is a piece of one line: glyphs on one baseline with no wide gap. x0,
+// x1 and yb (the baseline, growing down) are in reading space, where the
+// text runs left to right; box is the run's place on the page.
+type run struct {
+	s        string
+	words    []word
+	x0, x1   float64
+	yb, size float64
+	box      Box
+}
+
+// word is a word of a run and its extent along the baseline.
+type word struct {
+	s      string
+	x0, x1 float64
+}
+
+func (r run) top() float64 { return r.yb - 0.8*r.size }
+func (r run) bot() float64 { return r.yb + 0.25*r.size }
+
+// leaf is a region no white space cuts further: lines of runs.
+type leaf struct {
+	lines  [][]run
+	column bool // the region began a column (a vertical cut before it)
+	x0, x1 float64
+	y0, y1 float64
+	box    Box
+	size   float64
+}
+
+// toReading turns page-space (x, y, y up) into reading space for text
+// whose baseline turns dir quarter turns: x along the baseline, y down.
+func toReading(x, y float64, dir int) (float64, float64) {
+	switch dir {
+	case 1:
+		return y, x
+	case 2:
+		return -x, y
+	case 3:
+		return -y, -x
+	}
+	return x, -y
+}
+
+// buildRuns joins glyphs (in content order, one direction) into runs.
+// pageH turns page space into the top-left boxes of Block.
+func buildRuns(gs []glyph, dir int, pageH float64) []run {
+	var runs []run
+	var cur *run
+	var b strings.Builder // the current word
+	var last glyph
+	var wordX0 float64
+	endWord := func() {
+		if w := strings.TrimSpace(b.String()); w != "" && cur != nil {
+			cur.words = append(cur.words, word{s: w, x0: wordX0, x1: cur.x1})
+		}
+		b.Reset()
+	}
+	flush := func() {
+		if cur == nil {
+			return
+		}
+		endWord()
+		if len(cur.words) > 0 {
+			ws := make([]string, len(cur.words))
+			for i, w := range cur.words {
+				ws[i] = w.s
+			}
+			cur.s = strings.Join(ws, " ")
+			runs = append(runs, *cur)
+		}
+		cur = nil
+	}
+	for _, g := range gs {
+		x, yb := toReading(g.x, g.y, dir)
+		x1 := x + g.w
+		bx0, by0 := g.x, pageH-g.y-0.8*g.size
+		bx1, by1 := g.x+g.w, pageH-g.y+0.25*g.size
+		if dir != 0 {
+			bx0, bx1 = min(bx0, g.x-g.size), max(bx1, g.x+g.size)
+			by0, by1 = min(by0, pageH-g.y-g.w), max(by1, pageH-g.y+g.w)
+		}
+		if cur != nil {
+			// The same glyph drawn again just beside itself is fake bold.
+			if g.s == last.s && math.Abs(g.x-last.x) < 0.1*g.size && math.Abs(g.y-last.y) < 0.1*g.size {
+				continue
+			}
+			gap := x - cur.x1
+			size := max(cur.size, g.size)
+			switch {
+			case math.Abs(yb-cur.yb) > 0.35*size, gap < -0.6*size, gap > 1.2*size:
+				flush()
+			case gap > 0.2*size || strings.TrimSpace(g.s) == "":
+				endWord()
+			}
+		}
+		if cur == nil {
+			cur = &run{x0: x, x1: x1, yb: yb, size: g.size, box: Box{bx0, by0, bx1, by1}}
+		}
+		if strings.TrimSpace(g.s) != "" {
+			if b.Len() == 0 {
+				wordX0 = x
+			}
+			b.WriteString(g.s)
+		}
+		cur.x1 = max(cur.x1, x1)
+		cur.size = max(cur.size, g.size)
+		cur.box = Box{min(cur.box.X0, bx0), min(cur.box.Y0, by0), max(cur.box.X1, bx1), max(cur.box.Y1, by1)}
+		last = g
+	}
+	flush()
+	return runs
+}
+
+func medianSize(runs []run) float64 {
+	if len(runs) == 0 {
+		return 10
+	}
+	s := make([]float64, len(runs))
+	for i, r := range runs {
+		s[i] = r.size
+	}
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// cut splits runs along white space, recursively: first a gutter between
+// columns of running text (every run on one side or the other), else the
+// horizontal gaps between bands. Leaves come out in reading order.
+func cut(runs []run, column bool, out []leaf, depth int) []leaf {
+	if len(runs) == 0 {
+		return out
+	}
+	if len(runs) > 1 && depth < 64 {
+		med := medianSize(runs)
+		if left, right, ok := columnCut(runs, med); ok {
+			out = cut(left, true, out, depth+1)
+			return cut(right, true, out, depth+1)
+		}
+		if bands := bandCut(runs, med); len(bands) > 1 {
+			for i, band := range bands {
+				out = cut(band, column && i == 0, out, depth+1)
+			}
+			return out
+		}
+	}
+	return append(out, makeLeaf(runs, column))
+}
+
+// columnCut finds the widest vertical gutter no run crosses, and accepts it
+// only between columns of running text (several words a run on both
+// sides): a table's columns are not cut, so its rows stay rows.
+func columnCut(runs []run, med float64) (left, right []run, ok bool) {
+	byX := slices.Clone(runs)
+	slices.SortFunc(byX, func(a, b run) int { return cmp.Compare(a.x0, b.x0) })
+	best, bestW := 0.0, max(0.8*med, 6)
+	reach := byX[0].x1
+	for _, r := range byX[1:] {
+		if w := r.x0 - reach; w > bestW {
+			best, bestW = (reach+r.x0)/2, w
+		}
+		reach = max(reach, r.x1)
+	}
+	if best == 0 {
+		return nil, nil, false
+	}
+	for _, r := range runs {
+		if r.x1 <= best {
+			left = append(left, r)
+		} else {
+			right = append(right, r)
+		}
+	}
+	if !prose(left) || !prose(right) {
+		return nil, nil, false
+	}
+	return left, right, true
+}
+
+// prose reports whether runs read as running text: at least two lines,
+// three words a run on average.
+func prose(runs []run) bool {
+	words := 0
+	for _, r := range runs {
+		words += len(r.words)
+	}
+	return len(runs) >= 2 && words >= 3*len(runs)
+}
+
+// bandCut splits runs at horizontal gaps of half a line or more.
+func bandCut(runs []run, med float64) [][]run {
+	byY := slices.Clone(runs)
+	slices.SortStableFunc(byY, func(a, b run) int { return cmp.Compare(a.top(), b.top()) })
+	var bands [][]run
+	start, reach := 0, byY[0].bot()
+	for i := 1; i < len(byY); i++ {
+		if byY[i].top()-reach > 0.5*med {
+			bands = append(bands, byY[start:i])
+			start = i
+		}
+		reach = max(reach, byY[i].bot())
+	}
+	return append(bands, byY[start:])
+}
+
+func makeLeaf(runs []run, column bool) leaf {
+	l := leaf{column: column, x0: math.Inf(1), y0: math.Inf(1), x1: math.Inf(-1), y1: math.Inf(-1)}
+	l.box = runs[0].box
+	for _, r := range runs {
+		l.x0, l.x1 = min(l.x0, r.x0), max(l.x1, r.x1)
+		l.y0, l.y1 = min(l.y0, r.top()), max(l.y1, r.bot())
+		l.box = Box{min(l.box.X0, r.box.X0), min(l.box.Y0, r.box.Y0), max(l.box.X1, r.box.X1), max(l.box.Y1, r.box.Y1)}
+	}
+	l.size = medianSize(runs)
+	sorted := slices.Clone(runs)
+	slices.SortStableFunc(sorted, func(a, b run) int { return cmp.Compare(a.yb, b.yb) })
+	for _, r := range sorted {
+		n := len(l.lines)
+		if n > 0 {
+			first := l.lines[n-1][0]
+			if math.Abs(r.yb-first.yb) < 0.5*min(r.size, first.size) {
+				l.lines[n-1] = append(l.lines[n-1], r)
+				continue
+			}
+		}
+		l.lines = append(l.lines, []run{r})
+	}
+	for _, ln := range l.lines {
+		slices.SortStableFunc(ln, func(a, b run) int { return cmp.Compare(a.x0, b.x0) })
+	}
+	return l
+}
+
+// cellGap is the gap between words of a line, in font sizes, from which
+// they are table cells joined by " | " (the separator every reader of this
+// package uses) even where no column of a table is found.
+const cellGap = 2.0
+
+// lineWords are a line's words left to right.
+func lineWords(ln []run) []word {
+	var ws []word
+	for _, r := range ln {
+		ws = append(ws, r.words...)
+	}
+	slices.SortStableFunc(ws, func(a, b word) int { return cmp.Compare(a.x0, b.x0) })
+	return ws
+}
+
+// columns are a table's column edges: x positions where, in several lines,
+// a word after a gap starts (a left-aligned column) or a word before a gap
+// ends (a right-aligned one).
+type columns struct{ starts, ends []float64 }
+
+func (c columns) empty() bool { return len(c.starts)+len(c.ends) == 0 }
+
+// edgeTol is how far apart (in points) edges still align.
+const edgeTol = 1.5
+
+// findColumns finds the column edges of a table among lines: edges shared
+// by at least three lines and half of them; a table needs two such edges,
+// or one shared by four fifths of three lines or more. Running text has
+// none: its word edges fall anywhere.
+func findColumns(lines [][]run, size float64) columns {
+	if len(lines) < 3 {
+		return columns{}
+	}
+	type edge struct {
+		x, other float64 // the edge, and the word's other edge
+		line     int
+	}
+	var starts, ends []edge
+	for i, ln := range lines {
+		ws := lineWords(ln)
+		for j := 1; j < len(ws); j++ {
+			if ws[j].x0-ws[j-1].x1 < 0.15*size {
+				continue
+			}
+			starts = append(starts, edge{ws[j].x0, ws[j].x1, i})
+			ends = append(ends, edge{ws[j-1].x1, ws[j-1].x0, i})
+		}
+	}
+	// aligned clusters edges; words of one width aligned on both edges
+	// count once, as starts (equal numbers under a left-aligned heading do
+	// not make a right-aligned column).
+	aligned := func(es []edge, right bool) (xs []float64, best int) {
+		slices.SortFunc(es, func(a, b edge) int { return cmp.Compare(a.x, b.x) })
+		for i := 0; i < len(es); {
+			j := i
+			seen := map[int]bool{}
+			lo, hi := es[i].other, es[i].other
+			for j < len(es) && es[j].x-es[i].x <= 2*edgeTol {
+				seen[es[j].line] = true
+				lo, hi = min(lo, es[j].other), max(hi, es[j].other)
+				j++
+			}
+			if right && hi-lo <= 2*edgeTol {
+				i = j
+				continue
+			}
+			if n := len(seen); n >= 3 && 2*n >= len(lines) {
+				xs = append(xs, es[i].x)
+				best = max(best, n)
+			}
+			i = j
+		}
+		return xs, best
+	}
+	var c columns
+	var bs, be int
+	c.starts, bs = aligned(starts, false)
+	c.ends, be = aligned(ends, true)
+	if n := len(c.starts) + len(c.ends); n < 2 && 5*max(bs, be) < 4*len(lines) {
+		return columns{}
+	}
+	return c
+}
+
+// splits reports whether a table's column edge falls between words p and w.
+func (c columns) splits(p, w word) bool {
+	for _, x := range c.starts {
+		if w.x0 >= x-edgeTol && w.x0 <= x+3*edgeTol {
+			return true
+		}
+	}
+	for _, x := range c.ends {
+		if p.x1 >= x-edgeTol && p.x1 <= x+3*edgeTol {
+			return true
+		}
+	}
+	return false
+}
+
+// text renders the leaf's lines: words joined by a space, or by " | "
+// across a table's gutter or a wide gap; a word hyphenated at a line's end
+// joined (outside tables).
+func (l leaf) text(cols columns) string {
+	var b strings.Builder
+	for i, ln := range l.lines {
+		ws := lineWords(ln)
+		if i > 0 {
+			prev := b.String()
+			if cols.empty() && hyphenated(prev, ws[0].s) {
+				b.Reset()
+				b.WriteString(strings.TrimSuffix(strings.TrimSuffix(prev, "-"), "\u00ad"))
+			} else {
+				b.WriteByte('\n')
+			}
+		}
+		// A line is a table's row when it meets two of its column edges
+		// (or the one the table has); any other line only splits at wide
+		// gaps.
+		hits := 0
+		for j := 1; j < len(ws); j++ {
+			if ws[j].x0-ws[j-1].x1 >= 0.15*l.size && cols.splits(ws[j-1], ws[j]) {
+				hits++
+			}
+		}
+		row := hits > 0 && hits >= min(2, len(cols.starts)+len(cols.ends))
+		for j, w := range ws {
+			if j > 0 {
+				p := ws[j-1]
+				gap := w.x0 - p.x1
+				if gap >= cellGap*l.size || (row && gap >= 0.15*l.size && cols.splits(p, w)) {
+					b.WriteString(" | ")
+				} else {
+					b.WriteByte(' ')
+				}
+			}
+			b.WriteString(w.s)
+		}
+	}
+	return b.String()
+}
+
+// hyphenated reports whether prev ends in a word broken by a hyphen that
+// next, starting in lower case, completes.
+func hyphenated(prev, next string) bool {
+	var cut string
+	switch {
+	case strings.HasSuffix(prev, "-"):
+		cut = strings.TrimSuffix(prev, "-")
+	case strings.HasSuffix(prev, "\u00ad"):
+		cut = strings.TrimSuffix(prev, "\u00ad")
+	default:
+		return false
+	}
+	before, _ := utf8.DecodeLastRuneInString(cut)
+	after, _ := utf8.DecodeRuneInString(next)
+	return unicode.IsLetter(before) && unicode.IsLower(after)
+}
