@@ -30,6 +30,7 @@ type Extractor struct {
 	provider llm.Provider
 	cfg      retry.Config
 	chunk    chunkOptions
+	input    Input
 }
 
 // New returns an Extractor. The error matches ErrConfig when an option is
@@ -45,7 +46,10 @@ func New(opts ...Option) (*Extractor, error) {
 	if err := o.chunk.validate(); err != nil {
 		return nil, fmt.Errorf("extractq: %w", err)
 	}
-	return &Extractor{provider: o.provider, cfg: o.cfg, chunk: o.chunk}, nil
+	if _, err := ParseInput(string(o.input)); err != nil {
+		return nil, fmt.Errorf("extractq: %w", err)
+	}
+	return &Extractor{provider: o.provider, cfg: o.cfg, chunk: o.chunk, input: o.input}, nil
 }
 
 // Provider is the provider the Extractor asks.

@@ -19,6 +19,7 @@ type options struct {
 	provider llm.Provider
 	cfg      retry.Config
 	chunk    chunkOptions
+	input    Input
 }
 
 func newOptions(opts []Option) options {

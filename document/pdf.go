@@ -68,6 +68,7 @@ func decodePDF(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (d
 	encrypted := rd.Trailer().Key("Encrypt").Kind() != pdf.Null
 
 	var pages []pdfPage
+	fonts := map[string]*font{} // shared by the pages: a font's Unicode map is parsed once
 	n := 0
 	walkErr := walkPages(rd.Trailer().Key("Root").Key("Pages"), func(p pdf.Page, attrs pageAttrs) error {
 		n++
@@ -77,7 +78,7 @@ func decodePDF(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (d
 		if err := context.Cause(ctx); err != nil {
 			return err
 		}
-		pg, warn := readPDFPage(ctx, file, p, attrs, n, encrypted, opts)
+		pg, warn := readPDFPage(ctx, file, p, attrs, fonts, n, encrypted, opts)
 		if warn != "" {
 			doc.Warnings = append(doc.Warnings, warn)
 		}
@@ -386,10 +387,10 @@ func pageBox(attrs pageAttrs) (x0, y0, x1, y1 float64) {
 
 // readPDFPage reads one page: its glyphs laid out, or, when it has no text
 // layer, its page image (and the OCR's text when opts.OCR is set).
-func readPDFPage(ctx context.Context, file io.ReaderAt, p pdf.Page, attrs pageAttrs, num int, encrypted bool, opts *Options) (pg pdfPage, warn string) {
+func readPDFPage(ctx context.Context, file io.ReaderAt, p pdf.Page, attrs pageAttrs, fonts map[string]*font, num int, encrypted bool, opts *Options) (pg pdfPage, warn string) {
 	bx0, by0, bx1, by1 := pageBox(attrs)
 	pg.width, pg.height = bx1-bx0, by1-by0
-	in := &interpreter{fonts: map[string]*font{}}
+	in := &interpreter{fonts: fonts}
 	func() {
 		defer func() {
 			if r := recover(); r != nil {

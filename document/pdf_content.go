@@ -1,6 +1,7 @@
 package document
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"unicode/utf8"
@@ -137,7 +138,7 @@ const contentLimit = 5_000_000
 type interpreter struct {
 	glyphs []glyph
 	images []pageImage
-	fonts  map[string]*font // by resource dict identity: name within resources
+	fonts  map[string]*font // by resources object and font name, shared by the pages
 	ops    int
 	depth  int
 }
@@ -249,14 +250,17 @@ func (in *interpreter) run(strm pdf.Value, g gstate) {
 }
 
 func (in *interpreter) font(res pdf.Value, name string) *font {
-	key := name + "@" + res.Key("Font").Key(name).String()
-	if len(key) > 256 {
-		key = key[:256]
-	}
+	// Keyed by the resources' object and the name, so neither the font
+	// dictionary nor its Unicode map is parsed again for the next Tf.
+	id, gen := res.ObjectID()
+	key := fmt.Sprintf("%d/%d/%s", id, gen, name)
 	if f, ok := in.fonts[key]; ok {
 		return f
 	}
 	f := loadFont(res.Key("Font").Key(name))
+	if len(in.fonts) >= 1024 { // bounded: a file with endless fonts parses them again
+		clear(in.fonts)
+	}
 	in.fonts[key] = f
 	return f
 }

@@ -211,7 +211,9 @@ func TestPDFBadInput(t *testing.T) {
 	encEmpty, _ := os.ReadFile("testdata/encrypted-empty-user.pdf")
 	encRC4, _ := os.ReadFile("testdata/encrypted-empty-rc4.pdf")
 	encSecret, _ := os.ReadFile("testdata/encrypted-secret.pdf")
-	if encEmpty == nil || encRC4 == nil || encSecret == nil {
+	enc256, _ := os.ReadFile("testdata/encrypted-empty-aes256.pdf")
+	enc256Secret, _ := os.ReadFile("testdata/encrypted-secret-aes256.pdf")
+	if encEmpty == nil || encRC4 == nil || encSecret == nil || enc256 == nil || enc256Secret == nil {
 		t.Fatal("testdata/encrypted-*.pdf missing")
 	}
 	tests := []struct {
@@ -229,6 +231,9 @@ func TestPDFBadInput(t *testing.T) {
 		{name: "header only", in: []byte("%PDF-1.7\n%%EOF\n"), wantErr: document.ErrCorrupt},
 		{name: "empty user password opens (AES-128)", in: encEmpty, want: "This AES file opens with the empty password."},
 		{name: "empty user password opens (RC4)", in: encRC4, want: "This RC4 file opens with the empty password."},
+		{name: "empty user password opens (AES-256)", in: enc256, want: "This AES-256 file opens with the empty password."},
+		{name: "user password refused (AES-256)", in: enc256Secret, wantErr: document.ErrEncrypted, errHas: "empty user password"},
+		{name: "right password opens (AES-256)", in: enc256Secret, password: "secret", want: "AES-256 file opens"},
 		{name: "user password refused", in: encSecret, wantErr: document.ErrEncrypted, errHas: "secret.pdf"},
 		{name: "wrong password refused", in: encSecret, password: "nope", wantErr: document.ErrEncrypted, errHas: "password given"},
 		{name: "right password opens", in: encSecret, password: "secret", want: "needs the password"},

@@ -122,6 +122,12 @@ func WithModes(modes ...llm.Mode) Option {
 	return func(p *Provider) { p.caps = llm.Capabilities{Modes: modes} }
 }
 
+// WithMedia makes Capabilities() say the model reads images and/or PDFs,
+// to test native input.
+func WithMedia(images, pdf bool) Option {
+	return func(p *Provider) { p.caps.Images, p.caps.PDF = images, pdf }
+}
+
 // WithResponder answers calls the script does not cover.
 func WithResponder(r Responder) Option { return func(p *Provider) { p.respond = r } }
 

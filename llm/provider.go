@@ -1,9 +1,12 @@
 package llm
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/extractq/extractq/schema"
@@ -32,10 +35,64 @@ const (
 	RoleAssistant Role = "assistant"
 )
 
-// Message is one chat turn.
+// Message is one chat turn: Content, then Parts in order. A text-only
+// message has Content alone; a message showing a model a scanned page or a
+// PDF carries the pictures and files in Parts, between text parts when the
+// picture belongs at a place in the text.
 type Message struct {
 	Role    Role   `json:"role"`
 	Content string `json:"content"`
+	// Parts follow Content. Send them only to a model whose Capabilities
+	// say it reads them (Images, PDF).
+	Parts []Part `json:"-"`
+}
+
+// PartKind is what a content part holds.
+type PartKind string
+
+// Content part kinds.
+const (
+	PartText  PartKind = "text"
+	PartImage PartKind = "image" // Data is an encoded picture (PNG, JPEG, WebP, GIF)
+	PartFile  PartKind = "file"  // Data is a document the model reads whole (application/pdf)
+)
+
+// Part is one piece of a message's content after its Content.
+type Part struct {
+	Kind PartKind `json:"kind"`
+	// Text is a text part's text.
+	Text string `json:"text,omitempty"`
+	// MediaType is an image's or file's IANA type ("image/png",
+	// "application/pdf").
+	MediaType string `json:"media_type,omitempty"`
+	// Data is the image or file, raw (adapters encode it as their API wants).
+	Data []byte `json:"data,omitempty"`
+	// Name is a file's name, for the APIs that want one.
+	Name string `json:"name,omitempty"`
+}
+
+// Equal reports whether two messages are the same, parts and their bytes
+// included (a Message with parts is not comparable with ==).
+func (m Message) Equal(o Message) bool {
+	return m.Role == o.Role && m.Content == o.Content && slices.EqualFunc(m.Parts, o.Parts, func(a, b Part) bool {
+		return a.Kind == b.Kind && a.Text == b.Text && a.MediaType == b.MediaType && a.Name == b.Name && bytes.Equal(a.Data, b.Data)
+	})
+}
+
+// Text is the message's text: Content and its text parts, without the
+// pictures and files.
+func (m Message) Text() string {
+	if len(m.Parts) == 0 {
+		return m.Content
+	}
+	var b strings.Builder
+	b.WriteString(m.Content)
+	for _, p := range m.Parts {
+		if p.Kind == PartText {
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String()
 }
 
 // Request is one chat call.
@@ -148,6 +205,11 @@ type Capabilities struct {
 	ContextWindow int
 	// MaxOutput is the most tokens one answer may hold; 0 when unknown.
 	MaxOutput int
+	// Images says the model reads pictures in a request (PartImage): a
+	// scanned page can be shown to it instead of being read by OCR.
+	Images bool
+	// PDF says the model reads whole PDF files (PartFile, application/pdf).
+	PDF bool
 }
 
 // Supports reports whether m is among the supported modes.

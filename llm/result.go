@@ -199,12 +199,30 @@ type Span struct {
 // (code point) offsets into the original document and the chunk whose
 // answer gave it (0 for a document sent whole). Match says how it was
 // found: "exact", or "normalized" (whitespace, case or number format
-// differed).
+// differed). For a document read with pages (extractq.ExtractDocument),
+// Page is the 1-based page holding Start, PageStart and PageEnd the same
+// range counted from the page's first character, and Box where the value
+// lies on the page when the reader has layout.
 type Source struct {
 	Start int    `json:"start"`
 	End   int    `json:"end"`
 	Chunk int    `json:"chunk"`
 	Match string `json:"match"`
+	// Page is 0 when the document has no pages.
+	Page      int    `json:"page,omitempty"`
+	PageLabel string `json:"page_label,omitempty"`
+	PageStart int    `json:"page_start,omitempty"`
+	PageEnd   int    `json:"page_end,omitempty"`
+	Box       *Box   `json:"box,omitempty"`
+}
+
+// Box is a rectangle on a page in points (1/72 inch), origin at the top
+// left.
+type Box struct {
+	X0 float64 `json:"x0"`
+	Y0 float64 `json:"y0"`
+	X1 float64 `json:"x1"`
+	Y1 float64 `json:"y1"`
 }
 
 // Result is everything one extraction produced.

@@ -20,8 +20,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/extractq/extractq"
+	"github.com/extractq/extractq/document"
 	"github.com/extractq/extractq/internal/cli"
-	"github.com/extractq/extractq/internal/cli/input"
+	"github.com/extractq/extractq/internal/intake"
 	"github.com/extractq/extractq/internal/providers"
 	"github.com/extractq/extractq/schema"
 )
@@ -51,27 +52,7 @@ type extractFlags struct {
 	callTimeout                                    time.Duration
 	refDirs                                        []string
 	resume                                         bool
-	in                                             inputFlags
-}
-
-// inputFlags are the document reader's flags, the same in extract and
-// submit.
-type inputFlags struct {
-	glob                 string
-	transcode, stdinText bool
-	maxDocument          int64
-}
-
-func (f *inputFlags) register(cmd *cobra.Command) {
-	fl := cmd.Flags()
-	fl.StringVar(&f.glob, "glob", "", "in folders, only files whose name matches, e.g. '*.txt'")
-	fl.BoolVar(&f.transcode, "transcode", false, "read text that is not UTF-8 as Windows-1252 instead of rejecting it")
-	fl.BoolVar(&f.stdinText, "stdin-text", false, "read stdin (-) as one document even when its first line looks like JSONL")
-	fl.Int64Var(&f.maxDocument, "max-document", input.DefaultMaxDocument, "documents larger than this many bytes are rejected")
-}
-
-func (f *inputFlags) reader(stdin io.Reader) *input.Reader {
-	return &input.Reader{Glob: f.glob, Transcode: f.transcode, StdinText: f.stdinText, MaxDocument: f.maxDocument, Stdin: stdin}
+	in                                             cli.InputFlags
 }
 
 func newExtractCmdWith(deps extractDeps) *cobra.Command {
@@ -86,11 +67,17 @@ or the budget is spent. It never prints an invalid value.
 Inputs: files (one document each), folders (every file below them, hidden ones skipped, --glob
 filters), JSONL files (*.jsonl, *.ndjson: one {"id": …, "text": …} object per line) and - for
 stdin (JSONL when its first line is such an object, else one document; --stdin-text forces the
-latter). Empty, binary, non-UTF-8 (unless --transcode) and oversized (--max-document) documents
-are never sent to the model: they get a bad_input line. These are the same rules as submit's.
+latter). A file's format is recognised by its content (--format overrides): PDFs, HTML, e-mails,
+office files and images are read with their pages; an e-mail's attachments become documents of
+their own (id FILE#NAME; --attachments). Pages without text (scans) go to a model that reads
+images (--input), else the document is rejected naming the remedies. Empty, unreadable,
+encrypted (without --password), non-UTF-8 text (unless --transcode) and oversized
+(--max-document) documents are never sent to the model: they get a bad_input line. These are
+the same rules as submit's.
 
 Output: one JSON line per document, in input order: {"id", "outcome", "value" or "error",
-"attempts", "repairs", "tokens"}. Progress (total, done, failed, rate, ETA, and why it waits)
+"attempts", "repairs", "tokens"}, and for a document with pages "sources": each value's page,
+range within the page and box. Progress (total, done, failed, rate, ETA, and why it waits)
 and a summary go to stderr.
 
 Ctrl-C stops taking documents, lets the running ones finish, writes only complete lines, prints
@@ -130,7 +117,7 @@ Example:
 	fl.IntVar(&f.maxTokens, "max-tokens", 0, "cap on each answer's tokens (0: the provider's)")
 	cli.DurationVar(fl, &f.callTimeout, "call-timeout", 0, "timeout of one HTTP call, retried as a transport failure (0: none)")
 	fl.StringArrayVar(&f.refDirs, "ref-dir", nil, "resolve $refs starting with PREFIX from DIR: PREFIX=DIR (repeatable)")
-	f.in.register(cmd)
+	f.in.Register(cmd.Flags())
 	return cmd
 }
 
@@ -144,7 +131,10 @@ func runExtract(cmd *cobra.Command, deps extractDeps, f *extractFlags, args []st
 	if f.resume && f.out == "" {
 		return cli.Usage(errors.New("--resume needs --out FILE: the file whose complete lines say what is done"))
 	}
-	r := f.in.reader(cmd.InOrStdin())
+	r, input, err := f.in.Reader(cmd.InOrStdin(), deps.getenv)
+	if err != nil {
+		return err
+	}
 	if err := r.Check(args); err != nil {
 		return cli.Usage(err)
 	}
@@ -186,10 +176,12 @@ func runExtract(cmd *cobra.Command, deps extractDeps, f *extractFlags, args []st
 		extractq.WithFeedback(extractq.Feedback(f.feedback)), extractq.WithHistory(extractq.History(f.history)),
 		extractq.WithSchemaIn(extractq.SchemaIn(f.schemaIn)), extractq.WithRepair(extractq.RepairPolicy(f.repair)),
 		extractq.WithTokenBudget(f.tokenBudget), extractq.WithMaxTokens(f.maxTokens), extractq.WithCallTimeout(f.callTimeout),
-		extractq.WithSleeper(waits.sleep))
+		extractq.WithSleeper(waits.sleep), extractq.WithInput(input))
 	if err != nil {
 		return cli.Usage(err)
 	}
+	// Pages without text go to the model as pictures only if it reads them.
+	r.Native = input != extractq.InputText && p.Capabilities().Images
 
 	out := &lineWriter{w: cmd.OutOrStdout()}
 	var done map[string]bool // --resume: ids with a final line already
@@ -204,13 +196,13 @@ func runExtract(cmd *cobra.Command, deps extractDeps, f *extractFlags, args []st
 
 	sum := &summary{start: time.Now(), stderr: cmd.ErrOrStderr()}
 	// The run's context stops the documents at a fatal provider error; the
-	// intake context also stops taking new ones at the first Ctrl-C.
+	// taking context also stops taking new ones at the first Ctrl-C.
 	runCtx, stopRun := context.WithCancelCause(cmd.Context())
 	defer stopRun(nil)
 	var running sync.WaitGroup
 	var inFlight int
 	var inFlightMu sync.Mutex
-	intake, stopSignals := cli.Interruptible(runCtx, func() {
+	taking, stopSignals := cli.Interruptible(runCtx, func() {
 		inFlightMu.Lock()
 		n := inFlight
 		inFlightMu.Unlock()
@@ -224,11 +216,11 @@ func runExtract(cmd *cobra.Command, deps extractDeps, f *extractFlags, args []st
 	defer stopSignals()
 
 	bar.Start(runCtx)
-	counted := countInputs(intake, r, args, done, bar) // stops counting at Ctrl-C too
+	counted := countInputs(taking, r, args, done, bar) // stops counting at Ctrl-C too
 	st := stream.New().WithMaxGoroutines(f.concurrency)
 	var abortOnce sync.Once
 	skipped := 0
-	readErr := r.Read(intake, args, func(d input.Doc) error {
+	readErr := r.Read(taking, args, func(d intake.Doc) error {
 		if done[d.ID] {
 			skipped++
 			return nil
@@ -275,7 +267,7 @@ func runExtract(cmd *cobra.Command, deps extractDeps, f *extractFlags, args []st
 	switch {
 	case context.Cause(runCtx) != nil && !errors.Is(context.Cause(runCtx), context.Canceled):
 		return cli.Usage(context.Cause(runCtx))
-	case cli.WasInterrupted(intake):
+	case cli.WasInterrupted(taking):
 		msg := "interrupted after every document was taken: the running ones finished"
 		if errors.Is(readErr, cli.ErrInterrupted) {
 			msg = "interrupted: the documents not started were not written"
@@ -284,7 +276,7 @@ func runExtract(cmd *cobra.Command, deps extractDeps, f *extractFlags, args []st
 			msg += fmt.Sprintf("; continue with the same command and --resume (it skips the %d ids already in %s)", sum.docs+skipped, f.out)
 		}
 		return cli.Interrupted(errors.New(msg))
-	case readErr != nil && errors.Is(readErr, input.ErrNoDocuments) && skipped > 0:
+	case readErr != nil && errors.Is(readErr, intake.ErrNoDocuments) && skipped > 0:
 		// Everything was done already.
 	case readErr != nil:
 		return cli.Usage(readErr)
@@ -302,7 +294,7 @@ func runExtract(cmd *cobra.Command, deps extractDeps, f *extractFlags, args []st
 // read twice) in the background and gives the total to the progress
 // display; until then the display shows how many were read so far. The
 // returned channel closes when it is done or ctx ends.
-func countInputs(ctx context.Context, r *input.Reader, args []string, skip map[string]bool, bar *cli.Progress) <-chan struct{} {
+func countInputs(ctx context.Context, r *intake.Reader, args []string, skip map[string]bool, bar *cli.Progress) <-chan struct{} {
 	done := make(chan struct{})
 	for _, a := range args {
 		if a == "-" {
@@ -314,7 +306,7 @@ func countInputs(ctx context.Context, r *input.Reader, args []string, skip map[s
 		defer close(done)
 		n := 0
 		counter := *r
-		err := counter.Read(ctx, args, func(d input.Doc) error {
+		err := counter.Read(ctx, args, func(d intake.Doc) error {
 			if skip[d.ID] {
 				return nil
 			}
@@ -518,6 +510,9 @@ type outLine struct {
 	Attempts int             `json:"attempts"`
 	Repairs  int             `json:"repairs"`
 	Tokens   int             `json:"tokens"`
+	// Sources say where each value was found (page, range, box) in a
+	// document with pages.
+	Sources map[string]llm.Source `json:"sources,omitempty"`
 
 	res *llm.Result
 }
@@ -526,7 +521,7 @@ type outLine struct {
 // could not be read, or the input rules rejected it.
 const outcomeBadInput = "bad_input"
 
-func extractOne(ctx context.Context, x *extractq.Extractor, s *schema.Schema, d input.Doc) *outLine {
+func extractOne(ctx context.Context, x *extractq.Extractor, s *schema.Schema, d intake.Doc) *outLine {
 	l := &outLine{ID: d.ID}
 	if d.Err != nil {
 		l.Outcome, l.Error = outcomeBadInput, d.Err.Error()
@@ -535,12 +530,19 @@ func extractOne(ctx context.Context, x *extractq.Extractor, s *schema.Schema, d 
 		}
 		return l
 	}
-	res, err := x.Extract(ctx, d.Text, s)
+	res, err := x.ExtractOriginal(ctx, d.Document, d.Original, s)
+	if res == nil && errors.Is(err, document.ErrNoText) { // this document's pages, not the run
+		l.Outcome, l.Error = outcomeBadInput, d.Source+": "+err.Error()
+		return l
+	}
 	if res == nil { // a configuration error: the same for every document
 		l.Outcome, l.Error = string(llm.OutcomeFatal), err.Error()
 		return l
 	}
 	l.res = res
+	if len(d.Document.Pages) > 0 {
+		l.Sources = res.Sources
+	}
 	l.Outcome, l.Value, l.Attempts, l.Repairs, l.Tokens = string(res.Outcome), res.Value, len(res.Attempts), res.Repairs(), res.Usage.Total()
 	if err != nil {
 		l.Error = err.Error()

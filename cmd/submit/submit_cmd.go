@@ -19,7 +19,7 @@ import (
 	"github.com/extractq/extractq"
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/cli"
-	"github.com/extractq/extractq/internal/cli/input"
+	"github.com/extractq/extractq/internal/intake"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/submit"
 	"github.com/extractq/extractq/internal/providers"
@@ -86,9 +86,7 @@ type submitFlags struct {
 	timeout                                        time.Duration
 	maxReasks, maxTokens, tokenBudget              int
 	inlineLimit                                    int
-	glob                                           string
-	transcode, stdinText                           bool
-	maxDocument                                    int64
+	in                                             cli.InputFlags
 }
 
 func newSubmitCmd() *cobra.Command {
@@ -107,8 +105,10 @@ A document already queued within the duplicate window (same text, schema and mod
 one whose job already has a result or a dead letter in the audit is not queued again but counted as
 already done (redo it with "submit resubmit"). The model is the provider's identity: family, model and
 simulator profile (sim:clean and sim:realistic are different models), plus --variant if given.
-Bad input (unreadable, empty, binary, not UTF-8, too large) is rejected with a reason; the rest is still
-queued. These are the same input rules as "extractq extract".
+A file's format is recognised by its content (--format overrides): PDFs, HTML, e-mails, office files and
+images are read with their pages, an e-mail's attachments become documents of their own (--attachments).
+Bad input (unreadable, encrypted without --password, empty, binary, not UTF-8, too large) is rejected
+with a reason; the rest is still queued. These are the same input rules as "extractq extract".
 
 --wait follows exactly the jobs this invocation queued and the duplicates still on the queue, with
 progress on stderr (done, failed, running and queued, rate, ETA, and why it waits); it warns at once when
@@ -134,9 +134,6 @@ Example:
 	fl.StringVar(&f.variant, "variant", "", "label added to the model identity, to keep results of the same provider:model apart (e.g. another server behind OPENAI_BASE_URL)")
 	fl.StringVar(&f.pool, "pool", "", "provider pool (budget group) the jobs go to (default: derived from --provider)")
 	fl.StringVar(&f.runName, "run", "", "run name to group and follow this submission (default run-<timestamp>)")
-	fl.StringVar(&f.glob, "glob", "", "in folders, only files whose name matches, e.g. '*.txt'")
-	fl.BoolVar(&f.transcode, "transcode", false, "read text that is not UTF-8 as Windows-1252 instead of rejecting it")
-	fl.BoolVar(&f.stdinText, "stdin-text", false, "read stdin (-) as one document even when its first line looks like JSONL")
 	fl.BoolVar(&f.wait, "wait", false, "follow the jobs queued by this invocation (and duplicates still queued) until each is done or dead-lettered; exit 1 if any document failed")
 	cli.DurationVar(fl, &f.timeout, "timeout", 0, "with --wait: stop waiting after this long, e.g. 30m (the jobs stay queued; exit 1)")
 	fl.BoolVar(&f.asJSON, "json", false, "print the summary as JSON (with --wait, once, with the outcome)")
@@ -147,7 +144,7 @@ Example:
 	fl.StringVar(&f.repair, "repair", "", "local repair policy: off, syntax, coerce (default coerce)")
 	cli.ChunkVar(fl, &f.chunk)
 	fl.IntVar(&f.inlineLimit, "inline-limit", jobs.DefaultInlineLimit, "documents larger than this many bytes go to the object store")
-	fl.Int64Var(&f.maxDocument, "max-document", input.DefaultMaxDocument, "documents larger than this many bytes are rejected")
+	f.in.Register(fl)
 	cmd.AddCommand(newResubmitCmd(&c))
 	return cli.Prepare(cmd)
 }
@@ -162,7 +159,13 @@ func runSubmit(cmd *cobra.Command, c *conn, f *submitFlags, paths []string) erro
 	if f.schemaArg == "" || f.provider == "" {
 		return cli.Usage(errors.New("--schema and --provider are required, e.g. --schema invoice.json --provider openai:gpt-4o-mini"))
 	}
-	r := &input.Reader{Glob: f.glob, Transcode: f.transcode, StdinText: f.stdinText, MaxDocument: f.maxDocument, Stdin: cmd.InOrStdin()}
+	r, input, err := f.in.Reader(cmd.InOrStdin(), os.Getenv)
+	if err != nil {
+		return err
+	}
+	// The worker's model decides whether pictures can be read: a scan that
+	// reaches one that reads none is dead-lettered with the remedies.
+	r.Native = input != extractq.InputText
 	if err := r.Check(paths); err != nil {
 		return cli.Usage(err)
 	}
@@ -216,7 +219,7 @@ func runSubmit(cmd *cobra.Command, c *conn, f *submitFlags, paths []string) erro
 		return err
 	}
 	defer sess.close()
-	sub := submit.New(sess.js, sess.store, submit.WithPublisher(jobs.WithInlineLimit(f.inlineLimit), jobs.WithMaxDocument(f.maxDocument)))
+	sub := submit.New(sess.js, sess.store, submit.WithPublisher(jobs.WithInlineLimit(f.inlineLimit), jobs.WithMaxDocument(f.in.MaxDocument)))
 	ref, err := resolveSchema(ctx, sess.store, sub, f.schemaArg, f.schemaName)
 	if cli.WasInterrupted(ctx) {
 		return cli.Interrupted(errors.New("interrupted before anything was queued"))
@@ -230,7 +233,7 @@ func runSubmit(cmd *cobra.Command, c *conn, f *submitFlags, paths []string) erro
 	sum, err := sub.Submit(ctx, job, func(fn func(submit.Doc) error) error { return r.Read(ctx, paths, fn) }, bar.submitted)
 	bar.done()
 	switch {
-	case errors.Is(err, input.ErrNoDocuments):
+	case errors.Is(err, intake.ErrNoDocuments):
 		return cli.Usage(err)
 	case cli.WasInterrupted(ctx):
 		printSummary(cmd.OutOrStdout(), errw, job, sum, f.asJSON, nil)

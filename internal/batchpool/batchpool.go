@@ -207,7 +207,7 @@ func WithJob(ctx context.Context, id string, delivery int) context.Context {
 func (j *job) next(req llm.Request) (round int, checked bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.round == 0 || !slices.Equal(j.last, req.Messages) {
+	if j.round == 0 || !slices.EqualFunc(j.last, req.Messages, llm.Message.Equal) {
 		j.round++
 		j.last = slices.Clone(req.Messages)
 	}

@@ -25,13 +25,35 @@ type Envelope struct {
 	JobID string `json:"job_id"`
 	Run   string `json:"run,omitempty"`
 
-	DocumentID   string `json:"document_id"`
-	DocumentHash string `json:"document_hash"` // sha256 of the text, hex
+	DocumentID string `json:"document_id"`
+	// DocumentHash is the document's identity, sha256 hex: of the original
+	// bytes when the job has an original (a PDF, an e-mail), so that a
+	// re-read with a newer reader is the same document; else of the text.
+	DocumentHash string `json:"document_hash"`
 	// Text is the document inline; empty when TextRef is set.
 	Text string `json:"text,omitempty"`
 	// TextRef names the Object Store object holding a large document.
 	TextRef  *ObjectRef      `json:"text_ref,omitempty"`
 	Metadata json.RawMessage `json:"metadata,omitempty"`
+
+	// The fields below describe a document a format reader made (PDF,
+	// e-mail, office file); a plain text job has none, and a worker that
+	// predates them extracts from Text alone, so the version stays 1.
+
+	// Original names the input's bytes in the Object Store, stored under
+	// their sha256 (OriginalHash): what a worker re-reads for a scan's page
+	// pictures or to send a PDF whole, and `submit resubmit --reread`
+	// after a reader upgrade.
+	Original     *ObjectRef `json:"original,omitempty"`
+	OriginalHash string     `json:"original_hash,omitempty"`
+	// Reader is the reader that made Text, "name/version" ("pdf/3").
+	Reader string `json:"reader,omitempty"`
+	// Pages are the document's pages as ranges of Text, so that a result's
+	// sources carry the page.
+	Pages []Page `json:"pages,omitempty"`
+	// Scanned lists the pages without a text layer: the worker shows their
+	// pictures (read from Original) to a model that reads images.
+	Scanned []int `json:"scanned,omitempty"`
 
 	Schema   SchemaRef `json:"schema"`
 	Provider string    `json:"provider"` // e.g. "openai:gpt-4o-mini"
@@ -44,6 +66,15 @@ type Envelope struct {
 	// "dlq:1234"); it salts the message id so a resubmission is not
 	// swallowed by the duplicate window of the original.
 	Resubmission string `json:"resubmission,omitempty"`
+}
+
+// Page is one page of a job's document: its number, its byte range of the
+// text and its own label ("iv", a sheet's name).
+type Page struct {
+	N     int    `json:"n"`
+	Start int    `json:"start"`
+	End   int    `json:"end"`
+	Label string `json:"label,omitempty"`
 }
 
 // SchemaRef names a registered schema.
@@ -76,6 +107,9 @@ type Options struct {
 	// auto: split only when the model's context window needs it. A worker
 	// that predates the field ignores it (auto); the version stays 1.
 	Chunking string `json:"chunking,omitempty"`
+	// Input is an extractq.Input: how the document reaches the model
+	// (auto, text, native). Empty is auto.
+	Input string `json:"input,omitempty"`
 }
 
 // ExtractOptions maps the job's options to extractq options: the one place
@@ -106,6 +140,9 @@ func (o Options) ExtractOptions() []extractq.Option {
 	if o.Chunking != "" {
 		out = append(out, extractq.WithChunking(extractq.Chunking(o.Chunking)))
 	}
+	if o.Input != "" {
+		out = append(out, extractq.WithInput(extractq.Input(o.Input)))
+	}
 	return out
 }
 
@@ -117,6 +154,12 @@ var ErrEnvelope = errors.New("invalid job envelope")
 // HashText is the content hash extractq uses for documents: sha256, hex.
 func HashText(text string) string {
 	sum := sha256.Sum256([]byte(text))
+	return hex.EncodeToString(sum[:])
+}
+
+// HashBytes is HashText of an original's bytes.
+func HashBytes(b []byte) string {
+	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
 
@@ -135,10 +178,14 @@ func MsgID(documentID, documentHash, schemaFingerprint, model, resubmission stri
 }
 
 // Seal fills the derived fields (version, hash, job id) from the rest and
-// returns the message id. text is the document, inline or not.
+// returns the message id. text is the document, inline or not; the hash is
+// the original's when the job has one.
 func (e *Envelope) Seal(text string) string {
 	e.V = EnvelopeVersion
-	e.DocumentHash = HashText(text)
+	e.DocumentHash = e.OriginalHash
+	if e.DocumentHash == "" {
+		e.DocumentHash = HashText(text)
+	}
 	id := MsgID(e.DocumentID, e.DocumentHash, e.Schema.Fingerprint, e.Model, e.Resubmission)
 	e.JobID = id
 	return id
@@ -159,8 +206,8 @@ func (e *Envelope) Validate() error {
 		return fmt.Errorf("%w: missing schema fingerprint", ErrEnvelope)
 	case e.Provider == "":
 		return fmt.Errorf("%w: missing provider", ErrEnvelope)
-	case e.Text == "" && e.TextRef == nil:
-		return fmt.Errorf("%w: no document text and no text_ref", ErrEnvelope)
+	case e.Text == "" && e.TextRef == nil && e.Original == nil:
+		return fmt.Errorf("%w: no document text, text_ref or original", ErrEnvelope)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -53,6 +54,12 @@ func NewPublisher(js jetstream.JetStream, opts ...PublishOption) *Publisher {
 		f(p)
 	}
 	return p
+}
+
+// PutOriginal stores a document's original bytes in the Object Store under
+// their sha256 (Documents.PutOriginal).
+func (p *Publisher) PutOriginal(ctx context.Context, data []byte) (*ObjectRef, string, error) {
+	return p.docs.PutOriginal(ctx, data)
 }
 
 // CheckSize reports ErrDocumentTooLarge for text above the maximum size.
@@ -158,36 +165,66 @@ func (d *Documents) Put(ctx context.Context, name, text string) (*ObjectRef, err
 	return &ObjectRef{Bucket: DocsBucket, Name: name, Size: int64(info.Size)}, nil
 }
 
+// PutOriginal stores a document's original bytes under their sha256 (the
+// same name for the same bytes: storing twice is harmless) and returns the
+// reference and the hash.
+func (d *Documents) PutOriginal(ctx context.Context, data []byte) (*ObjectRef, string, error) {
+	hash := HashBytes(data)
+	s, err := d.bucket(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	info, err := s.Put(ctx, jetstream.ObjectMeta{Name: hash}, bytes.NewReader(data))
+	if err != nil {
+		return nil, "", fmt.Errorf("store the original %s in %s: %w", hash, DocsBucket, err)
+	}
+	return &ObjectRef{Bucket: DocsBucket, Name: hash, Size: int64(info.Size)}, hash, nil
+}
+
+// Original returns the original bytes of the job's document.
+func (d *Documents) Original(ctx context.Context, env *Envelope) ([]byte, error) {
+	if env.Original == nil {
+		return nil, fmt.Errorf("%w: the job has no original", ErrEnvelope)
+	}
+	return d.get(ctx, env.Original)
+}
+
 // Text returns the job's document, inline or from the Object Store.
 func (d *Documents) Text(ctx context.Context, env *Envelope) (string, error) {
 	if env.TextRef == nil {
 		return env.Text, nil
 	}
-	if env.TextRef.Bucket != DocsBucket {
-		return "", fmt.Errorf("%w: text_ref names bucket %q, want %q", ErrEnvelope, env.TextRef.Bucket, DocsBucket)
+	b, err := d.get(ctx, env.TextRef)
+	return string(b), err
+}
+
+// get reads an object of the document bucket whole.
+func (d *Documents) get(ctx context.Context, ref *ObjectRef) ([]byte, error) {
+	if ref.Bucket != DocsBucket {
+		return nil, fmt.Errorf("%w: object %s is in bucket %q, want %q", ErrEnvelope, ref.Name, ref.Bucket, DocsBucket)
 	}
 	s, err := d.bucket(ctx)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	// Without a deadline of its own the client gives the whole read its
 	// default API timeout (5s), which a 64 MiB document on a busy machine
 	// overruns: the job then failed every delivery and was dead-lettered.
-	ctx, cancel := context.WithTimeout(ctx, readTimeout(env.TextRef.Size))
+	ctx, cancel := context.WithTimeout(ctx, readTimeout(ref.Size))
 	defer cancel()
-	r, err := s.Get(ctx, env.TextRef.Name)
+	r, err := s.Get(ctx, ref.Name)
 	if errors.Is(err, jetstream.ErrObjectNotFound) {
-		return "", fmt.Errorf("%w: document %s is not in %s (submit it again)", ErrEnvelope, env.TextRef.Name, DocsBucket)
+		return nil, fmt.Errorf("%w: document %s is not in %s (submit it again)", ErrEnvelope, ref.Name, DocsBucket)
 	}
 	if err != nil {
-		return "", fmt.Errorf("fetch document %s from %s: %w", env.TextRef.Name, DocsBucket, err)
+		return nil, fmt.Errorf("fetch document %s from %s: %w", ref.Name, DocsBucket, err)
 	}
 	defer r.Close()
 	b, err := io.ReadAll(r)
 	if err != nil {
-		return "", fmt.Errorf("read document %s from %s: %w", env.TextRef.Name, DocsBucket, err)
+		return nil, fmt.Errorf("read document %s from %s: %w", ref.Name, DocsBucket, err)
 	}
-	return string(b), nil
+	return b, nil
 }
 
 // readTimeout bounds reading a document of size bytes from the object

@@ -30,7 +30,7 @@ type antRequest struct {
 	Model         string           `json:"model"`
 	MaxTokens     int              `json:"max_tokens"`
 	System        []antBlock       `json:"system,omitempty"`
-	Messages      []llm.Message    `json:"messages"`
+	Messages      []wireMessage    `json:"messages"`
 	Temperature   *float64         `json:"temperature,omitempty"`
 	StopSequences []string         `json:"stop_sequences,omitempty"`
 	Tools         []antTool        `json:"tools,omitempty"`
@@ -128,7 +128,7 @@ func (p *anthropicProvider) buildRequest(req llm.Request) (body *antRequest, wra
 	}
 	t := req.Temperature
 	body = &antRequest{
-		Model: p.model, MaxTokens: req.MaxTokens, Messages: turns,
+		Model: p.model, MaxTokens: req.MaxTokens, Messages: anthropicMessages(turns),
 		Temperature: &t, StopSequences: req.Stop,
 	}
 	// The cached prefix is tools, then system: the system prompt (rules and

@@ -92,6 +92,7 @@ func capabilitiesFor(family, model string) llm.Capabilities {
 		}
 	}
 	c := llm.Capabilities{Modes: append([]llm.Mode(nil), best...)}
+	c.Images, c.PDF = mediaFor(family, m)
 	c.Batch, _ = BatchLimitsFor(family)
 	bestLen = -1
 	for _, r := range limitTable[family] {

@@ -163,10 +163,10 @@ func (p *anthropicProvider) Complete(ctx context.Context, req llm.CompletionRequ
 	t := req.Temperature
 	body := &antRequest{
 		Model: p.model, MaxTokens: req.MaxTokens, Temperature: &t, StopSequences: stops,
-		Messages: []llm.Message{{Role: llm.RoleUser, Content: req.Instructions}},
+		Messages: []wireMessage{{Role: llm.RoleUser, Content: req.Instructions}},
 	}
 	if prefix := strings.TrimRight(req.Prefix, " \t\r\n"); prefix != "" {
-		body.Messages = append(body.Messages, llm.Message{Role: llm.RoleAssistant, Content: prefix})
+		body.Messages = append(body.Messages, wireMessage{Role: llm.RoleAssistant, Content: prefix})
 	}
 	if body.MaxTokens <= 0 {
 		body.MaxTokens = anthropicDefaultMaxTokens

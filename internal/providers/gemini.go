@@ -32,7 +32,8 @@ type gemContent struct {
 }
 
 type gemPart struct {
-	Text string `json:"text"`
+	Text       string   `json:"text,omitempty"`
+	InlineData *gemBlob `json:"inline_data,omitempty"`
 }
 
 type gemGenConfig struct {
@@ -83,7 +84,7 @@ func (p *geminiProvider) Chat(ctx context.Context, req llm.Request) (*llm.Respon
 		if m.Role == llm.RoleAssistant {
 			role = "model"
 		}
-		body.Contents = append(body.Contents, gemContent{Role: role, Parts: []gemPart{{Text: m.Content}}})
+		body.Contents = append(body.Contents, gemContent{Role: role, Parts: geminiParts(m)})
 	}
 	if len(body.Contents) == 0 {
 		return nil, p.localError("the request has only system messages; generateContent needs a user turn")

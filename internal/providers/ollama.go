@@ -19,7 +19,7 @@ type ollamaProvider struct {
 
 type ollamaRequest struct {
 	Model    string          `json:"model"`
-	Messages []llm.Message   `json:"messages"`
+	Messages []ollamaMessage `json:"messages"`
 	Stream   bool            `json:"stream"`
 	Format   json.RawMessage `json:"format,omitempty"`
 	Options  ollamaOptions   `json:"options"`
@@ -49,7 +49,7 @@ func (p *ollamaProvider) Chat(ctx context.Context, req llm.Request) (*llm.Respon
 		return nil, err
 	}
 	body := &ollamaRequest{
-		Model: p.model, Messages: req.Messages,
+		Model: p.model, Messages: ollamaMessages(req.Messages),
 		Options: ollamaOptions{Temperature: req.Temperature, NumPredict: req.MaxTokens, Stop: req.Stop},
 	}
 	switch mode {

@@ -28,7 +28,7 @@ type openAIProvider struct {
 
 type oaiRequest struct {
 	Model               string             `json:"model"`
-	Messages            []llm.Message      `json:"messages"`
+	Messages            []wireMessage      `json:"messages"`
 	Temperature         *float64           `json:"temperature,omitempty"`
 	MaxTokens           int                `json:"max_tokens,omitempty"`
 	MaxCompletionTokens int                `json:"max_completion_tokens,omitempty"`
@@ -127,7 +127,7 @@ func (p *openAIProvider) buildRequest(req llm.Request) (body *oaiRequest, wrappe
 	if err != nil {
 		return nil, false, err
 	}
-	body = &oaiRequest{Model: p.model, Messages: req.Messages, Stop: req.Stop}
+	body = &oaiRequest{Model: p.model, Messages: openAIMessages(req.Messages), Stop: req.Stop}
 	if !p.fixedTemperature {
 		t := req.Temperature
 		body.Temperature = &t

@@ -211,6 +211,18 @@ type Config struct {
 	Rand func(n int64) int64
 	// Now reads the clock for attempt timestamps and latencies (default time.Now).
 	Now func() time.Time
+	// Attachments are pictures and files shown to the model with this one
+	// document (a scanned page, the original PDF), each at its place in the
+	// document's text. Set per document (extractq.ExtractDocument); only for
+	// a provider whose capabilities say it reads them.
+	Attachments []Attachment
+}
+
+// Attachment is a picture or a file shown to the model at byte offset At of
+// the document's text.
+type Attachment struct {
+	At   int
+	Part llm.Part
 }
 
 // DefaultConfig returns the documented defaults.

@@ -245,18 +245,34 @@ const (
 	budgetAnswerCap  = 4096 // the answer cap a budget implies when MaxTokens is 0
 )
 
+// A picture costs at most about 1,600 tokens once downscaled within
+// document.DefaultLimits (Anthropic: pixels/750; OpenAI: 85 + 170 per
+// 512-pixel tile at high detail); a file is guessed from its size, high.
+const imageTokens = 1600
+
 func estimateTokens(msgs []llm.Message) int {
 	n := 0
 	for _, m := range msgs {
 		n += (len(m.Content)+bytesPerToken-1)/bytesPerToken + tokensPerMessage
+		for _, p := range m.Parts {
+			switch p.Kind {
+			case llm.PartImage:
+				n += imageTokens
+			case llm.PartFile:
+				n += (len(p.Data) + bytesPerToken - 1) / bytesPerToken
+			default:
+				n += (len(p.Text) + bytesPerToken - 1) / bytesPerToken
+			}
+		}
 	}
 	return n
 }
 
+// promptChars counts the prompt's text, pictures and files left out.
 func promptChars(msgs []llm.Message) int {
 	n := 0
 	for _, m := range msgs {
-		n += len(m.Content)
+		n += len(m.Text())
 	}
 	return n
 }

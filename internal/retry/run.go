@@ -32,7 +32,14 @@ func Run(ctx context.Context, p llm.Provider, document string, s *schema.Schema,
 		return nil, fmt.Errorf("%w: no schema", ErrConfig)
 	}
 	if cfg.Mode == llm.ModePrefill {
+		if len(cfg.Attachments) > 0 {
+			return nil, fmt.Errorf("%w: prefill mode sends text only, and this document has pictures or files for the model: use another mode, or read the pages by OCR", ErrConfig)
+		}
 		return runPrefill(ctx, p, document, s, cfg)
+	}
+	marked, marker, err := markAttachments(document, cfg.Attachments)
+	if err != nil {
+		return nil, err
 	}
 	mode, err := resolveMode(cfg.Mode, p)
 	if err != nil {
@@ -55,7 +62,7 @@ func Run(ctx context.Context, p llm.Provider, document string, s *schema.Schema,
 			// cannot show that an object may hold any properties.
 			in = SchemaInSchema
 		}
-		data = promptData(document, s, in, mode)
+		data = promptData(marked, s, in, mode)
 		data.MaxAttempts = cfg.MaxReasks + 1
 		st := sysT
 		if st == nil {
@@ -92,6 +99,9 @@ func Run(ctx context.Context, p llm.Provider, document string, s *schema.Schema,
 			return end(r, llm.OutcomeCanceled, err, "canceled before attempt %d: %v", n, context.Cause(ctx))
 		}
 		msgs := messages(system, task, turns, cfg.History)
+		if marker != "" {
+			msgs[1] = withAttachments(msgs[1], marker, cfg.Attachments)
+		}
 		a := llm.Attempt{N: n, Provider: r.Provider, Model: r.Model, Mode: mode, ModeNote: note, StartedAt: cfg.Now(), PromptChars: promptChars(msgs)}
 		req := llm.Request{
 			Messages: msgs, Mode: mode, Schema: s, SchemaName: s.Name(),

@@ -3,6 +3,7 @@ package sim
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -590,6 +591,10 @@ func (s *Server) answerLine(a api, l batchLine, now time.Time) lineResult {
 		req, aerr = parseOpenAI(l.body)
 	}
 	var g *generated
+	if aerr == nil {
+		// A batch is answered in the background, owned by no caller.
+		aerr = s.readMedia(context.Background(), req)
+	}
 	if aerr == nil {
 		g, aerr = s.generate(a, req)
 	}

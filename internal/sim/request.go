@@ -50,6 +50,10 @@ type chatRequest struct {
 	// breakpoints are Anthropic cache_control marks: the index of the
 	// message they end, or -1 for one on a tool (the tools come first).
 	breakpoints []int
+	// mediaTokens is what the request's pictures and files cost beyond
+	// their text; mediaChars the text read from pictures, which costs
+	// nothing as text (readMedia).
+	mediaTokens, mediaChars int
 }
 
 // apiError is an error the simulator answers with, before it is put in the
@@ -101,6 +105,40 @@ type part struct {
 	Text    string          `json:"text"`
 	Input   json.RawMessage `json:"input"`   // Anthropic tool_use
 	Content content         `json:"content"` // Anthropic tool_result
+	// OpenAI image_url and file parts.
+	ImageURL *struct {
+		URL string `json:"url"`
+	} `json:"image_url"`
+	File *struct {
+		FileData string `json:"file_data"`
+		FileID   string `json:"file_id"`
+	} `json:"file"`
+	// Anthropic image and document blocks.
+	Source *struct {
+		Type      string `json:"type"`
+		MediaType string `json:"media_type"`
+		Data      string `json:"data"`
+	} `json:"source"`
+}
+
+// mediaOf is the mark (readMedia) of a picture or file part, "" for any
+// other part.
+func (p *part) mediaOf() (string, error) {
+	switch {
+	case p.Type == "image_url" && p.ImageURL != nil:
+		return dataURLRef(p.ImageURL.URL, "image/png")
+	case p.Type == "file" && p.File != nil:
+		if p.File.FileData == "" {
+			return "", errors.New("file: the simulator keeps no uploaded files (file_id); send the file inline in file_data")
+		}
+		return dataURLRef(p.File.FileData, "application/pdf")
+	case (p.Type == "image" || p.Type == "document") && p.Source != nil:
+		if p.Source.Type != "base64" {
+			return "", fmt.Errorf("%s.source.type %q: the simulator reads base64 sources only", p.Type, p.Source.Type)
+		}
+		return mediaRef(p.Source.MediaType, p.Source.Data), nil
+	}
+	return "", nil
 }
 
 // content is message content: a string, null, or an array of content
@@ -128,7 +166,13 @@ func (c *content) UnmarshalJSON(b []byte) error {
 		}
 		var sb strings.Builder
 		for _, p := range parts {
+			ref, err := p.mediaOf()
+			if err != nil {
+				return err
+			}
 			switch {
+			case ref != "":
+				sb.WriteString(ref)
 			case p.Text != "":
 				sb.WriteString(p.Text)
 			case len(p.Input) > 0:
@@ -536,8 +580,9 @@ func anthropicBreakpoints(body []byte, hasSystem bool) []int {
 type ollamaRequest struct {
 	Model    string `json:"model"`
 	Messages []struct {
-		Role    string `json:"role"`
-		Content string `json:"content"`
+		Role    string   `json:"role"`
+		Content string   `json:"content"`
+		Images  []string `json:"images"`
 	} `json:"messages"`
 	Format  json.RawMessage `json:"format"`
 	Stream  *bool           `json:"stream"`
@@ -560,7 +605,11 @@ func parseOllama(body []byte) (*chatRequest, *apiError) {
 		if !ok {
 			return nil, invalid("messages[%d]: invalid role %q", i, m.Role)
 		}
-		c.messages = append(c.messages, message{role: ro, text: m.Content})
+		text := m.Content
+		for _, img := range m.Images {
+			text += mediaRef("image/png", img)
+		}
+		c.messages = append(c.messages, message{role: ro, text: text})
 	}
 	switch f := bytes.TrimSpace(r.Format); {
 	case len(f) == 0 || string(f) == "null" || string(f) == `""`:
@@ -594,6 +643,27 @@ type geminiRequest struct {
 
 type geminiReqPart struct {
 	Text string `json:"text"`
+	// InlineData is a picture or file; the REST API takes both spellings.
+	InlineData  *geminiBlob `json:"inline_data"`
+	InlineData2 *geminiBlob `json:"inlineData"`
+}
+
+type geminiBlob struct {
+	MimeType  string `json:"mime_type"`
+	MimeType2 string `json:"mimeType"`
+	Data      string `json:"data"`
+}
+
+// text is the part's text, or the mark (readMedia) of its inline data.
+func (p geminiReqPart) text() string {
+	d := p.InlineData
+	if d == nil {
+		d = p.InlineData2
+	}
+	if d == nil {
+		return p.Text
+	}
+	return mediaRef(d.MimeType+d.MimeType2, d.Data)
 }
 
 func parseGemini(model string, body []byte) (*chatRequest, *apiError) {
@@ -642,11 +712,11 @@ func parseGemini(model string, body []byte) (*chatRequest, *apiError) {
 
 func joinGeminiParts(ps []geminiReqPart) string {
 	if len(ps) == 1 {
-		return ps[0].Text
+		return ps[0].text()
 	}
 	var b strings.Builder
 	for _, p := range ps {
-		b.WriteString(p.Text)
+		b.WriteString(p.text())
 	}
 	return b.String()
 }

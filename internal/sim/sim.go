@@ -51,6 +51,8 @@ type Server struct {
 	c       counters
 	batches *batchStore
 	answers *AnswerKey // nil: values drawn from the text's words
+	// images reads pictures in requests; nil refuses them.
+	images ImageReader
 
 	done      chan struct{}
 	closeOnce sync.Once
@@ -226,6 +228,10 @@ func routeOf(path string) (a api, model string, known bool) {
 // transport faults, latency, then the reply.
 func (s *Server) complete(ctx context.Context, w http.ResponseWriter, a api, req *chatRequest) {
 	now := s.now()
+	if aerr := s.readMedia(ctx, req); aerr != nil {
+		s.fail(w, a, aerr, nil)
+		return
+	}
 	g, aerr := s.generate(a, req)
 	if aerr != nil {
 		s.fail(w, a, aerr, nil)
@@ -291,7 +297,7 @@ func (s *Server) generate(a api, req *chatRequest) (*generated, *apiError) {
 	if aerr != nil {
 		return nil, aerr
 	}
-	g.promptTok = tokens(pr.chars+len(req.schema)) + 3*len(req.messages)
+	g.promptTok = tokens(pr.chars-req.mediaChars+len(req.schema)) + 3*len(req.messages) + req.mediaTokens
 	if window, _ := ContextWindow(req.model); window > 0 && g.promptTok+max(req.maxTokens, 0) > window {
 		return nil, contextLength(a, req.model, window, g.promptTok+max(req.maxTokens, 0))
 	}

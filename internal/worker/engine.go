@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/extractq/extractq"
+	"github.com/extractq/extractq/document"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/llm"
 	"github.com/extractq/extractq/schema"
@@ -27,17 +28,45 @@ func (f EngineFunc) Extract(ctx context.Context, p llm.Provider, document string
 	return f(ctx, p, document, s, o)
 }
 
+// DocumentEngine is an Engine that also extracts from a document a format
+// reader made, keeping its pages to the result's sources and showing the
+// model its pictures or the original file (extractq.ExtractOriginal). The
+// worker uses it for such jobs when its engine has it; NewEngine's does.
+type DocumentEngine interface {
+	Engine
+	ExtractDocument(ctx context.Context, p llm.Provider, doc *document.Document, original []byte, s *schema.Schema, o jobs.Options) (*llm.Result, error)
+}
+
 // NewEngine returns the library as the worker's engine: each job runs
 // through an extractq.Extractor built from base (the worker's defaults,
 // e.g. the transport policy), then the job's options
-// (jobs.Options.ExtractOptions), then the job's provider.
+// (jobs.Options.ExtractOptions), then the job's provider. It is a
+// DocumentEngine.
 func NewEngine(base ...extractq.Option) Engine {
-	base = slices.Clip(base)
-	return EngineFunc(func(ctx context.Context, p llm.Provider, document string, s *schema.Schema, o jobs.Options) (*llm.Result, error) {
-		x, err := extractq.New(append(append(base, o.ExtractOptions()...), extractq.WithProvider(p))...)
-		if err != nil {
-			return nil, err
-		}
-		return x.Extract(ctx, document, s)
-	})
+	return libraryEngine(slices.Clip(base))
+}
+
+// libraryEngine is NewEngine's engine: the worker's base options.
+type libraryEngine []extractq.Option
+
+func (base libraryEngine) extractor(p llm.Provider, o jobs.Options) (*extractq.Extractor, error) {
+	return extractq.New(append(append(base, o.ExtractOptions()...), extractq.WithProvider(p))...)
+}
+
+// Extract implements Engine.
+func (base libraryEngine) Extract(ctx context.Context, p llm.Provider, text string, s *schema.Schema, o jobs.Options) (*llm.Result, error) {
+	x, err := base.extractor(p, o)
+	if err != nil {
+		return nil, err
+	}
+	return x.Extract(ctx, text, s)
+}
+
+// ExtractDocument implements DocumentEngine.
+func (base libraryEngine) ExtractDocument(ctx context.Context, p llm.Provider, doc *document.Document, original []byte, s *schema.Schema, o jobs.Options) (*llm.Result, error) {
+	x, err := base.extractor(p, o)
+	if err != nil {
+		return nil, err
+	}
+	return x.ExtractOriginal(ctx, doc, original, s)
 }

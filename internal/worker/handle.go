@@ -100,7 +100,7 @@ func (w *Worker) extract(ctx, jobCtx context.Context, i int, d *delivery, probe 
 	var earlier []llm.Attempt
 	var spent llm.Usage
 	for {
-		prov, text, s, res := w.prepare(jobCtx, p, d)
+		prov, doc, s, res := w.prepare(jobCtx, p, d)
 		called := res == nil
 		if called {
 			// A batch pool's calls join batches (no slot each); an online
@@ -109,7 +109,7 @@ func (w *Worker) extract(ctx, jobCtx context.Context, i int, d *delivery, probe 
 			if d.batch {
 				runCtx, runProv = batchpool.WithJob(jobCtx, d.env.JobID, d.n), prov
 			}
-			res = w.run(runCtx, runProv, text, s, opts)
+			res = w.run(runCtx, runProv, doc, s, opts)
 		}
 		if len(earlier) > 0 {
 			res.Attempts = append(earlier[:len(earlier):len(earlier)], res.Attempts...)
@@ -194,8 +194,14 @@ func configFailure(res *llm.Result) *llm.Error {
 
 // run calls the engine; a nil Result (a configuration the library
 // refuses) becomes a fatal one.
-func (w *Worker) run(ctx context.Context, p llm.Provider, text string, s *schema.Schema, o jobs.Options) *llm.Result {
-	res, err := w.engine.Extract(ctx, p, text, s, o)
+func (w *Worker) run(ctx context.Context, p llm.Provider, doc *jobDocument, s *schema.Schema, o jobs.Options) *llm.Result {
+	var res *llm.Result
+	var err error
+	if de, ok := w.engine.(DocumentEngine); ok && doc.doc != nil {
+		res, err = de.ExtractDocument(ctx, p, doc.doc, doc.original, s, o)
+	} else {
+		res, err = w.engine.Extract(ctx, p, doc.text, s, o)
+	}
 	if res != nil {
 		return res
 	}
@@ -208,20 +214,20 @@ func (w *Worker) run(ctx context.Context, p llm.Provider, text string, s *schema
 // prepare resolves the document, the schema and the provider. A failure is
 // returned as a Result: fatal when retrying cannot help, transport when it
 // may.
-func (w *Worker) prepare(ctx context.Context, p Pool, d *delivery) (llm.Provider, string, *schema.Schema, *llm.Result) {
-	text, err := w.docs.Text(ctx, d.env)
+func (w *Worker) prepare(ctx context.Context, p Pool, d *delivery) (llm.Provider, *jobDocument, *schema.Schema, *llm.Result) {
+	doc, err := w.document(ctx, d.env)
 	if err != nil {
-		return nil, "", nil, prepFailure(err, errors.Is(err, jobs.ErrEnvelope))
+		return nil, nil, nil, prepFailure(err, errors.Is(err, jobs.ErrEnvelope) || errors.Is(err, errUnreadable))
 	}
 	s, err := w.schemas.get(ctx, d.env.Schema)
 	if err != nil {
-		return nil, "", nil, prepFailure(err, errors.Is(err, jobs.ErrSchemaNotFound) || errors.Is(err, schema.ErrInvalidSchema))
+		return nil, nil, nil, prepFailure(err, errors.Is(err, jobs.ErrSchemaNotFound) || errors.Is(err, schema.ErrInvalidSchema))
 	}
 	prov, err := w.provs.get(p, w.batchRunners[d.i], d.env.Provider, w.newProvider)
 	if err != nil {
-		return nil, "", nil, prepFailure(fmt.Errorf("provider %q: %w", d.env.Provider, err), true)
+		return nil, nil, nil, prepFailure(fmt.Errorf("provider %q: %w", d.env.Provider, err), true)
 	}
-	return prov, text, s, nil
+	return prov, doc, s, nil
 }
 
 func prepFailure(err error, permanent bool) *llm.Result {

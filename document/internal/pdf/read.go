@@ -66,6 +66,8 @@ import (
 	"crypto/cipher"
 	"crypto/md5"
 	"crypto/rc4"
+	"crypto/sha256"
+	"crypto/sha512"
 	"encoding/ascii85"
 	"fmt"
 	"io"
@@ -826,6 +828,10 @@ func (e *errorReadCloser) Close() error {
 	return e.err
 }
 
+// ObjectID names the indirect object v was read from, or holding it when v
+// is a direct value (extractq: caches are keyed on it).
+func (v Value) ObjectID() (id uint32, gen uint16) { return v.ptr.id, v.ptr.gen }
+
 // RawStream returns where the stream's data begins in the file and its
 // stored length, before any filter or decryption (extractq: page images
 // are passed on as stored, e.g. JPEG). ok is false when v is no stream.
@@ -976,6 +982,10 @@ func (r *Reader) initEncrypt(password string) error {
 	if encrypt["Filter"] != name("Standard") {
 		return fmt.Errorf("unsupported PDF: encryption filter %v", objfmt(encrypt["Filter"]))
 	}
+	if V, _ := encrypt["V"].(int64); V == 5 {
+		// extractq: AES-256 (PDF 2.0, and Acrobat's default since 9).
+		return r.initEncryptV5(encrypt, password)
+	}
 	n, _ := encrypt["Length"].(int64)
 	if n == 0 {
 		n = minKeyBits
@@ -984,7 +994,14 @@ func (r *Reader) initEncrypt(password string) error {
 		return fmt.Errorf("malformed PDF: %d-bit encryption key", n)
 	}
 	V, _ := encrypt["V"].(int64)
-	if V != 1 && V != 2 && (V != 4 || !okayV4(encrypt)) {
+	v4AES := false
+	if V == 4 {
+		var ok bool
+		if ok, v4AES = okayV4(encrypt); !ok {
+			return fmt.Errorf("unsupported PDF: encryption version V=%d; %v", V, objfmt(encrypt))
+		}
+	}
+	if V != 1 && V != 2 && V != 4 {
 		return fmt.Errorf("unsupported PDF: encryption version V=%d; %v", V, objfmt(encrypt))
 	}
 
@@ -1072,46 +1089,131 @@ func (r *Reader) initEncrypt(password string) error {
 	}
 
 	r.key = key
-	r.useAES = V == 4
+	r.useAES = v4AES
 
 	return nil
 }
 
+// initEncryptV5 opens AES-256 encryption (R5, and R6 of PDF 2.0, §7.6.4.3.3):
+// the password (UTF-8, at most 127 bytes) checked against U's validation
+// salt, the file key unwrapped from UE with its key salt. Only the user
+// password is tried, as for the older revisions. (extractq)
+func (r *Reader) initEncryptV5(encrypt dict, password string) error {
+	R, _ := encrypt["R"].(int64)
+	U, _ := encrypt["U"].(string)
+	UE, _ := encrypt["UE"].(string)
+	if R != 5 && R != 6 {
+		return fmt.Errorf("unsupported PDF: AES-256 encryption revision R=%d", R)
+	}
+	if len(U) < 48 || len(UE) != 32 {
+		return fmt.Errorf("malformed PDF: AES-256 encryption without U or UE")
+	}
+	if ok, aes := okayV4(encrypt); !ok || !aes {
+		return fmt.Errorf("unsupported PDF: AES-256 encryption with %v", objfmt(encrypt["CF"]))
+	}
+	pw := []byte(password)
+	if len(pw) > 127 {
+		pw = pw[:127]
+	}
+	hash := func(salt []byte) []byte {
+		if R == 5 {
+			h := sha256.Sum256(append(append([]byte{}, pw...), salt...))
+			return h[:]
+		}
+		return hashR6(pw, salt)
+	}
+	u := []byte(U)
+	if !bytes.Equal(hash(u[32:40]), u[:32]) {
+		return ErrInvalidPassword
+	}
+	ikey := hash(u[40:48])
+	c, err := aes.NewCipher(ikey)
+	if err != nil {
+		return err
+	}
+	key := make([]byte, 32)
+	cipher.NewCBCDecrypter(c, make([]byte, 16)).CryptBlocks(key, []byte(UE))
+	r.key = key
+	r.useAES = true
+	return nil
+}
+
+// hashR6 is Algorithm 2.B of ISO 32000-2 with no user key (the user
+// password's hash).
+func hashR6(pw, salt []byte) []byte {
+	h := sha256.Sum256(append(append([]byte{}, pw...), salt...))
+	k := h[:]
+	for i := 0; ; i++ {
+		k1 := bytes.Repeat(append(append([]byte{}, pw...), k...), 64)
+		c, _ := aes.NewCipher(k[:16])
+		e := make([]byte, len(k1))
+		cipher.NewCBCEncrypter(c, k[16:32]).CryptBlocks(e, k1)
+		sum := 0
+		for _, b := range e[:16] {
+			sum += int(b)
+		}
+		switch sum % 3 {
+		case 0:
+			s := sha256.Sum256(e)
+			k = s[:]
+		case 1:
+			s := sha512.Sum384(e)
+			k = s[:]
+		default:
+			s := sha512.Sum512(e)
+			k = s[:]
+		}
+		if i >= 63 && int(e[len(e)-1]) <= i-31 {
+			break
+		}
+	}
+	return k[:32]
+}
+
 var ErrInvalidPassword = fmt.Errorf("encrypted PDF: invalid password")
 
-func okayV4(encrypt dict) bool {
+// okayV4 reports whether V4 crypt filters are ones this package decrypts
+// (one filter for strings and streams, RC4 or AES; extractq: RC4 accepted
+// too), and whether it is AES.
+func okayV4(encrypt dict) (ok, useAES bool) {
 	cf, ok := encrypt["CF"].(dict)
 	if !ok {
-		return false
+		return false, false
 	}
 	stmf, ok := encrypt["StmF"].(name)
 	if !ok {
-		return false
+		return false, false
 	}
 	strf, ok := encrypt["StrF"].(name)
 	if !ok {
-		return false
+		return false, false
 	}
 	if stmf != strf {
-		return false
+		return false, false
 	}
 	cfparam, ok := cf[stmf].(dict)
 	if !ok {
-		return false
+		return false, false
 	}
 	if cfparam["AuthEvent"] != nil && cfparam["AuthEvent"] != name("DocOpen") {
-		return false
+		return false, false
 	}
-	if cfparam["Length"] != nil && cfparam["Length"] != int64(16) {
-		return false
+	if cfparam["Length"] != nil && cfparam["Length"] != int64(16) && cfparam["Length"] != int64(32) {
+		return false, false
 	}
-	if cfparam["CFM"] != name("AESV2") {
-		return false
+	switch cfparam["CFM"] {
+	case name("AESV2"), name("AESV3"):
+		return true, true
+	case name("V2"):
+		return true, false
 	}
-	return true
+	return false, false
 }
 
 func cryptKey(key []byte, useAES bool, ptr objptr) []byte {
+	if len(key) == 32 { // extractq: AES-256 uses the file key itself
+		return key
+	}
 	h := md5.New()
 	h.Write(key)
 	h.Write([]byte{byte(ptr.id), byte(ptr.id >> 8), byte(ptr.id >> 16), byte(ptr.gen), byte(ptr.gen >> 8)})

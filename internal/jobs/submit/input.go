@@ -3,22 +3,62 @@
 // store (so failed or outdated ones can be resubmitted without the original
 // files) and publishes the jobs asynchronously with bounded pending acks.
 // It also resubmits dead letters and documents whose results were made
-// under an older schema. Documents are read by package cli/input, the one
+// under an older schema. Documents are read by package intake, the one
 // reader `submit` and `extractq extract` share.
 package submit
 
 import (
 	"fmt"
 
-	"github.com/extractq/extractq/internal/cli/input"
+	"github.com/extractq/extractq/internal/intake"
+	"github.com/extractq/extractq/internal/jobs"
 )
 
 // Doc is one input document, or the reason it was rejected.
-type Doc = input.Doc
+type Doc = intake.Doc
 
 // ErrBadInput is matched by the reasons input documents are rejected.
-var ErrBadInput = input.ErrBadInput
+var ErrBadInput = intake.ErrBadInput
 
 func reject(format string, a ...any) error {
 	return fmt.Errorf("%w: %s", ErrBadInput, fmt.Sprintf(format, a...))
+}
+
+// contentHash is a document's identity: the sha256 of its original bytes
+// when a format reader read it (so that a re-read with a newer reader is the
+// same document), else of its text.
+func contentHash(d Doc) string {
+	if d.Original != nil {
+		return jobs.HashBytes(d.Original)
+	}
+	return jobs.HashText(d.Text)
+}
+
+// maxEnvelopePages bounds the pages a job carries: 5,000 take about
+// 200 KB of JSON, which with the largest inline text (512 KiB) stays under
+// NATS's default 1 MiB payload.
+const maxEnvelopePages = 5000
+
+// describe puts into a job what the reader made of its document beyond the
+// text: its original, reader, pages and the pages without a text layer.
+func describe(env *jobs.Envelope, d Doc, original *jobs.ObjectRef) {
+	if original != nil {
+		env.Original, env.OriginalHash = original, original.Name
+	}
+	doc := d.Document
+	if doc == nil || doc.Format == "text" {
+		return
+	}
+	env.Reader = doc.Reader.String()
+	// Beyond maxEnvelopePages the pages are dropped (sources then have no
+	// page), never the list of scans.
+	keep := len(doc.Pages) <= maxEnvelopePages
+	for _, p := range doc.Pages {
+		if keep {
+			env.Pages = append(env.Pages, jobs.Page{N: p.Number, Start: p.Start, End: p.End, Label: p.Label})
+		}
+		if p.Image != nil && p.End <= p.Start {
+			env.Scanned = append(env.Scanned, p.Number)
+		}
+	}
 }

@@ -217,9 +217,23 @@ func (s *Submitter) flush(ctx context.Context, job Job, batch []Doc, sum *Summar
 	if err != nil || len(batch) == 0 {
 		return err
 	}
+	// Originals first, addressed by their hash: one stored for a document
+	// that is then not queued is harmless, a job without its original is not.
+	originals := make([]*jobs.ObjectRef, len(batch))
+	for i, d := range batch {
+		if d.Original == nil {
+			continue
+		}
+		if originals[i], _, err = s.pub.PutOriginal(ctx, d.Original); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("%s: %w", d.Source, err) // the object store is down: so is the job stream
+		}
+	}
 	docs := make([]audit.Document, len(batch))
 	for i, d := range batch {
-		docs[i] = audit.Document{ID: d.ID, Hash: jobs.HashText(d.Text), Source: d.Source, Metadata: d.Metadata, Text: d.Text}
+		docs[i] = audit.Document{ID: d.ID, Hash: contentHash(d), Source: d.Source, Metadata: d.Metadata, Text: d.Text}
 	}
 	if err := s.store.PutDocuments(ctx, docs); err != nil {
 		if ctx.Err() != nil {
@@ -247,10 +261,12 @@ func (s *Submitter) flush(ctx context.Context, job Job, batch []Doc, sum *Summar
 	now := time.Now().UTC()
 	items := make([]item, len(batch))
 	for i, d := range batch {
-		items[i] = item{text: d.Text, env: &jobs.Envelope{
+		env := &jobs.Envelope{
 			Run: job.Run, DocumentID: d.ID, Metadata: d.Metadata, Schema: job.Schema,
 			Provider: job.Provider, Model: job.Model, Pool: job.Pool, Options: job.Options, SubmittedAt: now,
-		}}
+		}
+		describe(env, d, originals[i])
+		items[i] = item{text: d.Text, env: env}
 	}
 	if err := s.publishAll(ctx, items); err != nil {
 		return err
@@ -338,7 +354,7 @@ func (s *Submitter) skipFinal(ctx context.Context, job Job, batch []Doc, sum *Su
 	ids := make([]string, len(batch))
 	keys := make([]audit.TextKey, len(batch))
 	for i, d := range batch {
-		keys[i] = audit.TextKey{DocumentID: d.ID, ContentHash: jobs.HashText(d.Text)}
+		keys[i] = audit.TextKey{DocumentID: d.ID, ContentHash: contentHash(d)}
 		ids[i] = jobs.MsgID(d.ID, keys[i].ContentHash, job.Schema.Fingerprint, job.Model, "")
 	}
 	states, err := s.store.JobStates(ctx, ids)

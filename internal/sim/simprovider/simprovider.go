@@ -28,10 +28,14 @@ const defaultModel = "sim"
 
 // capabilities: the simulator serves every structured-output mode, prefill
 // through its /v1/completions, and the OpenAI Batch API with OpenAI's
-// limits.
+// limits. It takes pictures and PDFs as the vendors' APIs do: a PDF is
+// answered from its text layer, a picture only with an image reader (an
+// answer key), else with a clear error.
 var capabilities = llm.Capabilities{
-	Modes: []llm.Mode{llm.ModeText, llm.ModeJSON, llm.ModeStrict, llm.ModeTools, llm.ModePrefill},
-	Batch: providers.OpenAIBatchLimits(),
+	Modes:  []llm.Mode{llm.ModeText, llm.ModeJSON, llm.ModeStrict, llm.ModeTools, llm.ModePrefill},
+	Batch:  providers.OpenAIBatchLimits(),
+	Images: true,
+	PDF:    true,
 }
 
 func init() {

@@ -1,17 +1,22 @@
-// Package input is the one document reader of the extractq commands:
+// Package intake is the one document reader of the extractq commands:
 // `extractq extract` and `submit` read files, folders, JSONL and stdin
 // through it, so both accept and reject the same inputs with the same
 // reasons.
 //
-// The rules: a document must not be empty, must be UTF-8 (or, with
-// Transcode, Windows-1252, which it is converted from), must not be binary
-// (a NUL byte) and must not exceed MaxDocument bytes. A JSONL line is
-// {"id": "…" or a number, "text": "…", "metadata": {…}}; without an id the
+// A file's (or stdin's) bytes become a document through package document:
+// its format is recognised by content (Reader.Format overrides), and a PDF,
+// an e-mail or an office file arrives as text with its pages, metadata and
+// attachments kept (Doc.Document). Bytes no registered format claims are
+// read as plain text under the old rules: a document must not be empty,
+// must be UTF-8 (or, with Transcode, Windows-1252, which it is converted
+// from), must not be binary (a NUL byte) and must not exceed MaxDocument
+// bytes. A JSONL line is {"id": "…" or a number, "text": "…", "metadata":
+// {…}}: its text is taken as it is; without an id the
 // line's place (path:LINE) is its id, as a file's path is its id. A bad
 // document is handed on with its reason (Doc.Err) and the rest is still
 // read; a path named on the command line that does not exist stops
 // everything before any document is read.
-package input
+package intake
 
 import (
 	"bufio"
@@ -29,6 +34,7 @@ import (
 
 	"golang.org/x/text/encoding/charmap"
 
+	"github.com/extractq/extractq/document"
 	"github.com/extractq/extractq/eval"
 )
 
@@ -38,12 +44,25 @@ const DefaultMaxDocument = 64 << 20
 
 // Doc is one input document, or the reason it was rejected.
 type Doc struct {
-	ID       string
-	Source   string // path, path:LINE, "stdin" or "stdin:LINE"
-	Text     string
-	Metadata json.RawMessage // a JSON object, or nil
+	ID     string
+	Source string // path, path:LINE, path#ATTACHMENT, "stdin" or "stdin:LINE"
+	// Text is the document's text (Document.Text): what a model reads.
+	Text string
+	// Metadata is a JSON object, or nil: a JSONL line's own, or for a
+	// document read by a format reader (PDF, e-mail, …) what it says about
+	// itself (DocumentMetadata).
+	Metadata json.RawMessage
+	// Document is what the reader made of the input: pages, metadata,
+	// attachments, the reader's name and version. Plain text and JSONL lines
+	// are a document of format "text" without pages. Nil when Err is set.
+	Document *document.Document
+	// Original holds the input's bytes when they are not the text itself (a
+	// PDF, an e-mail), so that the fleet can keep them by hash and re-read
+	// them after a reader upgrade; nil for text and attachments.
+	Original []byte
 	// Err, when set, rejects the document; Text is then empty. It matches
-	// ErrBadInput.
+	// ErrBadInput, and the document package's error (document.ErrEncrypted,
+	// …) when a reader refused it.
 	Err error
 }
 
@@ -78,6 +97,23 @@ type Reader struct {
 	MaxDocument int64
 	// Stdin is what "-" reads.
 	Stdin io.Reader
+
+	// Format reads every file as this registered format instead of
+	// recognising it by content ("pdf", "eml", …; see document.FormatNames).
+	Format string
+	// Password opens encrypted documents.
+	Password string
+	// Attachments says what becomes of a document's attachments (an
+	// e-mail's files): the default AttachSeparate makes each its own
+	// document.
+	Attachments Attachments
+	// OCR reads pages without a text layer (scans, images). Without it such
+	// pages are kept as images when Native is set, and otherwise the
+	// document is rejected naming both remedies.
+	OCR document.OCR
+	// Native says the model reads images, so pages without a text layer
+	// may go to it as pictures.
+	Native bool
 }
 
 func (r *Reader) max() int64 {
@@ -134,7 +170,7 @@ func (r *Reader) Read(ctx context.Context, paths []string, fn func(Doc) error) e
 		return fn(d)
 	}
 	for _, p := range paths {
-		if err := r.readPath(p, emit); err != nil {
+		if err := r.readPath(ctx, p, emit); err != nil {
 			return err
 		}
 	}
@@ -144,16 +180,16 @@ func (r *Reader) Read(ctx context.Context, paths []string, fn func(Doc) error) e
 	return nil
 }
 
-func (r *Reader) readPath(p string, fn func(Doc) error) error {
+func (r *Reader) readPath(ctx context.Context, p string, fn func(Doc) error) error {
 	if p == "-" {
-		return r.readStdin(fn)
+		return r.readStdin(ctx, fn)
 	}
 	info, err := os.Stat(p)
 	if err != nil {
 		return fn(Doc{ID: p, Source: p, Err: reject("cannot read: %v", unwrapPath(err))})
 	}
 	if !info.IsDir() {
-		return r.readFile(p, info, fn)
+		return r.readFile(ctx, p, info, fn)
 	}
 	return filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -177,7 +213,7 @@ func (r *Reader) readPath(p string, fn func(Doc) error) error {
 		if err != nil {
 			return fn(Doc{ID: filepath.ToSlash(path), Source: path, Err: reject("cannot read: %v", unwrapPath(err))})
 		}
-		return r.readFile(path, info, fn)
+		return r.readFile(ctx, path, info, fn)
 	})
 }
 
@@ -195,7 +231,7 @@ func IsJSONL(path string) bool {
 	return ext == ".jsonl" || ext == ".ndjson"
 }
 
-func (r *Reader) readFile(path string, info fs.FileInfo, fn func(Doc) error) error {
+func (r *Reader) readFile(ctx context.Context, path string, info fs.FileInfo, fn func(Doc) error) error {
 	id := filepath.ToSlash(path)
 	if IsJSONL(path) {
 		f, err := os.Open(path)
@@ -213,7 +249,7 @@ func (r *Reader) readFile(path string, info fs.FileInfo, fn func(Doc) error) err
 	if err != nil {
 		return fn(Doc{ID: id, Source: path, Err: reject("cannot read: %v", unwrapPath(err))})
 	}
-	return fn(r.doc(id, path, b, nil))
+	return r.read(ctx, id, path, b, fn)
 }
 
 func (r *Reader) tooLarge(n int64) error {
@@ -222,7 +258,7 @@ func (r *Reader) tooLarge(n int64) error {
 
 // readStdin reads JSONL when the first non-blank line is a {"text": …}
 // object (unless StdinText), else all of stdin as one document.
-func (r *Reader) readStdin(fn func(Doc) error) error {
+func (r *Reader) readStdin(ctx context.Context, fn func(Doc) error) error {
 	in := r.Stdin
 	if in == nil {
 		in = strings.NewReader("")
@@ -267,7 +303,7 @@ func (r *Reader) readStdin(fn func(Doc) error) error {
 	if int64(len(bytes.TrimPrefix(b, bom))) > r.max() {
 		return fn(Doc{ID: "stdin", Source: "stdin", Err: reject("document too large: more than %d bytes (raise --max-document, or split the document)", r.max())})
 	}
-	return fn(r.doc("stdin", "stdin", b, nil))
+	return r.read(ctx, "stdin", "stdin", b, fn)
 }
 
 // looksLikeRecord reports whether line is a JSON object with a "text"
@@ -440,10 +476,11 @@ func syntaxReason(err error) string {
 	return "malformed"
 }
 
-// doc checks a document's bytes: not too large, not binary, not empty,
-// UTF-8 (or transcoded). A leading byte-order mark is dropped.
+// doc checks a document's bytes as plain text: not too large, not binary,
+// not empty, UTF-8 (or transcoded). A leading byte-order mark is dropped.
 func (r *Reader) doc(id, source string, b []byte, meta json.RawMessage) Doc {
 	d := Doc{ID: id, Source: source, Metadata: meta}
+
 	b = bytes.TrimPrefix(b, bom)
 	switch {
 	case int64(len(b)) > r.max():
@@ -451,7 +488,7 @@ func (r *Reader) doc(id, source string, b []byte, meta json.RawMessage) Doc {
 	case len(bytes.TrimSpace(b)) == 0:
 		d.Err = reject("empty document")
 	case bytes.IndexByte(b, 0) >= 0:
-		d.Err = reject("binary data (a NUL byte at offset %d): extract its text first (e.g. pdftotext), or convert UTF-16 text to UTF-8 (iconv -f UTF-16 -t UTF-8)", bytes.IndexByte(b, 0))
+		d.Err = fmt.Errorf("%w: binary data (a NUL byte at offset %d) in no format extractq reads (%s): name its format with --format, convert it to one of them, or convert UTF-16 text without a byte-order mark to UTF-8 (iconv -f UTF-16 -t UTF-8): %w", ErrBadInput, bytes.IndexByte(b, 0), knownFormats(), document.ErrUnknownFormat)
 	case !utf8.Valid(b):
 		if !r.Transcode {
 			d.Err = reject("not UTF-8 (first bad byte at offset %d); re-encode it, or pass --transcode to read it as Windows-1252", firstInvalid(b))
@@ -465,6 +502,9 @@ func (r *Reader) doc(id, source string, b []byte, meta json.RawMessage) Doc {
 		d.Text = string(t)
 	default:
 		d.Text = string(b)
+	}
+	if d.Err == nil {
+		d.Document = textDocument(d.Text)
 	}
 	return d
 }

@@ -1,4 +1,4 @@
-package input_test
+package intake_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/extractq/extractq/internal/cli/input"
+	"github.com/extractq/extractq/internal/intake"
 )
 
 func write(t *testing.T, dir, name string, data []byte) {
@@ -58,13 +58,13 @@ not json
 
 	tests := []struct {
 		name   string
-		r      input.Reader
+		r      intake.Reader
 		paths  []string
 		stdin  string
 		expect map[string]want // by source, relative to dir
 	}{
 		{
-			name: "folder with glob", r: input.Reader{Glob: "*.txt", MaxDocument: 100}, paths: []string{dir},
+			name: "folder with glob", r: intake.Reader{Glob: "*.txt", MaxDocument: 100}, paths: []string{dir},
 			expect: map[string]want{
 				"a.txt": {id: "a.txt", text: "hello"}, "sub/b.txt": {id: "sub/b.txt", text: "nested"},
 				"empty.txt":  {reason: "empty document"},
@@ -76,11 +76,11 @@ not json
 			},
 		},
 		{
-			name: "transcode", r: input.Reader{Transcode: true}, paths: []string{filepath.Join(dir, "latin1.txt")},
+			name: "transcode", r: intake.Reader{Transcode: true}, paths: []string{filepath.Join(dir, "latin1.txt")},
 			expect: map[string]want{"latin1.txt": {id: "latin1.txt", text: "café"}},
 		},
 		{
-			name: "jsonl", r: input.Reader{MaxDocument: 100}, paths: []string{filepath.Join(dir, "docs.jsonl"), filepath.Join(dir, "more.ndjson")},
+			name: "jsonl", r: intake.Reader{MaxDocument: 100}, paths: []string{filepath.Join(dir, "docs.jsonl"), filepath.Join(dir, "more.ndjson")},
 			expect: map[string]want{
 				"docs.jsonl:1":  {id: "j1", text: "first"},
 				"docs.jsonl:2":  {reason: "not JSON: want {\"id\""},
@@ -100,7 +100,7 @@ not json
 			},
 		},
 		{
-			name: "jsonl transcoded", r: input.Reader{Transcode: true}, paths: []string{filepath.Join(dir, "docs.jsonl")},
+			name: "jsonl transcoded", r: intake.Reader{Transcode: true}, paths: []string{filepath.Join(dir, "docs.jsonl")},
 			expect: nil, // checked below: line 11 is read
 		},
 		{
@@ -116,11 +116,11 @@ not json
 			expect: map[string]want{"stdin": {id: "stdin", text: `{"invoice": 42}` + "\nmore"}},
 		},
 		{
-			name: "stdin forced text", r: input.Reader{StdinText: true}, paths: []string{"-"}, stdin: `{"id":"s1","text":"looks like JSONL"}`,
+			name: "stdin forced text", r: intake.Reader{StdinText: true}, paths: []string{"-"}, stdin: `{"id":"s1","text":"looks like JSONL"}`,
 			expect: map[string]want{"stdin": {id: "stdin", text: `{"id":"s1","text":"looks like JSONL"}`}},
 		},
 		{
-			name: "stdin too large", r: input.Reader{MaxDocument: 10}, paths: []string{"-"}, stdin: strings.Repeat("z", 11),
+			name: "stdin too large", r: intake.Reader{MaxDocument: 10}, paths: []string{"-"}, stdin: strings.Repeat("z", 11),
 			expect: map[string]want{"stdin": {reason: "document too large: more than 10 bytes"}},
 		},
 	}
@@ -128,9 +128,9 @@ not json
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			tc.r.Stdin = strings.NewReader(tc.stdin)
-			got := map[string]input.Doc{}
+			got := map[string]intake.Doc{}
 			var order []string
-			if err := tc.r.Read(t.Context(), tc.paths, func(d input.Doc) error {
+			if err := tc.r.Read(t.Context(), tc.paths, func(d intake.Doc) error {
 				src := strings.TrimPrefix(filepath.ToSlash(d.Source), filepath.ToSlash(dir)+"/")
 				got[src] = d
 				order = append(order, src)
@@ -156,7 +156,7 @@ not json
 				case !ok:
 					t.Errorf("%s: not read (got %v)", src, order)
 				case w.reason != "":
-					if d.Err == nil || !strings.Contains(d.Err.Error(), w.reason) || !errors.Is(d.Err, input.ErrBadInput) {
+					if d.Err == nil || !strings.Contains(d.Err.Error(), w.reason) || !errors.Is(d.Err, intake.ErrBadInput) {
 						t.Errorf("%s: err = %v, want %q", src, d.Err, w.reason)
 					}
 					if d.Err != nil && strings.Contains(d.Err.Error(), "Go value") {
@@ -182,29 +182,29 @@ func TestReaderArguments(t *testing.T) {
 	}
 	tests := []struct {
 		name  string
-		r     input.Reader
+		r     intake.Reader
 		paths []string
 		want  error
 		msg   string
 	}{
-		{name: "missing path stops before reading", paths: []string{filepath.Join(dir, "a.txt"), filepath.Join(dir, "nope.txt")}, want: input.ErrUsage, msg: "nope.txt: no such file or directory"},
-		{name: "no paths", want: input.ErrUsage, msg: "give files"},
-		{name: "bad glob", r: input.Reader{Glob: "["}, paths: []string{dir}, want: input.ErrUsage, msg: "--glob"},
-		{name: "stdin twice", paths: []string{"-", "-"}, want: input.ErrUsage, msg: "twice"},
-		{name: "empty folder", paths: []string{filepath.Join(dir, "empty")}, want: input.ErrNoDocuments},
-		{name: "glob matching nothing", r: input.Reader{Glob: "*.pdf"}, paths: []string{dir}, want: input.ErrNoDocuments},
-		{name: "empty stdin", paths: []string{"-"}, want: input.ErrNoDocuments},
+		{name: "missing path stops before reading", paths: []string{filepath.Join(dir, "a.txt"), filepath.Join(dir, "nope.txt")}, want: intake.ErrUsage, msg: "nope.txt: no such file or directory"},
+		{name: "no paths", want: intake.ErrUsage, msg: "give files"},
+		{name: "bad glob", r: intake.Reader{Glob: "["}, paths: []string{dir}, want: intake.ErrUsage, msg: "--glob"},
+		{name: "stdin twice", paths: []string{"-", "-"}, want: intake.ErrUsage, msg: "twice"},
+		{name: "empty folder", paths: []string{filepath.Join(dir, "empty")}, want: intake.ErrNoDocuments},
+		{name: "glob matching nothing", r: intake.Reader{Glob: "*.pdf"}, paths: []string{dir}, want: intake.ErrNoDocuments},
+		{name: "empty stdin", paths: []string{"-"}, want: intake.ErrNoDocuments},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			tc.r.Stdin = strings.NewReader("")
 			n := 0
-			err := tc.r.Read(t.Context(), tc.paths, func(input.Doc) error { n++; return nil })
+			err := tc.r.Read(t.Context(), tc.paths, func(intake.Doc) error { n++; return nil })
 			if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.msg) {
 				t.Fatalf("Read = %v, want %v mentioning %q", err, tc.want, tc.msg)
 			}
-			if errors.Is(tc.want, input.ErrUsage) && n > 0 {
+			if errors.Is(tc.want, intake.ErrUsage) && n > 0 {
 				t.Errorf("%d documents read before the usage error, want none", n)
 			}
 		})
@@ -218,9 +218,9 @@ func TestReaderLongLine(t *testing.T) {
 	dir := t.TempDir()
 	long := `{"id":"huge","text":"` + strings.Repeat("w", 300<<10) + `"}`
 	write(t, dir, "x.jsonl", []byte(`{"id":"a","text":"before"}`+"\n"+long+"\n"+`{"id":"b","text":"after"}`+"\n"))
-	r := input.Reader{MaxDocument: 1 << 10}
+	r := intake.Reader{MaxDocument: 1 << 10}
 	var got []string
-	if err := r.Read(t.Context(), []string{filepath.Join(dir, "x.jsonl")}, func(d input.Doc) error {
+	if err := r.Read(t.Context(), []string{filepath.Join(dir, "x.jsonl")}, func(d intake.Doc) error {
 		if d.Err != nil {
 			got = append(got, "rejected: "+d.Err.Error())
 		} else {
@@ -244,7 +244,7 @@ func TestReaderStopsWithContext(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(t.Context())
 	stop := errors.New("interrupted")
 	n := 0
-	err := (&input.Reader{}).Read(ctx, []string{dir}, func(input.Doc) error {
+	err := (&intake.Reader{}).Read(ctx, []string{dir}, func(intake.Doc) error {
 		n++
 		cancel(stop)
 		return nil

@@ -1,0 +1,238 @@
+package extractq
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/extractq/extractq/document"
+	"github.com/extractq/extractq/internal/chunk"
+	"github.com/extractq/extractq/internal/retry"
+	"github.com/extractq/extractq/llm"
+	"github.com/extractq/extractq/schema"
+)
+
+// ReadDocument reads the file at path (a PDF, an e-mail, an office file,
+// HTML, an image, text) into a document with its pages, metadata and
+// attachments, recognising the format by content. It is document.ReadFile
+// with default options; use that for a password, a forced format or OCR.
+func ReadDocument(ctx context.Context, path string) (*document.Document, error) {
+	return document.ReadFile(ctx, path, document.Options{})
+}
+
+// ExtractDocument is New(opts...) followed by ExtractDocument.
+func ExtractDocument(ctx context.Context, doc *document.Document, s *schema.Schema, opts ...Option) (*llm.Result, error) {
+	x, err := New(opts...)
+	if err != nil {
+		return nil, err
+	}
+	return x.ExtractDocument(ctx, doc, s)
+}
+
+// Input is how a document reaches the model: as text, or (natively) as the
+// pictures and files a model that reads them is shown.
+type Input string
+
+// The inputs.
+const (
+	// InputAuto sends text, and pages without a text layer (scans) as
+	// pictures to a model that reads images. The default.
+	InputAuto Input = "auto"
+	// InputText sends text only: a scanned page must have been read by OCR.
+	InputText Input = "text"
+	// InputNative sends what the model reads natively: the original PDF to
+	// a model that reads PDFs (ExtractOriginal), else every page that has
+	// a picture as one.
+	InputNative Input = "native"
+)
+
+// ParseInput checks an --input value ("" is InputAuto).
+func ParseInput(s string) (Input, error) {
+	switch in := Input(s); in {
+	case "":
+		return InputAuto, nil
+	case InputAuto, InputText, InputNative:
+		return in, nil
+	}
+	return "", fmt.Errorf("%w: input %q: want auto, text or native", ErrConfig, s)
+}
+
+// WithInput says how documents reach the model (default InputAuto).
+func WithInput(in Input) Option { return func(o *options) { o.input = in } }
+
+// ExtractDocument extracts from a document a reader made (ReadDocument,
+// document.Read) as Extract does from text, and keeps its pages to the
+// result: every value's Source says the page it was found on, the range
+// within that page, and its box where the reader has layout.
+//
+// Pages without a text layer (a scan not read by OCR) are shown to the
+// model as pictures when it reads images and the input is not InputText;
+// otherwise the error matches document.ErrNoText and names both remedies.
+func (x *Extractor) ExtractDocument(ctx context.Context, doc *document.Document, s *schema.Schema) (*llm.Result, error) {
+	return x.ExtractOriginal(ctx, doc, nil, s)
+}
+
+// ExtractOriginal is ExtractDocument given also the bytes doc was read
+// from: with InputNative and a model that reads PDFs, a PDF is sent whole
+// (the model sees its layout, tables and pictures) instead of its text.
+func (x *Extractor) ExtractOriginal(ctx context.Context, doc *document.Document, original []byte, s *schema.Schema) (*llm.Result, error) {
+	if doc == nil {
+		return nil, fmt.Errorf("extractq: %w: no document: read one with extractq.ReadDocument or document.Read", ErrConfig)
+	}
+	if s == nil {
+		return nil, fmt.Errorf("extractq: %w: no schema: compile one with schema.Compile, schema.CompileFile or schema.FromStruct", ErrConfig)
+	}
+	text, attach, err := x.native(doc, original)
+	if err != nil {
+		return nil, err
+	}
+	var res *llm.Result
+	if len(attach) == 0 {
+		res, err = x.Extract(ctx, text, s)
+	} else {
+		// Pictures are not split: the document goes whole.
+		cfg := x.cfg
+		cfg.Attachments = attach
+		if res, err = retry.Run(ctx, x.provider, text, s, cfg); err != nil && res == nil {
+			return nil, fmt.Errorf("extractq: %w", err)
+		}
+	}
+	if res != nil {
+		locate(doc, res)
+	}
+	return res, err
+}
+
+// pdfNote stands for the text of a PDF sent whole.
+const pdfNote = "(The document is the attached PDF file.)\n"
+
+// native decides what the model is shown: the text with pictures at the
+// pages that have them, or a note and the whole PDF.
+func (x *Extractor) native(doc *document.Document, original []byte) (string, []retry.Attachment, error) {
+	caps := x.provider.Capabilities()
+	in := x.input
+	if in == "" {
+		in = InputAuto
+	}
+	if in == InputNative && caps.PDF && len(original) > 0 && doc.MediaType == "application/pdf" {
+		return pdfNote, []retry.Attachment{{At: len(pdfNote), Part: llm.Part{Kind: llm.PartFile, MediaType: doc.MediaType, Data: original, Name: doc.Name}}}, nil
+	}
+	unread := imageOnlyPages(doc)
+	var attach []retry.Attachment
+	for _, p := range doc.Pages {
+		if p.Image == nil || in == InputAuto && p.End > p.Start {
+			continue
+		}
+		attach = append(attach, retry.Attachment{At: p.End, Part: llm.Part{Kind: llm.PartImage, MediaType: p.Image.MediaType, Data: p.Image.Data}})
+	}
+	switch {
+	case len(unread) > 0 && (in == InputText || !caps.Images):
+		why := "the input is text"
+		if in != InputText {
+			why = fmt.Sprintf("%s reads no images", x.provider.Name())
+		}
+		return "", nil, fmt.Errorf("extractq: %w on page %s and %s: read them by OCR (install tesseract; document.Options.OCR), or use a model that reads images with input auto or native", document.ErrNoText, joinPages(unread), why)
+	case len(attach) > 0 && !caps.Images:
+		return doc.Text, nil, nil // native asked for, but the text is all this model reads
+	}
+	return doc.Text, attach, nil
+}
+
+func joinPages(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ", ")
+}
+
+// imageOnlyPages lists the pages that are a picture without text.
+func imageOnlyPages(doc *document.Document) []int {
+	var n []int
+	for _, p := range doc.Pages {
+		if p.Image != nil && p.End <= p.Start {
+			n = append(n, p.Number)
+		}
+	}
+	return n
+}
+
+// locate grounds a valid value in the document when the extraction did not
+// (a document sent whole), then gives each source its page, its range
+// within the page and its box.
+func locate(doc *document.Document, res *llm.Result) {
+	if res.Sources == nil && len(res.Value) > 0 {
+		// Numbers stay json.Number, as Ground wants them.
+		d := json.NewDecoder(bytes.NewReader(res.Value))
+		d.UseNumber()
+		var v any
+		if d.Decode(&v) == nil {
+			g := chunk.Ground(doc.Text, v, nil, nil)
+			res.Sources, res.Ungrounded = g.Sources, g.Ungrounded
+		}
+	}
+	if len(doc.Pages) == 0 || len(res.Sources) == 0 {
+		return
+	}
+	// Sources count characters; pages count bytes.
+	var chars []int
+	for _, src := range res.Sources {
+		chars = append(chars, src.Start, src.End)
+	}
+	at := byteOffsets(doc.Text, chars)
+	for ptr, src := range res.Sources {
+		start, end := at[src.Start], at[src.End]
+		p := doc.PageAt(start)
+		if p == nil {
+			continue
+		}
+		pageChar := utf8.RuneCountInString(doc.Text[:p.Start])
+		src.Page, src.PageLabel = p.Number, p.Label
+		src.PageStart, src.PageEnd = src.Start-pageChar, src.End-pageChar
+		src.Box = boxOf(p.Blocks, start, end)
+		res.Sources[ptr] = src
+	}
+}
+
+// byteOffsets maps character (code point) offsets of text to byte offsets.
+func byteOffsets(text string, chars []int) map[int]int {
+	want := slices.Clone(chars)
+	slices.Sort(want)
+	want = slices.Compact(want)
+	out := make(map[int]int, len(want))
+	i, n := 0, 0
+	for b := range text {
+		for i < len(want) && want[i] <= n {
+			out[want[i]] = b
+			i++
+		}
+		n++
+	}
+	for ; i < len(want); i++ {
+		out[want[i]] = len(text)
+	}
+	return out
+}
+
+// boxOf is the union of the boxes of the blocks that overlap [start, end),
+// nil when none does.
+func boxOf(blocks []document.Block, start, end int) *llm.Box {
+	var box *llm.Box
+	for _, b := range blocks {
+		if b.End <= start || b.Start >= end {
+			continue
+		}
+		if box == nil {
+			box = &llm.Box{X0: b.Box.X0, Y0: b.Box.Y0, X1: b.Box.X1, Y1: b.Box.Y1}
+			continue
+		}
+		box.X0, box.Y0 = min(box.X0, b.Box.X0), min(box.Y0, b.Box.Y0)
+		box.X1, box.Y1 = max(box.X1, b.Box.X1), max(box.Y1, b.Box.Y1)
+	}
+	return box
+}

@@ -1,0 +1,67 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/extractq/extractq"
+	"github.com/extractq/extractq/document"
+	"github.com/extractq/extractq/internal/intake"
+)
+
+// PasswordEnv holds the password of encrypted documents when --password is
+// not given (a flag shows in the process list; the environment does not).
+const PasswordEnv = "EXTRACTQ_DOCUMENT_PASSWORD"
+
+// InputFlags are the document reader's flags, the same in `extractq
+// extract` and `submit`.
+type InputFlags struct {
+	Glob                 string
+	Transcode, StdinText bool
+	MaxDocument          int64
+	Format               string
+	Input                string
+	Attachments          string
+	Password             string
+}
+
+// Register defines the flags.
+func (f *InputFlags) Register(fl *pflag.FlagSet) {
+	fl.StringVar(&f.Glob, "glob", "", "in folders, only files whose name matches, e.g. '*.txt'")
+	fl.BoolVar(&f.Transcode, "transcode", false, "read text that is not UTF-8 as Windows-1252 instead of rejecting it")
+	fl.BoolVar(&f.StdinText, "stdin-text", false, "read stdin (-) as one document even when its first line looks like JSONL")
+	fl.Int64Var(&f.MaxDocument, "max-document", intake.DefaultMaxDocument, "documents larger than this many bytes are rejected")
+	fl.StringVar(&f.Format, "format", "", "read every file as this format instead of recognising it by content (pdf, html, eml, docx, …)")
+	fl.StringVar(&f.Input, "input", string(extractq.InputAuto), "how documents reach the model: auto (text; pages without text as pictures to a model that reads images), text, or native (pictures, or a whole PDF to a model that reads PDFs)")
+	fl.StringVar(&f.Attachments, "attachments", string(intake.AttachSeparate), "attachments (an e-mail's files): separate (each its own document, id PARENT#NAME), inline (appended to the parent's text) or skip")
+	fl.StringVar(&f.Password, "password", "", "password of encrypted documents (default $"+PasswordEnv+")")
+}
+
+// Reader checks the flags and makes the reader, and says how documents
+// reach the model. The caller sets the reader's Native once it knows the
+// model reads pictures. A bad value is a usage error (exit 2).
+func (f *InputFlags) Reader(stdin io.Reader, getenv func(string) string) (*intake.Reader, extractq.Input, error) {
+	in, err := extractq.ParseInput(f.Input)
+	if err != nil {
+		return nil, "", Usage(fmt.Errorf("--input %q: want auto, text or native", f.Input))
+	}
+	att, err := intake.ParseAttachments(f.Attachments)
+	if err != nil {
+		return nil, "", Usage(err)
+	}
+	if f.Format != "" && f.Format != "text" && !slices.Contains(document.FormatNames(), f.Format) {
+		return nil, "", Usage(fmt.Errorf("--format %q: not a format extractq reads; use one of: text, %s", f.Format, strings.Join(document.FormatNames(), ", ")))
+	}
+	password := f.Password
+	if password == "" && getenv != nil {
+		password = getenv(PasswordEnv)
+	}
+	return &intake.Reader{
+		Glob: f.Glob, Transcode: f.Transcode, StdinText: f.StdinText, MaxDocument: f.MaxDocument, Stdin: stdin,
+		Format: f.Format, Password: password, Attachments: att,
+	}, in, nil
+}

@@ -1,0 +1,257 @@
+package intake
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/extractq/extractq/document"
+)
+
+// Attachments says what becomes of a document's attachments (an e-mail's
+// files, a container's embedded documents).
+type Attachments string
+
+// The attachment policies.
+const (
+	// AttachSeparate makes each attachment a document of its own, with id
+	// PARENT#NAME (nested ones PARENT#NAME#NAME), so that an invoice attached
+	// to an e-mail is extracted as an invoice. The default.
+	AttachSeparate Attachments = "separate"
+	// AttachInline appends each attachment's text to its parent's, after a
+	// line naming it; its pages follow the parent's.
+	AttachInline Attachments = "inline"
+	// AttachSkip drops attachments.
+	AttachSkip Attachments = "skip"
+)
+
+// ParseAttachments checks a --attachments value ("" is AttachSeparate).
+func ParseAttachments(s string) (Attachments, error) {
+	switch a := Attachments(s); a {
+	case "":
+		return AttachSeparate, nil
+	case AttachSeparate, AttachInline, AttachSkip:
+		return a, nil
+	}
+	return "", fmt.Errorf("%w: --attachments %q: want separate, inline or skip", ErrUsage, s)
+}
+
+// textVersion is the version of the plain-text reading below; bump it when
+// the text a plain file yields changes.
+const textVersion = "1"
+
+// textDocument is plain text as a document without pages.
+func textDocument(text string) *document.Document {
+	return &document.Document{Text: text, Format: "text", MediaType: "text/plain; charset=utf-8",
+		Reader: document.ReaderInfo{Name: "text", Version: textVersion}}
+}
+
+// knownFormats names what extractq reads, for an error about what it does not.
+func knownFormats() string {
+	return strings.Join(append([]string{"plain text"}, slices.DeleteFunc(document.FormatNames(), func(n string) bool { return n == "text" })...), ", ")
+}
+
+// read turns one input's bytes into documents: plain text under the text
+// rules, anything else through its format's reader, and hands each to fn.
+func (r *Reader) read(ctx context.Context, id, source string, b []byte, fn func(Doc) error) error {
+	format := r.Format
+	if format == "" {
+		format = document.Detect(bytes.NewReader(b), int64(len(b)), source)
+	}
+	// Plain text keeps its own rules (and their messages); text in UTF-16
+	// or UTF-32 goes to the text reader, which knows their byte-order marks.
+	if format == "" || format == "text" && !unicodeBOM(b) {
+		return fn(r.doc(id, source, b, nil))
+	}
+	doc, err := document.ReadBytes(ctx, b, document.Options{
+		Name: source, Format: r.Format, Password: r.Password, Transcode: r.Transcode, OCR: r.OCR,
+		Limits: document.Limits{MaxBytes: r.max(), MaxText: r.max()},
+	})
+	if err != nil {
+		if cause := context.Cause(ctx); cause != nil {
+			return cause
+		}
+		return fn(Doc{ID: id, Source: source, Err: readError(err)})
+	}
+	if r.Attachments == AttachInline {
+		doc = inline(doc)
+	}
+	children := doc.Attachments
+	if r.Attachments == AttachSkip || r.Attachments == AttachInline {
+		children = nil
+	}
+	// A message whose body is empty is only a carrier of its attachments.
+	if len(children) == 0 || strings.TrimSpace(doc.Text) != "" || len(doc.Scanned()) > 0 {
+		if err := fn(r.docOf(id, source, doc, b)); err != nil {
+			return err
+		}
+	}
+	return r.separate(id, source, children, fn)
+}
+
+// separate hands on each attachment as a document of its own, depth first.
+func (r *Reader) separate(id, source string, children []*document.Document, fn func(Doc) error) error {
+	for i, c := range children {
+		name := c.Name
+		if name == "" {
+			name = "attachment-" + strconv.Itoa(i+1)
+		}
+		cid, csrc := id+"#"+name, source+"#"+name
+		if c.Err != nil {
+			if err := fn(Doc{ID: cid, Source: csrc, Err: readError(c.Err)}); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := fn(r.docOf(cid, csrc, c, nil)); err != nil {
+			return err
+		}
+		if err := r.separate(cid, csrc, c.Attachments, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// docOf checks a document a reader made: some text, or pages a model or
+// OCR can read.
+func (r *Reader) docOf(id, source string, doc *document.Document, original []byte) Doc {
+	d := Doc{ID: id, Source: source}
+	unread := unreadPages(doc)
+	switch {
+	case len(unread) > 0 && !r.Native:
+		d.Err = &rejected{msg: fmt.Sprintf("read as %s: %s on page %s: install tesseract (read by OCR), or use a model that reads images with --input auto or native",
+			doc.Format, document.ErrNoText.Error(), joinInts(unread)), cause: document.ErrNoText}
+	case strings.TrimSpace(doc.Text) == "" && len(unread) == 0:
+		d.Err = reject("read as %s: empty document: no text in it", doc.Format)
+	default:
+		d.Text, d.Document, d.Original, d.Metadata = doc.Text, doc, original, DocumentMetadata(doc)
+	}
+	return d
+}
+
+// unreadPages lists the pages that are only a picture: an image and no text.
+func unreadPages(doc *document.Document) []int {
+	var n []int
+	for _, p := range doc.Pages {
+		if p.Image != nil && strings.TrimSpace(doc.Text[p.Start:p.End]) == "" {
+			n = append(n, p.Number)
+		}
+	}
+	return n
+}
+
+func joinInts(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ", ")
+}
+
+// unicodeBOM reports a UTF-16 or UTF-32 byte-order mark.
+func unicodeBOM(b []byte) bool {
+	return bytes.HasPrefix(b, []byte{0xFF, 0xFE}) || bytes.HasPrefix(b, []byte{0xFE, 0xFF}) ||
+		bytes.HasPrefix(b, []byte{0, 0, 0xFE, 0xFF})
+}
+
+// DocumentMetadata is what a read document says about itself, as the JSON
+// object a job and an output line carry: its format, reader, page count and
+// the format's own metadata (title, author, an e-mail's From/To/Subject).
+func DocumentMetadata(doc *document.Document) json.RawMessage {
+	m := struct {
+		Format string `json:"format"`
+		Reader string `json:"reader"`
+		Pages  int    `json:"pages,omitempty"`
+		Name   string `json:"name,omitempty"`
+		document.Metadata
+	}{doc.Format, doc.Reader.String(), len(doc.Pages), doc.Name, doc.Meta}
+	b, _ := json.Marshal(m) // strings, numbers and times only: never fails
+	return b
+}
+
+// rejected is a document a reader refused: it matches ErrBadInput and the
+// reader's own error (document.ErrEncrypted, …).
+type rejected struct {
+	msg   string
+	cause error
+}
+
+func (e *rejected) Error() string   { return ErrBadInput.Error() + ": " + e.msg }
+func (e *rejected) Unwrap() []error { return []error{ErrBadInput, e.cause} }
+
+// readError turns a reader's error into a rejection that says what to do.
+// The file's name is left out: the caller names the document.
+func readError(err error) error {
+	msg := err.Error()
+	var de *document.Error
+	if errors.As(err, &de) {
+		msg = de.Err.Error()
+		if de.Format != "" {
+			msg = "read as " + de.Format + ": " + msg
+		}
+	}
+	switch {
+	case errors.Is(err, document.ErrEncrypted):
+		msg += ": give its password with --password"
+	case errors.Is(err, document.ErrCorrupt):
+		msg += ": repair or re-export it (e.g. print it to PDF again)"
+	case errors.Is(err, document.ErrTooLarge) || errors.Is(err, document.ErrBomb):
+		msg += " (raise --max-document, or split the document)"
+	}
+	return &rejected{msg: msg, cause: err}
+}
+
+// inline returns doc with its attachments' text appended to its own, each
+// after a line naming it, and their pages after its pages (numbered on,
+// labelled with the attachment's name). Attachments that could not be read
+// become warnings.
+func inline(doc *document.Document) *document.Document {
+	out := *doc
+	out.Attachments, out.Warnings = nil, slices.Clone(doc.Warnings)
+	out.Pages = slices.Clone(doc.Pages)
+	var b strings.Builder
+	b.WriteString(doc.Text)
+	var add func(prefix string, children []*document.Document)
+	add = func(prefix string, children []*document.Document) {
+		for i, c := range children {
+			name := c.Name
+			if name == "" {
+				name = "attachment-" + strconv.Itoa(i+1)
+			}
+			name = prefix + name
+			if c.Err != nil {
+				out.Warnings = append(out.Warnings, fmt.Sprintf("attachment %s not read: %v", name, c.Err))
+				continue
+			}
+			fmt.Fprintf(&b, "\n\n--- attachment %s ---\n\n", name)
+			off := b.Len()
+			b.WriteString(c.Text)
+			for _, p := range c.Pages {
+				p.Number = len(out.Pages) + 1
+				p.Label = strings.TrimSpace(name + " " + p.Label)
+				p.Start, p.End = p.Start+off, p.End+off
+				p.Blocks = slices.Clone(p.Blocks)
+				for j := range p.Blocks {
+					p.Blocks[j].Start += off
+					p.Blocks[j].End += off
+				}
+				for _, s := range []*document.Span{&p.Header, &p.Footer} {
+					if !s.Empty() {
+						s.Start, s.End = s.Start+off, s.End+off
+					}
+				}
+				out.Pages = append(out.Pages, p)
+			}
+			add(name+"#", c.Attachments)
+		}
+	}
+	add("", doc.Attachments)
+	out.Text = b.String()
+	return &out
+}

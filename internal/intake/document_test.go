@@ -1,0 +1,171 @@
+package intake_test
+
+import (
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/extractq/extractq/document"
+	_ "github.com/extractq/extractq/internal/docfake" // the stand-in formats
+	"github.com/extractq/extractq/internal/intake"
+)
+
+type docWant struct {
+	id, text, reason string
+	pages            int
+	is               error // the error must match it too
+}
+
+func TestReaderDocuments(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	paged := "%FAKEPDF\nPage one.\fPage two."
+	write(t, dir, "two.fpdf", []byte(paged))
+	write(t, dir, "scan.fpdf", []byte("%FAKEPDF\nCover.\f[scan]"))
+	write(t, dir, "locked.fpdf", []byte("%FAKEPDF\nPASSWORD s3cret\nSecret page."))
+	write(t, dir, "broken.fpdf", []byte("%FAKEPDF\nCORRUPT"))
+	write(t, dir, "mail.eml", []byte("FAKEMAIL\nPlease find the invoice attached.\n--- invoice.fpdf\n%FAKEPDF\nInvoice 42\fTotal 9.50\n--- blob.bin\n\x00\x01\x02"))
+	write(t, dir, "carrier.eml", []byte("FAKEMAIL\n  \n--- note.fpdf\n%FAKEPDF\nhello"))
+	write(t, dir, "unknown.bin", []byte("\x7fELF\x00\x00binary"))
+	write(t, dir, "mail.txt", []byte("FAKEMAIL\nbody only"))
+
+	tests := []struct {
+		name   string
+		r      intake.Reader
+		files  []string
+		expect map[string]docWant // by id, relative to dir
+	}{
+		{
+			name: "pages kept, the rest goes on past bad documents", files: []string{"two.fpdf", "locked.fpdf", "broken.fpdf", "unknown.bin"},
+			expect: map[string]docWant{
+				"two.fpdf":    {text: "Page one.Page two.", pages: 2},
+				"locked.fpdf": {reason: "read as fakepdf: encrypted: the document needs a password: give its password with --password", is: document.ErrEncrypted},
+				"broken.fpdf": {reason: "read as fakepdf: corrupt document: repair or re-export it", is: document.ErrCorrupt},
+				"unknown.bin": {reason: "binary data (a NUL byte at offset 4) in no format extractq reads (plain text, fakemail, fakepdf)", is: document.ErrUnknownFormat},
+			},
+		},
+		{
+			name: "password", r: intake.Reader{Password: "s3cret"}, files: []string{"locked.fpdf"},
+			expect: map[string]docWant{"locked.fpdf": {text: "Secret page.", pages: 1}},
+		},
+		{
+			name: "scan refused when nothing reads images", files: []string{"scan.fpdf"},
+			expect: map[string]docWant{"scan.fpdf": {reason: "no text layer on page 2: install tesseract (read by OCR), or use a model that reads images with --input auto or native", is: document.ErrNoText}},
+		},
+		{
+			name: "scan kept for a model that reads images", r: intake.Reader{Native: true}, files: []string{"scan.fpdf"},
+			expect: map[string]docWant{"scan.fpdf": {text: "Cover.", pages: 2}},
+		},
+		{
+			name: "attachments separate", files: []string{"mail.eml", "carrier.eml"},
+			expect: map[string]docWant{
+				"mail.eml":              {text: "Please find the invoice attached."},
+				"mail.eml#invoice.fpdf": {text: "Invoice 42Total 9.50", pages: 2},
+				"mail.eml#blob.bin":     {reason: "unknown format", is: document.ErrUnknownFormat},
+				// The empty body is no document of its own; its attachment is.
+				"carrier.eml#note.fpdf": {text: "hello", pages: 1},
+			},
+		},
+		{
+			name: "attachments inline", r: intake.Reader{Attachments: intake.AttachInline}, files: []string{"mail.eml"},
+			expect: map[string]docWant{"mail.eml": {text: "Please find the invoice attached.\n\n--- attachment invoice.fpdf ---\n\nInvoice 42Total 9.50", pages: 2}},
+		},
+		{
+			name: "attachments skipped", r: intake.Reader{Attachments: intake.AttachSkip}, files: []string{"mail.eml"},
+			expect: map[string]docWant{"mail.eml": {text: "Please find the invoice attached."}},
+		},
+		{
+			name: "format named overrides the content", r: intake.Reader{Format: "fakepdf"}, files: []string{"mail.txt"},
+			expect: map[string]docWant{"mail.txt": {text: "FAKEMAIL\nbody only", pages: 1}},
+		},
+		{
+			name: "the content, not the extension, says the format", files: []string{"mail.txt"},
+			expect: map[string]docWant{"mail.txt": {text: "body only"}},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var paths []string
+			for _, f := range tc.files {
+				paths = append(paths, filepath.Join(dir, f))
+			}
+			got := map[string]intake.Doc{}
+			if err := tc.r.Read(t.Context(), paths, func(d intake.Doc) error {
+				got[strings.TrimPrefix(d.ID, filepath.ToSlash(dir)+"/")] = d
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(tc.expect) {
+				t.Errorf("got documents %v, want %d", keys(got), len(tc.expect))
+			}
+			for id, w := range tc.expect {
+				d, ok := got[id]
+				switch {
+				case !ok:
+					t.Errorf("%s: not read (got %v)", id, keys(got))
+				case w.reason != "":
+					if d.Err == nil || !strings.Contains(d.Err.Error(), w.reason) || !errors.Is(d.Err, intake.ErrBadInput) || w.is != nil && !errors.Is(d.Err, w.is) {
+						t.Errorf("%s: err = %v, want %q matching %v", id, d.Err, w.reason, w.is)
+					}
+					if d.Err != nil && strings.Count(d.Err.Error(), dir) > 0 {
+						t.Errorf("%s: the error repeats the path the caller prints: %v", id, d.Err)
+					}
+				default:
+					if d.Err != nil || d.Text != w.text || d.Document == nil || d.Document.Text != d.Text || len(d.Document.Pages) != w.pages {
+						t.Fatalf("%s: text %q err %v document %+v, want text %q with %d pages", id, d.Text, d.Err, d.Document, w.text, w.pages)
+					}
+					for _, p := range d.Document.Pages {
+						if p.Start < 0 || p.End > len(d.Text) || p.Start > p.End {
+							t.Errorf("%s: page %d range [%d,%d) outside the text", id, p.Number, p.Start, p.End)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+func keys(m map[string]intake.Doc) []string {
+	var k []string
+	for id := range m {
+		k = append(k, id)
+	}
+	return k
+}
+
+// TestReaderDocumentDetails checks what a read document carries beyond its
+// text: the original bytes, its metadata, and inline pages that point at
+// the attachment's text.
+func TestReaderDocumentDetails(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	mail := "FAKEMAIL\nSee attached.\n--- invoice.fpdf\n%FAKEPDF\nInvoice 42\fTotal 9.50"
+	write(t, dir, "mail.eml", []byte(mail))
+	var docs []intake.Doc
+	r := intake.Reader{Attachments: intake.AttachInline}
+	if err := r.Read(t.Context(), []string{filepath.Join(dir, "mail.eml")}, func(d intake.Doc) error {
+		docs = append(docs, d)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(docs) != 1 || docs[0].Err != nil {
+		t.Fatalf("got %+v, want one document", docs)
+	}
+	d := docs[0]
+	if string(d.Original) != mail {
+		t.Errorf("Original = %q, want the file's bytes", d.Original)
+	}
+	var meta map[string]any
+	if err := json.Unmarshal(d.Metadata, &meta); err != nil || meta["format"] != "fakemail" || meta["reader"] != "fakemail/2" || meta["from"] != "a@example.com" {
+		t.Errorf("Metadata = %s (%v), want format, reader and the e-mail's From", d.Metadata, err)
+	}
+	pages := d.Document.Pages
+	if len(pages) != 2 || d.Text[pages[1].Start:pages[1].End] != "Total 9.50" || pages[1].Label != "invoice.fpdf" || pages[1].Number != 2 {
+		t.Errorf("inline pages = %+v, want the attachment's two, pointing at its text", pages)
+	}
+}

@@ -1,0 +1,96 @@
+package worker_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/extractq/extractq/document"
+	"github.com/extractq/extractq/internal/docfake"
+	"github.com/extractq/extractq/internal/jobs"
+	"github.com/extractq/extractq/llm"
+	"github.com/extractq/extractq/schema"
+)
+
+// docEngine records what the worker hands a DocumentEngine.
+type docEngine struct {
+	mu        sync.Mutex
+	docs      map[string]*document.Document
+	originals map[string][]byte
+	texts     map[string]string
+}
+
+func (e *docEngine) Extract(_ context.Context, _ llm.Provider, text string, _ *schema.Schema, _ jobs.Options) (*llm.Result, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.texts[text] = text
+	return ok(), nil
+}
+
+func (e *docEngine) ExtractDocument(_ context.Context, _ llm.Provider, doc *document.Document, original []byte, _ *schema.Schema, _ jobs.Options) (*llm.Result, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.docs[doc.Text], e.originals[doc.Text] = doc, original
+	return ok(), nil
+}
+
+// TestDocumentJobs checks what a job a format reader made reaches the
+// engine with: its pages from the envelope, the original read again for a
+// scan's pictures, plain text as before; an original no reader reads is
+// dead-lettered.
+func TestDocumentJobs(t *testing.T) {
+	e := &docEngine{docs: map[string]*document.Document{}, originals: map[string][]byte{}, texts: map[string]string{}}
+	f := startEngine(t, e, fastSettings(3))
+	ctx := context.Background()
+	sch, _ := schema.Compile([]byte(`{"type":"object"}`))
+	publish := func(id, text string, original []byte, describe func(*jobs.Envelope)) {
+		t.Helper()
+		env := &jobs.Envelope{DocumentID: id, Provider: "fake:m", Model: "m", Pool: pool, Run: "r",
+			Schema: jobs.SchemaRef{Name: "s", Version: 1, Fingerprint: sch.Fingerprint()}, SubmittedAt: time.Now()}
+		if original != nil {
+			ref, hash, err := f.pub.PutOriginal(ctx, original)
+			if err != nil {
+				t.Fatal(err)
+			}
+			env.Original, env.OriginalHash = ref, hash
+		}
+		describe(env)
+		if _, err := f.pub.Publish(ctx, env, text); err != nil {
+			t.Fatal(err)
+		}
+		if original != nil && env.DocumentHash != jobs.HashBytes(original) {
+			t.Errorf("%s: document hash %s, want the original's", id, env.DocumentHash)
+		}
+	}
+	publish("paged", "One.Two.", []byte(docfake.PDF+"One.\fTwo."), func(env *jobs.Envelope) {
+		env.Reader = "fakepdf/7"
+		env.Pages = []jobs.Page{{N: 1, Start: 0, End: 4}, {N: 2, Start: 4, End: 8, Label: "ii"}}
+	})
+	publish("scan", "Cover.", []byte(docfake.PDF+"Cover.\f[scan]"), func(env *jobs.Envelope) {
+		env.Reader, env.Scanned = "fakepdf/7", []int{2}
+		env.Pages = []jobs.Page{{N: 1, Start: 0, End: 6}, {N: 2, Start: 6, End: 6}}
+	})
+	publish("garbled", "", []byte("\x00\x01 no reader reads this"), func(env *jobs.Envelope) {
+		env.Reader, env.Scanned = "fakepdf/7", []int{1}
+	})
+	publish("plain", "plain text", nil, func(*jobs.Envelope) {})
+	waitFor(t, "every job to leave the stream", func() bool { return f.streamMsgs(t, jobs.JobsStream) == 0 })
+
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if d := e.docs["One.Two."]; d == nil || len(d.Pages) != 2 || d.Pages[1].Label != "ii" || e.originals["One.Two."] != nil {
+		t.Errorf("paged job: document %+v, original %q; want its two pages from the envelope and no original fetched", d, e.originals["One.Two."])
+	}
+	if d := e.docs["Cover."]; d == nil || len(d.Scanned()) != 1 || !strings.HasPrefix(string(e.originals["Cover."]), docfake.PDF) {
+		t.Errorf("scan job: document %+v; want the original read again, with page 2's picture", d)
+	}
+	if _, ok := e.texts["plain text"]; !ok || len(e.docs) != 2 {
+		t.Errorf("plain job: texts %v, documents %d; want plain text through Extract, as before", e.texts, len(e.docs))
+	}
+	letters := f.letters(t)
+	if len(letters) != 1 || letters[0].Job.DocumentID != "garbled" || !strings.Contains(letters[0].Reason, "cannot be read") {
+		t.Errorf("letters %+v, want one for the garbled original saying it cannot be read", letters)
+	}
+}
