@@ -169,6 +169,9 @@ func (s *S3) accessError(err error) error {
 	case "InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken":
 		return fmt.Errorf("%w: %s: the credentials were refused (check AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or AWS_PROFILE): %w", ErrAccess, s.URI(), err)
 	}
+	if r := minio.ToErrorResponse(err); r.Code == "" || r.StatusCode >= 500 {
+		return fmt.Errorf("%w: list %s (check --s3-endpoint / AWS_ENDPOINT_URL and that the server runs): %w", ErrUnavailable, s.URI(), err)
+	}
 	return fmt.Errorf("%w: list %s: %w", ErrAccess, s.URI(), err)
 }
 

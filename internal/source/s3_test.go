@@ -132,6 +132,20 @@ func TestS3BadURIs(t *testing.T) {
 	}
 }
 
+func TestS3UnreachableEndpoint(t *testing.T) {
+	t.Parallel()
+	srv := s3test.Start(t)
+	opts := srv.Options()
+	opts.Endpoint = "http://127.0.0.1:1" // nothing listens there
+	src, err := source.NewS3("s3://docs/", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := src.Check(t.Context()); !errors.Is(err, source.ErrUnavailable) {
+		t.Fatalf("Check on a closed port = %v, want ErrUnavailable", err)
+	}
+}
+
 func TestS3ObjectDeletedAfterListing(t *testing.T) {
 	t.Parallel()
 	srv := s3test.Start(t)

@@ -75,6 +75,9 @@ var (
 	// ErrAccess: the source may not be read (no such bucket, access
 	// denied, bad credentials, bad query). Nothing was listed.
 	ErrAccess = errors.New("source not readable")
+	// ErrUnavailable: the source's server could not be reached (network,
+	// timeout, 5xx); try again once it answers.
+	ErrUnavailable = errors.New("source unavailable")
 	// ErrItem is matched by one item's error: the rest go on.
 	ErrItem = errors.New("document not readable")
 	// ErrUsage is matched by a malformed source argument.
