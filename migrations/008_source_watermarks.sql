@@ -1,5 +1,6 @@
 -- extractq audit schema: incremental runs over remote sources
--- (`submit --incremental NAME`).
+-- (`submit --incremental NAME`) and exports that write each result once
+-- (`results export --since-export NAME`).
 --
 -- A watermark remembers, per name, which version (an object's ETag and
 -- size, a SQL watermark column, else a content hash) of each document was
@@ -23,4 +24,18 @@ CREATE TABLE source_items (
     size     bigint NOT NULL,
     seen     bigint NOT NULL,   -- the generation of the listing that last saw it
     PRIMARY KEY (name, item_id)
+);
+
+-- `results export --since-export NAME`: the results each export name has
+-- written, so that nightly exports write each result exactly once. A
+-- result is its document, text, schema and model (the results key).
+-- Recorded in the snapshot the export read, after its file was written.
+CREATE TABLE export_ledger (
+    name               text        NOT NULL,
+    document_id        text        NOT NULL,
+    content_hash       text        NOT NULL,
+    schema_fingerprint text        NOT NULL,
+    model              text        NOT NULL,
+    exported_at        timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (name, document_id, content_hash, schema_fingerprint, model)
 );

@@ -8,13 +8,16 @@
 package s3test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -68,6 +71,7 @@ func New(dir string, noSync bool) (*Server, error) {
 		if h := s.hook.Load(); h != nil && (*h)(w, r) {
 			return
 		}
+		decodeChunkedPart(r)
 		inner.ServeHTTP(w, r)
 	})}
 	go func() { s.done <- s.srv.Serve(ln) }()
@@ -97,6 +101,63 @@ func (s *Server) Intercept(f Interceptor) {
 		return
 	}
 	s.hook.Store(&f)
+}
+
+// streamingPayload marks a body sent in signed chunks (aws-chunked).
+const streamingPayload = "STREAMING-AWS4-HMAC-SHA256-PAYLOAD"
+
+// decodeChunkedPart unwraps the signed chunks of a multipart upload's
+// part, which gofakes3 decodes for PutObject but stores raw for
+// UploadPart (MinIO and AWS decode both).
+func decodeChunkedPart(r *http.Request) {
+	if r.Method != http.MethodPut || !r.URL.Query().Has("partNumber") || r.Header.Get("X-Amz-Content-Sha256") != streamingPayload {
+		return
+	}
+	n, err := strconv.ParseInt(r.Header.Get("X-Amz-Decoded-Content-Length"), 10, 64)
+	if err != nil {
+		return
+	}
+	r.Body = io.NopCloser(&chunkReader{br: bufio.NewReader(r.Body)})
+	r.ContentLength = n
+	r.Header.Set("Content-Length", strconv.FormatInt(n, 10))
+	r.Header.Set("X-Amz-Content-Sha256", "UNSIGNED-PAYLOAD")
+}
+
+// chunkReader reads the data of "SIZE;chunk-signature=…\r\nDATA\r\n"
+// chunks up to the empty last one.
+type chunkReader struct {
+	br   *bufio.Reader
+	left int64
+	done bool
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	for c.left == 0 {
+		if c.done {
+			return 0, io.EOF
+		}
+		line, err := c.br.ReadString('\n')
+		if err != nil {
+			return 0, err
+		}
+		size, _, _ := strings.Cut(strings.TrimSpace(line), ";")
+		n, err := strconv.ParseInt(size, 16, 64)
+		if err != nil {
+			return 0, fmt.Errorf("s3test: bad chunk header %q", line)
+		}
+		if n == 0 {
+			c.done = true
+			continue
+		}
+		c.left = n
+	}
+	p = p[:min(int64(len(p)), c.left)]
+	n, err := c.br.Read(p)
+	c.left -= int64(n)
+	if c.left == 0 && err == nil {
+		_, err = c.br.Discard(2) // the chunk's CRLF
+	}
+	return n, err
 }
 
 // Close stops the server and closes its store.
