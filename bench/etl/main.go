@@ -1,18 +1,16 @@
 // Command etl measures the nightly-ETL paths against real servers: an S3
 // server (gofakes3 over bbolt, in a child process so its memory is not
 // counted), an embedded NATS JetStream (also a child) and the local
-// PostgreSQL (a temporary database). It prints:
-//
-//   - listing: objects/s and the client's peak heap listing -list objects;
-//   - queueing: documents/s, peak heap and bytes read for a full
-//     incremental run over -queue objects (listed, read, stored in the
-//     audit, published);
-//   - incremental: the next run after -changed of them changed, against a
-//     --full run: time and bytes read;
-//   - parquet: export rows/s, file size against JSONL, and peak heap for
-//     each of -results sizes.
+// PostgreSQL (a temporary database):
 //
 //	go run ./bench/etl -list 1000000 -queue 100000 -changed 1000 -results 10000,100000,1000000
+//
+// It prints listing objects/s and the client's peak heap over -list
+// objects; queueing documents/s, peak heap and bytes read for a first
+// incremental run over -queue objects (listed, read, stored in the audit,
+// published); the next run after -changed of them changed, against a
+// --full run (time and bytes read); and Parquet export rows/s, file size
+// against JSONL and peak heap for each of the -results sizes.
 package main
 
 import (
@@ -206,13 +204,8 @@ func benchS3(ctx context.Context, list, queue, changed int) {
 	fmt.Printf("listing: %d objects in %s = %.0f objects/s, peak heap %s\n", n, el.Round(time.Millisecond), float64(n)/el.Seconds(), mib(stop()))
 
 	// Queueing: the fleet's front half.
-	dbURL, drop, err := testenv.TempDatabase(ctx)
-	must(err)
-	defer drop() //nolint:errcheck // a temporary database
-	store, err := audit.Open(ctx, dbURL)
-	must(err)
-	defer store.Close()
-	must(store.Migrate(ctx))
+	store, done := tempStore(ctx)
+	defer done()
 	nc, err := nats.Connect(natsURL)
 	must(err)
 	defer nc.Close()
@@ -257,13 +250,8 @@ func benchS3(ctx context.Context, list, queue, changed int) {
 }
 
 func benchParquet(ctx context.Context, sizes []int) {
-	dbURL, drop, err := testenv.TempDatabase(ctx)
-	must(err)
-	defer drop() //nolint:errcheck // a temporary database
-	store, err := audit.Open(ctx, dbURL)
-	must(err)
-	defer store.Close()
-	must(store.Migrate(ctx))
+	store, done := tempStore(ctx)
+	defer done()
 	body := []byte(fleettest.Schema)
 	for _, n := range sizes {
 		name := fmt.Sprintf("invoice%d", n)
@@ -285,6 +273,20 @@ func benchParquet(ctx context.Context, sizes []int) {
 		e.Rollback(ctx)
 		fmt.Printf("parquet: %d results in %s = %.0f rows/s, %d bytes (JSONL %d bytes in %s: %.2fx), peak heap %s\n",
 			e.Rows, el.Round(time.Millisecond), float64(e.Rows)/el.Seconds(), pq.n, jsonl.n, jel.Round(time.Millisecond), float64(pq.n)/float64(jsonl.n), mib(heap))
+	}
+}
+
+// tempStore opens a migrated audit store on a temporary database; done
+// closes and drops it.
+func tempStore(ctx context.Context) (*audit.Store, func()) {
+	dbURL, drop, err := testenv.TempDatabase(ctx)
+	must(err)
+	store, err := audit.Open(ctx, dbURL)
+	must(err)
+	must(store.Migrate(ctx))
+	return store, func() {
+		store.Close()
+		_ = drop()
 	}
 }
 

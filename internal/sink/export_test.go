@@ -1,4 +1,4 @@
-package sink_test
+package sink
 
 import (
 	"bytes"
@@ -11,10 +11,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/minio/minio-go/v7"
-	"github.com/parquet-go/parquet-go"
 
 	"github.com/extractq/extractq/internal/audit/audittest"
-	"github.com/extractq/extractq/internal/sink"
 	"github.com/extractq/extractq/internal/source/s3test"
 )
 
@@ -35,10 +33,10 @@ func putResult(t *testing.T, pool *pgxpool.Pool, id, text string, version int, v
 	}
 }
 
-func export(t *testing.T, pool *pgxpool.Pool, f sink.Filter, commit bool) ([]string, error) {
+func export(t *testing.T, pool *pgxpool.Pool, f Filter, commit bool) ([]string, error) {
 	t.Helper()
 	var buf bytes.Buffer
-	e, err := sink.ExportParquet(t.Context(), pool, f, []byte(schemaV2), &buf)
+	e, err := ExportParquet(t.Context(), pool, f, []byte(schemaV2), &buf)
 	if err != nil {
 		return nil, err
 	}
@@ -54,21 +52,8 @@ func export(t *testing.T, pool *pgxpool.Pool, f sink.Filter, commit bool) ([]str
 
 func docIDs(t *testing.T, b []byte) []string {
 	t.Helper()
-	f, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := parquet.NewGenericReader[map[string]any](f, f.Schema())
-	defer r.Close()
-	rows := make([]map[string]any, f.NumRows())
-	for i := range rows {
-		rows[i] = map[string]any{}
-	}
-	if n, err := r.Read(rows); n != len(rows) && err != nil {
-		t.Fatal(err)
-	}
 	var ids []string
-	for _, row := range rows {
+	for _, row := range readBack(t, b) {
 		ids = append(ids, fmt.Sprintf("%v@%v", row["_document_id"], row["_source_uri"]))
 	}
 	return ids
@@ -80,7 +65,7 @@ func TestSinceExportWritesEachResultOnce(t *testing.T) {
 	pool := st.Pool()
 	putResult(t, pool, "a", "text a", 2, `{"total":1,"vendor":"A"}`)
 	putResult(t, pool, "b", "text b", 2, `{"total":2}`)
-	f := sink.Filter{Schema: "invoice", SinceExport: "warehouse"}
+	f := Filter{Schema: "invoice", SinceExport: "warehouse"}
 
 	got, err := export(t, pool, f, false)
 	if err != nil || strings.Join(got, ",") != "a@s3://docs/a,b@s3://docs/b" {
@@ -103,7 +88,7 @@ func TestSinceExportWritesEachResultOnce(t *testing.T) {
 		t.Fatalf("next night: %v, %v; want the new and the changed one", got, err)
 	}
 	// Another export name has its own ledger.
-	if got, err := export(t, pool, sink.Filter{Schema: "invoice", SinceExport: "lake"}, true); err != nil || len(got) != 3 {
+	if got, err := export(t, pool, Filter{Schema: "invoice", SinceExport: "lake"}, true); err != nil || len(got) != 3 {
 		t.Fatalf("another name: %v, %v; want all 3 current results", got, err)
 	}
 }
@@ -112,8 +97,8 @@ func TestExportRefusesAMisfitWithTheFix(t *testing.T) {
 	t.Parallel()
 	st, _ := audittest.Store(t)
 	putResult(t, st.Pool(), "a", "text a", 1, `{"total":"twelve"}`)
-	_, err := export(t, st.Pool(), sink.Filter{Schema: "invoice"}, false)
-	if !errors.Is(err, sink.ErrMisfit) || !strings.Contains(err.Error(), "--version") {
+	_, err := export(t, st.Pool(), Filter{Schema: "invoice"}, false)
+	if !errors.Is(err, ErrMisfit) || !strings.Contains(err.Error(), "--version") {
 		t.Fatalf("export of a result that does not fit: %v, want ErrMisfit naming --version", err)
 	}
 }
@@ -124,8 +109,8 @@ func TestUploadS3StreamsInParts(t *testing.T) {
 	if err := srv.Fill(t.Context(), "lake", nil); err != nil {
 		t.Fatal(err)
 	}
-	big := bytes.Repeat([]byte("0123456789abcdef"), (sink.UploadPartSize+1<<20)/16) // more than one part
-	n, err := sink.UploadS3(t.Context(), "s3://lake/out/results.parquet", srv.Options(), "application/octet-stream", func(w io.Writer) error {
+	big := bytes.Repeat([]byte("0123456789abcdef"), (UploadPartSize+1<<20)/16) // more than one part
+	n, err := UploadS3(t.Context(), "s3://lake/out/results.parquet", srv.Options(), "application/octet-stream", func(w io.Writer) error {
 		_, err := w.Write(big)
 		return err
 	})
@@ -146,7 +131,7 @@ func TestUploadS3StreamsInParts(t *testing.T) {
 	}
 	// A failed write leaves no object.
 	boom := errors.New("boom")
-	_, err = sink.UploadS3(context.Background(), "s3://lake/out/failed.parquet", srv.Options(), "", func(w io.Writer) error {
+	_, err = UploadS3(context.Background(), "s3://lake/out/failed.parquet", srv.Options(), "", func(w io.Writer) error {
 		_, _ = w.Write([]byte("partial"))
 		return boom
 	})
@@ -156,7 +141,7 @@ func TestUploadS3StreamsInParts(t *testing.T) {
 	if _, err := c.StatObject(t.Context(), "lake", "out/failed.parquet", minio.StatObjectOptions{}); err == nil {
 		t.Error("a failed upload left an object")
 	}
-	if _, err := sink.UploadS3(t.Context(), "s3://lake/out/", srv.Options(), "", func(io.Writer) error { return nil }); err == nil {
+	if _, err := UploadS3(t.Context(), "s3://lake/out/", srv.Options(), "", func(io.Writer) error { return nil }); err == nil {
 		t.Error("an upload to a prefix is accepted")
 	}
 }
