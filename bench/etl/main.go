@@ -55,9 +55,11 @@ func main() {
 		changed        = flag.Int("changed", 1000, "objects changed before the incremental run")
 		results        = flag.String("results", "10000,100000,1000000", "result counts to export as Parquet")
 		skipS3, skipPq bool
+		onlyQueue      bool
 	)
 	flag.BoolVar(&skipS3, "skip-s3", false, "skip listing, queueing and incremental runs")
 	flag.BoolVar(&skipPq, "skip-parquet", false, "skip the Parquet export")
+	flag.BoolVar(&onlyQueue, "only-queue", false, "measure the first run only (no incremental and --full runs)")
 	flag.Parse()
 	log.SetFlags(0)
 	ctx := context.Background()
@@ -77,7 +79,7 @@ func main() {
 	}
 	fmt.Printf("machine: %d CPUs (GOMAXPROCS %d), %s; shared with other work: read the figures as ratios\n", runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version())
 	if !skipS3 {
-		benchS3(ctx, *list, *queue, *changed)
+		benchS3(ctx, *list, *queue, *changed, onlyQueue)
 	}
 	if !skipPq {
 		var sizes []int
@@ -179,7 +181,7 @@ func peak() func() uint64 {
 
 func mib(b uint64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
 
-func benchS3(ctx context.Context, list, queue, changed int) {
+func benchS3(ctx context.Context, list, queue, changed int, onlyQueue bool) {
 	dir, err := os.MkdirTemp("", "extractq-bench-etl-")
 	if err != nil {
 		log.Fatal(err)
@@ -193,15 +195,9 @@ func benchS3(ctx context.Context, list, queue, changed int) {
 	defer stopNATS()
 	opts := (&s3test.Server{Endpoint: endpoint}).Options()
 
-	// Listing only.
-	src, err := source.NewS3("s3://bench/list/", opts)
-	must(err)
-	stop := peak()
-	start := time.Now()
-	n := 0
-	must(src.List(ctx, "", func(source.Item) error { n++; return nil }))
-	el := time.Since(start)
-	fmt.Printf("listing: %d objects in %s = %.0f objects/s, peak heap %s\n", n, el.Round(time.Millisecond), float64(n)/el.Seconds(), mib(stop()))
+	if list > 0 {
+		benchList(ctx, opts)
+	}
 
 	// Queueing: the fleet's front half.
 	store, done := tempStore(ctx)
@@ -235,6 +231,9 @@ func benchS3(ctx context.Context, list, queue, changed int) {
 		}
 	}
 	run("queue (first incremental run)", ingest.Options{Incremental: "bench"})
+	if onlyQueue {
+		return
+	}
 
 	// Change some objects over HTTP, as a nightly update would.
 	c, err := source.NewS3Client(opts)
@@ -247,6 +246,18 @@ func benchS3(ctx context.Context, list, queue, changed int) {
 	}
 	run(fmt.Sprintf("incremental after %d changed", changed), ingest.Options{Incremental: "bench"})
 	run("full (--full) over the same", ingest.Options{Incremental: "bench", Full: true})
+}
+
+// benchList lists the -list objects only.
+func benchList(ctx context.Context, opts source.S3Options) {
+	src, err := source.NewS3("s3://bench/list/", opts)
+	must(err)
+	stop := peak()
+	start := time.Now()
+	n := 0
+	must(src.List(ctx, "", func(source.Item) error { n++; return nil }))
+	el := time.Since(start)
+	fmt.Printf("listing: %d objects in %s = %.0f objects/s, peak heap %s\n", n, el.Round(time.Millisecond), float64(n)/el.Seconds(), mib(stop()))
 }
 
 func benchParquet(ctx context.Context, sizes []int) {
