@@ -26,6 +26,7 @@ import (
 var coreKinds = map[string]func() any{
 	"apps/v1/Deployment":            func() any { return &appsv1.Deployment{} },
 	"batch/v1/Job":                  func() any { return &batchv1.Job{} },
+	"batch/v1/CronJob":              func() any { return &batchv1.CronJob{} },
 	"v1/ConfigMap":                  func() any { return &corev1.ConfigMap{} },
 	"v1/Secret":                     func() any { return &corev1.Secret{} },
 	"v1/Service":                    func() any { return &corev1.Service{} },

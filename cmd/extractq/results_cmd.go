@@ -26,10 +26,11 @@ func newResultsExportCmd() *cobra.Command {
 		c           cli.Conn
 		f           audit.ExportFilter
 		format, out string
+		pq          parquetFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "export --schema NAME [--version V] [--run NAME] --format jsonl|csv [--out FILE]",
-		Short: "Stream results of a schema as JSON Lines or CSV",
+		Use:   "export --schema NAME [--version V] [--run NAME] --format jsonl|csv|parquet [--out FILE | --to s3://…]",
+		Short: "Stream results of a schema as JSON Lines, CSV or Parquet",
 		Long: "Stream the results of one schema, ordered by document id, in constant memory.\n\n" +
 			"Without --version each document's latest result under any version of the schema is exported;\n" +
 			"with --version only results validated against that version.\n\n" +
@@ -40,14 +41,22 @@ func newResultsExportCmd() *cobra.Command {
 			"(customer.address.city), sorted by name. Arrays and free-form objects are one column of compact\n" +
 			"JSON (items → [{\"sku\":\"A\",\"qty\":2}]); absent or null values are empty; properties the schema\n" +
 			"does not declare are left out (use jsonl for everything). A schema without properties exports\n" +
-			"one column _value holding the JSON value.\n\n" +
+			"one column _value holding the JSON value.\n" +
+			"parquet: columns _document_id, _run, _schema_version, _model, _created_at, _source_uri, _content_hash,\n" +
+			"then the schema's properties: nested objects as groups, arrays as lists, unions as JSON; nullable\n" +
+			"where optional (with --version; without it every property is nullable). Streamed in row groups\n" +
+			"(--row-group-rows); --to s3://bucket/key uploads it in parts; --since-export NAME exports each\n" +
+			"result once across runs. See doc/etl.md.\n\n" +
 			"Example:\n  extractq results export --schema invoice --format jsonl > invoices.jsonl\n" +
 			"  extractq results export --schema invoice --version 2 --run nightly --format csv --out invoices.csv",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fm := audit.ExportFormat(format)
-			if fm != audit.FormatJSONL && fm != audit.FormatCSV {
-				return cli.Usage(fmt.Errorf("--format %q: use jsonl or csv", format))
+			if fm != audit.FormatJSONL && fm != audit.FormatCSV && format != "parquet" {
+				return cli.Usage(fmt.Errorf("--format %q: use jsonl, csv or parquet", format))
+			}
+			if format != "parquet" && pq.used() {
+				return cli.Usage(fmt.Errorf("--to, --since-export and --s3-endpoint go with --format parquet"))
 			}
 			ctx := cmd.Context()
 			s, err := c.OpenStore(ctx, cli.Migrated)
@@ -60,6 +69,9 @@ func newResultsExportCmd() *cobra.Command {
 					return cli.Usage(err)
 				}
 				return cli.Failed(err)
+			}
+			if format == "parquet" {
+				return exportParquet(cmd, s, f, &pq, out)
 			}
 			if out == "" || out == "-" {
 				if _, err := s.Export(ctx, f, fm, cmd.OutOrStdout()); err != nil {
@@ -85,7 +97,8 @@ func newResultsExportCmd() *cobra.Command {
 	cmd.Flags().StringVar(&f.Schema, "schema", "", "schema name (required)")
 	cmd.Flags().IntVar(&f.Version, "version", 0, "schema version (default: each document's latest result)")
 	cmd.Flags().StringVar(&f.Run, "run", "", "only results of this run")
-	cmd.Flags().StringVar(&format, "format", "jsonl", "jsonl or csv")
+	cmd.Flags().StringVar(&format, "format", "jsonl", "jsonl, csv or parquet")
+	pq.register(cmd)
 	cmd.Flags().StringVarP(&out, "out", "o", "", "write to FILE instead of standard output")
 	_ = cmd.MarkFlagRequired("schema")
 	c.AddDatabaseFlag(cmd, false)

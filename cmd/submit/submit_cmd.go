@@ -19,6 +19,7 @@ import (
 	"github.com/extractq/extractq"
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/cli"
+	"github.com/extractq/extractq/internal/ingest"
 	"github.com/extractq/extractq/internal/intake"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/submit"
@@ -87,6 +88,7 @@ type submitFlags struct {
 	maxReasks, maxTokens, tokenBudget              int
 	inlineLimit                                    int
 	in                                             cli.InputFlags
+	remote                                         remoteFlags
 }
 
 func newSubmitCmd() *cobra.Command {
@@ -95,7 +97,7 @@ func newSubmitCmd() *cobra.Command {
 		f submitFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "submit --schema FILE|NAME --provider P [flags] PATH...|-",
+		Use:   "submit --schema FILE|NAME --provider P [flags] PATH...|-|s3://BUCKET/PREFIX",
 		Short: "Queue documents for extraction by the fleet",
 		Long: `submit reads documents from files, folders (recursively, hidden ones skipped, filtered by --glob),
 JSONL files (*.jsonl, *.ndjson: one {"id","text","metadata"} per line) or stdin ("-": JSONL when its first
@@ -110,17 +112,28 @@ images are read with their pages, an e-mail's attachments become documents of th
 Bad input (unreadable, encrypted without --password, empty, binary, not UTF-8, too large) is rejected
 with a reason; the rest is still queued. These are the same input rules as "extractq extract".
 
+Remote sources (one per submit): s3://bucket/prefix (objects under the prefix, --glob on their base name;
+credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE or the instance role; --s3-endpoint or
+AWS_ENDPOINT_URL for MinIO, Ceph, R2 or GCS), --from-sql QUERY (rows id, body[, metadata] through a cursor)
+and --from-urls FILE (http, https and s3 URLs). A document's id is its s3:// URI, the row's id or the URL.
+--incremental NAME keeps a watermark in the audit database (ETag and size, --watermark-column, else the
+content's hash): only new or changed documents are read and queued, the summary counts new, changed,
+unchanged and vanished ones, and a run that crashed mid-listing resumes after its last queued batch.
+--full reads everything again and rebuilds the watermark. See doc/etl.md.
+
 --wait follows exactly the jobs this invocation queued and the duplicates still on the queue, with
 progress on stderr (done, failed, running and queued, rate, ETA, and why it waits); it warns at once when
 no live worker serves the pool. --timeout gives up waiting (the jobs stay queued); Ctrl-C stops waiting
 and prints how to re-attach.
 
 Exit codes: 0 all queued (and, with --wait, all succeeded); 1 some rejected or failed, or --timeout
-passed; 2 bad usage, schema, provider or an empty input; 3 NATS or Postgres unreachable; 130 interrupted.
+passed; 2 bad usage, schema, provider, an empty input, a source that may not be read or a corrupt
+watermark; 3 NATS, Postgres or the source's server unreachable; 130 interrupted.
 
 Example:
   submit --schema invoice.json --provider openai:gpt-4o-mini --run march --glob '*.txt' ./invoices
-  cat docs.jsonl | submit --schema invoice --provider sim:clean --wait --timeout 10m -`,
+  cat docs.jsonl | submit --schema invoice --provider sim:clean --wait --timeout 10m -
+  submit --schema invoice --provider openai:gpt-4o-mini --incremental nightly --wait --json s3://invoices/2026/`,
 		Args: cobra.ArbitraryArgs, // the reader checks them, with a better message than cobra's
 		RunE: func(cmd *cobra.Command, paths []string) error {
 			return runSubmit(cmd, &c, &f, paths)
@@ -145,6 +158,7 @@ Example:
 	cli.ChunkVar(fl, &f.chunk)
 	fl.IntVar(&f.inlineLimit, "inline-limit", jobs.DefaultInlineLimit, "documents larger than this many bytes go to the object store")
 	f.in.Register(fl)
+	f.remote.register(fl)
 	cmd.AddCommand(newResubmitCmd(&c))
 	return cli.Prepare(cmd)
 }
@@ -166,8 +180,14 @@ func runSubmit(cmd *cobra.Command, c *conn, f *submitFlags, paths []string) erro
 	// The worker's model decides whether pictures can be read: a scan that
 	// reaches one that reads none is dead-lettered with the remedies.
 	r.Native = input != extractq.InputText
-	if err := r.Check(paths); err != nil {
+	remote, err := f.remote.check(paths)
+	if err != nil {
 		return cli.Usage(err)
+	}
+	if !remote {
+		if err := r.Check(paths); err != nil {
+			return cli.Usage(err)
+		}
 	}
 	if f.timeout != 0 && !f.wait {
 		return cli.Usage(errors.New("--timeout bounds --wait: add --wait, or leave --timeout out"))
@@ -230,16 +250,28 @@ func runSubmit(cmd *cobra.Command, c *conn, f *submitFlags, paths []string) erro
 	job := submit.Job{Schema: ref, Provider: f.provider, Model: model, Pool: pool, Run: f.runName,
 		Options: jobs.Options{MaxReasks: f.maxReasks, Mode: f.mode, MaxTokens: f.maxTokens, TokenBudget: f.tokenBudget, RepairPolicy: f.repair, Chunking: string(chunking)}}
 	bar := newQueueProgress(errw)
-	sum, err := sub.Submit(ctx, job, func(fn func(submit.Doc) error) error { return r.Read(ctx, paths, fn) }, bar.submitted)
+	var (
+		sum    submit.Summary
+		counts *ingest.Counts
+	)
+	if remote {
+		counts, sum, err = submitRemote(ctx, &f.remote, r, sess, sub, job, paths, f, c.DatabaseURL(), bar.submitted)
+	} else {
+		sum, err = sub.Submit(ctx, job, func(fn func(submit.Doc) error) error { return r.Read(ctx, paths, fn) }, bar.submitted)
+	}
 	bar.done()
+	var coded *cli.ExitError
 	switch {
 	case errors.Is(err, intake.ErrNoDocuments):
 		return cli.Usage(err)
+	case errors.As(err, &coded) && !cli.WasInterrupted(ctx):
+		printSummary(cmd.OutOrStdout(), errw, job, sum, f.asJSON, nil, counts)
+		return err
 	case cli.WasInterrupted(ctx):
-		printSummary(cmd.OutOrStdout(), errw, job, sum, f.asJSON, nil)
+		printSummary(cmd.OutOrStdout(), errw, job, sum, f.asJSON, nil, counts)
 		return cli.Interrupted(fmt.Errorf("interrupted after queueing %d documents; run the same command again to queue the rest (nothing is queued twice)", sum.Queued))
 	case err != nil:
-		printSummary(cmd.OutOrStdout(), errw, job, sum, f.asJSON, nil)
+		printSummary(cmd.OutOrStdout(), errw, job, sum, f.asJSON, nil, counts)
 		return cli.Failed(err)
 	}
 	var failed error
@@ -250,20 +282,20 @@ func runSubmit(cmd *cobra.Command, c *conn, f *submitFlags, paths []string) erro
 		failed = errors.Join(failed, fmt.Errorf("%d documents not queued: JetStream saw them within its duplicate window but no longer holds them, and this audit database has no result for them (do the workers use the same database? was the stream purged?); they can be queued again once the stream's duplicate window (24h by default) has passed", sum.Lost))
 	}
 	if !f.wait {
-		printSummary(cmd.OutOrStdout(), errw, job, sum, f.asJSON, nil)
+		printSummary(cmd.OutOrStdout(), errw, job, sum, f.asJSON, nil, counts)
 		if failed != nil {
 			return cli.Failed(failed)
 		}
 		return nil
 	}
 	if !f.asJSON {
-		printSummary(cmd.OutOrStdout(), errw, job, sum, false, nil)
+		printSummary(cmd.OutOrStdout(), errw, job, sum, false, nil, counts)
 	}
 	phase.Store(phaseWaiting)
 	w := &waiter{js: sess.js, store: sess.store, job: job, out: errw, every: time.Second, membersEvery: 5 * time.Second}
 	res, werr := w.follow(ctx, sum, f.timeout)
 	if f.asJSON {
-		printSummary(cmd.OutOrStdout(), errw, job, sum, true, &res)
+		printSummary(cmd.OutOrStdout(), errw, job, sum, true, &res, counts)
 	}
 	switch {
 	case res.Interrupted:
@@ -356,7 +388,7 @@ type waitResult struct {
 	Elapsed  time.Duration `json:"elapsed_ns"`
 }
 
-func printSummary(out, errw io.Writer, job submit.Job, sum submit.Summary, asJSON bool, wait *waitResult) {
+func printSummary(out, errw io.Writer, job submit.Job, sum submit.Summary, asJSON bool, wait *waitResult, src *ingest.Counts) {
 	if asJSON {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
@@ -367,13 +399,15 @@ func printSummary(out, errw io.Writer, job submit.Job, sum submit.Summary, asJSO
 			Model   string `json:"model"`
 			Pool    string `json:"pool"`
 			submit.Summary
-			Wait *waitResult `json:"wait,omitempty"`
-		}{job.Run, job.Schema.Name, job.Schema.Version, job.Model, job.Pool, sum, wait})
+			Wait   *waitResult    `json:"wait,omitempty"`
+			Source *ingest.Counts `json:"source,omitempty"`
+		}{job.Run, job.Schema.Name, job.Schema.Version, job.Model, job.Pool, sum, wait, src})
 		return
 	}
 	for _, r := range sum.Rejected {
 		fmt.Fprintf(errw, "rejected %s: %s\n", r.Source, r.Reason)
 	}
+	printCounts(out, src)
 	fmt.Fprintf(out, "run %s: schema %s v%d, %s (model %s) → pool %s\n", job.Run, job.Schema.Name, job.Schema.Version, job.Provider, job.Model, job.Pool)
 	fmt.Fprintf(out, "queued %d, already done %d, duplicates skipped %d, lost %d, rejected %d in %s\n",
 		sum.Queued, sum.AlreadyDone, sum.Duplicates, sum.Lost, len(sum.Rejected), sum.Elapsed.Round(time.Millisecond))

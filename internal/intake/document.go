@@ -56,6 +56,16 @@ func knownFormats() string {
 	return strings.Join(append([]string{"plain text"}, slices.DeleteFunc(document.FormatNames(), func(n string) bool { return n == "text" })...), ", ")
 }
 
+// ReadBytes reads one document held in memory (fetched from a bucket, a
+// table or a URL) as a file named source would be read: by its format,
+// under the same rules and limits, attachments as Attachments says.
+func (r *Reader) ReadBytes(ctx context.Context, id, source string, b []byte, fn func(Doc) error) error {
+	if int64(len(b)) > r.max() {
+		return fn(Doc{ID: id, Source: source, Err: r.tooLarge(int64(len(b)))})
+	}
+	return r.read(ctx, id, source, b, fn)
+}
+
 // read turns one input's bytes into documents: plain text under the text
 // rules, anything else through its format's reader, and hands each to fn.
 func (r *Reader) read(ctx context.Context, id, source string, b []byte, fn func(Doc) error) error {
