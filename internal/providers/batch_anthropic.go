@@ -69,7 +69,7 @@ func (p *anthropicProvider) headers() http.Header {
 }
 
 func (p *anthropicProvider) batchEntry(r llm.BatchRequest) ([]byte, error) {
-	body, _, err := p.buildRequest(r.Request)
+	body, _, err := p.buildRequest(r.Request, p.learn.snapshot())
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +193,7 @@ func (p *anthropicProvider) batchResult(req llm.BatchRequest, l antBatchResultLi
 	res := llm.BatchResult{CustomID: req.CustomID}
 	switch l.Result.Type {
 	case "succeeded":
-		body, wrapped, err := p.buildRequest(req.Request)
+		body, wrapped, err := p.buildRequest(req.Request, p.learn.snapshot())
 		if err != nil {
 			res.Err = err
 			return res
