@@ -64,7 +64,7 @@ func TestRequestFormsByModel(t *testing.T) {
 			"/temperature": `0`, "/tools/0/function/strict": absent, "/max_tokens": `100`}},
 		{"gemini 2.5 full JSON Schema", "gemini:gemini-2.5-flash", geminiOK, llm.ModeStrict, mapSchema, map[string]string{
 			"/generationConfig/responseJsonSchema/properties/tags/additionalProperties": `{"type":"string"}`,
-			"/generationConfig/responseSchema": absent, "/generationConfig/responseMimeType": `"application/json"`}},
+			"/generationConfig/responseSchema":                                          absent, "/generationConfig/responseMimeType": `"application/json"`}},
 		{"gemini 2.0 OpenAPI subset", "gemini:gemini-2.0-flash", geminiOK, llm.ModeStrict, nil, map[string]string{
 			"/generationConfig/responseSchema/type": `"OBJECT"`, "/generationConfig/responseJsonSchema": absent}},
 	}
