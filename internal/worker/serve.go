@@ -15,8 +15,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/extractq/extractq"
+	"github.com/extractq/extractq/llm"
+
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/batchpool"
+	"github.com/extractq/extractq/internal/capstore"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/metrics"
 	"github.com/extractq/extractq/internal/ratelimit"
@@ -150,7 +154,13 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, engine Engine, opt
 		pools[i].Budget = rpools[i]
 		sampled = append(sampled, metrics.SampledPool{Name: pools[i].Name, Budget: rpools[i]})
 	}
+	// Every pool's provider shares what its server's refusals teach
+	// (llm.Adjustment) with the fleet through the capabilities bucket.
+	caps := capstore.New(js)
 	all := []Option{
+		WithProviders(func(spec string) (llm.Provider, error) {
+			return extractq.NewProvider(spec, extractq.WithProviderCapabilityStore(caps), extractq.WithProviderLogger(log))
+		}),
 		WithPools(pools...), WithConsumerSettings(cfg.ConsumerSettings()), WithGrace(cfg.Grace), WithLogger(log),
 		WithObserver(m), WithAuditReader(store), WithCircuit(cfg.Circuit()), WithRequeueDelay(cfg.RequeueDelay),
 		WithBatchStore(store),
