@@ -212,22 +212,18 @@ func TestLearnsFromSimulatorRefusals(t *testing.T) {
 		{"anthropic temperature", "claude-opus-4-7", "anthropic:claude-opus-4-6", "", llm.ModeStrict, []llm.Adjustment{llm.AdjustNoTemperature}},
 		{"anthropic temperature then forced tool", "claude-fable-5-1", "anthropic:claude-sonnet-4-5", "", llm.ModeTools, []llm.Adjustment{llm.AdjustNoTemperature, llm.AdjustToolAuto}},
 		{"openai temperature then system role", "openai-o1-mini", "openai:gpt-4o", "/v1", llm.ModeText, []llm.Adjustment{llm.AdjustNoTemperature, llm.AdjustNoSystemRole}},
-		{"openai json_schema", "gemini-2.0", "gemini:gemini-2.5-flash", "", llm.ModeStrict, []llm.Adjustment{llm.AdjustNoNativeSchema}},
+		{"gemini responseJsonSchema", "gemini-2.0", "gemini:gemini-2.5-flash", "", llm.ModeStrict, []llm.Adjustment{llm.AdjustNoNativeSchema}},
+		// The same profile refuses each API's native schema field.
+		{"openai json_schema", "gemini-2.0", "openai:gpt-4o", "/v1", llm.ModeStrict, []llm.Adjustment{llm.AdjustNoNativeSchema}},
+		{"anthropic output_config", "gemini-2.0", "anthropic:claude-sonnet-4-5", "", llm.ModeStrict, []llm.Adjustment{llm.AdjustNoNativeSchema}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			prof, err := sim.LoadProfile(tc.profile)
-			if err != nil {
-				t.Fatal(err)
-			}
-			srv := sim.New(prof)
-			t.Cleanup(srv.Close)
-			hs := httptest.NewServer(srv.Handler())
-			t.Cleanup(hs.Close)
+			srv, url := simServer(t, tc.profile)
 			store := &memStore{}
 			newP := func() llm.Provider {
-				return mustNew(t, tc.spec, env{}, WithBaseURL(hs.URL+tc.prefix), WithAPIKey("k-123456"), WithCapabilityStore(store))
+				return mustNew(t, tc.spec, env{}, WithBaseURL(url+tc.prefix), WithAPIKey("k-123456"), WithCapabilityStore(store))
 			}
 			sch := testSchema(t)
 			req := llm.Request{Messages: nativePrompt("Invoice ACME, total 12.50, paid"), Mode: tc.mode, Schema: sch, MaxTokens: 200}
@@ -271,6 +267,21 @@ func TestLearnsFromSimulatorRefusals(t *testing.T) {
 	}
 }
 
+// simServer serves a simulator with the named built-in profile over HTTP
+// and returns it and its root URL.
+func simServer(t *testing.T, profile string) (*sim.Server, string) {
+	t.Helper()
+	prof, err := sim.LoadProfile(profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := sim.New(prof)
+	t.Cleanup(srv.Close)
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(hs.Close)
+	return srv, hs.URL
+}
+
 func sameSet(a, b []llm.Adjustment) bool {
 	return len(a) == len(b) && !slices.ContainsFunc(a, func(x llm.Adjustment) bool { return !slices.Contains(b, x) })
 }
@@ -300,15 +311,8 @@ func TestRefusalNotLearnedTwice(t *testing.T) {
 // re-ask; the simulator answers the re-ask.
 func TestGroqToolUseFailedIsAnAnswer(t *testing.T) {
 	t.Parallel()
-	prof, err := sim.LoadProfile("groq-tool-use-failed")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := sim.New(prof)
-	t.Cleanup(srv.Close)
-	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(hs.Close)
-	p := mustNew(t, "groq:llama-3.3-70b-versatile", env{}, WithBaseURL(hs.URL+"/v1"), WithAPIKey("k-123456"))
+	_, url := simServer(t, "groq-tool-use-failed")
+	p := mustNew(t, "groq:llama-3.3-70b-versatile", env{}, WithBaseURL(url+"/v1"), WithAPIKey("k-123456"))
 	sch := testSchema(t)
 	resp, err := p.Chat(t.Context(), llm.Request{Messages: nativePrompt("Invoice ACME, total 12.50, paid"), Mode: llm.ModeTools, Schema: sch})
 	if err != nil {

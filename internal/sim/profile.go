@@ -190,7 +190,7 @@ var builtins = map[string]Profile{
 	},
 	"gemini-2.0": {
 		Name:           "gemini-2.0",
-		Description:    "a Gemini server without responseJsonSchema (responseSchema only), as before Gemini 2.5",
+		Description:    "a server without the newest native schema field: Gemini's responseJsonSchema (responseSchema only, as before Gemini 2.5), OpenAI's json_schema response format, Anthropic's output_config",
 		FixProbability: 1,
 		Refuses:        []string{RefuseNativeSchema},
 	},
