@@ -26,6 +26,16 @@ import (
 	"github.com/extractq/extractq/internal/ratelimit"
 )
 
+// fleetProviders builds the providers of a fleet worker: each shares what
+// its server's refusals teach (llm.Adjustment) with every worker through
+// the capabilities bucket, so one refused request teaches the fleet.
+func fleetProviders(kvm jetstream.KeyValueManager, log *slog.Logger) func(spec string) (llm.Provider, error) {
+	caps := capstore.New(kvm)
+	return func(spec string) (llm.Provider, error) {
+		return extractq.NewProvider(spec, extractq.WithProviderCapabilityStore(caps), extractq.WithProviderLogger(log))
+	}
+}
+
 // flushTimeout bounds the final audit flush at shutdown.
 const flushTimeout = 30 * time.Second
 
@@ -154,13 +164,8 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, engine Engine, opt
 		pools[i].Budget = rpools[i]
 		sampled = append(sampled, metrics.SampledPool{Name: pools[i].Name, Budget: rpools[i]})
 	}
-	// Every pool's provider shares what its server's refusals teach
-	// (llm.Adjustment) with the fleet through the capabilities bucket.
-	caps := capstore.New(js)
 	all := []Option{
-		WithProviders(func(spec string) (llm.Provider, error) {
-			return extractq.NewProvider(spec, extractq.WithProviderCapabilityStore(caps), extractq.WithProviderLogger(log))
-		}),
+		WithProviders(fleetProviders(js, log)),
 		WithPools(pools...), WithConsumerSettings(cfg.ConsumerSettings()), WithGrace(cfg.Grace), WithLogger(log),
 		WithObserver(m), WithAuditReader(store), WithCircuit(cfg.Circuit()), WithRequeueDelay(cfg.RequeueDelay),
 		WithBatchStore(store),
