@@ -27,6 +27,10 @@ import (
 // facts within this time.
 const storeRefresh = 30 * time.Second
 
+// storeTimeout bounds each store read or write: a store that cannot be
+// reached (NATS down) must not hold up the provider call it serves.
+const storeTimeout = 2 * time.Second
+
 // maxLearnPerCall bounds the refusals one call learns from: each names a
 // different part, so a model that refuses several parts costs one extra
 // call per part, never a loop.
@@ -74,7 +78,9 @@ func (l *learner) current(ctx context.Context) adjustments {
 	}
 	l.mu.Unlock()
 	if load {
-		got, err := l.store.Load(ctx, l.key)
+		sctx, cancel := context.WithTimeout(ctx, storeTimeout)
+		got, err := l.store.Load(sctx, l.key)
+		cancel()
 		if err != nil {
 			l.log.LogAttrs(ctx, slog.LevelWarn, "capability store unreadable; using what this process learned",
 				slog.String("provider", l.key), slog.String("error", err.Error()))
@@ -128,7 +134,9 @@ func (l *learner) learn(ctx context.Context, a llm.Adjustment) {
 	if !fresh || l.store == nil {
 		return
 	}
-	if err := l.store.Add(ctx, l.key, a); err != nil {
+	sctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	defer cancel()
+	if err := l.store.Add(sctx, l.key, a); err != nil {
 		l.log.LogAttrs(ctx, slog.LevelWarn, "capability store unwritable; the fact stays in this process",
 			slog.String("provider", l.key), slog.String("adjustment", string(a)), slog.String("error", err.Error()))
 	}
