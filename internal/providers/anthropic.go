@@ -103,7 +103,7 @@ type antResponse struct {
 // the model refuses is learned from and the call sent again without it
 // (sendLearning).
 func (p *anthropicProvider) Chat(ctx context.Context, req llm.Request) (*llm.Response, error) {
-	return p.sendLearning(ctx, nil, func(adj adjustments) (*llm.Response, error) {
+	return p.sendLearning(ctx, func(adj adjustments) (*llm.Response, error) {
 		body, wrapped, err := p.buildRequest(req, adj)
 		if err != nil {
 			return nil, err

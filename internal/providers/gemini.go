@@ -76,7 +76,7 @@ type gemResponse struct {
 // request the model refuses is learned from and the call sent again
 // without it (sendLearning).
 func (p *geminiProvider) Chat(ctx context.Context, req llm.Request) (*llm.Response, error) {
-	return p.sendLearning(ctx, nil, func(adj adjustments) (*llm.Response, error) {
+	return p.sendLearning(ctx, func(adj adjustments) (*llm.Response, error) {
 		return p.chat(ctx, req, adj)
 	})
 }

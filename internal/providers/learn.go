@@ -171,13 +171,10 @@ func (b *base) learned() *learner { return b.learn }
 // adjustment and calls send again with it applied. The adjustments
 // learned are set on the response, or on the error when the call still
 // failed.
-func (b *base) sendLearning(ctx context.Context, fixed adjustments, send func(adjustments) (*llm.Response, error)) (*llm.Response, error) {
+func (b *base) sendLearning(ctx context.Context, send func(adjustments) (*llm.Response, error)) (*llm.Response, error) {
 	var learned []llm.Adjustment
 	for {
 		adj := b.learn.current(ctx)
-		for a := range fixed {
-			adj[a] = true
-		}
 		resp, err := send(adj)
 		if err == nil {
 			resp.Adjustments = learned

@@ -120,7 +120,7 @@ func (p *openAIProvider) Chat(ctx context.Context, req llm.Request) (*llm.Respon
 	if p.apiKey != "" {
 		hdr.Set("Authorization", "Bearer "+p.apiKey)
 	}
-	return p.sendLearning(ctx, nil, func(adj adjustments) (*llm.Response, error) {
+	return p.sendLearning(ctx, func(adj adjustments) (*llm.Response, error) {
 		body, wrapped, err := p.buildRequest(req, adj)
 		if err != nil {
 			return nil, err
