@@ -30,6 +30,10 @@ const (
 	// Anthropic's output_config.format becomes a tool, Gemini's
 	// responseJsonSchema becomes the older responseSchema.
 	AdjustNoNativeSchema Adjustment = "no_native_schema"
+	// AdjustMaxCompletionTokens sends the answer's token limit as
+	// max_completion_tokens instead of max_tokens, which OpenAI's reasoning
+	// models refuse behind OpenAI-compatible routers and proxies.
+	AdjustMaxCompletionTokens Adjustment = "max_completion_tokens"
 )
 
 // adjustDropKeyword prefixes the adjustments made by AdjustDropKeyword.
@@ -51,7 +55,7 @@ func (a Adjustment) DroppedKeyword() (string, bool) {
 // store shared with newer versions may hold others, which are ignored.
 func (a Adjustment) Known() bool {
 	switch a {
-	case AdjustNoTemperature, AdjustToolAuto, AdjustNoSystemRole, AdjustNoStrictTool, AdjustNoNativeSchema:
+	case AdjustNoTemperature, AdjustToolAuto, AdjustNoSystemRole, AdjustNoStrictTool, AdjustNoNativeSchema, AdjustMaxCompletionTokens:
 		return true
 	}
 	_, ok := a.DroppedKeyword()

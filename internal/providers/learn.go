@@ -264,6 +264,8 @@ func refusedPart(e *llm.Error) (llm.Adjustment, bool) {
 	case about("response_format") && about("json_schema"),
 		about("output_config", "output_format", "responsejsonschema", "response_json_schema"):
 		return llm.AdjustNoNativeSchema, true
+	case about("max_tokens") && about("max_completion_tokens"):
+		return llm.AdjustMaxCompletionTokens, true
 	case about("strict"):
 		return llm.AdjustNoStrictTool, true
 	case about("tool_choice", "forced tool", "tool use is forced"):

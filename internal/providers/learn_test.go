@@ -155,6 +155,7 @@ func TestRefusedPart(t *testing.T) {
 		{"gemini responseJsonSchema", 400, `{"error":{"code":400,"message":"Invalid JSON payload received. Unknown name \"responseJsonSchema\" at 'generation_config': Cannot find field.","status":"INVALID_ARGUMENT"}}`, llm.AdjustNoNativeSchema},
 		{"openai schema keyword", 400, `{"error":{"message":"Invalid schema for response_format 'invoice': In context=('properties', 'name'), 'minLength' is not permitted.","type":"invalid_request_error","param":"response_format","code":null}}`, llm.AdjustDropKeyword("minLength")},
 		{"gemini schema keyword", 400, `{"error":{"code":400,"message":"Invalid JSON payload received. Unknown name \"patternProperties\" at 'generation_config.response_schema.properties[0].value': Cannot find field.","status":"INVALID_ARGUMENT"}}`, llm.AdjustDropKeyword("patternProperties")},
+		{"openai max_tokens", 400, `{"error":{"message":"Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.","type":"invalid_request_error","param":"max_tokens","code":"unsupported_parameter"}}`, llm.AdjustMaxCompletionTokens},
 		{"a malformed request is no capability", 400, `{"type":"error","error":{"type":"invalid_request_error","message":"tool_choice may only be specified while providing tools."}}`, ""},
 		{"context length is no capability", 400, `{"error":{"message":"This model's maximum context length is 128000 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`, ""},
 		{"a 500 is never learned from", 500, `{"error":{"message":"temperature is not supported","type":"server_error"}}`, ""},
@@ -212,6 +213,7 @@ func TestLearnsFromSimulatorRefusals(t *testing.T) {
 		{"anthropic temperature", "claude-opus-4-7", "anthropic:claude-opus-4-6", "", llm.ModeStrict, []llm.Adjustment{llm.AdjustNoTemperature}},
 		{"anthropic temperature then forced tool", "claude-fable-5-1", "anthropic:claude-sonnet-4-5", "", llm.ModeTools, []llm.Adjustment{llm.AdjustNoTemperature, llm.AdjustToolAuto}},
 		{"openai temperature then system role", "openai-o1-mini", "openai:gpt-4o", "/v1", llm.ModeText, []llm.Adjustment{llm.AdjustNoTemperature, llm.AdjustNoSystemRole}},
+		{"a router's max_tokens too", "openai-o1-mini", "openrouter:openai/o1-mini", "/v1", llm.ModeText, []llm.Adjustment{llm.AdjustNoTemperature, llm.AdjustNoSystemRole, llm.AdjustMaxCompletionTokens}},
 		{"gemini responseJsonSchema", "gemini-2.0", "gemini:gemini-2.5-flash", "", llm.ModeStrict, []llm.Adjustment{llm.AdjustNoNativeSchema}},
 		// The same profile refuses each API's native schema field.
 		{"openai json_schema", "gemini-2.0", "openai:gpt-4o", "/v1", llm.ModeStrict, []llm.Adjustment{llm.AdjustNoNativeSchema}},

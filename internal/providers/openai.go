@@ -170,7 +170,7 @@ func (p *openAIProvider) buildRequest(req llm.Request, adj adjustments) (body *o
 		t := req.Temperature
 		body.Temperature = &t
 	}
-	if p.maxCompletionTokens {
+	if p.maxCompletionTokens || adj.has(llm.AdjustMaxCompletionTokens) {
 		body.MaxCompletionTokens = req.MaxTokens
 	} else {
 		body.MaxTokens = req.MaxTokens

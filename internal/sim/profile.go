@@ -48,8 +48,8 @@ type Profile struct {
 
 	// Refuses lists request parts the server refuses with a 400 worded as
 	// the real server words it (refusals.go): temperature, forced_tool,
-	// system_role, strict_tools, native_schema, tool_use_failed, and
-	// schema_keyword:NAME.
+	// system_role, strict_tools, native_schema, max_tokens,
+	// tool_use_failed, and schema_keyword:NAME.
 	Refuses []string `yaml:"refuses,omitempty" json:"refuses,omitempty"`
 }
 
@@ -184,9 +184,9 @@ var builtins = map[string]Profile{
 	},
 	"openai-o1-mini": {
 		Name:           "openai-o1-mini",
-		Description:    "a server that refuses the system role and any temperature but 1, as OpenAI does for o1-mini",
+		Description:    "a server that refuses the system role, any temperature but 1 and max_tokens, as OpenAI does for o1-mini",
 		FixProbability: 1,
-		Refuses:        []string{RefuseTemperature, RefuseSystemRole},
+		Refuses:        []string{RefuseTemperature, RefuseSystemRole, RefuseMaxTokens},
 	},
 	"gemini-2.0": {
 		Name:           "gemini-2.0",

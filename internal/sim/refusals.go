@@ -38,6 +38,10 @@ const (
 	// payload received. Unknown name "responseJsonSchema" at
 	// 'generation_config': Cannot find field.`, before Gemini 2.5).
 	RefuseNativeSchema = "native_schema"
+	// RefuseMaxTokens: OpenAI, max_tokens ("Unsupported parameter:
+	// 'max_tokens' is not supported with this model. Use
+	// 'max_completion_tokens' instead.", reasoning models).
+	RefuseMaxTokens = "max_tokens"
 	// RefuseToolUseFailed: Groq, a forced tool call on a first ask fails
 	// with 400 tool_use_failed carrying the model's broken output in
 	// failed_generation; re-asks are answered.
@@ -51,7 +55,7 @@ const (
 
 // refusalNames are the values Profile.Refuses takes (besides
 // schema_keyword:NAME).
-var refusalNames = []string{RefuseTemperature, RefuseForcedTool, RefuseSystemRole, RefuseStrictTools, RefuseNativeSchema, RefuseToolUseFailed}
+var refusalNames = []string{RefuseTemperature, RefuseForcedTool, RefuseSystemRole, RefuseStrictTools, RefuseNativeSchema, RefuseMaxTokens, RefuseToolUseFailed}
 
 // checkRefusals validates Profile.Refuses.
 func checkRefusals(rs []string) error {
@@ -69,6 +73,7 @@ func checkRefusals(rs []string) error {
 // refusable is what the refusals look at, read from any API's body.
 type refusable struct {
 	Temperature *float64 `json:"temperature"`
+	MaxTokens   *int     `json:"max_tokens"`
 	Messages    []struct {
 		Role string `json:"role"`
 	} `json:"messages"`
@@ -142,6 +147,10 @@ func (s *Server) refuse(a api, body []byte, req *chatRequest) *apiError {
 		case on(RefuseSystemRole) && r.systemMessage() >= 0:
 			param := fmt.Sprintf("messages[%d].role", r.systemMessage())
 			return openAIUnsupported(param, fmt.Sprintf("Unsupported value: '%s' does not support 'system' with this model.", param))
+		case on(RefuseMaxTokens) && r.MaxTokens != nil:
+			e := invalid("Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.")
+			e.code, e.param = "unsupported_parameter", "max_tokens"
+			return e
 		case on(RefuseNativeSchema) && r.ResponseFormat != nil && r.ResponseFormat.Type == "json_schema":
 			e := invalid("Invalid parameter: 'response_format' of type 'json_schema' is not supported with this model.")
 			e.param = "response_format"
