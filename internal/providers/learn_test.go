@@ -345,3 +345,34 @@ func TestDropKeywords(t *testing.T) {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
 }
+
+// TestGeminiFullJSONSchemaAgainstSimulator: what Gemini's responseSchema
+// cannot carry (a map, a tuple, a recursive definition) travels in
+// responseJsonSchema as it is, in strict mode, and the answer validates:
+// no fallback to JSON mode.
+func TestGeminiFullJSONSchemaAgainstSimulator(t *testing.T) {
+	t.Parallel()
+	sch, err := schema.Compile([]byte(`{
+		"type": "object",
+		"properties": {
+			"labels": {"type": "object", "additionalProperties": {"type": "string"}},
+			"point": {"type": "array", "prefixItems": [{"type": "number"}, {"type": "number"}], "items": false, "minItems": 2},
+			"root": {"$ref": "#/$defs/node"}
+		},
+		"required": ["labels", "point", "root"],
+		"$defs": {"node": {"type": "object", "properties": {"name": {"type": "string"}, "children": {"type": "array", "items": {"$ref": "#/$defs/node"}}}, "required": ["name"]}}
+	}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sch.Faithful(schema.FormGemini)) == 0 {
+		t.Fatal("the schema should be one responseSchema cannot carry")
+	}
+	_, url := simServer(t, "clean")
+	p := mustNew(t, "gemini:gemini-2.5-flash", env{}, WithBaseURL(url), WithAPIKey("k-123456"))
+	resp, err := p.Chat(t.Context(), llm.Request{Messages: nativePrompt("Point 1,2; labels a=b; tree root x"), Mode: llm.ModeStrict, Schema: sch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertValid(t, sch, resp.Text)
+}
