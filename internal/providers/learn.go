@@ -245,7 +245,7 @@ func refusedPart(e *llm.Error) (llm.Adjustment, bool) {
 		case name == "responseJsonSchema" || name == "response_json_schema":
 			return llm.AdjustNoNativeSchema, true
 		case strings.Contains(at, "schema"):
-			return llm.AdjustDropKeyword(name), true
+			return dropKeyword(name)
 		case name == "systemInstruction" || name == "system_instruction":
 			return llm.AdjustNoSystemRole, true
 		case name == "temperature":
@@ -256,7 +256,7 @@ func refusedPart(e *llm.Error) (llm.Adjustment, bool) {
 	if strings.Contains(m, "schema") {
 		for _, re := range []*regexp.Regexp{notPermittedKeyword, keywordNotSupported} {
 			if sm := re.FindStringSubmatch(msg); sm != nil && sm[1] != "strict" {
-				return llm.AdjustDropKeyword(sm[1]), true
+				return dropKeyword(sm[1])
 			}
 		}
 	}
@@ -276,6 +276,20 @@ func refusedPart(e *llm.Error) (llm.Adjustment, bool) {
 		return llm.AdjustNoSystemRole, true
 	}
 	return "", false
+}
+
+// structural keywords hold the schema together: without them what is sent
+// no longer describes the answer, so a refusal naming one is not learned.
+var structural = map[string]bool{
+	"type": true, "properties": true, "items": true, "$ref": true, "$defs": true, "definitions": true,
+}
+
+// dropKeyword is the adjustment leaving kw out, unless kw is structural.
+func dropKeyword(kw string) (llm.Adjustment, bool) {
+	if structural[kw] {
+		return "", false
+	}
+	return llm.AdjustDropKeyword(kw), true
 }
 
 // errorParam is OpenAI's error.param ("temperature", "messages[0].role"),
