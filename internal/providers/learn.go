@@ -142,30 +142,6 @@ func (l *learner) learn(ctx context.Context, a llm.Adjustment) {
 	}
 }
 
-// Learned lists what the provider p learned from refused requests (and
-// loaded from its CapabilityStore), for diagnostics; nil for a provider
-// not made by this package.
-func Learned(p llm.Provider) []llm.Adjustment {
-	type learning interface{ learned() *learner }
-	lp, ok := p.(learning)
-	if !ok {
-		return nil
-	}
-	l := lp.learned()
-	if l == nil {
-		return nil
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	out := make([]llm.Adjustment, 0, len(l.facts))
-	for a := range l.facts {
-		out = append(out, a)
-	}
-	return out
-}
-
-func (b *base) learned() *learner { return b.learn }
-
 // sendLearning calls send with the adjustments in force; when the server
 // refuses a part of the request with a 400 that names it, it learns the
 // adjustment and calls send again with it applied. The adjustments

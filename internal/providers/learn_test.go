@@ -175,8 +175,9 @@ func TestRefusedPart(t *testing.T) {
 
 // memStore is an in-memory llm.CapabilityStore.
 type memStore struct {
-	mu sync.Mutex
-	m  map[string][]llm.Adjustment
+	mu   sync.Mutex
+	m    map[string][]llm.Adjustment
+	adds int // calls to Add
 }
 
 func (s *memStore) Load(_ context.Context, key string) ([]llm.Adjustment, error) {
@@ -188,6 +189,7 @@ func (s *memStore) Load(_ context.Context, key string) ([]llm.Adjustment, error)
 func (s *memStore) Add(_ context.Context, key string, a llm.Adjustment) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.adds++
 	if s.m == nil {
 		s.m = map[string][]llm.Adjustment{}
 	}
@@ -254,8 +256,8 @@ func TestLearnsFromSimulatorRefusals(t *testing.T) {
 			if got := srv.Stats().Requests; got != int64(len(tc.learned)+2) {
 				t.Fatalf("second call was refused again: %d requests in all", got)
 			}
-			if got := Learned(p); !sameSet(got, tc.learned) {
-				t.Fatalf("Learned = %v, want %v", got, tc.learned)
+			if got := learnedBy(t, p); !sameSet(got, tc.learned) {
+				t.Fatalf("learned %v, want %v", got, tc.learned)
 			}
 
 			// Another worker, sharing the store: no refusal at all.
@@ -283,6 +285,27 @@ func simServer(t *testing.T, profile string) (*sim.Server, string) {
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
 	return srv, hs.URL
+}
+
+// learnedBy lists what an adapter of this package learned.
+func learnedBy(t *testing.T, p llm.Provider) []llm.Adjustment {
+	t.Helper()
+	var l *learner
+	switch a := p.(type) {
+	case *openAIProvider:
+		l = a.learn
+	case *anthropicProvider:
+		l = a.learn
+	case *geminiProvider:
+		l = a.learn
+	default:
+		t.Fatalf("%T does not learn", p)
+	}
+	var out []llm.Adjustment
+	for a := range l.snapshot() {
+		out = append(out, a)
+	}
+	return out
 }
 
 func sameSet(a, b []llm.Adjustment) bool {
@@ -376,4 +399,42 @@ func TestGeminiFullJSONSchemaAgainstSimulator(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertValid(t, sch, resp.Text)
+}
+
+// TestConcurrentCallsLearnOnce: calls in flight together when the refusal
+// comes each learn it, but the store records it once and every call is
+// answered; later calls are never refused.
+func TestConcurrentCallsLearnOnce(t *testing.T) {
+	t.Parallel()
+	srv, url := simServer(t, "claude-opus-4-7")
+	store := &memStore{}
+	p := mustNew(t, "anthropic:claude-opus-4-6", env{}, WithBaseURL(url), WithAPIKey("k-123456"), WithCapabilityStore(store))
+	sch := testSchema(t)
+	req := llm.Request{Messages: nativePrompt("Invoice ACME, total 12.50, paid"), Mode: llm.ModeStrict, Schema: sch, MaxTokens: 200}
+	const n = 16
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			_, err := p.Chat(t.Context(), req)
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := srv.Stats().Requests
+	if first < n+1 || first > 2*n {
+		t.Fatalf("%d requests for %d calls; want between %d and %d", first, n, n+1, 2*n)
+	}
+	if got, _ := store.Load(t.Context(), "anthropic:claude-opus-4-6"); !slices.Equal(got, []llm.Adjustment{llm.AdjustNoTemperature}) || store.adds != 1 {
+		t.Fatalf("store holds %v after %d writes; want [no_temperature] written once", got, store.adds)
+	}
+	if _, err := p.Chat(t.Context(), req); err != nil || srv.Stats().Requests != first+1 {
+		t.Fatalf("a later call: %v, %d requests (want %d)", err, srv.Stats().Requests, first+1)
+	}
 }
