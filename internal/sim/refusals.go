@@ -92,7 +92,6 @@ type refusable struct {
 	SystemInstruction json.RawMessage `json:"systemInstruction"`
 	GenerationConfig  struct {
 		ResponseJSONSchema json.RawMessage `json:"responseJsonSchema"`
-		ResponseSchema     json.RawMessage `json:"responseSchema"`
 	} `json:"generationConfig"`
 }
 
