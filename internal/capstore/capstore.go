@@ -9,9 +9,9 @@ package capstore
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -31,7 +31,10 @@ const DefaultMaxAge = 7 * 24 * time.Hour
 // KV is a CapabilityStore over a JetStream key-value bucket, one key per
 // provider and adjustment: "<provider>.<adjustment>", each part
 // base64url-encoded (provider names hold ':', '/' and '.', which keys
-// cannot). The bucket is created on first use when absent.
+// cannot). The value is a readable fact, so `nats kv watch` shows what the
+// fleet learned: {"provider":"anthropic:claude-fable-5-1",
+// "adjustment":"no_temperature","learned_at":"2026-11-26T03:20:00Z"}. The
+// bucket is created on first use when absent.
 type KV struct {
 	kvm    jetstream.KeyValueManager
 	bucket string
@@ -61,6 +64,13 @@ func New(kvm jetstream.KeyValueManager, opts ...Option) *KV {
 
 var enc = base64.RawURLEncoding
 
+// fact is a key's value.
+type fact struct {
+	Provider   string         `json:"provider"`
+	Adjustment llm.Adjustment `json:"adjustment"`
+	LearnedAt  time.Time      `json:"learned_at"`
+}
+
 // Load returns the adjustments recorded for the provider key.
 func (s *KV) Load(ctx context.Context, key string) ([]llm.Adjustment, error) {
 	kv, err := s.bind(ctx)
@@ -84,7 +94,11 @@ func (s *KV) Load(ctx context.Context, key string) ([]llm.Adjustment, error) {
 			if e == nil { // every current key delivered
 				return out, nil
 			}
-			out = append(out, llm.Adjustment(e.Value()))
+			var f fact
+			if json.Unmarshal(e.Value(), &f) != nil || f.Adjustment == "" {
+				continue // not a value this package writes
+			}
+			out = append(out, f.Adjustment)
 		}
 	}
 }
@@ -96,7 +110,11 @@ func (s *KV) Add(ctx context.Context, key string, a llm.Adjustment) error {
 		return err
 	}
 	k := enc.EncodeToString([]byte(key)) + "." + enc.EncodeToString([]byte(a))
-	if _, err := kv.Put(ctx, k, []byte(a)); err != nil {
+	val, err := json.Marshal(fact{Provider: key, Adjustment: a, LearnedAt: time.Now().UTC()})
+	if err != nil {
+		return fmt.Errorf("encode learned capability %s of %s: %w", a, key, err)
+	}
+	if _, err := kv.Put(ctx, k, val); err != nil {
 		return fmt.Errorf("record learned capability %s of %s in bucket %s: %w", a, key, s.bucket, err)
 	}
 	return nil
@@ -123,16 +141,4 @@ func (s *KV) bind(ctx context.Context) (jetstream.KeyValue, error) {
 	}
 	s.kv = kv
 	return kv, nil
-}
-
-// Keys decodes a bucket key into the provider and adjustment, for tools
-// that list the bucket; ok is false for a key this package did not write.
-func Keys(k string) (provider string, a llm.Adjustment, ok bool) {
-	p, adj, found := strings.Cut(k, ".")
-	pb, err1 := enc.DecodeString(p)
-	ab, err2 := enc.DecodeString(adj)
-	if !found || err1 != nil || err2 != nil {
-		return "", "", false
-	}
-	return string(pb), llm.Adjustment(ab), true
 }

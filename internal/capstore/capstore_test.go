@@ -1,6 +1,7 @@
 package capstore
 
 import (
+	"encoding/json"
 	"slices"
 	"testing"
 
@@ -42,6 +43,19 @@ func TestKVSharesAdjustments(t *testing.T) {
 		{"openai:gpt-4o", []llm.Adjustment{llm.AdjustDropKeyword("minLength")}},
 		{"openai:o1", nil},
 	}
+	// The value is readable as it is, for `nats kv watch`.
+	kv, err := js1.KeyValue(ctx, DefaultBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := kv.Get(ctx, enc.EncodeToString([]byte("openai:o1-mini"))+"."+enc.EncodeToString([]byte(llm.AdjustNoSystemRole)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f fact
+	if err := json.Unmarshal(e.Value(), &f); err != nil || f.Provider != "openai:o1-mini" || f.Adjustment != llm.AdjustNoSystemRole || f.LearnedAt.IsZero() {
+		t.Fatalf("value %s", e.Value())
+	}
 	for _, tc := range tests {
 		got, err := b.Load(ctx, tc.key)
 		if err != nil {
@@ -52,17 +66,5 @@ func TestKVSharesAdjustments(t *testing.T) {
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("Load(%s) = %v, want %v", tc.key, got, tc.want)
 		}
-	}
-}
-
-func TestKeys(t *testing.T) {
-	t.Parallel()
-	k := enc.EncodeToString([]byte("sim:clean/gpt-5.4")) + "." + enc.EncodeToString([]byte("drop_keyword:format"))
-	p, a, ok := Keys(k)
-	if !ok || p != "sim:clean/gpt-5.4" || a != llm.AdjustDropKeyword("format") {
-		t.Fatalf("Keys = %q %q %v", p, a, ok)
-	}
-	if _, _, ok := Keys("not-ours"); ok {
-		t.Fatal("a foreign key decoded")
 	}
 }
