@@ -209,8 +209,8 @@ func (p *anthropicProvider) batchResult(req llm.BatchRequest, l antBatchResultLi
 		if !ok {
 			status = http.StatusInternalServerError
 		}
-		res.Err = &llm.Error{Provider: p.name, Class: classifyStatus(status, ae), Type: p.red.String(ae.Type),
-			Message: p.red.String(ae.Message), Raw: raw}
+		res.Err = p.learnFromLine(&llm.Error{Provider: p.name, Class: classifyStatus(status, ae), Status: status, Type: p.red.String(ae.Type),
+			Message: p.red.String(ae.Message), Raw: raw})
 	case "expired":
 		res.Err = &llm.Error{Provider: p.name, Class: llm.ClassBatchExpired, Type: "expired", Message: "the batch expired before this request ran"}
 	case "canceled":

@@ -265,8 +265,8 @@ func (p *openAIProvider) batchResult(req llm.BatchRequest, l oaiBatchResultLine)
 	case l.Response != nil:
 		raw := []byte(l.Response.Body)
 		ae := parseAPIError(raw)
-		res.Err = &llm.Error{Provider: p.name, Class: classifyStatus(l.Response.StatusCode, ae), Status: l.Response.StatusCode,
-			Type: p.red.String(ae.Type), Message: p.red.String(ae.Message), Raw: raw}
+		res.Err = p.learnFromLine(&llm.Error{Provider: p.name, Class: classifyStatus(l.Response.StatusCode, ae), Status: l.Response.StatusCode,
+			Type: p.red.String(ae.Type), Message: p.red.String(ae.Message), Raw: raw})
 	case l.Error != nil:
 		e := &llm.Error{Provider: p.name, Class: llm.ClassServer, Type: l.Error.Code, Message: p.red.String(l.Error.Message)}
 		switch l.Error.Code {

@@ -172,6 +172,20 @@ func (b *base) sendLearning(ctx context.Context, send func(adjustments) (*llm.Re
 	}
 }
 
+// learnFromLine learns from a batch line's refusal: that line's request
+// has failed (it cannot be sent again inside the batch), but the next
+// batch is built with the part changed. The adjustment is set on e, so the
+// attempt records it.
+func (b *base) learnFromLine(e *llm.Error) *llm.Error {
+	if fix, ok := refusedPart(e); ok && !b.learn.snapshot().has(fix) {
+		// The result lines are read without a caller's context; the store
+		// call is bounded by storeTimeout.
+		b.learn.learn(context.Background(), fix)
+		e.Adjustments = []llm.Adjustment{fix}
+	}
+	return e
+}
+
 // Patterns of refusals that name a schema keyword.
 var (
 	// OpenAI: "Invalid schema for response_format 'x': In context=('properties',

@@ -438,3 +438,59 @@ func TestConcurrentCallsLearnOnce(t *testing.T) {
 		t.Fatalf("a later call: %v, %d requests (want %d)", err, srv.Stats().Requests, first+1)
 	}
 }
+
+// TestBatchLineRefusalIsLearned: a batch line refused for a request part
+// fails (it cannot be sent again inside its batch) but records the
+// adjustment, and the next batch line is built without the part.
+func TestBatchLineRefusalIsLearned(t *testing.T) {
+	t.Parallel()
+	req := llm.BatchRequest{CustomID: "job-r1", Request: llm.Request{Messages: conversation(), Mode: llm.ModeText, MaxTokens: 100}}
+	tests := []struct {
+		name, spec, line string
+	}{
+		{"anthropic errored line", "anthropic:claude-opus-4-6",
+			`{"custom_id":"job-r1","result":{"type":"errored","error":{"type":"error","error":{"type":"invalid_request_error","message":"` + "`temperature` is deprecated for this model." + `"}}}}`},
+		{"openai 400 line", "openai:gpt-4o",
+			`{"custom_id":"job-r1","response":{"status_code":400,"body":{"error":{"message":"Unsupported value: 'temperature' does not support 0 with this model. Only the default (1) value is supported.","type":"invalid_request_error","param":"temperature","code":"unsupported_value"}}}}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := mustNew(t, tc.spec, env{}, WithBaseURL("http://127.0.0.1:1"), WithAPIKey("k-123456"))
+			var res llm.BatchResult
+			var line func() ([]byte, error)
+			switch a := p.(type) {
+			case *anthropicProvider:
+				var l antBatchResultLine
+				if err := json.Unmarshal([]byte(tc.line), &l); err != nil {
+					t.Fatal(err)
+				}
+				res, line = a.batchResult(req, l), func() ([]byte, error) { return a.batchEntry(req) }
+			case *openAIProvider:
+				var l oaiBatchResultLine
+				if err := json.Unmarshal([]byte(tc.line), &l); err != nil {
+					t.Fatal(err)
+				}
+				res, line = a.batchResult(req, l), func() ([]byte, error) { return a.batchLine(req) }
+			}
+			var pe *llm.Error
+			if !errors.As(res.Err, &pe) || pe.Class != llm.ClassInvalidRequest || !slices.Equal(pe.Adjustments, []llm.Adjustment{llm.AdjustNoTemperature}) {
+				t.Fatalf("line error %+v; want invalid_request with [no_temperature]", res.Err)
+			}
+			b, err := line()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var doc map[string]any
+			if err := json.Unmarshal(b, &doc); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := lookup(doc, "/params/temperature"); ok {
+				t.Fatalf("the next line still sends temperature: %s", b)
+			}
+			if _, ok := lookup(doc, "/body/temperature"); ok {
+				t.Fatalf("the next line still sends temperature: %s", b)
+			}
+		})
+	}
+}
