@@ -1,6 +1,7 @@
 package providers
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -317,41 +318,83 @@ var schemaMaps = map[string]bool{
 }
 
 // dropKeywords removes the keywords kws from every subschema of doc; a
-// property or definition of that name stays. doc is returned unchanged
-// when there is nothing to drop or it is not JSON.
+// property or definition of that name stays, and the order of what stays
+// is kept (models answer in the order properties are listed). doc is
+// returned unchanged when it names none of kws or is not JSON.
 func dropKeywords(doc json.RawMessage, kws []string) json.RawMessage {
-	if len(kws) == 0 {
-		return doc
-	}
-	var v any
-	if json.Unmarshal(doc, &v) != nil {
-		return doc
-	}
 	drop := make(map[string]bool, len(kws))
 	for _, k := range kws {
-		drop[k] = true
-	}
-	var walk func(v any, names bool)
-	walk = func(v any, names bool) {
-		switch t := v.(type) {
-		case map[string]any:
-			for k, sub := range t {
-				if !names && drop[k] {
-					delete(t, k)
-					continue
-				}
-				walk(sub, !names && schemaMaps[k])
-			}
-		case []any:
-			for _, sub := range t {
-				walk(sub, false)
-			}
+		if bytes.Contains(doc, []byte(`"`+k+`"`)) {
+			drop[k] = true
 		}
 	}
-	walk(v, false)
-	out, err := marshal(v)
-	if err != nil {
+	if len(drop) == 0 {
 		return doc
 	}
-	return out
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	var out bytes.Buffer
+	if err := copyDropping(dec, &out, drop, false); err != nil {
+		return doc
+	}
+	return out.Bytes()
+}
+
+// copyDropping copies one JSON value from dec to out, leaving out the
+// members named in drop of every object that is a schema; names says the
+// value is an object of names (properties, $defs), whose members stay.
+func copyDropping(dec *json.Decoder, out *bytes.Buffer, drop map[string]bool, names bool) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	d, ok := tok.(json.Delim)
+	if !ok {
+		b, err := marshal(tok)
+		out.Write(b)
+		return err
+	}
+	first := true
+	switch d {
+	case '{':
+		out.WriteByte('{')
+		for dec.More() {
+			kt, err := dec.Token()
+			if err != nil {
+				return err
+			}
+			k, _ := kt.(string)
+			if !names && drop[k] {
+				if err := copyDropping(dec, &bytes.Buffer{}, drop, false); err != nil {
+					return err
+				}
+				continue
+			}
+			if !first {
+				out.WriteByte(',')
+			}
+			first = false
+			kb, _ := marshal(k)
+			out.Write(kb)
+			out.WriteByte(':')
+			if err := copyDropping(dec, out, drop, !names && schemaMaps[k]); err != nil {
+				return err
+			}
+		}
+		out.WriteByte('}')
+	case '[':
+		out.WriteByte('[')
+		for dec.More() {
+			if !first {
+				out.WriteByte(',')
+			}
+			first = false
+			if err := copyDropping(dec, out, drop, false); err != nil {
+				return err
+			}
+		}
+		out.WriteByte(']')
+	}
+	_, err = dec.Token() // the closing delimiter
+	return err
 }

@@ -364,9 +364,12 @@ func TestDropKeywords(t *testing.T) {
 	t.Parallel()
 	in := `{"type":"object","properties":{"format":{"type":"string","format":"date","minLength":1}},"$defs":{"minLength":{"minLength":2}},"minLength":3}`
 	got := string(dropKeywords(json.RawMessage(in), []string{"format", "minLength"}))
-	want := `{"$defs":{"minLength":{}},"properties":{"format":{"type":"string"}},"type":"object"}`
+	want := `{"type":"object","properties":{"format":{"type":"string"}},"$defs":{"minLength":{}}}`
 	if got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	if got := string(dropKeywords(json.RawMessage(in), []string{"pattern"})); got != in {
+		t.Fatalf("a schema without the keyword was rewritten: %s", got)
 	}
 }
 
