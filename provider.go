@@ -26,6 +26,10 @@ type ProviderSettings struct {
 	Logger *slog.Logger
 	// MaxResponseBytes caps a response body (8 MiB when zero).
 	MaxResponseBytes int64
+	// CapabilityStore shares what the provider learns from requests its
+	// server refuses (llm.Adjustment) with other processes; nil keeps it in
+	// this process.
+	CapabilityStore llm.CapabilityStore
 }
 
 // ProviderOption configures NewProvider.
@@ -48,6 +52,15 @@ func WithProviderHTTPClient(c *http.Client) ProviderOption {
 // WithProviderLogger makes the provider log each call at debug level.
 func WithProviderLogger(l *slog.Logger) ProviderOption {
 	return func(s *ProviderSettings) { s.Logger = l }
+}
+
+// WithProviderCapabilityStore makes the provider load and share, through
+// st, the adjustments it learns when its server refuses a request part
+// (a temperature, a forced tool, the system role, a schema keyword), so
+// one refusal teaches every process calling that model. The fleet's
+// workers share a NATS key-value bucket.
+func WithProviderCapabilityStore(st llm.CapabilityStore) ProviderOption {
+	return func(s *ProviderSettings) { s.CapabilityStore = st }
 }
 
 // NewProvider makes a provider from a spec such as "openai:gpt-4o-mini",

@@ -1,7 +1,9 @@
 // Package llm holds the types every part of extractq shares: the Provider
 // contract with its Request, Response, Message, Usage, Capabilities and
-// Mode; the provider Error with its ErrorClass; and what an extraction
-// produces: Result, Attempt, Outcome, Repair and Violation.
+// Mode; the provider Error with its ErrorClass; Adjustment and
+// CapabilityStore, what adapters learn from the requests a server refuses
+// and how a fleet shares it; and what an extraction produces: Result,
+// Attempt, Outcome, Repair and Violation.
 //
 // It is a leaf: it imports only the schema package, so a user's own
 // provider, validator or observer depends on nothing internal. The root

@@ -190,6 +190,10 @@ type Response struct {
 	// Batch says the answer came through the provider's batch API, billed
 	// at its batch price (see Batcher).
 	Batch bool
+	// Adjustments lists what the adapter learned during this call: request
+	// parts the server refused with a 400, dropped or changed before the
+	// call was sent again (an extra call, not a re-ask).
+	Adjustments []Adjustment
 }
 
 // Capabilities lists the modes a provider (and model) supports and how
@@ -294,6 +298,9 @@ type Error struct {
 	// Raw is the error response body (redacted, capped) for the audit trail;
 	// nil when no body was received.
 	Raw []byte
+	// Adjustments lists what the adapter learned during the call before it
+	// failed anyway (see Response.Adjustments).
+	Adjustments []Adjustment
 }
 
 func (e *Error) Error() string {

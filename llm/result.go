@@ -176,6 +176,10 @@ type Attempt struct {
 	// Batch says the answer came through a provider batch (Response.Batch),
 	// so its Usage is billed at the batch price.
 	Batch bool `json:"batch,omitempty"`
+	// Adjustments lists what the provider adapter learned during this
+	// attempt: request parts the server refused, changed and sent again
+	// without spending a re-ask (Response.Adjustments).
+	Adjustments []Adjustment `json:"adjustments,omitempty"`
 	// Chunk is the part of the document the attempt was given when a long
 	// document was split (extractq.WithChunking); nil for a whole document
 	// and for the final call that resolves conflicting chunk answers.

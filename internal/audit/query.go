@@ -227,6 +227,10 @@ type AttemptInfo struct {
 	// is "" for an attempt of another mode.
 	Pointer string `json:"pointer,omitempty"`
 	Step    string `json:"step,omitempty"`
+	// Adjustments lists what the provider adapter learned during the
+	// attempt (llm.Adjustment strings: request parts the server refused,
+	// changed and sent again), as a JSON array; nil when none.
+	Adjustments json.RawMessage `json:"adjustments,omitempty"`
 }
 
 // JobInfo is one stored job.
@@ -370,7 +374,7 @@ func (s *Store) History(ctx context.Context, documentID string) (*History, error
 	rows, _ = s.pool.Query(ctx, `SELECT job_id, delivery, seq, n, started_at, run, schema_name, schema_version, provider, model,
 		mode, prompt_chars, prompt_tokens, completion_tokens, latency_ms, finish_reason, raw_response, value, repairs, violations,
 		error_class, error_message, transport_retries, worker_id, chunk_index, chunk_start, chunk_end,
-		coalesce(prefill_pointer, ''), coalesce(prefill_step, '')
+		coalesce(prefill_pointer, ''), coalesce(prefill_step, ''), adjustments
 		FROM attempts WHERE document_id = $1 ORDER BY started_at, job_id, delivery, seq`, documentID)
 	if h.Attempts, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (AttemptInfo, error) {
 		var a AttemptInfo
@@ -380,7 +384,7 @@ func (s *Store) History(ctx context.Context, documentID string) (*History, error
 		err := r.Scan(&a.JobID, &a.Delivery, &a.Seq, &a.N, &a.StartedAt, &a.Run, &a.SchemaName, &a.SchemaVersion, &a.Provider,
 			&a.Model, &a.Mode, &a.PromptChars, &a.PromptTokens, &a.CompletionTokens, &lat, &a.FinishReason, &a.Raw,
 			&value, &repairs, &violations, &a.ErrorClass, &a.ErrorMessage, &a.TransportRetries, &a.WorkerID,
-			&chunk, &start, &end, &a.Pointer, &a.Step)
+			&chunk, &start, &end, &a.Pointer, &a.Step, &a.Adjustments)
 		a.Latency, a.Value, a.Repairs, a.Violations = ms(lat), value, repairs, violations
 		if chunk != nil && start != nil && end != nil {
 			a.Chunk = &llm.Span{Index: *chunk, Start: *start, End: *end}

@@ -45,7 +45,7 @@ var (
 		"provider", "model", "mode", "prompt_chars", "prompt_tokens", "completion_tokens", "latency_ms",
 		"finish_reason", "raw_response", "value", "repairs", "violations", "error_class", "error_message",
 		"transport_retries", "worker_id", "cached_prompt_tokens", "cache_creation_tokens",
-		"chunk_index", "chunk_start", "chunk_end", "prefill_pointer", "prefill_step", "batch",
+		"chunk_index", "chunk_start", "chunk_end", "prefill_pointer", "prefill_step", "batch", "adjustments",
 	}, conflict: "ON CONFLICT DO NOTHING"}
 	// A later delivery wins; the same delivery written again changes nothing,
 	// except that a final record replaces a "retrying" one: the rule of
@@ -568,7 +568,7 @@ func toPending(rec *Record, now time.Time) (*pending, error) {
 		} else {
 			p.attempts = p.attempts.null().null()
 		}
-		p.attempts = p.attempts.bool(a.Batch)
+		p.attempts = p.attempts.bool(a.Batch).jsonb(marshalOrEmpty(a.Adjustments, len(a.Adjustments)))
 	}
 	pt, ct := int64(rec.Usage.PromptTokens), int64(rec.Usage.CompletionTokens)
 	p.job = make(tuple, 0, 256+len(rec.JobID)+len(rec.DocumentID)+len(rec.Reason)+len(rec.SchemaFingerprint)+len(rec.DocumentHash)).row(len(jobsTable.columns)).

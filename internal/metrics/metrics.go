@@ -21,6 +21,7 @@ type Metrics struct {
 	Jobs          *prometheus.CounterVec   // jobs finished, by pool and outcome
 	Attempts      *prometheus.CounterVec   // model calls, by pool and class ("ok" when valid)
 	Repairs       *prometheus.CounterVec   // local repairs applied, by kind
+	Adjustments   *prometheus.CounterVec   // request parts a server refused and the adapter learned to change, by pool, model and adjustment
 	Tokens        *prometheus.CounterVec   // tokens, by pool, model and kind (prompt|completion|cached|cache_write)
 	CostUSD       *prometheus.CounterVec   // estimated cost, by pool and model
 	CallSeconds   *prometheus.HistogramVec // provider-call latency, by pool
@@ -59,6 +60,9 @@ func New(reg prometheus.Registerer) *Metrics {
 		Repairs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "extractq_repairs_total", Help: "Local JSON repairs and coercions applied, by kind.",
 		}, []string{"kind"}),
+		Adjustments: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "extractq_provider_adjustments_total", Help: "Request parts a provider's server refused with a 400 that the adapter learned to drop or change (no_temperature, tool_choice_auto, no_system_role, no_strict_tool, no_native_schema, drop_keyword:NAME), by pool, model and adjustment; each cost one extra call, no re-ask.",
+		}, []string{"pool", "model", "adjustment"}),
 		Tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "extractq_tokens_total", Help: "Tokens reported by providers, by pool, model and kind (prompt, completion; cached and cache_write are the parts of prompt the provider's prompt cache served and stored).",
 		}, []string{"pool", "model", "kind"}),
@@ -129,7 +133,7 @@ func New(reg prometheus.Registerer) *Metrics {
 			Name: "extractq_audit_flush_failures_total", Help: "Audit group commits that failed (their jobs were nak'd).",
 		}),
 	}
-	reg.MustRegister(m.Jobs, m.Attempts, m.Repairs, m.Tokens, m.CostUSD, m.CallSeconds, m.JobSeconds,
+	reg.MustRegister(m.Jobs, m.Attempts, m.Repairs, m.Adjustments, m.Tokens, m.CostUSD, m.CallSeconds, m.JobSeconds,
 		m.InFlight, m.Naks, m.DeadLetters, m.PoolInUse, m.PoolLimit, m.PoolShare, m.PoolFallback, m.PoolPaused, m.PoolPauses,
 		m.CircuitState, m.CircuitMoves, m.RateLimited, m.ConsumerLag, m.BatchRequests, m.BatchesPolled, m.DLQMessages, m.FlushRows, m.FlushSeconds, m.FlushFailures)
 	return m
@@ -158,6 +162,9 @@ func (m *Metrics) ObserveRecord(rec *audit.Record) {
 		}
 		for _, r := range a.Repairs {
 			m.Repairs.WithLabelValues(r.Kind).Inc()
+		}
+		for _, adj := range a.Adjustments {
+			m.Adjustments.WithLabelValues(pool, rec.Model, string(adj)).Inc()
 		}
 		if a.Latency > 0 {
 			m.CallSeconds.WithLabelValues(pool).Observe(a.Latency.Seconds())

@@ -27,7 +27,7 @@ func TestObserveRecord(t *testing.T) {
 		Attempts: []llm.Attempt{
 			{Class: llm.ClassSchema, Latency: 200 * time.Millisecond, Usage: llm.Usage{PromptTokens: 100, CompletionTokens: 20},
 				Repairs: []llm.Repair{{Kind: "trailing_comma"}, {Kind: "single_quotes"}}},
-			{Class: llm.AttemptClass(llm.ClassRateLimited)},
+			{Class: llm.AttemptClass(llm.ClassRateLimited), Adjustments: []llm.Adjustment{llm.AdjustNoTemperature, llm.AdjustToolAuto}},
 			{Latency: 300 * time.Millisecond, Usage: llm.Usage{PromptTokens: 150, CompletionTokens: 30, CachedPromptTokens: 128},
 				Repairs: []llm.Repair{{Kind: "trailing_comma"}}},
 		},
@@ -48,6 +48,8 @@ func TestObserveRecord(t *testing.T) {
 		{"attempts ok", testutil.ToFloat64(m.Attempts.WithLabelValues("p1", "ok")), 1},
 		{"429s", testutil.ToFloat64(m.RateLimited.WithLabelValues("p1")), 1},
 		{"repairs trailing_comma", testutil.ToFloat64(m.Repairs.WithLabelValues("trailing_comma")), 2},
+		{"adjustments learned", testutil.ToFloat64(m.Adjustments.WithLabelValues("p1", "gpt-4o-mini", "no_temperature")), 1},
+		{"adjustments learned, tool_choice", testutil.ToFloat64(m.Adjustments.WithLabelValues("p1", "gpt-4o-mini", "tool_choice_auto")), 1},
 		{"prompt tokens", testutil.ToFloat64(m.Tokens.WithLabelValues("p1", "gpt-4o-mini", "prompt")), 250},
 		{"completion tokens", testutil.ToFloat64(m.Tokens.WithLabelValues("p1", "gpt-4o-mini", "completion")), 50},
 		{"cached tokens", testutil.ToFloat64(m.Tokens.WithLabelValues("p1", "gpt-4o-mini", "cached")), 128},

@@ -3,7 +3,6 @@ package providers
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"strings"
 
 	"github.com/extractq/extractq/llm"
@@ -19,11 +18,14 @@ const anthropicVersion = "2023-06-01"
 const anthropicDefaultMaxTokens = 4096
 
 // anthropicProvider speaks the Anthropic Messages API (POST {base}/v1/messages).
-// ModeTools forces a tool call (tool_choice {"type":"tool"}); ModeStrict
+// ModeTools forces a tool call (tool_choice {"type":"tool"}) on the models
+// that accept it, else lets the model choose (tool_choice auto); ModeStrict
 // uses native structured output (output_config.format, json_schema), which
-// Claude 4.5 models and later support.
+// Claude 4.5 models and later support. What each generation accepts is in
+// form (claudeFormFor).
 type anthropicProvider struct {
 	base
+	form claudeForm
 }
 
 type antRequest struct {
@@ -66,8 +68,8 @@ type antTool struct {
 }
 
 type antToolChoice struct {
-	Type string `json:"type"` // "tool"
-	Name string `json:"name"`
+	Type string `json:"type"` // "tool" or "auto"
+	Name string `json:"name,omitempty"`
 }
 
 type antOutputConfig struct {
@@ -97,39 +99,50 @@ type antResponse struct {
 	} `json:"usage"`
 }
 
-// Chat performs one Messages call.
+// Chat performs one Messages call. A 400 that names a part of the request
+// the model refuses is learned from and the call sent again without it
+// (sendLearning).
 func (p *anthropicProvider) Chat(ctx context.Context, req llm.Request) (*llm.Response, error) {
-	body, wrapped, err := p.buildRequest(req)
-	if err != nil {
-		return nil, err
-	}
-	hdr := http.Header{}
-	hdr.Set("anthropic-version", anthropicVersion)
-	if p.apiKey != "" {
-		hdr.Set("x-api-key", p.apiKey)
-	}
-	r, err := p.post(ctx, req, p.baseURL+"/v1/messages", hdr, body)
-	if err != nil {
-		return nil, err
-	}
-	return p.parseResponse(r, body, wrapped)
+	return p.sendLearning(ctx, func(adj adjustments) (*llm.Response, error) {
+		body, wrapped, err := p.buildRequest(req, adj)
+		if err != nil {
+			return nil, err
+		}
+		r, err := p.post(ctx, req, p.baseURL+"/v1/messages", p.headers(), body)
+		if err != nil {
+			return nil, err
+		}
+		return p.parseResponse(r, body, wrapped)
+	})
 }
 
-// buildRequest turns a Request into the Messages body; wrapped reports a
-// schema sent wrapped in an object (formFor).
-func (p *anthropicProvider) buildRequest(req llm.Request) (body *antRequest, wrapped bool, err error) {
+// temperature is the temperature to send, nil where the model refuses one.
+func (p *anthropicProvider) temperature(t float64, adj adjustments) *float64 {
+	if !p.form.temperature || adj.has(llm.AdjustNoTemperature) {
+		return nil
+	}
+	return &t
+}
+
+// buildRequest turns a Request into the Messages body with the
+// adjustments adj applied; wrapped reports a schema sent wrapped in an
+// object (formFor).
+func (p *anthropicProvider) buildRequest(req llm.Request, adj adjustments) (body *antRequest, wrapped bool, err error) {
 	mode, err := p.prepare(req)
 	if err != nil {
 		return nil, false, err
 	}
-	system, turns := splitSystem(req.Messages)
+	msgs := req.Messages
+	if adj.has(llm.AdjustNoSystemRole) {
+		msgs = systemAsUser(msgs)
+	}
+	system, turns := splitSystem(msgs)
 	if len(turns) == 0 {
 		return nil, false, p.localError("the request has only system messages; the Messages API needs a user turn")
 	}
-	t := req.Temperature
 	body = &antRequest{
 		Model: p.model, MaxTokens: req.MaxTokens, Messages: anthropicMessages(turns),
-		Temperature: &t, StopSequences: req.Stop,
+		Temperature: p.temperature(req.Temperature, adj), StopSequences: req.Stop,
 	}
 	// The cached prefix is tools, then system: the system prompt (rules and
 	// schema or example) is the same for every document of a run, the
@@ -147,10 +160,20 @@ func (p *anthropicProvider) buildRequest(req llm.Request) (body *antRequest, wra
 	if err != nil {
 		return nil, false, p.formError(err, llm.ModeText)
 	}
+	form.body = dropKeywords(form.body, adj.droppedKeywords())
+	if mode == llm.ModeStrict && adj.has(llm.AdjustNoNativeSchema) {
+		mode = llm.ModeTools
+	}
 	if mode == llm.ModeTools {
 		name := toolName(firstNonEmpty(req.SchemaName, schemaName(req.Schema)))
-		body.Tools = []antTool{{Name: name, Description: toolDescription, InputSchema: form.body, Strict: p.caps.Supports(llm.ModeStrict)}}
+		strict := p.form.strictTools && !adj.has(llm.AdjustNoStrictTool)
+		body.Tools = []antTool{{Name: name, Description: toolDescription, InputSchema: form.body, Strict: strict}}
 		body.ToolChoice = &antToolChoice{Type: "tool", Name: name}
+		if !p.form.forceTool || adj.has(llm.AdjustToolAuto) {
+			// The only tool, offered: the model calls it or answers in
+			// text, and parseResponse reads either.
+			body.ToolChoice = &antToolChoice{Type: "auto"}
+		}
 		if system == "" {
 			body.Tools[0].CacheControl = ephemeral
 		}

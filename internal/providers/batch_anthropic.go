@@ -69,7 +69,7 @@ func (p *anthropicProvider) headers() http.Header {
 }
 
 func (p *anthropicProvider) batchEntry(r llm.BatchRequest) ([]byte, error) {
-	body, _, err := p.buildRequest(r.Request)
+	body, _, err := p.buildRequest(r.Request, p.learn.snapshot())
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +193,7 @@ func (p *anthropicProvider) batchResult(req llm.BatchRequest, l antBatchResultLi
 	res := llm.BatchResult{CustomID: req.CustomID}
 	switch l.Result.Type {
 	case "succeeded":
-		body, wrapped, err := p.buildRequest(req.Request)
+		body, wrapped, err := p.buildRequest(req.Request, p.learn.snapshot())
 		if err != nil {
 			res.Err = err
 			return res
@@ -209,8 +209,8 @@ func (p *anthropicProvider) batchResult(req llm.BatchRequest, l antBatchResultLi
 		if !ok {
 			status = http.StatusInternalServerError
 		}
-		res.Err = &llm.Error{Provider: p.name, Class: classifyStatus(status, ae), Type: p.red.String(ae.Type),
-			Message: p.red.String(ae.Message), Raw: raw}
+		res.Err = p.learnFromLine(&llm.Error{Provider: p.name, Class: classifyStatus(status, ae), Status: status, Type: p.red.String(ae.Type),
+			Message: p.red.String(ae.Message), Raw: raw})
 	case "expired":
 		res.Err = &llm.Error{Provider: p.name, Class: llm.ClassBatchExpired, Type: "expired", Message: "the batch expired before this request ran"}
 	case "canceled":

@@ -76,7 +76,7 @@ func (p *openAIProvider) authHeader() http.Header {
 
 // batchLine encodes one request line, without its newline.
 func (p *openAIProvider) batchLine(r llm.BatchRequest) ([]byte, error) {
-	body, _, err := p.buildRequest(r.Request)
+	body, _, err := p.buildRequest(r.Request, p.learn.snapshot())
 	if err != nil {
 		return nil, err
 	}
@@ -253,7 +253,7 @@ func (p *openAIProvider) batchResult(req llm.BatchRequest, l oaiBatchResultLine)
 	res := llm.BatchResult{CustomID: req.CustomID}
 	switch {
 	case l.Response != nil && l.Response.StatusCode >= 200 && l.Response.StatusCode <= 299:
-		body, wrapped, err := p.buildRequest(req.Request)
+		body, wrapped, err := p.buildRequest(req.Request, p.learn.snapshot())
 		if err != nil {
 			res.Err = err
 			return res
@@ -265,8 +265,8 @@ func (p *openAIProvider) batchResult(req llm.BatchRequest, l oaiBatchResultLine)
 	case l.Response != nil:
 		raw := []byte(l.Response.Body)
 		ae := parseAPIError(raw)
-		res.Err = &llm.Error{Provider: p.name, Class: classifyStatus(l.Response.StatusCode, ae), Status: l.Response.StatusCode,
-			Type: p.red.String(ae.Type), Message: p.red.String(ae.Message), Raw: raw}
+		res.Err = p.learnFromLine(&llm.Error{Provider: p.name, Class: classifyStatus(l.Response.StatusCode, ae), Status: l.Response.StatusCode,
+			Type: p.red.String(ae.Type), Message: p.red.String(ae.Message), Raw: raw})
 	case l.Error != nil:
 		e := &llm.Error{Provider: p.name, Class: llm.ClassServer, Type: l.Error.Code, Message: p.red.String(l.Error.Message)}
 		switch l.Error.Code {

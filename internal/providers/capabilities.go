@@ -29,8 +29,9 @@ type capRule struct {
 
 // capabilityTable says which modes each family (and model family, where it
 // differs) supports. Unknown models of a family get its default: for OpenAI
-// that is full support, since every current model has it; for Anthropic
-// forced tool use, which every Claude model supports.
+// that is full support, since every current model has it. Claude models
+// are read by version (claudeModes), so a model released after this table
+// gets its generation's modes.
 var capabilityTable = map[string][]capRule{
 	"openai": {
 		{"", modesAll}, // gpt-4o, gpt-4.1, gpt-5, o1, o3, o4-mini and later
@@ -43,18 +44,7 @@ var capabilityTable = map[string][]capRule{
 		{"o1-mini", []llm.Mode{llm.ModeText}},
 		{"o1-preview", []llm.Mode{llm.ModeText}},
 	},
-	"anthropic": {
-		// Every Claude model continues a prefilled assistant turn.
-		{"", modesTextToolsPrefill},
-		// Native structured output (output_config.format) per Anthropic's
-		// structured-outputs guide: Claude 4.5 models and later.
-		{"claude-haiku-4-5", modesTextToolsStrictPrefill},
-		{"claude-sonnet-4-5", modesTextToolsStrictPrefill},
-		{"claude-opus-4-5", modesTextToolsStrictPrefill},
-		{"claude-sonnet-4-6", modesTextToolsStrictPrefill},
-		{"claude-opus-4-6", modesTextToolsStrictPrefill},
-		{"claude-opus-4-7", modesTextToolsStrictPrefill},
-	},
+	// anthropic: by version, see claudeModes.
 	"gemini": {{"", modesJSONStrict}},
 	"ollama": {{"", modesJSONStrictPrefill}}, // format: "json" or a JSON Schema; raw /api/generate
 	"ollama-openai": {
@@ -90,6 +80,9 @@ func capabilitiesFor(family, model string) llm.Capabilities {
 		if len(r.prefix) > bestLen && matchesPrefix(m, r.prefix) {
 			best, bestLen = r.modes, len(r.prefix)
 		}
+	}
+	if family == "anthropic" {
+		best = claudeModes(model)
 	}
 	c := llm.Capabilities{Modes: append([]llm.Mode(nil), best...)}
 	c.Images, c.PDF = mediaFor(family, m)
@@ -170,4 +163,141 @@ func matchesPrefix(model, prefix string) bool {
 		return true
 	}
 	return false
+}
+
+// claudeVersion reads the generation of a Claude model from its name:
+// "claude-opus-4-7" is 4.7, "claude-sonnet-4-20250514" 4.0,
+// "claude-3-5-haiku-latest" 3.5, "claude-fable-5-1" 5.1; a vendor prefix
+// ("anthropic/", "anthropic.", "us.anthropic.") is skipped. ok is false for
+// a name without one (an alias a proxy gives): such a model is treated as
+// unknown and sent the safest form.
+func claudeVersion(model string) (v claudeGen, ok bool) {
+	m := strings.ToLower(model)
+	i := strings.Index(m, "claude-")
+	if i < 0 {
+		return claudeGen{}, false
+	}
+	toks := strings.FieldsFunc(m[i+len("claude-"):], func(r rune) bool { return r == '-' || r == '.' || r == '@' || r == ':' || r == '_' })
+	for j, t := range toks {
+		if !isSmallNumber(t) {
+			continue
+		}
+		v.major = atoi(t)
+		if j+1 < len(toks) && isSmallNumber(toks[j+1]) {
+			v.minor = atoi(toks[j+1])
+		}
+		return v, true
+	}
+	return claudeGen{}, false
+}
+
+// claudeGen is a Claude generation, major.minor.
+type claudeGen struct{ major, minor int }
+
+// atLeast reports whether g is major.minor or later.
+func (g claudeGen) atLeast(major, minor int) bool {
+	return g.major > major || (g.major == major && g.minor >= minor)
+}
+
+// isSmallNumber reports a version number token: one or two digits (a
+// snapshot date such as 20250514 is not one).
+func isSmallNumber(t string) bool {
+	if len(t) == 0 || len(t) > 2 {
+		return false
+	}
+	for _, r := range t {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func atoi(t string) int {
+	n := 0
+	for _, r := range t {
+		n = n*10 + int(r-'0')
+	}
+	return n
+}
+
+// claudeModes are a Claude model's modes by generation, per Anthropic's
+// documentation: structured outputs (output_config.format, strict tools)
+// from Claude 4.5 on; an assistant prefill (ModePrefill) accepted until
+// 4.5 and refused from 4.6 on ("This model does not support assistant
+// message prefill"). A model whose generation cannot be read gets text and
+// tools only, the form every Claude model takes.
+func claudeModes(model string) []llm.Mode {
+	g, ok := claudeVersion(model)
+	switch {
+	case !ok:
+		return modesTextTools
+	case g.atLeast(4, 6):
+		return modesTextToolsStrict
+	case g.atLeast(4, 5):
+		return modesTextToolsStrictPrefill
+	}
+	return modesTextToolsPrefill
+}
+
+// claudeForm is what a Claude model's requests carry by generation, where
+// Anthropic changed what the API accepts. An unknown generation gets the
+// safest form: no temperature, tool_choice auto, no strict tools.
+type claudeForm struct {
+	// temperature: sent (Opus 4.7 and later answer 400 "`temperature` is
+	// deprecated for this model").
+	temperature bool
+	// forceTool: tool_choice {"type":"tool"} (the 5.1 models answer 400
+	// `tool_choice: type "tool" and "any" are not supported for this
+	// model.`; they get tool_choice auto).
+	forceTool bool
+	// strictTools: strict on tool definitions (structured outputs, 4.5 on).
+	strictTools bool
+}
+
+func claudeFormFor(model string) claudeForm {
+	g, ok := claudeVersion(model)
+	if !ok {
+		return claudeForm{}
+	}
+	return claudeForm{
+		temperature: !g.atLeast(4, 7),
+		forceTool:   !g.atLeast(5, 1),
+		strictTools: g.atLeast(4, 5),
+	}
+}
+
+// openAITemperature reports the OpenAI models known to take a temperature
+// of 0: the GPT-4 and GPT-3.5 lines. Reasoning models (o1, o3, o4, gpt-5
+// and every gpt-5.x) take only the default, and so does any model this
+// list does not know: it is sent none.
+func openAITemperature(model string) bool {
+	m := strings.TrimPrefix(strings.ToLower(model), "ft:")
+	for _, p := range []string{"gpt-4", "gpt-3.5", "chatgpt-4o"} {
+		if strings.HasPrefix(m, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// openAINoSystem reports the OpenAI models that refuse the system role
+// ("'messages[0].role' does not support 'system' with this model").
+func openAINoSystem(model string) bool {
+	m := strings.ToLower(model)
+	return matchesPrefix(m, "o1-mini") || matchesPrefix(m, "o1-preview")
+}
+
+// geminiJSONSchema reports the Gemini models that take the full JSON
+// Schema in generationConfig.responseJsonSchema: all but the 1.x and 2.0
+// lines, which take only responseSchema (an OpenAPI subset without maps,
+// tuples or recursion).
+func geminiJSONSchema(model string) bool {
+	m := strings.TrimPrefix(strings.ToLower(model), "models/")
+	for _, p := range []string{"gemini-1.0", "gemini-1.5", "gemini-2.0", "gemini-pro"} {
+		if strings.HasPrefix(m, p) {
+			return false
+		}
+	}
+	return true
 }

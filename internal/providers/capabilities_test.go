@@ -26,7 +26,15 @@ func TestCapabilitiesFor(t *testing.T) {
 		{"anthropic", "claude-haiku-4-5-20251001", llm.ModeStrict, []llm.Mode{llm.ModeTools}, []llm.Mode{llm.ModeJSON}},
 		{"anthropic", "claude-sonnet-4-5", llm.ModeStrict, nil, nil},
 		{"anthropic", "claude-3-5-haiku-latest", llm.ModeTools, nil, []llm.Mode{llm.ModeStrict, llm.ModeJSON}},
-		{"anthropic", "claude-sonnet-4-20250514", llm.ModeTools, nil, []llm.Mode{llm.ModeStrict}},
+		{"anthropic", "claude-sonnet-4-20250514", llm.ModeTools, []llm.Mode{llm.ModePrefill}, []llm.Mode{llm.ModeStrict}},
+		// Read by generation: later models than any table entry.
+		{"anthropic", "claude-opus-4-7", llm.ModeStrict, nil, []llm.Mode{llm.ModePrefill}},
+		{"anthropic", "claude-sonnet-4-6", llm.ModeStrict, nil, []llm.Mode{llm.ModePrefill}},
+		{"anthropic", "claude-haiku-4-5", llm.ModeStrict, []llm.Mode{llm.ModePrefill}, nil},
+		{"anthropic", "claude-fable-5-1", llm.ModeStrict, []llm.Mode{llm.ModeTools}, []llm.Mode{llm.ModePrefill}},
+		{"anthropic", "us.anthropic.claude-opus-5-5-v1:0", llm.ModeStrict, nil, nil},
+		{"anthropic", "house-model", llm.ModeTools, nil, []llm.Mode{llm.ModeStrict, llm.ModePrefill}},
+		{"gemini", "gemini-2.0-flash", llm.ModeStrict, nil, nil},
 		{"gemini", "gemini-2.5-flash", llm.ModeStrict, []llm.Mode{llm.ModeJSON}, []llm.Mode{llm.ModeTools}},
 		{"ollama", "llama3.1:8b", llm.ModeStrict, []llm.Mode{llm.ModeJSON}, []llm.Mode{llm.ModeTools}},
 		{"ollama-openai", "llama3.1:8b", llm.ModeStrict, []llm.Mode{llm.ModeJSON, llm.ModeTools}, nil},
@@ -119,5 +127,56 @@ func TestEstimateCost(t *testing.T) {
 	}
 	if usd, _ := EstimateCost("gpt-4o-mini", llm.Usage{PromptTokens: 1000, CompletionTokens: 500}); math.Abs(usd-(1000*0.15+500*0.60)/1e6) > 1e-12 {
 		t.Errorf("small usage cost = %v", usd)
+	}
+}
+
+func TestClaudeForm(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		model string
+		want  claudeForm
+	}{
+		{"claude-3-5-haiku-latest", claudeForm{temperature: true, forceTool: true}},
+		{"claude-3-7-sonnet-20250219", claudeForm{temperature: true, forceTool: true}},
+		{"claude-sonnet-4-20250514", claudeForm{temperature: true, forceTool: true}},
+		{"claude-sonnet-4-5-20250929", claudeForm{temperature: true, forceTool: true, strictTools: true}},
+		{"claude-opus-4-6", claudeForm{temperature: true, forceTool: true, strictTools: true}},
+		{"claude-opus-4-7", claudeForm{forceTool: true, strictTools: true}},
+		{"claude-sonnet-5", claudeForm{forceTool: true, strictTools: true}},
+		{"claude-fable-5-1", claudeForm{strictTools: true}},
+		{"anthropic/claude-opus-5-5", claudeForm{strictTools: true}},
+		{"claude-next", claudeForm{}},
+		{"my-proxy-alias", claudeForm{}},
+	}
+	for _, tc := range tests {
+		if got := claudeFormFor(tc.model); got != tc.want {
+			t.Errorf("claudeFormFor(%q) = %+v, want %+v", tc.model, got, tc.want)
+		}
+	}
+}
+
+func TestOpenAIForms(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		model            string
+		temperature, sys bool
+	}{
+		{"gpt-4o-mini", true, true},
+		{"gpt-4.1-nano", true, true},
+		{"ft:gpt-4o-mini-2024-07-18:acme::abc", true, true},
+		{"gpt-3.5-turbo", true, true},
+		{"gpt-5", false, true},
+		{"gpt-5.4-mini", false, true},
+		{"gpt-5.1", false, true},
+		{"o3-mini", false, true},
+		{"o1-mini", false, false},
+		{"o1-preview-2024-09-12", false, false},
+		{"o1", false, true},
+		{"gpt-7", false, true},
+	}
+	for _, tc := range tests {
+		if openAITemperature(tc.model) != tc.temperature || openAINoSystem(tc.model) == tc.sys {
+			t.Errorf("%s: temperature %v, system role %v; want %v, %v", tc.model, openAITemperature(tc.model), !openAINoSystem(tc.model), tc.temperature, tc.sys)
+		}
 	}
 }

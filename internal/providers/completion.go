@@ -160,9 +160,8 @@ func (p *anthropicProvider) Complete(ctx context.Context, req llm.CompletionRequ
 			stops = append(stops, s)
 		}
 	}
-	t := req.Temperature
 	body := &antRequest{
-		Model: p.model, MaxTokens: req.MaxTokens, Temperature: &t, StopSequences: stops,
+		Model: p.model, MaxTokens: req.MaxTokens, Temperature: p.temperature(req.Temperature, p.learn.current(ctx)), StopSequences: stops,
 		Messages: []wireMessage{{Role: llm.RoleUser, Content: req.Instructions}},
 	}
 	if prefix := strings.TrimRight(req.Prefix, " \t\r\n"); prefix != "" {
@@ -171,12 +170,7 @@ func (p *anthropicProvider) Complete(ctx context.Context, req llm.CompletionRequ
 	if body.MaxTokens <= 0 {
 		body.MaxTokens = anthropicDefaultMaxTokens
 	}
-	hdr := http.Header{}
-	hdr.Set("anthropic-version", anthropicVersion)
-	if p.apiKey != "" {
-		hdr.Set("x-api-key", p.apiKey)
-	}
-	r, err := p.post(ctx, llm.Request{Timeout: req.Timeout}, p.baseURL+"/v1/messages", hdr, body)
+	r, err := p.post(ctx, llm.Request{Timeout: req.Timeout}, p.baseURL+"/v1/messages", p.headers(), body)
 	if err != nil {
 		return nil, err
 	}

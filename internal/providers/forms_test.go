@@ -111,9 +111,9 @@ func TestArraySchemaIsWrappedForObjectOnlyAPIs(t *testing.T) {
 		if _, err := p.Chat(context.Background(), llm.Request{Messages: conversation(), Mode: llm.ModeStrict, Schema: arr}); err != nil {
 			t.Fatal(err)
 		}
-		rs := srv.lastJSON(t)["generationConfig"].(map[string]any)["responseSchema"].(map[string]any)
-		if rs["type"] != "ARRAY" && rs["type"] != "array" {
-			t.Fatalf("responseSchema %v", rs)
+		rs := srv.lastJSON(t)["generationConfig"].(map[string]any)["responseJsonSchema"].(map[string]any)
+		if rs["type"] != "array" {
+			t.Fatalf("responseJsonSchema %v", rs)
 		}
 	})
 

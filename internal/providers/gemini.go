@@ -18,6 +18,10 @@ import (
 // logged URL or a *url.Error.
 type geminiProvider struct {
 	base
+	// jsonSchema: ModeStrict sends the JSON Schema itself in
+	// responseJsonSchema (Gemini 2.5 and later); else the OpenAPI subset in
+	// responseSchema, which has no maps, tuples or recursion.
+	jsonSchema bool
 }
 
 type gemRequest struct {
@@ -37,11 +41,12 @@ type gemPart struct {
 }
 
 type gemGenConfig struct {
-	Temperature      float64         `json:"temperature"`
-	MaxOutputTokens  int             `json:"maxOutputTokens,omitempty"`
-	StopSequences    []string        `json:"stopSequences,omitempty"`
-	ResponseMimeType string          `json:"responseMimeType,omitempty"`
-	ResponseSchema   json.RawMessage `json:"responseSchema,omitempty"`
+	Temperature        *float64        `json:"temperature,omitempty"`
+	MaxOutputTokens    int             `json:"maxOutputTokens,omitempty"`
+	StopSequences      []string        `json:"stopSequences,omitempty"`
+	ResponseMimeType   string          `json:"responseMimeType,omitempty"`
+	ResponseSchema     json.RawMessage `json:"responseSchema,omitempty"`
+	ResponseJSONSchema json.RawMessage `json:"responseJsonSchema,omitempty"`
 }
 
 type gemResponse struct {
@@ -68,14 +73,31 @@ type gemResponse struct {
 	ModelVersion string `json:"modelVersion"`
 }
 
-// Chat performs one generateContent call.
+// Chat performs one generateContent call. A 400 that names a part of the
+// request the model refuses is learned from and the call sent again
+// without it (sendLearning).
 func (p *geminiProvider) Chat(ctx context.Context, req llm.Request) (*llm.Response, error) {
+	return p.sendLearning(ctx, func(adj adjustments) (*llm.Response, error) {
+		return p.chat(ctx, req, adj)
+	})
+}
+
+// chat is one generateContent call with the adjustments adj applied.
+func (p *geminiProvider) chat(ctx context.Context, req llm.Request, adj adjustments) (*llm.Response, error) {
 	mode, err := p.prepare(req)
 	if err != nil {
 		return nil, err
 	}
-	system, turns := splitSystem(req.Messages)
-	body := &gemRequest{GenerationConfig: gemGenConfig{Temperature: req.Temperature, MaxOutputTokens: req.MaxTokens, StopSequences: req.Stop}}
+	msgs := req.Messages
+	if adj.has(llm.AdjustNoSystemRole) {
+		msgs = systemAsUser(msgs) // Gemma models refuse systemInstruction
+	}
+	system, turns := splitSystem(msgs)
+	body := &gemRequest{GenerationConfig: gemGenConfig{MaxOutputTokens: req.MaxTokens, StopSequences: req.Stop}}
+	if !adj.has(llm.AdjustNoTemperature) {
+		t := req.Temperature
+		body.GenerationConfig.Temperature = &t
+	}
 	if system != "" {
 		body.SystemInstruction = &gemContent{Parts: []gemPart{{Text: system}}}
 	}
@@ -93,12 +115,19 @@ func (p *geminiProvider) Chat(ctx context.Context, req llm.Request) (*llm.Respon
 	case llm.ModeJSON:
 		body.GenerationConfig.ResponseMimeType = "application/json"
 	case llm.ModeStrict:
+		body.GenerationConfig.ResponseMimeType = "application/json"
+		if p.jsonSchema && !adj.has(llm.AdjustNoNativeSchema) {
+			// The schema as it is: maps, tuples (prefixItems) and
+			// recursive $defs included. $schema names the draft and
+			// constrains nothing.
+			body.GenerationConfig.ResponseJSONSchema = dropKeywords(req.Schema.JSON(), append(adj.droppedKeywords(), "$schema"))
+			break
+		}
 		form, err := req.Schema.ProviderForm(schema.FormGemini)
 		if err != nil {
 			return nil, p.formError(err, llm.ModeJSON)
 		}
-		body.GenerationConfig.ResponseMimeType = "application/json"
-		body.GenerationConfig.ResponseSchema = form
+		body.GenerationConfig.ResponseSchema = dropKeywords(form, adj.droppedKeywords())
 	}
 	hdr := http.Header{}
 	if p.apiKey != "" {
@@ -145,8 +174,11 @@ func (p *geminiProvider) Chat(ctx context.Context, req llm.Request) (*llm.Respon
 		out.FinishReason = llm.FinishStop
 	case "MAX_TOKENS":
 		out.FinishReason = llm.FinishLength
-	case "SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII":
+	case "SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "MODEL_ARMOR",
+		"IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT", "IMAGE_RECITATION":
+		// A filter stopped the answer: a refusal, not a malformed answer.
 		out.FinishReason = llm.FinishContentFilter
+		out.Refusal = "the answer was blocked (finishReason " + c.FinishReason + ")"
 	default:
 		out.FinishReason = llm.FinishOther
 	}

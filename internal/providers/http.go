@@ -63,6 +63,8 @@ type base struct {
 	red     redactor
 	log     *slog.Logger
 	maxBody int64
+	// learn holds what the server's refusals taught (learn.go).
+	learn *learner
 }
 
 // Name is the provider string, e.g. "openai:gpt-4o-mini".

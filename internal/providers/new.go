@@ -110,6 +110,9 @@ type Settings struct {
 	// MaxResponseBytes caps a response body (DefaultMaxResponseBytes when
 	// zero or less).
 	MaxResponseBytes int64
+	// CapabilityStore shares what the provider learns from refused
+	// requests with other processes (nil: this process only).
+	CapabilityStore llm.CapabilityStore
 }
 
 // Option configures New.
@@ -142,6 +145,13 @@ func WithLogger(l *slog.Logger) Option { return func(c *Settings) { c.Logger = l
 // WithMaxResponseBytes changes the response size cap
 // (DefaultMaxResponseBytes; zero or less keeps the default).
 func WithMaxResponseBytes(n int64) Option { return func(c *Settings) { c.MaxResponseBytes = n } }
+
+// WithCapabilityStore makes the provider load and share what it learns
+// from refused requests (llm.Adjustment) through st, so that every process
+// calling the same model learns from one refusal.
+func WithCapabilityStore(st llm.CapabilityStore) Option {
+	return func(c *Settings) { c.CapabilityStore = st }
+}
 
 // Factory makes a provider for one model of a registered family. s holds
 // the caller's options with defaults filled in (Getenv, Logger and
@@ -243,19 +253,22 @@ func New(spec string, opts ...Option) (llm.Provider, error) {
 		red:     newRedactor(key),
 		log:     cfg.Logger,
 		maxBody: cfg.MaxResponseBytes,
+		learn:   &learner{key: name + ":" + model, store: cfg.CapabilityStore, log: cfg.Logger},
 	}
 	if b.hc == nil {
 		b.hc = newClient()
 	}
 	switch fam.wire {
 	case wireAnthropic:
-		return &anthropicProvider{base: b}, nil
+		return &anthropicProvider{base: b, form: claudeFormFor(model)}, nil
 	case wireOllama:
 		return &ollamaProvider{base: b}, nil
 	case wireGemini:
-		return &geminiProvider{base: b}, nil
+		return &geminiProvider{base: b, jsonSchema: geminiJSONSchema(model)}, nil
 	}
-	return &openAIProvider{base: b, maxCompletionTokens: fam.maxCompletionTokens, fixedTemperature: name == "openai" && reasoningModel(model)}, nil
+	openAI := name == "openai"
+	return &openAIProvider{base: b, maxCompletionTokens: fam.maxCompletionTokens,
+		fixedTemperature: openAI && !openAITemperature(model), noSystem: openAI && openAINoSystem(model), strictTools: openAI}, nil
 }
 
 // resolveBase picks the base URL: WithBaseURL, else the family's variables,
@@ -332,5 +345,6 @@ func NewOpenAICompatible(name, model string, caps llm.Capabilities, s Settings) 
 		red:     newRedactor(s.APIKey),
 		log:     s.Logger,
 		maxBody: s.MaxResponseBytes,
+		learn:   &learner{key: name, store: s.CapabilityStore, log: s.Logger},
 	}}, nil
 }

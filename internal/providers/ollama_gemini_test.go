@@ -142,8 +142,10 @@ func TestGeminiRequests(t *testing.T) {
 			if gc["temperature"] != 0.0 || gc["maxOutputTokens"] != 300.0 || gc["stopSequences"].([]any)[0] != "###" {
 				t.Fatalf("generationConfig = %v", gc)
 			}
-			if gc["responseMimeType"] != tc.mime || (gc["responseSchema"] != nil) != tc.wantsSchema {
-				t.Fatalf("responseMimeType %v responseSchema %v", gc["responseMimeType"], gc["responseSchema"])
+			// Gemini 2.5 takes the JSON Schema itself; responseSchema (the
+			// OpenAPI subset) is never sent beside it.
+			if gc["responseMimeType"] != tc.mime || (gc["responseJsonSchema"] != nil) != tc.wantsSchema || gc["responseSchema"] != nil {
+				t.Fatalf("responseMimeType %v responseJsonSchema %v responseSchema %v", gc["responseMimeType"], gc["responseJsonSchema"], gc["responseSchema"])
 			}
 		})
 	}
@@ -166,7 +168,13 @@ func TestGeminiResponsesAndErrors(t *testing.T) {
 		{"max tokens", 200, `{"candidates":[{"content":{"parts":[{"text":"{\"a\":"}],"role":"model"},"finishReason":"MAX_TOKENS"}],"usageMetadata":{"promptTokenCount":50,"candidatesTokenCount":7}}`,
 			`{"a":`, llm.FinishLength, "", llm.Usage{PromptTokens: 50, CompletionTokens: 7}, "", 0},
 		{"safety", 200, `{"candidates":[{"content":{"parts":[],"role":"model"},"finishReason":"SAFETY","safetyRatings":[]}],"usageMetadata":{"promptTokenCount":50}}`,
-			"", llm.FinishContentFilter, "", llm.Usage{PromptTokens: 50, CompletionTokens: 0}, "", 0},
+			"", llm.FinishContentFilter, "the answer was blocked (finishReason SAFETY)", llm.Usage{PromptTokens: 50, CompletionTokens: 0}, "", 0},
+		{"prohibited content", 200, `{"candidates":[{"finishReason":"PROHIBITED_CONTENT","index":0}],"usageMetadata":{"promptTokenCount":50,"totalTokenCount":50},"modelVersion":"gemini-2.5-flash"}`,
+			"", llm.FinishContentFilter, "the answer was blocked (finishReason PROHIBITED_CONTENT)", llm.Usage{PromptTokens: 50}, "", 0},
+		{"model armor", 200, `{"candidates":[{"content":{"role":"model"},"finishReason":"MODEL_ARMOR"}],"usageMetadata":{"promptTokenCount":50}}`,
+			"", llm.FinishContentFilter, "the answer was blocked (finishReason MODEL_ARMOR)", llm.Usage{PromptTokens: 50}, "", 0},
+		{"malformed function call is no refusal", 200, `{"candidates":[{"content":{"role":"model"},"finishReason":"MALFORMED_FUNCTION_CALL"}],"usageMetadata":{"promptTokenCount":50}}`,
+			"", llm.FinishOther, "", llm.Usage{PromptTokens: 50}, "", 0},
 		{"prompt blocked", 200, `{"promptFeedback":{"blockReason":"SAFETY"},"usageMetadata":{"promptTokenCount":50}}`,
 			"", llm.FinishContentFilter, "prompt blocked: SAFETY", llm.Usage{PromptTokens: 50, CompletionTokens: 0}, "", 0},
 		{"no candidates", 200, `{"usageMetadata":{"promptTokenCount":50}}`, "", "", "", llm.Usage{}, llm.ClassBadResponse, 0},

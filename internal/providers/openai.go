@@ -3,8 +3,8 @@ package providers
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
-	"strings"
 
 	"github.com/extractq/extractq/llm"
 
@@ -22,8 +22,15 @@ type openAIProvider struct {
 	// many compatible servers only read max_tokens).
 	maxCompletionTokens bool
 	// fixedTemperature: the model rejects any temperature but its default
-	// (OpenAI's reasoning models), so none is sent.
+	// (OpenAI's reasoning models, and any OpenAI model not known to take
+	// one), so none is sent.
 	fixedTemperature bool
+	// noSystem: the model refuses the system role (o1-mini, o1-preview);
+	// the system prompt is sent as a user turn.
+	noSystem bool
+	// strictTools: the server is known to accept strict on function
+	// definitions (OpenAI itself); elsewhere strict is never sent there.
+	strictTools bool
 }
 
 type oaiRequest struct {
@@ -35,8 +42,9 @@ type oaiRequest struct {
 	Stop                []string           `json:"stop,omitempty"`
 	ResponseFormat      *oaiResponseFormat `json:"response_format,omitempty"`
 	Tools               []oaiTool          `json:"tools,omitempty"`
-	ToolChoice          *oaiToolChoice     `json:"tool_choice,omitempty"`
-	Stream              bool               `json:"stream"`
+	// ToolChoice is *oaiToolChoice (a forced function) or "auto".
+	ToolChoice any  `json:"tool_choice,omitempty"`
+	Stream     bool `json:"stream"`
 }
 
 type oaiResponseFormat struct {
@@ -103,68 +111,107 @@ type oaiResponse struct {
 // sent, and paid for, on every call.
 const toolDescription = "Record the data extracted from the document."
 
-// Chat performs one chat completion.
+// Chat performs one chat completion. A 400 that names a part of the
+// request the model refuses is learned from and the call sent again
+// without it (sendLearning); Groq's tool_use_failed is the model's invalid
+// answer, returned as one so the engine re-asks with feedback.
 func (p *openAIProvider) Chat(ctx context.Context, req llm.Request) (*llm.Response, error) {
-	body, wrapped, err := p.buildRequest(req)
-	if err != nil {
-		return nil, err
-	}
 	hdr := http.Header{}
 	if p.apiKey != "" {
 		hdr.Set("Authorization", "Bearer "+p.apiKey)
 	}
-	r, err := p.post(ctx, req, p.baseURL+"/chat/completions", hdr, body)
-	if err != nil {
-		return nil, err
-	}
-	return p.parseResponse(r, body.Tools, wrapped)
+	return p.sendLearning(ctx, func(adj adjustments) (*llm.Response, error) {
+		body, wrapped, err := p.buildRequest(req, adj)
+		if err != nil {
+			return nil, err
+		}
+		r, err := p.post(ctx, req, p.baseURL+"/chat/completions", hdr, body)
+		if err != nil {
+			if resp, ok := failedGeneration(err); ok {
+				return resp, nil
+			}
+			return nil, err
+		}
+		return p.parseResponse(r, body.Tools, wrapped)
+	})
 }
 
-// buildRequest turns a Request into the chat completions body; wrapped
-// reports a schema sent wrapped in an object (formFor).
-func (p *openAIProvider) buildRequest(req llm.Request) (body *oaiRequest, wrapped bool, err error) {
+// failedGeneration turns Groq's 400 tool_use_failed (a forced tool call the
+// model got wrong) and json_validate_failed (JSON mode output that did not
+// parse) into the answer they carry in error.failed_generation: an invalid
+// answer, re-asked with feedback like any other, not a fatal request error.
+func failedGeneration(err error) (*llm.Response, bool) {
+	var pe *llm.Error
+	if !errors.As(err, &pe) || pe.Status != http.StatusBadRequest || (pe.Type != "tool_use_failed" && pe.Type != "json_validate_failed") {
+		return nil, false
+	}
+	var doc struct {
+		Error struct {
+			FailedGeneration string `json:"failed_generation"`
+		} `json:"error"`
+	}
+	_ = json.Unmarshal(pe.Raw, &doc) // an unreadable body is an empty answer
+	return &llm.Response{Text: doc.Error.FailedGeneration, FinishReason: llm.FinishStop, RateLimit: pe.RateLimit, Raw: pe.Raw}, true
+}
+
+// buildRequest turns a Request into the chat completions body with the
+// adjustments adj applied; wrapped reports a schema sent wrapped in an
+// object (formFor).
+func (p *openAIProvider) buildRequest(req llm.Request, adj adjustments) (body *oaiRequest, wrapped bool, err error) {
 	mode, err := p.prepare(req)
 	if err != nil {
 		return nil, false, err
 	}
 	body = &oaiRequest{Model: p.model, Messages: openAIMessages(req.Messages), Stop: req.Stop}
-	if !p.fixedTemperature {
+	if p.noSystem || adj.has(llm.AdjustNoSystemRole) {
+		body.Messages = openAIMessages(systemAsUser(req.Messages))
+	}
+	if !p.fixedTemperature && !adj.has(llm.AdjustNoTemperature) {
 		t := req.Temperature
 		body.Temperature = &t
 	}
-	if p.maxCompletionTokens {
+	if p.maxCompletionTokens || adj.has(llm.AdjustMaxCompletionTokens) {
 		body.MaxCompletionTokens = req.MaxTokens
 	} else {
 		body.MaxTokens = req.MaxTokens
 	}
-	strict := p.caps.Supports(llm.ModeStrict)
+	strict := p.strictTools && p.caps.Supports(llm.ModeStrict) && !adj.has(llm.AdjustNoStrictTool)
 	name := toolName(firstNonEmpty(req.SchemaName, schemaName(req.Schema)))
+	if mode == llm.ModeStrict && adj.has(llm.AdjustNoNativeSchema) {
+		mode = llm.ModeTools // the schema still travels, as the function's parameters
+	}
 	switch mode {
 	case llm.ModeJSON:
 		body.ResponseFormat = &oaiResponseFormat{Type: "json_object"}
 	case llm.ModeStrict:
-		form, err := p.form(req.Schema, true)
+		form, err := p.form(req.Schema, true, adj)
 		if err != nil {
 			return nil, false, err
 		}
 		body.ResponseFormat = &oaiResponseFormat{Type: "json_schema", JSONSchema: &oaiJSONSchema{Name: name, Schema: form.body, Strict: true}}
 		wrapped = form.wrapped
 	case llm.ModeTools:
-		form, err := p.form(req.Schema, strict)
+		form, err := p.form(req.Schema, strict, adj)
 		if err != nil {
 			return nil, false, err
 		}
 		body.Tools = []oaiTool{{Type: "function", Function: oaiFunction{Name: name, Description: toolDescription, Parameters: form.body, Strict: strict}}}
-		body.ToolChoice = &oaiToolChoice{Type: "function"}
-		body.ToolChoice.Function.Name = name
+		if adj.has(llm.AdjustToolAuto) {
+			body.ToolChoice = "auto"
+		} else {
+			choice := &oaiToolChoice{Type: "function"}
+			choice.Function.Name = name
+			body.ToolChoice = choice
+		}
 		wrapped = form.wrapped
 	}
 	return body, wrapped, nil
 }
 
 // form is the strict form where the model enforces it, else the
-// user's schema as is (non-strict tools accept any JSON Schema object).
-func (p *openAIProvider) form(s *schema.Schema, strict bool) (schemaForm, error) {
+// user's schema as is (non-strict tools accept any JSON Schema object),
+// without the keywords the server refused.
+func (p *openAIProvider) form(s *schema.Schema, strict bool, adj adjustments) (schemaForm, error) {
 	f := schema.FormJSONSchema
 	if strict {
 		f = schema.FormOpenAI
@@ -173,6 +220,7 @@ func (p *openAIProvider) form(s *schema.Schema, strict bool) (schemaForm, error)
 	if err != nil {
 		return form, p.formError(err, llm.ModeJSON)
 	}
+	form.body = dropKeywords(form.body, adj.droppedKeywords())
 	return form, nil
 }
 
@@ -233,16 +281,4 @@ func openAIFinish(s string) llm.FinishReason {
 		return llm.FinishContentFilter
 	}
 	return llm.FinishOther
-}
-
-// reasoningModel reports OpenAI reasoning models, which reject any
-// temperature but the default.
-func reasoningModel(model string) bool {
-	m := strings.ToLower(model)
-	for _, p := range []string{"o1", "o3", "o4", "gpt-5"} {
-		if matchesPrefix(m, p) {
-			return true
-		}
-	}
-	return false
 }

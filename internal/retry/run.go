@@ -441,6 +441,7 @@ func (e *engine) call(ctx context.Context, req llm.Request, a *llm.Attempt) (*ll
 		a.Latency = e.cfg.Now().Sub(start)
 		cancel()
 		if err == nil {
+			a.Adjustments = append(a.Adjustments, resp.Adjustments...)
 			return resp, nil
 		}
 		if ctx.Err() != nil {
@@ -455,6 +456,7 @@ func (e *engine) call(ctx context.Context, req llm.Request, a *llm.Attempt) (*ll
 				return nil, &callError{outcome: llm.OutcomeFatal, class: pe.Class, err: pe}
 			}
 		}
+		a.Adjustments = append(a.Adjustments, pe.Adjustments...)
 		if !pe.Retryable() {
 			return nil, &callError{outcome: llm.OutcomeFatal, class: pe.Class, err: pe}
 		}

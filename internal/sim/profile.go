@@ -45,6 +45,12 @@ type Profile struct {
 	// (/v1/completions, raw /api/generate) that prefill mode uses; a re-ask
 	// comes back clean with FixProbability.
 	Completion CompletionFaults `yaml:"completion,omitempty" json:"completion"`
+
+	// Refuses lists request parts the server refuses with a 400 worded as
+	// the real server words it (refusals.go): temperature, forced_tool,
+	// system_role, strict_tools, native_schema, max_tokens,
+	// tool_use_failed, and schema_keyword:NAME.
+	Refuses []string `yaml:"refuses,omitempty" json:"refuses,omitempty"`
 }
 
 // CompletionFaults are the probabilities, per continuation, of what a small
@@ -163,6 +169,36 @@ var builtins = map[string]Profile{
 		FixProbability: 0.05,
 		FaultModes:     FaultModesAll,
 		Completion:     CompletionFaults{OverrunStop: 0.15, NumberWords: 0.08, EnumOutside: 0.15},
+	},
+	"claude-opus-4-7": {
+		Name:           "claude-opus-4-7",
+		Description:    "a server that refuses temperature, as Anthropic does for Claude Opus 4.7 and later",
+		FixProbability: 1,
+		Refuses:        []string{RefuseTemperature},
+	},
+	"claude-fable-5-1": {
+		Name:           "claude-fable-5-1",
+		Description:    "a server that refuses temperature and forced tool use, as Anthropic does for the Claude 5.1 models",
+		FixProbability: 1,
+		Refuses:        []string{RefuseTemperature, RefuseForcedTool},
+	},
+	"openai-o1-mini": {
+		Name:           "openai-o1-mini",
+		Description:    "a server that refuses the system role, any temperature but 1 and max_tokens, as OpenAI does for o1-mini",
+		FixProbability: 1,
+		Refuses:        []string{RefuseTemperature, RefuseSystemRole, RefuseMaxTokens},
+	},
+	"gemini-2.0": {
+		Name:           "gemini-2.0",
+		Description:    "a server without the newest native schema field: Gemini's responseJsonSchema (responseSchema only, as before Gemini 2.5), OpenAI's json_schema response format, Anthropic's output_config",
+		FixProbability: 1,
+		Refuses:        []string{RefuseNativeSchema},
+	},
+	"groq-tool-use-failed": {
+		Name:           "groq-tool-use-failed",
+		Description:    "a server whose model fails every first forced tool call with Groq's 400 tool_use_failed; re-asks are answered",
+		FixProbability: 1,
+		Refuses:        []string{RefuseToolUseFailed},
 	},
 	"rate-limited": {
 		Name:           "rate-limited",
@@ -314,6 +350,9 @@ func (p Profile) Validate() error {
 	case "", HeadersAll, HeadersRetryAfter:
 	default:
 		return fmt.Errorf("%w: rate_limits.headers is %q; use %q or %q", ErrInvalidProfile, p.RateLimits.Headers, HeadersAll, HeadersRetryAfter)
+	}
+	if err := checkRefusals(p.Refuses); err != nil {
+		return err
 	}
 	switch p.FaultModes {
 	case "", FaultModesRealistic, FaultModesAll:

@@ -65,6 +65,11 @@ type apiError struct {
 	code   string // the OpenAI error code where it is not the kind's
 	// scope is the budget a rate-limit error is about: "requests" or "tokens".
 	scope string
+	// param is the OpenAI error's param, the request part it is about.
+	param string
+	// failedGeneration is Groq's failed_generation: the model's output
+	// that was not a valid tool call.
+	failedGeneration string
 }
 
 func (e *apiError) Error() string { return e.msg }

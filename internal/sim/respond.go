@@ -266,7 +266,15 @@ func errorBody(a api, e *apiError, retryAfter time.Duration) any {
 	if e.code != "" {
 		code = e.code
 	}
-	return map[string]any{"error": map[string]any{"message": e.msg, "type": typ, "param": nil, "code": code}}
+	param := any(nil)
+	if e.param != "" {
+		param = e.param
+	}
+	body := map[string]any{"message": e.msg, "type": typ, "param": param, "code": code}
+	if e.code == "tool_use_failed" {
+		body["failed_generation"] = e.failedGeneration
+	}
+	return map[string]any{"error": body}
 }
 
 // marshal encodes values one per line without HTML escaping.

@@ -181,6 +181,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			req, aerr = parseGemini(model, buf.Bytes())
 		}
 	}
+	if aerr == nil {
+		aerr = s.refuse(a, buf.Bytes(), req)
+	}
 	if aerr != nil {
 		s.fail(w, a, aerr, nil)
 		return

@@ -15,12 +15,26 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/extractq/extractq"
+	"github.com/extractq/extractq/llm"
+
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/batchpool"
+	"github.com/extractq/extractq/internal/capstore"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/metrics"
 	"github.com/extractq/extractq/internal/ratelimit"
 )
+
+// fleetProviders builds the providers of a fleet worker: each shares what
+// its server's refusals teach (llm.Adjustment) with every worker through
+// the capabilities bucket, so one refused request teaches the fleet.
+func fleetProviders(kvm jetstream.KeyValueManager, log *slog.Logger) func(spec string) (llm.Provider, error) {
+	caps := capstore.New(kvm)
+	return func(spec string) (llm.Provider, error) {
+		return extractq.NewProvider(spec, extractq.WithProviderCapabilityStore(caps), extractq.WithProviderLogger(log))
+	}
+}
 
 // flushTimeout bounds the final audit flush at shutdown.
 const flushTimeout = 30 * time.Second
@@ -151,6 +165,7 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, engine Engine, opt
 		sampled = append(sampled, metrics.SampledPool{Name: pools[i].Name, Budget: rpools[i]})
 	}
 	all := []Option{
+		WithProviders(fleetProviders(js, log)),
 		WithPools(pools...), WithConsumerSettings(cfg.ConsumerSettings()), WithGrace(cfg.Grace), WithLogger(log),
 		WithObserver(m), WithAuditReader(store), WithCircuit(cfg.Circuit()), WithRequeueDelay(cfg.RequeueDelay),
 		WithBatchStore(store),
