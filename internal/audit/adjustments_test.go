@@ -7,7 +7,7 @@ import (
 )
 
 // TestAttemptAdjustmentsRoundTrip: the adjustments a provider adapter
-// learned during an attempt are stored (migration 8) and read back by
+// learned during an attempt are stored (migration 9) and read back by
 // History; an attempt without any stores NULL.
 func TestAttemptAdjustmentsRoundTrip(t *testing.T) {
 	t.Parallel()
