@@ -328,9 +328,11 @@ func coerceType(n *node, want []string, nums numbers) (llm.Repair, bool) {
 		return llm.Repair{}, false
 	case 'o':
 		// {"items": [...]} where an array is wanted, {"answer": 42} where
-		// a number is: an object that only wraps the value.
+		// a number is: an object that only wraps the value. Not a string
+		// where a string is wanted: {"hi": "hello"} may as well be the
+		// text as written, and taking "hello" would be a guess.
 		if len(n.kids) == 1 {
-			if k := n.kids[0]; k.kind == 'a' && wants("array") || scalarWanted(k, wants) {
+			if k := n.kids[0]; k.kind == 'a' && wants("array") || scalarWanted(k, wants) && !(k.kind == 's' && wants("string")) {
 				return set(KindCoerceUnwrapObject, *k)
 			}
 		}

@@ -94,10 +94,14 @@ func (f *finder) scalars(spans []span, kinds ScalarKinds) {
 	}
 	prose := f.proseIntervals(answer)
 	f.addLabeled(prose, kinds)
-	f.addSole(prose, kinds)
+	if kinds&ScalarString == 0 {
+		// Where a string is allowed, a number or yes/no inside a sentence
+		// is not the whole value: "1 cup unsalted butter" stays the text.
+		f.addSole(prose, kinds)
+	}
 	if kinds&ScalarString != 0 && len(f.found) == 0 && len(answer) > 0 && !f.strict {
 		a := answer[len(answer)-1]
-		lo, hi := trimSpan(f.text, a.lo, a.hi)
+		lo, hi := unwrapEmphasis(f.text, a.lo, a.hi) // "**2 large eggs**"
 		for _, fc := range f.fences {
 			if fc[0] >= lo && fc[1] <= hi && strings.HasPrefix(f.text[lo:hi], "```") &&
 				strings.TrimRight(f.text[fc[1]:hi], "` \t\r\n") == "" {

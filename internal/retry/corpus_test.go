@@ -44,10 +44,13 @@ type corpusCase struct {
 	finish            llm.FinishReason
 }
 
-// loadCorpus reads every class file.
-func loadCorpus(t *testing.T) []corpusCase {
+// loadCorpus reads every class file of the answer corpus.
+func loadCorpus(t *testing.T) []corpusCase { return loadCases(t, "testdata/corpus") }
+
+// loadCases reads every class file (*.txt) of a corpus directory.
+func loadCases(t *testing.T, dir string) []corpusCase {
 	t.Helper()
-	files, err := filepath.Glob("testdata/corpus/*.txt")
+	files, err := filepath.Glob(filepath.Join(dir, "*.txt"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("corpus missing: %v", err)
 	}
@@ -131,7 +134,7 @@ func parseCorpusFile(t *testing.T, file string) []corpusCase {
 			case c.schema == nil:
 				t.Fatalf("%s: case %s has no schema", where, name)
 			case answerFile != "":
-				raw, err := os.ReadFile(filepath.Join("testdata/corpus", answerFile))
+				raw, err := os.ReadFile(filepath.Join(filepath.Dir(file), answerFile))
 				if err != nil {
 					t.Fatalf("%s: %v", where, err)
 				}

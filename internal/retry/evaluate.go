@@ -450,7 +450,7 @@ func choose(ps []*cand, j *judge, text string) evaluation {
 			if c.memberOfJoinIn(ps) {
 				continue // wrapping one of the joined objects would drop the others
 			}
-			if inner := c.unwrapEnvelope(j.s); inner != nil && (inner.valid || coerce(inner, j.s, text)) {
+			if inner := c.unwrapEnvelope(j); inner != nil && (inner.valid || coerce(inner, j.s, text)) {
 				valid = append(valid, inner)
 			} else if coerce(c, j.s, text) {
 				valid = append(valid, c)
@@ -598,8 +598,11 @@ const kindUnwrapEnvelope = "coerce_unwrap_envelope"
 // describe, as a new candidate validated as it is: a tool call written as
 // text ({"name": "extract", "arguments": {…}}, also "parameters") or a
 // one-member wrapper ({"data": {…}}, {"result": …}). nil when c is no such
-// envelope or the schema has the wrapper's key itself.
-func (c *cand) unwrapEnvelope(s *schema.Schema) *cand {
+// envelope or the schema has the wrapper's key itself, and for a string
+// inside when the root takes strings: {"hi": "hello"} for a string root
+// may as well mean the text as written, so taking "hello" would be a guess.
+func (c *cand) unwrapEnvelope(j *judge) *cand {
+	s := j.s
 	m, ok := c.v.(map[string]any)
 	if !ok {
 		return nil
@@ -631,6 +634,9 @@ func (c *cand) unwrapEnvelope(s *schema.Schema) *cand {
 		return nil
 	}
 	inner := m[key]
+	if _, text := inner.(string); text && j.scalars&jsonx.ScalarString != 0 {
+		return nil
+	}
 	doc, err := marshalValue(inner)
 	if err != nil {
 		return nil
@@ -957,10 +963,16 @@ func elided(text string, r llm.Repair) bool {
 
 // sentence reports whether text reads as prose rather than a bare value:
 // several lines, more than four words, or a sentence's final punctuation.
+// Many words alone are not prose: "1 cup unsalted butter, room
+// temperature" is a value; "The company is in Zurich" says what it is.
 func sentence(text string) bool {
 	t := strings.TrimSpace(text)
-	return strings.ContainsAny(t, "\n") || len(strings.Fields(t)) > 4 || strings.HasSuffix(t, ".") || strings.HasSuffix(t, "!") || strings.HasSuffix(t, "?")
+	return strings.ContainsAny(t, "\n") || len(strings.Fields(t)) > 4 && aboutTheValue.MatchString(t) || strings.HasSuffix(t, ".") || strings.HasSuffix(t, "!") || strings.HasSuffix(t, "?")
 }
+
+// aboutTheValue matches the words with which prose talks about a value
+// instead of being it.
+var aboutTheValue = regexp.MustCompile(`(?i)\b(is|are|was|were|be|been|answer|value|result|seems?|appears?|i|we|it|this|that|there)\b|:`)
 
 // omission recognises a comment that says content was left out.
 var omission = regexp.MustCompile(`(?i)(\.\.\.|…|\b(more|omitted|omit|truncated|remaining|rest|etc|and so on|similar|abbreviated|snip(ped)?)\b)`)
