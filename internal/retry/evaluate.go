@@ -466,7 +466,37 @@ func choose(ps []*cand, j *judge, text string) evaluation {
 			best = c
 		}
 	}
+	if j.cfg.Repair == jsonx.PolicyCoerce {
+		if ev, ok := enumInProse(best.vs, j, text); ok {
+			return ev
+		}
+	}
 	return evaluation{class: llm.ClassSchema, value: best.doc, repairs: best.repairs, violations: best.vs}
+}
+
+// enumInProse reads the value of an enum or const root named in the
+// answer's prose ("The answer is One") when the root's violation lists the
+// allowed values: exactly one named is the answer (if it validates), two
+// or more make the answer ambiguous.
+func enumInProse(vs []schema.Violation, j *judge, text string) (evaluation, bool) {
+	for _, v := range vs {
+		if v.Pointer != "" || v.Keyword != "enum" && v.Keyword != "const" && !strings.HasSuffix(v.Keyword, "/enum") && !strings.HasSuffix(v.Keyword, "/const") {
+			continue
+		}
+		value, r, named := jsonx.EnumInProse(text, v.Want, v.Aliases)
+		if len(named) > 1 {
+			return evaluation{class: llm.ClassAmbiguous, problem: problemNamed(named)}, true
+		}
+		if value == nil {
+			return evaluation{}, false
+		}
+		doc, err := decode(value)
+		if err != nil || len(j.s.Validate(doc)) > 0 {
+			return evaluation{}, false
+		}
+		return evaluation{class: llm.ClassNone, value: value, repairs: []llm.Repair{r}}, true
+	}
+	return evaluation{}, false
 }
 
 // pick chooses among valid candidates in text order: the last of equal

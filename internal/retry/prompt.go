@@ -122,6 +122,12 @@ func lossyText(r llm.Repair) string {
 	return what
 }
 
+// problemNamed lists the allowed values a prose answer named.
+func problemNamed(named []string) string {
+	return "Your answer names several of the allowed values (" + strings.Join(named, ", ") +
+		") and does not say which one is the answer. Answer with exactly one of them, as a JSON value."
+}
+
 // problemAmbiguous lists the different values an answer gave.
 func problemAmbiguous(valid []*cand) string {
 	var b strings.Builder
