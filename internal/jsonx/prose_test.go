@@ -45,3 +45,17 @@ func TestEnumInProse(t *testing.T) {
 		})
 	}
 }
+
+func TestFraction(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ in, want string }{
+		{"1/5", "0.2"}, {"3 / 8", "0.375"}, {"-1/4", "-0.25"}, {"10/2", "5"}, {"0/7", "0"},
+		{"1/3", ""}, {"1/0", ""}, {"a/2", ""}, {"1/2/3", ""}, {"2024/05", ""},
+	}
+	for _, tt := range tests {
+		got, ok := fraction(tt.in)
+		if tt.want == "" && ok || tt.want != "" && got != tt.want {
+			t.Errorf("fraction(%q) = %q, %v; want %q", tt.in, got, ok, tt.want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package jsonx
 
 import (
+	"math/big"
 	"sort"
 	"strconv"
 	"strings"
@@ -185,6 +186,12 @@ func (f *finder) scalarAt(lo, hi int, kinds ScalarKinds, bare bool) (Candidate, 
 	}
 	if f.strict {
 		return Candidate{}, false
+	}
+	if kinds&ScalarNumber != 0 && kinds&ScalarString == 0 {
+		if d, ok := fraction(w); ok {
+			rs = append(rs, llm.Repair{Kind: KindScalarInProse, Where: "@" + strconv.Itoa(lo), Detail: "read the fraction " + strconv.Quote(w) + " as " + d})
+			return cand([]byte(d))
+		}
 	}
 	if kinds&ScalarNumber != 0 {
 		if _, ok := readHumanNumber(w); ok {
@@ -514,4 +521,56 @@ func numberToken(text string, lo, hi, i int) (start, end, next int, ok bool) {
 		return i, j, j, false
 	}
 	return start, end, j, true
+}
+
+// fraction reads "1/5" or "-3 / 8" as the decimal it is exactly ("0.2",
+// "-0.375"). A fraction with no finite decimal form (1/3) is not read: its
+// rounding would be a guess. Leading zeros make it no fraction.
+func fraction(w string) (string, bool) {
+	num, den, ok := strings.Cut(w, "/")
+	num, den = strings.TrimSpace(num), strings.TrimSpace(den)
+	if !ok || len(num) == 0 || len(den) == 0 || len(num) > 12 || len(den) > 12 {
+		return "", false
+	}
+	neg := num[0] == '-'
+	if neg || num[0] == '+' {
+		num = num[1:]
+	}
+	for _, part := range []string{num, den} {
+		if part == "" || len(part) > 1 && part[0] == '0' {
+			return "", false // "2024/05" is a month, not a fraction
+		}
+		for i := 0; i < len(part); i++ {
+			if !isDigit(part[i]) {
+				return "", false
+			}
+		}
+	}
+	r, ok := new(big.Rat).SetString(num + "/" + den)
+	if !ok || den == "0" || strings.Trim(den, "0") == "" {
+		return "", false
+	}
+	if neg {
+		r.Neg(r)
+	}
+	// A finite decimal needs a denominator of only 2s and 5s.
+	d := new(big.Int).Set(r.Denom())
+	digits := 0
+	for _, p := range []int64{2, 5} {
+		for m := new(big.Int); ; digits++ {
+			q, rem := new(big.Int).QuoRem(d, big.NewInt(p), m)
+			if rem.Sign() != 0 {
+				break
+			}
+			d = q
+		}
+	}
+	if d.Cmp(big.NewInt(1)) != 0 {
+		return "", false
+	}
+	out := strings.TrimRight(strings.TrimRight(r.FloatString(digits), "0"), ".")
+	if out == "-0" || out == "" {
+		out = "0"
+	}
+	return out, true
 }

@@ -62,12 +62,22 @@ type judge struct {
 	// wire is the property a strict or tools wire form wraps the root in
 	// ({"value": 42}); "" when the root travels as it is.
 	wire string
+	// member is the only property of an object root whose value may be a
+	// scalar: a bare scalar answer (1214 for {"foo": number}) is offered
+	// wrapped in it. "" otherwise. A root array of scalars needs no name:
+	// coercion wraps a lone value in an array.
+	member string
 }
 
 // newJudge prepares the evaluation of answers to document under the
 // prompt data (the example shown, the mode).
 func newJudge(s *schema.Schema, cfg *Config, document string, d *llm.PromptData) *judge {
 	j := &judge{s: s, cfg: cfg, scalars: rootScalarKinds(s)}
+	if j.scalars == 0 && cfg.Repair == jsonx.PolicyCoerce {
+		// Shapes one level off: a scalar answer where the root is a
+		// one-property object or an array of scalars.
+		j.member, j.scalars = oneLevelDown(s)
+	}
 	if d.SchemaIn == string(SchemaInExample) && d.Example != "" {
 		if v, err := decode([]byte(d.Example)); err == nil {
 			pinned := pinnedStrings(s)
@@ -331,6 +341,9 @@ func evaluate(resp *llm.Response, j *judge) evaluation {
 			continue
 		}
 		c := &cand{Candidate: f, v: v, doc: f.JSON, repairs: markLossy(resp.Text, f), join: hasKind(f.Repairs, jsonx.KindJoinedValues)}
+		if j.member != "" && f.Scalar != jsonx.NotScalar {
+			c.wrapMember(j.member)
+		}
 		if j.wire != "" {
 			c.unwrapWire(j)
 		}
@@ -757,6 +770,42 @@ func rootScalarKinds(s *schema.Schema) jsonx.ScalarKinds {
 		return jsonx.AnyScalar
 	}
 	return k
+}
+
+// oneLevelDown returns, for a root that takes no scalar, the scalar kinds
+// one level down: those of the only property of an object root (and its
+// name), or of the items of an array root.
+func oneLevelDown(s *schema.Schema) (member string, k jsonx.ScalarKinds) {
+	var root map[string]any
+	if json.Unmarshal(s.JSON(), &root) != nil {
+		return "", 0
+	}
+	if props, ok := root["properties"].(map[string]any); ok && len(props) == 1 {
+		for name, p := range props {
+			if k = scalarKinds(root, p, 0); k != 0 {
+				return name, k
+			}
+		}
+	}
+	if items, ok := root["items"].(map[string]any); ok {
+		return "", scalarKinds(root, items, 0)
+	}
+	return "", 0
+}
+
+// kindWrapObject is the coercion that puts a bare scalar answer in the
+// only property of an object root: 1214 -> {"foo": 1214}.
+const kindWrapObject = "coerce_wrap_object"
+
+// wrapMember replaces a scalar candidate's value v by {name: v}.
+func (c *cand) wrapMember(name string) {
+	v := map[string]any{name: c.v}
+	doc, err := marshalValue(v)
+	if err != nil {
+		return
+	}
+	c.repairs = append(slices.Clip(c.repairs), llm.Repair{Kind: kindWrapObject, Detail: fmt.Sprintf("%s -> %s", clip(string(c.doc), 80), clip(string(doc), 80))})
+	c.v, c.doc, c.coerced, c.canonValid = v, doc, true, false
 }
 
 func scalarKinds(doc, node any, depth int) jsonx.ScalarKinds {
