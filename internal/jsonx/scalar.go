@@ -152,8 +152,8 @@ func (f *finder) scalarAt(lo, hi int, kinds ScalarKinds, bare bool) (Candidate, 
 	var rs []llm.Repair
 	lo, hi = unwrapEmphasis(f.text, lo, hi)
 	lo, hi = trimSpan(f.text, lo, hi)
-	if lo >= hi || f.text[lo] == '{' || f.text[lo] == '[' {
-		return Candidate{}, false
+	if lo >= hi || f.text[lo] == '{' || f.text[lo] == '[' || strings.Trim(f.text[lo:hi], "`") == "" {
+		return Candidate{}, false // a fence's own line is no value
 	}
 	if hi-lo > 1 && strings.IndexByte(".!", f.text[hi-1]) >= 0 && !isDigit(f.text[hi-2]) {
 		hi-- // "Yes." and "'Paris'." end a sentence

@@ -62,6 +62,10 @@ type judge struct {
 	// wire is the property a strict or tools wire form wraps the root in
 	// ({"value": 42}); "" when the root travels as it is.
 	wire string
+	// document is the text the answer is extracted from: a string that
+	// looks like a placeholder ("....." in a table of contents) but stands
+	// in it is a value.
+	document string
 	// member is the only property of an object root whose value may be a
 	// scalar: a bare scalar answer (1214 for {"foo": number}) is offered
 	// wrapped in it. "" otherwise. A root array of scalars needs no name:
@@ -72,7 +76,7 @@ type judge struct {
 // newJudge prepares the evaluation of answers to document under the
 // prompt data (the example shown, the mode).
 func newJudge(s *schema.Schema, cfg *Config, document string, d *llm.PromptData) *judge {
-	j := &judge{s: s, cfg: cfg, scalars: rootScalarKinds(s)}
+	j := &judge{s: s, cfg: cfg, scalars: rootScalarKinds(s), document: document}
 	if j.scalars == 0 && cfg.Repair == jsonx.PolicyCoerce {
 		// Shapes one level off: a scalar answer where the root is a
 		// one-property object or an array of scalars.
@@ -165,15 +169,17 @@ func lookup(v any, path []string) any {
 
 // shapeOnly reports whether v is an object or array whose every string is
 // a placeholder ("...", "…", "<name>", "[email]"), with no other value: a
-// model showing the shape it will fill, not an answer.
-func shapeOnly(v any) bool {
+// model showing the shape it will fill, not an answer. A string that holds
+// JSON ("[\"bar\"]") or stands in the document ("....." of a table of
+// contents) is a value, not a placeholder.
+func shapeOnly(v any, document string) bool {
 	strs := 0
 	var walk func(any) bool
 	walk = func(n any) bool {
 		switch t := n.(type) {
 		case string:
 			strs++
-			return placeholder.MatchString(t)
+			return placeholder.MatchString(t) && !json.Valid([]byte(t)) && !strings.Contains(document, t)
 		case map[string]any:
 			for _, x := range t {
 				if !walk(x) {
@@ -328,6 +334,7 @@ func evaluate(resp *llm.Response, j *judge) evaluation {
 		marker            string
 		hasMarker, echoed bool
 		copied            []string // where a candidate copied the example
+		template          *cand    // the first value made only of placeholders
 	)
 	for _, f := range found {
 		v, err := decode(f.JSON) // compact and valid JSON, as Find promises
@@ -357,7 +364,10 @@ func evaluate(resp *llm.Response, j *judge) evaluation {
 			}
 			continue
 		}
-		if shapeOnly(c.v) {
+		if shapeOnly(c.v, j.document) {
+			if template == nil {
+				template = c
+			}
 			continue // {"name": "...", "email": "..."}: the shape, not an answer
 		}
 		all = append(all, c)
@@ -382,6 +392,8 @@ func evaluate(resp *llm.Response, j *judge) evaluation {
 		return evaluation{class: llm.ClassEcho, problem: problemCopied(copied)}
 	case refusalOpening.MatchString(resp.Text):
 		return refusal(firstLine(resp.Text, "the model refused"))
+	case template != nil:
+		return evaluation{class: llm.ClassTemplate, value: template.doc, problem: problemTemplate(template.doc)}
 	}
 	return evaluation{class: llm.ClassNoJSON, problem: problemNoJSON}
 }
@@ -471,7 +483,7 @@ func choose(ps []*cand, j *judge, text string) evaluation {
 		}
 	}
 	if len(valid) > 0 {
-		return pick(valid)
+		return pick(valid, j.document)
 	}
 	var best *cand
 	for _, c := range ps {
@@ -515,7 +527,7 @@ func enumInProse(vs []schema.Violation, j *judge, text string) (evaluation, bool
 // pick chooses among valid candidates in text order: the last of equal
 // values, the one at least twice the size of every other, else none
 // (ambiguous).
-func pick(valid []*cand) evaluation {
+func pick(valid []*cand, document string) evaluation {
 	widest := valid[0]
 	for _, c := range valid[1:] {
 		if c.span() > widest.span() {
@@ -535,7 +547,7 @@ func pick(valid []*cand) evaluation {
 		}
 	}
 	ev := evaluation{class: llm.ClassNone, value: chosen.doc, repairs: chosen.repairs}
-	if marks := elisions(chosen.v, make([]string, 0, 16), nil); len(marks) > 0 {
+	if marks := elisions(chosen.v, make([]string, 0, 16), nil, document); len(marks) > 0 {
 		slices.SortFunc(marks, func(a, b llm.Repair) int { return strings.Compare(a.Where, b.Where) }) // maps have no order
 		ev.repairs = append(slices.Clip(ev.repairs), marks...)
 	}
@@ -557,10 +569,10 @@ var elision = regexp.MustCompile(`(?i)^\s*(\.{2,}|…|etc\.?|and (so on|more)\.?
 // elisions appends a lossy repair for every string of v that stands for
 // left-out content: the value is valid JSON, but not the whole answer.
 // path holds the tokens to v; the pointer is built only for a match.
-func elisions(v any, path []string, out []llm.Repair) []llm.Repair {
+func elisions(v any, path []string, out []llm.Repair, document string) []llm.Repair {
 	switch t := v.(type) {
 	case string:
-		if len(t) <= 16 && mayElide(t) && elision.MatchString(t) {
+		if len(t) <= 16 && mayElide(t) && elision.MatchString(t) && !strings.Contains(document, t) {
 			ptr := ""
 			for _, tok := range path {
 				ptr += "/" + escapeToken.Replace(tok)
@@ -569,11 +581,11 @@ func elisions(v any, path []string, out []llm.Repair) []llm.Repair {
 		}
 	case map[string]any:
 		for k, x := range t {
-			out = elisions(x, append(path, k), out)
+			out = elisions(x, append(path, k), out, document)
 		}
 	case []any:
 		for i, x := range t {
-			out = elisions(x, append(path, strconv.Itoa(i)), out)
+			out = elisions(x, append(path, strconv.Itoa(i)), out, document)
 		}
 	}
 	return out

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/extractq/extractq/llm"
 )
 
 // TestFidelityCorpus runs the fidelity corpus (testdata/fidelity: one file
@@ -73,4 +75,32 @@ func TestFidelityCorpus(t *testing.T) {
 	}
 	fmt.Fprintf(&b, "| **all** | %d | %d | %d | %d | %d | %d |\n", all.cases, all.wantValue, all.recovered, all.reasked, all.missed, all.wrong)
 	t.Log(b.String())
+}
+
+// TestPlaceholderNamesItself: a template is refused under its own name,
+// quoting what was refused; dots the document holds are a value.
+func TestPlaceholderNamesItself(t *testing.T) {
+	t.Parallel()
+	const snippets = `{"type":"object","properties":{"snippets":{"type":"array","items":{"type":"string"}}},"required":["snippets"]}`
+	tests := []struct {
+		name, document, answer string
+		class                  llm.AttemptClass
+		reason                 string // in Result.Reason
+	}{
+		{"dots the document holds", "Contents ..... 1", `{"snippets": ["....."]}`, llm.ClassNone, ""},
+		{"dots the document does not hold", "Contents, page 1", `{"snippets": ["....."]}`, llm.ClassTemplate, `refused as a template, every string a placeholder: {"snippets":["....."]}`},
+		{"angle-bracket placeholders", "Contents, page 1", `{"snippets": ["<snippet>"]}`, llm.ClassTemplate, `placeholder: {"snippets":["<snippet>"]}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			res, _ := runOnce(t, snippets, tt.document, tt.answer, nil)
+			if got := res.Attempts[0].Class; got != tt.class {
+				t.Fatalf("class %q, want %q (%s)", got, tt.class, res.Reason)
+			}
+			if !strings.Contains(res.Reason, tt.reason) || strings.Contains(res.Reason, "no JSON") {
+				t.Errorf("reason %q does not say %q", res.Reason, tt.reason)
+			}
+		})
+	}
 }

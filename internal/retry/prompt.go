@@ -122,6 +122,12 @@ func lossyText(r llm.Repair) string {
 	return what
 }
 
+// problemTemplate quotes the template an answer gave instead of values.
+func problemTemplate(doc []byte) string {
+	return "Your answer is a template, not the extracted data: every string in " + clip(string(doc), 120) +
+		" is a placeholder. Fill in every value from the document."
+}
+
 // problemNamed lists the allowed values a prose answer named.
 func problemNamed(named []string) string {
 	return "Your answer names several of the allowed values (" + strings.Join(named, ", ") +

@@ -269,6 +269,8 @@ func noteRepeats(seen map[string]int, ev evaluation) []string {
 		count("c\x00echo", "your answer repeated the example")
 	case llm.ClassAmbiguous:
 		count("c\x00ambiguous", "your answer gave several different values")
+	case llm.ClassTemplate:
+		count("c\x00template", "your answer was a template")
 	case llm.ClassRefusal:
 		count("c\x00refusal", "you answered that the data is not there")
 	}
@@ -528,6 +530,8 @@ func lastFailure(r *llm.Result) string {
 		b.WriteString("; the last repeated the prompt's example instead of extracting")
 	case llm.ClassAmbiguous:
 		b.WriteString("; the last gave several different values and did not say which one is the answer")
+	case llm.ClassTemplate:
+		fmt.Fprintf(&b, "; the last was refused as a template, every string a placeholder: %s", clip(string(last.Value), 80))
 	}
 	syntax, coerced := 0, 0
 	for _, a := range r.Attempts {
