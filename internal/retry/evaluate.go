@@ -62,6 +62,10 @@ type judge struct {
 	// wire is the property a strict or tools wire form wraps the root in
 	// ({"value": 42}); "" when the root travels as it is.
 	wire string
+	// strictForm is set in strict and tools modes, whose wire forms make
+	// optional fields required and nullable: a null for such a field
+	// means "absent" (undoStrictNulls).
+	strictForm bool
 	// document is the text the answer is extracted from: a string that
 	// looks like a placeholder ("....." in a table of contents) but stands
 	// in it is a value.
@@ -107,7 +111,7 @@ func newJudge(s *schema.Schema, cfg *Config, document string, d *llm.PromptData)
 		}
 	}
 	if d.Mode == llm.ModeStrict || d.Mode == llm.ModeTools {
-		j.wire = wireProperty(s)
+		j.wire, j.strictForm = wireProperty(s), true
 	}
 	return j
 }
@@ -353,6 +357,9 @@ func evaluate(resp *llm.Response, j *judge) evaluation {
 		}
 		if j.wire != "" {
 			c.unwrapWire(j)
+		}
+		if j.strictForm {
+			c.undoStrictNulls(j.s)
 		}
 		if j.example != nil && c.equalsExample(j.example) {
 			echoed = true
@@ -762,6 +769,50 @@ func (c *cand) unwrapWire(j *judge) {
 	}
 	// Not a repair: the wire form asked for the wrapper.
 	c.v, c.doc, c.canonValid = inner, doc, false
+}
+
+// undoStrictNulls removes the nulls a strict wire form asked for: such a
+// form makes every optional field required and nullable, so a model
+// answers null for "absent". A null member goes where the original schema
+// does not allow null there and removing it leaves fewer violations (a
+// required field's null stays, for the feedback to name). Not a repair:
+// it undoes the wire form, whatever the repair policy.
+func (c *cand) undoStrictNulls(s *schema.Schema) {
+	vs := s.Validate(c.v)
+	changed := false
+	for _, v := range vs {
+		if v.Keyword != "type" && !strings.HasSuffix(v.Keyword, "/type") || v.Value != "null" || v.Pointer == "" {
+			continue
+		}
+		parent, key := v.Pointer[:strings.LastIndexByte(v.Pointer, '/')], unescapeToken.Replace(v.Pointer[strings.LastIndexByte(v.Pointer, '/')+1:])
+		var path []string
+		if parent != "" {
+			for _, tok := range strings.Split(parent[1:], "/") {
+				path = append(path, unescapeToken.Replace(tok))
+			}
+		}
+		obj, ok := lookup(c.v, path).(map[string]any)
+		if !ok {
+			continue
+		}
+		if x, ok := obj[key]; !ok || x != nil {
+			continue
+		}
+		delete(obj, key)
+		if after := s.Validate(c.v); len(after) >= len(vs) {
+			obj[key] = nil // required: the null is the model's to fix
+			continue
+		} else {
+			vs = after
+		}
+		changed = true
+	}
+	if !changed {
+		return
+	}
+	if doc, err := marshalValue(c.v); err == nil {
+		c.doc, c.canonValid = doc, false
+	}
 }
 
 // find returns the candidates of an answer; a schema whose root is a
