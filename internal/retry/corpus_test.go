@@ -70,7 +70,7 @@ func parseCorpusFile(t *testing.T, file string) []corpusCase {
 	if err != nil {
 		t.Fatal(err)
 	}
-	class := strings.TrimSuffix(filepath.Base(file), ".txt")
+	class, _, _ := strings.Cut(strings.TrimSuffix(filepath.Base(file), ".txt"), ".") // NN-class.gen.txt is NN-class
 	schemas := map[string]*schema.Schema{}
 	var cases []corpusCase
 	type block struct {

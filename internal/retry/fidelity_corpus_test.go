@@ -20,6 +20,9 @@ import (
 func TestFidelityCorpus(t *testing.T) {
 	t.Parallel()
 	cases := loadCases(t, "testdata/fidelity")
+	if len(cases) < 400 {
+		t.Errorf("the fidelity corpus has %d cases; it must have at least 400", len(cases))
+	}
 	type tally struct{ cases, wantValue, recovered, reasked, missed, wrong int }
 	classes := map[string]*tally{}
 	for _, c := range cases {
