@@ -290,7 +290,7 @@ func (s *Server) generate(a api, req *chatRequest) (*generated, *apiError) {
 	if aerr != nil {
 		return nil, aerr
 	}
-	g.promptTok = tokens(pr.chars+len(req.schema)) + 3*len(req.messages)
+	g.promptTok = promptTokens(a, req, &pr)
 	if window, _ := ContextWindow(req.model); window > 0 && g.promptTok+max(req.maxTokens, 0) > window {
 		return nil, contextLength(a, req.model, window, g.promptTok+max(req.maxTokens, 0))
 	}
