@@ -39,9 +39,6 @@ func Run(ctx context.Context, p llm.Provider, document string, s *schema.Schema,
 		return nil, err
 	}
 	sysT, taskT, fbT := cfg.Templates.System, cfg.Templates.Task, cfg.Templates.Feedback
-	if taskT == nil {
-		taskT = defaultTask
-	}
 	if fbT == nil {
 		fbT = feedbackTemplates[cfg.Feedback]
 	}
@@ -64,7 +61,11 @@ func Run(ctx context.Context, p llm.Provider, document string, s *schema.Schema,
 		if system, err = render(st, data); err != nil {
 			return
 		}
-		if task, err = render(taskT, data); err != nil {
+		tt := taskT
+		if tt == nil {
+			tt = taskTemplate(data)
+		}
+		if task, err = render(tt, data); err != nil {
 			return
 		}
 		if _, err = render(fbT, data); err != nil { // fail now, not after paid calls

@@ -8,7 +8,8 @@ import (
 )
 
 // Token counting: what a request's input costs, counted as the providers
-// count it, each piece at about four characters a token (tokens).
+// count it, each piece counted by the server's tokenizer (by default about
+// four characters a token, tokens; WithTokenCounter plugs in a real one).
 //
 //   - Messages: their text (tool calls sent back included, name and
 //     arguments), 3 tokens of framing each and 3 that prime the reply
@@ -29,10 +30,13 @@ const (
 	anthropicToolPrompt = 313
 )
 
-// promptTokens counts the input of req, whose conversation pr read, as
-// the API a counts it.
-func promptTokens(a api, req *chatRequest, pr *prompt) int {
-	n := tokens(pr.chars) + messageFraming*len(req.messages) + replyPriming
+// promptTokens counts the input of req as the API a counts it, each piece
+// with count.
+func promptTokens(a api, req *chatRequest, count func(string) int) int {
+	n := messageFraming*len(req.messages) + replyPriming
+	for _, m := range req.messages {
+		n += count(m.text)
+	}
 	if len(req.schema) == 0 {
 		return n
 	}
@@ -42,11 +46,11 @@ func promptTokens(a api, req *chatRequest, pr *prompt) int {
 		if name == "" {
 			name = req.schemaName
 		}
-		n += tokens(len(renderFunction(name, req.toolDesc, req.schema)))
+		n += count(renderFunction(name, req.toolDesc, req.schema))
 	case a == apiAnthropic && req.tool != "":
-		n += anthropicToolPrompt + tokens(len(req.tool)+len(req.toolDesc)+len(req.schema))
+		n += anthropicToolPrompt + count(req.tool+req.toolDesc+string(req.schema))
 	default:
-		n += tokens(len(req.schema))
+		n += count(string(req.schema))
 	}
 	return n
 }

@@ -54,7 +54,7 @@ func TestPromptTokensCountTools(t *testing.T) {
 	case long-short < 80:
 		t.Errorf("a description 370 characters longer added %d tokens", long-short)
 	}
-	if want := tokens(len("Extract the invoice.")+len(fence(testDoc))) + 2*messageFraming + replyPriming; plain != want {
+	if want := tokens(len("Extract the invoice.")) + tokens(len(fence(testDoc))) + 2*messageFraming + replyPriming; plain != want {
 		t.Errorf("messages only: %d tokens, want %d", plain, want)
 	}
 	anth := func(tools bool) int {
