@@ -15,7 +15,6 @@ import (
 	"github.com/extractq/extractq/internal/cli"
 	"github.com/extractq/extractq/internal/jsonx"
 	"github.com/extractq/extractq/llm"
-	"github.com/extractq/extractq/schema"
 )
 
 func newRepairCmd() *cobra.Command {
@@ -137,13 +136,9 @@ func repairToSchema(cmd *cobra.Command, name, schemaFile, documentFile string, m
 	default:
 		return cli.Usage(fmt.Errorf("--mode %q: want text, json, strict or tools", mode))
 	}
-	opts, err := sf.options()
+	s, err := sf.compile(schemaFile)
 	if err != nil {
-		return cli.Usage(err)
-	}
-	s, err := schema.CompileFile(schemaFile, opts...)
-	if err != nil {
-		return cli.Usage(errors.New(fileError(schemaFile, err)))
+		return err
 	}
 	text, err := readRepairInput(cmd, name)
 	if err != nil {
