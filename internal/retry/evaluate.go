@@ -75,6 +75,10 @@ type judge struct {
 	// wrapped in it. "" otherwise. A root array of scalars needs no name:
 	// coercion wraps a lone value in an array.
 	member string
+	// down is set when scalars are those one level down (member, or an
+	// array's items): the whole answer is then never taken as a string,
+	// since any prose would read as one ("I could not find it.").
+	down bool
 }
 
 // newJudge prepares the evaluation of answers to document under the
@@ -85,6 +89,7 @@ func newJudge(s *schema.Schema, cfg *Config, document string, d *llm.PromptData)
 		// Shapes one level off: a scalar answer where the root is a
 		// one-property object or an array of scalars.
 		j.member, j.scalars = oneLevelDown(s)
+		j.down = j.scalars != 0
 	}
 	if d.SchemaIn == string(SchemaInExample) && d.Example != "" {
 		if v, err := decode([]byte(d.Example)); err == nil {
@@ -349,6 +354,9 @@ func evaluate(resp *llm.Response, j *judge) evaluation {
 			if !hasMarker {
 				marker, hasMarker = r, true
 			}
+			continue
+		}
+		if j.down && f.Scalar == jsonx.ScalarText {
 			continue
 		}
 		c := &cand{Candidate: f, v: v, doc: f.JSON, repairs: markLossy(resp.Text, f), join: hasKind(f.Repairs, jsonx.KindJoinedValues)}
@@ -1114,7 +1122,7 @@ func sentence(text string) bool {
 
 // aboutTheValue matches the words with which prose talks about a value
 // instead of being it.
-var aboutTheValue = regexp.MustCompile(`(?i)\b(is|are|was|were|be|been|answer|value|result|seems?|appears?|i|we|it|this|that|there)\b|:`)
+var aboutTheValue = regexp.MustCompile(`(?i)\b(is|are|was|were|be|been|answer|value|result|seems?|appears?|i|we|it|this|that|there|here|based|according|document|text|mentioned|stated|says?|said|think|believe|likely|probably|found|extracted|cannot|can't|not)\b|:`)
 
 // omission recognises a comment that says content was left out.
 var omission = regexp.MustCompile(`(?i)(\.\.\.|…|\b(more|omitted|omit|truncated|remaining|rest|etc|and so on|similar|abbreviated|snip(ped)?)\b)`)
