@@ -214,25 +214,15 @@ func resolveLocal(root any, ptr string) any {
 }
 
 // mayBeArray reports whether the schema v may describe an array: its type
-// says so, or it states no type (a $ref, a combination) and cannot be
-// ruled out here.
+// or its keywords say so (arrayLike), or it states no type (a $ref, a
+// combination) and is no enum or const, so it cannot be ruled out here.
 func mayBeArray(v any) bool {
 	o, ok := v.(*object)
-	if !ok {
+	if !ok || arrayLike(o) {
 		return true
 	}
-	switch t := o.vals["type"].(type) {
-	case string:
-		return t == "array"
-	case []any:
-		for _, e := range t {
-			if e == "array" {
-				return true
-			}
-		}
-		return false
-	}
+	_, typed := o.vals["type"]
 	_, hasEnum := o.vals["enum"]
 	_, hasConst := o.vals["const"]
-	return !hasEnum && !hasConst
+	return !typed && !hasEnum && !hasConst
 }

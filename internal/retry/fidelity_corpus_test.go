@@ -2,7 +2,8 @@ package retry
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -58,15 +59,10 @@ func TestFidelityCorpus(t *testing.T) {
 			t.Errorf("VALID BUT WRONG: %s %s (%s)\n got %s\nwant %s", c.class, c.name, c.file, res.Value, want)
 		}
 	}
-	names := make([]string, 0, len(classes))
-	for n := range classes {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	var all tally
 	var b strings.Builder
 	b.WriteString("\n| class | cases | value wanted | recovered in one answer | re-asked | of which a value was wanted | valid but wrong |\n|---|---:|---:|---:|---:|---:|---:|\n")
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(classes)) {
 		tl := classes[n]
 		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d | %d |\n", n, tl.cases, tl.wantValue, tl.recovered, tl.reasked, tl.missed, tl.wrong)
 		all.cases += tl.cases
