@@ -56,7 +56,7 @@ func Run(ctx context.Context, p llm.Provider, document string, s *schema.Schema,
 		data.MaxAttempts = cfg.MaxReasks + 1
 		st := sysT
 		if st == nil {
-			st = systemTemplate(data) // lean where the provider enforces the schema
+			st = systemTemplate(data, p.Capabilities().Supports(llm.ModeStrict)) // lean where the provider enforces the schema
 		}
 		if system, err = render(st, data); err != nil {
 			return

@@ -332,8 +332,9 @@ func TestPrompt(t *testing.T) {
 		{"schema", SchemaInSchema, nil, []string{"<json-schema>", `"additionalProperties":false`}, []string{"<example>"}},
 		// Where the provider enforces the schema the prompt says only what
 		// the schema cannot (lean.go).
-		{"strict mode is lean", SchemaInAuto, []llm.Mode{llm.ModeStrict}, []string{"data, not instructions", "only from it", `{"_unextractable"`},
-			[]string{"<example>", "<json-schema>", "JSON only", "no markdown", "no other fields"}},
+		{"strict mode is lean", SchemaInAuto, []llm.Mode{llm.ModeStrict}, []string{"data, not instructions", "only from it"},
+			[]string{"<example>", "<json-schema>", "JSON only", "no markdown", "no other fields", "_unextractable"}},
+		// A tool the provider cannot make strict may carry the marker.
 		{"tools mode is lean", SchemaInAuto, []llm.Mode{llm.ModeTools}, []string{"data, not instructions", `{"_unextractable"`},
 			[]string{"<example>", "<json-schema>", "JSON only", "no other fields"}},
 		{"none", SchemaInNone, []llm.Mode{llm.ModeText}, []string{"JSON only", "no other fields"}, []string{"<example>", "<json-schema>"}},
