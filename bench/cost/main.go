@@ -8,6 +8,12 @@
 //	go run ./bench/cost                          # 400 invoices, realistic output faults, seed 1, concurrency 8
 //	go run ./bench/cost -peer=false              # extractq only
 //	go run ./bench/cost -peer-dir /tmp/peer      # reuse (or keep) the peer's npm install
+//	go run ./bench/cost -tokenizer estimate      # the simulator's ~4 characters a token instead of o200k_base
+//
+// The simulator counts what providers count (tool definitions and
+// response formats as OpenAI renders them, message framing; see
+// internal/sim/tokens.go), by default with OpenAI's o200k_base tokenizer
+// (gpt-4o-mini's, tables embedded: nothing is downloaded).
 //
 // The peer is installed with npm into a temporary directory; where the
 // registry or node cannot be reached it is skipped with a message and
