@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -175,5 +177,52 @@ func TestChunkedConflictResolvedByFinalCall(t *testing.T) {
 	}
 	if final == 0 {
 		t.Errorf("no conflict-resolution attempt recorded (%d attempts)", len(res.Attempts))
+	}
+}
+
+// A server that leaves out a nullable key (several OpenAI-compatible ones
+// do with null values) answers a part without invoice_number where the
+// part lacks it: each part is judged by its relaxed schema, where a field
+// left out is null, not by the strict wire form, so the document
+// succeeds on first answers.
+func TestChunkedPartsMayLeaveOutNullableFields(t *testing.T) {
+	t.Parallel()
+	s, err := schema.Compile([]byte(invoiceSchema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, skus := longInvoice(8, 30)
+	item := regexp.MustCompile(`sku=(SKU-\d+); description=([^;]+); quantity=(\d+)`)
+	p := extractqtest.New(nil, extractqtest.WithModes(llm.ModeStrict), extractqtest.WithResponder(func(_ int, r llm.Request) extractqtest.Reply {
+		var text string
+		for _, m := range r.Messages {
+			text += m.Content
+		}
+		out := map[string]any{}
+		if strings.Contains(text, "Invoice number: INV-77") {
+			out["invoice_number"] = "INV-77"
+		}
+		items := []any{}
+		for _, m := range item.FindAllStringSubmatch(text, -1) {
+			q, _ := strconv.Atoi(m[3])
+			items = append(items, map[string]any{"sku": m[1], "description": m[2], "quantity": q})
+		}
+		out["items"] = items
+		b, _ := json.Marshal(out)
+		return extractqtest.Text(string(b))
+	}))
+	res, err := extractq.Extract(t.Context(), doc, s, extractq.WithProvider(p), extractq.WithMode(llm.ModeStrict),
+		extractq.WithChunking(extractq.ChunkSize(500)), extractq.WithMaxReasks(0))
+	if err != nil {
+		t.Fatalf("a part without the nullable key failed the document: %v", err)
+	}
+	if len(res.Chunks) < 2 {
+		t.Fatalf("the document was not split: %d chunks", len(res.Chunks))
+	}
+	var v struct {
+		Items []struct{ SKU string } `json:"items"`
+	}
+	if err := json.Unmarshal(res.Value, &v); err != nil || len(v.Items) != len(skus) {
+		t.Fatalf("merged %d items of %d: %s", len(v.Items), len(skus), res.Value)
 	}
 }

@@ -1,6 +1,8 @@
 package extractq_test
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/extractq/extractq"
@@ -33,5 +35,45 @@ func TestSimulatorCleanInEveryMode(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// Strict wire forms make optional fields required and nullable; undoing
+// the form maps their nulls back to "absent" without any repair, so the
+// bundled invoices all validate on the clean profile with repair off.
+func TestStrictNullsAreAbsentWithRepairOff(t *testing.T) {
+	t.Parallel()
+	src, err := os.ReadFile("examples/invoice.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := compile(t, string(src))
+	docs, err := filepath.Glob("examples/invoices/*")
+	if err != nil || len(docs) < 20 {
+		t.Fatalf("bundled invoices: %d, %v", len(docs), err)
+	}
+	p, err := extractqtest.Simulator("clean")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []llm.Mode{llm.ModeStrict, llm.ModeTools} {
+		t.Run(string(mode), func(t *testing.T) {
+			t.Parallel()
+			for _, d := range docs {
+				text, err := os.ReadFile(d)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := extractq.Extract(t.Context(), string(text), s, extractq.WithProvider(p), extractq.WithMode(mode),
+					extractq.WithRepair(extractq.RepairOff), extractq.WithMaxReasks(0))
+				if err != nil {
+					t.Errorf("%s: %v", filepath.Base(d), err)
+					continue
+				}
+				if len(res.Attempts[0].Repairs) > 0 {
+					t.Errorf("%s: repairs %v with repair off", filepath.Base(d), res.Attempts[0].Repairs)
+				}
+			}
+		})
 	}
 }

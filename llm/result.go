@@ -93,6 +93,10 @@ const (
 	// ClassAmbiguous: the answer holds several different values that fit
 	// the schema and nothing says which one is meant.
 	ClassAmbiguous AttemptClass = "ambiguous"
+	// ClassTemplate: the only value is a template, every string of it a
+	// placeholder the document does not contain ({"name": "..."}): the
+	// shape the model means to fill, not an answer. Value holds it.
+	ClassTemplate AttemptClass = "template"
 )
 
 // Repair is one change made to a model's answer to make it usable.

@@ -542,6 +542,9 @@ func describe(k string, v any) string {
 	}
 	switch k {
 	case "minLength":
+		if jsonText(v, 20) == "1" {
+			return "non-empty" // the common case, said in the fewest words
+		}
 		return "at least " + count("character")
 	case "maxLength":
 		return "at most " + count("character")

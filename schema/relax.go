@@ -125,12 +125,16 @@ func (r *relaxer) relax(v any, def string, depth int) {
 	}
 }
 
-// nullableRequired keeps an object's required properties required but
-// lets each be null: a part states every field, null when the part does
-// not hold it. A required field a model drops (a common slip) is then
-// re-asked instead of read as "not in this part", which for an array
-// would silently lose the part's items. Required names without a
-// property schema are dropped. (nullable is the OpenAI strict form's.)
+// nullableRequired lets each of an object's required properties be null:
+// a part states a field as null when it does not hold it. A required
+// array (or a property whose schema does not say it is no array) stays
+// required: a model that drops it by a slip is re-asked instead of read as
+// "not in this part", which would silently lose the part's items. Any
+// other required field may also be left out, as OpenAI-compatible servers
+// do with a nullable key whose value is null: the chunk's answer is judged
+// by this schema, not by the strict wire form made from it. Required
+// names without a property schema are dropped. (nullable is the OpenAI
+// strict form's.)
 func nullableRequired(o *object) {
 	req, ok := o.vals["required"].([]any)
 	if !ok {
@@ -148,7 +152,9 @@ func nullableRequired(o *object) {
 			continue
 		}
 		props.vals[name] = nullable(p)
-		keep = append(keep, name)
+		if mayBeArray(p) {
+			keep = append(keep, name)
+		}
 	}
 	if len(keep) == 0 {
 		o.del("required")
@@ -205,4 +211,18 @@ func resolveLocal(root any, ptr string) any {
 		v = o.vals[strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)]
 	}
 	return v
+}
+
+// mayBeArray reports whether the schema v may describe an array: its type
+// or its keywords say so (arrayLike), or it states no type (a $ref, a
+// combination) and is no enum or const, so it cannot be ruled out here.
+func mayBeArray(v any) bool {
+	o, ok := v.(*object)
+	if !ok || arrayLike(o) {
+		return true
+	}
+	_, typed := o.vals["type"]
+	_, hasEnum := o.vals["enum"]
+	_, hasConst := o.vals["const"]
+	return !typed && !hasEnum && !hasConst
 }

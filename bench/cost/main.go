@@ -8,6 +8,12 @@
 //	go run ./bench/cost                          # 400 invoices, realistic output faults, seed 1, concurrency 8
 //	go run ./bench/cost -peer=false              # extractq only
 //	go run ./bench/cost -peer-dir /tmp/peer      # reuse (or keep) the peer's npm install
+//	go run ./bench/cost -tokenizer estimate      # the simulator's ~4 characters a token instead of o200k_base
+//
+// The simulator counts what providers count (tool definitions and
+// response formats as OpenAI renders them, message framing; see
+// internal/sim/tokens.go), by default with OpenAI's o200k_base tokenizer
+// (gpt-4o-mini's, tables embedded: nothing is downloaded).
 //
 // The peer is installed with npm into a temporary directory; where the
 // registry or node cannot be reached it is skipped with a message and
@@ -35,6 +41,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/pkoukk/tiktoken-go"
+	tiktokenloader "github.com/pkoukk/tiktoken-go-loader"
 
 	"github.com/extractq/extractq"
 	"github.com/extractq/extractq/internal/providers"
@@ -73,6 +82,8 @@ type config struct {
 	seed                              uint64
 	peer, faultsOnly                  bool
 	npmTimeout                        time.Duration
+	tokenizer                         string
+	count                             func(string) int // the simulator's token counter
 }
 
 func main() {
@@ -89,6 +100,7 @@ func main() {
 	flag.BoolVar(&c.peer, "peer", true, "also run the peer (instructor-js via node and npm)")
 	flag.StringVar(&c.peerDir, "peer-dir", "", "directory for the peer's npm install (kept; reused when already installed); empty: a temporary one")
 	flag.DurationVar(&c.npmTimeout, "npm-timeout", 3*time.Minute, "how long npm install may take")
+	flag.StringVar(&c.tokenizer, "tokenizer", "o200k", "how the simulator counts tokens: o200k (OpenAI's o200k_base, gpt-4o-mini's, embedded) or estimate (its own ~4 characters a token)")
 	flag.Parse()
 	if err := run(context.Background(), c, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/cost:", err)
@@ -129,8 +141,11 @@ func run(ctx context.Context, c config, out io.Writer) error {
 	if c.faultsOnly {
 		prof.Latency, prof.Errors, prof.RateLimits = sim.Latency{}, sim.ErrorRates{}, sim.RateLimits{}
 	}
-	fmt.Fprintf(out, "bench/cost: %d documents from %s, profile %s (faults only: %v), seed %d, concurrency %d, %d re-asks\n\n",
-		len(docs), c.dir, prof.Name, c.faultsOnly, c.seed, c.conc, c.reasks)
+	if c.count, err = tokenCounter(c.tokenizer); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "bench/cost: %d documents from %s, profile %s (faults only: %v), seed %d, concurrency %d, %d re-asks, tokens counted by %s\n\n",
+		len(docs), c.dir, prof.Name, c.faultsOnly, c.seed, c.conc, c.reasks, c.tokenizer)
 	var rows []row
 	for _, p := range pairs {
 		r, err := runExtractq(ctx, c, prof, s, docs, p.mode)
@@ -188,13 +203,13 @@ func loadDocs(dir string, n int) ([]doc, error) {
 
 // newSim starts a fresh simulator on loopback HTTP: a fresh prompt cache
 // and fresh counters for every run.
-func newSim(prof sim.Profile, seed uint64) (*sim.Server, *httptest.Server) {
-	s := sim.New(prof, sim.WithSeed(seed))
+func newSim(prof sim.Profile, c config) (*sim.Server, *httptest.Server) {
+	s := sim.New(prof, sim.WithSeed(c.seed), sim.WithTokenCounter(c.count))
 	return s, httptest.NewServer(s.Handler())
 }
 
 func runExtractq(ctx context.Context, c config, prof sim.Profile, s *schema.Schema, docs []doc, mode llm.Mode) (row, error) {
-	srv, hs := newSim(prof, c.seed)
+	srv, hs := newSim(prof, c)
 	defer srv.Close()
 	defer hs.Close()
 	p, err := extractq.NewProvider("openai:gpt-4o-mini", extractq.WithProviderBaseURL(hs.URL+"/v1"),
@@ -300,7 +315,7 @@ func lastLine(s string) string {
 }
 
 func runPeer(ctx context.Context, c config, prof sim.Profile, s *schema.Schema, docs []doc, dir, mode string) (row, error) {
-	srv, hs := newSim(prof, c.seed)
+	srv, hs := newSim(prof, c)
 	defer srv.Close()
 	defer hs.Close()
 	input := filepath.Join(dir, "docs.jsonl")
@@ -369,4 +384,22 @@ func printTable(out io.Writer, rows []row) {
 			r.engine, r.mode, r.calls, r.usage.PromptTokens, r.usage.CachedPromptTokens, r.usage.CompletionTokens,
 			r.valid, r.docs, 100*float64(r.valid)/float64(r.docs), per(r.usage.PromptTokens), per(r.usage.CompletionTokens), cost)
 	}
+}
+
+// tokenCounter returns the simulator's token counter for -tokenizer.
+// o200k_base is what OpenAI counts gpt-4o-mini's tokens with; its tables
+// are embedded (tiktoken-go-loader), so nothing is downloaded.
+func tokenCounter(name string) (func(string) int, error) {
+	switch name {
+	case "estimate":
+		return nil, nil // the simulator's own
+	case "o200k":
+		tiktoken.SetBpeLoader(tiktokenloader.NewOfflineLoader())
+		enc, err := tiktoken.GetEncoding("o200k_base")
+		if err != nil {
+			return nil, fmt.Errorf("-tokenizer o200k: %w", err)
+		}
+		return func(s string) int { return len(enc.EncodeOrdinary(s)) }, nil
+	}
+	return nil, fmt.Errorf("-tokenizer %q: want o200k or estimate", name)
 }

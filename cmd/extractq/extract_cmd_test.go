@@ -18,7 +18,7 @@ import (
 
 const extractSchema = `{"type":"object","properties":{"vendor":{"type":"string"},"total":{"type":"number"}},"required":["vendor","total"],"additionalProperties":false}`
 
-var fence = regexp.MustCompile(`<document-([0-9a-f]{16})>`)
+var fence = regexp.MustCompile(`<document-([0-9]{12})>`)
 
 // documentOf returns the fenced document of a request's task message.
 func documentOf(req llm.Request) string {

@@ -30,6 +30,18 @@ func TestRepairCmd(t *testing.T) {
 		t.Fatal(err)
 	}
 	messy := "Here you go: {'name': 'Ada', 'ok': True,} and also {\"b\": 2}"
+	write := func(name, text string) string {
+		f := filepath.Join(dir, name)
+		if err := os.WriteFile(f, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	level := write("level.json", `{"type":"string","enum":["ONE","TWO","THREE"]}`)
+	foo := write("foo.json", `{"type":"object","properties":{"foo":{"type":"number"}},"required":["foo"]}`)
+	vendor := write("vendor.json", `{"type":"object","properties":{"name":{"type":"string"},"tax_id":{"type":"string"}},"required":["name"],"additionalProperties":false}`)
+	toc := write("toc.txt", "Contents ..... 1")
+	snippets := write("snippets.json", `{"type":"object","properties":{"s":{"type":"array","items":{"type":"string"}}},"required":["s"]}`)
 	tests := []struct {
 		name       string
 		stdin      string
@@ -52,6 +64,18 @@ func TestRepairCmd(t *testing.T) {
 		{"bad policy", "{}", []string{"--policy", "lenient"}, "", []string{"unknown repair policy"}, 2, false},
 		{"pretty with all", "{}", []string{"--pretty", "--all"}, "", []string{"cannot be combined"}, 2, false},
 		{"two files", "", []string{file, file}, "", []string{"accepts at most 1 arg"}, 2, false},
+		{"schema: an enum root in prose", "The answer is One", []string{"--schema", level}, `"ONE"` + "\n", []string{"repair enum_in_prose"}, 0, false},
+		{"schema: two enum values are no value", "TWO, or maybe THREE", []string{"--schema", level}, "", []string{"no valid value in stdin", "several different values"}, 1, false},
+		{"schema: a bare scalar for a one-property object", "1214", []string{"--schema", foo}, `{"foo":1214}` + "\n", []string{"coerce_wrap_object"}, 0, false},
+		{"schema: coercion off", "1214", []string{"--schema", foo, "--policy", "syntax"}, "", []string{"no valid value"}, 1, false},
+		{"schema: strict nulls undone with repair off", `{"name": "ACME", "tax_id": null}`, []string{"--schema", vendor, "--mode", "strict", "--policy", "off"}, `{"name":"ACME"}` + "\n", nil, 0, true},
+		{"schema: the same null in text mode is a violation", `{"name": "ACME", "tax_id": null}`, []string{"--schema", vendor, "--policy", "off"}, "", []string{"violation /tax_id"}, 1, false},
+		{"schema: dots the document holds", `{"s": ["....."]}`, []string{"--schema", snippets, "--document", toc}, `{"s":["....."]}` + "\n", nil, 0, true},
+		{"schema: a template without the document", `{"s": ["....."]}`, []string{"--schema", snippets}, "", []string{"template"}, 1, false},
+		{"schema with all", "{}", []string{"--schema", level, "--all"}, "", []string{"--all lists every candidate"}, 2, false},
+		{"schema: a bad mode", "{}", []string{"--schema", level, "--mode", "xml"}, "", []string{"--mode \"xml\""}, 2, false},
+		{"mode without schema", "{}", []string{"--mode", "strict"}, "", []string{"only apply with --schema"}, 2, false},
+		{"schema: a missing schema", "{}", []string{"--schema", filepath.Join(dir, "none.json")}, "", []string{"none.json"}, 2, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -31,6 +31,20 @@ func (f *schemaFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.draft, "draft", "2020-12", "what a schema without $schema means: 7 or 2020-12")
 }
 
+// compile compiles a schema file with the flags' options; every error is
+// a usage error naming the file.
+func (f *schemaFlags) compile(file string) (*schema.Schema, error) {
+	opts, err := f.options()
+	if err != nil {
+		return nil, cli.Usage(err)
+	}
+	s, err := schema.CompileFile(file, opts...)
+	if err != nil {
+		return nil, cli.Usage(errors.New(fileError(file, err)))
+	}
+	return s, nil
+}
+
 // options turns the flags into schema options; errors are usage errors.
 func (f *schemaFlags) options() ([]schema.Option, error) {
 	d, err := schema.ParseDraft(f.draft)

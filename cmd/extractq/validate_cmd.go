@@ -56,13 +56,9 @@ Examples:
 			if !jsonl && len(args) == 0 {
 				return cli.Usage(errors.New("give INSTANCE files (\"-\" for stdin), or --jsonl to read one instance per line from stdin"))
 			}
-			opts, err := sf.options()
+			s, err := sf.compile(schemaFile)
 			if err != nil {
-				return cli.Usage(err)
-			}
-			s, err := schema.CompileFile(schemaFile, opts...)
-			if err != nil {
-				return cli.Usage(errors.New(fileError(schemaFile, err)))
+				return err
 			}
 			out := cmd.OutOrStdout()
 			invalid := 0

@@ -97,7 +97,7 @@ func Coerce(doc []byte, vs []schema.Violation) (out []byte, repairs []llm.Repair
 		case kw == "type" && n.kind == 'z':
 			r, ok = root.dropMember(v.Pointer)
 		case kw == "type":
-			r, ok = coerceType(n, v.Want, nums)
+			r, ok = coerceType(n, v.Want, nums, v.Pointer == "")
 		case kw == "enum" || kw == "const":
 			r, ok = coerceEnum(n, v.Want, v.Aliases)
 		}
@@ -279,7 +279,7 @@ var (
 
 // coerceType changes n in place to one of the wanted types when that is
 // safe, and describes the change.
-func coerceType(n *node, want []string, nums numbers) (llm.Repair, bool) {
+func coerceType(n *node, want []string, nums numbers, root bool) (llm.Repair, bool) {
 	wants := func(t string) bool {
 		for _, w := range want {
 			if w == t {
@@ -328,9 +328,11 @@ func coerceType(n *node, want []string, nums numbers) (llm.Repair, bool) {
 		return llm.Repair{}, false
 	case 'o':
 		// {"items": [...]} where an array is wanted, {"answer": 42} where
-		// a number is: an object that only wraps the value.
+		// a number is: an object that only wraps the value. Not a string
+		// where the root wants a string: {"hi": "hello"} may as well be
+		// the text as written, and taking "hello" would be a guess.
 		if len(n.kids) == 1 {
-			if k := n.kids[0]; k.kind == 'a' && wants("array") || scalarWanted(k, wants) {
+			if k := n.kids[0]; k.kind == 'a' && wants("array") || scalarWanted(k, wants) && !(root && k.kind == 's' && wants("string")) {
 				return set(KindCoerceUnwrapObject, *k)
 			}
 		}

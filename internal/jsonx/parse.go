@@ -660,6 +660,9 @@ func (p *parser) str(ctx int) (truncated bool) {
 				p.pos += n
 				p.out = append(p.out, '"')
 				p.noteCtrl(ctrl, ctrlAt)
+				if open == '`' && ctrl > 0 {
+					p.textBlock(outStart)
+				}
 				return false
 			}
 			if comma := p.commaBefore(start, p.pos); comma >= 0 && (ctx == ctxValue && p.quotedThenColon(p.pos) || ctx == ctxElem && p.quotedThenEnd(p.pos)) {

@@ -1,6 +1,7 @@
 package jsonx
 
 import (
+	"math/big"
 	"sort"
 	"strconv"
 	"strings"
@@ -94,10 +95,14 @@ func (f *finder) scalars(spans []span, kinds ScalarKinds) {
 	}
 	prose := f.proseIntervals(answer)
 	f.addLabeled(prose, kinds)
-	f.addSole(prose, kinds)
+	if kinds&ScalarString == 0 {
+		// Where a string is allowed, a number or yes/no inside a sentence
+		// is not the whole value: "1 cup unsalted butter" stays the text.
+		f.addSole(prose, kinds)
+	}
 	if kinds&ScalarString != 0 && len(f.found) == 0 && len(answer) > 0 && !f.strict {
 		a := answer[len(answer)-1]
-		lo, hi := trimSpan(f.text, a.lo, a.hi)
+		lo, hi := unwrapEmphasis(f.text, a.lo, a.hi) // "**2 large eggs**"
 		for _, fc := range f.fences {
 			if fc[0] >= lo && fc[1] <= hi && strings.HasPrefix(f.text[lo:hi], "```") &&
 				strings.TrimRight(f.text[fc[1]:hi], "` \t\r\n") == "" {
@@ -147,8 +152,8 @@ func (f *finder) scalarAt(lo, hi int, kinds ScalarKinds, bare bool) (Candidate, 
 	var rs []llm.Repair
 	lo, hi = unwrapEmphasis(f.text, lo, hi)
 	lo, hi = trimSpan(f.text, lo, hi)
-	if lo >= hi || f.text[lo] == '{' || f.text[lo] == '[' {
-		return Candidate{}, false
+	if lo >= hi || f.text[lo] == '{' || f.text[lo] == '[' || strings.Trim(f.text[lo:hi], "`") == "" {
+		return Candidate{}, false // a fence's own line is no value
 	}
 	if hi-lo > 1 && strings.IndexByte(".!", f.text[hi-1]) >= 0 && !isDigit(f.text[hi-2]) {
 		hi-- // "Yes." and "'Paris'." end a sentence
@@ -181,6 +186,12 @@ func (f *finder) scalarAt(lo, hi int, kinds ScalarKinds, bare bool) (Candidate, 
 	}
 	if f.strict {
 		return Candidate{}, false
+	}
+	if kinds&ScalarNumber != 0 && kinds&ScalarString == 0 {
+		if d, ok := fraction(w); ok {
+			rs = append(rs, llm.Repair{Kind: KindScalarInProse, Where: "@" + strconv.Itoa(lo), Detail: "read the fraction " + strconv.Quote(w) + " as " + d})
+			return cand([]byte(d))
+		}
 	}
 	if kinds&ScalarNumber != 0 {
 		if _, ok := readHumanNumber(w); ok {
@@ -510,4 +521,56 @@ func numberToken(text string, lo, hi, i int) (start, end, next int, ok bool) {
 		return i, j, j, false
 	}
 	return start, end, j, true
+}
+
+// fraction reads "1/5" or "-3 / 8" as the decimal it is exactly ("0.2",
+// "-0.375"). A fraction with no finite decimal form (1/3) is not read: its
+// rounding would be a guess. Leading zeros make it no fraction.
+func fraction(w string) (string, bool) {
+	num, den, ok := strings.Cut(w, "/")
+	num, den = strings.TrimSpace(num), strings.TrimSpace(den)
+	if !ok || len(num) == 0 || len(den) == 0 || len(num) > 12 || len(den) > 12 {
+		return "", false
+	}
+	neg := num[0] == '-'
+	if neg || num[0] == '+' {
+		num = num[1:]
+	}
+	for _, part := range []string{num, den} {
+		if part == "" || len(part) > 1 && part[0] == '0' {
+			return "", false // "2024/05" is a month, not a fraction
+		}
+		for i := 0; i < len(part); i++ {
+			if !isDigit(part[i]) {
+				return "", false
+			}
+		}
+	}
+	r, ok := new(big.Rat).SetString(num + "/" + den)
+	if !ok || den == "0" || strings.Trim(den, "0") == "" {
+		return "", false
+	}
+	if neg {
+		r.Neg(r)
+	}
+	// A finite decimal needs a denominator of only 2s and 5s.
+	d := new(big.Int).Set(r.Denom())
+	digits := 0
+	for _, p := range []int64{2, 5} {
+		for m := new(big.Int); ; digits++ {
+			q, rem := new(big.Int).QuoRem(d, big.NewInt(p), m)
+			if rem.Sign() != 0 {
+				break
+			}
+			d = q
+		}
+	}
+	if d.Cmp(big.NewInt(1)) != 0 {
+		return "", false
+	}
+	out := strings.TrimRight(strings.TrimRight(r.FloatString(digits), "0"), ".")
+	if out == "-0" || out == "" {
+		out = "0"
+	}
+	return out, true
 }

@@ -1,6 +1,7 @@
 package jsonx
 
 import (
+	"encoding/json"
 	"strings"
 	"unicode/utf8"
 )
@@ -89,12 +90,9 @@ func (p *parser) tripleStr(q byte) (truncated bool) {
 	p.raw = false
 	i := start + 3
 	if code {
-		j := i
-		for j < p.end && (isIdent(p.src[j]) || strings.IndexByte("+-#.", p.src[j]) >= 0) {
-			j++
-		}
-		if j > i && j < p.end && (p.src[j] == '\n' || p.src[j] == '\r') {
-			i = j
+		j := i + strings.IndexAny(p.src[i:p.end], "\r\n")
+		if j > i && infoString(p.src[i:j]) {
+			i = j // "```typescript main.ts": the fence's info string
 		}
 	}
 	closeAt := -1
@@ -135,7 +133,6 @@ func (p *parser) tripleStr(q byte) (truncated bool) {
 		}
 		switch {
 		case b > lo && p.src[b-1] == '\n':
-			indent = p.src[b:closeAt]
 			hi = b - 1
 			if hi > lo && p.src[hi-1] == '\r' {
 				hi--
@@ -143,9 +140,11 @@ func (p *parser) tripleStr(q byte) (truncated bool) {
 		case b == lo && lo > i:
 			hi = lo // only the closing line's indentation: an empty string
 		}
-		if indent != "" && !allIndented(p.src[lo:hi], indent) {
-			indent = ""
-		}
+	}
+	if lo > i || closeAt >= 0 && hi < closeAt {
+		// The text starts or ends on its own line: the indentation every
+		// line shares is the JSON layout's, not the code's.
+		indent = commonIndent(p.src[lo:hi])
 	}
 	p.note(KindTripleQuotes, start, "read "+delim+"…"+delim+" string")
 	p.out = append(p.out, '"')
@@ -202,14 +201,78 @@ func (p *parser) tripleStr(q byte) (truncated bool) {
 	return false
 }
 
-// allIndented reports whether every non-blank line of s starts with indent.
-func allIndented(s, indent string) bool {
+// commonIndent returns the longest run of blanks every non-blank line of
+// s starts with.
+func commonIndent(s string) string {
+	indent, first := "", true
 	for len(s) > 0 {
 		line, rest, _ := strings.Cut(s, "\n")
-		if strings.TrimSpace(line) != "" && !strings.HasPrefix(line, indent) {
+		s = rest
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		n := len(line) - len(strings.TrimLeft(line, " \t"))
+		if first {
+			indent, first = line[:n], false
+			continue
+		}
+		k := 0
+		for k < len(indent) && k < n && indent[k] == line[k] {
+			k++
+		}
+		indent = indent[:k]
+	}
+	return indent
+}
+
+// infoString reports whether the rest of a code fence's opening line is
+// its info string, not code: a language name ("python", "c++",
+// "objective-c") and at most two words naming a file or an attribute
+// ("main.ts", "src/app.go", `title="x"`).
+func infoString(line string) bool {
+	words := strings.Fields(line)
+	if len(words) == 0 || len(words) > 3 || strings.TrimSpace(line) != line {
+		return false
+	}
+	for i, w := range words {
+		for k := 0; k < len(w); k++ {
+			if c := w[k]; !isIdent(c) && strings.IndexByte("+-#./=\"'", c) < 0 {
+				return false
+			}
+		}
+		if i == 0 && (!isLetter(w[0]) || strings.ContainsAny(w, "/=\"'")) || i > 0 && !strings.ContainsAny(w, "./=") {
 			return false
 		}
-		s = rest
 	}
 	return true
+}
+
+// textBlock applies the text-block rule of tripleStr to the backtick
+// string just written at p.out[from:]: a line break after the opening
+// backtick and the blank line before the closing one are layout, and so
+// is the indentation every line shares when the text stands on its own
+// lines.
+func (p *parser) textBlock(from int) {
+	var t string
+	if json.Unmarshal(p.out[from:], &t) != nil {
+		return
+	}
+	own := false
+	if rest, ok := strings.CutPrefix(strings.TrimLeft(t, " \t"), "\n"); ok {
+		t, own = rest, true
+	}
+	if i := strings.LastIndexByte(t, '\n'); i >= 0 && strings.TrimSpace(t[i:]) == "" {
+		t, own = strings.TrimSuffix(t[:i], "\r"), true
+	}
+	if !own {
+		return
+	}
+	if indent := commonIndent(t); indent != "" {
+		lines := strings.Split(t, "\n")
+		for i, l := range lines {
+			lines[i] = strings.TrimPrefix(l, indent)
+		}
+		t = strings.Join(lines, "\n")
+	}
+	p.out = appendQuoted(p.out[:from], t)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/extractq/extractq/llm"
 
 	"github.com/extractq/extractq/extractqtest"
+	"github.com/extractq/extractq/internal/jsonx"
 	"github.com/extractq/extractq/schema"
 )
 
@@ -29,6 +30,7 @@ import (
 //	document: TEXT           the document (default: a neutral text)
 //	mode: text|json|strict|tools   the mode (default text)
 //	finish: length           the answer was cut off at the token limit
+//	repair: off|syntax|coerce   the repair policy (default coerce)
 //	answer_file: PATH        the answer is this file (relative to the corpus)
 //	--- answer
 //	…the answer, verbatim, up to the next "=== " line…
@@ -42,12 +44,16 @@ type corpusCase struct {
 	document, answer  string
 	mode              llm.Mode
 	finish            llm.FinishReason
+	repair            jsonx.Policy // the repair policy (default coerce)
 }
 
-// loadCorpus reads every class file.
-func loadCorpus(t *testing.T) []corpusCase {
+// loadCorpus reads every class file of the answer corpus.
+func loadCorpus(t *testing.T) []corpusCase { return loadCases(t, "testdata/corpus") }
+
+// loadCases reads every class file (*.txt) of a corpus directory.
+func loadCases(t *testing.T, dir string) []corpusCase {
 	t.Helper()
-	files, err := filepath.Glob("testdata/corpus/*.txt")
+	files, err := filepath.Glob(filepath.Join(dir, "*.txt"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("corpus missing: %v", err)
 	}
@@ -64,7 +70,7 @@ func parseCorpusFile(t *testing.T, file string) []corpusCase {
 	if err != nil {
 		t.Fatal(err)
 	}
-	class := strings.TrimSuffix(filepath.Base(file), ".txt")
+	class, _, _ := strings.Cut(strings.TrimSuffix(filepath.Base(file), ".txt"), ".") // NN-class.gen.txt is NN-class
 	schemas := map[string]*schema.Schema{}
 	var cases []corpusCase
 	type block struct {
@@ -121,6 +127,10 @@ func parseCorpusFile(t *testing.T, file string) []corpusCase {
 					c.mode = llm.Mode(v)
 				case k == "finish":
 					c.finish = llm.FinishReason(v)
+				case k == "repair":
+					if c.repair, err = jsonx.ParsePolicy(v); err != nil {
+						t.Fatalf("%s: %v", where, err)
+					}
 				case k == "answer_file":
 					answerFile = v
 				default:
@@ -131,7 +141,7 @@ func parseCorpusFile(t *testing.T, file string) []corpusCase {
 			case c.schema == nil:
 				t.Fatalf("%s: case %s has no schema", where, name)
 			case answerFile != "":
-				raw, err := os.ReadFile(filepath.Join("testdata/corpus", answerFile))
+				raw, err := os.ReadFile(filepath.Join(filepath.Dir(file), answerFile))
 				if err != nil {
 					t.Fatalf("%s: %v", where, err)
 				}
@@ -177,6 +187,9 @@ const (
 func runCorpusCase(t *testing.T, c corpusCase, cfg Config) (*llm.Result, *extractqtest.Provider) {
 	t.Helper()
 	cfg.Mode = c.mode
+	if c.repair != "" {
+		cfg.Repair = c.repair
+	}
 	p := extractqtest.New([]extractqtest.Reply{{Text: c.answer, Finish: c.finish}},
 		extractqtest.WithModes(llm.ModeText, llm.ModeJSON, llm.ModeStrict, llm.ModeTools))
 	res, _ := Run(t.Context(), p, c.document, c.schema, cfg)

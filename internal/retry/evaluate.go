@@ -62,12 +62,35 @@ type judge struct {
 	// wire is the property a strict or tools wire form wraps the root in
 	// ({"value": 42}); "" when the root travels as it is.
 	wire string
+	// strictForm is set in strict and tools modes, whose wire forms make
+	// optional fields required and nullable: a null for such a field
+	// means "absent" (undoStrictNulls).
+	strictForm bool
+	// document is the text the answer is extracted from: a string that
+	// looks like a placeholder ("....." in a table of contents) but stands
+	// in it is a value.
+	document string
+	// member is the only property of an object root whose value may be a
+	// scalar: a bare scalar answer (1214 for {"foo": number}) is offered
+	// wrapped in it. "" otherwise. A root array of scalars needs no name:
+	// coercion wraps a lone value in an array.
+	member string
+	// down is set when scalars are those one level down (member, or an
+	// array's items): the whole answer is then never taken as a string,
+	// since any prose would read as one ("I could not find it.").
+	down bool
 }
 
 // newJudge prepares the evaluation of answers to document under the
 // prompt data (the example shown, the mode).
 func newJudge(s *schema.Schema, cfg *Config, document string, d *llm.PromptData) *judge {
-	j := &judge{s: s, cfg: cfg, scalars: rootScalarKinds(s)}
+	j := &judge{s: s, cfg: cfg, scalars: rootScalarKinds(s), document: document}
+	if j.scalars == 0 && cfg.Repair == jsonx.PolicyCoerce {
+		// Shapes one level off: a scalar answer where the root is a
+		// one-property object or an array of scalars.
+		j.member, j.scalars = oneLevelDown(s)
+		j.down = j.scalars != 0
+	}
 	if d.SchemaIn == string(SchemaInExample) && d.Example != "" {
 		if v, err := decode([]byte(d.Example)); err == nil {
 			pinned := pinnedStrings(s)
@@ -93,7 +116,7 @@ func newJudge(s *schema.Schema, cfg *Config, document string, d *llm.PromptData)
 		}
 	}
 	if d.Mode == llm.ModeStrict || d.Mode == llm.ModeTools {
-		j.wire = wireProperty(s)
+		j.wire, j.strictForm = wireProperty(s), true
 	}
 	return j
 }
@@ -155,15 +178,17 @@ func lookup(v any, path []string) any {
 
 // shapeOnly reports whether v is an object or array whose every string is
 // a placeholder ("...", "…", "<name>", "[email]"), with no other value: a
-// model showing the shape it will fill, not an answer.
-func shapeOnly(v any) bool {
+// model showing the shape it will fill, not an answer. A string that holds
+// JSON ("[\"bar\"]") or stands in the document ("....." of a table of
+// contents) is a value, not a placeholder.
+func shapeOnly(v any, document string) bool {
 	strs := 0
 	var walk func(any) bool
 	walk = func(n any) bool {
 		switch t := n.(type) {
 		case string:
 			strs++
-			return placeholder.MatchString(t)
+			return placeholder.MatchString(t) && !json.Valid([]byte(t)) && !strings.Contains(document, t)
 		case map[string]any:
 			for _, x := range t {
 				if !walk(x) {
@@ -318,6 +343,7 @@ func evaluate(resp *llm.Response, j *judge) evaluation {
 		marker            string
 		hasMarker, echoed bool
 		copied            []string // where a candidate copied the example
+		template          *cand    // the first value made only of placeholders
 	)
 	for _, f := range found {
 		v, err := decode(f.JSON) // compact and valid JSON, as Find promises
@@ -330,9 +356,18 @@ func evaluate(resp *llm.Response, j *judge) evaluation {
 			}
 			continue
 		}
+		if j.down && f.Scalar == jsonx.ScalarText {
+			continue
+		}
 		c := &cand{Candidate: f, v: v, doc: f.JSON, repairs: markLossy(resp.Text, f), join: hasKind(f.Repairs, jsonx.KindJoinedValues)}
+		if j.member != "" && f.Scalar != jsonx.NotScalar {
+			c.wrapMember(j.member)
+		}
 		if j.wire != "" {
 			c.unwrapWire(j)
+		}
+		if j.strictForm {
+			c.undoStrictNulls(j.s)
 		}
 		if j.example != nil && c.equalsExample(j.example) {
 			echoed = true
@@ -344,7 +379,10 @@ func evaluate(resp *llm.Response, j *judge) evaluation {
 			}
 			continue
 		}
-		if shapeOnly(c.v) {
+		if shapeOnly(c.v, j.document) {
+			if template == nil {
+				template = c
+			}
 			continue // {"name": "...", "email": "..."}: the shape, not an answer
 		}
 		all = append(all, c)
@@ -369,6 +407,8 @@ func evaluate(resp *llm.Response, j *judge) evaluation {
 		return evaluation{class: llm.ClassEcho, problem: problemCopied(copied)}
 	case refusalOpening.MatchString(resp.Text):
 		return refusal(firstLine(resp.Text, "the model refused"))
+	case template != nil:
+		return evaluation{class: llm.ClassTemplate, value: template.doc, problem: problemTemplate(template.doc)}
 	}
 	return evaluation{class: llm.ClassNoJSON, problem: problemNoJSON}
 }
@@ -450,7 +490,7 @@ func choose(ps []*cand, j *judge, text string) evaluation {
 			if c.memberOfJoinIn(ps) {
 				continue // wrapping one of the joined objects would drop the others
 			}
-			if inner := c.unwrapEnvelope(j.s); inner != nil && (inner.valid || coerce(inner, j.s, text)) {
+			if inner := c.unwrapEnvelope(j); inner != nil && (inner.valid || coerce(inner, j.s, text)) {
 				valid = append(valid, inner)
 			} else if coerce(c, j.s, text) {
 				valid = append(valid, c)
@@ -458,7 +498,7 @@ func choose(ps []*cand, j *judge, text string) evaluation {
 		}
 	}
 	if len(valid) > 0 {
-		return pick(valid)
+		return pick(valid, j.document)
 	}
 	var best *cand
 	for _, c := range ps {
@@ -466,13 +506,43 @@ func choose(ps []*cand, j *judge, text string) evaluation {
 			best = c
 		}
 	}
+	if j.cfg.Repair == jsonx.PolicyCoerce {
+		if ev, ok := enumInProse(best.vs, j, text); ok {
+			return ev
+		}
+	}
 	return evaluation{class: llm.ClassSchema, value: best.doc, repairs: best.repairs, violations: best.vs}
+}
+
+// enumInProse reads the value of an enum or const root named in the
+// answer's prose ("The answer is One") when the root's violation lists the
+// allowed values: exactly one named is the answer (if it validates), two
+// or more make the answer ambiguous.
+func enumInProse(vs []schema.Violation, j *judge, text string) (evaluation, bool) {
+	for _, v := range vs {
+		if v.Pointer != "" || v.Keyword != "enum" && v.Keyword != "const" && !strings.HasSuffix(v.Keyword, "/enum") && !strings.HasSuffix(v.Keyword, "/const") {
+			continue
+		}
+		value, r, named := jsonx.EnumInProse(text, v.Want, v.Aliases)
+		if len(named) > 1 {
+			return evaluation{class: llm.ClassAmbiguous, problem: problemNamed(named)}, true
+		}
+		if value == nil {
+			return evaluation{}, false
+		}
+		doc, err := decode(value)
+		if err != nil || len(j.s.Validate(doc)) > 0 {
+			return evaluation{}, false
+		}
+		return evaluation{class: llm.ClassNone, value: value, repairs: []llm.Repair{r}}, true
+	}
+	return evaluation{}, false
 }
 
 // pick chooses among valid candidates in text order: the last of equal
 // values, the one at least twice the size of every other, else none
 // (ambiguous).
-func pick(valid []*cand) evaluation {
+func pick(valid []*cand, document string) evaluation {
 	widest := valid[0]
 	for _, c := range valid[1:] {
 		if c.span() > widest.span() {
@@ -492,7 +562,7 @@ func pick(valid []*cand) evaluation {
 		}
 	}
 	ev := evaluation{class: llm.ClassNone, value: chosen.doc, repairs: chosen.repairs}
-	if marks := elisions(chosen.v, make([]string, 0, 16), nil); len(marks) > 0 {
+	if marks := elisions(chosen.v, make([]string, 0, 16), nil, document); len(marks) > 0 {
 		slices.SortFunc(marks, func(a, b llm.Repair) int { return strings.Compare(a.Where, b.Where) }) // maps have no order
 		ev.repairs = append(slices.Clip(ev.repairs), marks...)
 	}
@@ -514,10 +584,10 @@ var elision = regexp.MustCompile(`(?i)^\s*(\.{2,}|…|etc\.?|and (so on|more)\.?
 // elisions appends a lossy repair for every string of v that stands for
 // left-out content: the value is valid JSON, but not the whole answer.
 // path holds the tokens to v; the pointer is built only for a match.
-func elisions(v any, path []string, out []llm.Repair) []llm.Repair {
+func elisions(v any, path []string, out []llm.Repair, document string) []llm.Repair {
 	switch t := v.(type) {
 	case string:
-		if len(t) <= 16 && mayElide(t) && elision.MatchString(t) {
+		if len(t) <= 16 && mayElide(t) && elision.MatchString(t) && !strings.Contains(document, t) {
 			ptr := ""
 			for _, tok := range path {
 				ptr += "/" + escapeToken.Replace(tok)
@@ -526,11 +596,11 @@ func elisions(v any, path []string, out []llm.Repair) []llm.Repair {
 		}
 	case map[string]any:
 		for k, x := range t {
-			out = elisions(x, append(path, k), out)
+			out = elisions(x, append(path, k), out, document)
 		}
 	case []any:
 		for i, x := range t {
-			out = elisions(x, append(path, strconv.Itoa(i)), out)
+			out = elisions(x, append(path, strconv.Itoa(i)), out, document)
 		}
 	}
 	return out
@@ -598,8 +668,11 @@ const kindUnwrapEnvelope = "coerce_unwrap_envelope"
 // describe, as a new candidate validated as it is: a tool call written as
 // text ({"name": "extract", "arguments": {…}}, also "parameters") or a
 // one-member wrapper ({"data": {…}}, {"result": …}). nil when c is no such
-// envelope or the schema has the wrapper's key itself.
-func (c *cand) unwrapEnvelope(s *schema.Schema) *cand {
+// envelope or the schema has the wrapper's key itself, and for a string
+// inside when the root takes strings: {"hi": "hello"} for a string root
+// may as well mean the text as written, so taking "hello" would be a guess.
+func (c *cand) unwrapEnvelope(j *judge) *cand {
+	s := j.s
 	m, ok := c.v.(map[string]any)
 	if !ok {
 		return nil
@@ -631,6 +704,9 @@ func (c *cand) unwrapEnvelope(s *schema.Schema) *cand {
 		return nil
 	}
 	inner := m[key]
+	if _, text := inner.(string); text && j.scalars&jsonx.ScalarString != 0 {
+		return nil
+	}
 	doc, err := marshalValue(inner)
 	if err != nil {
 		return nil
@@ -703,6 +779,50 @@ func (c *cand) unwrapWire(j *judge) {
 	c.v, c.doc, c.canonValid = inner, doc, false
 }
 
+// undoStrictNulls removes the nulls a strict wire form asked for: such a
+// form makes every optional field required and nullable, so a model
+// answers null for "absent". A null member goes where the original schema
+// does not allow null there and removing it leaves fewer violations (a
+// required field's null stays, for the feedback to name). Not a repair:
+// it undoes the wire form, whatever the repair policy.
+func (c *cand) undoStrictNulls(s *schema.Schema) {
+	vs := s.Validate(c.v)
+	changed := false
+	for _, v := range vs {
+		if v.Keyword != "type" && !strings.HasSuffix(v.Keyword, "/type") || v.Value != "null" || v.Pointer == "" {
+			continue
+		}
+		parent, key := v.Pointer[:strings.LastIndexByte(v.Pointer, '/')], unescapeToken.Replace(v.Pointer[strings.LastIndexByte(v.Pointer, '/')+1:])
+		var path []string
+		if parent != "" {
+			for _, tok := range strings.Split(parent[1:], "/") {
+				path = append(path, unescapeToken.Replace(tok))
+			}
+		}
+		obj, ok := lookup(c.v, path).(map[string]any)
+		if !ok {
+			continue
+		}
+		if x, ok := obj[key]; !ok || x != nil {
+			continue
+		}
+		delete(obj, key)
+		if after := s.Validate(c.v); len(after) >= len(vs) {
+			obj[key] = nil // required: the null is the model's to fix
+			continue
+		} else {
+			vs = after
+		}
+		changed = true
+	}
+	if !changed {
+		return
+	}
+	if doc, err := marshalValue(c.v); err == nil {
+		c.doc, c.canonValid = doc, false
+	}
+}
+
 // find returns the candidates of an answer; a schema whose root is a
 // scalar also lets the finder offer bare scalars.
 func find(text string, j *judge) []jsonx.Candidate {
@@ -721,6 +841,42 @@ func rootScalarKinds(s *schema.Schema) jsonx.ScalarKinds {
 		return jsonx.AnyScalar
 	}
 	return k
+}
+
+// oneLevelDown returns, for a root that takes no scalar, the scalar kinds
+// one level down: those of the only property of an object root (and its
+// name), or of the items of an array root.
+func oneLevelDown(s *schema.Schema) (member string, k jsonx.ScalarKinds) {
+	var root map[string]any
+	if json.Unmarshal(s.JSON(), &root) != nil {
+		return "", 0
+	}
+	if props, ok := root["properties"].(map[string]any); ok && len(props) == 1 {
+		for name, p := range props {
+			if k = scalarKinds(root, p, 0); k != 0 {
+				return name, k
+			}
+		}
+	}
+	if items, ok := root["items"].(map[string]any); ok {
+		return "", scalarKinds(root, items, 0)
+	}
+	return "", 0
+}
+
+// kindWrapObject is the coercion that puts a bare scalar answer in the
+// only property of an object root: 1214 -> {"foo": 1214}.
+const kindWrapObject = "coerce_wrap_object"
+
+// wrapMember replaces a scalar candidate's value v by {name: v}.
+func (c *cand) wrapMember(name string) {
+	v := map[string]any{name: c.v}
+	doc, err := marshalValue(v)
+	if err != nil {
+		return
+	}
+	c.repairs = append(slices.Clip(c.repairs), llm.Repair{Kind: kindWrapObject, Detail: fmt.Sprintf("%s -> %s", clip(string(c.doc), 80), clip(string(doc), 80))})
+	c.v, c.doc, c.coerced, c.canonValid = v, doc, true, false
 }
 
 func scalarKinds(doc, node any, depth int) jsonx.ScalarKinds {
@@ -957,10 +1113,16 @@ func elided(text string, r llm.Repair) bool {
 
 // sentence reports whether text reads as prose rather than a bare value:
 // several lines, more than four words, or a sentence's final punctuation.
+// Many words alone are not prose: "1 cup unsalted butter, room
+// temperature" is a value; "The company is in Zurich" says what it is.
 func sentence(text string) bool {
 	t := strings.TrimSpace(text)
-	return strings.ContainsAny(t, "\n") || len(strings.Fields(t)) > 4 || strings.HasSuffix(t, ".") || strings.HasSuffix(t, "!") || strings.HasSuffix(t, "?")
+	return strings.ContainsAny(t, "\n") || len(strings.Fields(t)) > 4 && aboutTheValue.MatchString(t) || strings.HasSuffix(t, ".") || strings.HasSuffix(t, "!") || strings.HasSuffix(t, "?")
 }
+
+// aboutTheValue matches the words with which prose talks about a value
+// instead of being it.
+var aboutTheValue = regexp.MustCompile(`(?i)\b(is|are|was|were|be|been|answer|value|result|seems?|appears?|i|we|it|this|that|there|here|based|according|document|text|mentioned|stated|says?|said|think|believe|likely|probably|found|extracted|cannot|can't|not)\b|:`)
 
 // omission recognises a comment that says content was left out.
 var omission = regexp.MustCompile(`(?i)(\.\.\.|…|\b(more|omitted|omit|truncated|remaining|rest|etc|and so on|similar|abbreviated|snip(ped)?)\b)`)

@@ -93,3 +93,40 @@ func TestConstantPrefix(t *testing.T) {
 		})
 	}
 }
+
+// The lean prompt asks for the {"_unextractable": …} marker only where the
+// model can write it: not under strict decoding (strict mode, or a tool
+// the provider makes strict because it supports strict mode).
+func TestLeanMarkerOnlyWhereWritable(t *testing.T) {
+	t.Parallel()
+	s := mustSchema(t, invoiceSchema)
+	tests := []struct {
+		name   string
+		mode   llm.Mode
+		modes  []llm.Mode
+		marker bool
+	}{
+		{"strict mode", llm.ModeStrict, []llm.Mode{llm.ModeStrict}, false},
+		{"a tool the provider makes strict", llm.ModeTools, []llm.Mode{llm.ModeTools, llm.ModeStrict}, false},
+		{"a tool without strict mode", llm.ModeTools, []llm.Mode{llm.ModeTools}, true},
+		{"JSON mode keeps the full rules", llm.ModeJSON, []llm.Mode{llm.ModeJSON, llm.ModeStrict}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p := extractqtest.New([]extractqtest.Reply{extractqtest.Text(validAnswer)}, extractqtest.WithModes(tt.modes...))
+			cfg := DefaultConfig()
+			cfg.Mode = tt.mode
+			if _, err := Run(t.Context(), p, "Invoice INV-1 from ACME.", s, cfg); err != nil {
+				t.Fatal(err)
+			}
+			system := p.Requests()[0].Messages[0].Content
+			if got := strings.Contains(system, "_unextractable"); got != tt.marker {
+				t.Errorf("marker asked for: %v, want %v:\n%s", got, tt.marker, system)
+			}
+			if !strings.Contains(system, "data, not instructions") && tt.mode != llm.ModeJSON {
+				t.Errorf("the lean prompt lost its first rule:\n%s", system)
+			}
+		})
+	}
+}

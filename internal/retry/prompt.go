@@ -2,9 +2,9 @@ package retry
 
 import (
 	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"slices"
 	"strings"
 	"text/template"
@@ -122,6 +122,18 @@ func lossyText(r llm.Repair) string {
 	return what
 }
 
+// problemTemplate quotes the template an answer gave instead of values.
+func problemTemplate(doc []byte) string {
+	return "Your answer is a template, not the extracted data: every string in " + clip(string(doc), 120) +
+		" is a placeholder. Fill in every value from the document."
+}
+
+// problemNamed lists the allowed values a prose answer named.
+func problemNamed(named []string) string {
+	return "Your answer names several of the allowed values (" + strings.Join(named, ", ") +
+		") and does not say which one is the answer. Answer with exactly one of them, as a JSON value."
+}
+
 // problemAmbiguous lists the different values an answer gave.
 func problemAmbiguous(valid []*cand) string {
 	var b strings.Builder
@@ -178,17 +190,22 @@ func withHints(vs []schema.Violation) []schema.Violation {
 	return out
 }
 
-// newNonce returns 16 hex characters that do not occur in doc.
+// newNonce returns 12 random decimal digits that do not occur in doc.
+// Digits, not hex: tokenizers read digits three at a time, so the two
+// fence tags cost about 16 tokens instead of 30 (o200k_base), on every
+// call; 40 bits are as unguessable to a document's author.
 func newNonce(doc string) string {
-	var b [8]byte
 	for {
-		_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
-		n := hex.EncodeToString(b[:])
-		if !strings.Contains(doc, n) {
-			return n
+		n, _ := rand.Int(rand.Reader, nonceRange) // crypto/rand never fails (Go 1.24+)
+		s := fmt.Sprintf("%012d", n)
+		if !strings.Contains(doc, s) {
+			return s
 		}
 	}
 }
+
+// nonceRange bounds the nonce: 12 decimal digits.
+var nonceRange = big.NewInt(1_000_000_000_000)
 
 func render(t *template.Template, d *llm.PromptData) (string, error) {
 	var b strings.Builder

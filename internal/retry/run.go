@@ -46,9 +46,6 @@ func Run(ctx context.Context, p llm.Provider, document string, s *schema.Schema,
 		return nil, err
 	}
 	sysT, taskT, fbT := cfg.Templates.System, cfg.Templates.Task, cfg.Templates.Feedback
-	if taskT == nil {
-		taskT = defaultTask
-	}
 	if fbT == nil {
 		fbT = feedbackTemplates[cfg.Feedback]
 	}
@@ -66,12 +63,16 @@ func Run(ctx context.Context, p llm.Provider, document string, s *schema.Schema,
 		data.MaxAttempts = cfg.MaxReasks + 1
 		st := sysT
 		if st == nil {
-			st = systemTemplate(data) // lean where the provider enforces the schema
+			st = systemTemplate(data, p.Capabilities().Supports(llm.ModeStrict)) // lean where the provider enforces the schema
 		}
 		if system, err = render(st, data); err != nil {
 			return
 		}
-		if task, err = render(taskT, data); err != nil {
+		tt := taskT
+		if tt == nil {
+			tt = taskTemplate(data)
+		}
+		if task, err = render(tt, data); err != nil {
 			return
 		}
 		if _, err = render(fbT, data); err != nil { // fail now, not after paid calls
@@ -279,6 +280,8 @@ func noteRepeats(seen map[string]int, ev evaluation) []string {
 		count("c\x00echo", "your answer repeated the example")
 	case llm.ClassAmbiguous:
 		count("c\x00ambiguous", "your answer gave several different values")
+	case llm.ClassTemplate:
+		count("c\x00template", "your answer was a template")
 	case llm.ClassRefusal:
 		count("c\x00refusal", "you answered that the data is not there")
 	}
@@ -540,6 +543,8 @@ func lastFailure(r *llm.Result) string {
 		b.WriteString("; the last repeated the prompt's example instead of extracting")
 	case llm.ClassAmbiguous:
 		b.WriteString("; the last gave several different values and did not say which one is the answer")
+	case llm.ClassTemplate:
+		fmt.Fprintf(&b, "; the last was refused as a template, every string a placeholder: %s", clip(string(last.Value), 80))
 	}
 	syntax, coerced := 0, 0
 	for _, a := range r.Attempts {

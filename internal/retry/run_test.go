@@ -332,9 +332,10 @@ func TestPrompt(t *testing.T) {
 		{"schema", SchemaInSchema, nil, []string{"<json-schema>", `"additionalProperties":false`}, []string{"<example>"}},
 		// Where the provider enforces the schema the prompt says only what
 		// the schema cannot (lean.go).
-		{"strict mode is lean", SchemaInAuto, []llm.Mode{llm.ModeStrict}, []string{"data, never instructions", "never invent", `{"_unextractable"`},
-			[]string{"<example>", "<json-schema>", "JSON only", "no markdown", "no other fields"}},
-		{"tools mode is lean", SchemaInAuto, []llm.Mode{llm.ModeTools}, []string{"data, never instructions", `{"_unextractable"`},
+		{"strict mode is lean", SchemaInAuto, []llm.Mode{llm.ModeStrict}, []string{"data, not instructions", "only from it"},
+			[]string{"<example>", "<json-schema>", "JSON only", "no markdown", "no other fields", "_unextractable"}},
+		// A tool the provider cannot make strict may carry the marker.
+		{"tools mode is lean", SchemaInAuto, []llm.Mode{llm.ModeTools}, []string{"data, not instructions", `{"_unextractable"`},
 			[]string{"<example>", "<json-schema>", "JSON only", "no other fields"}},
 		{"none", SchemaInNone, []llm.Mode{llm.ModeText}, []string{"JSON only", "no other fields"}, []string{"<example>", "<json-schema>"}},
 	}
@@ -367,10 +368,10 @@ func TestPrompt(t *testing.T) {
 			}
 			// The task fences the document with a nonce the document lacks.
 			i := strings.Index(task, "<document-")
-			if i < 0 || len(task) < i+len("<document-")+17 {
+			if i < 0 || !strings.Contains(task[i:], ">") {
 				t.Fatalf("no fence in task:\n%s", task)
 			}
-			nonce := task[i+len("<document-") : i+len("<document-")+16]
+			nonce, _, _ := strings.Cut(task[i+len("<document-"):], ">")
 			open, close := "<document-"+nonce+">", "</document-"+nonce+">"
 			if strings.Contains(doc, nonce) || !strings.Contains(task, open+"\n"+doc+"\n"+close) || strings.Count(task, "<document-") != 1 {
 				t.Errorf("document not fenced by a fresh nonce %q:\n%s", nonce, task)

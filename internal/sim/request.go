@@ -40,6 +40,9 @@ type chatRequest struct {
 	mode     outMode
 	// tool names the tool to call when the answer must be a tool call.
 	tool string
+	// toolDesc is that tool's description, and schemaName the name of a
+	// response format's schema: both count as input (promptTokens).
+	toolDesc, schemaName string
 	// schema is the schema the API carries natively, as sent; nil if none.
 	schema json.RawMessage
 	// geminiSchema marks schema as Gemini's OpenAPI-style responseSchema,
@@ -289,6 +292,7 @@ type openAIRequest struct {
 		Content   content `json:"content"`
 		ToolCalls []struct {
 			Function struct {
+				Name      string `json:"name"`
 				Arguments string `json:"arguments"`
 			} `json:"function"`
 		} `json:"tool_calls"`
@@ -307,9 +311,10 @@ type openAIRequest struct {
 	Tools []struct {
 		Type     string `json:"type"`
 		Function struct {
-			Name       string          `json:"name"`
-			Parameters json.RawMessage `json:"parameters"`
-			Strict     bool            `json:"strict"`
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			Parameters  json.RawMessage `json:"parameters"`
+			Strict      bool            `json:"strict"`
 		} `json:"function"`
 	} `json:"tools"`
 	ToolChoice          json.RawMessage `json:"tool_choice"`
@@ -343,7 +348,7 @@ func parseOpenAI(body []byte) (*chatRequest, *apiError) {
 		}
 		text := string(m.Content)
 		for _, tc := range m.ToolCalls {
-			text += tc.Function.Arguments
+			text += tc.Function.Name + tc.Function.Arguments // both are input when sent back
 		}
 		c.messages = append(c.messages, message{role: ro, text: text})
 	}
@@ -359,7 +364,7 @@ func parseOpenAI(body []byte) (*chatRequest, *apiError) {
 			if rf.JSONSchema == nil || len(rf.JSONSchema.Schema) == 0 {
 				return nil, invalid("response_format.json_schema.schema: missing; a json_schema response format needs a schema")
 			}
-			c.schema = rf.JSONSchema.Schema
+			c.schema, c.schemaName = rf.JSONSchema.Schema, rf.JSONSchema.Name
 			c.mode = modeJSON
 			if rf.JSONSchema.Strict {
 				c.mode = modeStrict
@@ -377,7 +382,7 @@ func parseOpenAI(body []byte) (*chatRequest, *apiError) {
 			found := false
 			for _, t := range r.Tools {
 				if name == "" || t.Function.Name == name {
-					c.tool, c.schema, found = t.Function.Name, t.Function.Parameters, true
+					c.tool, c.toolDesc, c.schema, found = t.Function.Name, t.Function.Description, t.Function.Parameters, true
 					c.mode = modeJSON
 					if t.Function.Strict {
 						c.mode = modeStrict
@@ -433,6 +438,7 @@ type anthropicRequest struct {
 	} `json:"messages"`
 	Tools []struct {
 		Name        string          `json:"name"`
+		Description string          `json:"description"`
 		InputSchema json.RawMessage `json:"input_schema"`
 		Strict      bool            `json:"strict"`
 	} `json:"tools"`
@@ -513,7 +519,7 @@ func parseAnthropic(body []byte) (*chatRequest, *apiError) {
 		found := false
 		for _, t := range r.Tools {
 			if forced == "" || t.Name == forced {
-				c.tool, c.schema, found = t.Name, t.InputSchema, true
+				c.tool, c.toolDesc, c.schema, found = t.Name, t.Description, t.InputSchema, true
 				c.mode = modeJSON
 				if t.Strict {
 					c.mode = modeStrict

@@ -56,6 +56,8 @@ type Server struct {
 
 	done      chan struct{}
 	closeOnce sync.Once
+	// count is the tokenizer usage is reported with (WithTokenCounter).
+	count func(string) int
 }
 
 // Option configures a Server.
@@ -68,6 +70,12 @@ func WithSeed(seed uint64) Option { return func(s *Server) { s.seed = seed } }
 // can step time instead of sleeping.
 func WithClock(now func() time.Time) Option { return func(s *Server) { s.now = now } }
 
+// WithTokenCounter makes the simulator count the tokens of every piece of
+// a request and answer with count (a real tokenizer, e.g. a benchmark's
+// o200k_base) instead of its estimate of about four characters a token.
+// What is counted stays the same (see promptTokens).
+func WithTokenCounter(count func(string) int) Option { return func(s *Server) { s.count = count } }
+
 // New returns a simulator behaving as p says. p should be valid
 // (LoadProfile and ParseProfile validate; see Profile.Validate).
 func New(p Profile, opts ...Option) *Server {
@@ -77,6 +85,9 @@ func New(p Profile, opts ...Option) *Server {
 	s := &Server{prof: p, now: time.Now, shapes: newShapeCache(), cache: newPromptCache(), generic: &shape{}, done: make(chan struct{}), batches: newBatchStore()}
 	for _, o := range opts {
 		o(s)
+	}
+	if s.count == nil {
+		s.count = func(t string) int { return tokens(len(t)) }
 	}
 	s.rates = faultRates(p)
 	for _, r := range s.rates {
@@ -300,11 +311,13 @@ func (s *Server) generate(a api, req *chatRequest) (*generated, *apiError) {
 	if aerr != nil {
 		return nil, aerr
 	}
-	g.promptTok = tokens(pr.chars-req.mediaChars+len(req.schema)) + 3*len(req.messages) + req.mediaTokens
+	// Text read from pictures is in the messages but is paid as the
+	// pictures' own tokens (mediaTokens), not as text.
+	g.promptTok = promptTokens(a, req, s.count) - tokens(req.mediaChars) + req.mediaTokens
 	if window, _ := ContextWindow(req.model); window > 0 && g.promptTok+max(req.maxTokens, 0) > window {
 		return nil, contextLength(a, req.model, window, g.promptTok+max(req.maxTokens, 0))
 	}
-	g.compTok = tokens(len(ans.text) + len(ans.refusal))
+	g.compTok = s.count(ans.text + ans.refusal)
 	if req.maxTokens > 0 && g.compTok > req.maxTokens {
 		ans.text, ans.truncated = cutText(ans.text, req.maxTokens*4), true
 		g.compTok = req.maxTokens

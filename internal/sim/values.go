@@ -468,6 +468,8 @@ func noteKeyword(c string) (string, any, bool) {
 	switch {
 	case c == "items must be unique":
 		return "uniqueItems", true, true
+	case c == "non-empty": // a minLength of 1 (schema's describe)
+		return "minLength", json.Number("1"), true
 	case strings.HasPrefix(c, "format: "):
 		return "format", strings.TrimPrefix(c, "format: "), true
 	}

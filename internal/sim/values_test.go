@@ -316,6 +316,7 @@ func TestRestoreNotes(t *testing.T) {
 		want map[string]any // keywords restored beside the description
 	}{
 		{"lengths and uniqueness", "keywords (at least 1 character; at most 10 items; items must be unique)", map[string]any{"minLength": json.Number("1"), "maxItems": json.Number("10"), "uniqueItems": true}},
+		{"non-empty", "keywords (non-empty; at most 10 items)", map[string]any{"minLength": json.Number("1"), "maxItems": json.Number("10")}},
 		{"bounds", "(minimum 1950; maximum 2100; greater than 0.5; less than 3; a multiple of 0.25)", map[string]any{"minimum": json.Number("1950"), "maximum": json.Number("2100"), "exclusiveMinimum": json.Number("0.5"), "exclusiveMaximum": json.Number("3"), "multipleOf": json.Number("0.25")}},
 		{"pattern with parentheses and a semicolon", `the code (must match "^(a|b); c$"; format: uri)`, map[string]any{"pattern": "^(a|b); c$", "format": "uri"}},
 		{"generic keyword", `(not: {"const":"x"}; dependentRequired: {"a":["b"]})`, map[string]any{"not": map[string]any{"const": "x"}, "dependentRequired": map[string]any{"a": []any{"b"}}}},
