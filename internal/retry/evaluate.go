@@ -9,7 +9,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
+	"weak"
 
 	"github.com/extractq/extractq/llm"
 
@@ -67,10 +69,10 @@ type judge struct {
 // newJudge prepares the evaluation of answers to document under the
 // prompt data (the example shown, the mode).
 func newJudge(s *schema.Schema, cfg *Config, document string, d *llm.PromptData) *judge {
-	j := &judge{s: s, cfg: cfg, scalars: rootScalarKinds(s)}
+	j := &judge{s: s, cfg: cfg, scalars: scalarCache.get(s)}
 	if d.SchemaIn == string(SchemaInExample) && d.Example != "" {
 		if v, err := decode([]byte(d.Example)); err == nil {
-			pinned := pinnedStrings(s)
+			pinned := pinnedCache.get(s)
 			if distinctive(v, pinned) {
 				j.example = canonical(v)
 				if dv, err := decode([]byte(strings.TrimSpace(document))); err == nil && bytes.Equal(canonical(dv), j.example) {
@@ -707,6 +709,45 @@ func (c *cand) unwrapWire(j *judge) {
 // scalar also lets the finder offer bare scalars.
 func find(text string, j *judge) []jsonx.Candidate {
 	return jsonx.FindWith(text, jsonx.FindOptions{Policy: j.cfg.Repair, Scalars: j.scalars})
+}
+
+// scalarCache keeps rootScalarKinds of the schemas in use: reading them
+// decodes the whole schema, which cost a fleet worker a tenth of its CPU
+// per document when it was done for every document.
+var scalarCache = &schemaCache[jsonx.ScalarKinds]{build: rootScalarKinds}
+
+// pinnedCache keeps pinnedStrings of the schemas in use; its maps are
+// only read.
+var pinnedCache = &schemaCache[map[string]bool]{build: pinnedStrings}
+
+// maxCachedSchemas bounds a schemaCache: past it the cache starts again
+// empty (a process rarely uses more schemas than that at once).
+const maxCachedSchemas = 256
+
+// schemaCache holds a value derived from each *schema.Schema, by identity;
+// its weak keys keep no schema alive.
+type schemaCache[T any] struct {
+	build func(*schema.Schema) T
+	mu    sync.Mutex
+	m     map[weak.Pointer[schema.Schema]]T
+}
+
+func (c *schemaCache[T]) get(s *schema.Schema) T {
+	k := weak.Make(s)
+	c.mu.Lock()
+	v, ok := c.m[k]
+	c.mu.Unlock()
+	if ok {
+		return v
+	}
+	v = c.build(s)
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= maxCachedSchemas {
+		c.m = make(map[weak.Pointer[schema.Schema]]T)
+	}
+	c.m[k] = v
+	c.mu.Unlock()
+	return v
 }
 
 // rootScalarKinds returns the scalar kinds the root of s accepts, read
