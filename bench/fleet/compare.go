@@ -58,12 +58,22 @@ func runCompare(rev string, rounds int, args []string) error {
 		var got [2]figures
 		for _, k := range order {
 			t := trees[k]
-			cmd := exec.Command(t.bin, pass...)
-			cmd.Dir = t.dir // each builds its own cmd/worker
+			// A run may fail on a loaded machine (an older revision's raw
+			// publish gave up after 200ms without acks): run it again.
 			var out bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &out, &out
-			if err := cmd.Run(); err != nil {
-				return fmt.Errorf("round %d, %s: %v\n%s", round+1, t.name, err, out.String())
+			for try := 1; ; try++ {
+				out.Reset()
+				cmd := exec.Command(t.bin, pass...)
+				cmd.Dir = t.dir // each builds its own cmd/worker
+				cmd.Stdout, cmd.Stderr = &out, &out
+				err := cmd.Run()
+				if err == nil {
+					break
+				}
+				if try == 3 {
+					return fmt.Errorf("round %d, %s: %v\n%s", round+1, t.name, err, out.String())
+				}
+				fmt.Printf("round %d, %s: failed (%v), run again\n", round+1, t.name, err)
 			}
 			got[k] = parseFigures(out.String())
 			fmt.Printf("round %d, %s: %s\n", round+1, t.name, got[k])

@@ -22,11 +22,14 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"net"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -52,6 +55,10 @@ func main() {
 	flag.StringVar(&o.profile, "profile", "clean", "simulator profile: clean or faulty (both zero latency)")
 	flag.StringVar(&o.logLevel, "log-level", "warn", "the worker's log level (warn as in earlier runs; info is its default)")
 	flag.StringVar(&o.profileDir, "profile-dir", "", "write pprof profiles of the worker (DIR/worker) and of submit (DIR/submit)")
+	flag.IntVar(&o.cluster, "cluster", 0, "start this many embedded NATS servers clustered, streams replicated on all (0: one server)")
+	flag.IntVar(&o.workers, "workers", 1, "worker processes, each with the pool's concurrency")
+	flag.BoolVar(&o.raw, "raw", true, "measure raw JetStream too (a scale run may skip it)")
+	flag.DurationVar(&o.rssEvery, "rss-every", 0, "sample the workers' RSS this often and print the series (0: only the peak)")
 	compare := flag.String("compare", "", "git revision to compare the working tree with: builds both, interleaves their runs, prints ratios")
 	rounds := flag.Int("rounds", 3, "with -compare: rounds of one run each")
 	flag.Parse()
@@ -70,6 +77,9 @@ func main() {
 }
 
 type options struct {
+	cluster, workers                       int
+	raw                                    bool
+	rssEvery                               time.Duration
 	docs, conc                             int
 	natsURL, profile, logLevel, profileDir string
 }
@@ -85,6 +95,8 @@ type result struct {
 	msgSize                  int
 	natsIn, natsOut, pgXacts int64 // -1: not counted
 	logLines                 int
+	dbBytes, dbBytesRun      int64 // audit database size after the drain, and its growth during it
+	rss                      []rssSample
 	natsURL, profileName     string
 }
 
@@ -96,17 +108,45 @@ func (r result) print(o options) {
 		}
 		return fmt.Sprintf("%.2f", float64(v)/n)
 	}
-	fmt.Printf("fleet benchmark: %d documents, pool concurrency %d, simulator %q at zero latency, NATS %s, worker log level %s\n", o.docs, o.conc, r.profileName, r.natsURL, o.logLevel)
+	fmt.Printf("fleet benchmark: %d documents, %d worker process(es) of pool concurrency %d, simulator %q at zero latency, NATS %s, worker log level %s\n", o.docs, o.workers, o.conc, r.profileName, r.natsURL, o.logLevel)
 	fmt.Printf("  submit (store in Postgres + publish):  %8.0f docs/s  (%s)\n", n/r.submit.Seconds(), r.submit.Round(time.Millisecond))
 	fmt.Printf("  end to end (pull, extract, audit, ack): %8.0f docs/s  (%s, %d simulator calls)\n", n/r.e2e.Seconds(), r.e2e.Round(time.Millisecond), r.calls)
 	fmt.Printf("  worker CPU per document:               %8.0f µs    (%s user+sys over %d documents)\n", float64(r.cpu.Microseconds())/n, r.cpu.Round(time.Millisecond), o.docs)
-	fmt.Printf("  raw JetStream publish:                 %8.0f msgs/s (%d-byte messages, same server)\n", r.rawPublish, r.msgSize)
-	fmt.Printf("  raw JetStream publish+consume+ack:     %8.0f msgs/s (%d-byte messages, same server)\n", r.rawAll, r.msgSize)
-	fmt.Printf("  end to end ÷ raw publish+consume+ack:  %8.1f %%\n", 100*n/r.e2e.Seconds()/r.rawAll)
-	fmt.Printf("  submit ÷ raw publish:                  %8.1f %%\n", 100*n/r.submit.Seconds()/r.rawPublish)
+	if o.raw {
+		fmt.Printf("  raw JetStream publish:                 %8.0f msgs/s (%d-byte messages, same server)\n", r.rawPublish, r.msgSize)
+		fmt.Printf("  raw JetStream publish+consume+ack:     %8.0f msgs/s (%d-byte messages, same server)\n", r.rawAll, r.msgSize)
+		fmt.Printf("  end to end ÷ raw publish+consume+ack:  %8.1f %%\n", 100*n/r.e2e.Seconds()/r.rawAll)
+		fmt.Printf("  submit ÷ raw publish:                  %8.1f %%\n", 100*n/r.submit.Seconds()/r.rawPublish)
+	}
 	fmt.Printf("  per document: NATS messages worker→server %s, server→worker %s; Postgres transactions %s; worker log records %.2f\n",
 		perDoc(r.natsIn), perDoc(r.natsOut), perDoc(r.pgXacts), float64(r.logLines)/n)
-	fmt.Printf("  worker max RSS:                        %8.1f MiB\n", float64(r.maxRSS)/1024)
+	fmt.Printf("  worker max RSS:                        %8.1f MiB (the largest of the workers)\n", float64(r.maxRSS)/1024)
+	fmt.Printf("  Postgres: %.0f bytes per document (database %.1f MiB after the drain, %.1f MiB written during it)\n",
+		float64(r.dbBytes)/n, float64(r.dbBytes)/(1<<20), float64(r.dbBytesRun)/(1<<20))
+	for _, s := range r.rss {
+		fmt.Printf("  rss at %6s: %5.1f%% settled, workers' RSS %s MiB\n", s.at.Round(time.Second), 100*float64(s.settled)/n, s.mib)
+	}
+}
+
+// rssSample is the workers' resident set sizes at a moment of the run.
+type rssSample struct {
+	at      time.Duration
+	settled int
+	mib     string
+}
+
+// rssOf reads a process's resident set size from /proc.
+func rssOf(pid int) (kib int64, err error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+			return strconv.ParseInt(f[1], 10, 64)
+		}
+	}
+	return 0, errors.New("no VmRSS")
 }
 
 func run(o options) (r result, err error) {
@@ -117,13 +157,21 @@ func run(o options) (r result, err error) {
 		return r, err
 	}
 	defer os.RemoveAll(tmp)
-	var ns *server.Server
+	var servers []*server.Server
 	if o.natsURL == "" {
-		if ns, err = startNATS(tmp); err != nil {
+		if servers, err = startNATS(tmp, o.cluster); err != nil {
 			return r, err
 		}
-		defer ns.Shutdown()
-		o.natsURL = ns.ClientURL()
+		defer func() {
+			for _, s := range servers {
+				s.Shutdown()
+			}
+		}()
+		var urls []string
+		for _, s := range servers {
+			urls = append(urls, s.ClientURL())
+		}
+		o.natsURL = strings.Join(urls, ",")
 	}
 	r.natsURL = o.natsURL
 	nc, err := nats.Connect(o.natsURL)
@@ -152,7 +200,7 @@ func run(o options) (r result, err error) {
 	if err := st.Migrate(ctx); err != nil {
 		return r, err
 	}
-	if err := jobs.EnsureStreams(ctx, js); err != nil {
+	if err := jobs.EnsureStreams(ctx, js, jobs.WithReplicas(max(1, o.cluster))); err != nil {
 		return r, err
 	}
 	prof := fleettest.CleanProfile()
@@ -212,50 +260,81 @@ func run(o options) (r result, err error) {
 	if err != nil {
 		return r, err
 	}
-	logPath := filepath.Join(tmp, "worker.log")
-	logf, err := os.Create(logPath)
-	if err != nil {
-		return r, err
+	var cmds []*exec.Cmd
+	for k := range max(1, o.workers) {
+		logf, err := os.Create(filepath.Join(tmp, fmt.Sprintf("worker-%d.log", k)))
+		if err != nil {
+			return r, err
+		}
+		defer logf.Close()
+		cmd := exec.Command(bin, "run", "--listen", "", "--id", fmt.Sprintf("bench-%d", k), "--pool", "openai:sim-fleet=concurrency:"+strconv.Itoa(o.conc),
+			"--log-level", o.logLevel, "--log-format", "json")
+		cmd.Env = append(os.Environ(), "EXTRACTQ_NATS_URL="+o.natsURL, "EXTRACTQ_DATABASE_URL="+dbURL,
+			"OPENAI_BASE_URL="+hs.URL+"/v1", "OPENAI_API_KEY=sk-bench-not-a-key")
+		if o.profileDir != "" {
+			cmd.Env = append(cmd.Env, cli.ProfileDirEnv+"="+filepath.Join(o.profileDir, fmt.Sprintf("worker%s", suffix(k))))
+		}
+		cmd.Stdout, cmd.Stderr = logf, logf
+		cmds = append(cmds, cmd)
 	}
-	defer logf.Close()
-	cmd := exec.Command(bin, "run", "--listen", "", "--pool", "openai:sim-fleet=concurrency:"+strconv.Itoa(o.conc), "--log-level", o.logLevel, "--log-format", "json")
-	cmd.Env = append(os.Environ(), "EXTRACTQ_NATS_URL="+o.natsURL, "EXTRACTQ_DATABASE_URL="+dbURL,
-		"OPENAI_BASE_URL="+hs.URL+"/v1", "OPENAI_API_KEY=sk-bench-not-a-key")
-	if o.profileDir != "" {
-		cmd.Env = append(cmd.Env, cli.ProfileDirEnv+"="+filepath.Join(o.profileDir, "worker"))
-	}
-	cmd.Stdout, cmd.Stderr = logf, logf
 	xacts0, err := pgXacts(ctx, st)
 	if err != nil {
 		return r, err
 	}
-	t1 := time.Now()
-	if err := cmd.Start(); err != nil {
+	size0, err := dbSize(ctx, st)
+	if err != nil {
 		return r, err
 	}
+	t1 := time.Now()
+	for _, cmd := range cmds {
+		if err := cmd.Start(); err != nil {
+			return r, err
+		}
+	}
+	nextRSS := time.Now()
+	polls := 0
 	for {
 		var settled int
 		if err := st.Pool().QueryRow(ctx, "SELECT count(*) FROM jobs WHERE status <> $1", audit.StatusRetrying).Scan(&settled); err != nil {
 			return r, err
 		}
+		polls++
+		if o.rssEvery > 0 && (time.Now().After(nextRSS) || settled >= n) {
+			var mib []string
+			for _, cmd := range cmds {
+				kib, _ := rssOf(cmd.Process.Pid)
+				mib = append(mib, fmt.Sprintf("%.0f", float64(kib)/1024))
+			}
+			r.rss = append(r.rss, rssSample{at: time.Since(t1), settled: settled, mib: strings.Join(mib, " ")})
+			nextRSS = nextRSS.Add(o.rssEvery)
+		}
 		if settled >= n {
 			break
 		}
-		if time.Since(t1) > 30*time.Minute {
-			return r, fmt.Errorf("only %d of %d settled after 30 minutes", settled, n)
+		if time.Since(t1) > 3*time.Hour {
+			return r, fmt.Errorf("only %d of %d settled after 3 hours", settled, n)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	r.e2e = time.Since(t1)
-	_ = cmd.Process.Signal(syscall.SIGTERM)
-	if err := cmd.Wait(); err != nil {
-		return r, fmt.Errorf("worker exit: %w (log in %s)", err, logPath)
+	for _, cmd := range cmds {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
 	}
-	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	r.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	r.maxRSS = ru.Maxrss
+	for k, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			return r, fmt.Errorf("worker %d exit: %w (logs in %s)", k, err, tmp)
+		}
+		ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+		r.cpu += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		r.maxRSS = max(r.maxRSS, ru.Maxrss)
+		lines, err := countLines(filepath.Join(tmp, fmt.Sprintf("worker-%d.log", k)))
+		if err != nil {
+			return r, err
+		}
+		r.logLines += lines
+	}
 	r.calls = srv.Stats().Requests
-	r.natsIn, r.natsOut = workerNATS(ns)
+	r.natsIn, r.natsOut = workerNATS(servers)
 	// The statistics of a backend's transactions reach pg_stat_database
 	// within a second of its last one.
 	time.Sleep(1500 * time.Millisecond)
@@ -264,9 +343,13 @@ func run(o options) (r result, err error) {
 		return r, err
 	}
 	// The bench's own settled-count polls are one transaction each.
-	r.pgXacts = xacts1 - xacts0 - int64(r.e2e/(50*time.Millisecond)) - 2
-	if r.logLines, err = countLines(logPath); err != nil {
+	r.pgXacts = xacts1 - xacts0 - int64(polls) - 2
+	if r.dbBytes, err = dbSize(ctx, st); err != nil {
 		return r, err
+	}
+	r.dbBytesRun = r.dbBytes - size0
+	if !o.raw {
+		return r, nil
 	}
 
 	// Raw JetStream, same server, same message sizes.
@@ -275,35 +358,88 @@ func run(o options) (r result, err error) {
 }
 
 // startNATS starts an embedded JetStream server storing in dir, on a free
-// loopback port, keeping it at hand for its connection counts.
-func startNATS(dir string) (*server.Server, error) {
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: dir, NoLog: true, NoSigs: true})
-	if err != nil {
-		return nil, err
+// loopback port, or a cluster of n of them, keeping them at hand for their
+// connection counts.
+func startNATS(dir string, n int) ([]*server.Server, error) {
+	ports := make([]int, max(n, 1))
+	if n > 1 { // every server routes to every other: ports first
+		for i := range ports {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				return nil, err
+			}
+			ports[i] = ln.Addr().(*net.TCPAddr).Port
+			ln.Close()
+		}
 	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		s.Shutdown()
-		return nil, errors.New("embedded nats-server did not start within 10s")
+	var out []*server.Server
+	for i := range ports {
+		opts := &server.Options{ServerName: fmt.Sprintf("n%d", i), Host: "127.0.0.1", Port: -1, JetStream: true,
+			StoreDir: filepath.Join(dir, fmt.Sprintf("nats-%d", i)), NoLog: true, NoSigs: true}
+		if n > 1 {
+			var routes []string
+			for j, p := range ports {
+				if j != i {
+					routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", p))
+				}
+			}
+			opts.Cluster = server.ClusterOpts{Name: "bench", Host: "127.0.0.1", Port: ports[i]}
+			opts.Routes = server.RoutesFromStr(strings.Join(routes, ","))
+		}
+		s, err := server.NewServer(opts)
+		if err != nil {
+			return out, err
+		}
+		go s.Start()
+		out = append(out, s)
 	}
-	return s, nil
+	for _, s := range out {
+		if !s.ReadyForConnections(30 * time.Second) {
+			return out, errors.New("embedded nats-server did not start within 30s")
+		}
+	}
+	for deadline := time.Now().Add(30 * time.Second); n > 1; time.Sleep(50 * time.Millisecond) {
+		if slices.ContainsFunc(out, func(s *server.Server) bool { return s.JetStreamIsLeader() }) {
+			break
+		}
+		if time.Now().After(deadline) {
+			return out, errors.New("the embedded JetStream cluster elected no meta leader within 30s")
+		}
+	}
+	return out, nil
+}
+
+func suffix(k int) string {
+	if k == 0 {
+		return ""
+	}
+	return "-" + strconv.Itoa(k)
+}
+
+// dbSize is the audit database's size on disk.
+func dbSize(ctx context.Context, st *audit.Store) (int64, error) {
+	var n int64
+	err := st.Pool().QueryRow(ctx, "SELECT pg_database_size(current_database())").Scan(&n)
+	return n, err
 }
 
 // workerNATS is what the worker's connection sent (pull requests, acks,
 // in-progress acks, publishes) and received (jobs, replies), as the server
 // counted it; -1 without an embedded server.
-func workerNATS(s *server.Server) (in, out int64) {
-	if s == nil {
+func workerNATS(servers []*server.Server) (in, out int64) {
+	if len(servers) == 0 {
 		return -1, -1
 	}
-	cz, err := s.Connz(&server.ConnzOptions{State: server.ConnAll, Limit: 1 << 16})
-	if err != nil {
-		return -1, -1
-	}
-	for _, c := range cz.Conns {
-		if c.Name == "extractq-worker" {
-			in += c.InMsgs
-			out += c.OutMsgs
+	for _, s := range servers {
+		cz, err := s.Connz(&server.ConnzOptions{State: server.ConnAll, Limit: 1 << 16})
+		if err != nil {
+			return -1, -1
+		}
+		for _, c := range cz.Conns {
+			if c.Name == "extractq-worker" {
+				in += c.InMsgs
+				out += c.OutMsgs
+			}
 		}
 	}
 	return in, out
@@ -351,7 +487,8 @@ func rawJetStream(ctx context.Context, js jetstream.JetStream, n, size int) (pub
 	payload := make([]byte, size)
 	start := time.Now()
 	for i := range n {
-		if _, err := js.PublishAsync("bench.raw", payload, jetstream.WithMsgID(strconv.Itoa(i))); err != nil {
+		// A loaded machine acks slowly: wait for room rather than fail.
+		if _, err := js.PublishAsync("bench.raw", payload, jetstream.WithMsgID(strconv.Itoa(i)), jetstream.WithStallWait(time.Minute)); err != nil {
 			return 0, 0, err
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -30,7 +31,18 @@ import (
 	"github.com/extractq/extractq/internal/worker"
 )
 
+// defaultGOGC is the worker's garbage collection target unless GOGC is
+// set: its live heap is small (tens of MiB) while it allocates about 50 KB
+// per document, so at Go's default of 100 the collector ran several times
+// a second and took about a tenth of the worker's CPU
+// (doc/performance-cpu.md). 400 trades a few tens of MiB of RSS for most
+// of that.
+const defaultGOGC = 400
+
 func main() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(defaultGOGC)
+	}
 	os.Exit(cli.Run(newRootCmd(), os.Args[1:], os.Stderr))
 }
 
