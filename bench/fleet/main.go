@@ -120,7 +120,7 @@ func (r result) print(o options) {
 	}
 	fmt.Printf("  per document: NATS messages worker→server %s, server→worker %s; Postgres transactions %s; worker log records %.2f\n",
 		perDoc(r.natsIn), perDoc(r.natsOut), perDoc(r.pgXacts), float64(r.logLines)/n)
-	fmt.Printf("  worker max RSS:                        %8.1f MiB (the largest of the workers)\n", float64(r.maxRSS)/1024)
+	fmt.Printf("  worker peak RSS:                       %8.1f MiB (VmHWM before shutdown, the largest of the workers)\n", float64(r.maxRSS)/1024)
 	fmt.Printf("  Postgres: %.0f bytes per document (database %.1f MiB after the drain, %.1f MiB written during it)\n",
 		float64(r.dbBytes)/n, float64(r.dbBytes)/(1<<20), float64(r.dbBytesRun)/(1<<20))
 	for _, s := range r.rss {
@@ -135,18 +135,19 @@ type rssSample struct {
 	mib     string
 }
 
-// rssOf reads a process's resident set size from /proc.
-func rssOf(pid int) (kib int64, err error) {
+// procStatus reads a size in KiB (VmRSS:, VmHWM:) from a process's
+// /proc status.
+func procStatus(pid int, field string) (kib int64, err error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == field {
 			return strconv.ParseInt(f[1], 10, 64)
 		}
 	}
-	return 0, errors.New("no VmRSS")
+	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
 }
 
 func run(o options) (r result, err error) {
@@ -302,7 +303,7 @@ func run(o options) (r result, err error) {
 		if o.rssEvery > 0 && (time.Now().After(nextRSS) || settled >= n) {
 			var mib []string
 			for _, cmd := range cmds {
-				kib, _ := rssOf(cmd.Process.Pid)
+				kib, _ := procStatus(cmd.Process.Pid, "VmRSS:")
 				mib = append(mib, fmt.Sprintf("%.0f", float64(kib)/1024))
 			}
 			r.rss = append(r.rss, rssSample{at: time.Since(t1), settled: settled, mib: strings.Join(mib, " ")})
@@ -318,6 +319,11 @@ func run(o options) (r result, err error) {
 	}
 	r.e2e = time.Since(t1)
 	for _, cmd := range cmds {
+		// The peak of the worker itself: getrusage's maxrss of a child
+		// counts the bench's own RSS at the fork.
+		if kib, err := procStatus(cmd.Process.Pid, "VmHWM:"); err == nil {
+			r.maxRSS = max(r.maxRSS, kib)
+		}
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 	}
 	for k, cmd := range cmds {
@@ -326,7 +332,6 @@ func run(o options) (r result, err error) {
 		}
 		ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 		r.cpu += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-		r.maxRSS = max(r.maxRSS, ru.Maxrss)
 		lines, err := countLines(filepath.Join(tmp, fmt.Sprintf("worker-%d.log", k)))
 		if err != nil {
 			return r, err
