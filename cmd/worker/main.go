@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -30,7 +31,18 @@ import (
 	"github.com/extractq/extractq/internal/worker"
 )
 
+// defaultGOGC is the worker's garbage collection target unless GOGC is
+// set: its live heap is small (tens of MiB) while it allocates about 50 KB
+// per document, so at Go's default of 100 the collector ran several times
+// a second and took about a tenth of the worker's CPU
+// (doc/performance-cpu.md). 400 trades a few tens of MiB of RSS for most
+// of that.
+const defaultGOGC = 400
+
 func main() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(defaultGOGC)
+	}
 	os.Exit(cli.Run(newRootCmd(), os.Args[1:], os.Stderr))
 }
 
@@ -51,6 +63,7 @@ func configError(err error) error { return cli.Usage(err) }
 // environment, which overrides the config file.
 type runFlags struct {
 	configFile, natsURL, databaseURL, workerID, listen, logFormat, logLevel string
+	profileDir                                                              string
 	pools                                                                   []string
 	ackWait, grace                                                          time.Duration
 	maxDeliver, streamReplicas                                              int
@@ -77,6 +90,7 @@ func (s *runFlags) register(cmd *cobra.Command, full bool) {
 	f.StringVar(&s.backoff, "backoff", "", "redelivery delays after a worker crash, e.g. 30s,1m,5m (env EXTRACTQ_BACKOFF)")
 	cli.DurationVar(f, &s.grace, "grace", 0, "time in-flight jobs get to finish at shutdown (env EXTRACTQ_GRACE, default 30s)")
 	f.BoolVar(&s.migrate, "migrate", false, "apply audit migrations and create streams at start (env EXTRACTQ_MIGRATE)")
+	f.StringVar(&s.profileDir, "profile-dir", "", "write CPU, allocation, heap, mutex and block profiles of the run to `DIR` at exit (env "+cli.ProfileDirEnv+"; see doc/performance-cpu.md)")
 }
 
 // load builds the configuration: defaults, file, environment, flags.
@@ -174,7 +188,19 @@ Example:
 			if err := checkServers(ctx, cfg); err != nil {
 				return err
 			}
-			return worker.Serve(ctx, cfg, log, worker.NewEngine())
+			dir := s.profileDir
+			if !cmd.Flags().Changed("profile-dir") {
+				dir = os.Getenv(cli.ProfileDirEnv)
+			}
+			stopProfiles, err := cli.StartProfiles(dir)
+			if err != nil {
+				return configError(err)
+			}
+			err = worker.Serve(ctx, cfg, log, worker.NewEngine())
+			if perr := stopProfiles(); perr != nil {
+				log.Error("profiles not written", "dir", dir, "err", perr)
+			}
+			return err
 		},
 	}
 	s.register(cmd, true)

@@ -9,7 +9,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
+	"weak"
 
 	"github.com/extractq/extractq/llm"
 
@@ -84,16 +86,17 @@ type judge struct {
 // newJudge prepares the evaluation of answers to document under the
 // prompt data (the example shown, the mode).
 func newJudge(s *schema.Schema, cfg *Config, document string, d *llm.PromptData) *judge {
-	j := &judge{s: s, cfg: cfg, scalars: rootScalarKinds(s), document: document}
+	j := &judge{s: s, cfg: cfg, scalars: scalarCache.get(s), document: document}
 	if j.scalars == 0 && cfg.Repair == jsonx.PolicyCoerce {
 		// Shapes one level off: a scalar answer where the root is a
 		// one-property object or an array of scalars.
-		j.member, j.scalars = oneLevelDown(s)
+		down := downCache.get(s)
+		j.member, j.scalars = down.member, down.kinds
 		j.down = j.scalars != 0
 	}
 	if d.SchemaIn == string(SchemaInExample) && d.Example != "" {
 		if v, err := decode([]byte(d.Example)); err == nil {
-			pinned := pinnedStrings(s)
+			pinned := pinnedCache.get(s)
 			if distinctive(v, pinned) {
 				j.example = canonical(v)
 				if dv, err := decode([]byte(strings.TrimSpace(document))); err == nil && bytes.Equal(canonical(dv), j.example) {
@@ -827,6 +830,58 @@ func (c *cand) undoStrictNulls(s *schema.Schema) {
 // scalar also lets the finder offer bare scalars.
 func find(text string, j *judge) []jsonx.Candidate {
 	return jsonx.FindWith(text, jsonx.FindOptions{Policy: j.cfg.Repair, Scalars: j.scalars})
+}
+
+// scalarCache keeps rootScalarKinds of the schemas in use: reading them
+// decodes the whole schema, which cost a fleet worker a tenth of its CPU
+// per document when it was done for every document.
+var scalarCache = &schemaCache[jsonx.ScalarKinds]{build: rootScalarKinds}
+
+// levelDown is what oneLevelDown finds in a schema, cached per schema like
+// the root's scalar kinds (decoding the schema per document cost a tenth
+// of a worker's CPU).
+type levelDown struct {
+	member string
+	kinds  jsonx.ScalarKinds
+}
+
+var downCache = &schemaCache[levelDown]{build: func(s *schema.Schema) levelDown {
+	m, k := oneLevelDown(s)
+	return levelDown{m, k}
+}}
+
+// pinnedCache keeps pinnedStrings of the schemas in use; its maps are
+// only read.
+var pinnedCache = &schemaCache[map[string]bool]{build: pinnedStrings}
+
+// maxCachedSchemas bounds a schemaCache: past it the cache starts again
+// empty (a process rarely uses more schemas than that at once).
+const maxCachedSchemas = 256
+
+// schemaCache holds a value derived from each *schema.Schema, by identity;
+// its weak keys keep no schema alive.
+type schemaCache[T any] struct {
+	build func(*schema.Schema) T
+	mu    sync.Mutex
+	m     map[weak.Pointer[schema.Schema]]T
+}
+
+func (c *schemaCache[T]) get(s *schema.Schema) T {
+	k := weak.Make(s)
+	c.mu.Lock()
+	v, ok := c.m[k]
+	c.mu.Unlock()
+	if ok {
+		return v
+	}
+	v = c.build(s)
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= maxCachedSchemas {
+		c.m = make(map[weak.Pointer[schema.Schema]]T)
+	}
+	c.m[k] = v
+	c.mu.Unlock()
+	return v
 }
 
 // rootScalarKinds returns the scalar kinds the root of s accepts, read

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -44,7 +45,7 @@ type delivery struct {
 // probe says the delivery is its pool circuit's half-open probe.
 func (w *Worker) handle(ctx, jobCtx context.Context, i int, msg jetstream.Msg, probe bool) {
 	p := w.pools[i]
-	d := &delivery{msg: msg, pool: p.Name, i: i, batch: p.Batch != nil, started: time.Now(), log: w.log.With("pool", p.Name)}
+	d := &delivery{msg: msg, pool: p.Name, i: i, batch: p.Batch != nil, started: time.Now(), log: jobLogger(w.log).With("pool", p.Name)}
 	w.obs.JobStarted(p.Name)
 	defer w.obs.JobFinished(p.Name)
 	md, err := msg.Metadata()
@@ -505,27 +506,33 @@ func (w *Worker) writeBestEffort(rec *audit.Record, what string, log *slog.Logge
 }
 
 // keepAlive tells the server the job is still being worked on every third
-// of the ack wait until stop is called.
+// of the ack wait until stop is called; after stop returns it sends
+// nothing more. A timer, not a goroutine per job: most jobs end before
+// the first in-progress ack is due, and then cost no goroutine at all.
 func (w *Worker) keepAlive(msg jetstream.Msg, log *slog.Logger) (stop func()) {
-	done := make(chan struct{})
-	exited := make(chan struct{})
 	every := w.consumer.ProgressInterval()
-	go func() {
-		defer close(exited)
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				if err := msg.InProgress(); err != nil {
-					log.Warn("in-progress ack failed", "err", err)
-				}
-			}
+	var mu sync.Mutex // orders the callback after t is set, and stop after any send
+	stopped := false
+	var t *time.Timer
+	mu.Lock()
+	defer mu.Unlock()
+	t = time.AfterFunc(every, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped {
+			return
 		}
-	}()
-	return func() { close(done); <-exited }
+		if err := msg.InProgress(); err != nil {
+			log.Warn("in-progress ack failed", "err", err)
+		}
+		t.Reset(every)
+	})
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		stopped = true
+		t.Stop()
+	}
 }
 
 // onMaxDeliveries is the safety net: a job that exhausted its deliveries

@@ -513,15 +513,24 @@ func sleep(ctx context.Context, d time.Duration) {
 	}
 }
 
-// schemaCache compiles each schema fingerprint once.
+// schemaCache compiles each schema fingerprint once: the first job of a
+// schema fetches and compiles it while the pool's other jobs of that
+// schema wait for it (they once compiled it side by side, each copy then
+// building its own prompt forms).
 type schemaCache struct {
 	store *jobs.Schemas
 	mu    sync.Mutex
-	m     map[string]*schema.Schema
+	m     map[string]*schemaEntry
+}
+
+type schemaEntry struct {
+	ready chan struct{} // closed once s or err is set
+	s     *schema.Schema
+	err   error
 }
 
 func newSchemaCache(s *jobs.Schemas) *schemaCache {
-	return &schemaCache{store: s, m: map[string]*schema.Schema{}}
+	return &schemaCache{store: s, m: map[string]*schemaEntry{}}
 }
 
 // maxCachedSchemas bounds the cache; a fleet rarely runs more than a few.
@@ -529,25 +538,44 @@ const maxCachedSchemas = 1024
 
 func (c *schemaCache) get(ctx context.Context, ref jobs.SchemaRef) (*schema.Schema, error) {
 	c.mu.Lock()
-	s, ok := c.m[ref.Fingerprint]
+	e, ok := c.m[ref.Fingerprint]
+	if !ok {
+		if len(c.m) >= maxCachedSchemas {
+			clear(c.m)
+		}
+		e = &schemaEntry{ready: make(chan struct{})}
+		c.m[ref.Fingerprint] = e
+	}
 	c.mu.Unlock()
 	if ok {
-		return s, nil
+		select {
+		case <-e.ready:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return e.s, e.err // a failure is shared by the jobs that waited for it, not cached
 	}
+	e.s, e.err = c.compile(ctx, ref)
+	if e.err != nil { // not cached: the next job asks the store again
+		c.mu.Lock()
+		if c.m[ref.Fingerprint] == e {
+			delete(c.m, ref.Fingerprint)
+		}
+		c.mu.Unlock()
+	}
+	close(e.ready)
+	return e.s, e.err
+}
+
+func (c *schemaCache) compile(ctx context.Context, ref jobs.SchemaRef) (*schema.Schema, error) {
 	b, err := c.store.Get(ctx, ref.Fingerprint)
 	if err != nil {
 		return nil, err
 	}
-	s, err = schema.Compile(b.Body)
+	s, err := schema.Compile(b.Body)
 	if err != nil {
 		return nil, fmt.Errorf("schema %s v%d (%s): %w", ref.Name, ref.Version, ref.Fingerprint, err)
 	}
-	c.mu.Lock()
-	if len(c.m) >= maxCachedSchemas {
-		clear(c.m)
-	}
-	c.m[ref.Fingerprint] = s
-	c.mu.Unlock()
 	return s, nil
 }
 

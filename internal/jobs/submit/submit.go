@@ -137,15 +137,44 @@ func (s *Submitter) Submit(ctx context.Context, job Job, read func(func(Doc) err
 	var sum Summary
 	seen := map[string]bool{}
 	var batch []Doc
-	flush := func() error {
-		if err := s.flush(ctx, job, batch, &sum); err != nil {
-			return err
-		}
-		batch = batch[:0]
+	// One batch is stored in the audit while the one before it waits for
+	// its publish acks: the two round trips overlap. Every batch is still
+	// stored before it is published, and published once the one before is
+	// acked, so no more than a batch waits for acks (the pending limit).
+	var inflight *published
+	report := func() {
 		sum.Elapsed = time.Since(start)
 		if progress != nil {
 			progress(sum)
 		}
+	}
+	settle := func() error {
+		if inflight == nil {
+			return nil
+		}
+		p := inflight
+		inflight = nil
+		if err := s.settle(ctx, p, &sum); err != nil {
+			return err
+		}
+		report()
+		return nil
+	}
+	flush := func() error {
+		p, err := s.stage(ctx, job, batch, &sum)
+		batch = nil // p keeps the batch's documents
+		if serr := settle(); err == nil {
+			err = serr
+		}
+		if err != nil {
+			return err
+		}
+		if p == nil { // nothing to publish: the batch is settled already
+			report()
+			return nil
+		}
+		p.acks = s.publishAsync(ctx, p.items)
+		inflight = p
 		return nil
 	}
 	err := read(func(d Doc) error {
@@ -171,6 +200,9 @@ func (s *Submitter) Submit(ctx context.Context, job Job, read func(func(Doc) err
 	})
 	if err == nil {
 		err = flush()
+	}
+	if serr := settle(); err == nil {
+		err = serr
 	}
 	sum.Elapsed = time.Since(start)
 	return sum, err
@@ -207,15 +239,23 @@ func printableID(id string) string {
 	return termsafe.String(id)
 }
 
-// flush skips the documents whose job is already final, stores the rest in
-// the audit store, then publishes them and waits for every ack. Documents
-// the audit store refuses are rejected one by one and the rest published;
-// if the store fails as a whole (unreachable), the batch is rejected and
-// nothing of it is published.
-func (s *Submitter) flush(ctx context.Context, job Job, batch []Doc, sum *Summary) error {
+// published is a batch whose publishes are on their way: settle waits
+// for their acks.
+type published struct {
+	batch []Doc
+	items []item
+	acks  []jetstream.PubAckFuture
+}
+
+// stage skips the documents whose job is already final and stores the
+// rest in the audit store, ready to publish (publishAsync). Documents the audit store refuses are rejected one by one
+// and the rest published; if the store fails as a whole (unreachable), the
+// batch is rejected and nothing of it is published. It returns nil when
+// nothing is left to publish.
+func (s *Submitter) stage(ctx context.Context, job Job, batch []Doc, sum *Summary) (*published, error) {
 	batch, err := s.skipFinal(ctx, job, batch, sum)
 	if err != nil || len(batch) == 0 {
-		return err
+		return nil, err
 	}
 	// Originals first, addressed by their hash: one stored for a document
 	// that is then not queued is harmless, a job without its original is not.
@@ -226,9 +266,9 @@ func (s *Submitter) flush(ctx context.Context, job Job, batch []Doc, sum *Summar
 		}
 		if originals[i], _, err = s.pub.PutOriginal(ctx, d.Original); err != nil {
 			if ctx.Err() != nil {
-				return ctx.Err()
+				return nil, ctx.Err()
 			}
-			return fmt.Errorf("%s: %w", d.Source, err) // the object store is down: so is the job stream
+			return nil, fmt.Errorf("%s: %w", d.Source, err) // the object store is down: so is the job stream
 		}
 	}
 	docs := make([]audit.Document, len(batch))
@@ -237,14 +277,14 @@ func (s *Submitter) flush(ctx context.Context, job Job, batch []Doc, sum *Summar
 	}
 	if err := s.store.PutDocuments(ctx, docs); err != nil {
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return nil, ctx.Err()
 		}
 		var some *audit.DocumentErrors
 		if !errors.As(err, &some) {
 			for _, d := range batch {
 				sum.Rejected = append(sum.Rejected, Rejection{ID: printableID(d.ID), Source: d.Source, Reason: fmt.Sprintf("store in the audit database: %v", err)})
 			}
-			return nil
+			return nil, nil
 		}
 		rest := batch[:0:0]
 		for i, d := range batch {
@@ -255,7 +295,7 @@ func (s *Submitter) flush(ctx context.Context, job Job, batch []Doc, sum *Summar
 			rest = append(rest, d)
 		}
 		if batch = rest; len(batch) == 0 {
-			return nil
+			return nil, nil
 		}
 	}
 	now := time.Now().UTC()
@@ -268,11 +308,18 @@ func (s *Submitter) flush(ctx context.Context, job Job, batch []Doc, sum *Summar
 		describe(env, d, originals[i])
 		items[i] = item{text: d.Text, env: env}
 	}
-	if err := s.publishAll(ctx, items); err != nil {
+	return &published{batch: batch, items: items}, nil
+}
+
+// settle waits for a staged batch's publish acks and counts what became
+// of each document.
+func (s *Submitter) settle(ctx context.Context, p *published, sum *Summary) error {
+	if err := s.awaitAcks(ctx, p.items, p.acks); err != nil {
 		return err
 	}
+	batch := p.batch
 	var gone []string // duplicates whose original left the stream
-	for i, it := range items {
+	for i, it := range p.items {
 		switch {
 		case it.err != nil:
 			sum.Rejected = append(sum.Rejected, Rejection{ID: batch[i].ID, Source: batch[i].Source, Reason: it.err.Error()})
@@ -398,9 +445,14 @@ type item struct {
 	err  error  // not queued
 }
 
-// publishAll publishes items asynchronously (bounded by the JetStream
-// context's pending limit) and waits for every ack.
+// publishAll publishes items and waits for every ack.
 func (s *Submitter) publishAll(ctx context.Context, items []item) error {
+	return s.awaitAcks(ctx, items, s.publishAsync(ctx, items))
+}
+
+// publishAsync publishes items asynchronously (bounded by the JetStream
+// context's pending limit); awaitAcks waits for their acks.
+func (s *Submitter) publishAsync(ctx context.Context, items []item) []jetstream.PubAckFuture {
 	futures := make([]jetstream.PubAckFuture, len(items))
 	for i := range items {
 		f, err := s.pub.PublishAsync(ctx, items[i].env, items[i].text)
@@ -410,6 +462,10 @@ func (s *Submitter) publishAll(ctx context.Context, items []item) error {
 		}
 		futures[i] = f
 	}
+	return futures
+}
+
+func (s *Submitter) awaitAcks(ctx context.Context, items []item, futures []jetstream.PubAckFuture) error {
 	for i, f := range futures {
 		if f == nil {
 			continue

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// runCompare builds bench/fleet of rev (in a git worktree in a temporary
+// directory) and of the working tree, runs them one after the other for
+// rounds rounds (alternating which goes first, so a change in the machine's
+// load falls on both), and prints each round's figures and the ratios of
+// the working tree to rev: median and spread over the rounds. Only ratios
+// within a round mean anything on a shared machine.
+func runCompare(rev string, rounds int, args []string) error {
+	if rounds < 1 {
+		return fmt.Errorf("-rounds %d: must be at least 1", rounds)
+	}
+	tmp, err := os.MkdirTemp("", "extractq-bench-compare")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	here, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	base := filepath.Join(tmp, "base")
+	if out, err := exec.Command("git", "worktree", "add", "--detach", base, rev).CombinedOutput(); err != nil {
+		return fmt.Errorf("git worktree add %s: %v\n%s", rev, err, out)
+	}
+	defer exec.Command("git", "worktree", "remove", "--force", base).Run()
+	trees := []struct{ name, dir, bin string }{
+		{rev, base, filepath.Join(tmp, "bench-base")},
+		{"working tree", here, filepath.Join(tmp, "bench-new")},
+	}
+	for _, t := range trees {
+		cmd := exec.Command("go", "build", "-o", t.bin, "./bench/fleet")
+		cmd.Dir = t.dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("build bench/fleet of %s: %v\n%s", t.name, err, out)
+		}
+	}
+	pass := childArgs(args)
+	var base2, new2 []figures
+	for round := range rounds {
+		order := []int{0, 1}
+		if round%2 == 1 {
+			order = []int{1, 0}
+		}
+		var got [2]figures
+		for _, k := range order {
+			t := trees[k]
+			// A run may fail on a loaded machine (an older revision's raw
+			// publish gave up after 200ms without acks): run it again.
+			var out bytes.Buffer
+			for try := 1; ; try++ {
+				out.Reset()
+				cmd := exec.Command(t.bin, pass...)
+				cmd.Dir = t.dir // each builds its own cmd/worker
+				cmd.Stdout, cmd.Stderr = &out, &out
+				err := cmd.Run()
+				if err == nil {
+					break
+				}
+				if try == 3 {
+					return fmt.Errorf("round %d, %s: %v\n%s", round+1, t.name, err, out.String())
+				}
+				fmt.Printf("round %d, %s: failed (%v), run again\n", round+1, t.name, err)
+			}
+			got[k] = parseFigures(out.String())
+			fmt.Printf("round %d, %s: %s\n", round+1, t.name, got[k])
+		}
+		base2, new2 = append(base2, got[0]), append(new2, got[1])
+	}
+	fmt.Printf("\n%s → working tree, %d rounds (%s), median [min–max] of the rounds' ratios:\n", rev, rounds, strings.Join(pass, " "))
+	for _, m := range []struct {
+		name string
+		f    func(figures) float64
+		unit string
+	}{
+		{"worker CPU per document", func(f figures) float64 { return f.cpuUS }, "µs"},
+		{"end to end ÷ raw JetStream", func(f figures) float64 { return f.e2eFrac() }, "%"},
+		{"submit ÷ raw publish", func(f figures) float64 { return f.submitFrac() }, "%"},
+		{"end to end", func(f figures) float64 { return f.e2e }, "docs/s"},
+		{"submit", func(f figures) float64 { return f.submit }, "docs/s"},
+	} {
+		var ratios, bs, ns []float64
+		for i := range base2 {
+			b, n := m.f(base2[i]), m.f(new2[i])
+			bs, ns = append(bs, b), append(ns, n)
+			if b > 0 && n > 0 {
+				ratios = append(ratios, n/b)
+			}
+		}
+		if len(ratios) == 0 {
+			fmt.Printf("  %-28s %s → %s %s (no ratio: %s does not print it)\n", m.name, fmtMedian(bs), fmtMedian(ns), m.unit, rev)
+			continue
+		}
+		lo, hi := slices.Min(ratios), slices.Max(ratios)
+		fmt.Printf("  %-28s %s → %s %s   ×%.2f [%.2f–%.2f]\n", m.name, fmtMedian(bs), fmtMedian(ns), m.unit, median(ratios), lo, hi)
+	}
+	return nil
+}
+
+// childArgs are the flags passed on to both runs: all but -compare and
+// -rounds.
+func childArgs(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name := strings.TrimLeft(a, "-")
+		if k := strings.IndexByte(name, '='); k >= 0 {
+			name = name[:k]
+		}
+		if name == "compare" || name == "rounds" {
+			if !strings.Contains(a, "=") {
+				i++ // its value
+			}
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// figures are what a run of bench/fleet printed; zero where an older
+// revision does not print a figure.
+type figures struct {
+	submit, e2e, cpuUS, rawPublish, rawAll float64
+}
+
+func (f figures) e2eFrac() float64 {
+	if f.rawAll == 0 {
+		return 0
+	}
+	return 100 * f.e2e / f.rawAll
+}
+
+func (f figures) submitFrac() float64 {
+	if f.rawPublish == 0 {
+		return 0
+	}
+	return 100 * f.submit / f.rawPublish
+}
+
+func (f figures) String() string {
+	return fmt.Sprintf("worker CPU %.0f µs/doc, end to end %.0f docs/s (%.1f%% of raw %.0f), submit %.0f docs/s (%.1f%% of raw publish %.0f)",
+		f.cpuUS, f.e2e, f.e2eFrac(), f.rawAll, f.submit, f.submitFrac(), f.rawPublish)
+}
+
+var figureLines = []struct {
+	re  *regexp.Regexp
+	set func(*figures, float64)
+}{
+	{regexp.MustCompile(`submit \(store in Postgres \+ publish\):\s+([0-9.]+)`), func(f *figures, v float64) { f.submit = v }},
+	{regexp.MustCompile(`end to end \(pull, extract, audit, ack\):\s+([0-9.]+)`), func(f *figures, v float64) { f.e2e = v }},
+	{regexp.MustCompile(`worker CPU per document:\s+([0-9.]+)`), func(f *figures, v float64) { f.cpuUS = v }},
+	{regexp.MustCompile(`raw JetStream publish:\s+([0-9.]+)`), func(f *figures, v float64) { f.rawPublish = v }},
+	{regexp.MustCompile(`raw JetStream publish\+consume\+ack:\s+([0-9.]+)`), func(f *figures, v float64) { f.rawAll = v }},
+}
+
+func parseFigures(out string) figures {
+	var f figures
+	for _, l := range figureLines {
+		if m := l.re.FindStringSubmatch(out); m != nil {
+			v, _ := strconv.ParseFloat(m[1], 64)
+			l.set(&f, v)
+		}
+	}
+	return f
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func fmtMedian(v []float64) string {
+	var ok []float64
+	for _, x := range v {
+		if x > 0 && !math.IsNaN(x) {
+			ok = append(ok, x)
+		}
+	}
+	if len(ok) == 0 {
+		return "—"
+	}
+	m := median(ok)
+	if m >= 100 {
+		return strconv.FormatFloat(m, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(m, 'f', 1, 64)
+}
