@@ -109,6 +109,7 @@ func drawingText(ctx context.Context, a *archive, part string, w *textWriter) er
 		level  int
 		rows   [][]string
 		cell   *strings.Builder
+		tables int // open tables: a table nested in a cell becomes that cell's text
 	)
 	for {
 		t, err := nextToken(d, part)
@@ -150,11 +151,18 @@ func drawingText(ctx context.Context, a *archive, part string, w *textWriter) er
 			case "tab":
 				para.WriteString("\t")
 			case "tbl":
-				rows = nil
+				tables++
+				if tables == 1 {
+					rows = nil
+				}
 			case "tr":
-				rows = append(rows, nil)
+				if tables == 1 {
+					rows = append(rows, nil)
+				}
 			case "tc":
-				cell = &strings.Builder{}
+				if tables == 1 {
+					cell = &strings.Builder{}
+				}
 			}
 		case xml.CharData:
 			if inT && skip == 0 {
@@ -183,11 +191,17 @@ func drawingText(ctx context.Context, a *archive, part string, w *textWriter) er
 					w.line(text)
 				}
 			case "tc":
+				if tables != 1 {
+					continue
+				}
 				if cell != nil && len(rows) > 0 {
 					rows[len(rows)-1] = append(rows[len(rows)-1], cell.String())
 				}
 				cell = nil
 			case "tbl":
+				if tables--; tables > 0 {
+					continue
+				}
 				w.endLines()
 				for _, r := range rows {
 					w.row("", r)
