@@ -284,3 +284,28 @@ func TestSniffCSV(t *testing.T) {
 		}
 	}
 }
+
+// TestPPTXNestedTable: a table inside a table cell is that cell's text;
+// the outer table keeps its rows.
+func TestPPTXNestedTable(t *testing.T) {
+	t.Parallel()
+	const ns = `xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"`
+	cell := func(s string) string { return `<a:tc><a:txBody><a:p><a:r><a:t>` + s + `</a:t></a:r></a:p></a:txBody></a:tc>` }
+	inner := `<a:tc><a:txBody><a:p/></a:txBody><a:tbl><a:tr>` + cell("x") + cell("y") + `</a:tr></a:tbl></a:tc>`
+	slide := `<p:sld ` + ns + `><p:cSld><p:spTree><p:graphicFrame><a:graphic><a:graphicData><a:tbl>` +
+		`<a:tr>` + cell("Product") + cell("Price") + `</a:tr><a:tr>` + cell("Widget") + inner + `</a:tr><a:tr>` + cell("Gadget") + cell("50") + `</a:tr>` +
+		`</a:tbl></a:graphicData></a:graphic></p:graphicFrame></p:spTree></p:cSld></p:sld>`
+	b := zipOf(t,
+		"[Content_Types].xml", `<Types><Override PartName="/ppt/presentation.xml" ContentType="application/vnd.openxmlformats-officedocument.presentationml.presentation.main+xml"/></Types>`,
+		"_rels/.rels", `<Relationships><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="ppt/presentation.xml"/></Relationships>`,
+		"ppt/presentation.xml", `<p:presentation `+ns+`><p:sldIdLst><p:sldId id="256" r:id="rId2"/></p:sldIdLst></p:presentation>`,
+		"ppt/_rels/presentation.xml.rels", `<Relationships><Relationship Id="rId2" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/slide" Target="slides/slide1.xml"/></Relationships>`,
+		"ppt/slides/slide1.xml", slide)
+	d, err := ReadBytes(t.Context(), b, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "Product | Price\nWidget | x y\nGadget | 50"; !strings.Contains(d.Text, want) {
+		t.Errorf("text %q lacks %q", d.Text, want)
+	}
+}
