@@ -309,3 +309,39 @@ func TestPPTXNestedTable(t *testing.T) {
 		t.Errorf("text %q lacks %q", d.Text, want)
 	}
 }
+
+// TestHTMLMainContent: what the reader keeps and drops of a page.
+func TestHTMLMainContent(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		body       string
+		keep, drop []string
+	}{
+		{"menu as content", `<div class="menu"><p>Soup of the day 5 EUR</p><p>Apple pie 4 EUR</p></div>`, []string{"Soup of the day 5 EUR", "Apple pie"}, nil},
+		{"share bar", `<p>Order 42 shipped.</p><div class="share"><a href="#">Twitter</a> <a href="#">Facebook</a></div>`, []string{"Order 42 shipped."}, []string{"Twitter"}},
+		{"small article", `<p>Invoice total 1,250.00 EUR due 13 April.</p><p>Bank: Globex Bank, IBAN DE89 3704.</p><article><p>Tip</p></article>`, []string{"Invoice total", "IBAN DE89 3704", "Tip"}, nil},
+		{"main article", `<div><a href="/">Home</a> <a href="/x">Products</a> about the site</div><article><header><h1>Widget recall</h1></header><p>` + strings.Repeat("All widgets of batch 7 are recalled. ", 5) + `</p></article>`, []string{"Widget recall", "batch 7"}, []string{"Products"}},
+		{"hidden", `<p>Visible text</p><p hidden>secret one</p><div style="display: none">secret two</div><span aria-hidden="true">secret three</span>`, []string{"Visible text"}, []string{"secret"}},
+		{"page chrome", `<header>Site banner</header><nav>Home About</nav><p>Body text</p><aside>Ads here</aside><footer>Imprint</footer><script>var x</script>`, []string{"Body text"}, []string{"Site banner", "Home About", "Ads here", "Imprint", "var x"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			d, err := ReadBytes(t.Context(), []byte("<!doctype html><html><body>"+tc.body+"</body></html>"), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range tc.keep {
+				if !strings.Contains(d.Text, k) {
+					t.Errorf("dropped %q: %q", k, d.Text)
+				}
+			}
+			for _, k := range tc.drop {
+				if strings.Contains(d.Text, k) {
+					t.Errorf("kept %q: %q", k, d.Text)
+				}
+			}
+		})
+	}
+}

@@ -175,7 +175,9 @@ func skipped(n *html.Node) bool {
 	}
 	for _, w := range strings.Fields(strings.ToLower(htmlAttr(n, "class") + " " + htmlAttr(n, "id"))) {
 		if boilerplateNames[w] {
-			return true
+			// A class name alone is a weak sign (a restaurant's "menu" is its
+			// content): only a block made mostly of links is dropped.
+			return linkDense(n)
 		}
 	}
 	if n.DataAtom == atom.Header || n.DataAtom == atom.Footer {
@@ -187,6 +189,26 @@ func skipped(n *html.Node) bool {
 		return true
 	}
 	return false
+}
+
+// linkDense reports whether most of a block's text is link text, as in
+// navigation, share bars and lists of related pages.
+func linkDense(n *html.Node) bool {
+	var all, links int
+	for c := range n.Descendants() {
+		if c.Type != html.TextNode {
+			continue
+		}
+		l := len(strings.TrimSpace(c.Data))
+		all += l
+		for p := c.Parent; p != nil && p != n; p = p.Parent {
+			if p.DataAtom == atom.A {
+				links += l
+				break
+			}
+		}
+	}
+	return all == 0 || links*2 >= all
 }
 
 func attrOK(n *html.Node, key string) (string, bool) {
