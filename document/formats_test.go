@@ -290,7 +290,9 @@ func TestSniffCSV(t *testing.T) {
 func TestPPTXNestedTable(t *testing.T) {
 	t.Parallel()
 	const ns = `xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"`
-	cell := func(s string) string { return `<a:tc><a:txBody><a:p><a:r><a:t>` + s + `</a:t></a:r></a:p></a:txBody></a:tc>` }
+	cell := func(s string) string {
+		return `<a:tc><a:txBody><a:p><a:r><a:t>` + s + `</a:t></a:r></a:p></a:txBody></a:tc>`
+	}
 	inner := `<a:tc><a:txBody><a:p/></a:txBody><a:tbl><a:tr>` + cell("x") + cell("y") + `</a:tr></a:tbl></a:tc>`
 	slide := `<p:sld ` + ns + `><p:cSld><p:spTree><p:graphicFrame><a:graphic><a:graphicData><a:tbl>` +
 		`<a:tr>` + cell("Product") + cell("Price") + `</a:tr><a:tr>` + cell("Widget") + inner + `</a:tr><a:tr>` + cell("Gadget") + cell("50") + `</a:tr>` +
