@@ -121,6 +121,7 @@ func (dr *docxReader) part(name string) error {
 		tables    []*docxTable
 		inList    bool
 		separator bool // the footnote being read is a separator line
+		charts    []string
 	)
 	w := dr.w
 	flushPara := func() {
@@ -168,6 +169,9 @@ func (dr *docxReader) part(name string) error {
 			if skip > 0 {
 				skip++
 				continue
+			}
+			if id := chartRef(t); id != "" {
+				charts = append(charts, id)
 			}
 			switch t.Name.Local {
 			case "Fallback", "delText", "instrText", "moveFrom":
@@ -271,7 +275,7 @@ func (dr *docxReader) part(name string) error {
 	if inList {
 		w.endLines()
 	}
-	return nil
+	return writeCharts(dr.ctx, dr.a, name, charts, w)
 }
 
 // noteNumber is the number a footnote or endnote shows: Word numbers

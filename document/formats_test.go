@@ -347,3 +347,24 @@ func TestHTMLMainContent(t *testing.T) {
 		})
 	}
 }
+
+// TestChartSeries: a chart's cached series reach the text with their
+// categories, from a Word document and a slide alike.
+func TestChartSeries(t *testing.T) {
+	t.Parallel()
+	chart := `<c:chartSpace xmlns:c="http://schemas.openxmlformats.org/drawingml/2006/chart" xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main"><c:chart><c:title><c:tx><c:rich><a:p><a:r><a:t>Revenue</a:t></a:r></a:p></c:rich></c:tx></c:title><c:plotArea><c:barChart><c:ser>` +
+		`<c:tx><c:strRef><c:strCache><c:pt idx="0"><c:v>EUR</c:v></c:pt></c:strCache></c:strRef></c:tx>` +
+		`<c:cat><c:strRef><c:strCache><c:pt idx="0"><c:v>Q1</c:v></c:pt><c:pt idx="1"><c:v>Q2</c:v></c:pt></c:strCache></c:strRef></c:cat>` +
+		`<c:val><c:numRef><c:numCache><c:pt idx="0"><c:v>1250</c:v></c:pt><c:pt idx="1"><c:v>990.5</c:v></c:pt></c:numCache></c:numRef></c:val></c:ser></c:barChart></c:plotArea></c:chart></c:chartSpace>`
+	b := zipOf(t, "[Content_Types].xml", docxTypes,
+		"word/document.xml", `<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" xmlns:c="http://schemas.openxmlformats.org/drawingml/2006/chart" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><w:body><w:p><w:r><w:t>Figures below.</w:t></w:r></w:p><w:p><w:r><w:drawing><c:chart r:id="rId9"/></w:drawing></w:r></w:p></w:body></w:document>`,
+		"word/_rels/document.xml.rels", `<Relationships><Relationship Id="rId9" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/chart" Target="charts/chart1.xml"/></Relationships>`,
+		"word/charts/chart1.xml", chart)
+	d, err := ReadBytes(t.Context(), b, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "Chart: Revenue\nEUR: Q1 = 1250 | Q2 = 990.5"; !strings.Contains(d.Text, want) {
+		t.Errorf("text %q lacks %q", d.Text, want)
+	}
+}

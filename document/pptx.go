@@ -93,13 +93,15 @@ func decodePPTX(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (
 }
 
 // drawingText writes a slide's (or notes page's) DrawingML text: each
-// paragraph a line, bullets marked, tables as rows; slide number, date and
+// paragraph a line, bullets marked, tables as rows, then its charts' series;
+// slide number, date and
 // footer placeholders and the notes page's slide image are left out.
 func drawingText(ctx context.Context, a *archive, part string, w *textWriter) error {
 	b, err := a.read(ctx, part)
 	if err != nil {
 		return err
 	}
+	var charts []string
 	d := newXMLDecoder(b)
 	var (
 		para   strings.Builder
@@ -124,6 +126,9 @@ func drawingText(ctx context.Context, a *archive, part string, w *textWriter) er
 			if skip > 0 {
 				skip++
 				continue
+			}
+			if id := chartRef(e); id != "" {
+				charts = append(charts, id)
 			}
 			switch e.Name.Local {
 			case "Fallback":
@@ -213,7 +218,7 @@ func drawingText(ctx context.Context, a *archive, part string, w *textWriter) er
 		}
 	}
 	w.endLines()
-	return nil
+	return writeCharts(ctx, a, part, charts, w)
 }
 
 // skipShape consumes tokens up to the end of the enclosing p:sp (the
