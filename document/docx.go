@@ -29,7 +29,7 @@ func decodeDOCX(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (
 		return nil, err
 	}
 	a, main, rels := pkg.a, pkg.main, pkg.rels
-	dr := &docxReader{ctx: ctx, a: a, w: newTextWriter(opts.Limits), counters: map[string][]int{}, notes: map[string]int{}}
+	dr := &docxReader{ctx: ctx, a: a, main: main, w: newTextWriter(opts.Limits), counters: map[string][]int{}, notes: map[string]int{}}
 	if r, ok := relOfType(rels, "/numbering"); ok && a.has(r.Target) {
 		b, err := a.read(ctx, r.Target)
 		if err != nil {
@@ -50,11 +50,9 @@ func decodeDOCX(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (
 			return nil, err
 		}
 	}
-	text, _, err := dr.w.text()
-	if err != nil {
+	if doc.Text, doc.Pages, err = dr.w.text(); err != nil {
 		return nil, err
 	}
-	doc.Text = text
 	return doc, nil
 }
 
@@ -64,6 +62,7 @@ type docxReader struct {
 	a         *archive
 	w         *textWriter
 	numbering map[string][]numLevel // numId → levels
+	main      string                // the body part, where page breaks count
 	counters  map[string][]int      // numId → count per level
 	notes     map[string]int        // "footnote 2" → the number shown, in order of citation
 }
@@ -122,11 +121,23 @@ func (dr *docxReader) part(name string) error {
 		inList    bool
 		separator bool // the footnote being read is a separator line
 		charts    []string
+		// A page break seen in the body: before the paragraph when it came
+		// before any of its text, else after it.
+		breakBefore, breakAfter bool
 	)
+	body := name == dr.main
 	w := dr.w
 	flushPara := func() {
 		text := strings.TrimSpace(para.String())
 		para.Reset()
+		if breakBefore && len(tables) == 0 {
+			w.pageBreak()
+			breakBefore = false
+		}
+		if breakAfter && len(tables) == 0 {
+			defer w.pageBreak()
+			breakAfter = false
+		}
 		marker := ""
 		if numID != "" && numID != "0" {
 			marker = dr.marker(numID, ilvl)
@@ -200,7 +211,14 @@ func (dr *docxReader) part(name string) error {
 					para.WriteString("\t")
 				}
 			case "br", "cr":
+				if body && attr(t, "type") == "page" {
+					breakBefore, breakAfter = breakBefore || para.Len() == 0, breakAfter || para.Len() > 0
+				}
 				para.WriteString("\n")
+			case "lastRenderedPageBreak", "pageBreakBefore":
+				if body && (t.Name.Local == "lastRenderedPageBreak" || attr(t, "val") != "0" && attr(t, "val") != "false") {
+					breakBefore, breakAfter = breakBefore || para.Len() == 0, breakAfter || para.Len() > 0
+				}
 			case "noBreakHyphen":
 				para.WriteString("-")
 			case "footnoteReference", "endnoteReference":

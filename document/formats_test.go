@@ -368,3 +368,49 @@ func TestChartSeries(t *testing.T) {
 		t.Errorf("text %q lacks %q", d.Text, want)
 	}
 }
+
+// TestDOCXPageBreaks: the pages Word last rendered (and hard page breaks)
+// become the document's pages; a break inside a paragraph ends the page
+// after it.
+func TestDOCXPageBreaks(t *testing.T) {
+	t.Parallel()
+	p := func(runs string) string { return `<w:p>` + runs + `</w:p>` }
+	r := func(s string) string { return `<w:r><w:t>` + s + `</w:t></w:r>` }
+	b := docxOf(t, p(r("Alpha page one."))+
+		p(`<w:r><w:lastRenderedPageBreak/><w:t>Bravo page two.</w:t></w:r>`)+
+		p(r("Charlie")+`<w:r><w:br w:type="page"/></w:r>`+r("still two."))+
+		p(r("Delta page three.")))
+	d, err := ReadBytes(t.Context(), b, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"Alpha page one.", "Bravo page two.\n\nCharlie\nstill two.", "Delta page three."}
+	if len(d.Pages) != len(want) {
+		t.Fatalf("%d pages %+v, want %d; text %q", len(d.Pages), d.Pages, len(want), d.Text)
+	}
+	for i, p := range d.Pages {
+		if got := d.Text[p.Start:p.End]; got != want[i] {
+			t.Errorf("page %d = %q, want %q", i+1, got, want[i])
+		}
+	}
+}
+
+// TestODTSoftPageBreaks: LibreOffice's recorded page breaks become pages.
+func TestODTSoftPageBreaks(t *testing.T) {
+	t.Parallel()
+	b := zipOf(t, "mimetype", "application/vnd.oasis.opendocument.text", "content.xml",
+		`<office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"><office:body><office:text>`+
+			`<text:p>First page.</text:p><text:soft-page-break/><text:p>Second page.</text:p><text:p>Long <text:soft-page-break/>paragraph.</text:p><text:p>Third page.</text:p>`+
+			`</office:text></office:body></office:document-content>`)
+	d, err := ReadBytes(t.Context(), b, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range d.Pages {
+		got = append(got, d.Text[p.Start:p.End])
+	}
+	if want := []string{"First page.", "Second page.\n\nLong paragraph.", "Third page."}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("pages %q, want %q", got, want)
+	}
+}

@@ -66,7 +66,7 @@ func decodeODT(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*
 			return nil, err
 		}
 	}
-	if doc.Text, _, err = w.text(); err != nil {
+	if doc.Text, doc.Pages, err = w.text(); err != nil {
 		return nil, err
 	}
 	return doc, nil
@@ -92,6 +92,9 @@ func odfText(b []byte, name string, w *textWriter, region string, listStyles map
 		cell     *strings.Builder
 		tables   int
 		inList   bool
+		// LibreOffice's soft page breaks: before the paragraph when it came
+		// before any of its text, else after it.
+		breakBefore, breakAfter bool
 	)
 	regionStart := func(local string) bool {
 		switch region {
@@ -113,11 +116,23 @@ func odfText(b []byte, name string, w *textWriter, region string, listStyles map
 				note.WriteString(" ")
 			}
 			note.WriteString(text)
+			return
 		case cell != nil:
 			if cell.Len() > 0 {
 				cell.WriteString(" ")
 			}
 			cell.WriteString(text)
+			return
+		}
+		if breakBefore {
+			w.pageBreak()
+			breakBefore = false
+		}
+		if breakAfter {
+			defer w.pageBreak()
+			breakAfter = false
+		}
+		switch {
 		case len(lists) > 0:
 			depth := len(lists) - 1
 			l := lists[depth]
@@ -181,6 +196,10 @@ func odfText(b []byte, name string, w *textWriter, region string, listStyles map
 				para.WriteString(strings.Repeat(" ", min(n, 100)))
 			case "tab":
 				para.WriteString("\t")
+			case "soft-page-break":
+				if region == "body" {
+					breakBefore, breakAfter = breakBefore || strings.TrimSpace(para.String()) == "", breakAfter || strings.TrimSpace(para.String()) != ""
+				}
 			case "line-break":
 				para.WriteString("\n")
 			case "list":
