@@ -394,18 +394,10 @@ func roman(n int) string {
 func readNumbering(b []byte) map[string][]numLevel {
 	abstract := map[string][]numLevel{}
 	numToAbs := map[string]string{}
-	d := newXMLDecoder(b)
 	var absID, numID string
 	lvl := -1
-	for {
-		t, err := d.Token()
-		if err != nil {
-			break
-		}
-		e, ok := t.(xml.StartElement)
-		if !ok {
-			continue
-		}
+	// Best effort: a damaged numbering part leaves plain "-" markers.
+	_ = eachStart(b, "numbering", func(e xml.StartElement) {
 		switch e.Name.Local {
 		case "abstractNum":
 			absID, numID = attr(e, "abstractNumId"), ""
@@ -432,7 +424,7 @@ func readNumbering(b []byte) map[string][]numLevel {
 				abstract[absID][lvl].text = attr(e, "val")
 			}
 		}
-	}
+	})
 	out := map[string][]numLevel{}
 	for num, abs := range numToAbs {
 		out[num] = abstract[abs]

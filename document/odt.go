@@ -322,24 +322,16 @@ func odfListStyles(parts ...[]byte) map[string][]odfLevel {
 		if b == nil {
 			continue
 		}
-		d := newXMLDecoder(b)
 		var cur string
-		for {
-			t, err := d.Token()
-			if err != nil {
-				break
-			}
-			e, ok := t.(xml.StartElement)
-			if !ok {
-				continue
-			}
+		// Best effort: a damaged style part leaves plain "-" markers.
+		_ = eachStart(b, "styles", func(e xml.StartElement) {
 			switch e.Name.Local {
 			case "list-style":
 				cur = attr(e, "name")
 			case "list-level-style-number", "list-level-style-bullet", "list-level-style-image":
 				lvl, err := strconv.Atoi(attr(e, "level"))
 				if cur == "" || err != nil || lvl < 1 || lvl > 10 {
-					continue
+					return
 				}
 				for len(out[cur]) < lvl {
 					out[cur] = append(out[cur], odfLevel{})
@@ -348,7 +340,7 @@ func odfListStyles(parts ...[]byte) map[string][]odfLevel {
 					out[cur][lvl-1] = odfLevel{format: odfNumFormat(attr(e, "num-format")), prefix: attr(e, "num-prefix"), suffix: attr(e, "num-suffix")}
 				}
 			}
-		}
+		})
 	}
 	return out
 }

@@ -34,28 +34,24 @@ func decodePPTX(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (
 		return nil, err
 	}
 	var slides []string
-	d := newXMLDecoder(pres)
-	for {
-		t, err := nextToken(d, main)
-		if err != nil {
-			return nil, err
+	err = eachStart(pres, main, func(e xml.StartElement) {
+		if e.Name.Local != "sldId" {
+			return
 		}
-		if t == nil {
-			break
-		}
-		if e, ok := t.(xml.StartElement); ok && e.Name.Local == "sldId" {
-			id := attr(e, "id") // r:id; the plain id attribute is numeric
-			for _, a := range e.Attr {
-				if a.Name.Local == "id" && a.Name.Space != "" {
-					id = a.Value
-				}
-			}
-			for _, rl := range rels {
-				if rl.ID == id && !rl.External {
-					slides = append(slides, rl.Target)
-				}
+		id := attr(e, "id") // r:id; the plain id attribute is numeric
+		for _, a := range e.Attr {
+			if a.Name.Local == "id" && a.Name.Space != "" {
+				id = a.Value
 			}
 		}
+		for _, rl := range rels {
+			if rl.ID == id && !rl.External {
+				slides = append(slides, rl.Target)
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	doc := &Document{}
 	ooxmlMeta(ctx, a, &doc.Meta)

@@ -39,19 +39,7 @@ func decodeXLSX(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (
 	x := &xlsxReader{a: a}
 	type sheet struct{ name, part string }
 	var sheets []sheet
-	d := newXMLDecoder(wb)
-	for {
-		t, err := nextToken(d, main)
-		if err != nil {
-			return nil, err
-		}
-		if t == nil {
-			break
-		}
-		e, ok := t.(xml.StartElement)
-		if !ok {
-			continue
-		}
+	err = eachStart(wb, main, func(e xml.StartElement) {
 		switch e.Name.Local {
 		case "workbookPr":
 			v := attr(e, "date1904")
@@ -64,6 +52,9 @@ func decodeXLSX(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (
 				}
 			}
 		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	if rl, ok := relOfType(rels, "/sharedStrings"); ok && a.has(rl.Target) {
 		b, err := a.read(ctx, rl.Target)

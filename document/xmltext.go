@@ -41,6 +41,21 @@ func nextToken(d *xml.Decoder, name string) (xml.Token, error) {
 	return t, nil
 }
 
+// eachStart calls fn with every start element of an XML part, in order;
+// the part's corruption is the error.
+func eachStart(b []byte, name string, fn func(xml.StartElement)) error {
+	d := newXMLDecoder(b)
+	for {
+		t, err := nextToken(d, name)
+		if err != nil || t == nil {
+			return err
+		}
+		if e, ok := t.(xml.StartElement); ok {
+			fn(e)
+		}
+	}
+}
+
 // attr returns the value of the attribute with the local name, any
 // namespace.
 func attr(e xml.StartElement, local string) string {
