@@ -325,6 +325,7 @@ func TestHTMLMainContent(t *testing.T) {
 		{"small article", `<p>Invoice total 1,250.00 EUR due 13 April.</p><p>Bank: Globex Bank, IBAN DE89 3704.</p><article><p>Tip</p></article>`, []string{"Invoice total", "IBAN DE89 3704", "Tip"}, nil},
 		{"main article", `<div><a href="/">Home</a> <a href="/x">Products</a> about the site</div><article><header><h1>Widget recall</h1></header><p>` + strings.Repeat("All widgets of batch 7 are recalled. ", 5) + `</p></article>`, []string{"Widget recall", "batch 7"}, []string{"Products"}},
 		{"hidden", `<p>Visible text</p><p hidden>secret one</p><div style="display: none">secret two</div><span aria-hidden="true">secret three</span>`, []string{"Visible text"}, []string{"secret"}},
+		{"layout table", `<table><tr><td><h2>Invoice 7</h2><table><tr><td>Widget</td><td>10</td></tr><tr><td>Gadget</td><td>5</td></tr></table></td></tr><tr><td><p>Thanks</p></td></tr></table>`, []string{"Invoice 7\n\nWidget | 10\nGadget | 5\n\nThanks"}, nil},
 		{"page chrome", `<header>Site banner</header><nav>Home About</nav><p>Body text</p><aside>Ads here</aside><footer>Imprint</footer><script>var x</script>`, []string{"Body text"}, []string{"Site banner", "Home About", "Ads here", "Imprint", "var x"}},
 	}
 	for _, tc := range tests {
