@@ -68,7 +68,7 @@ func (a *archive) read(ctx context.Context, name string) ([]byte, error) {
 	}
 	f, ok := a.byName[partKey(name)]
 	if !ok {
-		return nil, fmt.Errorf("%w: part %s missing", errPartMissing, name)
+		return nil, fmt.Errorf("%w: %s", errPartMissing, name)
 	}
 	rc, err := f.Open()
 	if err != nil {
