@@ -312,7 +312,7 @@ func (dr *docxReader) noteNumber(kind, id string) string {
 		dr.notes[key] = n
 	}
 	if kind == "endnote" {
-		return strings.ToLower(roman(n))
+		return strings.ToLower(romanNumeral(n))
 	}
 	return strconv.Itoa(n)
 }
@@ -365,14 +365,14 @@ func formatNumber(n int, format string) string {
 	case "upperLetter":
 		return columnName(n - 1)
 	case "lowerRoman":
-		return strings.ToLower(roman(n))
+		return strings.ToLower(romanNumeral(n))
 	case "upperRoman":
-		return roman(n)
+		return romanNumeral(n)
 	}
 	return strconv.Itoa(n)
 }
 
-func roman(n int) string {
+func romanNumeral(n int) string {
 	if n <= 0 || n >= 4000 {
 		return strconv.Itoa(n)
 	}
