@@ -104,11 +104,12 @@ type docxTable struct {
 }
 
 func (dr *docxReader) part(name string) error {
-	b, err := dr.a.read(dr.ctx, name)
+	rc, err := dr.a.open(dr.ctx, name)
 	if err != nil {
 		return err
 	}
-	d := newXMLDecoder(b)
+	defer rc.Close()
+	d := newXMLStream(rc)
 	var (
 		para      strings.Builder
 		inText    bool

@@ -93,12 +93,13 @@ func decodePPTX(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (
 // slide number, date and
 // footer placeholders and the notes page's slide image are left out.
 func drawingText(ctx context.Context, a *archive, part string, w *textWriter) error {
-	b, err := a.read(ctx, part)
+	rc, err := a.open(ctx, part)
 	if err != nil {
 		return err
 	}
+	defer rc.Close()
 	var charts []string
-	d := newXMLDecoder(b)
+	d := newXMLStream(rc)
 	var (
 		para   strings.Builder
 		inT    bool
