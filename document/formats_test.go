@@ -405,3 +405,25 @@ func TestODTSoftPageBreaks(t *testing.T) {
 		t.Errorf("pages %q, want %q", got, want)
 	}
 }
+
+// TestEMLDamaged: a damaged message keeps what can be read, with a
+// warning, instead of failing whole.
+func TestEMLDamaged(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ name, msg, want string }{
+		{"no boundary", "From: a@example.com\r\nSubject: s\r\nContent-Type: multipart/mixed\r\n\r\nInvoice 42 is attached.\r\n", "Invoice 42 is attached."},
+		{"truncated", "From: a@example.com\r\nSubject: s\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Type: text/plain\r\n\r\nInvoice 43 is attached.\r\n--b\r\nContent-Type: application/pdf\r\nContent-Transfer-Encoding: base64\r\n\r\nJVBER", "Invoice 43 is attached."},
+	}
+	for _, tc := range tests {
+		d, err := ReadBytes(t.Context(), []byte(tc.msg), Options{Name: tc.name + ".eml"})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if !strings.Contains(d.Text, tc.want) {
+			t.Errorf("%s: text %q lacks %q", tc.name, d.Text, tc.want)
+		}
+		if tc.name == "no boundary" && len(d.Warnings) == 0 {
+			t.Errorf("%s: no warning", tc.name)
+		}
+	}
+}
