@@ -7,7 +7,8 @@
 #   html, docx, epub            pandoc -t plain
 #   rtf, odt                    libreoffice --convert-to txt
 #   xlsx, ods                   libreoffice --convert-to csv (every sheet)
-#   pptx                        libreoffice --convert-to pdf, then pdftotext
+#   pptx                        libreoffice --convert-to pdf, then pdftotext (a slide's
+#                               text that overflows it is clipped there, not here)
 #   csv                         the file itself
 #   eml                         pandoc -t plain of the HTML body and of the attached DOCX
 # Needs libreoffice, pandoc, poppler-utils and python3. The reference
