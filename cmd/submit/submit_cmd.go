@@ -85,6 +85,7 @@ type submitFlags struct {
 	wait, asJSON                                   bool
 	timeout                                        time.Duration
 	maxReasks, maxTokens, tokenBudget              int
+	temperature                                    float64
 	inlineLimit                                    int
 	glob                                           string
 	transcode, stdinText                           bool
@@ -140,16 +141,51 @@ Example:
 	fl.BoolVar(&f.wait, "wait", false, "follow the jobs queued by this invocation (and duplicates still queued) until each is done or dead-lettered; exit 1 if any document failed")
 	cli.DurationVar(fl, &f.timeout, "timeout", 0, "with --wait: stop waiting after this long, e.g. 30m (the jobs stay queued; exit 1)")
 	fl.BoolVar(&f.asJSON, "json", false, "print the summary as JSON (with --wait, once, with the outcome)")
-	fl.IntVar(&f.maxReasks, "max-reasks", 0, "re-asks after an invalid answer (default: the engine's, 3)")
+	fl.IntVar(&f.maxReasks, "max-reasks", 3, "re-asks after an invalid answer (0: ask once; unset: the worker's default, 3)")
 	fl.StringVar(&f.mode, "mode", "", "structured-output mode: auto, text, json, strict, tools or prefill (default auto)")
-	fl.IntVar(&f.maxTokens, "max-tokens", 0, "cap on each answer's tokens")
-	fl.IntVar(&f.tokenBudget, "token-budget", 0, "cap on the tokens spent per document")
+	fl.IntVar(&f.maxTokens, "max-tokens", 0, "cap on each answer's tokens (unset or 0: the provider's)")
+	fl.IntVar(&f.tokenBudget, "token-budget", 0, "cap on the tokens spent per document (unset or 0: no cap)")
+	fl.Float64Var(&f.temperature, "temperature", 0, "sampling temperature (unset: the worker's default, 0)")
 	fl.StringVar(&f.repair, "repair", "", "local repair policy: off, syntax, coerce (default coerce)")
 	cli.ChunkVar(fl, &f.chunk)
 	fl.IntVar(&f.inlineLimit, "inline-limit", jobs.DefaultInlineLimit, "documents larger than this many bytes go to the object store")
 	fl.Int64Var(&f.maxDocument, "max-document", input.DefaultMaxDocument, "documents larger than this many bytes are rejected")
 	cmd.AddCommand(newResubmitCmd(&c))
 	return cli.Prepare(cmd)
+}
+
+// jobOptions are the engine options the jobs carry: only the flags given,
+// zero included, so that "--max-reasks 0" asks once in the fleet as in
+// "extractq extract", and an unset flag leaves the worker's default.
+func jobOptions(fl *pflag.FlagSet, f *submitFlags) (jobs.Options, error) {
+	o := jobs.Options{Mode: f.mode, RepairPolicy: f.repair}
+	for _, n := range []struct {
+		flag string
+		v    int
+		to   **int
+	}{{"max-reasks", f.maxReasks, &o.MaxReasks}, {"max-tokens", f.maxTokens, &o.MaxTokens}, {"token-budget", f.tokenBudget, &o.TokenBudget}} {
+		if !fl.Changed(n.flag) {
+			continue
+		}
+		if n.v < 0 {
+			return o, cli.Usage(fmt.Errorf("--%s %d: must be 0 or more", n.flag, n.v))
+		}
+		*n.to = new(n.v)
+	}
+	if fl.Changed("temperature") {
+		if f.temperature < 0 {
+			return o, cli.Usage(fmt.Errorf("--temperature %g: must be 0 or more", f.temperature))
+		}
+		o.Temperature = new(f.temperature)
+	}
+	chunking, err := cli.ParseChunk(f.chunk)
+	if err != nil {
+		return o, err
+	}
+	if chunking != extractq.ChunkAuto {
+		o.Chunking = string(chunking) // auto stays empty: such jobs are what they were before --chunk
+	}
+	return o, nil
 }
 
 // Phases of a submission, for what the first Ctrl-C says.
@@ -172,12 +208,9 @@ func runSubmit(cmd *cobra.Command, c *conn, f *submitFlags, paths []string) erro
 	if f.timeout < 0 {
 		return cli.Usage(fmt.Errorf("--timeout %s: must be positive", f.timeout))
 	}
-	chunking, err := cli.ParseChunk(f.chunk)
+	opts, err := jobOptions(cmd.Flags(), f)
 	if err != nil {
 		return err
-	}
-	if chunking == extractq.ChunkAuto {
-		chunking = "" // the envelope's default: jobs stay as they were without --chunk
 	}
 	model, defPool, err := submit.ResolveProvider(f.provider)
 	if err != nil {
@@ -225,7 +258,7 @@ func runSubmit(cmd *cobra.Command, c *conn, f *submitFlags, paths []string) erro
 		return cli.Usage(err)
 	}
 	job := submit.Job{Schema: ref, Provider: f.provider, Model: model, Pool: pool, Run: f.runName,
-		Options: jobs.Options{MaxReasks: f.maxReasks, Mode: f.mode, MaxTokens: f.maxTokens, TokenBudget: f.tokenBudget, RepairPolicy: f.repair, Chunking: string(chunking)}}
+		Options: opts}
 	bar := newQueueProgress(errw)
 	sum, err := sub.Submit(ctx, job, func(fn func(submit.Doc) error) error { return r.Read(ctx, paths, fn) }, bar.submitted)
 	bar.done()
