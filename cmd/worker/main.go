@@ -70,7 +70,7 @@ func (s *runFlags) register(cmd *cobra.Command, full bool) {
 		return
 	}
 	f.StringVar(&s.workerID, "id", "", "worker id in logs, audit and dead letters (env EXTRACTQ_WORKER_ID, default host-pid)")
-	f.StringVar(&s.listen, "listen", "", "address of /healthz, /readyz and /metrics, \"\" to disable (env EXTRACTQ_LISTEN, default :8080)")
+	f.StringVar(&s.listen, "listen", "", "address of /healthz, /readyz and /metrics, \"\" to disable (env EXTRACTQ_LISTEN, default :8080: every interface, no authentication; 127.0.0.1:8080 keeps them to this machine)")
 	f.StringArrayVar(&s.pools, "pool", nil, "pool to serve: family:model=rpm:N,tpm:N,concurrency:N (repeatable; env EXTRACTQ_POOLS, ';'-separated)")
 	cli.DurationVar(f, &s.ackWait, "ack-wait", 0, "ack wait of the job consumers (env EXTRACTQ_ACK_WAIT, default 30s)")
 	f.IntVar(&s.maxDeliver, "max-deliver", 0, "deliveries of a job before it is dead-lettered (env EXTRACTQ_MAX_DELIVER, default 5)")
