@@ -15,6 +15,7 @@ import (
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/batchpool"
 	"github.com/extractq/extractq/internal/jobs"
+	"github.com/extractq/extractq/internal/ratelimit"
 	"github.com/extractq/extractq/internal/redact"
 	"github.com/extractq/extractq/llm"
 	"github.com/extractq/extractq/schema"
@@ -125,7 +126,7 @@ func (w *Worker) extract(ctx, jobCtx context.Context, i int, d *delivery, probe 
 			// the pool would fail the same way, so the pool stops pulling
 			// until someone fixes it, and this job is held like one caught
 			// by an outage (below).
-			pause := circuit.Trip(probe, pe)
+			pause := circuit.Trip(probe, configPause(pe.Class), pe)
 			d.log.Error("provider refused the pool's configuration: the pool is paused and its jobs kept; fix the key or model, the pool retries by itself",
 				"class", pe.Class, "status", pe.Status, "err", pe.Error(), "retry_in", pause)
 		case res.Outcome != llm.OutcomeTransport:
@@ -190,6 +191,18 @@ func configFailure(res *llm.Result) *llm.Error {
 		return pe
 	}
 	return nil
+}
+
+// configPause is the pause reason of a configuration failure of class c,
+// as status and metrics show it.
+func configPause(c llm.ErrorClass) string {
+	switch c {
+	case llm.ClassNotFound:
+		return ratelimit.PauseModel
+	case llm.ClassQuota:
+		return ratelimit.PauseQuota
+	}
+	return ratelimit.PauseKey
 }
 
 // run calls the engine; a nil Result (a configuration the library

@@ -165,7 +165,9 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, engine Engine, opt
 	if err != nil {
 		return err
 	}
-	for _, p := range pools {
+	for i, p := range pools {
+		// Status, heartbeats and metrics show a circuit's pause as the pool's.
+		rpools[i].Guard(w.circuits[i], w.auditCircuit)
 		if p.Batch != nil {
 			sampled = append(sampled, metrics.SampledPool{Name: p.Name, Batch: func() batchpool.Stats {
 				st, _ := w.BatchStats(p.Name)

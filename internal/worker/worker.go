@@ -230,7 +230,7 @@ func New(js jetstream.JetStream, w audit.Writer, e Engine, opts ...Option) (*Wor
 		return nil, err
 	}
 	for _, p := range wk.pools {
-		wk.circuits = append(wk.circuits, ratelimit.NewBreaker(p.Name, "transport", wk.circuit, ratelimit.WithTransitions(wk.onCircuit)))
+		wk.circuits = append(wk.circuits, ratelimit.NewBreaker(p.Name, "transport", wk.circuit, ratelimit.WithTransitions(wk.onCircuit), ratelimit.WithPauseReason(ratelimit.PauseOutage)))
 		wk.slots = append(wk.slots, newCallSlots(p.Budget))
 	}
 	auditSettings := wk.circuit

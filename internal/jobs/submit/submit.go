@@ -65,7 +65,11 @@ type Summary struct {
 	Elapsed       time.Duration `json:"elapsed_ns"`
 	// JobIDs are the jobs this submission queued, and the duplicates still
 	// queued, in order: the ones that will run, to follow until final.
-	JobIDs []string `json:"-"`
+	// JobSeqs are their sequences on the job stream, in the same order:
+	// compared with the pool consumer's last delivered sequence they tell
+	// this submission's running jobs from its queued ones.
+	JobIDs  []string `json:"-"`
+	JobSeqs []uint64 `json:"-"`
 }
 
 // Submitter queues documents. Bound its pending acks with
@@ -267,13 +271,13 @@ func (s *Submitter) flush(ctx context.Context, job Job, batch []Doc, sum *Summar
 			}
 			if queued {
 				sum.Duplicates++
-				sum.JobIDs = append(sum.JobIDs, it.env.JobID)
+				sum.JobIDs, sum.JobSeqs = append(sum.JobIDs, it.env.JobID), append(sum.JobSeqs, it.seq)
 			} else {
 				gone = append(gone, it.env.JobID)
 			}
 		default:
 			sum.Queued++
-			sum.JobIDs = append(sum.JobIDs, it.env.JobID)
+			sum.JobIDs, sum.JobSeqs = append(sum.JobIDs, it.env.JobID), append(sum.JobSeqs, it.seq)
 		}
 	}
 	return s.settleGone(ctx, gone, sum)
