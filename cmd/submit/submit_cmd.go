@@ -251,6 +251,11 @@ func runSubmit(cmd *cobra.Command, c *conn, f *submitFlags, paths []string) erro
 		return err
 	}
 	defer sess.close()
+	// The pool's consumer exists before any worker needs it, so that a
+	// worker started while a cluster node is down finds it.
+	if err := jobs.EnsurePoolConsumer(ctx, sess.js, pool, jobs.DefaultConsumerSettings()); err != nil {
+		fmt.Fprintf(errw, "submit: warning: %v; the first worker of the pool creates it\n", err)
+	}
 	sub := submit.New(sess.js, sess.store, submit.WithPublisher(jobs.WithInlineLimit(f.inlineLimit), jobs.WithMaxDocument(f.maxDocument)))
 	ref, err := resolveSchema(ctx, sess.store, sub, f.schemaArg, f.schemaName)
 	if cli.WasInterrupted(ctx) {

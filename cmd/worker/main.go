@@ -66,15 +66,16 @@ func (s *runFlags) register(cmd *cobra.Command, full bool) {
 	f.StringVar(&s.logFormat, "log-format", "", "auto, json or text (env EXTRACTQ_LOG_FORMAT)")
 	f.StringVar(&s.logLevel, "log-level", "", "debug, info, warn or error (env EXTRACTQ_LOG_LEVEL)")
 	f.IntVar(&s.streamReplicas, "stream-replicas", 0, "replicas of new streams and buckets when migrating: 3 on a three-node cluster (env EXTRACTQ_STREAM_REPLICAS, default 1)")
+	// migrate creates the pools' consumers with the settings the workers use.
+	f.StringArrayVar(&s.pools, "pool", nil, "pool to serve (run) or whose consumer to create (migrate): family:model=rpm:N,tpm:N,concurrency:N (repeatable; env EXTRACTQ_POOLS, ';'-separated)")
+	cli.DurationVar(f, &s.ackWait, "ack-wait", 0, "ack wait of the job consumers (env EXTRACTQ_ACK_WAIT, default 30s)")
+	f.IntVar(&s.maxDeliver, "max-deliver", 0, "deliveries of a job before it is dead-lettered (env EXTRACTQ_MAX_DELIVER, default 5)")
+	f.StringVar(&s.backoff, "backoff", "", "redelivery delays after a worker crash, e.g. 30s,1m,5m (env EXTRACTQ_BACKOFF)")
 	if !full {
 		return
 	}
 	f.StringVar(&s.workerID, "id", "", "worker id in logs, audit and dead letters (env EXTRACTQ_WORKER_ID, default host-pid)")
 	f.StringVar(&s.listen, "listen", "", "address of /healthz, /readyz and /metrics, \"\" to disable (env EXTRACTQ_LISTEN, default :8080: every interface, no authentication; 127.0.0.1:8080 keeps them to this machine)")
-	f.StringArrayVar(&s.pools, "pool", nil, "pool to serve: family:model=rpm:N,tpm:N,concurrency:N (repeatable; env EXTRACTQ_POOLS, ';'-separated)")
-	cli.DurationVar(f, &s.ackWait, "ack-wait", 0, "ack wait of the job consumers (env EXTRACTQ_ACK_WAIT, default 30s)")
-	f.IntVar(&s.maxDeliver, "max-deliver", 0, "deliveries of a job before it is dead-lettered (env EXTRACTQ_MAX_DELIVER, default 5)")
-	f.StringVar(&s.backoff, "backoff", "", "redelivery delays after a worker crash, e.g. 30s,1m,5m (env EXTRACTQ_BACKOFF)")
 	cli.DurationVar(f, &s.grace, "grace", 0, "time in-flight jobs get to finish at shutdown (env EXTRACTQ_GRACE, default 30s)")
 	f.BoolVar(&s.migrate, "migrate", false, "apply audit migrations and create streams at start (env EXTRACTQ_MIGRATE)")
 }
@@ -187,8 +188,10 @@ func newMigrateCmd() *cobra.Command {
 		Use:   "migrate",
 		Short: "Apply audit migrations and create the JetStream streams and buckets",
 		Long: `migrate brings the Postgres audit schema up to date (under an advisory lock; forward-only) and creates
-or checks EXTRACTQ_JOBS, EXTRACTQ_DLQ, the EXTRACTQ_DOCS object store and the EXTRACTQ_SCHEMAS bucket.
-Running it again changes nothing.
+or checks EXTRACTQ_JOBS, EXTRACTQ_DLQ, the EXTRACTQ_DOCS object store and the EXTRACTQ_SCHEMAS bucket,
+and creates or updates the durable consumer of every pool given (--pool, EXTRACTQ_POOLS or the config
+file) with the consumer settings given: a worker started later, even while a cluster node is down, then
+finds it. Running it again changes nothing.
 
 Example:
   worker migrate --database-url postgres://postgres@127.0.0.1:5432/extractq --nats-url nats://127.0.0.1:4222`,
@@ -220,7 +223,10 @@ Example:
 			if err := worker.Migrate(ctx, js, store, cfg.StreamReplicas, cfg.StreamOptions()...); err != nil {
 				return err
 			}
-			log.Info("migrated: audit schema current, streams and buckets ready")
+			if err := worker.MigrateConsumers(ctx, js, cfg); err != nil {
+				return err
+			}
+			log.Info("migrated: audit schema current, streams, buckets and consumers ready", "pools", len(cfg.Pools))
 			return nil
 		},
 	}

@@ -110,6 +110,9 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, engine Engine, opt
 		if err := Migrate(ctx, js, store, cfg.StreamReplicas, cfg.StreamOptions()...); err != nil {
 			return err
 		}
+		if err := MigrateConsumers(ctx, js, cfg); err != nil {
+			return err
+		}
 	} else if err := store.CheckSchema(ctx); err != nil {
 		return err
 	}

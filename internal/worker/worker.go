@@ -298,13 +298,13 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	consumers := make([]jetstream.Consumer, len(w.pools))
 	for i, p := range w.pools {
-		c, err := jobs.EnsureConsumer(ctx, w.js, p.Name, w.consumerSettings(i))
+		c, err := jobs.StartConsumer(ctx, w.js, p.Name, w.consumerSettings(i), w.log)
 		if err != nil {
 			return err
 		}
 		consumers[i] = c
 	}
-	advisories, err := jobs.EnsureAdvisoryConsumer(ctx, w.js)
+	advisories, err := jobs.StartAdvisoryConsumer(ctx, w.js, w.log)
 	if err != nil {
 		return err
 	}
