@@ -210,7 +210,7 @@ type Result struct {
 	Schema        string
 	SchemaVersion int
 	Provider      string
-	Model         string
+	Model         string // the model identity, e.g. "openai:gpt-4o-mini"
 	Run           string
 	JobID         string
 	Attempts      int
