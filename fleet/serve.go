@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/extractq/extractq"
+	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/ratelimit"
 	"github.com/extractq/extractq/internal/settings"
 	"github.com/extractq/extractq/internal/worker"
@@ -36,7 +37,7 @@ import (
 // ErrConfig is matched by every error Serve returns before it starts for a
 // configuration that cannot work (a bad pool, a provider that cannot be
 // built): fix the configuration, restarting will not help.
-var ErrConfig = errors.New("fleet: bad configuration")
+var ErrConfig = errors.New("bad worker configuration")
 
 // Config is a worker's settings. LoadConfig fills it from the YAML file
 // and the EXTRACTQ_* environment the shipped worker reads (see
@@ -65,6 +66,9 @@ type Config struct {
 	// before it is dead-lettered.
 	AckWait    time.Duration
 	MaxDeliver int
+	// BackOff, when set, are the redelivery delays after a worker crash
+	// (fewer than MaxDeliver), instead of AckWait each time.
+	BackOff []time.Duration
 	// Grace is how long running jobs get to finish at shutdown.
 	Grace time.Duration
 	// Migrate applies the audit migrations and creates the streams and the
@@ -100,7 +104,7 @@ func LoadConfig(path string) (Config, error) {
 func fromWorker(wc worker.Config) Config {
 	return Config{
 		NATSURL: wc.NATSURL, DatabaseURL: wc.DatabaseURL, WorkerID: wc.WorkerID, Listen: wc.Listen,
-		AckWait: wc.AckWait, MaxDeliver: wc.MaxDeliver, Grace: wc.Grace,
+		AckWait: wc.AckWait, MaxDeliver: wc.MaxDeliver, BackOff: wc.BackOff, Grace: wc.Grace,
 		Migrate: wc.Migrate, StreamReplicas: wc.StreamReplicas, LogFormat: wc.LogFormat, LogLevel: wc.LogLevel,
 		base: wc,
 	}
@@ -132,22 +136,20 @@ func (c Config) orDefaults(d Config) Config {
 	return c
 }
 
+// Check reports what in c cannot work (a bad or missing pool, a pool
+// whose provider cannot be built, a setting out of range) as an error
+// matching ErrConfig, without connecting to anything: what Serve checks
+// before it starts.
+func (c Config) Check() error {
+	_, err := c.worker()
+	return err
+}
+
 // worker is the internal configuration c describes, checked.
 func (c Config) worker() (worker.Config, error) {
-	wc := c.base
-	if wc.MaxDeliver == 0 { // a literal, not from DefaultConfig or LoadConfig
-		wc = worker.DefaultConfig()
-		c = c.orDefaults(fromWorker(wc))
-	}
-	wc.NATSURL, wc.DatabaseURL, wc.WorkerID, wc.Listen = c.NATSURL, c.DatabaseURL, c.WorkerID, c.Listen
-	wc.AckWait, wc.MaxDeliver, wc.Grace = c.AckWait, c.MaxDeliver, c.Grace
-	wc.Migrate, wc.StreamReplicas, wc.LogFormat, wc.LogLevel = c.Migrate, c.StreamReplicas, c.LogFormat, c.LogLevel
-	if len(c.Pools) > 0 {
-		specs, err := ratelimit.ParsePoolSpecs(c.Pools)
-		if err != nil {
-			return wc, fmt.Errorf("%w: %w", ErrConfig, err)
-		}
-		wc.Pools = specs
+	wc, err := c.settings()
+	if err != nil {
+		return wc, err
 	}
 	if err := wc.Validate(); err != nil {
 		return wc, fmt.Errorf("%w: %w", ErrConfig, err)
@@ -158,6 +160,55 @@ func (c Config) worker() (worker.Config, error) {
 		return wc, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	return wc, nil
+}
+
+// settings is the internal configuration c describes, unchecked.
+func (c Config) settings() (worker.Config, error) {
+	wc := c.base
+	if wc.MaxDeliver == 0 { // a literal, not from DefaultConfig or LoadConfig
+		wc = worker.DefaultConfig()
+		c = c.orDefaults(fromWorker(wc))
+	}
+	wc.NATSURL, wc.DatabaseURL, wc.WorkerID, wc.Listen = c.NATSURL, c.DatabaseURL, c.WorkerID, c.Listen
+	wc.AckWait, wc.MaxDeliver, wc.BackOff, wc.Grace = c.AckWait, c.MaxDeliver, c.BackOff, c.Grace
+	wc.Migrate, wc.StreamReplicas, wc.LogFormat, wc.LogLevel = c.Migrate, c.StreamReplicas, c.LogFormat, c.LogLevel
+	if len(c.Pools) > 0 {
+		specs, err := ratelimit.ParsePoolSpecs(c.Pools)
+		if err != nil {
+			return wc, fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+		wc.Pools = specs
+	}
+	return wc, nil
+}
+
+// Migrate brings the audit database's tables up to date and creates or
+// updates the JetStream streams and buckets (with Config.StreamReplicas
+// copies) and the durable consumer of each of Config.Pools, with the
+// consumer settings of cfg: what `worker migrate` does. Running it again
+// changes nothing. It waits out a cluster electing a leader.
+func Migrate(ctx context.Context, cfg Config) error {
+	wc, err := cfg.settings()
+	if err != nil {
+		return err
+	}
+	if err := worker.CheckStreamReplicas(wc.StreamReplicas); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	nc, js, err := worker.Connect(wc.NATSURL, "extractq-migrate", slog.New(slog.DiscardHandler))
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	store, err := audit.Open(ctx, wc.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	if err := worker.Migrate(ctx, js, store, wc.StreamReplicas, wc.StreamOptions()...); err != nil {
+		return err
+	}
+	return worker.MigrateConsumers(ctx, js, wc)
 }
 
 // Option adjusts Serve.

@@ -16,6 +16,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/extractq/extractq/fleet"
 	"github.com/extractq/extractq/internal/cli"
 	"github.com/extractq/extractq/internal/ratelimit"
 	"github.com/extractq/extractq/internal/settings"
@@ -81,18 +83,13 @@ func (s *runFlags) register(cmd *cobra.Command, full bool) {
 }
 
 // load builds the configuration: defaults, file, environment, flags.
-func (s *runFlags) load(cmd *cobra.Command) (worker.Config, error) {
-	cfg := worker.DefaultConfig()
+func (s *runFlags) load(cmd *cobra.Command) (fleet.Config, error) {
 	file := s.configFile
 	if file == "" {
 		file = os.Getenv("EXTRACTQ_CONFIG")
 	}
-	if file != "" {
-		if err := cfg.LoadConfigFile(file); err != nil {
-			return cfg, configError(err)
-		}
-	}
-	if err := cfg.LoadEnv(os.Getenv); err != nil {
+	cfg, err := fleet.LoadConfig(file)
+	if err != nil {
 		return cfg, configError(err)
 	}
 	changed := cmd.Flags().Changed
@@ -108,11 +105,10 @@ func (s *runFlags) load(cmd *cobra.Command) (worker.Config, error) {
 	set("log-format", &cfg.LogFormat, s.logFormat)
 	set("log-level", &cfg.LogLevel, s.logLevel)
 	if changed("pool") {
-		specs, err := ratelimit.ParsePoolSpecs(s.pools)
-		if err != nil {
+		if _, err := ratelimit.ParsePoolSpecs(s.pools); err != nil {
 			return cfg, configError(fmt.Errorf("--pool: %w", err))
 		}
-		cfg.Pools = specs
+		cfg.Pools = s.pools
 	}
 	if changed("ack-wait") {
 		cfg.AckWait = s.ackWait
@@ -158,12 +154,9 @@ Example:
 			if err != nil {
 				return err
 			}
-			if err := cfg.Validate(); err != nil {
-				return configError(err)
-			}
 			// A pool that cannot build its provider (no API key) would
 			// dead-letter every job it pulls: refuse to start instead.
-			if err := worker.CheckProviders(cfg.Pools, nil); err != nil {
+			if err := cfg.Check(); err != nil {
 				return configError(err)
 			}
 			log, err := settings.NewLogger(cmd.ErrOrStderr(), cfg.LogFormat, cfg.LogLevel)
@@ -172,10 +165,14 @@ Example:
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
-			if err := checkServers(ctx, cfg); err != nil {
+			need := cli.Migrated
+			if cfg.Migrate {
+				need = cli.Reachable
+			}
+			if err := checkServers(ctx, cfg, need); err != nil {
 				return err
 			}
-			return worker.Serve(ctx, cfg, log, worker.NewEngine())
+			return fleet.Serve(ctx, cfg, fleet.WithLogger(log))
 		},
 	}
 	s.register(cmd, true)
@@ -210,20 +207,13 @@ Example:
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
 			defer cancel()
-			nc, js, err := cli.ConnectNATS(ctx, cfg.NATSURL, "extractq-worker-migrate")
-			if err != nil {
+			if err := checkServers(ctx, cfg, cli.Reachable); err != nil {
 				return err
 			}
-			defer nc.Close()
-			store, err := cli.OpenStore(ctx, cfg.DatabaseURL, cli.Reachable)
-			if err != nil {
-				return err
-			}
-			defer store.Close()
-			if err := worker.Migrate(ctx, js, store, cfg.StreamReplicas, cfg.StreamOptions()...); err != nil {
-				return err
-			}
-			if err := worker.MigrateConsumers(ctx, js, cfg); err != nil {
+			if err := fleet.Migrate(ctx, cfg); err != nil {
+				if errors.Is(err, fleet.ErrConfig) {
+					return configError(err)
+				}
 				return err
 			}
 			log.Info("migrated: audit schema current, streams, buckets and consumers ready", "pools", len(cfg.Pools))
@@ -237,17 +227,14 @@ Example:
 // checkServers reaches NATS and the audit database the way every extractq
 // program does before the worker starts, so that their errors (and exit
 // codes) are the same everywhere: unreachable is 3, a database that is
-// missing or not migrated (without --migrate) is 2 with what to run.
-func checkServers(ctx context.Context, cfg worker.Config) error {
+// missing or not migrated (when need is cli.Migrated) is 2 with what to
+// run.
+func checkServers(ctx context.Context, cfg fleet.Config, need cli.StoreNeed) error {
 	nc, _, err := cli.ConnectNATS(ctx, cfg.NATSURL, "extractq-worker-check")
 	if err != nil {
 		return err
 	}
 	nc.Close()
-	need := cli.Migrated
-	if cfg.Migrate {
-		need = cli.Reachable
-	}
 	st, err := cli.OpenStore(ctx, cfg.DatabaseURL, need)
 	if err != nil {
 		return err
