@@ -308,6 +308,10 @@ func TestDocumentPage(t *testing.T) {
 			t.Errorf("attempt %d/%d missing from the timeline", a.Delivery, a.N)
 		}
 	}
+	checkAttemptIDs(t, body, len(h.Attempts))
+	if !strings.Contains(body, `<span class="label-run">run <a href="/run?name=`+url.QueryEscape(h.Attempts[0].Run)) {
+		t.Error("the attempts do not name their run")
+	}
 	checkPinned(t, body, h.Attempts[0].Violations)
 	if !strings.Contains(body, "/currency: must be one of") {
 		t.Error("no feedback rendered for the enum violation")
@@ -525,6 +529,42 @@ func TestResubmitToAnotherModel(t *testing.T) {
 	_, body, _ = c.get("/document?id=" + url.QueryEscape(id))
 	if !strings.Contains(body, "Valid result under") || !strings.Contains(body, "Resubmitted") {
 		t.Error("the document page does not show the new result and the resubmitted letter")
+	}
+	// Two jobs (the run's and the resubmission's) both have a delivery 1,
+	// attempt 1: each still has its own element id and says its run.
+	h, err := fx.store.History(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkAttemptIDs(t, body, len(h.Attempts))
+	runs := map[string]bool{}
+	for _, a := range h.Attempts {
+		runs[a.Run] = true
+	}
+	for run := range runs {
+		if !strings.Contains(body, `<span class="label-run">run <a href="/run?name=`+url.QueryEscape(run)) {
+			t.Errorf("no attempt labelled with run %q", run)
+		}
+	}
+}
+
+// checkAttemptIDs asserts that the page has n attempts, each with its own
+// element id and a link to it, so that a link to an attempt lands on it.
+func checkAttemptIDs(t *testing.T, body string, n int) {
+	t.Helper()
+	ids := regexp.MustCompile(`<div class="attempt[^"]*" id="(attempt-[^"]+)"`).FindAllStringSubmatch(body, -1)
+	seen := map[string]bool{}
+	for _, m := range ids {
+		if seen[m[1]] {
+			t.Errorf("element id %s appears twice", m[1])
+		}
+		seen[m[1]] = true
+		if !strings.Contains(body, `href="#`+m[1]+`"`) {
+			t.Errorf("no link to %s", m[1])
+		}
+	}
+	if len(ids) != n {
+		t.Errorf("%d attempts with an id, want %d", len(ids), n)
 	}
 }
 

@@ -208,9 +208,16 @@ func (s *Server) document(w http.ResponseWriter, r *http.Request) {
 			d.Text, d.Truncated = string(r[:maxDocumentChars]), true
 		}
 	}
-	for _, a := range h.Attempts {
-		d.Attempts = append(d.Attempts, attemptFromAudit(a))
+	identity := map[string]string{} // job → model identity, variant included
+	for _, j := range h.Jobs {
+		identity[j.JobID] = j.Model
 	}
+	for _, a := range h.Attempts {
+		v := attemptFromAudit(a)
+		v.Identity = identity[a.JobID]
+		d.Attempts = append(d.Attempts, v)
+	}
+	labelAttempts(d.Attempts)
 	scaleLatencies(d.Attempts)
 	s.render(w, r, http.StatusOK, "document", d)
 }
@@ -269,8 +276,11 @@ func (s *Server) letter(w http.ResponseWriter, r *http.Request) {
 		b, _ := json.Marshal(a)
 		var wa wireAttempt
 		_ = json.Unmarshal(b, &wa)
-		d.Attempts = append(d.Attempts, newAttemptView(l.Job.JobID, l.Deliveries, wa, l.WorkerID))
+		v := newAttemptView(l.Job.JobID, l.Deliveries, wa, l.WorkerID)
+		v.Run, v.Schema, v.Identity = l.Job.Run, fmt.Sprintf("%s v%d", l.Job.Schema.Name, l.Job.Schema.Version), l.Job.Model
+		d.Attempts = append(d.Attempts, v)
 	}
+	labelAttempts(d.Attempts)
 	scaleLatencies(d.Attempts)
 	if schemas, err := s.cfg.Store.Schemas(ctx); err == nil {
 		for _, sc := range schemas {

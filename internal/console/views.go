@@ -18,7 +18,14 @@ import (
 // it: the timeline entry, the raw answer with its repairs marked, the value
 // with its violations pinned, and the feedback those violations make.
 type attemptView struct {
-	JobID            string
+	// ID is the attempt's element id, unique on its page, so that a link
+	// to an attempt lands on it: attempt-<job>-<delivery>-<n>.
+	ID    string
+	JobID string
+	// Run, Schema ("invoice v2") and Identity (the job's model identity
+	// with its variant, e.g. "sim:sloppy@r0") label the attempt on a page
+	// that mixes jobs of several runs and schema versions.
+	Run, Schema, Identity string
 	Delivery         int
 	N                int
 	StartedAt        time.Time
@@ -139,7 +146,30 @@ func attemptFromAudit(a audit.AttemptInfo) attemptView {
 	}
 	_ = json.Unmarshal(a.Repairs, &w.Repairs)
 	_ = json.Unmarshal(a.Violations, &w.Violations)
-	return newAttemptView(a.JobID, a.Delivery, w, a.WorkerID)
+	v := newAttemptView(a.JobID, a.Delivery, w, a.WorkerID)
+	v.Run, v.Schema = a.Run, fmt.Sprintf("%s v%d", a.SchemaName, a.SchemaVersion)
+	return v
+}
+
+// labelAttempts gives each attempt its element id, unique on the page: a
+// document's jobs under several runs share deliveries and attempt numbers.
+func labelAttempts(views []attemptView) {
+	seen := map[string]int{}
+	for i := range views {
+		v := &views[i]
+		job := v.JobID
+		if len(job) > 8 {
+			job = job[:8]
+		}
+		id := fmt.Sprintf("attempt-%s-%d-%d", job, v.Delivery, v.N)
+		if n := seen[id]; n > 0 {
+			seen[id]++
+			id = fmt.Sprintf("%s-%d", id, n+1)
+		} else {
+			seen[id] = 1
+		}
+		v.ID = id
+	}
 }
 
 // scaleLatencies sets each attempt's latency bar relative to the slowest.
