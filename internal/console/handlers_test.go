@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -423,6 +424,13 @@ func TestDeadLetterPages(t *testing.T) {
 	}
 	b, _ := json.Marshal(l.Attempts[len(l.Attempts)-1].Violations)
 	checkPinned(t, body, b)
+	doc, err := fx.store.Document(t.Context(), l.Job.DocumentID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(body, `<pre class="doc" id="letter-text">`+html.EscapeString(doc.Text)) {
+		t.Error("the letter page does not show the document's text")
+	}
 	for path, want := range map[string]int{"/dlq/letter?seq=999999": 404, "/dlq/letter?seq=x": 400, "/dlq/resubmit?seq=" + strconv.FormatUint(seq, 10): 403} {
 		if code, _, _ := ro.get(path); code != want {
 			t.Errorf("read-only GET %s: %d, want %d", path, code, want)
@@ -710,5 +718,62 @@ func TestConfirmARunsLetters(t *testing.T) {
 		if code, _, _ := c.get(bad); code != http.StatusBadRequest {
 			t.Errorf("GET %s: %d, want 400", bad, code)
 		}
+	}
+}
+
+// TestDeadLetterListPrefixAndPages: the dead-letter list filters by the
+// start of a run's name, and pages both ways: "older" then "newer" shows
+// the first page again.
+func TestDeadLetterListPrefixAndPages(t *testing.T) {
+	need(t)
+	c := newClient(t, fx.console(t, false))
+	var total int
+	if err := fx.store.Pool().QueryRow(t.Context(), "SELECT count(*) FROM dead_letters WHERE run LIKE 'fault%'").Scan(&total); err != nil {
+		t.Fatal(err)
+	}
+	if total <= 5 {
+		t.Fatalf("the fixture has %d dead letters in run faulty, want more than a page (5)", total)
+	}
+	rowsOf := func(body string) []string {
+		var out []string
+		for _, m := range regexp.MustCompile(`<tr class="letter" data-seq="(\d+)"`).FindAllStringSubmatch(body, -1) {
+			out = append(out, m[1])
+		}
+		return out
+	}
+	link := func(body, rel string) string {
+		m := regexp.MustCompile(`<a rel="` + rel + `" href="([^"]+)"`).FindStringSubmatch(body)
+		if m == nil {
+			return ""
+		}
+		return html.UnescapeString(m[1])
+	}
+	_, first, _ := c.get("/dlq?prefix=fault&all=1")
+	page1 := rowsOf(first)
+	if len(page1) != 5 {
+		t.Fatalf("prefix fault: %d letters on the first page, want 5", len(page1))
+	}
+	if _, none, _ := c.get("/dlq?prefix=zz&all=1"); len(rowsOf(none)) != 0 || !strings.Contains(none, "in runs starting with zz") {
+		t.Error("a prefix no run has lists letters")
+	}
+	if _, odd, _ := c.get("/dlq?prefix=fa%25&all=1"); len(rowsOf(odd)) != 0 {
+		t.Error("% in a prefix is a wildcard")
+	}
+	next := link(first, "next")
+	if next == "" || link(first, "prev") != "" {
+		t.Fatalf("first page: next %q, prev %q; want only an older link", next, link(first, "prev"))
+	}
+	_, second, _ := c.get(next)
+	page2 := rowsOf(second)
+	if len(page2) == 0 || slices.Contains(page1, page2[0]) {
+		t.Fatalf("second page %v overlaps the first %v", page2, page1)
+	}
+	prev := link(second, "prev")
+	if prev == "" {
+		t.Fatal("the second page has no link to the newer one")
+	}
+	_, back, _ := c.get(prev)
+	if got := rowsOf(back); !slices.Equal(got, page1) || link(back, "prev") != "" {
+		t.Errorf("newer from the second page: %v (prev %q), want the first page %v", got, link(back, "prev"), page1)
 	}
 }

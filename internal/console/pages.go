@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/extractq/extractq/internal/audit"
@@ -225,7 +226,8 @@ func (s *Server) document(w http.ResponseWriter, r *http.Request) {
 type deadLettersData struct {
 	Filter fleetview.LetterFilter
 	Rows   []fleetview.LetterRow
-	Next   string
+	Next   string // cursor of the older page, "" on the last
+	Prev   string // cursor of the newer page, "" on the first
 	First  bool
 }
 
@@ -233,8 +235,13 @@ func (s *Server) deadLetters(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := s.ctx(r)
 	defer cancel()
 	q := r.URL.Query()
-	f := fleetview.LetterFilter{Run: q.Get("run"), All: q.Get("all") != ""}
+	f := fleetview.LetterFilter{Run: q.Get("run"), RunPrefix: strings.TrimSpace(q.Get("prefix")), All: q.Get("all") != ""}
 	after, err := parseLetterCursor(q.Get("after"))
+	if err == nil && after == nil {
+		if after, err = parseLetterCursor(q.Get("before")); after != nil {
+			after.Back = true
+		}
+	}
 	if err != nil {
 		s.fail(w, r, http.StatusBadRequest, "Bad page link", err.Error())
 		return
@@ -244,13 +251,18 @@ func (s *Server) deadLetters(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusInternalServerError, "Cannot read the dead letters", err.Error())
 		return
 	}
-	s.render(w, r, http.StatusOK, "deadletters", deadLettersData{Filter: f, Rows: page.Rows, Next: letterCursor(page.Next), First: after == nil})
+	s.render(w, r, http.StatusOK, "deadletters", deadLettersData{Filter: f, Rows: page.Rows, Next: letterCursor(page.Next), Prev: letterCursor(page.Prev), First: page.Prev == nil})
 }
 
 type letterData struct {
 	Letter   *jobs.Letter
 	Attempts []attemptView
 	Versions []int // registered versions of the letter's schema, for resubmission
+	// Text is the document the job ran on (the letter's inline text, else
+	// the audit's version of it), cut at maxDocumentChars; "" when neither
+	// holds it.
+	Text      string
+	Truncated bool
 }
 
 func (s *Server) letter(w http.ResponseWriter, r *http.Request) {
@@ -282,6 +294,15 @@ func (s *Server) letter(w http.ResponseWriter, r *http.Request) {
 	}
 	labelAttempts(d.Attempts)
 	scaleLatencies(d.Attempts)
+	d.Text = l.Job.Text
+	if d.Text == "" {
+		if doc, err := s.cfg.Store.DocumentVersion(ctx, l.Job.DocumentID, l.Job.DocumentHash); err == nil {
+			d.Text = doc.Text
+		}
+	}
+	if r := []rune(d.Text); len(r) > maxDocumentChars {
+		d.Text, d.Truncated = string(r[:maxDocumentChars]), true
+	}
 	if schemas, err := s.cfg.Store.Schemas(ctx); err == nil {
 		for _, sc := range schemas {
 			if sc.Name == l.Job.Schema.Name {

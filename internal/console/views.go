@@ -26,28 +26,28 @@ type attemptView struct {
 	// with its variant, e.g. "sim:sloppy@r0") label the attempt on a page
 	// that mixes jobs of several runs and schema versions.
 	Run, Schema, Identity string
-	Delivery         int
-	N                int
-	StartedAt        time.Time
-	Latency          time.Duration
-	LatencyPct       float64 // of the slowest attempt on the page, for the bar
-	PromptTokens     int
-	CompletionTokens int
-	Provider, Model  string
-	Mode             string
-	FinishReason     string
-	Class            string
-	Error            string
-	TransportRetries int
-	Worker           string
-	OK               bool
-	Transport        bool // a provider failure, not a bad answer
-	Raw              []segment
-	Repairs          []Repair
-	Value            jsonView
-	HasValue         bool
-	Violations       []Violation
-	Feedback         string
+	Delivery              int
+	N                     int
+	StartedAt             time.Time
+	Latency               time.Duration
+	LatencyPct            float64 // of the slowest attempt on the page, for the bar
+	PromptTokens          int
+	CompletionTokens      int
+	Provider, Model       string
+	Mode                  string
+	FinishReason          string
+	Class                 string
+	Error                 string
+	TransportRetries      int
+	Worker                string
+	OK                    bool
+	Transport             bool // a provider failure, not a bad answer
+	Raw                   []segment
+	Repairs               []Repair
+	Value                 jsonView
+	HasValue              bool
+	Violations            []Violation
+	Feedback              string
 	// Where is the part of a long document and the prefill step the
 	// attempt worked on, e.g. "chunk 3 · characters 1460–2048"; "" for
 	// neither.
