@@ -19,6 +19,7 @@ import (
 	"github.com/extractq/extractq/internal/fleetview"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/submit"
+	"github.com/extractq/extractq/internal/ratelimit"
 	"github.com/extractq/extractq/schema"
 )
 
@@ -718,6 +719,20 @@ func TestConfirmARunsLetters(t *testing.T) {
 		if code, _, _ := c.get(bad); code != http.StatusBadRequest {
 			t.Errorf("GET %s: %d, want 400", bad, code)
 		}
+	}
+	// On a pool no live worker serves, the confirmation warns; once a
+	// worker heartbeats for it, it does not.
+	onOpenAI := "/dlq/resubmit?run=" + faultyRun + "&provider=openai:gpt-4o-mini"
+	if _, body, _ := c.get(onOpenAI); !strings.Contains(body, `id="no-worker">No live worker serves pool <b>openai_gpt-4o-mini</b>`) {
+		t.Errorf("no warning for a pool no worker serves:\n%s", section(t, body, `id="plan"`, "</form>"))
+	}
+	m, err := ratelimit.StartMembership(t.Context(), fx.js, "w-heartbeat", []*ratelimit.Pool{ratelimit.NewPool("openai:gpt-4o-mini", ratelimit.Limits{Concurrency: 1})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Stop()
+	if _, body, _ := c.get(onOpenAI); strings.Contains(body, `id="no-worker"`) {
+		t.Error("a warning though a worker serves the pool")
 	}
 }
 
