@@ -213,10 +213,19 @@ func (s *Server) document(w http.ResponseWriter, r *http.Request) {
 	for _, j := range h.Jobs {
 		identity[j.JobID] = j.Model
 	}
+	valid := map[string]string{} // job → the raw answer of its valid attempt
 	for _, a := range h.Attempts {
 		v := attemptFromAudit(a)
 		v.Identity = identity[a.JobID]
 		d.Attempts = append(d.Attempts, v)
+		if v.OK && a.Raw != "" {
+			valid[a.JobID] = a.Raw
+		}
+	}
+	// A result shows its members in the order the model wrote them.
+	d.Results = slices.Clone(d.Results)
+	for i, r := range d.Results {
+		d.Results[i].Value = inModelOrder(r.Value, valid[r.JobID])
 	}
 	labelAttempts(d.Attempts)
 	scaleLatencies(d.Attempts)

@@ -122,7 +122,7 @@ func newAttemptView(jobID string, delivery int, a wireAttempt, worker string) at
 	}
 	v.Where = strings.Join(where, " · ")
 	if v.HasValue || len(a.Violations) > 0 {
-		v.Value = buildJSONView(a.Value, a.Violations, a.Repairs)
+		v.Value = buildJSONView(inModelOrder(a.Value, a.Raw), a.Violations, a.Repairs)
 	}
 	if len(a.Violations) > 0 {
 		vs := make([]schema.Violation, len(a.Violations))
