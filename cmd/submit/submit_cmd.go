@@ -27,6 +27,7 @@ import (
 	"github.com/extractq/extractq/internal/ratelimit"
 	"github.com/extractq/extractq/internal/settings"
 	"github.com/extractq/extractq/internal/termsafe"
+	"github.com/extractq/extractq/internal/tracing"
 	"github.com/extractq/extractq/schema"
 )
 
@@ -234,6 +235,15 @@ func runSubmit(cmd *cobra.Command, c *conn, f *submitFlags, paths []string) erro
 		f.runName = "run-" + time.Now().UTC().Format("20060102-150405")
 	}
 	errw := cmd.ErrOrStderr()
+	shutdownTraces, err := tracing.Setup(cmd.Context(), "extractq-submit")
+	if err != nil {
+		return cli.Usage(err)
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = shutdownTraces(sctx)
+	}()
 	var phase atomic.Int32
 	ctx, stop := cli.Interruptible(cmd.Context(), func() {
 		if phase.Load() == phaseWaiting {

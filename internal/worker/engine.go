@@ -6,6 +6,7 @@ import (
 
 	"github.com/extractq/extractq"
 	"github.com/extractq/extractq/internal/jobs"
+	"github.com/extractq/extractq/internal/tracing"
 	"github.com/extractq/extractq/llm"
 	"github.com/extractq/extractq/schema"
 )
@@ -32,7 +33,8 @@ func (f EngineFunc) Extract(ctx context.Context, p llm.Provider, document string
 // e.g. the transport policy), then the job's options
 // (jobs.Options.ExtractOptions), then the job's provider.
 func NewEngine(base ...extractq.Option) Engine {
-	base = slices.Clip(base)
+	// Each attempt is a span of its job's trace when traces are on.
+	base = slices.Clip(append(slices.Clip(base), extractq.WithObserver(tracing.Observe)))
 	return EngineFunc(func(ctx context.Context, p llm.Provider, document string, s *schema.Schema, o jobs.Options) (*llm.Result, error) {
 		x, err := extractq.New(append(append(base, o.ExtractOptions()...), extractq.WithProvider(p))...)
 		if err != nil {

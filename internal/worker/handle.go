@@ -17,6 +17,7 @@ import (
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/ratelimit"
 	"github.com/extractq/extractq/internal/redact"
+	"github.com/extractq/extractq/internal/tracing"
 	"github.com/extractq/extractq/llm"
 	"github.com/extractq/extractq/schema"
 )
@@ -79,7 +80,9 @@ func (w *Worker) handle(ctx, jobCtx context.Context, i int, msg jetstream.Msg, p
 	stop := w.keepAlive(msg, d.log)
 	defer stop()
 
+	jobCtx, span := tracing.StartJob(jobCtx, msg.Headers(), env.JobID, env.DocumentID, env.Run, p.Name, d.n)
 	res := w.extract(ctx, jobCtx, i, d, probe)
+	defer tracing.EndJob(span, res)
 	if res == nil { // handed back at shutdown while held
 		return
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/metrics"
 	"github.com/extractq/extractq/internal/ratelimit"
+	"github.com/extractq/extractq/internal/tracing"
 )
 
 // flushTimeout bounds the final audit flush at shutdown.
@@ -96,6 +97,16 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, engine Engine, opt
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	// Traces, when the OTEL_* variables ask for them.
+	shutdownTraces, err := tracing.Setup(ctx, "extractq-worker")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = shutdownTraces(sctx)
+	}()
 	nc, js, err := Connect(cfg.NATSURL, "extractq-worker", log)
 	if err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/providers"
 	"github.com/extractq/extractq/internal/termsafe"
+	"github.com/extractq/extractq/internal/tracing"
 	"github.com/extractq/extractq/schema"
 )
 
@@ -136,9 +137,10 @@ func ResolveProvider(spec string) (model, pool string, err error) {
 // document is either queued (stored, published and acked by the server) or
 // listed as rejected. progress, if set, is called after each batch. The
 // error is for failures that stop the whole submission (ctx, reading).
-func (s *Submitter) Submit(ctx context.Context, job Job, read func(func(Doc) error) error, progress func(Summary)) (Summary, error) {
+func (s *Submitter) Submit(ctx context.Context, job Job, read func(func(Doc) error) error, progress func(Summary)) (sum Summary, err error) {
+	ctx, span := tracing.StartSubmit(ctx, jobs.JobSubject(job.Pool), job.Run, job.Pool, job.Model)
+	defer func() { tracing.EndSubmit(span, sum.Queued, len(sum.Rejected), err) }()
 	start := time.Now()
-	var sum Summary
 	seen := map[string]bool{}
 	var batch []Doc
 	flush := func() error {
@@ -152,7 +154,7 @@ func (s *Submitter) Submit(ctx context.Context, job Job, read func(func(Doc) err
 		}
 		return nil
 	}
-	err := read(func(d Doc) error {
+	err = read(func(d Doc) error {
 		if d.Err == nil {
 			d.Err = checkDoc(&d)
 		}
