@@ -8,16 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/extractq/extractq/internal/audit"
-	"github.com/extractq/extractq/internal/e2e/fleettest"
 	"github.com/extractq/extractq/internal/fleetview"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/jobstest"
-	"github.com/extractq/extractq/internal/jobs/submit"
 	"github.com/extractq/extractq/internal/testenv"
-	"github.com/extractq/extractq/schema"
 )
 
 // TestRevokedKeyPauseIsVisible runs `worker run` against a provider that
@@ -37,47 +31,10 @@ func TestRevokedKeyPauseIsVisible(t *testing.T) {
 	ctx := context.Background()
 	dbURL := testenv.Database(t)
 	natsURL := jobstest.Server(t)
-	addr := freeAddr(t)
-
-	wctx, stop := context.WithCancel(ctx)
-	ran := make(chan error, 1)
-	cmd := newRunCmd()
-	cmd.SetArgs([]string{"--nats-url", natsURL, "--database-url", dbURL, "--listen", addr, "--migrate",
-		"--log-format", "json", "--log-level", "error", "--pool", "openai:gpt-4o-mini=concurrency:1", "--grace", "1s"})
-	cmd.SetErr(io.Discard)
-	go func() { ran <- cmd.ExecuteContext(wctx) }()
-	defer func() {
-		stop()
-		<-ran
-	}()
-	base := "http://" + addr
-	eventually(t, "/readyz answers 200", func() bool {
-		code, _ := get(base + "/readyz")
-		return code == http.StatusOK
-	})
-
-	st, err := audit.Open(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	_, js := jobstest.Connect(t, natsURL, jetstream.WithPublishAsyncMaxPending(8))
-	sub := submit.New(js, st)
-	sc, err := schema.Compile([]byte(fleettest.Schema))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref, err := sub.RegisterSchema(ctx, "invoice", sc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := runWorker(t, natsURL, dbURL, freeAddr(t), "--log-level", "error", "--pool", "openai:gpt-4o-mini=concurrency:1", "--grace", "1s")
+	queueOne(t, natsURL, dbURL, "openai:gpt-4o-mini", "gpt-4o-mini", "revoked")
 	pool := jobs.PoolFor("openai:gpt-4o-mini")
-	job := submit.Job{Schema: ref, Provider: "openai:gpt-4o-mini", Model: "gpt-4o-mini", Pool: pool, Run: "revoked"}
-	if _, err := sub.Submit(ctx, job, func(fn func(submit.Doc) error) error {
-		return fn(submit.Doc{ID: "doc-1", Source: "test", Text: fleettest.Document(1)})
-	}, nil); err != nil {
-		t.Fatal(err)
-	}
+	_, js := jobstest.Connect(t, natsURL)
 
 	var body string
 	eventually(t, `/metrics shows the pool paused for its key`, func() bool {
