@@ -81,11 +81,20 @@ func NewProvider(spec string, opts ...ProviderOption) (llm.Provider, error) {
 // filled in.
 type ProviderFactory func(model string, s ProviderSettings) (llm.Provider, error)
 
+// Errors of RegisterProvider, matched with errors.Is: a family name that
+// cannot be one (or a nil factory), and a family that is built in or was
+// registered before.
+var (
+	ErrBadProviderFamily  = providers.ErrBadFamily
+	ErrProviderRegistered = providers.ErrFamilyRegistered
+)
+
 // RegisterProvider adds a provider family, so that "family:model" works in
 // NewProvider and everywhere the commands take a provider string (the
 // worker's --pool, submit's --provider) of a program that registered it.
 // Families are lower-case letters, digits, '-' and '_'; a built-in family
-// or one already registered is refused. Call it from init or main, before
+// or one already registered is refused with ErrProviderRegistered, a name
+// that cannot be a family with ErrBadProviderFamily. Call it from init or main, before
 // any provider string is read.
 func RegisterProvider(family string, f ProviderFactory) error {
 	if f == nil {

@@ -49,8 +49,20 @@ func TestRegisterProviderWithOpenAICompatibleServer(t *testing.T) {
 	if res.Mode != llm.ModeStrict || res.Provider != "roottest-compat:tiny" || res.Usage.Total() == 0 {
 		t.Fatalf("result %+v", res)
 	}
-	if err := extractq.RegisterProvider("roottest-compat", nil); err == nil {
-		t.Fatal("a family cannot be registered twice")
+	again := func(string, extractq.ProviderSettings) (llm.Provider, error) { return nil, nil }
+	for _, tc := range []struct {
+		family string
+		want   error
+		says   string
+	}{
+		{"roottest-compat", extractq.ErrProviderRegistered, "already registered"},
+		{"openai", extractq.ErrProviderRegistered, "built in"},
+		{"Roottest", extractq.ErrBadProviderFamily, "lower-case"},
+	} {
+		err := extractq.RegisterProvider(tc.family, again)
+		if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.says) {
+			t.Errorf("RegisterProvider(%q) = %v, want %v saying %q", tc.family, err, tc.want, tc.says)
+		}
 	}
 	if _, err := extractq.NewProvider("nosuchfamily:x"); err == nil || !strings.Contains(err.Error(), "roottest-compat") {
 		t.Fatalf("an unknown family's error must list the registered ones: %v", err)

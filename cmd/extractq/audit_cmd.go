@@ -59,10 +59,10 @@ func newAuditPruneCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "prune --older-than DURATION",
-		Short: "Delete attempts, finished jobs and dead-letter references older than a duration",
+		Short: "Delete attempts, finished jobs and resubmitted dead-letter references older than a duration",
 		Long: "Enforce retention on the audit log: attempts older than DURATION (whole monthly partitions are\n" +
-			"dropped, which is instant), finished jobs and dead-letter references. Results, documents and\n" +
-			"schemas are never pruned. DURATION is a number of days (90d), a Go duration (720h) or both (1d12h).\n\n" +
+			"dropped, which is instant), finished jobs and references to dead letters resubmitted since. Results,\n" +
+			"documents, schemas and the references of dead letters still on the DLQ are never pruned (status counts them). DURATION is a number of days (90d), a Go duration (720h) or both (1d12h).\n\n" +
 			"Example:\n  extractq audit prune --older-than 90d",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -163,7 +163,7 @@ func printPools(w io.Writer, pools []fleetview.Pool, now time.Time) error {
 			oldest = roundAge(p.OldestAge(now))
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%d\t%s\t%d\n", terminalSafe(p.Name), p.Queued, p.InProgress, p.Redelivered,
-			workers, yesNo(p.Paused), p.DeadLetters, oldest, p.RateLimitedHour)
+			workers, p.PauseText(), p.DeadLetters, oldest, p.RateLimitedHour)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -180,11 +180,7 @@ func printPools(w io.Writer, pools []fleetview.Pool, now time.Time) error {
 	fmt.Fprintln(tw, "POOL\tWORKER\tSHARE\tPAUSED\t429s 1h\tLAST BEAT")
 	for _, p := range pools {
 		for _, wk := range p.Workers {
-			paused := "no"
-			if wk.Paused {
-				paused = fmt.Sprintf("until %s (%s)", wk.PausedUntil.Local().Format(time.TimeOnly), wk.PauseReason)
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s ago\n", terminalSafe(p.Name), terminalSafe(wk.ID), wk.ShareText(), paused,
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s ago\n", terminalSafe(p.Name), terminalSafe(wk.ID), wk.ShareText(), terminalSafe(wk.PauseText()),
 				wk.RateLimitedHour, roundAge(now.Sub(wk.LastBeat)))
 		}
 	}
@@ -201,13 +197,6 @@ func printBatchesInFlight(w io.Writer, batches []fleetview.Batch, now time.Time)
 			roundAge(b.Age(now)), termsafe.String(orDash(b.Status)))
 	}
 	return tw.Flush()
-}
-
-func yesNo(b bool) string {
-	if b {
-		return "yes"
-	}
-	return "no"
 }
 
 // roundAge prints an age to the second (to the minute past an hour).

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -24,6 +25,7 @@ func newUICmd() *cobra.Command {
 		listen      string
 		allowWrites bool
 		token       string
+		hosts       []string
 	)
 	cmd := &cobra.Command{
 		Use:   "ui",
@@ -38,7 +40,9 @@ It only reads unless --allow-writes: then dead letters can be resubmitted (one, 
 run's, optionally on another provider or under a newer schema version, after a confirmation that
 says how many and at what estimated cost) by whoever logs in with the token (--token, or
 EXTRACTQ_UI_TOKEN; at least 16 characters). It binds to loopback by default: anyone who reaches
-the address reads the documents and the answers.
+the address reads the documents and the answers. It answers only to localhost, IP addresses and
+the names given with --allow-host (or EXTRACTQ_UI_ALLOWED_HOSTS): a web page that rebinds its own
+name to this machine cannot read through a local browser.
 
 Example:
   extractq ui
@@ -65,7 +69,10 @@ Example:
 			if err != nil {
 				return cli.Usage(err)
 			}
-			srv, err := console.New(console.Config{Store: store, JS: js, AllowWrites: allowWrites, Token: token, Log: log})
+			if !cmd.Flags().Changed("allow-host") {
+				hosts = splitHosts(os.Getenv("EXTRACTQ_UI_ALLOWED_HOSTS"))
+			}
+			srv, err := console.New(console.Config{Store: store, JS: js, AllowWrites: allowWrites, Token: token, AllowedHosts: hosts, Log: log})
 			if errors.Is(err, console.ErrConfig) {
 				return cli.Usage(err)
 			}
@@ -94,7 +101,19 @@ Example:
 	f.StringVar(&listen, "listen", defaultUIListen, "address to serve on (host:port; port 0 picks a free one)")
 	f.BoolVar(&allowWrites, "allow-writes", false, "allow resubmitting dead letters (needs --token or EXTRACTQ_UI_TOKEN)")
 	f.StringVar(&token, "token", "", "`TOKEN` that opens a write session (default $EXTRACTQ_UI_TOKEN)")
+	f.StringArrayVar(&hosts, "allow-host", nil, "host `NAME` the console answers to besides localhost and IP addresses, e.g. a reverse proxy's (repeatable; default $EXTRACTQ_UI_ALLOWED_HOSTS, comma-separated); other Host headers are refused, against DNS rebinding")
 	c.AddDatabaseFlag(cmd, false)
 	c.AddNATSFlag(cmd, false)
 	return cmd
+}
+
+// splitHosts reads a comma-separated list of host names.
+func splitHosts(s string) []string {
+	var out []string
+	for h := range strings.SplitSeq(s, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			out = append(out, h)
+		}
+	}
+	return out
 }

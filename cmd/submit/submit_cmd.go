@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -26,6 +27,8 @@ import (
 	"github.com/extractq/extractq/internal/providers"
 	"github.com/extractq/extractq/internal/ratelimit"
 	"github.com/extractq/extractq/internal/settings"
+	"github.com/extractq/extractq/internal/termsafe"
+	"github.com/extractq/extractq/internal/tracing"
 	"github.com/extractq/extractq/schema"
 )
 
@@ -86,6 +89,7 @@ type submitFlags struct {
 	wait, asJSON                                   bool
 	timeout                                        time.Duration
 	maxReasks, maxTokens, tokenBudget              int
+	temperature                                    float64
 	inlineLimit                                    int
 	in                                             cli.InputFlags
 	remote                                         remoteFlags
@@ -150,10 +154,11 @@ Example:
 	fl.BoolVar(&f.wait, "wait", false, "follow the jobs queued by this invocation (and duplicates still queued) until each is done or dead-lettered; exit 1 if any document failed")
 	cli.DurationVar(fl, &f.timeout, "timeout", 0, "with --wait: stop waiting after this long, e.g. 30m (the jobs stay queued; exit 1)")
 	fl.BoolVar(&f.asJSON, "json", false, "print the summary as JSON (with --wait, once, with the outcome)")
-	fl.IntVar(&f.maxReasks, "max-reasks", 0, "re-asks after an invalid answer (default: the engine's, 3)")
+	fl.IntVar(&f.maxReasks, "max-reasks", 3, "re-asks after an invalid answer (0: ask once; unset: the worker's default, 3)")
 	fl.StringVar(&f.mode, "mode", "", "structured-output mode: auto, text, json, strict, tools or prefill (default auto)")
-	fl.IntVar(&f.maxTokens, "max-tokens", 0, "cap on each answer's tokens")
-	fl.IntVar(&f.tokenBudget, "token-budget", 0, "cap on the tokens spent per document")
+	fl.IntVar(&f.maxTokens, "max-tokens", 0, "cap on each answer's tokens (unset or 0: the provider's)")
+	fl.IntVar(&f.tokenBudget, "token-budget", 0, "cap on the tokens spent per document (unset or 0: no cap)")
+	fl.Float64Var(&f.temperature, "temperature", 0, "sampling temperature (unset: the worker's default, 0)")
 	fl.StringVar(&f.repair, "repair", "", "local repair policy: off, syntax, coerce (default coerce)")
 	cli.ChunkVar(fl, &f.chunk)
 	fl.IntVar(&f.inlineLimit, "inline-limit", jobs.DefaultInlineLimit, "documents larger than this many bytes go to the object store")
@@ -161,6 +166,40 @@ Example:
 	f.remote.register(fl)
 	cmd.AddCommand(newResubmitCmd(&c))
 	return cli.Prepare(cmd)
+}
+
+// jobOptions are the engine options the jobs carry: only the flags given,
+// zero included, so that "--max-reasks 0" asks once in the fleet as in
+// "extractq extract", and an unset flag leaves the worker's default.
+func jobOptions(fl *pflag.FlagSet, f *submitFlags) (jobs.Options, error) {
+	o := jobs.Options{Mode: f.mode, RepairPolicy: f.repair}
+	for _, n := range []struct {
+		flag string
+		v    int
+		to   **int
+	}{{"max-reasks", f.maxReasks, &o.MaxReasks}, {"max-tokens", f.maxTokens, &o.MaxTokens}, {"token-budget", f.tokenBudget, &o.TokenBudget}} {
+		if !fl.Changed(n.flag) {
+			continue
+		}
+		if n.v < 0 {
+			return o, cli.Usage(fmt.Errorf("--%s %d: must be 0 or more", n.flag, n.v))
+		}
+		*n.to = new(n.v)
+	}
+	if fl.Changed("temperature") {
+		if f.temperature < 0 {
+			return o, cli.Usage(fmt.Errorf("--temperature %g: must be 0 or more", f.temperature))
+		}
+		o.Temperature = new(f.temperature)
+	}
+	chunking, err := cli.ParseChunk(f.chunk)
+	if err != nil {
+		return o, err
+	}
+	if chunking != extractq.ChunkAuto {
+		o.Chunking = string(chunking) // auto stays empty: such jobs are what they were before --chunk
+	}
+	return o, nil
 }
 
 // Phases of a submission, for what the first Ctrl-C says.
@@ -195,12 +234,9 @@ func runSubmit(cmd *cobra.Command, c *conn, f *submitFlags, paths []string) erro
 	if f.timeout < 0 {
 		return cli.Usage(fmt.Errorf("--timeout %s: must be positive", f.timeout))
 	}
-	chunking, err := cli.ParseChunk(f.chunk)
+	opts, err := jobOptions(cmd.Flags(), f)
 	if err != nil {
 		return err
-	}
-	if chunking == extractq.ChunkAuto {
-		chunking = "" // the envelope's default: jobs stay as they were without --chunk
 	}
 	model, defPool, err := submit.ResolveProvider(f.provider)
 	if err != nil {
@@ -222,6 +258,15 @@ func runSubmit(cmd *cobra.Command, c *conn, f *submitFlags, paths []string) erro
 		f.runName = "run-" + time.Now().UTC().Format("20060102-150405")
 	}
 	errw := cmd.ErrOrStderr()
+	shutdownTraces, err := tracing.Setup(cmd.Context(), "extractq-submit")
+	if err != nil {
+		return cli.Usage(err)
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = shutdownTraces(sctx)
+	}()
 	var phase atomic.Int32
 	ctx, stop := cli.Interruptible(cmd.Context(), func() {
 		if phase.Load() == phaseWaiting {
@@ -239,6 +284,11 @@ func runSubmit(cmd *cobra.Command, c *conn, f *submitFlags, paths []string) erro
 		return err
 	}
 	defer sess.close()
+	// The pool's consumer exists before any worker needs it, so that a
+	// worker started while a cluster node is down finds it.
+	if err := jobs.EnsurePoolConsumer(ctx, sess.js, pool, jobs.DefaultConsumerSettings()); err != nil {
+		fmt.Fprintf(errw, "submit: warning: %v; the first worker of the pool creates it\n", err)
+	}
 	sub := submit.New(sess.js, sess.store, submit.WithPublisher(jobs.WithInlineLimit(f.inlineLimit), jobs.WithMaxDocument(f.in.MaxDocument)))
 	ref, err := resolveSchema(ctx, sess.store, sub, f.schemaArg, f.schemaName)
 	if cli.WasInterrupted(ctx) {
@@ -248,7 +298,7 @@ func runSubmit(cmd *cobra.Command, c *conn, f *submitFlags, paths []string) erro
 		return cli.Usage(err)
 	}
 	job := submit.Job{Schema: ref, Provider: f.provider, Model: model, Pool: pool, Run: f.runName,
-		Options: jobs.Options{MaxReasks: f.maxReasks, Mode: f.mode, MaxTokens: f.maxTokens, TokenBudget: f.tokenBudget, RepairPolicy: f.repair, Chunking: string(chunking)}}
+		Options: opts}
 	bar := newQueueProgress(errw)
 	var (
 		sum    submit.Summary
@@ -384,8 +434,11 @@ type waitResult struct {
 	TimedOut    bool  `json:"timed_out"`
 	Interrupted bool  `json:"interrupted"`
 	// NoWorker is set when no live worker served the pool at the end.
-	NoWorker bool          `json:"no_worker"`
-	Elapsed  time.Duration `json:"elapsed_ns"`
+	NoWorker bool `json:"no_worker"`
+	// Paused says why the pool was paused at the end ("key: openai: 401
+	// …"), empty when it was not.
+	Paused  string        `json:"paused,omitempty"`
+	Elapsed time.Duration `json:"elapsed_ns"`
 }
 
 func printSummary(out, errw io.Writer, job submit.Job, sum submit.Summary, asJSON bool, wait *waitResult, src *ingest.Counts) {
@@ -457,13 +510,21 @@ type waiter struct {
 }
 
 // follow waits until every job the submission queued is final, ctx ends
-// (Ctrl-C) or timeout passes, showing progress: done, failed, running and
-// queued in the pool, rate, ETA, and why it waits. Documents found already
-// done count as done (or failed) from the start. It warns at once when no
-// live worker serves the pool, since the jobs would wait forever.
+// (Ctrl-C) or timeout passes, showing progress: done, failed, and of this
+// submission's other jobs those running and those queued, rate, ETA, and
+// why it waits (no live worker, a paused pool and its reason). Documents
+// found already done count as done (or failed) from the start. It warns at
+// once when no live worker serves the pool, since the jobs would wait
+// forever, and whenever the pool is paused for a new reason.
 func (w *waiter) follow(ctx context.Context, sum submit.Summary, timeout time.Duration) (waitResult, error) {
 	res := waitResult{Total: len(sum.JobIDs) + sum.AlreadyDone}
 	baseDone, baseFailed := sum.AlreadyDone-sum.AlreadyFailed, sum.AlreadyFailed
+	seqs := make(map[string]uint64, len(sum.JobIDs))
+	for i, id := range sum.JobIDs {
+		if i < len(sum.JobSeqs) {
+			seqs[id] = sum.JobSeqs[i]
+		}
+	}
 	bar := cli.NewProgress(w.out, "submit")
 	bar.SetTotal(res.Total, true)
 	bar.SetDone(baseDone, baseFailed)
@@ -475,7 +536,8 @@ func (w *waiter) follow(ctx context.Context, sum submit.Summary, timeout time.Du
 	}
 	start := time.Now()
 	var lastMembers time.Time
-	warned := false
+	finishedAtLook := -1 // jobs final at the last look at the workers
+	warnedNoWorker, warnedPause := false, ""
 	var last submit.Progress
 	show := func(p submit.Progress) {
 		last = p
@@ -484,34 +546,46 @@ func (w *waiter) follow(ctx context.Context, sum submit.Summary, timeout time.Du
 			bar.SetActive(0, 0)
 			return
 		}
-		q := w.poolQueue(fctx, p.InFlight)
+		q := w.poolQueue(fctx, p.Open, seqs)
 		bar.SetActive(q.running, q.queued)
-		if q.pulling {
-			// A worker holds or asks for the pool's jobs: it is live,
-			// whether or not it heartbeats.
-			res.NoWorker = false
-			bar.SetReason("")
-			return
-		}
 		if time.Since(lastMembers) < w.membersEvery {
 			return
 		}
 		lastMembers = time.Now()
-		live, err := w.liveWorkers(fctx)
+		// Jobs that became final since the last look prove a live worker
+		// even where none heartbeats (a worker built without membership).
+		moved := finishedAtLook >= 0 && p.Done+p.Failed > finishedAtLook
+		finishedAtLook = p.Done + p.Failed
+		fl, err := w.fleet(fctx)
 		switch {
 		case err != nil:
 			bar.SetReason("")
-		case live == 0:
-			res.NoWorker = true
+		case fl.live == 0 && !q.asking && !moved:
+			// Jobs in progress do not make a worker live: those of a
+			// worker that died stay in progress until their ack wait ends.
+			res.NoWorker, res.Paused = true, ""
 			reason := fmt.Sprintf("no live worker serves pool %s", w.job.Pool)
 			bar.SetReason(reason)
-			if !warned {
-				warned = true
-				fmt.Fprintf(w.out, "submit: warning: %s (none heartbeats in %s): the jobs wait until one starts: `worker run --pool %s` or `extractq dev` with that pool; --timeout gives up\n",
-					reason, ratelimit.DefaultMembersBucket, poolSpecHint(w.job))
+			if !warnedNoWorker {
+				warnedNoWorker = true
+				held := ""
+				if q.poolInProgress > 0 {
+					held = fmt.Sprintf("; %d jobs of the pool are still in progress on a worker that stopped, and return to the queue when their ack wait ends", q.poolInProgress)
+				}
+				fmt.Fprintf(w.out, "submit: warning: %s (none heartbeats in %s%s): the jobs wait until one starts: `worker run --pool %s` or `extractq dev` with that pool; --timeout gives up\n",
+					reason, ratelimit.DefaultMembersBucket, held, poolSpecHint(w.job))
+			}
+		case fl.paused != "":
+			res.NoWorker, res.Paused = false, fl.paused
+			bar.SetReason("pool " + w.job.Pool + " paused: " + termsafe.String(fl.pausedShort))
+			// A 429's pause is short and common: the progress line says it;
+			// a refused key, a missing model or an outage gets a warning.
+			if warnedPause != fl.pausedShort && !onlyThrottled(fl.pausedShort) {
+				warnedPause = fl.pausedShort
+				fmt.Fprintf(w.out, "submit: warning: pool %s is paused: %s; the jobs wait and run when it resumes (see `extractq status`)\n", w.job.Pool, termsafe.String(fl.paused))
 			}
 		default:
-			res.NoWorker = false
+			res.NoWorker, res.Paused = false, ""
 			bar.SetReason("")
 		}
 	}
@@ -534,22 +608,27 @@ func (w *waiter) follow(ctx context.Context, sum submit.Summary, timeout time.Du
 	return res, err
 }
 
-// poolState is what the pool's consumer says: jobs running (delivered,
-// not acked) and queued (not delivered yet), -1 when unknown, and whether
-// a worker is pulling (holds jobs or has a pull request waiting).
+// poolState is where this submission's unfinished jobs stand on the pool's
+// consumer: running (delivered: in progress or waiting out a delay) and
+// queued (not delivered yet), -1 when unknown; whether a worker asks for
+// jobs (a pull request waits, so it is live), and the pool's jobs in
+// progress, this submission's or not.
 type poolState struct {
 	running, queued int
-	pulling         bool
+	asking          bool
+	poolInProgress  int
 }
 
-// poolQueue reads the pool's consumer. Without a consumer (no worker ever
-// served the pool) every unfinished job is queued.
-func (w *waiter) poolQueue(ctx context.Context, unfinished int) poolState {
+// poolQueue reads the pool's consumer. A job whose stream sequence is at
+// or below the consumer's last delivered one has been delivered; the rest
+// are queued. Without a consumer (no worker ever served the pool) every
+// unfinished job is queued.
+func (w *waiter) poolQueue(ctx context.Context, open []string, seqs map[string]uint64) poolState {
 	qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	c, err := w.js.Consumer(qctx, jobs.JobsStream, jobs.ConsumerName(w.job.Pool))
 	if errors.Is(err, jetstream.ErrConsumerNotFound) {
-		return poolState{running: 0, queued: unfinished}
+		return poolState{queued: len(open)}
 	}
 	if err != nil {
 		return poolState{running: -1, queued: -1}
@@ -558,25 +637,77 @@ func (w *waiter) poolQueue(ctx context.Context, unfinished int) poolState {
 	if err != nil {
 		return poolState{running: -1, queued: -1}
 	}
-	return poolState{running: info.NumAckPending, queued: int(info.NumPending), pulling: info.NumAckPending > 0 || info.NumWaiting > 0}
-}
-
-// liveWorkers counts the workers whose heartbeats say they serve the
-// job's pool.
-func (w *waiter) liveWorkers(ctx context.Context) (int, error) {
-	mctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	members, err := ratelimit.LiveMembers(mctx, w.js, "")
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for pool, ws := range members {
-		if jobs.PoolFor(pool) == w.job.Pool {
-			n += len(ws)
+	q := poolState{asking: info.NumWaiting > 0, poolInProgress: info.NumAckPending}
+	for _, id := range open {
+		if seqs[id] > info.Delivered.Stream {
+			q.queued++
+		} else {
+			q.running++
 		}
 	}
-	return n, nil
+	return q
+}
+
+// fleetState is what the heartbeats say of the job's pool: live workers,
+// and why it is paused ("" when no live worker pauses it), in full (with
+// the cause) and short (the reasons).
+type fleetState struct {
+	live                int
+	paused, pausedShort string
+}
+
+// fleet reads the heartbeats of the workers serving the job's pool.
+func (w *waiter) fleet(ctx context.Context) (fleetState, error) {
+	mctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	beats, err := ratelimit.LiveHeartbeats(mctx, w.js, "")
+	if err != nil {
+		return fleetState{}, err
+	}
+	var fs fleetState
+	var short, full []string
+	for _, hb := range beats {
+		if jobs.PoolFor(hb.Pool) != w.job.Pool {
+			continue
+		}
+		fs.live++
+		if !hb.Paused || slices.Contains(short, hb.PauseReason) {
+			continue
+		}
+		short = append(short, hb.PauseReason)
+		f := hb.PauseReason
+		if hb.PauseCause != "" {
+			f += " (" + hb.PauseCause + ")"
+		}
+		full = append(full, f)
+	}
+	// Every live worker paused is the pool paused; one of several is
+	// that worker's business (its share waits, the others run).
+	if len(short) > 0 && pausedAll(beats, w.job.Pool) {
+		fs.pausedShort, fs.paused = strings.Join(short, ", "), strings.Join(full, "; ")
+	}
+	return fs, nil
+}
+
+// onlyThrottled reports whether the pause reasons are only the provider's
+// rate limit or overload, which end by themselves within a minute.
+func onlyThrottled(reasons string) bool {
+	for r := range strings.SplitSeq(reasons, ", ") {
+		if r != ratelimit.PauseRateLimited && r != ratelimit.PauseOverloaded {
+			return false
+		}
+	}
+	return true
+}
+
+// pausedAll reports whether every live worker of pool is paused.
+func pausedAll(beats []ratelimit.Heartbeat, pool string) bool {
+	for _, hb := range beats {
+		if jobs.PoolFor(hb.Pool) == pool && !hb.Paused {
+			return false
+		}
+	}
+	return true
 }
 
 // poolSpecHint is the --pool value a worker serving the job's pool takes.

@@ -16,6 +16,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -25,6 +26,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/extractq/extractq/fleet"
 	"github.com/extractq/extractq/internal/cli"
 	"github.com/extractq/extractq/internal/ratelimit"
 	"github.com/extractq/extractq/internal/settings"
@@ -79,33 +81,29 @@ func (s *runFlags) register(cmd *cobra.Command, full bool) {
 	f.StringVar(&s.logFormat, "log-format", "", "auto, json or text (env EXTRACTQ_LOG_FORMAT)")
 	f.StringVar(&s.logLevel, "log-level", "", "debug, info, warn or error (env EXTRACTQ_LOG_LEVEL)")
 	f.IntVar(&s.streamReplicas, "stream-replicas", 0, "replicas of new streams and buckets when migrating: 3 on a three-node cluster (env EXTRACTQ_STREAM_REPLICAS, default 1)")
+	// migrate creates the pools' consumers with the settings the workers use.
+	f.StringArrayVar(&s.pools, "pool", nil, "pool to serve (run) or whose consumer to create (migrate): family:model=rpm:N,tpm:N,concurrency:N (repeatable; env EXTRACTQ_POOLS, ';'-separated)")
+	cli.DurationVar(f, &s.ackWait, "ack-wait", 0, "ack wait of the job consumers (env EXTRACTQ_ACK_WAIT, default 30s)")
+	f.IntVar(&s.maxDeliver, "max-deliver", 0, "deliveries of a job before it is dead-lettered (env EXTRACTQ_MAX_DELIVER, default 5)")
+	f.StringVar(&s.backoff, "backoff", "", "redelivery delays after a worker crash, e.g. 30s,1m,5m (env EXTRACTQ_BACKOFF)")
 	if !full {
 		return
 	}
 	f.StringVar(&s.workerID, "id", "", "worker id in logs, audit and dead letters (env EXTRACTQ_WORKER_ID, default host-pid)")
-	f.StringVar(&s.listen, "listen", "", "address of /healthz, /readyz and /metrics, \"\" to disable (env EXTRACTQ_LISTEN, default :8080)")
-	f.StringArrayVar(&s.pools, "pool", nil, "pool to serve: family:model=rpm:N,tpm:N,concurrency:N (repeatable; env EXTRACTQ_POOLS, ';'-separated)")
-	cli.DurationVar(f, &s.ackWait, "ack-wait", 0, "ack wait of the job consumers (env EXTRACTQ_ACK_WAIT, default 30s)")
-	f.IntVar(&s.maxDeliver, "max-deliver", 0, "deliveries of a job before it is dead-lettered (env EXTRACTQ_MAX_DELIVER, default 5)")
-	f.StringVar(&s.backoff, "backoff", "", "redelivery delays after a worker crash, e.g. 30s,1m,5m (env EXTRACTQ_BACKOFF)")
+	f.StringVar(&s.listen, "listen", "", "address of /healthz, /readyz and /metrics, \"\" to disable (env EXTRACTQ_LISTEN, default :8080: every interface, no authentication; 127.0.0.1:8080 keeps them to this machine)")
 	cli.DurationVar(f, &s.grace, "grace", 0, "time in-flight jobs get to finish at shutdown (env EXTRACTQ_GRACE, default 30s)")
 	f.BoolVar(&s.migrate, "migrate", false, "apply audit migrations and create streams at start (env EXTRACTQ_MIGRATE)")
 	f.StringVar(&s.profileDir, "profile-dir", "", "write CPU, allocation, heap, mutex and block profiles of the run to `DIR` at exit (env "+cli.ProfileDirEnv+"; see doc/performance-cpu.md)")
 }
 
 // load builds the configuration: defaults, file, environment, flags.
-func (s *runFlags) load(cmd *cobra.Command) (worker.Config, error) {
-	cfg := worker.DefaultConfig()
+func (s *runFlags) load(cmd *cobra.Command) (fleet.Config, error) {
 	file := s.configFile
 	if file == "" {
 		file = os.Getenv("EXTRACTQ_CONFIG")
 	}
-	if file != "" {
-		if err := cfg.LoadConfigFile(file); err != nil {
-			return cfg, configError(err)
-		}
-	}
-	if err := cfg.LoadEnv(os.Getenv); err != nil {
+	cfg, err := fleet.LoadConfig(file)
+	if err != nil {
 		return cfg, configError(err)
 	}
 	changed := cmd.Flags().Changed
@@ -121,11 +119,10 @@ func (s *runFlags) load(cmd *cobra.Command) (worker.Config, error) {
 	set("log-format", &cfg.LogFormat, s.logFormat)
 	set("log-level", &cfg.LogLevel, s.logLevel)
 	if changed("pool") {
-		specs, err := ratelimit.ParsePoolSpecs(s.pools)
-		if err != nil {
+		if _, err := ratelimit.ParsePoolSpecs(s.pools); err != nil {
 			return cfg, configError(fmt.Errorf("--pool: %w", err))
 		}
-		cfg.Pools = specs
+		cfg.Pools = s.pools
 	}
 	if changed("ack-wait") {
 		cfg.AckWait = s.ackWait
@@ -171,12 +168,9 @@ Example:
 			if err != nil {
 				return err
 			}
-			if err := cfg.Validate(); err != nil {
-				return configError(err)
-			}
 			// A pool that cannot build its provider (no API key) would
 			// dead-letter every job it pulls: refuse to start instead.
-			if err := worker.CheckProviders(cfg.Pools, nil); err != nil {
+			if err := cfg.Check(); err != nil {
 				return configError(err)
 			}
 			log, err := settings.NewLogger(cmd.ErrOrStderr(), cfg.LogFormat, cfg.LogLevel)
@@ -185,7 +179,11 @@ Example:
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
-			if err := checkServers(ctx, cfg); err != nil {
+			need := cli.Migrated
+			if cfg.Migrate {
+				need = cli.Reachable
+			}
+			if err := checkServers(ctx, cfg, need); err != nil {
 				return err
 			}
 			dir := s.profileDir
@@ -196,7 +194,7 @@ Example:
 			if err != nil {
 				return configError(err)
 			}
-			err = worker.Serve(ctx, cfg, log, worker.NewEngine())
+			err = fleet.Serve(ctx, cfg, fleet.WithLogger(log))
 			if perr := stopProfiles(); perr != nil {
 				log.Error("profiles not written", "dir", dir, "err", perr)
 			}
@@ -213,8 +211,10 @@ func newMigrateCmd() *cobra.Command {
 		Use:   "migrate",
 		Short: "Apply audit migrations and create the JetStream streams and buckets",
 		Long: `migrate brings the Postgres audit schema up to date (under an advisory lock; forward-only) and creates
-or checks EXTRACTQ_JOBS, EXTRACTQ_DLQ, the EXTRACTQ_DOCS object store and the EXTRACTQ_SCHEMAS bucket.
-Running it again changes nothing.
+or checks EXTRACTQ_JOBS, EXTRACTQ_DLQ, the EXTRACTQ_DOCS object store and the EXTRACTQ_SCHEMAS bucket,
+and creates or updates the durable consumer of every pool given (--pool, EXTRACTQ_POOLS or the config
+file) with the consumer settings given: a worker started later, even while a cluster node is down, then
+finds it. Running it again changes nothing.
 
 Example:
   worker migrate --database-url postgres://postgres@127.0.0.1:5432/extractq --nats-url nats://127.0.0.1:4222`,
@@ -233,20 +233,16 @@ Example:
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
 			defer cancel()
-			nc, js, err := cli.ConnectNATS(ctx, cfg.NATSURL, "extractq-worker-migrate")
-			if err != nil {
+			if err := checkServers(ctx, cfg, cli.Reachable); err != nil {
 				return err
 			}
-			defer nc.Close()
-			store, err := cli.OpenStore(ctx, cfg.DatabaseURL, cli.Reachable)
-			if err != nil {
+			if err := fleet.Migrate(ctx, cfg); err != nil {
+				if errors.Is(err, fleet.ErrConfig) {
+					return configError(err)
+				}
 				return err
 			}
-			defer store.Close()
-			if err := worker.Migrate(ctx, js, store, cfg.StreamReplicas, cfg.StreamOptions()...); err != nil {
-				return err
-			}
-			log.Info("migrated: audit schema current, streams and buckets ready")
+			log.Info("migrated: audit schema current, streams, buckets and consumers ready", "pools", len(cfg.Pools))
 			return nil
 		},
 	}
@@ -257,17 +253,14 @@ Example:
 // checkServers reaches NATS and the audit database the way every extractq
 // program does before the worker starts, so that their errors (and exit
 // codes) are the same everywhere: unreachable is 3, a database that is
-// missing or not migrated (without --migrate) is 2 with what to run.
-func checkServers(ctx context.Context, cfg worker.Config) error {
+// missing or not migrated (when need is cli.Migrated) is 2 with what to
+// run.
+func checkServers(ctx context.Context, cfg fleet.Config, need cli.StoreNeed) error {
 	nc, _, err := cli.ConnectNATS(ctx, cfg.NATSURL, "extractq-worker-check")
 	if err != nil {
 		return err
 	}
 	nc.Close()
-	need := cli.Migrated
-	if cfg.Migrate {
-		need = cli.Reachable
-	}
 	st, err := cli.OpenStore(ctx, cfg.DatabaseURL, need)
 	if err != nil {
 		return err

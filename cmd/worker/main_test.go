@@ -30,47 +30,8 @@ func TestRunServesMetrics(t *testing.T) {
 	natsURL := jobstest.Server(t)
 	addr := freeAddr(t)
 
-	wctx, stop := context.WithCancel(ctx)
-	ran := make(chan error, 1)
-	cmd := newRunCmd()
-	cmd.SetArgs([]string{"--nats-url", natsURL, "--database-url", dbURL, "--listen", addr, "--migrate",
-		"--log-format", "json", "--log-level", "warn", "--pool", "sim:clean=concurrency:2", "--grace", "5s"})
-	cmd.SetErr(io.Discard)
-	go func() { ran <- cmd.ExecuteContext(wctx) }()
-	defer func() {
-		stop()
-		if err := <-ran; err != nil {
-			t.Errorf("worker run after SIGTERM-like cancel: %v, want nil", err)
-		}
-	}()
-	base := "http://" + addr
-	eventually(t, "/readyz answers 200", func() bool {
-		code, _ := get(base + "/readyz")
-		return code == http.StatusOK
-	})
-
-	st, err := audit.Open(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	_, js := jobstest.Connect(t, natsURL, jetstream.WithPublishAsyncMaxPending(8))
-	sub := submit.New(js, st)
-	sc, err := schema.Compile([]byte(fleettest.Schema))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref, err := sub.RegisterSchema(ctx, "invoice", sc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	job := submit.Job{Schema: ref, Provider: "sim:clean", Model: "clean", Pool: jobs.PoolFor("sim:clean"), Run: "metrics"}
-	sum, err := sub.Submit(ctx, job, func(fn func(submit.Doc) error) error {
-		return fn(submit.Doc{ID: "doc-1", Source: "test", Text: fleettest.Document(1)})
-	}, nil)
-	if err != nil || sum.Queued != 1 {
-		t.Fatalf("submit: %+v, %v", sum, err)
-	}
+	base := runWorker(t, natsURL, dbURL, addr, "--log-level", "warn", "--pool", "sim:clean=concurrency:2", "--grace", "5s")
+	st, sum := queueOne(t, natsURL, dbURL, "sim:clean", "clean", "metrics")
 	if _, err := submit.Follow(ctx, st, sum.JobIDs, 50*time.Millisecond, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -93,6 +54,62 @@ func TestRunServesMetrics(t *testing.T) {
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}
+}
+
+// runWorker runs `worker run` with args on an embedded NATS server and a
+// database, listening on addr, until the test ends (a SIGTERM-like cancel
+// must return nil); it returns the endpoints' base URL once /readyz
+// answers 200.
+func runWorker(t *testing.T, natsURL, dbURL, addr string, args ...string) string {
+	t.Helper()
+	ctx, stop := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	cmd := newRunCmd()
+	cmd.SetArgs(append([]string{"--nats-url", natsURL, "--database-url", dbURL, "--listen", addr, "--migrate", "--log-format", "json"}, args...))
+	cmd.SetErr(io.Discard)
+	go func() { ran <- cmd.ExecuteContext(ctx) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-ran; err != nil {
+			t.Errorf("worker run after SIGTERM-like cancel: %v, want nil", err)
+		}
+	})
+	base := "http://" + addr
+	eventually(t, "/readyz answers 200", func() bool {
+		code, _ := get(base + "/readyz")
+		return code == http.StatusOK
+	})
+	return base
+}
+
+// queueOne registers the test schema and queues one document for provider
+// (whose model identity is model) in run.
+func queueOne(t *testing.T, natsURL, dbURL, provider, model, run string) (*audit.Store, submit.Summary) {
+	t.Helper()
+	ctx := t.Context()
+	st, err := audit.Open(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	_, js := jobstest.Connect(t, natsURL, jetstream.WithPublishAsyncMaxPending(8))
+	sub := submit.New(js, st)
+	sc, err := schema.Compile([]byte(fleettest.Schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := sub.RegisterSchema(ctx, "invoice", sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := submit.Job{Schema: ref, Provider: provider, Model: model, Pool: jobs.PoolFor(provider), Run: run}
+	sum, err := sub.Submit(ctx, job, func(fn func(submit.Doc) error) error {
+		return fn(submit.Doc{ID: "doc-1", Source: "test", Text: fleettest.Document(1)})
+	}, nil)
+	if err != nil || sum.Queued != 1 {
+		t.Fatalf("submit: %+v, %v", sum, err)
+	}
+	return st, sum
 }
 
 func freeAddr(t *testing.T) string {

@@ -19,9 +19,12 @@ type PruneResult struct {
 
 // Prune enforces retention: attempts started before cutoff (whole monthly
 // partitions are dropped, the rest deleted), finished jobs last updated
-// before cutoff, dead-letter references created before it and provider
-// batches closed before it (their result lines with them). Results,
-// documents and schemas are kept: they are the product, not the log.
+// before cutoff, references to dead letters created before it that were
+// resubmitted since, and provider batches closed before it (their result
+// lines with them). Results, documents and schemas are kept: they are the
+// product, not the log. A dead letter not yet resubmitted keeps its
+// reference whatever its age: it is still on the DLQ, where `dlq list`
+// shows it, so `status` must go on counting it.
 func (s *Store) Prune(ctx context.Context, cutoff time.Time) (*PruneResult, error) {
 	res := &PruneResult{}
 	cutoff = cutoff.UTC()
@@ -51,7 +54,7 @@ func (s *Store) Prune(ctx context.Context, cutoff time.Time) (*PruneResult, erro
 	}{
 		{"DELETE FROM attempts WHERE started_at < $1", &res.AttemptsDeleted},
 		{"DELETE FROM jobs WHERE updated_at < $1 AND status <> 'retrying'", &res.JobsDeleted},
-		{"DELETE FROM dead_letters WHERE created_at < $1", &res.DeadLetters},
+		{"DELETE FROM dead_letters WHERE created_at < $1 AND resubmitted_at IS NOT NULL", &res.DeadLetters},
 		{"DELETE FROM batches WHERE closed_at < $1", &res.BatchesDeleted},
 	} {
 		tag, err := s.pool.Exec(ctx, step.sql, cutoff)

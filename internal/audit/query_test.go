@@ -136,11 +136,27 @@ func TestPrune(t *testing.T) {
 			}
 		}
 	}
+	// Two old dead letters of run "dead": one resubmitted since, one still
+	// on the DLQ.
+	for i, doc := range []string{"dead-resubmitted", "dead-pending"} {
+		r := testRecord(doc, "doc-"+doc, 1, 1, llm.OutcomeExhausted)
+		r.Run = "dead"
+		r.DeadLetter = &DeadLetter{Stream: "EXTRACTQ_DLQ", Seq: uint64(10 + i), Reason: "still invalid"}
+		if err := w.Write(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.pool.Exec(ctx, "UPDATE dead_letters SET created_at = $1", old2020); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.MarkResubmitted(ctx, "invoice", 1, []string{"doc-dead-resubmitted"}); err != nil {
+		t.Fatal(err)
+	}
 	res, err := s.Prune(ctx, time.Date(2021, 1, 1, 0, 0, 0, 0, time.UTC))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.PartitionsDropped) != 1 || res.PartitionsDropped[0] != "attempts_y2020m01" || res.AttemptsDeleted != 2 || res.BatchesDeleted != 1 {
+	if len(res.PartitionsDropped) != 1 || res.PartitionsDropped[0] != "attempts_y2020m01" || res.AttemptsDeleted != 2 || res.BatchesDeleted != 1 || res.DeadLetters != 1 {
 		t.Errorf("prune: %+v", res)
 	}
 	var batches, lines, oldLines int
@@ -148,7 +164,23 @@ func TestPrune(t *testing.T) {
 		Scan(&batches, &lines, &oldLines); err != nil || batches != 1 || lines != 1 || oldLines != 0 {
 		t.Errorf("after prune: %d batches, %d lines (%d of the old batch), %v; want the recent batch and its line", batches, lines, oldLines, err)
 	}
-	if got := countRows(t, s); got.attempts != 2 || got.results != 3 {
-		t.Errorf("after prune %+v: want the 2 recent attempts and every result", got)
+	if got := countRows(t, s); got.attempts != 4 || got.results != 3 {
+		t.Errorf("after prune %+v: want the 4 recent attempts (2 of the dead letters) and every result", got)
+	}
+	// status --run counts the letter still on the DLQ, as dlq list shows it.
+	pending, err := s.DeadLetters(ctx, DeadLetterFilter{Run: "dead", Pending: true})
+	if err != nil || len(pending) != 1 || pending[0].DocumentID != "doc-dead-pending" {
+		t.Errorf("pending dead letters after prune: %+v, %v; want doc-dead-pending", pending, err)
+	}
+	groups, err := s.Status(ctx, StatusFilter{Run: "dead"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dlq int64
+	for _, g := range groups {
+		dlq += g.DeadLetters
+	}
+	if dlq != 1 {
+		t.Errorf("status of run dead after prune counts %d dead letters, want 1", dlq)
 	}
 }

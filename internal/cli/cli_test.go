@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -176,4 +177,37 @@ func TestConnectNATS(t *testing.T) {
 	if Code(err) != ExitUnavailable || !strings.Contains(err.Error(), "cannot reach NATS") || strings.Contains(err.Error(), "secret") {
 		t.Fatalf("unreachable NATS: exit %d, %v; want 3, naming the server without its password", Code(err), err)
 	}
+}
+
+// TestConnectNATSRidesOutElection: five programs starting together while
+// a three-node cluster elects a new meta leader (its leader was just
+// lost) all connect: only the meta leader answers the account check, and
+// a single try timed out while none was elected.
+func TestConnectNATSRidesOutElection(t *testing.T) {
+	t.Parallel()
+	c := jobstest.StartCluster(t, 3)
+	for _, s := range c.Servers {
+		if s.JetStreamIsLeader() {
+			s.Shutdown()
+			break
+		}
+	}
+	url := c.URL()
+	errs := make(chan error, 5)
+	start := time.Now()
+	for i := range 5 {
+		go func() {
+			nc, _, err := ConnectNATS(t.Context(), url, fmt.Sprintf("worker-%d", i))
+			if err == nil {
+				nc.Close()
+			}
+			errs <- err
+		}()
+	}
+	for range 5 {
+		if err := <-errs; err != nil {
+			t.Errorf("start during an election: %v", err)
+		}
+	}
+	t.Logf("5 connections during a meta-leader election: all in %s", time.Since(start).Round(10*time.Millisecond))
 }

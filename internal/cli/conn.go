@@ -16,6 +16,7 @@ import (
 
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/devmode"
+	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/settings"
 )
 
@@ -86,16 +87,48 @@ func ConnectNATS(ctx context.Context, rawURL, name string, opts ...jetstream.Jet
 		nc.Close()
 		return nil, nil, Usage(fmt.Errorf("JetStream on %s: %w", shown, err))
 	}
-	actx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if _, err := js.AccountInfo(actx); err != nil {
+	if err := waitJetStream(ctx, js, shown); err != nil {
 		nc.Close()
-		if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) {
-			return nil, nil, Usage(fmt.Errorf("NATS at %s has no JetStream: start nats-server with -js (or run extractq dev)", shown))
-		}
-		return nil, nil, NATSUnreachable(shown, err)
+		return nil, nil, err
 	}
 	return nc, js, nil
+}
+
+// StartWait bounds how long a program waits at start for JetStream to
+// answer (unless ctx ends sooner): a cluster whose meta leader is being
+// elected, as when workers start together or a node is lost, answers after
+// a few seconds.
+const StartWait = 30 * time.Second
+
+// waitJetStream asks for the account's JetStream information (only the
+// meta leader answers it) until it answers, fails with an error no retry
+// cures, or StartWait passes, with backoff between tries; the error says
+// what was tried.
+func waitJetStream(ctx context.Context, js jetstream.JetStream, shown string) error {
+	ctx, cancel := context.WithTimeout(ctx, StartWait)
+	defer cancel()
+	start := time.Now()
+	for n := 0; ; n++ {
+		actx, cancelTry := context.WithTimeout(ctx, 5*time.Second)
+		_, err := js.AccountInfo(actx)
+		cancelTry()
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount):
+			return Usage(fmt.Errorf("NATS at %s has no JetStream: start nats-server with -js (or run extractq dev)", shown))
+		case !jobs.Transient(err):
+			return NATSUnreachable(shown, err)
+		}
+		t := time.NewTimer(jobs.Backoff(n))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return NATSUnreachable(shown, fmt.Errorf("JetStream did not answer: %d tries over %s (a cluster answers once it has elected a meta leader; is a majority of its nodes up?), last: %w",
+				n+1, time.Since(start).Round(100*time.Millisecond), err))
+		case <-t.C:
+		}
+	}
 }
 
 // NATSUnreachable is the error, exit 3, for a NATS server that cannot be

@@ -183,6 +183,13 @@ func TestBrowserResubmitDeadLetter(t *testing.T) {
 		shot("04-dead-letter.png"),
 	)
 
+	// Each value box shows its first violation without scrolling.
+	if ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`[...document.querySelectorAll('.box > .json')].every(b => {
+		const bad = b.querySelector('.jl.bad');
+		return !bad || (bad.offsetTop >= b.scrollTop && bad.offsetTop < b.scrollTop + b.clientHeight);
+	})`)); err != nil || !ok {
+		t.Errorf("a value box hides its first violation (%v)", err)
+	}
 	// Each violation marker must follow the value at its pointer, on that
 	// pointer's line.
 	var pinned []struct {

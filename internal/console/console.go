@@ -19,7 +19,9 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -53,7 +55,14 @@ type Config struct {
 	PageSize int
 	// RequestTimeout bounds the queries of one page (default 15s).
 	RequestTimeout time.Duration
-	Log            *slog.Logger
+	// AllowedHosts are the host names (no port) the console answers to
+	// besides localhost and IP addresses, e.g. the name of a reverse proxy
+	// in front of it. A request for any other Host is refused: reading
+	// needs no login, so a page that rebinds its own DNS name to this
+	// machine (DNS rebinding) could otherwise read documents through a
+	// local browser.
+	AllowedHosts []string
+	Log          *slog.Logger
 }
 
 // ErrConfig matches errors for a console configuration that cannot work.
@@ -125,8 +134,32 @@ func New(cfg Config) (*Server, error) {
 	m.HandleFunc("POST /logout", s.csrf(s.logout))
 	// Browsers mark cross-site requests (Sec-Fetch-Site, Origin): refuse
 	// them on every state-changing method before any handler runs.
-	s.h = securityHeaders(http.NewCrossOriginProtection().Handler(m))
+	s.h = securityHeaders(allowHosts(cfg.AllowedHosts, http.NewCrossOriginProtection().Handler(m)))
 	return s, nil
+}
+
+// allowHosts answers only requests whose Host is localhost, an IP address
+// or one of names; others get 421 Misdirected Request saying how to allow
+// the name.
+func allowHosts(names []string, h http.Handler) http.Handler {
+	allowed := map[string]bool{"localhost": true}
+	for _, n := range names {
+		allowed[strings.ToLower(strings.TrimSuffix(strings.TrimSpace(n), "."))] = true
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := r.Host
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		host = strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
+		if !allowed[host] && !strings.HasSuffix(host, ".localhost") {
+			if _, err := netip.ParseAddr(host); err != nil {
+				http.Error(w, fmt.Sprintf("421 this console does not answer to host %q: open it by IP address or localhost, or allow the name with --allow-host or EXTRACTQ_UI_ALLOWED_HOSTS", host), http.StatusMisdirectedRequest)
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // ServeHTTP serves the console.

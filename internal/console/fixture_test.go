@@ -247,7 +247,7 @@ func (f *fixture) submit(ctx context.Context, sub *submit.Submitter, ref jobs.Sc
 	if err != nil {
 		return err
 	}
-	job := submit.Job{Schema: ref, Provider: provider, Model: model, Pool: pool, Run: run, Options: jobs.Options{MaxReasks: 1}}
+	job := submit.Job{Schema: ref, Provider: provider, Model: model, Pool: pool, Run: run, Options: jobs.Options{MaxReasks: new(1)}}
 	sum, err := sub.Submit(ctx, job, func(fn func(submit.Doc) error) error {
 		for i, id := range ids {
 			if err := fn(submit.Doc{ID: id, Source: "console-test", Text: text(i)}); err != nil {

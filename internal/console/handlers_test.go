@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	"github.com/extractq/extractq/internal/fleetview"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/submit"
+	"github.com/extractq/extractq/internal/ratelimit"
 	"github.com/extractq/extractq/schema"
 )
 
@@ -308,6 +310,10 @@ func TestDocumentPage(t *testing.T) {
 			t.Errorf("attempt %d/%d missing from the timeline", a.Delivery, a.N)
 		}
 	}
+	checkAttemptIDs(t, body, len(h.Attempts))
+	if !strings.Contains(body, `<span class="label-run">run <a href="/run?name=`+url.QueryEscape(h.Attempts[0].Run)) {
+		t.Error("the attempts do not name their run")
+	}
 	checkPinned(t, body, h.Attempts[0].Violations)
 	if !strings.Contains(body, "/currency: must be one of") {
 		t.Error("no feedback rendered for the enum violation")
@@ -419,6 +425,13 @@ func TestDeadLetterPages(t *testing.T) {
 	}
 	b, _ := json.Marshal(l.Attempts[len(l.Attempts)-1].Violations)
 	checkPinned(t, body, b)
+	doc, err := fx.store.Document(t.Context(), l.Job.DocumentID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(body, `<pre class="doc" id="letter-text">`+html.EscapeString(doc.Text)) {
+		t.Error("the letter page does not show the document's text")
+	}
 	for path, want := range map[string]int{"/dlq/letter?seq=999999": 404, "/dlq/letter?seq=x": 400, "/dlq/resubmit?seq=" + strconv.FormatUint(seq, 10): 403} {
 		if code, _, _ := ro.get(path); code != want {
 			t.Errorf("read-only GET %s: %d, want %d", path, code, want)
@@ -525,6 +538,42 @@ func TestResubmitToAnotherModel(t *testing.T) {
 	_, body, _ = c.get("/document?id=" + url.QueryEscape(id))
 	if !strings.Contains(body, "Valid result under") || !strings.Contains(body, "Resubmitted") {
 		t.Error("the document page does not show the new result and the resubmitted letter")
+	}
+	// Two jobs (the run's and the resubmission's) both have a delivery 1,
+	// attempt 1: each still has its own element id and says its run.
+	h, err := fx.store.History(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkAttemptIDs(t, body, len(h.Attempts))
+	runs := map[string]bool{}
+	for _, a := range h.Attempts {
+		runs[a.Run] = true
+	}
+	for run := range runs {
+		if !strings.Contains(body, `<span class="label-run">run <a href="/run?name=`+url.QueryEscape(run)) {
+			t.Errorf("no attempt labelled with run %q", run)
+		}
+	}
+}
+
+// checkAttemptIDs asserts that the page has n attempts, each with its own
+// element id and a link to it, so that a link to an attempt lands on it.
+func checkAttemptIDs(t *testing.T, body string, n int) {
+	t.Helper()
+	ids := regexp.MustCompile(`<div class="attempt[^"]*" id="(attempt-[^"]+)"`).FindAllStringSubmatch(body, -1)
+	seen := map[string]bool{}
+	for _, m := range ids {
+		if seen[m[1]] {
+			t.Errorf("element id %s appears twice", m[1])
+		}
+		seen[m[1]] = true
+		if !strings.Contains(body, `href="#`+m[1]+`"`) {
+			t.Errorf("no link to %s", m[1])
+		}
+	}
+	if len(ids) != n {
+		t.Errorf("%d attempts with an id, want %d", len(ids), n)
 	}
 }
 
@@ -670,5 +719,76 @@ func TestConfirmARunsLetters(t *testing.T) {
 		if code, _, _ := c.get(bad); code != http.StatusBadRequest {
 			t.Errorf("GET %s: %d, want 400", bad, code)
 		}
+	}
+	// On a pool no live worker serves, the confirmation warns; once a
+	// worker heartbeats for it, it does not.
+	onOpenAI := "/dlq/resubmit?run=" + faultyRun + "&provider=openai:gpt-4o-mini"
+	if _, body, _ := c.get(onOpenAI); !strings.Contains(body, `id="no-worker">No live worker serves pool <b>openai_gpt-4o-mini</b>`) {
+		t.Errorf("no warning for a pool no worker serves:\n%s", section(t, body, `id="plan"`, "</form>"))
+	}
+	m, err := ratelimit.StartMembership(t.Context(), fx.js, "w-heartbeat", []*ratelimit.Pool{ratelimit.NewPool("openai:gpt-4o-mini", ratelimit.Limits{Concurrency: 1})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Stop()
+	if _, body, _ := c.get(onOpenAI); strings.Contains(body, `id="no-worker"`) {
+		t.Error("a warning though a worker serves the pool")
+	}
+}
+
+// TestDeadLetterListPrefixAndPages: the dead-letter list filters by the
+// start of a run's name, and pages both ways: "older" then "newer" shows
+// the first page again.
+func TestDeadLetterListPrefixAndPages(t *testing.T) {
+	need(t)
+	c := newClient(t, fx.console(t, false))
+	var total int
+	if err := fx.store.Pool().QueryRow(t.Context(), "SELECT count(*) FROM dead_letters WHERE run LIKE 'fault%'").Scan(&total); err != nil {
+		t.Fatal(err)
+	}
+	if total <= 5 {
+		t.Fatalf("the fixture has %d dead letters in run faulty, want more than a page (5)", total)
+	}
+	rowsOf := func(body string) []string {
+		var out []string
+		for _, m := range regexp.MustCompile(`<tr class="letter" data-seq="(\d+)"`).FindAllStringSubmatch(body, -1) {
+			out = append(out, m[1])
+		}
+		return out
+	}
+	link := func(body, rel string) string {
+		m := regexp.MustCompile(`<a rel="` + rel + `" href="([^"]+)"`).FindStringSubmatch(body)
+		if m == nil {
+			return ""
+		}
+		return html.UnescapeString(m[1])
+	}
+	_, first, _ := c.get("/dlq?prefix=fault&all=1")
+	page1 := rowsOf(first)
+	if len(page1) != 5 {
+		t.Fatalf("prefix fault: %d letters on the first page, want 5", len(page1))
+	}
+	if _, none, _ := c.get("/dlq?prefix=zz&all=1"); len(rowsOf(none)) != 0 || !strings.Contains(none, "in runs starting with zz") {
+		t.Error("a prefix no run has lists letters")
+	}
+	if _, odd, _ := c.get("/dlq?prefix=fa%25&all=1"); len(rowsOf(odd)) != 0 {
+		t.Error("% in a prefix is a wildcard")
+	}
+	next := link(first, "next")
+	if next == "" || link(first, "prev") != "" {
+		t.Fatalf("first page: next %q, prev %q; want only an older link", next, link(first, "prev"))
+	}
+	_, second, _ := c.get(next)
+	page2 := rowsOf(second)
+	if len(page2) == 0 || slices.Contains(page1, page2[0]) {
+		t.Fatalf("second page %v overlaps the first %v", page2, page1)
+	}
+	prev := link(second, "prev")
+	if prev == "" {
+		t.Fatal("the second page has no link to the newer one")
+	}
+	_, back, _ := c.get(prev)
+	if got := rowsOf(back); !slices.Equal(got, page1) || link(back, "prev") != "" {
+		t.Errorf("newer from the second page: %v (prev %q), want the first page %v", got, link(back, "prev"), page1)
 	}
 }

@@ -269,3 +269,101 @@ func rawSegments(raw string, rs []Repair) []segment {
 	}
 	return out
 }
+
+// inModelOrder re-encodes value (as the audit stores it: jsonb, whose
+// object keys come out sorted by length) with each object's members in the
+// order the model wrote them: by where the quoted key first appears in its
+// raw answer. Members the answer does not name (added by a repair) keep
+// their place after the others. A value that is not JSON, or no answer,
+// leaves value as it is.
+func inModelOrder(value []byte, raw string) []byte {
+	if raw == "" || len(bytes.TrimSpace(value)) == 0 {
+		return value
+	}
+	dec := json.NewDecoder(bytes.NewReader(value))
+	dec.UseNumber()
+	var buf bytes.Buffer
+	if err := writeInOrder(dec, &buf, raw); err != nil {
+		return value
+	}
+	return buf.Bytes()
+}
+
+// writeInOrder copies the next value of dec to buf, ordering each
+// object's members by their key's first position in raw.
+func writeInOrder(dec *json.Decoder, buf *bytes.Buffer, raw string) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	d, ok := tok.(json.Delim)
+	if !ok {
+		return writeScalar(buf, tok)
+	}
+	switch d {
+	case '[':
+		buf.WriteByte('[')
+		for i := 0; dec.More(); i++ {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			if err := writeInOrder(dec, buf, raw); err != nil {
+				return err
+			}
+		}
+		buf.WriteByte(']')
+	case '{':
+		type member struct {
+			pos      int
+			key, val []byte
+		}
+		var ms []member
+		for dec.More() {
+			kt, err := dec.Token()
+			if err != nil {
+				return err
+			}
+			var key, val bytes.Buffer
+			if err := writeScalar(&key, kt); err != nil {
+				return err
+			}
+			if err := writeInOrder(dec, &val, raw); err != nil {
+				return err
+			}
+			pos := strings.Index(raw, key.String())
+			if pos < 0 {
+				pos = len(raw) + len(ms) // not in the answer: after those that are
+			}
+			ms = append(ms, member{pos, key.Bytes(), val.Bytes()})
+		}
+		sort.SliceStable(ms, func(i, j int) bool { return ms[i].pos < ms[j].pos })
+		buf.WriteByte('{')
+		for i, m := range ms {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			buf.Write(m.key)
+			buf.WriteByte(':')
+			buf.Write(m.val)
+		}
+		buf.WriteByte('}')
+	}
+	_, err = dec.Token() // the closing delimiter
+	return err
+}
+
+// writeScalar writes a JSON token that is not a delimiter, keeping <, >
+// and & as they are (the page escapes them).
+func writeScalar(buf *bytes.Buffer, tok json.Token) error {
+	if n, ok := tok.(json.Number); ok {
+		buf.WriteString(n.String())
+		return nil
+	}
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(tok); err != nil {
+		return err
+	}
+	buf.Truncate(buf.Len() - 1) // Encode's newline
+	return nil
+}

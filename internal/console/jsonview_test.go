@@ -121,3 +121,29 @@ func TestDiffLines(t *testing.T) {
 		t.Errorf("diff:\n%s\nwant:\n%s", b.String(), want)
 	}
 }
+
+// TestInModelOrder: a value stored as jsonb (keys sorted by length) is
+// shown with its members in the order of the model's answer, nested ones
+// too; members the answer does not name come last, and a value that is not
+// JSON or has no answer is left as it is.
+func TestInModelOrder(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, value, raw, want string
+	}{
+		{"answer order", `{"total": 12.50, "vendor": "A&B <x>", "invoice_number": "7"}`,
+			`Sure: {"invoice_number": "7", "vendor": "A&B <x>", "total": 12.50}`, `{"invoice_number":"7","vendor":"A&B <x>","total":12.50}`},
+		{"nested", `{"b": [{"y": 1, "x": 2}], "a": true}`, `{"a": true, "b": [{"x": 2, "y": 1}]}`, `{"a":true,"b":[{"x":2,"y":1}]}`},
+		{"added by a repair", `{"z": null, "a": 1}`, `{"a": 1`, `{"a":1,"z":null}`},
+		{"no answer", `{"b": 1, "a": 2}`, ``, `{"b": 1, "a": 2}`},
+		{"not JSON", `{"b": 1,`, `{"a": 1}`, `{"b": 1,`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := string(inModelOrder([]byte(tc.value), tc.raw)); got != tc.want {
+				t.Errorf("got %s, want %s", got, tc.want)
+			}
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/extractq/extractq/internal/audit"
@@ -208,9 +209,25 @@ func (s *Server) document(w http.ResponseWriter, r *http.Request) {
 			d.Text, d.Truncated = string(r[:maxDocumentChars]), true
 		}
 	}
-	for _, a := range h.Attempts {
-		d.Attempts = append(d.Attempts, attemptFromAudit(a))
+	identity := map[string]string{} // job → model identity, variant included
+	for _, j := range h.Jobs {
+		identity[j.JobID] = j.Model
 	}
+	valid := map[string]string{} // job → the raw answer of its valid attempt
+	for _, a := range h.Attempts {
+		v := attemptFromAudit(a)
+		v.Identity = identity[a.JobID]
+		d.Attempts = append(d.Attempts, v)
+		if v.OK && a.Raw != "" {
+			valid[a.JobID] = a.Raw
+		}
+	}
+	// A result shows its members in the order the model wrote them.
+	d.Results = slices.Clone(d.Results)
+	for i, r := range d.Results {
+		d.Results[i].Value = inModelOrder(r.Value, valid[r.JobID])
+	}
+	labelAttempts(d.Attempts)
 	scaleLatencies(d.Attempts)
 	s.render(w, r, http.StatusOK, "document", d)
 }
@@ -218,7 +235,8 @@ func (s *Server) document(w http.ResponseWriter, r *http.Request) {
 type deadLettersData struct {
 	Filter fleetview.LetterFilter
 	Rows   []fleetview.LetterRow
-	Next   string
+	Next   string // cursor of the older page, "" on the last
+	Prev   string // cursor of the newer page, "" on the first
 	First  bool
 }
 
@@ -226,8 +244,13 @@ func (s *Server) deadLetters(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := s.ctx(r)
 	defer cancel()
 	q := r.URL.Query()
-	f := fleetview.LetterFilter{Run: q.Get("run"), All: q.Get("all") != ""}
+	f := fleetview.LetterFilter{Run: q.Get("run"), RunPrefix: strings.TrimSpace(q.Get("prefix")), All: q.Get("all") != ""}
 	after, err := parseLetterCursor(q.Get("after"))
+	if err == nil && after == nil {
+		if after, err = parseLetterCursor(q.Get("before")); after != nil {
+			after.Back = true
+		}
+	}
 	if err != nil {
 		s.fail(w, r, http.StatusBadRequest, "Bad page link", err.Error())
 		return
@@ -237,13 +260,18 @@ func (s *Server) deadLetters(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusInternalServerError, "Cannot read the dead letters", err.Error())
 		return
 	}
-	s.render(w, r, http.StatusOK, "deadletters", deadLettersData{Filter: f, Rows: page.Rows, Next: letterCursor(page.Next), First: after == nil})
+	s.render(w, r, http.StatusOK, "deadletters", deadLettersData{Filter: f, Rows: page.Rows, Next: letterCursor(page.Next), Prev: letterCursor(page.Prev), First: page.Prev == nil})
 }
 
 type letterData struct {
 	Letter   *jobs.Letter
 	Attempts []attemptView
 	Versions []int // registered versions of the letter's schema, for resubmission
+	// Text is the document the job ran on (the letter's inline text, else
+	// the audit's version of it), cut at maxDocumentChars; "" when neither
+	// holds it.
+	Text      string
+	Truncated bool
 }
 
 func (s *Server) letter(w http.ResponseWriter, r *http.Request) {
@@ -269,9 +297,21 @@ func (s *Server) letter(w http.ResponseWriter, r *http.Request) {
 		b, _ := json.Marshal(a)
 		var wa wireAttempt
 		_ = json.Unmarshal(b, &wa)
-		d.Attempts = append(d.Attempts, newAttemptView(l.Job.JobID, l.Deliveries, wa, l.WorkerID))
+		v := newAttemptView(l.Job.JobID, l.Deliveries, wa, l.WorkerID)
+		v.Run, v.Schema, v.Identity = l.Job.Run, fmt.Sprintf("%s v%d", l.Job.Schema.Name, l.Job.Schema.Version), l.Job.Model
+		d.Attempts = append(d.Attempts, v)
 	}
+	labelAttempts(d.Attempts)
 	scaleLatencies(d.Attempts)
+	d.Text = l.Job.Text
+	if d.Text == "" {
+		if doc, err := s.cfg.Store.DocumentVersion(ctx, l.Job.DocumentID, l.Job.DocumentHash); err == nil {
+			d.Text = doc.Text
+		}
+	}
+	if r := []rune(d.Text); len(r) > maxDocumentChars {
+		d.Text, d.Truncated = string(r[:maxDocumentChars]), true
+	}
 	if schemas, err := s.cfg.Store.Schemas(ctx); err == nil {
 		for _, sc := range schemas {
 			if sc.Name == l.Job.Schema.Name {

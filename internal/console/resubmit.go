@@ -1,15 +1,19 @@
 package console
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/extractq/extractq/internal/fleetview"
+	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/submit"
+	"github.com/extractq/extractq/internal/ratelimit"
 )
 
 // maxResubmitSeqs bounds one resubmission from the console; larger ones
@@ -67,6 +71,8 @@ type confirmData struct {
 	Plan  fleetview.ResubmitPlan
 	Shown []fleetview.PlanItem // the first letters, listed
 	Seqs  string               // the plan's sequences, comma-separated, for the form
+	// Unserved are the pools the jobs go to that no live worker serves.
+	Unserved []string
 }
 
 // confirmResubmit says how many letters a resubmission would queue and
@@ -122,8 +128,29 @@ func (s *Server) confirmResubmit(w http.ResponseWriter, r *http.Request) {
 	for i, q := range plan.Seqs {
 		seqs[i] = strconv.FormatUint(q, 10)
 	}
-	d := confirmData{Form: f, Plan: plan, Shown: plan.Items[:min(len(plan.Items), 100)], Seqs: strings.Join(seqs, ",")}
+	d := confirmData{Form: f, Plan: plan, Shown: plan.Items[:min(len(plan.Items), 100)], Seqs: strings.Join(seqs, ","), Unserved: s.unserved(ctx, plan.Providers)}
 	s.render(w, r, http.StatusOK, "confirm", d)
+}
+
+// unserved lists the pools of providers that no live worker serves (by the
+// heartbeats), each once: their jobs would wait until one starts. None
+// when the heartbeats cannot be read.
+func (s *Server) unserved(ctx context.Context, providers []string) []string {
+	live, err := ratelimit.LiveMembers(ctx, s.cfg.JS, "")
+	if err != nil {
+		return nil
+	}
+	served := map[string]bool{}
+	for spec := range live {
+		served[jobs.PoolFor(spec)] = true
+	}
+	var out []string
+	for _, p := range providers {
+		if _, pool, err := submit.ResolveProvider(p); err == nil && !served[pool] && !slices.Contains(out, pool) {
+			out = append(out, pool)
+		}
+	}
+	return out
 }
 
 type resubmittedData struct {

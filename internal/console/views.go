@@ -18,29 +18,36 @@ import (
 // it: the timeline entry, the raw answer with its repairs marked, the value
 // with its violations pinned, and the feedback those violations make.
 type attemptView struct {
-	JobID            string
-	Delivery         int
-	N                int
-	StartedAt        time.Time
-	Latency          time.Duration
-	LatencyPct       float64 // of the slowest attempt on the page, for the bar
-	PromptTokens     int
-	CompletionTokens int
-	Provider, Model  string
-	Mode             string
-	FinishReason     string
-	Class            string
-	Error            string
-	TransportRetries int
-	Worker           string
-	OK               bool
-	Transport        bool // a provider failure, not a bad answer
-	Raw              []segment
-	Repairs          []Repair
-	Value            jsonView
-	HasValue         bool
-	Violations       []Violation
-	Feedback         string
+	// ID is the attempt's element id, unique on its page, so that a link
+	// to an attempt lands on it: attempt-<job>-<delivery>-<n>.
+	ID    string
+	JobID string
+	// Run, Schema ("invoice v2") and Identity (the job's model identity
+	// with its variant, e.g. "sim:sloppy@r0") label the attempt on a page
+	// that mixes jobs of several runs and schema versions.
+	Run, Schema, Identity string
+	Delivery              int
+	N                     int
+	StartedAt             time.Time
+	Latency               time.Duration
+	LatencyPct            float64 // of the slowest attempt on the page, for the bar
+	PromptTokens          int
+	CompletionTokens      int
+	Provider, Model       string
+	Mode                  string
+	FinishReason          string
+	Class                 string
+	Error                 string
+	TransportRetries      int
+	Worker                string
+	OK                    bool
+	Transport             bool // a provider failure, not a bad answer
+	Raw                   []segment
+	Repairs               []Repair
+	Value                 jsonView
+	HasValue              bool
+	Violations            []Violation
+	Feedback              string
 	// Where is the part of a long document and the prefill step the
 	// attempt worked on, e.g. "chunk 3 · characters 1460–2048"; "" for
 	// neither.
@@ -115,7 +122,7 @@ func newAttemptView(jobID string, delivery int, a wireAttempt, worker string) at
 	}
 	v.Where = strings.Join(where, " · ")
 	if v.HasValue || len(a.Violations) > 0 {
-		v.Value = buildJSONView(a.Value, a.Violations, a.Repairs)
+		v.Value = buildJSONView(inModelOrder(a.Value, a.Raw), a.Violations, a.Repairs)
 	}
 	if len(a.Violations) > 0 {
 		vs := make([]schema.Violation, len(a.Violations))
@@ -139,7 +146,30 @@ func attemptFromAudit(a audit.AttemptInfo) attemptView {
 	}
 	_ = json.Unmarshal(a.Repairs, &w.Repairs)
 	_ = json.Unmarshal(a.Violations, &w.Violations)
-	return newAttemptView(a.JobID, a.Delivery, w, a.WorkerID)
+	v := newAttemptView(a.JobID, a.Delivery, w, a.WorkerID)
+	v.Run, v.Schema = a.Run, fmt.Sprintf("%s v%d", a.SchemaName, a.SchemaVersion)
+	return v
+}
+
+// labelAttempts gives each attempt its element id, unique on the page: a
+// document's jobs under several runs share deliveries and attempt numbers.
+func labelAttempts(views []attemptView) {
+	seen := map[string]int{}
+	for i := range views {
+		v := &views[i]
+		job := v.JobID
+		if len(job) > 8 {
+			job = job[:8]
+		}
+		id := fmt.Sprintf("attempt-%s-%d-%d", job, v.Delivery, v.N)
+		if n := seen[id]; n > 0 {
+			seen[id]++
+			id = fmt.Sprintf("%s-%d", id, n+1)
+		} else {
+			seen[id] = 1
+		}
+		v.ID = id
+	}
 }
 
 // scaleLatencies sets each attempt's latency bar relative to the slowest.

@@ -60,7 +60,7 @@ func submitDocs(t *testing.T, sub *submit.Submitter, n int, provider string) *sc
 	if err != nil {
 		t.Fatal(err)
 	}
-	job := submit.Job{Schema: ref, Provider: provider, Model: model, Pool: pool, Run: "e2e", Options: jobs.Options{MaxReasks: 2}}
+	job := submit.Job{Schema: ref, Provider: provider, Model: model, Pool: pool, Run: "e2e", Options: jobs.Options{MaxReasks: new(2)}}
 	sum, err := sub.Submit(ctx, job, func(fn func(submit.Doc) error) error {
 		for i := range n {
 			if err := fn(submit.Doc{ID: fmt.Sprintf("doc-%06d", i), Source: "generated", Text: fleettest.Document(i)}); err != nil {

@@ -436,8 +436,8 @@ func (f *Fleet) Run(ctx context.Context, st Settings, c Combination) (eval.Summa
 	if c.Mode != "" && c.Mode != llm.ModeAuto {
 		job.Options.Mode = string(c.Mode)
 	}
-	if st.MaxReasks > 0 {
-		job.Options.MaxReasks = st.MaxReasks
+	if st.MaxReasks >= 0 {
+		job.Options.MaxReasks = &st.MaxReasks
 	}
 	sum, err := f.Submitter.Submit(ctx, job, func(fn func(submit.Doc) error) error {
 		for _, l := range st.Labels {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -20,15 +21,20 @@ import (
 // match everything.
 type LetterFilter struct {
 	Run string
+	// RunPrefix keeps the letters of runs whose name starts with it (e.g.
+	// "march" for march-1, march-2).
+	RunPrefix string
 	// All includes letters already resubmitted; by default only those
 	// still waiting are listed.
 	All bool
 }
 
-// LetterCursor is a position in the dead letters, newest first.
+// LetterCursor is a position in the dead letters, newest first: the page
+// after it (older letters), or with Back the page before it (newer ones).
 type LetterCursor struct {
 	CreatedAt time.Time
 	JobID     string
+	Back      bool
 }
 
 // LetterRow is one dead letter as the audit references it, with its job's
@@ -49,11 +55,13 @@ type LetterRow struct {
 	Status        string     `json:"status"` // the job's last outcome
 }
 
-// LetterPage is one page of dead letters with the cursor of the next page
-// (nil on the last).
+// LetterPage is one page of dead letters with the cursors of the next page
+// (older letters; nil on the last) and of the previous one (newer; nil on
+// the first).
 type LetterPage struct {
 	Rows []LetterRow
 	Next *LetterCursor
+	Prev *LetterCursor
 }
 
 // DeadLetters returns up to limit dead letters, newest first, after cursor
@@ -64,17 +72,25 @@ func DeadLetters(ctx context.Context, db *pgxpool.Pool, f LetterFilter, after *L
 	if f.Run != "" {
 		w.add("d.run = ?", f.Run)
 	}
+	if f.RunPrefix != "" {
+		w.add(`d.run LIKE ? ESCAPE '\'`, likePrefix(f.RunPrefix))
+	}
 	if !f.All {
 		w.add("d.resubmitted_at IS NULL")
 	}
-	if after != nil {
+	order := "DESC"
+	switch {
+	case after != nil && after.Back:
+		w.add("(d.created_at, d.job_id) > (?, ?)", after.CreatedAt, after.JobID)
+		order = "ASC" // the letters just newer than the cursor, reversed below
+	case after != nil:
 		w.add("(d.created_at, d.job_id) < (?, ?)", after.CreatedAt, after.JobID)
 	}
 	w.args = append(w.args, limit+1)
 	rows, _ := db.Query(ctx, `SELECT d.stream, d.seq, d.job_id, d.document_id, d.run, d.schema_name, d.schema_version, d.reason,
 		d.created_at, d.resubmitted_at, coalesce(j.pool, ''), coalesce(j.provider, ''), coalesce(j.status, '')
 		FROM dead_letters d LEFT JOIN jobs j USING (job_id) WHERE `+w.sql()+`
-		ORDER BY d.created_at DESC, d.job_id DESC LIMIT $`+strconv.Itoa(len(w.args)), w.args...)
+		ORDER BY d.created_at `+order+`, d.job_id `+order+` LIMIT $`+strconv.Itoa(len(w.args)), w.args...)
 	got, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (LetterRow, error) {
 		var l LetterRow
 		var seq int64
@@ -86,13 +102,32 @@ func DeadLetters(ctx context.Context, db *pgxpool.Pool, f LetterFilter, after *L
 	if err != nil {
 		return LetterPage{}, fmt.Errorf("fleetview: list dead letters: %w", err)
 	}
-	page := LetterPage{Rows: got}
-	if len(got) > limit {
-		page.Rows = got[:limit]
-		last := page.Rows[limit-1]
+	more := len(got) > limit
+	page := LetterPage{Rows: got[:min(len(got), limit)]}
+	back := after != nil && after.Back
+	if back {
+		slices.Reverse(page.Rows)
+	}
+	if len(page.Rows) == 0 {
+		return page, nil
+	}
+	first, last := page.Rows[0], page.Rows[len(page.Rows)-1]
+	// Going forward, newer letters exist past a cursor, older ones when
+	// there was more; going back, the reverse.
+	if (!back && more) || back {
 		page.Next = &LetterCursor{CreatedAt: last.CreatedAt, JobID: last.JobID}
 	}
+	if (back && more) || (!back && after != nil) {
+		page.Prev = &LetterCursor{CreatedAt: first.CreatedAt, JobID: first.JobID, Back: true}
+	}
 	return page, nil
+}
+
+// likePrefix is a LIKE pattern matching what starts with p, with LIKE's
+// wildcards in p taken literally.
+func likePrefix(p string) string {
+	r := strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`)
+	return r.Replace(p) + "%"
 }
 
 // ResubmitPlan is what a resubmission of dead letters would queue, for a

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -42,8 +43,11 @@ type Pool struct {
 	// EXTRACTQ_MEMBERS), by id.
 	Workers []Worker `json:"workers"`
 	// Paused is true while any live worker holds the pool paused (a 429,
-	// a 529 or an exhausted provider budget).
-	Paused bool `json:"paused"`
+	// a 529 or an exhausted provider budget; a refused key or model, an
+	// outage or the audit store: see ratelimit.Snapshot); PauseReasons are
+	// the workers' reasons, each once, sorted.
+	Paused       bool     `json:"paused"`
+	PauseReasons []string `json:"pause_reasons,omitempty"`
 	// RateLimitedHour sums the workers' 429s of the last hour.
 	RateLimitedHour int64 `json:"rate_limited_1h"`
 }
@@ -74,9 +78,44 @@ type Worker struct {
 	Paused      bool      `json:"paused"`
 	PausedUntil time.Time `json:"paused_until,omitzero"`
 	PauseReason string    `json:"pause_reason,omitempty"`
+	// PauseCause is the failure that opened the circuit pausing the
+	// worker's pool (e.g. the provider's 401 answer).
+	PauseCause string `json:"pause_cause,omitempty"`
 	// RateLimitedHour counts the worker's 429s of the last hour.
 	RateLimitedHour int64     `json:"rate_limited_1h"`
 	LastBeat        time.Time `json:"last_beat"`
+}
+
+// PauseText says why and until when the worker's pool is paused, e.g.
+// "key until 14:02:05: openai: 401 …" or "outage, probing", or "no".
+func (w Worker) PauseText() string {
+	if !w.Paused {
+		return "no"
+	}
+	t := w.PauseReason
+	if t == "" {
+		t = "yes"
+	}
+	if w.PausedUntil.IsZero() {
+		t += ", probing"
+	} else {
+		t += " until " + w.PausedUntil.Local().Format(time.TimeOnly)
+	}
+	if w.PauseCause != "" {
+		t += ": " + w.PauseCause
+	}
+	return t
+}
+
+// PauseText says whether the pool is paused and why, e.g. "yes (key)".
+func (p Pool) PauseText() string {
+	switch {
+	case !p.Paused:
+		return "no"
+	case len(p.PauseReasons) == 0:
+		return "yes"
+	}
+	return "yes (" + strings.Join(p.PauseReasons, ", ") + ")"
 }
 
 // ShareText is the worker's share of its pool's limits, e.g.
@@ -179,7 +218,7 @@ func Pools(ctx context.Context, js jetstream.JetStream) ([]Pool, error) {
 		return nil, fmt.Errorf("fleetview: open stream %s: %w", jobs.DLQStream, err)
 	}
 
-	beats, err := heartbeats(ctx, js)
+	beats, err := ratelimit.LiveHeartbeats(ctx, js, "")
 	if err != nil {
 		return nil, err
 	}
@@ -187,9 +226,13 @@ func Pools(ctx context.Context, js jetstream.JetStream) ([]Pool, error) {
 		p := get(jobs.PoolFor(h.Pool))
 		p.Workers = append(p.Workers, Worker{
 			ID: h.Worker, Spec: h.Pool, Share: h.Share, Members: h.Members, ShareSource: h.ShareSource, InUse: h.InUse,
-			Paused: h.Paused, PausedUntil: h.PausedUntil, PauseReason: h.PauseReason, RateLimitedHour: h.RateLimitedHour, LastBeat: h.At,
+			Paused: h.Paused, PausedUntil: h.PausedUntil, PauseReason: h.PauseReason, PauseCause: h.PauseCause, RateLimitedHour: h.RateLimitedHour, LastBeat: h.At,
 		})
 		p.Paused = p.Paused || h.Paused
+		if h.Paused && h.PauseReason != "" && !slices.Contains(p.PauseReasons, h.PauseReason) {
+			p.PauseReasons = append(p.PauseReasons, h.PauseReason)
+			slices.Sort(p.PauseReasons)
+		}
 		p.RateLimitedHour += h.RateLimitedHour
 	}
 
@@ -213,40 +256,4 @@ func subjectCounts(ctx context.Context, s jetstream.Stream, filter string) (map[
 		return nil, fmt.Errorf("fleetview: read stream %s: %w", s.CachedInfo().Config.Name, err)
 	}
 	return info.State.Subjects, nil
-}
-
-// heartbeats reads every live heartbeat in the membership bucket; none
-// when the bucket does not exist (no worker has run).
-func heartbeats(ctx context.Context, js jetstream.JetStream) ([]ratelimit.Heartbeat, error) {
-	kv, err := js.KeyValue(ctx, ratelimit.DefaultMembersBucket)
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("fleetview: open key-value bucket %s: %w", ratelimit.DefaultMembersBucket, err)
-	}
-	w, err := kv.WatchAll(ctx, jetstream.IgnoreDeletes())
-	if err != nil {
-		return nil, fmt.Errorf("fleetview: read %s: %w", ratelimit.DefaultMembersBucket, err)
-	}
-	defer w.Stop()
-	var out []ratelimit.Heartbeat
-	for {
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("fleetview: read %s: %w", ratelimit.DefaultMembersBucket, ctx.Err())
-		case e, ok := <-w.Updates():
-			if !ok {
-				return nil, fmt.Errorf("fleetview: read %s: watcher closed", ratelimit.DefaultMembersBucket)
-			}
-			if e == nil { // every current key delivered
-				return out, nil
-			}
-			h, err := ratelimit.DecodeHeartbeat(e.Value())
-			if err != nil {
-				continue // a key written by something else: not a worker
-			}
-			out = append(out, h)
-		}
-	}
 }

@@ -92,14 +92,18 @@ type ObjectRef struct {
 }
 
 // Options are the extraction settings a submitter chose for a job, as they
-// travel in the envelope; zero values mean the worker's defaults.
-// ExtractOptions turns them into the library's options.
+// travel in the envelope. A number is a pointer so that zero is a choice
+// ("--max-reasks 0": ask once) and nil, absent from the JSON, means the
+// worker's default; a string is unset when empty, since no setting's valid
+// value is empty. ExtractOptions turns them into the library's options.
+// Envelopes written when the numbers were plain (omitted when zero) decode
+// the same way, so the version stays 1.
 type Options struct {
-	MaxReasks   int     `json:"max_reasks,omitempty"`
-	Mode        string  `json:"mode,omitempty"` // an llm.Mode
-	MaxTokens   int     `json:"max_tokens,omitempty"`
-	TokenBudget int     `json:"token_budget,omitempty"`
-	Temperature float64 `json:"temperature,omitempty"`
+	MaxReasks   *int     `json:"max_reasks,omitempty"`
+	Mode        string   `json:"mode,omitempty"` // an llm.Mode
+	MaxTokens   *int     `json:"max_tokens,omitempty"`
+	TokenBudget *int     `json:"token_budget,omitempty"`
+	Temperature *float64 `json:"temperature,omitempty"`
 	// RepairPolicy is an extractq.RepairPolicy.
 	RepairPolicy string `json:"repair_policy,omitempty"`
 	// Chunking is an extractq.Chunking: "off" or a chunk size in tokens
@@ -113,26 +117,27 @@ type Options struct {
 }
 
 // ExtractOptions maps the job's options to extractq options: the one place
-// a job's settings become the library's. A zero field adds nothing, so the
-// worker's own options (given before these) stand; a mode, repair policy
-// or chunking the library does not know makes extractq.New fail with
+// a job's settings become the library's. An unset field adds nothing, so
+// the worker's own options (given before these) stand; a set one, zero
+// included, overrides them. A mode, repair policy or chunking the library
+// does not know, or a negative number, makes extractq.New fail with
 // ErrConfig, which dead-letters the job.
 func (o Options) ExtractOptions() []extractq.Option {
 	var out []extractq.Option
-	if o.MaxReasks > 0 {
-		out = append(out, extractq.WithMaxReasks(o.MaxReasks))
+	if o.MaxReasks != nil {
+		out = append(out, extractq.WithMaxReasks(*o.MaxReasks))
 	}
 	if o.Mode != "" {
 		out = append(out, extractq.WithMode(llm.Mode(o.Mode)))
 	}
-	if o.MaxTokens > 0 {
-		out = append(out, extractq.WithMaxTokens(o.MaxTokens))
+	if o.MaxTokens != nil {
+		out = append(out, extractq.WithMaxTokens(*o.MaxTokens))
 	}
-	if o.TokenBudget > 0 {
-		out = append(out, extractq.WithTokenBudget(o.TokenBudget))
+	if o.TokenBudget != nil {
+		out = append(out, extractq.WithTokenBudget(*o.TokenBudget))
 	}
-	if o.Temperature != 0 {
-		out = append(out, extractq.WithTemperature(o.Temperature))
+	if o.Temperature != nil {
+		out = append(out, extractq.WithTemperature(*o.Temperature))
 	}
 	if o.RepairPolicy != "" {
 		out = append(out, extractq.WithRepair(extractq.RepairPolicy(o.RepairPolicy)))

@@ -449,8 +449,8 @@ func TestEnvelopeChunking(t *testing.T) {
 		chunking string
 	}{
 		{name: "with a chunk size", env: sealed(jobs.Options{Chunking: "300"}), inJSON: `"options":{"chunking":"300"}`, chunking: "300"},
-		{name: "off", env: sealed(jobs.Options{MaxReasks: 2, Chunking: "off"}), inJSON: `"options":{"max_reasks":2,"chunking":"off"}`, chunking: "off"},
-		{name: "without", env: sealed(jobs.Options{MaxReasks: 2}), inJSON: `"options":{"max_reasks":2}`},
+		{name: "off", env: sealed(jobs.Options{MaxReasks: new(2), Chunking: "off"}), inJSON: `"options":{"max_reasks":2,"chunking":"off"}`, chunking: "off"},
+		{name: "without", env: sealed(jobs.Options{MaxReasks: new(2)}), inJSON: `"options":{"max_reasks":2}`},
 		{name: "no options at all", env: sealed(jobs.Options{})},
 		{name: "written before the field", json: `{"v":1,"job_id":"j1","document_id":"d","document_hash":"h","text":"text",` +
 			`"schema":{"name":"invoice","version":1,"fingerprint":"sha256:abc"},"provider":"sim:m","model":"m","pool":"sim_m",` +

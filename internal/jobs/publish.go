@@ -13,6 +13,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/extractq/extractq/internal/tracing"
 )
 
 // Default document size limits.
@@ -98,6 +100,7 @@ func (p *Publisher) Message(ctx context.Context, env *Envelope, text string) (*n
 	msg := nats.NewMsg(JobSubject(env.Pool))
 	msg.Data = body
 	msg.Header.Set(jetstream.MsgIDHeader, id)
+	tracing.Inject(ctx, msg.Header) // the worker's job span continues the submitter's trace
 	return msg, nil
 }
 

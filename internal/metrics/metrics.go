@@ -33,7 +33,7 @@ type Metrics struct {
 	PoolLimit     *prometheus.GaugeVec     // effective concurrency limit, by pool
 	PoolShare     *prometheus.GaugeVec     // this worker's share of the fleet budget (0..1), by pool
 	PoolFallback  *prometheus.GaugeVec     // 1 while the fleet share is the fallback (KV unreachable), by pool
-	PoolPaused    *prometheus.GaugeVec     // 1 while a pool is paused after a 429/529, by pool
+	PoolPaused    *prometheus.GaugeVec     // 1 while a pool is paused, by pool and reason (ratelimit.PauseReasons)
 	PoolPauses    *prometheus.CounterVec   // pauses, by pool
 	CircuitState  *prometheus.GaugeVec     // circuit state (0 closed, 1 half-open, 2 open), by pool and reason
 	CircuitMoves  *prometheus.CounterVec   // circuit transitions, by pool, reason and state entered
@@ -97,8 +97,8 @@ func New(reg prometheus.Registerer) *Metrics {
 			Name: "extractq_pool_share_fallback", Help: "1 while this worker cannot reach the fleet membership bucket and uses the conservative fallback share, else 0.",
 		}, []string{"pool"}),
 		PoolPaused: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "extractq_pool_paused", Help: "1 while the pool is paused after a 429 or 529, else 0.",
-		}, []string{"pool"}),
+			Name: "extractq_pool_paused", Help: "1 while the pool is paused for this reason, else 0, by pool and reason: rate_limited (429), overloaded (529), no_requests_remaining, no_tokens_remaining, key (401/403: the provider refused the key), model (404: the model does not exist), quota (the account's quota is spent), outage (transport failures in a row), audit (the audit store fails). sum by (pool) is 1 while the pool is paused.",
+		}, []string{"pool", "reason"}),
 		PoolPauses: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "extractq_pool_pauses_total", Help: "Times a pool was paused after a 429 or 529.",
 		}, []string{"pool"}),
@@ -233,7 +233,9 @@ func (m *Metrics) ObservePool(pool string, snap ratelimit.Snapshot, seenPauses i
 		m.PoolShare.WithLabelValues(pool).Set(1 / float64(snap.Members))
 	}
 	m.PoolFallback.WithLabelValues(pool).Set(boolGauge(snap.ShareSource == ratelimit.ShareFallback))
-	m.PoolPaused.WithLabelValues(pool).Set(boolGauge(snap.Paused))
+	for _, r := range ratelimit.PauseReasons {
+		m.PoolPaused.WithLabelValues(pool, r).Set(boolGauge(snap.Paused && snap.PauseReason == r))
+	}
 	if d := snap.Pauses - seenPauses; d > 0 {
 		m.PoolPauses.WithLabelValues(pool).Add(float64(d))
 	}

@@ -178,7 +178,10 @@ func TestObserverMethods(t *testing.T) {
 
 func TestObservePool(t *testing.T) {
 	m := New(prometheus.NewRegistry())
-	m.ObservePool("p", ratelimit.Snapshot{InUse: 3, EffectiveConcurrency: 8, Members: 4, ShareSource: ratelimit.ShareFallback, Paused: true, Pauses: 2}, 0)
+	m.ObservePool("p", ratelimit.Snapshot{InUse: 3, EffectiveConcurrency: 8, Members: 4, ShareSource: ratelimit.ShareFallback, Paused: true, PauseReason: ratelimit.PauseRateLimited, Pauses: 2}, 0)
+	if got := testutil.ToFloat64(m.PoolPaused.WithLabelValues("p", "rate_limited")); got != 1 {
+		t.Errorf("paused{reason=rate_limited} = %v while paused by a 429, want 1", got)
+	}
 	m.ObservePool("p", ratelimit.Snapshot{InUse: 1, EffectiveConcurrency: 8, Members: 2, Pauses: 3}, 2)
 	checks := []struct {
 		name      string
@@ -187,12 +190,20 @@ func TestObservePool(t *testing.T) {
 		{"in use", testutil.ToFloat64(m.PoolInUse.WithLabelValues("p")), 1},
 		{"share", testutil.ToFloat64(m.PoolShare.WithLabelValues("p")), 0.5},
 		{"fallback cleared", testutil.ToFloat64(m.PoolFallback.WithLabelValues("p")), 0},
-		{"pause cleared", testutil.ToFloat64(m.PoolPaused.WithLabelValues("p")), 0},
+		{"pause cleared", testutil.ToFloat64(m.PoolPaused.WithLabelValues("p", "rate_limited")), 0},
 		{"pauses counted once", testutil.ToFloat64(m.PoolPauses.WithLabelValues("p")), 3},
 	}
 	for _, c := range checks {
 		if c.got != c.want {
 			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	// A pool held by a refused key shows under reason "key" only.
+	m.ObservePool("k", ratelimit.Snapshot{Members: 1, Paused: true, PauseReason: ratelimit.PauseKey}, 0)
+	for _, r := range ratelimit.PauseReasons {
+		want := boolGauge(r == ratelimit.PauseKey)
+		if got := testutil.ToFloat64(m.PoolPaused.WithLabelValues("k", r)); got != want {
+			t.Errorf("paused{pool=k,reason=%s} = %v, want %v", r, got, want)
 		}
 	}
 	m.ObservePool("q", ratelimit.Snapshot{Members: 3, ShareSource: ratelimit.ShareFallback}, 0)

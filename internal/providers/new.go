@@ -158,9 +158,13 @@ func WithCapabilityStore(st llm.CapabilityStore) Option {
 // MaxResponseBytes are never zero).
 type Factory func(model string, s Settings) (llm.Provider, error)
 
-// ErrBadFamily: Register was given a name that cannot be a family or is
-// taken.
+// ErrBadFamily: Register was given a name that cannot be a family, or no
+// factory.
 var ErrBadFamily = errors.New("bad provider family")
+
+// ErrFamilyRegistered: Register was given a family that is built in or was
+// registered before.
+var ErrFamilyRegistered = errors.New("provider family already registered")
 
 var registry struct {
 	sync.RWMutex
@@ -173,13 +177,19 @@ var registry struct {
 // simulator plugs in (internal/sim/simprovider) and how users add their own
 // provider to every place that takes a provider string.
 func Register(family string, f Factory) error {
-	if f == nil || family == "" || strings.Trim(family, "abcdefghijklmnopqrstuvwxyz0123456789-_") != "" {
-		return fmt.Errorf("%w %q: use lower-case letters, digits, '-' and '_', and a non-nil factory", ErrBadFamily, family)
+	if family == "" || strings.Trim(family, "abcdefghijklmnopqrstuvwxyz0123456789-_") != "" {
+		return fmt.Errorf("%w name %q: use lower-case letters, digits, '-' and '_'", ErrBadFamily, family)
+	}
+	if f == nil {
+		return fmt.Errorf("%w %q: the factory is nil; pass a function that makes the family's providers", ErrBadFamily, family)
 	}
 	registry.Lock()
 	defer registry.Unlock()
-	if _, builtIn := families[family]; builtIn || registry.m[family] != nil {
-		return fmt.Errorf("%w %q: already registered", ErrBadFamily, family)
+	if _, builtIn := families[family]; builtIn {
+		return fmt.Errorf("%w: %q is built in; register yours under another name", ErrFamilyRegistered, family)
+	}
+	if registry.m[family] != nil {
+		return fmt.Errorf("%w: %q was registered before (Register is called once per family, from init or main); use another name or register it once", ErrFamilyRegistered, family)
 	}
 	if registry.m == nil {
 		registry.m = map[string]Factory{}

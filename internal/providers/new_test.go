@@ -187,9 +187,14 @@ func TestRegisterFamily(t *testing.T) {
 	if !strings.Contains(strings.Join(KnownFamilies(), " "), "testreg-family") {
 		t.Fatalf("registered family not listed: %v", KnownFamilies())
 	}
-	for _, bad := range []string{"", "openai", "testreg-family", "Upper", "has:colon", "has space"} {
-		if err := Register(bad, factory); !errors.Is(err, ErrBadFamily) {
+	for _, bad := range []string{"", "Upper", "has:colon", "has space"} {
+		if err := Register(bad, factory); !errors.Is(err, ErrBadFamily) || errors.Is(err, ErrFamilyRegistered) {
 			t.Errorf("Register(%q) = %v, want ErrBadFamily", bad, err)
+		}
+	}
+	for _, taken := range []string{"openai", "testreg-family"} {
+		if err := Register(taken, factory); !errors.Is(err, ErrFamilyRegistered) || errors.Is(err, ErrBadFamily) || !strings.Contains(err.Error(), "already registered") {
+			t.Errorf("Register(%q) = %v, want ErrFamilyRegistered saying so", taken, err)
 		}
 	}
 	if err := Register("testreg-nil", nil); !errors.Is(err, ErrBadFamily) {

@@ -100,6 +100,11 @@ func WithTransitions(f func(Transition)) BreakerOption {
 	return func(b *Breaker) { b.onChange = f }
 }
 
+// WithPauseReason names the pause an outage (Failure opening the circuit)
+// causes, as pools report it (Snapshot.PauseReason); the default is the
+// breaker's reason. Trip names its own.
+func WithPauseReason(why string) BreakerOption { return func(b *Breaker) { b.failWhy = why } }
+
 // withBreakerClock replaces the wall clock (tests).
 func withBreakerClock(c clock) BreakerOption { return func(b *Breaker) { b.clock = c } }
 
@@ -115,6 +120,7 @@ type Breaker struct {
 	s            BreakerSettings
 	clock        clock
 	onChange     func(Transition)
+	failWhy      string // the pause reason of an opening by Failure
 
 	mu        sync.Mutex
 	wake      chan struct{} // closed and replaced on every change waiters care about
@@ -126,12 +132,13 @@ type Breaker struct {
 	held      int  // Allow(held) callers waiting: they probe before pullers
 	opens     int64
 	cause     error
+	why       string // the pause reason of the last opening
 }
 
 // NewBreaker returns a closed breaker. name is what it guards (a pool),
 // reason why it opens ("transport", "audit"); both label its transitions.
 func NewBreaker(name, reason string, s BreakerSettings, opts ...BreakerOption) *Breaker {
-	b := &Breaker{name: name, reason: reason, s: s.withDefaults(), clock: realClock{}, wake: make(chan struct{})}
+	b := &Breaker{name: name, reason: reason, failWhy: reason, s: s.withDefaults(), clock: realClock{}, wake: make(chan struct{})}
 	b.openFor = b.s.Open
 	for _, o := range opts {
 		o(b)
@@ -233,11 +240,11 @@ func (b *Breaker) Failure(probe bool, cause error, retryAfter time.Duration) (op
 	case probe && b.state == CircuitHalfOpen:
 		b.probing = false
 		b.openFor = min(2*b.openFor, b.s.MaxOpen)
-		tr = b.openLocked(now, cause, retryAfter)
+		tr = b.openLocked(now, b.failWhy, cause, retryAfter)
 	case b.state == CircuitClosed:
 		b.failures++
 		if b.failures >= b.s.Failures {
-			tr = b.openLocked(now, cause, retryAfter)
+			tr = b.openLocked(now, b.failWhy, cause, retryAfter)
 		}
 	case b.state == CircuitOpen:
 		// A call that started before the circuit opened: it only extends
@@ -260,13 +267,14 @@ func (b *Breaker) Failure(probe bool, cause error, retryAfter time.Duration) (op
 // whatever its state: the provider refused the pool's configuration (a
 // revoked key, a model that is gone), which no retry of the same job can
 // fix. The half-open probe after it finds out whether someone fixed it.
-// It returns the period.
-func (b *Breaker) Trip(probe bool, cause error) time.Duration {
+// why is the pause reason pools report while it stays open (PauseKey,
+// PauseModel, PauseQuota). It returns the period.
+func (b *Breaker) Trip(probe bool, why string, cause error) time.Duration {
 	b.mu.Lock()
 	if probe {
 		b.probing = false
 	}
-	tr := b.openLocked(b.clock.Now(), cause, b.s.MaxOpen)
+	tr := b.openLocked(b.clock.Now(), why, cause, b.s.MaxOpen)
 	b.broadcastLocked()
 	b.mu.Unlock()
 	b.notify(tr)
@@ -304,6 +312,9 @@ type BreakerSnapshot struct {
 	OpenUntil time.Time `json:"open_until,omitzero"`
 	Opens     int64     `json:"opens"`
 	Cause     string    `json:"cause,omitempty"`
+	// PauseReason is why the circuit is not closed (e.g. "key",
+	// "outage", "audit"); empty while closed.
+	PauseReason string `json:"pause_reason,omitempty"`
 }
 
 // Snapshot returns the breaker's state now.
@@ -316,8 +327,11 @@ func (b *Breaker) Snapshot() BreakerSnapshot {
 	if b.state == CircuitOpen {
 		s.OpenUntil = b.openUntil
 	}
-	if b.cause != nil && b.state != CircuitClosed {
-		s.Cause = b.cause.Error()
+	if b.state != CircuitClosed {
+		s.PauseReason = b.why
+		if b.cause != nil {
+			s.Cause = b.cause.Error()
+		}
 	}
 	return s
 }
@@ -338,9 +352,9 @@ func (b *Breaker) advanceLocked() (time.Duration, *Transition) {
 	return 0, tr
 }
 
-func (b *Breaker) openLocked(now time.Time, cause error, retryAfter time.Duration) *Transition {
+func (b *Breaker) openLocked(now time.Time, why string, cause error, retryAfter time.Duration) *Transition {
 	b.openUntil = now.Add(max(b.openFor, retryAfter))
-	b.cause = cause
+	b.cause, b.why = cause, why
 	b.opens++
 	tr := b.setLocked(CircuitOpen)
 	if tr == nil { // already open: a new period

@@ -211,3 +211,52 @@ func TestBreakerWaitClosedAndCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestGuardedPoolShowsCircuitPauses: a pool guarded by circuits reports
+// their pause with its reason (a refused key, an outage, the audit store)
+// and cause while they are open or probing, and nothing once they close.
+func TestGuardedPoolShowsCircuitPauses(t *testing.T) {
+	t.Parallel()
+	s := BreakerSettings{Failures: 2, Open: time.Second, MaxOpen: time.Minute}
+	tests := []struct {
+		name   string
+		open   func(provider, audit *Breaker)
+		reason string
+		cause  string
+	}{
+		{name: "refused key", open: func(p, _ *Breaker) { p.Trip(false, PauseKey, errors.New("401 invalid api key")) }, reason: PauseKey, cause: "401 invalid api key"},
+		{name: "model gone", open: func(p, _ *Breaker) { p.Trip(false, PauseModel, errors.New("404 no such model")) }, reason: PauseModel, cause: "404 no such model"},
+		{name: "outage", open: func(p, _ *Breaker) { p.Failure(false, errDown, 0); p.Failure(false, errDown, 0) }, reason: PauseOutage, cause: errDown.Error()},
+		{name: "audit store", open: func(_, a *Breaker) {
+			a.Failure(false, errors.New("db down"), 0)
+			a.Failure(false, errors.New("db down"), 0)
+		}, reason: PauseAudit, cause: "db down"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			clk := newFakeClock()
+			prov := NewBreaker("p", "transport", s, withBreakerClock(clk), WithPauseReason(PauseOutage))
+			audit := NewBreaker("*", "audit", s, withBreakerClock(clk))
+			pool := testPool(Limits{Concurrency: 2}, clk)
+			pool.Guard(prov, audit)
+			if snap := pool.Snapshot(); snap.Paused {
+				t.Fatalf("paused before any failure: %+v", snap)
+			}
+			tc.open(prov, audit)
+			snap := pool.Snapshot()
+			if !snap.Paused || snap.PauseReason != tc.reason || snap.PauseCause != tc.cause || snap.PausedUntil.IsZero() {
+				t.Fatalf("snapshot %+v: want paused for %q by %q with an end", snap, tc.reason, tc.cause)
+			}
+			clk.Advance(2 * time.Minute) // half-open: still paused until the probe succeeds
+			if snap := pool.Snapshot(); !snap.Paused || snap.PauseReason != tc.reason {
+				t.Fatalf("half-open snapshot %+v: want still paused for %q", snap, tc.reason)
+			}
+			prov.Success(false)
+			audit.Success(false)
+			if snap := pool.Snapshot(); snap.Paused || snap.PauseReason != "" || snap.PauseCause != "" {
+				t.Fatalf("after the circuits closed: %+v", snap)
+			}
+		})
+	}
+}

@@ -22,10 +22,13 @@ type Heartbeat struct {
 	ShareSource ShareSource `json:"share_source,omitempty"`
 	InUse       int         `json:"in_use"` // calls in progress
 	// Paused is true while the pool waits out a 429/529 or an exhausted
-	// provider budget, until PausedUntil.
+	// provider budget, until PausedUntil, or while a circuit guarding it
+	// is open (a refused key or model, an outage, the audit store): see
+	// Snapshot. PauseCause is the failure that opened the circuit.
 	Paused      bool      `json:"paused,omitempty"`
 	PausedUntil time.Time `json:"paused_until,omitzero"`
 	PauseReason string    `json:"pause_reason,omitempty"`
+	PauseCause  string    `json:"pause_cause,omitempty"`
 	// RateLimited counts 429 answers since the worker started,
 	// RateLimitedHour those of the last hour (to the minute).
 	RateLimited     int64 `json:"rate_limited"`
@@ -48,7 +51,7 @@ func heartbeatOf(worker string, p *Pool, w *hourWindow, now time.Time) Heartbeat
 	return Heartbeat{
 		Worker: worker, Pool: p.Name(), At: now.UTC(),
 		Share: s.Share, Members: s.Members, ShareSource: s.ShareSource, InUse: s.InUse,
-		Paused: s.Paused, PausedUntil: s.PausedUntil, PauseReason: s.PauseReason,
+		Paused: s.Paused, PausedUntil: s.PausedUntil, PauseReason: s.PauseReason, PauseCause: s.PauseCause,
 		RateLimited: s.RateLimited, RateLimitedHour: w.observe(now, s.RateLimited),
 	}
 }

@@ -126,7 +126,19 @@ const (
 	PauseOverloaded  = "overloaded"            // a 529 or 503 overloaded
 	PauseNoRequests  = "no_requests_remaining" // the provider reported none left
 	PauseNoTokens    = "no_tokens_remaining"   // the provider reported none left
+
+	// Pauses of a circuit guarding the pool (Guard): the provider refused
+	// the pool's key (401, 403), its model (404) or its quota, the provider
+	// is out (transport failures in a row), or the audit store is.
+	PauseKey    = "key"
+	PauseModel  = "model"
+	PauseQuota  = "quota"
+	PauseOutage = "outage"
+	PauseAudit  = "audit"
 )
+
+// PauseReasons lists every pause reason, for metrics that show each.
+var PauseReasons = []string{PauseRateLimited, PauseOverloaded, PauseNoRequests, PauseNoTokens, PauseKey, PauseModel, PauseQuota, PauseOutage, PauseAudit}
 
 // Option configures a Pool.
 type Option func(*Pool)
@@ -209,6 +221,7 @@ type Pool struct {
 	joinUntil   time.Time // a newcomer's hold: until its peers have counted it
 
 	pausedUntil time.Time
+	guards      []*Breaker // circuits whose pauses the snapshot shows
 	pauseReason string
 	spreadUntil time.Time // a hold of a fraction of an interval, not a pause
 	rampFrom    time.Time // when the rate starts climbing back (end of a 429 pause)
@@ -611,11 +624,17 @@ type Snapshot struct {
 	TPMNow float64 `json:"tpm_now"`
 	// LearnedRPM and LearnedTPM are provider-reported limits lower than
 	// the configured ones (0 when none).
-	LearnedRPM  int       `json:"learned_rpm,omitempty"`
-	LearnedTPM  int       `json:"learned_tpm,omitempty"`
+	LearnedRPM int `json:"learned_rpm,omitempty"`
+	LearnedTPM int `json:"learned_tpm,omitempty"`
+	// Paused is true while the pool waits out a 429/529 or an exhausted
+	// provider budget, or while a circuit guarding it (Guard) is not
+	// closed; PauseReason says which (a Pause… constant), PausedUntil
+	// until when (zero while a half-open circuit probes), PauseCause the
+	// failure that opened a circuit.
 	Paused      bool      `json:"paused"`
 	PausedUntil time.Time `json:"paused_until,omitzero"`
 	PauseReason string    `json:"pause_reason,omitempty"`
+	PauseCause  string    `json:"pause_cause,omitempty"`
 	// JoiningUntil is set while a newcomer holds its calls until the
 	// fleet has counted it (see countMembers).
 	JoiningUntil time.Time `json:"joining_until,omitzero"`
@@ -628,8 +647,28 @@ type Snapshot struct {
 	TokensUsed  int64 `json:"tokens_used"`
 }
 
+// Guard names circuits that stop the pool's calls while they are not
+// closed (the worker's circuit for the pool's provider and the audit
+// circuit): the pool's Snapshot, and so its heartbeat, status and
+// metrics, show their pause and its reason.
+func (p *Pool) Guard(circuits ...*Breaker) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.guards = append(p.guards, circuits...)
+}
+
 // Snapshot returns the pool's budget use now.
 func (p *Pool) Snapshot() Snapshot {
+	p.mu.Lock()
+	guards := p.guards
+	p.mu.Unlock()
+	var open *BreakerSnapshot // the first guard not closed, read outside p.mu
+	for _, g := range guards {
+		if gs := g.Snapshot(); gs.State != CircuitClosed.String() {
+			open = &gs
+			break
+		}
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.clock.Now()
@@ -650,8 +689,11 @@ func (p *Pool) Snapshot() Snapshot {
 		Pauses:               p.pauses,
 		TokensUsed:           p.tokensUsed,
 	}
-	if s.Paused {
+	switch {
+	case s.Paused:
 		s.PausedUntil, s.PauseReason = p.pausedUntil, p.pauseReason
+	case open != nil:
+		s.Paused, s.PausedUntil, s.PauseReason, s.PauseCause = true, open.OpenUntil, open.PauseReason, open.Cause
 	}
 	if now.Before(p.joinUntil) {
 		s.JoiningUntil = p.joinUntil

@@ -33,7 +33,9 @@ type Config struct {
 	DatabaseURL string `yaml:"database_url"` // EXTRACTQ_DATABASE_URL
 	WorkerID    string `yaml:"worker_id"`    // EXTRACTQ_WORKER_ID; default host-pid
 	// Listen is the address of /healthz, /readyz and /metrics
-	// (EXTRACTQ_LISTEN); empty disables the endpoints.
+	// (EXTRACTQ_LISTEN); empty disables the endpoints. The default ":8080"
+	// is every interface, with no authentication: "127.0.0.1:8080" keeps
+	// them to the machine.
 	Listen    string `yaml:"listen"`
 	LogFormat string `yaml:"log_format"` // auto (JSON unless a terminal), json, text; EXTRACTQ_LOG_FORMAT
 	LogLevel  string `yaml:"log_level"`  // debug, info, warn, error; EXTRACTQ_LOG_LEVEL

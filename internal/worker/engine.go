@@ -7,6 +7,7 @@ import (
 	"github.com/extractq/extractq"
 	"github.com/extractq/extractq/document"
 	"github.com/extractq/extractq/internal/jobs"
+	"github.com/extractq/extractq/internal/tracing"
 	"github.com/extractq/extractq/llm"
 	"github.com/extractq/extractq/schema"
 )
@@ -43,7 +44,8 @@ type DocumentEngine interface {
 // (jobs.Options.ExtractOptions), then the job's provider. It is a
 // DocumentEngine.
 func NewEngine(base ...extractq.Option) Engine {
-	return libraryEngine(slices.Clip(base))
+	// Each attempt is a span of its job's trace when traces are on.
+	return libraryEngine(slices.Clip(append(slices.Clip(base), extractq.WithObserver(tracing.Observe))))
 }
 
 // libraryEngine is NewEngine's engine: the worker's base options.

@@ -16,7 +16,9 @@ import (
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/batchpool"
 	"github.com/extractq/extractq/internal/jobs"
+	"github.com/extractq/extractq/internal/ratelimit"
 	"github.com/extractq/extractq/internal/redact"
+	"github.com/extractq/extractq/internal/tracing"
 	"github.com/extractq/extractq/llm"
 	"github.com/extractq/extractq/schema"
 )
@@ -79,7 +81,9 @@ func (w *Worker) handle(ctx, jobCtx context.Context, i int, msg jetstream.Msg, p
 	stop := w.keepAlive(msg, d.log)
 	defer stop()
 
+	jobCtx, span := tracing.StartJob(jobCtx, msg.Headers(), env.JobID, env.DocumentID, env.Run, p.Name, d.n)
 	res := w.extract(ctx, jobCtx, i, d, probe)
+	defer tracing.EndJob(span, res)
 	if res == nil { // handed back at shutdown while held
 		return
 	}
@@ -126,7 +130,7 @@ func (w *Worker) extract(ctx, jobCtx context.Context, i int, d *delivery, probe 
 			// the pool would fail the same way, so the pool stops pulling
 			// until someone fixes it, and this job is held like one caught
 			// by an outage (below).
-			pause := circuit.Trip(probe, pe)
+			pause := circuit.Trip(probe, configPause(pe.Class), pe)
 			d.log.Error("provider refused the pool's configuration: the pool is paused and its jobs kept; fix the key or model, the pool retries by itself",
 				"class", pe.Class, "status", pe.Status, "err", pe.Error(), "retry_in", pause)
 		case res.Outcome != llm.OutcomeTransport:
@@ -191,6 +195,18 @@ func configFailure(res *llm.Result) *llm.Error {
 		return pe
 	}
 	return nil
+}
+
+// configPause is the pause reason of a configuration failure of class c,
+// as status and metrics show it.
+func configPause(c llm.ErrorClass) string {
+	switch c {
+	case llm.ClassNotFound:
+		return ratelimit.PauseModel
+	case llm.ClassQuota:
+		return ratelimit.PauseQuota
+	}
+	return ratelimit.PauseKey
 }
 
 // run calls the engine; a nil Result (a configuration the library

@@ -35,6 +35,26 @@ func Migrate(ctx context.Context, js jetstream.JetStream, store *audit.Store, re
 	return ensureMembersBucket(ctx, js, replicas)
 }
 
+// MigrateConsumers creates or updates the durable consumers of cfg's pools,
+// with the settings the workers use, and the advisory consumer the workers
+// share, so that they exist before any worker needs them: a worker started
+// while a node is down or an election is under way finds them instead of
+// having to create them (see jobs.StartConsumer).
+func MigrateConsumers(ctx context.Context, js jetstream.JetStream, cfg Config) error {
+	s := cfg.ConsumerSettings()
+	for _, spec := range cfg.Pools {
+		ps := s
+		if spec.IsBatch() {
+			ps.MaxAckPending = max(ps.MaxAckPending, batchMaxAckPending)
+		}
+		if _, err := jobs.EnsureConsumer(ctx, js, jobs.PoolFor(spec.Name), ps); err != nil {
+			return err
+		}
+	}
+	_, err := jobs.EnsureAdvisoryConsumer(ctx, js)
+	return err
+}
+
 // ensureMembersBucket creates the heartbeat bucket of the rate-limit
 // membership with replicas copies, so that on a cluster it survives the
 // loss of a node like the other buckets. Heartbeats are worthless after a

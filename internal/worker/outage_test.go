@@ -485,6 +485,12 @@ func TestRevokedKeyPausesThePool(t *testing.T) {
 	if n := len(f.letters(t)); n != 0 {
 		t.Fatalf("%d dead letters for a revoked key; the jobs must be kept", n)
 	}
+	// The pause says it is the key, with the provider's answer, not an outage.
+	for _, c := range f.w.Circuits() {
+		if c.Reason == "transport" && (c.PauseReason != ratelimit.PauseKey || !strings.Contains(c.Cause, "Incorrect API key")) {
+			t.Errorf("circuit %+v: want paused for %q by the 401", c, ratelimit.PauseKey)
+		}
+	}
 	revoked.Store(false)
 	waitFor(t, "every job to complete once the key works", func() bool { return f.streamMsgs(t, jobs.JobsStream) == 0 })
 	for i := range 4 {

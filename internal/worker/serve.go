@@ -24,6 +24,7 @@ import (
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/metrics"
 	"github.com/extractq/extractq/internal/ratelimit"
+	"github.com/extractq/extractq/internal/tracing"
 )
 
 // fleetProviders builds the providers of a fleet worker: each shares what
@@ -110,6 +111,16 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, engine Engine, opt
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	// Traces, when the OTEL_* variables ask for them.
+	shutdownTraces, err := tracing.Setup(ctx, "extractq-worker")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = shutdownTraces(sctx)
+	}()
 	nc, js, err := Connect(cfg.NATSURL, "extractq-worker", log)
 	if err != nil {
 		return err
@@ -122,6 +133,9 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, engine Engine, opt
 	defer store.Close()
 	if cfg.Migrate {
 		if err := Migrate(ctx, js, store, cfg.StreamReplicas, cfg.StreamOptions()...); err != nil {
+			return err
+		}
+		if err := MigrateConsumers(ctx, js, cfg); err != nil {
 			return err
 		}
 	} else if err := store.CheckSchema(ctx); err != nil {
@@ -180,7 +194,9 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, engine Engine, opt
 	if err != nil {
 		return err
 	}
-	for _, p := range pools {
+	for i, p := range pools {
+		// Status, heartbeats and metrics show a circuit's pause as the pool's.
+		rpools[i].Guard(w.circuits[i], w.auditCircuit)
 		if p.Batch != nil {
 			sampled = append(sampled, metrics.SampledPool{Name: p.Name, Batch: func() batchpool.Stats {
 				st, _ := w.BatchStats(p.Name)

@@ -230,7 +230,7 @@ func New(js jetstream.JetStream, w audit.Writer, e Engine, opts ...Option) (*Wor
 		return nil, err
 	}
 	for _, p := range wk.pools {
-		wk.circuits = append(wk.circuits, ratelimit.NewBreaker(p.Name, "transport", wk.circuit, ratelimit.WithTransitions(wk.onCircuit)))
+		wk.circuits = append(wk.circuits, ratelimit.NewBreaker(p.Name, "transport", wk.circuit, ratelimit.WithTransitions(wk.onCircuit), ratelimit.WithPauseReason(ratelimit.PauseOutage)))
 		wk.slots = append(wk.slots, newCallSlots(p.Budget))
 	}
 	auditSettings := wk.circuit
@@ -298,13 +298,13 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	consumers := make([]jetstream.Consumer, len(w.pools))
 	for i, p := range w.pools {
-		c, err := jobs.EnsureConsumer(ctx, w.js, p.Name, w.consumerSettings(i))
+		c, err := jobs.StartConsumer(ctx, w.js, p.Name, w.consumerSettings(i), w.log)
 		if err != nil {
 			return err
 		}
 		consumers[i] = c
 	}
-	advisories, err := jobs.EnsureAdvisoryConsumer(ctx, w.js)
+	advisories, err := jobs.StartAdvisoryConsumer(ctx, w.js, w.log)
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,9 @@ type Progress struct {
 	Tokens   int64 // tokens spent by the finished jobs
 	Elapsed  time.Duration
 	InFlight int // not final yet
+	// Open are the jobs not final yet (InFlight of them), valid until the
+	// next call of the progress function.
+	Open []string
 }
 
 // Follow polls the audit store every interval until every job in ids is
@@ -54,7 +57,7 @@ func Follow(ctx context.Context, st JobStater, ids []string, every time.Duration
 			p.Tokens += s.Tokens
 		}
 		open = rest
-		p.InFlight, p.Elapsed = len(open), time.Since(start)
+		p.InFlight, p.Open, p.Elapsed = len(open), open, time.Since(start)
 		if progress != nil {
 			progress(p)
 		}

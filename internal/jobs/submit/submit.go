@@ -13,6 +13,7 @@ import (
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/providers"
 	"github.com/extractq/extractq/internal/termsafe"
+	"github.com/extractq/extractq/internal/tracing"
 	"github.com/extractq/extractq/schema"
 )
 
@@ -65,7 +66,11 @@ type Summary struct {
 	Elapsed       time.Duration `json:"elapsed_ns"`
 	// JobIDs are the jobs this submission queued, and the duplicates still
 	// queued, in order: the ones that will run, to follow until final.
-	JobIDs []string `json:"-"`
+	// JobSeqs are their sequences on the job stream, in the same order:
+	// compared with the pool consumer's last delivered sequence they tell
+	// this submission's running jobs from its queued ones.
+	JobIDs  []string `json:"-"`
+	JobSeqs []uint64 `json:"-"`
 }
 
 // Submitter queues documents. Bound its pending acks with
@@ -132,9 +137,10 @@ func ResolveProvider(spec string) (model, pool string, err error) {
 // document is either queued (stored, published and acked by the server) or
 // listed as rejected. progress, if set, is called after each batch. The
 // error is for failures that stop the whole submission (ctx, reading).
-func (s *Submitter) Submit(ctx context.Context, job Job, read func(func(Doc) error) error, progress func(Summary)) (Summary, error) {
+func (s *Submitter) Submit(ctx context.Context, job Job, read func(func(Doc) error) error, progress func(Summary)) (sum Summary, err error) {
+	ctx, span := tracing.StartSubmit(ctx, jobs.JobSubject(job.Pool), job.Run, job.Pool, job.Model)
+	defer func() { tracing.EndSubmit(span, sum.Queued, len(sum.Rejected), err) }()
 	start := time.Now()
-	var sum Summary
 	seen := map[string]bool{}
 	var batch []Doc
 	// One batch is stored in the audit while the one before it waits for
@@ -177,7 +183,7 @@ func (s *Submitter) Submit(ctx context.Context, job Job, read func(func(Doc) err
 		inflight = p
 		return nil
 	}
-	err := read(func(d Doc) error {
+	err = read(func(d Doc) error {
 		if d.Err == nil {
 			d.Err = checkDoc(&d)
 		}
@@ -330,13 +336,13 @@ func (s *Submitter) settle(ctx context.Context, p *published, sum *Summary) erro
 			}
 			if queued {
 				sum.Duplicates++
-				sum.JobIDs = append(sum.JobIDs, it.env.JobID)
+				sum.JobIDs, sum.JobSeqs = append(sum.JobIDs, it.env.JobID), append(sum.JobSeqs, it.seq)
 			} else {
 				gone = append(gone, it.env.JobID)
 			}
 		default:
 			sum.Queued++
-			sum.JobIDs = append(sum.JobIDs, it.env.JobID)
+			sum.JobIDs, sum.JobSeqs = append(sum.JobIDs, it.env.JobID), append(sum.JobSeqs, it.seq)
 		}
 	}
 	return s.settleGone(ctx, gone, sum)

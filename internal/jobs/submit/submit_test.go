@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -139,7 +140,7 @@ func (e *env) deadLetter(t *testing.T, w *audit.GroupWriter, doc, text string) {
 	t.Helper()
 	ctx := context.Background()
 	env := &jobs.Envelope{DocumentID: doc, Run: "r1", Schema: e.v1, Provider: "openai:gpt-4o-mini", Model: "gpt-4o-mini", Pool: "openai_gpt-4o-mini",
-		Options: jobs.Options{MaxReasks: 1, Chunking: "300"}, SubmittedAt: time.Now()}
+		Options: jobs.Options{MaxReasks: new(1), Chunking: "300"}, SubmittedAt: time.Now()}
 	env.Seal(text)
 	env.Text = text
 	seq, err := jobs.NewDLQ(e.js).Publish(ctx, &jobs.DeadLetter{Job: *env, Result: llm.Result{Outcome: llm.OutcomeExhausted, Reason: "still invalid"}, WorkerID: "w"})
@@ -217,7 +218,7 @@ func TestResubmitFromDLQ(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := (jobs.Options{MaxReasks: 1, Chunking: "300"}); env.Resubmission == "" || env.Options != want {
+		if want := (jobs.Options{MaxReasks: new(1), Chunking: "300"}); env.Resubmission == "" || !reflect.DeepEqual(env.Options, want) {
 			t.Errorf("resubmitted job %d: resubmission %q, options %+v, want the letter's %+v", seq, env.Resubmission, env.Options, want)
 		}
 	}
