@@ -92,6 +92,11 @@ func decodePDF(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (d
 		return nil, fmt.Errorf("%w: no pages found", ErrCorrupt)
 	}
 	assemblePDF(doc, pages, opts.DropRunning)
+	if labels := readPageLabels(rd.Trailer().Key("Root")); len(labels.starts) > 0 {
+		for i := range doc.Pages {
+			doc.Pages[i].Label = labels.label(i)
+		}
+	}
 	if strings.TrimSpace(doc.Text) == "" && len(doc.Scanned()) == 0 {
 		return nil, fmt.Errorf("%w: none of its %d pages has text or a page image; the text may be drawn as vector outlines (pass it as an image to a model that reads images)", ErrNoText, len(pages))
 	}

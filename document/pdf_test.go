@@ -108,6 +108,27 @@ func TestPDFLayout(t *testing.T) {
 	}
 }
 
+func TestPDFPageLabels(t *testing.T) {
+	t.Parallel()
+	pages := make([]genPage, 7)
+	for i := range pages {
+		pages[i] = genPage{shows: lines(50, 700, "Text")}
+	}
+	// Front matter i–iii, then 1–2, then appendix pages.
+	b := makePDFWith(pages, "/PageLabels << /Nums [0 << /S /r >> 3 << /S /D >> 5 << /S /D /P (A-) >>] >> ")
+	doc := readPDF(t, b, document.Options{})
+	var got []string
+	for _, p := range doc.Pages {
+		got = append(got, p.Label)
+	}
+	if want := "i ii iii 1 2 A-1 A-2"; strings.Join(got, " ") != want {
+		t.Errorf("labels = %q, want %q", strings.Join(got, " "), want)
+	}
+	if plain := readPDF(t, makePDF(pages[:1]), document.Options{}); plain.Pages[0].Label != "" {
+		t.Errorf("a file without labels got %q", plain.Pages[0].Label)
+	}
+}
+
 func runningPages(n int) []genPage {
 	var pages []genPage
 	for i := range n {

@@ -33,7 +33,10 @@ func esc(s string) string {
 // makePDF writes a PDF of the pages with Helvetica (WinAnsi, every glyph
 // 500 units wide so positions are easy to reason about) and a correct
 // cross-reference table.
-func makePDF(pages []genPage) []byte {
+func makePDF(pages []genPage) []byte { return makePDFWith(pages, "") }
+
+// makePDFWith adds catalog entries (e.g. "/PageLabels << … >>").
+func makePDFWith(pages []genPage, catalog string) []byte {
 	var b bytes.Buffer
 	var offsets []int
 	obj := func(body string) int {
@@ -80,7 +83,7 @@ func makePDF(pages []genPage) []byte {
 	offsets[1] = b.Len()
 	fmt.Fprintf(&b, "2 0 obj\n<< /Type /Pages /Kids [%s] /Count %d >>\nendobj\n", strings.Join(kids, " "), len(pages))
 	offsets[0] = b.Len()
-	b.WriteString("1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n")
+	fmt.Fprintf(&b, "1 0 obj\n<< /Type /Catalog /Pages 2 0 R %s>>\nendobj\n", catalog)
 	xref := b.Len()
 	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(offsets)+1)
 	for _, off := range offsets {
