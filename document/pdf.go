@@ -29,12 +29,25 @@ func init() {
 		MediaType:  "application/pdf",
 		Extensions: []string{".pdf"},
 		Version:    "1",
-		Match: func(head []byte, _ io.ReaderAt, _ int64) bool {
-			return bytes.Contains(head[:min(len(head), 1024)], []byte("%PDF-"))
-		},
-		Priority: 100,
-		Decoder:  DecoderFunc(decodePDF),
+		Match:      matchPDF,
+		Priority:   100,
+		Decoder:    DecoderFunc(decodePDF),
 	})
+}
+
+// matchPDF takes "%PDF-" at the start, or within the first KiB (after
+// junk some mail gateways prepend) when the file also ends like a PDF: a
+// text about PDFs quoting a header is not one.
+func matchPDF(head []byte, r io.ReaderAt, size int64) bool {
+	if bytes.HasPrefix(head, []byte("%PDF-")) {
+		return true
+	}
+	if !bytes.Contains(head[:min(len(head), 1024)], []byte("%PDF-")) {
+		return false
+	}
+	tail := make([]byte, min(size, 1024))
+	n, _ := r.ReadAt(tail, size-int64(len(tail)))
+	return bytes.Contains(tail[:n], []byte("%%EOF"))
 }
 
 // pdfPage is one page read, its offsets relative to its own text, before

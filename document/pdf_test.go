@@ -259,6 +259,7 @@ func TestPDFBadInput(t *testing.T) {
 		{name: "wrong password refused", in: encSecret, password: "nope", wantErr: document.ErrEncrypted, errHas: "password given"},
 		{name: "right password opens", in: encSecret, password: "secret", want: "needs the password"},
 		{name: "pdf 2.0 header", in: append([]byte("%PDF-2.0\n"), good[9:]...), want: "Second page."},
+		{name: "junk before the header", in: append([]byte("X-Gateway: scanned\r\n"), good...), want: "Second page."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -277,6 +278,25 @@ func TestPDFBadInput(t *testing.T) {
 				t.Errorf("text = %q, want it to contain %q", doc.Text, tt.want)
 			}
 		})
+	}
+}
+
+func TestPDFDetection(t *testing.T) {
+	t.Parallel()
+	good := makePDF([]genPage{{shows: lines(50, 700, "Text")}})
+	tests := []struct {
+		name string
+		in   []byte
+		want string
+	}{
+		{"a pdf", good, "pdf"},
+		{"junk first", append([]byte("garbage line\n"), good...), "pdf"},
+		{"a text quoting a header", []byte("A PDF starts with %PDF-1.7 and ends with a trailer.\n"), "text"},
+	}
+	for _, tt := range tests {
+		if got := document.Detect(bytes.NewReader(tt.in), int64(len(tt.in)), ""); got != tt.want {
+			t.Errorf("%s: detected %q, want %q", tt.name, got, tt.want)
+		}
 	}
 }
 
