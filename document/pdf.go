@@ -111,7 +111,7 @@ func decodePDF(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (d
 		}
 	}
 	if strings.TrimSpace(doc.Text) == "" && len(doc.Scanned()) == 0 {
-		return nil, fmt.Errorf("%w: none of its %d pages has text or a page image; the text may be drawn as vector outlines (pass it as an image to a model that reads images)", ErrNoText, len(pages))
+		return nil, fmt.Errorf("%w: none of its %d pages has text or a page image this reader decodes (text drawn as vector outlines, or JBIG2/JPEG 2000 scans): render it to images for OCR or a model that reads images", ErrNoText, len(pages))
 	}
 	return doc, nil
 }

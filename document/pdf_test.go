@@ -7,6 +7,7 @@ import (
 	"image"
 	"image/color"
 	"image/jpeg"
+	"image/png"
 	"os"
 	"strings"
 	"testing"
@@ -214,6 +215,16 @@ func TestPDFScannedPage(t *testing.T) {
 	ocr := readPDF(t, b, document.Options{OCR: fakeOCR{"Scanned invoice 42"}})
 	if got := pageText(ocr, 1); got != "Scanned invoice 42" {
 		t.Errorf("OCR page text = %q", got)
+	}
+	gray := image.NewGray(image.Rect(0, 0, 90, 120))
+	for i := range gray.Pix {
+		gray.Pix[i] = uint8(i % 251)
+	}
+	flate := readPDF(t, makePDF([]genPage{{flate: gray}}), document.Options{})
+	if im := flate.Pages[0].Image; im == nil || im.MediaType != "image/png" || im.Width != 90 || im.Height != 120 {
+		t.Fatalf("PNG-predicted page image = %+v, warnings %q", im, flate.Warnings)
+	} else if dec, err := png.Decode(bytes.NewReader(im.Data)); err != nil || dec.(*image.Gray).Pix[5*90+7] != gray.Pix[5*90+7] {
+		t.Errorf("PNG-predicted page image does not decode to its samples: %v", err)
 	}
 	small := readPDF(t, b, document.Options{Limits: document.Limits{MaxImagePixels: 100 * 100}})
 	if im := small.Pages[1].Image; im.Width*im.Height > 100*100 || im.Width == 0 {

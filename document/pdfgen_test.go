@@ -2,7 +2,9 @@ package document_test
 
 import (
 	"bytes"
+	"compress/zlib"
 	"fmt"
+	"image"
 	"strings"
 )
 
@@ -22,6 +24,9 @@ type genPage struct {
 	shows  []show
 	jpeg   []byte
 	jw, jh int
+	// flate is a gray image stored with Flate and a PNG predictor (how
+	// img2pdf and many scanners store PNG scans).
+	flate  *image.Gray
 	rotate int
 }
 
@@ -71,6 +76,25 @@ func makePDFWith(pages []genPage, catalog string) []byte {
 			img := obj(fmt.Sprintf("<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /DCTDecode /Length %d >>\nstream\n%s\nendstream", p.jw, p.jh, len(p.jpeg), p.jpeg))
 			res += fmt.Sprintf(" /XObject << /Im1 %d 0 R >>", img)
 			c.WriteString("q 612 0 0 792 0 0 cm /Im1 Do Q\n")
+		}
+		if g := p.flate; g != nil {
+			var z bytes.Buffer
+			zw := zlib.NewWriter(&z)
+			for y := range g.Rect.Dy() {
+				zw.Write([]byte{1}) // the Sub filter: each byte less its left neighbour
+				row := g.Pix[y*g.Stride : y*g.Stride+g.Rect.Dx()]
+				for x := range row {
+					left := byte(0)
+					if x > 0 {
+						left = row[x-1]
+					}
+					zw.Write([]byte{row[x] - left})
+				}
+			}
+			zw.Close()
+			img := obj(fmt.Sprintf("<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode /DecodeParms << /Predictor 15 /Colors 1 /BitsPerComponent 8 /Columns %d >> /Length %d >>\nstream\n%s\nendstream", g.Rect.Dx(), g.Rect.Dy(), g.Rect.Dx(), z.Len(), z.Bytes()))
+			res += fmt.Sprintf(" /XObject << /Im2 %d 0 R >>", img)
+			c.WriteString("q 612 0 0 792 0 0 cm /Im2 Do Q\n")
 		}
 		content := obj(fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", c.Len(), c.String()))
 		extra := ""
