@@ -82,8 +82,10 @@ func decodePDF(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (d
 
 	var pages []pdfPage
 	fonts := map[string]*font{} // shared by the pages: a font's Unicode map is parsed once
-	n := 0
-	walkErr := walkPages(rd.Trailer().Key("Root").Key("Pages"), func(p pdf.Page, attrs pageAttrs) error {
+	n, textLen := 0, 0
+	walkErr := walkPages(rd.Trailer().Key("Root").Key("Pages"), func(warn string) {
+		doc.Warnings = append(doc.Warnings, warn)
+	}, func(p pdf.Page, attrs pageAttrs) error {
 		n++
 		if n > opts.Limits.MaxPages {
 			return fmt.Errorf("%w: more than %d pages (raise Limits.MaxPages, or split the document)", ErrTooLarge, opts.Limits.MaxPages)
@@ -96,6 +98,9 @@ func decodePDF(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (d
 			doc.Warnings = append(doc.Warnings, warn)
 		}
 		pages = append(pages, pg)
+		if textLen += len(pg.text); int64(textLen) > opts.Limits.MaxText {
+			return fmt.Errorf("%w: more than %d bytes of text by page %d (raise Limits.MaxText, or split the document)", ErrTooLarge, opts.Limits.MaxText, n)
+		}
 		return nil
 	})
 	if walkErr != nil {
@@ -338,7 +343,9 @@ func (a pageAttrs) under(v pdf.Value) pageAttrs {
 // walkPages calls fn for every page of the tree in order, one at a time (a
 // 10,000-page file never holds more than its path in the tree), guarding
 // against cycles and absurd depth.
-func walkPages(node pdf.Value, fn func(pdf.Page, pageAttrs) error) error {
+// A node that cannot be parsed is skipped with a warning: the other pages
+// are still read.
+func walkPages(node pdf.Value, warn func(string), fn func(pdf.Page, pageAttrs) error) error {
 	seen := map[string]bool{}
 	var walk func(v pdf.Value, attrs pageAttrs, depth int) error
 	walk = func(v pdf.Value, attrs pageAttrs, depth int) error {
@@ -351,7 +358,18 @@ func walkPages(node pdf.Value, fn func(pdf.Page, pageAttrs) error) error {
 			return fn(pdf.Page{V: v}, attrs)
 		}
 		for i := 0; i < kids.Len(); i++ {
-			k := kids.Index(i)
+			k, err := func() (k pdf.Value, err error) {
+				defer func() {
+					if p := recover(); p != nil {
+						err = fmt.Errorf("%v", p)
+					}
+				}()
+				return kids.Index(i), nil
+			}()
+			if err != nil {
+				warn(fmt.Sprintf("a node of the page tree is unreadable and skipped: %v", err))
+				continue
+			}
 			if k.Kind() != pdf.Dict {
 				continue
 			}

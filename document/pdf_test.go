@@ -292,6 +292,22 @@ func TestPDFBadInput(t *testing.T) {
 	}
 }
 
+func TestPDFBrokenPageKeepsTheOthers(t *testing.T) {
+	t.Parallel()
+	b := makePDF([]genPage{{shows: lines(50, 700, "The good page.")}, {shows: lines(50, 700, "The broken page.")}})
+	// The second page's object (the last page object written) no longer
+	// is what the cross-reference table says it is.
+	i := bytes.LastIndex(b, []byte("0 obj\n<< /Type /Page "))
+	b[i] = '7'
+	doc := readPDF(t, b, document.Options{})
+	if len(doc.Pages) != 1 || pageText(doc, 0) != "The good page." {
+		t.Fatalf("pages %d, text %q", len(doc.Pages), doc.Text)
+	}
+	if len(doc.Warnings) != 1 || !strings.Contains(doc.Warnings[0], "page tree is unreadable") {
+		t.Errorf("warnings = %q", doc.Warnings)
+	}
+}
+
 func TestPDFDetection(t *testing.T) {
 	t.Parallel()
 	good := makePDF([]genPage{{shows: lines(50, 700, "Text")}})
