@@ -46,11 +46,41 @@ func TestPDFLayout(t *testing.T) {
 			table = append(table, show{x: 50 + 150*float64(j), y: 500 - 14*float64(i), size: 10, s: cell})
 		}
 	}
+	var toc []show
+	for i, entry := range []string{"1 Introduction", "2 Related work", "3 Method", "4 Results"} {
+		y := 600 - 14*float64(i)
+		toc = append(toc, show{x: 50, y: y, size: 10, s: entry})
+		for x := 200.0; x <= 300; x += 10 {
+			toc = append(toc, show{x: x, y: y, size: 10, s: "."})
+		}
+		toc = append(toc, show{x: 320, y: y, size: 10, s: string(rune('3' + 2*i))})
+	}
 	tests := []struct {
 		name  string
 		pages []genPage
 		want  []string // page texts
 	}{
+		{
+			name:  "dot leaders are not table columns",
+			pages: []genPage{{shows: toc}},
+			want:  []string{"1 Introduction . . . . . . . . . . . 3\n2 Related work . . . . . . . . . . . 5\n3 Method . . . . . . . . . . . 7\n4 Results . . . . . . . . . . . 9"},
+		},
+		{
+			name: "a numbered list is not a table",
+			pages: []genPage{{shows: []show{
+				{x: 50, y: 700, size: 10, s: "1."}, {x: 64, y: 700, size: 10, s: "Send the invoice"},
+				{x: 50, y: 686, size: 10, s: "2."}, {x: 64, y: 686, size: 10, s: "Wait for payment"},
+				{x: 50, y: 672, size: 10, s: "3."}, {x: 64, y: 672, size: 10, s: "Archive it"},
+				{x: 50, y: 658, size: 10, s: "4."}, {x: 64, y: 658, size: 10, s: "Report"},
+			}}},
+			want: []string{"1. Send the invoice\n2. Wait for payment\n3. Archive it\n4. Report"},
+		},
+		{
+			name: "TeX's OT1 ligatures without a Unicode map",
+			// \x0c is fi, \x0e ffi, \x19 ß, \x7b an en dash in CMR10.
+			pages: []genPage{{shows: []show{{x: 50, y: 700, size: 10, font: "F2", s: "e\x0ecient \x0cnal Stra\x19e 1\x7b2"}}}},
+			want:  []string{"efficient final Straße 1–2"},
+		},
 		{
 			name:  "two columns in reading order",
 			pages: []genPage{{shows: append(append(lines(50, 750, "A title across the page"), right...), left...)}},

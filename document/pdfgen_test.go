@@ -15,7 +15,8 @@ import (
 type show struct {
 	x, y, size float64
 	s          string
-	rot        int // quarter turns of the text direction
+	rot        int    // quarter turns of the text direction
+	font       string // "F2": TeX's CMR10, with neither encoding nor Unicode map; "" Helvetica
 }
 
 // genPage is a page to generate: its text, an optional full-page JPEG
@@ -56,6 +57,7 @@ func makePDFWith(pages []genPage, catalog string) []byte {
 	offsets = append(offsets, 0, 0)
 	widths := strings.TrimSpace(strings.Repeat("500 ", 224))
 	font := obj("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding /FirstChar 32 /LastChar 255 /Widths [" + widths + "] >>")
+	cmr := obj("<< /Type /Font /Subtype /Type1 /BaseFont /ABCDEF+CMR10 /FirstChar 0 /LastChar 127 /Widths [" + strings.TrimSpace(strings.Repeat("500 ", 128)) + "] >>")
 	var kids []string
 	for _, p := range pages {
 		var c strings.Builder
@@ -69,9 +71,13 @@ func makePDFWith(pages []genPage, catalog string) []byte {
 			case 3:
 				a, bb, cc, d = 0, -1, 1, 0
 			}
-			fmt.Fprintf(&c, "BT /F1 %g Tf %d %d %d %d %g %g Tm (%s) Tj ET\n", s.size, a, bb, cc, d, s.x, s.y, esc(s.s))
+			f := s.font
+			if f == "" {
+				f = "F1"
+			}
+			fmt.Fprintf(&c, "BT /%s %g Tf %d %d %d %d %g %g Tm (%s) Tj ET\n", f, s.size, a, bb, cc, d, s.x, s.y, esc(s.s))
 		}
-		res := fmt.Sprintf("/Font << /F1 %d 0 R >>", font)
+		res := fmt.Sprintf("/Font << /F1 %d 0 R /F2 %d 0 R >>", font, cmr)
 		if p.jpeg != nil {
 			img := obj(fmt.Sprintf("<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /DCTDecode /Length %d >>\nstream\n%s\nendstream", p.jw, p.jh, len(p.jpeg), p.jpeg))
 			res += fmt.Sprintf(" /XObject << /Im1 %d 0 R >>", img)
