@@ -328,11 +328,11 @@ func (a *appendedReaderAt) ReadAt(b []byte, off int64) (int, error) {
 // the page tree. They are carried down the walk: looking them up through
 // /Parent would parse the (possibly huge) parent node again for every page.
 type pageAttrs struct {
-	resources, mediaBox, cropBox, rotate pdf.Value
+	resources, mediaBox, cropBox pdf.Value
 }
 
 func (a pageAttrs) under(v pdf.Value) pageAttrs {
-	for key, slot := range map[string]*pdf.Value{"Resources": &a.resources, "MediaBox": &a.mediaBox, "CropBox": &a.cropBox, "Rotate": &a.rotate} {
+	for key, slot := range map[string]*pdf.Value{"Resources": &a.resources, "MediaBox": &a.mediaBox, "CropBox": &a.cropBox} {
 		if x := v.Key(key); !x.IsNull() {
 			*slot = x
 		}
@@ -435,7 +435,6 @@ func readPDFPage(ctx context.Context, file io.ReaderAt, p pdf.Page, attrs pageAt
 		}()
 		in.run(p.V.Key("Contents"), gstate{ctm: identity, th: 1, resources: attrs.resources})
 	}()
-	rotate := ((int(attrs.rotate.Int64())%360+360)%360 + 45) / 90 % 4
 	if len(in.glyphs) == 0 {
 		if w := pageImageOf(ctx, &pg, file, in.images, encrypted, num, opts); w != "" {
 			if warn != "" {
@@ -445,15 +444,17 @@ func readPDFPage(ctx context.Context, file io.ReaderAt, p pdf.Page, attrs pageAt
 		}
 		return pg, warn
 	}
-	layoutPage(&pg, in.glyphs, rotate, bx0, by1)
+	layoutPage(&pg, in.glyphs, bx0, by1)
 	return pg, warn
 }
 
 // layoutPage turns the page's glyphs into its text, blocks and running
 // header and footer candidates. Glyphs of each baseline direction are laid
 // out apart, the page's main direction first, so a rotated page (or
-// rotated content) reads like an upright one.
-func layoutPage(pg *pdfPage, gs []glyph, rotate int, bx0, by1 float64) {
+// rotated content) reads like an upright one: the page's /Rotate, which
+// only turns the page for display, does not matter. Boxes are in the
+// unrotated page's space.
+func layoutPage(pg *pdfPage, gs []glyph, bx0, by1 float64) {
 	var count [4]int
 	for i := range gs {
 		gs[i].x -= bx0
@@ -516,7 +517,6 @@ func layoutPage(pg *pdfPage, gs []glyph, rotate int, bx0, by1 float64) {
 			}
 		}
 	}
-	_ = rotate // glyph directions already include the page's own rotation of its content
 	pg.text = b.String()
 }
 
