@@ -313,7 +313,10 @@ func (s *Server) generate(a api, req *chatRequest) (*generated, *apiError) {
 	}
 	// Text read from pictures is in the messages but is paid as the
 	// pictures' own tokens (mediaTokens), not as text.
-	g.promptTok = promptTokens(a, req, s.count) - tokens(req.mediaChars) + req.mediaTokens
+	g.promptTok = promptTokens(a, req, s.count) + req.mediaTokens
+	if req.mediaChars > 0 {
+		g.promptTok -= tokens(req.mediaChars)
+	}
 	if window, _ := ContextWindow(req.model); window > 0 && g.promptTok+max(req.maxTokens, 0) > window {
 		return nil, contextLength(a, req.model, window, g.promptTok+max(req.maxTokens, 0))
 	}
