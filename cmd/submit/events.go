@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/extractq/extractq/internal/events"
@@ -26,12 +24,10 @@ func announceDone(ctx context.Context, js jetstream.JetStream, run string, res w
 	} else if err != nil {
 		return fmt.Errorf("events: %w", err)
 	}
-	body, err := json.Marshal(events.Event{Kind: events.KindDone, Run: run, At: time.Now().UTC(), Total: res.Total, OK: res.Done, Failed: res.Failed})
+	msg, err := events.Message(events.Event{Kind: events.KindDone, Run: run, At: time.Now().UTC(), Total: res.Total, OK: res.Done, Failed: res.Failed})
 	if err != nil {
 		return err
 	}
-	msg := &nats.Msg{Subject: events.Subject(run, events.KindDone), Data: body, Header: nats.Header{}}
-	msg.Header.Set(jetstream.MsgIDHeader, run+"."+events.KindDone)
 	if _, err := js.PublishMsg(ctx, msg); err != nil {
 		return fmt.Errorf("events: publish %s: %w", msg.Subject, err)
 	}

@@ -166,17 +166,11 @@ func (p *Publisher) publish(batch []Event) {
 	defer cancel()
 	futures := make([]jetstream.PubAckFuture, 0, len(batch))
 	for _, e := range batch {
-		body, err := json.Marshal(e)
+		msg, err := Message(e)
 		if err != nil {
 			p.onError(err)
 			continue
 		}
-		msg := &nats.Msg{Subject: Subject(e.Run, e.Kind), Data: body, Header: nats.Header{}}
-		id := e.JobID
-		if e.Kind == KindDone {
-			id = e.Run
-		}
-		msg.Header.Set(jetstream.MsgIDHeader, id+"."+e.Kind)
 		f, err := p.js.PublishMsgAsync(msg)
 		if err != nil {
 			p.onError(fmt.Errorf("events: publish %s: %w", msg.Subject, err))
@@ -194,6 +188,22 @@ func (p *Publisher) publish(batch []Event) {
 			return
 		}
 	}
+}
+
+// Message is e as published: on its subject, as JSON, with a
+// Nats-Msg-Id of the job id (the run for done) and the kind.
+func Message(e Event) (*nats.Msg, error) {
+	body, err := json.Marshal(e)
+	if err != nil {
+		return nil, fmt.Errorf("events: %w", err)
+	}
+	msg := &nats.Msg{Subject: Subject(e.Run, e.Kind), Data: body, Header: nats.Header{}}
+	id := e.JobID
+	if e.Kind == KindDone {
+		id = e.Run
+	}
+	msg.Header.Set(jetstream.MsgIDHeader, id+"."+e.Kind)
+	return msg, nil
 }
 
 // Close publishes what is queued and stops, or gives up when ctx ends.
