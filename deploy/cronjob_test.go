@@ -50,7 +50,9 @@ func TestNightlyCronJob(t *testing.T) {
 			t.Errorf("command %v lacks %s", c.Command, flag)
 		}
 	}
-	if !slices.ContainsFunc(c.Command, func(a string) bool { return len(a) > len("--incremental=") && a[:len("--incremental=")] == "--incremental=" }) {
+	if !slices.ContainsFunc(c.Command, func(a string) bool {
+		return len(a) > len("--incremental=") && a[:len("--incremental=")] == "--incremental="
+	}) {
 		t.Errorf("command %v is not an --incremental run", c.Command)
 	}
 	pfp := cj.Spec.JobTemplate.Spec.PodFailurePolicy
