@@ -125,7 +125,7 @@ func submitRemote(ctx context.Context, r *remoteFlags, sess *session, sub *submi
 		return nil, submit.Summary{}, sourceError(err)
 	}
 	defer closeSrc()
-	opts := ingest.Options{Incremental: r.incremental, Full: r.full, MaxDocument: f.maxDocument, Transcode: f.transcode}
+	opts := ingest.Options{Incremental: r.incremental, Full: r.full, MaxDocument: f.maxDocument, Transcode: f.transcode, KeepJobIDs: f.wait}
 	counts, sum, err := ingest.Run(ctx, src, ingest.NewWatermarks(sess.store.Pool()), sub, job, opts, func(_ ingest.Counts, s submit.Summary) {
 		s.Elapsed = time.Since(start)
 		progress(s)
