@@ -3,6 +3,7 @@ package deploy
 import (
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -50,7 +51,7 @@ func TestNightlyCronJob(t *testing.T) {
 			t.Errorf("command %v lacks %s", c.Command, flag)
 		}
 	}
-	if !slices.ContainsFunc(c.Command, func(a string) bool { return len(a) > len("--incremental=") && a[:len("--incremental=")] == "--incremental=" }) {
+	if !slices.ContainsFunc(c.Command, func(a string) bool { return strings.HasPrefix(a, "--incremental=") && a != "--incremental=" }) {
 		t.Errorf("command %v is not an --incremental run", c.Command)
 	}
 	pfp := cj.Spec.JobTemplate.Spec.PodFailurePolicy

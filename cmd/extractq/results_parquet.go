@@ -23,9 +23,9 @@ type parquetFlags struct {
 
 func (p *parquetFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVar(&p.to, "to", "", "with --format parquet: upload to s3://bucket/key.parquet (a multipart upload; credentials and endpoint as for submit's s3:// inputs)")
+	fl.StringVar(&p.to, "to", "", "with --format parquet: upload to `s3://bucket/key.parquet` (a multipart upload; credentials and endpoint as for submit's s3:// inputs)")
 	fl.StringVar(&p.sinceExport, "since-export", "", "with --format parquet: export only results that no earlier export under `NAME` wrote, and record these (each result exactly once across nightly runs)")
-	fl.StringVar(&p.s3Endpoint, "s3-endpoint", "", "S3-compatible server for --to (default: $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, else AWS)")
+	fl.StringVar(&p.s3Endpoint, "s3-endpoint", "", "S3-compatible server `URL` for --to (default: $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, else AWS)")
 	fl.Int64Var(&p.rowGroupRows, "row-group-rows", sink.DefaultRowGroupRows, "with --format parquet: rows per row group (what the export holds in memory at most)")
 }
 

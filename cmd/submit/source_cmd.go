@@ -27,8 +27,8 @@ type remoteFlags struct {
 }
 
 func (r *remoteFlags) register(fl *pflag.FlagSet) {
-	fl.StringVar(&r.s3Endpoint, "s3-endpoint", "", "S3-compatible server for s3:// inputs (MinIO, Ceph, R2, GCS interop), addressed path-style: host:port or http(s)://host:port (default: $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, else AWS)")
-	fl.StringVar(&r.fromSQL, "from-sql", "", `read documents from a PostgreSQL query returning id, body and optionally metadata, e.g. "SELECT id, body, metadata FROM docs WHERE …"`)
+	fl.StringVar(&r.s3Endpoint, "s3-endpoint", "", "S3-compatible server `URL` for s3:// inputs (MinIO, Ceph, R2, GCS interop), addressed path-style: host:port or http(s)://host:port (default: $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, else AWS)")
+	fl.StringVar(&r.fromSQL, "from-sql", "", "read documents from a PostgreSQL `QUERY` returning id, body and optionally metadata, e.g. 'SELECT id, body, metadata FROM docs WHERE …'")
 	fl.StringVar(&r.sqlURL, "sql-url", "", "PostgreSQL `URL` --from-sql runs against (default: the audit database)")
 	fl.StringVar(&r.fromURLs, "from-urls", "", "read documents from the URLs listed in `FILE`, one a line (http://, https://, s3://)")
 	fl.StringVar(&r.incremental, "incremental", "", "keep a watermark under `NAME` and queue only documents that are new or changed since its last run; a crashed run resumes its listing")
@@ -126,7 +126,7 @@ func submitRemote(ctx context.Context, r *remoteFlags, rd *intake.Reader, sess *
 		return nil, submit.Summary{}, sourceError(err)
 	}
 	defer closeSrc()
-	opts := ingest.Options{Incremental: r.incremental, Full: r.full, MaxDocument: f.in.MaxDocument, Transcode: f.in.Transcode, Reader: rd}
+	opts := ingest.Options{Incremental: r.incremental, Full: r.full, MaxDocument: f.in.MaxDocument, Transcode: f.in.Transcode, Reader: rd, KeepJobIDs: f.wait}
 	counts, sum, err := ingest.Run(ctx, src, ingest.NewWatermarks(sess.store.Pool()), sub, job, opts, func(_ ingest.Counts, s submit.Summary) {
 		s.Elapsed = time.Since(start)
 		progress(s)

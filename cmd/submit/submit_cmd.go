@@ -344,6 +344,9 @@ func runSubmit(cmd *cobra.Command, c *conn, f *submitFlags, paths []string) erro
 	phase.Store(phaseWaiting)
 	w := &waiter{js: sess.js, store: sess.store, job: job, out: errw, every: time.Second, membersEvery: 5 * time.Second}
 	res, werr := w.follow(ctx, sum, f.timeout)
+	if err := announceDone(ctx, sess.js, job.Run, res); err != nil {
+		fmt.Fprintln(errw, "submit: warning: the run's done event was not published:", err)
+	}
 	if f.asJSON {
 		printSummary(cmd.OutOrStdout(), errw, job, sum, true, &res, counts)
 	}

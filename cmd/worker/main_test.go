@@ -13,6 +13,7 @@ import (
 
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/e2e/fleettest"
+	"github.com/extractq/extractq/internal/events"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/jobstest"
 	"github.com/extractq/extractq/internal/jobs/submit"
@@ -29,12 +30,23 @@ func TestRunServesMetrics(t *testing.T) {
 	dbURL := testenv.Database(t)
 	natsURL := jobstest.Server(t)
 	addr := freeAddr(t)
+	t.Setenv("EXTRACTQ_EVENTS", "true") // and the job's result is announced
+	_, js := jobstest.Connect(t, natsURL)
 
 	base := runWorker(t, natsURL, dbURL, addr, "--log-level", "warn", "--pool", "sim:clean=concurrency:2", "--grace", "5s")
 	st, sum := queueOne(t, natsURL, dbURL, "sim:clean", "clean", "metrics")
 	if _, err := submit.Follow(ctx, st, sum.JobIDs, 50*time.Millisecond, nil); err != nil {
 		t.Fatal(err)
 	}
+
+	eventually(t, "the result is announced on "+events.Stream, func() bool {
+		s, err := js.Stream(ctx, events.Stream)
+		if err != nil {
+			return false
+		}
+		m, err := s.GetLastMsgForSubject(ctx, events.Subject("metrics", events.KindResult))
+		return err == nil && strings.Contains(string(m.Data), `"document_id":"doc-1"`)
+	})
 
 	var body string
 	eventually(t, "/metrics counts the job", func() bool {

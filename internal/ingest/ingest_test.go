@@ -125,12 +125,14 @@ func TestIncrementalRunsQueueOnlyNewAndChanged(t *testing.T) {
 	src := e.src(t, "s3://docs/in/", nil)
 	opts := ingest.Options{Incremental: "nightly", Batch: 2}
 
-	c, sum, err := ingest.Run(ctx, src, e.marks, e.sub, e.job, opts, nil)
+	first := opts
+	first.KeepJobIDs = true // as submit --wait does
+	c, sum, err := ingest.Run(ctx, src, e.marks, e.sub, e.job, first, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.New != 5 || c.Listed != 5 || sum.Queued != 5 || e.gets.Load() != 5 {
-		t.Fatalf("first run: %+v, %+v, %d reads; want 5 new, queued and read", c, sum, e.gets.Load())
+	if c.New != 5 || c.Listed != 5 || sum.Queued != 5 || e.gets.Load() != 5 || len(sum.JobIDs) != 5 {
+		t.Fatalf("first run: %+v, %+v, %d reads; want 5 new, queued and read, and their job ids", c, sum, e.gets.Load())
 	}
 
 	// Overnight: one changed, one new, one deleted.
@@ -145,7 +147,7 @@ func TestIncrementalRunsQueueOnlyNewAndChanged(t *testing.T) {
 	}
 	want := ingest.Counts{Source: "s3://docs/in/", Listed: 5, New: 1, Changed: 1, Unchanged: 3, Vanished: 1,
 		BytesRead: int64(len("document number 1, amended") + len("a new one"))}
-	if c != want || sum.Queued != 2 || len(sum.Rejected) != 0 {
+	if c != want || sum.Queued != 2 || len(sum.Rejected) != 0 || sum.JobIDs != nil {
 		t.Fatalf("second run: %+v, %+v; want %+v and 2 queued", c, sum, want)
 	}
 	if n := e.gets.Load(); n != 2 {

@@ -151,13 +151,15 @@ func (s *S3) Resumable() bool { return true }
 // Check lists one key: a missing bucket, a denied prefix or bad
 // credentials fail here, before anything is queued.
 func (s *S3) Check(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // stops the client's paging after the first key
 	for o := range s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: s.prefix, Recursive: true, MaxKeys: 1}) {
 		if o.Err != nil {
 			return s.accessError(o.Err)
 		}
-		break // reading one is enough; the cancelled listing ends with ctx
+		break // one is enough
 	}
-	return ctx.Err()
+	return context.Cause(ctx)
 }
 
 func (s *S3) accessError(err error) error {

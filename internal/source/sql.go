@@ -3,7 +3,6 @@ package source
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -199,11 +198,4 @@ func scalar(v any) (string, bool) {
 		return "", false
 	}
 	return strings.Trim(string(b), `"`), true
-}
-
-// IsConnError reports whether err is the database being unreachable
-// rather than the query being wrong.
-func IsConnError(err error) bool {
-	var pe *pgconn.PgError
-	return err != nil && !errors.As(err, &pe)
 }

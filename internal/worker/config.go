@@ -58,6 +58,10 @@ type Config struct {
 	// losing a node loses no job). Migrate raises existing streams to it
 	// and never lowers them.
 	StreamReplicas int `yaml:"stream_replicas"`
+	// Events publishes each job's result or dead letter on the
+	// EXTRACTQ_EVENTS stream once it is durable (EXTRACTQ_EVENTS=true);
+	// `worker migrate` creates the stream. See package events.
+	Events bool `yaml:"events"`
 	// DuplicateWindow is how long EXTRACTQ_JOBS remembers job ids, so a
 	// document submitted twice within it is queued once; DLQMaxAge is how
 	// long dead letters are kept. Both are applied by migrate
@@ -191,6 +195,13 @@ func (c *Config) LoadEnv(getenv func(string) string) error {
 			errs = append(errs, fmt.Errorf("EXTRACTQ_MIGRATE=%q: want true or false", v))
 		}
 		c.Migrate = b
+	}
+	if v := getenv("EXTRACTQ_EVENTS"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("EXTRACTQ_EVENTS=%q: want true or false", v))
+		}
+		c.Events = b
 	}
 	if v := getenv("EXTRACTQ_POOLS"); v != "" {
 		specs, err := ratelimit.ParsePoolSpecs(strings.Split(v, ";"))

@@ -61,6 +61,9 @@ func TestConfig(t *testing.T) {
 		{name: "circuit max open below open", env: map[string]string{pool: "openai:m", "EXTRACTQ_CIRCUIT_OPEN": "2m", "EXTRACTQ_CIRCUIT_MAX_OPEN": "1m"}, wantErr: "circuit_max_open"},
 		{name: "zero circuit failures", env: map[string]string{pool: "openai:m", "EXTRACTQ_CIRCUIT_FAILURES": "0"}, wantErr: "circuit_failures 0"},
 		{name: "negative duplicate window", env: map[string]string{pool: "openai:m", "EXTRACTQ_DUPLICATE_WINDOW": "-1h"}, wantErr: "duplicate_window"},
+		{name: "events from env", env: map[string]string{pool: "openai:m", "EXTRACTQ_EVENTS": "true"}, check: func(c worker.Config) bool { return c.Events }},
+		{name: "events off by default", env: map[string]string{pool: "openai:m"}, check: func(c worker.Config) bool { return !c.Events }},
+		{name: "events not a boolean", env: map[string]string{pool: "openai:m", "EXTRACTQ_EVENTS": "yes please"}, wantErr: "EXTRACTQ_EVENTS"},
 		{name: "stream replicas not a number", env: map[string]string{pool: "openai:m", "EXTRACTQ_STREAM_REPLICAS": "three"}, wantErr: "EXTRACTQ_STREAM_REPLICAS"},
 	}
 	for _, tc := range tests {

@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/extractq/extractq/internal/audit"
+	"github.com/extractq/extractq/internal/events"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/ratelimit"
 )
@@ -30,6 +31,9 @@ func Migrate(ctx context.Context, js jetstream.JetStream, store *audit.Store, re
 		return err
 	}
 	if err := jobs.EnsureStreams(ctx, js, append([]jobs.StreamOption{jobs.WithReplicas(replicas)}, opts...)...); err != nil {
+		return err
+	}
+	if err := events.Ensure(ctx, js, replicas); err != nil {
 		return err
 	}
 	return ensureMembersBucket(ctx, js, replicas)

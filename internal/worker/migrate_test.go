@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/extractq/extractq/internal/audit/audittest"
+	"github.com/extractq/extractq/internal/events"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/jobstest"
 	"github.com/extractq/extractq/internal/worker"
@@ -39,6 +40,9 @@ func TestMigrateStreamReplicas(t *testing.T) {
 	}
 	if r := s.CachedInfo().Config.Replicas; r != 1 {
 		t.Fatalf("jobs stream has %d replicas, want 1", r)
+	}
+	if _, err := js.Stream(ctx, events.Stream); err != nil {
+		t.Fatalf("migrate made no events stream: %v", err)
 	}
 }
 

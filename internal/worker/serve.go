@@ -21,6 +21,7 @@ import (
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/batchpool"
 	"github.com/extractq/extractq/internal/capstore"
+	"github.com/extractq/extractq/internal/events"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/metrics"
 	"github.com/extractq/extractq/internal/ratelimit"
@@ -190,7 +191,22 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, engine Engine, opt
 	if cfg.WorkerID != "" {
 		all = append(all, WithID(cfg.WorkerID))
 	}
-	w, err := New(js, &metrics.ObservedWriter{Writer: writer, Metrics: m}, engine, append(all, so.worker...)...)
+	var out audit.Writer = &metrics.ObservedWriter{Writer: writer, Metrics: m}
+	if cfg.Events {
+		if _, err := js.Stream(ctx, events.Stream); err != nil {
+			return fmt.Errorf("events: stream %s: %w (run `worker migrate` once to create it)", events.Stream, err)
+		}
+		pub := events.NewPublisher(js, 4096, func(err error) { log.Warn("run event not published", "err", err) })
+		defer func() {
+			cctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
+			defer cancel()
+			if cerr := pub.Close(cctx); cerr != nil {
+				log.Error("run events at shutdown", "err", cerr)
+			}
+		}()
+		out = &events.Writer{Next: out, Pub: pub}
+	}
+	w, err := New(js, out, engine, append(all, so.worker...)...)
 	if err != nil {
 		return err
 	}
