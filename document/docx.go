@@ -1,0 +1,419 @@
+package document
+
+import (
+	"context"
+	"encoding/xml"
+	"io"
+	"strconv"
+	"strings"
+)
+
+func init() {
+	Register(Format{
+		Name:       "docx",
+		MediaType:  "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+		Extensions: []string{".docx", ".docm", ".dotx", ".dotm"},
+		Version:    "1",
+		Match:      func(head []byte, r io.ReaderAt, size int64) bool { return ooxmlKind(head, r, size) == "docx" },
+		Priority:   100,
+		Decoder:    DecoderFunc(decodeDOCX),
+	})
+}
+
+// decodeDOCX reads a Word document: headers first, then the body
+// (paragraphs, list items with their markers, tables as rows), then
+// footnotes and endnotes (cited in the body as [n]), then footers.
+func decodeDOCX(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*Document, error) {
+	pkg, err := openOOXMLMain(ctx, r, size, opts.Limits, "docx", "word/document.xml")
+	if err != nil {
+		return nil, err
+	}
+	a, main, rels := pkg.a, pkg.main, pkg.rels
+	dr := &docxReader{ctx: ctx, a: a, w: newTextWriter(opts.Limits), counters: map[string][]int{}, notes: map[string]int{}}
+	if r, ok := relOfType(rels, "/numbering"); ok && a.has(r.Target) {
+		b, err := a.read(ctx, r.Target)
+		if err != nil {
+			return nil, err
+		}
+		dr.numbering = readNumbering(b)
+	}
+	doc := &Document{}
+	ooxmlMeta(ctx, a, &doc.Meta)
+	if err := dr.parts(rels, "/header"); err != nil {
+		return nil, err
+	}
+	if err := dr.part(main); err != nil {
+		return nil, err
+	}
+	for _, kind := range []string{"/footnotes", "/endnotes", "/footer"} {
+		if err := dr.parts(rels, kind); err != nil {
+			return nil, err
+		}
+	}
+	text, _, err := dr.w.text()
+	if err != nil {
+		return nil, err
+	}
+	doc.Text = text
+	return doc, nil
+}
+
+// docxReader walks WordprocessingML parts into one text.
+type docxReader struct {
+	ctx       context.Context
+	a         *archive
+	w         *textWriter
+	numbering map[string][]numLevel // numId → levels
+	counters  map[string][]int      // numId → count per level
+	notes     map[string]int        // "footnote 2" → the number shown, in order of citation
+}
+
+// numLevel is one level of a list definition.
+type numLevel struct{ format, text string }
+
+// parts walks every part related by the given type; a header or footer
+// whose text was already written (first-page and even-page variants often
+// repeat the default one) is written once.
+func (dr *docxReader) parts(rels []rel, suffix string) error {
+	seen := map[string]bool{}
+	main := dr.w
+	defer func() { dr.w = main }()
+	for _, r := range rels {
+		if !strings.HasSuffix(r.Type, suffix) || r.External || !dr.a.has(r.Target) {
+			continue
+		}
+		dr.w = newTextWriter(Limits{MaxText: main.max})
+		if err := dr.part(r.Target); err != nil {
+			return err
+		}
+		text, _, err := dr.w.text()
+		if err != nil {
+			return err
+		}
+		if !seen[text] {
+			seen[text] = true
+			main.block(text)
+		}
+	}
+	return main.err
+}
+
+// docxTable is a table being read: rows of cells.
+type docxTable struct {
+	rows [][]string
+	cell *strings.Builder
+}
+
+func (dr *docxReader) part(name string) error {
+	b, err := dr.a.read(dr.ctx, name)
+	if err != nil {
+		return err
+	}
+	d := newXMLDecoder(b)
+	var (
+		para      strings.Builder
+		inText    bool
+		pDepth    int
+		skip      int // depth inside a subtree that is dropped
+		numID     string
+		ilvl      int
+		prefix    string // a footnote's [n] before its first paragraph
+		tables    []*docxTable
+		inList    bool
+		separator bool // the footnote being read is a separator line
+	)
+	w := dr.w
+	flushPara := func() {
+		text := strings.TrimSpace(para.String())
+		para.Reset()
+		marker := ""
+		if numID != "" && numID != "0" {
+			marker = dr.marker(numID, ilvl)
+		}
+		numID, ilvl = "", 0
+		if prefix != "" && text != "" {
+			text, prefix = prefix+text, ""
+		}
+		if len(tables) > 0 {
+			t := tables[len(tables)-1]
+			if t.cell != nil && text != "" {
+				if t.cell.Len() > 0 {
+					t.cell.WriteString(" ")
+				}
+				t.cell.WriteString(strings.TrimSpace(marker + " " + text))
+			}
+			return
+		}
+		if marker != "" && text != "" {
+			w.line(marker + " " + text)
+			inList = true
+			return
+		}
+		if inList {
+			w.endLines()
+			inList = false
+		}
+		w.block(text)
+	}
+	for {
+		t, err := nextToken(d, name)
+		if err != nil {
+			return err
+		}
+		if t == nil {
+			break
+		}
+		switch t := t.(type) {
+		case xml.StartElement:
+			if skip > 0 {
+				skip++
+				continue
+			}
+			switch t.Name.Local {
+			case "Fallback", "delText", "instrText", "moveFrom":
+				skip = 1
+			case "footnote", "endnote":
+				typ := attr(t, "type")
+				separator = typ == "separator" || typ == "continuationSeparator" || typ == "continuationNotice"
+				if separator {
+					skip = 1
+				} else {
+					prefix = "[" + dr.noteNumber(t.Name.Local, attr(t, "id")) + "] "
+				}
+			case "p":
+				pDepth++
+				if pDepth > 1 && para.Len() > 0 {
+					para.WriteString(" ")
+				}
+			case "numId":
+				numID = attr(t, "val")
+			case "ilvl":
+				ilvl, _ = strconv.Atoi(attr(t, "val"))
+			case "t":
+				inText = true
+			case "tab":
+				if pDepth > 0 {
+					para.WriteString("\t")
+				}
+			case "br", "cr":
+				para.WriteString("\n")
+			case "noBreakHyphen":
+				para.WriteString("-")
+			case "footnoteReference", "endnoteReference":
+				para.WriteString("[" + dr.noteNumber(strings.TrimSuffix(t.Name.Local, "Reference"), attr(t, "id")) + "]")
+			case "tbl":
+				if pDepth == 0 || len(tables) > 0 {
+					tables = append(tables, &docxTable{})
+				}
+			case "tr":
+				if n := len(tables); n > 0 {
+					tables[n-1].rows = append(tables[n-1].rows, nil)
+				}
+			case "tc":
+				if n := len(tables); n > 0 {
+					tables[n-1].cell = &strings.Builder{}
+				}
+			}
+		case xml.EndElement:
+			if skip > 0 {
+				skip--
+				continue
+			}
+			switch t.Name.Local {
+			case "t":
+				inText = false
+			case "p":
+				pDepth--
+				if pDepth == 0 {
+					flushPara()
+				}
+			case "tc":
+				if n := len(tables); n > 0 && tables[n-1].cell != nil {
+					tb := tables[n-1]
+					if len(tb.rows) == 0 {
+						tb.rows = append(tb.rows, nil)
+					}
+					tb.rows[len(tb.rows)-1] = append(tb.rows[len(tb.rows)-1], tb.cell.String())
+					tb.cell = nil
+				}
+			case "tbl":
+				n := len(tables)
+				if n == 0 {
+					continue
+				}
+				tb := tables[n-1]
+				tables = tables[:n-1]
+				if n > 1 {
+					// A nested table becomes its parent cell's text.
+					outer := tables[n-2]
+					if outer.cell != nil {
+						for _, row := range tb.rows {
+							outer.cell.WriteString(" " + strings.Join(row, cellSep))
+						}
+					}
+					continue
+				}
+				if inList {
+					w.endLines()
+					inList = false
+				}
+				for _, row := range tb.rows {
+					w.row("", row)
+				}
+				w.endLines()
+			}
+		case xml.CharData:
+			if inText && skip == 0 {
+				para.Write(t)
+			}
+		}
+	}
+	if inList {
+		w.endLines()
+	}
+	return nil
+}
+
+// noteNumber is the number a footnote or endnote shows: Word numbers
+// them in order of citation, whatever their ids; endnotes get roman
+// numerals, as Word's default.
+func (dr *docxReader) noteNumber(kind, id string) string {
+	key := kind + " " + id
+	n, ok := dr.notes[key]
+	if !ok {
+		for k := range dr.notes {
+			if strings.HasPrefix(k, kind+" ") {
+				n++
+			}
+		}
+		n++
+		dr.notes[key] = n
+	}
+	if kind == "endnote" {
+		return strings.ToLower(roman(n))
+	}
+	return strconv.Itoa(n)
+}
+
+// marker returns the list marker of the next item at level lvl of list
+// numID ("-", "1.", "a)", "1.2."), advancing its counter.
+func (dr *docxReader) marker(numID string, lvl int) string {
+	levels := dr.numbering[numID]
+	lvl = max(0, min(lvl, 8))
+	c := dr.counters[numID]
+	for len(c) <= lvl {
+		c = append(c, 0)
+	}
+	c[lvl]++
+	for i := lvl + 1; i < len(c); i++ {
+		c[i] = 0
+	}
+	dr.counters[numID] = c
+	indent := strings.Repeat("  ", lvl)
+	if lvl >= len(levels) {
+		return indent + "-"
+	}
+	l := levels[lvl]
+	switch l.format {
+	case "bullet", "":
+		return indent + "-"
+	case "none":
+		return indent + "-"
+	}
+	text := l.text
+	if text == "" {
+		text = "%" + strconv.Itoa(lvl+1) + "."
+	}
+	for i := 0; i <= lvl && i < 9; i++ {
+		f := "decimal"
+		if i < len(levels) {
+			f = levels[i].format
+		}
+		n := max(c[i], 1)
+		text = strings.ReplaceAll(text, "%"+strconv.Itoa(i+1), formatNumber(n, f))
+	}
+	return indent + text
+}
+
+// formatNumber renders a list counter in a WordprocessingML number format.
+func formatNumber(n int, format string) string {
+	switch format {
+	case "lowerLetter":
+		return strings.ToLower(columnName(n - 1))
+	case "upperLetter":
+		return columnName(n - 1)
+	case "lowerRoman":
+		return strings.ToLower(roman(n))
+	case "upperRoman":
+		return roman(n)
+	}
+	return strconv.Itoa(n)
+}
+
+func roman(n int) string {
+	if n <= 0 || n >= 4000 {
+		return strconv.Itoa(n)
+	}
+	var b strings.Builder
+	for _, p := range []struct {
+		v int
+		s string
+	}{{1000, "M"}, {900, "CM"}, {500, "D"}, {400, "CD"}, {100, "C"}, {90, "XC"}, {50, "L"}, {40, "XL"}, {10, "X"}, {9, "IX"}, {5, "V"}, {4, "IV"}, {1, "I"}} {
+		for n >= p.v {
+			b.WriteString(p.s)
+			n -= p.v
+		}
+	}
+	return b.String()
+}
+
+// readNumbering maps each list (numId) to its levels' formats, through
+// its abstract definition.
+func readNumbering(b []byte) map[string][]numLevel {
+	abstract := map[string][]numLevel{}
+	numToAbs := map[string]string{}
+	d := newXMLDecoder(b)
+	var absID, numID string
+	lvl := -1
+	for {
+		t, err := d.Token()
+		if err != nil {
+			break
+		}
+		e, ok := t.(xml.StartElement)
+		if !ok {
+			continue
+		}
+		switch e.Name.Local {
+		case "abstractNum":
+			absID, numID = attr(e, "abstractNumId"), ""
+		case "num":
+			numID, absID = attr(e, "numId"), ""
+		case "abstractNumId":
+			if numID != "" {
+				numToAbs[numID] = attr(e, "val")
+			}
+		case "lvl":
+			if absID != "" {
+				lvl, _ = strconv.Atoi(attr(e, "ilvl"))
+				lvl = max(0, min(lvl, 8))
+				for len(abstract[absID]) <= lvl {
+					abstract[absID] = append(abstract[absID], numLevel{})
+				}
+			}
+		case "numFmt":
+			if absID != "" && lvl >= 0 && lvl < len(abstract[absID]) {
+				abstract[absID][lvl].format = attr(e, "val")
+			}
+		case "lvlText":
+			if absID != "" && lvl >= 0 && lvl < len(abstract[absID]) {
+				abstract[absID][lvl].text = attr(e, "val")
+			}
+		}
+	}
+	out := map[string][]numLevel{}
+	for num, abs := range numToAbs {
+		out[num] = abstract[abs]
+	}
+	return out
+}

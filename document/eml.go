@@ -1,0 +1,354 @@
+package document
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"mime/quotedprintable"
+	"net/mail"
+	"net/textproto"
+	"path"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/net/html/charset"
+)
+
+func init() {
+	Register(Format{
+		Name:       "eml",
+		MediaType:  "message/rfc822",
+		Extensions: []string{".eml", ".msg822", ".mht", ".mhtml"},
+		Version:    "1",
+		Match:      matchEML,
+		Priority:   60,
+		Decoder:    DecoderFunc(decodeEML),
+	})
+}
+
+// mailHeaders are header fields that, two or more together at the top,
+// make a message rather than a text that happens to start with "Note:".
+var mailHeaders = map[string]bool{
+	"from": true, "to": true, "cc": true, "subject": true, "date": true, "message-id": true, "received": true,
+	"return-path": true, "mime-version": true, "content-type": true, "delivered-to": true, "reply-to": true,
+	"sender": true, "x-mailer": true, "in-reply-to": true, "references": true, "dkim-signature": true, "user-agent": true,
+}
+
+// matchEML recognises an RFC 5322 message: a header block whose fields
+// include at least two of the usual e-mail fields.
+func matchEML(head []byte, _ io.ReaderAt, _ int64) bool {
+	head = bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
+	known := 0
+	for line := range bytes.Lines(head) {
+		line = bytes.TrimRight(line, "\r\n")
+		if len(line) == 0 {
+			break
+		}
+		if line[0] == ' ' || line[0] == '\t' {
+			continue
+		}
+		name, _, ok := bytes.Cut(line, []byte(":"))
+		if !ok || len(name) == 0 || bytes.ContainsAny(name, " \t") {
+			return false
+		}
+		if mailHeaders[strings.ToLower(string(name))] {
+			known++
+		}
+	}
+	return known >= 2
+}
+
+func decodeEML(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*Document, error) {
+	b := make([]byte, size)
+	if _, err := r.ReadAt(b, 0); err != nil && err != io.EOF {
+		return nil, fmt.Errorf("read: %w", err)
+	}
+	return readMessage(ctx, b, opts)
+}
+
+// wordDecoder decodes RFC 2047 encoded words in any charset the HTML
+// package knows (ISO-8859-*, Windows-125*, Shift_JIS, GB18030, …).
+var wordDecoder = &mime.WordDecoder{CharsetReader: charset.NewReaderLabel}
+
+// readMessage reads one message: its headers as metadata and as the first
+// lines of the text, the best body part (plain text preferred, else HTML
+// converted), and every attachment, an attached message included, as a
+// child document.
+func readMessage(ctx context.Context, b []byte, opts *Options) (*Document, error) {
+	b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf"))
+	msg, err := mail.ReadMessage(bufio.NewReader(bytes.NewReader(b)))
+	if err != nil {
+		return nil, fmt.Errorf("%w: not a readable e-mail header: %v", ErrCorrupt, err)
+	}
+	doc := &Document{}
+	h := msg.Header
+	m := &doc.Meta
+	m.From = decodeHeader(h.Get("From"))
+	m.To = addressList(h.Get("To"))
+	m.Cc = addressList(h.Get("Cc"))
+	m.Subject = decodeHeader(h.Get("Subject"))
+	m.Title = m.Subject
+	m.Author = m.From
+	m.MessageID = strings.Trim(strings.TrimSpace(h.Get("Message-Id")), "<>")
+	if t, err := mail.ParseDate(h.Get("Date")); err == nil {
+		m.Date = t
+	}
+	mr := &mimeReader{ctx: ctx, opts: opts, budget: opts.Limits.withDefaults().MaxUnpacked}
+	if err := mr.part(textproto.MIMEHeader(h), msg.Body, 0); err != nil {
+		return nil, err
+	}
+	w := newTextWriter(opts.Limits)
+	var hdr []string
+	for _, f := range []struct{ k, v string }{
+		{"From", m.From}, {"To", strings.Join(m.To, ", ")}, {"Cc", strings.Join(m.Cc, ", ")},
+		{"Date", decodeHeader(h.Get("Date"))}, {"Subject", m.Subject},
+	} {
+		if f.v != "" {
+			hdr = append(hdr, f.k+": "+f.v)
+		}
+	}
+	w.block(strings.Join(hdr, "\n"))
+	body := mr.plain
+	if strings.TrimSpace(body) == "" && mr.html != nil {
+		hd, err := htmlDocument(mr.html, mr.htmlType, opts.Limits, false)
+		if err == nil {
+			body = hd.Text
+		} else {
+			doc.Warnings = append(doc.Warnings, "the HTML body could not be read: "+err.Error())
+		}
+	}
+	w.block(body)
+	if doc.Text, _, err = w.text(); err != nil {
+		return nil, err
+	}
+	doc.Attachments = mr.attachments
+	doc.Warnings = append(doc.Warnings, mr.warnings...)
+	return doc, nil
+}
+
+// decodeHeader decodes RFC 2047 words, keeping the raw value when they
+// are malformed.
+func decodeHeader(v string) string {
+	if d, err := wordDecoder.DecodeHeader(v); err == nil {
+		v = d
+	}
+	return collapseSpace(headerUTF8(v))
+}
+
+// addressList renders an address header as "Name <addr>" entries; a list
+// that does not parse is kept as its decoded text.
+func addressList(v string) []string {
+	if strings.TrimSpace(v) == "" {
+		return nil
+	}
+	p := mail.AddressParser{WordDecoder: wordDecoder}
+	list, err := p.ParseList(v)
+	if err != nil {
+		return []string{decodeHeader(v)}
+	}
+	out := make([]string, len(list))
+	defer func() {
+		for i := range out {
+			out[i] = headerUTF8(out[i])
+		}
+	}()
+	for i, a := range list {
+		out[i] = a.Address
+		if a.Name != "" {
+			out[i] = a.Name + " <" + a.Address + ">"
+		}
+	}
+	return out
+}
+
+// headerUTF8 reads raw 8-bit header bytes (sent without encoded words,
+// against the RFC but common) as UTF-8 when valid, else as Windows-1252.
+func headerUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return transcode([]byte(s), "windows-1252")
+}
+
+// mimeReader walks a message's MIME tree.
+type mimeReader struct {
+	ctx         context.Context
+	opts        *Options
+	budget      int64 // bytes of decoded parts left (Limits.MaxUnpacked)
+	plain       string
+	html        []byte
+	htmlType    string
+	attachments []*Document
+	warnings    []string
+}
+
+// maxMIMEDepth bounds multipart nesting: deeper is a crafted message.
+const maxMIMEDepth = 32
+
+// part reads one MIME entity.
+func (mr *mimeReader) part(h textproto.MIMEHeader, body io.Reader, depth int) error {
+	if err := context.Cause(mr.ctx); err != nil {
+		return err
+	}
+	if depth > maxMIMEDepth {
+		return fmt.Errorf("%w: MIME parts nested deeper than %d", ErrCorrupt, maxMIMEDepth)
+	}
+	ct := h.Get("Content-Type")
+	mediaType, params, err := mime.ParseMediaType(ct)
+	if err != nil || ct == "" {
+		mediaType, params = "text/plain", map[string]string{"charset": "us-ascii"}
+		if ct != "" {
+			// A malformed type with a recognisable base is still that type.
+			if base, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(ct)), ";"); strings.Contains(base, "/") {
+				mediaType = base
+			}
+		}
+	}
+	disp, dparams, _ := mime.ParseMediaType(h.Get("Content-Disposition"))
+	name := dparams["filename"]
+	if name == "" {
+		name = params["name"]
+	}
+	name = path.Base(strings.ReplaceAll(decodeHeader(name), `\`, "/"))
+	if name == "." || name == "/" {
+		name = ""
+	}
+	if strings.HasPrefix(mediaType, "multipart/") {
+		boundary := params["boundary"]
+		if boundary == "" {
+			return fmt.Errorf("%w: %s part without a boundary", ErrCorrupt, mediaType)
+		}
+		return mr.multipart(mediaType, boundary, body, depth)
+	}
+	data, err := mr.decoded(h, body)
+	if err != nil {
+		return err
+	}
+	isAttachment := disp == "attachment" || (name != "" && disp != "inline") ||
+		(!strings.HasPrefix(mediaType, "text/") && mediaType != "message/delivery-status")
+	if mediaType == "text/plain" && !isAttachment {
+		mr.plain = joinBody(mr.plain, transcode(data, params["charset"]))
+		return nil
+	}
+	if mediaType == "text/html" && !isAttachment {
+		if mr.html == nil {
+			mr.html, mr.htmlType = data, ct
+		}
+		return nil
+	}
+	if !isAttachment && strings.HasPrefix(mediaType, "text/") {
+		mr.plain = joinBody(mr.plain, transcode(data, params["charset"]))
+		return nil
+	}
+	if strings.HasPrefix(mediaType, "image/") && disp != "attachment" && h.Get("Content-Id") != "" {
+		// An image the HTML body shows inline (a logo): not an attachment.
+		return nil
+	}
+	if name == "" {
+		name = "attachment-" + strconv.Itoa(len(mr.attachments)+1)
+		if mediaType == "message/rfc822" {
+			name += ".eml"
+		} else if exts, _ := mime.ExtensionsByType(mediaType); len(exts) > 0 {
+			name += exts[0]
+		}
+	}
+	mr.attachments = append(mr.attachments, ReadChild(mr.ctx, mr.opts, name, data))
+	return nil
+}
+
+// multipart reads a multipart entity: of an alternative, the plain part
+// is kept for the body and an HTML part only when there is no plain one.
+func (mr *mimeReader) multipart(mediaType, boundary string, body io.Reader, depth int) error {
+	r := multipart.NewReader(body, boundary)
+	for {
+		p, err := r.NextRawPart()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			// A truncated message keeps what was read so far.
+			mr.warnings = append(mr.warnings, fmt.Sprintf("%s: %v (the message is truncated or malformed; the parts before are kept)", mediaType, err))
+			return nil
+		}
+		err = mr.part(p.Header, p, depth+1)
+		p.Close()
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// decoded undoes a part's transfer encoding within the unpacked budget.
+func (mr *mimeReader) decoded(h textproto.MIMEHeader, body io.Reader) ([]byte, error) {
+	switch strings.ToLower(strings.TrimSpace(h.Get("Content-Transfer-Encoding"))) {
+	case "base64":
+		body = base64.NewDecoder(base64.StdEncoding, &base64Cleaner{r: body})
+	case "quoted-printable":
+		body = quotedprintable.NewReader(body)
+	}
+	var buf bytes.Buffer
+	n, err := io.Copy(&buf, io.LimitReader(body, mr.budget+1))
+	mr.budget -= n
+	if mr.budget < 0 {
+		return nil, fmt.Errorf("%w: the message's parts decode to more than %d bytes (Limits.MaxUnpacked)", ErrTooLarge, mr.opts.Limits.withDefaults().MaxUnpacked)
+	}
+	if err != nil {
+		mr.warnings = append(mr.warnings, "a part could not be fully decoded: "+err.Error())
+	}
+	return buf.Bytes(), nil
+}
+
+// base64Cleaner drops what is not base64 (line breaks, stray spaces) so a
+// sloppily wrapped attachment still decodes.
+type base64Cleaner struct{ r io.Reader }
+
+func (c *base64Cleaner) Read(p []byte) (int, error) {
+	for {
+		n, err := c.r.Read(p)
+		j := 0
+		for _, b := range p[:n] {
+			if b >= 'A' && b <= 'Z' || b >= 'a' && b <= 'z' || b >= '0' && b <= '9' || b == '+' || b == '/' || b == '=' {
+				p[j] = b
+				j++
+			}
+		}
+		if j > 0 || err != nil {
+			return j, err
+		}
+	}
+}
+
+// transcode converts text in the named charset to UTF-8; an unknown
+// label is read as UTF-8 when valid, else as Windows-1252.
+func transcode(b []byte, label string) string {
+	label = strings.ToLower(strings.TrimSpace(label))
+	if label == "" || label == "us-ascii" || label == "utf-8" || label == "utf8" {
+		if s := string(b); strings.ToValidUTF8(s, "") == s {
+			return s
+		}
+		label = "windows-1252"
+	}
+	r, err := charset.NewReaderLabel(label, bytes.NewReader(b))
+	if err != nil {
+		r, _ = charset.NewReaderLabel("windows-1252", bytes.NewReader(b))
+	}
+	out, err := io.ReadAll(r)
+	if err != nil {
+		return strings.ToValidUTF8(string(b), "\uFFFD")
+	}
+	return string(out)
+}
+
+func joinBody(a, b string) string {
+	b = strings.ReplaceAll(b, "\r\n", "\n")
+	if strings.TrimSpace(a) == "" {
+		return b
+	}
+	return strings.TrimRight(a, "\n") + "\n\n" + b
+}

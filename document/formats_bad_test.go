@@ -1,0 +1,152 @@
+package document
+
+import (
+	"archive/zip"
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// zipOf builds a zip container from name/content pairs, in order.
+func zipOf(t testing.TB, parts ...string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for i := 0; i+1 < len(parts); i += 2 {
+		method := zip.Deflate
+		if parts[i] == "mimetype" {
+			method = zip.Store
+		}
+		w, err := zw.CreateHeader(&zip.FileHeader{Name: parts[i], Method: method})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write([]byte(parts[i+1])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+const docxTypes = `<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>`
+
+// docxOf is a minimal DOCX whose body is the given XML.
+func docxOf(t testing.TB, body string) []byte {
+	return zipOf(t, "[Content_Types].xml", docxTypes, "word/document.xml",
+		`<?xml version="1.0"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>`+body+`</w:body></w:document>`)
+}
+
+// cfbWith is a compound file whose directory names the given streams (in
+// UTF-16LE, as a real directory sector stores them).
+func cfbWith(names ...string) []byte {
+	b := append([]byte{}, oleMagic...)
+	b = append(b, make([]byte, 512-len(oleMagic))...)
+	for _, n := range names {
+		entry := make([]byte, 128)
+		for i, r := range n {
+			entry[2*i] = byte(r)
+		}
+		b = append(b, entry...)
+	}
+	return b
+}
+
+// TestBadInput: every bad document fails alone, quickly, with the typed
+// error a caller branches on and a message naming the file.
+func TestBadInput(t *testing.T) {
+	t.Parallel()
+	bomb := docxOf(t, `<w:p><w:r><w:t>`+strings.Repeat(" ", 8<<20)+`</w:t></w:r></w:p>`)
+	laughs := zipOf(t, "[Content_Types].xml", docxTypes, "word/document.xml", `<?xml version="1.0"?>
+<!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;"><!ENTITY lol3 "&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;"><!ENTITY lol4 "&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;">]>
+<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>&lol4;</w:t></w:r></w:p></w:body></w:document>`)
+	good, err := os.ReadFile(filepath.Join("testdata", "formats", "report.docx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	legacy, err := os.ReadFile(filepath.Join("testdata", "formats", "legacy.doc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	odsRepeat := zipOf(t, "mimetype", "application/vnd.oasis.opendocument.spreadsheet", "content.xml",
+		`<?xml version="1.0"?><office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"><office:body><office:spreadsheet><table:table table:name="S"><table:table-row table:number-rows-repeated="1048576"><table:table-cell table:number-columns-repeated="16384"><text:p>x</text:p></table:table-cell></table:table-row></table:table></office:spreadsheet></office:body></office:document-content>`)
+	tests := []struct {
+		name   string
+		in     []byte
+		limits Limits
+		want   error
+	}{
+		{"bomb.docx", bomb, Limits{}, ErrBomb},                                       // 8 MiB of spaces in ~8 KiB: past MaxRatio
+		{"big.docx", bomb, Limits{MaxUnpacked: 1 << 20, MaxRatio: 1 << 20}, ErrBomb}, // past MaxUnpacked
+		{"laughs.docx", laughs, Limits{}, ErrCorrupt},
+		{"truncated.docx", good[:len(good)/2], Limits{}, ErrCorrupt}, // no central directory
+		{"corrupt.docx", append(append([]byte{}, good[:len(good)-200]...), bytes.Repeat([]byte{0xFF}, 200)...), Limits{}, ErrCorrupt},
+		{"locked.docx", cfbWith("Root Entry", "EncryptionInfo", "EncryptedPackage"), Limits{}, ErrEncrypted},
+		{"legacy.doc", legacy, Limits{}, ErrUnsupported},
+		{"outlook.msg", cfbWith("Root Entry", "__substg1.0_0037001F"), Limits{}, ErrUnsupported},
+		{"repeat.ods", odsRepeat, Limits{MaxText: 1 << 20}, ErrTooLarge},
+		{"random.bin", []byte("\x00\x01\x02garbage\x00\xff"), Limits{}, ErrUnknownFormat},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			start := time.Now()
+			d, err := ReadBytes(t.Context(), tc.in, Options{Name: tc.name, Limits: tc.limits})
+			if !isErr(err, tc.want) {
+				t.Fatalf("got %v (doc %v), want %v", err, d != nil, tc.want)
+			}
+			if !strings.HasPrefix(err.Error(), tc.name+": ") {
+				t.Errorf("error does not name the file: %v", err)
+			}
+			if el := time.Since(start); el > 20*time.Second {
+				t.Errorf("took %v: not bounded", el)
+			}
+		})
+	}
+}
+
+// TestForcedFormatOnOtherContainer: --format docx on a workbook is a clear
+// error, not an empty document.
+func TestForcedFormatOnOtherContainer(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(filepath.Join("testdata", "formats", "sheet.xlsx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = ReadBytes(t.Context(), b, Options{Format: "docx"})
+	if !isErr(err, ErrCorrupt) {
+		t.Fatalf("got %v, want ErrCorrupt", err)
+	}
+}
+
+// TestAttachmentDepth: messages attached inside messages stop at MaxDepth
+// with the deepest child's error, the outer ones still read.
+func TestAttachmentDepth(t *testing.T) {
+	t.Parallel()
+	msg := "From: a@example.com\r\nSubject: level 0\r\n\r\ninnermost\r\n"
+	for i := 1; i <= 3; i++ {
+		msg = "From: a@example.com\r\nSubject: level " + string(rune('0'+i)) + "\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=b" + string(rune('0'+i)) +
+			"\r\n\r\n--b" + string(rune('0'+i)) + "\r\nContent-Type: text/plain\r\n\r\nbody\r\n--b" + string(rune('0'+i)) +
+			"\r\nContent-Type: message/rfc822\r\n\r\n" + msg + "\r\n--b" + string(rune('0'+i)) + "--\r\n"
+	}
+	d, err := ReadBytes(t.Context(), []byte(msg), Options{Name: "deep.eml", Limits: Limits{MaxDepth: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	depth := 0
+	for c := d; len(c.Attachments) > 0; c = c.Attachments[0] {
+		depth++
+		if c.Attachments[0].Err != nil {
+			if !isErr(c.Attachments[0].Err, ErrTooLarge) || depth != 3 {
+				t.Fatalf("depth %d: %v", depth, c.Attachments[0].Err)
+			}
+			return
+		}
+	}
+	t.Fatalf("nesting not bounded: %d levels read", depth)
+}

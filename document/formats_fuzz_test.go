@@ -1,0 +1,162 @@
+package document
+
+import (
+	"archive/zip"
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"unicode/utf8"
+)
+
+// fuzzLimits keep each fuzzed input cheap.
+var fuzzLimits = Limits{MaxUnpacked: 8 << 20, MaxText: 4 << 20, MaxDepth: 2}
+
+// fuzzRead reads b as format and checks what every reader promises
+// whatever the input: no panic, a typed *Error or a document whose text
+// is UTF-8 and whose pages are ordered ranges of it.
+func fuzzRead(t *testing.T, format string, b []byte) {
+	for _, f := range []string{format, ""} {
+		d, err := ReadBytes(t.Context(), b, Options{Name: "fuzz", Format: f, Limits: fuzzLimits})
+		if err != nil {
+			var de *Error
+			if !errors.As(err, &de) {
+				t.Fatalf("untyped error %T: %v", err, err)
+			}
+			continue
+		}
+		if !utf8.ValidString(d.Text) {
+			t.Fatalf("%s: text is not UTF-8: %q", d.Format, d.Text)
+		}
+		prev := 0
+		for _, p := range d.Pages {
+			if p.Start < prev || p.End < p.Start || p.End > len(d.Text) {
+				t.Fatalf("%s: page %d [%d,%d) outside text of %d", d.Format, p.Number, p.Start, p.End, len(d.Text))
+			}
+			prev = p.End
+		}
+	}
+}
+
+// fuzzSeeds adds the fixtures (and a few hand-made inputs) as seeds.
+func fuzzSeeds(f *testing.F, files []string, extra ...string) {
+	for _, name := range files {
+		b, err := os.ReadFile(filepath.Join("testdata", "formats", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	for _, s := range extra {
+		f.Add([]byte(s))
+	}
+}
+
+func FuzzDOCX(f *testing.F) {
+	fuzzPart(f, "report.docx", "word/document.xml", "docx")
+}
+
+func FuzzXLSX(f *testing.F) {
+	fuzzPart(f, "sheet.xlsx", "xl/worksheets/sheet1.xml", "xlsx")
+}
+
+func FuzzPPTX(f *testing.F) {
+	fuzzPart(f, "slides.pptx", "ppt/slides/slide2.xml", "pptx")
+}
+
+func FuzzODT(f *testing.F) {
+	fuzzPart(f, "report.odt", "content.xml", "odt")
+}
+
+func FuzzODS(f *testing.F) {
+	fuzzPart(f, "sheet.ods", "content.xml", "ods")
+}
+
+func FuzzEPUB(f *testing.F) {
+	fuzzPart(f, "book.epub", "EPUB/content.opf", "epub")
+}
+
+// fuzzPart fuzzes one XML part of a container fixture: mutating the
+// zip's compressed bytes rarely reaches the XML, so the part is fuzzed
+// as text and the container rebuilt around it. The whole fixture and a
+// damaged copy are seeds too, fuzzed as the container itself.
+func fuzzPart(f *testing.F, fixture, part, format string) {
+	b, err := os.ReadFile(filepath.Join("testdata", "formats", fixture))
+	if err != nil {
+		f.Fatal(err)
+	}
+	zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		f.Fatal(err)
+	}
+	parts := map[string][]byte{}
+	var names []string
+	for _, zf := range zr.File {
+		rc, err := zf.Open()
+		if err != nil {
+			f.Fatal(err)
+		}
+		parts[zf.Name], _ = io.ReadAll(rc)
+		rc.Close()
+		names = append(names, zf.Name)
+	}
+	if parts[part] == nil {
+		f.Fatalf("%s has no part %s", fixture, part)
+	}
+	f.Add(parts[part])
+	f.Add([]byte(`<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaa"><!ENTITY b "&a;&a;&a;">]><x>&b;</x>`))
+	f.Fuzz(func(t *testing.T, x []byte) {
+		var kv []string
+		for _, n := range names {
+			v := parts[n]
+			if n == part {
+				v = x
+			}
+			kv = append(kv, n, string(v))
+		}
+		fuzzRead(t, format, zipOf(t, kv...))
+	})
+}
+
+func FuzzZip(f *testing.F) {
+	fuzzSeeds(f, []string{"report.docx", "sheet.xlsx", "book.epub"})
+	f.Add(zipOf(f, "a.csv", "a,b\n1,2\n", "b/c.html", "<html><body><p>x</p></body></html>"))
+	f.Fuzz(func(t *testing.T, b []byte) { fuzzRead(t, "zip", b) })
+}
+
+func FuzzHTML(f *testing.F) {
+	fuzzSeeds(f, []string{"page.html"},
+		"<!doctype html><table><tr><td><table><tr><td>x</td></tr></table></td></tr></table>",
+		"\xff\xfe<\x00h\x00t\x00m\x00l\x00>\x00", "<html><body><ol start=-3><li><ul><li>a</ul></ol><pre>x\n y</pre>")
+	f.Fuzz(func(t *testing.T, b []byte) { fuzzRead(t, "html", b) })
+}
+
+func FuzzEML(f *testing.F) {
+	fuzzSeeds(f, []string{"invoice.eml"},
+		"From: a@b\nSubject: =?iso-8859-1?q?caf=E9?=\nContent-Type: multipart/mixed; boundary=x\n\n--x\nContent-Transfer-Encoding: base64\n\n!!!\n--x")
+	f.Fuzz(func(t *testing.T, b []byte) { fuzzRead(t, "eml", b) })
+}
+
+func FuzzMBOX(f *testing.F) {
+	fuzzSeeds(f, []string{"box.mbox"})
+	f.Fuzz(func(t *testing.T, b []byte) { fuzzRead(t, "mbox", b) })
+}
+
+func FuzzRTF(f *testing.F) {
+	fuzzSeeds(f, []string{"report.rtf"},
+		`{\rtf1\ansi\ansicpg932 \'82\'a0{\footnote x}\u-3913? \cell\row{\*\unknown y}}`, `{\rtf1 caf`+"\xe9"+` \uc0\u233}`)
+	f.Fuzz(func(t *testing.T, b []byte) { fuzzRead(t, "rtf", b) })
+}
+
+func FuzzCSV(f *testing.F) {
+	fuzzSeeds(f, []string{"table.tsv"}, "a,b\n\"1\n2\",3\n", "x;y\n1;2\n")
+	f.Fuzz(func(t *testing.T, b []byte) { fuzzRead(t, "csv", b) })
+}
+
+func FuzzOLE(f *testing.F) {
+	fuzzSeeds(f, []string{"legacy.doc"})
+	f.Add(cfbWith("EncryptedPackage"))
+	f.Fuzz(func(t *testing.T, b []byte) { fuzzRead(t, "ole", b) })
+}

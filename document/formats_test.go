@@ -1,0 +1,349 @@
+package document
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestFormatsFixtures reads each fixture (made with libreoffice, pandoc or
+// by hand, see testdata/formats/README.md) by content alone and checks the
+// text, the pages and the metadata each format promises.
+func TestFormatsFixtures(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		file   string
+		format string
+		want   []string // substrings of the text, in order
+		pages  []string // page labels; nil: no pages
+		title  string
+		kids   []string // attachments: "name format"
+	}{
+		{"report.docx", "docx", []string{
+			"Acme Corporation confidential header",
+			"The supplier Globex delivered widgets in March.[1] Payment is due",
+			"- First item: invoice number INV-2041\n- Second item",
+			"Terms:\n\n1. Pay within thirty days\n2. Keep the receipt\n\n",
+			"Product | Quantity | Price\nWidget | 10 | 100.00\nGadget | 5 | 50.00",
+			"[1] Delivery dates were confirmed by the warehouse.",
+			"Footer line with registration number 12345",
+		}, nil, "Quarterly Invoice Report", nil},
+		{"sheet.xlsx", "xlsx", []string{
+			"Sheet: Invoices\nA1: Number | Customer | Amount | Date\nA2: INV-1 | Globex | 1250.5 | 2026-03-14",
+			"Sheet: Customers\nA1: Name | City\nA2: Globex | Springfield",
+		}, []string{"Invoices", "Customers"}, "", nil},
+		{"report.odt", "odt", []string{
+			"Acme Corporation confidential header",
+			"The supplier Globex delivered widgets in March.[1] Payment is due",
+			"- First item: invoice number INV-2041\n- Second item",
+			"Terms:\n\n1. Pay within thirty days\n2. Keep the receipt\n\n",
+			"Product | Quantity | Price\nWidget | 10 | 100.00\nGadget | 5 | 50.00",
+			"[1] Delivery dates were confirmed by the warehouse.",
+			"Footer line with registration number 12345",
+		}, nil, "Quarterly Invoice Report", nil},
+		{"sheet.ods", "ods", []string{
+			"Sheet: Invoices\nA1: Number | Customer | Amount | Date\nA2: INV-1 | Globex | 1250.5 | 2026-03-14",
+			"Sheet: Customers\nA1: Name | City\nA2: Globex | Springfield",
+		}, []string{"Invoices", "Customers"}, "", nil},
+		{"slides.pptx", "pptx", []string{
+			"Slide 1\n\nSupplier Review",
+			"Slide 2\n\nRevenue grew\n\nGlobex ordered 400 widgets\nInitech renewed the contract",
+			"Notes:\nMention the late delivery penalty of 200 EUR.",
+			"Slide 3", "Sign the renewal before the end of April.", "Notes:\nAsk legal about clause seven.",
+			"Slide 4\n\nPrices\n\nProduct | Price\nWidget | 100\nGadget | 50",
+		}, []string{"", "", "", ""}, "Supplier Review", nil},
+		{"report.rtf", "rtf", []string{
+			"Acme Corporation confidential header",
+			"The supplier Globex delivered widgets in March.[1] Payment is due",
+			"- First item: invoice number INV-2041\n- Second item",
+			"Terms:\n\n1. Pay within thirty days\n2. Keep the receipt\n\n",
+			"Product | Quantity | Price\nWidget | 10 | 100.00\nGadget | 5 | 50.00\n\nSigned by",
+			"[1] Delivery dates were confirmed by the warehouse.",
+			"Footer line with registration number 12345",
+		}, nil, "Quarterly Invoice Report", nil},
+		{"book.epub", "epub", []string{
+			"The Widget Handbook",
+			"Chapter one\n\nWidgets are assembled in Springfield",
+			"Chapter two\n\nEach widget carries a serial number",
+		}, []string{"The Widget Handbook", "Chapter one", "Chapter two"}, "The Widget Handbook", nil},
+		{"table.tsv", "csv", []string{
+			"A1: name | city | amount\nA2: Globex | Springfield | 1,250.00\nA3: Initech | Austin | 99",
+		}, []string{""}, "", nil},
+		{"page.html", "html", []string{
+			"Rechnung 42",
+			"der Betrag ist 1.250,00 € für Café-Zubehör.\nVielen Dank.",
+			"- Widgets\n- Gadgets\n  - Small gadgets\n- Tools\n\n",
+			"1. Pay within 30 days\n2. Keep the receipt",
+			"Item | Qty | Price\nWidget | 10 | 100,00",
+			"IBAN  DE89 3704\nBIC   COBADEFFXXX",
+		}, nil, "Rechnung 42", nil},
+		{"invoice.eml", "eml", []string{
+			"From: Jörg Müller <joerg@globex.example>\nTo: Accounts <ap@acme.example>, bob@acme.example\nCc: audit@acme.example",
+			"Subject: Rechnung INV-2041 für März",
+			"please find attached invoice INV-2041 over 1.250,00 EUR",
+			"Regards,\nJörg",
+		}, nil, "Rechnung INV-2041 für März", []string{"Positionen März.xlsx xlsx", "attachment-2.eml eml"}},
+		{"box.mbox", "mbox", []string{
+			"message-1.eml: From: news@initech.example | Subject: Newsletter – April",
+			"message-2.eml: From: warehouse@globex.example | Subject: Delivery confirmed",
+		}, nil, "", []string{"message-1.eml eml", "message-2.eml eml"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.file, func(t *testing.T) {
+			t.Parallel()
+			// No name: the content alone must tell the format.
+			b, err := os.ReadFile(filepath.Join("testdata", "formats", tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := ReadBytes(t.Context(), b, Options{})
+			if err != nil {
+				t.Fatalf("read: %v", err)
+			}
+			if d.Format != tc.format {
+				t.Errorf("format %q, want %q", d.Format, tc.format)
+			}
+			rest := d.Text
+			for _, w := range tc.want {
+				i := strings.Index(rest, w)
+				if i < 0 {
+					t.Fatalf("text lacks %q (in order); text:\n%s", w, d.Text)
+				}
+				rest = rest[i+len(w):]
+			}
+			var labels []string
+			for i, p := range d.Pages {
+				if p.Number != i+1 || p.Start > p.End || p.End > len(d.Text) || (i > 0 && p.Start < d.Pages[i-1].End) {
+					t.Errorf("page %d out of order: %+v", i, p)
+				}
+				labels = append(labels, p.Label)
+			}
+			if strings.Join(labels, ",") != strings.Join(tc.pages, ",") {
+				t.Errorf("pages %q, want %q", labels, tc.pages)
+			}
+			for i, p := range d.Pages {
+				if tc.format == "pptx" && !strings.HasPrefix(d.Text[p.Start:p.End], fmt.Sprintf("Slide %d\n", i+1)) {
+					t.Errorf("page %d is not slide %d: %q", i+1, i+1, d.Text[p.Start:p.End])
+				}
+				if tc.format == "xlsx" || tc.format == "ods" {
+					if !strings.HasPrefix(d.Text[p.Start:p.End], "Sheet: "+tc.pages[i]) {
+						t.Errorf("page %d does not start with its sheet: %q", i+1, d.Text[p.Start:p.End])
+					}
+				}
+			}
+			var kids []string
+			for _, c := range d.Attachments {
+				if c.Err != nil {
+					t.Errorf("attachment %s: %v", c.Name, c.Err)
+				}
+				kids = append(kids, c.Name+" "+c.Format)
+			}
+			if strings.Join(kids, ",") != strings.Join(tc.kids, ",") {
+				t.Errorf("attachments %q, want %q", kids, tc.kids)
+			}
+			for _, drop := range []string{"script text", "About us", "Related offers", "Search the site", "Copyright Globex", "site banner", "logo1"} {
+				if strings.Contains(d.Text, drop) {
+					t.Errorf("text keeps page chrome %q", drop)
+				}
+			}
+			if d.Meta.Title != tc.title {
+				t.Errorf("title %q, want %q", d.Meta.Title, tc.title)
+			}
+		})
+	}
+}
+
+func TestFormatCell(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ v, code, want string }{
+		{"1250.5", "", "1250.5"},
+		{"0.30000000000000004", "General", "0.3"},
+		{"1234567.891", "#,##0.00", "1,234,567.89"},
+		{"0.256", "0.0%", "25.6%"},
+		{"-1234", "#,##0;(#,##0)", "(1,234)"},
+		{"-1234", "#,##0", "-1,234"},
+		{"46095", "yyyy-mm-dd", "2026-03-14"},
+		{"46095.5", "dd/mm/yyyy hh:mm", "2026-03-14 12:00:00"},
+		{"0.75", "h:mm", "18:00:00"},
+		{"12.5", `"$"#,##0.00`, "$12.50"},
+		{"12.5", `#,##0.00 [$€-407]`, "12.50 €"},
+		{"abc", "0.00", "abc"},
+	}
+	for _, tc := range tests {
+		if got := formatCell(tc.v, tc.code, false); got != tc.want {
+			t.Errorf("formatCell(%q, %q) = %q, want %q", tc.v, tc.code, got, tc.want)
+		}
+	}
+}
+
+// isErr reports whether err is a *Error wrapping target.
+func isErr(err, target error) bool {
+	var de *Error
+	return errors.As(err, &de) && errors.Is(err, target)
+}
+
+// TestEMLDetails checks what the fixture test cannot see at once: the
+// e-mail metadata, the attached message's own text, a mailbox's ">From "
+// unquoting, and an HTML-only message converted.
+func TestEMLDetails(t *testing.T) {
+	t.Parallel()
+	d, err := ReadFile(t.Context(), filepath.Join("testdata", "formats", "invoice.eml"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := d.Meta
+	if m.From != "Jörg Müller <joerg@globex.example>" || len(m.To) != 2 || m.MessageID != "inv2041@globex.example" || m.Date.Year() != 2026 {
+		t.Errorf("metadata %+v", m)
+	}
+	if strings.Contains(d.Text, "<b>") {
+		t.Errorf("plain part not preferred: %q", d.Text)
+	}
+	if len(d.Attachments) != 2 || !strings.Contains(d.Attachments[0].Text, "A2: INV-1 | Globex | 1250.5") {
+		t.Fatalf("attached workbook not read: %+v", d.Attachments)
+	}
+	box, err := ReadFile(t.Context(), filepath.Join("testdata", "formats", "box.mbox"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := box.Attachments[1].Text; !strings.Contains(got, "\nFrom now on deliveries") {
+		t.Errorf("mboxrd quoting kept: %q", got)
+	}
+	if got := box.Attachments[0].Text; !strings.Contains(got, "April news\n\nInitech opened an office in Austin.\n\nQ1 | 12") {
+		t.Errorf("HTML-only message: %q", got)
+	}
+}
+
+// TestZipArchive: a plain zip yields one child document per file, each
+// read by its own format.
+func TestZipArchive(t *testing.T) {
+	t.Parallel()
+	docx, err := os.ReadFile(filepath.Join("testdata", "formats", "report.docx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := zipOf(t, "invoices/report.docx", string(docx), "rates.csv", "code,rate\nEUR,1.08\nGBP,0.86\n")
+	d, err := ReadBytes(t.Context(), z, Options{Name: "batch.zip"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Format != "zip" || len(d.Attachments) != 2 {
+		t.Fatalf("format %s, %d attachments", d.Format, len(d.Attachments))
+	}
+	if c := d.Attachments[0]; c.Format != "docx" || !strings.Contains(c.Text, "Globex delivered widgets") {
+		t.Errorf("first child %s: %v %q", c.Format, c.Err, c.Text)
+	}
+	if c := d.Attachments[1]; c.Format != "csv" || !strings.Contains(c.Text, "A2: EUR | 1.08") {
+		t.Errorf("second child %s: %v %q", c.Format, c.Err, c.Text)
+	}
+}
+
+// TestEMLHeaderEncodings: encoded words in any charset, and raw 8-bit
+// headers (UTF-8 or Latin-1) all end as UTF-8.
+func TestEMLHeaderEncodings(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ header, want string }{
+		{"=?iso-8859-1?q?Caf=E9?=", "Café"},
+		{"=?utf-8?b?w5xiZXJ3ZWlzdW5n?=", "Überweisung"},
+		{"=?windows-1251?q?=CF=F0=E8=E2=E5=F2?=", "Привет"},
+		{"raw \xc3\xbcber", "raw über"},
+		{"raw \xfcber", "raw über"},
+	}
+	for _, tc := range tests {
+		msg := "From: a@example.com\r\nSubject: " + tc.header + "\r\nDate: Mon, 02 Mar 2026 10:00:00 +0000\r\n\r\nbody\r\n"
+		d, err := ReadBytes(t.Context(), []byte(msg), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Meta.Subject != tc.want || !strings.Contains(d.Text, "Subject: "+tc.want) {
+			t.Errorf("%q: subject %q", tc.header, d.Meta.Subject)
+		}
+	}
+}
+
+// TestSniffCSV: tables are told from prose by content.
+func TestSniffCSV(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in   string
+		want bool
+	}{
+		{"a,b,c\n1,2,3\n", true},
+		{"name\tcity\nAda\tLondon\n", true},
+		{"version,codename,series,created,release,eol,eol-lts,eol-elts\n4.10,Warty Warthog,warty,2004-03-20,2004-10-20,2006-04-30\n5.04,Hoary Hedgehog,hoary,2004-10-20,2005-04-08,2006-10-31\n6.06 LTS,Dapper Drake,dapper,2005-04-08,2006-06-01,2009-07-14,2011-06-01\n", true},
+		{"Dear Ada, thank you for the widgets.\nWe paid, as agreed, on Monday.\n", false},
+		{"Dear Ada, thank you for the widgets we ordered last spring.\nWe paid the invoice, as agreed with your office, on Monday.\nThe rest, as you know, follows in May.\n", false},
+		{"just one line, with a comma\n", false},
+		{"no delimiters here\nnor here\n", false},
+	}
+	for _, tc := range tests {
+		if _, got := sniffCSV([]byte(tc.in)); got != tc.want {
+			t.Errorf("sniffCSV(%q) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestPPTXNestedTable: a table inside a table cell is that cell's text;
+// the outer table keeps its rows.
+func TestPPTXNestedTable(t *testing.T) {
+	t.Parallel()
+	const ns = `xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"`
+	cell := func(s string) string {
+		return `<a:tc><a:txBody><a:p><a:r><a:t>` + s + `</a:t></a:r></a:p></a:txBody></a:tc>`
+	}
+	inner := `<a:tc><a:txBody><a:p/></a:txBody><a:tbl><a:tr>` + cell("x") + cell("y") + `</a:tr></a:tbl></a:tc>`
+	slide := `<p:sld ` + ns + `><p:cSld><p:spTree><p:graphicFrame><a:graphic><a:graphicData><a:tbl>` +
+		`<a:tr>` + cell("Product") + cell("Price") + `</a:tr><a:tr>` + cell("Widget") + inner + `</a:tr><a:tr>` + cell("Gadget") + cell("50") + `</a:tr>` +
+		`</a:tbl></a:graphicData></a:graphic></p:graphicFrame></p:spTree></p:cSld></p:sld>`
+	b := zipOf(t,
+		"[Content_Types].xml", `<Types><Override PartName="/ppt/presentation.xml" ContentType="application/vnd.openxmlformats-officedocument.presentationml.presentation.main+xml"/></Types>`,
+		"_rels/.rels", `<Relationships><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="ppt/presentation.xml"/></Relationships>`,
+		"ppt/presentation.xml", `<p:presentation `+ns+`><p:sldIdLst><p:sldId id="256" r:id="rId2"/></p:sldIdLst></p:presentation>`,
+		"ppt/_rels/presentation.xml.rels", `<Relationships><Relationship Id="rId2" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/slide" Target="slides/slide1.xml"/></Relationships>`,
+		"ppt/slides/slide1.xml", slide)
+	d, err := ReadBytes(t.Context(), b, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "Product | Price\nWidget | x y\nGadget | 50"; !strings.Contains(d.Text, want) {
+		t.Errorf("text %q lacks %q", d.Text, want)
+	}
+}
+
+// TestHTMLMainContent: what the reader keeps and drops of a page.
+func TestHTMLMainContent(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		body       string
+		keep, drop []string
+	}{
+		{"menu as content", `<div class="menu"><p>Soup of the day 5 EUR</p><p>Apple pie 4 EUR</p></div>`, []string{"Soup of the day 5 EUR", "Apple pie"}, nil},
+		{"share bar", `<p>Order 42 shipped.</p><div class="share"><a href="#">Twitter</a> <a href="#">Facebook</a></div>`, []string{"Order 42 shipped."}, []string{"Twitter"}},
+		{"small article", `<p>Invoice total 1,250.00 EUR due 13 April.</p><p>Bank: Globex Bank, IBAN DE89 3704.</p><article><p>Tip</p></article>`, []string{"Invoice total", "IBAN DE89 3704", "Tip"}, nil},
+		{"main article", `<div><a href="/">Home</a> <a href="/x">Products</a> about the site</div><article><header><h1>Widget recall</h1></header><p>` + strings.Repeat("All widgets of batch 7 are recalled. ", 5) + `</p></article>`, []string{"Widget recall", "batch 7"}, []string{"Products"}},
+		{"hidden", `<p>Visible text</p><p hidden>secret one</p><div style="display: none">secret two</div><span aria-hidden="true">secret three</span>`, []string{"Visible text"}, []string{"secret"}},
+		{"page chrome", `<header>Site banner</header><nav>Home About</nav><p>Body text</p><aside>Ads here</aside><footer>Imprint</footer><script>var x</script>`, []string{"Body text"}, []string{"Site banner", "Home About", "Ads here", "Imprint", "var x"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			d, err := ReadBytes(t.Context(), []byte("<!doctype html><html><body>"+tc.body+"</body></html>"), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range tc.keep {
+				if !strings.Contains(d.Text, k) {
+					t.Errorf("dropped %q: %q", k, d.Text)
+				}
+			}
+			for _, k := range tc.drop {
+				if strings.Contains(d.Text, k) {
+					t.Errorf("kept %q: %q", k, d.Text)
+				}
+			}
+		})
+	}
+}

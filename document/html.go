@@ -1,0 +1,454 @@
+package document
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+	"golang.org/x/net/html/charset"
+)
+
+func init() {
+	Register(Format{
+		Name:       "html",
+		MediaType:  "text/html",
+		Extensions: []string{".html", ".htm", ".xhtml", ".xht", ".shtml"},
+		Version:    "1",
+		Match:      matchHTML,
+		Priority:   50,
+		Decoder:    DecoderFunc(decodeHTML),
+	})
+}
+
+// matchHTML recognises a page by its first markup: a doctype, an <html>,
+// <head> or <body> tag, or an XHTML document, in any BOM-marked encoding.
+func matchHTML(head []byte, _ io.ReaderAt, _ int64) bool {
+	if e, name, _ := charset.DetermineEncoding(head, ""); name == "utf-16le" || name == "utf-16be" {
+		if s, err := e.NewDecoder().Bytes(head[:len(head)&^1]); err == nil {
+			head = s
+		}
+	}
+	h := bytes.ToLower(bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")), " \t\r\n"))
+	if len(h) == 0 || h[0] != '<' {
+		return false
+	}
+	for _, p := range []string{"<!doctype html", "<html", "<head", "<body"} {
+		if bytes.HasPrefix(h, []byte(p)) {
+			return true
+		}
+	}
+	// <?xml …?>, comments, then the root: look a little further in.
+	h = h[:min(len(h), 1024)]
+	return bytes.Contains(h, []byte("<html")) || bytes.Contains(h, []byte("<!doctype html"))
+}
+
+func decodeHTML(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*Document, error) {
+	b := make([]byte, size)
+	if _, err := r.ReadAt(b, 0); err != nil && err != io.EOF {
+		return nil, fmt.Errorf("read: %w", err)
+	}
+	return htmlDocument(b, "", opts.Limits, true)
+}
+
+// htmlDocument converts a page to a document; contentType is the charset
+// hint from outside (an e-mail part's header), mainOnly picks the main
+// content as a reader view would.
+func htmlDocument(b []byte, contentType string, lim Limits, mainOnly bool) (*Document, error) {
+	cr, err := charset.NewReader(bytes.NewReader(b), contentType)
+	if err != nil {
+		return nil, fmt.Errorf("%w: charset: %v", ErrCorrupt, err)
+	}
+	root, err := html.Parse(cr)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	doc := &Document{}
+	htmlMeta(root, &doc.Meta)
+	body := findElement(root, atom.Body)
+	if body == nil {
+		body = root
+	}
+	start := body
+	if mainOnly {
+		start = mainContent(body)
+	}
+	w := newTextWriter(lim)
+	hw := &htmlWriter{w: w}
+	hw.node(start)
+	hw.flush()
+	if doc.Text, _, err = w.text(); err != nil {
+		return nil, err
+	}
+	return doc, nil
+}
+
+// htmlMeta reads the title, language and the author and description
+// <meta> tags.
+func htmlMeta(n *html.Node, m *Metadata) {
+	for c := range n.Descendants() {
+		if c.Type != html.ElementNode {
+			continue
+		}
+		switch c.DataAtom {
+		case atom.Html:
+			setOnce(&m.Language, htmlAttr(c, "lang"))
+		case atom.Title:
+			setOnce(&m.Title, collapseSpace(nodeText(c)))
+		case atom.Meta:
+			switch strings.ToLower(htmlAttr(c, "name")) {
+			case "author":
+				setOnce(&m.Author, htmlAttr(c, "content"))
+			case "description":
+				setOnce(&m.Subject, htmlAttr(c, "content"))
+			}
+		}
+	}
+}
+
+func htmlAttr(n *html.Node, key string) string {
+	for _, a := range n.Attr {
+		if a.Key == key {
+			return a.Val
+		}
+	}
+	return ""
+}
+
+func findElement(n *html.Node, a atom.Atom) *html.Node {
+	for c := range n.Descendants() {
+		if c.Type == html.ElementNode && c.DataAtom == a {
+			return c
+		}
+	}
+	return nil
+}
+
+// nodeText is the text of a subtree, unfiltered.
+func nodeText(n *html.Node) string {
+	var b strings.Builder
+	for c := range n.Descendants() {
+		if c.Type == html.TextNode {
+			b.WriteString(c.Data)
+		}
+	}
+	return b.String()
+}
+
+// dropped are elements whose content is never the document's text.
+var dropped = map[atom.Atom]bool{
+	atom.Script: true, atom.Style: true, atom.Noscript: true, atom.Template: true, atom.Nav: true,
+	atom.Aside: true, atom.Form: true, atom.Button: true, atom.Select: true, atom.Input: true,
+	atom.Textarea: true, atom.Iframe: true, atom.Svg: true, atom.Canvas: true, atom.Head: true,
+	atom.Object: true, atom.Embed: true, atom.Dialog: true, atom.Menu: true,
+}
+
+// boilerplateRoles and boilerplateNames mark navigation and page chrome
+// by ARIA role or by a class or id word.
+var (
+	boilerplateRoles = map[string]bool{"navigation": true, "banner": true, "contentinfo": true, "complementary": true, "search": true, "menu": true, "menubar": true, "dialog": true, "alertdialog": true}
+	boilerplateNames = map[string]bool{"nav": true, "navbar": true, "navigation": true, "menu": true, "sidebar": true, "breadcrumb": true, "breadcrumbs": true, "cookie": true, "cookies": true, "cookie-banner": true, "share": true, "social": true, "advert": true, "ads": true, "advertisement": true, "skip-link": true, "comments": true, "related": true, "pagination": true}
+)
+
+// skipped reports whether an element is page chrome rather than content.
+// Headers and footers are chrome at the page level only: an article's own
+// header holds its title.
+func skipped(n *html.Node) bool {
+	if n.Type != html.ElementNode {
+		return n.Type == html.CommentNode
+	}
+	if dropped[n.DataAtom] {
+		return true
+	}
+	if _, hidden := attrOK(n, "hidden"); hidden || htmlAttr(n, "aria-hidden") == "true" {
+		return true
+	}
+	if st := strings.ReplaceAll(strings.ToLower(htmlAttr(n, "style")), " ", ""); strings.Contains(st, "display:none") || strings.Contains(st, "visibility:hidden") {
+		return true
+	}
+	if boilerplateRoles[strings.ToLower(htmlAttr(n, "role"))] {
+		return true
+	}
+	for _, w := range strings.Fields(strings.ToLower(htmlAttr(n, "class") + " " + htmlAttr(n, "id"))) {
+		if boilerplateNames[w] {
+			// A class name alone is a weak sign (a restaurant's "menu" is its
+			// content): only a block made mostly of links is dropped.
+			return linkDense(n)
+		}
+	}
+	if n.DataAtom == atom.Header || n.DataAtom == atom.Footer {
+		for p := n.Parent; p != nil; p = p.Parent {
+			if p.DataAtom == atom.Article || p.DataAtom == atom.Main || p.DataAtom == atom.Section || p.DataAtom == atom.Td {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// linkDense reports whether most of a block's text is link text, as in
+// navigation, share bars and lists of related pages.
+func linkDense(n *html.Node) bool {
+	var all, links int
+	for c := range n.Descendants() {
+		if c.Type != html.TextNode {
+			continue
+		}
+		l := len(strings.TrimSpace(c.Data))
+		all += l
+		for p := c.Parent; p != nil && p != n; p = p.Parent {
+			if p.DataAtom == atom.A {
+				links += l
+				break
+			}
+		}
+	}
+	return all == 0 || links*2 >= all
+}
+
+func attrOK(n *html.Node, key string) (string, bool) {
+	for _, a := range n.Attr {
+		if a.Key == key {
+			return a.Val, true
+		}
+	}
+	return "", false
+}
+
+// mainContent picks the page's main content as a reader view does: the
+// largest <main>, <article> or role=main element when it holds most of the
+// page's visible text, else the whole body (so that a page without such
+// markup, an invoice or a letter, loses nothing).
+func mainContent(body *html.Node) *html.Node {
+	total := visibleLen(body)
+	var best *html.Node
+	bestLen := 0
+	for c := range body.Descendants() {
+		if c.Type != html.ElementNode || !(c.DataAtom == atom.Main || c.DataAtom == atom.Article || htmlAttr(c, "role") == "main") {
+			continue
+		}
+		if l := visibleLen(c); l > bestLen {
+			best, bestLen = c, l
+		}
+	}
+	if best != nil && bestLen*2 >= total {
+		return best
+	}
+	return body
+}
+
+// visibleLen counts the non-space text bytes a reader would keep.
+func visibleLen(n *html.Node) int {
+	if skipped(n) {
+		return 0
+	}
+	if n.Type == html.TextNode {
+		return len(strings.Join(strings.Fields(n.Data), ""))
+	}
+	l := 0
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		l += visibleLen(c)
+	}
+	return l
+}
+
+// htmlWriter renders a tree as blocks: paragraphs, list items with their
+// markers, table rows with cells joined by cellSep, preformatted text kept.
+type htmlWriter struct {
+	w      *textWriter
+	inline strings.Builder
+	pre    int
+	lists  []int // per open list: next number, or -1 for bullets
+}
+
+// blockAtoms end the running line before and after them.
+var blockAtoms = map[atom.Atom]bool{
+	atom.P: true, atom.Div: true, atom.H1: true, atom.H2: true, atom.H3: true, atom.H4: true, atom.H5: true, atom.H6: true,
+	atom.Ul: true, atom.Ol: true, atom.Li: true, atom.Dl: true, atom.Dt: true, atom.Dd: true, atom.Table: true, atom.Tr: true,
+	atom.Blockquote: true, atom.Pre: true, atom.Section: true, atom.Article: true, atom.Main: true, atom.Header: true,
+	atom.Footer: true, atom.Address: true, atom.Figure: true, atom.Figcaption: true, atom.Hr: true, atom.Center: true,
+	atom.Caption: true, atom.Fieldset: true, atom.Details: true, atom.Summary: true, atom.Body: true, atom.Html: true,
+}
+
+func (hw *htmlWriter) flush() {
+	s := hw.inline.String()
+	hw.inline.Reset()
+	if hw.pre == 0 {
+		s = collapseSpace(s)
+	}
+	hw.w.block(s)
+}
+
+func (hw *htmlWriter) node(n *html.Node) {
+	if skipped(n) {
+		return
+	}
+	switch n.Type {
+	case html.TextNode:
+		hw.inline.WriteString(n.Data)
+		return
+	case html.ElementNode:
+	default:
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			hw.node(c)
+		}
+		return
+	}
+	switch n.DataAtom {
+	case atom.Br:
+		if hw.pre > 0 {
+			hw.inline.WriteString("\n")
+		} else {
+			hw.flushLine()
+		}
+		return
+	case atom.Table:
+		hw.flush()
+		hw.table(n)
+		return
+	case atom.Td, atom.Th:
+		hw.inline.WriteString(" ")
+	}
+	block := blockAtoms[n.DataAtom]
+	if block {
+		hw.flush()
+	}
+	switch n.DataAtom {
+	case atom.Pre:
+		hw.pre++
+		defer func() { hw.pre-- }()
+	case atom.Ul:
+		hw.lists = append(hw.lists, -1)
+		defer hw.endList()
+	case atom.Ol:
+		start := 1
+		if s, err := strconv.Atoi(htmlAttr(n, "start")); err == nil {
+			start = s
+		}
+		hw.lists = append(hw.lists, start)
+		defer hw.endList()
+	case atom.Li:
+		hw.item(n)
+		return
+	}
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		hw.node(c)
+	}
+	if block {
+		hw.flush()
+	}
+}
+
+// endList closes a list; the outermost one ends its run of lines.
+func (hw *htmlWriter) endList() {
+	hw.lists = hw.lists[:len(hw.lists)-1]
+	if len(hw.lists) == 0 {
+		hw.w.endLines()
+	}
+}
+
+// flushLine ends a line inside a block (a <br>): the text so far becomes
+// its own line.
+func (hw *htmlWriter) flushLine() {
+	s := collapseSpace(hw.inline.String())
+	hw.inline.Reset()
+	hw.w.line(s)
+}
+
+// item writes a list item: its marker, its own text on one line, nested
+// lists below it.
+func (hw *htmlWriter) item(n *html.Node) {
+	depth := len(hw.lists)
+	marker := "-"
+	if depth > 0 && hw.lists[depth-1] >= 0 {
+		marker = strconv.Itoa(hw.lists[depth-1]) + "."
+		hw.lists[depth-1]++
+	}
+	indent := strings.Repeat("  ", max(depth-1, 0))
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type == html.ElementNode && (c.DataAtom == atom.Ul || c.DataAtom == atom.Ol || c.DataAtom == atom.Table) {
+			hw.itemLine(indent, &marker)
+			hw.node(c)
+			continue
+		}
+		if c.Type == html.ElementNode && blockAtoms[c.DataAtom] {
+			// A paragraph inside an item stays on the item's line.
+			inlineText(&hw.inline, c)
+			hw.inline.WriteString(" ")
+			continue
+		}
+		hw.node(c)
+	}
+	hw.itemLine(indent, &marker)
+}
+
+func (hw *htmlWriter) itemLine(indent string, marker *string) {
+	s := collapseSpace(hw.inline.String())
+	hw.inline.Reset()
+	if s == "" {
+		return
+	}
+	hw.w.line(indent + *marker + " " + s)
+	*marker = strings.Repeat(" ", len(*marker))
+}
+
+// inlineText appends a subtree's kept text to b, blocks and line breaks
+// as spaces.
+func inlineText(b *strings.Builder, n *html.Node) {
+	if skipped(n) {
+		return
+	}
+	if n.Type == html.TextNode {
+		b.WriteString(n.Data)
+		return
+	}
+	if n.Type == html.ElementNode && (n.DataAtom == atom.Br || n.DataAtom == atom.Td || n.DataAtom == atom.Th || blockAtoms[n.DataAtom]) {
+		b.WriteString(" ")
+	}
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		inlineText(b, c)
+	}
+}
+
+// table writes a table's rows, one per line, cells joined by cellSep; a
+// table inside a cell is flattened into that cell's text. A one-column
+// layout table is written as paragraphs.
+func (hw *htmlWriter) table(n *html.Node) {
+	for c := range n.Descendants() {
+		if c.Type != html.ElementNode || c.DataAtom != atom.Tr || skipped(c) || closestTable(c) != n {
+			continue
+		}
+		var cells []string
+		for td := c.FirstChild; td != nil; td = td.NextSibling {
+			if td.Type != html.ElementNode || (td.DataAtom != atom.Td && td.DataAtom != atom.Th) || skipped(td) {
+				continue
+			}
+			var cell strings.Builder
+			inlineText(&cell, td)
+			cells = append(cells, cell.String())
+		}
+		if len(cells) == 1 {
+			hw.w.block(cells[0])
+			continue
+		}
+		hw.w.row("", cells)
+	}
+	if cap := findElement(n, atom.Caption); cap != nil && closestTable(cap) == n {
+		hw.w.line(collapseSpace(nodeText(cap)))
+	}
+	hw.w.endLines()
+}
+
+func closestTable(n *html.Node) *html.Node {
+	for p := n.Parent; p != nil; p = p.Parent {
+		if p.DataAtom == atom.Table {
+			return p
+		}
+	}
+	return nil
+}

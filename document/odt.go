@@ -1,0 +1,350 @@
+package document
+
+import (
+	"context"
+	"encoding/xml"
+	"io"
+	"strconv"
+	"strings"
+)
+
+func init() {
+	Register(Format{
+		Name:       "odt",
+		MediaType:  "application/vnd.oasis.opendocument.text",
+		Extensions: []string{".odt", ".ott"},
+		Version:    "1",
+		Match:      matchODF("application/vnd.oasis.opendocument.text"),
+		Priority:   100,
+		Decoder:    DecoderFunc(decodeODT),
+	})
+}
+
+// decodeODT reads an OpenDocument text: the page headers (styles.xml),
+// the body (headings, paragraphs, lists with markers, tables as rows,
+// footnotes cited as [n] and written after the body), then the footers.
+func decodeODT(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*Document, error) {
+	a, err := openArchive(r, size, opts.Limits)
+	if err != nil {
+		return nil, err
+	}
+	doc := &Document{}
+	odfMeta(ctx, a, &doc.Meta)
+	w := newTextWriter(opts.Limits)
+	var styles []byte
+	if a.has("styles.xml") {
+		if styles, err = a.read(ctx, "styles.xml"); err != nil {
+			return nil, err
+		}
+	}
+	var content []byte
+	if a.has("content.xml") {
+		if content, err = a.read(ctx, "content.xml"); err != nil {
+			return nil, err
+		}
+	}
+	listStyles := odfListStyles(styles, content)
+	if styles != nil {
+		if _, err := odfText(styles, "styles.xml", w, "header", listStyles); err != nil {
+			return nil, err
+		}
+	}
+	var notes []string
+	if content != nil {
+		if notes, err = odfText(content, "content.xml", w, "body", listStyles); err != nil {
+			return nil, err
+		}
+	} else {
+		// A template may hold only styles: its headers and footers are its text.
+		doc.Warnings = append(doc.Warnings, "no content.xml: the document has no body")
+	}
+	for _, n := range notes {
+		w.block(n)
+	}
+	if styles != nil {
+		if _, err := odfText(styles, "styles.xml", w, "footer", listStyles); err != nil {
+			return nil, err
+		}
+	}
+	if doc.Text, _, err = w.text(); err != nil {
+		return nil, err
+	}
+	return doc, nil
+}
+
+// odfText writes the text of one region of an ODF part: "body" (the
+// office:body), "header" or "footer" (the master pages' headers or
+// footers). It returns the body's footnotes, each "[n] text".
+func odfText(b []byte, name string, w *textWriter, region string, listStyles map[string][]odfLevel) ([]string, error) {
+	d := newXMLDecoder(b)
+	var (
+		in       int // depth inside the region
+		para     strings.Builder
+		pDepth   int
+		skip     int
+		lists    []odfList
+		fresh    bool // the list item's first paragraph is next: it takes the marker
+		notes    []string
+		note     *strings.Builder // the footnote body being read
+		noteCite string
+		inCite   bool
+		rows     [][]string
+		cell     *strings.Builder
+		tables   int
+		inList   bool
+	)
+	regionStart := func(local string) bool {
+		switch region {
+		case "body":
+			return local == "body"
+		case "header":
+			return local == "header" || local == "header-first" || local == "header-left"
+		}
+		return local == "footer" || local == "footer-first" || local == "footer-left"
+	}
+	emit := func(text string) {
+		text = strings.TrimSpace(text)
+		if text == "" {
+			return
+		}
+		switch {
+		case note != nil:
+			if note.Len() > 0 {
+				note.WriteString(" ")
+			}
+			note.WriteString(text)
+		case cell != nil:
+			if cell.Len() > 0 {
+				cell.WriteString(" ")
+			}
+			cell.WriteString(text)
+		case len(lists) > 0:
+			depth := len(lists) - 1
+			l := lists[depth]
+			marker := "-"
+			if levels := listStyles[l.style]; depth < len(levels) && levels[depth].format != "" {
+				lv := levels[depth]
+				marker = lv.prefix + formatNumber(l.count, lv.format) + lv.suffix
+			}
+			if !fresh {
+				marker = strings.Repeat(" ", len(marker))
+			}
+			fresh = false
+			w.line(strings.Repeat("  ", depth) + marker + " " + text)
+			inList = true
+		default:
+			if inList {
+				w.endLines()
+				inList = false
+			}
+			w.block(text)
+		}
+	}
+	for {
+		t, err := nextToken(d, name)
+		if err != nil {
+			return nil, err
+		}
+		if t == nil {
+			break
+		}
+		switch e := t.(type) {
+		case xml.StartElement:
+			if in == 0 {
+				if regionStart(e.Name.Local) {
+					in = 1
+				}
+				continue
+			}
+			in++
+			if skip > 0 {
+				skip++
+				continue
+			}
+			switch e.Name.Local {
+			case "tracked-changes", "annotation", "sequence-decls", "forms", "note-citation":
+				if e.Name.Local == "note-citation" {
+					inCite, noteCite = true, ""
+					continue
+				}
+				skip = 1
+			case "h", "p":
+				pDepth++
+				if pDepth > 1 && para.Len() > 0 && note == nil {
+					para.WriteString(" ")
+				}
+			case "s":
+				n, err := strconv.Atoi(attr(e, "c"))
+				if err != nil || n < 1 {
+					n = 1
+				}
+				para.WriteString(strings.Repeat(" ", min(n, 100)))
+			case "tab":
+				para.WriteString("\t")
+			case "line-break":
+				para.WriteString("\n")
+			case "list":
+				if inList && len(lists) == 0 {
+					w.endLines()
+				}
+				style := attr(e, "style-name")
+				if style == "" && len(lists) > 0 {
+					style = lists[len(lists)-1].style
+				}
+				lists = append(lists, odfList{style: style})
+			case "list-item":
+				if n := len(lists); n > 0 {
+					lists[n-1].count++
+					if v, err := strconv.Atoi(attr(e, "start-value")); err == nil {
+						lists[n-1].count = v
+					}
+					fresh = true
+				}
+			case "note-body":
+				note = &strings.Builder{}
+				// The paragraph holding the citation continues after the note.
+				para.WriteString("[" + noteCite + "]")
+			case "table":
+				if tables == 0 {
+					rows = nil
+				}
+				tables++
+			case "table-row":
+				if tables == 1 {
+					rows = append(rows, nil)
+				}
+			case "table-cell", "covered-table-cell":
+				if tables == 1 {
+					cell = &strings.Builder{}
+				}
+			}
+		case xml.CharData:
+			if in > 0 && skip == 0 {
+				if inCite {
+					noteCite += string(e)
+				} else if note != nil && pDepth > 1 {
+					note.Write(e)
+				} else if pDepth > 0 {
+					para.Write(e)
+				}
+			}
+		case xml.EndElement:
+			if in == 0 {
+				continue
+			}
+			in--
+			if skip > 0 {
+				skip--
+				continue
+			}
+			if in == 0 {
+				continue
+			}
+			switch e.Name.Local {
+			case "note-citation":
+				inCite = false
+			case "h", "p":
+				pDepth--
+				if note != nil && pDepth >= 1 {
+					if note.Len() > 0 && !strings.HasSuffix(note.String(), " ") {
+						note.WriteString(" ")
+					}
+					continue
+				}
+				if pDepth == 0 {
+					text := para.String()
+					para.Reset()
+					emit(text)
+				}
+			case "note-body":
+				notes = append(notes, "["+noteCite+"] "+strings.TrimSpace(note.String()))
+				note = nil
+			case "list":
+				lists = lists[:len(lists)-1]
+				if len(lists) == 0 && inList {
+					w.endLines()
+					inList = false
+				}
+			case "table-cell", "covered-table-cell":
+				if tables == 1 && cell != nil && len(rows) > 0 {
+					rows[len(rows)-1] = append(rows[len(rows)-1], cell.String())
+					cell = nil
+				}
+			case "table":
+				tables--
+				if tables == 0 {
+					for _, r := range rows {
+						w.row("", r)
+					}
+					w.endLines()
+				}
+			}
+		}
+	}
+	return notes, nil
+}
+
+// odfList is an open list: its style and the items so far.
+type odfList struct {
+	style string
+	count int
+}
+
+// odfLevel is how one level of a list style numbers its items; format
+// "" is a bullet.
+type odfLevel struct{ format, prefix, suffix string }
+
+// odfListStyles reads the list styles of the given parts: per style name,
+// each level's number format ("1", "a", "A", "i", "I") and the text around
+// the number.
+func odfListStyles(parts ...[]byte) map[string][]odfLevel {
+	out := map[string][]odfLevel{}
+	for _, b := range parts {
+		if b == nil {
+			continue
+		}
+		d := newXMLDecoder(b)
+		var cur string
+		for {
+			t, err := d.Token()
+			if err != nil {
+				break
+			}
+			e, ok := t.(xml.StartElement)
+			if !ok {
+				continue
+			}
+			switch e.Name.Local {
+			case "list-style":
+				cur = attr(e, "name")
+			case "list-level-style-number", "list-level-style-bullet", "list-level-style-image":
+				lvl, err := strconv.Atoi(attr(e, "level"))
+				if cur == "" || err != nil || lvl < 1 || lvl > 10 {
+					continue
+				}
+				for len(out[cur]) < lvl {
+					out[cur] = append(out[cur], odfLevel{})
+				}
+				if e.Name.Local == "list-level-style-number" && attr(e, "num-format") != "" {
+					out[cur][lvl-1] = odfLevel{format: odfNumFormat(attr(e, "num-format")), prefix: attr(e, "num-prefix"), suffix: attr(e, "num-suffix")}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// odfNumFormat maps an ODF num-format to formatNumber's names.
+func odfNumFormat(f string) string {
+	switch f {
+	case "a":
+		return "lowerLetter"
+	case "A":
+		return "upperLetter"
+	case "i":
+		return "lowerRoman"
+	case "I":
+		return "upperRoman"
+	}
+	return "decimal"
+}

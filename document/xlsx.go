@@ -1,0 +1,512 @@
+package document
+
+import (
+	"context"
+	"encoding/xml"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+func init() {
+	Register(Format{
+		Name:       "xlsx",
+		MediaType:  "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+		Extensions: []string{".xlsx", ".xlsm", ".xltx", ".xltm"},
+		Version:    "1",
+		Match:      func(head []byte, r io.ReaderAt, size int64) bool { return ooxmlKind(head, r, size) == "xlsx" },
+		Priority:   100,
+		Decoder:    DecoderFunc(decodeXLSX),
+	})
+}
+
+// decodeXLSX reads a workbook: each sheet a page labelled with its name,
+// its table one row per line prefixed by the reference of the row's first
+// cell ("B3: Widget | 10"), values rendered as their number formats show
+// them (dates, percentages, decimals, thousands separators).
+func decodeXLSX(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*Document, error) {
+	pkg, err := openOOXMLMain(ctx, r, size, opts.Limits, "xlsx", "xl/workbook.xml")
+	if err != nil {
+		return nil, err
+	}
+	a, main, rels := pkg.a, pkg.main, pkg.rels
+	wb, err := a.read(ctx, main)
+	if err != nil {
+		return nil, err
+	}
+	x := &xlsxReader{a: a}
+	type sheet struct{ name, part string }
+	var sheets []sheet
+	d := newXMLDecoder(wb)
+	for {
+		t, err := nextToken(d, main)
+		if err != nil {
+			return nil, err
+		}
+		if t == nil {
+			break
+		}
+		e, ok := t.(xml.StartElement)
+		if !ok {
+			continue
+		}
+		switch e.Name.Local {
+		case "workbookPr":
+			v := attr(e, "date1904")
+			x.date1904 = v == "1" || v == "true"
+		case "sheet":
+			id := attr(e, "id") // r:id
+			for _, rl := range rels {
+				if rl.ID == id && !rl.External {
+					sheets = append(sheets, sheet{attr(e, "name"), rl.Target})
+				}
+			}
+		}
+	}
+	if rl, ok := relOfType(rels, "/sharedStrings"); ok && a.has(rl.Target) {
+		b, err := a.read(ctx, rl.Target)
+		if err != nil {
+			return nil, err
+		}
+		if x.shared, err = readSharedStrings(b, rl.Target); err != nil {
+			return nil, err
+		}
+	}
+	if rl, ok := relOfType(rels, "/styles"); ok && a.has(rl.Target) {
+		b, err := a.read(ctx, rl.Target)
+		if err != nil {
+			return nil, err
+		}
+		x.formats = readCellFormats(b)
+	}
+	doc := &Document{}
+	ooxmlMeta(ctx, a, &doc.Meta)
+	w := newTextWriter(opts.Limits)
+	for _, s := range sheets {
+		if !a.has(s.part) {
+			continue
+		}
+		b, err := a.read(ctx, s.part)
+		if err != nil {
+			return nil, err
+		}
+		w.startPage()
+		w.line("Sheet: " + s.name)
+		if err := x.sheet(b, s.part, w); err != nil {
+			return nil, err
+		}
+		w.endLines()
+		w.endPage(s.name)
+	}
+	if doc.Text, doc.Pages, err = w.text(); err != nil {
+		return nil, err
+	}
+	return doc, nil
+}
+
+type xlsxReader struct {
+	a        *archive
+	shared   []string
+	formats  []string // cell style index → number format code
+	date1904 bool
+}
+
+// sheet writes one worksheet's rows.
+func (x *xlsxReader) sheet(b []byte, name string, w *textWriter) error {
+	d := newXMLDecoder(b)
+	var (
+		cells           []string
+		rowNum, col     int
+		typ, style, ref string
+		val, inline     strings.Builder
+		inV, inT        bool
+		inRPh           bool
+	)
+	for {
+		t, err := nextToken(d, name)
+		if err != nil {
+			return err
+		}
+		if t == nil {
+			return w.err
+		}
+		switch e := t.(type) {
+		case xml.StartElement:
+			switch e.Name.Local {
+			case "row":
+				if n, err := strconv.Atoi(attr(e, "r")); err == nil {
+					rowNum = n
+				} else {
+					rowNum++
+				}
+				cells, col = cells[:0], 0
+			case "c":
+				typ, style, ref = attr(e, "t"), attr(e, "s"), attr(e, "r")
+				if c, ok := refColumn(ref); ok {
+					col = c
+				}
+				val.Reset()
+				inline.Reset()
+			case "v":
+				inV = true
+			case "t":
+				inT = true
+			case "rPh":
+				inRPh = true
+			}
+		case xml.CharData:
+			if inV {
+				val.Write(e)
+			} else if inT && !inRPh {
+				inline.Write(e)
+			}
+		case xml.EndElement:
+			switch e.Name.Local {
+			case "v":
+				inV = false
+			case "t":
+				inT = false
+			case "rPh":
+				inRPh = false
+			case "c":
+				v := x.cellText(typ, style, val.String(), inline.String())
+				if v != "" && col < 1<<14 {
+					for len(cells) <= col {
+						cells = append(cells, "")
+					}
+					cells[col] = v
+				}
+				col++
+			case "row":
+				w.writeSheetRow(rowNum, cells)
+			}
+		}
+	}
+}
+
+// refColumn parses the column of an A1-style reference.
+func refColumn(ref string) (int, bool) {
+	c := 0
+	i := 0
+	for ; i < len(ref) && ref[i] >= 'A' && ref[i] <= 'Z'; i++ {
+		c = c*26 + int(ref[i]-'A'+1)
+	}
+	if i == 0 || c > 1<<14 {
+		return 0, false
+	}
+	return c - 1, true
+}
+
+// cellText renders a cell as a spreadsheet shows it.
+func (x *xlsxReader) cellText(typ, style, v, inline string) string {
+	switch typ {
+	case "s":
+		i, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || i < 0 || i >= len(x.shared) {
+			return ""
+		}
+		return x.shared[i]
+	case "inlineStr":
+		return inline
+	case "str", "e", "d":
+		return v
+	case "b":
+		if strings.TrimSpace(v) == "1" {
+			return "TRUE"
+		}
+		return "FALSE"
+	}
+	if v == "" {
+		return ""
+	}
+	code := ""
+	if i, err := strconv.Atoi(style); err == nil && i >= 0 && i < len(x.formats) {
+		code = x.formats[i]
+	}
+	return formatCell(v, code, x.date1904)
+}
+
+// readSharedStrings reads the workbook's string table; a string's phonetic
+// runs (rPh) are not part of what is shown.
+func readSharedStrings(b []byte, name string) ([]string, error) {
+	var out []string
+	var cur strings.Builder
+	var inT, inRPh bool
+	d := newXMLDecoder(b)
+	for {
+		t, err := nextToken(d, name)
+		if err != nil {
+			return nil, err
+		}
+		if t == nil {
+			return out, nil
+		}
+		switch e := t.(type) {
+		case xml.StartElement:
+			switch e.Name.Local {
+			case "si":
+				cur.Reset()
+			case "t":
+				inT = true
+			case "rPh":
+				inRPh = true
+			}
+		case xml.CharData:
+			if inT && !inRPh {
+				cur.Write(e)
+			}
+		case xml.EndElement:
+			switch e.Name.Local {
+			case "si":
+				out = append(out, cur.String())
+			case "t":
+				inT = false
+			case "rPh":
+				inRPh = false
+			}
+		}
+	}
+}
+
+// builtinFormats are the number formats Excel knows by id alone.
+var builtinFormats = map[int]string{
+	1: "0", 2: "0.00", 3: "#,##0", 4: "#,##0.00", 9: "0%", 10: "0.00%", 11: "0.00E+00",
+	14: "yyyy-mm-dd", 15: "d-mmm-yy", 16: "d-mmm", 17: "mmm-yy", 18: "h:mm AM/PM", 19: "h:mm:ss AM/PM",
+	20: "h:mm", 21: "h:mm:ss", 22: "yyyy-mm-dd h:mm", 37: "#,##0", 38: "#,##0", 39: "#,##0.00", 40: "#,##0.00",
+	45: "mm:ss", 46: "[h]:mm:ss", 47: "mm:ss.0", 48: "##0.0E+0", 49: "@",
+}
+
+// readCellFormats maps each cell style (cellXfs index) to its number
+// format code.
+func readCellFormats(b []byte) []string {
+	custom := map[int]string{}
+	var out []string
+	inXfs := false
+	d := newXMLDecoder(b)
+	for {
+		t, err := d.Token()
+		if err != nil {
+			return out
+		}
+		switch e := t.(type) {
+		case xml.StartElement:
+			switch e.Name.Local {
+			case "numFmt":
+				if id, err := strconv.Atoi(attr(e, "numFmtId")); err == nil {
+					custom[id] = attr(e, "formatCode")
+				}
+			case "cellXfs":
+				inXfs = true
+			case "xf":
+				if inXfs {
+					id, _ := strconv.Atoi(attr(e, "numFmtId"))
+					code, ok := custom[id]
+					if !ok {
+						code = builtinFormats[id]
+					}
+					out = append(out, code)
+				}
+			}
+		case xml.EndElement:
+			if e.Name.Local == "cellXfs" {
+				inXfs = false
+			}
+		}
+	}
+}
+
+// formatCell renders a stored number through a format code: the common
+// cases a reader needs to see what the sheet shows (dates and times,
+// percentages, fixed decimals, thousands separators, currency literals);
+// anything else is the number as Excel's General format writes it.
+func formatCell(v, code string, date1904 bool) string {
+	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil {
+		return v
+	}
+	section := code
+	if i := strings.IndexByte(code, ';'); i >= 0 {
+		section = code[:i]
+	}
+	plain := stripLiterals(section)
+	switch {
+	case code == "" || strings.EqualFold(code, "General") || code == "@":
+		return generalNumber(f)
+	case isDateCode(plain):
+		return serialDate(f, plain, date1904)
+	}
+	prefix, suffix := literalAffixes(section)
+	if strings.Contains(plain, "E+") || strings.Contains(plain, "e+") {
+		return prefix + strconv.FormatFloat(f, 'E', decimals(plain), 64) + suffix
+	}
+	if strings.Contains(plain, "%") {
+		return prefix + strconv.FormatFloat(f*100, 'f', decimals(plain), 64) + "%" + suffix
+	}
+	if !strings.ContainsAny(plain, "0#?") {
+		return generalNumber(f)
+	}
+	s := strconv.FormatFloat(math.Abs(f), 'f', decimals(plain), 64)
+	if strings.Contains(plain, ",") {
+		s = thousands(s)
+	}
+	if f < 0 {
+		if neg, ok := strings.CutPrefix(code, section+";"); ok && strings.Contains(neg, "(") {
+			return prefix + "(" + s + ")" + suffix
+		}
+		s = "-" + s
+	}
+	return prefix + s + suffix
+}
+
+// generalNumber is Excel's General format: up to 15 significant digits.
+func generalNumber(f float64) string {
+	if f == math.Trunc(f) && math.Abs(f) < 1e15 {
+		return strconv.FormatFloat(f, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(f, 'g', 15, 64)
+}
+
+// stripLiterals removes quoted text, escapes and bracketed sections
+// ([Red], [$€-407]) from a format code, leaving its placeholders.
+func stripLiterals(code string) string {
+	var b strings.Builder
+	for i := 0; i < len(code); i++ {
+		switch c := code[i]; c {
+		case '"':
+			j := strings.IndexByte(code[i+1:], '"')
+			if j < 0 {
+				return b.String()
+			}
+			i += j + 1
+		case '\\', '_', '*':
+			i++
+		case '[':
+			j := strings.IndexByte(code[i:], ']')
+			if j < 0 {
+				return b.String()
+			}
+			if strings.HasPrefix(code[i:], "[h") || strings.HasPrefix(code[i:], "[m") || strings.HasPrefix(code[i:], "[s") {
+				b.WriteString(code[i+1 : i+j])
+			}
+			i += j
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// literalAffixes returns the literal text (a currency sign, a unit) before
+// and after a format's placeholders.
+func literalAffixes(code string) (prefix, suffix string) {
+	var lit strings.Builder
+	seenDigit := false
+	for i := 0; i < len(code); i++ {
+		c := code[i]
+		switch {
+		case c == '"':
+			j := strings.IndexByte(code[i+1:], '"')
+			if j < 0 {
+				i = len(code)
+				continue
+			}
+			lit.WriteString(code[i+1 : i+1+j])
+			i += j + 1
+		case c == '\\' && i+1 < len(code):
+			lit.WriteByte(code[i+1])
+			i++
+		case c == '_' || c == '*':
+			i++
+		case c == '[':
+			j := strings.IndexByte(code[i:], ']')
+			if j < 0 {
+				i = len(code)
+				continue
+			}
+			if in := code[i+1 : i+j]; strings.HasPrefix(in, "$") {
+				sym, _, _ := strings.Cut(in[1:], "-")
+				lit.WriteString(sym)
+			}
+			i += j
+		case strings.IndexByte("0#?,.%Ee+-", c) >= 0:
+			if !seenDigit {
+				prefix = lit.String()
+				lit.Reset()
+			}
+			seenDigit = true
+		case c == ' ' || c == '(' || c == ')':
+			lit.WriteByte(c)
+		case c >= 0x80 || strings.IndexByte("$€£¥", c) >= 0:
+			lit.WriteByte(c)
+		}
+	}
+	if !seenDigit {
+		return "", ""
+	}
+	return prefix, strings.TrimRight(lit.String(), " ")
+}
+
+// decimals counts the digit placeholders after a format's decimal point.
+func decimals(plain string) int {
+	i := strings.IndexByte(plain, '.')
+	if i < 0 {
+		return 0
+	}
+	n := 0
+	for _, c := range plain[i+1:] {
+		if c == '0' || c == '#' || c == '?' {
+			n++
+		} else if c != ',' {
+			break
+		}
+	}
+	return n
+}
+
+// thousands inserts commas into the integer part of a formatted number.
+func thousands(s string) string {
+	intPart, frac, hasFrac := strings.Cut(s, ".")
+	var b strings.Builder
+	for i, c := range intPart {
+		if i > 0 && (len(intPart)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if hasFrac {
+		b.WriteString("." + frac)
+	}
+	return b.String()
+}
+
+// isDateCode reports whether a format (literals stripped) shows a date or
+// a time.
+func isDateCode(plain string) bool {
+	return strings.ContainsAny(strings.ToLower(plain), "ymdhs")
+}
+
+// serialDate renders a spreadsheet date serial as ISO 8601: the date, the
+// time, or both, as the format has them; an ambiguous d/m order is never
+// guessed.
+func serialDate(f float64, plain string, date1904 bool) string {
+	base := time.Date(1899, 12, 30, 0, 0, 0, 0, time.UTC)
+	if date1904 {
+		base = time.Date(1904, 1, 1, 0, 0, 0, 0, time.UTC)
+	}
+	if f < 0 || f > 2958465 {
+		return generalNumber(f)
+	}
+	t := base.Add(time.Duration(math.Round(f*86400)) * time.Second)
+	lower := strings.ToLower(plain)
+	hasDate := strings.ContainsAny(lower, "yd") || (strings.Contains(lower, "m") && !strings.ContainsAny(lower, "hs"))
+	hasTime := strings.ContainsAny(lower, "hs")
+	switch {
+	case hasDate && hasTime:
+		return t.Format("2006-01-02 15:04:05")
+	case hasTime:
+		return t.Format("15:04:05")
+	}
+	return t.Format("2006-01-02")
+}

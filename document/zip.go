@@ -1,0 +1,211 @@
+package document
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strings"
+)
+
+// zipMagic starts every zip-based format (OOXML, ODF, EPUB).
+var zipMagic = []byte("PK\x03\x04")
+
+// ratioFloor is how many bytes a part may inflate to before MaxRatio is
+// checked: a tiny part of repeated XML may legitimately compress 1000:1,
+// a bomb only matters once it is large.
+const ratioFloor = 1 << 20
+
+// archive is a zip container whose parts are read within Limits: the bytes
+// inflated are counted as they come out, never trusted from the headers.
+type archive struct {
+	zr       *zip.Reader
+	lim      Limits
+	unpacked int64
+	byName   map[string]*zip.File // lower-cased, slash-cleaned names
+}
+
+// openArchive opens r as a zip; a damaged one is ErrCorrupt.
+func openArchive(r io.ReaderAt, size int64, lim Limits) (*archive, error) {
+	zr, err := zip.NewReader(r, size)
+	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
+		return nil, fmt.Errorf("%w: not a readable zip container: %v", ErrCorrupt, err)
+	}
+	a := &archive{zr: zr, lim: lim.withDefaults(), byName: make(map[string]*zip.File, len(zr.File))}
+	for _, f := range zr.File {
+		a.byName[partKey(f.Name)] = f
+	}
+	return a, nil
+}
+
+// partKey normalises a part name: OOXML part names are case-insensitive and
+// relationship targets may carry a leading slash.
+func partKey(name string) string {
+	return strings.ToLower(strings.TrimPrefix(path.Clean("/"+name), "/"))
+}
+
+// has reports whether the container holds the part.
+func (a *archive) has(name string) bool { _, ok := a.byName[partKey(name)]; return ok }
+
+// names lists the parts in container order.
+func (a *archive) names() []string {
+	n := make([]string, len(a.zr.File))
+	for i, f := range a.zr.File {
+		n[i] = f.Name
+	}
+	return n
+}
+
+// read returns a part's bytes, failing with ErrBomb when the part inflates
+// past MaxRatio times its stored size or all parts together past
+// MaxUnpacked, and with os.ErrNotExist (wrapped) when it is missing.
+func (a *archive) read(ctx context.Context, name string) ([]byte, error) {
+	if err := context.Cause(ctx); err != nil {
+		return nil, err
+	}
+	f, ok := a.byName[partKey(name)]
+	if !ok {
+		return nil, fmt.Errorf("%w: part %s missing", errPartMissing, name)
+	}
+	rc, err := f.Open()
+	if err != nil {
+		return nil, fmt.Errorf("%w: part %s: %v", ErrCorrupt, name, err)
+	}
+	defer rc.Close()
+	budget := a.lim.MaxUnpacked - a.unpacked
+	perPart := max(int64(f.CompressedSize64), 1) * a.lim.MaxRatio
+	perPart = max(perPart, ratioFloor)
+	limit := min(budget, perPart)
+	var buf bytes.Buffer
+	n, err := io.Copy(&buf, io.LimitReader(rc, limit+1))
+	a.unpacked += n
+	if n > limit {
+		if limit == budget {
+			return nil, fmt.Errorf("%w: the parts inflate past %d bytes in all (Limits.MaxUnpacked)", ErrBomb, a.lim.MaxUnpacked)
+		}
+		return nil, fmt.Errorf("%w: part %s inflates more than %d times its stored %d bytes (Limits.MaxRatio)", ErrBomb, name, a.lim.MaxRatio, f.CompressedSize64)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: part %s: %v", ErrCorrupt, name, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// errPartMissing: a part a format needs is not in the container.
+var errPartMissing = fmt.Errorf("%w: a required part is missing", ErrCorrupt)
+
+// zipMatch opens a container for Match, nil when it is not a zip.
+func zipMatch(head []byte, r io.ReaderAt, size int64) *archive {
+	if !bytes.HasPrefix(head, zipMagic) || r == nil {
+		return nil
+	}
+	a, err := openArchive(r, size, Limits{MaxUnpacked: 4 << 20})
+	if err != nil {
+		return nil
+	}
+	return a
+}
+
+// odfMimetype returns the media type an ODF or EPUB container names in its
+// first, stored "mimetype" entry, "" when there is none.
+func odfMimetype(ctx context.Context, a *archive) string {
+	if a == nil || !a.has("mimetype") {
+		return ""
+	}
+	b, err := a.read(ctx, "mimetype")
+	if err != nil || len(b) > 200 {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// resolvePart resolves a relationship target relative to the part that
+// holds the relationship (OOXML) or the package document (EPUB).
+func resolvePart(from, target string) string {
+	if strings.HasPrefix(target, "/") {
+		return strings.TrimPrefix(path.Clean(target), "/")
+	}
+	if i := strings.IndexAny(target, "#?"); i >= 0 {
+		target = target[:i]
+	}
+	return strings.TrimPrefix(path.Join(path.Dir(from), unescapePath(target)), "/")
+}
+
+// unescapePath undoes %-escapes in a URI path, keeping it when malformed.
+func unescapePath(s string) string {
+	if !strings.Contains(s, "%") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) {
+			if v, ok := unhex2(s[i+1], s[i+2]); ok {
+				b.WriteByte(v)
+				i += 2
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func unhex2(a, b byte) (byte, bool) {
+	h := func(c byte) (byte, bool) {
+		switch {
+		case '0' <= c && c <= '9':
+			return c - '0', true
+		case 'a' <= c && c <= 'f':
+			return c - 'a' + 10, true
+		case 'A' <= c && c <= 'F':
+			return c - 'A' + 10, true
+		}
+		return 0, false
+	}
+	x, ok1 := h(a)
+	y, ok2 := h(b)
+	return x<<4 | y, ok1 && ok2
+}
+
+func init() {
+	Register(Format{
+		Name:       "zip",
+		MediaType:  "application/zip",
+		Extensions: []string{".zip"},
+		Version:    "1",
+		// Any zip the specific formats did not claim, and a damaged one.
+		Match:    func(head []byte, _ io.ReaderAt, _ int64) bool { return bytes.HasPrefix(head, zipMagic) },
+		Priority: 10,
+		Decoder:  DecoderFunc(decodeZip),
+	})
+}
+
+// decodeZip reads a plain zip archive as a list of files: each file is a
+// child document read by its own format (a zip of invoices yields one
+// document per invoice), the archive's text is the list of its files.
+func decodeZip(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*Document, error) {
+	a, err := openArchive(r, size, opts.Limits)
+	if err != nil {
+		return nil, err
+	}
+	doc := &Document{}
+	w := newTextWriter(opts.Limits)
+	for _, f := range a.zr.File {
+		if f.FileInfo().IsDir() {
+			continue
+		}
+		b, err := a.read(ctx, f.Name)
+		if err != nil {
+			return nil, err
+		}
+		doc.Attachments = append(doc.Attachments, ReadChild(ctx, opts, f.Name, b))
+		w.line(f.Name)
+	}
+	if doc.Text, _, err = w.text(); err != nil {
+		return nil, err
+	}
+	return doc, nil
+}
