@@ -125,7 +125,9 @@ func (x *Extractor) native(doc *document.Document, original []byte) (string, []r
 	unread := imageOnlyPages(doc)
 	var attach []retry.Attachment
 	for _, p := range doc.Pages {
-		if p.Image == nil || in == InputAuto && p.End > p.Start {
+		// Text sends no picture; auto sends only those of pages without
+		// text (a page read by OCR keeps its picture but needs none).
+		if p.Image == nil || in == InputText || in == InputAuto && p.End > p.Start {
 			continue
 		}
 		attach = append(attach, retry.Attachment{At: p.End, Part: llm.Part{Kind: llm.PartImage, MediaType: p.Image.MediaType, Data: p.Image.Data}})
