@@ -93,7 +93,7 @@ func (x *Extractor) ExtractOriginal(ctx context.Context, doc *document.Document,
 	}
 	var res *llm.Result
 	if len(attach) == 0 {
-		res, err = x.Extract(ctx, text, s)
+		res, err = x.extract(ctx, text, s, pageStarts(doc))
 	} else {
 		// Pictures are not split: the document goes whole.
 		cfg := x.cfg
@@ -151,6 +151,16 @@ func joinPages(ns []int) string {
 		s[i] = strconv.Itoa(n)
 	}
 	return strings.Join(s, ", ")
+}
+
+// pageStarts lists where the pages after the first start: where a long
+// document is cut first.
+func pageStarts(doc *document.Document) []int {
+	var starts []int
+	for _, p := range doc.Pages[min(1, len(doc.Pages)):] {
+		starts = append(starts, p.Start)
+	}
+	return starts
 }
 
 // imageOnlyPages lists the pages that are a picture without text.
