@@ -55,8 +55,14 @@ func (f *InputFlags) Reader(stdin io.Reader, getenv func(string) string) (*intak
 	if err != nil {
 		return nil, "", Usage(err)
 	}
-	if f.Format != "" && f.Format != "text" && !slices.Contains(document.FormatNames(), f.Format) {
-		return nil, "", Usage(fmt.Errorf("--format %q: not a format extractq reads; use one of: text, %s", f.Format, strings.Join(document.FormatNames(), ", ")))
+	// "text" is plain text, read by intake's own rules when no text reader
+	// is registered.
+	names := document.FormatNames()
+	if !slices.Contains(names, "text") {
+		names = append([]string{"text"}, names...)
+	}
+	if f.Format != "" && !slices.Contains(names, f.Format) {
+		return nil, "", Usage(fmt.Errorf("--format %q: not a format extractq reads; use one of: %s", f.Format, strings.Join(names, ", ")))
 	}
 	if f.OCR != "auto" && f.OCR != "off" {
 		return nil, "", Usage(fmt.Errorf("--ocr %q: want auto or off", f.OCR))
