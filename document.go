@@ -127,7 +127,7 @@ func (x *Extractor) native(doc *document.Document, original []byte) (string, []r
 	for _, p := range doc.Pages {
 		// Text sends no picture; auto sends only those of pages without
 		// text (a page read by OCR keeps its picture but needs none).
-		if p.Image == nil || in == InputText || in == InputAuto && p.End > p.Start {
+		if p.Image == nil || in == InputText || in == InputAuto && hasText(doc, p) {
 			continue
 		}
 		attach = append(attach, retry.Attachment{At: p.End, Part: llm.Part{Kind: llm.PartImage, MediaType: p.Image.MediaType, Data: p.Image.Data}})
@@ -167,11 +167,16 @@ func pageStarts(doc *document.Document) []int {
 func imageOnlyPages(doc *document.Document) []int {
 	var n []int
 	for _, p := range doc.Pages {
-		if p.Image != nil && p.End <= p.Start {
+		if p.Image != nil && !hasText(doc, p) {
 			n = append(n, p.Number)
 		}
 	}
 	return n
+}
+
+// hasText reports whether page p holds more than white space.
+func hasText(doc *document.Document, p document.Page) bool {
+	return strings.TrimSpace(doc.Text[p.Start:p.End]) != ""
 }
 
 // locate grounds a valid value in the document when the extraction did not

@@ -52,13 +52,10 @@ func describe(env *jobs.Envelope, d Doc, original *jobs.ObjectRef) {
 	env.Reader = doc.Reader.String()
 	// Beyond maxEnvelopePages the pages are dropped (sources then have no
 	// page), never the list of scans.
-	keep := len(doc.Pages) <= maxEnvelopePages
-	for _, p := range doc.Pages {
-		if keep {
+	if len(doc.Pages) <= maxEnvelopePages {
+		for _, p := range doc.Pages {
 			env.Pages = append(env.Pages, jobs.Page{N: p.Number, Start: p.Start, End: p.End, Label: p.Label})
 		}
-		if p.Image != nil && p.End <= p.Start {
-			env.Scanned = append(env.Scanned, p.Number)
-		}
 	}
+	env.Scanned = intake.UnreadPages(doc)
 }
