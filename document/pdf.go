@@ -29,12 +29,25 @@ func init() {
 		MediaType:  "application/pdf",
 		Extensions: []string{".pdf"},
 		Version:    "1",
-		Match: func(head []byte, _ io.ReaderAt, _ int64) bool {
-			return bytes.Contains(head[:min(len(head), 1024)], []byte("%PDF-"))
-		},
-		Priority: 100,
-		Decoder:  DecoderFunc(decodePDF),
+		Match:      matchPDF,
+		Priority:   100,
+		Decoder:    DecoderFunc(decodePDF),
 	})
+}
+
+// matchPDF takes "%PDF-" at the start, or within the first KiB (after
+// junk some mail gateways prepend) when the file also ends like a PDF: a
+// text about PDFs quoting a header is not one.
+func matchPDF(head []byte, r io.ReaderAt, size int64) bool {
+	if bytes.HasPrefix(head, []byte("%PDF-")) {
+		return true
+	}
+	if !bytes.Contains(head[:min(len(head), 1024)], []byte("%PDF-")) {
+		return false
+	}
+	tail := make([]byte, min(size, 1024))
+	n, _ := r.ReadAt(tail, size-int64(len(tail)))
+	return bytes.Contains(tail[:n], []byte("%%EOF"))
 }
 
 // pdfPage is one page read, its offsets relative to its own text, before
@@ -69,8 +82,10 @@ func decodePDF(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (d
 
 	var pages []pdfPage
 	fonts := map[string]*font{} // shared by the pages: a font's Unicode map is parsed once
-	n := 0
-	walkErr := walkPages(rd.Trailer().Key("Root").Key("Pages"), func(p pdf.Page, attrs pageAttrs) error {
+	n, textLen := 0, 0
+	walkErr := walkPages(rd.Trailer().Key("Root").Key("Pages"), func(warn string) {
+		doc.Warnings = append(doc.Warnings, warn)
+	}, func(p pdf.Page, attrs pageAttrs) error {
 		n++
 		if n > opts.Limits.MaxPages {
 			return fmt.Errorf("%w: more than %d pages (raise Limits.MaxPages, or split the document)", ErrTooLarge, opts.Limits.MaxPages)
@@ -83,6 +98,9 @@ func decodePDF(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (d
 			doc.Warnings = append(doc.Warnings, warn)
 		}
 		pages = append(pages, pg)
+		if textLen += len(pg.text); int64(textLen) > opts.Limits.MaxText {
+			return fmt.Errorf("%w: more than %d bytes of text by page %d (raise Limits.MaxText, or split the document)", ErrTooLarge, opts.Limits.MaxText, n)
+		}
 		return nil
 	})
 	if walkErr != nil {
@@ -92,8 +110,13 @@ func decodePDF(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (d
 		return nil, fmt.Errorf("%w: no pages found", ErrCorrupt)
 	}
 	assemblePDF(doc, pages, opts.DropRunning)
+	if labels := readPageLabels(rd.Trailer().Key("Root")); len(labels.starts) > 0 {
+		for i := range doc.Pages {
+			doc.Pages[i].Label = labels.label(i)
+		}
+	}
 	if strings.TrimSpace(doc.Text) == "" && len(doc.Scanned()) == 0 {
-		return nil, fmt.Errorf("%w: none of its %d pages has text or a page image; the text may be drawn as vector outlines (pass it as an image to a model that reads images)", ErrNoText, len(pages))
+		return nil, fmt.Errorf("%w: none of its %d pages has text or a page image this reader decodes (text drawn as vector outlines, or JBIG2/JPEG 2000 scans): render it to images for OCR or a model that reads images", ErrNoText, len(pages))
 	}
 	return doc, nil
 }
@@ -305,11 +328,11 @@ func (a *appendedReaderAt) ReadAt(b []byte, off int64) (int, error) {
 // the page tree. They are carried down the walk: looking them up through
 // /Parent would parse the (possibly huge) parent node again for every page.
 type pageAttrs struct {
-	resources, mediaBox, cropBox, rotate pdf.Value
+	resources, mediaBox, cropBox pdf.Value
 }
 
 func (a pageAttrs) under(v pdf.Value) pageAttrs {
-	for key, slot := range map[string]*pdf.Value{"Resources": &a.resources, "MediaBox": &a.mediaBox, "CropBox": &a.cropBox, "Rotate": &a.rotate} {
+	for key, slot := range map[string]*pdf.Value{"Resources": &a.resources, "MediaBox": &a.mediaBox, "CropBox": &a.cropBox} {
 		if x := v.Key(key); !x.IsNull() {
 			*slot = x
 		}
@@ -320,7 +343,9 @@ func (a pageAttrs) under(v pdf.Value) pageAttrs {
 // walkPages calls fn for every page of the tree in order, one at a time (a
 // 10,000-page file never holds more than its path in the tree), guarding
 // against cycles and absurd depth.
-func walkPages(node pdf.Value, fn func(pdf.Page, pageAttrs) error) error {
+// A node that cannot be parsed is skipped with a warning: the other pages
+// are still read.
+func walkPages(node pdf.Value, warn func(string), fn func(pdf.Page, pageAttrs) error) error {
 	seen := map[string]bool{}
 	var walk func(v pdf.Value, attrs pageAttrs, depth int) error
 	walk = func(v pdf.Value, attrs pageAttrs, depth int) error {
@@ -333,7 +358,18 @@ func walkPages(node pdf.Value, fn func(pdf.Page, pageAttrs) error) error {
 			return fn(pdf.Page{V: v}, attrs)
 		}
 		for i := 0; i < kids.Len(); i++ {
-			k := kids.Index(i)
+			k, err := func() (k pdf.Value, err error) {
+				defer func() {
+					if p := recover(); p != nil {
+						err = fmt.Errorf("%v", p)
+					}
+				}()
+				return kids.Index(i), nil
+			}()
+			if err != nil {
+				warn(fmt.Sprintf("a node of the page tree is unreadable and skipped: %v", err))
+				continue
+			}
 			if k.Kind() != pdf.Dict {
 				continue
 			}
@@ -399,7 +435,6 @@ func readPDFPage(ctx context.Context, file io.ReaderAt, p pdf.Page, attrs pageAt
 		}()
 		in.run(p.V.Key("Contents"), gstate{ctm: identity, th: 1, resources: attrs.resources})
 	}()
-	rotate := ((int(attrs.rotate.Int64())%360+360)%360 + 45) / 90 % 4
 	if len(in.glyphs) == 0 {
 		if w := pageImageOf(ctx, &pg, file, in.images, encrypted, num, opts); w != "" {
 			if warn != "" {
@@ -409,15 +444,17 @@ func readPDFPage(ctx context.Context, file io.ReaderAt, p pdf.Page, attrs pageAt
 		}
 		return pg, warn
 	}
-	layoutPage(&pg, in.glyphs, rotate, bx0, by1)
+	layoutPage(&pg, in.glyphs, bx0, by1)
 	return pg, warn
 }
 
 // layoutPage turns the page's glyphs into its text, blocks and running
 // header and footer candidates. Glyphs of each baseline direction are laid
 // out apart, the page's main direction first, so a rotated page (or
-// rotated content) reads like an upright one.
-func layoutPage(pg *pdfPage, gs []glyph, rotate int, bx0, by1 float64) {
+// rotated content) reads like an upright one: the page's /Rotate, which
+// only turns the page for display, does not matter. Boxes are in the
+// unrotated page's space.
+func layoutPage(pg *pdfPage, gs []glyph, bx0, by1 float64) {
 	var count [4]int
 	for i := range gs {
 		gs[i].x -= bx0
@@ -480,7 +517,6 @@ func layoutPage(pg *pdfPage, gs []glyph, rotate int, bx0, by1 float64) {
 			}
 		}
 	}
-	_ = rotate // glyph directions already include the page's own rotation of its content
 	pg.text = b.String()
 }
 

@@ -92,6 +92,9 @@ func loadFont(v pdf.Value) *font {
 		}
 		return f
 	}
+	if ot1Font(v) {
+		f.enc = ot1Encoding{f.enc}
+	}
 	f.first = int(v.Key("FirstChar").Int64())
 	ws := v.Key("Widths")
 	for i := 0; i < ws.Len() && i < 256; i++ {
@@ -114,6 +117,46 @@ func (f *font) width(code int) float64 {
 		return f.widths[i]
 	}
 	return f.dw
+}
+
+// ot1Font reports whether v is one of TeX's Computer Modern text fonts
+// (CMR, CMBX, CMTI, …) with neither an encoding nor a Unicode map: its
+// codes are then TeX's OT1 layout, whose low codes are ligatures (fi, fl),
+// accents and letters (ß, æ) that no standard encoding names.
+func ot1Font(v pdf.Value) bool {
+	if v.Key("ToUnicode").Kind() != pdf.Null || v.Key("Encoding").Kind() != pdf.Null {
+		return false
+	}
+	name := v.Key("BaseFont").Name()
+	if i := strings.IndexByte(name, '+'); i >= 0 {
+		name = name[i+1:]
+	}
+	for _, p := range []string{"CMR", "CMBX", "CMTI", "CMSL", "CMSS", "CMCSC", "CMB", "CMDUNH", "CMFIB", "CMU"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// ot1 maps the OT1 codes that differ from ASCII.
+var ot1 = map[byte]string{
+	0x00: "Γ", 0x01: "Δ", 0x02: "Θ", 0x03: "Λ", 0x04: "Ξ", 0x05: "Π", 0x06: "Σ", 0x07: "Υ",
+	0x08: "Φ", 0x09: "Ψ", 0x0A: "Ω", 0x0B: "ff", 0x0C: "fi", 0x0D: "fl", 0x0E: "ffi", 0x0F: "ffl",
+	0x10: "ı", 0x11: "ȷ", 0x19: "ß", 0x1A: "æ", 0x1B: "œ", 0x1C: "ø", 0x1D: "Æ", 0x1E: "Œ", 0x1F: "Ø",
+	0x22: "”", 0x27: "’", 0x3C: "¡", 0x3E: "¿", 0x5C: "“", 0x60: "‘", 0x7B: "–", 0x7C: "—",
+}
+
+// ot1Encoding decodes OT1 codes, and the others as the font's encoding.
+type ot1Encoding struct{ base pdf.TextEncoding }
+
+func (e ot1Encoding) Decode(raw string) string {
+	if len(raw) == 1 {
+		if s, ok := ot1[raw[0]]; ok {
+			return s
+		}
+	}
+	return e.base.Decode(raw)
 }
 
 type nopEncoding struct{}

@@ -273,13 +273,30 @@ func (c columns) empty() bool { return len(c.starts)+len(c.ends) == 0 }
 const edgeTol = 1.5
 
 // findColumns finds the column edges of a table among lines: edges shared
-// by at least three lines and half of them; a table needs two such edges,
-// or one shared by four fifths of three lines or more. Running text has
+// by at least three lines and half of them. A table needs two column starts
+// (three columns), or else edges after gaps of a font size or more (two
+// of them, or one shared by four fifths of three lines or more): a
+// numbered list ("1. First", "2. Second") shares one start edge and one
+// end edge with a word space between, and stays text. Running text has
 // none: its word edges fall anywhere.
 func findColumns(lines [][]run, size float64) columns {
 	if len(lines) < 3 {
 		return columns{}
 	}
+	if c, _ := edgesAfter(lines, 0.15*size); len(c.starts) >= 2 {
+		return c
+	}
+	c, best := edgesAfter(lines, size)
+	if len(c.starts)+len(c.ends) < 2 && 5*best < 4*len(lines) {
+		return columns{}
+	}
+	return c
+}
+
+// edgesAfter finds the word edges that at least three lines and half of
+// them share, counting only words set apart by gap or more; best is the
+// most lines sharing one.
+func edgesAfter(lines [][]run, gap float64) (c columns, best int) {
 	type edge struct {
 		x, other float64 // the edge, and the word's other edge
 		line     int
@@ -288,7 +305,7 @@ func findColumns(lines [][]run, size float64) columns {
 	for i, ln := range lines {
 		ws := lineWords(ln)
 		for j := 1; j < len(ws); j++ {
-			if ws[j].x0-ws[j-1].x1 < 0.15*size {
+			if ws[j].x0-ws[j-1].x1 < gap || leader(ws[j].s) || leader(ws[j-1].s) {
 				continue
 			}
 			starts = append(starts, edge{ws[j].x0, ws[j].x1, i})
@@ -298,7 +315,7 @@ func findColumns(lines [][]run, size float64) columns {
 	// aligned clusters edges; words of one width aligned on both edges
 	// count once, as starts (equal numbers under a left-aligned heading do
 	// not make a right-aligned column).
-	aligned := func(es []edge, right bool) (xs []float64, best int) {
+	aligned := func(es []edge, right bool) (xs []float64) {
 		slices.SortFunc(es, func(a, b edge) int { return cmp.Compare(a.x, b.x) })
 		for i := 0; i < len(es); {
 			j := i
@@ -309,30 +326,31 @@ func findColumns(lines [][]run, size float64) columns {
 				lo, hi = min(lo, es[j].other), max(hi, es[j].other)
 				j++
 			}
-			if right && hi-lo <= 2*edgeTol {
-				i = j
-				continue
-			}
-			if n := len(seen); n >= 3 && 2*n >= len(lines) {
+			if n := len(seen); (!right || hi-lo > 2*edgeTol) && n >= 3 && 2*n >= len(lines) {
 				xs = append(xs, es[i].x)
 				best = max(best, n)
 			}
 			i = j
 		}
-		return xs, best
+		return xs
 	}
-	var c columns
-	var bs, be int
-	c.starts, bs = aligned(starts, false)
-	c.ends, be = aligned(ends, true)
-	if n := len(c.starts) + len(c.ends); n < 2 && 5*max(bs, be) < 4*len(lines) {
-		return columns{}
-	}
-	return c
+	c.starts = aligned(starts, false)
+	c.ends = aligned(ends, true)
+	return c, best
+}
+
+// leader reports whether s is part of a dot leader (a table of contents'
+// ". . . . 12"): its dots are evenly spaced on every line, like column
+// edges, but never make cells.
+func leader(s string) bool {
+	return strings.Trim(s, ".·…") == ""
 }
 
 // splits reports whether a table's column edge falls between words p and w.
 func (c columns) splits(p, w word) bool {
+	if leader(p.s) || leader(w.s) {
+		return false
+	}
 	for _, x := range c.starts {
 		if w.x0 >= x-edgeTol && w.x0 <= x+3*edgeTol {
 			return true
@@ -376,7 +394,7 @@ func (l leaf) text(cols columns) string {
 			if j > 0 {
 				p := ws[j-1]
 				gap := w.x0 - p.x1
-				if gap >= cellGap*l.size || (row && gap >= 0.15*l.size && cols.splits(p, w)) {
+				if (gap >= cellGap*l.size && !leader(p.s) && !leader(w.s)) || (row && gap >= 0.15*l.size && cols.splits(p, w)) {
 					b.WriteString(" | ")
 				} else {
 					b.WriteByte(' ')

@@ -7,6 +7,7 @@ import (
 	"image"
 	"image/color"
 	"image/jpeg"
+	"image/png"
 	"os"
 	"strings"
 	"testing"
@@ -45,11 +46,41 @@ func TestPDFLayout(t *testing.T) {
 			table = append(table, show{x: 50 + 150*float64(j), y: 500 - 14*float64(i), size: 10, s: cell})
 		}
 	}
+	var toc []show
+	for i, entry := range []string{"1 Introduction", "2 Related work", "3 Method", "4 Results"} {
+		y := 600 - 14*float64(i)
+		toc = append(toc, show{x: 50, y: y, size: 10, s: entry})
+		for x := 200.0; x <= 300; x += 10 {
+			toc = append(toc, show{x: x, y: y, size: 10, s: "."})
+		}
+		toc = append(toc, show{x: 320, y: y, size: 10, s: string(rune('3' + 2*i))})
+	}
 	tests := []struct {
 		name  string
 		pages []genPage
 		want  []string // page texts
 	}{
+		{
+			name:  "dot leaders are not table columns",
+			pages: []genPage{{shows: toc}},
+			want:  []string{"1 Introduction . . . . . . . . . . . 3\n2 Related work . . . . . . . . . . . 5\n3 Method . . . . . . . . . . . 7\n4 Results . . . . . . . . . . . 9"},
+		},
+		{
+			name: "a numbered list is not a table",
+			pages: []genPage{{shows: []show{
+				{x: 50, y: 700, size: 10, s: "1."}, {x: 64, y: 700, size: 10, s: "Send the invoice"},
+				{x: 50, y: 686, size: 10, s: "2."}, {x: 64, y: 686, size: 10, s: "Wait for payment"},
+				{x: 50, y: 672, size: 10, s: "3."}, {x: 64, y: 672, size: 10, s: "Archive it"},
+				{x: 50, y: 658, size: 10, s: "4."}, {x: 64, y: 658, size: 10, s: "Report"},
+			}}},
+			want: []string{"1. Send the invoice\n2. Wait for payment\n3. Archive it\n4. Report"},
+		},
+		{
+			name: "TeX's OT1 ligatures without a Unicode map",
+			// \x0c is fi, \x0e ffi, \x19 ß, \x7b an en dash in CMR10.
+			pages: []genPage{{shows: []show{{x: 50, y: 700, size: 10, font: "F2", s: "e\x0ecient \x0cnal Stra\x19e 1\x7b2"}}}},
+			want:  []string{"efficient final Straße 1–2"},
+		},
 		{
 			name:  "two columns in reading order",
 			pages: []genPage{{shows: append(append(lines(50, 750, "A title across the page"), right...), left...)}},
@@ -105,6 +136,27 @@ func TestPDFLayout(t *testing.T) {
 				t.Errorf("meta = %+v", doc.Meta)
 			}
 		})
+	}
+}
+
+func TestPDFPageLabels(t *testing.T) {
+	t.Parallel()
+	pages := make([]genPage, 7)
+	for i := range pages {
+		pages[i] = genPage{shows: lines(50, 700, "Text")}
+	}
+	// Front matter i–iii, then 1–2, then appendix pages.
+	b := makePDFWith(pages, "/PageLabels << /Nums [0 << /S /r >> 3 << /S /D >> 5 << /S /D /P (A-) >>] >> ")
+	doc := readPDF(t, b, document.Options{})
+	var got []string
+	for _, p := range doc.Pages {
+		got = append(got, p.Label)
+	}
+	if want := "i ii iii 1 2 A-1 A-2"; strings.Join(got, " ") != want {
+		t.Errorf("labels = %q, want %q", strings.Join(got, " "), want)
+	}
+	if plain := readPDF(t, makePDF(pages[:1]), document.Options{}); plain.Pages[0].Label != "" {
+		t.Errorf("a file without labels got %q", plain.Pages[0].Label)
 	}
 }
 
@@ -194,6 +246,16 @@ func TestPDFScannedPage(t *testing.T) {
 	if got := pageText(ocr, 1); got != "Scanned invoice 42" {
 		t.Errorf("OCR page text = %q", got)
 	}
+	gray := image.NewGray(image.Rect(0, 0, 90, 120))
+	for i := range gray.Pix {
+		gray.Pix[i] = uint8(i % 251)
+	}
+	flate := readPDF(t, makePDF([]genPage{{flate: gray}}), document.Options{})
+	if im := flate.Pages[0].Image; im == nil || im.MediaType != "image/png" || im.Width != 90 || im.Height != 120 {
+		t.Fatalf("PNG-predicted page image = %+v, warnings %q", im, flate.Warnings)
+	} else if dec, err := png.Decode(bytes.NewReader(im.Data)); err != nil || dec.(*image.Gray).Pix[5*90+7] != gray.Pix[5*90+7] {
+		t.Errorf("PNG-predicted page image does not decode to its samples: %v", err)
+	}
 	small := readPDF(t, b, document.Options{Limits: document.Limits{MaxImagePixels: 100 * 100}})
 	if im := small.Pages[1].Image; im.Width*im.Height > 100*100 || im.Width == 0 {
 		t.Errorf("downscaled page image is %dx%d, over 10,000 pixels", im.Width, im.Height)
@@ -238,6 +300,7 @@ func TestPDFBadInput(t *testing.T) {
 		{name: "wrong password refused", in: encSecret, password: "nope", wantErr: document.ErrEncrypted, errHas: "password given"},
 		{name: "right password opens", in: encSecret, password: "secret", want: "needs the password"},
 		{name: "pdf 2.0 header", in: append([]byte("%PDF-2.0\n"), good[9:]...), want: "Second page."},
+		{name: "junk before the header", in: append([]byte("X-Gateway: scanned\r\n"), good...), want: "Second page."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -256,6 +319,41 @@ func TestPDFBadInput(t *testing.T) {
 				t.Errorf("text = %q, want it to contain %q", doc.Text, tt.want)
 			}
 		})
+	}
+}
+
+func TestPDFBrokenPageKeepsTheOthers(t *testing.T) {
+	t.Parallel()
+	b := makePDF([]genPage{{shows: lines(50, 700, "The good page.")}, {shows: lines(50, 700, "The broken page.")}})
+	// The second page's object (the last page object written) no longer
+	// is what the cross-reference table says it is.
+	i := bytes.LastIndex(b, []byte("0 obj\n<< /Type /Page "))
+	b[i] = '7'
+	doc := readPDF(t, b, document.Options{})
+	if len(doc.Pages) != 1 || pageText(doc, 0) != "The good page." {
+		t.Fatalf("pages %d, text %q", len(doc.Pages), doc.Text)
+	}
+	if len(doc.Warnings) != 1 || !strings.Contains(doc.Warnings[0], "page tree is unreadable") {
+		t.Errorf("warnings = %q", doc.Warnings)
+	}
+}
+
+func TestPDFDetection(t *testing.T) {
+	t.Parallel()
+	good := makePDF([]genPage{{shows: lines(50, 700, "Text")}})
+	tests := []struct {
+		name string
+		in   []byte
+		want string
+	}{
+		{"a pdf", good, "pdf"},
+		{"junk first", append([]byte("garbage line\n"), good...), "pdf"},
+		{"a text quoting a header", []byte("A PDF starts with %PDF-1.7 and ends with a trailer.\n"), "text"},
+	}
+	for _, tt := range tests {
+		if got := document.Detect(bytes.NewReader(tt.in), int64(len(tt.in)), ""); got != tt.want {
+			t.Errorf("%s: detected %q, want %q", tt.name, got, tt.want)
+		}
 	}
 }
 

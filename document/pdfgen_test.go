@@ -2,7 +2,9 @@ package document_test
 
 import (
 	"bytes"
+	"compress/zlib"
 	"fmt"
+	"image"
 	"strings"
 )
 
@@ -13,7 +15,8 @@ import (
 type show struct {
 	x, y, size float64
 	s          string
-	rot        int // quarter turns of the text direction
+	rot        int    // quarter turns of the text direction
+	font       string // "F2": TeX's CMR10, with neither encoding nor Unicode map; "" Helvetica
 }
 
 // genPage is a page to generate: its text, an optional full-page JPEG
@@ -22,6 +25,9 @@ type genPage struct {
 	shows  []show
 	jpeg   []byte
 	jw, jh int
+	// flate is a gray image stored with Flate and a PNG predictor (how
+	// img2pdf and many scanners store PNG scans).
+	flate  *image.Gray
 	rotate int
 }
 
@@ -33,7 +39,10 @@ func esc(s string) string {
 // makePDF writes a PDF of the pages with Helvetica (WinAnsi, every glyph
 // 500 units wide so positions are easy to reason about) and a correct
 // cross-reference table.
-func makePDF(pages []genPage) []byte {
+func makePDF(pages []genPage) []byte { return makePDFWith(pages, "") }
+
+// makePDFWith adds catalog entries (e.g. "/PageLabels << … >>").
+func makePDFWith(pages []genPage, catalog string) []byte {
 	var b bytes.Buffer
 	var offsets []int
 	obj := func(body string) int {
@@ -48,6 +57,7 @@ func makePDF(pages []genPage) []byte {
 	offsets = append(offsets, 0, 0)
 	widths := strings.TrimSpace(strings.Repeat("500 ", 224))
 	font := obj("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding /FirstChar 32 /LastChar 255 /Widths [" + widths + "] >>")
+	cmr := obj("<< /Type /Font /Subtype /Type1 /BaseFont /ABCDEF+CMR10 /FirstChar 0 /LastChar 127 /Widths [" + strings.TrimSpace(strings.Repeat("500 ", 128)) + "] >>")
 	var kids []string
 	for _, p := range pages {
 		var c strings.Builder
@@ -61,13 +71,36 @@ func makePDF(pages []genPage) []byte {
 			case 3:
 				a, bb, cc, d = 0, -1, 1, 0
 			}
-			fmt.Fprintf(&c, "BT /F1 %g Tf %d %d %d %d %g %g Tm (%s) Tj ET\n", s.size, a, bb, cc, d, s.x, s.y, esc(s.s))
+			f := s.font
+			if f == "" {
+				f = "F1"
+			}
+			fmt.Fprintf(&c, "BT /%s %g Tf %d %d %d %d %g %g Tm (%s) Tj ET\n", f, s.size, a, bb, cc, d, s.x, s.y, esc(s.s))
 		}
-		res := fmt.Sprintf("/Font << /F1 %d 0 R >>", font)
+		res := fmt.Sprintf("/Font << /F1 %d 0 R /F2 %d 0 R >>", font, cmr)
 		if p.jpeg != nil {
 			img := obj(fmt.Sprintf("<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /DCTDecode /Length %d >>\nstream\n%s\nendstream", p.jw, p.jh, len(p.jpeg), p.jpeg))
 			res += fmt.Sprintf(" /XObject << /Im1 %d 0 R >>", img)
 			c.WriteString("q 612 0 0 792 0 0 cm /Im1 Do Q\n")
+		}
+		if g := p.flate; g != nil {
+			var z bytes.Buffer
+			zw := zlib.NewWriter(&z)
+			for y := range g.Rect.Dy() {
+				zw.Write([]byte{1}) // the Sub filter: each byte less its left neighbour
+				row := g.Pix[y*g.Stride : y*g.Stride+g.Rect.Dx()]
+				for x := range row {
+					left := byte(0)
+					if x > 0 {
+						left = row[x-1]
+					}
+					zw.Write([]byte{row[x] - left})
+				}
+			}
+			zw.Close()
+			img := obj(fmt.Sprintf("<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode /DecodeParms << /Predictor 15 /Colors 1 /BitsPerComponent 8 /Columns %d >> /Length %d >>\nstream\n%s\nendstream", g.Rect.Dx(), g.Rect.Dy(), g.Rect.Dx(), z.Len(), z.Bytes()))
+			res += fmt.Sprintf(" /XObject << /Im2 %d 0 R >>", img)
+			c.WriteString("q 612 0 0 792 0 0 cm /Im2 Do Q\n")
 		}
 		content := obj(fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", c.Len(), c.String()))
 		extra := ""
@@ -80,7 +113,7 @@ func makePDF(pages []genPage) []byte {
 	offsets[1] = b.Len()
 	fmt.Fprintf(&b, "2 0 obj\n<< /Type /Pages /Kids [%s] /Count %d >>\nendobj\n", strings.Join(kids, " "), len(pages))
 	offsets[0] = b.Len()
-	b.WriteString("1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n")
+	fmt.Fprintf(&b, "1 0 obj\n<< /Type /Catalog /Pages 2 0 R %s>>\nendobj\n", catalog)
 	xref := b.Len()
 	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(offsets)+1)
 	for _, off := range offsets {

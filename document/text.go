@@ -23,7 +23,7 @@ func init() {
 	Register(Format{
 		Name:       "text",
 		MediaType:  "text/plain; charset=utf-8",
-		Extensions: []string{".txt", ".text", ".md", ".markdown", ".log", ".json", ".xml", ".yaml", ".yml"},
+		Extensions: []string{".txt", ".text", ".md", ".markdown", ".log"}, // only hints: the catch-all must not win a tie by name (an .xml file of XHTML is HTML)
 		Version:    "1",
 		Match:      matchText,
 		Priority:   -1000, // the catch-all: every other format goes first
