@@ -29,7 +29,7 @@ func decodeDOCX(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (
 		return nil, err
 	}
 	a, main, rels := pkg.a, pkg.main, pkg.rels
-	dr := &docxReader{ctx: ctx, a: a, w: newTextWriter(opts.Limits), counters: map[string][]int{}, notes: map[string]int{}}
+	dr := &docxReader{ctx: ctx, a: a, main: main, w: newTextWriter(opts.Limits), counters: map[string][]int{}, notes: map[string]int{}}
 	if r, ok := relOfType(rels, "/numbering"); ok && a.has(r.Target) {
 		b, err := a.read(ctx, r.Target)
 		if err != nil {
@@ -50,11 +50,9 @@ func decodeDOCX(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (
 			return nil, err
 		}
 	}
-	text, _, err := dr.w.text()
-	if err != nil {
+	if doc.Text, doc.Pages, err = dr.w.text(); err != nil {
 		return nil, err
 	}
-	doc.Text = text
 	return doc, nil
 }
 
@@ -64,6 +62,7 @@ type docxReader struct {
 	a         *archive
 	w         *textWriter
 	numbering map[string][]numLevel // numId → levels
+	main      string                // the body part, where page breaks count
 	counters  map[string][]int      // numId → count per level
 	notes     map[string]int        // "footnote 2" → the number shown, in order of citation
 }
@@ -105,11 +104,12 @@ type docxTable struct {
 }
 
 func (dr *docxReader) part(name string) error {
-	b, err := dr.a.read(dr.ctx, name)
+	rc, err := dr.a.open(dr.ctx, name)
 	if err != nil {
 		return err
 	}
-	d := newXMLDecoder(b)
+	defer rc.Close()
+	d := newXMLStream(rc)
 	var (
 		para      strings.Builder
 		inText    bool
@@ -121,11 +121,24 @@ func (dr *docxReader) part(name string) error {
 		tables    []*docxTable
 		inList    bool
 		separator bool // the footnote being read is a separator line
+		charts    []string
+		// A page break seen in the body: before the paragraph when it came
+		// before any of its text, else after it.
+		breakBefore, breakAfter bool
 	)
+	body := name == dr.main
 	w := dr.w
 	flushPara := func() {
 		text := strings.TrimSpace(para.String())
 		para.Reset()
+		if breakBefore && len(tables) == 0 {
+			w.pageBreak()
+			breakBefore = false
+		}
+		if breakAfter && len(tables) == 0 {
+			defer w.pageBreak()
+			breakAfter = false
+		}
 		marker := ""
 		if numID != "" && numID != "0" {
 			marker = dr.marker(numID, ilvl)
@@ -169,6 +182,9 @@ func (dr *docxReader) part(name string) error {
 				skip++
 				continue
 			}
+			if id := chartRef(t); id != "" {
+				charts = append(charts, id)
+			}
 			switch t.Name.Local {
 			case "Fallback", "delText", "instrText", "moveFrom":
 				skip = 1
@@ -196,7 +212,14 @@ func (dr *docxReader) part(name string) error {
 					para.WriteString("\t")
 				}
 			case "br", "cr":
+				if body && attr(t, "type") == "page" {
+					breakBefore, breakAfter = breakBefore || para.Len() == 0, breakAfter || para.Len() > 0
+				}
 				para.WriteString("\n")
+			case "lastRenderedPageBreak", "pageBreakBefore":
+				if body && (t.Name.Local == "lastRenderedPageBreak" || attr(t, "val") != "0" && attr(t, "val") != "false") {
+					breakBefore, breakAfter = breakBefore || para.Len() == 0, breakAfter || para.Len() > 0
+				}
 			case "noBreakHyphen":
 				para.WriteString("-")
 			case "footnoteReference", "endnoteReference":
@@ -271,7 +294,7 @@ func (dr *docxReader) part(name string) error {
 	if inList {
 		w.endLines()
 	}
-	return nil
+	return writeCharts(dr.ctx, dr.a, name, charts, w)
 }
 
 // noteNumber is the number a footnote or endnote shows: Word numbers
@@ -290,7 +313,7 @@ func (dr *docxReader) noteNumber(kind, id string) string {
 		dr.notes[key] = n
 	}
 	if kind == "endnote" {
-		return strings.ToLower(roman(n))
+		return strings.ToLower(romanNumeral(n))
 	}
 	return strconv.Itoa(n)
 }
@@ -343,14 +366,14 @@ func formatNumber(n int, format string) string {
 	case "upperLetter":
 		return columnName(n - 1)
 	case "lowerRoman":
-		return strings.ToLower(roman(n))
+		return strings.ToLower(romanNumeral(n))
 	case "upperRoman":
-		return roman(n)
+		return romanNumeral(n)
 	}
 	return strconv.Itoa(n)
 }
 
-func roman(n int) string {
+func romanNumeral(n int) string {
 	if n <= 0 || n >= 4000 {
 		return strconv.Itoa(n)
 	}
@@ -372,18 +395,10 @@ func roman(n int) string {
 func readNumbering(b []byte) map[string][]numLevel {
 	abstract := map[string][]numLevel{}
 	numToAbs := map[string]string{}
-	d := newXMLDecoder(b)
 	var absID, numID string
 	lvl := -1
-	for {
-		t, err := d.Token()
-		if err != nil {
-			break
-		}
-		e, ok := t.(xml.StartElement)
-		if !ok {
-			continue
-		}
+	// Best effort: a damaged numbering part leaves plain "-" markers.
+	_ = eachStart(b, "numbering", func(e xml.StartElement) {
 		switch e.Name.Local {
 		case "abstractNum":
 			absID, numID = attr(e, "abstractNumId"), ""
@@ -410,7 +425,7 @@ func readNumbering(b []byte) map[string][]numLevel {
 				abstract[absID][lvl].text = attr(e, "val")
 			}
 		}
-	}
+	})
 	out := map[string][]numLevel{}
 	for num, abs := range numToAbs {
 		out[num] = abstract[abs]

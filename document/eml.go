@@ -220,11 +220,12 @@ func (mr *mimeReader) part(h textproto.MIMEHeader, body io.Reader, depth int) er
 		name = ""
 	}
 	if strings.HasPrefix(mediaType, "multipart/") {
-		boundary := params["boundary"]
-		if boundary == "" {
-			return fmt.Errorf("%w: %s part without a boundary", ErrCorrupt, mediaType)
+		if boundary := params["boundary"]; boundary != "" {
+			return mr.multipart(mediaType, boundary, body, depth)
 		}
-		return mr.multipart(mediaType, boundary, body, depth)
+		// Without a boundary the parts cannot be told apart: keep the text.
+		mr.warnings = append(mr.warnings, mediaType+" without a boundary: read as plain text")
+		mediaType, params = "text/plain", map[string]string{}
 	}
 	data, err := mr.decoded(h, body)
 	if err != nil {

@@ -35,18 +35,13 @@ func decodeEPUB(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (
 		return nil, err
 	}
 	opf := ""
-	d := newXMLDecoder(container)
-	for opf == "" {
-		t, err := nextToken(d, "META-INF/container.xml")
-		if err != nil {
-			return nil, err
-		}
-		if t == nil {
-			break
-		}
-		if e, ok := t.(xml.StartElement); ok && e.Name.Local == "rootfile" {
+	err = eachStart(container, "META-INF/container.xml", func(e xml.StartElement) {
+		if e.Name.Local == "rootfile" && opf == "" {
 			opf = resolvePart("", attr(e, "full-path"))
 		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	if opf == "" {
 		return nil, fmt.Errorf("%w: META-INF/container.xml names no package document", ErrCorrupt)
@@ -60,19 +55,7 @@ func decodeEPUB(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (
 	hrefs := map[string]string{} // manifest id → part
 	types := map[string]string{}
 	var spine []string
-	d = newXMLDecoder(pkg)
-	for {
-		t, err := nextToken(d, opf)
-		if err != nil {
-			return nil, err
-		}
-		if t == nil {
-			break
-		}
-		e, ok := t.(xml.StartElement)
-		if !ok {
-			continue
-		}
+	err = eachStart(pkg, opf, func(e xml.StartElement) {
 		switch e.Name.Local {
 		case "item":
 			hrefs[attr(e, "id")] = resolvePart(opf, attr(e, "href"))
@@ -80,6 +63,9 @@ func decodeEPUB(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (
 		case "itemref":
 			spine = append(spine, attr(e, "idref"))
 		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	w := newTextWriter(opts.Limits)
 	for _, id := range spine {

@@ -12,11 +12,17 @@ import (
 
 // zipOf builds a zip container from name/content pairs, in order.
 func zipOf(t testing.TB, parts ...string) []byte {
+	return zipWith(t, zip.Deflate, parts...)
+}
+
+// zipWith is zipOf with the given compression method (Store makes fuzzing
+// faster); ODF's "mimetype" is always stored, as the format requires.
+func zipWith(t testing.TB, method uint16, parts ...string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
 	for i := 0; i+1 < len(parts); i += 2 {
-		method := zip.Deflate
+		method := method
 		if parts[i] == "mimetype" {
 			method = zip.Store
 		}

@@ -116,7 +116,7 @@ func fuzzPart(f *testing.F, fixture, part, format string) {
 			}
 			kv = append(kv, n, string(v))
 		}
-		fuzzRead(t, format, zipOf(t, kv...))
+		fuzzRead(t, format, zipWith(t, zip.Store, kv...))
 	})
 }
 

@@ -9,6 +9,26 @@ import (
 	"testing"
 )
 
+// reportText is what report.fodt says, in order, as the DOCX, ODT and RTF
+// made from it must read: header, body with a footnote, bullet and
+// numbered lists, a table followed by a paragraph, the footnote, footer.
+var reportText = []string{
+	"Acme Corporation confidential header",
+	"The supplier Globex delivered widgets in March.[1] Payment is due",
+	"- First item: invoice number INV-2041\n- Second item",
+	"Terms:\n\n1. Pay within thirty days\n2. Keep the receipt\n\n",
+	"Product | Quantity | Price\nWidget | 10 | 100.00\nGadget | 5 | 50.00\n\nSigned by",
+	"[1] Delivery dates were confirmed by the warehouse.",
+	"Footer line with registration number 12345",
+}
+
+// sheetText is what sheet.fods holds, as the XLSX and ODS made from it
+// must read.
+var sheetText = []string{
+	"Sheet: Invoices\nA1: Number | Customer | Amount | Date\nA2: INV-1 | Globex | 1250.5 | 2026-03-14",
+	"Sheet: Customers\nA1: Name | City\nA2: Globex | Springfield",
+}
+
 // TestFormatsFixtures reads each fixture (made with libreoffice, pandoc or
 // by hand, see testdata/formats/README.md) by content alone and checks the
 // text, the pages and the metadata each format promises.
@@ -22,32 +42,10 @@ func TestFormatsFixtures(t *testing.T) {
 		title  string
 		kids   []string // attachments: "name format"
 	}{
-		{"report.docx", "docx", []string{
-			"Acme Corporation confidential header",
-			"The supplier Globex delivered widgets in March.[1] Payment is due",
-			"- First item: invoice number INV-2041\n- Second item",
-			"Terms:\n\n1. Pay within thirty days\n2. Keep the receipt\n\n",
-			"Product | Quantity | Price\nWidget | 10 | 100.00\nGadget | 5 | 50.00",
-			"[1] Delivery dates were confirmed by the warehouse.",
-			"Footer line with registration number 12345",
-		}, nil, "Quarterly Invoice Report", nil},
-		{"sheet.xlsx", "xlsx", []string{
-			"Sheet: Invoices\nA1: Number | Customer | Amount | Date\nA2: INV-1 | Globex | 1250.5 | 2026-03-14",
-			"Sheet: Customers\nA1: Name | City\nA2: Globex | Springfield",
-		}, []string{"Invoices", "Customers"}, "", nil},
-		{"report.odt", "odt", []string{
-			"Acme Corporation confidential header",
-			"The supplier Globex delivered widgets in March.[1] Payment is due",
-			"- First item: invoice number INV-2041\n- Second item",
-			"Terms:\n\n1. Pay within thirty days\n2. Keep the receipt\n\n",
-			"Product | Quantity | Price\nWidget | 10 | 100.00\nGadget | 5 | 50.00",
-			"[1] Delivery dates were confirmed by the warehouse.",
-			"Footer line with registration number 12345",
-		}, nil, "Quarterly Invoice Report", nil},
-		{"sheet.ods", "ods", []string{
-			"Sheet: Invoices\nA1: Number | Customer | Amount | Date\nA2: INV-1 | Globex | 1250.5 | 2026-03-14",
-			"Sheet: Customers\nA1: Name | City\nA2: Globex | Springfield",
-		}, []string{"Invoices", "Customers"}, "", nil},
+		{"report.docx", "docx", reportText, nil, "Quarterly Invoice Report", nil},
+		{"sheet.xlsx", "xlsx", sheetText, []string{"Invoices", "Customers"}, "", nil},
+		{"report.odt", "odt", reportText, nil, "Quarterly Invoice Report", nil},
+		{"sheet.ods", "ods", sheetText, []string{"Invoices", "Customers"}, "", nil},
 		{"slides.pptx", "pptx", []string{
 			"Slide 1\n\nSupplier Review",
 			"Slide 2\n\nRevenue grew\n\nGlobex ordered 400 widgets\nInitech renewed the contract",
@@ -55,15 +53,7 @@ func TestFormatsFixtures(t *testing.T) {
 			"Slide 3", "Sign the renewal before the end of April.", "Notes:\nAsk legal about clause seven.",
 			"Slide 4\n\nPrices\n\nProduct | Price\nWidget | 100\nGadget | 50",
 		}, []string{"", "", "", ""}, "Supplier Review", nil},
-		{"report.rtf", "rtf", []string{
-			"Acme Corporation confidential header",
-			"The supplier Globex delivered widgets in March.[1] Payment is due",
-			"- First item: invoice number INV-2041\n- Second item",
-			"Terms:\n\n1. Pay within thirty days\n2. Keep the receipt\n\n",
-			"Product | Quantity | Price\nWidget | 10 | 100.00\nGadget | 5 | 50.00\n\nSigned by",
-			"[1] Delivery dates were confirmed by the warehouse.",
-			"Footer line with registration number 12345",
-		}, nil, "Quarterly Invoice Report", nil},
+		{"report.rtf", "rtf", reportText, nil, "Quarterly Invoice Report", nil},
 		{"book.epub", "epub", []string{
 			"The Widget Handbook",
 			"Chapter one\n\nWidgets are assembled in Springfield",
@@ -325,6 +315,7 @@ func TestHTMLMainContent(t *testing.T) {
 		{"small article", `<p>Invoice total 1,250.00 EUR due 13 April.</p><p>Bank: Globex Bank, IBAN DE89 3704.</p><article><p>Tip</p></article>`, []string{"Invoice total", "IBAN DE89 3704", "Tip"}, nil},
 		{"main article", `<div><a href="/">Home</a> <a href="/x">Products</a> about the site</div><article><header><h1>Widget recall</h1></header><p>` + strings.Repeat("All widgets of batch 7 are recalled. ", 5) + `</p></article>`, []string{"Widget recall", "batch 7"}, []string{"Products"}},
 		{"hidden", `<p>Visible text</p><p hidden>secret one</p><div style="display: none">secret two</div><span aria-hidden="true">secret three</span>`, []string{"Visible text"}, []string{"secret"}},
+		{"layout table", `<table><tr><td><h2>Invoice 7</h2><table><tr><td>Widget</td><td>10</td></tr><tr><td>Gadget</td><td>5</td></tr></table></td></tr><tr><td><p>Thanks</p></td></tr></table>`, []string{"Invoice 7\n\nWidget | 10\nGadget | 5\n\nThanks"}, nil},
 		{"page chrome", `<header>Site banner</header><nav>Home About</nav><p>Body text</p><aside>Ads here</aside><footer>Imprint</footer><script>var x</script>`, []string{"Body text"}, []string{"Site banner", "Home About", "Ads here", "Imprint", "var x"}},
 	}
 	for _, tc := range tests {
@@ -345,5 +336,94 @@ func TestHTMLMainContent(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestChartSeries: a chart's cached series reach the text with their
+// categories, from a Word document and a slide alike.
+func TestChartSeries(t *testing.T) {
+	t.Parallel()
+	chart := `<c:chartSpace xmlns:c="http://schemas.openxmlformats.org/drawingml/2006/chart" xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main"><c:chart><c:title><c:tx><c:rich><a:p><a:r><a:t>Revenue</a:t></a:r></a:p></c:rich></c:tx></c:title><c:plotArea><c:barChart><c:ser>` +
+		`<c:tx><c:strRef><c:strCache><c:pt idx="0"><c:v>EUR</c:v></c:pt></c:strCache></c:strRef></c:tx>` +
+		`<c:cat><c:strRef><c:strCache><c:pt idx="0"><c:v>Q1</c:v></c:pt><c:pt idx="1"><c:v>Q2</c:v></c:pt></c:strCache></c:strRef></c:cat>` +
+		`<c:val><c:numRef><c:numCache><c:pt idx="0"><c:v>1250</c:v></c:pt><c:pt idx="1"><c:v>990.5</c:v></c:pt></c:numCache></c:numRef></c:val></c:ser></c:barChart></c:plotArea></c:chart></c:chartSpace>`
+	b := zipOf(t, "[Content_Types].xml", docxTypes,
+		"word/document.xml", `<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" xmlns:c="http://schemas.openxmlformats.org/drawingml/2006/chart" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><w:body><w:p><w:r><w:t>Figures below.</w:t></w:r></w:p><w:p><w:r><w:drawing><c:chart r:id="rId9"/></w:drawing></w:r></w:p></w:body></w:document>`,
+		"word/_rels/document.xml.rels", `<Relationships><Relationship Id="rId9" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/chart" Target="charts/chart1.xml"/></Relationships>`,
+		"word/charts/chart1.xml", chart)
+	d, err := ReadBytes(t.Context(), b, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "Chart: Revenue\nEUR: Q1 = 1250 | Q2 = 990.5"; !strings.Contains(d.Text, want) {
+		t.Errorf("text %q lacks %q", d.Text, want)
+	}
+}
+
+// TestDOCXPageBreaks: the pages Word last rendered (and hard page breaks)
+// become the document's pages; a break inside a paragraph ends the page
+// after it.
+func TestDOCXPageBreaks(t *testing.T) {
+	t.Parallel()
+	p := func(runs string) string { return `<w:p>` + runs + `</w:p>` }
+	r := func(s string) string { return `<w:r><w:t>` + s + `</w:t></w:r>` }
+	b := docxOf(t, p(r("Alpha page one."))+
+		p(`<w:r><w:lastRenderedPageBreak/><w:t>Bravo page two.</w:t></w:r>`)+
+		p(r("Charlie")+`<w:r><w:br w:type="page"/></w:r>`+r("still two."))+
+		p(r("Delta page three.")))
+	d, err := ReadBytes(t.Context(), b, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"Alpha page one.", "Bravo page two.\n\nCharlie\nstill two.", "Delta page three."}
+	if len(d.Pages) != len(want) {
+		t.Fatalf("%d pages %+v, want %d; text %q", len(d.Pages), d.Pages, len(want), d.Text)
+	}
+	for i, p := range d.Pages {
+		if got := d.Text[p.Start:p.End]; got != want[i] {
+			t.Errorf("page %d = %q, want %q", i+1, got, want[i])
+		}
+	}
+}
+
+// TestODTSoftPageBreaks: LibreOffice's recorded page breaks become pages.
+func TestODTSoftPageBreaks(t *testing.T) {
+	t.Parallel()
+	b := zipOf(t, "mimetype", "application/vnd.oasis.opendocument.text", "content.xml",
+		`<office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"><office:body><office:text>`+
+			`<text:p>First page.</text:p><text:soft-page-break/><text:p>Second page.</text:p><text:p>Long <text:soft-page-break/>paragraph.</text:p><text:p>Third page.</text:p>`+
+			`</office:text></office:body></office:document-content>`)
+	d, err := ReadBytes(t.Context(), b, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range d.Pages {
+		got = append(got, d.Text[p.Start:p.End])
+	}
+	if want := []string{"First page.", "Second page.\n\nLong paragraph.", "Third page."}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("pages %q, want %q", got, want)
+	}
+}
+
+// TestEMLDamaged: a damaged message keeps what can be read, with a
+// warning, instead of failing whole.
+func TestEMLDamaged(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ name, msg, want string }{
+		{"no boundary", "From: a@example.com\r\nSubject: s\r\nContent-Type: multipart/mixed\r\n\r\nInvoice 42 is attached.\r\n", "Invoice 42 is attached."},
+		{"truncated", "From: a@example.com\r\nSubject: s\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Type: text/plain\r\n\r\nInvoice 43 is attached.\r\n--b\r\nContent-Type: application/pdf\r\nContent-Transfer-Encoding: base64\r\n\r\nJVBER", "Invoice 43 is attached."},
+	}
+	for _, tc := range tests {
+		d, err := ReadBytes(t.Context(), []byte(tc.msg), Options{Name: tc.name + ".eml"})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if !strings.Contains(d.Text, tc.want) {
+			t.Errorf("%s: text %q lacks %q", tc.name, d.Text, tc.want)
+		}
+		if tc.name == "no boundary" && len(d.Warnings) == 0 {
+			t.Errorf("%s: no warning", tc.name)
+		}
 	}
 }

@@ -416,27 +416,44 @@ func inlineText(b *strings.Builder, n *html.Node) {
 }
 
 // table writes a table's rows, one per line, cells joined by cellSep; a
-// table inside a cell is flattened into that cell's text. A one-column
-// layout table is written as paragraphs.
+// table inside a cell is flattened into that cell's text. A table whose
+// rows have one cell each is layout, not data: its content is read as
+// blocks.
 func (hw *htmlWriter) table(n *html.Node) {
+	var rows [][]*html.Node
+	layout := true // no row has two cells: the table only lays out blocks
 	for c := range n.Descendants() {
 		if c.Type != html.ElementNode || c.DataAtom != atom.Tr || skipped(c) || closestTable(c) != n {
 			continue
 		}
-		var cells []string
+		var cells []*html.Node
 		for td := c.FirstChild; td != nil; td = td.NextSibling {
-			if td.Type != html.ElementNode || (td.DataAtom != atom.Td && td.DataAtom != atom.Th) || skipped(td) {
-				continue
+			if td.Type == html.ElementNode && (td.DataAtom == atom.Td || td.DataAtom == atom.Th) && !skipped(td) {
+				cells = append(cells, td)
 			}
-			var cell strings.Builder
-			inlineText(&cell, td)
-			cells = append(cells, cell.String())
 		}
-		if len(cells) == 1 {
-			hw.w.block(cells[0])
+		layout = layout && len(cells) <= 1
+		rows = append(rows, cells)
+	}
+	for _, cells := range rows {
+		if layout {
+			// A layout table (an e-mail's frame around an invoice): its cells'
+			// blocks, nested tables included, are read as a page's would be.
+			for _, td := range cells {
+				for c := td.FirstChild; c != nil; c = c.NextSibling {
+					hw.node(c)
+				}
+				hw.flush()
+			}
 			continue
 		}
-		hw.w.row("", cells)
+		texts := make([]string, len(cells))
+		for i, td := range cells {
+			var cell strings.Builder
+			inlineText(&cell, td)
+			texts[i] = cell.String()
+		}
+		hw.w.row("", texts)
 	}
 	if cap := findElement(n, atom.Caption); cap != nil && closestTable(cap) == n {
 		hw.w.line(collapseSpace(nodeText(cap)))

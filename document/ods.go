@@ -34,14 +34,15 @@ func decodeODS(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*
 	if err != nil {
 		return nil, err
 	}
-	content, err := a.read(ctx, "content.xml")
+	content, err := a.open(ctx, "content.xml")
 	if err != nil {
 		return nil, err
 	}
+	defer content.Close()
 	doc := &Document{}
 	odfMeta(ctx, a, &doc.Meta)
 	w := newTextWriter(opts.Limits)
-	d := newXMLDecoder(content)
+	d := newXMLStream(content)
 	var (
 		sheet            string
 		rowNum, col      int

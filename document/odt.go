@@ -66,7 +66,7 @@ func decodeODT(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*
 			return nil, err
 		}
 	}
-	if doc.Text, _, err = w.text(); err != nil {
+	if doc.Text, doc.Pages, err = w.text(); err != nil {
 		return nil, err
 	}
 	return doc, nil
@@ -92,6 +92,9 @@ func odfText(b []byte, name string, w *textWriter, region string, listStyles map
 		cell     *strings.Builder
 		tables   int
 		inList   bool
+		// LibreOffice's soft page breaks: before the paragraph when it came
+		// before any of its text, else after it.
+		breakBefore, breakAfter bool
 	)
 	regionStart := func(local string) bool {
 		switch region {
@@ -113,11 +116,23 @@ func odfText(b []byte, name string, w *textWriter, region string, listStyles map
 				note.WriteString(" ")
 			}
 			note.WriteString(text)
+			return
 		case cell != nil:
 			if cell.Len() > 0 {
 				cell.WriteString(" ")
 			}
 			cell.WriteString(text)
+			return
+		}
+		if breakBefore {
+			w.pageBreak()
+			breakBefore = false
+		}
+		if breakAfter {
+			defer w.pageBreak()
+			breakAfter = false
+		}
+		switch {
 		case len(lists) > 0:
 			depth := len(lists) - 1
 			l := lists[depth]
@@ -181,6 +196,10 @@ func odfText(b []byte, name string, w *textWriter, region string, listStyles map
 				para.WriteString(strings.Repeat(" ", min(n, 100)))
 			case "tab":
 				para.WriteString("\t")
+			case "soft-page-break":
+				if region == "body" {
+					breakBefore, breakAfter = breakBefore || strings.TrimSpace(para.String()) == "", breakAfter || strings.TrimSpace(para.String()) != ""
+				}
 			case "line-break":
 				para.WriteString("\n")
 			case "list":
@@ -303,24 +322,16 @@ func odfListStyles(parts ...[]byte) map[string][]odfLevel {
 		if b == nil {
 			continue
 		}
-		d := newXMLDecoder(b)
 		var cur string
-		for {
-			t, err := d.Token()
-			if err != nil {
-				break
-			}
-			e, ok := t.(xml.StartElement)
-			if !ok {
-				continue
-			}
+		// Best effort: a damaged style part leaves plain "-" markers.
+		_ = eachStart(b, "styles", func(e xml.StartElement) {
 			switch e.Name.Local {
 			case "list-style":
 				cur = attr(e, "name")
 			case "list-level-style-number", "list-level-style-bullet", "list-level-style-image":
 				lvl, err := strconv.Atoi(attr(e, "level"))
 				if cur == "" || err != nil || lvl < 1 || lvl > 10 {
-					continue
+					return
 				}
 				for len(out[cur]) < lvl {
 					out[cur] = append(out[cur], odfLevel{})
@@ -329,7 +340,7 @@ func odfListStyles(parts ...[]byte) map[string][]odfLevel {
 					out[cur][lvl-1] = odfLevel{format: odfNumFormat(attr(e, "num-format")), prefix: attr(e, "num-prefix"), suffix: attr(e, "num-suffix")}
 				}
 			}
-		}
+		})
 	}
 	return out
 }

@@ -109,23 +109,17 @@ func readRels(ctx context.Context, a *archive, part string) ([]rel, error) {
 		return nil, err
 	}
 	var out []rel
-	d := newXMLDecoder(b)
-	for {
-		t, err := nextToken(d, relsName)
-		if err != nil {
-			return nil, err
+	err = eachStart(b, relsName, func(e xml.StartElement) {
+		if e.Name.Local != "Relationship" {
+			return
 		}
-		if t == nil {
-			return out, nil
+		r := rel{ID: attr(e, "Id"), Type: attr(e, "Type"), Target: attr(e, "Target"), External: attr(e, "TargetMode") == "External"}
+		if !r.External {
+			r.Target = resolvePart(part, r.Target)
 		}
-		if e, ok := t.(xml.StartElement); ok && e.Name.Local == "Relationship" {
-			r := rel{ID: attr(e, "Id"), Type: attr(e, "Type"), Target: attr(e, "Target"), External: attr(e, "TargetMode") == "External"}
-			if !r.External {
-				r.Target = resolvePart(part, r.Target)
-			}
-			out = append(out, r)
-		}
-	}
+		out = append(out, r)
+	})
+	return out, err
 }
 
 // relOfType returns the first relationship whose type ends with suffix.

@@ -34,28 +34,24 @@ func decodePPTX(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (
 		return nil, err
 	}
 	var slides []string
-	d := newXMLDecoder(pres)
-	for {
-		t, err := nextToken(d, main)
-		if err != nil {
-			return nil, err
+	err = eachStart(pres, main, func(e xml.StartElement) {
+		if e.Name.Local != "sldId" {
+			return
 		}
-		if t == nil {
-			break
-		}
-		if e, ok := t.(xml.StartElement); ok && e.Name.Local == "sldId" {
-			id := attr(e, "id") // r:id; the plain id attribute is numeric
-			for _, a := range e.Attr {
-				if a.Name.Local == "id" && a.Name.Space != "" {
-					id = a.Value
-				}
-			}
-			for _, rl := range rels {
-				if rl.ID == id && !rl.External {
-					slides = append(slides, rl.Target)
-				}
+		id := attr(e, "id") // r:id; the plain id attribute is numeric
+		for _, a := range e.Attr {
+			if a.Name.Local == "id" && a.Name.Space != "" {
+				id = a.Value
 			}
 		}
+		for _, rl := range rels {
+			if rl.ID == id && !rl.External {
+				slides = append(slides, rl.Target)
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	doc := &Document{}
 	ooxmlMeta(ctx, a, &doc.Meta)
@@ -93,14 +89,17 @@ func decodePPTX(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (
 }
 
 // drawingText writes a slide's (or notes page's) DrawingML text: each
-// paragraph a line, bullets marked, tables as rows; slide number, date and
+// paragraph a line, bullets marked, tables as rows, then its charts' series;
+// slide number, date and
 // footer placeholders and the notes page's slide image are left out.
 func drawingText(ctx context.Context, a *archive, part string, w *textWriter) error {
-	b, err := a.read(ctx, part)
+	rc, err := a.open(ctx, part)
 	if err != nil {
 		return err
 	}
-	d := newXMLDecoder(b)
+	defer rc.Close()
+	var charts []string
+	d := newXMLStream(rc)
 	var (
 		para   strings.Builder
 		inT    bool
@@ -124,6 +123,9 @@ func drawingText(ctx context.Context, a *archive, part string, w *textWriter) er
 			if skip > 0 {
 				skip++
 				continue
+			}
+			if id := chartRef(e); id != "" {
+				charts = append(charts, id)
 			}
 			switch e.Name.Local {
 			case "Fallback":
@@ -213,7 +215,7 @@ func drawingText(ctx context.Context, a *archive, part string, w *textWriter) er
 		}
 	}
 	w.endLines()
-	return nil
+	return writeCharts(ctx, a, part, charts, w)
 }
 
 // skipShape consumes tokens up to the end of the enclosing p:sp (the

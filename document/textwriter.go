@@ -86,6 +86,19 @@ func (w *textWriter) startPage() {
 	w.pageStart, w.inPage = w.b.Len(), true
 }
 
+// pageBreak ends the page so far where the format records a page break
+// (Word's last rendered break, LibreOffice's soft break): the text before
+// the first break is page 1, from the document's start.
+func (w *textWriter) pageBreak() {
+	if !w.inPage {
+		w.pageStart, w.inPage = 0, true
+	}
+	if len(strings.TrimSpace(w.b.String()[w.pageStart:])) == 0 {
+		return // nothing on this page yet: two breaks in a row make one
+	}
+	w.startPage()
+}
+
 // endPage closes the open page with its label; the page's range excludes
 // the blank line that separates it from the next.
 func (w *textWriter) endPage(label string) {

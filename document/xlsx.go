@@ -39,19 +39,7 @@ func decodeXLSX(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (
 	x := &xlsxReader{a: a}
 	type sheet struct{ name, part string }
 	var sheets []sheet
-	d := newXMLDecoder(wb)
-	for {
-		t, err := nextToken(d, main)
-		if err != nil {
-			return nil, err
-		}
-		if t == nil {
-			break
-		}
-		e, ok := t.(xml.StartElement)
-		if !ok {
-			continue
-		}
+	err = eachStart(wb, main, func(e xml.StartElement) {
 		switch e.Name.Local {
 		case "workbookPr":
 			v := attr(e, "date1904")
@@ -64,13 +52,18 @@ func decodeXLSX(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (
 				}
 			}
 		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	if rl, ok := relOfType(rels, "/sharedStrings"); ok && a.has(rl.Target) {
-		b, err := a.read(ctx, rl.Target)
+		rc, err := a.open(ctx, rl.Target)
 		if err != nil {
 			return nil, err
 		}
-		if x.shared, err = readSharedStrings(b, rl.Target); err != nil {
+		x.shared, err = readSharedStrings(rc, rl.Target)
+		rc.Close()
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -88,13 +81,15 @@ func decodeXLSX(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (
 		if !a.has(s.part) {
 			continue
 		}
-		b, err := a.read(ctx, s.part)
+		rc, err := a.open(ctx, s.part)
 		if err != nil {
 			return nil, err
 		}
 		w.startPage()
 		w.line("Sheet: " + s.name)
-		if err := x.sheet(b, s.part, w); err != nil {
+		err = x.sheet(rc, s.part, w)
+		rc.Close()
+		if err != nil {
 			return nil, err
 		}
 		w.endLines()
@@ -114,8 +109,8 @@ type xlsxReader struct {
 }
 
 // sheet writes one worksheet's rows.
-func (x *xlsxReader) sheet(b []byte, name string, w *textWriter) error {
-	d := newXMLDecoder(b)
+func (x *xlsxReader) sheet(r io.Reader, name string, w *textWriter) error {
+	d := newXMLStream(r)
 	var (
 		cells           []string
 		rowNum, col     int
@@ -230,11 +225,11 @@ func (x *xlsxReader) cellText(typ, style, v, inline string) string {
 
 // readSharedStrings reads the workbook's string table; a string's phonetic
 // runs (rPh) are not part of what is shown.
-func readSharedStrings(b []byte, name string) ([]string, error) {
+func readSharedStrings(r io.Reader, name string) ([]string, error) {
 	var out []string
 	var cur strings.Builder
 	var inT, inRPh bool
-	d := newXMLDecoder(b)
+	d := newXMLStream(r)
 	for {
 		t, err := nextToken(d, name)
 		if err != nil {

@@ -16,8 +16,11 @@ import (
 // only the five predefined entities and never a DTD's own, so an entity
 // bomb ("billion laughs") fails as an unknown entity instead of growing;
 // the part itself is already bounded by the archive's limits.
-func newXMLDecoder(b []byte) *xml.Decoder {
-	d := xml.NewDecoder(bytes.NewReader(b))
+func newXMLDecoder(b []byte) *xml.Decoder { return newXMLStream(bytes.NewReader(b)) }
+
+// newXMLStream is newXMLDecoder over a stream (a part as it inflates).
+func newXMLStream(r io.Reader) *xml.Decoder {
+	d := xml.NewDecoder(r)
 	d.CharsetReader = charset.NewReaderLabel
 	return d
 }
@@ -35,10 +38,28 @@ func nextToken(d *xml.Decoder, name string) (xml.Token, error) {
 	if errors.Is(err, io.EOF) {
 		return nil, nil
 	}
+	if errors.Is(err, ErrBomb) || errors.Is(err, ErrCorrupt) {
+		return nil, err // the container's own verdict, from the part's reader
+	}
 	if err != nil {
 		return nil, xmlCorrupt(name, err)
 	}
 	return t, nil
+}
+
+// eachStart calls fn with every start element of an XML part, in order;
+// the part's corruption is the error.
+func eachStart(b []byte, name string, fn func(xml.StartElement)) error {
+	d := newXMLDecoder(b)
+	for {
+		t, err := nextToken(d, name)
+		if err != nil || t == nil {
+			return err
+		}
+		if e, ok := t.(xml.StartElement); ok {
+			fn(e)
+		}
+	}
 }
 
 // attr returns the value of the attribute with the local name, any

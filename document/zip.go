@@ -59,40 +59,63 @@ func (a *archive) names() []string {
 	return n
 }
 
-// read returns a part's bytes, failing with ErrBomb when the part inflates
-// past MaxRatio times its stored size or all parts together past
-// MaxUnpacked, and with os.ErrNotExist (wrapped) when it is missing.
+// read returns a part's bytes within the limits of open.
 func (a *archive) read(ctx context.Context, name string) ([]byte, error) {
+	rc, err := a.open(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return io.ReadAll(rc)
+}
+
+// open streams a part, so that a large sheet is parsed as it inflates and
+// never held whole. Reading fails with ErrBomb once the part inflates past
+// MaxRatio times its stored size or all parts together past MaxUnpacked,
+// counted as the bytes come out (the sizes in the headers are not
+// trusted); a missing part is ErrCorrupt.
+func (a *archive) open(ctx context.Context, name string) (io.ReadCloser, error) {
 	if err := context.Cause(ctx); err != nil {
 		return nil, err
 	}
 	f, ok := a.byName[partKey(name)]
 	if !ok {
-		return nil, fmt.Errorf("%w: part %s missing", errPartMissing, name)
+		return nil, fmt.Errorf("%w: %s", errPartMissing, name)
 	}
 	rc, err := f.Open()
 	if err != nil {
 		return nil, fmt.Errorf("%w: part %s: %v", ErrCorrupt, name, err)
 	}
-	defer rc.Close()
-	budget := a.lim.MaxUnpacked - a.unpacked
-	perPart := max(int64(f.CompressedSize64), 1) * a.lim.MaxRatio
-	perPart = max(perPart, ratioFloor)
-	limit := min(budget, perPart)
-	var buf bytes.Buffer
-	n, err := io.Copy(&buf, io.LimitReader(rc, limit+1))
-	a.unpacked += n
-	if n > limit {
-		if limit == budget {
-			return nil, fmt.Errorf("%w: the parts inflate past %d bytes in all (Limits.MaxUnpacked)", ErrBomb, a.lim.MaxUnpacked)
-		}
-		return nil, fmt.Errorf("%w: part %s inflates more than %d times its stored %d bytes (Limits.MaxRatio)", ErrBomb, name, a.lim.MaxRatio, f.CompressedSize64)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%w: part %s: %v", ErrCorrupt, name, err)
-	}
-	return buf.Bytes(), nil
+	perPart := max(max(int64(f.CompressedSize64), 1)*a.lim.MaxRatio, ratioFloor)
+	return &partReader{rc: rc, a: a, f: f, limit: perPart}, nil
 }
+
+// partReader counts a part's inflated bytes against its own limit and the
+// container's.
+type partReader struct {
+	rc    io.ReadCloser
+	a     *archive
+	f     *zip.File
+	n     int64
+	limit int64
+}
+
+func (p *partReader) Read(b []byte) (int, error) {
+	n, err := p.rc.Read(b)
+	p.n += int64(n)
+	p.a.unpacked += int64(n)
+	switch {
+	case p.a.unpacked > p.a.lim.MaxUnpacked:
+		return n, fmt.Errorf("%w: the parts inflate past %d bytes in all (Limits.MaxUnpacked)", ErrBomb, p.a.lim.MaxUnpacked)
+	case p.n > p.limit:
+		return n, fmt.Errorf("%w: part %s inflates more than %d times its stored %d bytes (Limits.MaxRatio)", ErrBomb, p.f.Name, p.a.lim.MaxRatio, p.f.CompressedSize64)
+	case err != nil && err != io.EOF:
+		return n, fmt.Errorf("%w: part %s: %v", ErrCorrupt, p.f.Name, err)
+	}
+	return n, err
+}
+
+func (p *partReader) Close() error { return p.rc.Close() }
 
 // errPartMissing: a part a format needs is not in the container.
 var errPartMissing = fmt.Errorf("%w: a required part is missing", ErrCorrupt)

@@ -9,6 +9,7 @@
 //
 //	bench/formats/corpus.sh /tmp/fmtcorpus
 //	go run ./bench/formats -corpus /tmp/fmtcorpus
+//	go build -o /tmp/formats ./bench/formats && /usr/bin/time -f '%M KB' /tmp/formats -one big.xlsx
 //
 // A document's text is what a model would see with --attachments inline:
 // its own text and its attachments', recursively. Words are maximal runs
@@ -34,7 +35,15 @@ func main() {
 	corpus := flag.String("corpus", "", "directory of documents, each FILE beside its reference text FILE.ref.txt (made by corpus.sh)")
 	rounds := flag.Int("rounds", 3, "times each document is read for the throughput figure")
 	verbose := flag.Bool("v", false, "print each document's figures")
+	one := flag.String("one", "", "read only this file and print its sizes and read time (run under /usr/bin/time -f %M for the peak memory)")
 	flag.Parse()
+	if *one != "" {
+		if err := readOne(context.Background(), *one); err != nil {
+			fmt.Fprintln(os.Stderr, "formats:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *corpus == "" {
 		fmt.Fprintln(os.Stderr, "formats: -corpus is required; build one with bench/formats/corpus.sh DIR")
 		os.Exit(2)
@@ -122,6 +131,21 @@ func run(ctx context.Context, dir string, rounds int, verbose bool) error {
 			float64(t.bytes)/1e6/max(secs, 1e-9), float64((t.docs-t.failed)*rounds)/max(secs, 1e-9))
 	}
 	return tw.Flush()
+}
+
+// readOne reads one file and prints what it cost.
+func readOne(ctx context.Context, path string) error {
+	info, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	doc, err := document.ReadFile(ctx, path, document.Options{})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%s: %s, %d bytes in, %d bytes of text, %d pages, read in %v\n", filepath.Base(path), doc.Format, info.Size(), len(allText(doc)), len(doc.Pages), time.Since(start).Round(time.Millisecond))
+	return nil
 }
 
 // allText is a document's text and its attachments', as --attachments
