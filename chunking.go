@@ -123,9 +123,9 @@ func (x *Extractor) chunkSize(document string, s *schema.Schema) int {
 
 // extractChunked runs the chunked path: each part through retry.Run with
 // the relaxed schema, exactly as a whole document would go.
-func (x *Extractor) extractChunked(ctx context.Context, document string, s *schema.Schema, size int) (*llm.Result, error) {
+func (x *Extractor) extractChunked(ctx context.Context, document string, s *schema.Schema, size int, breaks []int) (*llm.Result, error) {
 	validators := x.cfg.Validators
-	cfg := chunk.Config{Parallel: x.chunk.parallel, MergeKeys: x.chunk.mergeKeys}
+	cfg := chunk.Config{Parallel: x.chunk.parallel, MergeKeys: x.chunk.mergeKeys, Breaks: breaks}
 	if len(validators) > 0 {
 		cfg.Validate = func(ctx context.Context, v json.RawMessage) []llm.Violation {
 			var out []llm.Violation

@@ -93,7 +93,7 @@ func (x *Extractor) ExtractOriginal(ctx context.Context, doc *document.Document,
 	}
 	var res *llm.Result
 	if len(attach) == 0 {
-		res, err = x.Extract(ctx, text, s)
+		res, err = x.extract(ctx, text, s, pageStarts(doc))
 	} else {
 		// Pictures are not split: the document goes whole.
 		cfg := x.cfg
@@ -125,7 +125,9 @@ func (x *Extractor) native(doc *document.Document, original []byte) (string, []r
 	unread := imageOnlyPages(doc)
 	var attach []retry.Attachment
 	for _, p := range doc.Pages {
-		if p.Image == nil || in == InputAuto && p.End > p.Start {
+		// Text sends no picture; auto sends only those of pages without
+		// text (a page read by OCR keeps its picture but needs none).
+		if p.Image == nil || in == InputText || in == InputAuto && hasText(doc, p) {
 			continue
 		}
 		attach = append(attach, retry.Attachment{At: p.End, Part: llm.Part{Kind: llm.PartImage, MediaType: p.Image.MediaType, Data: p.Image.Data}})
@@ -151,15 +153,30 @@ func joinPages(ns []int) string {
 	return strings.Join(s, ", ")
 }
 
+// pageStarts lists where the pages after the first start: where a long
+// document is cut first.
+func pageStarts(doc *document.Document) []int {
+	var starts []int
+	for _, p := range doc.Pages[min(1, len(doc.Pages)):] {
+		starts = append(starts, p.Start)
+	}
+	return starts
+}
+
 // imageOnlyPages lists the pages that are a picture without text.
 func imageOnlyPages(doc *document.Document) []int {
 	var n []int
 	for _, p := range doc.Pages {
-		if p.Image != nil && p.End <= p.Start {
+		if p.Image != nil && !hasText(doc, p) {
 			n = append(n, p.Number)
 		}
 	}
 	return n
+}
+
+// hasText reports whether page p holds more than white space.
+func hasText(doc *document.Document, p document.Page) bool {
+	return strings.TrimSpace(doc.Text[p.Start:p.End]) != ""
 }
 
 // locate grounds a valid value in the document when the extraction did not

@@ -112,6 +112,7 @@ func TestExtractDocumentNative(t *testing.T) {
 		input         extractq.Input
 		images, pdf   bool
 		original      []byte
+		ocred         bool           // page 2's picture was read by OCR: it has text too
 		want          []llm.PartKind // the task message's parts
 		wantErr       error
 		wantErrSubstr string
@@ -121,6 +122,8 @@ func TestExtractDocumentNative(t *testing.T) {
 		{name: "text never sends pictures", input: extractq.InputText, images: true, wantErr: document.ErrNoText, wantErrSubstr: "install tesseract"},
 		{name: "native sends the PDF whole", input: extractq.InputNative, images: true, pdf: true, original: []byte("%PDF-1.7"), want: []llm.PartKind{llm.PartFile}},
 		{name: "native without the original sends the pictures", input: extractq.InputNative, images: true, pdf: true, want: []llm.PartKind{llm.PartImage}},
+		{name: "text sends no picture of a page read by OCR", input: extractq.InputText, images: true, ocred: true},
+		{name: "auto sends no picture of a page read by OCR", input: extractq.InputAuto, images: true, ocred: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -130,7 +133,12 @@ func TestExtractDocumentNative(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := x.ExtractOriginal(t.Context(), scanned(), tc.original, s)
+			doc := scanned()
+			if tc.ocred {
+				doc.Text += "OCR text"
+				doc.Pages[1].End = len(doc.Text)
+			}
+			res, err := x.ExtractOriginal(t.Context(), doc, tc.original, s)
 			if tc.wantErr != nil {
 				if !errors.Is(err, tc.wantErr) || !strings.Contains(err.Error(), tc.wantErrSubstr) || p.Calls() != 0 {
 					t.Fatalf("err = %v after %d calls, want %v mentioning %q before any call", err, p.Calls(), tc.wantErr, tc.wantErrSubstr)

@@ -63,11 +63,17 @@ func (x *Extractor) Provider() llm.Provider { return x.provider }
 // ErrUnextractable, …). A nil schema, or a mode the provider does not
 // support, gives a nil Result and an error matching ErrConfig.
 func (x *Extractor) Extract(ctx context.Context, document string, s *schema.Schema) (*llm.Result, error) {
+	return x.extract(ctx, document, s, nil)
+}
+
+// extract is Extract; a long document is cut at breaks (where its pages
+// start) first.
+func (x *Extractor) extract(ctx context.Context, document string, s *schema.Schema, breaks []int) (*llm.Result, error) {
 	if s == nil {
 		return nil, fmt.Errorf("extractq: %w: no schema: compile one with schema.Compile, schema.CompileFile or schema.FromStruct", ErrConfig)
 	}
 	if size := x.chunkSize(document, s); size > 0 {
-		return x.extractChunked(ctx, document, s, size)
+		return x.extractChunked(ctx, document, s, size, breaks)
 	}
 	res, err := retry.Run(ctx, x.provider, document, s, x.cfg)
 	if err != nil && res == nil {

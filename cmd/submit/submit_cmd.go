@@ -216,9 +216,15 @@ func runSubmit(cmd *cobra.Command, c *conn, f *submitFlags, paths []string) erro
 	if err != nil {
 		return err
 	}
-	// The worker's model decides whether pictures can be read: a scan that
-	// reaches one that reads none is dead-lettered with the remedies.
-	r.Native = input != extractq.InputText
+	// The workers hold the keys; a provider made here without one still
+	// says whether its model reads images. When it cannot be made, scans go
+	// to the workers as pictures: one whose model reads none dead-letters
+	// them naming the remedies.
+	readsImages := true
+	if p, err := extractq.NewProvider(f.provider); err == nil {
+		readsImages = p.Capabilities().Images
+	}
+	f.in.ForModel(r, input, readsImages)
 	remote, err := f.remote.check(paths)
 	if err != nil {
 		return cli.Usage(err)

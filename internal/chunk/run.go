@@ -29,6 +29,9 @@ type Config struct {
 	// Validate checks the merged value besides the schema (the caller's
 	// validators); nil for none.
 	Validate func(ctx context.Context, v json.RawMessage) []llm.Violation
+	// Breaks are byte offsets where the document's pages start: a cut
+	// falls on one before any other boundary (SplitAt).
+	Breaks []int
 }
 
 // ExtractFunc extracts from one chunk's text with the relaxed schema: the
@@ -82,7 +85,7 @@ func Run(ctx context.Context, provider, doc string, s *schema.Schema, size int, 
 	if overlap <= 0 {
 		overlap = size / 10
 	}
-	chunks := Split(family(provider), doc, size, overlap)
+	chunks := SplitAt(family(provider), doc, size, overlap, cfg.Breaks)
 	res := &llm.Result{Provider: provider}
 	for _, c := range chunks {
 		res.Chunks = append(res.Chunks, llm.Span{Index: c.Index, Start: c.Start, End: c.End})

@@ -23,6 +23,13 @@ type Chunk struct {
 // word (a single word longer than size is the only part that may exceed
 // it). A document within size is one part. size must be positive.
 func Split(family, doc string, size, overlap int) []Chunk {
+	return SplitAt(family, doc, size, overlap, nil)
+}
+
+// SplitAt is Split preferring breaks (byte offsets, sorted: where pages
+// start) to every other boundary: a long paged document is cut between
+// pages, and within a page only when a page alone exceeds size.
+func SplitAt(family, doc string, size, overlap int, breaks []int) []Chunk {
 	if size <= 0 {
 		size = 1
 	}
@@ -32,7 +39,7 @@ func Split(family, doc string, size, overlap int) []Chunk {
 	var out []Chunk
 	start := 0
 	for start < len(doc) {
-		end := cutPoint(family, doc, start, size)
+		end := cutPoint(family, doc, start, size, breaks)
 		out = append(out, Chunk{Index: len(out), ByteStart: start, ByteEnd: end, Text: doc[start:end]})
 		if end >= len(doc) {
 			break
@@ -56,7 +63,7 @@ func Split(family, doc string, size, overlap int) []Chunk {
 }
 
 // cutPoint is the byte offset where the part starting at start ends.
-func cutPoint(family, doc string, start, size int) int {
+func cutPoint(family, doc string, start, size int, breaks []int) int {
 	// Find the furthest byte within size tokens; estimate by growing a
 	// window, measuring at word boundaries only.
 	limit := start
@@ -74,7 +81,11 @@ func cutPoint(family, doc string, start, size int) int {
 	if limit >= len(doc) {
 		return len(doc)
 	}
-	// Prefer a structural boundary in the last part of the window.
+	// Prefer a page break anywhere past the start, then a structural
+	// boundary in the last part of the window.
+	if i, _ := slices.BinarySearch(breaks, limit+1); i > 0 && breaks[i-1] > start {
+		return breaks[i-1]
+	}
 	floor := start + (limit-start)/2
 	for _, find := range []func(string) int{lastParagraph, lastLine, lastSentence, lastSpace} {
 		if k := find(doc[floor:limit]); k >= 0 {

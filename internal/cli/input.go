@@ -27,6 +27,7 @@ type InputFlags struct {
 	Input                string
 	Attachments          string
 	Password             string
+	OCR                  string
 }
 
 // Register defines the flags.
@@ -39,6 +40,7 @@ func (f *InputFlags) Register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.Input, "input", string(extractq.InputAuto), "how documents reach the model: auto (text; pages without text as pictures to a model that reads images), text, or native (pictures, or a whole PDF to a model that reads PDFs)")
 	fl.StringVar(&f.Attachments, "attachments", string(intake.AttachSeparate), "attachments (an e-mail's files): separate (each its own document, id PARENT#NAME), inline (appended to the parent's text) or skip")
 	fl.StringVar(&f.Password, "password", "", "password of encrypted documents (default $"+PasswordEnv+")")
+	fl.StringVar(&f.OCR, "ocr", "auto", "read pages without text by OCR (the tesseract command) when the model cannot see them: auto (when tesseract is installed) or off")
 }
 
 // Reader checks the flags and makes the reader, and says how documents
@@ -53,8 +55,17 @@ func (f *InputFlags) Reader(stdin io.Reader, getenv func(string) string) (*intak
 	if err != nil {
 		return nil, "", Usage(err)
 	}
-	if f.Format != "" && f.Format != "text" && !slices.Contains(document.FormatNames(), f.Format) {
-		return nil, "", Usage(fmt.Errorf("--format %q: not a format extractq reads; use one of: text, %s", f.Format, strings.Join(document.FormatNames(), ", ")))
+	// "text" is plain text, read by intake's own rules when no text reader
+	// is registered.
+	names := document.FormatNames()
+	if !slices.Contains(names, "text") {
+		names = append([]string{"text"}, names...)
+	}
+	if f.Format != "" && !slices.Contains(names, f.Format) {
+		return nil, "", Usage(fmt.Errorf("--format %q: not a format extractq reads; use one of: %s", f.Format, strings.Join(names, ", ")))
+	}
+	if f.OCR != "auto" && f.OCR != "off" {
+		return nil, "", Usage(fmt.Errorf("--ocr %q: want auto or off", f.OCR))
 	}
 	password := f.Password
 	if password == "" && getenv != nil {
@@ -64,4 +75,18 @@ func (f *InputFlags) Reader(stdin io.Reader, getenv func(string) string) (*intak
 		Glob: f.Glob, Transcode: f.Transcode, StdinText: f.StdinText, MaxDocument: f.MaxDocument, Stdin: stdin,
 		Format: f.Format, Password: password, Attachments: att,
 	}, in, nil
+}
+
+// ForModel settles how r treats pages without a text layer once the model
+// is known: shown to it as pictures when it reads images and the input is
+// not text; else read by OCR when --ocr is auto and tesseract is installed;
+// else such a document is rejected naming both remedies.
+func (f *InputFlags) ForModel(r *intake.Reader, in extractq.Input, readsImages bool) {
+	r.Native = readsImages && in != extractq.InputText
+	if r.Native || f.OCR == "off" {
+		return
+	}
+	if t, err := document.NewTesseract(); err == nil {
+		r.OCR = t
+	}
 }

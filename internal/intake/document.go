@@ -132,7 +132,7 @@ func (r *Reader) separate(id, source string, children []*document.Document, fn f
 // OCR can read.
 func (r *Reader) docOf(id, source string, doc *document.Document, original []byte) Doc {
 	d := Doc{ID: id, Source: source}
-	unread := unreadPages(doc)
+	unread := UnreadPages(doc)
 	switch {
 	case len(unread) > 0 && !r.Native:
 		d.Err = &rejected{msg: fmt.Sprintf("read as %s: %s on page %s: install tesseract (read by OCR), or use a model that reads images with --input auto or native",
@@ -145,8 +145,9 @@ func (r *Reader) docOf(id, source string, doc *document.Document, original []byt
 	return d
 }
 
-// unreadPages lists the pages that are only a picture: an image and no text.
-func unreadPages(doc *document.Document) []int {
+// UnreadPages lists the pages that are only a picture: an image and no
+// text but white space.
+func UnreadPages(doc *document.Document) []int {
 	var n []int
 	for _, p := range doc.Pages {
 		if p.Image != nil && strings.TrimSpace(doc.Text[p.Start:p.End]) == "" {

@@ -6,16 +6,16 @@
 // A file's (or stdin's) bytes become a document through package document:
 // its format is recognised by content (Reader.Format overrides), and a PDF,
 // an e-mail or an office file arrives as text with its pages, metadata and
-// attachments kept (Doc.Document). Bytes no registered format claims are
-// read as plain text under the old rules: a document must not be empty,
-// must be UTF-8 (or, with Transcode, Windows-1252, which it is converted
-// from), must not be binary (a NUL byte) and must not exceed MaxDocument
-// bytes. A JSONL line is {"id": "…" or a number, "text": "…", "metadata":
-// {…}}: its text is taken as it is; without an id the
-// line's place (path:LINE) is its id, as a file's path is its id. A bad
-// document is handed on with its reason (Doc.Err) and the rest is still
-// read; a path named on the command line that does not exist stops
-// everything before any document is read.
+// attachments kept (Doc.Document). Plain text, and bytes no registered
+// format claims, keep the text rules: a document must not be empty, must be
+// UTF-8 (or, with Transcode, Windows-1252, which it is converted from), must
+// not be binary (a NUL byte) and must not exceed MaxDocument bytes.
+//
+// A JSONL line is {"id": "…" or a number, "text": "…", "metadata": {…}},
+// its text taken as it is; without an id the line's place (path:LINE) is
+// its id, as a file's path is its id. A bad document is handed on with its
+// reason (Doc.Err) and the rest is still read; a path named on the command
+// line that does not exist stops everything before any document is read.
 package intake
 
 import (

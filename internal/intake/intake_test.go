@@ -69,7 +69,7 @@ not json
 				"a.txt": {id: "a.txt", text: "hello"}, "sub/b.txt": {id: "sub/b.txt", text: "nested"},
 				"empty.txt":  {reason: "empty document"},
 				"latin1.txt": {reason: "not UTF-8 (first bad byte at offset 3); re-encode it, or pass --transcode"},
-				"binary.txt": {reason: "binary data (a NUL byte at offset 4)"},
+				"binary.txt": {reason: "read as zip: corrupt document"}, // a zip's magic, not text
 				"utf16.txt":  {reason: "iconv -f UTF-16"},
 				"bom.txt":    {id: "bom.txt", text: "with a byte-order mark"},
 				"big.txt":    {reason: "document too large: 101 bytes, the limit is 100 (raise --max-document"},

@@ -54,6 +54,10 @@ type ImageReader func(ctx context.Context, mediaType string, data []byte) (strin
 // WithImageReader lets the simulator read pictures.
 func WithImageReader(r ImageReader) Option { return func(s *Server) { s.images = r } }
 
+// ReadsImages reports whether the simulator has an image reader: what the
+// sim provider's capabilities say about pictures.
+func (s *Server) ReadsImages() bool { return s.images != nil }
+
 // pageTokens is what one PDF page's picture costs on top of its text, and
 // the most a picture costs: the vendors bill a picture by its pixels (about
 // pixels/750 tokens, Anthropic's rule) after shrinking it within about
@@ -125,7 +129,20 @@ func (s *Server) mediaText(ctx context.Context, mediaType string, data []byte) (
 		if err != nil {
 			return "", 0, invalid("the simulator could not read the PDF content part: %v", err)
 		}
-		return doc.Text, pageTokens * max(1, len(doc.Pages)), nil
+		// A model sees each page as a picture too: a scanned page is read
+		// by the image reader when there is one.
+		text := doc.Text
+		for _, p := range doc.Pages {
+			if p.Image == nil || p.End > p.Start || s.images == nil {
+				continue
+			}
+			t, err := s.images(ctx, p.Image.MediaType, p.Image.Data)
+			if err != nil {
+				return "", 0, invalid("the simulator could not read page %d of the PDF: %v", p.Number, err)
+			}
+			text += "\n" + t
+		}
+		return text, pageTokens * max(1, len(doc.Pages)), nil
 	case strings.HasPrefix(mediaType, "image/"):
 		if s.images == nil {
 			return "", 0, invalid("the simulator answers from text and cannot read this %s picture: give it an answer key (sim.WithImageReader), or send the page's text (OCR, or --input text)", mediaType)

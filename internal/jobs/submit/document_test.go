@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"testing"
 
+	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/docfake"
 	"github.com/extractq/extractq/internal/intake"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/submit"
+	"github.com/extractq/extractq/llm"
 )
 
 // TestSubmitDocuments checks that a document a format reader made travels
@@ -66,5 +69,70 @@ func TestSubmitDocuments(t *testing.T) {
 	}
 	if sum := e.submit(t, read()); sum.Queued != 0 || sum.Duplicates != 1 {
 		t.Errorf("the same original again: %+v, want one duplicate", sum)
+	}
+}
+
+// TestResubmitDocumentFromDLQ: a dead-lettered job of a document a reader
+// made, known by its original's hash, is resubmitted with its text, its
+// original and its pages.
+func TestResubmitDocumentFromDLQ(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	original := []byte(docfake.PDF + "One.\fTwo.")
+	path := filepath.Join(t.TempDir(), "two.pdf")
+	if err := os.WriteFile(path, original, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var in []submit.Doc
+	if err := (&intake.Reader{}).Read(ctx, []string{path}, func(d intake.Doc) error {
+		d.ID = "two"
+		in = append(in, d)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	e.submit(t, in)
+	st, err := e.js.Stream(ctx, jobs.JobsStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := st.GetMsg(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := jobs.DecodeEnvelope(msg.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A worker gave up on it; the letter trimmed its inline text.
+	env.Text = ""
+	w, err := e.store.NewWriter(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close(ctx)
+	seq, err := jobs.NewDLQ(e.js).Publish(ctx, &jobs.DeadLetter{Job: *env, Result: llm.Result{Outcome: llm.OutcomeExhausted, Reason: "still invalid"}, WorkerID: "w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := record(env, llm.OutcomeExhausted, nil)
+	rec.DeadLetter = &audit.DeadLetter{Stream: jobs.DLQStream, Seq: seq, Reason: "still invalid"}
+	if err := w.Write(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := e.sub.Resubmit(ctx, e.store, submit.ResubmitRequest{FromDLQ: true, Run: "r1"})
+	if err != nil || sum.Queued != 1 || len(sum.Rejected) != 0 {
+		t.Fatalf("resubmit: %+v, %v; want the document queued again", sum, err)
+	}
+	msg, err = st.GetMsg(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := jobs.DecodeEnvelope(msg.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Text != "One.Two." || again.DocumentHash != jobs.HashBytes(original) || again.Original == nil || len(again.Pages) != 2 {
+		t.Errorf("resubmitted job %+v: want its text, its original's hash, its original and its pages", again)
 	}
 }

@@ -8,8 +8,10 @@
 package submit
 
 import (
+	"context"
 	"fmt"
 
+	"github.com/extractq/extractq/document"
 	"github.com/extractq/extractq/internal/intake"
 	"github.com/extractq/extractq/internal/jobs"
 )
@@ -52,13 +54,28 @@ func describe(env *jobs.Envelope, d Doc, original *jobs.ObjectRef) {
 	env.Reader = doc.Reader.String()
 	// Beyond maxEnvelopePages the pages are dropped (sources then have no
 	// page), never the list of scans.
-	keep := len(doc.Pages) <= maxEnvelopePages
-	for _, p := range doc.Pages {
-		if keep {
+	if len(doc.Pages) <= maxEnvelopePages {
+		for _, p := range doc.Pages {
 			env.Pages = append(env.Pages, jobs.Page{N: p.Number, Start: p.Start, End: p.End, Label: p.Label})
 		}
-		if p.Image != nil && p.End <= p.Start {
-			env.Scanned = append(env.Scanned, p.Number)
-		}
 	}
+	env.Scanned = intake.UnreadPages(doc)
+}
+
+// reread reads a job's original again from the object store, with the
+// readers of this build, and describes the job anew: its text, reader,
+// pages and scans. It is how a dead letter whose text was left out is
+// resubmitted.
+func reread(ctx context.Context, docs *jobs.Documents, env *jobs.Envelope) (string, error) {
+	b, err := docs.Original(ctx, env)
+	if err != nil {
+		return "", fmt.Errorf("read the original again: %w", err)
+	}
+	doc, err := document.ReadBytes(ctx, b, document.Options{Name: env.DocumentID})
+	if err != nil {
+		return "", fmt.Errorf("read the original again: %w", err)
+	}
+	env.Text, env.TextRef, env.Pages, env.Scanned = "", nil, nil, nil
+	describe(env, Doc{Document: doc, Original: b}, env.Original)
+	return doc.Text, nil
 }

@@ -198,7 +198,13 @@ func (s *Submitter) letterText(ctx context.Context, st ResubmitStore, docs *jobs
 		// inline text out (jobs.DeadLetter.Trimmed).
 		err = errors.New("the dead letter does not carry the text")
 	}
-	if err != nil || jobs.HashText(text) != env.DocumentHash {
+	if err != nil && env.Original != nil {
+		// A document a reader made is known by its original's hash, not its
+		// text's: read the original again, with today's readers.
+		return reread(ctx, docs, env)
+	}
+	matches := func(text string) bool { return env.OriginalHash != "" || jobs.HashText(text) == env.DocumentHash }
+	if err != nil || !matches(text) {
 		d, derr := st.DocumentVersion(ctx, env.DocumentID, env.DocumentHash)
 		if derr != nil {
 			if err == nil {
@@ -208,7 +214,7 @@ func (s *Submitter) letterText(ctx context.Context, st ResubmitStore, docs *jobs
 		}
 		text = d.Text
 	}
-	if jobs.HashText(text) != env.DocumentHash {
+	if !matches(text) {
 		return "", fmt.Errorf("document %s: the text found does not match the hash it was submitted with (sha256 %.12s…): submit it again", env.DocumentID, env.DocumentHash)
 	}
 	env.Text, env.TextRef = "", nil

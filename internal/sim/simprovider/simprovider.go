@@ -28,14 +28,13 @@ const defaultModel = "sim"
 
 // capabilities: the simulator serves every structured-output mode, prefill
 // through its /v1/completions, and the OpenAI Batch API with OpenAI's
-// limits. It takes pictures and PDFs as the vendors' APIs do: a PDF is
-// answered from its text layer, a picture only with an image reader (an
-// answer key), else with a clear error.
+// limits. It reads PDFs as the vendors' APIs do (answering from the text
+// layer); it reads pictures only when its simulator has an image reader
+// (newProvider), so that without one a scan goes to OCR, not to an error.
 var capabilities = llm.Capabilities{
-	Modes:  []llm.Mode{llm.ModeText, llm.ModeJSON, llm.ModeStrict, llm.ModeTools, llm.ModePrefill},
-	Batch:  providers.OpenAIBatchLimits(),
-	Images: true,
-	PDF:    true,
+	Modes: []llm.Mode{llm.ModeText, llm.ModeJSON, llm.ModeStrict, llm.ModeTools, llm.ModePrefill},
+	Batch: providers.OpenAIBatchLimits(),
+	PDF:   true,
 }
 
 func init() {
@@ -159,5 +158,6 @@ func newProvider(profile, model string, srv *sim.Server, s providers.Settings) (
 	s.BaseURL, s.HTTPClient, s.APIKey = baseURL, &http.Client{Transport: srv.Transport()}, ""
 	c := capabilities
 	c.ContextWindow, c.MaxOutput = sim.ContextWindow(model)
+	c.Images = srv.ReadsImages()
 	return providers.NewOpenAICompatible(name, model, c, s)
 }
