@@ -284,9 +284,11 @@ func TestPrefixEnd(t *testing.T) {
 
 // TestRunCountsDocumentsByLatestOutcome: a run's failed document that was
 // resubmitted hours later and extracted counts once, as ok; one resubmitted
-// and failing again counts once, as failed; a document run on a second
-// model at the same time is a document of its own, not a resubmission; the
-// rate spans the run's own jobs, not the resubmission's hours.
+// and failing again counts once, as failed; an unextractable one
+// resubmitted and still running counts as in progress; a document run on a
+// second model at the same time is a document of its own, not a
+// resubmission; the rate spans the run's own jobs, not the resubmissions'
+// hours (finished or still running).
 func TestRunCountsDocumentsByLatestOutcome(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -316,6 +318,7 @@ func TestRunCountsDocumentsByLatestOutcome(t *testing.T) {
 	later := base.Add(3 * time.Hour)
 	insert("j0-again", "d0", "gpt-4o-mini", "ok", later)
 	insert("j1-again", "d1", "gpt-4o-mini", "exhausted", later.Add(time.Second))
+	insert("j2-again", "d2", "gpt-4o-mini", "retrying", later.Add(2*time.Second)) // still in progress, the run's last activity
 
 	for _, read := range []struct {
 		name string
@@ -341,7 +344,7 @@ func TestRunCountsDocumentsByLatestOutcome(t *testing.T) {
 			t.Fatalf("%s: %v", read.name, err)
 		}
 		got := []int64{r.Jobs, r.Documents, r.OK, r.Failed, r.Unextractable, r.InProgress, r.Resubmitted, r.ResubmittedOK, r.ResubmittedJobs, r.ByStatus["exhausted"]}
-		want := []int64{13, 11, 9, 1, 1, 0, 2, 1, 2, 1}
+		want := []int64{14, 11, 9, 1, 0, 1, 3, 1, 3, 1}
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("%s: %v, want %v (jobs, documents, ok, failed, unextractable, in progress, resubmitted, now ok, resubmitted jobs, exhausted)", read.name, got, want)
 		}

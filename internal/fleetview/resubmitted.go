@@ -49,7 +49,7 @@ func byDocument(ctx context.Context, db *pgxpool.Pool, runs []Run) error {
 	var (
 		j, prev job
 		resubOK = map[docKey]bool{} // whether each resubmitted document's latest job is ok
-		resubAt = map[string][]time.Time{}
+		resubAt = map[string][]resubmission{}
 	)
 	_, err = pgx.ForEachRow(rows, []any{&j.run, &j.doc, &j.schema, &j.status, &j.started, &j.finished}, func() error {
 		same := j.run == prev.run && j.doc == prev.doc && j.schema == prev.schema
@@ -59,10 +59,11 @@ func byDocument(ctx context.Context, db *pgxpool.Pool, runs []Run) error {
 			r.Documents--
 			r.ResubmittedJobs++
 			resubOK[docKey{j.run, j.doc, j.schema}] = j.status == StatusOK
-			if j.status != audit.StatusRetrying {
+			final := j.status != audit.StatusRetrying
+			if final {
 				r.ownFinal--
-				resubAt[j.run] = append(resubAt[j.run], j.finished)
 			}
+			resubAt[j.run] = append(resubAt[j.run], resubmission{j.finished, final})
 		}
 		prev = j
 		return nil
@@ -103,18 +104,27 @@ func (r *Run) count(status string, n int64) {
 	}
 }
 
-// ownFinished sets when r's own jobs (not its resubmissions, which ended at
-// resubmitted) last finished: r.LastFinished when a job of its own ended
-// last, else the end of the last minute in which more jobs ended than
-// resubmissions (run_minutes counts jobs per minute; the jobs table has no
-// index by finish time).
-func ownFinished(ctx context.Context, db *pgxpool.Pool, r *Run, resubmitted []time.Time) error {
+// resubmission is when a resubmitted job last finished a delivery, and
+// whether it is final (run_minutes counts only those).
+type resubmission struct {
+	finished time.Time
+	final    bool
+}
+
+// ownFinished sets when r's own jobs (not its resubmissions) last
+// finished: r.LastFinished when a job of its own ended last, else the end
+// of the last minute in which more jobs ended than resubmissions
+// (run_minutes counts final jobs per minute; the jobs table has no index by
+// finish time).
+func ownFinished(ctx context.Context, db *pgxpool.Pool, r *Run, resubmitted []resubmission) error {
 	perMinute := map[time.Time]int64{}
 	last := time.Time{}
-	for _, at := range resubmitted {
-		perMinute[at.Truncate(time.Minute)]++
-		if at.After(last) {
-			last = at
+	for _, x := range resubmitted {
+		if x.final {
+			perMinute[x.finished.Truncate(time.Minute)]++
+		}
+		if x.finished.After(last) {
+			last = x.finished
 		}
 	}
 	if last.Before(r.LastFinished) {
