@@ -24,7 +24,7 @@ import (
 
 // BenchmarkConsolePages renders the overview and a run's first page on an
 // audit holding a run of 1,000,000 attempts (BENCH_ATTEMPTS to change it)
-// over 700,000 jobs (7,000 failed documents resubmitted and extracted),
+// over 781,250 jobs (7,813 failed documents resubmitted and extracted),
 // beside 30 small runs, seeded with COPY through the
 // migrated schema (so the run counters are kept by their trigger, as in
 // production). Each op is one whole request through the handler: queries,
