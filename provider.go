@@ -30,6 +30,11 @@ type ProviderSettings struct {
 	// server refuses (llm.Adjustment) with other processes; nil keeps it in
 	// this process.
 	CapabilityStore llm.CapabilityStore
+	// WrapTransport, when set, wraps the HTTP client's transport (the
+	// provider's own or HTTPClient's): the worker traces each HTTP call
+	// with it when traces are on. A ProviderFactory that makes HTTP calls
+	// should apply it too.
+	WrapTransport func(http.RoundTripper) http.RoundTripper
 }
 
 // ProviderOption configures NewProvider.
@@ -47,6 +52,12 @@ func WithProviderAPIKey(k string) ProviderOption { return func(s *ProviderSettin
 // WithProviderHTTPClient sets NewProvider's HTTP client.
 func WithProviderHTTPClient(c *http.Client) ProviderOption {
 	return func(s *ProviderSettings) { s.HTTPClient = c }
+}
+
+// WithProviderTransport wraps the provider's HTTP transport with wrap
+// (e.g. to trace or meter each HTTP call).
+func WithProviderTransport(wrap func(http.RoundTripper) http.RoundTripper) ProviderOption {
+	return func(s *ProviderSettings) { s.WrapTransport = wrap }
 }
 
 // WithProviderLogger makes the provider log each call at debug level.

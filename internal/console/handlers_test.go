@@ -69,7 +69,11 @@ func TestOverviewShowsRunsAndPools(t *testing.T) {
 	}
 	for _, run := range runs {
 		row := section(t, body, `<tr class="run" data-run="`+run.Name+`">`, "</tr>")
-		for _, want := range []string{formatInt(run.Jobs), formatInt(run.OK), formatInt(run.Failed), usdText(run)} {
+		wants := []string{formatInt(run.Documents), formatInt(run.OK), formatInt(run.Failed), usdText(run)}
+		if run.Resubmitted > 0 {
+			wants = append(wants, formatInt(run.Resubmitted)+" resubmitted, "+formatInt(run.ResubmittedOK)+" now ok")
+		}
+		for _, want := range wants {
 			if !strings.Contains(row, want) {
 				t.Errorf("run %s row lacks %q:\n%s", run.Name, want, row)
 			}
@@ -538,6 +542,20 @@ func TestResubmitToAnotherModel(t *testing.T) {
 	_, body, _ = c.get("/document?id=" + url.QueryEscape(id))
 	if !strings.Contains(body, "Valid result under") || !strings.Contains(body, "Resubmitted") {
 		t.Error("the document page does not show the new result and the resubmitted letter")
+	}
+	// The run counts the document once, by its latest outcome (ok), and
+	// names the resubmission on a line of its own (other tests resubmit
+	// more of the run's letters meanwhile: at least this one is counted).
+	r, _, err := fleetview.RunByName(t.Context(), fx.store.Pool(), faultyRun)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Documents != faultyDocs || r.Jobs <= faultyDocs || r.Resubmitted < 1 || r.ResubmittedOK < 1 || r.OK+r.Failed+r.Unextractable+r.InProgress != r.Documents {
+		t.Errorf("run %s after a resubmission: %d documents (want %d), %d jobs, %d resubmitted, %d now ok, %d ok + %d failed + %d unextractable + %d in progress",
+			faultyRun, r.Documents, faultyDocs, r.Jobs, r.Resubmitted, r.ResubmittedOK, r.OK, r.Failed, r.Unextractable, r.InProgress)
+	}
+	if _, page, _ := c.get("/run?name=" + url.QueryEscape(faultyRun)); !strings.Contains(page, "<b>"+formatInt(faultyDocs)+"</b><span>documents</span>") || !strings.Contains(page, "now ok") {
+		t.Errorf("run page does not count documents or name the resubmission:\n%s", section(t, page, `<div class="stats">`, "</section>"))
 	}
 	// Two jobs (the run's and the resubmission's) both have a delivery 1,
 	// attempt 1: each still has its own element id and says its run.

@@ -281,3 +281,77 @@ func TestPrefixEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestRunCountsDocumentsByLatestOutcome: a run's failed document that was
+// resubmitted hours later and extracted counts once, as ok; one resubmitted
+// and failing again counts once, as failed; an unextractable one
+// resubmitted and still running counts as in progress; a document run on a
+// second model at the same time is a document of its own, not a
+// resubmission; the rate spans the run's own jobs, not the resubmissions'
+// hours (finished or still running).
+func TestRunCountsDocumentsByLatestOutcome(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	st, _ := audittest.Store(t)
+	db := st.Pool()
+	base := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	insert := func(job, doc, model, status string, start time.Time) {
+		t.Helper()
+		if _, err := db.Exec(ctx, `INSERT INTO jobs (job_id, document_id, run, schema_name, schema_version, provider, model, pool,
+			status, attempts, prompt_tokens, completion_tokens, started_at, finished_at)
+			VALUES ($1, $2, 'nightly', 'invoice', 1, 'openai:' || $3, $3, 'p', $4, 1, 100, 10, $5, $5::timestamptz + interval '1 second')`,
+			job, doc, model, status, start); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for d := range 10 {
+		status := "ok"
+		switch d {
+		case 0, 1:
+			status = "exhausted"
+		case 2:
+			status = "unextractable"
+		}
+		insert(fmt.Sprintf("j%d", d), fmt.Sprintf("d%d", d), "gpt-4o-mini", status, base.Add(time.Duration(d)*time.Second))
+	}
+	insert("j5-other", "d5", "gpt-4o", "ok", base.Add(5*time.Second)) // same document, second model, same time
+	later := base.Add(3 * time.Hour)
+	insert("j0-again", "d0", "gpt-4o-mini", "ok", later)
+	insert("j1-again", "d1", "gpt-4o-mini", "exhausted", later.Add(time.Second))
+	insert("j2-again", "d2", "gpt-4o-mini", "retrying", later.Add(2*time.Second)) // still in progress, the run's last activity
+
+	for _, read := range []struct {
+		name string
+		run  func() (Run, error)
+	}{
+		{"Runs", func() (Run, error) {
+			runs, _, err := Runs(ctx, db, 5, nil)
+			if err != nil || len(runs) != 1 {
+				return Run{}, fmt.Errorf("%d runs, err %v; want one", len(runs), err)
+			}
+			return runs[0], nil
+		}},
+		{"RunByName", func() (Run, error) {
+			r, ok, err := RunByName(ctx, db, "nightly")
+			if err == nil && !ok {
+				err = fmt.Errorf("run nightly not found")
+			}
+			return r, err
+		}},
+	} {
+		r, err := read.run()
+		if err != nil {
+			t.Fatalf("%s: %v", read.name, err)
+		}
+		got := []int64{r.Jobs, r.Documents, r.OK, r.Failed, r.Unextractable, r.InProgress, r.Resubmitted, r.ResubmittedOK, r.ResubmittedJobs, r.ByStatus["exhausted"]}
+		want := []int64{14, 11, 9, 1, 0, 1, 3, 1, 3, 1}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: %v, want %v (jobs, documents, ok, failed, unextractable, in progress, resubmitted, now ok, resubmitted jobs, exhausted)", read.name, got, want)
+		}
+		// 11 own jobs ended within the run's first 10 s; the minute
+		// counters bound their end to that minute.
+		if rate := r.Rate(); rate < 11.0/60 || rate > 11.0/10 {
+			t.Errorf("%s: rate %.4f/s, want 11 jobs over 10 to 60 s (not over the resubmission's 3 h: %.4f/s)", read.name, rate, 11.0/r.LastFinished.Sub(r.FirstStarted).Seconds())
+		}
+	}
+}

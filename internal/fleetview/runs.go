@@ -9,7 +9,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/providers"
 	"github.com/extractq/extractq/llm"
 )
@@ -23,16 +22,24 @@ const (
 
 // Run is one run's totals, read from the counters migration 2 keeps beside
 // the jobs table (run_totals), so it costs the same for ten jobs or ten
-// million. Tokens and cost count each job's last delivery, as the jobs
-// table does; `extractq status` sums every attempt.
+// million, corrected by the run's resubmitted documents (few, read from
+// jobs). Tokens and cost count each job's last delivery, as the jobs table
+// does; `extractq status` sums every attempt.
 type Run struct {
 	Name string `json:"run"`
-	// FirstStarted and LastFinished bound the run's activity.
+	// FirstStarted and LastFinished bound the run's activity, its
+	// resubmissions' included.
 	FirstStarted time.Time `json:"first_started"`
 	LastFinished time.Time `json:"last_finished"`
-	Jobs         int64     `json:"jobs"`
+	// Jobs counts every job of the run, resubmissions included.
+	Jobs int64 `json:"jobs"`
+	// Documents counts the run's documents (under each schema and model
+	// they were submitted with): its jobs less the resubmissions.
+	Documents int64 `json:"documents"`
 	// OK, Failed (every final outcome but ok and unextractable),
-	// Unextractable and InProgress (delivered, not final) add up to Jobs.
+	// Unextractable and InProgress (delivered, not final) count documents
+	// by their latest job's outcome and add up to Documents: a document
+	// that failed and was resubmitted and extracted counts once, as ok.
 	OK            int64            `json:"ok"`
 	Failed        int64            `json:"failed"`
 	Unextractable int64            `json:"unextractable"`
@@ -50,6 +57,16 @@ type Run struct {
 	Schemas   []SchemaVersion `json:"schemas"`
 	Models    []string        `json:"models"`
 	Providers []string        `json:"providers"`
+	// Resubmitted counts the documents queued again in the run after a
+	// job of theirs ended; ResubmittedOK those whose latest job is ok;
+	// ResubmittedJobs the jobs of those resubmissions.
+	Resubmitted     int64 `json:"resubmitted"`
+	ResubmittedOK   int64 `json:"resubmitted_ok"`
+	ResubmittedJobs int64 `json:"resubmitted_jobs"`
+	// ownFinal and ownFinished are the final jobs of the run less the
+	// resubmissions, and when the last of them finished: the rate's span.
+	ownFinal    int64
+	ownFinished time.Time
 }
 
 // SchemaVersion names one version of a schema.
@@ -58,16 +75,19 @@ type SchemaVersion struct {
 	Version int    `json:"version"`
 }
 
-// Final counts the jobs that ended (ok, failed or unextractable).
+// Final counts the documents whose latest job ended (ok, failed or
+// unextractable).
 func (r Run) Final() int64 { return r.OK + r.Failed + r.Unextractable }
 
-// Rate is final jobs per second over the run's activity so far.
+// Rate is the run's own final jobs per second over their span (first start
+// to last finish), resubmissions excluded: a resubmission hours later does
+// not dilute the rate the run had.
 func (r Run) Rate() float64 {
-	d := r.LastFinished.Sub(r.FirstStarted).Seconds()
-	if d <= 0 || r.Final() == 0 {
+	d := r.ownFinished.Sub(r.FirstStarted).Seconds()
+	if d <= 0 || r.ownFinal == 0 {
 		return 0
 	}
-	return float64(r.Final()) / d
+	return float64(r.ownFinal) / d
 }
 
 // RunCursor is where a page of runs ends (newest first).
@@ -90,6 +110,9 @@ func Runs(ctx context.Context, db *pgxpool.Pool, limit int, after *RunCursor) ([
 	page += ` ORDER BY fs DESC, run DESC LIMIT $1`
 	runs, err := totals(ctx, db, `WITH page AS (`+page+`) SELECT t.run, `+totalsCols+`
 		FROM run_totals t JOIN page USING (run) GROUP BY t.run, 2, 3, 4, 5, 6`, append([]any{limit + 1}, cur...)...)
+	if err == nil {
+		err = byDocument(ctx, db, runs)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -112,6 +135,9 @@ func Runs(ctx context.Context, db *pgxpool.Pool, limit int, after *RunCursor) ([
 func RunByName(ctx context.Context, db *pgxpool.Pool, name string) (Run, bool, error) {
 	runs, err := totals(ctx, db, `SELECT t.run, `+totalsCols+` FROM run_totals t WHERE t.run = $1 GROUP BY t.run, 2, 3, 4, 5, 6`, name)
 	if err != nil || len(runs) == 0 || runs[0].Jobs == 0 {
+		return Run{}, false, err
+	}
+	if err := byDocument(ctx, db, runs); err != nil {
 		return Run{}, false, err
 	}
 	return runs[0], true, nil
@@ -155,17 +181,7 @@ func totals(ctx context.Context, db *pgxpool.Pool, sql string, args ...any) ([]R
 			return nil // every job of this group moved on or was pruned
 		}
 		r.Jobs += n
-		r.ByStatus[status] += n
-		switch status {
-		case StatusOK:
-			r.OK += n
-		case StatusUnextractable:
-			r.Unextractable += n
-		case audit.StatusRetrying:
-			r.InProgress += n
-		default:
-			r.Failed += n
-		}
+		r.count(status, n)
 		r.Attempts += attempts
 		r.PromptTokens += pt
 		r.CompletionTokens += ct
@@ -184,6 +200,7 @@ func totals(ctx context.Context, db *pgxpool.Pool, sql string, args ...any) ([]R
 	out := make([]Run, 0, len(order))
 	for _, name := range order {
 		r := byName[name]
+		r.Documents, r.ownFinal, r.ownFinished = r.Jobs, r.Final(), r.LastFinished
 		r.CostComplete = true
 		for prov, u := range cost[name] {
 			usd, known := providers.EstimateCost(prov, llm.Usage{PromptTokens: int(u.prompt), CompletionTokens: int(u.completion)})

@@ -29,6 +29,24 @@ func newClient() *http.Client {
 	}
 }
 
+// clientWith returns hc (the provider's own pooled client when nil) with
+// its transport wrapped by wrap when set; hc itself is not changed.
+func clientWith(hc *http.Client, wrap func(http.RoundTripper) http.RoundTripper) *http.Client {
+	if hc == nil {
+		hc = newClient()
+	}
+	if wrap == nil {
+		return hc
+	}
+	c := *hc
+	rt := c.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	c.Transport = wrap(rt)
+	return &c
+}
+
 // newTransport returns the pooled transport of one provider instance. Every
 // call of that instance shares its connections; nothing is shared between
 // instances. Compression stays on: the transport asks for gzip and

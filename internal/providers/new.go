@@ -113,6 +113,9 @@ type Settings struct {
 	// CapabilityStore shares what the provider learns from refused
 	// requests with other processes (nil: this process only).
 	CapabilityStore llm.CapabilityStore
+	// WrapTransport, when set, wraps the HTTP client's transport (the
+	// provider's own or HTTPClient's), e.g. to trace each HTTP call.
+	WrapTransport func(http.RoundTripper) http.RoundTripper
 }
 
 // Option configures New.
@@ -259,14 +262,11 @@ func New(spec string, opts ...Option) (llm.Provider, error) {
 		baseURL: baseURL,
 		apiKey:  key,
 		keyHint: strings.Join(fam.keyEnv, " or "),
-		hc:      cfg.HTTPClient,
+		hc:      clientWith(cfg.HTTPClient, cfg.WrapTransport),
 		red:     newRedactor(key),
 		log:     cfg.Logger,
 		maxBody: cfg.MaxResponseBytes,
 		learn:   &learner{key: name + ":" + model, store: cfg.CapabilityStore, log: cfg.Logger},
-	}
-	if b.hc == nil {
-		b.hc = newClient()
 	}
 	switch fam.wire {
 	case wireAnthropic:
@@ -341,10 +341,7 @@ func NewOpenAICompatible(name, model string, caps llm.Capabilities, s Settings) 
 	if s.MaxResponseBytes <= 0 {
 		s.MaxResponseBytes = DefaultMaxResponseBytes
 	}
-	hc := s.HTTPClient
-	if hc == nil {
-		hc = newClient()
-	}
+	hc := clientWith(s.HTTPClient, s.WrapTransport)
 	return &openAIProvider{base: base{
 		name:    name,
 		model:   model,

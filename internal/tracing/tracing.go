@@ -1,8 +1,9 @@
 // Package tracing carries OpenTelemetry traces through the fleet: from
 // `submit` (a span per submission) in the W3C trace context of each job
 // message's headers, to the worker (a span per job, its document, run and
-// pool) and each engine attempt (a span with the GenAI semantic
-// conventions: model, tokens, finish reason). It is configured by the
+// pool), each engine attempt (a span with the GenAI semantic conventions:
+// model, tokens, finish reason) and each provider HTTP call within it
+// (Transport, set on the worker's providers). It is configured by the
 // standard OTEL_* variables and off by default: with no exporter set, the
 // global tracer provider stays OpenTelemetry's no-op one, and every
 // function here returns after a check that the context's span records.
@@ -14,7 +15,9 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/nats-io/nats.go"
@@ -141,7 +144,7 @@ func StartJob(ctx context.Context, h nats.Header, jobID, documentID, run, pool s
 	if len(h) > 0 {
 		ctx = otel.GetTextMapPropagator().Extract(ctx, propagation.HeaderCarrier(http.Header(h)))
 	}
-	return Tracer().Start(ctx, "extractq.job", trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(
+	ctx, span := Tracer().Start(ctx, "extractq.job", trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(
 		attribute.String("messaging.system", "nats"),
 		attribute.String("messaging.operation.type", "process"),
 		attribute.String("extractq.job.id", jobID),
@@ -150,6 +153,112 @@ func StartJob(ctx context.Context, h nats.Header, jobID, documentID, run, pool s
 		attribute.String("extractq.pool", pool),
 		attribute.Int("extractq.delivery", delivery),
 	))
+	as := &attempts{}
+	ctx = context.WithValue(ctx, attemptsKey{}, as)
+	as.job = ctx
+	return ctx, jobSpan{span, as}
+}
+
+// jobSpan is a job's span: ending it ends an attempt span its HTTP calls
+// opened that the engine never reported (a job canceled mid-call).
+type jobSpan struct {
+	trace.Span
+	attempts *attempts
+}
+
+func (s jobSpan) End(opts ...trace.SpanEndOption) {
+	if open := s.attempts.take(); open != nil {
+		open.End()
+	}
+	s.Span.End(opts...)
+}
+
+type attemptsKey struct{}
+
+// attempts holds the span of a job's current attempt. The engine reports an
+// attempt only once it is over (Observe), but its HTTP calls happen during
+// it: the first call opens the attempt span (Transport) so the calls are
+// its children, and Observe completes and ends it.
+type attempts struct {
+	job   context.Context // the job span's context
+	mu    sync.Mutex
+	open  trace.Span
+	ctx   context.Context // open's context
+	calls int             // HTTP calls in the open attempt
+}
+
+// call returns the context of the current attempt's span, opening one if
+// none is, and how many HTTP calls that attempt made before this one.
+func (as *attempts) call() (context.Context, int) {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	if as.open == nil {
+		as.ctx, as.open = Tracer().Start(as.job, "chat", trace.WithSpanKind(trace.SpanKindClient))
+		as.calls = 0
+	}
+	as.calls++
+	return as.ctx, as.calls - 1
+}
+
+// take returns the open attempt span (nil if none) and forgets it.
+func (as *attempts) take() trace.Span {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	s := as.open
+	as.open = nil
+	return s
+}
+
+// Transport wraps rt so that each HTTP request made for a traced job is a
+// span (method, server address and port, status, resend count within its
+// attempt), a child of the attempt span. Requests outside a traced job go
+// straight to rt. The worker sets it on its providers (HTTPTransport).
+func Transport(rt http.RoundTripper) http.RoundTripper { return transport{rt} }
+
+// HTTPTransport is Transport when traces are on, nil (no wrapping, no
+// cost) when they are off: for extractq.WithProviderTransport.
+func HTTPTransport() func(http.RoundTripper) http.RoundTripper {
+	if !on.Load() {
+		return nil
+	}
+	return Transport
+}
+
+type transport struct{ rt http.RoundTripper }
+
+func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	as, _ := req.Context().Value(attemptsKey{}).(*attempts)
+	if as == nil || !on.Load() {
+		return t.rt.RoundTrip(req)
+	}
+	actx, resends := as.call()
+	attrs := []attribute.KeyValue{
+		attribute.String("http.request.method", req.Method),
+		attribute.String("server.address", req.URL.Hostname()),
+	}
+	if port := req.URL.Port(); port != "" {
+		if n, err := strconv.Atoi(port); err == nil {
+			attrs = append(attrs, attribute.Int("server.port", n))
+		}
+	}
+	if resends > 0 {
+		attrs = append(attrs, attribute.Int("http.request.resend_count", resends))
+	}
+	// The URL itself is left out: some APIs take the key as a parameter.
+	_, span := Tracer().Start(actx, req.Method, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	defer span.End()
+	resp, err := t.rt.RoundTrip(req)
+	if err != nil {
+		span.SetAttributes(attribute.String("error.type", fmt.Sprintf("%T", err)))
+		span.SetStatus(codes.Error, err.Error())
+		return resp, err
+	}
+	span.SetAttributes(attribute.Int("http.response.status_code", resp.StatusCode))
+	if resp.StatusCode >= 400 {
+		span.SetAttributes(attribute.String("error.type", strconv.Itoa(resp.StatusCode)))
+		span.SetStatus(codes.Error, resp.Status)
+	}
+	return resp, nil
 }
 
 // EndJob ends a job's span with its outcome; a job without a valid result
@@ -176,17 +285,27 @@ func Observe(ctx context.Context, a llm.Attempt) {
 		return
 	}
 	family, _, _ := strings.Cut(a.Provider, ":")
-	_, span := Tracer().Start(ctx, "chat "+a.Model, trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(a.StartedAt),
-		trace.WithAttributes(
-			attribute.String("gen_ai.operation.name", "chat"),
-			attribute.String("gen_ai.provider.name", family),
-			attribute.String("gen_ai.request.model", a.Model),
-			attribute.Int("gen_ai.usage.input_tokens", a.Usage.PromptTokens),
-			attribute.Int("gen_ai.usage.output_tokens", a.Usage.CompletionTokens),
-			attribute.Int("extractq.attempt", a.N),
-			attribute.String("extractq.mode", string(a.Mode)),
-			attribute.Int("extractq.transport_retries", a.TransportRetries),
-		))
+	attrs := []attribute.KeyValue{
+		attribute.String("gen_ai.operation.name", "chat"),
+		attribute.String("gen_ai.provider.name", family),
+		attribute.String("gen_ai.request.model", a.Model),
+		attribute.Int("gen_ai.usage.input_tokens", a.Usage.PromptTokens),
+		attribute.Int("gen_ai.usage.output_tokens", a.Usage.CompletionTokens),
+		attribute.Int("extractq.attempt", a.N),
+		attribute.String("extractq.mode", string(a.Mode)),
+		attribute.Int("extractq.transport_retries", a.TransportRetries),
+	}
+	var span trace.Span
+	if as, _ := ctx.Value(attemptsKey{}).(*attempts); as != nil {
+		span = as.take() // opened by the attempt's first HTTP call
+	}
+	if span != nil {
+		span.SetName("chat " + a.Model)
+		span.SetAttributes(attrs...)
+	} else {
+		_, span = Tracer().Start(ctx, "chat "+a.Model, trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(a.StartedAt),
+			trace.WithAttributes(attrs...))
+	}
 	if a.FinishReason != "" {
 		span.SetAttributes(attribute.StringSlice("gen_ai.response.finish_reasons", []string{string(a.FinishReason)}))
 	}

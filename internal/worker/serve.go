@@ -30,11 +30,13 @@ import (
 
 // fleetProviders builds the providers of a fleet worker: each shares what
 // its server's refusals teach (llm.Adjustment) with every worker through
-// the capabilities bucket, so one refused request teaches the fleet.
+// the capabilities bucket, so one refused request teaches the fleet; with
+// traces on, each HTTP call is a span of its attempt.
 func fleetProviders(kvm jetstream.KeyValueManager, log *slog.Logger) func(spec string) (llm.Provider, error) {
 	caps := capstore.New(kvm)
 	return func(spec string) (llm.Provider, error) {
-		return extractq.NewProvider(spec, extractq.WithProviderCapabilityStore(caps), extractq.WithProviderLogger(log))
+		return extractq.NewProvider(spec, extractq.WithProviderCapabilityStore(caps), extractq.WithProviderLogger(log),
+			extractq.WithProviderTransport(tracing.HTTPTransport()))
 	}
 }
 
