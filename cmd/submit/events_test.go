@@ -118,3 +118,23 @@ func TestWebhookSender(t *testing.T) {
 		})
 	}
 }
+
+// The re-attach line printed on a timeout or Ctrl-C keeps a plain webhook
+// URL and names the variable instead of one carrying credentials or a token.
+func TestReattachHidesWebhookCredentials(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ url, want string }{
+		{"https://hooks.example.com/x", "--webhook https://hooks.example.com/x "},
+		{"https://alice:pw-hidden@hooks.example.com/x", `--webhook "$EXTRACTQ_WEBHOOK_URL" `},
+		{"https://hooks.example.com/x?token=tok-hidden", `--webhook "$EXTRACTQ_WEBHOOK_URL" `},
+	} {
+		cmd := newSubmitCmd()
+		if err := cmd.ParseFlags([]string{"--wait", "--webhook", c.url}); err != nil {
+			t.Fatal(err)
+		}
+		line := reattach(cmd, []string{"docs"})
+		if !strings.Contains(line, c.want) || strings.Contains(line, "hidden") {
+			t.Errorf("reattach with %s: %s, want %q in it", c.url, line, c.want)
+		}
+	}
+}
