@@ -21,6 +21,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/extractq/extractq/internal/retry"
 )
 
 // Headers of a delivery.
@@ -123,7 +125,7 @@ type Sender struct {
 	// Now, Sleep and Jitter stand in for the clock, the wait and the
 	// random draw in tests.
 	Now    func() time.Time
-	Sleep  func(ctx context.Context, d time.Duration) error
+	Sleep  retry.Sleeper
 	Jitter func() float64 // in [0, 1)
 }
 
@@ -151,7 +153,7 @@ func Check(u string) error {
 // may not be retried, or the time is spent. It never returns an error:
 // the Result says what happened.
 func (s *Sender) Send(ctx context.Context, run, event string, body []byte) Result {
-	s.defaults()
+	s = s.withDefaults() // a copy: a Sender may send from several goroutines
 	res := Result{DeliveryID: newID()}
 	where := Redact(s.URL)
 	if err := Check(s.URL); err != nil {
@@ -164,7 +166,7 @@ func (s *Sender) Send(ctx context.Context, run, event string, body []byte) Resul
 	for {
 		res.Attempts++
 		start := s.Now()
-		status, wait, retry, err := s.try(ctx, event, res.DeliveryID, body)
+		status, wait, again, err := s.try(ctx, event, res.DeliveryID, body)
 		took := s.Now().Sub(start)
 		res.LastStatus = status
 		a := Attempt{DeliveryID: res.DeliveryID, Run: run, Event: event, URL: where, Attempt: res.Attempts,
@@ -186,7 +188,7 @@ func (s *Sender) Send(ctx context.Context, run, event string, body []byte) Resul
 			return res
 		}
 		res.Error = fmt.Sprintf("POST %s: %v", where, err)
-		if !retry {
+		if !again {
 			return res
 		}
 		if wait <= 0 {
@@ -206,7 +208,7 @@ func (s *Sender) Send(ctx context.Context, run, event string, body []byte) Resul
 // try is one POST: the status (0 without a response), how long the
 // receiver asked to wait (Retry-After), whether another try may help,
 // and why this one failed.
-func (s *Sender) try(ctx context.Context, event, id string, body []byte) (status int, wait time.Duration, retry bool, err error) {
+func (s *Sender) try(ctx context.Context, event, id string, body []byte) (status int, wait time.Duration, again bool, err error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.URL, bytes.NewReader(body))
 	if err != nil {
 		return 0, 0, false, errors.New("cannot build the request (check the URL)")
@@ -266,7 +268,10 @@ func (s *Sender) backoff(n int) time.Duration {
 	return d/2 + time.Duration(s.Jitter()*float64(d/2))
 }
 
-func (s *Sender) defaults() {
+// withDefaults is a copy of s with its unset fields at their defaults.
+func (s *Sender) withDefaults() *Sender {
+	c := *s
+	s = &c
 	if s.Timeout <= 0 {
 		s.Timeout = 2 * time.Minute
 	}
@@ -284,22 +289,12 @@ func (s *Sender) defaults() {
 		s.Now = time.Now
 	}
 	if s.Sleep == nil {
-		s.Sleep = sleep
+		s.Sleep = retry.Sleep
 	}
 	if s.Jitter == nil {
 		s.Jitter = rand.Float64
 	}
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
+	return s
 }
 
 // newID is a delivery id: 16 random bytes in hex.

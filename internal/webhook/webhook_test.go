@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -154,7 +155,7 @@ func TestSendRetries(t *testing.T) {
 			if c.delivered != (res.Error == "") {
 				t.Errorf("error %q with delivered %v", res.Error, res.Delivered)
 			}
-			if !equal(clock.waits, c.waits) {
+			if !slices.Equal(clock.waits, c.waits) {
 				t.Errorf("waited %v, want %v", clock.waits, c.waits)
 			}
 			if rc.badSigs != 0 || len(rc.ids) != 1 || !rc.ids[res.DeliveryID] {
@@ -177,18 +178,6 @@ func TestSendRetries(t *testing.T) {
 			}
 		})
 	}
-}
-
-func equal(a, b []time.Duration) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // A URL's credentials and query never reach the log, the result or its
