@@ -98,7 +98,7 @@ func (f LogFunc) RecordWebhookAttempt(ctx context.Context, a Attempt) error { re
 
 // Result is how a delivery ended.
 type Result struct {
-	DeliveryID string `json:"delivery_id"`
+	DeliveryID string `json:"delivery_id,omitempty"` // empty when nothing was sent
 	Delivered  bool   `json:"delivered"`
 	Attempts   int    `json:"attempts"`
 	LastStatus int    `json:"last_status,omitempty"` // 0: no response
