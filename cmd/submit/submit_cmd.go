@@ -29,6 +29,7 @@ import (
 	"github.com/extractq/extractq/internal/settings"
 	"github.com/extractq/extractq/internal/termsafe"
 	"github.com/extractq/extractq/internal/tracing"
+	"github.com/extractq/extractq/internal/webhook"
 	"github.com/extractq/extractq/schema"
 )
 
@@ -87,7 +88,8 @@ type submitFlags struct {
 	schemaArg, schemaName, provider, pool, variant string
 	runName, mode, repair, chunk                   string
 	wait, asJSON                                   bool
-	timeout                                        time.Duration
+	timeout, webhookTimeout                        time.Duration
+	webhook                                        string
 	maxReasks, maxTokens, tokenBudget              int
 	temperature                                    float64
 	inlineLimit                                    int
@@ -128,7 +130,9 @@ unchanged and vanished ones, and a run that crashed mid-listing resumes after it
 --wait follows exactly the jobs this invocation queued and the duplicates still on the queue, with
 progress on stderr (done, failed, running and queued, rate, ETA, and why it waits); it warns at once when
 no live worker serves the pool. --timeout gives up waiting (the jobs stay queued); Ctrl-C stops waiting
-and prints how to re-attach.
+and prints how to re-attach. --webhook URL (or EXTRACTQ_WEBHOOK_URL) POSTs the run's done event there once
+it is done, signed with EXTRACTQ_WEBHOOK_SECRET, retried for up to --webhook-timeout; each try is logged in
+the audit database (webhook_deliveries). A failed delivery is a warning, not an exit code.
 
 Exit codes: 0 all queued (and, with --wait, all succeeded); 1 some rejected or failed, or --timeout
 passed; 2 bad usage, schema, provider, an empty input, a source that may not be read or a corrupt
@@ -153,6 +157,8 @@ Example:
 	fl.StringVar(&f.runName, "run", "", "run name to group and follow this submission (default run-<timestamp>)")
 	fl.BoolVar(&f.wait, "wait", false, "follow the jobs queued by this invocation (and duplicates still queued) until each is done or dead-lettered; exit 1 if any document failed")
 	cli.DurationVar(fl, &f.timeout, "timeout", 0, "with --wait: stop waiting after this long, e.g. 30m (the jobs stay queued; exit 1)")
+	fl.StringVar(&f.webhook, "webhook", "", "with --wait: POST the run's done event to this URL, signed with EXTRACTQ_WEBHOOK_SECRET (default $EXTRACTQ_WEBHOOK_URL)")
+	cli.DurationVar(fl, &f.webhookTimeout, "webhook-timeout", 2*time.Minute, "with --webhook: give up delivering after this long, retries included")
 	fl.BoolVar(&f.asJSON, "json", false, "print the summary as JSON (with --wait, once, with the outcome)")
 	fl.IntVar(&f.maxReasks, "max-reasks", 3, "re-asks after an invalid answer (0: ask once; unset: the worker's default, 3)")
 	fl.StringVar(&f.mode, "mode", "", "structured-output mode: auto, text, json, strict, tools or prefill (default auto)")
@@ -241,6 +247,10 @@ func runSubmit(cmd *cobra.Command, c *conn, f *submitFlags, paths []string) erro
 		return cli.Usage(fmt.Errorf("--timeout %s: must be positive", f.timeout))
 	}
 	opts, err := jobOptions(cmd.Flags(), f)
+	if err != nil {
+		return err
+	}
+	hook, err := webhookSender(cmd.Flags(), f, os.Getenv)
 	if err != nil {
 		return err
 	}
@@ -350,8 +360,15 @@ func runSubmit(cmd *cobra.Command, c *conn, f *submitFlags, paths []string) erro
 	phase.Store(phaseWaiting)
 	w := &waiter{js: sess.js, store: sess.store, job: job, out: errw, every: time.Second, membersEvery: 5 * time.Second}
 	res, werr := w.follow(ctx, sum, f.timeout)
-	if err := announceDone(ctx, sess.js, job.Run, res); err != nil {
+	body, err := announceDone(ctx, sess.js, job.Run, res)
+	if err != nil {
 		fmt.Fprintln(errw, "submit: warning: the run's done event was not published:", err)
+	}
+	if hook != nil {
+		hook.Log = webhook.LogFunc(func(ctx context.Context, a webhook.Attempt) error {
+			return sess.store.RecordWebhookAttempt(ctx, audit.WebhookAttempt(a))
+		})
+		res.Webhook = deliverDone(ctx, hook, job.Run, body, errw)
 	}
 	if f.asJSON {
 		printSummary(cmd.OutOrStdout(), errw, job, sum, true, &res, counts)
@@ -386,7 +403,11 @@ func reattach(cmd *cobra.Command, paths []string) string {
 			}
 			return
 		}
-		parts = append(parts, "--"+fl.Name, shellQuote(fl.Value.String()))
+		v := shellQuote(fl.Value.String())
+		if fl.Name == "webhook" && webhook.Redact(fl.Value.String()) != fl.Value.String() {
+			v = `"$EXTRACTQ_WEBHOOK_URL"` // its credentials or token are not printed
+		}
+		parts = append(parts, "--"+fl.Name, v)
 	})
 	if !cmd.Flags().Changed("wait") {
 		parts = append(parts, "--wait")
@@ -448,6 +469,8 @@ type waitResult struct {
 	// …"), empty when it was not.
 	Paused  string        `json:"paused,omitempty"`
 	Elapsed time.Duration `json:"elapsed_ns"`
+	// Webhook is how the done event's delivery ended (--webhook).
+	Webhook *webhook.Result `json:"-"`
 }
 
 func printSummary(out, errw io.Writer, job submit.Job, sum submit.Summary, asJSON bool, wait *waitResult, src *ingest.Counts) {
@@ -461,9 +484,10 @@ func printSummary(out, errw io.Writer, job submit.Job, sum submit.Summary, asJSO
 			Model   string `json:"model"`
 			Pool    string `json:"pool"`
 			submit.Summary
-			Wait   *waitResult    `json:"wait,omitempty"`
-			Source *ingest.Counts `json:"source,omitempty"`
-		}{job.Run, job.Schema.Name, job.Schema.Version, job.Model, job.Pool, sum, wait, src})
+			Wait    *waitResult     `json:"wait,omitempty"`
+			Source  *ingest.Counts  `json:"source,omitempty"`
+			Webhook *webhook.Result `json:"webhook,omitempty"`
+		}{job.Run, job.Schema.Name, job.Schema.Version, job.Model, job.Pool, sum, wait, src, hookResult(wait)})
 		return
 	}
 	for _, r := range sum.Rejected {

@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +26,7 @@ import (
 	"github.com/extractq/extractq/internal/e2e/fleettest"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/jobstest"
+	"github.com/extractq/extractq/internal/webhook"
 	"github.com/extractq/extractq/internal/worker"
 	"github.com/extractq/extractq/schema"
 )
@@ -73,14 +78,33 @@ func TestSubmitWaitAfterRestart(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(docs, "a.txt"), []byte(fleettest.Document(1)), 0o644))
 	must(t, os.WriteFile(filepath.Join(docs, "b.txt"), []byte(fleettest.Document(2)), 0o644))
 	must(t, os.WriteFile(filepath.Join(docs, "c.txt"), []byte("FAIL "+fleettest.Document(3)), 0o644))
-	args := []string{"--schema", schemaFile, "--provider", "openai:gpt-4o-mini", "--run", "r", "--wait", "--json", docs}
+	// The run's webhook: a receiver that answers 503, then 200, then 400,
+	// behind a URL with credentials and a token that must not leak.
+	var hookMu sync.Mutex
+	hookStatuses, hookSigned := []int{503, 200, 400}, 0
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		hookMu.Lock()
+		defer hookMu.Unlock()
+		if webhook.Verify([]byte("hook-secret"), r.Header.Get(webhook.HeaderSignature), r.Header.Get(webhook.HeaderTimestamp), body, time.Now(), time.Minute) == nil &&
+			strings.Contains(string(body), `"kind":"done"`) && r.URL.Query().Get("token") == "tok-hidden" {
+			hookSigned++
+		}
+		w.WriteHeader(hookStatuses[0])
+		hookStatuses = hookStatuses[min(1, len(hookStatuses)-1):]
+	}))
+	defer receiver.Close()
+	hookURL := strings.Replace(receiver.URL, "http://", "http://alice:pw-hidden@", 1) + "/hook?token=tok-hidden"
+	t.Setenv("EXTRACTQ_WEBHOOK_SECRET", "hook-secret")
+	args := []string{"--schema", schemaFile, "--provider", "openai:gpt-4o-mini", "--run", "r", "--wait", "--json", "--webhook", hookURL, docs}
 
 	tests := []struct {
 		name                     string
 		before                   func(t *testing.T)
 		queued, done, doneFailed int
+		hook                     webhook.Result // delivered, attempts, last status
 	}{
-		{name: "first: queued and followed", queued: 3},
+		{name: "first: queued and followed", queued: 3, hook: webhook.Result{Delivered: true, Attempts: 2, LastStatus: 200}},
 		{name: "after a restart: nothing queued", before: func(t *testing.T) {
 			s, err := js.Stream(ctx, jobs.JobsStream)
 			if err != nil {
@@ -91,7 +115,7 @@ func TestSubmitWaitAfterRestart(t *testing.T) {
 			if err := s.Purge(ctx); err != nil {
 				t.Fatal(err)
 			}
-		}, done: 3, doneFailed: 1},
+		}, done: 3, doneFailed: 1, hook: webhook.Result{Attempts: 1, LastStatus: 400}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -120,6 +144,7 @@ func TestSubmitWaitAfterRestart(t *testing.T) {
 				Wait          struct {
 					Total, Done, Failed, Unfinished int
 				} `json:"wait"`
+				Webhook webhook.Result `json:"webhook"`
 			}
 			if err := json.Unmarshal(out.Bytes(), &sum); err != nil {
 				t.Fatalf("summary is not JSON: %v\n%s", err, out.String())
@@ -130,10 +155,35 @@ func TestSubmitWaitAfterRestart(t *testing.T) {
 			if sum.Wait.Total != 3 || sum.Wait.Done != 2 || sum.Wait.Failed != 1 || sum.Wait.Unfinished != 0 {
 				t.Errorf("--json outcome %+v, want 3 in all, 2 done, 1 failed", sum.Wait)
 			}
+			// The webhook's failure does not change the exit code (checked above).
+			h := sum.Webhook
+			if h.Delivered != tc.hook.Delivered || h.Attempts != tc.hook.Attempts || h.LastStatus != tc.hook.LastStatus {
+				t.Errorf("--json webhook %+v, want %+v", h, tc.hook)
+			}
+			if warned := strings.Contains(errb.String(), "webhook was not delivered"); warned == h.Delivered {
+				t.Errorf("delivered %v, warned %v:\n%s", h.Delivered, warned, errb.String())
+			}
+			if leak := out.String() + errb.String() + err.Error(); strings.Contains(leak, "hidden") {
+				t.Errorf("the webhook URL's credentials or token leaked:\n%s", leak)
+			}
 			if !strings.Contains(errb.String(), "\nsubmit: 2 done, 1 failed of 3 in ") && !strings.HasPrefix(errb.String(), "submit: 2 done, 1 failed of 3 in ") {
 				t.Errorf("progress does not end with 2 done, 1 failed:\n%s", errb.String())
 			}
 		})
+	}
+	tries, err := st.WebhookAttempts(ctx, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var statuses []int
+	for _, a := range tries {
+		statuses = append(statuses, a.StatusCode)
+		if a.URL != receiver.URL+"/hook" || a.Event != "done" {
+			t.Errorf("delivery log row %+v: want the URL without credentials or query", a)
+		}
+	}
+	if fmt.Sprint(statuses) != "[503 200 400]" || hookSigned != 3 {
+		t.Errorf("delivery log statuses %v, %d signed requests; want [503 200 400], 3", statuses, hookSigned)
 	}
 	n, err := jobsOnStream(ctx, js)
 	if err != nil || n != 0 {

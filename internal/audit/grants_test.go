@@ -162,6 +162,11 @@ func TestSubmitterAndReaderGrantsSuffice(t *testing.T) {
 	if err := sub.MarkResubmitted(ctx, "invoice", 2, []string{cands[0].ID, "d3"}); err != nil {
 		t.Fatal(err)
 	}
+	// It logs its webhook deliveries, and cannot rewrite or erase the log.
+	if err := sub.RecordWebhookAttempt(ctx, WebhookAttempt{DeliveryID: "h1", Run: "r", Event: "done", URL: "https://hooks.example.com/x", Attempt: 1, StatusCode: 200}); err != nil {
+		t.Fatal(err)
+	}
+	refused(t, sub, []string{"UPDATE webhook_deliveries SET status_code = 500", "DELETE FROM webhook_deliveries"})
 	reader := roleStore(t, owner, ReaderGrants)
 	if _, err := reader.Status(ctx, StatusFilter{}); err != nil {
 		t.Fatal(err)
