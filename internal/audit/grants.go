@@ -42,8 +42,10 @@ func WorkerGrants(role string) []string {
 // add texts but never rewrite, lose or delete one, and the hash always
 // matches the text); read documents, jobs and results to skip finished
 // work and select what to resubmit; record resubmissions and set
-// dead_letters.resubmitted_at (no other column); log its webhook
-// deliveries (insert only). It may not write attempts, jobs or results.
+// dead_letters.resubmitted_at (no other column); keep the watermarks of
+// its incremental runs (submit --incremental: its own state, read,
+// written and reset); log its webhook deliveries (insert only). It may not
+// write attempts, jobs or results.
 func SubmitterGrants(role string) []string {
 	r := pgx.Identifier{role}.Sanitize()
 	return []string{
@@ -52,6 +54,7 @@ func SubmitterGrants(role string) []string {
 		"GRANT SELECT, INSERT ON schemas, resubmissions TO " + r,
 		"GRANT EXECUTE ON FUNCTION extractq_put_documents(text[], text[], jsonb[], text[]) TO " + r,
 		"GRANT SELECT, UPDATE (resubmitted_at) ON dead_letters TO " + r,
+		"GRANT SELECT, INSERT, UPDATE, DELETE ON source_watermarks, source_items TO " + r,
 		"GRANT INSERT ON webhook_deliveries TO " + r,
 	}
 }
