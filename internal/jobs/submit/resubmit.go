@@ -40,8 +40,14 @@ type ResubmitRequest struct {
 	Provider string
 	Options  jobs.Options
 	// Seqs, when set, limits FromDLQ to these dead letters.
-	Seqs   []uint64
-	DryRun bool
+	Seqs []uint64
+	// Reread reads the originals of documents a reader other than this
+	// build's made again and queues those whose text or pages changed
+	// (filtered by Schema, Run and Reader, a format name); Password opens
+	// encrypted ones.
+	Reread           bool
+	Reader, Password string
+	DryRun           bool
 }
 
 // ResubmitSummary counts what a resubmission did.
@@ -52,6 +58,8 @@ type ResubmitSummary struct {
 	Removed    int         `json:"removed_from_dlq"`
 	Rejected   []Rejection `json:"rejected"`
 	DryRun     bool        `json:"dry_run"`
+	// Reread counts what a re-read did (Reread requests only).
+	Reread *RereadCounts `json:"reread,omitempty"`
 }
 
 // resubmitPage bounds one round of selection and publishing.
@@ -63,8 +71,14 @@ const resubmitPage = 1000
 // in between republishes under the same message id, which the stream
 // deduplicates.
 func (s *Submitter) Resubmit(ctx context.Context, st ResubmitStore, req ResubmitRequest) (ResubmitSummary, error) {
+	if req.FromDLQ && req.Reread {
+		return ResubmitSummary{}, errors.New("resubmit: give --from-dlq or --reread, not both")
+	}
 	if req.FromDLQ {
 		return s.resubmitDLQ(ctx, st, req)
+	}
+	if req.Reread {
+		return s.resubmitReread(ctx, st, req)
 	}
 	if req.Schema == "" || req.ToVersion < 1 {
 		return ResubmitSummary{}, errors.New("resubmit: give --from-dlq, or --schema NAME --to-version V")

@@ -1,0 +1,145 @@
+package submit_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/extractq/extractq/internal/docfake"
+	"github.com/extractq/extractq/internal/intake"
+	"github.com/extractq/extractq/internal/jobs"
+	"github.com/extractq/extractq/internal/jobs/submit"
+	"github.com/extractq/extractq/llm"
+)
+
+// TestResubmitReread: after a reader upgrade (simulated by recording an
+// older reader, and for one document the text it made, in the audit),
+// --reread queues a new job for the document whose text changed, with the
+// text of today's reader, skips the unchanged one, counts the one whose
+// original left the object store as missing, and selects none of the
+// re-read ones again.
+func TestResubmitReread(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	originals := map[string]string{"changed": "One.\fTwo.", "same": "Three.", "gone": "Four."}
+	var in []submit.Doc
+	dir := t.TempDir()
+	for _, id := range []string{"changed", "gone", "same"} {
+		path := filepath.Join(dir, id+".pdf")
+		if err := os.WriteFile(path, []byte(docfake.PDF+originals[id]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := (&intake.Reader{}).Read(ctx, []string{path}, func(d intake.Doc) error {
+			d.ID = id
+			in = append(in, d)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if sum := e.submit(t, in); sum.Queued != 3 {
+		t.Fatalf("submit: %+v, want 3 queued", sum)
+	}
+	// A worker processed each job.
+	st, err := e.js.Stream(ctx, jobs.JobsStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := e.store.NewWriter(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close(ctx)
+	for seq := uint64(1); seq <= 3; seq++ {
+		msg, err := st.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env, err := jobs.DecodeEnvelope(msg.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Write(ctx, record(env, llm.OutcomeOK, []byte(`{"a":"x"}`))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	req := submit.ResubmitRequest{Reread: true, Schema: "thing"}
+	if sum, err := e.sub.Resubmit(ctx, e.store, req); err != nil || sum.Selected != 0 {
+		t.Fatalf("before any upgrade: %+v, %v; want nothing selected", sum, err)
+	}
+
+	// The texts were made by fakepdf/6, which read "changed" differently.
+	pool := e.store.Pool()
+	if _, err := pool.Exec(ctx, `UPDATE documents SET metadata = jsonb_set(metadata, '{reader}', '"fakepdf/6"')`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `UPDATE documents SET body = $1, content_hash = $2 WHERE id = 'changed'`,
+		"One-Two.", jobs.HashText("One-Two.")); err != nil {
+		t.Fatal(err)
+	}
+	obj, err := e.js.ObjectStore(ctx, jobs.DocsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := obj.Delete(ctx, jobs.HashBytes([]byte(docfake.PDF+originals["gone"]))); err != nil {
+		t.Fatal(err)
+	}
+
+	tests := []struct {
+		name string
+		req  submit.ResubmitRequest
+		want int // selected
+	}{
+		{"dry run", submit.ResubmitRequest{Reread: true, DryRun: true}, 3},
+		{"another run", submit.ResubmitRequest{Reread: true, Run: "nope", DryRun: true}, 0},
+		{"another schema", submit.ResubmitRequest{Reread: true, Schema: "other", DryRun: true}, 0},
+		{"another reader", submit.ResubmitRequest{Reread: true, Reader: "fakemail", DryRun: true}, 0},
+		{"this reader", submit.ResubmitRequest{Reread: true, Reader: "fakepdf", DryRun: true}, 3},
+	}
+	for _, tt := range tests {
+		sum, err := e.sub.Resubmit(ctx, e.store, tt.req)
+		if err != nil || sum.Selected != tt.want || sum.Queued != 0 {
+			t.Errorf("%s: %+v, %v; want %d selected, none queued", tt.name, sum, err, tt.want)
+		}
+	}
+	if _, err := e.sub.Resubmit(ctx, e.store, submit.ResubmitRequest{Reread: true, Reader: "nosuch"}); err == nil {
+		t.Error("an unknown reader: no error")
+	}
+
+	sum, err := e.sub.Resubmit(ctx, e.store, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := submit.RereadCounts{Reread: 2, Changed: 1, Unchanged: 1, Missing: 1}
+	if sum.Selected != 3 || sum.Queued != 1 || sum.Reread == nil || *sum.Reread != want ||
+		len(sum.Rejected) != 1 || sum.Rejected[0].ID != "gone" {
+		t.Fatalf("reread: %+v (%+v), %v; want 3 selected, %+v, gone rejected", sum, sum.Reread, err, want)
+	}
+	msg, err := st.GetMsg(ctx, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := jobs.DecodeEnvelope(msg.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash := jobs.HashBytes([]byte(docfake.PDF + originals["changed"]))
+	if again.DocumentID != "changed" || again.Text != "One.Two." || again.Reader != "fakepdf/7" ||
+		again.DocumentHash != hash || again.Original == nil || len(again.Pages) != 2 || again.Schema != e.v1 || again.Run != "r1" {
+		t.Errorf("queued job %+v: want the re-read text, reader, original, pages, schema and run", again)
+	}
+	d, err := e.store.Document(ctx, "changed")
+	if err != nil || d.Text != "One.Two." {
+		t.Errorf("stored document after the re-read: %+v, %v; want today's text", d, err)
+	}
+
+	// Only the missing one is selected again; nothing is queued twice.
+	sum, err = e.sub.Resubmit(ctx, e.store, req)
+	if err != nil || sum.Selected != 1 || sum.Queued != 0 || sum.Reread.Missing != 1 {
+		t.Errorf("second reread: %+v (%+v), %v; want only the missing original selected", sum, sum.Reread, err)
+	}
+	if n := e.msgs(t, jobs.JobsStream); n != 4 {
+		t.Errorf("%d jobs on the stream, want 4", n)
+	}
+}
