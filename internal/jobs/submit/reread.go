@@ -78,7 +78,11 @@ func (s *Submitter) resubmitReread(ctx context.Context, st ResubmitStore, req Re
 		}
 		override = &Job{Provider: req.Provider, Model: model, Pool: pool}
 	}
-	refs := map[[2]any]jobs.SchemaRef{}
+	type version struct {
+		name string
+		n    int
+	}
+	refs := map[version]jobs.SchemaRef{}
 	docs := jobs.NewDocuments(s.js)
 	for {
 		cands, err := rst.DocumentsForReread(ctx, f)
@@ -95,7 +99,7 @@ func (s *Submitter) resubmitReread(ctx context.Context, st ResubmitStore, req Re
 			reject := func(err error) {
 				sum.Rejected = append(sum.Rejected, Rejection{ID: c.ID, Source: c.Source, Reason: err.Error()})
 			}
-			key := [2]any{c.SchemaName, c.SchemaVersion}
+			key := version{c.SchemaName, c.SchemaVersion}
 			ref, ok := refs[key]
 			if !ok {
 				if ref, err = s.target(ctx, st, c.SchemaName, c.SchemaVersion); err != nil {

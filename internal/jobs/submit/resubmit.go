@@ -65,9 +65,10 @@ type ResubmitSummary struct {
 // resubmitPage bounds one round of selection and publishing.
 const resubmitPage = 1000
 
-// Resubmit queues dead letters or outdated documents again. Running it
-// twice queues nothing twice: republished dead letters are deleted from
-// the DLQ, resubmitted documents are marked in the audit store, and a crash
+// Resubmit queues dead letters, outdated documents, or (Reread) documents
+// an older reader read, again. Running it twice queues nothing twice:
+// republished dead letters are deleted from the DLQ, resubmitted and
+// re-read documents are marked in the audit store, and a crash
 // in between republishes under the same message id, which the stream
 // deduplicates.
 func (s *Submitter) Resubmit(ctx context.Context, st ResubmitStore, req ResubmitRequest) (ResubmitSummary, error) {
