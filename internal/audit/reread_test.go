@@ -20,9 +20,9 @@ func TestDocumentsForReread(t *testing.T) {
 		{ID: "p1", Text: "text p1", Metadata: pdf3},
 		{ID: "p2", Text: "text p2", Metadata: pdf3},
 		{ID: "p3", Text: "text p3", Metadata: pdf3},
-		{ID: "p4", Text: "text p4", Metadata: pdf3}, // no job
+		{ID: "p4", Text: "text p4", Metadata: pdf3},                                          // no job
 		{ID: "h1", Text: "text h1", Metadata: []byte(`{"format":"html","reader":"html/1"}`)}, // current
-		{ID: "t1", Text: "text t1"}, // plain text
+		{ID: "t1", Text: "text t1"},                                                          // plain text
 	}
 	if err := s.PutDocuments(ctx, docs); err != nil {
 		t.Fatal(err)
