@@ -61,6 +61,7 @@ func TestResubmitRereadCommand(t *testing.T) {
 		{[]string{"--reread", "--to-version", "2", "--schema", "x"}, 2, "drop --to-version"},
 		{[]string{"--reread", "--reader", "nosuch"}, 2, `unknown reader "nosuch"`},
 		{[]string{"--reader", "pdf"}, 2, "--reader needs --reread"},
+		{[]string{"--reread", "--ocr", "maybe"}, 2, `--ocr "maybe"`},
 	} {
 		code, out, errOut := runSubmitCmd(t, "", append([]string{"resubmit"}, tc.args...)...)
 		if code != tc.code || !strings.Contains(out+errOut, tc.want) {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/extractq/extractq"
+	"github.com/extractq/extractq/document"
 	"github.com/extractq/extractq/internal/cli"
 	"github.com/extractq/extractq/internal/jobs/submit"
 )
@@ -17,6 +19,7 @@ func newResubmitCmd(c *conn) *cobra.Command {
 	var (
 		req    submit.ResubmitRequest
 		asJSON bool
+		ocr    string
 	)
 	cmd := &cobra.Command{
 		Use:   "resubmit (--from-dlq [--run NAME] | --schema NAME --to-version V --provider P | --reread [--schema NAME] [--run NAME] [--reader FORMAT]) [--dry-run]",
@@ -39,12 +42,16 @@ Example:
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if req.Reread {
+				if ocr != "auto" && ocr != "off" {
+					return cli.Usage(fmt.Errorf("--ocr %q: want auto or off", ocr))
+				}
 				if err := checkReread(req); err != nil {
 					return cli.Usage(err)
 				}
 				if req.Password == "" {
 					req.Password = os.Getenv(cli.PasswordEnv)
 				}
+				rereadOCR(&req, ocr)
 			} else if req.Reader != "" {
 				return cli.Usage(errors.New("--reader needs --reread"))
 			}
@@ -86,6 +93,7 @@ Example:
 	f.BoolVar(&req.Reread, "reread", false, "read the originals of documents an older reader read again; queue those whose text changed")
 	f.StringVar(&req.Reader, "reader", "", "only documents read as this format (--reread): pdf, html, eml, docx, …")
 	f.StringVar(&req.Password, "password", "", "password of encrypted originals (--reread; default $"+cli.PasswordEnv+")")
+	f.StringVar(&ocr, "ocr", "auto", "read pages without text by OCR (tesseract) for models that read no images, as submit did (--reread): auto or off")
 	f.BoolVar(&req.DryRun, "dry-run", false, "only count what would be queued")
 	f.BoolVar(&asJSON, "json", false, "print the summary as JSON")
 	return cmd
@@ -130,4 +138,28 @@ func checkReread(req submit.ResubmitRequest) error {
 	}
 	_, err := submit.CurrentReaders(req.Reader)
 	return err
+}
+
+// rereadOCR reads scans again as submit read them: by OCR (when --ocr is
+// auto and tesseract is installed) for a model that reads no images, as
+// pictures for one that does or whose provider cannot be made here.
+func rereadOCR(req *submit.ResubmitRequest, ocr string) {
+	if ocr != "auto" {
+		return
+	}
+	t, err := document.NewTesseract()
+	if err != nil {
+		return
+	}
+	req.OCR = t
+	seen := map[string]bool{} // one provider made per name, not per document
+	req.ReadsImages = func(provider string) bool {
+		reads, ok := seen[provider]
+		if !ok {
+			p, err := extractq.NewProvider(provider)
+			reads = err != nil || p.Capabilities().Images
+			seen[provider] = reads
+		}
+		return reads
+	}
 }

@@ -118,7 +118,15 @@ func (s *Submitter) resubmitReread(ctx context.Context, st ResubmitStore, req Re
 				continue
 			}
 			orig.Size = int64(len(b))
-			doc, err := document.ReadBytes(ctx, b, document.Options{Name: c.ID, Password: req.Password})
+			provider := c.Provider
+			if override != nil {
+				provider = override.Provider
+			}
+			opts := document.Options{Name: c.ID, Password: req.Password}
+			if req.ReadsImages != nil && !req.ReadsImages(provider) || req.Options.Input == "text" {
+				opts.OCR = req.OCR
+			}
+			doc, err := document.ReadBytes(ctx, b, opts)
 			if err != nil {
 				reject(fmt.Errorf("read the original again: %w", err))
 				continue

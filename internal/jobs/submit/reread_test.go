@@ -4,8 +4,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/extractq/extractq/document"
 	"github.com/extractq/extractq/internal/docfake"
 	"github.com/extractq/extractq/internal/intake"
 	"github.com/extractq/extractq/internal/jobs"
@@ -141,5 +143,83 @@ func TestResubmitReread(t *testing.T) {
 	}
 	if n := e.msgs(t, jobs.JobsStream); n != 4 {
 		t.Errorf("%d jobs on the stream, want 4", n)
+	}
+}
+
+// ocrFake reads every picture as the same text.
+type ocrFake struct{}
+
+func (ocrFake) Recognize(context.Context, *document.Image) (string, error) {
+	return "Read by OCR.", nil
+}
+
+// TestResubmitRereadOCR: a scan submit read by OCR, for a model that reads
+// no images, is read by OCR again, so it is unchanged when only the reader
+// version moved; read for a model that reads images it is a scan again,
+// which is a change.
+func TestResubmitRereadOCR(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	// A real scan: the test's PDF reader calls no OCR.
+	path := "../../../examples/documents/invoice-scan.pdf"
+	var in []submit.Doc
+	if err := (&intake.Reader{OCR: ocrFake{}}).Read(ctx, []string{path}, func(d intake.Doc) error {
+		d.ID = "scan"
+		in = append(in, d)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if sum := e.submit(t, in); sum.Queued != 1 {
+		t.Fatalf("submit: %+v", sum)
+	}
+	st, err := e.js.Stream(ctx, jobs.JobsStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := st.GetMsg(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := jobs.DecodeEnvelope(msg.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := e.store.NewWriter(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close(ctx)
+	if err := w.Write(ctx, record(env, llm.OutcomeOK, []byte(`{"a":"x"}`))); err != nil {
+		t.Fatal(err)
+	}
+	older := func() {
+		t.Helper()
+		if _, err := e.store.Pool().Exec(ctx, `UPDATE documents SET metadata = jsonb_set(metadata, '{reader}', '"fakepdf/6"')`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	older()
+	noImages := func(string) bool { return false }
+	sum, err := e.sub.Resubmit(ctx, e.store, submit.ResubmitRequest{Reread: true, OCR: ocrFake{}, ReadsImages: noImages})
+	if err != nil || sum.Reread == nil || sum.Reread.Unchanged != 1 || sum.Queued != 0 {
+		t.Fatalf("a model that reads no images: %+v, %v; want the OCR'd scan unchanged", sum, err)
+	}
+	older()
+	images := func(string) bool { return true }
+	sum, err = e.sub.Resubmit(ctx, e.store, submit.ResubmitRequest{Reread: true, OCR: ocrFake{}, ReadsImages: images})
+	if err != nil || sum.Reread == nil || sum.Reread.Changed != 1 || sum.Queued != 1 {
+		t.Fatalf("a model that reads images: %+v, %v; want the scan queued as a picture", sum, err)
+	}
+	msg, err = st.GetMsg(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := jobs.DecodeEnvelope(msg.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(again.Text, "Read by OCR.") || len(again.Scanned) == 0 || !strings.HasPrefix(again.Reader, "pdf/") {
+		t.Errorf("queued job %+v: want the scan without OCR, its pages as scans", again)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/extractq/extractq/document"
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/jobs"
 )
@@ -47,7 +48,13 @@ type ResubmitRequest struct {
 	// encrypted ones.
 	Reread           bool
 	Reader, Password string
-	DryRun           bool
+	// OCR reads, in a Reread, the pages without a text layer of documents
+	// whose job's model reads no images (ReadsImages, by provider; nil:
+	// every model does), as submit did: else their text would differ from
+	// what submit stored only for want of OCR.
+	OCR         document.OCR
+	ReadsImages func(provider string) bool
+	DryRun      bool
 }
 
 // ResubmitSummary counts what a resubmission did.
