@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strings"
 	"time"
 
 	"github.com/extractq/extractq/document"
@@ -132,6 +133,10 @@ func (s *Submitter) resubmitReread(ctx context.Context, st ResubmitStore, req Re
 				continue
 			}
 			sum.Reread.Reread++
+			if strings.TrimSpace(doc.Text) == "" && len(intake.UnreadPages(doc)) == 0 {
+				reject(fmt.Errorf("read the original again: %w: read as %s, no text in it", ErrBadInput, doc.Format))
+				continue
+			}
 			meta := rereadMetadata(c.Metadata, doc)
 			if doc.Text == c.Text && sameDescription(c.Metadata, meta) {
 				sum.Reread.Unchanged++

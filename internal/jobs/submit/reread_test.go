@@ -24,10 +24,10 @@ import (
 func TestResubmitReread(t *testing.T) {
 	e := setup(t)
 	ctx := context.Background()
-	originals := map[string]string{"changed": "One.\fTwo.", "same": "Three.", "gone": "Four."}
+	originals := map[string]string{"changed": "One.\fTwo.", "same": "Three.", "gone": "Four.", "void": "Five."}
 	var in []submit.Doc
 	dir := t.TempDir()
-	for _, id := range []string{"changed", "gone", "same"} {
+	for _, id := range []string{"changed", "gone", "same", "void"} {
 		path := filepath.Join(dir, id+".pdf")
 		if err := os.WriteFile(path, []byte(docfake.PDF+originals[id]), 0o644); err != nil {
 			t.Fatal(err)
@@ -40,8 +40,8 @@ func TestResubmitReread(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if sum := e.submit(t, in); sum.Queued != 3 {
-		t.Fatalf("submit: %+v, want 3 queued", sum)
+	if sum := e.submit(t, in); sum.Queued != 4 {
+		t.Fatalf("submit: %+v, want 4 queued", sum)
 	}
 	// A worker processed each job.
 	st, err := e.js.Stream(ctx, jobs.JobsStream)
@@ -53,7 +53,7 @@ func TestResubmitReread(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close(ctx)
-	for seq := uint64(1); seq <= 3; seq++ {
+	for seq := uint64(1); seq <= 4; seq++ {
 		msg, err := st.GetMsg(ctx, seq)
 		if err != nil {
 			t.Fatal(err)
@@ -87,17 +87,21 @@ func TestResubmitReread(t *testing.T) {
 	if err := obj.Delete(ctx, jobs.HashBytes([]byte(docfake.PDF+originals["gone"]))); err != nil {
 		t.Fatal(err)
 	}
+	// "void" now reads as nothing (an original damaged in the store).
+	if _, err := obj.PutBytes(ctx, jobs.HashBytes([]byte(docfake.PDF+originals["void"])), []byte(docfake.PDF)); err != nil {
+		t.Fatal(err)
+	}
 
 	tests := []struct {
 		name string
 		req  submit.ResubmitRequest
 		want int // selected
 	}{
-		{"dry run", submit.ResubmitRequest{Reread: true, DryRun: true}, 3},
+		{"dry run", submit.ResubmitRequest{Reread: true, DryRun: true}, 4},
 		{"another run", submit.ResubmitRequest{Reread: true, Run: "nope", DryRun: true}, 0},
 		{"another schema", submit.ResubmitRequest{Reread: true, Schema: "other", DryRun: true}, 0},
 		{"another reader", submit.ResubmitRequest{Reread: true, Reader: "fakemail", DryRun: true}, 0},
-		{"this reader", submit.ResubmitRequest{Reread: true, Reader: "fakepdf", DryRun: true}, 3},
+		{"this reader", submit.ResubmitRequest{Reread: true, Reader: "fakepdf", DryRun: true}, 4},
 	}
 	for _, tt := range tests {
 		sum, err := e.sub.Resubmit(ctx, e.store, tt.req)
@@ -113,12 +117,12 @@ func TestResubmitReread(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := submit.RereadCounts{Reread: 2, Changed: 1, Unchanged: 1, Missing: 1}
-	if sum.Selected != 3 || sum.Queued != 1 || sum.Reread == nil || *sum.Reread != want ||
-		len(sum.Rejected) != 1 || sum.Rejected[0].ID != "gone" {
-		t.Fatalf("reread: %+v (%+v), %v; want 3 selected, %+v, gone rejected", sum, sum.Reread, err, want)
+	want := submit.RereadCounts{Reread: 3, Changed: 1, Unchanged: 1, Missing: 1}
+	if sum.Selected != 4 || sum.Queued != 1 || sum.Reread == nil || *sum.Reread != want ||
+		len(sum.Rejected) != 2 || sum.Rejected[0].ID != "gone" || sum.Rejected[1].ID != "void" {
+		t.Fatalf("reread: %+v (%+v), %v; want 4 selected, %+v, gone and void rejected", sum, sum.Reread, err, want)
 	}
-	msg, err := st.GetMsg(ctx, 4)
+	msg, err := st.GetMsg(ctx, 5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,13 +140,13 @@ func TestResubmitReread(t *testing.T) {
 		t.Errorf("stored document after the re-read: %+v, %v; want today's text", d, err)
 	}
 
-	// Only the missing one is selected again; nothing is queued twice.
+	// Only the rejected ones are selected again; nothing is queued twice.
 	sum, err = e.sub.Resubmit(ctx, e.store, req)
-	if err != nil || sum.Selected != 1 || sum.Queued != 0 || sum.Reread.Missing != 1 {
-		t.Errorf("second reread: %+v (%+v), %v; want only the missing original selected", sum, sum.Reread, err)
+	if err != nil || sum.Selected != 2 || sum.Queued != 0 || sum.Reread.Missing != 1 {
+		t.Errorf("second reread: %+v (%+v), %v; want only the rejected selected", sum, sum.Reread, err)
 	}
-	if n := e.msgs(t, jobs.JobsStream); n != 4 {
-		t.Errorf("%d jobs on the stream, want 4", n)
+	if n := e.msgs(t, jobs.JobsStream); n != 5 {
+		t.Errorf("%d jobs on the stream, want 5", n)
 	}
 }
 
