@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/extractq/extractq/document"
 	"github.com/extractq/extractq/internal/docfake"
 	"github.com/extractq/extractq/internal/intake"
@@ -32,40 +34,12 @@ func TestResubmitReread(t *testing.T) {
 		if err := os.WriteFile(path, []byte(docfake.PDF+originals[id]), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if err := (&intake.Reader{}).Read(ctx, []string{path}, func(d intake.Doc) error {
-			d.ID = id
-			in = append(in, d)
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
+		in = append(in, readAs(t, &intake.Reader{}, path, id)...)
 	}
 	if sum := e.submit(t, in); sum.Queued != 4 {
 		t.Fatalf("submit: %+v, want 4 queued", sum)
 	}
-	// A worker processed each job.
-	st, err := e.js.Stream(ctx, jobs.JobsStream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := e.store.NewWriter(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close(ctx)
-	for seq := uint64(1); seq <= 4; seq++ {
-		msg, err := st.GetMsg(ctx, seq)
-		if err != nil {
-			t.Fatal(err)
-		}
-		env, err := jobs.DecodeEnvelope(msg.Data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Write(ctx, record(env, llm.OutcomeOK, []byte(`{"a":"x"}`))); err != nil {
-			t.Fatal(err)
-		}
-	}
+	st := e.processed(t, 4)
 	req := submit.ResubmitRequest{Reread: true, Schema: "thing"}
 	if sum, err := e.sub.Resubmit(ctx, e.store, req); err != nil || sum.Selected != 0 {
 		t.Fatalf("before any upgrade: %+v, %v; want nothing selected", sum, err)
@@ -166,37 +140,10 @@ func TestResubmitRereadOCR(t *testing.T) {
 	ctx := context.Background()
 	// A real scan: the test's PDF reader calls no OCR.
 	path := "../../../examples/documents/invoice-scan.pdf"
-	var in []submit.Doc
-	if err := (&intake.Reader{OCR: ocrFake{}}).Read(ctx, []string{path}, func(d intake.Doc) error {
-		d.ID = "scan"
-		in = append(in, d)
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if sum := e.submit(t, in); sum.Queued != 1 {
+	if sum := e.submit(t, readAs(t, &intake.Reader{OCR: ocrFake{}}, path, "scan")); sum.Queued != 1 {
 		t.Fatalf("submit: %+v", sum)
 	}
-	st, err := e.js.Stream(ctx, jobs.JobsStream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	msg, err := st.GetMsg(ctx, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	env, err := jobs.DecodeEnvelope(msg.Data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := e.store.NewWriter(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close(ctx)
-	if err := w.Write(ctx, record(env, llm.OutcomeOK, []byte(`{"a":"x"}`))); err != nil {
-		t.Fatal(err)
-	}
+	st := e.processed(t, 1)
 	older := func() {
 		t.Helper()
 		if _, err := e.store.Pool().Exec(ctx, `UPDATE documents SET metadata = jsonb_set(metadata, '{reader}', '"fakepdf/6"')`); err != nil {
@@ -215,7 +162,7 @@ func TestResubmitRereadOCR(t *testing.T) {
 	if err != nil || sum.Reread == nil || sum.Reread.Changed != 1 || sum.Queued != 1 {
 		t.Fatalf("a model that reads images: %+v, %v; want the scan queued as a picture", sum, err)
 	}
-	msg, err = st.GetMsg(ctx, 2)
+	msg, err := st.GetMsg(ctx, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,4 +173,48 @@ func TestResubmitRereadOCR(t *testing.T) {
 	if strings.Contains(again.Text, "Read by OCR.") || len(again.Scanned) == 0 || !strings.HasPrefix(again.Reader, "pdf/") {
 		t.Errorf("queued job %+v: want the scan without OCR, its pages as scans", again)
 	}
+}
+
+// readAs reads the file at path with r as the document id.
+func readAs(t *testing.T, r *intake.Reader, path, id string) []submit.Doc {
+	t.Helper()
+	var out []submit.Doc
+	if err := r.Read(t.Context(), []string{path}, func(d intake.Doc) error {
+		d.ID = id
+		out = append(out, d)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// processed records the first n jobs on the job stream as extracted, as a
+// worker would, and returns the stream.
+func (e *env) processed(t *testing.T, n uint64) jetstream.Stream {
+	t.Helper()
+	ctx := t.Context()
+	st, err := e.js.Stream(ctx, jobs.JobsStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := e.store.NewWriter(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close(context.Background())
+	for seq := uint64(1); seq <= n; seq++ {
+		msg, err := st.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env, err := jobs.DecodeEnvelope(msg.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Write(ctx, record(env, llm.OutcomeOK, []byte(`{"a":"x"}`))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return st
 }
