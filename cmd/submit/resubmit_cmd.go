@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/extractq/extractq"
+	"github.com/extractq/extractq/document"
 	"github.com/extractq/extractq/internal/cli"
 	"github.com/extractq/extractq/internal/jobs/submit"
 )
@@ -16,32 +19,52 @@ func newResubmitCmd(c *conn) *cobra.Command {
 	var (
 		req    submit.ResubmitRequest
 		asJSON bool
+		ocr    string
 	)
 	cmd := &cobra.Command{
-		Use:   "resubmit (--from-dlq [--run NAME] | --schema NAME --to-version V --provider P) [--dry-run]",
-		Short: "Queue dead letters, or documents extracted under an older schema version, again",
+		Use:   "resubmit (--from-dlq [--run NAME] | --schema NAME --to-version V --provider P | --reread [--schema NAME] [--run NAME] [--reader FORMAT]) [--dry-run]",
+		Short: "Queue dead letters, documents extracted under an older schema version, or documents an older reader read, again",
 		Long: `resubmit republishes the dead letters on EXTRACTQ_DLQ (--from-dlq, optionally of one run, optionally
 under a newer schema version with --schema NAME --to-version V) and deletes each from the DLQ once it is
 queued; or (without --from-dlq) it selects from the audit database the documents whose latest result was
 made under an older version of --schema and queues them with --to-version (--include-failed adds those that
 failed under any version). The documents come from the audit database: no original files are needed.
-Running it twice queues nothing twice. --dry-run only counts.
+--reread reads again, with the readers of this build, the originals (in the EXTRACTQ_DOCS object store) of
+the documents a different reader version read (a PDF read by pdf/3 when this build has pdf/4), optionally
+only of one --schema, --run or --reader format, and queues a job, under its latest job's schema, run and
+provider (or --provider), for each whose text or description changed; unchanged ones are skipped, and a
+missing original is that document's error. Running it twice queues nothing twice. --dry-run only counts.
 
 Example:
   submit resubmit --from-dlq --run march --dry-run
-  submit resubmit --schema invoice --to-version 3 --provider openai:gpt-4o-mini --include-failed`,
+  submit resubmit --schema invoice --to-version 3 --provider openai:gpt-4o-mini --include-failed
+  submit resubmit --reread --reader pdf --schema invoice`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !req.FromDLQ && (req.Schema == "" || req.ToVersion < 1) {
+			if req.Reread {
+				if ocr != "auto" && ocr != "off" {
+					return cli.Usage(fmt.Errorf("--ocr %q: want auto or off", ocr))
+				}
+				if err := checkReread(req); err != nil {
+					return cli.Usage(err)
+				}
+				if req.Password == "" {
+					req.Password = os.Getenv(cli.PasswordEnv)
+				}
+				rereadOCR(&req, ocr)
+			} else if req.Reader != "" {
+				return cli.Usage(errors.New("--reader needs --reread"))
+			}
+			if !req.FromDLQ && !req.Reread && (req.Schema == "" || req.ToVersion < 1) {
 				return cli.Usage(errors.New("give --from-dlq, or --schema NAME --to-version V --provider P"))
 			}
-			if !req.FromDLQ && req.Provider == "" {
+			if !req.FromDLQ && !req.Reread && req.Provider == "" {
 				return cli.Usage(errors.New("--provider is required with --schema/--to-version (which model extracts the documents again?)"))
 			}
 			if req.ToVersion > 0 && req.Schema == "" {
 				return cli.Usage(errors.New("--to-version needs --schema NAME"))
 			}
-			if !req.FromDLQ && req.Run == "" {
+			if !req.FromDLQ && !req.Reread && req.Run == "" {
 				req.Run = fmt.Sprintf("resubmit-%s-v%d", req.Schema, req.ToVersion)
 			}
 			sess, err := c.open(cmd.Context())
@@ -62,11 +85,15 @@ Example:
 	}
 	f := cmd.Flags()
 	f.BoolVar(&req.FromDLQ, "from-dlq", false, "republish the dead letters on EXTRACTQ_DLQ")
-	f.StringVar(&req.Run, "run", "", "only dead letters of this run (--from-dlq); the run name of resubmitted documents otherwise")
+	f.StringVar(&req.Run, "run", "", "only dead letters (--from-dlq) or documents (--reread) of this run; the run name of resubmitted documents otherwise")
 	f.StringVar(&req.Schema, "schema", "", "schema name")
 	f.IntVar(&req.ToVersion, "to-version", 0, "schema version to extract with")
 	f.BoolVar(&req.IncludeFailed, "include-failed", false, "also documents that failed or were dead-lettered under any version (without --from-dlq)")
-	f.StringVar(&req.Provider, "provider", "", "provider and model (required without --from-dlq; overrides the dead letters' with it)")
+	f.StringVar(&req.Provider, "provider", "", "provider and model (required with --to-version; overrides the dead letters' or the documents' latest jobs' with --from-dlq or --reread)")
+	f.BoolVar(&req.Reread, "reread", false, "read the originals of documents an older reader read again; queue those whose text changed")
+	f.StringVar(&req.Reader, "reader", "", "only documents read as this format (--reread): pdf, html, eml, docx, …")
+	f.StringVar(&req.Password, "password", "", "password of encrypted originals (--reread; default $"+cli.PasswordEnv+")")
+	f.StringVar(&ocr, "ocr", "auto", "read pages without text by OCR (tesseract) for models that read no images, as submit did (--reread): auto or off")
 	f.BoolVar(&req.DryRun, "dry-run", false, "only count what would be queued")
 	f.BoolVar(&asJSON, "json", false, "print the summary as JSON")
 	return cmd
@@ -83,9 +110,56 @@ func printResubmit(out, errw io.Writer, sum submit.ResubmitSummary, asJSON bool)
 		fmt.Fprintf(errw, "not resubmitted %s: %s\n", r.ID, r.Reason)
 	}
 	if sum.DryRun {
-		fmt.Fprintf(out, "dry run: %d would be queued again\n", sum.Selected)
+		verb := "queued"
+		if sum.Reread != nil {
+			verb = "read"
+		}
+		fmt.Fprintf(out, "dry run: %d would be %s again\n", sum.Selected, verb)
+		return
+	}
+	if r := sum.Reread; r != nil {
+		fmt.Fprintf(out, "selected %d, re-read %d, changed %d (queued %d, duplicates skipped %d), unchanged %d, missing %d, not resubmitted %d\n",
+			sum.Selected, r.Reread, r.Changed, sum.Queued, sum.Duplicates, r.Unchanged, r.Missing, len(sum.Rejected))
 		return
 	}
 	fmt.Fprintf(out, "selected %d, queued %d, duplicates skipped %d, removed from the DLQ %d, not resubmitted %d\n",
 		sum.Selected, sum.Queued, sum.Duplicates, sum.Removed, len(sum.Rejected))
+}
+
+// checkReread checks the flags of a re-read, before anything is opened.
+func checkReread(req submit.ResubmitRequest) error {
+	switch {
+	case req.FromDLQ:
+		return errors.New("give --from-dlq or --reread, not both")
+	case req.ToVersion > 0:
+		return errors.New("--reread queues under each document's latest schema version: drop --to-version")
+	case req.IncludeFailed:
+		return errors.New("--include-failed does not go with --reread (every document an older reader read is selected)")
+	}
+	_, err := submit.CurrentReaders(req.Reader)
+	return err
+}
+
+// rereadOCR reads scans again as submit read them: by OCR (when --ocr is
+// auto and tesseract is installed) for a model that reads no images, as
+// pictures for one that does or whose provider cannot be made here.
+func rereadOCR(req *submit.ResubmitRequest, ocr string) {
+	if ocr != "auto" {
+		return
+	}
+	t, err := document.NewTesseract()
+	if err != nil {
+		return
+	}
+	req.OCR = t
+	seen := map[string]bool{} // one provider made per name, not per document
+	req.ReadsImages = func(provider string) bool {
+		reads, ok := seen[provider]
+		if !ok {
+			p, err := extractq.NewProvider(provider)
+			reads = err != nil || p.Capabilities().Images
+			seen[provider] = reads
+		}
+		return reads
+	}
 }

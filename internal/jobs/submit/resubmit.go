@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/extractq/extractq/document"
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/jobs"
 )
@@ -40,8 +41,20 @@ type ResubmitRequest struct {
 	Provider string
 	Options  jobs.Options
 	// Seqs, when set, limits FromDLQ to these dead letters.
-	Seqs   []uint64
-	DryRun bool
+	Seqs []uint64
+	// Reread reads the originals of documents a reader other than this
+	// build's made again and queues those whose text or pages changed
+	// (filtered by Schema, Run and Reader, a format name); Password opens
+	// encrypted ones.
+	Reread           bool
+	Reader, Password string
+	// OCR reads, in a Reread, the pages without a text layer of documents
+	// whose job's model reads no images (ReadsImages, by provider; nil:
+	// every model does), as submit did: else their text would differ from
+	// what submit stored only for want of OCR.
+	OCR         document.OCR
+	ReadsImages func(provider string) bool
+	DryRun      bool
 }
 
 // ResubmitSummary counts what a resubmission did.
@@ -52,19 +65,28 @@ type ResubmitSummary struct {
 	Removed    int         `json:"removed_from_dlq"`
 	Rejected   []Rejection `json:"rejected"`
 	DryRun     bool        `json:"dry_run"`
+	// Reread counts what a re-read did (Reread requests only).
+	Reread *RereadCounts `json:"reread,omitempty"`
 }
 
 // resubmitPage bounds one round of selection and publishing.
 const resubmitPage = 1000
 
-// Resubmit queues dead letters or outdated documents again. Running it
-// twice queues nothing twice: republished dead letters are deleted from
-// the DLQ, resubmitted documents are marked in the audit store, and a crash
+// Resubmit queues dead letters, outdated documents, or (Reread) documents
+// an older reader read, again. Running it twice queues nothing twice:
+// republished dead letters are deleted from the DLQ, resubmitted and
+// re-read documents are marked in the audit store, and a crash
 // in between republishes under the same message id, which the stream
 // deduplicates.
 func (s *Submitter) Resubmit(ctx context.Context, st ResubmitStore, req ResubmitRequest) (ResubmitSummary, error) {
+	if req.FromDLQ && req.Reread {
+		return ResubmitSummary{}, errors.New("resubmit: give --from-dlq or --reread, not both")
+	}
 	if req.FromDLQ {
 		return s.resubmitDLQ(ctx, st, req)
+	}
+	if req.Reread {
+		return s.resubmitReread(ctx, st, req)
 	}
 	if req.Schema == "" || req.ToVersion < 1 {
 		return ResubmitSummary{}, errors.New("resubmit: give --from-dlq, or --schema NAME --to-version V")

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/extractq/extractq/internal/audit"
+	"github.com/extractq/extractq/internal/audit/audittest"
+	"github.com/extractq/extractq/internal/e2e/fleettest"
+	"github.com/extractq/extractq/internal/jobs"
+	"github.com/extractq/extractq/internal/jobs/jobstest"
+	"github.com/extractq/extractq/llm"
+)
+
+// TestResubmitRereadCommand: a real PDF submitted, processed, then said to
+// be read by an older PDF reader, is selected by `resubmit --reread`, read
+// again and skipped as unchanged; bad flag combinations are usage errors.
+func TestResubmitRereadCommand(t *testing.T) {
+	st, dbURL := audittest.Store(t)
+	natsURL := migratedServer(t)
+	t.Setenv("EXTRACTQ_NATS_URL", natsURL)
+	t.Setenv("EXTRACTQ_DATABASE_URL", dbURL)
+	ctx := t.Context()
+	schemaFile := filepath.Join(t.TempDir(), "invoice.json")
+	must(t, os.WriteFile(schemaFile, []byte(fleettest.Schema), 0o644))
+	pdf, err := filepath.Abs("../../examples/documents/invoice-07.pdf")
+	must(t, err)
+	if code, out, errOut := runSubmitCmd(t, "", "--schema", schemaFile, "--provider", "sim:clean", pdf); code != 0 {
+		t.Fatalf("submit: exit %d %s%s", code, out, errOut)
+	}
+	// A worker processed the job.
+	_, js := jobstest.Connect(t, natsURL)
+	stream, err := js.Stream(ctx, jobs.JobsStream)
+	must(t, err)
+	msg, err := stream.GetMsg(ctx, 1)
+	must(t, err)
+	env, err := jobs.DecodeEnvelope(msg.Data)
+	must(t, err)
+	if !strings.HasPrefix(env.Reader, "pdf/") {
+		t.Fatalf("the job's reader is %q, want the PDF reader", env.Reader)
+	}
+	w, err := st.NewWriter(ctx)
+	must(t, err)
+	defer w.Close(ctx)
+	must(t, w.Write(ctx, &audit.Record{
+		JobID: env.JobID, DocumentID: env.DocumentID, DocumentHash: env.DocumentHash, Run: env.Run,
+		SchemaName: env.Schema.Name, SchemaVersion: env.Schema.Version, SchemaFingerprint: env.Schema.Fingerprint,
+		Provider: env.Provider, Model: env.Model, Pool: env.Pool, Delivery: 1, WorkerID: "w",
+		Attempts: []llm.Attempt{{N: 1, Raw: "{}"}}, Outcome: llm.OutcomeOK, Value: []byte("{}"), Final: true,
+	}))
+
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--reread", "--dry-run"}, 0, "dry run: 0 would be read again"},
+		{[]string{"--reread", "--from-dlq"}, 2, "not both"},
+		{[]string{"--reread", "--to-version", "2", "--schema", "x"}, 2, "drop --to-version"},
+		{[]string{"--reread", "--reader", "nosuch"}, 2, `unknown reader "nosuch"`},
+		{[]string{"--reader", "pdf"}, 2, "--reader needs --reread"},
+		{[]string{"--reread", "--ocr", "maybe"}, 2, `--ocr "maybe"`},
+	} {
+		code, out, errOut := runSubmitCmd(t, "", append([]string{"resubmit"}, tc.args...)...)
+		if code != tc.code || !strings.Contains(out+errOut, tc.want) {
+			t.Errorf("%v: exit %d, %s%s; want exit %d and %q", tc.args, code, out, errOut, tc.code, tc.want)
+		}
+	}
+
+	// The text was made by an older PDF reader.
+	_, err = st.Pool().Exec(ctx, `UPDATE documents SET metadata = jsonb_set(metadata, '{reader}', '"pdf/0"')`)
+	must(t, err)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--reread", "--reader", "pdf", "--dry-run"}, "dry run: 1 would be read again"},
+		{[]string{"--reread", "--reader", "html", "--dry-run"}, "dry run: 0 would be read again"},
+		{[]string{"--reread", "--reader", "pdf"}, "selected 1, re-read 1, changed 0 (queued 0, duplicates skipped 0), unchanged 1, missing 0"},
+		{[]string{"--reread"}, "selected 0,"},
+	} {
+		code, out, errOut := runSubmitCmd(t, "", append([]string{"resubmit"}, tc.args...)...)
+		if code != 0 || !strings.Contains(out, tc.want) {
+			t.Errorf("%v: exit %d, %s%s; want %q", tc.args, code, out, errOut, tc.want)
+		}
+	}
+	info, err := stream.Info(ctx)
+	must(t, err)
+	if info.State.Msgs != 1 {
+		t.Errorf("%d jobs on the stream after re-reading an unchanged document, want the one submitted", info.State.Msgs)
+	}
+}

@@ -1,0 +1,114 @@
+package audit
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+)
+
+// RereadFilter selects the documents to read again from their originals
+// after a reader upgrade (DocumentsForReread).
+type RereadFilter struct {
+	// Current are the readers of this build ("pdf/4"): a document whose
+	// stored text one of them made is not selected.
+	Current []string
+	// Format, Schema and Run, when set, keep only documents read as that
+	// format, and whose latest job was under that schema or in that run.
+	Format, Schema, Run string
+	// After pages: only documents whose id sorts after it.
+	After string
+	// Limit bounds the answer (default 1000).
+	Limit int
+}
+
+// RereadCandidate is a document a format reader made from an original, with
+// its stored text and what its latest job was queued with.
+type RereadCandidate struct {
+	Document // its stored text and metadata; Hash is the text's
+	// OriginalHash is the sha256 of its original bytes: the job's document
+	// hash and the original's name in the object store.
+	OriginalHash string
+	Reader       string // the reader that made the stored text ("pdf/3")
+	// The latest job of the document.
+	Run, SchemaName, SchemaFingerprint string
+	SchemaVersion                      int
+	Provider, Model, Pool              string
+}
+
+// rereadSelect: the documents whose metadata names a reader that is not
+// one of $1, each with its latest job that was of an original (a job's
+// content hash is its original's when a reader made the document, so it
+// differs from the stored text's). The reader is recorded per document in
+// its metadata (intake.DocumentMetadata), so no migration is needed.
+const rereadSelect = `
+SELECT %s
+FROM documents d
+CROSS JOIN LATERAL (
+    SELECT j.content_hash, j.run, j.schema_name, j.schema_version, j.schema_fingerprint, j.provider, j.model, j.pool
+    FROM jobs j
+    WHERE j.document_id = d.id AND j.content_hash <> '' AND j.content_hash <> d.content_hash
+      AND ($3 = '' OR j.schema_name = $3) AND ($4 = '' OR j.run = $4)
+    ORDER BY j.finished_at DESC LIMIT 1
+) j
+WHERE d.metadata ? 'reader' AND NOT (d.metadata->>'reader' = ANY($1::text[]))
+  AND ($2 = '' OR d.metadata->>'format' = $2) AND d.id > $5`
+
+// DocumentsForReread selects, ordered by id, the documents whose stored
+// text a reader other than today's made, with their latest job. Documents
+// without a recorded job (never processed, or pruned) are not selected:
+// nothing says under which schema to queue them.
+func (s *Store) DocumentsForReread(ctx context.Context, f RereadFilter) ([]RereadCandidate, error) {
+	if f.Limit < 1 {
+		f.Limit = 1000
+	}
+	rows, err := s.pool.Query(ctx, fmt.Sprintf(rereadSelect, `d.id, d.content_hash, d.source, d.metadata, d.body, d.metadata->>'reader',
+		j.content_hash, j.run, j.schema_name, j.schema_version, j.schema_fingerprint, j.provider, j.model, j.pool`)+
+		" ORDER BY d.id LIMIT $6", f.Current, f.Format, f.Schema, f.Run, f.After, f.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("audit: select documents to read again: %w", err)
+	}
+	defer rows.Close()
+	var out []RereadCandidate
+	for rows.Next() {
+		var c RereadCandidate
+		var meta []byte
+		if err := rows.Scan(&c.ID, &c.Hash, &c.Source, &meta, &c.Text, &c.Reader,
+			&c.OriginalHash, &c.Run, &c.SchemaName, &c.SchemaVersion, &c.SchemaFingerprint, &c.Provider, &c.Model, &c.Pool); err != nil {
+			return nil, fmt.Errorf("audit: select documents to read again: %w", err)
+		}
+		c.Metadata = json.RawMessage(meta)
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("audit: select documents to read again: %w", err)
+	}
+	return out, nil
+}
+
+// CountForReread counts what DocumentsForReread would select, without
+// limit or paging (for --dry-run).
+func (s *Store) CountForReread(ctx context.Context, f RereadFilter) (int64, error) {
+	var n int64
+	err := s.pool.QueryRow(ctx, fmt.Sprintf(rereadSelect, "count(*)"), f.Current, f.Format, f.Schema, f.Run, "").Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("audit: count documents to read again: %w", err)
+	}
+	return n, nil
+}
+
+// SetDocumentReaders records that a reader read document ids[i] again
+// (readers[i], "pdf/4") and made the text it has (hashes[i], the text's
+// hash): it is then not selected for a re-read with that reader again. A
+// document whose text has changed since is left alone.
+func (s *Store) SetDocumentReaders(ctx context.Context, ids, hashes, readers []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	_, err := s.pool.Exec(ctx, `UPDATE documents d SET metadata = jsonb_set(d.metadata, '{reader}', to_jsonb(u.reader))
+		FROM unnest($1::text[], $2::text[], $3::text[]) AS u(id, hash, reader)
+		WHERE d.id = u.id AND d.content_hash = u.hash`, ids, hashes, readers)
+	if err != nil {
+		return fmt.Errorf("audit: record the reader of %d documents: %w", len(ids), err)
+	}
+	return nil
+}

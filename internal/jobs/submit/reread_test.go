@@ -1,0 +1,220 @@
+package submit_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/extractq/extractq/document"
+	"github.com/extractq/extractq/internal/docfake"
+	"github.com/extractq/extractq/internal/intake"
+	"github.com/extractq/extractq/internal/jobs"
+	"github.com/extractq/extractq/internal/jobs/submit"
+	"github.com/extractq/extractq/llm"
+)
+
+// TestResubmitReread: after a reader upgrade (simulated by recording an
+// older reader, and for one document the text it made, in the audit),
+// --reread queues a new job for the document whose text changed, with the
+// text of today's reader, skips the unchanged one, counts the one whose
+// original left the object store as missing, and selects none of the
+// re-read ones again.
+func TestResubmitReread(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	originals := map[string]string{"changed": "One.\fTwo.", "same": "Three.", "gone": "Four.", "void": "Five."}
+	var in []submit.Doc
+	dir := t.TempDir()
+	for _, id := range []string{"changed", "gone", "same", "void"} {
+		path := filepath.Join(dir, id+".pdf")
+		if err := os.WriteFile(path, []byte(docfake.PDF+originals[id]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		in = append(in, readAs(t, &intake.Reader{}, path, id)...)
+	}
+	if sum := e.submit(t, in); sum.Queued != 4 {
+		t.Fatalf("submit: %+v, want 4 queued", sum)
+	}
+	st := e.processed(t, 4)
+	req := submit.ResubmitRequest{Reread: true, Schema: "thing"}
+	if sum, err := e.sub.Resubmit(ctx, e.store, req); err != nil || sum.Selected != 0 {
+		t.Fatalf("before any upgrade: %+v, %v; want nothing selected", sum, err)
+	}
+
+	// The texts were made by fakepdf/6, which read "changed" differently.
+	pool := e.store.Pool()
+	if _, err := pool.Exec(ctx, `UPDATE documents SET metadata = jsonb_set(metadata, '{reader}', '"fakepdf/6"')`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `UPDATE documents SET body = $1, content_hash = $2 WHERE id = 'changed'`,
+		"One-Two.", jobs.HashText("One-Two.")); err != nil {
+		t.Fatal(err)
+	}
+	obj, err := e.js.ObjectStore(ctx, jobs.DocsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := obj.Delete(ctx, jobs.HashBytes([]byte(docfake.PDF+originals["gone"]))); err != nil {
+		t.Fatal(err)
+	}
+	// "void" now reads as nothing (an original damaged in the store).
+	if _, err := obj.PutBytes(ctx, jobs.HashBytes([]byte(docfake.PDF+originals["void"])), []byte(docfake.PDF)); err != nil {
+		t.Fatal(err)
+	}
+
+	tests := []struct {
+		name string
+		req  submit.ResubmitRequest
+		want int // selected
+	}{
+		{"dry run", submit.ResubmitRequest{Reread: true, DryRun: true}, 4},
+		{"another run", submit.ResubmitRequest{Reread: true, Run: "nope", DryRun: true}, 0},
+		{"another schema", submit.ResubmitRequest{Reread: true, Schema: "other", DryRun: true}, 0},
+		{"another reader", submit.ResubmitRequest{Reread: true, Reader: "fakemail", DryRun: true}, 0},
+		{"this reader", submit.ResubmitRequest{Reread: true, Reader: "fakepdf", DryRun: true}, 4},
+	}
+	for _, tt := range tests {
+		sum, err := e.sub.Resubmit(ctx, e.store, tt.req)
+		if err != nil || sum.Selected != tt.want || sum.Queued != 0 {
+			t.Errorf("%s: %+v, %v; want %d selected, none queued", tt.name, sum, err, tt.want)
+		}
+	}
+	if _, err := e.sub.Resubmit(ctx, e.store, submit.ResubmitRequest{Reread: true, Reader: "nosuch"}); err == nil {
+		t.Error("an unknown reader: no error")
+	}
+
+	sum, err := e.sub.Resubmit(ctx, e.store, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := submit.RereadCounts{Reread: 3, Changed: 1, Unchanged: 1, Missing: 1}
+	if sum.Selected != 4 || sum.Queued != 1 || sum.Reread == nil || *sum.Reread != want ||
+		len(sum.Rejected) != 2 || sum.Rejected[0].ID != "gone" || sum.Rejected[1].ID != "void" {
+		t.Fatalf("reread: %+v (%+v), %v; want 4 selected, %+v, gone and void rejected", sum, sum.Reread, err, want)
+	}
+	msg, err := st.GetMsg(ctx, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := jobs.DecodeEnvelope(msg.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash := jobs.HashBytes([]byte(docfake.PDF + originals["changed"]))
+	if again.DocumentID != "changed" || again.Text != "One.Two." || again.Reader != "fakepdf/7" ||
+		again.DocumentHash != hash || again.Original == nil || len(again.Pages) != 2 || again.Schema != e.v1 || again.Run != "r1" {
+		t.Errorf("queued job %+v: want the re-read text, reader, original, pages, schema and run", again)
+	}
+	d, err := e.store.Document(ctx, "changed")
+	if err != nil || d.Text != "One.Two." {
+		t.Errorf("stored document after the re-read: %+v, %v; want today's text", d, err)
+	}
+
+	// Only the rejected ones are selected again; nothing is queued twice.
+	sum, err = e.sub.Resubmit(ctx, e.store, req)
+	if err != nil || sum.Selected != 2 || sum.Queued != 0 || sum.Reread.Missing != 1 {
+		t.Errorf("second reread: %+v (%+v), %v; want only the rejected selected", sum, sum.Reread, err)
+	}
+	if n := e.msgs(t, jobs.JobsStream); n != 5 {
+		t.Errorf("%d jobs on the stream, want 5", n)
+	}
+}
+
+// ocrFake reads every picture as the same text.
+type ocrFake struct{}
+
+func (ocrFake) Recognize(context.Context, *document.Image) (string, error) {
+	return "Read by OCR.", nil
+}
+
+// TestResubmitRereadOCR: a scan submit read by OCR, for a model that reads
+// no images, is read by OCR again, so it is unchanged when only the reader
+// version moved; read for a model that reads images it is a scan again,
+// which is a change.
+func TestResubmitRereadOCR(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	// A real scan: the test's PDF reader calls no OCR.
+	path := "../../../examples/documents/invoice-scan.pdf"
+	if sum := e.submit(t, readAs(t, &intake.Reader{OCR: ocrFake{}}, path, "scan")); sum.Queued != 1 {
+		t.Fatalf("submit: %+v", sum)
+	}
+	st := e.processed(t, 1)
+	older := func() {
+		t.Helper()
+		if _, err := e.store.Pool().Exec(ctx, `UPDATE documents SET metadata = jsonb_set(metadata, '{reader}', '"fakepdf/6"')`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	older()
+	noImages := func(string) bool { return false }
+	sum, err := e.sub.Resubmit(ctx, e.store, submit.ResubmitRequest{Reread: true, OCR: ocrFake{}, ReadsImages: noImages})
+	if err != nil || sum.Reread == nil || sum.Reread.Unchanged != 1 || sum.Queued != 0 {
+		t.Fatalf("a model that reads no images: %+v, %v; want the OCR'd scan unchanged", sum, err)
+	}
+	older()
+	images := func(string) bool { return true }
+	sum, err = e.sub.Resubmit(ctx, e.store, submit.ResubmitRequest{Reread: true, OCR: ocrFake{}, ReadsImages: images})
+	if err != nil || sum.Reread == nil || sum.Reread.Changed != 1 || sum.Queued != 1 {
+		t.Fatalf("a model that reads images: %+v, %v; want the scan queued as a picture", sum, err)
+	}
+	msg, err := st.GetMsg(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := jobs.DecodeEnvelope(msg.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(again.Text, "Read by OCR.") || len(again.Scanned) == 0 || !strings.HasPrefix(again.Reader, "pdf/") {
+		t.Errorf("queued job %+v: want the scan without OCR, its pages as scans", again)
+	}
+}
+
+// readAs reads the file at path with r as the document id.
+func readAs(t *testing.T, r *intake.Reader, path, id string) []submit.Doc {
+	t.Helper()
+	var out []submit.Doc
+	if err := r.Read(t.Context(), []string{path}, func(d intake.Doc) error {
+		d.ID = id
+		out = append(out, d)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// processed records the first n jobs on the job stream as extracted, as a
+// worker would, and returns the stream.
+func (e *env) processed(t *testing.T, n uint64) jetstream.Stream {
+	t.Helper()
+	ctx := t.Context()
+	st, err := e.js.Stream(ctx, jobs.JobsStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := e.store.NewWriter(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close(context.Background())
+	for seq := uint64(1); seq <= n; seq++ {
+		msg, err := st.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env, err := jobs.DecodeEnvelope(msg.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Write(ctx, record(env, llm.OutcomeOK, []byte(`{"a":"x"}`))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return st
+}
