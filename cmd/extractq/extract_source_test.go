@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,7 +67,16 @@ func TestExtractRemoteSources(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	dir := writeFiles(t, map[string]string{"schema.json": extractSchema})
+	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/inv.txt" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write([]byte("WEB invoice, total 12.5")) //nolint:errcheck // the client sees a short body
+	}))
+	t.Cleanup(web.Close)
+	dir := writeFiles(t, map[string]string{"schema.json": extractSchema,
+		"urls.txt": "# invoices\n" + web.URL + "/inv.txt\n" + web.URL + "/missing.txt\n\ns3://docs/other/c.txt\n"})
 	out := filepath.Join(dir, "out.jsonl")
 	base := []string{"--schema", filepath.Join(dir, "schema.json"), "--provider", "fake:m"}
 	tests := []struct {
@@ -85,12 +95,19 @@ func TestExtractRemoteSources(t *testing.T) {
 		{name: "glob", args: []string{"--glob", "*.txt", "s3://docs/other/"}, calls: 1, outcome: map[string]string{"s3://docs/other/c.txt": "ok"}},
 		{name: "sql with a NULL body and a repeated id", args: []string{"--sql-url", dbURL, "--from-sql", "SELECT id, body FROM tickets ORDER BY body NULLS LAST"}, code: 1, calls: 1,
 			outcome: map[string]string{"1": "ok|appears twice in the source", "2": "body is NULL"}},
+		{name: "url list with a 404", args: []string{"--from-urls", filepath.Join(dir, "urls.txt")}, code: 1, calls: 2, outcome: map[string]string{
+			web.URL + "/inv.txt": "ok", web.URL + "/missing.txt": "404", "s3://docs/other/c.txt": "ok",
+		}},
 		{name: "no such bucket", args: []string{"s3://nosuch/x/"}, code: 2, says: "no such bucket"},
 		{name: "server down", args: []string{"--s3-endpoint", "http://127.0.0.1:1", "s3://docs/in/"}, code: 3, says: "unavailable"},
 		{name: "bad query", args: []string{"--sql-url", dbURL, "--from-sql", "SELECT nothing FROM nowhere"}, code: 2, says: "nowhere"},
 		{name: "local and remote mixed", args: []string{dir, "s3://docs/in/"}, code: 2, says: "cannot be mixed"},
 		{name: "two remote sources", args: []string{"--from-urls", out, "s3://docs/in/"}, code: 2, says: "one remote source per extract"},
 		{name: "no --incremental", args: []string{"--incremental", "x", "s3://docs/in/"}, code: 2, says: "unknown flag: --incremental"},
+	}
+	cmd := newExtractCmd()
+	if !strings.Contains(cmd.Long, "use\nsubmit --incremental") || !strings.Contains(cmd.Long, "--from-sql QUERY") || cmd.Flags().Lookup("s3-endpoint") == nil {
+		t.Errorf("--help does not describe the remote sources and point to submit --incremental:\n%s", cmd.Long)
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
