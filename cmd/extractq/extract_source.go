@@ -4,16 +4,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/extractq/extractq/internal/cli"
 	"github.com/extractq/extractq/internal/intake"
 	"github.com/extractq/extractq/internal/source"
 )
 
+// listRetries is how many times a listing that breaks part way is resumed
+// after its last key (as submit does) before the run stops with exit 3.
+const listRetries = 5
+
 // listRemote lists src and hands each document to take, to be fetched and
 // read there (lazily, on one of the run's bounded goroutines). A document
 // whose id already has a final line (done, --resume) is skipped without
-// being fetched; skip counts it. The listing is counted into the progress
+// being fetched; skip counts it. A listing that breaks part way resumes
+// after its last key (listRetries times). The listing is counted into the progress
 // display as it goes. An id seen twice in a source whose ids may repeat (a
 // query, a URL list) is rejected the second time, as submit does.
 func listRemote(ctx context.Context, src source.Source, r *intake.Reader, done map[string]bool, bar *cli.Progress, skip func(), take func(func(context.Context) []intake.Doc)) error {
@@ -22,7 +28,7 @@ func listRemote(ctx context.Context, src source.Source, r *intake.Reader, done m
 		seen = map[string]string{}
 	}
 	n := 0
-	err := src.List(ctx, "", func(it source.Item) error {
+	_, err := source.ListResuming(ctx, src, "", listRetries, time.Second, func(it source.Item) error {
 		if done[it.ID] {
 			skip()
 			return nil
