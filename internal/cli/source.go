@@ -67,7 +67,8 @@ func (f *SourceFlags) Check(paths []string, command string) (bool, error) {
 
 // Open builds the source named by the flags or the s3:// path; --from-sql
 // runs against defaultSQLURL unless --sql-url names another database.
-// closeFn releases what the source holds. The error is coded (SourceError).
+// closeFn releases what the source holds. A source's error comes with its
+// exit code (SourceError).
 func (f *SourceFlags) Open(ctx context.Context, paths []string, glob, defaultSQLURL, watermarkColumn string) (src source.Source, closeFn func(), err error) {
 	s3opts := source.S3Options{Endpoint: f.S3Endpoint, Glob: glob}
 	switch {
