@@ -19,8 +19,8 @@ import (
 )
 
 // TestExtractRemoteSources runs extract over a real S3 server (a text
-// object, a PDF read with its pages, an object deleted between listing
-// and fetching) and over a real PostgreSQL query with a NULL body and a
+// object, a PDF read with its pages, an e-mail whose attachment follows
+// --attachments, an object deleted between listing and fetching) and over a real PostgreSQL query with a NULL body and a
 // repeated id: each document that cannot be had is its own bad_input line,
 // the rest are extracted, --resume skips by id without fetching, and the
 // source's errors have submit's exit codes. The AWS settings are process
@@ -36,8 +36,12 @@ func TestExtractRemoteSources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	mail, err := os.ReadFile(filepath.Join("..", "..", "examples", "documents", "invoice-mail.eml"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := srv.Fill(t.Context(), "docs", map[string]string{
-		"in/a.txt": "ACME invoice, total 12.5", "in/b.pdf": string(pdf), "in/gone.txt": "GONE invoice", "other/c.txt": "OTHER invoice",
+		"in/a.txt": "ACME invoice, total 12.5", "in/b.pdf": string(pdf), "in/mail.eml": string(mail), "in/gone.txt": "GONE invoice", "other/c.txt": "OTHER invoice",
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -87,11 +91,13 @@ func TestExtractRemoteSources(t *testing.T) {
 		outcome map[string]string // by id: the outcome, or words of the error
 		says    string
 	}{
-		{name: "bucket", args: []string{"--out", out, "s3://docs/in/"}, code: 1, calls: 2, outcome: map[string]string{
+		{name: "bucket", args: []string{"--out", out, "s3://docs/in/"}, code: 1, calls: 4, outcome: map[string]string{
 			"s3://docs/in/a.txt": "ok", "s3://docs/in/b.pdf": "ok", "s3://docs/in/gone.txt": "deleted after it was listed",
+			"s3://docs/in/mail.eml": "ok", "s3://docs/in/mail.eml#INV76642.pdf": "ok",
 		}},
-		// gone.txt is no longer listed; the other two are not fetched again.
-		{name: "again with --resume: nothing fetched or asked", args: []string{"--out", out, "--resume", "s3://docs/in/"}, code: 0, says: "2 documents skipped"},
+		// gone.txt is no longer listed; the others are not fetched again.
+		{name: "again with --resume: nothing fetched or asked", args: []string{"--out", out, "--resume", "s3://docs/in/"}, code: 0, says: "3 documents skipped"},
+		{name: "attachments skipped", args: []string{"--attachments", "skip", "--glob", "*.eml", "s3://docs/in/"}, calls: 1, outcome: map[string]string{"s3://docs/in/mail.eml": "ok"}},
 		{name: "glob", args: []string{"--glob", "*.txt", "s3://docs/other/"}, calls: 1, outcome: map[string]string{"s3://docs/other/c.txt": "ok"}},
 		{name: "sql with a NULL body and a repeated id", args: []string{"--sql-url", dbURL, "--from-sql", "SELECT id, body FROM tickets ORDER BY body NULLS LAST"}, code: 1, calls: 1,
 			outcome: map[string]string{"1": "ok|appears twice in the source", "2": "body is NULL"}},
