@@ -26,6 +26,7 @@ import (
 	"github.com/extractq/extractq/internal/intake"
 	"github.com/extractq/extractq/internal/providers"
 	"github.com/extractq/extractq/internal/source"
+	"github.com/extractq/extractq/internal/source/sourcecli"
 	"github.com/extractq/extractq/schema"
 )
 
@@ -55,7 +56,7 @@ type extractFlags struct {
 	refDirs                                        []string
 	resume                                         bool
 	in                                             cli.InputFlags
-	src                                            cli.SourceFlags
+	src                                            sourcecli.Flags
 }
 
 func newExtractCmdWith(deps extractDeps) *cobra.Command {
@@ -78,7 +79,7 @@ encrypted (without --password), non-UTF-8 text (unless --transcode) and oversize
 (--max-document) documents are never sent to the model: they get a bad_input line. These are
 the same rules as submit's.
 
-` + cli.SourcesHelp + `
+` + sourcecli.Help + `
 Each document is fetched when its turn comes (--concurrency at once) and read like a local file;
 one that cannot be fetched (deleted since the listing, a URL answering 404, a NULL body) gets a
 bad_input line and the rest go on. --resume skips by that id. extract has no --incremental

@@ -9,6 +9,7 @@ import (
 	"github.com/extractq/extractq/internal/cli"
 	"github.com/extractq/extractq/internal/intake"
 	"github.com/extractq/extractq/internal/source"
+	"github.com/extractq/extractq/internal/source/sourcecli"
 )
 
 // listRetries is how many times a listing that breaks part way is resumed
@@ -84,7 +85,7 @@ func remoteDocs(ctx context.Context, r *intake.Reader, it source.Item) []intake.
 // sourceError gives a remote source's error its exit code, as submit does;
 // any other error of a listing is bad usage.
 func sourceError(err error) error {
-	err = cli.SourceError(err, "add --resume (with --out) to skip the documents already written")
+	err = sourcecli.Error(err, "add --resume (with --out) to skip the documents already written")
 	var coded *cli.ExitError
 	if errors.As(err, &coded) {
 		return err

@@ -13,18 +13,19 @@ import (
 	"github.com/extractq/extractq/internal/ingest"
 	"github.com/extractq/extractq/internal/intake"
 	"github.com/extractq/extractq/internal/jobs/submit"
+	"github.com/extractq/extractq/internal/source/sourcecli"
 )
 
 // remoteFlags choose a remote source (the flags extract shares, in
-// cli.SourceFlags) and how an incremental run treats it.
+// sourcecli.Flags) and how an incremental run treats it.
 type remoteFlags struct {
-	cli.SourceFlags
+	sourcecli.Flags
 	incremental, watermarkColumn string
 	full                         bool
 }
 
 func (r *remoteFlags) register(fl *pflag.FlagSet) {
-	r.SourceFlags.Register(fl)
+	r.Flags.Register(fl)
 	fl.StringVar(&r.incremental, "incremental", "", "keep a watermark under `NAME` and queue only documents that are new or changed since its last run; a crashed run resumes its listing")
 	fl.StringVar(&r.watermarkColumn, "watermark-column", "", "with --from-sql and --incremental: the `column` whose value changes when a row does (e.g. updated_at); default: the body's hash")
 	fl.BoolVar(&r.full, "full", false, "with --incremental: read and queue every document whatever the watermark says, and rebuild it")
@@ -33,7 +34,7 @@ func (r *remoteFlags) register(fl *pflag.FlagSet) {
 // check validates the remote flags against the paths and reports whether
 // the input is remote.
 func (r *remoteFlags) check(paths []string) (bool, error) {
-	remote, err := r.SourceFlags.Check(paths, "submit")
+	remote, err := r.Flags.Check(paths, "submit")
 	switch {
 	case err != nil:
 		return false, err
@@ -52,7 +53,7 @@ func sourceError(err error) error {
 	if errors.Is(err, ingest.ErrCorruptWatermark) || errors.Is(err, ingest.ErrWatermarkBusy) {
 		return cli.Usage(err)
 	}
-	return cli.SourceError(err, "with --incremental it resumes after the last batch queued, and nothing is queued twice")
+	return sourcecli.Error(err, "with --incremental it resumes after the last batch queued, and nothing is queued twice")
 }
 
 // submitRemote queues a remote source's documents.

@@ -27,6 +27,7 @@ import (
 	"github.com/extractq/extractq/internal/providers"
 	"github.com/extractq/extractq/internal/ratelimit"
 	"github.com/extractq/extractq/internal/settings"
+	"github.com/extractq/extractq/internal/source/sourcecli"
 	"github.com/extractq/extractq/internal/termsafe"
 	"github.com/extractq/extractq/internal/tracing"
 	"github.com/extractq/extractq/schema"
@@ -116,7 +117,7 @@ images are read with their pages, an e-mail's attachments become documents of th
 Bad input (unreadable, encrypted without --password, empty, binary, not UTF-8, too large) is rejected
 with a reason; the rest is still queued. These are the same input rules as "extractq extract".
 
-` + cli.SourcesHelp + `
+` + sourcecli.Help + `
 --incremental NAME keeps a watermark in the audit database (ETag and size, --watermark-column, else the
 content's hash): only new or changed documents are read and queued, the summary counts new, changed,
 unchanged and vanished ones, and a run that crashed mid-listing resumes after its last queued batch.
