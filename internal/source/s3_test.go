@@ -205,16 +205,7 @@ func TestS3StallMidListingResumes(t *testing.T) {
 	}
 	var stall atomic.Bool
 	stall.Store(true)
-	srv.Intercept(func(w http.ResponseWriter, r *http.Request) bool {
-		if stall.Load() && r.URL.Query().Get("continuation-token") != "" {
-			select { // longer than the client's timeout
-			case <-time.After(2 * time.Second):
-			case <-r.Context().Done():
-			}
-			return true
-		}
-		return false
-	})
+	stallPages(srv, func(*http.Request) bool { return stall.Load() })
 	opts := srv.Options()
 	opts.PageSize, opts.Timeout = 2, 200*time.Millisecond
 	src, err := source.NewS3("s3://docs/", opts)
@@ -259,19 +250,11 @@ func TestListResuming(t *testing.T) {
 			// Pages after the first stall (through the client's own retries)
 			// until a listing starts after a key: the resumed one.
 			var resumed atomic.Bool
-			srv.Intercept(func(w http.ResponseWriter, r *http.Request) bool {
-				q := r.URL.Query()
-				if q.Get("start-after") != "" {
+			stallPages(srv, func(r *http.Request) bool {
+				if r.URL.Query().Get("start-after") != "" {
 					resumed.Store(true)
 				}
-				if q.Get("continuation-token") != "" && !resumed.Load() {
-					select { // longer than the client's timeout
-					case <-time.After(2 * time.Second):
-					case <-r.Context().Done():
-					}
-					return true
-				}
-				return false
+				return !resumed.Load()
 			})
 			opts := srv.Options()
 			opts.PageSize, opts.Timeout = 2, 200*time.Millisecond
@@ -293,6 +276,22 @@ func TestListResuming(t *testing.T) {
 			}
 		})
 	}
+}
+
+// stallPages makes the server stall the pages after a listing's first,
+// longer than the client's timeout, while stall (asked of every request)
+// says so.
+func stallPages(srv *s3test.Server, stall func(*http.Request) bool) {
+	srv.Intercept(func(w http.ResponseWriter, r *http.Request) bool {
+		if !stall(r) || r.URL.Query().Get("continuation-token") == "" {
+			return false
+		}
+		select {
+		case <-time.After(2 * time.Second):
+		case <-r.Context().Done():
+		}
+		return true
+	})
 }
 
 // Stopping part way (fn's error) ends the listing with that error and
