@@ -20,9 +20,10 @@ const listRetries = 5
 // read there (lazily, on one of the run's bounded goroutines). A document
 // whose id already has a final line (done, --resume) is skipped without
 // being fetched; skip counts it. A listing that breaks part way resumes
-// after its last key (listRetries times). The listing is counted into the progress
-// display as it goes. An id seen twice in a source whose ids may repeat (a
-// query, a URL list) is rejected the second time, as submit does.
+// after its last key (listRetries times). The listing is counted into the
+// progress display as it goes. An id seen twice in a source whose ids may
+// repeat (a query, a URL list) is rejected the second time, as submit does
+// (so such a source's ids are held in memory).
 func listRemote(ctx context.Context, src source.Source, r *intake.Reader, done map[string]bool, bar *cli.Progress, skip func(), take func(func(context.Context) []intake.Doc)) error {
 	var seen map[string]string // id → where it was first seen
 	if !src.Resumable() {
