@@ -22,8 +22,11 @@ import (
 	"github.com/extractq/extractq"
 	"github.com/extractq/extractq/document"
 	"github.com/extractq/extractq/internal/cli"
+	"github.com/extractq/extractq/internal/devmode"
 	"github.com/extractq/extractq/internal/intake"
 	"github.com/extractq/extractq/internal/providers"
+	"github.com/extractq/extractq/internal/source"
+	"github.com/extractq/extractq/internal/source/sourcecli"
 	"github.com/extractq/extractq/schema"
 )
 
@@ -53,12 +56,13 @@ type extractFlags struct {
 	refDirs                                        []string
 	resume                                         bool
 	in                                             cli.InputFlags
+	src                                            sourcecli.Flags
 }
 
 func newExtractCmdWith(deps extractDeps) *cobra.Command {
 	var f extractFlags
 	cmd := &cobra.Command{
-		Use:   "extract --schema FILE [flags] PATH...|-",
+		Use:   "extract --schema FILE [flags] PATH...|-|s3://BUCKET/PREFIX",
 		Short: "Extract schema-valid JSON from documents with an LLM",
 		Long: `extract asks a model for the data a JSON Schema describes in each document, validates the
 answer, repairs what it can locally and re-asks with precise feedback until the answer is valid
@@ -75,6 +79,14 @@ encrypted (without --password), non-UTF-8 text (unless --transcode) and oversize
 (--max-document) documents are never sent to the model: they get a bad_input line. These are
 the same rules as submit's.
 
+` + sourcecli.Help + `
+Each document is fetched when its turn comes (--concurrency at once) and read like a local file;
+one that cannot be fetched (deleted since the listing, a URL answering 404, a NULL body) gets a
+bad_input line and the rest go on. --resume skips by that id. extract has no --incremental
+(nor --full, --watermark-column): for nightly runs that read only new or changed documents, use
+submit --incremental. --from-sql runs against the audit database ($EXTRACTQ_DATABASE_URL) unless
+--sql-url names another. See doc/etl.md.
+
 Output: one JSON line per document, in input order: {"id", "outcome", "value" or "error",
 "attempts", "repairs", "tokens"}, and for a document with pages "sources": each value's page,
 range within the page and box. Progress (total, done, failed, rate, ETA, and why it waits)
@@ -89,12 +101,14 @@ The provider comes from --provider or EXTRACTQ_PROVIDER, e.g. openai:gpt-4o-mini
 anthropic:claude-haiku-4-5, ollama:llama3.1:8b, or sim:sloppy (the built-in simulator).
 
 Exit status: 0 every document succeeded, 1 some failed, 2 bad usage or configuration (including
-an input with no document), 130 interrupted.
+an input with no document, a bucket or query that may not be read), 3 the source's server
+unreachable, 130 interrupted.
 
 Example:
   extractq extract --schema invoice.json --provider openai:gpt-4o-mini --concurrency 8 \
       --out invoices.jsonl invoices/
-  extractq extract --schema invoice.json --provider openai:gpt-4o-mini --out invoices.jsonl --resume invoices/`,
+  extractq extract --schema invoice.json --provider openai:gpt-4o-mini --out invoices.jsonl --resume invoices/
+  extractq extract --schema invoice.json --provider openai:gpt-4o-mini --glob '*.pdf' --out march.jsonl s3://invoices/2026/03/`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runExtract(cmd, deps, &f, args)
 		},
@@ -118,6 +132,7 @@ Example:
 	cli.DurationVar(fl, &f.callTimeout, "call-timeout", 0, "timeout of one HTTP call, retried as a transport failure (0: none)")
 	fl.StringArrayVar(&f.refDirs, "ref-dir", nil, "resolve $refs starting with PREFIX from DIR: PREFIX=DIR (repeatable)")
 	f.in.Register(cmd.Flags())
+	f.src.Register(cmd.Flags())
 	return cmd
 }
 
@@ -135,8 +150,14 @@ func runExtract(cmd *cobra.Command, deps extractDeps, f *extractFlags, args []st
 	if err != nil {
 		return err
 	}
-	if err := r.Check(args); err != nil {
+	remote, err := f.src.Check(args, "extract")
+	if err != nil {
 		return cli.Usage(err)
+	}
+	if !remote {
+		if err := r.Check(args); err != nil {
+			return cli.Usage(err)
+		}
 	}
 	var sopts []schema.Option
 	for _, rd := range f.refDirs {
@@ -181,6 +202,18 @@ func runExtract(cmd *cobra.Command, deps extractDeps, f *extractFlags, args []st
 		return cli.Usage(err)
 	}
 	f.in.ForModel(r, input, p.Capabilities().Images)
+	var src source.Source
+	if remote {
+		opened, closeSrc, err := f.src.Open(cmd.Context(), args, f.in.Glob, devmode.DatabaseURL(), "")
+		if err != nil {
+			return err
+		}
+		defer closeSrc()
+		if err := opened.Check(cmd.Context()); err != nil { // before anything is sent
+			return sourceError(err)
+		}
+		src = opened
+	}
 
 	out := &lineWriter{w: cmd.OutOrStdout()}
 	var done map[string]bool // --resume: ids with a final line already
@@ -215,15 +248,13 @@ func runExtract(cmd *cobra.Command, deps extractDeps, f *extractFlags, args []st
 	defer stopSignals()
 
 	bar.Start(runCtx)
-	counted := countInputs(taking, r, args, done, bar) // stops counting at Ctrl-C too
 	st := stream.New().WithMaxGoroutines(f.concurrency)
 	var abortOnce sync.Once
-	skipped := 0
-	readErr := r.Read(taking, args, func(d intake.Doc) error {
-		if done[d.ID] {
-			skipped++
-			return nil
-		}
+	skipped := 0 // by the reading goroutine; the stream's callbacks add to sum.skipped
+	// take extracts the documents one input yields (one, or an e-mail with
+	// its attachments), in order, on one of the stream's goroutines: a
+	// remote document is fetched there, so fetching is bounded too.
+	take := func(load func(context.Context) []intake.Doc) {
 		running.Add(1)
 		st.Go(func() stream.Callback {
 			defer running.Done()
@@ -231,37 +262,68 @@ func runExtract(cmd *cobra.Command, deps extractDeps, f *extractFlags, args []st
 			inFlight++
 			bar.SetActive(inFlight, -1)
 			inFlightMu.Unlock()
-			line := extractOne(runCtx, x, s, d)
+			var lines []*outLine
+			skip := 0
+			for _, d := range load(runCtx) {
+				if done[d.ID] {
+					skip++
+					continue
+				}
+				line := extractOne(runCtx, x, s, d)
+				if d.Err != nil && runCtx.Err() != nil { // a fetch stopped with the run
+					line = &outLine{ID: d.ID, Outcome: string(llm.OutcomeCanceled)}
+				}
+				if fatal := stopsTheRun(line.res); fatal != nil {
+					abortOnce.Do(func() { stopRun(fatal) })
+				}
+				lines = append(lines, line)
+			}
 			inFlightMu.Lock()
 			inFlight--
 			bar.SetActive(inFlight, -1)
 			inFlightMu.Unlock()
-			if fatal := stopsTheRun(line.res); fatal != nil {
-				abortOnce.Do(func() { stopRun(fatal) })
-			}
 			return func() {
-				if line.Outcome == string(llm.OutcomeCanceled) && runCtx.Err() != nil {
-					sum.notWritten++ // stopped by a fatal error: done again with --resume
-					return
-				}
-				sum.add(line)
-				if line.Outcome == string(llm.OutcomeOK) {
-					bar.Add(1, 0)
-				} else {
-					bar.Add(0, 1)
-				}
-				if err := out.writeLine(line); err != nil {
-					abortOnce.Do(func() { stopRun(fmt.Errorf("writing the output: %w", err)) })
+				sum.skipped += skip
+				for _, line := range lines {
+					if line.Outcome == string(llm.OutcomeCanceled) && runCtx.Err() != nil {
+						sum.notWritten++ // stopped by a fatal error: done again with --resume
+						continue
+					}
+					sum.add(line)
+					if line.Outcome == string(llm.OutcomeOK) {
+						bar.Add(1, 0)
+					} else {
+						bar.Add(0, 1)
+					}
+					if err := out.writeLine(line); err != nil {
+						abortOnce.Do(func() { stopRun(fmt.Errorf("writing the output: %w", err)) })
+					}
 				}
 			}
 		})
-		return nil
-	})
+	}
+	var readErr error
+	var counted <-chan struct{}
+	if remote {
+		readErr = listRemote(taking, src, r, done, bar, func() { skipped++ }, take)
+	} else {
+		counted = countInputs(taking, r, args, done, bar) // stops counting at Ctrl-C too
+		readErr = r.Read(taking, args, func(d intake.Doc) error {
+			if done[d.ID] {
+				skipped++
+				return nil
+			}
+			take(func(context.Context) []intake.Doc { return []intake.Doc{d} })
+			return nil
+		})
+	}
 	st.Wait()
-	<-counted
+	if counted != nil { // remote listings count as they go
+		<-counted
+	}
 	bar.Stop()
 	werr := out.close()
-	sum.skipped = skipped
+	sum.skipped += skipped
 	sum.finish(p.Name())
 	switch {
 	case context.Cause(runCtx) != nil && !errors.Is(context.Cause(runCtx), context.Canceled):
@@ -272,16 +334,20 @@ func runExtract(cmd *cobra.Command, deps extractDeps, f *extractFlags, args []st
 			msg = "interrupted: the documents not started were not written"
 		}
 		if f.out != "" {
-			msg += fmt.Sprintf("; continue with the same command and --resume (it skips the %d ids already in %s)", sum.docs+skipped, f.out)
+			msg += fmt.Sprintf("; continue with the same command and --resume (it skips the %d ids already in %s)", sum.docs+sum.skipped, f.out)
 		}
 		return cli.Interrupted(errors.New(msg))
-	case readErr != nil && errors.Is(readErr, intake.ErrNoDocuments) && skipped > 0:
+	case readErr != nil && errors.Is(readErr, intake.ErrNoDocuments) && sum.skipped > 0:
 		// Everything was done already.
+	case readErr != nil && remote:
+		return sourceError(readErr)
 	case readErr != nil:
 		return cli.Usage(readErr)
 	case werr != nil:
 		return cli.Failed(fmt.Errorf("writing the output: %w", werr))
-	case sum.docs == 0 && skipped == 0:
+	case sum.docs == 0 && sum.skipped == 0 && remote:
+		return cli.Usage(fmt.Errorf("no documents found in %s", src.URI()))
+	case sum.docs == 0 && sum.skipped == 0:
 		return cli.Usage(fmt.Errorf("no documents found in %s", strings.Join(args, ", ")))
 	case sum.failed+sum.unextractable > 0:
 		return cli.Failed(fmt.Errorf("%d of %d documents got no valid value", sum.failed+sum.unextractable, sum.docs))

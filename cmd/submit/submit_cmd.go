@@ -27,6 +27,7 @@ import (
 	"github.com/extractq/extractq/internal/providers"
 	"github.com/extractq/extractq/internal/ratelimit"
 	"github.com/extractq/extractq/internal/settings"
+	"github.com/extractq/extractq/internal/source/sourcecli"
 	"github.com/extractq/extractq/internal/termsafe"
 	"github.com/extractq/extractq/internal/tracing"
 	"github.com/extractq/extractq/internal/webhook"
@@ -118,10 +119,7 @@ images are read with their pages, an e-mail's attachments become documents of th
 Bad input (unreadable, encrypted without --password, empty, binary, not UTF-8, too large) is rejected
 with a reason; the rest is still queued. These are the same input rules as "extractq extract".
 
-Remote sources (one per submit): s3://bucket/prefix (objects under the prefix, --glob on their base name;
-credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE or the instance role; --s3-endpoint or
-AWS_ENDPOINT_URL for MinIO, Ceph, R2 or GCS), --from-sql QUERY (rows id, body[, metadata] through a cursor)
-and --from-urls FILE (http, https and s3 URLs). A document's id is its s3:// URI, the row's id or the URL.
+` + sourcecli.Help + `
 --incremental NAME keeps a watermark in the audit database (ETag and size, --watermark-column, else the
 content's hash): only new or changed documents are read and queued, the summary counts new, changed,
 unchanged and vanished ones, and a run that crashed mid-listing resumes after its last queued batch.

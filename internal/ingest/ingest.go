@@ -154,29 +154,15 @@ type run struct {
 
 // list lists the source, resuming after a failure part way.
 func (r *run) list(ctx context.Context) error {
-	after := r.counts.ResumedAfter
-	wait := r.opts.ListBackoff
-	for {
-		err := r.src.List(ctx, after, func(it source.Item) error {
-			r.batch = append(r.batch, it)
-			if len(r.batch) >= r.opts.Batch {
-				return r.flush(ctx)
-			}
-			return nil
-		})
-		var le *source.ListError
-		if !errors.As(err, &le) || r.counts.ListRetries >= r.opts.ListRetries || ctx.Err() != nil {
-			return err
+	n, err := source.ListResuming(ctx, r.src, r.counts.ResumedAfter, r.opts.ListRetries, r.opts.ListBackoff, func(it source.Item) error {
+		r.batch = append(r.batch, it)
+		if len(r.batch) >= r.opts.Batch {
+			return r.flush(ctx)
 		}
-		r.counts.ListRetries++
-		after = le.After
-		select {
-		case <-time.After(wait):
-		case <-ctx.Done():
-			return context.Cause(ctx)
-		}
-		wait *= 2
-	}
+		return nil
+	})
+	r.counts.ListRetries += n
+	return err
 }
 
 // doc is one item on its way to the queue.

@@ -205,16 +205,7 @@ func TestS3StallMidListingResumes(t *testing.T) {
 	}
 	var stall atomic.Bool
 	stall.Store(true)
-	srv.Intercept(func(w http.ResponseWriter, r *http.Request) bool {
-		if stall.Load() && r.URL.Query().Get("continuation-token") != "" {
-			select { // longer than the client's timeout
-			case <-time.After(2 * time.Second):
-			case <-r.Context().Done():
-			}
-			return true
-		}
-		return false
-	})
+	stallPages(srv, func(*http.Request) bool { return stall.Load() })
 	opts := srv.Options()
 	opts.PageSize, opts.Timeout = 2, 200*time.Millisecond
 	src, err := source.NewS3("s3://docs/", opts)
@@ -234,6 +225,73 @@ func TestS3StallMidListingResumes(t *testing.T) {
 	if want := []string{"s3://docs/3", "s3://docs/4", "s3://docs/5"}; !slices.Equal(ids(rest), want) {
 		t.Fatalf("resumed listing %v, want %v", ids(rest), want)
 	}
+}
+
+// ListResuming lists again after the last key when the server stalls
+// mid-listing: every key once, in order; without retries the error stands.
+func TestListResuming(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		retries int
+		want    []string
+		retried int
+	}{
+		{name: "resumed", retries: 3, want: []string{"1", "2", "3", "4", "5"}, retried: 1},
+		{name: "no retries", retries: 0, want: []string{"1", "2"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := s3test.Start(t)
+			if err := srv.Fill(t.Context(), "docs", map[string]string{"1": "a", "2": "b", "3": "c", "4": "d", "5": "e"}); err != nil {
+				t.Fatal(err)
+			}
+			// Pages after the first stall (through the client's own retries)
+			// until a listing starts after a key: the resumed one.
+			var resumed atomic.Bool
+			stallPages(srv, func(r *http.Request) bool {
+				if r.URL.Query().Get("start-after") != "" {
+					resumed.Store(true)
+				}
+				return !resumed.Load()
+			})
+			opts := srv.Options()
+			opts.PageSize, opts.Timeout = 2, 200*time.Millisecond
+			src, err := source.NewS3("s3://docs/", opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			retried, err := source.ListResuming(t.Context(), src, "", tc.retries, 10*time.Millisecond, func(it source.Item) error {
+				got = append(got, strings.TrimPrefix(it.ID, "s3://docs/"))
+				return nil
+			})
+			var le *source.ListError
+			if tc.retries == 0 && !errors.As(err, &le) || tc.retries > 0 && err != nil {
+				t.Fatalf("ListResuming = %v", err)
+			}
+			if !slices.Equal(got, tc.want) || retried != tc.retried {
+				t.Fatalf("listed %v after %d retries, want %v after %d", got, retried, tc.want, tc.retried)
+			}
+		})
+	}
+}
+
+// stallPages makes the server stall the pages after a listing's first,
+// longer than the client's timeout, while stall (asked of every request)
+// says so.
+func stallPages(srv *s3test.Server, stall func(*http.Request) bool) {
+	srv.Intercept(func(w http.ResponseWriter, r *http.Request) bool {
+		if !stall(r) || r.URL.Query().Get("continuation-token") == "" {
+			return false
+		}
+		select {
+		case <-time.After(2 * time.Second):
+		case <-r.Context().Done():
+		}
+		return true
+	})
 }
 
 // Stopping part way (fn's error) ends the listing with that error and

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Item is one document of a source, listed but not yet read.
@@ -87,3 +88,28 @@ var (
 // IsRemote reports whether a command-line input names a remote source
 // (an s3:// URI) rather than a local path.
 func IsRemote(arg string) bool { return strings.HasPrefix(arg, "s3://") }
+
+// ListResuming lists src after position after and, when the listing fails
+// part way (a *ListError: the server stopped answering mid-listing), lists
+// again after the last item it gave, at most retries times, waiting
+// backoff and then twice as long each time, so that nothing is listed
+// twice. retried counts the listings resumed.
+func ListResuming(ctx context.Context, src Source, after string, retries int, backoff time.Duration, fn func(Item) error) (retried int, err error) {
+	for {
+		err := src.List(ctx, after, fn)
+		var le *ListError
+		if !errors.As(err, &le) || !src.Resumable() || retried >= retries || ctx.Err() != nil {
+			return retried, err
+		}
+		retried++
+		after = le.After
+		t := time.NewTimer(backoff)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return retried, context.Cause(ctx)
+		}
+		backoff *= 2
+	}
+}
