@@ -603,7 +603,7 @@ func (w *waiter) follow(ctx context.Context, sum submit.Summary, timeout time.Du
 				if q.poolInProgress > 0 {
 					held = fmt.Sprintf("; %d jobs of the pool are still in progress on a worker that stopped, and return to the queue when their ack wait ends", q.poolInProgress)
 				}
-				fmt.Fprintf(w.out, "submit: warning: %s (none heartbeats in %s%s): the jobs wait until one starts: `worker run --pool %s` or `extractq dev` with that pool; --timeout gives up\n",
+				bar.Printf("submit: warning: %s (none heartbeats in %s%s): the jobs wait until one starts: `worker run --pool %s` or `extractq dev` with that pool; --timeout gives up\n",
 					reason, ratelimit.DefaultMembersBucket, held, poolSpecHint(w.job))
 			}
 		case fl.paused != "":
@@ -613,7 +613,7 @@ func (w *waiter) follow(ctx context.Context, sum submit.Summary, timeout time.Du
 			// a refused key, a missing model or an outage gets a warning.
 			if warnedPause != fl.pausedShort && !onlyThrottled(fl.pausedShort) {
 				warnedPause = fl.pausedShort
-				fmt.Fprintf(w.out, "submit: warning: pool %s is paused: %s; the jobs wait and run when it resumes (see `extractq status`)\n", w.job.Pool, termsafe.String(fl.paused))
+				bar.Printf("submit: warning: pool %s is paused: %s; the jobs wait and run when it resumes (see `extractq status`)\n", w.job.Pool, termsafe.String(fl.paused))
 			}
 		default:
 			res.NoWorker, res.Paused = false, ""

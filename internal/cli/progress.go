@@ -307,6 +307,20 @@ func (p *Progress) tick() {
 	p.lastLine, p.lastDecile, p.lastReason = now, decile, p.reason
 }
 
+// Printf writes a line of its own (a warning) to the display's writer
+// without tearing the progress line: on a terminal the line being redrawn
+// is cleared first and drawn again at the next tick. Callers that write
+// to the same writer while the display runs must use it.
+func (p *Progress) Printf(format string, a ...any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tty && p.drawn != "" {
+		fmt.Fprint(p.w, "\r\033[K")
+		p.drawn = ""
+	}
+	fmt.Fprintf(p.w, format, a...)
+}
+
 // Finish stops the display and prints the final line (always, on a
 // terminal too, so the last state stays on screen).
 func (p *Progress) Finish() { p.end(true) }
