@@ -313,7 +313,7 @@ func (dr *docxReader) noteNumber(kind, id string) string {
 		dr.notes[key] = n
 	}
 	if kind == "endnote" {
-		return strings.ToLower(romanNumeral(n))
+		return roman(n)
 	}
 	return strconv.Itoa(n)
 }
@@ -366,28 +366,11 @@ func formatNumber(n int, format string) string {
 	case "upperLetter":
 		return columnName(n - 1)
 	case "lowerRoman":
-		return strings.ToLower(romanNumeral(n))
+		return roman(n)
 	case "upperRoman":
-		return romanNumeral(n)
+		return strings.ToUpper(roman(n))
 	}
 	return strconv.Itoa(n)
-}
-
-func romanNumeral(n int) string {
-	if n <= 0 || n >= 4000 {
-		return strconv.Itoa(n)
-	}
-	var b strings.Builder
-	for _, p := range []struct {
-		v int
-		s string
-	}{{1000, "M"}, {900, "CM"}, {500, "D"}, {400, "CD"}, {100, "C"}, {90, "XC"}, {50, "L"}, {40, "XL"}, {10, "X"}, {9, "IX"}, {5, "V"}, {4, "IV"}, {1, "I"}} {
-		for n >= p.v {
-			b.WriteString(p.s)
-			n -= p.v
-		}
-	}
-	return b.String()
 }
 
 // readNumbering maps each list (numId) to its levels' formats, through
