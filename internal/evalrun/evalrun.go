@@ -453,30 +453,25 @@ func (f *Fleet) Run(ctx context.Context, st Settings, c Combination) (eval.Summa
 	if len(sum.Rejected) > 0 {
 		return eval.Summary{}, nil, fmt.Errorf("%s: %d labelled document(s) rejected by submit, first %s: %s", c.Name(), len(sum.Rejected), sum.Rejected[0].ID, sum.Rejected[0].Reason)
 	}
+	// Follow exactly the jobs this submission queued (documents already
+	// final are not waited for), as submit --wait does.
 	poll, timeout := cmpOr(f.Poll, 2*time.Second), cmpOr(f.Timeout, time.Hour)
-	deadline := time.Now().Add(timeout)
-	for {
-		final := 0
-		if err := f.Store.RunDocuments(ctx, job.Run, ref.Fingerprint, func(audit.RunDocument) error { final++; return nil }); err != nil {
-			return eval.Summary{}, nil, err
-		}
+	fctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	before := len(st.Labels) - len(sum.JobIDs)
+	last, err := submit.Follow(fctx, f.Store, sum.JobIDs, poll, func(p submit.Progress) {
 		if f.Progress != nil {
-			f.Progress(c, final, len(st.Labels))
+			f.Progress(c, before+p.Done+p.Failed, len(st.Labels))
 		}
-		if final >= len(st.Labels) {
-			break
-		}
-		if time.Now().After(deadline) {
-			s, o, err := FromRun(ctx, f.Store, job.Run, st.Schema, st.Labels, st.Score)
-			s.Name, s.Incomplete = c.Name(), true
-			s.Error = fmt.Sprintf("%d of %d documents final after %s: is a worker serving pool %s? (extractq status)", final, len(st.Labels), timeout, pool)
-			return s, o, err
-		}
-		select {
-		case <-ctx.Done():
+	})
+	if err != nil {
+		if ctx.Err() != nil {
 			return eval.Summary{}, nil, context.Cause(ctx)
-		case <-time.After(poll):
 		}
+		s, o, ferr := FromRun(ctx, f.Store, job.Run, st.Schema, st.Labels, st.Score)
+		s.Name, s.Incomplete = c.Name(), true
+		s.Error = fmt.Sprintf("%d of %d documents final after %s: is a worker serving pool %s? (extractq status)", before+last.Done+last.Failed, len(st.Labels), timeout, pool)
+		return s, o, ferr
 	}
 	s, o, err := FromRun(ctx, f.Store, job.Run, st.Schema, st.Labels, st.Score)
 	s.Name = c.Name()
