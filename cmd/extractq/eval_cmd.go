@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/extractq/extractq"
+	"github.com/extractq/extractq/document"
 	"github.com/extractq/extractq/eval"
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/cli"
@@ -156,7 +157,15 @@ func runEval(cmd *cobra.Command, c *cli.Conn, f *evalFlags) error {
 	if err != nil {
 		return cli.Usage(fmt.Errorf("schema %s: %w", f.schemaFile, err))
 	}
-	set, err := eval.Load(f.labels, s, eval.LoadOptions{})
+	// Labelled documents are read as extract reads them: a PDF or an
+	// e-mail is scored against the text its reader makes.
+	set, err := eval.Load(f.labels, s, eval.LoadOptions{ReadDocument: func(path string) (string, error) {
+		d, err := document.ReadFile(ctx, path, document.Options{})
+		if err != nil {
+			return "", err
+		}
+		return d.Text, nil
+	}})
 	if err != nil {
 		return cli.Usage(err)
 	}

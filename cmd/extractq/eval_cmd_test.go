@@ -86,3 +86,33 @@ func TestEvalBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestEvalLabelledPDF: a labelled PDF is read as extract reads it, so the
+// simulator answers its label and the document scores correct (plain UTF-8
+// reading refused it as not text).
+func TestEvalLabelledPDF(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	pdf, err := os.ReadFile(filepath.Join("..", "..", "examples", "documents", "invoice-07.pdf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	label, err := os.ReadFile(filepath.Join("..", "..", "examples", "invoices", "invoice-07.expected.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "invoice-07.pdf"), pdf, 0o644)
+	os.WriteFile(filepath.Join(dir, "invoice-07.expected.json"), label, 0o644)
+	code, out, errOut := runRoot(t, "", "eval", "--schema", filepath.Join("..", "..", "examples", "invoice.schema.json"), "--labels", dir,
+		"--provider", "sim:clean", "--mode", "json", "--state", filepath.Join(dir, "state"), "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep evalReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Labels != 1 || rep.Combinations[0].Correct != 1 {
+		t.Errorf("labels %d, correct %d; want the PDF labelled and correct", rep.Labels, rep.Combinations[0].Correct)
+	}
+}
