@@ -9,6 +9,7 @@
 //	go run ./bench/cost -peer=false              # extractq only
 //	go run ./bench/cost -peer-dir /tmp/peer      # reuse (or keep) the peer's npm install
 //	go run ./bench/cost -tokenizer estimate      # the simulator's ~4 characters a token instead of o200k_base
+//	go run ./bench/cost -dump /tmp/bodies         # also write each run's first request body, to compare what each engine sends
 //
 // The simulator counts what providers count (tool definitions and
 // response formats as OpenAI renders them, message framing; see
@@ -33,6 +34,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -83,6 +85,7 @@ type config struct {
 	peer, faultsOnly                  bool
 	npmTimeout                        time.Duration
 	tokenizer                         string
+	dump                              string           // directory for each run's first request body; empty: none
 	count                             func(string) int // the simulator's token counter
 }
 
@@ -101,6 +104,7 @@ func main() {
 	flag.StringVar(&c.peerDir, "peer-dir", "", "directory for the peer's npm install (kept; reused when already installed); empty: a temporary one")
 	flag.DurationVar(&c.npmTimeout, "npm-timeout", 3*time.Minute, "how long npm install may take")
 	flag.StringVar(&c.tokenizer, "tokenizer", "o200k", "how the simulator counts tokens: o200k (OpenAI's o200k_base, gpt-4o-mini's, embedded) or estimate (its own ~4 characters a token)")
+	flag.StringVar(&c.dump, "dump", "", "directory to write each run's first request for the first document to (ENGINE-MODE.json), to compare what the engines send")
 	flag.Parse()
 	if err := run(context.Background(), c, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/cost:", err)
@@ -202,14 +206,49 @@ func loadDocs(dir string, n int) ([]doc, error) {
 }
 
 // newSim starts a fresh simulator on loopback HTTP: a fresh prompt cache
-// and fresh counters for every run.
-func newSim(prof sim.Profile, c config) (*sim.Server, *httptest.Server) {
+// and fresh counters for every run. With -dump, the run's first request
+// body is written to DIR/name.json.
+func newSim(prof sim.Profile, c config, name, firstDoc string) (*sim.Server, *httptest.Server, error) {
 	s := sim.New(prof, sim.WithSeed(c.seed), sim.WithTokenCounter(c.count))
-	return s, httptest.NewServer(s.Handler())
+	h := s.Handler()
+	if c.dump != "" {
+		if err := os.MkdirAll(c.dump, 0o755); err != nil {
+			return nil, nil, fmt.Errorf("-dump: %w", err)
+		}
+		h = firstBody(h, filepath.Join(c.dump, name+".json"), firstDoc)
+	}
+	return s, httptest.NewServer(h), nil
+}
+
+// firstBody passes every request to h and writes the body of the first
+// one that carries the document id (the same document for every engine),
+// indented, to path; a failure to write is reported on stderr (the run's
+// figures do not depend on it).
+func firstBody(h http.Handler, path, id string) http.Handler {
+	var once sync.Once
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, err := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		if err == nil && bytes.Contains(b, []byte(id)) {
+			once.Do(func() {
+				var out bytes.Buffer
+				if err = json.Indent(&out, b, "", "  "); err == nil {
+					err = os.WriteFile(path, out.Bytes(), 0o644)
+				}
+				if err != nil {
+					fmt.Fprintf(os.Stderr, "bench/cost: -dump %s: %v\n", path, err)
+				}
+			})
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 func runExtractq(ctx context.Context, c config, prof sim.Profile, s *schema.Schema, docs []doc, mode llm.Mode) (row, error) {
-	srv, hs := newSim(prof, c)
+	srv, hs, err := newSim(prof, c, "extractq-"+string(mode), docs[0].ID)
+	if err != nil {
+		return row{}, err
+	}
 	defer srv.Close()
 	defer hs.Close()
 	p, err := extractq.NewProvider("openai:gpt-4o-mini", extractq.WithProviderBaseURL(hs.URL+"/v1"),
@@ -315,7 +354,10 @@ func lastLine(s string) string {
 }
 
 func runPeer(ctx context.Context, c config, prof sim.Profile, s *schema.Schema, docs []doc, dir, mode string) (row, error) {
-	srv, hs := newSim(prof, c)
+	srv, hs, err := newSim(prof, c, "instructor-"+mode, docs[0].ID)
+	if err != nil {
+		return row{}, err
+	}
 	defer srv.Close()
 	defer hs.Close()
 	input := filepath.Join(dir, "docs.jsonl")
