@@ -87,6 +87,8 @@ type config struct {
 	tokenizer                         string
 	dump                              string           // directory for each run's first request body; empty: none
 	count                             func(string) int // the simulator's token counter
+	labels                            bool
+	key                               *sim.AnswerKey // the labels the simulator answers with; nil: none
 }
 
 func main() {
@@ -104,6 +106,7 @@ func main() {
 	flag.StringVar(&c.peerDir, "peer-dir", "", "directory for the peer's npm install (kept; reused when already installed); empty: a temporary one")
 	flag.DurationVar(&c.npmTimeout, "npm-timeout", 3*time.Minute, "how long npm install may take")
 	flag.StringVar(&c.tokenizer, "tokenizer", "o200k", "how the simulator counts tokens: o200k (OpenAI's o200k_base, gpt-4o-mini's, embedded) or estimate (its own ~4 characters a token)")
+	flag.BoolVar(&c.labels, "labels", true, "answer each labelled document (NAME.expected.json beside its .txt) with its label, as a model reading it would; false: values drawn from the text, which depend on the form the schema is sent in")
 	flag.StringVar(&c.dump, "dump", "", "directory to write each run's first request for the first document to (ENGINE-MODE.json), to compare what the engines send")
 	flag.Parse()
 	if err := run(context.Background(), c, os.Stdout); err != nil {
@@ -115,6 +118,9 @@ func main() {
 type doc struct {
 	ID   string `json:"id"`
 	Text string `json:"text"`
+	// expected is the document's label (NAME.expected.json beside its
+	// .txt), nil when it has none; not sent to the peer.
+	expected json.RawMessage
 }
 
 // row is one run's figures.
@@ -148,8 +154,11 @@ func run(ctx context.Context, c config, out io.Writer) error {
 	if c.count, err = tokenCounter(c.tokenizer); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "bench/cost: %d documents from %s, profile %s (faults only: %v), seed %d, concurrency %d, %d re-asks, tokens counted by %s\n\n",
-		len(docs), c.dir, prof.Name, c.faultsOnly, c.seed, c.conc, c.reasks, c.tokenizer)
+	if c.labels {
+		c.key = answerKey(docs)
+	}
+	fmt.Fprintf(out, "bench/cost: %d documents from %s (%d answered with their labels), profile %s (faults only: %v), seed %d, concurrency %d, %d re-asks, tokens counted by %s\n\n",
+		len(docs), c.dir, labelled(c.key), prof.Name, c.faultsOnly, c.seed, c.conc, c.reasks, c.tokenizer)
 	var rows []row
 	for _, p := range pairs {
 		r, err := runExtractq(ctx, c, prof, s, docs, p.mode)
@@ -182,7 +191,8 @@ func run(ctx context.Context, c config, out io.Writer) error {
 }
 
 // loadDocs cycles the folder's documents to n, each with its own id line
-// so that every document is distinct (its own simulator draws).
+// so that every document is distinct (its own simulator draws), and with
+// its label where the folder has one.
 func loadDocs(dir string, n int) ([]doc, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.txt"))
 	if err != nil || len(files) == 0 {
@@ -190,26 +200,51 @@ func loadDocs(dir string, n int) ([]doc, error) {
 	}
 	sort.Strings(files)
 	bodies := make([]string, len(files))
+	labels := make([]json.RawMessage, len(files))
 	for i, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			return nil, err
 		}
 		bodies[i] = strings.TrimSpace(string(b))
+		if l, err := os.ReadFile(strings.TrimSuffix(f, ".txt") + ".expected.json"); err == nil {
+			labels[i] = l
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
 	}
 	docs := make([]doc, n)
 	for i := range docs {
 		id := fmt.Sprintf("doc-%04d", i+1)
-		docs[i] = doc{ID: id, Text: bodies[i%len(bodies)] + "\n\nScan reference " + id + "."}
+		docs[i] = doc{ID: id, Text: bodies[i%len(bodies)] + "\n\nScan reference " + id + ".", expected: labels[i%len(bodies)]}
 	}
 	return docs, nil
+}
+
+// answerKey makes the simulator answer every labelled document with its
+// label, as a model reading it would, whatever form the schema is sent in:
+// without it the simulator draws values from the text's words, seeded by
+// the schema's shape, so two engines sending the same schema in different
+// forms would get answers of different lengths. nil when no document is
+// labelled.
+func answerKey(docs []doc) *sim.AnswerKey {
+	k := sim.NewAnswerKey()
+	for _, d := range docs {
+		if d.expected != nil {
+			k.Add(d.Text, d.expected)
+		}
+	}
+	if k.Len() == 0 {
+		return nil
+	}
+	return k
 }
 
 // newSim starts a fresh simulator on loopback HTTP: a fresh prompt cache
 // and fresh counters for every run. With -dump, the run's first request
 // body is written to DIR/name.json.
 func newSim(prof sim.Profile, c config, name, firstDoc string) (*sim.Server, *httptest.Server, error) {
-	s := sim.New(prof, sim.WithSeed(c.seed), sim.WithTokenCounter(c.count))
+	s := sim.New(prof, sim.WithSeed(c.seed), sim.WithTokenCounter(c.count), sim.WithAnswers(c.key))
 	h := s.Handler()
 	if c.dump != "" {
 		if err := os.MkdirAll(c.dump, 0o755); err != nil {
@@ -444,4 +479,12 @@ func tokenCounter(name string) (func(string) int, error) {
 		return func(s string) int { return len(enc.EncodeOrdinary(s)) }, nil
 	}
 	return nil, fmt.Errorf("-tokenizer %q: want o200k or estimate", name)
+}
+
+// labelled counts the documents the key answers.
+func labelled(k *sim.AnswerKey) int {
+	if k == nil {
+		return 0
+	}
+	return k.Len()
 }
