@@ -9,12 +9,17 @@
 //	go run ./bench/cost -peer=false              # extractq only
 //	go run ./bench/cost -peer-dir /tmp/peer      # reuse (or keep) the peer's npm install
 //	go run ./bench/cost -tokenizer estimate      # the simulator's ~4 characters a token instead of o200k_base
-//	go run ./bench/cost -dump /tmp/bodies         # also write each run's first request body, to compare what each engine sends
+//	go run ./bench/cost -dump /tmp/bodies         # also write each engine's first request for the first document
+//	go run ./bench/cost -labels=false            # values drawn from the text instead of each invoice's label
 //
 // The simulator counts what providers count (tool definitions and
 // response formats as OpenAI renders them, message framing; see
 // internal/sim/tokens.go), by default with OpenAI's o200k_base tokenizer
 // (gpt-4o-mini's, tables embedded: nothing is downloaded).
+//
+// Each invoice with a label (NAME.expected.json) is answered with it, by
+// both engines' simulator: a model reading the document writes its values
+// whatever form the schema takes, and so the output tokens compare.
 //
 // The peer is installed with npm into a temporary directory; where the
 // registry or node cannot be reached it is skipped with a message and
