@@ -214,6 +214,15 @@ type Capabilities struct {
 	Images bool
 	// PDF says the model reads whole PDF files (PartFile, application/pdf).
 	PDF bool
+	// StructuredRoles says the API keeps each message's role out of the
+	// text the model reads: whatever a message's text holds, it cannot end
+	// its message or open another (OpenAI's, Anthropic's and Gemini's own
+	// APIs). Servers that render a chat template into text and read the
+	// special tokens in it (vLLM, llama.cpp, Ollama) do not promise it.
+	// Where it holds and the provider enforces the schema, the engine sends
+	// the document alone in its message, unfenced: the message boundary is
+	// the fence.
+	StructuredRoles bool
 }
 
 // Supports reports whether m is among the supported modes.

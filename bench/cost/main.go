@@ -9,11 +9,17 @@
 //	go run ./bench/cost -peer=false              # extractq only
 //	go run ./bench/cost -peer-dir /tmp/peer      # reuse (or keep) the peer's npm install
 //	go run ./bench/cost -tokenizer estimate      # the simulator's ~4 characters a token instead of o200k_base
+//	go run ./bench/cost -dump /tmp/bodies         # also write each engine's first request for the first document
+//	go run ./bench/cost -labels=false            # values drawn from the text instead of each invoice's label
 //
 // The simulator counts what providers count (tool definitions and
 // response formats as OpenAI renders them, message framing; see
 // internal/sim/tokens.go), by default with OpenAI's o200k_base tokenizer
 // (gpt-4o-mini's, tables embedded: nothing is downloaded).
+//
+// Each invoice with a label (NAME.expected.json) is answered with it, by
+// both engines' simulator: a model reading the document writes its values
+// whatever form the schema takes, and so the output tokens compare.
 //
 // The peer is installed with npm into a temporary directory; where the
 // registry or node cannot be reached it is skipped with a message and
@@ -33,6 +39,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -83,7 +90,10 @@ type config struct {
 	peer, faultsOnly                  bool
 	npmTimeout                        time.Duration
 	tokenizer                         string
+	dump                              string           // directory for each run's first request body; empty: none
 	count                             func(string) int // the simulator's token counter
+	labels                            bool
+	key                               *sim.AnswerKey // the labels the simulator answers with; nil: none
 }
 
 func main() {
@@ -101,6 +111,8 @@ func main() {
 	flag.StringVar(&c.peerDir, "peer-dir", "", "directory for the peer's npm install (kept; reused when already installed); empty: a temporary one")
 	flag.DurationVar(&c.npmTimeout, "npm-timeout", 3*time.Minute, "how long npm install may take")
 	flag.StringVar(&c.tokenizer, "tokenizer", "o200k", "how the simulator counts tokens: o200k (OpenAI's o200k_base, gpt-4o-mini's, embedded) or estimate (its own ~4 characters a token)")
+	flag.BoolVar(&c.labels, "labels", true, "answer each labelled document (NAME.expected.json beside its .txt) with its label, as a model reading it would; false: values drawn from the text, which depend on the form the schema is sent in")
+	flag.StringVar(&c.dump, "dump", "", "directory to write each run's first request for the first document to (ENGINE-MODE.json), to compare what the engines send")
 	flag.Parse()
 	if err := run(context.Background(), c, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/cost:", err)
@@ -111,6 +123,9 @@ func main() {
 type doc struct {
 	ID   string `json:"id"`
 	Text string `json:"text"`
+	// expected is the document's label (NAME.expected.json beside its
+	// .txt), nil when it has none; not sent to the peer.
+	expected json.RawMessage
 }
 
 // row is one run's figures.
@@ -144,8 +159,11 @@ func run(ctx context.Context, c config, out io.Writer) error {
 	if c.count, err = tokenCounter(c.tokenizer); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "bench/cost: %d documents from %s, profile %s (faults only: %v), seed %d, concurrency %d, %d re-asks, tokens counted by %s\n\n",
-		len(docs), c.dir, prof.Name, c.faultsOnly, c.seed, c.conc, c.reasks, c.tokenizer)
+	if c.labels {
+		c.key = answerKey(docs)
+	}
+	fmt.Fprintf(out, "bench/cost: %d documents from %s (%d answered with their labels), profile %s (faults only: %v), seed %d, concurrency %d, %d re-asks, tokens counted by %s\n\n",
+		len(docs), c.dir, labelled(c.key), prof.Name, c.faultsOnly, c.seed, c.conc, c.reasks, c.tokenizer)
 	var rows []row
 	for _, p := range pairs {
 		r, err := runExtractq(ctx, c, prof, s, docs, p.mode)
@@ -178,7 +196,8 @@ func run(ctx context.Context, c config, out io.Writer) error {
 }
 
 // loadDocs cycles the folder's documents to n, each with its own id line
-// so that every document is distinct (its own simulator draws).
+// so that every document is distinct (its own simulator draws), and with
+// its label where the folder has one.
 func loadDocs(dir string, n int) ([]doc, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.txt"))
 	if err != nil || len(files) == 0 {
@@ -186,30 +205,90 @@ func loadDocs(dir string, n int) ([]doc, error) {
 	}
 	sort.Strings(files)
 	bodies := make([]string, len(files))
+	labels := make([]json.RawMessage, len(files))
 	for i, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			return nil, err
 		}
 		bodies[i] = strings.TrimSpace(string(b))
+		if l, err := os.ReadFile(strings.TrimSuffix(f, ".txt") + ".expected.json"); err == nil {
+			labels[i] = l
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
 	}
 	docs := make([]doc, n)
 	for i := range docs {
 		id := fmt.Sprintf("doc-%04d", i+1)
-		docs[i] = doc{ID: id, Text: bodies[i%len(bodies)] + "\n\nScan reference " + id + "."}
+		docs[i] = doc{ID: id, Text: bodies[i%len(bodies)] + "\n\nScan reference " + id + ".", expected: labels[i%len(bodies)]}
 	}
 	return docs, nil
 }
 
+// answerKey makes the simulator answer every labelled document with its
+// label, as a model reading it would, whatever form the schema is sent in:
+// without it the simulator draws values from the text's words, seeded by
+// the schema's shape, so two engines sending the same schema in different
+// forms would get answers of different lengths. nil when no document is
+// labelled.
+func answerKey(docs []doc) *sim.AnswerKey {
+	k := sim.NewAnswerKey()
+	for _, d := range docs {
+		if d.expected != nil {
+			k.Add(d.Text, d.expected)
+		}
+	}
+	if k.Len() == 0 {
+		return nil
+	}
+	return k
+}
+
 // newSim starts a fresh simulator on loopback HTTP: a fresh prompt cache
-// and fresh counters for every run.
-func newSim(prof sim.Profile, c config) (*sim.Server, *httptest.Server) {
-	s := sim.New(prof, sim.WithSeed(c.seed), sim.WithTokenCounter(c.count))
-	return s, httptest.NewServer(s.Handler())
+// and fresh counters for every run. With -dump, the run's first request
+// body is written to DIR/name.json.
+func newSim(prof sim.Profile, c config, name, firstDoc string) (*sim.Server, *httptest.Server, error) {
+	s := sim.New(prof, sim.WithSeed(c.seed), sim.WithTokenCounter(c.count), sim.WithAnswers(c.key))
+	h := s.Handler()
+	if c.dump != "" {
+		if err := os.MkdirAll(c.dump, 0o755); err != nil {
+			return nil, nil, fmt.Errorf("-dump: %w", err)
+		}
+		h = firstBody(h, filepath.Join(c.dump, name+".json"), firstDoc)
+	}
+	return s, httptest.NewServer(h), nil
+}
+
+// firstBody passes every request to h and writes the body of the first
+// one that carries the document id (the same document for every engine),
+// indented, to path; a failure to write is reported on stderr (the run's
+// figures do not depend on it).
+func firstBody(h http.Handler, path, id string) http.Handler {
+	var once sync.Once
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, err := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		if err == nil && bytes.Contains(b, []byte(id)) {
+			once.Do(func() {
+				var out bytes.Buffer
+				if err = json.Indent(&out, b, "", "  "); err == nil {
+					err = os.WriteFile(path, out.Bytes(), 0o644)
+				}
+				if err != nil {
+					fmt.Fprintf(os.Stderr, "bench/cost: -dump %s: %v\n", path, err)
+				}
+			})
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 func runExtractq(ctx context.Context, c config, prof sim.Profile, s *schema.Schema, docs []doc, mode llm.Mode) (row, error) {
-	srv, hs := newSim(prof, c)
+	srv, hs, err := newSim(prof, c, "extractq-"+string(mode), docs[0].ID)
+	if err != nil {
+		return row{}, err
+	}
 	defer srv.Close()
 	defer hs.Close()
 	p, err := extractq.NewProvider("openai:gpt-4o-mini", extractq.WithProviderBaseURL(hs.URL+"/v1"),
@@ -315,7 +394,10 @@ func lastLine(s string) string {
 }
 
 func runPeer(ctx context.Context, c config, prof sim.Profile, s *schema.Schema, docs []doc, dir, mode string) (row, error) {
-	srv, hs := newSim(prof, c)
+	srv, hs, err := newSim(prof, c, "instructor-"+mode, docs[0].ID)
+	if err != nil {
+		return row{}, err
+	}
 	defer srv.Close()
 	defer hs.Close()
 	input := filepath.Join(dir, "docs.jsonl")
@@ -402,4 +484,12 @@ func tokenCounter(name string) (func(string) int, error) {
 		return func(s string) int { return len(enc.EncodeOrdinary(s)) }, nil
 	}
 	return nil, fmt.Errorf("-tokenizer %q: want o200k or estimate", name)
+}
+
+// labelled counts the documents the key answers.
+func labelled(k *sim.AnswerKey) int {
+	if k == nil {
+		return 0
+	}
+	return k.Len()
 }

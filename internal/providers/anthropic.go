@@ -59,7 +59,6 @@ var ephemeral = &antCacheControl{Type: "ephemeral"}
 
 type antTool struct {
 	Name        string          `json:"name"`
-	Description string          `json:"description,omitempty"`
 	InputSchema json.RawMessage `json:"input_schema"`
 	// Strict asks for strict tool use (input validated against the
 	// schema), on the models that support structured outputs.
@@ -167,7 +166,9 @@ func (p *anthropicProvider) buildRequest(req llm.Request, adj adjustments) (body
 	if mode == llm.ModeTools {
 		name := toolName(firstNonEmpty(req.SchemaName, schemaName(req.Schema)))
 		strict := p.form.strictTools && !adj.has(llm.AdjustNoStrictTool)
-		body.Tools = []antTool{{Name: name, Description: toolDescription, InputSchema: form.body, Strict: strict}}
+		// No description, as for OpenAI (openai.go): the forced tool's input
+		// schema says what it takes.
+		body.Tools = []antTool{{Name: name, InputSchema: form.body, Strict: strict}}
 		body.ToolChoice = &antToolChoice{Type: "tool", Name: name}
 		if !p.form.forceTool || adj.has(llm.AdjustToolAuto) {
 			// The only tool, offered: the model calls it or answers in

@@ -36,6 +36,9 @@ func TestAnthropicRequests(t *testing.T) {
 				if tool["name"] != "invoice" || tool["input_schema"] == nil {
 					t.Errorf("tool = %v", tool)
 				}
+				if _, has := tool["description"]; has {
+					t.Error("the forced tool needs no description (the input schema says what it takes); it would be paid for on every call")
+				}
 				if _, has := tool["strict"]; has {
 					t.Error("claude-3-5-haiku has no strict tool use")
 				}

@@ -71,6 +71,13 @@ var capabilityTable = map[string][]capRule{
 	"llamacpp": {{"", modesJSONStrictPrefill}}, // llama.cpp's server: json_object, json_schema, /v1/completions
 }
 
+// structuredRoles are the families whose API keeps message roles out of
+// the text the model reads (llm.Capabilities.StructuredRoles): the model
+// makers' own APIs. The OpenAI-compatible routers and local servers are
+// left out: some render a chat template into text, where a document can
+// write a role's special tokens.
+var structuredRoles = map[string]bool{"openai": true, "anthropic": true, "gemini": true}
+
 // capabilitiesFor looks up a family and model in capabilityTable.
 func capabilitiesFor(family, model string) llm.Capabilities {
 	rules := capabilityTable[family]
@@ -84,7 +91,7 @@ func capabilitiesFor(family, model string) llm.Capabilities {
 	if family == "anthropic" {
 		best = claudeModes(model)
 	}
-	c := llm.Capabilities{Modes: append([]llm.Mode(nil), best...)}
+	c := llm.Capabilities{Modes: append([]llm.Mode(nil), best...), StructuredRoles: structuredRoles[family]}
 	c.Images, c.PDF = mediaFor(family, m)
 	c.Batch, _ = BatchLimitsFor(family)
 	bestLen = -1

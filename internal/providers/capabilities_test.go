@@ -155,6 +155,32 @@ func TestClaudeForm(t *testing.T) {
 	}
 }
 
+// TestStructuredRoles: only the model makers' own APIs say a message's
+// text cannot end its message (the engine then sends a lean prompt's
+// document unfenced); routers and local servers keep the fence.
+func TestStructuredRoles(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		family, model string
+		want          bool
+	}{
+		{"openai", "gpt-4o-mini", true},
+		{"anthropic", "claude-haiku-4-5", true},
+		{"gemini", "gemini-2.5-flash", true},
+		{"openrouter", "openai/gpt-4o-mini", false},
+		{"groq", "openai/gpt-oss-20b", false},
+		{"vllm", "Qwen/Qwen2.5-7B-Instruct", false},
+		{"ollama", "llama3.1:8b", false},
+		{"llamacpp", "qwen", false},
+		{"nosuch", "x", false},
+	}
+	for _, tc := range tests {
+		if got := capabilitiesFor(tc.family, tc.model).StructuredRoles; got != tc.want {
+			t.Errorf("%s:%s StructuredRoles = %v, want %v", tc.family, tc.model, got, tc.want)
+		}
+	}
+}
+
 func TestOpenAIForms(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

@@ -64,10 +64,9 @@ type oaiTool struct {
 }
 
 type oaiFunction struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description,omitempty"`
-	Parameters  json.RawMessage `json:"parameters"`
-	Strict      bool            `json:"strict,omitempty"`
+	Name       string          `json:"name"`
+	Parameters json.RawMessage `json:"parameters"`
+	Strict     bool            `json:"strict,omitempty"`
 }
 
 type oaiToolChoice struct {
@@ -105,11 +104,6 @@ type oaiResponse struct {
 	// Some routers (OpenRouter) report an upstream failure in a 200 body.
 	Error json.RawMessage `json:"error"`
 }
-
-// toolDescription tells the model what the forced tool is for. The tool's
-// parameters carry the schema, so it adds nothing about their form: it is
-// sent, and paid for, on every call.
-const toolDescription = "Record the data extracted from the document."
 
 // Chat performs one chat completion. A 400 that names a part of the
 // request the model refuses is learned from and the call sent again
@@ -195,7 +189,11 @@ func (p *openAIProvider) buildRequest(req llm.Request, adj adjustments) (body *o
 		if err != nil {
 			return nil, false, err
 		}
-		body.Tools = []oaiTool{{Type: "function", Function: oaiFunction{Name: name, Description: toolDescription, Parameters: form.body, Strict: strict}}}
+		// No description: the call is forced, so the model need not be told
+		// when to make it, and the parameters (the schema, its own
+		// descriptions included) say what it takes; one would be paid for
+		// on every call (about 8 tokens; doc/cost.md).
+		body.Tools = []oaiTool{{Type: "function", Function: oaiFunction{Name: name, Parameters: form.body, Strict: strict}}}
 		if adj.has(llm.AdjustToolAuto) {
 			body.ToolChoice = "auto"
 		} else {

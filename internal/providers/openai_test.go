@@ -84,6 +84,9 @@ func TestOpenAIRequestConformance(t *testing.T) {
 				if fn["name"] != "invoice" || fn["strict"] != true || fn["parameters"] == nil {
 					t.Errorf("tool = %v", fn)
 				}
+				if _, has := fn["description"]; has {
+					t.Error("the forced function needs no description (its parameters say what it takes); it would be paid for on every call")
+				}
 				tc := b["tool_choice"].(map[string]any)
 				if tc["type"] != "function" || tc["function"].(map[string]any)["name"] != "invoice" {
 					t.Errorf("tool_choice = %v", tc)

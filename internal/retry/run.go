@@ -49,6 +49,8 @@ func Run(ctx context.Context, p llm.Provider, document string, s *schema.Schema,
 	if fbT == nil {
 		fbT = feedbackTemplates[cfg.Feedback]
 	}
+	caps := p.Capabilities()
+	lp := leanPrompts{strict: caps.Supports(llm.ModeStrict), alone: caps.StructuredRoles && sysT == nil && taskT == nil}
 	// prepare renders the prompt for a mode; note says why the mode is not
 	// the one asked for.
 	prepare := func(mode llm.Mode, note string) (data *llm.PromptData, system, task string, j *judge, err error) {
@@ -63,14 +65,14 @@ func Run(ctx context.Context, p llm.Provider, document string, s *schema.Schema,
 		data.MaxAttempts = cfg.MaxReasks + 1
 		st := sysT
 		if st == nil {
-			st = systemTemplate(data, p.Capabilities().Supports(llm.ModeStrict)) // lean where the provider enforces the schema
+			st = systemTemplate(data, lp) // lean where the provider enforces the schema
 		}
 		if system, err = render(st, data); err != nil {
 			return
 		}
 		tt := taskT
 		if tt == nil {
-			tt = taskTemplate(data)
+			tt = taskTemplate(data, lp)
 		}
 		if task, err = render(tt, data); err != nil {
 			return
