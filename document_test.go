@@ -121,6 +121,7 @@ func TestExtractDocumentNative(t *testing.T) {
 		{name: "auto and a model that reads no images", input: extractq.InputAuto, wantErr: document.ErrNoText, wantErrSubstr: "fake:model reads no images"},
 		{name: "text never sends pictures", input: extractq.InputText, images: true, wantErr: document.ErrNoText, wantErrSubstr: "install tesseract"},
 		{name: "native sends the PDF whole", input: extractq.InputNative, images: true, pdf: true, original: []byte("%PDF-1.7"), want: []llm.PartKind{llm.PartFile}},
+		{name: "native and a model that reads no PDFs", input: extractq.InputNative, images: true, original: []byte("%PDF-1.7"), wantErr: extractq.ErrNoNative, wantErrSubstr: "--input text"},
 		{name: "native without the original sends the pictures", input: extractq.InputNative, images: true, pdf: true, want: []llm.PartKind{llm.PartImage}},
 		{name: "text sends no picture of a page read by OCR", input: extractq.InputText, images: true, ocred: true},
 		{name: "auto sends no picture of a page read by OCR", input: extractq.InputAuto, images: true, ocred: true},

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/extractq/extractq"
 	"github.com/extractq/extractq/document"
 )
 
@@ -134,6 +135,9 @@ func (r *Reader) docOf(id, source string, doc *document.Document, original []byt
 	d := Doc{ID: id, Source: source}
 	unread := UnreadPages(doc)
 	switch {
+	case r.NoNativePDF && doc.MediaType == "application/pdf":
+		d.Err = &rejected{msg: "read as pdf: --input native sends a PDF whole, and the model reads no PDFs: use --input text (or auto), or a provider that reads PDFs",
+			cause: extractq.ErrNoNative}
 	case len(unread) > 0 && !r.Native:
 		d.Err = &rejected{msg: fmt.Sprintf("read as %s: %s on page %s: install tesseract (read by OCR), or use a model that reads images with --input auto or native",
 			doc.Format, document.ErrNoText.Error(), joinInts(unread)), cause: document.ErrNoText}

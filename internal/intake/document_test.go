@@ -3,10 +3,12 @@ package intake_test
 import (
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/extractq/extractq"
 	"github.com/extractq/extractq/document"
 	_ "github.com/extractq/extractq/internal/docfake" // the stand-in formats
 	"github.com/extractq/extractq/internal/intake"
@@ -167,5 +169,40 @@ func TestReaderDocumentDetails(t *testing.T) {
 	pages := d.Document.Pages
 	if len(pages) != 2 || d.Text[pages[1].Start:pages[1].End] != "Total 9.50" || pages[1].Label != "invoice.fpdf" || pages[1].Number != 2 {
 		t.Errorf("inline pages = %+v, want the attachment's two, pointing at its text", pages)
+	}
+}
+
+// TestReaderNativePDF: with input native and a model that reads no PDFs, a
+// PDF is rejected naming the remedies; other documents and other models
+// are unaffected.
+func TestReaderNativePDF(t *testing.T) {
+	t.Parallel()
+	pdf, err := os.ReadFile("../../examples/documents/invoice-07.pdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		r    intake.Reader
+		file []byte
+		want string // the rejection; "" for a document read
+	}{
+		{"refused", intake.Reader{NoNativePDF: true}, pdf, "--input native sends a PDF whole, and the model reads no PDFs: use --input text (or auto), or a provider that reads PDFs"},
+		{"a model that reads PDFs", intake.Reader{}, pdf, ""},
+		{"not a PDF", intake.Reader{NoNativePDF: true}, []byte("<html><body><p>Invoice 7</p></body></html>"), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var got intake.Doc
+			if err := tc.r.ReadBytes(t.Context(), "in", "in", tc.file, func(d intake.Doc) error { got = d; return nil }); err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case tc.want == "" && got.Err != nil:
+				t.Errorf("err = %v, want the document read", got.Err)
+			case tc.want != "" && (got.Err == nil || !strings.Contains(got.Err.Error(), tc.want) || !errors.Is(got.Err, extractq.ErrNoNative) || !errors.Is(got.Err, intake.ErrBadInput)):
+				t.Errorf("err = %v, want %q matching extractq.ErrNoNative", got.Err, tc.want)
+			}
+		})
 	}
 }

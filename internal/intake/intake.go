@@ -114,6 +114,10 @@ type Reader struct {
 	// Native says the model reads images, so pages without a text layer
 	// may go to it as pictures.
 	Native bool
+	// NoNativePDF says the input is native and the model reads no PDFs: a
+	// PDF is rejected naming the remedies (--input text, a model that
+	// reads PDFs) rather than queued for a call that must fail.
+	NoNativePDF bool
 }
 
 func (r *Reader) max() int64 {
