@@ -60,6 +60,10 @@ type Document struct {
 	// Err is set only on an attachment that could not be read; the parent
 	// and its other attachments are still good.
 	Err error
+	// Original is an attachment's own bytes (set by ReadChild), so that it
+	// can be kept, sent to a model and read again as a document of its
+	// own; nil for a top-level document, whose bytes the caller has.
+	Original []byte
 }
 
 // Page is one page (or slide, or sheet) of a document.
@@ -467,7 +471,7 @@ func ReadChild(ctx context.Context, parent *Options, name string, b []byte) *Doc
 	if err != nil {
 		return &Document{Name: name, Err: err}
 	}
-	d.Name = name
+	d.Name, d.Original = name, b
 	return d
 }
 

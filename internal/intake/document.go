@@ -119,7 +119,7 @@ func (r *Reader) separate(id, source string, children []*document.Document, fn f
 			}
 			continue
 		}
-		if err := fn(r.docOf(cid, csrc, c, nil)); err != nil {
+		if err := fn(r.docOf(cid, csrc, c, c.Original)); err != nil {
 			return err
 		}
 		if err := r.separate(cid, csrc, c.Attachments, fn); err != nil {

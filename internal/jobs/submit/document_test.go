@@ -136,3 +136,42 @@ func TestResubmitDocumentFromDLQ(t *testing.T) {
 		t.Errorf("resubmitted job %+v: want its text, its original's hash, its original and its pages", again)
 	}
 }
+
+// TestDocumentIdentity: a document a reader made from an original is
+// stored under its original's hash, as its jobs and results are keyed, so
+// its result matches its document (as exports and the latest-result
+// queries join them); a plain text keeps its text's hash; both keep the
+// text's own hash in body_hash, and the pages their ranges.
+func TestDocumentIdentity(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	original := []byte(docfake.PDF + "One.\fTwo.")
+	path := filepath.Join(t.TempDir(), "two.pdf")
+	if err := os.WriteFile(path, original, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in := readAs(t, &intake.Reader{}, path, "two")
+	in = append(in, submit.Doc{ID: "plain", Source: "plain.txt", Text: "Plain text."})
+	if sum := e.submit(t, in); sum.Queued != 2 {
+		t.Fatalf("submit: %+v", sum)
+	}
+	e.processed(t, 2)
+	for _, tc := range []struct {
+		id, hash, body, pages string
+	}{
+		{"two", jobs.HashBytes(original), jobs.HashText("One.Two."), "[[0, 4], [4, 8]]"},
+		{"plain", jobs.HashText("Plain text."), jobs.HashText("Plain text."), ""},
+	} {
+		var hash, body, pages string
+		var joined int
+		if err := e.store.Pool().QueryRow(ctx, `SELECT d.content_hash, d.body_hash, coalesce(d.pages::text, ''),
+			(SELECT count(*) FROM results r WHERE r.document_id = d.id AND r.content_hash = d.content_hash)
+			FROM documents d WHERE d.id = $1`, tc.id).Scan(&hash, &body, &pages, &joined); err != nil {
+			t.Fatal(err)
+		}
+		if hash != tc.hash || body != tc.body || pages != tc.pages || joined != 1 {
+			t.Errorf("%s: content_hash %.12s, body_hash %.12s, pages %q, %d results under its hash; want %.12s, %.12s, %q and 1",
+				tc.id, hash, body, pages, joined, tc.hash, tc.body, tc.pages)
+		}
+	}
+}
