@@ -126,13 +126,27 @@ func (x *Extractor) native(doc *document.Document, original []byte) (string, []r
 	if in == "" {
 		in = InputAuto
 	}
-	if in == InputNative && doc.MediaType == "application/pdf" {
+	isPDF := doc.MediaType == "application/pdf"
+	whole := func() (string, []retry.Attachment, error) {
+		return pdfNote, []retry.Attachment{{At: len(pdfNote), Part: llm.Part{Kind: llm.PartFile, MediaType: doc.MediaType, Data: original, Name: doc.Name}}}, nil
+	}
+	if in == InputNative && isPDF {
 		switch {
 		case !caps.PDF:
 			return "", nil, fmt.Errorf("extractq: %w: %s reads no PDFs: send its text with input text or auto (--input text), or use a model that reads PDFs (OpenAI gpt-4o and later, Claude 3.5 and later, Gemini)", ErrNoNative, x.provider.Name())
 		case len(original) > 0:
-			return pdfNote, []retry.Attachment{{At: len(pdfNote), Part: llm.Part{Kind: llm.PartFile, MediaType: doc.MediaType, Data: original, Name: doc.Name}}}, nil
+			return whole()
 		}
+	}
+	// Pages the reader could turn into neither text nor a picture (a JBIG2
+	// scan, text as outlines): only a model shown the PDF reads them, so
+	// auto sends it whole when the model reads PDFs; else the document
+	// fails naming the pages, never as a text that silently lacks them.
+	if err := document.UnreadableError(doc); err != nil {
+		if in != InputText && isPDF && caps.PDF && len(original) > 0 {
+			return whole()
+		}
+		return "", nil, fmt.Errorf("extractq: %w", err)
 	}
 	unread := imageOnlyPages(doc)
 	var attach []retry.Attachment

@@ -56,7 +56,8 @@ func (r *bodyRecorder) bodies() []string {
 // real worker sends it whole, as an OpenAI file part, to a model that reads
 // PDFs; the simulator answers from its text layer and the result is valid.
 // The same PDF for a model that reads no PDFs is dead-lettered naming the
-// remedies, before any call.
+// remedies, before any call. A PDF whose page 2 is a JBIG2 scan the reader
+// cannot decode goes whole to the model that reads PDFs with input auto.
 func TestNativePDFThroughWorker(t *testing.T) {
 	ctx := t.Context()
 	st, _ := audittest.Store(t)
@@ -79,20 +80,33 @@ func TestNativePDFThroughWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A JBIG2 scan on page 2, which the reader cannot decode: with input
+	// auto it goes whole to the model that reads PDFs.
+	jbig2, err := os.ReadFile("../../document/testdata/unreadable/jbig2-page.pdf")
+	if err != nil {
+		t.Fatal(err)
+	}
 	const pool = "docs"
-	r := &intake.Reader{}
-	for id, provider := range map[string]string{"reads-pdf": "openai:gpt-4o", "reads-no-pdf": "openai:gpt-4"} {
-		model, _, err := submit.ResolveProvider(provider)
+	r := &intake.Reader{WholePDF: true}
+	for _, d := range []struct {
+		id, provider, input string
+		pdf                 []byte
+	}{
+		{"reads-pdf", "openai:gpt-4o", "native", pdf},
+		{"reads-no-pdf", "openai:gpt-4", "native", pdf},
+		{"jbig2-auto", "openai:gpt-4o", "", jbig2},
+	} {
+		model, _, err := submit.ResolveProvider(d.provider)
 		if err != nil {
 			t.Fatal(err)
 		}
-		job := submit.Job{Schema: ref, Provider: provider, Model: model, Pool: pool, Run: "native",
-			Options: jobs.Options{Input: "native"}}
+		job := submit.Job{Schema: ref, Provider: d.provider, Model: model, Pool: pool, Run: "native",
+			Options: jobs.Options{Input: d.input}}
 		sum, err := sub.Submit(ctx, job, func(fn func(submit.Doc) error) error {
-			return r.ReadBytes(ctx, id, id+".pdf", pdf, fn)
+			return r.ReadBytes(ctx, d.id, d.id+".pdf", d.pdf, fn)
 		}, nil)
 		if err != nil || sum.Queued != 1 {
-			t.Fatalf("submit %s: %+v, %v", id, sum, err)
+			t.Fatalf("submit %s: %+v, %v", d.id, sum, err)
 		}
 	}
 	// The jobs carry the original by reference.
@@ -133,7 +147,7 @@ func TestNativePDFThroughWorker(t *testing.T) {
 	rctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- w.Run(rctx) }()
-	waitSettled(t, st, 2, 2*time.Minute)
+	waitSettled(t, st, 3, 2*time.Minute)
 	stop()
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -144,6 +158,7 @@ func TestNativePDFThroughWorker(t *testing.T) {
 
 	for _, tc := range []struct{ doc, status, reason string }{
 		{"reads-pdf", "ok", ""},
+		{"jbig2-auto", "ok", ""},
 		{"reads-no-pdf", "fatal", "--input text"},
 	} {
 		var status, reason string
@@ -154,16 +169,18 @@ func TestNativePDFThroughWorker(t *testing.T) {
 			t.Errorf("%s: status %q, reason %q; want %q naming %q", tc.doc, status, reason, tc.status, tc.reason)
 		}
 	}
-	var value []byte
-	if err := st.Pool().QueryRow(ctx, `SELECT value::text FROM results WHERE document_id = 'reads-pdf'`).Scan(&value); err != nil {
-		t.Fatal(err)
-	}
-	if v, err := sc.ValidateJSON(value); err != nil || len(v) > 0 {
-		t.Errorf("result %s: %v %v", value, v, err)
+	for _, id := range []string{"reads-pdf", "jbig2-auto"} {
+		var value []byte
+		if err := st.Pool().QueryRow(ctx, `SELECT value::text FROM results WHERE document_id = $1`, id).Scan(&value); err != nil {
+			t.Fatal(err)
+		}
+		if v, err := sc.ValidateJSON(value); err != nil || len(v) > 0 {
+			t.Errorf("%s: result %s: %v %v", id, value, v, err)
+		}
 	}
 	bodies := rec.bodies()
-	if len(bodies) == 0 {
-		t.Fatal("no request reached the simulator")
+	if len(bodies) < 2 {
+		t.Fatalf("%d requests reached the simulator, want one per document sent", len(bodies))
 	}
 	for _, b := range bodies {
 		if !strings.Contains(b, `"model":"gpt-4o"`) {

@@ -206,3 +206,41 @@ func TestReaderNativePDF(t *testing.T) {
 		})
 	}
 }
+
+// TestReaderUnreadablePages: a PDF with a page the reader could not read
+// (a JBIG2 scan, outlines, a Type 3 font without a Unicode map) is queued
+// with its original only for a model that reads PDFs (input not text);
+// otherwise it is rejected naming the page and the remedies, never read as
+// a text that lacks the page.
+func TestReaderUnreadablePages(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		file string
+		r    intake.Reader
+		want string // the rejection; "" for a document read
+	}{
+		{"jbig2-page.pdf", intake.Reader{}, "no text layer on page 2 (its page image could not be read: images compressed with JBIG2Decode are not decoded): send the PDF whole to a model that reads PDFs"},
+		{"jbig2-page.pdf", intake.Reader{Native: true}, "page 2 (its page image could not be read"},
+		{"jbig2-page.pdf", intake.Reader{WholePDF: true}, ""},
+		{"jpx-page.pdf", intake.Reader{}, "JPXDecode"},
+		{"outlines-page.pdf", intake.Reader{}, "page 2 (drawn with vector outlines only"},
+		{"outlines-page.pdf", intake.Reader{WholePDF: true}, ""},
+		{"type3-unnamed.pdf", intake.Reader{}, "page 2 (its text is set in a Type 3 font without a Unicode map"},
+		{"type3-unicode.pdf", intake.Reader{}, ""},
+	} {
+		b, err := os.ReadFile("../../document/testdata/unreadable/" + tc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got intake.Doc
+		if err := tc.r.ReadBytes(t.Context(), tc.file, tc.file, b, func(d intake.Doc) error { got = d; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case tc.want == "" && (got.Err != nil || got.Original == nil):
+			t.Errorf("%s with %+v: err = %v, want it read with its original", tc.file, tc.r, got.Err)
+		case tc.want != "" && (got.Err == nil || !strings.Contains(got.Err.Error(), tc.want) || !errors.Is(got.Err, document.ErrNoText)):
+			t.Errorf("%s with %+v: err = %v, want %q", tc.file, tc.r, got.Err, tc.want)
+		}
+	}
+}
