@@ -149,7 +149,7 @@ func (s *Submitter) resubmitReread(ctx context.Context, st ResubmitStore, req Re
 				continue
 			}
 			sum.Reread.Reread++
-			if strings.TrimSpace(doc.Text) == "" && len(intake.UnreadPages(doc)) == 0 {
+			if strings.TrimSpace(doc.Text) == "" && len(intake.UnreadPages(doc)) == 0 && len(doc.Unreadable()) == 0 {
 				reject(fmt.Errorf("read the original again: %w: read as %s, no text in it", ErrBadInput, doc.Format))
 				continue
 			}
