@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/extractq/extractq/internal/audit"
@@ -173,5 +174,49 @@ func TestDocumentIdentity(t *testing.T) {
 			t.Errorf("%s: content_hash %.12s, body_hash %.12s, pages %q, %d results under its hash; want %.12s, %.12s, %q and 1",
 				tc.id, hash, body, pages, joined, tc.hash, tc.body, tc.pages)
 		}
+	}
+}
+
+// TestResubmitDocumentToVersion: a document a reader made, resubmitted
+// under a newer schema version, keeps its identity (its original's hash),
+// its original and its pages, so its new result is keyed as its document
+// is; a plain text stays keyed by its text.
+func TestResubmitDocumentToVersion(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	original := []byte(docfake.PDF + "One.\f[scan]")
+	path := filepath.Join(t.TempDir(), "two.pdf")
+	if err := os.WriteFile(path, original, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in := readAs(t, &intake.Reader{Native: true}, path, "two")
+	in = append(in, submit.Doc{ID: "plain", Source: "plain.txt", Text: "Plain text."})
+	if sum := e.submit(t, in); sum.Queued != 2 {
+		t.Fatalf("submit: %+v", sum)
+	}
+	st := e.processed(t, 2)
+	e.register(t, `{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string"}}}`)
+	sum, err := e.sub.Resubmit(ctx, e.store, submit.ResubmitRequest{Schema: "thing", ToVersion: 2, Provider: "openai:gpt-4o-mini", Run: "v2"})
+	if err != nil || sum.Queued != 2 {
+		t.Fatalf("resubmit: %+v, %v; want both queued", sum, err)
+	}
+	byID := map[string]*jobs.Envelope{}
+	for seq := uint64(3); seq <= 4; seq++ {
+		msg, err := st.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env, err := jobs.DecodeEnvelope(msg.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		byID[env.DocumentID] = env
+	}
+	if d := byID["two"]; d == nil || d.DocumentHash != jobs.HashBytes(original) || d.Original == nil || d.Reader != "fakepdf/7" ||
+		len(d.Pages) != 2 || d.Pages[1] != (jobs.Page{N: 2, Start: 4, End: 4}) || !slices.Equal(d.Scanned, []int{2}) {
+		t.Errorf("resubmitted document job %+v: want its original's hash, its original, reader, pages and page 2 as a scan", d)
+	}
+	if p := byID["plain"]; p == nil || p.DocumentHash != jobs.HashText("Plain text.") || p.Original != nil || p.Pages != nil {
+		t.Errorf("resubmitted text job %+v: want the text's hash and nothing more", p)
 	}
 }
