@@ -147,12 +147,7 @@ func TestDocumentIdentity(t *testing.T) {
 	e := setup(t)
 	ctx := context.Background()
 	original := []byte(docfake.PDF + "One.\fTwo.")
-	path := filepath.Join(t.TempDir(), "two.pdf")
-	if err := os.WriteFile(path, original, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	in := readAs(t, &intake.Reader{}, path, "two")
-	in = append(in, submit.Doc{ID: "plain", Source: "plain.txt", Text: "Plain text."})
+	in := append(readOriginal(t, &intake.Reader{}, original, "two"), submit.Doc{ID: "plain", Source: "plain.txt", Text: "Plain text."})
 	if sum := e.submit(t, in); sum.Queued != 2 {
 		t.Fatalf("submit: %+v", sum)
 	}
@@ -185,31 +180,18 @@ func TestResubmitDocumentToVersion(t *testing.T) {
 	e := setup(t)
 	ctx := context.Background()
 	original := []byte(docfake.PDF + "One.\f[scan]")
-	path := filepath.Join(t.TempDir(), "two.pdf")
-	if err := os.WriteFile(path, original, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	in := readAs(t, &intake.Reader{Native: true}, path, "two")
-	in = append(in, submit.Doc{ID: "plain", Source: "plain.txt", Text: "Plain text."})
+	in := append(readOriginal(t, &intake.Reader{Native: true}, original, "two"), submit.Doc{ID: "plain", Source: "plain.txt", Text: "Plain text."})
 	if sum := e.submit(t, in); sum.Queued != 2 {
 		t.Fatalf("submit: %+v", sum)
 	}
-	st := e.processed(t, 2)
+	e.processed(t, 2)
 	e.register(t, `{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string"}}}`)
 	sum, err := e.sub.Resubmit(ctx, e.store, submit.ResubmitRequest{Schema: "thing", ToVersion: 2, Provider: "openai:gpt-4o-mini", Run: "v2"})
 	if err != nil || sum.Queued != 2 {
 		t.Fatalf("resubmit: %+v, %v; want both queued", sum, err)
 	}
 	byID := map[string]*jobs.Envelope{}
-	for seq := uint64(3); seq <= 4; seq++ {
-		msg, err := st.GetMsg(ctx, seq)
-		if err != nil {
-			t.Fatal(err)
-		}
-		env, err := jobs.DecodeEnvelope(msg.Data)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, env := range e.queued(t, 4)[2:] {
 		byID[env.DocumentID] = env
 	}
 	if d := byID["two"]; d == nil || d.DocumentHash != jobs.HashBytes(original) || d.Original == nil || d.Reader != "fakepdf/7" ||
@@ -219,4 +201,14 @@ func TestResubmitDocumentToVersion(t *testing.T) {
 	if p := byID["plain"]; p == nil || p.DocumentHash != jobs.HashText("Plain text.") || p.Original != nil || p.Pages != nil {
 		t.Errorf("resubmitted text job %+v: want the text's hash and nothing more", p)
 	}
+}
+
+// readOriginal reads original, written to a file, with r as the document id.
+func readOriginal(t *testing.T, r *intake.Reader, original []byte, id string) []submit.Doc {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), id+".pdf")
+	if err := os.WriteFile(path, original, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return readAs(t, r, path, id)
 }
