@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -46,10 +47,16 @@ const (
 	// InputText sends text only: a scanned page must have been read by OCR.
 	InputText Input = "text"
 	// InputNative sends what the model reads natively: the original PDF to
-	// a model that reads PDFs (ExtractOriginal), else every page that has
-	// a picture as one.
+	// a model that reads PDFs (ExtractOriginal); a PDF to a model that
+	// reads none fails with ErrNoNative. Other documents send every page
+	// that has a picture as one.
 	InputNative Input = "native"
 )
+
+// ErrNoNative is matched by the error of a PDF whose input is native while
+// the model reads no PDFs: this document's failure, not the run's. The
+// message names the remedies (input text or auto, a model that reads PDFs).
+var ErrNoNative = errors.New("native input of a PDF")
 
 // ParseInput checks an --input value ("" is InputAuto).
 func ParseInput(s string) (Input, error) {
@@ -119,8 +126,27 @@ func (x *Extractor) native(doc *document.Document, original []byte) (string, []r
 	if in == "" {
 		in = InputAuto
 	}
-	if in == InputNative && caps.PDF && len(original) > 0 && doc.MediaType == "application/pdf" {
+	isPDF := doc.MediaType == "application/pdf"
+	whole := func() (string, []retry.Attachment, error) {
 		return pdfNote, []retry.Attachment{{At: len(pdfNote), Part: llm.Part{Kind: llm.PartFile, MediaType: doc.MediaType, Data: original, Name: doc.Name}}}, nil
+	}
+	if in == InputNative && isPDF {
+		switch {
+		case !caps.PDF:
+			return "", nil, fmt.Errorf("extractq: %w: %s reads no PDFs: send its text with input text or auto (--input text), or use a model that reads PDFs (OpenAI gpt-4o and later, Claude 3.5 and later, Gemini)", ErrNoNative, x.provider.Name())
+		case len(original) > 0:
+			return whole()
+		}
+	}
+	// Pages the reader could turn into neither text nor a picture (a JBIG2
+	// scan, text as outlines): only a model shown the PDF reads them, so
+	// auto sends it whole when the model reads PDFs; else the document
+	// fails naming the pages, never as a text that silently lacks them.
+	if err := document.UnreadableError(doc); err != nil {
+		if in != InputText && isPDF && caps.PDF && len(original) > 0 {
+			return whole()
+		}
+		return "", nil, fmt.Errorf("extractq: %w", err)
 	}
 	unread := imageOnlyPages(doc)
 	var attach []retry.Attachment

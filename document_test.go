@@ -121,6 +121,7 @@ func TestExtractDocumentNative(t *testing.T) {
 		{name: "auto and a model that reads no images", input: extractq.InputAuto, wantErr: document.ErrNoText, wantErrSubstr: "fake:model reads no images"},
 		{name: "text never sends pictures", input: extractq.InputText, images: true, wantErr: document.ErrNoText, wantErrSubstr: "install tesseract"},
 		{name: "native sends the PDF whole", input: extractq.InputNative, images: true, pdf: true, original: []byte("%PDF-1.7"), want: []llm.PartKind{llm.PartFile}},
+		{name: "native and a model that reads no PDFs", input: extractq.InputNative, images: true, original: []byte("%PDF-1.7"), wantErr: extractq.ErrNoNative, wantErrSubstr: "--input text"},
 		{name: "native without the original sends the pictures", input: extractq.InputNative, images: true, pdf: true, want: []llm.PartKind{llm.PartImage}},
 		{name: "text sends no picture of a page read by OCR", input: extractq.InputText, images: true, ocred: true},
 		{name: "auto sends no picture of a page read by OCR", input: extractq.InputAuto, images: true, ocred: true},
@@ -160,6 +161,57 @@ func TestExtractDocumentNative(t *testing.T) {
 			}
 			if src := res.Sources["/vendor"]; src.Page != 1 {
 				t.Errorf("vendor source %+v, want page 1", src)
+			}
+		})
+	}
+}
+
+// TestExtractDocumentUnreadable: a PDF page the reader could not read (a
+// JBIG2 scan) goes to the model inside the whole PDF when the model reads
+// PDFs and the input is not text; otherwise the document fails before any
+// call naming the page, never as a text that silently lacks it.
+func TestExtractDocumentUnreadable(t *testing.T) {
+	t.Parallel()
+	s := compile(t, `{"type":"object","properties":{"vendor":{"type":"string"}},"required":["vendor"]}`)
+	text := "Cover letter from ACME Ltd\n"
+	tests := []struct {
+		name     string
+		input    extractq.Input
+		pdf      bool
+		original []byte
+		wantFile bool
+	}{
+		{name: "auto sends the PDF to a model that reads PDFs", input: extractq.InputAuto, pdf: true, original: []byte("%PDF-1.7"), wantFile: true},
+		{name: "native sends the PDF", input: extractq.InputNative, pdf: true, original: []byte("%PDF-1.7"), wantFile: true},
+		{name: "auto and a model that reads no PDFs", input: extractq.InputAuto, original: []byte("%PDF-1.7")},
+		{name: "text", input: extractq.InputText, pdf: true, original: []byte("%PDF-1.7")},
+		{name: "no original to send", input: extractq.InputAuto, pdf: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := extractqtest.New([]extractqtest.Reply{extractqtest.Text(`{"vendor":"ACME Ltd"}`)}, extractqtest.WithMedia(true, tc.pdf))
+			x, err := extractq.New(extractq.WithProvider(p), extractq.WithInput(tc.input))
+			if err != nil {
+				t.Fatal(err)
+			}
+			doc := &document.Document{Text: text, Format: "pdf", MediaType: "application/pdf", Name: "in.pdf", Pages: []document.Page{
+				{Number: 1, Start: 0, End: len(text)},
+				{Number: 2, Start: len(text), End: len(text), Unreadable: "its page image could not be read: images compressed with JBIG2Decode are not decoded"},
+			}}
+			_, err = x.ExtractOriginal(t.Context(), doc, tc.original, s)
+			if !tc.wantFile {
+				if !errors.Is(err, document.ErrNoText) || !strings.Contains(err.Error(), "page 2 (its page image") || p.Calls() != 0 {
+					t.Fatalf("err = %v after %d calls, want ErrNoText naming page 2 before any call", err, p.Calls())
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			req, _ := p.LastRequest()
+			if parts := req.Messages[1].Parts; !slices.ContainsFunc(parts, func(p llm.Part) bool { return p.Kind == llm.PartFile }) {
+				t.Errorf("parts %+v, want the PDF as a file", parts)
 			}
 		})
 	}

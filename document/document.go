@@ -60,6 +60,10 @@ type Document struct {
 	// Err is set only on an attachment that could not be read; the parent
 	// and its other attachments are still good.
 	Err error
+	// Original is an attachment's own bytes (set by ReadChild), so that it
+	// can be kept, sent to a model and read again as a document of its
+	// own; nil for a top-level document, whose bytes the caller has.
+	Original []byte
 }
 
 // Page is one page (or slide, or sheet) of a document.
@@ -87,6 +91,12 @@ type Page struct {
 	// header or footer the reader recognised (repeated on most pages); zero
 	// ranges when none. Options.DropRunning removes them from Text instead.
 	Header, Footer Span
+	// Unreadable says why the reader could make neither the page's text
+	// nor a picture of it (a JBIG2 or JPEG 2000 scan, text drawn as vector
+	// outlines, a Type 3 font without a Unicode map); "" for a page it
+	// read. Such a page's text is empty or partial: only a model shown the
+	// original (a whole PDF) reads it. UnreadableError names the remedies.
+	Unreadable string
 }
 
 // Span is a byte range of Document.Text.
@@ -171,6 +181,39 @@ func (d *Document) Scanned() []int {
 		}
 	}
 	return n
+}
+
+// Unreadable lists the pages the reader could turn into neither text nor a
+// picture (Page.Unreadable).
+func (d *Document) Unreadable() []int {
+	var n []int
+	for _, p := range d.Pages {
+		if p.Unreadable != "" {
+			n = append(n, p.Number)
+		}
+	}
+	return n
+}
+
+// UnreadableError is the error for a document with unreadable pages when
+// nothing will show the model its original: it matches ErrNoText, names
+// each page and why, and the remedies. nil when every page was read.
+func UnreadableError(d *Document) error {
+	var pages []string
+	for _, p := range d.Pages {
+		if p.Unreadable != "" {
+			pages = append(pages, fmt.Sprintf("%d (%s)", p.Number, p.Unreadable))
+		}
+	}
+	if len(pages) == 0 {
+		return nil
+	}
+	what := "page "
+	if len(pages) > 1 {
+		what = "pages "
+	}
+	return fmt.Errorf("%w on %s%s: send the PDF whole to a model that reads PDFs (--input native, or auto), or render the pages to images (e.g. pdftoppm -png) for OCR or a model that reads images",
+		ErrNoText, what, strings.Join(pages, ", "))
 }
 
 // Limits bound what one document may cost to read. A document past a limit
@@ -467,7 +510,7 @@ func ReadChild(ctx context.Context, parent *Options, name string, b []byte) *Doc
 	if err != nil {
 		return &Document{Name: name, Err: err}
 	}
-	d.Name = name
+	d.Name, d.Original = name, b
 	return d
 }
 

@@ -114,14 +114,12 @@ func (dr *docxReader) part(name string) error {
 		para      strings.Builder
 		inText    bool
 		pDepth    int
-		skip      int // depth inside a subtree that is dropped
 		numID     string
 		ilvl      int
 		prefix    string // a footnote's [n] before its first paragraph
 		tables    []*docxTable
 		inList    bool
 		separator bool // the footnote being read is a separator line
-		charts    []string
 		// A page break seen in the body: before the paragraph when it came
 		// before any of its text, else after it.
 		breakBefore, breakAfter bool
@@ -168,128 +166,110 @@ func (dr *docxReader) part(name string) error {
 		}
 		w.block(text)
 	}
-	for {
-		t, err := nextToken(d, name)
-		if err != nil {
-			return err
+	charts, err := walkPart(d, name, func(t xml.StartElement) (bool, error) {
+		switch t.Name.Local {
+		case "delText", "instrText", "moveFrom":
+			return true, nil
+		case "footnote", "endnote":
+			typ := attr(t, "type")
+			separator = typ == "separator" || typ == "continuationSeparator" || typ == "continuationNotice"
+			if separator {
+				return true, nil
+			}
+			prefix = "[" + dr.noteNumber(t.Name.Local, attr(t, "id")) + "] "
+		case "p":
+			pDepth++
+			if pDepth > 1 && para.Len() > 0 {
+				para.WriteString(" ")
+			}
+		case "numId":
+			numID = attr(t, "val")
+		case "ilvl":
+			ilvl, _ = strconv.Atoi(attr(t, "val"))
+		case "t":
+			inText = true
+		case "tab":
+			if pDepth > 0 {
+				para.WriteString("\t")
+			}
+		case "br", "cr":
+			if body && attr(t, "type") == "page" {
+				breakBefore, breakAfter = breakBefore || para.Len() == 0, breakAfter || para.Len() > 0
+			}
+			para.WriteString("\n")
+		case "lastRenderedPageBreak", "pageBreakBefore":
+			if body && (t.Name.Local == "lastRenderedPageBreak" || attr(t, "val") != "0" && attr(t, "val") != "false") {
+				breakBefore, breakAfter = breakBefore || para.Len() == 0, breakAfter || para.Len() > 0
+			}
+		case "noBreakHyphen":
+			para.WriteString("-")
+		case "footnoteReference", "endnoteReference":
+			para.WriteString("[" + dr.noteNumber(strings.TrimSuffix(t.Name.Local, "Reference"), attr(t, "id")) + "]")
+		case "tbl":
+			if pDepth == 0 || len(tables) > 0 {
+				tables = append(tables, &docxTable{})
+			}
+		case "tr":
+			if n := len(tables); n > 0 {
+				tables[n-1].rows = append(tables[n-1].rows, nil)
+			}
+		case "tc":
+			if n := len(tables); n > 0 {
+				tables[n-1].cell = &strings.Builder{}
+			}
 		}
-		if t == nil {
-			break
+		return false, nil
+	}, func(c xml.CharData) {
+		if inText {
+			para.Write(c)
 		}
-		switch t := t.(type) {
-		case xml.StartElement:
-			if skip > 0 {
-				skip++
-				continue
+	}, func(t xml.EndElement) {
+		switch t.Name.Local {
+		case "t":
+			inText = false
+		case "p":
+			pDepth--
+			if pDepth == 0 {
+				flushPara()
 			}
-			if id := chartRef(t); id != "" {
-				charts = append(charts, id)
-			}
-			switch t.Name.Local {
-			case "Fallback", "delText", "instrText", "moveFrom":
-				skip = 1
-			case "footnote", "endnote":
-				typ := attr(t, "type")
-				separator = typ == "separator" || typ == "continuationSeparator" || typ == "continuationNotice"
-				if separator {
-					skip = 1
-				} else {
-					prefix = "[" + dr.noteNumber(t.Name.Local, attr(t, "id")) + "] "
-				}
-			case "p":
-				pDepth++
-				if pDepth > 1 && para.Len() > 0 {
-					para.WriteString(" ")
-				}
-			case "numId":
-				numID = attr(t, "val")
-			case "ilvl":
-				ilvl, _ = strconv.Atoi(attr(t, "val"))
-			case "t":
-				inText = true
-			case "tab":
-				if pDepth > 0 {
-					para.WriteString("\t")
-				}
-			case "br", "cr":
-				if body && attr(t, "type") == "page" {
-					breakBefore, breakAfter = breakBefore || para.Len() == 0, breakAfter || para.Len() > 0
-				}
-				para.WriteString("\n")
-			case "lastRenderedPageBreak", "pageBreakBefore":
-				if body && (t.Name.Local == "lastRenderedPageBreak" || attr(t, "val") != "0" && attr(t, "val") != "false") {
-					breakBefore, breakAfter = breakBefore || para.Len() == 0, breakAfter || para.Len() > 0
-				}
-			case "noBreakHyphen":
-				para.WriteString("-")
-			case "footnoteReference", "endnoteReference":
-				para.WriteString("[" + dr.noteNumber(strings.TrimSuffix(t.Name.Local, "Reference"), attr(t, "id")) + "]")
-			case "tbl":
-				if pDepth == 0 || len(tables) > 0 {
-					tables = append(tables, &docxTable{})
-				}
-			case "tr":
-				if n := len(tables); n > 0 {
-					tables[n-1].rows = append(tables[n-1].rows, nil)
-				}
-			case "tc":
-				if n := len(tables); n > 0 {
-					tables[n-1].cell = &strings.Builder{}
-				}
-			}
-		case xml.EndElement:
-			if skip > 0 {
-				skip--
-				continue
-			}
-			switch t.Name.Local {
-			case "t":
-				inText = false
-			case "p":
-				pDepth--
-				if pDepth == 0 {
-					flushPara()
-				}
-			case "tc":
-				if n := len(tables); n > 0 && tables[n-1].cell != nil {
-					tb := tables[n-1]
-					if len(tb.rows) == 0 {
-						tb.rows = append(tb.rows, nil)
-					}
-					tb.rows[len(tb.rows)-1] = append(tb.rows[len(tb.rows)-1], tb.cell.String())
-					tb.cell = nil
-				}
-			case "tbl":
-				n := len(tables)
-				if n == 0 {
-					continue
-				}
+		case "tc":
+			if n := len(tables); n > 0 && tables[n-1].cell != nil {
 				tb := tables[n-1]
-				tables = tables[:n-1]
-				if n > 1 {
-					// A nested table becomes its parent cell's text.
-					outer := tables[n-2]
-					if outer.cell != nil {
-						for _, row := range tb.rows {
-							outer.cell.WriteString(" " + strings.Join(row, cellSep))
-						}
+				if len(tb.rows) == 0 {
+					tb.rows = append(tb.rows, nil)
+				}
+				tb.rows[len(tb.rows)-1] = append(tb.rows[len(tb.rows)-1], tb.cell.String())
+				tb.cell = nil
+			}
+		case "tbl":
+			n := len(tables)
+			if n == 0 {
+				return
+			}
+			tb := tables[n-1]
+			tables = tables[:n-1]
+			if n > 1 {
+				// A nested table becomes its parent cell's text.
+				outer := tables[n-2]
+				if outer.cell != nil {
+					for _, row := range tb.rows {
+						outer.cell.WriteString(" " + strings.Join(row, cellSep))
 					}
-					continue
 				}
-				if inList {
-					w.endLines()
-					inList = false
-				}
-				for _, row := range tb.rows {
-					w.row("", row)
-				}
+				return
+			}
+			if inList {
 				w.endLines()
+				inList = false
 			}
-		case xml.CharData:
-			if inText && skip == 0 {
-				para.Write(t)
+			for _, row := range tb.rows {
+				w.row("", row)
 			}
+			w.endLines()
 		}
+	})
+	if err != nil {
+		return err
 	}
 	if inList {
 		w.endLines()

@@ -81,7 +81,6 @@ func odfText(b []byte, name string, w *textWriter, region string, listStyles map
 		in       int // depth inside the region
 		para     strings.Builder
 		pDepth   int
-		skip     int
 		lists    []odfList
 		fresh    bool // the list item's first paragraph is next: it takes the marker
 		notes    []string
@@ -155,150 +154,135 @@ func odfText(b []byte, name string, w *textWriter, region string, listStyles map
 			w.block(text)
 		}
 	}
-	for {
-		t, err := nextToken(d, name)
-		if err != nil {
-			return nil, err
+	// Elements outside the region are passed over, the region's own start
+	// and end tags too; in counts the depth inside it.
+	_, err := walkPart(d, name, func(e xml.StartElement) (bool, error) {
+		if in == 0 {
+			if regionStart(e.Name.Local) {
+				in = 1
+			}
+			return false, nil
 		}
-		if t == nil {
-			break
-		}
-		switch e := t.(type) {
-		case xml.StartElement:
-			if in == 0 {
-				if regionStart(e.Name.Local) {
-					in = 1
-				}
-				continue
+		switch e.Name.Local {
+		case "tracked-changes", "annotation", "sequence-decls", "forms":
+			return true, nil // its end tag is passed over with it: in stays
+		case "note-citation":
+			inCite, noteCite = true, ""
+		case "h", "p":
+			pDepth++
+			if pDepth > 1 && para.Len() > 0 && note == nil {
+				para.WriteString(" ")
 			}
-			in++
-			if skip > 0 {
-				skip++
-				continue
+		case "s":
+			n, err := strconv.Atoi(attr(e, "c"))
+			if err != nil || n < 1 {
+				n = 1
 			}
-			switch e.Name.Local {
-			case "tracked-changes", "annotation", "sequence-decls", "forms", "note-citation":
-				if e.Name.Local == "note-citation" {
-					inCite, noteCite = true, ""
-					continue
-				}
-				skip = 1
-			case "h", "p":
-				pDepth++
-				if pDepth > 1 && para.Len() > 0 && note == nil {
-					para.WriteString(" ")
-				}
-			case "s":
-				n, err := strconv.Atoi(attr(e, "c"))
-				if err != nil || n < 1 {
-					n = 1
-				}
-				para.WriteString(strings.Repeat(" ", min(n, 100)))
-			case "tab":
-				para.WriteString("\t")
-			case "soft-page-break":
-				if region == "body" {
-					breakBefore, breakAfter = breakBefore || strings.TrimSpace(para.String()) == "", breakAfter || strings.TrimSpace(para.String()) != ""
-				}
-			case "line-break":
-				para.WriteString("\n")
-			case "list":
-				if inList && len(lists) == 0 {
-					w.endLines()
-				}
-				style := attr(e, "style-name")
-				if style == "" && len(lists) > 0 {
-					style = lists[len(lists)-1].style
-				}
-				lists = append(lists, odfList{style: style})
-			case "list-item":
-				if n := len(lists); n > 0 {
-					lists[n-1].count++
-					if v, err := strconv.Atoi(attr(e, "start-value")); err == nil {
-						lists[n-1].count = v
-					}
-					fresh = true
-				}
-			case "note-body":
-				note = &strings.Builder{}
-				// The paragraph holding the citation continues after the note.
-				para.WriteString("[" + noteCite + "]")
-			case "table":
-				if tables == 0 {
-					rows = nil
-				}
-				tables++
-			case "table-row":
-				if tables == 1 {
-					rows = append(rows, nil)
-				}
-			case "table-cell", "covered-table-cell":
-				if tables == 1 {
-					cell = &strings.Builder{}
-				}
+			para.WriteString(strings.Repeat(" ", min(n, 100)))
+		case "tab":
+			para.WriteString("\t")
+		case "soft-page-break":
+			if region == "body" {
+				breakBefore, breakAfter = breakBefore || strings.TrimSpace(para.String()) == "", breakAfter || strings.TrimSpace(para.String()) != ""
 			}
-		case xml.CharData:
-			if in > 0 && skip == 0 {
-				if inCite {
-					noteCite += string(e)
-				} else if note != nil && pDepth > 1 {
-					note.Write(e)
-				} else if pDepth > 0 {
-					para.Write(e)
-				}
+		case "line-break":
+			para.WriteString("\n")
+		case "list":
+			if inList && len(lists) == 0 {
+				w.endLines()
 			}
-		case xml.EndElement:
-			if in == 0 {
-				continue
+			style := attr(e, "style-name")
+			if style == "" && len(lists) > 0 {
+				style = lists[len(lists)-1].style
 			}
-			in--
-			if skip > 0 {
-				skip--
-				continue
+			lists = append(lists, odfList{style: style})
+		case "list-item":
+			if n := len(lists); n > 0 {
+				lists[n-1].count++
+				if v, err := strconv.Atoi(attr(e, "start-value")); err == nil {
+					lists[n-1].count = v
+				}
+				fresh = true
 			}
-			if in == 0 {
-				continue
+		case "note-body":
+			note = &strings.Builder{}
+			// The paragraph holding the citation continues after the note.
+			para.WriteString("[" + noteCite + "]")
+		case "table":
+			if tables == 0 {
+				rows = nil
 			}
-			switch e.Name.Local {
-			case "note-citation":
-				inCite = false
-			case "h", "p":
-				pDepth--
-				if note != nil && pDepth >= 1 {
-					if note.Len() > 0 && !strings.HasSuffix(note.String(), " ") {
-						note.WriteString(" ")
-					}
-					continue
-				}
-				if pDepth == 0 {
-					text := para.String()
-					para.Reset()
-					emit(text)
-				}
-			case "note-body":
-				notes = append(notes, "["+noteCite+"] "+strings.TrimSpace(note.String()))
-				note = nil
-			case "list":
-				lists = lists[:len(lists)-1]
-				if len(lists) == 0 && inList {
-					w.endLines()
-					inList = false
-				}
-			case "table-cell", "covered-table-cell":
-				if tables == 1 && cell != nil && len(rows) > 0 {
-					rows[len(rows)-1] = append(rows[len(rows)-1], cell.String())
-					cell = nil
-				}
-			case "table":
-				tables--
-				if tables == 0 {
-					for _, r := range rows {
-						w.row("", r)
-					}
-					w.endLines()
-				}
+			tables++
+		case "table-row":
+			if tables == 1 {
+				rows = append(rows, nil)
+			}
+		case "table-cell", "covered-table-cell":
+			if tables == 1 {
+				cell = &strings.Builder{}
 			}
 		}
+		in++
+		return false, nil
+	}, func(c xml.CharData) {
+		switch {
+		case in == 0:
+		case inCite:
+			noteCite += string(c)
+		case note != nil && pDepth > 1:
+			note.Write(c)
+		case pDepth > 0:
+			para.Write(c)
+		}
+	}, func(e xml.EndElement) {
+		if in == 0 {
+			return
+		}
+		if in--; in == 0 {
+			return
+		}
+		switch e.Name.Local {
+		case "note-citation":
+			inCite = false
+		case "h", "p":
+			pDepth--
+			if note != nil && pDepth >= 1 {
+				if note.Len() > 0 && !strings.HasSuffix(note.String(), " ") {
+					note.WriteString(" ")
+				}
+				return
+			}
+			if pDepth == 0 {
+				text := para.String()
+				para.Reset()
+				emit(text)
+			}
+		case "note-body":
+			notes = append(notes, "["+noteCite+"] "+strings.TrimSpace(note.String()))
+			note = nil
+		case "list":
+			lists = lists[:len(lists)-1]
+			if len(lists) == 0 && inList {
+				w.endLines()
+				inList = false
+			}
+		case "table-cell", "covered-table-cell":
+			if tables == 1 && cell != nil && len(rows) > 0 {
+				rows[len(rows)-1] = append(rows[len(rows)-1], cell.String())
+				cell = nil
+			}
+		case "table":
+			tables--
+			if tables == 0 {
+				for _, r := range rows {
+					w.row("", r)
+				}
+				w.endLines()
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	return notes, nil
 }

@@ -154,3 +154,50 @@ func ooxmlMeta(ctx context.Context, a *archive, m *Metadata) {
 		readMeta(b, m)
 	}
 }
+
+// walkPart walks the tokens of a DOCX or PPTX part for a reader's
+// handlers. The subtrees of mc:Fallback (the copy of mc:AlternateContent
+// kept for older readers) and of any element start asks to skip are passed
+// over, their text and end tags included; the charts the part draws are
+// collected and returned. start may read tokens of d itself (a subtree it
+// consumes whole).
+func walkPart(d *xml.Decoder, name string, start func(xml.StartElement) (skip bool, err error), text func(xml.CharData), end func(xml.EndElement)) (charts []string, err error) {
+	skip := 0 // depth inside a subtree passed over
+	for {
+		t, err := nextToken(d, name)
+		if err != nil || t == nil {
+			return charts, err
+		}
+		switch e := t.(type) {
+		case xml.StartElement:
+			if skip > 0 {
+				skip++
+				continue
+			}
+			if id := chartRef(e); id != "" {
+				charts = append(charts, id)
+			}
+			if e.Name.Local == "Fallback" {
+				skip = 1
+				continue
+			}
+			drop, err := start(e)
+			if err != nil {
+				return charts, err
+			}
+			if drop {
+				skip = 1
+			}
+		case xml.CharData:
+			if skip == 0 {
+				text(e)
+			}
+		case xml.EndElement:
+			if skip > 0 {
+				skip--
+				continue
+			}
+			end(e)
+		}
+	}
+}

@@ -28,7 +28,7 @@ func init() {
 		Name:       "pdf",
 		MediaType:  "application/pdf",
 		Extensions: []string{".pdf"},
-		Version:    "1",
+		Version:    "2",
 		Match:      matchPDF,
 		Priority:   100,
 		Decoder:    DecoderFunc(decodePDF),
@@ -60,6 +60,7 @@ type pdfPage struct {
 	hkey, fkey    string
 	width, height float64
 	image         *Image
+	unreadable    string // Page.Unreadable
 }
 
 func decodePDF(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (doc *Document, err error) {
@@ -115,7 +116,10 @@ func decodePDF(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (d
 			doc.Pages[i].Label = labels.label(i)
 		}
 	}
-	if strings.TrimSpace(doc.Text) == "" && len(doc.Scanned()) == 0 {
+	// A page marked unreadable is the caller's to decide (a model that
+	// reads PDFs reads it); a document with no text, no picture and no
+	// such page is blank.
+	if strings.TrimSpace(doc.Text) == "" && len(doc.Scanned()) == 0 && len(doc.Unreadable()) == 0 {
 		return nil, fmt.Errorf("%w: none of its %d pages has text or a page image this reader decodes (text drawn as vector outlines, or JBIG2/JPEG 2000 scans): render it to images for OCR or a model that reads images", ErrNoText, len(pages))
 	}
 	return doc, nil
@@ -421,6 +425,10 @@ func pageBox(attrs pageAttrs) (x0, y0, x1, y1 float64) {
 	return min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1)
 }
 
+// vectorPageSegments is the fewest path segments that make a page without
+// text or images a drawing of text (outlines), not an empty page with rules.
+const vectorPageSegments = 200
+
 // readPDFPage reads one page: its glyphs laid out, or, when it has no text
 // layer, its page image (and the OCR's text when opts.OCR is set).
 func readPDFPage(ctx context.Context, file io.ReaderAt, p pdf.Page, attrs pageAttrs, fonts map[string]*font, num int, encrypted bool, opts *Options) (pg pdfPage, warn string) {
@@ -435,16 +443,31 @@ func readPDFPage(ctx context.Context, file io.ReaderAt, p pdf.Page, attrs pageAt
 		}()
 		in.run(p.V.Key("Contents"), gstate{ctm: identity, th: 1, resources: attrs.resources})
 	}()
+	addWarn := func(w string) {
+		if warn != "" && w != "" {
+			warn += "; "
+		}
+		warn += w
+	}
 	if len(in.glyphs) == 0 {
-		if w := pageImageOf(ctx, &pg, file, in.images, encrypted, num, opts); w != "" {
-			if warn != "" {
-				warn += "; "
-			}
-			warn += w
+		addWarn(pageImageOf(ctx, &pg, file, in.images, encrypted, num, opts))
+		// Text set as outlines: thousands of path segments and nothing
+		// else. A few rules or a frame on an empty page are not.
+		if pg.image == nil && pg.unreadable == "" && in.segments >= vectorPageSegments {
+			pg.unreadable = fmt.Sprintf("drawn with vector outlines only (%d path segments, no text layer)", in.segments)
+		}
+		if pg.unreadable == "" && pg.image == nil && in.unmapped > 0 {
+			pg.unreadable = fmt.Sprintf("its text is set in a Type 3 font without a Unicode map (%d glyphs unknown)", in.unmapped)
 		}
 		return pg, warn
 	}
 	layoutPage(&pg, in.glyphs, bx0, by1)
+	switch {
+	case in.unmapped > len(in.glyphs):
+		pg.unreadable = fmt.Sprintf("most of its text is set in a Type 3 font without a Unicode map (%d glyphs unknown, %d read)", in.unmapped, len(in.glyphs))
+	case in.unmapped > 0:
+		addWarn(fmt.Sprintf("page %d: %d glyphs of a Type 3 font without a Unicode map were left out", num, in.unmapped))
+	}
 	return pg, warn
 }
 
@@ -607,7 +630,7 @@ func assemblePDF(doc *Document, pages []pdfPage, drop bool) {
 		}
 		start := b.Len()
 		b.WriteString(text)
-		page := Page{Number: i + 1, Start: start, End: b.Len(), Width: p.width, Height: p.height, Image: p.image}
+		page := Page{Number: i + 1, Start: start, End: b.Len(), Width: p.width, Height: p.height, Image: p.image, Unreadable: p.unreadable}
 		for _, bl := range blocks {
 			page.Blocks = append(page.Blocks, Block{Start: bl.Start + start, End: bl.End + start, Box: bl.Box})
 		}

@@ -45,7 +45,8 @@ func (m matrix) apply(x, y float64) (float64, float64) {
 }
 
 // font is what the interpreter needs of a font: how to split codes, their
-// Unicode text, and their advances (in 1/1000 text space).
+// Unicode text, and their advances (in glyph space: 1/1000 of text space,
+// or a Type 3 font's FontMatrix).
 type font struct {
 	enc       pdf.TextEncoding
 	cid       bool // Type0: two-byte codes
@@ -53,6 +54,10 @@ type font struct {
 	widths    []float64
 	cidWidths map[int]float64
 	dw        float64 // default width
+	// type3 marks a Type 3 font (glyphs drawn by procedures): a code its
+	// encoding cannot name decodes as U+FFFD and is left out, counted.
+	type3 bool
+	scale float64 // glyph space to text space; 0 is 1/1000
 }
 
 func loadFont(v pdf.Value) *font {
@@ -61,6 +66,17 @@ func loadFont(v pdf.Value) *font {
 	f.enc = pf.Encoder()
 	if f.enc == nil {
 		f.enc = nopEncoding{}
+	}
+	if v.Key("Subtype").Name() == "Type3" {
+		f.type3, f.dw = true, 0
+		f.enc = newType3Encoding(v, pf.ToUnicode())
+		// Widths are in glyph space, which the FontMatrix maps to text
+		// space (0.001 for most, 0.01 or 1 for some producers).
+		if m := v.Key("FontMatrix"); m.Len() == 6 {
+			if a := m.Index(0).Float64(); a > 0 && a <= 10 {
+				f.scale = a
+			}
+		}
 	}
 	if v.Key("Subtype").Name() == "Type0" {
 		f.cid = true
@@ -104,6 +120,14 @@ func loadFont(v pdf.Value) *font {
 		f.dw = fd.Key("MissingWidth").Float64()
 	}
 	return f
+}
+
+// advance is a code's advance in text space units per font size.
+func (f *font) advance(code int) float64 {
+	if f.scale > 0 {
+		return f.width(code) * f.scale
+	}
+	return f.width(code) / 1000
 }
 
 func (f *font) width(code int) float64 {
@@ -159,6 +183,73 @@ func (e ot1Encoding) Decode(raw string) string {
 	return e.base.Decode(raw)
 }
 
+// type3Encoding decodes a Type 3 font's one-byte codes: by its ToUnicode
+// map, else the glyph names of its Differences (the glyph list, uniXXXX),
+// else a name that only numbers its own code (a65, g65: TeX's bitmap fonts
+// keep ASCII codes) as that code; any other code is U+FFFD, unknown.
+type type3Encoding struct {
+	tounicode pdf.TextEncoding // nil without a ToUnicode map
+	names     [256]string
+}
+
+func newType3Encoding(v pdf.Value, tounicode pdf.TextEncoding) *type3Encoding {
+	e := &type3Encoding{tounicode: tounicode}
+	d := v.Key("Encoding").Key("Differences")
+	code := -1
+	for i := 0; i < d.Len() && i < 1024; i++ {
+		switch x := d.Index(i); x.Kind() {
+		case pdf.Integer:
+			code = int(x.Int64())
+		case pdf.Name:
+			if code >= 0 && code < 256 {
+				e.names[code] = x.Name()
+			}
+			code++
+		}
+	}
+	return e
+}
+
+func (e *type3Encoding) Decode(raw string) string {
+	var b strings.Builder
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if e.tounicode != nil {
+			if s := e.tounicode.Decode(raw[i : i+1]); s != "" && !strings.ContainsRune(s, utf8.RuneError) {
+				b.WriteString(s)
+				continue
+			}
+		}
+		if r, ok := pdf.GlyphRune(e.names[c]); ok {
+			b.WriteRune(r)
+			continue
+		}
+		if numberedName(e.names[c]) == int(c) && c >= 0x20 {
+			b.WriteRune(rune(c))
+			continue
+		}
+		b.WriteRune(utf8.RuneError)
+	}
+	return b.String()
+}
+
+// numberedName is the number a glyph name like "a65" or "g65" ends in, -1
+// for any other name.
+func numberedName(name string) int {
+	i := strings.IndexAny(name, "0123456789")
+	if i < 1 || i > 3 || len(name)-i > 3 {
+		return -1
+	}
+	n := 0
+	for _, r := range name[i:] {
+		if r < '0' || r > '9' {
+			return -1
+		}
+		n = n*10 + int(r-'0')
+	}
+	return n
+}
+
 type nopEncoding struct{}
 
 func (nopEncoding) Decode(raw string) string { return raw }
@@ -181,9 +272,13 @@ const contentLimit = 5_000_000
 type interpreter struct {
 	glyphs []glyph
 	images []pageImage
-	fonts  map[string]*font // by resources object and font name, shared by the pages
-	ops    int
-	depth  int
+	// unmapped counts Type 3 glyphs left out for want of a Unicode map;
+	// segments the path segments drawn (a page of text set as outlines
+	// draws thousands).
+	unmapped, segments int
+	fonts              map[string]*font // by resources object and font name, shared by the pages
+	ops                int
+	depth              int
 }
 
 func (in *interpreter) run(strm pdf.Value, g gstate) {
@@ -288,6 +383,8 @@ func (in *interpreter) run(strm pdf.Value, g gstate) {
 			if len(args) == 1 {
 				in.do(g, args[0].Name())
 			}
+		case "m", "l", "c", "v", "y", "re":
+			in.segments++
 		}
 	})
 }
@@ -329,7 +426,11 @@ func (in *interpreter) show(g *gstate, raw string) {
 		if !utf8.ValidString(s) {
 			s = strings.ToValidUTF8(s, "")
 		}
-		w0 := f.width(c) / 1000
+		if f.type3 && s == string(utf8.RuneError) {
+			in.unmapped++
+			s = ""
+		}
+		w0 := f.advance(c)
 		trm := matrix{g.tfs * g.th, 0, 0, g.tfs, 0, g.trise}.mul(g.tm).mul(g.ctm)
 		x, y := trm[4], trm[5]
 		size := math.Hypot(trm[2], trm[3])

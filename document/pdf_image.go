@@ -38,6 +38,7 @@ func pageImageOf(ctx context.Context, pg *pdfPage, file io.ReaderAt, images []pa
 		return xobjectImage(file, best.xobj, encrypted, opts.Limits.MaxImagePixels)
 	}()
 	if err != nil {
+		pg.unreadable = fmt.Sprintf("its page image could not be read: %v", err)
 		return fmt.Sprintf("page %d has no text layer and its image could not be read: %v", num, err)
 	}
 	pg.image = img

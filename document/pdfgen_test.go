@@ -29,6 +29,43 @@ type genPage struct {
 	// img2pdf and many scanners store PNG scans).
 	flate  *image.Gray
 	rotate int
+	// undecoded draws a full-page image stored with this filter
+	// ("JBIG2Decode", "JPXDecode"), its data junk: the reader never
+	// decodes it.
+	undecoded string
+	// vector draws this many small filled squares (one "re" segment each):
+	// a page drawn with outlines only.
+	vector int
+}
+
+// Type 3 fonts for show.font "F3", one kind per PDF (makeType3PDF).
+const (
+	t3ToUnicode   = "tounicode"   // glyphs named g1, g2, … and a ToUnicode map
+	t3Differences = "differences" // glyphs named by the glyph list (A, space, zero)
+	t3Unnamed     = "unnamed"     // glyphs named g1, g2, …, nothing more
+)
+
+// t3Name is the glyph name of code c in a Type 3 font of kind.
+func t3Name(kind string, c int) string {
+	if kind == t3Differences {
+		switch {
+		case c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z':
+			return string(rune(c))
+		case c >= '0' && c <= '9':
+			return [...]string{"zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"}[c-'0']
+		}
+		switch c {
+		case ' ':
+			return "space"
+		case '.':
+			return "period"
+		case ',':
+			return "comma"
+		case ':':
+			return "colon"
+		}
+	}
+	return fmt.Sprintf("g%d", c-31) // numbered apart from the code: no hint of it
 }
 
 func esc(s string) string {
@@ -42,7 +79,12 @@ func esc(s string) string {
 func makePDF(pages []genPage) []byte { return makePDFWith(pages, "") }
 
 // makePDFWith adds catalog entries (e.g. "/PageLabels << … >>").
-func makePDFWith(pages []genPage, catalog string) []byte {
+func makePDFWith(pages []genPage, catalog string) []byte { return makeType3PDF(pages, catalog, "") }
+
+// makeType3PDF adds a Type 3 font of the kind given as F3: codes 32–126,
+// each glyph a box 50 units wide in a FontMatrix of 0.01 (half an em, as
+// F1's glyphs), named as t3Name says.
+func makeType3PDF(pages []genPage, catalog, t3 string) []byte {
 	var b bytes.Buffer
 	var offsets []int
 	obj := func(body string) int {
@@ -58,6 +100,24 @@ func makePDFWith(pages []genPage, catalog string) []byte {
 	widths := strings.TrimSpace(strings.Repeat("500 ", 224))
 	font := obj("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding /FirstChar 32 /LastChar 255 /Widths [" + widths + "] >>")
 	cmr := obj("<< /Type /Font /Subtype /Type1 /BaseFont /ABCDEF+CMR10 /FirstChar 0 /LastChar 127 /Widths [" + strings.TrimSpace(strings.Repeat("500 ", 128)) + "] >>")
+	fonts := fmt.Sprintf("/F1 %d 0 R /F2 %d 0 R", font, cmr)
+	if t3 != "" {
+		const glyph = "50 0 d0 5 0 40 60 re f"
+		proc := obj(fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(glyph), glyph))
+		var names, procs []string
+		for c := 32; c <= 126; c++ {
+			names = append(names, "/"+t3Name(t3, c))
+			procs = append(procs, fmt.Sprintf("/%s %d 0 R", t3Name(t3, c), proc))
+		}
+		tounicode := ""
+		if t3 == t3ToUnicode {
+			const cm = "/CIDInit /ProcSet findresource begin 12 dict begin begincmap /CMapName /T3 def 1 begincodespacerange <00> <FF> endcodespacerange 1 beginbfrange <20> <7E> <0020> endbfrange endcmap CMapName currentdict /CMap defineresource pop end end"
+			tounicode = fmt.Sprintf(" /ToUnicode %d 0 R", obj(fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(cm), cm)))
+		}
+		f3 := obj(fmt.Sprintf("<< /Type /Font /Subtype /Type3 /FontBBox [0 0 50 60] /FontMatrix [0.01 0 0 0.01 0 0] /CharProcs << %s >> /Encoding << /Type /Encoding /Differences [32 %s] >> /FirstChar 32 /LastChar 126 /Widths [%s] /Resources << >>%s >>",
+			strings.Join(procs, " "), strings.Join(names, " "), strings.TrimSpace(strings.Repeat("50 ", 95)), tounicode))
+		fonts += fmt.Sprintf(" /F3 %d 0 R", f3)
+	}
 	var kids []string
 	for _, p := range pages {
 		var c strings.Builder
@@ -77,10 +137,11 @@ func makePDFWith(pages []genPage, catalog string) []byte {
 			}
 			fmt.Fprintf(&c, "BT /%s %g Tf %d %d %d %d %g %g Tm (%s) Tj ET\n", f, s.size, a, bb, cc, d, s.x, s.y, esc(s.s))
 		}
-		res := fmt.Sprintf("/Font << /F1 %d 0 R /F2 %d 0 R >>", font, cmr)
+		res := "/Font << " + fonts + " >>"
+		var xobjs []string
 		if p.jpeg != nil {
 			img := obj(fmt.Sprintf("<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /DCTDecode /Length %d >>\nstream\n%s\nendstream", p.jw, p.jh, len(p.jpeg), p.jpeg))
-			res += fmt.Sprintf(" /XObject << /Im1 %d 0 R >>", img)
+			xobjs = append(xobjs, fmt.Sprintf("/Im1 %d 0 R", img))
 			c.WriteString("q 612 0 0 792 0 0 cm /Im1 Do Q\n")
 		}
 		if g := p.flate; g != nil {
@@ -99,8 +160,20 @@ func makePDFWith(pages []genPage, catalog string) []byte {
 			}
 			zw.Close()
 			img := obj(fmt.Sprintf("<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode /DecodeParms << /Predictor 15 /Colors 1 /BitsPerComponent 8 /Columns %d >> /Length %d >>\nstream\n%s\nendstream", g.Rect.Dx(), g.Rect.Dy(), g.Rect.Dx(), z.Len(), z.Bytes()))
-			res += fmt.Sprintf(" /XObject << /Im2 %d 0 R >>", img)
+			xobjs = append(xobjs, fmt.Sprintf("/Im2 %d 0 R", img))
 			c.WriteString("q 612 0 0 792 0 0 cm /Im2 Do Q\n")
+		}
+		if p.undecoded != "" {
+			const junk = "not an image this reader decodes"
+			img := obj(fmt.Sprintf("<< /Type /XObject /Subtype /Image /Width 1275 /Height 1650 /ColorSpace /DeviceGray /BitsPerComponent 1 /Filter /%s /Length %d >>\nstream\n%s\nendstream", p.undecoded, len(junk), junk))
+			xobjs = append(xobjs, fmt.Sprintf("/Im3 %d 0 R", img))
+			c.WriteString("q 612 0 0 792 0 0 cm /Im3 Do Q\n")
+		}
+		for i := range p.vector {
+			fmt.Fprintf(&c, "%d %d 4 4 re f\n", 20+(i%100)*5, 700-(i/100)*6)
+		}
+		if len(xobjs) > 0 {
+			res += " /XObject << " + strings.Join(xobjs, " ") + " >>"
 		}
 		content := obj(fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", c.Len(), c.String()))
 		extra := ""

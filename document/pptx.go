@@ -98,121 +98,97 @@ func drawingText(ctx context.Context, a *archive, part string, w *textWriter) er
 		return err
 	}
 	defer rc.Close()
-	var charts []string
 	d := newXMLStream(rc)
 	var (
 		para   strings.Builder
 		inT    bool
-		skip   int
 		bullet bool
 		level  int
 		rows   [][]string
 		cell   *strings.Builder
 		tables int // open tables: a table nested in a cell becomes that cell's text
 	)
-	for {
-		t, err := nextToken(d, part)
-		if err != nil {
-			return err
-		}
-		if t == nil {
-			break
-		}
-		switch e := t.(type) {
-		case xml.StartElement:
-			if skip > 0 {
-				skip++
-				continue
+	charts, err := walkPart(d, part, func(e xml.StartElement) (bool, error) {
+		switch e.Name.Local {
+		case "ph":
+			switch attr(e, "type") {
+			case "sldNum", "dt", "ftr", "hdr", "sldImg":
+				// Drop the rest of this shape: its text is chrome.
+				return false, skipShape(d, part)
 			}
-			if id := chartRef(e); id != "" {
-				charts = append(charts, id)
+		case "p":
+			para.Reset()
+			bullet, level = false, 0
+		case "pPr":
+			level, _ = strconv.Atoi(attr(e, "lvl"))
+		case "buChar", "buAutoNum":
+			bullet = true
+		case "t":
+			inT = true
+		case "br":
+			para.WriteString("\n")
+		case "tab":
+			para.WriteString("\t")
+		case "tbl":
+			tables++
+			if tables == 1 {
+				rows = nil
 			}
-			switch e.Name.Local {
-			case "Fallback":
-				skip = 1
-			case "ph":
-				switch attr(e, "type") {
-				case "sldNum", "dt", "ftr", "hdr", "sldImg":
-					// Drop the rest of this shape: its text is chrome.
-					skip = 0
-					if err := skipShape(d, part); err != nil {
-						return err
-					}
-				}
-			case "p":
-				para.Reset()
-				bullet, level = false, 0
-			case "pPr":
-				level, _ = strconv.Atoi(attr(e, "lvl"))
-			case "buChar", "buAutoNum":
-				bullet = true
-			case "t":
-				inT = true
-			case "br":
-				para.WriteString("\n")
-			case "tab":
-				para.WriteString("\t")
-			case "tbl":
-				tables++
-				if tables == 1 {
-					rows = nil
-				}
-			case "tr":
-				if tables == 1 {
-					rows = append(rows, nil)
-				}
-			case "tc":
-				if tables == 1 {
-					cell = &strings.Builder{}
-				}
+		case "tr":
+			if tables == 1 {
+				rows = append(rows, nil)
 			}
-		case xml.CharData:
-			if inT && skip == 0 {
-				para.Write(e)
-			}
-		case xml.EndElement:
-			if skip > 0 {
-				skip--
-				continue
-			}
-			switch e.Name.Local {
-			case "t":
-				inT = false
-			case "p":
-				text := strings.TrimSpace(para.String())
-				switch {
-				case text == "":
-				case cell != nil:
-					if cell.Len() > 0 {
-						cell.WriteString(" ")
-					}
-					cell.WriteString(text)
-				case bullet:
-					w.line(strings.Repeat("  ", level) + "- " + text)
-				default:
-					w.line(text)
-				}
-			case "tc":
-				if tables != 1 {
-					continue
-				}
-				if cell != nil && len(rows) > 0 {
-					rows[len(rows)-1] = append(rows[len(rows)-1], cell.String())
-				}
-				cell = nil
-			case "tbl":
-				if tables--; tables > 0 {
-					continue
-				}
-				w.endLines()
-				for _, r := range rows {
-					w.row("", r)
-				}
-				w.endLines()
-			case "sp", "graphicFrame":
-				w.endLines()
+		case "tc":
+			if tables == 1 {
+				cell = &strings.Builder{}
 			}
 		}
+		return false, nil
+	}, func(c xml.CharData) {
+		if inT {
+			para.Write(c)
+		}
+	}, func(e xml.EndElement) {
+		switch e.Name.Local {
+		case "t":
+			inT = false
+		case "p":
+			text := strings.TrimSpace(para.String())
+			switch {
+			case text == "":
+			case cell != nil:
+				if cell.Len() > 0 {
+					cell.WriteString(" ")
+				}
+				cell.WriteString(text)
+			case bullet:
+				w.line(strings.Repeat("  ", level) + "- " + text)
+			default:
+				w.line(text)
+			}
+		case "tc":
+			if tables != 1 {
+				return
+			}
+			if cell != nil && len(rows) > 0 {
+				rows[len(rows)-1] = append(rows[len(rows)-1], cell.String())
+			}
+			cell = nil
+		case "tbl":
+			if tables--; tables > 0 {
+				return
+			}
+			w.endLines()
+			for _, r := range rows {
+				w.row("", r)
+			}
+			w.endLines()
+		case "sp", "graphicFrame":
+			w.endLines()
+		}
+	})
+	if err != nil {
+		return err
 	}
 	w.endLines()
 	return writeCharts(ctx, a, part, charts, w)

@@ -201,7 +201,7 @@ func runExtract(cmd *cobra.Command, deps extractDeps, f *extractFlags, args []st
 	if err != nil {
 		return cli.Usage(err)
 	}
-	f.in.ForModel(r, input, p.Capabilities().Images)
+	f.in.ForModel(r, input, p.Capabilities())
 	var src source.Source
 	if remote {
 		opened, closeSrc, err := f.src.Open(cmd.Context(), args, f.in.Glob, devmode.DatabaseURL(), "")
@@ -596,7 +596,7 @@ func extractOne(ctx context.Context, x *extractq.Extractor, s *schema.Schema, d 
 		return l
 	}
 	res, err := x.ExtractOriginal(ctx, d.Document, d.Original, s)
-	if res == nil && errors.Is(err, document.ErrNoText) { // this document's pages, not the run
+	if res == nil && (errors.Is(err, document.ErrNoText) || errors.Is(err, extractq.ErrNoNative)) { // this document's pages, not the run
 		l.Outcome, l.Error = outcomeBadInput, d.Source+": "+err.Error()
 		return l
 	}

@@ -60,6 +60,9 @@ func TestSubmitOptionsReachWorker(t *testing.T) {
 		{name: "mode json", flags: []string{"--mode", "json", "--max-reasks", "0"}, want: jobs.Options{Mode: "json", MaxReasks: new(0)}, calls: 1},
 		{name: "repair off", flags: []string{"--repair", "off", "--max-reasks", "0"}, want: jobs.Options{RepairPolicy: "off", MaxReasks: new(0)}, calls: 1},
 		{name: "chunk off", flags: []string{"--chunk", "off", "--max-reasks", "0"}, want: jobs.Options{Chunking: "off", MaxReasks: new(0)}, calls: 1},
+		{name: "input auto", flags: []string{"--input", "auto", "--max-reasks", "0"}, want: jobs.Options{MaxReasks: new(0)}, calls: 1},
+		{name: "input text", flags: []string{"--input", "text", "--max-reasks", "0"}, want: jobs.Options{Input: "text", MaxReasks: new(0)}, calls: 1},
+		{name: "input native", flags: []string{"--input", "native", "--max-reasks", "0"}, want: jobs.Options{Input: "native", MaxReasks: new(0)}, calls: 1},
 	}
 
 	_, js := jobstest.Connect(t, natsURL)

@@ -91,4 +91,13 @@ func TestResubmitRereadCommand(t *testing.T) {
 	if info.State.Msgs != 1 {
 		t.Errorf("%d jobs on the stream after re-reading an unchanged document, want the one submitted", info.State.Msgs)
 	}
+
+	// An older reader that read the page differently: the summary names it.
+	_, err = st.Pool().Exec(ctx, `UPDATE documents SET metadata = jsonb_set(metadata, '{reader}', '"pdf/0"'), body = 'x', body_hash = $1, pages = '[[0, 1]]'`,
+		jobs.HashText("x"))
+	must(t, err)
+	code, out, errOut := runSubmitCmd(t, "", "resubmit", "--reread")
+	if code != 0 || !strings.Contains(out, "invoice-07.pdf: pages 1 of 1\n") || !strings.Contains(out, "changed 1 (queued 1,") {
+		t.Errorf("reread of a changed page: exit %d, %s%s; want page 1 named", code, out, errOut)
+	}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -118,12 +120,30 @@ func printResubmit(out, errw io.Writer, sum submit.ResubmitSummary, asJSON bool)
 		return
 	}
 	if r := sum.Reread; r != nil {
+		for _, c := range r.Changes {
+			switch {
+			case c.Pages == nil:
+				fmt.Fprintf(out, "changed %s: its text (%d pages; the pages it had were not recorded)\n", c.ID, c.After)
+			case c.Before != c.After:
+				fmt.Fprintf(out, "changed %s: pages %s (%d pages, was %d)\n", c.ID, joinInts(c.Pages), c.After, c.Before)
+			default:
+				fmt.Fprintf(out, "changed %s: pages %s of %d\n", c.ID, joinInts(c.Pages), c.After)
+			}
+		}
 		fmt.Fprintf(out, "selected %d, re-read %d, changed %d (queued %d, duplicates skipped %d), unchanged %d, missing %d, not resubmitted %d\n",
 			sum.Selected, r.Reread, r.Changed, sum.Queued, sum.Duplicates, r.Unchanged, r.Missing, len(sum.Rejected))
 		return
 	}
 	fmt.Fprintf(out, "selected %d, queued %d, duplicates skipped %d, removed from the DLQ %d, not resubmitted %d\n",
 		sum.Selected, sum.Queued, sum.Duplicates, sum.Removed, len(sum.Rejected))
+}
+
+func joinInts(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ", ")
 }
 
 // checkReread checks the flags of a re-read, before anything is opened.

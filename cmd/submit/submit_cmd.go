@@ -31,6 +31,7 @@ import (
 	"github.com/extractq/extractq/internal/termsafe"
 	"github.com/extractq/extractq/internal/tracing"
 	"github.com/extractq/extractq/internal/webhook"
+	"github.com/extractq/extractq/llm"
 	"github.com/extractq/extractq/schema"
 )
 
@@ -203,6 +204,11 @@ func jobOptions(fl *pflag.FlagSet, f *submitFlags) (jobs.Options, error) {
 	if chunking != extractq.ChunkAuto {
 		o.Chunking = string(chunking) // auto stays empty: such jobs are what they were before --chunk
 	}
+	// Auto stays empty too; text and native reach the worker, which sends
+	// a PDF whole only when the job says native.
+	if in, err := extractq.ParseInput(f.in.Input); err == nil && in != extractq.InputAuto {
+		o.Input = string(in)
+	}
 	return o, nil
 }
 
@@ -221,14 +227,14 @@ func runSubmit(cmd *cobra.Command, c *conn, f *submitFlags, paths []string) erro
 		return err
 	}
 	// The workers hold the keys; a provider made here without one still
-	// says whether its model reads images. When it cannot be made, scans go
-	// to the workers as pictures: one whose model reads none dead-letters
-	// them naming the remedies.
-	readsImages := true
+	// says whether its model reads images and PDFs. When it cannot be made,
+	// scans and PDFs go to the workers as they are: one whose model reads
+	// neither dead-letters them naming the remedies.
+	caps := llm.Capabilities{Images: true, PDF: true}
 	if p, err := extractq.NewProvider(f.provider); err == nil {
-		readsImages = p.Capabilities().Images
+		caps = p.Capabilities()
 	}
-	f.in.ForModel(r, input, readsImages)
+	f.in.ForModel(r, input, caps)
 	remote, err := f.remote.check(paths)
 	if err != nil {
 		return cli.Usage(err)

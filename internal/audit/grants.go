@@ -39,7 +39,7 @@ func WorkerGrants(role string) []string {
 // schemas (insert, never change one); store documents only through
 // extractq_put_documents, which inserts new ids and replaces a document's
 // text only after keeping the earlier text in document_versions (so it can
-// add texts but never rewrite, lose or delete one, and the hash always
+// add texts but never rewrite, lose or delete one, and body_hash always
 // matches the text); read documents, jobs and results to skip finished
 // work and select what to resubmit; record resubmissions and set
 // dead_letters.resubmitted_at (no other column); keep the watermarks of
@@ -53,6 +53,7 @@ func SubmitterGrants(role string) []string {
 		"GRANT SELECT ON extractq_schema_version, jobs, results, documents, document_versions TO " + r,
 		"GRANT SELECT, INSERT ON schemas, resubmissions TO " + r,
 		"GRANT EXECUTE ON FUNCTION extractq_put_documents(text[], text[], jsonb[], text[]) TO " + r,
+		"GRANT EXECUTE ON FUNCTION extractq_put_documents(text[], text[], jsonb[], text[], text[], jsonb[]) TO " + r,
 		"GRANT SELECT, UPDATE (resubmitted_at) ON dead_letters TO " + r,
 		"GRANT SELECT, INSERT, UPDATE, DELETE ON source_watermarks, source_items TO " + r,
 		"GRANT INSERT ON webhook_deliveries TO " + r,

@@ -125,12 +125,23 @@ func (s *Store) Schemas(ctx context.Context) ([]SchemaInfo, error) {
 // Document is a submitted document, kept so it can be resubmitted without
 // the original file.
 type Document struct {
-	ID       string
-	Hash     string          // sha256 of Text, hex (PutDocuments computes it from Text)
+	ID string
+	// Hash is the document's identity, sha256 hex: of its original bytes
+	// for a document a reader made from one (what its jobs and results are
+	// keyed by); empty, or not a sha256, stands for the text's hash, which
+	// PutDocuments then computes.
+	Hash     string
 	Source   string          // where it came from, e.g. a path or URL
 	Metadata json.RawMessage // any JSON object; nil means {}
 	Text     string
+	// Pages are the byte ranges of Text that are its pages, in order; nil
+	// for a document without pages. Kept so that a re-read can say which
+	// pages changed.
+	Pages []PageRange
 }
+
+// PageRange is one page's byte range [Start, End) of a document's text.
+type PageRange [2]int
 
 // HashText is the content hash documents and records use: sha256, hex.
 func HashText(text string) string {
@@ -168,9 +179,10 @@ func (e *DocumentErrors) Unwrap() []error {
 }
 
 // PutDocuments stores docs in bulk: a new id is inserted, a known id with a
-// new text replaces it (the earlier text is kept in document_versions), a
-// known id with the same text is left alone. The content hash is computed
-// by the database from the text (Document.Hash is ignored).
+// new identity or text replaces it (the earlier text is kept in
+// document_versions), a known id with the same identity and text is left
+// alone. The content hash is Document.Hash when it is a sha256 (an
+// original's), else the text's, computed by the database.
 //
 // One bad document never rejects the others: documents that fail
 // CheckDocumentID, CheckText or CheckMetadata are not sent, and a chunk the
@@ -239,16 +251,21 @@ func (s *Store) putSplit(ctx context.Context, docs []Document, idx []int, bad ma
 
 func (s *Store) putDocuments(ctx context.Context, docs []Document, idx []int) error {
 	n := len(idx)
-	ids, sources, metas, texts := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	ids, sources, metas, texts, hashes := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	pages := make([]*string, n)
 	for k, i := range idx {
 		d := &docs[i]
-		ids[k], sources[k], texts[k], metas[k] = d.ID, d.Source, d.Text, "{}"
+		ids[k], sources[k], texts[k], metas[k], hashes[k] = d.ID, d.Source, d.Text, "{}", d.Hash
 		if len(d.Metadata) > 0 && string(d.Metadata) != "null" {
 			metas[k] = string(d.Metadata)
 		}
+		if d.Pages != nil {
+			b, _ := json.Marshal(d.Pages) // integers only: never fails
+			pages[k] = new(string(b))
+		}
 	}
-	_, err := s.pool.Exec(ctx, "SELECT extractq_put_documents($1::text[], $2::text[], $3::jsonb[], $4::text[])",
-		ids, sources, metas, texts)
+	_, err := s.pool.Exec(ctx, "SELECT extractq_put_documents($1::text[], $2::text[], $3::jsonb[], $4::text[], $5::text[], $6::jsonb[])",
+		ids, sources, metas, texts, hashes, pages)
 	return err
 }
 

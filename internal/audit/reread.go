@@ -24,7 +24,7 @@ type RereadFilter struct {
 // RereadCandidate is a document a format reader made from an original, with
 // its stored text and what its latest job was queued with.
 type RereadCandidate struct {
-	Document // its stored text and metadata; Hash is the text's
+	Document // its stored text, pages and metadata; Hash is the text's
 	// OriginalHash is the sha256 of its original bytes: the job's document
 	// hash and the original's name in the object store.
 	OriginalHash string
@@ -38,15 +38,16 @@ type RereadCandidate struct {
 // rereadSelect: the documents whose metadata names a reader that is not
 // one of $1, each with its latest job that was of an original (a job's
 // content hash is its original's when a reader made the document, so it
-// differs from the stored text's). The reader is recorded per document in
-// its metadata (intake.DocumentMetadata), so no migration is needed.
+// differs from the stored text's: body_hash, or content_hash for a row
+// stored before migration 12). The reader is recorded per document in its
+// metadata (intake.DocumentMetadata).
 const rereadSelect = `
 SELECT %s
 FROM documents d
 CROSS JOIN LATERAL (
     SELECT j.content_hash, j.run, j.schema_name, j.schema_version, j.schema_fingerprint, j.provider, j.model, j.pool
     FROM jobs j
-    WHERE j.document_id = d.id AND j.content_hash <> '' AND j.content_hash <> d.content_hash
+    WHERE j.document_id = d.id AND j.content_hash <> '' AND j.content_hash <> coalesce(d.body_hash, d.content_hash)
       AND ($3 = '' OR j.schema_name = $3) AND ($4 = '' OR j.run = $4)
     ORDER BY j.finished_at DESC LIMIT 1
 ) j
@@ -61,7 +62,7 @@ func (s *Store) DocumentsForReread(ctx context.Context, f RereadFilter) ([]Rerea
 	if f.Limit < 1 {
 		f.Limit = 1000
 	}
-	rows, err := s.pool.Query(ctx, fmt.Sprintf(rereadSelect, `d.id, d.content_hash, d.source, d.metadata, d.body, d.metadata->>'reader',
+	rows, err := s.pool.Query(ctx, fmt.Sprintf(rereadSelect, `d.id, coalesce(d.body_hash, d.content_hash), d.source, d.metadata, d.body, d.pages, d.metadata->>'reader',
 		j.content_hash, j.run, j.schema_name, j.schema_version, j.schema_fingerprint, j.provider, j.model, j.pool`)+
 		" ORDER BY d.id LIMIT $6", f.Current, f.Format, f.Schema, f.Run, f.After, f.Limit)
 	if err != nil {
@@ -71,12 +72,17 @@ func (s *Store) DocumentsForReread(ctx context.Context, f RereadFilter) ([]Rerea
 	var out []RereadCandidate
 	for rows.Next() {
 		var c RereadCandidate
-		var meta []byte
-		if err := rows.Scan(&c.ID, &c.Hash, &c.Source, &meta, &c.Text, &c.Reader,
+		var meta, pages []byte
+		if err := rows.Scan(&c.ID, &c.Hash, &c.Source, &meta, &c.Text, &pages, &c.Reader,
 			&c.OriginalHash, &c.Run, &c.SchemaName, &c.SchemaVersion, &c.SchemaFingerprint, &c.Provider, &c.Model, &c.Pool); err != nil {
 			return nil, fmt.Errorf("audit: select documents to read again: %w", err)
 		}
 		c.Metadata = json.RawMessage(meta)
+		if len(pages) > 0 {
+			if err := json.Unmarshal(pages, &c.Pages); err != nil {
+				return nil, fmt.Errorf("audit: pages of document %q: %w", c.ID, err)
+			}
+		}
 		out = append(out, c)
 	}
 	if err := rows.Err(); err != nil {
@@ -106,7 +112,7 @@ func (s *Store) SetDocumentReaders(ctx context.Context, ids, hashes, readers []s
 	}
 	_, err := s.pool.Exec(ctx, `UPDATE documents d SET metadata = jsonb_set(d.metadata, '{reader}', to_jsonb(u.reader))
 		FROM unnest($1::text[], $2::text[], $3::text[]) AS u(id, hash, reader)
-		WHERE d.id = u.id AND d.content_hash = u.hash`, ids, hashes, readers)
+		WHERE d.id = u.id AND coalesce(d.body_hash, d.content_hash) = u.hash`, ids, hashes, readers)
 	if err != nil {
 		return fmt.Errorf("audit: record the reader of %d documents: %w", len(ids), err)
 	}

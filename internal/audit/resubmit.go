@@ -25,6 +25,10 @@ type ResubmitCandidate struct {
 	Stored      bool
 	Reason      string // ResubmitOutdated, ResubmitDeadLetter or ResubmitFailed
 	FromVersion int    // the highest schema version it was processed under
+	// Original says a reader made the text from an original stored under
+	// Hash (its identity is not its text's hash), Reader which one.
+	Original bool
+	Reader   string
 }
 
 // ResubmitOption configures DocumentsForResubmit.
@@ -83,7 +87,8 @@ func (s *Store) DocumentsForResubmit(ctx context.Context, schemaName string, toV
 		return nil, err
 	}
 	rows, err := s.pool.Query(ctx, fmt.Sprintf(resubmitSelect, `p.document_id, p.prio, p.from_version, d.id IS NOT NULL,
-		coalesce(d.content_hash, ''), coalesce(d.source, ''), coalesce(d.metadata, '{}'), coalesce(d.body, '')`)+
+		coalesce(d.content_hash, ''), coalesce(d.source, ''), coalesce(d.metadata, '{}'), coalesce(d.body, ''),
+		coalesce(d.body_hash <> d.content_hash, false), coalesce(d.metadata->>'reader', ''), d.pages`)+
 		" ORDER BY p.document_id LIMIT $4", schemaName, toVersion, includeFailed, cfg.limit)
 	if err != nil {
 		return nil, fmt.Errorf("audit: select documents to resubmit: %w", err)
@@ -93,11 +98,16 @@ func (s *Store) DocumentsForResubmit(ctx context.Context, schemaName string, toV
 	for rows.Next() {
 		var c ResubmitCandidate
 		var prio int
-		var meta []byte
-		if err := rows.Scan(&c.ID, &prio, &c.FromVersion, &c.Stored, &c.Hash, &c.Source, &meta, &c.Text); err != nil {
+		var meta, pages []byte
+		if err := rows.Scan(&c.ID, &prio, &c.FromVersion, &c.Stored, &c.Hash, &c.Source, &meta, &c.Text, &c.Original, &c.Reader, &pages); err != nil {
 			return nil, fmt.Errorf("audit: select documents to resubmit: %w", err)
 		}
 		c.Metadata = json.RawMessage(meta)
+		if len(pages) > 0 {
+			if err := json.Unmarshal(pages, &c.Pages); err != nil {
+				return nil, fmt.Errorf("audit: pages of document %q: %w", c.ID, err)
+			}
+		}
 		c.Reason = [...]string{1: ResubmitOutdated, 2: ResubmitDeadLetter, 3: ResubmitFailed}[prio]
 		out = append(out, c)
 	}

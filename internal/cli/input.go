@@ -11,6 +11,7 @@ import (
 	"github.com/extractq/extractq"
 	"github.com/extractq/extractq/document"
 	"github.com/extractq/extractq/internal/intake"
+	"github.com/extractq/extractq/llm"
 )
 
 // PasswordEnv holds the password of encrypted documents when --password is
@@ -81,8 +82,10 @@ func (f *InputFlags) Reader(stdin io.Reader, getenv func(string) string) (*intak
 // is known: shown to it as pictures when it reads images and the input is
 // not text; else read by OCR when --ocr is auto and tesseract is installed;
 // else such a document is rejected naming both remedies.
-func (f *InputFlags) ForModel(r *intake.Reader, in extractq.Input, readsImages bool) {
-	r.Native = readsImages && in != extractq.InputText
+func (f *InputFlags) ForModel(r *intake.Reader, in extractq.Input, caps llm.Capabilities) {
+	r.Native = caps.Images && in != extractq.InputText
+	r.NoNativePDF = in == extractq.InputNative && !caps.PDF
+	r.WholePDF = caps.PDF && in != extractq.InputText
 	if r.Native || f.OCR == "off" {
 		return
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/extractq/extractq"
 	"github.com/extractq/extractq/internal/intake"
+	"github.com/extractq/extractq/llm"
 )
 
 func TestInputFlags(t *testing.T) {
@@ -28,13 +29,13 @@ func TestInputFlags(t *testing.T) {
 			}
 		}},
 		{name: "a model that reads images sees the scans", flags: InputFlags{OCR: "auto"}, check: func(t *testing.T, f *InputFlags, r *intake.Reader, in extractq.Input) {
-			f.ForModel(r, in, true)
+			f.ForModel(r, in, llm.Capabilities{Images: true, PDF: true})
 			if !r.Native || r.OCR != nil {
 				t.Errorf("native %v, OCR %v: want the pictures to the model and no OCR", r.Native, r.OCR)
 			}
 		}},
 		{name: "input text never shows pictures", flags: InputFlags{Input: "text", OCR: "off"}, check: func(t *testing.T, f *InputFlags, r *intake.Reader, in extractq.Input) {
-			f.ForModel(r, in, true)
+			f.ForModel(r, in, llm.Capabilities{Images: true, PDF: true})
 			if r.Native || r.OCR != nil || in != extractq.InputText {
 				t.Errorf("native %v, OCR %v, input %q: want neither (OCR is off)", r.Native, r.OCR, in)
 			}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/extractq/extractq"
 	"github.com/extractq/extractq/document"
 )
 
@@ -118,7 +119,7 @@ func (r *Reader) separate(id, source string, children []*document.Document, fn f
 			}
 			continue
 		}
-		if err := fn(r.docOf(cid, csrc, c, nil)); err != nil {
+		if err := fn(r.docOf(cid, csrc, c, c.Original)); err != nil {
 			return err
 		}
 		if err := r.separate(cid, csrc, c.Attachments, fn); err != nil {
@@ -134,6 +135,11 @@ func (r *Reader) docOf(id, source string, doc *document.Document, original []byt
 	d := Doc{ID: id, Source: source}
 	unread := UnreadPages(doc)
 	switch {
+	case r.NoNativePDF && doc.MediaType == "application/pdf":
+		d.Err = &rejected{msg: "read as pdf: --input native sends a PDF whole, and the model reads no PDFs: use --input text (or auto), or a provider that reads PDFs",
+			cause: extractq.ErrNoNative}
+	case len(doc.Unreadable()) > 0 && !(r.WholePDF && doc.MediaType == "application/pdf" && original != nil):
+		d.Err = &rejected{msg: "read as " + doc.Format + ": " + document.UnreadableError(doc).Error(), cause: document.ErrNoText}
 	case len(unread) > 0 && !r.Native:
 		d.Err = &rejected{msg: fmt.Sprintf("read as %s: %s on page %s: install tesseract (read by OCR), or use a model that reads images with --input auto or native",
 			doc.Format, document.ErrNoText.Error(), joinInts(unread)), cause: document.ErrNoText}

@@ -3,10 +3,12 @@ package intake_test
 import (
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/extractq/extractq"
 	"github.com/extractq/extractq/document"
 	_ "github.com/extractq/extractq/internal/docfake" // the stand-in formats
 	"github.com/extractq/extractq/internal/intake"
@@ -167,5 +169,78 @@ func TestReaderDocumentDetails(t *testing.T) {
 	pages := d.Document.Pages
 	if len(pages) != 2 || d.Text[pages[1].Start:pages[1].End] != "Total 9.50" || pages[1].Label != "invoice.fpdf" || pages[1].Number != 2 {
 		t.Errorf("inline pages = %+v, want the attachment's two, pointing at its text", pages)
+	}
+}
+
+// TestReaderNativePDF: with input native and a model that reads no PDFs, a
+// PDF is rejected naming the remedies; other documents and other models
+// are unaffected.
+func TestReaderNativePDF(t *testing.T) {
+	t.Parallel()
+	pdf, err := os.ReadFile("../../examples/documents/invoice-07.pdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		r    intake.Reader
+		file []byte
+		want string // the rejection; "" for a document read
+	}{
+		{"refused", intake.Reader{NoNativePDF: true}, pdf, "--input native sends a PDF whole, and the model reads no PDFs: use --input text (or auto), or a provider that reads PDFs"},
+		{"a model that reads PDFs", intake.Reader{}, pdf, ""},
+		{"not a PDF", intake.Reader{NoNativePDF: true}, []byte("<html><body><p>Invoice 7</p></body></html>"), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var got intake.Doc
+			if err := tc.r.ReadBytes(t.Context(), "in", "in", tc.file, func(d intake.Doc) error { got = d; return nil }); err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case tc.want == "" && got.Err != nil:
+				t.Errorf("err = %v, want the document read", got.Err)
+			case tc.want != "" && (got.Err == nil || !strings.Contains(got.Err.Error(), tc.want) || !errors.Is(got.Err, extractq.ErrNoNative) || !errors.Is(got.Err, intake.ErrBadInput)):
+				t.Errorf("err = %v, want %q matching extractq.ErrNoNative", got.Err, tc.want)
+			}
+		})
+	}
+}
+
+// TestReaderUnreadablePages: a PDF with a page the reader could not read
+// (a JBIG2 scan, outlines, a Type 3 font without a Unicode map) is queued
+// with its original only for a model that reads PDFs (input not text);
+// otherwise it is rejected naming the page and the remedies, never read as
+// a text that lacks the page.
+func TestReaderUnreadablePages(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		file string
+		r    intake.Reader
+		want string // the rejection; "" for a document read
+	}{
+		{"jbig2-page.pdf", intake.Reader{}, "no text layer on page 2 (its page image could not be read: images compressed with JBIG2Decode are not decoded): send the PDF whole to a model that reads PDFs"},
+		{"jbig2-page.pdf", intake.Reader{Native: true}, "page 2 (its page image could not be read"},
+		{"jbig2-page.pdf", intake.Reader{WholePDF: true}, ""},
+		{"jpx-page.pdf", intake.Reader{}, "JPXDecode"},
+		{"outlines-page.pdf", intake.Reader{}, "page 2 (drawn with vector outlines only"},
+		{"outlines-page.pdf", intake.Reader{WholePDF: true}, ""},
+		{"type3-unnamed.pdf", intake.Reader{}, "page 2 (its text is set in a Type 3 font without a Unicode map"},
+		{"type3-unicode.pdf", intake.Reader{}, ""},
+	} {
+		b, err := os.ReadFile("../../document/testdata/unreadable/" + tc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got intake.Doc
+		if err := tc.r.ReadBytes(t.Context(), tc.file, tc.file, b, func(d intake.Doc) error { got = d; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case tc.want == "" && (got.Err != nil || got.Original == nil):
+			t.Errorf("%s with %+v: err = %v, want it read with its original", tc.file, tc.r, got.Err)
+		case tc.want != "" && (got.Err == nil || !strings.Contains(got.Err.Error(), tc.want) || !errors.Is(got.Err, document.ErrNoText)):
+			t.Errorf("%s with %+v: err = %v, want %q", tc.file, tc.r, got.Err, tc.want)
+		}
 	}
 }

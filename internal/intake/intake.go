@@ -114,6 +114,15 @@ type Reader struct {
 	// Native says the model reads images, so pages without a text layer
 	// may go to it as pictures.
 	Native bool
+	// NoNativePDF says the input is native and the model reads no PDFs: a
+	// PDF is rejected naming the remedies (--input text, a model that
+	// reads PDFs) rather than queued for a call that must fail.
+	NoNativePDF bool
+	// WholePDF says a PDF may go whole to the model (it reads PDFs and the
+	// input is not text): then pages the reader cannot read (a JBIG2 scan,
+	// text as outlines) are the model's to read; without it such a PDF is
+	// rejected naming the pages and the remedies.
+	WholePDF bool
 }
 
 func (r *Reader) max() int64 {

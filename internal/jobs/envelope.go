@@ -52,7 +52,8 @@ type Envelope struct {
 	// sources carry the page.
 	Pages []Page `json:"pages,omitempty"`
 	// Scanned lists the pages without a text layer: the worker shows their
-	// pictures (read from Original) to a model that reads images.
+	// pictures (read from Original) to a model that reads images, and sends
+	// the PDF whole for those the reader could not read (Page.Unreadable).
 	Scanned []int `json:"scanned,omitempty"`
 
 	Schema   SchemaRef `json:"schema"`

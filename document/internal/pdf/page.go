@@ -6,6 +6,9 @@ package pdf
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
 )
 
 // A Page represent a single page in a PDF file.
@@ -99,6 +102,39 @@ func (f Font) getEncoder() TextEncoding {
 		}
 		return &nopEncoder{}
 	}
+}
+
+// ToUnicode returns the font's ToUnicode map, nil when it has none or it
+// does not parse. (extractq)
+func (f Font) ToUnicode() TextEncoding {
+	if tu := f.V.Key("ToUnicode"); tu.Kind() == Stream {
+		if m := readCmap(tu); m != nil {
+			return m
+		}
+	}
+	return nil
+}
+
+// GlyphRune returns the character a glyph name stands for: a name of the
+// Adobe Glyph List, or uniXXXX / uXXXX[XX]. (extractq)
+func GlyphRune(name string) (rune, bool) {
+	if r, ok := nameToRune[name]; ok && r != 0 {
+		return r, true
+	}
+	hex := ""
+	switch {
+	case strings.HasPrefix(name, "uni") && len(name) == 7:
+		hex = name[3:]
+	case strings.HasPrefix(name, "u") && len(name) >= 5 && len(name) <= 7:
+		hex = name[1:]
+	default:
+		return 0, false
+	}
+	n, err := strconv.ParseUint(hex, 16, 32)
+	if err != nil || n > unicode.MaxRune || n >= 0xD800 && n <= 0xDFFF {
+		return 0, false
+	}
+	return rune(n), true
 }
 
 func (f *Font) charmapEncoding() TextEncoding {

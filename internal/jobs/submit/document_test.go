@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/extractq/extractq/internal/audit"
@@ -135,4 +136,79 @@ func TestResubmitDocumentFromDLQ(t *testing.T) {
 	if again.Text != "One.Two." || again.DocumentHash != jobs.HashBytes(original) || again.Original == nil || len(again.Pages) != 2 {
 		t.Errorf("resubmitted job %+v: want its text, its original's hash, its original and its pages", again)
 	}
+}
+
+// TestDocumentIdentity: a document a reader made from an original is
+// stored under its original's hash, as its jobs and results are keyed, so
+// its result matches its document (as exports and the latest-result
+// queries join them); a plain text keeps its text's hash; both keep the
+// text's own hash in body_hash, and the pages their ranges.
+func TestDocumentIdentity(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	original := []byte(docfake.PDF + "One.\fTwo.")
+	in := append(readOriginal(t, &intake.Reader{}, original, "two"), submit.Doc{ID: "plain", Source: "plain.txt", Text: "Plain text."})
+	if sum := e.submit(t, in); sum.Queued != 2 {
+		t.Fatalf("submit: %+v", sum)
+	}
+	e.processed(t, 2)
+	for _, tc := range []struct {
+		id, hash, body, pages string
+	}{
+		{"two", jobs.HashBytes(original), jobs.HashText("One.Two."), "[[0, 4], [4, 8]]"},
+		{"plain", jobs.HashText("Plain text."), jobs.HashText("Plain text."), ""},
+	} {
+		var hash, body, pages string
+		var joined int
+		if err := e.store.Pool().QueryRow(ctx, `SELECT d.content_hash, d.body_hash, coalesce(d.pages::text, ''),
+			(SELECT count(*) FROM results r WHERE r.document_id = d.id AND r.content_hash = d.content_hash)
+			FROM documents d WHERE d.id = $1`, tc.id).Scan(&hash, &body, &pages, &joined); err != nil {
+			t.Fatal(err)
+		}
+		if hash != tc.hash || body != tc.body || pages != tc.pages || joined != 1 {
+			t.Errorf("%s: content_hash %.12s, body_hash %.12s, pages %q, %d results under its hash; want %.12s, %.12s, %q and 1",
+				tc.id, hash, body, pages, joined, tc.hash, tc.body, tc.pages)
+		}
+	}
+}
+
+// TestResubmitDocumentToVersion: a document a reader made, resubmitted
+// under a newer schema version, keeps its identity (its original's hash),
+// its original and its pages, so its new result is keyed as its document
+// is; a plain text stays keyed by its text.
+func TestResubmitDocumentToVersion(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	original := []byte(docfake.PDF + "One.\f[scan]")
+	in := append(readOriginal(t, &intake.Reader{Native: true}, original, "two"), submit.Doc{ID: "plain", Source: "plain.txt", Text: "Plain text."})
+	if sum := e.submit(t, in); sum.Queued != 2 {
+		t.Fatalf("submit: %+v", sum)
+	}
+	e.processed(t, 2)
+	e.register(t, `{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string"}}}`)
+	sum, err := e.sub.Resubmit(ctx, e.store, submit.ResubmitRequest{Schema: "thing", ToVersion: 2, Provider: "openai:gpt-4o-mini", Run: "v2"})
+	if err != nil || sum.Queued != 2 {
+		t.Fatalf("resubmit: %+v, %v; want both queued", sum, err)
+	}
+	byID := map[string]*jobs.Envelope{}
+	for _, env := range e.queued(t, 4)[2:] {
+		byID[env.DocumentID] = env
+	}
+	if d := byID["two"]; d == nil || d.DocumentHash != jobs.HashBytes(original) || d.Original == nil || d.Reader != "fakepdf/7" ||
+		len(d.Pages) != 2 || d.Pages[1] != (jobs.Page{N: 2, Start: 4, End: 4}) || !slices.Equal(d.Scanned, []int{2}) {
+		t.Errorf("resubmitted document job %+v: want its original's hash, its original, reader, pages and page 2 as a scan", d)
+	}
+	if p := byID["plain"]; p == nil || p.DocumentHash != jobs.HashText("Plain text.") || p.Original != nil || p.Pages != nil {
+		t.Errorf("resubmitted text job %+v: want the text's hash and nothing more", p)
+	}
+}
+
+// readOriginal reads original, written to a file, with r as the document id.
+func readOriginal(t *testing.T, r *intake.Reader, original []byte, id string) []submit.Doc {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), id+".pdf")
+	if err := os.WriteFile(path, original, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return readAs(t, r, path, id)
 }

@@ -10,6 +10,7 @@ package submit
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/extractq/extractq/document"
 	"github.com/extractq/extractq/internal/intake"
@@ -59,7 +60,8 @@ func describe(env *jobs.Envelope, d Doc, original *jobs.ObjectRef) {
 			env.Pages = append(env.Pages, jobs.Page{N: p.Number, Start: p.Start, End: p.End, Label: p.Label})
 		}
 	}
-	env.Scanned = intake.UnreadPages(doc)
+	env.Scanned = append(intake.UnreadPages(doc), doc.Unreadable()...)
+	slices.Sort(env.Scanned)
 }
 
 // reread reads a job's original again from the object store, with the

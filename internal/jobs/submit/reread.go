@@ -31,6 +31,21 @@ type RereadCounts struct {
 	Changed   int `json:"changed"`   // whose text or pages changed: queued again
 	Unchanged int `json:"unchanged"` // skipped
 	Missing   int `json:"missing"`   // whose original is not in the object store
+	// Changes say which pages of each changed document changed.
+	Changes []PageChanges `json:"changes,omitempty"`
+}
+
+// PageChanges is what changed in one document read again.
+type PageChanges struct {
+	ID string `json:"id"`
+	// Pages are the numbers of the pages whose text or range changed,
+	// added pages and dropped ones included; nil when the stored text has
+	// no recorded pages (stored before pages were kept, or a format
+	// without pages): then only the whole text is known to have changed.
+	Pages []int `json:"pages,omitempty"`
+	// Before and After count the pages of the stored and the new text.
+	Before int `json:"before"`
+	After  int `json:"after"`
 }
 
 // CurrentReaders names the readers of this build ("pdf/4"). A format
@@ -93,7 +108,8 @@ func (s *Submitter) resubmitReread(ctx context.Context, st ResubmitStore, req Re
 		f.After = cands[len(cands)-1].ID
 		var items []item
 		var stored []audit.Document
-		var same [3][]string // ids, hashes, readers of the unchanged
+		var same [3][]string      // ids, hashes, readers of the unchanged
+		var changes []PageChanges // of the items, in order
 		now := time.Now().UTC()
 		for _, c := range cands {
 			sum.Selected++
@@ -133,12 +149,14 @@ func (s *Submitter) resubmitReread(ctx context.Context, st ResubmitStore, req Re
 				continue
 			}
 			sum.Reread.Reread++
-			if strings.TrimSpace(doc.Text) == "" && len(intake.UnreadPages(doc)) == 0 {
+			if strings.TrimSpace(doc.Text) == "" && len(intake.UnreadPages(doc)) == 0 && len(doc.Unreadable()) == 0 {
 				reject(fmt.Errorf("read the original again: %w: read as %s, no text in it", ErrBadInput, doc.Format))
 				continue
 			}
 			meta := rereadMetadata(c.Metadata, doc)
-			if doc.Text == c.Text && sameDescription(c.Metadata, meta) {
+			ranges := pageRanges(doc)
+			ch := changedPages(c.Document, doc, ranges)
+			if doc.Text == c.Text && sameDescription(c.Metadata, meta) && len(ch.Pages) == 0 {
 				sum.Reread.Unchanged++
 				same[0], same[1], same[2] = append(same[0], c.ID), append(same[1], c.Hash), append(same[2], doc.Reader.String())
 				continue
@@ -153,7 +171,8 @@ func (s *Submitter) resubmitReread(ctx context.Context, st ResubmitStore, req Re
 			}
 			describe(env, Doc{Document: doc, Original: b}, orig)
 			items = append(items, item{env: env, text: doc.Text})
-			stored = append(stored, audit.Document{ID: c.ID, Source: c.Source, Metadata: meta, Text: doc.Text})
+			stored = append(stored, audit.Document{ID: c.ID, Hash: c.OriginalHash, Source: c.Source, Metadata: meta, Text: doc.Text, Pages: ranges})
+			changes = append(changes, ch)
 		}
 		if err := s.publishAll(ctx, items); err != nil {
 			return sum, err
@@ -165,6 +184,7 @@ func (s *Submitter) resubmitReread(ctx context.Context, st ResubmitStore, req Re
 				continue
 			}
 			sum.Reread.Changed++
+			sum.Reread.Changes = append(sum.Reread.Changes, changes[i])
 			if it.dup {
 				sum.Duplicates++
 			} else {
@@ -181,6 +201,48 @@ func (s *Submitter) resubmitReread(ctx context.Context, st ResubmitStore, req Re
 			return sum, err
 		}
 	}
+}
+
+// pageRanges are doc's pages as the audit keeps them; nil for a document
+// without pages.
+func pageRanges(doc *document.Document) []audit.PageRange {
+	if len(doc.Pages) == 0 {
+		return nil
+	}
+	out := make([]audit.PageRange, len(doc.Pages))
+	for i, p := range doc.Pages {
+		out[i] = audit.PageRange{p.Start, p.End}
+	}
+	return out
+}
+
+// changedPages compares the stored text's pages with the new ones, page by
+// page number: a page changed when its text did, or when only one of the
+// two texts has it. Ranges are not compared: a page that moved because an
+// earlier one grew is the same page.
+func changedPages(old audit.Document, doc *document.Document, ranges []audit.PageRange) PageChanges {
+	ch := PageChanges{ID: old.ID, Before: len(old.Pages), After: len(ranges)}
+	if old.Pages == nil {
+		return ch
+	}
+	pageText := func(text string, r audit.PageRange) (string, bool) {
+		if r[0] < 0 || r[0] > r[1] || r[1] > len(text) {
+			return "", false
+		}
+		return text[r[0]:r[1]], true
+	}
+	for i := range max(len(old.Pages), len(ranges)) {
+		if i >= len(old.Pages) || i >= len(ranges) {
+			ch.Pages = append(ch.Pages, i+1)
+			continue
+		}
+		a, okA := pageText(old.Text, old.Pages[i])
+		b, okB := pageText(doc.Text, ranges[i])
+		if !okA || !okB || a != b {
+			ch.Pages = append(ch.Pages, i+1)
+		}
+	}
+	return ch
 }
 
 // rereadMetadata is the metadata of a document read again: what the reader

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -50,8 +51,9 @@ func TestResubmitReread(t *testing.T) {
 	if _, err := pool.Exec(ctx, `UPDATE documents SET metadata = jsonb_set(metadata, '{reader}', '"fakepdf/6"')`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pool.Exec(ctx, `UPDATE documents SET body = $1, content_hash = $2 WHERE id = 'changed'`,
-		"One-Two.", jobs.HashText("One-Two.")); err != nil {
+	// Its page 2 read differently.
+	if _, err := pool.Exec(ctx, `UPDATE documents SET body = $1, body_hash = $2, pages = '[[0, 4], [4, 8]]' WHERE id = 'changed'`,
+		"One.Two!", jobs.HashText("One.Two!")); err != nil {
 		t.Fatal(err)
 	}
 	obj, err := e.js.ObjectStore(ctx, jobs.DocsBucket)
@@ -91,8 +93,9 @@ func TestResubmitReread(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := submit.RereadCounts{Reread: 3, Changed: 1, Unchanged: 1, Missing: 1}
-	if sum.Selected != 4 || sum.Queued != 1 || sum.Reread == nil || *sum.Reread != want ||
+	want := submit.RereadCounts{Reread: 3, Changed: 1, Unchanged: 1, Missing: 1,
+		Changes: []submit.PageChanges{{ID: "changed", Pages: []int{2}, Before: 2, After: 2}}}
+	if sum.Selected != 4 || sum.Queued != 1 || sum.Reread == nil || !reflect.DeepEqual(*sum.Reread, want) ||
 		len(sum.Rejected) != 2 || sum.Rejected[0].ID != "gone" || sum.Rejected[1].ID != "void" {
 		t.Fatalf("reread: %+v (%+v), %v; want 4 selected, %+v, gone and void rejected", sum, sum.Reread, err, want)
 	}
@@ -217,4 +220,52 @@ func (e *env) processed(t *testing.T, n uint64) jetstream.Stream {
 		}
 	}
 	return st
+}
+
+// TestResubmitRereadAttachment: an e-mail's attachment is a document of its
+// own with its own original (its bytes, by their hash), so a re-read reads
+// it again by itself, without its carrier, and says which page changed.
+func TestResubmitRereadAttachment(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "mail.eml")
+	if err := os.WriteFile(path, []byte("FAKEMAIL\n  \n--- invoice.fpdf\n"+docfake.PDF+"Invoice 42\fTotal 9.50"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var in []submit.Doc
+	if err := (&intake.Reader{}).Read(ctx, []string{path}, func(d intake.Doc) error {
+		in = append(in, d)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// The carrier's body is empty: the attachment is the only document.
+	if len(in) != 1 || !strings.HasSuffix(in[0].ID, "mail.eml#invoice.fpdf") || in[0].Original == nil {
+		t.Fatalf("read %+v, want the attachment with its own bytes", in)
+	}
+	id, hash := in[0].ID, jobs.HashBytes(in[0].Original)
+	if sum := e.submit(t, in); sum.Queued != 1 {
+		t.Fatalf("submit: %+v", sum)
+	}
+	st := e.processed(t, 1)
+	if _, err := e.store.Pool().Exec(ctx, `UPDATE documents SET metadata = jsonb_set(metadata, '{reader}', '"fakepdf/6"'),
+		body = 'Invoice 42Total 9.5O', body_hash = $1`, jobs.HashText("Invoice 42Total 9.5O")); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := e.sub.Resubmit(ctx, e.store, submit.ResubmitRequest{Reread: true})
+	if err != nil || sum.Queued != 1 || sum.Reread == nil || len(sum.Reread.Changes) != 1 ||
+		!reflect.DeepEqual(sum.Reread.Changes[0], submit.PageChanges{ID: id, Pages: []int{2}, Before: 2, After: 2}) {
+		t.Fatalf("reread: %+v (%+v), %v; want the attachment queued, page 2 changed", sum, sum.Reread, err)
+	}
+	msg, err := st.GetMsg(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := jobs.DecodeEnvelope(msg.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.DocumentID != id || again.DocumentHash != hash || again.Original == nil || again.Text != "Invoice 42Total 9.50" {
+		t.Errorf("queued job %+v: want the attachment read again from its own original", again)
+	}
 }

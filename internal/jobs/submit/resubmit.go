@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/extractq/extractq/document"
@@ -288,11 +289,15 @@ func (s *Submitter) resubmitVersion(ctx context.Context, st ResubmitStore, req R
 				sum.Rejected = append(sum.Rejected, Rejection{ID: c.ID, Source: c.Source, Reason: "its text was never stored: submit the file again"})
 				continue
 			}
-			items = append(items, item{text: c.Text, env: &jobs.Envelope{
+			env := &jobs.Envelope{
 				DocumentID: c.ID, Metadata: c.Metadata, Schema: ref, Run: req.Run,
 				Provider: req.Provider, Model: model, Pool: pool, Options: req.Options, SubmittedAt: now,
 				Resubmission: fmt.Sprintf("schema:%s:%d", ref.Name, ref.Version),
-			}})
+			}
+			if c.Original {
+				withOriginal(env, c)
+			}
+			items = append(items, item{text: c.Text, env: env})
 		}
 		if len(items) == 0 {
 			return sum, nil
@@ -322,6 +327,29 @@ func (s *Submitter) resubmitVersion(ctx context.Context, st ResubmitStore, req R
 		}
 		if err := st.MarkResubmitted(ctx, req.Schema, req.ToVersion, ids); err != nil {
 			return sum, err
+		}
+	}
+}
+
+// withOriginal gives a resubmitted job of a document a reader made its
+// identity, original, reader and pages as the audit keeps them, so that its
+// result is keyed as the document is and its sources carry pages. A page
+// whose stored text is blank goes as a scan: the worker reads the original
+// again for it (a picture, or the whole PDF).
+func withOriginal(env *jobs.Envelope, c audit.ResubmitCandidate) {
+	env.Original = &jobs.ObjectRef{Bucket: jobs.DocsBucket, Name: c.Hash}
+	env.OriginalHash, env.Reader = c.Hash, c.Reader
+	if len(c.Pages) > maxEnvelopePages {
+		return
+	}
+	for i, p := range c.Pages {
+		if p[0] < 0 || p[0] > p[1] || p[1] > len(c.Text) {
+			env.Pages, env.Scanned = nil, nil // not this text's pages: none rather than wrong ones
+			return
+		}
+		env.Pages = append(env.Pages, jobs.Page{N: i + 1, Start: p[0], End: p[1]})
+		if strings.TrimSpace(c.Text[p[0]:p[1]]) == "" {
+			env.Scanned = append(env.Scanned, i+1)
 		}
 	}
 }

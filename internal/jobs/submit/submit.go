@@ -280,6 +280,9 @@ func (s *Submitter) stage(ctx context.Context, job Job, batch []Doc, sum *Summar
 	docs := make([]audit.Document, len(batch))
 	for i, d := range batch {
 		docs[i] = audit.Document{ID: d.ID, Hash: contentHash(d), Source: d.Source, Metadata: d.Metadata, Text: d.Text}
+		if d.Document != nil {
+			docs[i].Pages = pageRanges(d.Document)
+		}
 	}
 	if err := s.store.PutDocuments(ctx, docs); err != nil {
 		if ctx.Err() != nil {

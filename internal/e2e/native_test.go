@@ -1,0 +1,193 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/extractq/extractq/internal/audit/audittest"
+	"github.com/extractq/extractq/internal/e2e/fleettest"
+	"github.com/extractq/extractq/internal/intake"
+	"github.com/extractq/extractq/internal/jobs"
+	"github.com/extractq/extractq/internal/jobs/submit"
+	"github.com/extractq/extractq/internal/providers"
+	"github.com/extractq/extractq/internal/ratelimit"
+	"github.com/extractq/extractq/internal/sim"
+	"github.com/extractq/extractq/internal/worker"
+	"github.com/extractq/extractq/llm"
+	"github.com/extractq/extractq/schema"
+)
+
+// bodyRecorder keeps the body of every request it forwards.
+type bodyRecorder struct {
+	base http.RoundTripper
+	mu   sync.Mutex
+	seen []string
+}
+
+func (r *bodyRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body != nil {
+		b, err := io.ReadAll(req.Body)
+		if err != nil {
+			return nil, err
+		}
+		req.Body = io.NopCloser(bytes.NewReader(b))
+		r.mu.Lock()
+		r.seen = append(r.seen, string(b))
+		r.mu.Unlock()
+	}
+	return r.base.RoundTrip(req)
+}
+
+func (r *bodyRecorder) bodies() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.seen...)
+}
+
+// TestNativePDFThroughWorker: a PDF submitted with input native travels as
+// a reference to its original in the object store (not its bytes), and a
+// real worker sends it whole, as an OpenAI file part, to a model that reads
+// PDFs; the simulator answers from its text layer and the result is valid.
+// The same PDF for a model that reads no PDFs is dead-lettered naming the
+// remedies, before any call. A PDF whose page 2 is a JBIG2 scan the reader
+// cannot decode goes whole to the model that reads PDFs with input auto.
+func TestNativePDFThroughWorker(t *testing.T) {
+	ctx := t.Context()
+	st, _ := audittest.Store(t)
+	js := natsForTest(t)
+	srv := sim.New(fleettest.CleanProfile(), sim.WithSeed(3))
+	defer srv.Close()
+	rec := &bodyRecorder{base: srv.Transport()}
+	hc := &http.Client{Transport: rec}
+
+	pdf, err := os.ReadFile("../../examples/documents/invoice-two-pages.pdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := schema.Compile([]byte(fleettest.Schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := submit.New(js, st)
+	ref, err := sub.RegisterSchema(ctx, "invoice", sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A JBIG2 scan on page 2, which the reader cannot decode: with input
+	// auto it goes whole to the model that reads PDFs.
+	jbig2, err := os.ReadFile("../../document/testdata/unreadable/jbig2-page.pdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const pool = "docs"
+	r := &intake.Reader{WholePDF: true}
+	for _, d := range []struct {
+		id, provider, input string
+		pdf                 []byte
+	}{
+		{"reads-pdf", "openai:gpt-4o", "native", pdf},
+		{"reads-no-pdf", "openai:gpt-4", "native", pdf},
+		{"jbig2-auto", "openai:gpt-4o", "", jbig2},
+	} {
+		model, _, err := submit.ResolveProvider(d.provider)
+		if err != nil {
+			t.Fatal(err)
+		}
+		job := submit.Job{Schema: ref, Provider: d.provider, Model: model, Pool: pool, Run: "native",
+			Options: jobs.Options{Input: d.input}}
+		sum, err := sub.Submit(ctx, job, func(fn func(submit.Doc) error) error {
+			return r.ReadBytes(ctx, d.id, d.id+".pdf", d.pdf, fn)
+		}, nil)
+		if err != nil || sum.Queued != 1 {
+			t.Fatalf("submit %s: %+v, %v", d.id, sum, err)
+		}
+	}
+	// The jobs carry the original by reference.
+	stream, err := js.Stream(ctx, jobs.JobsStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seq := uint64(1); seq <= 2; seq++ {
+		msg, err := stream.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env, err := jobs.DecodeEnvelope(msg.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if env.Original == nil || env.Original.Name != jobs.HashBytes(pdf) || env.Options.Input != "native" || len(msg.Data) >= len(pdf) {
+			t.Fatalf("job %d: original %+v, input %q, %d bytes; want a reference to the PDF's sha256, input native and fewer bytes than the PDF's %d",
+				seq, env.Original, env.Options.Input, len(msg.Data), len(pdf))
+		}
+	}
+
+	writer, err := st.NewWriter(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := worker.New(js, writer, fastEngine(),
+		worker.WithID("native-worker"),
+		worker.WithPools(worker.Pool{Name: pool, Concurrency: 2, Budget: ratelimit.NewPool(pool, ratelimit.Limits{Concurrency: 2}, ratelimit.WithLogger(quietLogger()))}),
+		worker.WithConsumerSettings(jobs.ConsumerSettings{AckWait: 10 * time.Second, MaxDeliver: 3, MaxAckPending: 10}),
+		worker.WithProviders(func(spec string) (llm.Provider, error) {
+			return providers.New(spec, providers.WithBaseURL("http://sim.invalid/v1"), providers.WithHTTPClient(hc), providers.WithAPIKey("sk-native-test-not-a-key"))
+		}),
+		worker.WithLogger(quietLogger()), worker.WithPullWait(500*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(rctx) }()
+	waitSettled(t, st, 3, 2*time.Minute)
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := writer.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, tc := range []struct{ doc, status, reason string }{
+		{"reads-pdf", "ok", ""},
+		{"jbig2-auto", "ok", ""},
+		{"reads-no-pdf", "fatal", "--input text"},
+	} {
+		var status, reason string
+		if err := st.Pool().QueryRow(ctx, `SELECT status, coalesce(reason, '') FROM jobs WHERE document_id = $1`, tc.doc).Scan(&status, &reason); err != nil {
+			t.Fatal(err)
+		}
+		if status != tc.status || !strings.Contains(reason, tc.reason) || tc.reason != "" && !strings.Contains(reason, "reads no PDFs") {
+			t.Errorf("%s: status %q, reason %q; want %q naming %q", tc.doc, status, reason, tc.status, tc.reason)
+		}
+	}
+	for _, id := range []string{"reads-pdf", "jbig2-auto"} {
+		var value []byte
+		if err := st.Pool().QueryRow(ctx, `SELECT value::text FROM results WHERE document_id = $1`, id).Scan(&value); err != nil {
+			t.Fatal(err)
+		}
+		if v, err := sc.ValidateJSON(value); err != nil || len(v) > 0 {
+			t.Errorf("%s: result %s: %v %v", id, value, v, err)
+		}
+	}
+	bodies := rec.bodies()
+	if len(bodies) < 2 {
+		t.Fatalf("%d requests reached the simulator, want one per document sent", len(bodies))
+	}
+	for _, b := range bodies {
+		if !strings.Contains(b, `"model":"gpt-4o"`) {
+			t.Errorf("a request for another model than gpt-4o reached the simulator: %.200s", b)
+		}
+		if !strings.Contains(b, `"type":"file"`) || !strings.Contains(b, `"file_data":"data:application/pdf;base64,`) {
+			t.Errorf("request without the PDF as a file part: %.300s", b)
+		}
+	}
+}
