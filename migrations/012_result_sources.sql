@@ -1,0 +1,29 @@
+-- Migration 12: where each value of a result was found ("pages to the
+-- end").
+--
+-- sources is the result's grounding, written by the worker in the same
+-- COPY as the result: a JSON object from each string and number's JSON
+-- pointer to its source, in llm.Source's shape:
+--   {"/total": {"start": 812, "end": 820, "chunk": 0, "match": "exact",
+--               "page": 2, "page_start": 95, "page_end": 103,
+--               "box": {"x0": 72, "y0": 640, "x1": 540, "y1": 652},
+--               "snippet": "Total due: 1,234.50 EUR"}}
+-- start/end count characters of the document's text, page_start/page_end
+-- of the page; page, page_label, page_start, page_end and box are absent
+-- for a document without pages. NULL: the result has no sources (written
+-- before this migration, or of a text that was neither split nor read by a
+-- format reader). Adding a nullable column without a default rewrites
+-- nothing: old rows read as NULL.
+ALTER TABLE results ADD COLUMN IF NOT EXISTS sources jsonb;
+
+-- The view gains the column at its end (CREATE OR REPLACE VIEW may only
+-- append columns).
+CREATE OR REPLACE VIEW latest_valid_results AS
+SELECT DISTINCT ON (r.schema_name, r.document_id)
+       r.document_id, r.schema_name, r.schema_version, r.schema_fingerprint, r.model, r.provider,
+       r.value, r.attempts, r.prompt_tokens, r.completion_tokens, r.run, r.job_id, r.created_at,
+       r.content_hash, r.redacted, r.sources
+FROM results r LEFT JOIN documents d ON d.id = r.document_id
+WHERE d.id IS NULL OR r.content_hash = '' OR r.content_hash = d.content_hash
+ORDER BY r.schema_name, r.document_id, (r.content_hash = d.content_hash) IS TRUE DESC,
+         r.schema_version DESC, r.created_at DESC;
