@@ -37,7 +37,7 @@ type Record struct {
 	// the page, box, snippet), keyed by JSON pointer; stored with the
 	// result. nil when the result has none.
 	Sources map[string]llm.Source
-	Usage    llm.Usage       // summed over Attempts
+	Usage   llm.Usage // summed over Attempts
 
 	// Final is false when the job will be redelivered (a transport outage
 	// nak'd with delay): attempts are recorded, the job stays open.
