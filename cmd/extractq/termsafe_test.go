@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/extractq/extractq/internal/audit"
+	"github.com/extractq/extractq/internal/fleetview"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/llm"
 )
@@ -28,7 +29,8 @@ func TestHumanOutputEscapesControls(t *testing.T) {
 		Jobs:       []audit.JobInfo{{JobID: "j1", DocumentID: hostile, Run: hostile, SchemaName: "invoice", ContentHash: "aaaa", Status: "exhausted", Reason: hostile}},
 		Attempts: []audit.AttemptInfo{{JobID: "j1", Raw: "line one\n" + hostile, ErrorMessage: hostile, ErrorClass: "schema",
 			Violations: json.RawMessage(`[{"message":"` + strings.ReplaceAll(hostile, "\x1b", `\u001b`) + `"}]`)}},
-		Results:     []audit.ResultInfo{{SchemaName: "invoice", ContentHash: "aaaa", Value: json.RawMessage(`{"vendor":"x"}`), Redacted: true}},
+		Results:     []audit.ResultInfo{{SchemaName: "invoice", ContentHash: "aaaa", Value: json.RawMessage(`{"vendor":"x"}`), Redacted: true,
+			Sources: map[string]llm.Source{"/vendor" + hostile: {Page: 1, PageLabel: hostile, Snippet: hostile}}}},
 		DeadLetters: []audit.DeadLetterInfo{{Stream: "EXTRACTQ_DLQ", JobID: "j1", Reason: hostile}},
 	}
 	l := &jobs.Letter{Seq: 7, Time: now, DeadLetter: jobs.DeadLetter{
@@ -36,13 +38,15 @@ func TestHumanOutputEscapesControls(t *testing.T) {
 		Result:   llm.Result{Outcome: llm.OutcomeExhausted, Reason: hostile, Attempts: []llm.Attempt{{N: 1, Raw: hostile, Error: hostile}}},
 		WorkerID: hostile,
 	}}
+	places := &fleetview.LetterPlaces{Violations: []audit.FieldSource{{Field: "/total", Page: 2, Start: 0, End: 3, Snippet: hostile}}}
 	tests := []struct {
 		name  string
 		print func(*bytes.Buffer)
 		want  []string
 	}{
-		{"history", func(b *bytes.Buffer) { printHistory(b, h) }, []string{`inv\x1b[2J\x1b[H\x1b]0;pwned\x07\rOK\u009b31m\u202e`, "line one\n", "text aaaa… (current)", "REDACTED"}},
-		{"dlq show", func(b *bytes.Buffer) { printLetter(b, l) }, []string{`inv\x1b[2J\x1b[H`, `\rOK`}},
+		{"history", func(b *bytes.Buffer) { printHistory(b, h) }, []string{`inv\x1b[2J\x1b[H\x1b]0;pwned\x07\rOK\u009b31m\u202e`, "line one\n", "text aaaa… (current)", "REDACTED",
+			`source /vendorinv\x1b[2J`, `page 1 (inv\x1b[2J`, `"inv\x1b[2J\x1b[H\x1b]0;pwned\a\rOK\u009b31m\u202e"`}},
+		{"dlq show", func(b *bytes.Buffer) { printLetter(b, l, places) }, []string{`inv\x1b[2J\x1b[H`, `\rOK`, `misread    /total  page 2  chars 0-3  "inv\x1b`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -586,8 +586,10 @@ func toPending(rec *Record, now time.Time) (*pending, error) {
 				rec.JobID, i, ErrInvalidRecord)
 		}
 		redacted := bytes.Contains(rec.Value, []byte(redact.Marker))
-		// Snippets are the document's own text: storable like diagnostics.
-		sources := marshalOrEmpty(rec.Sources, len(rec.Sources))
+		var sources string
+		if len(rec.Sources) > 0 {
+			sources = string(appendSources(make([]byte, 0, 160*len(rec.Sources)), rec.Sources))
+		}
 		p.result = make(tuple, 0, 164+len(rec.DocumentID)+len(rec.SchemaFingerprint)+len(rec.Value)+len(rec.JobID)+len(rec.DocumentHash)+len(sources)).row(len(resultsTable.columns)).
 			text(rec.DocumentID).text(rec.SchemaFingerprint).text(rec.Model).text(rec.SchemaName).int4(version).
 			text(rec.Provider).jsonb(string(rec.Value)).int4(int32(len(rec.Attempts))).int8(pt).int8(ct).
