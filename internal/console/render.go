@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/extractq/extractq/internal/audit"
 )
 
 // pages are the parsed templates, one set per page (each page defines
@@ -127,6 +129,8 @@ func templateFuncs(base string) template.FuncMap {
 		"short":    shorten,
 		"add":      func(a, b int) int { return a + b },
 		"statusOf": statusClass,
+		// sourceList orders a result's sources for the page (audit.SourceList).
+		"sourceList": audit.SourceList,
 		"runURL":   func(name string) string { return buildURL(base, "/run", "name!", name) },
 		"indent":   func(n int) string { return strings.Repeat("  ", n) },
 		"orRoot":   func(p string) string { return orDefault(p, "/ (the whole value)") },
