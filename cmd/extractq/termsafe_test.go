@@ -29,7 +29,7 @@ func TestHumanOutputEscapesControls(t *testing.T) {
 		Jobs:       []audit.JobInfo{{JobID: "j1", DocumentID: hostile, Run: hostile, SchemaName: "invoice", ContentHash: "aaaa", Status: "exhausted", Reason: hostile}},
 		Attempts: []audit.AttemptInfo{{JobID: "j1", Raw: "line one\n" + hostile, ErrorMessage: hostile, ErrorClass: "schema",
 			Violations: json.RawMessage(`[{"message":"` + strings.ReplaceAll(hostile, "\x1b", `\u001b`) + `"}]`)}},
-		Results:     []audit.ResultInfo{{SchemaName: "invoice", ContentHash: "aaaa", Value: json.RawMessage(`{"vendor":"x"}`), Redacted: true,
+		Results: []audit.ResultInfo{{SchemaName: "invoice", ContentHash: "aaaa", Value: json.RawMessage(`{"vendor":"x"}`), Redacted: true,
 			Sources: map[string]llm.Source{"/vendor" + hostile: {Page: 1, PageLabel: hostile, Snippet: hostile}}}},
 		DeadLetters: []audit.DeadLetterInfo{{Stream: "EXTRACTQ_DLQ", JobID: "j1", Reason: hostile}},
 	}
