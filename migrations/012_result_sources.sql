@@ -17,13 +17,17 @@
 ALTER TABLE results ADD COLUMN IF NOT EXISTS sources jsonb;
 
 -- The view gains the column at its end (CREATE OR REPLACE VIEW may only
--- append columns).
+-- append columns), and shows the results of documents a format reader
+-- made (a PDF, an e-mail: metadata has "reader"). Their results are keyed
+-- by the original's hash, never the stored text's, so the view hid every
+-- one of them; now the newest under the highest schema version counts (a
+-- changed original's new result replaces the old one once it is made).
 CREATE OR REPLACE VIEW latest_valid_results AS
 SELECT DISTINCT ON (r.schema_name, r.document_id)
        r.document_id, r.schema_name, r.schema_version, r.schema_fingerprint, r.model, r.provider,
        r.value, r.attempts, r.prompt_tokens, r.completion_tokens, r.run, r.job_id, r.created_at,
        r.content_hash, r.redacted, r.sources
 FROM results r LEFT JOIN documents d ON d.id = r.document_id
-WHERE d.id IS NULL OR r.content_hash = '' OR r.content_hash = d.content_hash
+WHERE d.id IS NULL OR r.content_hash = '' OR r.content_hash = d.content_hash OR d.metadata ? 'reader'
 ORDER BY r.schema_name, r.document_id, (r.content_hash = d.content_hash) IS TRUE DESC,
          r.schema_version DESC, r.created_at DESC;

@@ -54,12 +54,14 @@ func (s *Store) ExportResults(ctx context.Context, f ExportFilter, fn func(*Resu
 		return 0, fmt.Errorf("audit: export: a schema name is required (--schema NAME)")
 	}
 	// Only results of the text each document has now (see
-	// latest_valid_results). For a whole schema PostgreSQL hash-joins
+	// latest_valid_results); a document a format reader made keys its
+	// results by its original's hash, so every one of its results counts
+	// (the newest wins). For a whole schema PostgreSQL hash-joins
 	// documents and sorts before the first row; rows still reach fn one at
 	// a time, so memory here stays constant.
 	const from = ` FROM results r LEFT JOIN documents d ON d.id = r.document_id
 		WHERE r.schema_name = $1 AND ($2 = '' OR r.run = $2) AND ($3 = 0 OR r.schema_version = $3)
-		  AND (d.id IS NULL OR r.content_hash = '' OR r.content_hash = d.content_hash)`
+		  AND (d.id IS NULL OR r.content_hash = '' OR r.content_hash = d.content_hash OR d.metadata ? 'reader')`
 	sql := "SELECT DISTINCT ON (r.document_id) " + resultCols + from + `
 		ORDER BY r.document_id, (r.content_hash = d.content_hash) IS TRUE DESC, r.schema_version DESC, r.created_at DESC`
 	if f.Version != 0 {

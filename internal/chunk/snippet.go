@@ -38,6 +38,17 @@ func Snippet(doc string, start, end int) string {
 		}
 		hi += size
 	}
+	// A cut context starts and ends at a word.
+	if lo > 0 && doc[lo-1] != '\n' {
+		if i := strings.IndexAny(doc[lo:start], " \t"); i >= 0 {
+			lo += i + 1
+		}
+	}
+	if hi < len(doc) && doc[hi] != '\n' {
+		if i := strings.LastIndexAny(doc[end:hi], " \t"); i >= 0 {
+			hi = end + i
+		}
+	}
 	v := doc[start:end]
 	if r := []rune(v); len(r) > snippetValue {
 		v = string(r[:snippetValue/2]) + " … " + string(r[len(r)-snippetValue/2:])

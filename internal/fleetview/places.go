@@ -81,10 +81,12 @@ func PlaceLetter(dl *jobs.DeadLetter, text string) LetterPlaces {
 		found := audit.SourceList(sources)
 		seen := map[string]bool{}
 		for _, v := range a.Violations {
-			// The value at the pointer, else the first value under it (an
-			// object missing a member is placed by what it has).
+			// The value at the pointer, else the first value under it; not
+			// for an object missing a member or holding one too many: the
+			// members it has are not what is wrong.
+			under := v.Pointer != "" && v.Keyword != "required" && v.Keyword != "additionalProperties"
 			for _, f := range found {
-				if (f.Field == v.Pointer || strings.HasPrefix(f.Field, v.Pointer+"/")) && !seen[f.Field] {
+				if (f.Field == v.Pointer || under && strings.HasPrefix(f.Field, v.Pointer+"/")) && !seen[f.Field] {
 					seen[f.Field] = true
 					out.Violations = append(out.Violations, f)
 					break

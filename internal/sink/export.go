@@ -38,7 +38,7 @@ SELECT * FROM (
          coalesce(d.source, '') AS source, r.value, r.sources
   FROM results r LEFT JOIN documents d ON d.id = r.document_id
   WHERE r.schema_name = $1 AND ($2::text = '' OR r.run = $2) AND ($3::int = 0 OR r.schema_version = $3)
-    AND (d.id IS NULL OR r.content_hash = '' OR r.content_hash = d.content_hash)
+    AND (d.id IS NULL OR r.content_hash = '' OR r.content_hash = d.content_hash OR d.metadata ? 'reader')
   ORDER BY r.document_id, (r.content_hash = d.content_hash) IS TRUE DESC, r.schema_version DESC, r.created_at DESC
 ) q
 WHERE $4::text = '' OR NOT EXISTS (
