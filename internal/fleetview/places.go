@@ -26,10 +26,10 @@ type LetterPlaces struct {
 }
 
 // Empty reports whether nothing could be placed.
-func (p *LetterPlaces) Empty() bool { return len(p.Violations) == 0 && p.FirstPage == 0 }
+func (p LetterPlaces) Empty() bool { return len(p.Violations) == 0 && p.FirstPage == 0 }
 
 // Pages names the pages, "page 3" or "pages 3-4"; "" for none.
-func (p *LetterPlaces) Pages() string {
+func (p LetterPlaces) Pages() string {
 	switch {
 	case p.FirstPage == 0:
 		return ""
