@@ -593,7 +593,7 @@ func toPending(rec *Record, now time.Time) (*pending, error) {
 		p.result = make(tuple, 0, 164+len(rec.DocumentID)+len(rec.SchemaFingerprint)+len(rec.Value)+len(rec.JobID)+len(rec.DocumentHash)+len(sources)).row(len(resultsTable.columns)).
 			text(rec.DocumentID).text(rec.SchemaFingerprint).text(rec.Model).text(rec.SchemaName).int4(version).
 			text(rec.Provider).jsonb(string(rec.Value)).int4(int32(len(rec.Attempts))).int8(pt).int8(ct).
-			text(rec.Run).text(rec.JobID).text(rec.DocumentHash).bool(redacted).jsonb(sources)
+			text(rec.Run).text(rec.JobID).text(rec.DocumentHash).bool(redacted).json(sources)
 	}
 	if d := rec.DeadLetter; d != nil {
 		if err := checkKey("dead-letter stream", d.Stream); err != nil {
