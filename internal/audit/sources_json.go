@@ -11,8 +11,8 @@ import (
 // appendSources appends sources as a JSON object in llm.Source's shape
 // (pointers in order; chunk, page fields, box and snippet only when set),
 // the stored form of results.sources. It is written by hand because the
-// writer is the fleet's hot path: encoding/json and redaction took six
-// times as long as the rest of a record. Snippets are the document's own
+// writer is the fleet's hot path: encoding/json and redaction of a dozen
+// sources cost more than the rest of the record's encoding. Snippets are the document's own
 // text (stored whole in documents), so they are not redacted; NUL and
 // invalid UTF-8 become U+FFFD, as in every diagnostic.
 func appendSources(b []byte, sources map[string]llm.Source) []byte {
