@@ -28,7 +28,9 @@ import (
 // flushers (default 2), BRAW the raw COPY streams (default: as many as
 // flushers), BSOURCES the sources of each result (default 0: none, as a
 // plain text sent whole has; a one-page invoice read from a PDF has about
-// a dozen).
+// a dozen):
+//
+//	BSOURCES=12 go test -run '^$' -bench WriterVsRawCopy -benchtime 2x ./internal/audit/
 func BenchmarkWriterVsRawCopy(b *testing.B) {
 	const records, attempts, batchRows = 20000, 3, 4000
 	flushers, streams := 2, 0
