@@ -159,10 +159,7 @@ func newDLQShowCmd() *cobra.Command {
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
-				return enc.Encode(struct {
-					*jobs.Letter
-					Places *fleetview.LetterPlaces `json:"places,omitempty"`
-				}{l, omitEmpty(&places)})
+				return enc.Encode(letterJSON(l, &places))
 			}
 			printLetter(cmd.OutOrStdout(), l, &places)
 			return nil
@@ -225,12 +222,16 @@ func printLetter(w io.Writer, l *jobs.Letter, places *fleetview.LetterPlaces) {
 	}
 }
 
-// omitEmpty is p, or nil when nothing was placed.
-func omitEmpty(p *fleetview.LetterPlaces) *fleetview.LetterPlaces {
-	if p.Empty() {
-		return nil
+// letterJSON is what `dlq show --json` prints: the letter with its
+// places, "places" left out when nothing was placed.
+func letterJSON(l *jobs.Letter, places *fleetview.LetterPlaces) any {
+	if places.Empty() {
+		places = nil
 	}
-	return p
+	return struct {
+		*jobs.Letter
+		Places *fleetview.LetterPlaces `json:"places,omitempty"`
+	}{l, places}
 }
 
 func orRoot(p string) string {

@@ -65,3 +65,38 @@ func TestHumanOutputEscapesControls(t *testing.T) {
 		})
 	}
 }
+
+// TestDLQShowJSONPlaces: `dlq show --json` is the letter with "places"
+// added beside its own fields, and without it when nothing was placed.
+func TestDLQShowJSONPlaces(t *testing.T) {
+	t.Parallel()
+	l := &jobs.Letter{Seq: 9, DeadLetter: jobs.DeadLetter{Job: jobs.Envelope{JobID: "j9"}, Result: llm.Result{Reason: "still invalid"}}}
+	places := &fleetview.LetterPlaces{FirstPage: 2, LastPage: 3, Violations: []audit.FieldSource{{Field: "/total", Page: 2, Start: 4, End: 9, Snippet: "Total 12,50"}}}
+	tests := []struct {
+		name   string
+		places *fleetview.LetterPlaces
+		want   []string
+		absent string
+	}{
+		{"placed", places, []string{`"seq":9`, `"job_id":"j9"`, `"reason":"still invalid"`,
+			`"places":{"violations":[{"field":"/total","page":2,"start":4,"end":9,"snippet":"Total 12,50"}],"first_page":2,"last_page":3}`}, ""},
+		{"nothing placed", &fleetview.LetterPlaces{}, []string{`"seq":9`}, `"places"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b, err := json.Marshal(letterJSON(l, tt.places))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(string(b), w) {
+					t.Errorf("%s lacks %s", b, w)
+				}
+			}
+			if tt.absent != "" && strings.Contains(string(b), tt.absent) {
+				t.Errorf("%s has %s", b, tt.absent)
+			}
+		})
+	}
+}
