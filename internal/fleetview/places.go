@@ -40,7 +40,7 @@ func (p LetterPlaces) Pages() string {
 }
 
 // PlaceLetter finds where a dead letter's failure lies in text, the job's
-// document text (the letter's own, else the audit's; "" when neither has
+// document text (the letter's own, the object store's or the audit's; "" when none has
 // it): the violating values of its last answer that carries violations,
 // grounded as a result's values are (extractq.Locate), and the pages of
 // the part that failed. Without text only the pages of a document sent
