@@ -210,25 +210,44 @@ func hasText(doc *document.Document, p document.Page) bool {
 // within the page and its box.
 func locate(doc *document.Document, res *llm.Result) {
 	if res.Sources == nil && len(res.Value) > 0 {
-		// Numbers stay json.Number, as Ground wants them.
-		d := json.NewDecoder(bytes.NewReader(res.Value))
-		d.UseNumber()
-		var v any
-		if d.Decode(&v) == nil {
-			g := chunk.Ground(doc.Text, v, nil, nil)
-			res.Sources, res.Ungrounded = g.Sources, g.Ungrounded
-		}
+		res.Sources, res.Ungrounded = Locate(doc, res.Value)
+		return
 	}
-	if len(doc.Pages) == 0 || len(res.Sources) == 0 {
+	paginate(doc, res.Sources)
+}
+
+// Locate finds the strings and numbers of value in doc, as ExtractDocument
+// does for a result: each one's JSON pointer maps to its Source (range,
+// snippet, and for a document with pages its page, range within the page
+// and box); ungrounded lists those found nowhere. Use it to place a value
+// from elsewhere in its document, e.g. a failed attempt's invalid fields.
+// A value that is not JSON finds nothing.
+func Locate(doc *document.Document, value json.RawMessage) (sources map[string]llm.Source, ungrounded []string) {
+	// Numbers stay json.Number, as Ground wants them.
+	d := json.NewDecoder(bytes.NewReader(value))
+	d.UseNumber()
+	var v any
+	if doc == nil || d.Decode(&v) != nil {
+		return nil, nil
+	}
+	g := chunk.Ground(doc.Text, v, nil, nil)
+	paginate(doc, g.Sources)
+	return g.Sources, g.Ungrounded
+}
+
+// paginate gives each source its page, its range within the page and its
+// box.
+func paginate(doc *document.Document, sources map[string]llm.Source) {
+	if len(doc.Pages) == 0 || len(sources) == 0 {
 		return
 	}
 	// Sources count characters; pages count bytes.
 	var chars []int
-	for _, src := range res.Sources {
+	for _, src := range sources {
 		chars = append(chars, src.Start, src.End)
 	}
 	at := byteOffsets(doc.Text, chars)
-	for ptr, src := range res.Sources {
+	for ptr, src := range sources {
 		start, end := at[src.Start], at[src.End]
 		p := doc.PageAt(start)
 		if p == nil {
@@ -238,7 +257,7 @@ func locate(doc *document.Document, res *llm.Result) {
 		src.Page, src.PageLabel = p.Number, p.Label
 		src.PageStart, src.PageEnd = src.Start-pageChar, src.End-pageChar
 		src.Box = boxOf(p.Blocks, start, end)
-		res.Sources[ptr] = src
+		sources[ptr] = src
 	}
 }
 

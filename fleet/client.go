@@ -216,7 +216,12 @@ type Result struct {
 	Attempts      int
 	Tokens        int64
 	Value         json.RawMessage
-	CreatedAt     time.Time
+	// Sources say where each value was found in the document (page, range
+	// within the page, box, snippet), by JSON pointer; nil when the
+	// result has none (a plain text sent whole, a result stored before
+	// the audit kept sources).
+	Sources   map[string]llm.Source
+	CreatedAt time.Time
 }
 
 // Results returns the valid results stored for a document (one per
@@ -231,7 +236,7 @@ func (c *Client) Results(ctx context.Context, documentID string) ([]Result, erro
 	for _, r := range h.Results {
 		out = append(out, Result{DocumentID: r.DocumentID, Schema: r.SchemaName, SchemaVersion: r.SchemaVersion, Provider: r.Provider,
 			Model: r.Model, Run: r.Run, JobID: r.JobID, Attempts: r.Attempts, Tokens: r.PromptTokens + r.CompletionTokens,
-			Value: r.Value, CreatedAt: r.CreatedAt})
+			Value: r.Value, Sources: r.Sources, CreatedAt: r.CreatedAt})
 	}
 	return out, nil
 }

@@ -210,7 +210,8 @@ type Span struct {
 // differed). For a document read with pages (extractq.ExtractDocument),
 // Page is the 1-based page holding Start, PageStart and PageEnd the same
 // range counted from the page's first character, and Box where the value
-// lies on the page when the reader has layout.
+// lies on the page when the reader has layout. Snippet is the document's
+// text there with a little context, as a reviewer reads it.
 type Source struct {
 	Start int    `json:"start"`
 	End   int    `json:"end"`
@@ -222,6 +223,10 @@ type Source struct {
 	PageStart int    `json:"page_start,omitempty"`
 	PageEnd   int    `json:"page_end,omitempty"`
 	Box       *Box   `json:"box,omitempty"`
+	// Snippet is the value as the document writes it, with up to 30
+	// characters of its line either side ("…" where cut; white space
+	// runs as one space).
+	Snippet string `json:"snippet,omitempty"`
 }
 
 // Box is a rectangle on a page in points (1/72 inch), origin at the top

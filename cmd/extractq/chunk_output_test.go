@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/extractq/extractq/internal/audit"
+	"github.com/extractq/extractq/internal/fleetview"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/llm"
 )
@@ -49,9 +50,9 @@ func TestOutputNamesChunks(t *testing.T) {
 	}{
 		{"history", capture(func(b *bytes.Buffer) { printHistory(b, h) }),
 			[]string{"chunk 3 (characters 1460-2048)", "prefill value at /items/0/sku", "prefill whole at /"}, nil},
-		{"dlq show", capture(func(b *bytes.Buffer) { printLetter(b, l) }),
+		{"dlq show", capture(func(b *bytes.Buffer) { printLetter(b, l, &fleetview.LetterPlaces{}) }),
 			[]string{"failed     chunk 3 of 7 (characters 1460-2048): 2 attempts; no JSON found in the answer", "\n  chunk 3 (characters 1460-2048)\n"}, nil},
-		{"dlq show of a whole document", capture(func(b *bytes.Buffer) { printLetter(b, plain) }), nil, []string{"failed ", "chunk"}},
+		{"dlq show of a whole document", capture(func(b *bytes.Buffer) { printLetter(b, plain, &fleetview.LetterPlaces{}) }), nil, []string{"failed ", "chunk"}},
 		{"dlq list", letterRow(l), []string{"\t3/7\tchunk 3 of 7"}, nil},
 		{"dlq list of a whole document", letterRow(plain), []string{"\t-\tstill invalid"}, nil},
 		{"dlq list --json", string(summary), []string{`"chunk_failure":{"index":2,"of":7,"start":1460,"end":2048,"reason":"2 attempts; no JSON found in the answer"}`}, nil},

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/extractq/extractq/internal/cli"
+	"github.com/extractq/extractq/internal/fleetview"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/submit"
 	"github.com/extractq/extractq/internal/termsafe"
@@ -134,7 +135,7 @@ func newDLQShowCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "show SEQ",
 		Short: "Show one dead letter with every attempt",
-		Long:  "Show the dead letter at stream sequence SEQ: the job, the final reason, and every attempt with its raw\nanswer, repairs, violations, error class, latency and tokens.\n\nExample:\n  extractq dlq show 42\n  extractq dlq show 42 --json",
+		Long:  "Show the dead letter at stream sequence SEQ: the job, the final reason, and every attempt with its raw\nanswer, repairs, violations, error class, latency and tokens. For a document with pages, the page (or\npages) of the part that failed, and each violating value's page and snippet (the text the model\nmisread); --json gives these as \"places\".\n\nExample:\n  extractq dlq show 42\n  extractq dlq show 42 --json",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			seq, err := strconv.ParseUint(args[0], 10, 64)
@@ -150,12 +151,17 @@ func newDLQShowCmd() *cobra.Command {
 			if err != nil {
 				return cli.Failed(err)
 			}
+			// A large document's text is in the object store; a letter
+			// trimmed to fit NATS has none (the pages of a part are then
+			// not placed).
+			text, _ := jobs.NewDocuments(js).Text(cmd.Context(), &l.Job)
+			places := fleetview.PlaceLetter(&l.DeadLetter, text)
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
-				return enc.Encode(l)
+				return enc.Encode(letterJSON(l, &places))
 			}
-			printLetter(cmd.OutOrStdout(), l)
+			printLetter(cmd.OutOrStdout(), l, &places)
 			return nil
 		},
 	}
@@ -166,7 +172,7 @@ func newDLQShowCmd() *cobra.Command {
 
 // printLetter prints a dead letter for people; text from documents and
 // models passes through termsafe (see printHistory).
-func printLetter(w io.Writer, l *jobs.Letter) {
+func printLetter(w io.Writer, l *jobs.Letter, places *fleetview.LetterPlaces) {
 	j := l.Job
 	q := termsafe.String
 	fmt.Fprintf(w, "dead letter %d (%s)\n", l.Seq, l.Time.Local().Format(time.DateTime))
@@ -182,6 +188,12 @@ func printLetter(w io.Writer, l *jobs.Letter) {
 		fmt.Fprintf(w, "  failed     %s\n", q(cf.String()))
 	}
 	fmt.Fprintf(w, "  tokens     %d prompt + %d completion\n", l.Usage.PromptTokens, l.Usage.CompletionTokens)
+	if pages := places.Pages(); pages != "" {
+		fmt.Fprintf(w, "  pages      %s\n", pages)
+	}
+	for _, f := range places.Violations {
+		fmt.Fprintf(w, "  misread    %s\n", sourceLine(f))
+	}
 	for _, a := range l.Attempts {
 		fmt.Fprintf(w, "\nattempt %d  %s %s  %s  %d+%d tokens  finish %s", a.N, q(a.Provider), q(string(a.Mode)), a.Latency.Round(time.Millisecond),
 			a.Usage.PromptTokens, a.Usage.CompletionTokens, q(string(a.FinishReason)))
@@ -208,6 +220,18 @@ func printLetter(w io.Writer, l *jobs.Letter) {
 			fmt.Fprintf(w, "  violation %s (%s): %s\n", q(orRoot(v.Pointer)), q(v.Keyword), q(v.Message))
 		}
 	}
+}
+
+// letterJSON is what `dlq show --json` prints: the letter with its
+// places, "places" left out when nothing was placed.
+func letterJSON(l *jobs.Letter, places *fleetview.LetterPlaces) any {
+	if places.Empty() {
+		places = nil
+	}
+	return struct {
+		*jobs.Letter
+		Places *fleetview.LetterPlaces `json:"places,omitempty"`
+	}{l, places}
 }
 
 func orRoot(p string) string {

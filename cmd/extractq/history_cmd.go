@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,7 +25,8 @@ func newHistoryCmd() *cobra.Command {
 		Use:   "history DOC",
 		Short: "Show every job, attempt, result and dead letter of one document",
 		Long: "Print one document's audit trail from EXTRACTQ_DATABASE_URL: its jobs, every attempt with the\n" +
-			"raw model response, the local repairs and the schema violations, its results and dead letters.\n" +
+			"raw model response, the local repairs and the schema violations, its results (each value's page and\n" +
+			"snippet where the result has sources) and dead letters.\n" +
 			"Exits 1 when nothing is recorded for DOC.\n\n" +
 			"Example:\n  extractq history invoices/2024-117.pdf\n  extractq history invoices/2024-117.pdf --json | jq '.attempts[].violations'",
 		Args: cobra.ExactArgs(1),
@@ -97,6 +99,9 @@ func printHistory(w io.Writer, h *audit.History) {
 		fmt.Fprintf(w, "\nresult  schema %s v%d (%.12s…)  %s  text %s  %d attempts  %d+%d tokens%s\n  %s\n",
 			termsafe.String(r.SchemaName), r.SchemaVersion, r.SchemaFingerprint, termsafe.String(r.Model), textLabel(r.ContentHash, current),
 			r.Attempts, r.PromptTokens, r.CompletionTokens, mark, termsafe.String(string(r.Value)))
+		for _, f := range audit.SourceList(r.Sources) {
+			fmt.Fprintf(w, "  source %s\n", sourceLine(f))
+		}
 	}
 	for _, d := range h.DeadLetters {
 		fmt.Fprintf(w, "\ndead letter %s #%d  job %s  %s\n  reason: %s\n", termsafe.String(d.Stream), d.Seq, d.JobID,
@@ -161,4 +166,18 @@ func attemptWhere(chunk *llm.Span, pointer, step string) string {
 
 func indentMore(s string) string {
 	return strings.ReplaceAll(strings.TrimSpace(s), "\n", "\n         ")
+}
+
+// sourceLine is one value's place for people: its field, page (and the
+// page's own label), characters within the page, and snippet, e.g.
+// `/total  page 2  chars 95-103  "Total due: 1,234.50 EUR"`.
+func sourceLine(f audit.FieldSource) string {
+	page := "no page"
+	if f.Page > 0 {
+		page = fmt.Sprintf("page %d", f.Page)
+		if f.PageLabel != "" && f.PageLabel != strconv.Itoa(f.Page) {
+			page += " (" + termsafe.String(f.PageLabel) + ")"
+		}
+	}
+	return fmt.Sprintf("%s  %s  chars %d-%d  %s", termsafe.String(f.Field), page, f.Start, f.End, strconv.Quote(f.Snippet))
 }

@@ -35,8 +35,10 @@ const (
 // CSV metadata columns come first; the underscore keeps them apart from
 // the schema's own property names.
 // _redacted is "true" when the value holds the redaction marker (see
-// ResultInfo.Redacted), else empty.
-var csvMetaColumns = []string{"_document_id", "_schema_version", "_model", "_run", "_created_at", "_redacted"}
+// ResultInfo.Redacted), else empty. _sources is where each value was
+// found, the JSON array of FieldSource that JSONL's "sources" holds; empty
+// when the result has none.
+var csvMetaColumns = []string{"_document_id", "_schema_version", "_model", "_run", "_created_at", "_redacted", "_sources"}
 
 // wholeValueColumn is the one CSV column of a schema without properties.
 const wholeValueColumn = "_value"
@@ -52,12 +54,14 @@ func (s *Store) ExportResults(ctx context.Context, f ExportFilter, fn func(*Resu
 		return 0, fmt.Errorf("audit: export: a schema name is required (--schema NAME)")
 	}
 	// Only results of the text each document has now (see
-	// latest_valid_results). For a whole schema PostgreSQL hash-joins
+	// latest_valid_results); a document a format reader made keys its
+	// results by its original's hash, so every one of its results counts
+	// (the newest wins). For a whole schema PostgreSQL hash-joins
 	// documents and sorts before the first row; rows still reach fn one at
 	// a time, so memory here stays constant.
 	const from = ` FROM results r LEFT JOIN documents d ON d.id = r.document_id
 		WHERE r.schema_name = $1 AND ($2 = '' OR r.run = $2) AND ($3 = 0 OR r.schema_version = $3)
-		  AND (d.id IS NULL OR r.content_hash = '' OR r.content_hash = d.content_hash)`
+		  AND (d.id IS NULL OR r.content_hash = '' OR r.content_hash = d.content_hash OR d.metadata ? 'reader')`
 	sql := "SELECT DISTINCT ON (r.document_id) " + resultCols + from + `
 		ORDER BY r.document_id, (r.content_hash = d.content_hash) IS TRUE DESC, r.schema_version DESC, r.created_at DESC`
 	if f.Version != 0 {
@@ -88,7 +92,8 @@ func (s *Store) ExportResults(ctx context.Context, f ExportFilter, fn func(*Resu
 // Export writes the selected results to w in format. JSONL writes one
 // object per line: {"document_id", "schema", "schema_version",
 // "schema_fingerprint", "model", "run", "created_at", "content_hash",
-// "redacted" (only when true), "value"}. CSV writes
+// "redacted" (only when true), "value", "sources" (only when stored: a list
+// of FieldSource in document order)}. CSV writes
 // a header of CSVColumns(schema body) and one row per result (see
 // CSVColumns for how values are flattened).
 func (s *Store) Export(ctx context.Context, f ExportFilter, format ExportFormat, w io.Writer) (int64, error) {
@@ -109,10 +114,11 @@ func (s *Store) Export(ctx context.Context, f ExportFilter, format ExportFormat,
 			ContentHash       string          `json:"content_hash"`
 			Redacted          bool            `json:"redacted,omitempty"`
 			Value             json.RawMessage `json:"value"`
+			Sources           []FieldSource   `json:"sources,omitempty"`
 		}
 		emit = func(r *ResultInfo) error {
 			return enc.Encode(line{r.DocumentID, r.SchemaName, r.SchemaVersion, r.SchemaFingerprint, r.Model, r.Run, r.CreatedAt,
-				r.ContentHash, r.Redacted, r.Value})
+				r.ContentHash, r.Redacted, r.Value, SourceList(r.Sources)})
 		}
 	case FormatCSV:
 		si, err := s.SchemaByName(ctx, f.Schema, f.Version)
@@ -128,9 +134,16 @@ func (s *Store) Export(ctx context.Context, f ExportFilter, format ExportFormat,
 		rec := make([]string, len(header))
 		emit = func(r *ResultInfo) error {
 			rec[0], rec[1], rec[2], rec[3], rec[4] = r.DocumentID, strconv.Itoa(r.SchemaVersion), r.Model, r.Run, r.CreatedAt.UTC().Format(time.RFC3339Nano)
-			rec[5] = ""
+			rec[5], rec[6] = "", ""
 			if r.Redacted {
 				rec[5] = "true"
+			}
+			if l := SourceList(r.Sources); l != nil {
+				b, err := json.Marshal(l)
+				if err != nil {
+					return fmt.Errorf("audit: export: sources of %s: %w", r.DocumentID, err)
+				}
+				rec[6] = string(b)
 			}
 			if err := flattenInto(rec[len(csvMetaColumns):], paths, r.Value); err != nil {
 				return fmt.Errorf("audit: export: result of %s: %w", r.DocumentID, err)

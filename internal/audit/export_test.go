@@ -77,6 +77,13 @@ func TestExportFormats(t *testing.T) {
 	ctx := context.Background()
 	s := newTestStore(t)
 	seedResults(t, s, 9, 3)
+	// One result has sources, as a worker stores them (page 2, a box).
+	if _, err := s.pool.Exec(ctx, `UPDATE results SET sources = $1 WHERE document_id = 'doc-0000001' AND schema_version = 2`,
+		`{"/total": {"start": 812, "end": 813, "match": "exact", "page": 2, "page_start": 95, "page_end": 96, "page_label": "ii",
+		  "box": {"x0": 1, "y0": 2, "x1": 3, "y1": 4}, "snippet": "Total due: 1"}, "/customer/name": {"start": 10, "end": 12, "page": 1, "page_start": 10, "page_end": 12, "snippet": "To: c1"}}`); err != nil {
+		t.Fatal(err)
+	}
+	const sourcesJSON = `[{"field":"/customer/name","page":1,"start":10,"end":12,"snippet":"To: c1"},{"field":"/total","page":2,"page_label":"ii","start":95,"end":96,"snippet":"Total due: 1"}]`
 	tests := []struct {
 		name      string
 		f         ExportFilter
@@ -87,7 +94,9 @@ func TestExportFormats(t *testing.T) {
 		{"latest per document, jsonl", ExportFilter{Schema: "invoice"}, FormatJSONL, 9, `"schema_version":2`},
 		{"one version", ExportFilter{Schema: "invoice", Version: 1}, FormatJSONL, 9, `"schema_version":1`},
 		{"one run", ExportFilter{Schema: "invoice", Version: 2, Run: "odd"}, FormatJSONL, 3, `"document_id":"doc-0000001"`},
+		{"jsonl sources", ExportFilter{Schema: "invoice", Version: 2, Run: "odd"}, FormatJSONL, 3, `"sources":` + sourcesJSON + `}`},
 		{"csv", ExportFilter{Schema: "invoice", Version: 2}, FormatCSV, 6, `doc-0000001,2,sim-1,odd,`},
+		{"csv sources", ExportFilter{Schema: "invoice", Version: 2}, FormatCSV, 6, `,,"` + strings.ReplaceAll(sourcesJSON, `"`, `""`) + `",c1,`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -99,7 +108,7 @@ func TestExportFormats(t *testing.T) {
 			lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
 			data := lines
 			if tt.format == FormatCSV {
-				if want := "_document_id,_schema_version,_model,_run,_created_at,_redacted,customer.name,items,note,total"; lines[0] != want {
+				if want := "_document_id,_schema_version,_model,_run,_created_at,_redacted,_sources,customer.name,items,note,total"; lines[0] != want {
 					t.Errorf("header %q, want %q", lines[0], want)
 				}
 				data = lines[1:]
@@ -121,7 +130,7 @@ func TestExportFormats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := recs[1]; got[0] != "doc-0000002" || got[5] != "" || got[6] != "c2" || got[7] != "[2,1]" || got[8] != "xxx" || got[9] != "2" {
+	if got := recs[1]; got[0] != "doc-0000002" || got[5] != "" || got[6] != "" || got[7] != "c2" || got[8] != "[2,1]" || got[9] != "xxx" || got[10] != "2" {
 		t.Errorf("csv row %q", got)
 	}
 }

@@ -271,6 +271,9 @@ type ResultInfo struct {
 	// from the model's answer (a provider replaced its own API key in it).
 	Redacted  bool      `json:"redacted,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
+	// Sources say where each value was found, by JSON pointer (page,
+	// range within the page, box, snippet); nil when none were stored.
+	Sources map[string]llm.Source `json:"sources,omitempty"`
 }
 
 // TextInfo is one text a document has had.
@@ -315,14 +318,19 @@ func (h *History) Empty() bool {
 
 // resultCols are the columns scanResult reads, of results aliased r.
 const resultCols = `r.document_id, r.schema_name, r.schema_version, r.schema_fingerprint, r.content_hash, r.provider, r.model,
-	r.run, r.job_id, r.attempts, r.prompt_tokens, r.completion_tokens, r.value, r.redacted, r.created_at`
+	r.run, r.job_id, r.attempts, r.prompt_tokens, r.completion_tokens, r.value, r.redacted, r.created_at, r.sources`
 
 func scanResult(r pgx.CollectableRow) (ResultInfo, error) {
 	var x ResultInfo
-	var v []byte
+	var v, sources []byte
 	err := r.Scan(&x.DocumentID, &x.SchemaName, &x.SchemaVersion, &x.SchemaFingerprint, &x.ContentHash, &x.Provider, &x.Model,
-		&x.Run, &x.JobID, &x.Attempts, &x.PromptTokens, &x.CompletionTokens, &v, &x.Redacted, &x.CreatedAt)
+		&x.Run, &x.JobID, &x.Attempts, &x.PromptTokens, &x.CompletionTokens, &v, &x.Redacted, &x.CreatedAt, &sources)
 	x.Value = v
+	if err == nil && len(sources) > 0 {
+		if err = json.Unmarshal(sources, &x.Sources); err != nil {
+			err = fmt.Errorf("sources of the result of %s: %w", x.DocumentID, err)
+		}
+	}
 	return x, err
 }
 

@@ -33,7 +33,11 @@ type Record struct {
 	Outcome  llm.Outcome
 	Reason   string          // readable reason when not ok
 	Value    json.RawMessage // the validated value when Outcome is ok
-	Usage    llm.Usage       // summed over Attempts
+	// Sources say where each value of Value was found (page, range within
+	// the page, box, snippet), keyed by JSON pointer; stored with the
+	// result. nil when the result has none.
+	Sources map[string]llm.Source
+	Usage   llm.Usage // summed over Attempts
 
 	// Final is false when the job will be redelivered (a transport outage
 	// nak'd with delay): attempts are recorded, the job stays open.

@@ -58,7 +58,7 @@ var (
 	}, merge: "SELECT extractq_merge_jobs(coalesce(jsonb_agg(s), '[]')) FROM jobs_stage s"}
 	resultsTable = table{name: "results", columns: []string{
 		"document_id", "schema_fingerprint", "model", "schema_name", "schema_version", "provider", "value",
-		"attempts", "prompt_tokens", "completion_tokens", "run", "job_id", "content_hash", "redacted",
+		"attempts", "prompt_tokens", "completion_tokens", "run", "job_id", "content_hash", "redacted", "sources",
 	}, conflict: "ON CONFLICT DO NOTHING"}
 	deadLettersTable = table{name: "dead_letters", columns: []string{
 		"stream", "seq", "job_id", "document_id", "run", "schema_name", "schema_version", "reason",
@@ -586,10 +586,14 @@ func toPending(rec *Record, now time.Time) (*pending, error) {
 				rec.JobID, i, ErrInvalidRecord)
 		}
 		redacted := bytes.Contains(rec.Value, []byte(redact.Marker))
-		p.result = make(tuple, 0, 160+len(rec.DocumentID)+len(rec.SchemaFingerprint)+len(rec.Value)+len(rec.JobID)+len(rec.DocumentHash)).row(len(resultsTable.columns)).
+		var sources string
+		if len(rec.Sources) > 0 {
+			sources = string(appendSources(make([]byte, 0, 160*len(rec.Sources)), rec.Sources))
+		}
+		p.result = make(tuple, 0, 164+len(rec.DocumentID)+len(rec.SchemaFingerprint)+len(rec.Value)+len(rec.JobID)+len(rec.DocumentHash)+len(sources)).row(len(resultsTable.columns)).
 			text(rec.DocumentID).text(rec.SchemaFingerprint).text(rec.Model).text(rec.SchemaName).int4(version).
 			text(rec.Provider).jsonb(string(rec.Value)).int4(int32(len(rec.Attempts))).int8(pt).int8(ct).
-			text(rec.Run).text(rec.JobID).text(rec.DocumentHash).bool(redacted)
+			text(rec.Run).text(rec.JobID).text(rec.DocumentHash).bool(redacted).json(sources)
 	}
 	if d := rec.DeadLetter; d != nil {
 		if err := checkKey("dead-letter stream", d.Stream); err != nil {

@@ -26,7 +26,11 @@ import (
 //
 // BW sets the number of concurrent writers (default 64), BF the writer's
 // flushers (default 2), BRAW the raw COPY streams (default: as many as
-// flushers).
+// flushers), BSOURCES the sources of each result (default 0: none, as a
+// plain text sent whole has; a one-page invoice read from a PDF has about
+// a dozen):
+//
+//	BSOURCES=12 go test -run '^$' -bench WriterVsRawCopy -benchtime 2x ./internal/audit/
 func BenchmarkWriterVsRawCopy(b *testing.B) {
 	const records, attempts, batchRows = 20000, 3, 4000
 	flushers, streams := 2, 0
@@ -43,6 +47,7 @@ func BenchmarkWriterVsRawCopy(b *testing.B) {
 	if v := os.Getenv("BW"); v != "" {
 		workers, _ = strconv.Atoi(v)
 	}
+	nSources, _ := strconv.Atoi(os.Getenv("BSOURCES"))
 	ctx := context.Background()
 	s := newTestStore(b)
 	var copyTotal, writerTotal time.Duration
@@ -51,6 +56,7 @@ func BenchmarkWriterVsRawCopy(b *testing.B) {
 		var raw [][]any
 		for i := range recs {
 			recs[i] = testRecord(fmt.Sprintf("b%d-%d", iter, i), fmt.Sprintf("doc-%d", i), 1, attempts, llm.OutcomeOK)
+			recs[i].Sources = testSources(nSources)
 			raw = append(raw, rawAttemptRows(recs[i])...)
 		}
 		truncate := func() {
@@ -151,4 +157,20 @@ func nilIfEmpty(s string) any {
 		return nil
 	}
 	return s
+}
+
+// testSources are n sources as a one-page PDF invoice's result has them:
+// a page, ranges, a box and a snippet each.
+func testSources(n int) map[string]llm.Source {
+	if n == 0 {
+		return nil
+	}
+	out := make(map[string]llm.Source, n)
+	for i := range n {
+		start := 40 * i
+		out[fmt.Sprintf("/items/%d/description", i)] = llm.Source{Start: 900 + start, End: 918 + start, Match: "exact",
+			Page: 1, PageStart: start, PageEnd: start + 18, Box: &llm.Box{X0: 72, Y0: float64(200 + 14*i), X1: 540, Y1: float64(212 + 14*i)},
+			Snippet: fmt.Sprintf("%d  Consulting hours, March  12.00  85.00  1,020.00", i+1)}
+	}
+	return out
 }

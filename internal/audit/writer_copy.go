@@ -76,6 +76,15 @@ func (t tuple) jsonb(s string) tuple {
 	return append(t, s...)
 }
 
+// json writes JSON text to a json column (its binary form is the text),
+// or NULL for "".
+func (t tuple) json(s string) tuple {
+	if s == "" {
+		return t.null()
+	}
+	return t.text(s)
+}
+
 var (
 	copyHeader  = []byte("PGCOPY\n\377\r\n\000" + "\x00\x00\x00\x00" + "\x00\x00\x00\x00") // signature, flags, extension length
 	copyTrailer = []byte{0xff, 0xff}                                                       // field count -1

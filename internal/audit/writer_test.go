@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -452,5 +453,67 @@ func TestWriterDropsKilledConnections(t *testing.T) {
 	t.Logf("%d records needed a rewrite; stats %+v", n, w.Stats())
 	if w.Stats().FlushErrors == 0 {
 		t.Error("no flush failed: the killed connections were never used, the test proves nothing")
+	}
+}
+
+// TestWriterStoresSources: a result's sources are stored with it, in the
+// same flush, on the direct and the duplicate (staged) path, read back
+// whole by History; a result without sources stores NULL; snippets that
+// PostgreSQL cannot hold (NUL) are made storable instead of failing the
+// record.
+func TestWriterStoresSources(t *testing.T) {
+	t.Parallel()
+	page := map[string]llm.Source{
+		"/total": {Start: 812, End: 820, Match: "exact", Page: 2, PageLabel: "ii", PageStart: 95, PageEnd: 103,
+			Box: &llm.Box{X0: 72, Y0: 640, X1: 540, Y1: 652}, Snippet: "Total due: 1,234.50 EUR"},
+		"/items/0/sku": {Start: 300, End: 303, Chunk: 1, Match: "normalized", Page: 1, PageStart: 300, PageEnd: 303, Snippet: "…item A-1 two"},
+	}
+	nul := map[string]llm.Source{"/total": {Start: 1, End: 2, Match: "exact", Snippet: "a\x00b"}}
+	tests := []struct {
+		name    string
+		sources map[string]llm.Source
+		writes  int // the same record written this many times (the second takes the staged path)
+		want    map[string]llm.Source
+		null    bool
+	}{
+		{"pages, boxes and snippets", page, 1, page, false},
+		{"written again: the duplicate path keeps them", page, 2, page, false},
+		{"no sources: NULL", nil, 1, nil, true},
+		{"a NUL in a snippet is replaced", nul, 1, map[string]llm.Source{"/total": {Start: 1, End: 2, Match: "exact", Snippet: "a\uFFFDb"}}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := t.Context()
+			s := newTestStore(t)
+			w := newTestWriter(t, s)
+			rec := testRecord("src", "doc-src", 1, 1, llm.OutcomeOK)
+			rec.Sources = tt.sources
+			for range tt.writes {
+				if err := w.Write(ctx, rec); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var null bool
+			if err := s.pool.QueryRow(ctx, "SELECT sources IS NULL FROM results").Scan(&null); err != nil {
+				t.Fatal(err)
+			}
+			if null != tt.null {
+				t.Errorf("sources IS NULL = %v, want %v", null, tt.null)
+			}
+			h, err := s.History(ctx, "doc-src")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(h.Results) != 1 {
+				t.Fatalf("%d results, want 1", len(h.Results))
+			}
+			if got := h.Results[0].Sources; !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("sources read back:\n got %+v\nwant %+v", got, tt.want)
+			}
+			if w.Stats().DupFallbacks != uint64(tt.writes-1) {
+				t.Errorf("duplicate fallbacks = %d, want %d", w.Stats().DupFallbacks, tt.writes-1)
+			}
+		})
 	}
 }

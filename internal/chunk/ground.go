@@ -41,7 +41,7 @@ func Ground(doc string, v any, origin map[string]int, chunks []Chunk) Grounding 
 	}
 	chars := CharOffsets(doc, offs)
 	for i, f := range g.found {
-		g.out.Sources[f.ptr] = llm.Source{Start: chars[2*i], End: chars[2*i+1], Chunk: f.chunk, Match: f.match}
+		g.out.Sources[f.ptr] = llm.Source{Start: chars[2*i], End: chars[2*i+1], Chunk: f.chunk, Match: f.match, Snippet: Snippet(doc, f.start, f.end)}
 	}
 	slices.Sort(g.out.Ungrounded)
 	return g.out

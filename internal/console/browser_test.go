@@ -15,6 +15,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/e2e/fleettest"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/submit"
@@ -259,6 +260,31 @@ func TestBrowserResubmitDeadLetter(t *testing.T) {
 	)
 	if result := value("result", chromedp.Text(css(`.success`))); !strings.Contains(result, "Valid result") || !strings.Contains(result, "sim:clean") {
 		t.Errorf("document page says %q, want a valid result from sim:clean", result)
+	}
+	// Pages to the end: a PDF's result shows each value's page and
+	// snippet, and the dead letter of the same PDF the pages that failed.
+	h, err := fx.store.History(t.Context(), pagedOK)
+	if err != nil || len(h.Results) != 1 {
+		t.Fatalf("history of %s: %d results, %v", pagedOK, len(h.Results), err)
+	}
+	first := audit.SourceList(h.Results[0].Sources)[0]
+	do("see where the values are on a PDF's document page",
+		chromedp.Navigate(srv.URL+"/document?id="+pagedOK),
+		chromedp.WaitVisible(css(`.box.sources td.snippet`)),
+		chromedp.ScrollIntoView(css(`.box.sources`)),
+		shot("10-document-pages.png"),
+	)
+	row := value("the first source's row", chromedp.Text(css(`.box.sources tbody tr:first-child`)))
+	if !strings.Contains(row, first.Field) || !strings.Contains(row, strconv.Itoa(first.Page)) || !strings.Contains(row, first.Snippet) {
+		t.Errorf("first source row reads %q, want %s on page %d with %q", row, first.Field, first.Page, first.Snippet)
+	}
+	do("see the pages of a PDF's dead letter",
+		chromedp.Navigate(srv.URL+"/dlq/letter?seq="+strconv.FormatUint(pagedLetter(t), 10)),
+		chromedp.WaitVisible(css(`#letter-pages`)),
+		shot("11-dead-letter-pages.png"),
+	)
+	if pages := value("the letter's pages", chromedp.Text(css(`#letter-pages`))); pages != "pages 1-2" {
+		t.Errorf("the letter names %q, want pages 1-2", pages)
 	}
 	do("schemas",
 		chromedp.Navigate(srv.URL+"/schemas"),

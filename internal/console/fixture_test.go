@@ -22,6 +22,7 @@ import (
 	"github.com/extractq/extractq"
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/e2e/fleettest"
+	"github.com/extractq/extractq/internal/intake"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/submit"
 	"github.com/extractq/extractq/internal/ratelimit"
@@ -43,6 +44,9 @@ import (
 //     one document's text and id hold HTML and a <script>.
 //   - run "clean" (pool sim_clean): a perfect model, every document a
 //     result.
+//   - run "paged": the two-page PDF of examples/documents, once to each
+//     model: a result whose sources carry pages, and a dead letter of a
+//     document with pages.
 //
 // The worker keeps running, so a resubmission to sim:clean turns a dead
 // letter into a result while a test watches. Tests call need(t) first.
@@ -74,6 +78,9 @@ const (
 	faultyDocs  = 12
 	cleanDocs   = 9
 	workerID    = "console-test-worker"
+	pagedRun    = "paged"
+	pagedOK     = "paged-ok.pdf"
+	pagedDead   = "paged-dead.pdf"
 	hostileText = "INVOICE INV-666\nFrom: <b>Evil</b> & Co <script>alert('pwned')</script>\nTotal due: 12.50 EUR\n<img src=x onerror=alert(2)>\n"
 )
 
@@ -178,7 +185,10 @@ func newFixture() (_ *fixture, err error) {
 	if err := f.submit(ctx, sub, ref, cleanRun, "sim:clean", cleanIDs, func(i int) string { return fleettest.Document(100 + i) }); err != nil {
 		return nil, err
 	}
-	if err := f.waitFinal(ctx, faultyDocs+cleanDocs); err != nil {
+	if err := f.submitPaged(ctx, sub, ref); err != nil {
+		return nil, err
+	}
+	if err := f.waitFinal(ctx, faultyDocs+cleanDocs+2); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -261,6 +271,31 @@ func (f *fixture) submit(ctx context.Context, sub *submit.Submitter, ref jobs.Sc
 	}
 	if sum.Queued != len(ids) {
 		return fmt.Errorf("submit %s: %+v, want %d queued", run, sum, len(ids))
+	}
+	return nil
+}
+
+// submitPaged submits the two-page PDF of examples/documents (a cover
+// letter, then the invoice) in run "paged": as pagedOK to the clean model
+// (a result whose sources carry pages) and as pagedDead to the faulty one
+// (a dead letter of a document with pages).
+func (f *fixture) submitPaged(ctx context.Context, sub *submit.Submitter, ref jobs.SchemaRef) error {
+	var doc intake.Doc
+	r := intake.Reader{}
+	if err := r.Read(ctx, []string{"../../examples/documents/invoice-two-pages.pdf"}, func(d intake.Doc) error { doc = d; return d.Err }); err != nil {
+		return err
+	}
+	for id, provider := range map[string]string{pagedOK: "sim:clean", pagedDead: "sim:sloppy"} {
+		model, pool, err := submit.ResolveProvider(provider)
+		if err != nil {
+			return err
+		}
+		d := doc
+		d.ID = id
+		job := submit.Job{Schema: ref, Provider: provider, Model: model, Pool: pool, Run: pagedRun, Options: jobs.Options{MaxReasks: new(1)}}
+		if sum, err := sub.Submit(ctx, job, func(fn func(submit.Doc) error) error { return fn(d) }, nil); err != nil || sum.Queued != 1 {
+			return fmt.Errorf("submit %s: %+v, %v", id, sum, err)
+		}
 	}
 	return nil
 }

@@ -272,6 +272,9 @@ type letterData struct {
 	// holds it.
 	Text      string
 	Truncated bool
+	// Places are the pages of the part that failed and the invalid values
+	// of the last answer with their pages and snippets.
+	Places fleetview.LetterPlaces
 }
 
 func (s *Server) letter(w http.ResponseWriter, r *http.Request) {
@@ -309,6 +312,7 @@ func (s *Server) letter(w http.ResponseWriter, r *http.Request) {
 			d.Text = doc.Text
 		}
 	}
+	d.Places = fleetview.PlaceLetter(&l.DeadLetter, d.Text)
 	if r := []rune(d.Text); len(r) > maxDocumentChars {
 		d.Text, d.Truncated = string(r[:maxDocumentChars]), true
 	}

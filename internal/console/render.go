@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/extractq/extractq/internal/audit"
 )
 
 // pages are the parsed templates, one set per page (each page defines
@@ -127,10 +129,12 @@ func templateFuncs(base string) template.FuncMap {
 		"short":    shorten,
 		"add":      func(a, b int) int { return a + b },
 		"statusOf": statusClass,
-		"runURL":   func(name string) string { return buildURL(base, "/run", "name!", name) },
-		"indent":   func(n int) string { return strings.Repeat("  ", n) },
-		"orRoot":   func(p string) string { return orDefault(p, "/ (the whole value)") },
-		"latw":     func(pct float64) float64 { return max(2, pct*0.8) },
+		// sourceList orders a result's sources for the page (audit.SourceList).
+		"sourceList": audit.SourceList,
+		"runURL":     func(name string) string { return buildURL(base, "/run", "name!", name) },
+		"indent":     func(n int) string { return strings.Repeat("  ", n) },
+		"orRoot":     func(p string) string { return orDefault(p, "/ (the whole value)") },
+		"latw":       func(pct float64) float64 { return max(2, pct*0.8) },
 		"minutes": func(d time.Duration) string {
 			if m := int(d / time.Minute); m != 1 {
 				return strconv.Itoa(m) + " minutes"

@@ -8,6 +8,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/extractq/extractq/internal/audit"
+	"github.com/extractq/extractq/llm"
 )
 
 // Filter selects the results to export.
@@ -32,10 +35,10 @@ const exportQuery = `
 SELECT * FROM (
   SELECT DISTINCT ON (r.document_id)
          r.document_id, r.run, r.schema_version, r.model, r.created_at, r.content_hash, r.schema_fingerprint,
-         coalesce(d.source, '') AS source, r.value
+         coalesce(d.source, '') AS source, r.value, r.sources
   FROM results r LEFT JOIN documents d ON d.id = r.document_id
   WHERE r.schema_name = $1 AND ($2::text = '' OR r.run = $2) AND ($3::int = 0 OR r.schema_version = $3)
-    AND (d.id IS NULL OR r.content_hash = '' OR r.content_hash = d.content_hash)
+    AND (d.id IS NULL OR r.content_hash = '' OR r.content_hash = d.content_hash OR d.metadata ? 'reader')
   ORDER BY r.document_id, (r.content_hash = d.content_hash) IS TRUE DESC, r.schema_version DESC, r.created_at DESC
 ) q
 WHERE $4::text = '' OR NOT EXISTS (
@@ -89,10 +92,13 @@ func (e *Export) write(ctx context.Context, l *Layout, out io.Writer) error {
 	w := NewParquetWriter(out, l, e.f.RowGroupRows)
 	var r Row
 	var fingerprint string
+	var sources map[string]llm.Source
 	for rows.Next() {
-		if err := rows.Scan(&r.DocumentID, &r.Run, &r.SchemaVersion, &r.Model, &r.CreatedAt, &r.ContentHash, &fingerprint, &r.SourceURI, &r.Value); err != nil {
+		clear(sources)
+		if err := rows.Scan(&r.DocumentID, &r.Run, &r.SchemaVersion, &r.Model, &r.CreatedAt, &r.ContentHash, &fingerprint, &r.SourceURI, &r.Value, &sources); err != nil {
 			return fmt.Errorf("sink: export %s: %w", e.f.Schema, err)
 		}
+		r.Sources = audit.SourceList(sources)
 		if err := w.Write(&r); err != nil {
 			if errors.Is(err, ErrMisfit) {
 				return fmt.Errorf("%w: it was made under another version than the columns': export one version at a time with --version", err)

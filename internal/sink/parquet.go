@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/extractq/extractq/internal/audit"
 )
 
 // Metadata columns come first; the underscore keeps them apart from the
@@ -25,6 +27,7 @@ const (
 	colCreatedAt     = "_created_at"
 	colSourceURI     = "_source_uri"
 	colContentHash   = "_content_hash"
+	colSources       = "_sources"
 	colValue         = "_value" // the whole value, for a schema without properties
 )
 
@@ -38,6 +41,9 @@ type Row struct {
 	SourceURI     string // the document's source (path, s3:// URI, URL); "" if unknown
 	ContentHash   string
 	Value         json.RawMessage
+	// Sources say where each value was found (audit.SourceList: document
+	// order); nil when the result has none.
+	Sources []audit.FieldSource
 }
 
 // kind is what a JSON Schema node becomes in Parquet.
@@ -95,6 +101,17 @@ func NewLayout(schemaBody []byte, strict bool) (*Layout, error) {
 		colCreatedAt:     parquet.Timestamp(parquet.Microsecond),
 		colSourceURI:     parquet.Optional(parquet.String()),
 		colContentHash:   parquet.String(),
+		// Where each value was found: its JSON pointer, page (null
+		// without pages) and the page's label, the characters within the
+		// page (within the text without pages), and the snippet.
+		colSources: parquet.List(parquet.Group{
+			"field":      parquet.String(),
+			"page":       parquet.Optional(parquet.Int(32)),
+			"page_label": parquet.Optional(parquet.String()),
+			"start":      parquet.Int(32),
+			"end":        parquet.Int(32),
+			"snippet":    parquet.String(),
+		}),
 	}
 	if l.fields == nil {
 		g[colValue] = parquet.JSON()
@@ -318,6 +335,18 @@ func (p *ParquetWriter) Write(r *Row) error {
 	if r.SourceURI != "" {
 		m[colSourceURI] = r.SourceURI
 	}
+	srcs := make([]any, len(r.Sources))
+	for i, f := range r.Sources {
+		e := map[string]any{"field": f.Field, "start": int32(f.Start), "end": int32(f.End), "snippet": f.Snippet}
+		if f.Page > 0 {
+			e["page"] = int32(f.Page)
+		}
+		if f.PageLabel != "" {
+			e["page_label"] = f.PageLabel
+		}
+		srcs[i] = e
+	}
+	m[colSources] = srcs
 	if p.layout.fields == nil {
 		m[colValue] = string(r.Value)
 	} else {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/extractq/extractq/internal/audit"
 )
 
 const invoiceSchema = `{
@@ -103,8 +105,16 @@ func TestParquetRowsRoundTrip(t *testing.T) {
 		`{"number":"A-2","total":1,"lines":[]}`,
 		`{"number":"A-3","total":0,"count":null,"lines":[{"sku":"y"}],"extra":"s"}`,
 	}
+	sources := []audit.FieldSource{
+		{Field: "/number", Page: 1, Start: 10, End: 13, Snippet: "Invoice A-1"},
+		{Field: "/total", Page: 2, PageLabel: "ii", Start: 95, End: 99, Snippet: "Total 12.5"},
+		{Field: "/customer/name", Start: 300, End: 303, Snippet: "To: Ada"}, // a text without pages
+	}
 	for i, v := range values {
 		r := Row{DocumentID: "d" + string(rune('1'+i)), Run: "nightly", SchemaVersion: 2, Model: "m", CreatedAt: at, SourceURI: "s3://b/k", ContentHash: "h", Value: json.RawMessage(v)}
+		if i == 0 {
+			r.Sources = sources
+		}
 		if err := w.Write(&r); err != nil {
 			t.Fatal(err)
 		}
@@ -137,6 +147,15 @@ func TestParquetRowsRoundTrip(t *testing.T) {
 	}
 	if _, has := first["undeclared"]; has {
 		t.Error("an undeclared property became a column")
+	}
+	// Page sources: a list of groups, page null without pages.
+	if got, _ := json.Marshal(first["_sources"]); string(got) != `[{"end":13,"field":"/number","page":1,"page_label":null,"snippet":"Invoice A-1","start":10},`+
+		`{"end":99,"field":"/total","page":2,"page_label":"ii","snippet":"Total 12.5","start":95},`+
+		`{"end":303,"field":"/customer/name","page":null,"page_label":null,"snippet":"To: Ada","start":300}]` {
+		t.Errorf("row 1 _sources = %s", got)
+	}
+	if got, _ := json.Marshal(rows[1]["_sources"]); string(got) != `[]` {
+		t.Errorf("row 2 _sources = %s, want an empty list", got)
 	}
 	if rows[1]["paid"] != nil || rows[1]["customer"] != nil {
 		t.Errorf("row 2 absent values = %#v / %#v, want null", rows[1]["paid"], rows[1]["customer"])

@@ -494,7 +494,7 @@ func (w *Worker) record(d *delivery, res *llm.Result, final bool) *audit.Record 
 		Attempts: res.Attempts, Outcome: res.Outcome, Reason: res.Reason, Usage: res.Usage, Final: final,
 	}
 	if final && res.Outcome == llm.OutcomeOK {
-		rec.Value = res.Value
+		rec.Value, rec.Sources = res.Value, res.Sources
 	}
 	if d.batch && !final {
 		// A batch pool's next delivery replays these attempts from the
