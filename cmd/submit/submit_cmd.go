@@ -550,8 +550,8 @@ type waiter struct {
 	client         *fleet.Client
 	pool, provider string
 	out            io.Writer
-	every        time.Duration // poll of the audit
-	membersEvery time.Duration // check of the live workers
+	every          time.Duration // poll of the audit
+	membersEvery   time.Duration // check of the live workers
 }
 
 // follow waits until every job the submission queued is final, ctx ends
