@@ -233,11 +233,18 @@ func (m *Metrics) ObservePool(pool string, snap ratelimit.Snapshot, seenPauses i
 		m.PoolShare.WithLabelValues(pool).Set(1 / float64(snap.Members))
 	}
 	m.PoolFallback.WithLabelValues(pool).Set(boolGauge(snap.ShareSource == ratelimit.ShareFallback))
-	for _, r := range ratelimit.PauseReasons {
-		m.PoolPaused.WithLabelValues(pool, r).Set(boolGauge(snap.Paused && snap.PauseReason == r))
-	}
+	m.ObservePause(pool, snap)
 	if d := snap.Pauses - seenPauses; d > 0 {
 		m.PoolPauses.WithLabelValues(pool).Add(float64(d))
+	}
+}
+
+// ObservePause sets a pool's paused gauges from its snapshot: 1 for the
+// reason it is paused for, if any. A batch pool has only these (its
+// circuits pause it; nothing paces it per minute).
+func (m *Metrics) ObservePause(pool string, snap ratelimit.Snapshot) {
+	for _, r := range ratelimit.PauseReasons {
+		m.PoolPaused.WithLabelValues(pool, r).Set(boolGauge(snap.Paused && snap.PauseReason == r))
 	}
 }
 
