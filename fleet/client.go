@@ -68,13 +68,13 @@ func WithMaxPending(n int) ClientOption {
 }
 
 // WithInlineLimit sends documents larger than n bytes through the object
-// store instead of in the job message (default 256 KiB).
+// store instead of in the job message (default 512 KiB).
 func WithInlineLimit(n int) ClientOption {
 	return func(c *clientConfig) { c.publish = append(c.publish, jobs.WithInlineLimit(n)) }
 }
 
 // WithMaxDocumentSize rejects documents whose text is larger than n bytes
-// (a Rejection, the others are queued).
+// (a Rejection, the others are queued; default 64 MiB).
 func WithMaxDocumentSize(n int64) ClientOption {
 	return func(c *clientConfig) { c.publish = append(c.publish, jobs.WithMaxDocument(n)) }
 }
