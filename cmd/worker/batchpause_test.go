@@ -1,14 +1,11 @@
 package main
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 
-	"github.com/extractq/extractq/internal/fleetview"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/jobstest"
 	"github.com/extractq/extractq/internal/testenv"
@@ -29,7 +26,7 @@ func TestBatchPoolPauseIsVisible(t *testing.T) {
 			body: `{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}`},
 		{name: "no such model", reason: "model", cause: "does not exist", status: http.StatusNotFound,
 			body: `{"error":{"message":"The model gpt-nope does not exist","type":"invalid_request_error","code":"model_not_found"}}`},
-		{name: "outage", reason: "outage", status: http.StatusInternalServerError,
+		{name: "outage", reason: "outage", cause: "The server had an error", status: http.StatusInternalServerError,
 			body: `{"error":{"message":"The server had an error","type":"server_error"}}`},
 	}
 	for _, tc := range tests {
@@ -44,7 +41,6 @@ func TestBatchPoolPauseIsVisible(t *testing.T) {
 			t.Setenv("OPENAI_BASE_URL", api.URL+"/v1")
 			t.Setenv("EXTRACTQ_BATCH_POLL", "200ms") // the submission's retries come fast
 			t.Setenv("EXTRACTQ_CIRCUIT_FAILURES", "1")
-			ctx := context.Background()
 			dbURL := testenv.Database(t)
 			natsURL := jobstest.Server(t)
 			base := runWorker(t, natsURL, dbURL, freeAddr(t), "--log-level", "error", "--pool", "openai:gpt-4o-mini=batch,max_requests:1,max_wait:100ms", "--grace", "1s")
@@ -52,39 +48,7 @@ func TestBatchPoolPauseIsVisible(t *testing.T) {
 			pool := jobs.PoolFor("openai:gpt-4o-mini")
 			_, js := jobstest.Connect(t, natsURL)
 
-			var body string
-			t.Cleanup(func() {
-				if t.Failed() {
-					for l := range strings.Lines(body) {
-						if strings.Contains(l, "paused") || strings.Contains(l, "circuit") {
-							t.Log(strings.TrimSpace(l))
-						}
-					}
-				}
-			})
-			eventually(t, "/metrics shows the batch pool paused for "+tc.reason, func() bool {
-				_, body = get(base + "/metrics")
-				return strings.Contains(body, `extractq_pool_paused{pool="`+pool+`",reason="`+tc.reason+`"} 1`)
-			})
-			var p fleetview.Pool
-			eventually(t, "the heartbeat shows the pause", func() bool {
-				pools, err := fleetview.Pools(ctx, js)
-				if err != nil {
-					return false
-				}
-				for _, q := range pools {
-					if q.Name == pool {
-						p = q
-					}
-				}
-				return p.Paused
-			})
-			if p.PauseText() != "yes ("+tc.reason+")" || len(p.Workers) != 1 || !strings.Contains(p.Workers[0].PauseText(), tc.cause) {
-				t.Errorf("pool %+v: want paused for %s with the provider's answer", p, tc.reason)
-			}
-			if strings.Contains(p.Workers[0].PauseText()+body, "sk-revoked") {
-				t.Error("the API key leaked into the pause cause")
-			}
+			requirePaused(t, base, js, pool, tc.reason, tc.cause)
 		})
 	}
 }
