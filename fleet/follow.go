@@ -11,9 +11,12 @@ import (
 
 // Progress is how far followed jobs are.
 type Progress struct {
-	Total, Done, Failed, Pending int
-	Tokens                       int64 // spent by the finished jobs
-	Elapsed                      time.Duration
+	Total   int           // jobs followed
+	Done    int           // final with a valid result
+	Failed  int           // final without one: a dead letter
+	Pending int           // not final yet
+	Tokens  int64         // spent by the finished jobs
+	Elapsed time.Duration // since Follow started
 	// Open are the Pending jobs' ids, valid until the next report.
 	Open []string
 }
@@ -38,15 +41,15 @@ func (c *Client) Follow(ctx context.Context, jobIDs []string, every time.Duratio
 // Result is a valid value the fleet stored for a document.
 type Result struct {
 	DocumentID    string
-	Schema        string
+	Schema        string // the schema's name
 	SchemaVersion int
-	Provider      string
+	Provider      string // the job's provider, "family:model"
 	Model         string // the model identity, e.g. "openai:gpt-4o-mini"
 	Run           string
 	JobID         string
-	Attempts      int
-	Tokens        int64
-	Value         json.RawMessage
+	Attempts      int             // model calls it took, re-asks included
+	Tokens        int64           // prompt and completion tokens of all its attempts
+	Value         json.RawMessage // valid against the schema version
 	CreatedAt     time.Time
 }
 
