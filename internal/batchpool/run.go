@@ -389,6 +389,9 @@ func (r *Runner) poll(ctx context.Context, h *heldBatch) {
 	sctx, span := tracing.StartBatch(ctx, "status", r.pool, h.row.Provider, string(id), h.row.Requests, nil)
 	st, err := h.b.BatchStatus(sctx, id)
 	tracing.EndBatch(span, err)
+	if ctx.Err() == nil {
+		r.pollReport(err)
+	}
 	if err == nil && st.State.Final() {
 		if r.finish(ctx, h, st, log) {
 			return
@@ -426,6 +429,9 @@ func (r *Runner) finish(ctx context.Context, h *heldBatch, st llm.BatchStatus, l
 		sctx, span := tracing.StartBatch(ctx, "output", r.pool, h.row.Provider, string(id), h.row.Requests, nil)
 		st, lines, err = h.b.BatchOutput(sctx, id)
 		tracing.EndBatch(span, err)
+		if ctx.Err() == nil {
+			r.pollReport(err)
+		}
 		if err != nil {
 			log.Warn("batch ended but its results could not be read; trying again", "err", err)
 			return false

@@ -150,7 +150,8 @@ type Worker struct {
 	circuit      ratelimit.BreakerSettings
 	reader       AuditReader
 	batchStore   batchpool.Store
-	batchRunners []*batchpool.Runner // by pool; nil for online pools
+	batchRunners []*batchpool.Runner  // by pool; nil for online pools
+	pollCircuits []*ratelimit.Breaker // by pool: a batch pool's polls; nil for online pools
 
 	docs    *jobs.Documents
 	dlq     *jobs.DLQ
@@ -327,6 +328,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		w.obs.Circuit(p.Name, "transport", ratelimit.CircuitClosed)
 		w.obs.Circuit(p.Name, "audit", ratelimit.CircuitClosed)
 		if p.Batch != nil {
+			w.obs.Circuit(p.Name, PollCircuit, ratelimit.CircuitClosed)
 			pullers.Go(func() { w.pullBatchPool(ctx, jobCtx, i, consumers[i], &pullers) })
 			continue
 		}
