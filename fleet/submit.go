@@ -36,7 +36,9 @@ type Job struct {
 	Pool string
 	// Run groups the jobs for status, the console and resubmission;
 	// empty: run-<UTC time>.
-	Run     string
+	Run string
+	// Options are the engine settings every job of the submission runs
+	// with; zero: the worker's.
 	Options JobOptions
 }
 
@@ -44,13 +46,17 @@ type Job struct {
 // worker's default; a set one, zero included, is used as given
 // (MaxReasks 0: ask once). Empty strings leave the worker's default.
 type JobOptions struct {
-	MaxReasks   *int
-	MaxTokens   *int
-	TokenBudget *int
-	Temperature *float64
-	Mode        llm.Mode
-	Repair      extractq.RepairPolicy
-	Chunking    extractq.Chunking
+	MaxReasks   *int     // re-asks after an invalid answer (default 3)
+	MaxTokens   *int     // cap on each answer's tokens (0: the provider's)
+	TokenBudget *int     // cap on the tokens spent per document (0: none)
+	Temperature *float64 // sampling temperature
+	// Mode is the structured-output mode (auto, text, json, strict,
+	// tools, prefill), Repair the local repair policy (off, syntax,
+	// coerce), Chunking how long documents are split (auto, off, or a
+	// size: extractq.ParseChunking).
+	Mode     llm.Mode
+	Repair   extractq.RepairPolicy
+	Chunking extractq.Chunking
 }
 
 func (o JobOptions) internal() jobs.Options {
@@ -119,9 +125,9 @@ type Document struct {
 
 // Rejection is a document that was not queued, and why.
 type Rejection struct {
-	ID     string `json:"id"`
-	Source string `json:"source"`
-	Reason string `json:"reason"`
+	ID     string `json:"id"`     // the document's id, control characters escaped, a long one cut
+	Source string `json:"source"` // Document.Source
+	Reason string `json:"reason"` // what to fix
 }
 
 // Submission is what Submit did. It encodes to JSON as `submit --json`
