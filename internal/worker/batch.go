@@ -47,7 +47,7 @@ func (w *Worker) newBatchRunners() error {
 		if w.batchStore == nil {
 			return fmt.Errorf("pools[%d] (%s): a batch pool needs the audit store (WithBatchStore)", i, p.Name)
 		}
-		w.pollCircuits[i] = ratelimit.NewBreaker(p.Name, PollCircuit, w.circuit, ratelimit.WithTransitions(w.onCircuit),
+		w.pollCircuits[i] = ratelimit.NewBreaker(p.Name, PollCircuitReason, w.circuit, ratelimit.WithTransitions(w.onCircuit),
 			ratelimit.WithPauseReason(ratelimit.PauseOutage))
 		r, err := batchpool.New(p.Name, w.id, w.batchStore, *p.Batch, w.newProvider, batchpool.WithLogger(w.log),
 			batchpool.WithPollReport(pollHealth(w.pollCircuits[i])))
@@ -59,8 +59,8 @@ func (w *Worker) newBatchRunners() error {
 	return nil
 }
 
-// PollCircuit is the reason label of a batch pool's poll circuit.
-const PollCircuit = "batch_poll"
+// PollCircuitReason is the reason label of a batch pool's poll circuit.
+const PollCircuitReason = "batch_poll"
 
 // pollHealth makes a batch pool's poll results its poll circuit: a key
 // the provider refuses (401, 403) or a spent quota opens it at once for
@@ -87,9 +87,18 @@ func pollHealth(c *ratelimit.Breaker) func(error) {
 	}
 }
 
-// PollCircuit returns the poll circuit of batch pool i (nil for an online
-// pool), which guards the pool's rate-limit pool so that its pauses show.
-func (w *Worker) PollCircuit(i int) *ratelimit.Breaker { return w.pollCircuits[i] }
+// logPollCircuit logs a transition of a batch pool's poll circuit, which,
+// unlike the pool's own, stops no pulling.
+func (w *Worker) logPollCircuit(t ratelimit.Transition) {
+	attrs := []any{"pool", t.Name, "from", t.From.String(), "to", t.To.String()}
+	switch t.To {
+	case ratelimit.CircuitClosed:
+		w.log.Info("batch polls answered again: the pool's pause is over", attrs...)
+	case ratelimit.CircuitOpen:
+		w.log.Warn("batch polls refused: the pool shows paused until a poll is answered; its jobs wait for their batches",
+			append(attrs, "consecutive_failures", t.Failures, "err", t.Cause)...)
+	}
+}
 
 // BatchStats returns what the batch pool named pool holds now; ok is
 // false for an online pool or one this worker does not serve.

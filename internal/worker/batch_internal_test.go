@@ -35,7 +35,7 @@ func TestPollHealth(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			c := ratelimit.NewBreaker("p", PollCircuit, ratelimit.BreakerSettings{Failures: 2}, ratelimit.WithPauseReason(ratelimit.PauseOutage))
+			c := ratelimit.NewBreaker("p", PollCircuitReason, ratelimit.BreakerSettings{Failures: 2}, ratelimit.WithPauseReason(ratelimit.PauseOutage))
 			report := pollHealth(c)
 			for _, err := range tc.polls {
 				report(err)

@@ -271,7 +271,11 @@ func (w *Worker) Held() int64 { return w.held.Load() }
 // onCircuit logs a circuit's transition and tells the observer; the audit
 // circuit stands for every pool.
 func (w *Worker) onCircuit(t ratelimit.Transition) {
-	ratelimit.LogTransition(w.log, t)
+	if t.Reason == PollCircuitReason {
+		w.logPollCircuit(t)
+	} else {
+		ratelimit.LogTransition(w.log, t)
+	}
 	if t.Reason != "audit" {
 		w.obs.Circuit(t.Name, t.Reason, t.To)
 		return
@@ -328,7 +332,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		w.obs.Circuit(p.Name, "transport", ratelimit.CircuitClosed)
 		w.obs.Circuit(p.Name, "audit", ratelimit.CircuitClosed)
 		if p.Batch != nil {
-			w.obs.Circuit(p.Name, PollCircuit, ratelimit.CircuitClosed)
+			w.obs.Circuit(p.Name, PollCircuitReason, ratelimit.CircuitClosed)
 			pullers.Go(func() { w.pullBatchPool(ctx, jobCtx, i, consumers[i], &pullers) })
 			continue
 		}
