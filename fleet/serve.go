@@ -1,7 +1,8 @@
 // Package fleet runs extractq's fleet from your own program: a worker
 // process with your providers, validators and observers (Serve), and a
-// client that queues documents, follows their jobs and reads the audit
-// (Dial, Client.Submit, Client.Follow, Client.Results).
+// client that queues documents, follows their jobs, resubmits and reads
+// the audit (Dial or NewClient, Client.Submit, Client.Follow,
+// Client.Resubmit, Client.Results).
 //
 // The shipped `worker` and `submit` commands are this package with the
 // built-in provider families. A binary of your own serves the same

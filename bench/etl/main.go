@@ -34,11 +34,11 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/extractq/extractq/fleet"
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/e2e/fleettest"
 	"github.com/extractq/extractq/internal/ingest"
 	"github.com/extractq/extractq/internal/jobs"
-	"github.com/extractq/extractq/internal/jobs/submit"
 	"github.com/extractq/extractq/internal/sink"
 	"github.com/extractq/extractq/internal/source"
 	"github.com/extractq/extractq/internal/source/s3test"
@@ -208,12 +208,10 @@ func benchS3(ctx context.Context, list, queue, changed int, onlyQueue bool) {
 	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(256))
 	must(err)
 	must(jobs.EnsureStreams(ctx, js))
-	sub := submit.New(js, store)
+	sub := fleet.NewClient(js, store.Pool())
 	sc, err := schema.Compile([]byte(fleettest.Schema))
 	must(err)
-	ref, err := sub.RegisterSchema(ctx, "invoice", sc)
-	must(err)
-	job := submit.Job{Schema: ref, Provider: "openai:gpt-4o-mini", Model: "gpt-4o-mini", Pool: "openai_gpt-4o-mini", Run: "bench"}
+	job := fleet.Job{Schema: sc, SchemaName: "invoice", Provider: "openai:gpt-4o-mini", Run: "bench"}
 	qsrc, err := source.NewS3("s3://bench/queue/", opts)
 	must(err)
 	marks := ingest.NewWatermarks(store.Pool())

@@ -1,21 +1,15 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/extractq/extractq/eval"
-	"github.com/extractq/extractq/internal/audit/audittest"
-	"github.com/extractq/extractq/internal/jobs"
-	"github.com/extractq/extractq/internal/jobs/jobstest"
 	"github.com/extractq/extractq/internal/sim"
 	"github.com/extractq/extractq/internal/sim/simprovider"
 	"github.com/extractq/extractq/internal/worker"
+	"github.com/extractq/extractq/internal/worker/workertest"
 	"github.com/extractq/extractq/llm"
 	"github.com/extractq/extractq/schema"
 )
@@ -26,18 +20,8 @@ import (
 // --run: both read the audit and must agree.
 func TestEvalFleet(t *testing.T) {
 	t.Parallel()
-	ctx := t.Context()
-	st, dbURL := audittest.Store(t)
-	natsURL := jobstest.Server(t)
-	_, js := jobstest.Connect(t, natsURL)
-	if err := jobs.EnsureStreams(ctx, js); err != nil {
-		t.Fatal(err)
-	}
-	writer, err := st.NewWriter(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = writer.Close(context.Background()) })
+	f := workertest.New(t)
+	dbURL, natsURL := f.DatabaseURL, f.NATSURL
 	invoices, schemaFile := filepath.Join("..", "..", "examples", "invoices"), filepath.Join("..", "..", "examples", "invoice.schema.json")
 	s, err := schema.CompileFile(schemaFile)
 	if err != nil {
@@ -51,18 +35,7 @@ func TestEvalFleet(t *testing.T) {
 	for _, l := range set.Labels {
 		key.Add(l.Text, l.Expected)
 	}
-	w, err := worker.New(js, writer, worker.NewEngine(),
-		worker.WithPools(worker.Pool{Name: "sim_sloppy", Concurrency: 4}),
-		worker.WithPullWait(200*time.Millisecond),
-		worker.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
-		worker.WithProviders(func(spec string) (llm.Provider, error) { return simprovider.NewWith(spec, sim.WithAnswers(key)) }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	wctx, cancel := context.WithCancel(context.Background())
-	ran := make(chan error, 1)
-	go func() { ran <- w.Run(wctx) }()
-	t.Cleanup(func() { cancel(); <-ran })
+	f.Worker(t, worker.NewEngine(), "sim_sloppy", 4, func(spec string) (llm.Provider, error) { return simprovider.NewWith(spec, sim.WithAnswers(key)) })
 
 	conn := []string{"--database-url", dbURL, "--nats-url", natsURL}
 	code, out, errOut := runRoot(t, "", append([]string{"eval", "--schema", schemaFile, "--labels", invoices, "--fleet",

@@ -5,21 +5,21 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/extractq/extractq/extractqtest"
+	fleetlib "github.com/extractq/extractq/fleet"
 	"github.com/extractq/extractq/internal/audit/audittest"
 	"github.com/extractq/extractq/internal/e2e/fleettest"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/jobstest"
-	"github.com/extractq/extractq/internal/jobs/submit"
 	"github.com/extractq/extractq/internal/testenv"
 	"github.com/extractq/extractq/internal/worker"
+	"github.com/extractq/extractq/internal/worker/workertest"
 	"github.com/extractq/extractq/llm"
 	"github.com/extractq/extractq/schema"
 )
@@ -34,76 +34,35 @@ type fleet struct {
 func startFleet(t *testing.T) *fleet {
 	t.Helper()
 	ctx := t.Context()
-	st, dbURL := audittest.Store(t)
-	natsURL := jobstest.Server(t)
-	_, js := jobstest.Connect(t, natsURL)
-	if err := jobs.EnsureStreams(ctx, js); err != nil {
-		t.Fatal(err)
-	}
-	writer, err := st.NewWriter(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = writer.Close(context.Background()) })
+	f := workertest.New(t)
 	engine := worker.EngineFunc(func(_ context.Context, _ llm.Provider, doc string, _ *schema.Schema, _ jobs.Options) (*llm.Result, error) {
 		if strings.Contains(doc, "FAIL") {
 			return &llm.Result{Outcome: llm.OutcomeExhausted, Reason: "still invalid", Attempts: []llm.Attempt{{N: 1, Raw: "{}"}}}, nil
 		}
 		return &llm.Result{Outcome: llm.OutcomeOK, Value: json.RawMessage(`{"ok":true}`), Attempts: []llm.Attempt{{N: 1, Raw: `{"ok":true}`}}}, nil
 	})
-	w, err := worker.New(js, writer, engine,
-		worker.WithPools(worker.Pool{Name: "sim_clean", Concurrency: 2}),
-		worker.WithPullWait(200*time.Millisecond),
-		worker.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
-		worker.WithProviders(func(string) (llm.Provider, error) { return extractqtest.New(nil), nil }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	wctx, cancel := context.WithCancel(context.Background())
-	ran := make(chan error, 1)
-	go func() { ran <- w.Run(wctx) }()
-	stopped := false
-	stop := func() {
-		if !stopped {
-			stopped = true
-			cancel()
-			<-ran
-		}
-	}
-	t.Cleanup(stop)
+	stop := f.Worker(t, engine, "sim_clean", 2, func(string) (llm.Provider, error) { return extractqtest.New(nil), nil })
 
 	// Three documents, two of which fail, through the real submit path.
-	sub := submit.New(js, st)
+	c := fleetlib.NewClient(f.JS, f.Store.Pool())
 	sc, err := schema.Compile([]byte(fleettest.Schema))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, err := sub.RegisterSchema(ctx, "invoice", sc)
-	if err != nil {
-		t.Fatal(err)
+	var docs []fleetlib.Document
+	for i, text := range []string{fleettest.Document(1), "FAIL " + fleettest.Document(2), "FAIL " + fleettest.Document(3)} {
+		docs = append(docs, fleetlib.Document{ID: fmt.Sprintf("doc-%d", i), Source: "test", Text: text})
 	}
-	model, pool, err := submit.ResolveProvider("sim:clean")
-	if err != nil {
-		t.Fatal(err)
-	}
-	job := submit.Job{Schema: ref, Provider: "sim:clean", Model: model, Pool: pool, Run: "r"}
-	sum, err := sub.Submit(ctx, job, func(fn func(submit.Doc) error) error {
-		for i, text := range []string{fleettest.Document(1), "FAIL " + fleettest.Document(2), "FAIL " + fleettest.Document(3)} {
-			if err := fn(submit.Doc{ID: fmt.Sprintf("doc-%d", i), Source: "test", Text: text}); err != nil {
-				return err
-			}
-		}
-		return nil
-	}, nil)
+	sum, err := c.Submit(ctx, fleetlib.Job{Schema: sc, SchemaName: "invoice", Provider: "sim:clean", Run: "r"}, slices.Values(docs))
 	if err != nil || sum.Queued != 3 {
 		t.Fatalf("submit: %+v, %v", sum, err)
 	}
 	fctx, fcancel := context.WithTimeout(ctx, 30*time.Second)
 	defer fcancel()
-	if _, err := submit.Follow(fctx, st, sum.JobIDs, 50*time.Millisecond, nil); err != nil {
+	if _, err := c.Follow(fctx, sum.JobIDs, 50*time.Millisecond, nil); err != nil {
 		t.Fatal(err)
 	}
-	return &fleet{natsURL: natsURL, dbURL: dbURL, stopWorker: stop}
+	return &fleet{natsURL: f.NATSURL, dbURL: f.DatabaseURL, stopWorker: stop}
 }
 
 // statusDeadLetters is `extractq status --json`'s dead-letter count.

@@ -3,23 +3,19 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/extractq/extractq"
 	"github.com/extractq/extractq/extractqtest"
-	"github.com/extractq/extractq/internal/audit/audittest"
 	"github.com/extractq/extractq/internal/e2e/fleettest"
 	"github.com/extractq/extractq/internal/jobs"
-	"github.com/extractq/extractq/internal/jobs/jobstest"
 	"github.com/extractq/extractq/internal/worker"
+	"github.com/extractq/extractq/internal/worker/workertest"
 	"github.com/extractq/extractq/llm"
 	"github.com/extractq/extractq/schema"
 )
@@ -38,10 +34,9 @@ type seen struct {
 // leaves the worker's default. "--max-reasks 0" makes exactly one call, as
 // in "extractq extract", not the default's four.
 func TestSubmitOptionsReachWorker(t *testing.T) {
-	st, dbURL := audittest.Store(t)
-	natsURL := migratedServer(t)
-	t.Setenv("EXTRACTQ_NATS_URL", natsURL)
-	t.Setenv("EXTRACTQ_DATABASE_URL", dbURL)
+	f := workertest.New(t)
+	t.Setenv("EXTRACTQ_NATS_URL", f.NATSURL)
+	t.Setenv("EXTRACTQ_DATABASE_URL", f.DatabaseURL)
 	tests := []struct {
 		name  string
 		flags []string
@@ -65,10 +60,6 @@ func TestSubmitOptionsReachWorker(t *testing.T) {
 		{name: "input native", flags: []string{"--input", "native", "--max-reasks", "0"}, want: jobs.Options{Input: "native", MaxReasks: new(0)}, calls: 1},
 	}
 
-	_, js := jobstest.Connect(t, natsURL)
-	writer, err := st.NewWriter(t.Context())
-	must(t, err)
-	defer writer.Close(context.Background())
 	var mu sync.Mutex
 	got := map[string]seen{} // by the document's first line
 	// The worker's own default temperature is 0.9, so that "--temperature
@@ -88,16 +79,7 @@ func TestSubmitOptionsReachWorker(t *testing.T) {
 		mu.Unlock()
 		return res, err
 	})
-	w, err := worker.New(js, writer, engine,
-		worker.WithPools(worker.Pool{Name: "sim_clean", Concurrency: 4}),
-		worker.WithPullWait(200*time.Millisecond),
-		worker.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
-		worker.WithProviders(func(string) (llm.Provider, error) { return extractqtest.New(nil), nil }))
-	must(t, err)
-	wctx, stopWorker := context.WithCancel(t.Context())
-	ran := make(chan error, 1)
-	go func() { ran <- w.Run(wctx) }()
-	defer func() { stopWorker(); <-ran }()
+	f.Worker(t, engine, "sim_clean", 4, func(string) (llm.Provider, error) { return extractqtest.New(nil), nil })
 
 	schemaFile := filepath.Join(t.TempDir(), "invoice.json")
 	must(t, os.WriteFile(schemaFile, []byte(fleettest.Schema), 0o644))

@@ -13,13 +13,13 @@ import (
 
 	"github.com/extractq/extractq"
 	"github.com/extractq/extractq/document"
+	"github.com/extractq/extractq/fleet"
 	"github.com/extractq/extractq/internal/cli"
-	"github.com/extractq/extractq/internal/jobs/submit"
 )
 
 func newResubmitCmd(c *conn) *cobra.Command {
 	var (
-		req    submit.ResubmitRequest
+		req    fleet.Resubmission
 		asJSON bool
 		ocr    string
 	)
@@ -74,7 +74,7 @@ Example:
 				return err
 			}
 			defer sess.close()
-			sum, err := submit.New(sess.js, sess.store).Resubmit(cmd.Context(), sess.store, req)
+			sum, err := fleet.NewClient(sess.js, sess.store.Pool()).Resubmit(cmd.Context(), req)
 			printResubmit(cmd.OutOrStdout(), cmd.ErrOrStderr(), sum, asJSON)
 			if err != nil {
 				return cli.Failed(err)
@@ -101,7 +101,7 @@ Example:
 	return cmd
 }
 
-func printResubmit(out, errw io.Writer, sum submit.ResubmitSummary, asJSON bool) {
+func printResubmit(out, errw io.Writer, sum fleet.Resubmitted, asJSON bool) {
 	if asJSON {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
@@ -147,7 +147,7 @@ func joinInts(ns []int) string {
 }
 
 // checkReread checks the flags of a re-read, before anything is opened.
-func checkReread(req submit.ResubmitRequest) error {
+func checkReread(req fleet.Resubmission) error {
 	switch {
 	case req.FromDLQ:
 		return errors.New("give --from-dlq or --reread, not both")
@@ -156,14 +156,14 @@ func checkReread(req submit.ResubmitRequest) error {
 	case req.IncludeFailed:
 		return errors.New("--include-failed does not go with --reread (every document an older reader read is selected)")
 	}
-	_, err := submit.CurrentReaders(req.Reader)
+	_, err := fleet.Readers(req.Reader)
 	return err
 }
 
 // rereadOCR reads scans again as submit read them: by OCR (when --ocr is
 // auto and tesseract is installed) for a model that reads no images, as
 // pictures for one that does or whose provider cannot be made here.
-func rereadOCR(req *submit.ResubmitRequest, ocr string) {
+func rereadOCR(req *fleet.Resubmission, ocr string) {
 	if ocr != "auto" {
 		return
 	}

@@ -9,10 +9,10 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/extractq/extractq/fleet"
 	"github.com/extractq/extractq/internal/cli"
 	"github.com/extractq/extractq/internal/ingest"
 	"github.com/extractq/extractq/internal/intake"
-	"github.com/extractq/extractq/internal/jobs/submit"
 	"github.com/extractq/extractq/internal/source/sourcecli"
 )
 
@@ -57,15 +57,15 @@ func sourceError(err error) error {
 }
 
 // submitRemote queues a remote source's documents.
-func submitRemote(ctx context.Context, r *remoteFlags, rd *intake.Reader, sess *session, sub *submit.Submitter, job submit.Job, paths []string, f *submitFlags, auditURL string, progress func(submit.Summary)) (*ingest.Counts, submit.Summary, error) {
+func submitRemote(ctx context.Context, r *remoteFlags, rd *intake.Reader, sess *session, client *fleet.Client, job fleet.Job, paths []string, f *submitFlags, auditURL string, progress func(fleet.Submission)) (*ingest.Counts, fleet.Submission, error) {
 	start := time.Now()
 	src, closeSrc, err := r.Open(ctx, paths, f.in.Glob, auditURL, r.watermarkColumn)
 	if err != nil {
-		return nil, submit.Summary{}, sourceError(err)
+		return nil, fleet.Submission{}, sourceError(err)
 	}
 	defer closeSrc()
 	opts := ingest.Options{Incremental: r.incremental, Full: r.full, MaxDocument: f.in.MaxDocument, Transcode: f.in.Transcode, Reader: rd, KeepJobIDs: f.wait}
-	counts, sum, err := ingest.Run(ctx, src, ingest.NewWatermarks(sess.store.Pool()), sub, job, opts, func(_ ingest.Counts, s submit.Summary) {
+	counts, sum, err := ingest.Run(ctx, src, ingest.NewWatermarks(sess.store.Pool()), client, job, opts, func(_ ingest.Counts, s fleet.Submission) {
 		s.Elapsed = time.Since(start)
 		progress(s)
 	})

@@ -18,13 +18,12 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/extractq/extractq"
+	"github.com/extractq/extractq/fleet"
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/cli"
 	"github.com/extractq/extractq/internal/ingest"
 	"github.com/extractq/extractq/internal/intake"
 	"github.com/extractq/extractq/internal/jobs"
-	"github.com/extractq/extractq/internal/jobs/submit"
-	"github.com/extractq/extractq/internal/providers"
 	"github.com/extractq/extractq/internal/ratelimit"
 	"github.com/extractq/extractq/internal/settings"
 	"github.com/extractq/extractq/internal/source/sourcecli"
@@ -176,8 +175,8 @@ Example:
 // jobOptions are the engine options the jobs carry: only the flags given,
 // zero included, so that "--max-reasks 0" asks once in the fleet as in
 // "extractq extract", and an unset flag leaves the worker's default.
-func jobOptions(fl *pflag.FlagSet, f *submitFlags) (jobs.Options, error) {
-	o := jobs.Options{Mode: f.mode, RepairPolicy: f.repair}
+func jobOptions(fl *pflag.FlagSet, f *submitFlags) (fleet.JobOptions, error) {
+	o := fleet.JobOptions{Mode: llm.Mode(f.mode), Repair: extractq.RepairPolicy(f.repair)}
 	for _, n := range []struct {
 		flag string
 		v    int
@@ -202,12 +201,12 @@ func jobOptions(fl *pflag.FlagSet, f *submitFlags) (jobs.Options, error) {
 		return o, err
 	}
 	if chunking != extractq.ChunkAuto {
-		o.Chunking = string(chunking) // auto stays empty: such jobs are what they were before --chunk
+		o.Chunking = chunking // auto stays empty: such jobs are what they were before --chunk
 	}
 	// Auto stays empty too; text and native reach the worker, which sends
 	// a PDF whole only when the job says native.
 	if in, err := extractq.ParseInput(f.in.Input); err == nil && in != extractq.InputAuto {
-		o.Input = string(in)
+		o.Input = in
 	}
 	return o, nil
 }
@@ -258,24 +257,13 @@ func runSubmit(cmd *cobra.Command, c *conn, f *submitFlags, paths []string) erro
 	if err != nil {
 		return err
 	}
-	model, defPool, err := submit.ResolveProvider(f.provider)
-	if err != nil {
-		return cli.Usage(fmt.Errorf("--provider: %w", err))
-	}
-	if f.variant != "" {
-		if model, err = providers.Identity(f.provider, f.variant); err != nil {
-			return cli.Usage(fmt.Errorf("--variant: %w", err))
-		}
-	}
-	pool := f.pool
-	if pool == "" {
-		pool = defPool
-	}
-	if err := jobs.ValidatePool(pool); err != nil {
-		return cli.Usage(fmt.Errorf("--pool: %w", err))
-	}
 	if f.runName == "" {
 		f.runName = "run-" + time.Now().UTC().Format("20060102-150405")
+	}
+	job := fleet.Job{Provider: f.provider, Variant: f.variant, Pool: f.pool, Run: f.runName, Options: opts}
+	model, pool, err := job.Target()
+	if err != nil {
+		return cli.Usage(flagError(err))
 	}
 	errw := cmd.ErrOrStderr()
 	shutdownTraces, err := tracing.Setup(cmd.Context(), "extractq-submit")
@@ -304,44 +292,42 @@ func runSubmit(cmd *cobra.Command, c *conn, f *submitFlags, paths []string) erro
 		return err
 	}
 	defer sess.close()
-	// The pool's consumer exists before any worker needs it, so that a
-	// worker started while a cluster node is down finds it.
-	if err := jobs.EnsurePoolConsumer(ctx, sess.js, pool, jobs.DefaultConsumerSettings()); err != nil {
-		fmt.Fprintf(errw, "submit: warning: %v; the first worker of the pool creates it\n", err)
-	}
-	sub := submit.New(sess.js, sess.store, submit.WithPublisher(jobs.WithInlineLimit(f.inlineLimit), jobs.WithMaxDocument(f.in.MaxDocument)))
-	ref, err := resolveSchema(ctx, sess.store, sub, f.schemaArg, f.schemaName)
+	client := fleet.NewClient(sess.js, sess.store.Pool(), fleet.WithInlineLimit(f.inlineLimit), fleet.WithMaxDocumentSize(f.in.MaxDocument),
+		fleet.WithWarnings(func(err error) { fmt.Fprintln(errw, "submit: warning:", err) }))
+	var version int
+	job.Schema, job.SchemaName, version, err = resolveSchema(ctx, client, f.schemaArg, f.schemaName)
 	if cli.WasInterrupted(ctx) {
 		return cli.Interrupted(errors.New("interrupted before anything was queued"))
 	}
 	if err != nil {
 		return cli.Usage(err)
 	}
-	job := submit.Job{Schema: ref, Provider: f.provider, Model: model, Pool: pool, Run: f.runName,
-		Options: opts}
 	bar := newQueueProgress(errw)
 	var (
-		sum    submit.Summary
+		sum    fleet.Submission
 		counts *ingest.Counts
 	)
 	if remote {
-		counts, sum, err = submitRemote(ctx, &f.remote, r, sess, sub, job, paths, f, c.DatabaseURL(), bar.submitted)
+		counts, sum, err = submitRemote(ctx, &f.remote, r, sess, client, job, paths, f, c.DatabaseURL(), bar.submitted)
 	} else {
-		sum, err = sub.Submit(ctx, job, func(fn func(submit.Doc) error) error { return r.Read(ctx, paths, fn) }, bar.submitted)
+		sum, err = submitLocal(ctx, client, job, r, paths, bar.submitted)
 	}
 	bar.done()
+	// What it queued to, shown even when nothing was queued (a remote
+	// source's unchanged documents).
+	sum.Run, sum.Schema, sum.SchemaVersion, sum.Provider, sum.Model, sum.Pool = f.runName, job.SchemaName, version, f.provider, model, pool
 	var coded *cli.ExitError
 	switch {
-	case errors.Is(err, intake.ErrNoDocuments):
+	case errors.Is(err, intake.ErrNoDocuments), errors.Is(err, fleet.ErrNoDocuments), errors.Is(err, fleet.ErrBadJob):
 		return cli.Usage(err)
 	case errors.As(err, &coded) && !cli.WasInterrupted(ctx):
-		printSummary(cmd.OutOrStdout(), errw, job, sum, f.asJSON, nil, counts)
+		printSummary(cmd.OutOrStdout(), errw, sum, f.asJSON, nil, counts)
 		return err
 	case cli.WasInterrupted(ctx):
-		printSummary(cmd.OutOrStdout(), errw, job, sum, f.asJSON, nil, counts)
+		printSummary(cmd.OutOrStdout(), errw, sum, f.asJSON, nil, counts)
 		return cli.Interrupted(fmt.Errorf("interrupted after queueing %d documents; run the same command again to queue the rest (nothing is queued twice)", sum.Queued))
 	case err != nil:
-		printSummary(cmd.OutOrStdout(), errw, job, sum, f.asJSON, nil, counts)
+		printSummary(cmd.OutOrStdout(), errw, sum, f.asJSON, nil, counts)
 		return cli.Failed(err)
 	}
 	var failed error
@@ -352,19 +338,19 @@ func runSubmit(cmd *cobra.Command, c *conn, f *submitFlags, paths []string) erro
 		failed = errors.Join(failed, fmt.Errorf("%d documents not queued: JetStream saw them within its duplicate window but no longer holds them, and this audit database has no result for them (do the workers use the same database? was the stream purged?); they can be queued again once the stream's duplicate window (24h by default) has passed", sum.Lost))
 	}
 	if !f.wait {
-		printSummary(cmd.OutOrStdout(), errw, job, sum, f.asJSON, nil, counts)
+		printSummary(cmd.OutOrStdout(), errw, sum, f.asJSON, nil, counts)
 		if failed != nil {
 			return cli.Failed(failed)
 		}
 		return nil
 	}
 	if !f.asJSON {
-		printSummary(cmd.OutOrStdout(), errw, job, sum, false, nil, counts)
+		printSummary(cmd.OutOrStdout(), errw, sum, false, nil, counts)
 	}
 	phase.Store(phaseWaiting)
-	w := &waiter{js: sess.js, store: sess.store, job: job, out: errw, every: time.Second, membersEvery: 5 * time.Second}
+	w := &waiter{js: sess.js, client: client, pool: pool, provider: f.provider, out: errw, every: time.Second, membersEvery: 5 * time.Second}
 	res, werr := w.follow(ctx, sum, f.timeout)
-	body, err := announceDone(ctx, sess.js, job.Run, res)
+	body, err := announceDone(ctx, sess.js, f.runName, res)
 	if err != nil {
 		fmt.Fprintln(errw, "submit: warning: the run's done event was not published:", err)
 	}
@@ -372,10 +358,10 @@ func runSubmit(cmd *cobra.Command, c *conn, f *submitFlags, paths []string) erro
 		hook.Log = webhook.LogFunc(func(ctx context.Context, a webhook.Attempt) error {
 			return sess.store.RecordWebhookAttempt(ctx, audit.WebhookAttempt(a))
 		})
-		res.Webhook = deliverDone(ctx, hook, job.Run, body, errw)
+		res.Webhook = deliverDone(ctx, hook, f.runName, body, errw)
 	}
 	if f.asJSON {
-		printSummary(cmd.OutOrStdout(), errw, job, sum, true, &res, counts)
+		printSummary(cmd.OutOrStdout(), errw, sum, true, &res, counts)
 	}
 	switch {
 	case res.Interrupted:
@@ -438,24 +424,56 @@ func shellQuote(s string) string {
 }
 
 // resolveSchema compiles and registers a schema file, or looks up a
-// registered name (its latest version).
-func resolveSchema(ctx context.Context, store *audit.Store, sub *submit.Submitter, arg, name string) (jobs.SchemaRef, error) {
+// registered name (its latest version); it returns the schema, its name
+// and version.
+func resolveSchema(ctx context.Context, client *fleet.Client, arg, name string) (*schema.Schema, string, int, error) {
 	if _, err := os.Stat(arg); err == nil {
 		sc, err := schema.CompileFile(arg)
 		if err != nil {
-			return jobs.SchemaRef{}, fmt.Errorf("--schema %s: %w", arg, err)
+			return nil, "", 0, fmt.Errorf("--schema %s: %w", arg, err)
 		}
-		return sub.RegisterSchema(ctx, cli.SchemaName(arg, sc, name), sc)
+		name = cli.SchemaName(arg, sc, name)
+		v, err := client.RegisterSchema(ctx, name, sc)
+		return sc, name, v, err
 	}
-	info, err := store.SchemaByName(ctx, arg, 0)
-	if err != nil {
-		return jobs.SchemaRef{}, fmt.Errorf("--schema %q is neither a file nor a registered schema (see extractq schema list): %w", arg, err)
+	sc, v, err := client.Schema(ctx, arg, 0)
+	if errors.Is(err, fleet.ErrNotFound) {
+		return nil, "", 0, fmt.Errorf("--schema %q is neither a file nor a registered schema (see extractq schema list): %w", arg, err)
 	}
-	sc, err := schema.Compile(info.Body)
-	if err != nil {
-		return jobs.SchemaRef{}, fmt.Errorf("registered schema %s v%d: %w", info.Name, info.Version, err)
+	return sc, arg, v, err
+}
+
+// flagError names the flag of a job field fleet refused.
+func flagError(err error) error {
+	var je *fleet.JobError
+	if errors.As(err, &je) {
+		return fmt.Errorf("--%s: %w", strings.ToLower(je.Field), je.Err)
 	}
-	return sub.RegisterSchema(ctx, info.Name, sc)
+	return err
+}
+
+// errStopped ends reading when the submission stopped taking documents.
+var errStopped = errors.New("submission stopped")
+
+// submitLocal queues the documents of files, folders or stdin.
+func submitLocal(ctx context.Context, client *fleet.Client, job fleet.Job, r *intake.Reader, paths []string, progress func(fleet.Submission)) (fleet.Submission, error) {
+	var readErr error
+	docs := func(yield func(fleet.Document) bool) {
+		readErr = r.Read(ctx, paths, func(d intake.Doc) error {
+			if !yield(fleet.Document(d)) {
+				return errStopped
+			}
+			return nil
+		})
+	}
+	sum, err := client.Submit(ctx, job, docs, fleet.OnProgress(progress))
+	if readErr != nil && !errors.Is(readErr, errStopped) {
+		err = readErr // reading failed: its error, with its exit code, is the submission's
+	}
+	if sum == nil {
+		return fleet.Submission{}, err
+	}
+	return *sum, err
 }
 
 // waitResult is how --wait ended.
@@ -477,28 +495,23 @@ type waitResult struct {
 	Webhook *webhook.Result `json:"-"`
 }
 
-func printSummary(out, errw io.Writer, job submit.Job, sum submit.Summary, asJSON bool, wait *waitResult, src *ingest.Counts) {
+func printSummary(out, errw io.Writer, sum fleet.Submission, asJSON bool, wait *waitResult, src *ingest.Counts) {
 	if asJSON {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(struct {
-			Run     string `json:"run"`
-			Schema  string `json:"schema"`
-			Version int    `json:"schema_version"`
-			Model   string `json:"model"`
-			Pool    string `json:"pool"`
-			submit.Summary
+			fleet.Submission
 			Wait    *waitResult     `json:"wait,omitempty"`
 			Source  *ingest.Counts  `json:"source,omitempty"`
 			Webhook *webhook.Result `json:"webhook,omitempty"`
-		}{job.Run, job.Schema.Name, job.Schema.Version, job.Model, job.Pool, sum, wait, src, hookResult(wait)})
+		}{sum, wait, src, hookResult(wait)})
 		return
 	}
 	for _, r := range sum.Rejected {
 		fmt.Fprintf(errw, "rejected %s: %s\n", r.Source, r.Reason)
 	}
 	printCounts(out, src)
-	fmt.Fprintf(out, "run %s: schema %s v%d, %s (model %s) → pool %s\n", job.Run, job.Schema.Name, job.Schema.Version, job.Provider, job.Model, job.Pool)
+	fmt.Fprintf(out, "run %s: schema %s v%d, %s (model %s) → pool %s\n", sum.Run, sum.Schema, sum.SchemaVersion, sum.Provider, sum.Model, sum.Pool)
 	fmt.Fprintf(out, "queued %d, already done %d, duplicates skipped %d, lost %d, rejected %d in %s\n",
 		sum.Queued, sum.AlreadyDone, sum.Duplicates, sum.Lost, len(sum.Rejected), sum.Elapsed.Round(time.Millisecond))
 	if sum.AlreadyDone > 0 {
@@ -522,7 +535,7 @@ func newQueueProgress(w io.Writer) *queueProgress {
 	return &queueProgress{w: w, tty: settings.IsTerminal(w)}
 }
 
-func (p *queueProgress) submitted(s submit.Summary) {
+func (p *queueProgress) submitted(s fleet.Submission) {
 	if !p.tty || time.Since(p.last) < 200*time.Millisecond {
 		return
 	}
@@ -538,12 +551,12 @@ func (p *queueProgress) done() {
 
 // waiter follows a submission's jobs to the end (--wait).
 type waiter struct {
-	js           jetstream.JetStream
-	store        submit.JobStater
-	job          submit.Job
-	out          io.Writer
-	every        time.Duration // poll of the audit
-	membersEvery time.Duration // check of the live workers
+	js             jetstream.JetStream
+	client         *fleet.Client
+	pool, provider string
+	out            io.Writer
+	every          time.Duration // poll of the audit
+	membersEvery   time.Duration // check of the live workers
 }
 
 // follow waits until every job the submission queued is final, ctx ends
@@ -553,7 +566,7 @@ type waiter struct {
 // found already done count as done (or failed) from the start. It warns at
 // once when no live worker serves the pool, since the jobs would wait
 // forever, and whenever the pool is paused for a new reason.
-func (w *waiter) follow(ctx context.Context, sum submit.Summary, timeout time.Duration) (waitResult, error) {
+func (w *waiter) follow(ctx context.Context, sum fleet.Submission, timeout time.Duration) (waitResult, error) {
 	res := waitResult{Total: len(sum.JobIDs) + sum.AlreadyDone}
 	baseDone, baseFailed := sum.AlreadyDone-sum.AlreadyFailed, sum.AlreadyFailed
 	seqs := make(map[string]uint64, len(sum.JobIDs))
@@ -575,11 +588,11 @@ func (w *waiter) follow(ctx context.Context, sum submit.Summary, timeout time.Du
 	var lastMembers time.Time
 	finishedAtLook := -1 // jobs final at the last look at the workers
 	warnedNoWorker, warnedPause := false, ""
-	var last submit.Progress
-	show := func(p submit.Progress) {
+	var last fleet.Progress
+	show := func(p fleet.Progress) {
 		last = p
 		bar.SetDone(baseDone+p.Done, baseFailed+p.Failed)
-		if p.InFlight == 0 {
+		if p.Pending == 0 {
 			bar.SetActive(0, 0)
 			return
 		}
@@ -601,7 +614,7 @@ func (w *waiter) follow(ctx context.Context, sum submit.Summary, timeout time.Du
 			// Jobs in progress do not make a worker live: those of a
 			// worker that died stay in progress until their ack wait ends.
 			res.NoWorker, res.Paused = true, ""
-			reason := fmt.Sprintf("no live worker serves pool %s", w.job.Pool)
+			reason := fmt.Sprintf("no live worker serves pool %s", w.pool)
 			bar.SetReason(reason)
 			if !warnedNoWorker {
 				warnedNoWorker = true
@@ -610,16 +623,16 @@ func (w *waiter) follow(ctx context.Context, sum submit.Summary, timeout time.Du
 					held = fmt.Sprintf("; %d jobs of the pool are still in progress on a worker that stopped, and return to the queue when their ack wait ends", q.poolInProgress)
 				}
 				bar.Printf("submit: warning: %s (none heartbeats in %s%s): the jobs wait until one starts: `worker run --pool %s` or `extractq dev` with that pool; --timeout gives up\n",
-					reason, ratelimit.DefaultMembersBucket, held, poolSpecHint(w.job))
+					reason, ratelimit.DefaultMembersBucket, held, poolSpecHint(w.provider, w.pool))
 			}
 		case fl.paused != "":
 			res.NoWorker, res.Paused = false, fl.paused
-			bar.SetReason("pool " + w.job.Pool + " paused: " + termsafe.String(fl.pausedShort))
+			bar.SetReason("pool " + w.pool + " paused: " + termsafe.String(fl.pausedShort))
 			// A 429's pause is short and common: the progress line says it;
 			// a refused key, a missing model or an outage gets a warning.
 			if warnedPause != fl.pausedShort && !onlyThrottled(fl.pausedShort) {
 				warnedPause = fl.pausedShort
-				bar.Printf("submit: warning: pool %s is paused: %s; the jobs wait and run when it resumes (see `extractq status`)\n", w.job.Pool, termsafe.String(fl.paused))
+				bar.Printf("submit: warning: pool %s is paused: %s; the jobs wait and run when it resumes (see `extractq status`)\n", w.pool, termsafe.String(fl.paused))
 			}
 		default:
 			res.NoWorker, res.Paused = false, ""
@@ -629,7 +642,7 @@ func (w *waiter) follow(ctx context.Context, sum submit.Summary, timeout time.Du
 	bar.Start(ctx)
 	var err error
 	if len(sum.JobIDs) > 0 {
-		_, err = submit.Follow(fctx, w.store, sum.JobIDs, w.every, show)
+		_, err = w.client.Follow(fctx, sum.JobIDs, w.every, show)
 	} else {
 		bar.SetActive(0, 0)
 	}
@@ -663,7 +676,7 @@ type poolState struct {
 func (w *waiter) poolQueue(ctx context.Context, open []string, seqs map[string]uint64) poolState {
 	qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	c, err := w.js.Consumer(qctx, jobs.JobsStream, jobs.ConsumerName(w.job.Pool))
+	c, err := w.js.Consumer(qctx, jobs.JobsStream, jobs.ConsumerName(w.pool))
 	if errors.Is(err, jetstream.ErrConsumerNotFound) {
 		return poolState{queued: len(open)}
 	}
@@ -704,7 +717,7 @@ func (w *waiter) fleet(ctx context.Context) (fleetState, error) {
 	var fs fleetState
 	var short, full []string
 	for _, hb := range beats {
-		if jobs.PoolFor(hb.Pool) != w.job.Pool {
+		if jobs.PoolFor(hb.Pool) != w.pool {
 			continue
 		}
 		fs.live++
@@ -720,7 +733,7 @@ func (w *waiter) fleet(ctx context.Context) (fleetState, error) {
 	}
 	// Every live worker paused is the pool paused; one of several is
 	// that worker's business (its share waits, the others run).
-	if len(short) > 0 && pausedAll(beats, w.job.Pool) {
+	if len(short) > 0 && pausedAll(beats, w.pool) {
 		fs.pausedShort, fs.paused = strings.Join(short, ", "), strings.Join(full, "; ")
 	}
 	return fs, nil
@@ -747,10 +760,10 @@ func pausedAll(beats []ratelimit.Heartbeat, pool string) bool {
 	return true
 }
 
-// poolSpecHint is the --pool value a worker serving the job's pool takes.
-func poolSpecHint(j submit.Job) string {
-	if jobs.PoolFor(j.Provider) == j.Pool {
-		return j.Provider
+// poolSpecHint is the --pool value a worker serving pool takes.
+func poolSpecHint(provider, pool string) string {
+	if jobs.PoolFor(provider) == pool {
+		return provider
 	}
-	return j.Pool
+	return pool
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,16 +15,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/extractq/extractq/internal/worker/workertest"
 	"github.com/extractq/extractq/llm"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/extractq/extractq/extractqtest"
-	"github.com/extractq/extractq/internal/audit/audittest"
 	"github.com/extractq/extractq/internal/cli"
 	"github.com/extractq/extractq/internal/e2e/fleettest"
 	"github.com/extractq/extractq/internal/jobs"
-	"github.com/extractq/extractq/internal/jobs/jobstest"
 	"github.com/extractq/extractq/internal/webhook"
 	"github.com/extractq/extractq/internal/worker"
 	"github.com/extractq/extractq/schema"
@@ -37,19 +35,10 @@ import (
 // and --wait returns at once with the same exit code.
 func TestSubmitWaitAfterRestart(t *testing.T) {
 	ctx := context.Background()
-	st, dbURL := audittest.Store(t)
-	natsURL := jobstest.Server(t)
-	t.Setenv("EXTRACTQ_NATS_URL", natsURL)
-	t.Setenv("EXTRACTQ_DATABASE_URL", dbURL)
-	_, js := jobstest.Connect(t, natsURL)
-	if err := jobs.EnsureStreams(ctx, js); err != nil {
-		t.Fatal(err)
-	}
-	writer, err := st.NewWriter(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer writer.Close(ctx)
+	f := workertest.New(t)
+	st, js := f.Store, f.JS
+	t.Setenv("EXTRACTQ_NATS_URL", f.NATSURL)
+	t.Setenv("EXTRACTQ_DATABASE_URL", f.DatabaseURL)
 	// The engine answers every document but the one saying FAIL.
 	engine := worker.EngineFunc(func(_ context.Context, _ llm.Provider, doc string, _ *schema.Schema, _ jobs.Options) (*llm.Result, error) {
 		if strings.Contains(doc, "FAIL") {
@@ -57,18 +46,7 @@ func TestSubmitWaitAfterRestart(t *testing.T) {
 		}
 		return &llm.Result{Outcome: llm.OutcomeOK, Value: json.RawMessage(`{"ok":true}`), Attempts: []llm.Attempt{{N: 1, Raw: `{"ok":true}`}}}, nil
 	})
-	w, err := worker.New(js, writer, engine,
-		worker.WithPools(worker.Pool{Name: "openai_gpt-4o-mini", Concurrency: 2}),
-		worker.WithPullWait(200*time.Millisecond),
-		worker.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
-		worker.WithProviders(func(string) (llm.Provider, error) { return extractqtest.New(nil), nil }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	wctx, stopWorker := context.WithCancel(ctx)
-	ran := make(chan error, 1)
-	go func() { ran <- w.Run(wctx) }()
-	defer func() { stopWorker(); <-ran }()
+	f.Worker(t, engine, "openai_gpt-4o-mini", 2, func(string) (llm.Provider, error) { return extractqtest.New(nil), nil })
 
 	dir := t.TempDir()
 	schemaFile := filepath.Join(dir, "invoice.json")

@@ -1,16 +1,18 @@
 package main
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/extractq/extractq/internal/fleetview"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/jobstest"
+	"github.com/extractq/extractq/internal/ratelimit"
 	"github.com/extractq/extractq/internal/testenv"
 )
 
@@ -18,7 +20,8 @@ import (
 // answers 401 to every call (a key revoked at run time): the pool pauses,
 // and the pause shows with its reason, key, and the provider's answer in
 // the heartbeat status and the console read, and on /metrics as
-// extractq_pool_paused{reason="key"}, not only as a transport circuit.
+// extractq_pool_paused{reason="key"} (and no other reason: not as an
+// outage), not only as a transport circuit.
 func TestRevokedKeyPauseIsVisible(t *testing.T) {
 	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -28,7 +31,6 @@ func TestRevokedKeyPauseIsVisible(t *testing.T) {
 	defer api.Close()
 	t.Setenv("OPENAI_API_KEY", "sk-revoked-0000000000")
 	t.Setenv("OPENAI_BASE_URL", api.URL+"/v1")
-	ctx := context.Background()
 	dbURL := testenv.Database(t)
 	natsURL := jobstest.Server(t)
 	base := runWorker(t, natsURL, dbURL, freeAddr(t), "--log-level", "error", "--pool", "openai:gpt-4o-mini=concurrency:1", "--grace", "1s")
@@ -36,18 +38,37 @@ func TestRevokedKeyPauseIsVisible(t *testing.T) {
 	pool := jobs.PoolFor("openai:gpt-4o-mini")
 	_, js := jobstest.Connect(t, natsURL)
 
+	requirePaused(t, base, js, pool, "key", "Incorrect API key")
+}
+
+// requirePaused waits until /metrics at base shows pool paused for reason
+// (extractq_pool_paused{reason} 1, no other reason) and its heartbeat
+// says so, what `extractq status` and the console read, with the
+// provider's answer (cause) and without the API key.
+func requirePaused(t *testing.T, base string, js jetstream.JetStream, pool, reason, cause string) {
+	t.Helper()
 	var body string
-	eventually(t, `/metrics shows the pool paused for its key`, func() bool {
-		_, body = get(base + "/metrics")
-		return strings.Contains(body, `extractq_pool_paused{pool="`+pool+`",reason="key"} 1`)
+	t.Cleanup(func() {
+		if t.Failed() {
+			for l := range strings.Lines(body) {
+				if strings.Contains(l, "paused") || strings.Contains(l, "circuit") {
+					t.Log(strings.TrimSpace(l))
+				}
+			}
+		}
 	})
-	if strings.Contains(body, `extractq_pool_paused{pool="`+pool+`",reason="outage"} 1`) {
-		t.Errorf("a refused key also shows as an outage:\n%s", body)
+	eventually(t, "/metrics shows the pool paused for "+reason, func() bool {
+		_, body = get(base + "/metrics")
+		return strings.Contains(body, `extractq_pool_paused{pool="`+pool+`",reason="`+reason+`"} 1`)
+	})
+	for _, other := range ratelimit.PauseReasons {
+		if other != reason && strings.Contains(body, `extractq_pool_paused{pool="`+pool+`",reason="`+other+`"} 1`) {
+			t.Errorf("paused for %s also shows as %s:\n%s", reason, other, body)
+		}
 	}
-	// What `extractq status` and the console read: the heartbeats.
 	var p fleetview.Pool
 	eventually(t, "the heartbeat shows the pause", func() bool {
-		pools, err := fleetview.Pools(ctx, js)
+		pools, err := fleetview.Pools(t.Context(), js)
 		if err != nil {
 			return false
 		}
@@ -58,8 +79,8 @@ func TestRevokedKeyPauseIsVisible(t *testing.T) {
 		}
 		return p.Paused
 	})
-	if p.PauseText() != "yes (key)" || len(p.Workers) != 1 || !strings.Contains(p.Workers[0].PauseText(), "Incorrect API key") {
-		t.Errorf("pool %+v: want paused for key with the provider's answer", p)
+	if p.PauseText() != "yes ("+reason+")" || len(p.Workers) != 1 || !strings.Contains(p.Workers[0].PauseText(), cause) {
+		t.Errorf("pool %+v: want paused for %s with the provider's answer", p, reason)
 	}
 	if strings.Contains(p.Workers[0].PauseText()+body, "sk-revoked") {
 		t.Error("the API key leaked into the pause cause")

@@ -166,3 +166,8 @@ func (s *Store) EnsurePartitions(ctx context.Context) error {
 	}
 	return nil
 }
+
+// FromPool is a Store over a pool its caller opened and closes (Close
+// closes it too): for a program that holds one pool for its own queries
+// and the audit's.
+func FromPool(pool *pgxpool.Pool) *Store { return &Store{pool: pool, now: time.Now} }

@@ -112,6 +112,13 @@ type Option func(*Runner)
 // WithLogger sets the logger (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(r *Runner) { r.log = l } }
 
+// WithPollReport calls report after each poll of a running batch and each
+// read of a finished batch's results, with the provider's error (nil when
+// it answered): the worker makes a pause of a series of them (a key
+// revoked while batches run, an outage), which status shows, since the
+// pool's jobs only wait then.
+func WithPollReport(report func(err error)) Option { return func(r *Runner) { r.pollReport = report } }
+
 // Runner runs one batch pool for one worker. Create it with New, start
 // Run, and hand jobs the providers of Provider.
 type Runner struct {
@@ -127,6 +134,8 @@ type Runner struct {
 	waiting  map[int64][]*call    // calls waiting on a batch another worker polls
 	batchers map[string]llm.Batcher
 	kick     chan struct{}
+
+	pollReport func(error) // WithPollReport; never nil
 }
 
 // New returns a Runner for pool, polling as worker. build makes a
@@ -145,6 +154,7 @@ func New(pool, worker string, store Store, s Settings, build func(spec string) (
 		log:     slog.Default(),
 		pending: map[groupKey]*group{}, held: map[int64]*heldBatch{}, waiting: map[int64][]*call{},
 		batchers: map[string]llm.Batcher{}, kick: make(chan struct{}, 1),
+		pollReport: func(error) {},
 	}
 	for _, o := range opts {
 		o(r)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/extractq/extractq/internal/audit"
+	"github.com/extractq/extractq/internal/tracing"
 	"github.com/extractq/extractq/llm"
 )
 
@@ -151,6 +152,19 @@ func (r *Runner) submit(ctx context.Context, k groupKey, calls []*call) {
 	}
 }
 
+// jobContexts are the contexts of the calls' jobs, for the links of a
+// batch's span: nil with traces off.
+func jobContexts(calls []*call) []context.Context {
+	if !tracing.On() {
+		return nil
+	}
+	out := make([]context.Context, len(calls))
+	for i, c := range calls {
+		out[i] = c.ctx
+	}
+	return out
+}
+
 func requests(calls []*call) []llm.BatchRequest {
 	out := make([]llm.BatchRequest, len(calls))
 	for i, c := range calls {
@@ -185,7 +199,9 @@ func (r *Runner) trySubmit(ctx context.Context, b llm.Batcher, k groupKey, calls
 		return nil, nil
 	}
 	for ; ; try++ {
-		id, err := b.SubmitBatch(ctx, requests(calls))
+		sctx, span := tracing.StartBatch(ctx, "submit", r.pool, k.spec, "", len(calls), jobContexts(calls))
+		id, err := b.SubmitBatch(sctx, requests(calls))
+		tracing.EndBatch(span, err)
 		if err == nil {
 			r.record(ctx, b, k, calls, id)
 			return nil, nil
@@ -370,7 +386,12 @@ func (r *Runner) pollable(now time.Time) []*heldBatch {
 func (r *Runner) poll(ctx context.Context, h *heldBatch) {
 	id := llm.BatchID(h.row.ProviderBatchID)
 	log := r.log.With("batch", id, "row", h.row.ID, "round", h.row.Round)
-	st, err := h.b.BatchStatus(ctx, id)
+	sctx, span := tracing.StartBatch(ctx, "status", r.pool, h.row.Provider, string(id), h.row.Requests, nil)
+	st, err := h.b.BatchStatus(sctx, id)
+	tracing.EndBatch(span, err)
+	if ctx.Err() == nil {
+		r.pollReport(err)
+	}
 	if err == nil && st.State.Final() {
 		if r.finish(ctx, h, st, log) {
 			return
@@ -405,7 +426,13 @@ func (r *Runner) finish(ctx context.Context, h *heldBatch, st llm.BatchStatus, l
 	var lines []llm.BatchLine
 	if st.State != llm.BatchFailed {
 		var err error
-		if st, lines, err = h.b.BatchOutput(ctx, id); err != nil {
+		sctx, span := tracing.StartBatch(ctx, "output", r.pool, h.row.Provider, string(id), h.row.Requests, nil)
+		st, lines, err = h.b.BatchOutput(sctx, id)
+		tracing.EndBatch(span, err)
+		if ctx.Err() == nil {
+			r.pollReport(err)
+		}
+		if err != nil {
 			log.Warn("batch ended but its results could not be read; trying again", "err", err)
 			return false
 		}

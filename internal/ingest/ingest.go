@@ -14,17 +14,19 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"iter"
 	"sync"
 	"time"
 
+	"github.com/extractq/extractq/fleet"
 	"github.com/extractq/extractq/internal/intake"
 	"github.com/extractq/extractq/internal/jobs/submit"
 	"github.com/extractq/extractq/internal/source"
 )
 
-// Submitter queues documents; *submit.Submitter implements it.
+// Submitter queues documents; *fleet.Client implements it.
 type Submitter interface {
-	Submit(ctx context.Context, job submit.Job, read func(func(submit.Doc) error) error, progress func(submit.Summary)) (submit.Summary, error)
+	Submit(ctx context.Context, job fleet.Job, docs iter.Seq[fleet.Document], opts ...fleet.SubmitOption) (*fleet.Submission, error)
 }
 
 // Options configure a run.
@@ -104,7 +106,7 @@ type Counts struct {
 // duplicate ids) are in the summary; the error is for what stops the run:
 // the source cannot be read (source.ErrAccess), a corrupt watermark
 // (ErrCorruptWatermark), the audit database, ctx.
-func Run(ctx context.Context, src source.Source, marks *Watermarks, sub Submitter, job submit.Job, opts Options, progress func(Counts, submit.Summary)) (Counts, submit.Summary, error) {
+func Run(ctx context.Context, src source.Source, marks *Watermarks, sub Submitter, job fleet.Job, opts Options, progress func(Counts, fleet.Submission)) (Counts, fleet.Submission, error) {
 	opts.defaults()
 	r := &run{src: src, sub: sub, job: job, opts: opts, progress: progress, counts: Counts{Source: src.URI()}}
 	if !src.Resumable() {
@@ -142,14 +144,14 @@ func Run(ctx context.Context, src source.Source, marks *Watermarks, sub Submitte
 type run struct {
 	src      source.Source
 	sub      Submitter
-	job      submit.Job
+	job      fleet.Job
 	opts     Options
-	progress func(Counts, submit.Summary)
+	progress func(Counts, fleet.Submission)
 	mark     *mark
 	seen     map[string]string // id → where it was first seen, for sources whose ids may repeat
 	batch    []source.Item
 	counts   Counts
-	sum      submit.Summary
+	sum      fleet.Submission
 }
 
 // list lists the source, resuming after a failure part way.
@@ -241,21 +243,23 @@ func (r *run) flush(ctx context.Context) error {
 	}
 	rejected := map[string]bool{}
 	if len(queue) > 0 {
-		s, err := r.sub.Submit(ctx, r.job, func(fn func(submit.Doc) error) error {
+		s, err := r.sub.Submit(ctx, r.job, func(yield func(fleet.Document) bool) {
 			for _, d := range queue {
-				if err := fn(d); err != nil {
-					return err
+				if !yield(fleet.Document(d)) {
+					return
 				}
 			}
-			return nil
-		}, nil)
+		})
+		if s == nil { // the job was refused: nothing was queued
+			return err
+		}
 		for _, rej := range s.Rejected {
 			rejected[rej.Source] = true
 		}
 		if !r.opts.KeepJobIDs {
-			s.JobIDs = nil
+			s.JobIDs, s.JobSeqs = nil, nil
 		}
-		add(&r.sum, s)
+		add(&r.sum, *s)
 		if err != nil {
 			return err
 		}
@@ -373,7 +377,8 @@ func toDoc(ctx context.Context, it source.Item, b []byte, opts Options) submit.D
 }
 
 // add sums a batch's summary into the run's.
-func add(to *submit.Summary, s submit.Summary) {
+func add(to *fleet.Submission, s fleet.Submission) {
+	to.Run, to.Schema, to.SchemaVersion, to.Provider, to.Model, to.Pool = s.Run, s.Schema, s.SchemaVersion, s.Provider, s.Model, s.Pool
 	to.Queued += s.Queued
 	to.Duplicates += s.Duplicates
 	to.Lost += s.Lost
@@ -382,4 +387,5 @@ func add(to *submit.Summary, s submit.Summary) {
 	to.Rejected = append(to.Rejected, s.Rejected...)
 	to.Elapsed += s.Elapsed
 	to.JobIDs = append(to.JobIDs, s.JobIDs...)
+	to.JobSeqs = append(to.JobSeqs, s.JobSeqs...)
 }

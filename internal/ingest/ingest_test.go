@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -14,12 +15,12 @@ import (
 	"github.com/minio/minio-go/v7"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/extractq/extractq/fleet"
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/audit/audittest"
 	"github.com/extractq/extractq/internal/ingest"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/jobstest"
-	"github.com/extractq/extractq/internal/jobs/submit"
 	"github.com/extractq/extractq/internal/source"
 	"github.com/extractq/extractq/internal/source/s3test"
 	"github.com/extractq/extractq/schema"
@@ -31,8 +32,8 @@ type env struct {
 	js    jetstream.JetStream
 	store *audit.Store
 	dbURL string
-	sub   *submit.Submitter
-	job   submit.Job
+	sub   *fleet.Client
+	job   fleet.Job
 	s3    *s3test.Server
 	marks *ingest.Watermarks
 	gets  atomic.Int64 // object reads the S3 server answered
@@ -46,16 +47,12 @@ func setup(t *testing.T) *env {
 	if err := jobs.EnsureStreams(ctx, js); err != nil {
 		t.Fatal(err)
 	}
-	e := &env{js: js, store: st, dbURL: url, sub: submit.New(js, st), s3: s3test.Start(t), marks: ingest.NewWatermarks(st.Pool())}
+	e := &env{js: js, store: st, dbURL: url, sub: fleet.NewClient(js, st.Pool()), s3: s3test.Start(t), marks: ingest.NewWatermarks(st.Pool())}
 	sc, err := schema.Compile([]byte(`{"type":"object","properties":{"a":{"type":"string"}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, err := e.sub.RegisterSchema(ctx, "thing", sc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.job = submit.Job{Schema: ref, Provider: "openai:gpt-4o-mini", Model: "gpt-4o-mini", Pool: "openai_gpt-4o-mini", Run: "nightly"}
+	e.job = fleet.Job{Schema: sc, SchemaName: "thing", Provider: "openai:gpt-4o-mini", Run: "nightly"}
 	e.s3.Intercept(e.countGets(nil))
 	return e
 }
@@ -182,11 +179,11 @@ type failingSubmitter struct {
 	calls, failAt int
 }
 
-func (f *failingSubmitter) Submit(ctx context.Context, job submit.Job, read func(func(submit.Doc) error) error, p func(submit.Summary)) (submit.Summary, error) {
+func (f *failingSubmitter) Submit(ctx context.Context, job fleet.Job, docs iter.Seq[fleet.Document], opts ...fleet.SubmitOption) (*fleet.Submission, error) {
 	if f.calls++; f.calls == f.failAt {
-		return submit.Summary{}, errors.New("crash")
+		return &fleet.Submission{}, errors.New("crash")
 	}
-	return f.Submitter.Submit(ctx, job, read, p)
+	return f.Submitter.Submit(ctx, job, docs, opts...)
 }
 
 func TestCrashMidListingResumesWithoutRequeueing(t *testing.T) {

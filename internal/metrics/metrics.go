@@ -103,7 +103,7 @@ func New(reg prometheus.Registerer) *Metrics {
 			Name: "extractq_pool_pauses_total", Help: "Times a pool was paused after a 429 or 529.",
 		}, []string{"pool"}),
 		CircuitState: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "extractq_pool_circuit_state", Help: "Circuit breaker state: 0 closed (pulling), 1 half-open (one probe job), 2 open (not pulling; held jobs stay in progress), by pool and reason (transport: the pool's provider; audit: the audit store, for every pool).",
+			Name: "extractq_pool_circuit_state", Help: "Circuit breaker state: 0 closed (pulling), 1 half-open (one probe job), 2 open (not pulling; held jobs stay in progress), by pool and reason (transport: the pool's provider; audit: the audit store, for every pool; batch_poll: a batch pool's polls of its running batches, whose circuit stops no pulling but shows the pool paused).",
 		}, []string{"pool", "reason"}),
 		CircuitMoves: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "extractq_pool_circuit_transitions_total", Help: "Circuit breaker transitions, by pool, reason and the state entered (open, half_open, closed).",
@@ -233,11 +233,18 @@ func (m *Metrics) ObservePool(pool string, snap ratelimit.Snapshot, seenPauses i
 		m.PoolShare.WithLabelValues(pool).Set(1 / float64(snap.Members))
 	}
 	m.PoolFallback.WithLabelValues(pool).Set(boolGauge(snap.ShareSource == ratelimit.ShareFallback))
-	for _, r := range ratelimit.PauseReasons {
-		m.PoolPaused.WithLabelValues(pool, r).Set(boolGauge(snap.Paused && snap.PauseReason == r))
-	}
+	m.ObservePause(pool, snap)
 	if d := snap.Pauses - seenPauses; d > 0 {
 		m.PoolPauses.WithLabelValues(pool).Add(float64(d))
+	}
+}
+
+// ObservePause sets a pool's paused gauges from its snapshot: 1 for the
+// reason it is paused for, if any. A batch pool has only these (its
+// circuits pause it; nothing paces it per minute).
+func (m *Metrics) ObservePause(pool string, snap ratelimit.Snapshot) {
+	for _, r := range ratelimit.PauseReasons {
+		m.PoolPaused.WithLabelValues(pool, r).Set(boolGauge(snap.Paused && snap.PauseReason == r))
 	}
 }
 

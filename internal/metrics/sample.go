@@ -42,6 +42,9 @@ type SampledPool struct {
 	// Batch reads a batch pool's runner (nil for an online pool, whose
 	// Budget is sampled instead).
 	Batch func() batchpool.Stats
+	// Pause is a batch pool's rate-limit pool, guarded by its circuits:
+	// only its pauses are sampled (a key, a model, an outage, the audit).
+	Pause *ratelimit.Pool
 }
 
 // sampleTimeout bounds the JetStream look-ups of one scrape.
@@ -88,6 +91,9 @@ func (s *Sampler) Sample(ctx context.Context) {
 			snap := p.Budget.Snapshot()
 			s.m.ObservePool(p.Name, snap, s.pauses[i])
 			s.pauses[i] = snap.Pauses
+		}
+		if p.Pause != nil {
+			s.m.ObservePause(p.Name, p.Pause.Snapshot())
 		}
 		if p.Batch != nil {
 			st := p.Batch()

@@ -315,3 +315,63 @@ func Observe(ctx context.Context, a llm.Attempt) {
 	}
 	span.End(trace.WithTimestamp(a.StartedAt.Add(a.Latency)))
 }
+
+// batchLinks bounds the jobs a batch span links to (OpenTelemetry keeps
+// 128 links a span by default).
+const batchLinks = 100
+
+// StartBatch opens the span of one Batch API operation of a batch pool
+// ("batch submit", "batch status", "batch output"), which no job's trace
+// holds: a batch serves many jobs. Each HTTP request made with the
+// returned context is a child span of it (Transport), as an attempt's are
+// of the attempt's. batchID is empty for a submission; jobs are the
+// contexts of the jobs whose requests it carries, linked (the first 100).
+// With traces off it returns ctx and a span that records nothing.
+func StartBatch(ctx context.Context, op, pool, model, batchID string, requests int, jobs []context.Context) (context.Context, trace.Span) {
+	if !on.Load() {
+		return ctx, trace.SpanFromContext(ctx)
+	}
+	attrs := []attribute.KeyValue{
+		attribute.String("gen_ai.operation.name", "batch"), attribute.String("gen_ai.request.model", model),
+		attribute.String("extractq.pool", pool), attribute.String("extractq.batch.operation", op),
+	}
+	if batchID != "" {
+		attrs = append(attrs, attribute.String("extractq.batch.id", batchID))
+	}
+	if requests > 0 {
+		attrs = append(attrs, attribute.Int("extractq.batch.requests", requests))
+	}
+	var links []trace.Link
+	for _, j := range jobs[:min(len(jobs), batchLinks)] {
+		if sc := trace.SpanContextFromContext(j); sc.IsValid() {
+			links = append(links, trace.Link{SpanContext: sc})
+		}
+	}
+	// A new root: the operation outlives the job that happened to start it.
+	ctx, span := Tracer().Start(ctx, "batch "+op, trace.WithNewRoot(), trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(attrs...), trace.WithLinks(links...))
+	as := &attempts{job: ctx, open: span, ctx: ctx}
+	return context.WithValue(ctx, attemptsKey{}, as), span
+}
+
+// EndBatch ends a batch operation's span, with its error: error.type is
+// the provider error's class (auth, not_found, server…) or the Go type.
+func EndBatch(span trace.Span, err error) {
+	if !span.IsRecording() {
+		return
+	}
+	if err != nil {
+		class := fmt.Sprintf("%T", err)
+		var pe *llm.Error
+		if errors.As(err, &pe) && pe.Class != "" {
+			class = string(pe.Class)
+		}
+		span.SetAttributes(attribute.String("error.type", class))
+		span.SetStatus(codes.Error, err.Error())
+	}
+	span.End()
+}
+
+// On reports whether traces are on: what a caller checks before it
+// gathers what only a span would use.
+func On() bool { return on.Load() }

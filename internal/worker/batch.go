@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -9,6 +10,8 @@ import (
 
 	"github.com/extractq/extractq/internal/batchpool"
 	"github.com/extractq/extractq/internal/jobs"
+	"github.com/extractq/extractq/internal/ratelimit"
+	"github.com/extractq/extractq/llm"
 )
 
 // A batch pool's job runs like any other (handle: the engine, the audit,
@@ -32,10 +35,11 @@ const batchMaxAckPending = 1_000_000
 // maxBatchFetch is the most jobs one pull of a batch pool asks for.
 const maxBatchFetch = 256
 
-// newBatchRunners builds the runner of each batch pool (nil for online
-// pools).
+// newBatchRunners builds the runner and the poll circuit of each batch
+// pool (nil for online pools).
 func (w *Worker) newBatchRunners() error {
 	w.batchRunners = make([]*batchpool.Runner, len(w.pools))
+	w.pollCircuits = make([]*ratelimit.Breaker, len(w.pools))
 	for i, p := range w.pools {
 		if p.Batch == nil {
 			continue
@@ -43,13 +47,57 @@ func (w *Worker) newBatchRunners() error {
 		if w.batchStore == nil {
 			return fmt.Errorf("pools[%d] (%s): a batch pool needs the audit store (WithBatchStore)", i, p.Name)
 		}
-		r, err := batchpool.New(p.Name, w.id, w.batchStore, *p.Batch, w.newProvider, batchpool.WithLogger(w.log))
+		w.pollCircuits[i] = ratelimit.NewBreaker(p.Name, PollCircuitReason, w.circuit, ratelimit.WithTransitions(w.onCircuit),
+			ratelimit.WithPauseReason(ratelimit.PauseOutage))
+		r, err := batchpool.New(p.Name, w.id, w.batchStore, *p.Batch, w.newProvider, batchpool.WithLogger(w.log),
+			batchpool.WithPollReport(pollHealth(w.pollCircuits[i])))
 		if err != nil {
 			return fmt.Errorf("pools[%d]: %w", i, err)
 		}
 		w.batchRunners[i] = r
 	}
 	return nil
+}
+
+// PollCircuitReason is the reason label of a batch pool's poll circuit.
+const PollCircuitReason = "batch_poll"
+
+// pollHealth makes a batch pool's poll results its poll circuit: a key
+// the provider refuses (401, 403) or a spent quota opens it at once for
+// that reason, other failures in a row as an outage, and an answer closes
+// it. The pool's heartbeat and metrics then show it paused: its jobs,
+// waiting for batches nobody can poll, would otherwise look merely slow.
+// The circuit stops no pulling (the pool's own circuit does, when new
+// batches are refused too).
+func pollHealth(c *ratelimit.Breaker) func(error) {
+	return func(err error) {
+		var pe *llm.Error
+		switch {
+		case err == nil:
+			c.Success(false)
+		case !errors.As(err, &pe) || (pe.Class != llm.ClassAuth && pe.Class != llm.ClassPermission && pe.Class != llm.ClassQuota):
+			c.Failure(false, err, 0)
+		case c.State() != ratelimit.CircuitOpen: // open already: one transition a period, not one a poll
+			why := ratelimit.PauseKey
+			if pe.Class == llm.ClassQuota {
+				why = ratelimit.PauseQuota
+			}
+			c.Trip(false, why, pe)
+		}
+	}
+}
+
+// logPollCircuit logs a transition of a batch pool's poll circuit, which,
+// unlike the pool's own, stops no pulling.
+func (w *Worker) logPollCircuit(t ratelimit.Transition) {
+	attrs := []any{"pool", t.Name, "from", t.From.String(), "to", t.To.String()}
+	switch t.To {
+	case ratelimit.CircuitClosed:
+		w.log.Info("batch polls answered again: the pool's pause is over", attrs...)
+	case ratelimit.CircuitOpen:
+		w.log.Warn("batch polls refused: the pool shows paused until a poll is answered; its jobs wait for their batches",
+			append(attrs, "consecutive_failures", t.Failures, "err", t.Cause)...)
+	}
 }
 
 // BatchStats returns what the batch pool named pool holds now; ok is

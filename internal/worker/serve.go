@@ -216,7 +216,8 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, engine Engine, opt
 		// Status, heartbeats and metrics show a circuit's pause as the pool's.
 		rpools[i].Guard(w.circuits[i], w.auditCircuit)
 		if p.Batch != nil {
-			sampled = append(sampled, metrics.SampledPool{Name: p.Name, Batch: func() batchpool.Stats {
+			rpools[i].Guard(w.pollCircuits[i])
+			sampled = append(sampled, metrics.SampledPool{Name: p.Name, Pause: rpools[i], Batch: func() batchpool.Stats {
 				st, _ := w.BatchStats(p.Name)
 				return st
 			}})

@@ -150,7 +150,8 @@ type Worker struct {
 	circuit      ratelimit.BreakerSettings
 	reader       AuditReader
 	batchStore   batchpool.Store
-	batchRunners []*batchpool.Runner // by pool; nil for online pools
+	batchRunners []*batchpool.Runner  // by pool; nil for online pools
+	pollCircuits []*ratelimit.Breaker // by pool: a batch pool's polls; nil for online pools
 
 	docs    *jobs.Documents
 	dlq     *jobs.DLQ
@@ -270,7 +271,11 @@ func (w *Worker) Held() int64 { return w.held.Load() }
 // onCircuit logs a circuit's transition and tells the observer; the audit
 // circuit stands for every pool.
 func (w *Worker) onCircuit(t ratelimit.Transition) {
-	ratelimit.LogTransition(w.log, t)
+	if t.Reason == PollCircuitReason {
+		w.logPollCircuit(t)
+	} else {
+		ratelimit.LogTransition(w.log, t)
+	}
 	if t.Reason != "audit" {
 		w.obs.Circuit(t.Name, t.Reason, t.To)
 		return
@@ -327,6 +332,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		w.obs.Circuit(p.Name, "transport", ratelimit.CircuitClosed)
 		w.obs.Circuit(p.Name, "audit", ratelimit.CircuitClosed)
 		if p.Batch != nil {
+			w.obs.Circuit(p.Name, PollCircuitReason, ratelimit.CircuitClosed)
 			pullers.Go(func() { w.pullBatchPool(ctx, jobCtx, i, consumers[i], &pullers) })
 			continue
 		}

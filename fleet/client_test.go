@@ -1,0 +1,80 @@
+package fleet_test
+
+import (
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/extractq/extractq/fleet"
+	"github.com/extractq/extractq/fleet/fleettest"
+	"github.com/extractq/extractq/internal/jobs/jobstest"
+	"github.com/extractq/extractq/schema"
+)
+
+// TestJobTarget: a job's model identity and pool, or the field that
+// cannot work, without connecting.
+func TestJobTarget(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		job         fleet.Job
+		model, pool string
+		field       string
+	}{
+		{job: fleet.Job{Provider: "openai:gpt-4o-mini"}, model: "openai:gpt-4o-mini", pool: "openai_gpt-4o-mini"},
+		{job: fleet.Job{Provider: "sim:realistic", Variant: "v2"}, model: "sim:realistic@v2", pool: "sim_realistic"},
+		{job: fleet.Job{Provider: "openai:gpt-4o-mini", Pool: "nightly"}, model: "openai:gpt-4o-mini", pool: "nightly"},
+		{job: fleet.Job{Provider: "nosuchfamily:m"}, field: "Provider"},
+		{job: fleet.Job{Provider: "openai:gpt-4o-mini", Variant: "a b"}, field: "Variant"},
+		{job: fleet.Job{Provider: "openai:gpt-4o-mini", Pool: "a.b c"}, field: "Pool"},
+	}
+	for _, tc := range tests {
+		model, pool, err := tc.job.Target()
+		var je *fleet.JobError
+		switch {
+		case tc.field != "" && (!errors.As(err, &je) || je.Field != tc.field || !errors.Is(err, fleet.ErrBadJob)):
+			t.Errorf("%+v: %v, want a JobError for %s matching ErrBadJob", tc.job, err, tc.field)
+		case tc.field == "" && (err != nil || model != tc.model || pool != tc.pool):
+			t.Errorf("%+v: %q %q %v, want %q %q", tc.job, model, pool, err, tc.model, tc.pool)
+		}
+	}
+}
+
+// TestClientErrors: what a caller branches on, each matched with
+// errors.Is: servers without the streams, a job without a schema, no
+// documents, a schema that is not registered.
+func TestClientErrors(t *testing.T) {
+	t.Parallel()
+	f := fleettest.Start(t)
+	if _, err := fleet.Dial(t.Context(), jobstest.Server(t), f.DatabaseURL); !errors.Is(err, fleet.ErrNotMigrated) {
+		t.Errorf("Dial to a NATS server without the streams: %v, want ErrNotMigrated", err)
+	}
+	c, err := fleet.Dial(t.Context(), f.NATSURL, f.DatabaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	s, err := schema.Compile([]byte(totalSchema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := []fleet.Document{{ID: "a", Text: "total: 1"}}
+	if sub, err := c.Submit(t.Context(), fleet.Job{Provider: "fleettest-reader:v1"}, slices.Values(doc)); !errors.Is(err, fleet.ErrBadJob) || sub != nil {
+		t.Errorf("a job without a schema: %+v, %v; want ErrBadJob and no submission", sub, err)
+	}
+	if _, err := c.Submit(t.Context(), fleet.Job{Schema: s, SchemaName: "totals", Provider: "fleettest-reader:v1"}, slices.Values([]fleet.Document(nil))); !errors.Is(err, fleet.ErrNoDocuments) {
+		t.Errorf("no documents: %v, want ErrNoDocuments", err)
+	}
+	if _, _, err := c.Schema(t.Context(), "nosuch", 0); !errors.Is(err, fleet.ErrNotFound) {
+		t.Errorf("an unregistered schema: %v, want ErrNotFound", err)
+	}
+	v, err := c.RegisterSchema(t.Context(), "totals", s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, gv, err := c.Schema(t.Context(), "totals", 0); err != nil || gv != v || got.Fingerprint() != s.Fingerprint() {
+		t.Errorf("the registered schema: v%d, %v; want v%d with the same fingerprint", gv, err, v)
+	}
+	if _, err := c.Resubmit(t.Context(), fleet.Resubmission{Reread: true, Reader: "nosuchformat"}); !errors.Is(err, fleet.ErrBadJob) {
+		t.Errorf("a re-read of an unknown format: %v, want ErrBadJob", err)
+	}
+}
