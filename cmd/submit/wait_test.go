@@ -21,6 +21,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/extractq/extractq/extractqtest"
+	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/audit/audittest"
 	"github.com/extractq/extractq/internal/cli"
 	"github.com/extractq/extractq/internal/e2e/fleettest"
@@ -45,30 +46,7 @@ func TestSubmitWaitAfterRestart(t *testing.T) {
 	if err := jobs.EnsureStreams(ctx, js); err != nil {
 		t.Fatal(err)
 	}
-	writer, err := st.NewWriter(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer writer.Close(ctx)
-	// The engine answers every document but the one saying FAIL.
-	engine := worker.EngineFunc(func(_ context.Context, _ llm.Provider, doc string, _ *schema.Schema, _ jobs.Options) (*llm.Result, error) {
-		if strings.Contains(doc, "FAIL") {
-			return &llm.Result{Outcome: llm.OutcomeExhausted, Reason: "still invalid", Attempts: []llm.Attempt{{N: 1, Raw: "{}"}}}, nil
-		}
-		return &llm.Result{Outcome: llm.OutcomeOK, Value: json.RawMessage(`{"ok":true}`), Attempts: []llm.Attempt{{N: 1, Raw: `{"ok":true}`}}}, nil
-	})
-	w, err := worker.New(js, writer, engine,
-		worker.WithPools(worker.Pool{Name: "openai_gpt-4o-mini", Concurrency: 2}),
-		worker.WithPullWait(200*time.Millisecond),
-		worker.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
-		worker.WithProviders(func(string) (llm.Provider, error) { return extractqtest.New(nil), nil }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	wctx, stopWorker := context.WithCancel(ctx)
-	ran := make(chan error, 1)
-	go func() { ran <- w.Run(wctx) }()
-	defer func() { stopWorker(); <-ran }()
+	startWorker(t, st, js)
 
 	dir := t.TempDir()
 	schemaFile := filepath.Join(dir, "invoice.json")
@@ -189,6 +167,40 @@ func TestSubmitWaitAfterRestart(t *testing.T) {
 	if err != nil || n != 0 {
 		t.Errorf("%d jobs on the stream after the second submit (%v), want 0", n, err)
 	}
+}
+
+// startWorker runs a worker of pool openai_gpt-4o-mini on st and js until
+// the test ends. Its engine answers every document but one saying FAIL,
+// which it dead-letters.
+func startWorker(t *testing.T, st *audit.Store, js jetstream.JetStream) {
+	t.Helper()
+	ctx := context.Background()
+	writer, err := st.NewWriter(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	engine := worker.EngineFunc(func(_ context.Context, _ llm.Provider, doc string, _ *schema.Schema, _ jobs.Options) (*llm.Result, error) {
+		if strings.Contains(doc, "FAIL") {
+			return &llm.Result{Outcome: llm.OutcomeExhausted, Reason: "still invalid", Attempts: []llm.Attempt{{N: 1, Raw: "{}"}}}, nil
+		}
+		return &llm.Result{Outcome: llm.OutcomeOK, Value: json.RawMessage(`{"ok":true}`), Attempts: []llm.Attempt{{N: 1, Raw: `{"ok":true}`}}}, nil
+	})
+	w, err := worker.New(js, writer, engine,
+		worker.WithPools(worker.Pool{Name: "openai_gpt-4o-mini", Concurrency: 2}),
+		worker.WithPullWait(200*time.Millisecond),
+		worker.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
+		worker.WithProviders(func(string) (llm.Provider, error) { return extractqtest.New(nil), nil }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, stopWorker := context.WithCancel(ctx)
+	ran := make(chan error, 1)
+	go func() { ran <- w.Run(wctx) }()
+	t.Cleanup(func() {
+		stopWorker()
+		<-ran
+		_ = writer.Close(ctx)
+	})
 }
 
 func jobsOnStream(ctx context.Context, js jetstream.JetStream) (uint64, error) {
