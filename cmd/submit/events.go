@@ -23,10 +23,12 @@ import (
 // event (from a worker's sweeper) even if this submit does not wait or
 // dies while waiting.
 type runDone struct {
-	store   *audit.Store
-	run     string
-	counted int   // jobs queued and recorded
-	err     error // the last failure to record, nil once recorded
+	store      *audit.Store
+	run        string
+	hook       *webhook.Sender // registered with the run at seal, if any
+	hookEvents []string
+	counted    int   // jobs queued and recorded
+	err        error // the last failure to record, nil once recorded
 }
 
 // progress records the jobs the latest batches queued. A failure is kept
@@ -40,13 +42,19 @@ func (r *runDone) progress(ctx context.Context, queued int) {
 	}
 }
 
-// seal records the jobs not recorded yet and seals the run, returning its
-// generation. A submission that stops before queueing everything does not
-// seal: its jobs stay counted, and the same command run again seals it.
+// seal records the jobs not recorded yet, registers the webhook with the
+// run and seals the run, returning its generation. A submission that stops
+// before queueing everything (a refused source, an outage) does neither:
+// its jobs stay counted, and the same command run again seals it.
 func (r *runDone) seal(ctx context.Context, queued int) (int, error) {
 	r.progress(ctx, queued)
 	if r.err != nil {
 		return 0, r.err
+	}
+	if r.hook != nil {
+		if err := registerWebhook(ctx, r.store, r.run, r.hook, r.hookEvents); err != nil {
+			return 0, err
+		}
 	}
 	return r.store.SealRun(ctx, r.run)
 }

@@ -315,13 +315,8 @@ func runSubmit(cmd *cobra.Command, c *conn, f *submitFlags, paths []string) erro
 	}
 	job := submit.Job{Schema: ref, Provider: f.provider, Model: model, Pool: pool, Run: f.runName,
 		Options: opts}
-	if hook != nil {
-		if err := registerWebhook(ctx, sess.store, job.Run, hook, f.hook.events); err != nil {
-			return cli.Failed(fmt.Errorf("--webhook: %w", err))
-		}
-	}
 	bar := newQueueProgress(errw)
-	rd := &runDone{store: sess.store, run: job.Run}
+	rd := &runDone{store: sess.store, run: job.Run, hook: hook, hookEvents: f.hook.events}
 	submitted := func(s submit.Summary) {
 		rd.progress(ctx, s.Queued)
 		bar.submitted(s)
@@ -340,7 +335,7 @@ func runSubmit(cmd *cobra.Command, c *conn, f *submitFlags, paths []string) erro
 	if err == nil {
 		var serr error
 		if gen, serr = rd.seal(ctx, sum.Queued); serr != nil {
-			fmt.Fprintf(errw, "submit: warning: the run is not sealed, so no worker announces it done (run this command again to seal it): %v\n", serr)
+			fmt.Fprintf(errw, "submit: warning: the run is not sealed, so no worker announces it done nor delivers its webhook (run this command again to seal it): %v\n", serr)
 		}
 	} else {
 		rd.progress(context.WithoutCancel(ctx), sum.Queued) // what was queued stays counted for the rerun

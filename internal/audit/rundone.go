@@ -2,12 +2,10 @@ package audit
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // A run's done state (migration 012, run_done): the submissions count the
@@ -217,52 +215,53 @@ func (s *Store) WebhookTries(ctx context.Context, deliveryID string) (int, error
 	return n, nil
 }
 
-// Lease is a session advisory lock held on one connection of the pool:
-// one holder at a time across every process on the database. It ends
-// with Release, or when the connection drops (a killed process).
-type Lease struct {
-	conn *pgxpool.Conn
+// Lock is a session advisory lock taken on a connection of its own (not
+// one of the pool's, which the audit writer needs): one holder at a time
+// across every process on the database. It ends with Close, or when the
+// connection drops (a killed process).
+type Lock struct {
+	cfg  *pgx.ConnConfig
 	key  string
+	conn *pgx.Conn
+	held bool
 }
 
-// ErrLeaseHeld: another session holds the lock.
-var ErrLeaseHeld = errors.New("audit: the lock is held by another session")
+// NewLock is the advisory lock named key; nothing is connected until
+// TryLock.
+func (s *Store) NewLock(key string) *Lock {
+	return &Lock{cfg: s.pool.Config().ConnConfig.Copy(), key: key}
+}
 
-// TryLease takes the advisory lock named key without waiting, or returns
-// ErrLeaseHeld.
-func (s *Store) TryLease(ctx context.Context, key string) (*Lease, error) {
-	conn, err := s.pool.Acquire(ctx)
+// TryLock takes the lock without waiting, or checks that it is still held:
+// true while this process holds it. A lost connection loses the lock
+// (false and the error); the next call connects again and tries.
+func (l *Lock) TryLock(ctx context.Context) (bool, error) {
+	if l.conn == nil {
+		c, err := pgx.ConnectConfig(ctx, l.cfg)
+		if err != nil {
+			return false, fmt.Errorf("audit: lock %s: %w", l.key, err)
+		}
+		l.conn = c
+	}
+	var err error
+	if l.held {
+		err = l.conn.Ping(ctx)
+	} else {
+		err = l.conn.QueryRow(ctx, `SELECT pg_try_advisory_lock(hashtextextended($1, 0))`, l.key).Scan(&l.held)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("audit: lock %s: %w", key, err)
+		l.Close()
+		return false, fmt.Errorf("audit: lock %s: %w", l.key, err)
 	}
-	var ok bool
-	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock(hashtextextended($1, 0))`, key).Scan(&ok); err != nil {
-		conn.Release()
-		return nil, fmt.Errorf("audit: lock %s: %w", key, err)
-	}
-	if !ok {
-		conn.Release()
-		return nil, ErrLeaseHeld
-	}
-	return &Lease{conn: conn, key: key}, nil
+	return l.held, nil
 }
 
-// Check reports whether the lease's session is still there (it holds the
-// lock as long as it is).
-func (l *Lease) Check(ctx context.Context) error {
-	if err := l.conn.Ping(ctx); err != nil {
-		return fmt.Errorf("audit: lock %s lost: %w", l.key, err)
+// Close releases the lock (its session ends) and the connection.
+func (l *Lock) Close() {
+	if l.conn != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = l.conn.Close(ctx)
 	}
-	return nil
-}
-
-// Release unlocks and returns the connection; a connection that failed is
-// closed (its session, and the lock, end with it).
-func (l *Lease) Release() {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if _, err := l.conn.Exec(ctx, `SELECT pg_advisory_unlock(hashtextextended($1, 0))`, l.key); err != nil {
-		_ = l.conn.Conn().Close(ctx)
-	}
-	l.conn.Release()
+	l.conn, l.held = nil, false
 }

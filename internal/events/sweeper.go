@@ -76,8 +76,8 @@ func publishDone(ctx context.Context, st Store, js jetstream.JetStream, run stri
 	return st.MarkRunPublished(ctx, run, gen)
 }
 
-// LeaseKey is the advisory lock that keeps one sweeper active at a time.
-const LeaseKey = "extractq.events.sweeper"
+// LockKey is the advisory lock that keeps one sweeper active at a time.
+const LockKey = "extractq.events.sweeper"
 
 // Sweeper announces the runs no waiting submit announces (submitted
 // without --wait, or its submit stopped waiting or died): every Every it
@@ -113,43 +113,36 @@ func (s *Sweeper) Run(ctx context.Context) error {
 		s.Log = slog.New(slog.DiscardHandler)
 	}
 	s.inflight, s.warned = map[string]bool{}, map[string]bool{}
+	lock := s.Store.NewLock(LockKey)
 	var (
-		wg    sync.WaitGroup
-		lease *audit.Lease
-		lead  context.Context
-		stop  context.CancelFunc = func() {}
+		wg   sync.WaitGroup
+		lead context.Context
+		stop context.CancelFunc = func() {}
 	)
 	defer func() {
 		stop()
 		wg.Wait()
-		if lease != nil {
-			lease.Release()
-		}
+		lock.Close()
 	}()
+	leading := false
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
-		if lease != nil {
-			if err := lease.Check(ctx); err != nil && ctx.Err() == nil {
-				s.Log.Warn("run sweeper: lost its lock; standing by", "err", err)
-				stop() // deliveries stop with the leadership: the next leader resumes them
-				wg.Wait()
-				lease.Release()
-				lease = nil
-			}
+		held, err := lock.TryLock(ctx)
+		switch {
+		case held && !leading:
+			var cancel context.CancelFunc
+			lead, cancel = context.WithCancel(ctx)
+			stop = cancel
+		case !held && leading:
+			// Deliveries stop with the leadership: the next leader resumes them.
+			s.Log.Warn("run sweeper: lost its lock; standing by", "err", err)
+			stop()
+			wg.Wait()
+		case err != nil && ctx.Err() == nil:
+			s.Log.Warn("run sweeper: cannot take its lock", "err", err)
 		}
-		if lease == nil && ctx.Err() == nil {
-			l, err := s.Store.TryLease(ctx, LeaseKey)
-			switch {
-			case err == nil:
-				var cancel context.CancelFunc
-				lead, cancel = context.WithCancel(ctx)
-				lease, stop = l, cancel
-			case !errors.Is(err, audit.ErrLeaseHeld) && ctx.Err() == nil:
-				s.Log.Warn("run sweeper: cannot take its lock", "err", err)
-			}
-		}
-		if lease != nil {
+		if leading = held; leading {
 			s.sweep(lead, &wg)
 		}
 		select {
