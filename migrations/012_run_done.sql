@@ -21,11 +21,15 @@ CREATE TABLE run_done (
     announced_by   text,                                                        -- 'submit' (--wait) or the worker's id
     sealed_at      timestamptz,
     announced_at   timestamptz,
-    updated_at     timestamptz NOT NULL DEFAULT now()
+    updated_at     timestamptz NOT NULL DEFAULT now(),
+    -- Sealed and not yet announced, or announced and not yet published:
+    -- the sweeper's work. A column (not only the index's predicate), so
+    -- that its statistics tell the planner how few rows these are: with a
+    -- guessed third of the table, a year of runs made the sweeper's query
+    -- look costly enough to be JIT-compiled, 400 ms instead of 0.2 ms.
+    open           boolean     GENERATED ALWAYS AS (sealed > announced OR announced > published) STORED
 );
--- The sweeper's scan: the few runs sealed and not yet announced or
--- published.
-CREATE INDEX run_done_open_idx ON run_done (run) WHERE sealed > announced OR announced > published;
+CREATE INDEX run_done_open_idx ON run_done (run) WHERE open;
 
 -- The webhook registered with a run (`submit --webhook URL`): one per
 -- run, the last registration wins. The URL may carry a token, so it is

@@ -317,8 +317,9 @@ func runSubmit(cmd *cobra.Command, c *conn, f *submitFlags, paths []string) erro
 		Options: opts}
 	bar := newQueueProgress(errw)
 	rd := &runDone{store: sess.store, run: job.Run, hook: hook, hookEvents: f.hook.events}
+	rd.start(ctx)
 	submitted := func(s submit.Summary) {
-		rd.progress(ctx, s.Queued)
+		rd.progress(s.Queued)
 		bar.submitted(s)
 	}
 	var (
@@ -338,7 +339,8 @@ func runSubmit(cmd *cobra.Command, c *conn, f *submitFlags, paths []string) erro
 			fmt.Fprintf(errw, "submit: warning: the run is not sealed, so no worker announces it done nor delivers its webhook (run this command again to seal it): %v\n", serr)
 		}
 	} else {
-		rd.progress(context.WithoutCancel(ctx), sum.Queued) // what was queued stays counted for the rerun
+		rd.progress(sum.Queued)
+		_ = rd.stop(ctx) // what was queued stays counted for the rerun
 	}
 	var coded *cli.ExitError
 	switch {

@@ -75,7 +75,7 @@ func collectRunDone(rows pgx.Rows) ([]RunDone, error) {
 // OpenRuns are the runs sealed and not announced, or announced and not
 // published: the sweeper's work (a partial index keeps it to these few).
 func (s *Store) OpenRuns(ctx context.Context) ([]RunDone, error) {
-	rows, err := s.pool.Query(ctx, runDoneSelect+` WHERE d.sealed > d.announced OR d.announced > d.published ORDER BY d.run`)
+	rows, err := s.pool.Query(ctx, runDoneSelect+` WHERE d.open ORDER BY d.run`)
 	if err != nil {
 		return nil, fmt.Errorf("audit: runs to announce: %w", err)
 	}

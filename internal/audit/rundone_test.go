@@ -86,3 +86,27 @@ func BenchmarkAddRunJobs(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkOpenRuns is one sweep's read: a year of nightly runs already
+// announced (and 10,000 runs in all) beside 10 open ones; the partial
+// index keeps it to the open ones.
+func BenchmarkOpenRuns(b *testing.B) {
+	ctx := context.Background()
+	s := newTestStore(b)
+	if _, err := s.pool.Exec(ctx, `INSERT INTO run_done (run, jobs, sealed, announced, published)
+		SELECT 'run-' || i, 1000, 1, CASE WHEN i <= 10 THEN 0 ELSE 1 END, CASE WHEN i <= 10 THEN 0 ELSE 1 END
+		FROM generate_series(1, 10000) i;
+		INSERT INTO run_totals (run, status, schema_name, schema_version, provider, model, shard, jobs, attempts,
+		                        prompt_tokens, completion_tokens, first_started, last_finished)
+		SELECT 'run-' || i, st, 'invoice', 1, 'p', 'm', sh, 30, 30, 0, 0, now(), now()
+		FROM generate_series(1, 10000) i, unnest(ARRAY['ok', 'retrying', 'exhausted']) st, generate_series(0, 15) sh;
+		ANALYZE run_done; ANALYZE run_totals`); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		runs, err := s.OpenRuns(ctx)
+		if err != nil || len(runs) != 10 {
+			b.Fatalf("%d open runs, %v", len(runs), err)
+		}
+	}
+}
