@@ -18,7 +18,7 @@ CREATE TABLE run_done (
     announced      integer     NOT NULL DEFAULT 0 CHECK (announced <= sealed), -- the generation whose done was claimed
     published      integer     NOT NULL DEFAULT 0 CHECK (published <= announced),
     done_event     jsonb,                                                       -- the done event as announced
-    announced_by   text,                                                        -- 'submit' (--wait) or the worker's id
+    announced_by   text,                                                        -- 'submit' (--wait --webhook: it delivers), 'submit without a webhook', or the worker's id
     sealed_at      timestamptz,
     announced_at   timestamptz,
     updated_at     timestamptz NOT NULL DEFAULT now(),

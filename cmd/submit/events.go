@@ -182,6 +182,13 @@ func announceDone(ctx context.Context, sess *session, run string, gen int, res w
 		d       audit.RunDone
 		err     error
 	)
+	// A submit with a webhook delivers it itself (the sweeper leaves it
+	// alone meanwhile); one without leaves a webhook an earlier submission
+	// registered with the run to the sweeper at once.
+	by := audit.AnnouncedBySubmit
+	if hook == nil {
+		by = "submit without a webhook"
+	}
 	// The jobs' rows and the run's counters are written together; a few
 	// looks cover a run_totals row a moment behind a job state.
 	for try := 0; try < 3 && err == nil; try++ {
@@ -191,7 +198,7 @@ func announceDone(ctx context.Context, sess *session, run string, gen int, res w
 		if d, _, err = sess.store.RunDoneState(ctx, run); err != nil || d.Announced >= gen {
 			break
 		}
-		if body, claimed, err = events.Announce(ctx, sess.store, sess.js, d, "submit"); claimed {
+		if body, claimed, err = events.Announce(ctx, sess.store, sess.js, d, by); claimed {
 			break
 		}
 	}

@@ -154,6 +154,10 @@ func (s *Store) RegisterRunWebhook(ctx context.Context, h RunWebhook) error {
 	return nil
 }
 
+// AnnouncedBySubmit is run_done.announced_by for a waiting submit that
+// delivers the run's webhook itself.
+const AnnouncedBySubmit = "submit"
+
 // PendingRunWebhooks are the registered webhooks that want done events
 // and whose run has a done generation announced and not delivered. A
 // generation a waiting submit announced is that submit's to deliver: it
@@ -161,8 +165,8 @@ func (s *Store) RegisterRunWebhook(ctx context.Context, h RunWebhook) error {
 // has passed without it being marked, as when that submit died.
 func (s *Store) PendingRunWebhooks(ctx context.Context) ([]RunWebhook, error) {
 	return s.runWebhooks(ctx, `WHERE 'done' = ANY (w.events) AND d.announced > w.done_delivered
-		AND (d.announced_by IS DISTINCT FROM 'submit' OR d.announced_at < now() - (w.timeout_ms + 60000) * interval '1 millisecond')
-		ORDER BY w.run`)
+		AND (d.announced_by IS DISTINCT FROM $1 OR d.announced_at < now() - (w.timeout_ms + 60000) * interval '1 millisecond')
+		ORDER BY w.run`, AnnouncedBySubmit)
 }
 
 // RunWebhookOf is run's registered webhook, nil without one.

@@ -346,7 +346,7 @@ func TestSweeperLeavesSubmitsDeliveries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, claimed, err := events.Announce(t.Context(), f.st, f.js, d, "submit"); err != nil || !claimed {
+	if _, claimed, err := events.Announce(t.Context(), f.st, f.js, d, audit.AnnouncedBySubmit); err != nil || !claimed {
 		t.Fatalf("claimed %v (%v), want the first claim to succeed", claimed, err)
 	}
 	if _, claimed, err := events.Announce(t.Context(), f.st, f.js, d, "other"); err != nil || claimed {
