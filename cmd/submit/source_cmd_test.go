@@ -104,8 +104,9 @@ func TestSubmitRemoteSources(t *testing.T) {
 }
 
 // TestSubmitRefusedByAServerThatChecks: against versitygw, which checks
-// signatures and each account's buckets, a bucket the credentials may not
-// list and a wrong secret stop submit with exit 2 and the fix, before
+// signatures, each account's buckets and bucket policies, a bucket the
+// credentials may not list, a prefix a policy denies and a wrong secret stop
+// submit with exit 2 and the fix, before
 // anything is queued, counted or registered.
 func TestSubmitRefusedByAServerThatChecks(t *testing.T) {
 	ctx := t.Context()
@@ -119,7 +120,8 @@ func TestSubmitRefusedByAServerThatChecks(t *testing.T) {
 	v := s3test.StartVersity(t)
 	must(t, v.CreateUser(ctx, "alice", "alice-secret"))
 	must(t, v.CreateBucket(ctx, "finance", s3test.VersityRootKey, map[string]string{"2026/a.txt": fleettest.Document(1)}))
-	must(t, v.CreateBucket(ctx, "alice-docs", "alice", map[string]string{"2026/b.txt": fleettest.Document(2)}))
+	must(t, v.CreateBucket(ctx, "alice-docs", "alice", map[string]string{"2026/b.txt": fleettest.Document(2), "hr/c.txt": fleettest.Document(3)}))
+	must(t, v.DenyPrefix(ctx, "alice-docs", "alice", "hr/"))
 	t.Setenv("AWS_REGION", "us-east-1")
 	t.Setenv("AWS_ENDPOINT_URL", v.Endpoint)
 	t.Setenv("AWS_ACCESS_KEY_ID", "alice")
@@ -133,6 +135,7 @@ func TestSubmitRefusedByAServerThatChecks(t *testing.T) {
 	}{
 		{"a bucket it may not list", "alice-secret", "s3://finance/2026/", 2, "access denied: the credentials (AWS_ACCESS_KEY_ID, AWS_PROFILE or the instance role) need s3:ListBucket"},
 		{"wrong secret", "wrong-secret", "s3://alice-docs/2026/", 2, "the credentials were refused (check AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY"},
+		{"a prefix its bucket policy denies", "alice-secret", "s3://alice-docs/hr/", 2, "access denied"},
 		{"its own bucket", "alice-secret", "s3://alice-docs/2026/", 0, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

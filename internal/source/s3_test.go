@@ -93,10 +93,10 @@ func TestS3RefusesBeforeListing(t *testing.T) {
 	if err := srv.Fill(t.Context(), "docs", map[string]string{"open/a.txt": "a", "secret/b.txt": "b"}); err != nil {
 		t.Fatal(err)
 	}
-	srv.Intercept(s3test.Deny("docs", "secret/"))
+	// Denials are tested against a server that checks access
+	// (TestS3RefusedByAServerThatChecks); gofakes3 checks none.
 	tests := []struct{ uri, want string }{
 		{"s3://nobucket/x/", "no such bucket"},
-		{"s3://docs/secret/", "access denied"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.uri, func(t *testing.T) {
@@ -122,8 +122,8 @@ func TestS3RefusesBeforeListing(t *testing.T) {
 
 // TestS3RefusedByAServerThatChecks runs against versitygw, which checks
 // every request's signature and each account's access to each bucket: a
-// bucket the account may not list, a wrong secret and an unknown key are
-// refused by Check, before anything is listed, with the fix named; the
+// bucket the account may not list, a prefix its bucket policy denies, a
+// wrong secret and an unknown key are refused by Check, before anything is listed, with the fix named; the
 // account's own bucket is listed.
 func TestS3RefusedByAServerThatChecks(t *testing.T) {
 	t.Parallel()
@@ -135,7 +135,10 @@ func TestS3RefusedByAServerThatChecks(t *testing.T) {
 	if err := v.CreateBucket(ctx, "finance", s3test.VersityRootKey, map[string]string{"in/a.txt": "a"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := v.CreateBucket(ctx, "alice-docs", "alice", map[string]string{"in/b.txt": "b", "in/c.txt": "c"}); err != nil {
+	if err := v.CreateBucket(ctx, "alice-docs", "alice", map[string]string{"in/b.txt": "b", "in/c.txt": "c", "hr/d.txt": "d"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.DenyPrefix(ctx, "alice-docs", "alice", "hr/"); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -145,6 +148,7 @@ func TestS3RefusedByAServerThatChecks(t *testing.T) {
 		{"a bucket the account may not list", "s3://finance/in/", "alice", "alice-secret", "access denied: the credentials (AWS_ACCESS_KEY_ID, AWS_PROFILE or the instance role) need s3:ListBucket"},
 		{"wrong secret", "s3://alice-docs/in/", "alice", "not-alice-secret", "the credentials were refused (check AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY"},
 		{"unknown access key", "s3://alice-docs/in/", "mallory", "alice-secret", "the credentials were refused"},
+		{"a prefix a bucket policy denies", "s3://alice-docs/hr/", "alice", "alice-secret", "access denied"},
 		{"its own bucket", "s3://alice-docs/in/", "alice", "alice-secret", ""},
 		{"root may list the other", "s3://finance/in/", s3test.VersityRootKey, s3test.VersityRootSecret, ""},
 	}

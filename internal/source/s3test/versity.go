@@ -177,3 +177,24 @@ func (v *Versity) CreateBucket(ctx context.Context, bucket, owner string, object
 	}
 	return nil
 }
+
+// DenyPrefix sets a bucket policy on bucket that lets account list and
+// read it, except under prefix: a ListBucket with an s3:prefix under it and
+// a GetObject of a key under it are denied explicitly.
+func (v *Versity) DenyPrefix(ctx context.Context, bucket, account, prefix string) error {
+	c, err := v.Client(VersityRootKey, VersityRootSecret)
+	if err != nil {
+		return err
+	}
+	policy := fmt.Sprintf(`{"Version": "2012-10-17", "Statement": [
+		{"Effect": "Allow", "Principal": {"AWS": [%[2]q]}, "Action": ["s3:ListBucket", "s3:GetObject"],
+		 "Resource": ["arn:aws:s3:::%[1]s", "arn:aws:s3:::%[1]s/*"]},
+		{"Effect": "Deny", "Principal": {"AWS": [%[2]q]}, "Action": ["s3:ListBucket"],
+		 "Resource": ["arn:aws:s3:::%[1]s"], "Condition": {"StringLike": {"s3:prefix": [%[3]q]}}},
+		{"Effect": "Deny", "Principal": {"AWS": [%[2]q]}, "Action": ["s3:GetObject"],
+		 "Resource": ["arn:aws:s3:::%[1]s/%[4]s"]}]}`, bucket, account, prefix+"*", prefix+"*")
+	if err := c.SetBucketPolicy(ctx, bucket, policy); err != nil {
+		return fmt.Errorf("s3test: policy of %s: %w", bucket, err)
+	}
+	return nil
+}
