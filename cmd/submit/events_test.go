@@ -21,8 +21,6 @@ import (
 	"github.com/extractq/extractq/internal/cli"
 	"github.com/extractq/extractq/internal/e2e/fleettest"
 	"github.com/extractq/extractq/internal/events"
-	"github.com/extractq/extractq/internal/jobs"
-	"github.com/extractq/extractq/internal/jobs/jobstest"
 	"github.com/extractq/extractq/internal/webhook"
 )
 
@@ -125,15 +123,8 @@ func TestReattachHidesWebhookCredentials(t *testing.T) {
 // two.
 func TestSubmitWithoutWaitIsAnnouncedOnce(t *testing.T) {
 	ctx := context.Background()
-	st, dbURL := audittest.Store(t)
-	natsURL := jobstest.Server(t)
-	t.Setenv("EXTRACTQ_NATS_URL", natsURL)
-	t.Setenv("EXTRACTQ_DATABASE_URL", dbURL)
+	st, js := fleetEnv(t)
 	t.Setenv("EXTRACTQ_WEBHOOK_SECRET", "hook-secret")
-	_, js := jobstest.Connect(t, natsURL)
-	if err := jobs.EnsureStreams(ctx, js); err != nil {
-		t.Fatal(err)
-	}
 	if err := events.Ensure(ctx, js, 1); err != nil {
 		t.Fatal(err)
 	}
@@ -166,14 +157,7 @@ func TestSubmitWithoutWaitIsAnnouncedOnce(t *testing.T) {
 		return append([]events.Event(nil), bodies...)
 	}
 
-	dir := t.TempDir()
-	schemaFile := filepath.Join(dir, "invoice.json")
-	must(t, os.WriteFile(schemaFile, []byte(fleettest.Schema), 0o644))
-	docs := filepath.Join(dir, "docs")
-	must(t, os.MkdirAll(docs, 0o755))
-	must(t, os.WriteFile(filepath.Join(docs, "a.txt"), []byte(fleettest.Document(1)), 0o644))
-	must(t, os.WriteFile(filepath.Join(docs, "b.txt"), []byte(fleettest.Document(2)), 0o644))
-	must(t, os.WriteFile(filepath.Join(docs, "c.txt"), []byte("FAIL "+fleettest.Document(3)), 0o644))
+	schemaFile, docs := invoiceDocs(t)
 	hookURL := receiver.URL + "/hook?token=tok-hidden"
 	submitOnce := func(extra ...string) (string, error) {
 		var out, errb bytes.Buffer

@@ -110,13 +110,8 @@ func TestSubmitRemoteSources(t *testing.T) {
 // anything is queued, counted or registered.
 func TestSubmitRefusedByAServerThatChecks(t *testing.T) {
 	ctx := t.Context()
-	st, dbURL := audittest.Store(t)
-	natsURL := jobstest.Server(t)
-	t.Setenv("EXTRACTQ_NATS_URL", natsURL)
-	t.Setenv("EXTRACTQ_DATABASE_URL", dbURL)
+	st, js := fleetEnv(t)
 	t.Setenv("EXTRACTQ_WEBHOOK_SECRET", "hook-secret")
-	_, js := jobstest.Connect(t, natsURL)
-	must(t, jobs.EnsureStreams(ctx, js))
 	v := s3test.StartVersity(t)
 	must(t, v.CreateUser(ctx, "alice", "alice-secret"))
 	must(t, v.CreateBucket(ctx, "finance", s3test.VersityRootKey, map[string]string{"2026/a.txt": fleettest.Document(1)}))

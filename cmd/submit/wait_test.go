@@ -38,24 +38,9 @@ import (
 // and --wait returns at once with the same exit code.
 func TestSubmitWaitAfterRestart(t *testing.T) {
 	ctx := context.Background()
-	st, dbURL := audittest.Store(t)
-	natsURL := jobstest.Server(t)
-	t.Setenv("EXTRACTQ_NATS_URL", natsURL)
-	t.Setenv("EXTRACTQ_DATABASE_URL", dbURL)
-	_, js := jobstest.Connect(t, natsURL)
-	if err := jobs.EnsureStreams(ctx, js); err != nil {
-		t.Fatal(err)
-	}
+	st, js := fleetEnv(t)
 	startWorker(t, st, js)
-
-	dir := t.TempDir()
-	schemaFile := filepath.Join(dir, "invoice.json")
-	must(t, os.WriteFile(schemaFile, []byte(fleettest.Schema), 0o644))
-	docs := filepath.Join(dir, "docs")
-	must(t, os.MkdirAll(docs, 0o755))
-	must(t, os.WriteFile(filepath.Join(docs, "a.txt"), []byte(fleettest.Document(1)), 0o644))
-	must(t, os.WriteFile(filepath.Join(docs, "b.txt"), []byte(fleettest.Document(2)), 0o644))
-	must(t, os.WriteFile(filepath.Join(docs, "c.txt"), []byte("FAIL "+fleettest.Document(3)), 0o644))
+	schemaFile, docs := invoiceDocs(t)
 	// The run's webhook: a receiver that answers 503, then 200, then 400,
 	// behind a URL with credentials and a token that must not leak.
 	var hookMu sync.Mutex
@@ -167,6 +152,34 @@ func TestSubmitWaitAfterRestart(t *testing.T) {
 	if err != nil || n != 0 {
 		t.Errorf("%d jobs on the stream after the second submit (%v), want 0", n, err)
 	}
+}
+
+// fleetEnv is a migrated audit database and an embedded NATS server with
+// the job streams, which submit reaches through its environment.
+func fleetEnv(t *testing.T) (*audit.Store, jetstream.JetStream) {
+	t.Helper()
+	st, dbURL := audittest.Store(t)
+	natsURL := jobstest.Server(t)
+	t.Setenv("EXTRACTQ_NATS_URL", natsURL)
+	t.Setenv("EXTRACTQ_DATABASE_URL", dbURL)
+	_, js := jobstest.Connect(t, natsURL)
+	must(t, jobs.EnsureStreams(t.Context(), js))
+	return st, js
+}
+
+// invoiceDocs writes the invoice schema and a folder of three documents,
+// the last of which startWorker's engine fails.
+func invoiceDocs(t *testing.T) (schemaFile, docs string) {
+	t.Helper()
+	dir := t.TempDir()
+	schemaFile = filepath.Join(dir, "invoice.json")
+	must(t, os.WriteFile(schemaFile, []byte(fleettest.Schema), 0o644))
+	docs = filepath.Join(dir, "docs")
+	must(t, os.MkdirAll(docs, 0o755))
+	must(t, os.WriteFile(filepath.Join(docs, "a.txt"), []byte(fleettest.Document(1)), 0o644))
+	must(t, os.WriteFile(filepath.Join(docs, "b.txt"), []byte(fleettest.Document(2)), 0o644))
+	must(t, os.WriteFile(filepath.Join(docs, "c.txt"), []byte("FAIL "+fleettest.Document(3)), 0o644))
+	return schemaFile, docs
 }
 
 // startWorker runs a worker of pool openai_gpt-4o-mini on st and js until
