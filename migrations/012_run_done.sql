@@ -42,12 +42,9 @@ CREATE TABLE run_webhooks (
     url_redacted   text        NOT NULL,                -- without credentials, query or fragment
     url_sealed     bytea       NOT NULL,                -- nonce || ciphertext
     key_id         text        NOT NULL,
-    events         text[]      NOT NULL,                -- 'done', 'dead_letter'
+    events         text[]      NOT NULL,                -- the kinds it receives: 'done' so far
     timeout_ms     bigint      NOT NULL CHECK (timeout_ms > 0),
     done_delivered integer     NOT NULL DEFAULT 0,      -- the done generation delivered (or given up on)
-    -- dead letters delivered: the position (created_at, job_id) reached
-    dead_letter_at timestamptz NOT NULL DEFAULT now(),
-    dead_letter_job text       NOT NULL DEFAULT '',
     created_at     timestamptz NOT NULL DEFAULT now(),
     updated_at     timestamptz NOT NULL DEFAULT now()
 );
