@@ -42,9 +42,17 @@ CREATE TABLE run_webhooks (
     url_redacted   text        NOT NULL,                -- without credentials, query or fragment
     url_sealed     bytea       NOT NULL,                -- nonce || ciphertext
     key_id         text        NOT NULL,
-    events         text[]      NOT NULL,                -- the kinds it receives: 'done' so far
+    events         text[]      NOT NULL,                -- the kinds it receives: 'done', 'dead_letter'
     timeout_ms     bigint      NOT NULL CHECK (timeout_ms > 0),
     done_delivered integer     NOT NULL DEFAULT 0,      -- the done generation delivered (or given up on)
+    -- With 'dead_letter': the run's dead letters delivered, up to this
+    -- position (created_at, job_id) of dead_letters.
+    dead_letters_at  timestamptz NOT NULL DEFAULT '-infinity',
+    dead_letters_job text        NOT NULL DEFAULT '',
     created_at     timestamptz NOT NULL DEFAULT now(),
     updated_at     timestamptz NOT NULL DEFAULT now()
 );
+
+-- A run's dead letters in order, for the webhooks that receive them (a
+-- dead letter is rare: the index costs the worker's writes little).
+CREATE INDEX dead_letters_run_idx ON dead_letters (run, created_at, job_id);

@@ -116,11 +116,11 @@ type webhookFlags struct {
 func (h *webhookFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&h.url, "webhook", "", "POST the run's done event to this URL once the run is done, signed with EXTRACTQ_WEBHOOK_SECRET (with --wait: default $EXTRACTQ_WEBHOOK_URL); without --wait a worker delivers it")
 	cli.DurationVar(fl, &h.timeout, "webhook-timeout", 2*time.Minute, "with --webhook: give up delivering after this long, retries included")
-	fl.StringSliceVar(&h.events, "webhook-events", []string{events.KindDone}, "with --webhook: the events it receives (done is the only one so far)")
+	fl.StringSliceVar(&h.events, "webhook-events", []string{events.KindDone}, "with --webhook: the events it receives: done, dead_letter (each of the run's dead letters, delivered by a worker)")
 }
 
 // hookEvents are the events a webhook may receive.
-var hookEvents = []string{events.KindDone}
+var hookEvents = []string{events.KindDone, events.KindDeadLetter}
 
 // webhookSender is the sender of --webhook (else EXTRACTQ_WEBHOOK_URL),
 // nil without one. The environment's URL is used only with --wait, so

@@ -52,7 +52,7 @@ func TestWebhookSender(t *testing.T) {
 		{"no secret", []string{"--wait", "--webhook", hook}, env(), "", 0, "EXTRACTQ_WEBHOOK_SECRET"},
 		{"flag without --wait: registered with the run", []string{"--webhook", hook}, env("EXTRACTQ_WEBHOOK_SECRET", "s"), hook, 2 * time.Minute, ""},
 		{"no secret without --wait", []string{"--webhook", hook}, env(), "", 0, "EXTRACTQ_WEBHOOK_SECRET"},
-		{"events done", []string{"--webhook", hook, "--webhook-events", "done"}, env("EXTRACTQ_WEBHOOK_SECRET", "s"), hook, 2 * time.Minute, ""},
+		{"events done and dead letters", []string{"--webhook", hook, "--webhook-events", "done,dead_letter"}, env("EXTRACTQ_WEBHOOK_SECRET", "s"), hook, 2 * time.Minute, ""},
 		{"unknown event", []string{"--webhook", hook, "--webhook-events", "done,result"}, env("EXTRACTQ_WEBHOOK_SECRET", "s"), "", 0, `--webhook-events "result"`},
 		{"events without webhook", []string{"--webhook-events", "done"}, env(), "", 0, "--webhook-events shape --webhook"},
 		{"not http", []string{"--wait", "--webhook", "ftp://x/y"}, env("EXTRACTQ_WEBHOOK_SECRET", "s"), "", 0, "http:// or https://"},

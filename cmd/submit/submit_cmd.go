@@ -133,7 +133,7 @@ it is done, signed with EXTRACTQ_WEBHOOK_SECRET, retried for up to --webhook-tim
 the audit database (webhook_deliveries). A failed delivery is a warning, not an exit code.
 Without --wait, or when submit stops waiting, a worker announces the run: once every job of the run is
 final it publishes the done event and delivers the --webhook registered with the run (the workers need
-the same EXTRACTQ_WEBHOOK_SECRET). --webhook-events chooses the events the webhook receives (done).
+the same EXTRACTQ_WEBHOOK_SECRET). --webhook-events done,dead_letter also sends it each of the run's dead letters.
 
 Exit codes: 0 all queued (and, with --wait, all succeeded); 1 some rejected or failed, or --timeout
 passed; 2 bad usage, schema, provider, an empty input, a source that may not be read or a corrupt

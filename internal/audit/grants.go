@@ -36,7 +36,7 @@ func WorkerGrants(role string) []string {
 		"GRANT SELECT ON run_totals TO " + r,
 		"GRANT SELECT ON run_done, run_webhooks TO " + r,
 		"GRANT UPDATE (announced, published, done_event, announced_by, announced_at, updated_at) ON run_done TO " + r,
-		"GRANT UPDATE (done_delivered, updated_at) ON run_webhooks TO " + r,
+		"GRANT UPDATE (done_delivered, dead_letters_at, dead_letters_job, updated_at) ON run_webhooks TO " + r,
 		"GRANT SELECT, INSERT ON webhook_deliveries TO " + r,
 	}
 }

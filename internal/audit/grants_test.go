@@ -111,6 +111,12 @@ func TestWorkerGrantsSuffice(t *testing.T) {
 	if err := s.MarkRunPublished(ctx, "run1", 1); err != nil {
 		t.Fatal(err)
 	}
+	if _, _, err := s.PendingDeadLetters(ctx, time.Second, 10); err != nil {
+		t.Fatalf("worker role reads the dead letters to deliver: %v", err)
+	}
+	if err := s.MarkDeadLetterDelivered(ctx, "run1", RunDeadLetter{JobID: "g2", CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
 	if n, err := s.WebhookTries(ctx, "h1"); err != nil || n != 0 {
 		t.Fatalf("worker role reads the delivery log: %d, %v", n, err)
 	}

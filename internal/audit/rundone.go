@@ -209,6 +209,58 @@ func (s *Store) MarkRunWebhookDelivered(ctx context.Context, run string, gen int
 	return nil
 }
 
+// RunDeadLetter is a dead letter of a run whose webhook receives them.
+type RunDeadLetter struct {
+	JobID, DocumentID, Schema, Reason string
+	SchemaVersion                     int
+	CreatedAt                         time.Time
+}
+
+// PendingDeadLetters are, for each registered webhook that receives
+// dead letters, up to limit of its run's dead letters after the last one
+// delivered, oldest first, and made at least lag ago (a dead letter whose
+// transaction commits late must not be passed over).
+func (s *Store) PendingDeadLetters(ctx context.Context, lag time.Duration, limit int) (map[string][]RunDeadLetter, []RunWebhook, error) {
+	rows, err := s.pool.Query(ctx, `SELECT w.run, l.job_id, l.document_id, l.schema_name, l.schema_version, l.reason, l.created_at
+		FROM run_webhooks w
+		CROSS JOIN LATERAL (SELECT * FROM dead_letters d
+			WHERE d.run = w.run AND (d.created_at, d.job_id) > (w.dead_letters_at, w.dead_letters_job)
+			  AND d.created_at < now() - $1 * interval '1 microsecond'
+			ORDER BY d.created_at, d.job_id LIMIT $2) l
+		WHERE 'dead_letter' = ANY (w.events)
+		ORDER BY w.run, l.created_at, l.job_id`, lag.Microseconds(), limit)
+	if err != nil {
+		return nil, nil, fmt.Errorf("audit: dead letters to deliver: %w", err)
+	}
+	out := map[string][]RunDeadLetter{}
+	var runs []string
+	var run string
+	var l RunDeadLetter
+	_, err = pgx.ForEachRow(rows, []any{&run, &l.JobID, &l.DocumentID, &l.Schema, &l.SchemaVersion, &l.Reason, &l.CreatedAt}, func() error {
+		if _, seen := out[run]; !seen {
+			runs = append(runs, run)
+		}
+		out[run] = append(out[run], l)
+		return nil
+	})
+	if err != nil || len(runs) == 0 {
+		return nil, nil, err
+	}
+	hooks, err := s.runWebhooks(ctx, `WHERE w.run = ANY ($1) ORDER BY w.run`, runs)
+	return out, hooks, err
+}
+
+// MarkDeadLetterDelivered records that run's webhook has had l (delivered,
+// or given up on): the next delivery starts after it.
+func (s *Store) MarkDeadLetterDelivered(ctx context.Context, run string, l RunDeadLetter) error {
+	_, err := s.pool.Exec(ctx, `UPDATE run_webhooks SET dead_letters_at = $2, dead_letters_job = $3, updated_at = now()
+		WHERE run = $1 AND (dead_letters_at, dead_letters_job) < ($2, $3)`, run, l.CreatedAt, l.JobID)
+	if err != nil {
+		return fmt.Errorf("audit: mark the dead letter %s of run %q delivered: %w", l.JobID, run, err)
+	}
+	return nil
+}
+
 // WebhookTries is how many tries of delivery id the log holds: a delivery
 // resumed after a crash goes on from the next.
 func (s *Store) WebhookTries(ctx context.Context, deliveryID string) (int, error) {

@@ -97,9 +97,13 @@ type Sweeper struct {
 	Every  time.Duration // default 5s
 	Log    *slog.Logger  // default: discarded
 	Client *http.Client  // the webhooks' (default: webhook.Sender's)
+	// DeadLetterLag is how old a dead letter must be before it is
+	// delivered to a webhook that receives them (default 5s): one whose
+	// transaction commits late is not passed over.
+	DeadLetterLag time.Duration
 
 	mu       sync.Mutex
-	inflight map[string]bool // runs whose webhook is being delivered
+	inflight map[string]bool // kind and run of the deliveries under way
 	warned   map[string]bool // runs whose webhook this process cannot open
 }
 
@@ -180,29 +184,48 @@ func (s *Sweeper) sweep(ctx context.Context, wg *sync.WaitGroup) {
 		return
 	}
 	for _, h := range hooks {
-		s.mu.Lock()
-		busy := s.inflight[h.Run]
-		s.inflight[h.Run] = true
-		s.mu.Unlock()
-		if busy {
-			continue
+		s.start(wg, KindDone+" "+h.Run, func() { s.deliver(ctx, h) })
+	}
+	lag := s.DeadLetterLag
+	if lag == 0 {
+		lag = 5 * time.Second
+	}
+	letters, dlHooks, err := s.Store.PendingDeadLetters(ctx, lag, 100)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.Log.Warn("run sweeper: read the dead letters to deliver", "err", err)
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() {
-				s.mu.Lock()
-				delete(s.inflight, h.Run)
-				s.mu.Unlock()
-			}()
-			s.deliver(ctx, h)
-		}()
+		return
+	}
+	for _, h := range dlHooks {
+		s.start(wg, KindDeadLetter+" "+h.Run, func() { s.deliverDeadLetters(ctx, h, letters[h.Run]) })
 	}
 }
 
-// deliver POSTs a run's done event to its registered webhook, resuming
-// the delivery's tries after a crash, and marks it delivered or given up.
-func (s *Sweeper) deliver(ctx context.Context, h audit.RunWebhook) {
+// start runs deliver in a goroutine unless one for key still runs.
+func (s *Sweeper) start(wg *sync.WaitGroup, key string, deliver func()) {
+	s.mu.Lock()
+	busy := s.inflight[key]
+	s.inflight[key] = true
+	s.mu.Unlock()
+	if busy {
+		return
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer func() {
+			s.mu.Lock()
+			delete(s.inflight, key)
+			s.mu.Unlock()
+		}()
+		deliver()
+	}()
+}
+
+// open is the sender of a registered webhook, or nil after warning (once
+// per run) that this process cannot open it.
+func (s *Sweeper) open(h audit.RunWebhook) *webhook.Sender {
 	hook, err := OpenWebhook(h, s.Secret)
 	if err != nil {
 		s.mu.Lock()
@@ -212,9 +235,56 @@ func (s *Sweeper) deliver(ctx context.Context, h audit.RunWebhook) {
 		if first {
 			s.Log.Warn("run webhook not delivered: it stays pending until a worker holding the submitter's secret sweeps", "run", h.Run, "url", h.URLRedacted, "err", err)
 		}
-		return
+		return nil
 	}
 	hook.Client = s.Client
+	return hook
+}
+
+// deliverDeadLetters POSTs a run's dead letters, in order, each under its
+// own delivery id, each marked once delivered or given up on.
+func (s *Sweeper) deliverDeadLetters(ctx context.Context, h audit.RunWebhook, letters []audit.RunDeadLetter) {
+	hook := s.open(h)
+	if hook == nil {
+		return
+	}
+	hook.Log = webhook.LogFunc(func(ctx context.Context, a webhook.Attempt) error {
+		return s.Store.RecordWebhookAttempt(ctx, audit.WebhookAttempt(a))
+	})
+	for _, l := range letters {
+		body, err := json.Marshal(Event{Kind: KindDeadLetter, Run: h.Run, JobID: l.JobID, DocumentID: l.DocumentID,
+			Schema: l.Schema, SchemaVersion: l.SchemaVersion, Reason: l.Reason, At: l.CreatedAt.UTC()})
+		if err != nil {
+			s.Log.Warn("run webhook: dead letter", "run", h.Run, "job", l.JobID, "err", err)
+			return
+		}
+		id := webhook.DeadLetterDeliveryID(h.Run, l.JobID)
+		done, err := s.Store.WebhookTries(ctx, id)
+		if err != nil {
+			s.Log.Warn("run webhook: dead letter", "run", h.Run, "job", l.JobID, "err", err)
+			return
+		}
+		r := hook.Resume(ctx, h.Run, KindDeadLetter, id, done, body)
+		if ctx.Err() != nil && !r.Delivered {
+			return // stopped: the next sweeper resumes here
+		}
+		if !r.Delivered {
+			s.Log.Warn("run webhook: dead letter not delivered; given up", "run", h.Run, "url", h.URLRedacted, "job", l.JobID, "delivery", id, "err", r.Error)
+		}
+		if err := s.Store.MarkDeadLetterDelivered(context.WithoutCancel(ctx), h.Run, l); err != nil {
+			s.Log.Warn("run webhook: dead letter", "run", h.Run, "job", l.JobID, "err", err)
+			return
+		}
+	}
+}
+
+// deliver POSTs a run's done event to its registered webhook, resuming
+// the delivery's tries after a crash, and marks it delivered or given up.
+func (s *Sweeper) deliver(ctx context.Context, h audit.RunWebhook) {
+	hook := s.open(h)
+	if hook == nil {
+		return
+	}
 	r, err := DeliverDone(ctx, s.Store, hook, h.Run, h.DoneGeneration, h.DoneEvent)
 	switch {
 	case err != nil:

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -98,13 +99,19 @@ func (r *receiver) got() ([]delivery, int) {
 // n jobs counted, the run sealed.
 func (f *fixture) submit(t *testing.T, run string, n int) {
 	t.Helper()
+	f.submitFor(t, run, n, events.KindDone)
+}
+
+// submitFor is submit with a webhook receiving kinds.
+func (f *fixture) submitFor(t *testing.T, run string, n int, kinds ...string) {
+	t.Helper()
 	ctx := t.Context()
 	sealed, err := webhook.SealURL(secret, f.recv.url+"/hook?token=tok")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := f.st.RegisterRunWebhook(ctx, audit.RunWebhook{Run: run, URLRedacted: f.recv.url + "/hook", URLSealed: sealed,
-		KeyID: webhook.KeyID(secret), Events: []string{events.KindDone}, Timeout: 10 * time.Second}); err != nil {
+		KeyID: webhook.KeyID(secret), Events: kinds, Timeout: 10 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.st.AddRunJobs(ctx, run, n); err != nil {
@@ -127,6 +134,7 @@ func (f *fixture) finish(t *testing.T, run, job string, outcome llm.Outcome) {
 		rec.Value = json.RawMessage(`{}`)
 	} else {
 		rec.Reason = "still invalid"
+		rec.DeadLetter = &audit.DeadLetter{Stream: "EXTRACTQ_DLQ", Seq: 1, Reason: rec.Reason}
 	}
 	if err := f.writer.Write(t.Context(), rec); err != nil {
 		t.Fatal(err)
@@ -138,7 +146,7 @@ func (f *fixture) sweep(t *testing.T, id string, secret []byte) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &events.Sweeper{Store: f.st, JS: f.js, ID: id, Secret: secret, Every: 50 * time.Millisecond,
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		DeadLetterLag: time.Millisecond, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	done := make(chan struct{})
 	go func() { defer close(done); _ = s.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
@@ -232,6 +240,47 @@ func TestSweeperAnnouncesRunsDoneOnce(t *testing.T) {
 	tries, err := f.st.WebhookAttempts(t.Context(), run)
 	if err != nil || len(tries) != 2 || tries[0].URL != f.recv.url+"/hook" || tries[0].StatusCode != 200 {
 		t.Errorf("delivery log %+v (%v), want two tries answered 200, the URL without its token", tries, err)
+	}
+}
+
+// A webhook that receives dead letters gets each of the run's dead
+// letters once, in order, each under its own delivery id, then the run's
+// done event.
+func TestSweeperDeliversDeadLetters(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.submitFor(t, "r", 3, events.KindDone, events.KindDeadLetter)
+	f.sweep(t, "w1", secret)
+	f.sweep(t, "w2", secret)
+	f.finish(t, "r", "j1", llm.OutcomeExhausted)
+	f.finish(t, "r", "j2", llm.OutcomeOK)
+	f.finish(t, "r", "j3", llm.OutcomeExhausted)
+	eventually(t, "two dead letters and the done event", func() bool { got, _ := f.recv.got(); return len(got) == 3 })
+	time.Sleep(300 * time.Millisecond) // more, if any, would come within a few sweeps
+	got, bad := f.recv.got()
+	var kinds []string
+	for _, d := range got {
+		var e events.Event
+		if err := json.Unmarshal(d.body, &e); err != nil {
+			t.Fatal(err)
+		}
+		kinds = append(kinds, e.Kind+" "+e.JobID)
+		want := webhook.DoneDeliveryID("r", 1)
+		if e.Kind == events.KindDeadLetter {
+			want = webhook.DeadLetterDeliveryID("r", e.JobID)
+			if e.Reason != "still invalid" || e.DocumentID != "doc-"+e.JobID {
+				t.Errorf("dead letter event %s: want its reason and document", d.body)
+			}
+		}
+		if d.id != want {
+			t.Errorf("%s delivered as %s, want %s", kinds[len(kinds)-1], d.id, want)
+		}
+	}
+	if len(got) != 3 || bad != 0 || !slices.Contains(kinds, "dead_letter j1") || !slices.Contains(kinds, "dead_letter j3") || !slices.Contains(kinds, "done ") {
+		t.Fatalf("deliveries %v (%d refused), want dead letters j1 and j3 and the done event, once each", kinds, bad)
+	}
+	if slices.Index(kinds, "dead_letter j1") > slices.Index(kinds, "dead_letter j3") {
+		t.Errorf("dead letters delivered out of order: %v", kinds)
 	}
 }
 

@@ -76,6 +76,20 @@ func urlCipher(secret []byte) (cipher.AEAD, error) {
 // gen: derived, not drawn, so that whoever delivers it (a waiting submit,
 // a worker, a worker restarted after a crash) sends it under one id.
 func DoneDeliveryID(run string, gen int) string {
-	h := sha256.Sum256([]byte("done\x00" + run + "\x00" + strconv.Itoa(gen)))
-	return hex.EncodeToString(h[:16])
+	return deliveryID("done", run, strconv.Itoa(gen))
+}
+
+// DeadLetterDeliveryID is the delivery id of the dead-letter event of a
+// run's job, derived like DoneDeliveryID.
+func DeadLetterDeliveryID(run, jobID string) string {
+	return deliveryID("dead_letter", run, jobID)
+}
+
+func deliveryID(parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
 }
