@@ -119,6 +119,14 @@ func (h *webhookFlags) register(fl *pflag.FlagSet) {
 	fl.StringSliceVar(&h.events, "webhook-events", []string{events.KindDone}, "with --webhook: the events it receives: done, dead_letter (each of the run's dead letters, delivered by a worker)")
 }
 
+// forDone is s when the webhook receives done events, else nil.
+func (h *webhookFlags) forDone(s *webhook.Sender) *webhook.Sender {
+	if !slices.Contains(h.events, events.KindDone) {
+		return nil
+	}
+	return s
+}
+
 // hookEvents are the events a webhook may receive.
 var hookEvents = []string{events.KindDone, events.KindDeadLetter}
 
@@ -193,7 +201,11 @@ func announceDone(ctx context.Context, sess *session, run string, gen int, res w
 	// looks cover a run_totals row a moment behind a job state.
 	for try := 0; try < 3 && err == nil; try++ {
 		if try > 0 {
-			time.Sleep(500 * time.Millisecond)
+			select {
+			case <-ctx.Done():
+				return notSent(hook, "not sent: interrupted")
+			case <-time.After(500 * time.Millisecond):
+			}
 		}
 		if d, _, err = sess.store.RunDoneState(ctx, run); err != nil || d.Announced >= gen {
 			break

@@ -376,7 +376,7 @@ func runSubmit(cmd *cobra.Command, c *conn, f *submitFlags, paths []string) erro
 	phase.Store(phaseWaiting)
 	w := &waiter{js: sess.js, store: sess.store, job: job, out: errw, every: time.Second, membersEvery: 5 * time.Second}
 	res, werr := w.follow(ctx, sum, f.timeout)
-	res.Webhook = announceDone(ctx, sess, job.Run, gen, res, hook, errw)
+	res.Webhook = announceDone(ctx, sess, job.Run, gen, res, f.hook.forDone(hook), errw)
 	if f.asJSON {
 		printSummary(cmd.OutOrStdout(), errw, job, sum, true, &res, counts)
 	}
