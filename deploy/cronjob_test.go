@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
@@ -22,17 +24,27 @@ func TestNightlyCronJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cj *batchv1.CronJob
+	var (
+		cj     *batchv1.CronJob
+		worker *appsv1.Deployment
+	)
 	for _, r := range res.Resources() {
-		if r.GetKind() != "CronJob" {
+		var into any
+		switch {
+		case r.GetKind() == "CronJob":
+			cj = &batchv1.CronJob{}
+			into = cj
+		case r.GetKind() == "Deployment" && strings.Contains(r.GetName(), "worker"):
+			worker = &appsv1.Deployment{}
+			into = worker
+		default:
 			continue
 		}
 		y, err := r.AsYAML()
 		if err != nil {
 			t.Fatal(err)
 		}
-		cj = &batchv1.CronJob{}
-		if err := yaml.UnmarshalStrict(y, cj); err != nil {
+		if err := yaml.UnmarshalStrict(y, into); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -62,4 +74,23 @@ func TestNightlyCronJob(t *testing.T) {
 	if pfp.Rules[0].Action != batchv1.PodFailurePolicyActionFailJob || !slices.Contains(final, 1) || !slices.Contains(final, 2) || slices.Contains(final, 3) {
 		t.Errorf("podFailurePolicy %+v: want exit 1 and 2 final, 3 retried", pfp.Rules[0])
 	}
+	// A worker delivers the run's webhook when this submit does not: it
+	// signs with the same secret.
+	if worker == nil {
+		t.Fatal("the example overlay renders no worker Deployment")
+	}
+	sub, wrk := secretRef(c.Env, "EXTRACTQ_WEBHOOK_SECRET"), secretRef(worker.Spec.Template.Spec.Containers[0].Env, "EXTRACTQ_WEBHOOK_SECRET")
+	if sub == "" || sub != wrk {
+		t.Errorf("EXTRACTQ_WEBHOOK_SECRET from %q in the CronJob and %q in the worker: want one Secret key in both", sub, wrk)
+	}
+}
+
+// secretRef is the Secret and key the variable name is taken from, "" if none.
+func secretRef(env []corev1.EnvVar, name string) string {
+	for _, e := range env {
+		if e.Name == name && e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+			return e.ValueFrom.SecretKeyRef.Name + "/" + e.ValueFrom.SecretKeyRef.Key
+		}
+	}
+	return ""
 }

@@ -5,76 +5,233 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
+	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/pflag"
 
+	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/cli"
 	"github.com/extractq/extractq/internal/events"
 	"github.com/extractq/extractq/internal/webhook"
 )
 
-// announceDone publishes the run's .done event once every job this
-// submit followed is final: the waiting submit is what knows the run's
-// jobs. Without the events stream (`worker migrate` creates it) it
-// publishes nothing. It returns the event's body (nil while the run is
-// not done), which the webhook delivers as is.
-func announceDone(ctx context.Context, js jetstream.JetStream, run string, res waitResult) ([]byte, error) {
-	if res.Unfinished > 0 || res.TimedOut || res.Interrupted {
-		return nil, nil
-	}
-	msg, err := events.Message(events.Event{Kind: events.KindDone, Run: run, At: time.Now().UTC(), Total: res.Total, OK: res.Done, Failed: res.Failed})
-	if err != nil {
-		return nil, err
-	}
-	if _, err := js.Stream(ctx, events.Stream); errors.Is(err, jetstream.ErrStreamNotFound) {
-		return msg.Data, nil
-	} else if err != nil {
-		return msg.Data, fmt.Errorf("events: %w", err)
-	}
-	if _, err := js.PublishMsg(ctx, msg); err != nil {
-		return msg.Data, fmt.Errorf("events: publish %s: %w", msg.Subject, err)
-	}
-	return msg.Data, nil
+// runDone keeps a run's done state in the audit store: it counts the jobs
+// this submission queues into the run as the batches are acked, and seals
+// the run once queueing finished, so that the run gets its done event (from
+// a worker's sweeper) even if this submit does not wait or dies while
+// waiting. The counting runs beside the queueing, one statement at a time,
+// coalescing the batches acked meanwhile: the submit's goroutine only
+// hands a number over (a statement costs a few milliseconds, a tenth of a
+// batch of 500).
+type runDone struct {
+	store      *audit.Store
+	run        string
+	hook       *webhook.Sender // registered with the run at seal, if any
+	hookEvents []string
+
+	mu      sync.Mutex
+	queued  int   // jobs queued so far (the latest summary's)
+	counted int   // of which recorded in the audit store
+	err     error // the last failure to record, nil once recorded
+	kick    chan struct{}
+	stopped chan struct{}
 }
+
+// start starts the counting goroutine; seal or stop ends it.
+func (r *runDone) start(ctx context.Context) {
+	r.kick, r.stopped = make(chan struct{}, 1), make(chan struct{})
+	go func() {
+		defer close(r.stopped)
+		for range r.kick {
+			r.record(ctx)
+		}
+	}()
+}
+
+// progress hands over the jobs queued so far (a summary's Queued).
+func (r *runDone) progress(queued int) {
+	r.mu.Lock()
+	r.queued = max(r.queued, queued)
+	r.mu.Unlock()
+	select {
+	case r.kick <- struct{}{}:
+	default: // a count is pending: it will include this one
+	}
+}
+
+// record writes the jobs queued and not yet counted.
+func (r *runDone) record(ctx context.Context) {
+	r.mu.Lock()
+	n := r.queued - r.counted
+	r.mu.Unlock()
+	if n <= 0 {
+		return
+	}
+	err := r.store.AddRunJobs(ctx, r.run, n)
+	r.mu.Lock()
+	if r.err = err; err == nil {
+		r.counted += n
+	}
+	r.mu.Unlock()
+}
+
+// stop ends the counting after recording what was queued (also when ctx
+// was cancelled: what was queued stays queued), and returns the last
+// failure to record.
+func (r *runDone) stop(ctx context.Context) error {
+	close(r.kick)
+	<-r.stopped
+	r.record(context.WithoutCancel(ctx))
+	return r.err
+}
+
+// seal records the jobs not recorded yet, registers the webhook with the
+// run and seals the run, returning its generation. A submission that
+// stops before queueing everything (a refused source, an outage) does
+// neither (it calls stop): its jobs stay counted, and the same command run
+// again seals it.
+func (r *runDone) seal(ctx context.Context, queued int) (int, error) {
+	r.progress(queued)
+	if err := r.stop(ctx); err != nil {
+		return 0, err
+	}
+	if r.hook != nil {
+		if err := registerWebhook(ctx, r.store, r.run, r.hook, r.hookEvents); err != nil {
+			return 0, err
+		}
+	}
+	return r.store.SealRun(ctx, r.run)
+}
+
+// webhookFlags are the flags of a run's webhook.
+type webhookFlags struct {
+	url     string
+	timeout time.Duration
+	events  []string
+}
+
+func (h *webhookFlags) register(fl *pflag.FlagSet) {
+	fl.StringVar(&h.url, "webhook", "", "POST the run's done event to this URL once the run is done, signed with EXTRACTQ_WEBHOOK_SECRET (with --wait: default $EXTRACTQ_WEBHOOK_URL); without --wait a worker delivers it")
+	cli.DurationVar(fl, &h.timeout, "webhook-timeout", 2*time.Minute, "with --webhook: give up delivering after this long, retries included")
+	fl.StringSliceVar(&h.events, "webhook-events", []string{events.KindDone}, "with --webhook: the events it receives: done, dead_letter (each of the run's dead letters, delivered by a worker)")
+}
+
+// forDone is s when the webhook receives done events, else nil.
+func (h *webhookFlags) forDone(s *webhook.Sender) *webhook.Sender {
+	if !slices.Contains(h.events, events.KindDone) {
+		return nil
+	}
+	return s
+}
+
+// hookEvents are the events a webhook may receive.
+var hookEvents = []string{events.KindDone, events.KindDeadLetter}
 
 // webhookSender is the sender of --webhook (else EXTRACTQ_WEBHOOK_URL),
 // nil without one. The environment's URL is used only with --wait, so
 // that it may be set for every submit.
-func webhookSender(fl *pflag.FlagSet, f *submitFlags, getenv func(string) string) (*webhook.Sender, error) {
-	u := f.webhook
-	if u == "" && f.wait {
+func webhookSender(fl *pflag.FlagSet, h *webhookFlags, wait bool, getenv func(string) string) (*webhook.Sender, error) {
+	u := h.url
+	if u == "" && wait {
 		u = getenv("EXTRACTQ_WEBHOOK_URL")
 	}
 	switch {
-	case u == "" && fl.Changed("webhook-timeout"):
-		return nil, cli.Usage(errors.New("--webhook-timeout bounds --webhook: add --webhook URL (or EXTRACTQ_WEBHOOK_URL), or leave it out"))
+	case u == "" && (fl.Changed("webhook-timeout") || fl.Changed("webhook-events")):
+		return nil, cli.Usage(errors.New("--webhook-timeout and --webhook-events shape --webhook: add --webhook URL (or EXTRACTQ_WEBHOOK_URL with --wait), or leave them out"))
 	case u == "":
 		return nil, nil
-	case !f.wait:
-		return nil, cli.Usage(errors.New("--webhook is sent when the run is done: add --wait"))
-	case f.webhookTimeout <= 0:
-		return nil, cli.Usage(fmt.Errorf("--webhook-timeout %s: must be positive", f.webhookTimeout))
+	case h.timeout <= 0:
+		return nil, cli.Usage(fmt.Errorf("--webhook-timeout %s: must be positive", h.timeout))
+	}
+	for _, e := range h.events {
+		if !slices.Contains(hookEvents, e) {
+			return nil, cli.Usage(fmt.Errorf("--webhook-events %q: want %s", e, strings.Join(hookEvents, ", ")))
+		}
 	}
 	if err := webhook.Check(u); err != nil {
 		return nil, cli.Usage(fmt.Errorf("--webhook: %w", err))
 	}
 	secret := getenv("EXTRACTQ_WEBHOOK_SECRET")
 	if secret == "" {
-		return nil, cli.Usage(errors.New("--webhook needs a signing secret: set EXTRACTQ_WEBHOOK_SECRET (the receiver checks X-Extractq-Signature with it; see doc/etl.md)"))
+		return nil, cli.Usage(errors.New("--webhook needs a signing secret: set EXTRACTQ_WEBHOOK_SECRET (the receiver checks X-Extractq-Signature with it, and the workers that deliver it need the same; see doc/etl.md)"))
 	}
-	return &webhook.Sender{URL: u, Secret: []byte(secret), Timeout: f.webhookTimeout}, nil
+	return &webhook.Sender{URL: u, Secret: []byte(secret), Timeout: h.timeout}, nil
 }
 
-// deliverDone POSTs the done event's body to the webhook, warning on
-// errw when it was not delivered: the extraction's outcome (the exit
-// code) does not depend on it.
-func deliverDone(ctx context.Context, hook *webhook.Sender, run string, body []byte, errw io.Writer) *webhook.Result {
-	if body == nil {
-		return &webhook.Result{Error: "not sent: the run is not done"}
+// registerWebhook registers hook with run, its URL sealed with the secret
+// (the secret itself is not stored): a worker holding the same secret
+// delivers it if this submit does not.
+func registerWebhook(ctx context.Context, st *audit.Store, run string, hook *webhook.Sender, kinds []string) error {
+	sealed, err := webhook.SealURL(hook.Secret, hook.URL)
+	if err != nil {
+		return err
 	}
-	r := hook.Send(ctx, run, events.KindDone, body)
+	return st.RegisterRunWebhook(ctx, audit.RunWebhook{Run: run, URLRedacted: webhook.Redact(hook.URL), URLSealed: sealed,
+		KeyID: webhook.KeyID(hook.Secret), Events: kinds, Timeout: hook.Timeout})
+}
+
+// announceDone announces the run done once every job this submit followed
+// is final: it claims the run's generation (a worker's sweeper may have
+// claimed it first: then it publishes and delivers, not this submit),
+// publishes extractq.events.<run>.done, and delivers the webhook. The run
+// is done when every submission's jobs are: one whose jobs still run
+// leaves the announcement to the sweeper. It returns the webhook's
+// outcome, nil without a webhook.
+func announceDone(ctx context.Context, sess *session, run string, gen int, res waitResult, hook *webhook.Sender, errw io.Writer) *webhook.Result {
+	if res.Unfinished > 0 || res.TimedOut || res.Interrupted || gen == 0 {
+		return notSent(hook, "not sent: the run is not done")
+	}
+	var (
+		body    []byte
+		claimed bool
+		d       audit.RunDone
+		err     error
+	)
+	// A submit with a webhook delivers it itself (the sweeper leaves it
+	// alone meanwhile); one without leaves a webhook an earlier submission
+	// registered with the run to the sweeper at once.
+	by := audit.AnnouncedBySubmit
+	if hook == nil {
+		by = "submit without a webhook"
+	}
+	// The jobs' rows and the run's counters are written together; a few
+	// looks cover a run_totals row a moment behind a job state.
+	for try := 0; try < 3 && err == nil; try++ {
+		if try > 0 {
+			select {
+			case <-ctx.Done():
+				return notSent(hook, "not sent: interrupted")
+			case <-time.After(500 * time.Millisecond):
+			}
+		}
+		if d, _, err = sess.store.RunDoneState(ctx, run); err != nil || d.Announced >= gen {
+			break
+		}
+		if body, claimed, err = events.Announce(ctx, sess.store, sess.js, d, by); claimed {
+			break
+		}
+	}
+	switch {
+	case err != nil:
+		fmt.Fprintln(errw, "submit: warning: the run's done event was not published (a worker announces it):", err)
+		if !claimed {
+			return notSent(hook, "not sent: "+err.Error())
+		}
+	case !claimed && d.Announced >= gen:
+		return notSent(hook, "announced by a worker, which delivers the webhook (see webhook_deliveries)")
+	case !claimed:
+		return notSent(hook, "not sent: other submissions' jobs of the run are not final yet; a worker announces it when they are")
+	}
+	if hook == nil {
+		return nil
+	}
+	r, err := events.DeliverDone(ctx, sess.store, hook, run, gen, body)
+	if err != nil {
+		r.LogError = err.Error()
+	}
 	if !r.Delivered {
 		fmt.Fprintf(errw, "submit: warning: the run's webhook was not delivered (%d tries, delivery %s): %s\n", r.Attempts, r.DeliveryID, r.Error)
 	}
@@ -82,6 +239,13 @@ func deliverDone(ctx context.Context, hook *webhook.Sender, run string, body []b
 		fmt.Fprintln(errw, "submit: warning: the webhook's delivery log is incomplete:", r.LogError)
 	}
 	return &r
+}
+
+func notSent(hook *webhook.Sender, why string) *webhook.Result {
+	if hook == nil {
+		return nil
+	}
+	return &webhook.Result{Error: why}
 }
 
 // hookResult is the webhook's outcome for --json, nil without one.

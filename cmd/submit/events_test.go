@@ -1,57 +1,28 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
-	"github.com/extractq/extractq/internal/cli"
-	"github.com/extractq/extractq/internal/events"
-	"github.com/extractq/extractq/internal/jobs/jobstest"
-)
+	"github.com/nats-io/nats.go/jetstream"
 
-func TestAnnounceDoneOnceEveryJobIsFinal(t *testing.T) {
-	t.Parallel()
-	ctx := t.Context()
-	_, js := jobstest.Connect(t, jobstest.Server(t))
-	if _, err := announceDone(ctx, js, "nightly", waitResult{Total: 1, Done: 1}); err != nil {
-		t.Fatalf("without the events stream: %v, want nothing done", err)
-	}
-	if err := events.Ensure(ctx, js, 1); err != nil {
-		t.Fatal(err)
-	}
-	for _, res := range []waitResult{
-		{Total: 3, Done: 1, Unfinished: 2, TimedOut: true},
-		{Total: 3, Done: 2, Unfinished: 1, Interrupted: true},
-		{Total: 3, Done: 2, Failed: 1},
-		{Total: 3, Done: 2, Failed: 1}, // re-attached: de-duplicated
-	} {
-		if _, err := announceDone(ctx, js, "nightly", res); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s, err := js.Stream(ctx, events.Stream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := s.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if info.State.Msgs != 1 {
-		t.Fatalf("%d events, want one done", info.State.Msgs)
-	}
-	m, err := s.GetLastMsgForSubject(ctx, events.Subject("nightly", events.KindDone))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var e events.Event
-	if err := json.Unmarshal(m.Data, &e); err != nil || e.Total != 3 || e.OK != 2 || e.Failed != 1 {
-		t.Fatalf("done event %s (%v), want totals 3/2/1", m.Data, err)
-	}
-}
+	"github.com/extractq/extractq/internal/audit/audittest"
+	"github.com/extractq/extractq/internal/cli"
+	"github.com/extractq/extractq/internal/e2e/fleettest"
+	"github.com/extractq/extractq/internal/events"
+	"github.com/extractq/extractq/internal/webhook"
+)
 
 func TestWebhookSender(t *testing.T) {
 	t.Parallel()
@@ -79,9 +50,13 @@ func TestWebhookSender(t *testing.T) {
 		{"env", []string{"--wait", "--webhook-timeout", "30s"}, env("EXTRACTQ_WEBHOOK_URL", hook, "EXTRACTQ_WEBHOOK_SECRET", "s"), hook, 30 * time.Second, ""},
 		{"env without --wait is not used", nil, env("EXTRACTQ_WEBHOOK_URL", hook), "", 0, ""},
 		{"no secret", []string{"--wait", "--webhook", hook}, env(), "", 0, "EXTRACTQ_WEBHOOK_SECRET"},
-		{"no --wait", []string{"--webhook", hook}, env("EXTRACTQ_WEBHOOK_SECRET", "s"), "", 0, "add --wait"},
+		{"flag without --wait: registered with the run", []string{"--webhook", hook}, env("EXTRACTQ_WEBHOOK_SECRET", "s"), hook, 2 * time.Minute, ""},
+		{"no secret without --wait", []string{"--webhook", hook}, env(), "", 0, "EXTRACTQ_WEBHOOK_SECRET"},
+		{"events done and dead letters", []string{"--webhook", hook, "--webhook-events", "done,dead_letter"}, env("EXTRACTQ_WEBHOOK_SECRET", "s"), hook, 2 * time.Minute, ""},
+		{"unknown event", []string{"--webhook", hook, "--webhook-events", "done,result"}, env("EXTRACTQ_WEBHOOK_SECRET", "s"), "", 0, `--webhook-events "result"`},
+		{"events without webhook", []string{"--webhook-events", "done"}, env(), "", 0, "--webhook-events shape --webhook"},
 		{"not http", []string{"--wait", "--webhook", "ftp://x/y"}, env("EXTRACTQ_WEBHOOK_SECRET", "s"), "", 0, "http:// or https://"},
-		{"timeout without webhook", []string{"--wait", "--webhook-timeout", "1m"}, env(), "", 0, "--webhook-timeout bounds --webhook"},
+		{"timeout without webhook", []string{"--wait", "--webhook-timeout", "1m"}, env(), "", 0, "--webhook-timeout and --webhook-events shape --webhook"},
 		{"timeout zero", []string{"--wait", "--webhook", hook, "--webhook-timeout", "0s"}, env("EXTRACTQ_WEBHOOK_SECRET", "s"), "", 0, "must be positive"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -90,14 +65,15 @@ func TestWebhookSender(t *testing.T) {
 			if err := cmd.ParseFlags(c.args); err != nil {
 				t.Fatal(err)
 			}
-			var f submitFlags
-			f.wait, _ = cmd.Flags().GetBool("wait")
-			f.webhook, _ = cmd.Flags().GetString("webhook")
-			f.webhookTimeout = 2 * time.Minute
+			var h webhookFlags
+			wait, _ := cmd.Flags().GetBool("wait")
+			h.url, _ = cmd.Flags().GetString("webhook")
+			h.events, _ = cmd.Flags().GetStringSlice("webhook-events")
+			h.timeout = 2 * time.Minute
 			if v := cmd.Flag("webhook-timeout"); v.Changed {
-				f.webhookTimeout, _ = time.ParseDuration(v.Value.String())
+				h.timeout, _ = time.ParseDuration(v.Value.String())
 			}
-			s, err := webhookSender(cmd.Flags(), &f, c.getenv)
+			s, err := webhookSender(cmd.Flags(), &h, wait, c.getenv)
 			if c.usage != "" {
 				if cli.Code(err) != cli.ExitUsage || !strings.Contains(fmt.Sprint(err), c.usage) {
 					t.Fatalf("error %v (exit %d), want a usage error naming %q", err, cli.Code(err), c.usage)
@@ -136,5 +112,130 @@ func TestReattachHidesWebhookCredentials(t *testing.T) {
 		if !strings.Contains(line, c.want) || strings.Contains(line, "hidden") {
 			t.Errorf("reattach with %s: %s, want %q in it", c.url, line, c.want)
 		}
+	}
+}
+
+// TestSubmitWithoutWaitIsAnnouncedOnce: a submit without --wait registers
+// its webhook and seals the run; a worker's sweeper publishes the run's done
+// event and delivers the webhook once, when the last job is final. A second
+// submit into the run, with --wait, reopens it: one more done event and one
+// more delivery (by the submit or the sweeper, whichever claims it), never
+// two.
+func TestSubmitWithoutWaitIsAnnouncedOnce(t *testing.T) {
+	ctx := context.Background()
+	st, js := fleetEnv(t)
+	t.Setenv("EXTRACTQ_WEBHOOK_SECRET", "hook-secret")
+	if err := events.Ensure(ctx, js, 1); err != nil {
+		t.Fatal(err)
+	}
+	startWorker(t, st, js)
+	sweeper := &events.Sweeper{Store: st, JS: js, ID: "worker-1", Secret: []byte("hook-secret"), Every: 100 * time.Millisecond}
+	sctx, stopSweeper := context.WithCancel(ctx)
+	swept := make(chan struct{})
+	go func() { defer close(swept); _ = sweeper.Run(sctx) }()
+	defer func() { stopSweeper(); <-swept }()
+
+	var mu sync.Mutex
+	var bodies []events.Event
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if webhook.Verify([]byte("hook-secret"), r.Header.Get(webhook.HeaderSignature), r.Header.Get(webhook.HeaderTimestamp), body, time.Now(), time.Minute) != nil ||
+			r.URL.Query().Get("token") != "tok-hidden" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		var e events.Event
+		_ = json.Unmarshal(body, &e)
+		mu.Lock()
+		bodies = append(bodies, e)
+		mu.Unlock()
+	}))
+	defer receiver.Close()
+	delivered := func() []events.Event {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]events.Event(nil), bodies...)
+	}
+
+	schemaFile, docs := invoiceDocs(t)
+	hookURL := receiver.URL + "/hook?token=tok-hidden"
+	submitOnce := func(extra ...string) (string, error) {
+		var out, errb bytes.Buffer
+		cmd := newSubmitCmd()
+		cmd.SetArgs(append([]string{"--schema", schemaFile, "--provider", "openai:gpt-4o-mini", "--run", "nightly", "--json", "--webhook", hookURL}, append(extra, docs)...))
+		cmd.SetOut(&out)
+		cmd.SetErr(&errb)
+		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		err := cmd.ExecuteContext(cctx)
+		if leak := out.String() + errb.String(); strings.Contains(leak, "tok-hidden") || strings.Contains(leak, "hook-secret") {
+			t.Errorf("the webhook's token or secret leaked:\n%s", leak)
+		}
+		return out.String(), err
+	}
+	if out, err := submitOnce(); err != nil {
+		t.Fatalf("submit without --wait: %v\n%s", err, out)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for len(delivered()) < 1 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got := delivered(); len(got) != 1 || got[0].Total != 3 || got[0].OK != 2 || got[0].Failed != 1 || got[0].Generation != 1 {
+		t.Fatalf("deliveries %+v, want one done event: 3 jobs, 2 ok, 1 failed", got)
+	}
+
+	// The same run again, one more document, with --wait.
+	must(t, os.WriteFile(filepath.Join(docs, "d.txt"), []byte(fleettest.Document(4)), 0o644))
+	out, err := submitOnce("--wait")
+	if cli.Code(err) != 1 { // c.txt is still a failed document of the run
+		t.Fatalf("submit --wait: exit %d (%v), want 1\n%s", cli.Code(err), err, out)
+	}
+	deadline = time.Now().Add(30 * time.Second)
+	for len(delivered()) < 2 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(500 * time.Millisecond) // a third delivery, if any, would come within a few sweeps
+	got := delivered()
+	if len(got) != 2 || got[1].Total != 4 || got[1].OK != 3 || got[1].Generation != 2 {
+		t.Fatalf("deliveries %+v, want a second one: 4 jobs, 3 ok, generation 2", got)
+	}
+	s, err := js.Stream(ctx, events.Stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(ctx, jetstream.WithSubjectFilter(events.Subject("nightly", events.KindDone)))
+	if err != nil || len(info.State.Subjects) != 1 || info.State.Subjects[events.Subject("nightly", events.KindDone)] != 2 {
+		t.Fatalf("done events on the stream: %+v (%v), want 2", info.State.Subjects, err)
+	}
+}
+
+// A submission that stops half-way has counted what it queued, and does not
+// seal; the same command run again counts what it queues anew and seals:
+// the run awaits the jobs of both.
+func TestRunDoneCountsAnInterruptedSubmission(t *testing.T) {
+	t.Parallel()
+	st, _ := audittest.Store(t)
+	ctx := t.Context()
+	first := &runDone{store: st, run: "nightly"}
+	first.start(ctx)
+	for _, q := range []int{500, 1000, 1200} { // the summaries after each batch
+		first.progress(q)
+	}
+	if err := first.stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	d, ok, err := st.RunDoneState(ctx, "nightly")
+	if err != nil || !ok || d.Jobs != 1200 || d.Sealed != 0 {
+		t.Fatalf("after the interrupted submission: %+v, %v, %v; want 1200 jobs counted, not sealed", d, ok, err)
+	}
+	again := &runDone{store: st, run: "nightly"}
+	again.start(ctx)
+	again.progress(300)
+	gen, err := again.seal(ctx, 800)
+	if err != nil || gen != 1 {
+		t.Fatalf("seal: %d, %v", gen, err)
+	}
+	if d, _, err := st.RunDoneState(ctx, "nightly"); err != nil || d.Jobs != 2000 || d.Sealed != 1 || d.Done() {
+		t.Fatalf("after the rerun: %+v, %v; want 2000 jobs counted, sealed, not done", d, err)
 	}
 }

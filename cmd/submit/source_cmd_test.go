@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -97,6 +98,72 @@ func TestSubmitRemoteSources(t *testing.T) {
 			}
 			if sum.Queued != tc.queued || sum.Source.New != tc.new || sum.Source.Unchanged != tc.unchaged {
 				t.Errorf("summary %+v, want %d queued, %d new, %d unchanged\n%s", sum, tc.queued, tc.new, tc.unchaged, out.String())
+			}
+		})
+	}
+}
+
+// TestSubmitRefusedByAServerThatChecks: against versitygw, which checks
+// signatures, each account's buckets and bucket policies, a bucket the
+// credentials may not list, a prefix a policy denies and a wrong secret stop
+// submit with exit 2 and the fix, before
+// anything is queued, counted or registered.
+func TestSubmitRefusedByAServerThatChecks(t *testing.T) {
+	ctx := t.Context()
+	st, js := fleetEnv(t)
+	t.Setenv("EXTRACTQ_WEBHOOK_SECRET", "hook-secret")
+	v := s3test.StartVersity(t)
+	must(t, v.CreateUser(ctx, "alice", "alice-secret"))
+	must(t, v.CreateBucket(ctx, "finance", s3test.VersityRootKey, map[string]string{"2026/a.txt": fleettest.Document(1)}))
+	must(t, v.CreateBucket(ctx, "alice-docs", "alice", map[string]string{"2026/b.txt": fleettest.Document(2), "hr/c.txt": fleettest.Document(3)}))
+	must(t, v.DenyPrefix(ctx, "alice-docs", "alice", "hr/"))
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_ENDPOINT_URL", v.Endpoint)
+	t.Setenv("AWS_ACCESS_KEY_ID", "alice")
+	dir := t.TempDir()
+	schemaFile := filepath.Join(dir, "invoice.json")
+	must(t, os.WriteFile(schemaFile, []byte(fleettest.Schema), 0o644))
+	for _, tc := range []struct {
+		name, secret, uri string
+		code              int
+		says              string
+	}{
+		{"a bucket it may not list", "alice-secret", "s3://finance/2026/", 2, "access denied: the credentials (AWS_ACCESS_KEY_ID, AWS_PROFILE or the instance role) need s3:ListBucket"},
+		{"wrong secret", "wrong-secret", "s3://alice-docs/2026/", 2, "the credentials were refused (check AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY"},
+		{"a prefix its bucket policy denies", "alice-secret", "s3://alice-docs/hr/", 2, "access denied"},
+		{"its own bucket", "alice-secret", "s3://alice-docs/2026/", 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("AWS_SECRET_ACCESS_KEY", tc.secret)
+			run := "run-" + strings.ReplaceAll(tc.uri, "/", "_") + "-" + tc.secret[:2] // not the secret itself
+			var out, errb bytes.Buffer
+			cmd := newSubmitCmd()
+			cmd.SetArgs([]string{"--schema", schemaFile, "--provider", "openai:gpt-4o-mini", "--run", run, "--json",
+				"--webhook", "https://hooks.example.com/x", tc.uri})
+			cmd.SetOut(&out)
+			cmd.SetErr(&errb)
+			err := cmd.Execute()
+			if got := cli.Code(err); got != tc.code || (tc.says != "" && !strings.Contains(fmt.Sprint(err), tc.says)) {
+				t.Fatalf("exit %d (%v), want %d saying %q\nstderr: %s", got, err, tc.code, tc.says, errb.String())
+			}
+			if leak := fmt.Sprint(err) + out.String() + errb.String(); strings.Contains(leak, tc.secret) {
+				t.Errorf("the secret leaked: %s", leak)
+			}
+			d, sealed, err := st.RunDoneState(ctx, run)
+			must(t, err)
+			hook, err := st.RunWebhookOf(ctx, run)
+			must(t, err)
+			if tc.code == 0 {
+				if !sealed || d.Jobs != 1 || d.Sealed != 1 || hook == nil {
+					t.Errorf("run %+v, webhook %v: want 1 job counted, sealed, its webhook registered", d, hook)
+				}
+				return
+			}
+			if sealed || hook != nil {
+				t.Errorf("refused, yet the run is counted or sealed (%+v) or its webhook registered (%v)", d, hook)
+			}
+			if n, err := jobsOnStream(ctx, js); err != nil || n != 0 {
+				t.Errorf("%d jobs queued (%v), want none", n, err)
 			}
 		})
 	}

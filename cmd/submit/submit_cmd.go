@@ -89,8 +89,8 @@ type submitFlags struct {
 	schemaArg, schemaName, provider, pool, variant string
 	runName, mode, repair, chunk                   string
 	wait, asJSON                                   bool
-	timeout, webhookTimeout                        time.Duration
-	webhook                                        string
+	timeout                                        time.Duration
+	hook                                           webhookFlags
 	maxReasks, maxTokens, tokenBudget              int
 	temperature                                    float64
 	inlineLimit                                    int
@@ -131,6 +131,9 @@ no live worker serves the pool. --timeout gives up waiting (the jobs stay queued
 and prints how to re-attach. --webhook URL (or EXTRACTQ_WEBHOOK_URL) POSTs the run's done event there once
 it is done, signed with EXTRACTQ_WEBHOOK_SECRET, retried for up to --webhook-timeout; each try is logged in
 the audit database (webhook_deliveries). A failed delivery is a warning, not an exit code.
+Without --wait, or when submit stops waiting, a worker announces the run: once every job of the run is
+final it publishes the done event and delivers the --webhook registered with the run (the workers need
+the same EXTRACTQ_WEBHOOK_SECRET). --webhook-events done,dead_letter also sends it each of the run's dead letters.
 
 Exit codes: 0 all queued (and, with --wait, all succeeded); 1 some rejected or failed, or --timeout
 passed; 2 bad usage, schema, provider, an empty input, a source that may not be read or a corrupt
@@ -155,8 +158,7 @@ Example:
 	fl.StringVar(&f.runName, "run", "", "run name to group and follow this submission (default run-<timestamp>)")
 	fl.BoolVar(&f.wait, "wait", false, "follow the jobs queued by this invocation (and duplicates still queued) until each is done or dead-lettered; exit 1 if any document failed")
 	cli.DurationVar(fl, &f.timeout, "timeout", 0, "with --wait: stop waiting after this long, e.g. 30m (the jobs stay queued; exit 1)")
-	fl.StringVar(&f.webhook, "webhook", "", "with --wait: POST the run's done event to this URL, signed with EXTRACTQ_WEBHOOK_SECRET (default $EXTRACTQ_WEBHOOK_URL)")
-	cli.DurationVar(fl, &f.webhookTimeout, "webhook-timeout", 2*time.Minute, "with --webhook: give up delivering after this long, retries included")
+	f.hook.register(fl)
 	fl.BoolVar(&f.asJSON, "json", false, "print the summary as JSON (with --wait, once, with the outcome)")
 	fl.IntVar(&f.maxReasks, "max-reasks", 3, "re-asks after an invalid answer (0: ask once; unset: the worker's default, 3)")
 	fl.StringVar(&f.mode, "mode", "", "structured-output mode: auto, text, json, strict, tools or prefill (default auto)")
@@ -253,7 +255,7 @@ func runSubmit(cmd *cobra.Command, c *conn, f *submitFlags, paths []string) erro
 	if err != nil {
 		return err
 	}
-	hook, err := webhookSender(cmd.Flags(), f, os.Getenv)
+	hook, err := webhookSender(cmd.Flags(), &f.hook, f.wait, os.Getenv)
 	if err != nil {
 		return err
 	}
@@ -303,19 +305,35 @@ func runSubmit(cmd *cobra.Command, c *conn, f *submitFlags, paths []string) erro
 		return cli.Usage(err)
 	}
 	bar := newQueueProgress(errw)
+	rd := &runDone{store: sess.store, run: job.Run, hook: hook, hookEvents: f.hook.events}
+	rd.start(ctx)
+	submitted := func(s fleet.Submission) {
+		rd.progress(s.Queued)
+		bar.submitted(s)
+	}
 	var (
 		sum    fleet.Submission
 		counts *ingest.Counts
 	)
 	if remote {
-		counts, sum, err = submitRemote(ctx, &f.remote, r, sess, client, job, paths, f, c.DatabaseURL(), bar.submitted)
+		counts, sum, err = submitRemote(ctx, &f.remote, r, sess, client, job, paths, f, c.DatabaseURL(), submitted)
 	} else {
-		sum, err = submitLocal(ctx, client, job, r, paths, bar.submitted)
+		sum, err = submitLocal(ctx, client, job, r, paths, submitted)
 	}
 	bar.done()
 	// What it queued to, shown even when nothing was queued (a remote
 	// source's unchanged documents).
 	sum.Run, sum.Schema, sum.SchemaVersion, sum.Provider, sum.Model, sum.Pool = f.runName, job.SchemaName, version, f.provider, model, pool
+	var gen int // the run's generation this submission sealed, 0 if none
+	if err == nil {
+		var serr error
+		if gen, serr = rd.seal(ctx, sum.Queued); serr != nil {
+			fmt.Fprintf(errw, "submit: warning: the run is not sealed, so no worker announces it done nor delivers its webhook (run this command again to seal it): %v\n", serr)
+		}
+	} else {
+		rd.progress(sum.Queued)
+		_ = rd.stop(ctx) // what was queued stays counted for the rerun
+	}
 	var coded *cli.ExitError
 	switch {
 	case errors.Is(err, intake.ErrNoDocuments), errors.Is(err, fleet.ErrNoDocuments), errors.Is(err, fleet.ErrBadJob):
@@ -350,16 +368,7 @@ func runSubmit(cmd *cobra.Command, c *conn, f *submitFlags, paths []string) erro
 	phase.Store(phaseWaiting)
 	w := &waiter{js: sess.js, client: client, pool: pool, provider: f.provider, out: errw, every: time.Second, membersEvery: 5 * time.Second}
 	res, werr := w.follow(ctx, sum, f.timeout)
-	body, err := announceDone(ctx, sess.js, f.runName, res)
-	if err != nil {
-		fmt.Fprintln(errw, "submit: warning: the run's done event was not published:", err)
-	}
-	if hook != nil {
-		hook.Log = webhook.LogFunc(func(ctx context.Context, a webhook.Attempt) error {
-			return sess.store.RecordWebhookAttempt(ctx, audit.WebhookAttempt(a))
-		})
-		res.Webhook = deliverDone(ctx, hook, f.runName, body, errw)
-	}
+	res.Webhook = announceDone(ctx, sess, job.Run, gen, res, f.hook.forDone(hook), errw)
 	if f.asJSON {
 		printSummary(cmd.OutOrStdout(), errw, sum, true, &res, counts)
 	}

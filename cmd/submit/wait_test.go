@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,15 +16,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/extractq/extractq/internal/worker/workertest"
 	"github.com/extractq/extractq/llm"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/extractq/extractq/extractqtest"
+	"github.com/extractq/extractq/internal/audit"
+	"github.com/extractq/extractq/internal/audit/audittest"
 	"github.com/extractq/extractq/internal/cli"
 	"github.com/extractq/extractq/internal/e2e/fleettest"
 	"github.com/extractq/extractq/internal/jobs"
+	"github.com/extractq/extractq/internal/jobs/jobstest"
 	"github.com/extractq/extractq/internal/webhook"
 	"github.com/extractq/extractq/internal/worker"
 	"github.com/extractq/extractq/schema"
@@ -35,27 +38,9 @@ import (
 // and --wait returns at once with the same exit code.
 func TestSubmitWaitAfterRestart(t *testing.T) {
 	ctx := context.Background()
-	f := workertest.New(t)
-	st, js := f.Store, f.JS
-	t.Setenv("EXTRACTQ_NATS_URL", f.NATSURL)
-	t.Setenv("EXTRACTQ_DATABASE_URL", f.DatabaseURL)
-	// The engine answers every document but the one saying FAIL.
-	engine := worker.EngineFunc(func(_ context.Context, _ llm.Provider, doc string, _ *schema.Schema, _ jobs.Options) (*llm.Result, error) {
-		if strings.Contains(doc, "FAIL") {
-			return &llm.Result{Outcome: llm.OutcomeExhausted, Reason: "still invalid", Attempts: []llm.Attempt{{N: 1, Raw: "{}"}}}, nil
-		}
-		return &llm.Result{Outcome: llm.OutcomeOK, Value: json.RawMessage(`{"ok":true}`), Attempts: []llm.Attempt{{N: 1, Raw: `{"ok":true}`}}}, nil
-	})
-	f.Worker(t, engine, "openai_gpt-4o-mini", 2, func(string) (llm.Provider, error) { return extractqtest.New(nil), nil })
-
-	dir := t.TempDir()
-	schemaFile := filepath.Join(dir, "invoice.json")
-	must(t, os.WriteFile(schemaFile, []byte(fleettest.Schema), 0o644))
-	docs := filepath.Join(dir, "docs")
-	must(t, os.MkdirAll(docs, 0o755))
-	must(t, os.WriteFile(filepath.Join(docs, "a.txt"), []byte(fleettest.Document(1)), 0o644))
-	must(t, os.WriteFile(filepath.Join(docs, "b.txt"), []byte(fleettest.Document(2)), 0o644))
-	must(t, os.WriteFile(filepath.Join(docs, "c.txt"), []byte("FAIL "+fleettest.Document(3)), 0o644))
+	st, js := fleetEnv(t)
+	startWorker(t, st, js)
+	schemaFile, docs := invoiceDocs(t)
 	// The run's webhook: a receiver that answers 503, then 200, then 400,
 	// behind a URL with credentials and a token that must not leak.
 	var hookMu sync.Mutex
@@ -167,6 +152,68 @@ func TestSubmitWaitAfterRestart(t *testing.T) {
 	if err != nil || n != 0 {
 		t.Errorf("%d jobs on the stream after the second submit (%v), want 0", n, err)
 	}
+}
+
+// fleetEnv is a migrated audit database and an embedded NATS server with
+// the job streams, which submit reaches through its environment.
+func fleetEnv(t *testing.T) (*audit.Store, jetstream.JetStream) {
+	t.Helper()
+	st, dbURL := audittest.Store(t)
+	natsURL := jobstest.Server(t)
+	t.Setenv("EXTRACTQ_NATS_URL", natsURL)
+	t.Setenv("EXTRACTQ_DATABASE_URL", dbURL)
+	_, js := jobstest.Connect(t, natsURL)
+	must(t, jobs.EnsureStreams(t.Context(), js))
+	return st, js
+}
+
+// invoiceDocs writes the invoice schema and a folder of three documents,
+// the last of which startWorker's engine fails.
+func invoiceDocs(t *testing.T) (schemaFile, docs string) {
+	t.Helper()
+	dir := t.TempDir()
+	schemaFile = filepath.Join(dir, "invoice.json")
+	must(t, os.WriteFile(schemaFile, []byte(fleettest.Schema), 0o644))
+	docs = filepath.Join(dir, "docs")
+	must(t, os.MkdirAll(docs, 0o755))
+	must(t, os.WriteFile(filepath.Join(docs, "a.txt"), []byte(fleettest.Document(1)), 0o644))
+	must(t, os.WriteFile(filepath.Join(docs, "b.txt"), []byte(fleettest.Document(2)), 0o644))
+	must(t, os.WriteFile(filepath.Join(docs, "c.txt"), []byte("FAIL "+fleettest.Document(3)), 0o644))
+	return schemaFile, docs
+}
+
+// startWorker runs a worker of pool openai_gpt-4o-mini on st and js until
+// the test ends. Its engine answers every document but one saying FAIL,
+// which it dead-letters.
+func startWorker(t *testing.T, st *audit.Store, js jetstream.JetStream) {
+	t.Helper()
+	ctx := context.Background()
+	writer, err := st.NewWriter(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	engine := worker.EngineFunc(func(_ context.Context, _ llm.Provider, doc string, _ *schema.Schema, _ jobs.Options) (*llm.Result, error) {
+		if strings.Contains(doc, "FAIL") {
+			return &llm.Result{Outcome: llm.OutcomeExhausted, Reason: "still invalid", Attempts: []llm.Attempt{{N: 1, Raw: "{}"}}}, nil
+		}
+		return &llm.Result{Outcome: llm.OutcomeOK, Value: json.RawMessage(`{"ok":true}`), Attempts: []llm.Attempt{{N: 1, Raw: `{"ok":true}`}}}, nil
+	})
+	w, err := worker.New(js, writer, engine,
+		worker.WithPools(worker.Pool{Name: "openai_gpt-4o-mini", Concurrency: 2}),
+		worker.WithPullWait(200*time.Millisecond),
+		worker.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
+		worker.WithProviders(func(string) (llm.Provider, error) { return extractqtest.New(nil), nil }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, stopWorker := context.WithCancel(ctx)
+	ran := make(chan error, 1)
+	go func() { ran <- w.Run(wctx) }()
+	t.Cleanup(func() {
+		stopWorker()
+		<-ran
+		_ = writer.Close(ctx)
+	})
 }
 
 func jobsOnStream(ctx context.Context, js jetstream.JetStream) (uint64, error) {

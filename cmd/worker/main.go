@@ -158,6 +158,8 @@ func newRunCmd() *cobra.Command {
 slot, runs the engine, makes the attempts and the result durable in Postgres, then acks. Jobs that cannot
 succeed go to the EXTRACTQ_DLQ stream with full diagnostics. SIGTERM or SIGINT stops pulling, lets running
 jobs finish within --grace, hands the rest back, flushes the audit and exits 0.
+One worker of the fleet at a time (a Postgres advisory lock) also announces the runs no waiting submit
+announces (extractq.events.<run>.done) and delivers their webhooks, signed with EXTRACTQ_WEBHOOK_SECRET.
 
 Example:
   EXTRACTQ_NATS_URL=nats://127.0.0.1:4222 worker run --migrate \

@@ -24,7 +24,8 @@ import (
 // TestRunServesMetrics runs `worker run` against an embedded NATS server,
 // the local Postgres and the in-process simulator, queues one document and
 // checks that the worker's own listener serves /readyz and, on /metrics,
-// the job counted as ok and the scrape-time gauges.
+// the job counted as ok and the scrape-time gauges, and that the job's
+// result and its run's end are announced.
 func TestRunServesMetrics(t *testing.T) {
 	ctx := context.Background()
 	dbURL := testenv.Database(t)
@@ -46,6 +47,23 @@ func TestRunServesMetrics(t *testing.T) {
 		}
 		m, err := s.GetLastMsgForSubject(ctx, events.Subject("metrics", events.KindResult))
 		return err == nil && strings.Contains(string(m.Data), `"document_id":"doc-1"`)
+	})
+
+	// The run, counted and sealed as a submit without --wait leaves it, is
+	// announced by the worker's sweeper.
+	if err := st.AddRunJobs(ctx, "metrics", 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.SealRun(ctx, "metrics"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the run is announced done on "+events.Stream, func() bool {
+		s, err := js.Stream(ctx, events.Stream)
+		if err != nil {
+			return false
+		}
+		m, err := s.GetLastMsgForSubject(ctx, events.Subject("metrics", events.KindDone))
+		return err == nil && strings.Contains(string(m.Data), `"total":1,"ok":1`)
 	})
 
 	var body string

@@ -17,7 +17,8 @@ import "github.com/jackc/pgx/v5"
 // months ago and six months ahead; read the log tables and the schema
 // version; record provider batches and update only their polling columns
 // (status, counts, lease, holder, closed_at) so any worker can resume one,
-// and store their result lines.
+// and store their result lines; announce runs done (read run_totals, claim
+// and mark run_done, deliver and log a run's registered webhook).
 // It may not read documents, change schemas, or UPDATE any other table.
 func WorkerGrants(role string) []string {
 	r := pgx.Identifier{role}.Sanitize()
@@ -32,6 +33,11 @@ func WorkerGrants(role string) []string {
 		"GRANT SELECT, INSERT ON batches TO " + r,
 		"GRANT UPDATE (status, state, failure, succeeded, errored, expired, canceled, worker_id, lease_until, updated_at, closed_at) ON batches TO " + r,
 		"GRANT SELECT, INSERT ON batch_lines TO " + r,
+		"GRANT SELECT ON run_totals TO " + r,
+		"GRANT SELECT ON run_done, run_webhooks TO " + r,
+		"GRANT UPDATE (announced, published, done_event, announced_by, announced_at, updated_at) ON run_done TO " + r,
+		"GRANT UPDATE (done_delivered, dead_letters_at, dead_letters_job, updated_at) ON run_webhooks TO " + r,
+		"GRANT SELECT, INSERT ON webhook_deliveries TO " + r,
 	}
 }
 
@@ -44,8 +50,9 @@ func WorkerGrants(role string) []string {
 // work and select what to resubmit; record resubmissions and set
 // dead_letters.resubmitted_at (no other column); keep the watermarks of
 // its incremental runs (submit --incremental: its own state, read,
-// written and reset); log its webhook deliveries (insert only). It may not
-// write attempts, jobs or results.
+// written and reset); count and seal its runs and register their webhooks
+// (run_done, run_webhooks), and log its webhook deliveries (insert only).
+// It may not write attempts, jobs or results.
 func SubmitterGrants(role string) []string {
 	r := pgx.Identifier{role}.Sanitize()
 	return []string{
@@ -56,7 +63,9 @@ func SubmitterGrants(role string) []string {
 		"GRANT EXECUTE ON FUNCTION extractq_put_documents(text[], text[], jsonb[], text[], text[], jsonb[]) TO " + r,
 		"GRANT SELECT, UPDATE (resubmitted_at) ON dead_letters TO " + r,
 		"GRANT SELECT, INSERT, UPDATE, DELETE ON source_watermarks, source_items TO " + r,
-		"GRANT INSERT ON webhook_deliveries TO " + r,
+		"GRANT SELECT, INSERT ON webhook_deliveries TO " + r,
+		"GRANT SELECT ON run_totals TO " + r,
+		"GRANT SELECT, INSERT, UPDATE ON run_done, run_webhooks TO " + r,
 	}
 }
 

@@ -92,6 +92,41 @@ func TestWorkerGrantsSuffice(t *testing.T) {
 		"SELECT extractq_ensure_attempt_partitions((current_date - interval '2 years')::date, 1)",
 		"SELECT extractq_ensure_attempt_partitions(current_date, 0)",
 	})
+	// The sweeper: a submitter counted and sealed run1 (testRecord's run);
+	// the worker role reads its final jobs, claims and publishes it, and
+	// logs its webhook's delivery; it cannot count or seal runs itself.
+	if err := owner.AddRunJobs(ctx, "run1", 3); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := owner.SealRun(ctx, "run1"); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := s.OpenRuns(ctx)
+	if err != nil || len(runs) != 1 || !runs[0].Done() {
+		t.Fatalf("worker role reads open runs %+v (%v), want run1 done", runs, err)
+	}
+	if claimed, err := s.ClaimRunDone(ctx, runs[0], []byte(`{}`), "w"); err != nil || !claimed {
+		t.Fatalf("worker role claims run1: %v, %v", claimed, err)
+	}
+	if err := s.MarkRunPublished(ctx, "run1", 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.PendingDeadLetters(ctx, time.Second, 10); err != nil {
+		t.Fatalf("worker role reads the dead letters to deliver: %v", err)
+	}
+	if err := s.MarkDeadLetterDelivered(ctx, "run1", RunDeadLetter{JobID: "g2", CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.WebhookTries(ctx, "h1"); err != nil || n != 0 {
+		t.Fatalf("worker role reads the delivery log: %d, %v", n, err)
+	}
+	if err := s.RecordWebhookAttempt(ctx, WebhookAttempt{DeliveryID: "h1", Run: "run1", Event: "done", URL: "https://hooks.example.com/x", Attempt: 1, StatusCode: 200}); err != nil {
+		t.Fatal(err)
+	}
+	refused(t, s, []string{"INSERT INTO run_done (run, sealed) VALUES ('x', 1)", "DELETE FROM run_done",
+		"UPDATE run_done SET jobs = 0", "UPDATE run_done SET sealed = sealed + 1", "UPDATE run_webhooks SET url_sealed = ''",
+		"INSERT INTO run_webhooks (run, url_redacted, url_sealed, key_id, events, timeout_ms) VALUES ('x', 'u', '', 'k', '{done}', 1)",
+		"DELETE FROM webhook_deliveries"})
 	// The job that ended dead-lettered is still so (the UPDATE was refused).
 	var status string
 	if err := owner.pool.QueryRow(ctx, "SELECT status FROM jobs WHERE job_id = 'g2'").Scan(&status); err != nil || status != string(llm.OutcomeExhausted) {
@@ -167,6 +202,17 @@ func TestSubmitterAndReaderGrantsSuffice(t *testing.T) {
 		t.Fatal(err)
 	}
 	refused(t, sub, []string{"UPDATE webhook_deliveries SET status_code = 500", "DELETE FROM webhook_deliveries"})
+	// It counts and seals its runs and registers their webhooks.
+	if err := sub.AddRunJobs(ctx, "r", 2); err != nil {
+		t.Fatal(err)
+	}
+	if gen, err := sub.SealRun(ctx, "r"); err != nil || gen != 1 {
+		t.Fatalf("submitter role seals run r: %d, %v", gen, err)
+	}
+	if err := sub.RegisterRunWebhook(ctx, RunWebhook{Run: "r", URLRedacted: "https://hooks.example.com/x", URLSealed: []byte{1}, KeyID: "k", Events: []string{"done"}, Timeout: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	refused(t, sub, []string{"DELETE FROM run_done", "DELETE FROM run_webhooks"})
 	reader := roleStore(t, owner, ReaderGrants)
 	if _, err := reader.Status(ctx, StatusFilter{}); err != nil {
 		t.Fatal(err)

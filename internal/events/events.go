@@ -2,7 +2,8 @@
 // so that they subscribe instead of polling the audit: on the JetStream
 // stream EXTRACTQ_EVENTS, subject extractq.events.<run>.result when a
 // job's result is durable, .dead_letter when its dead letter is, and .done
-// when the run's last job is final.
+// when the run's last job is final (announced once, by a waiting submit
+// or by the Sweeper a worker runs).
 //
 // Events are published asynchronously: the worker hands one over with a
 // channel send and goes on; a goroutine owned by the Publisher publishes
@@ -16,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -55,6 +57,9 @@ type Event struct {
 	Total  int `json:"total,omitempty"`
 	OK     int `json:"ok,omitempty"`
 	Failed int `json:"failed,omitempty"`
+	// Generation numbers a run's done events: 1, then 2 after another
+	// submission into the run reopened it, and so on.
+	Generation int `json:"generation,omitempty"`
 }
 
 // Subject is where an event of kind for run is published. A run name's
@@ -191,18 +196,19 @@ func (p *Publisher) publish(batch []Event) {
 }
 
 // Message is e as published: on its subject, as JSON, with a
-// Nats-Msg-Id of the job id (the run for done) and the kind.
+// Nats-Msg-Id of the job id and the kind (for done: the run, the kind and
+// the generation).
 func Message(e Event) (*nats.Msg, error) {
 	body, err := json.Marshal(e)
 	if err != nil {
 		return nil, fmt.Errorf("events: %w", err)
 	}
 	msg := &nats.Msg{Subject: Subject(e.Run, e.Kind), Data: body, Header: nats.Header{}}
-	id := e.JobID
+	id := e.JobID + "." + e.Kind
 	if e.Kind == KindDone {
-		id = e.Run
+		id = e.Run + "." + e.Kind + "." + strconv.Itoa(e.Generation)
 	}
-	msg.Header.Set(jetstream.MsgIDHeader, id+"."+e.Kind)
+	msg.Header.Set(jetstream.MsgIDHeader, id)
 	return msg, nil
 }
 

@@ -93,10 +93,10 @@ func TestS3RefusesBeforeListing(t *testing.T) {
 	if err := srv.Fill(t.Context(), "docs", map[string]string{"open/a.txt": "a", "secret/b.txt": "b"}); err != nil {
 		t.Fatal(err)
 	}
-	srv.Intercept(s3test.Deny("docs", "secret/"))
+	// Denials are tested against a server that checks access
+	// (TestS3RefusedByAServerThatChecks); gofakes3 checks none.
 	tests := []struct{ uri, want string }{
 		{"s3://nobucket/x/", "no such bucket"},
-		{"s3://docs/secret/", "access denied"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.uri, func(t *testing.T) {
@@ -117,6 +117,66 @@ func TestS3RefusesBeforeListing(t *testing.T) {
 	}
 	if err := open.Check(t.Context()); err != nil {
 		t.Fatalf("an allowed prefix is refused: %v", err)
+	}
+}
+
+// TestS3RefusedByAServerThatChecks runs against versitygw, which checks
+// every request's signature and each account's access to each bucket: a
+// bucket the account may not list, a prefix its bucket policy denies, a
+// wrong secret and an unknown key are refused by Check, before anything is listed, with the fix named; the
+// account's own bucket is listed.
+func TestS3RefusedByAServerThatChecks(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	v := s3test.StartVersity(t)
+	if err := v.CreateUser(ctx, "alice", "alice-secret"); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.CreateBucket(ctx, "finance", s3test.VersityRootKey, map[string]string{"in/a.txt": "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.CreateBucket(ctx, "alice-docs", "alice", map[string]string{"in/b.txt": "b", "in/c.txt": "c", "hr/d.txt": "d"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.DenyPrefix(ctx, "alice-docs", "alice", "hr/"); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, uri, access, secret string
+		want                      string // in the error; "" for none
+	}{
+		{"a bucket the account may not list", "s3://finance/in/", "alice", "alice-secret", "access denied: the credentials (AWS_ACCESS_KEY_ID, AWS_PROFILE or the instance role) need s3:ListBucket"},
+		{"wrong secret", "s3://alice-docs/in/", "alice", "not-alice-secret", "the credentials were refused (check AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY"},
+		{"unknown access key", "s3://alice-docs/in/", "mallory", "alice-secret", "the credentials were refused"},
+		{"a prefix a bucket policy denies", "s3://alice-docs/hr/", "alice", "alice-secret", "access denied"},
+		{"its own bucket", "s3://alice-docs/in/", "alice", "alice-secret", ""},
+		{"root may list the other", "s3://finance/in/", s3test.VersityRootKey, s3test.VersityRootSecret, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			src, err := source.NewS3(tc.uri, v.Options(tc.access, tc.secret))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = src.Check(t.Context())
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("Check = %v, want it allowed", err)
+				}
+				got, err := listAll(t, src, "")
+				if err != nil || len(got) == 0 {
+					t.Fatalf("listed %v, %v; want the bucket's objects", ids(got), err)
+				}
+				return
+			}
+			if !errors.Is(err, source.ErrAccess) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Check = %v, want ErrAccess saying %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), tc.secret) {
+				t.Errorf("the error shows the secret: %v", err)
+			}
+		})
 	}
 }
 

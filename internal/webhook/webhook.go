@@ -153,8 +153,16 @@ func Check(u string) error {
 // may not be retried, or the time is spent. It never returns an error:
 // the Result says what happened.
 func (s *Sender) Send(ctx context.Context, run, event string, body []byte) Result {
+	return s.Resume(ctx, run, event, newID(), 0, body)
+}
+
+// Resume is Send of delivery id after the tries the log already holds of
+// it (done: 0 for a new delivery), numbering the next try done+1: a
+// delivery interrupted by a crash goes on under the same id (a receiver
+// de-duplicates on it) with a fresh Timeout.
+func (s *Sender) Resume(ctx context.Context, run, event, id string, done int, body []byte) Result {
 	s = s.withDefaults() // a copy: a Sender may send from several goroutines
-	res := Result{DeliveryID: newID()}
+	res := Result{DeliveryID: id, Attempts: done}
 	where := Redact(s.URL)
 	if err := Check(s.URL); err != nil {
 		res.Error = err.Error()

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -223,6 +224,14 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, engine Engine, opt
 			}})
 		}
 	}
+	// One worker of the fleet at a time announces the runs that no waiting
+	// submit announces and delivers their webhooks, signed with the
+	// submitters' EXTRACTQ_WEBHOOK_SECRET (package events, Sweeper).
+	sweeper := &events.Sweeper{Store: store, JS: js, ID: w.ID(), Secret: []byte(os.Getenv("EXTRACTQ_WEBHOOK_SECRET")), Log: log}
+	sweepCtx, stopSweeper := context.WithCancel(ctx)
+	swept := make(chan struct{})
+	go func() { defer close(swept); _ = sweeper.Run(sweepCtx) }()
+	defer func() { stopSweeper(); <-swept }()
 	members, err := ratelimit.StartMembership(ctx, js, w.ID(), rpools, ratelimit.WithMembershipLogger(log))
 	if err != nil {
 		return err
