@@ -1,4 +1,4 @@
--- Migration 12: a run's done event without a waiting submit, and its
+-- Migration 14: a run's done event without a waiting submit, and its
 -- registered webhook.
 --
 -- A run is done when its last job is final. The workers see jobs one at a
