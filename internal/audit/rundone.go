@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// A run's done state (migration 012, run_done): the submissions count the
+// A run's done state (migration 014, run_done): the submissions count the
 // jobs they queue into a run and seal it when they finish queueing; a
 // sweeper announces a sealed run once as many of its jobs are final.
 
