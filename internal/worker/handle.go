@@ -348,17 +348,14 @@ func (w *Worker) deadLetter(jobCtx context.Context, d *delivery, res *llm.Result
 		return
 	}
 
-	rec := w.record(d, res, true)
-	rec.DeadLetter = &audit.DeadLetter{Stream: jobs.DLQStream, Reason: dl.Reason}
-	if w.reader != nil {
-		if err := w.durably(jobCtx, d, func() error { return w.write(rec) }); err != nil {
-			d.log.Warn("shutting down with a dead letter the audit store never accepted; the job is handed back", "err", err)
-			w.requeue(d.msg, d.pool, d.log)
-			return
-		}
-		if w.died("recorded") {
-			return
-		}
+	rec := w.letterRecord(d, res, dl.Reason)
+	if err := w.durably(jobCtx, d, func() error { return w.recordLetter(rec) }); err != nil {
+		d.log.Warn("shutting down with a dead letter the audit store never accepted; the job is handed back", "err", err)
+		w.requeue(d.msg, d.pool, d.log)
+		return
+	}
+	if w.died("recorded") {
+		return
 	}
 	actx, cancel := context.WithTimeout(context.WithoutCancel(jobCtx), auditTimeout)
 	defer cancel()
@@ -378,6 +375,24 @@ func (w *Worker) deadLetter(jobCtx context.Context, d *delivery, res *llm.Result
 	w.terminate(d, dl.Reason)
 	w.counts.dead.Add(1)
 	d.log.Info("job dead-lettered", "outcome", res.Outcome, "reason", dl.Reason, "dlq_seq", seq, "attempts", len(res.Attempts))
+}
+
+// letterRecord is the final audit record of a job dead-lettered for
+// reason, its letter at sequence 0 until published.
+func (w *Worker) letterRecord(d *delivery, res *llm.Result, reason string) *audit.Record {
+	rec := w.record(d, res, true)
+	rec.DeadLetter = &audit.DeadLetter{Stream: jobs.DLQStream, Reason: reason}
+	return rec
+}
+
+// recordLetter writes rec, the letter at sequence 0, before the letter is
+// published; a worker without an AuditReader writes it after, with its
+// sequence (recordLetterSeq).
+func (w *Worker) recordLetter(rec *audit.Record) error {
+	if w.reader == nil {
+		return nil
+	}
+	return w.write(rec)
 }
 
 // recordLetterSeq makes the audit know where the letter of rec's job is
@@ -686,12 +701,9 @@ func (w *Worker) onMaxDeliveries(ctx context.Context, data []byte) (err error) {
 	// Recorded, published, its sequence recorded: as deadLetter does. A
 	// letter an earlier try (or the dying worker) recorded keeps its row.
 	d := &delivery{env: &dl.Job, seq: ev.StreamSeq, n: ev.Deliveries, pool: pool, started: dl.FinishedAt}
-	rec := w.record(d, &dl.Result, true)
-	rec.DeadLetter = &audit.DeadLetter{Stream: jobs.DLQStream, Reason: dl.Reason}
-	if w.reader != nil {
-		if err := w.write(rec); err != nil {
-			return fmt.Errorf("audit the dead letter of job %s: %w", dl.Job.JobID, err)
-		}
+	rec := w.letterRecord(d, &dl.Result, dl.Reason)
+	if err := w.recordLetter(rec); err != nil {
+		return fmt.Errorf("audit the dead letter of job %s: %w", dl.Job.JobID, err)
 	}
 	seq, err := w.dlq.Publish(ctx, dl)
 	if err != nil {
