@@ -145,9 +145,10 @@ func Documents(ctx context.Context, db *pgxpool.Pool, f DocFilter, after, before
 	return page, nil
 }
 
-// Whether job j has another job of its document and schema in its run
-// that started after it ended (superseding) or ended before it started
-// (superseded by it). Each is asked only of the documents migration 10's
+// supersededJob: a later job of j's document and schema in its run
+// started after j ended (j is left out of the latest-job list);
+// resubmissionJob: an earlier one ended before j started (j is marked a
+// resubmission). Each is asked only of the documents migration 10's
 // trigger marked in run_resubmitted (few): one lookup there per row read
 // (its primary key, or a hash of it built once), then jobs_run_doc_idx
 // for those documents.
