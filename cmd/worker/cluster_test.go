@@ -11,13 +11,10 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/extractq/extractq/internal/audit"
-	"github.com/extractq/extractq/internal/e2e/fleettest"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/jobstest"
 	"github.com/extractq/extractq/internal/jobs/submit"
 	"github.com/extractq/extractq/internal/testenv"
-	"github.com/extractq/extractq/schema"
 )
 
 // clusterPool is the pool the cluster tests serve: the in-process
@@ -138,39 +135,14 @@ func TestWorkerStartsWhileANodeIsDown(t *testing.T) {
 	migrateCluster(t, url, dbURL)
 
 	const docs = 40
-	st, err := audit.Open(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
+	st, sum := queueDocs(t, url, dbURL, "sim:clean", "clean", "node-down", docs)
 	nc, js := jobstest.Connect(t, url)
-	sub := submit.New(js, st)
-	sc, err := schema.Compile([]byte(fleettest.Schema))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref, err := sub.RegisterSchema(ctx, "invoice", sc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	job := submit.Job{Schema: ref, Provider: "sim:clean", Model: "clean", Pool: jobs.PoolFor("sim:clean"), Run: "node-down"}
-	sum, err := sub.Submit(ctx, job, func(fn func(submit.Doc) error) error {
-		for i := range docs {
-			if err := fn(submit.Doc{ID: fmt.Sprintf("doc-%02d", i), Source: "test", Text: fleettest.Document(i)}); err != nil {
-				return err
-			}
-		}
-		return nil
-	}, nil)
-	if err != nil || sum.Queued != docs {
-		t.Fatalf("submit: %+v, %v", sum, err)
-	}
 
 	// The hardest node to lose: the one leading the schema bucket and the
 	// cluster's meta group (consumer and account requests wait for a new
 	// meta leader, the schema reads for a new bucket leader).
 	killed := leadFromMetaLeader(t, cluster, nc, js, jobs.SchemaStream)
-	crashLeaderOf(t, cluster, js, jobs.SchemaStream)
+	cluster.Crash(cluster.Server(t, killed))
 	id := "fresh"
 	start := time.Now()
 	base, ran := startRun(t, url, dbURL, id)
@@ -200,15 +172,7 @@ func leadFromMetaLeader(t *testing.T, c *jobstest.Cluster, nc *nats.Conn, js jet
 				meta = s.Name()
 			}
 		}
-		s, err := js.Stream(t.Context(), stream)
-		if err != nil {
-			t.Fatal(err)
-		}
-		info, err := s.Info(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if meta != "" && info.Cluster.Leader == meta {
+if meta != "" && jobstest.LeaderOf(t, js, stream) == meta {
 			return meta
 		}
 		if meta != "" && try%8 == 0 {
@@ -217,26 +181,5 @@ func leadFromMetaLeader(t *testing.T, c *jobstest.Cluster, nc *nats.Conn, js jet
 		time.Sleep(250 * time.Millisecond)
 	}
 	t.Fatalf("%s's leadership did not move to the meta leader", stream)
-	return ""
-}
-
-// crashLeaderOf crashes the server leading stream and returns its name.
-func crashLeaderOf(t *testing.T, c *jobstest.Cluster, js jetstream.JetStream, stream string) string {
-	t.Helper()
-	s, err := js.Stream(t.Context(), stream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := s.Info(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, srv := range c.Servers {
-		if srv.Running() && srv.Name() == info.Cluster.Leader {
-			c.Crash(srv)
-			return srv.Name()
-		}
-	}
-	t.Fatalf("no running server leads %s (leader %q)", stream, info.Cluster.Leader)
 	return ""
 }

@@ -140,6 +140,33 @@ func (c *Cluster) Crash(s *server.Server) {
 	s.Shutdown()
 }
 
+// LeaderOf is the name of the server leading stream, as the stream's
+// information says.
+func LeaderOf(tb testing.TB, js jetstream.JetStream, stream string) string {
+	tb.Helper()
+	s, err := js.Stream(tb.Context(), stream)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	info, err := s.Info(tb.Context())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return info.Cluster.Leader
+}
+
+// Server is the running server called name; the test fails when none is.
+func (c *Cluster) Server(tb testing.TB, name string) *server.Server {
+	tb.Helper()
+	for _, s := range c.Servers {
+		if s.Running() && s.Name() == name {
+			return s
+		}
+	}
+	tb.Fatalf("no running server is called %q", name)
+	return nil
+}
+
 func (c *Cluster) hasLeader() bool {
 	for _, s := range c.Servers {
 		if s.Running() && s.JetStreamIsLeader() {
