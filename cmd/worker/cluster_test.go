@@ -172,7 +172,7 @@ func leadFromMetaLeader(t *testing.T, c *jobstest.Cluster, nc *nats.Conn, js jet
 				meta = s.Name()
 			}
 		}
-if meta != "" && jobstest.LeaderOf(t, js, stream) == meta {
+		if meta != "" && jobstest.LeaderOf(t, js, stream) == meta {
 			return meta
 		}
 		if meta != "" && try%8 == 0 {
