@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -116,6 +117,12 @@ func runWorker(t *testing.T, natsURL, dbURL, addr string, args ...string) string
 // (whose model identity is model) in run.
 func queueOne(t *testing.T, natsURL, dbURL, provider, model, run string) (*audit.Store, submit.Summary) {
 	t.Helper()
+	return queueDocs(t, natsURL, dbURL, provider, model, run, 1)
+}
+
+// queueDocs is queueOne for n documents, doc-1 to doc-n.
+func queueDocs(t *testing.T, natsURL, dbURL, provider, model, run string, n int) (*audit.Store, submit.Summary) {
+	t.Helper()
 	ctx := t.Context()
 	st, err := audit.Open(ctx, dbURL)
 	if err != nil {
@@ -134,9 +141,14 @@ func queueOne(t *testing.T, natsURL, dbURL, provider, model, run string) (*audit
 	}
 	job := submit.Job{Schema: ref, Provider: provider, Model: model, Pool: jobs.PoolFor(provider), Run: run}
 	sum, err := sub.Submit(ctx, job, func(fn func(submit.Doc) error) error {
-		return fn(submit.Doc{ID: "doc-1", Source: "test", Text: fleettest.Document(1)})
+		for i := 1; i <= n; i++ {
+			if err := fn(submit.Doc{ID: fmt.Sprintf("doc-%d", i), Source: "test", Text: fleettest.Document(i)}); err != nil {
+				return err
+			}
+		}
+		return nil
 	}, nil)
-	if err != nil || sum.Queued != 1 {
+	if err != nil || sum.Queued != n {
 		t.Fatalf("submit: %+v, %v", sum, err)
 	}
 	return st, sum

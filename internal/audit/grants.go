@@ -10,7 +10,8 @@ import "github.com/jackc/pgx/v5"
 
 // WorkerGrants are the statements that let role run workers. A worker may:
 // insert attempts, jobs, results and dead letters (never update or delete
-// them); merge a job's later delivery into its row only through
+// them); set a recorded dead letter's stream sequence once, only through
+// extractq_set_dead_letter_seq; merge a job's later delivery into its row only through
 // extractq_merge_jobs (a later delivery wins, the same delivery only turns
 // "retrying" into final); prepare attempt partitions through
 // extractq_ensure_attempt_partitions, bounded to ten months between three
@@ -29,6 +30,7 @@ func WorkerGrants(role string) []string {
 		// LIKE these; a worker reads nothing it could not have written.
 		"GRANT SELECT, INSERT ON attempts, jobs, results, dead_letters TO " + r,
 		"GRANT EXECUTE ON FUNCTION extractq_merge_jobs(jsonb) TO " + r,
+		"GRANT EXECUTE ON FUNCTION extractq_set_dead_letter_seq(text, bigint) TO " + r,
 		"GRANT EXECUTE ON FUNCTION extractq_ensure_attempt_partitions(date, integer) TO " + r,
 		"GRANT SELECT, INSERT ON batches TO " + r,
 		"GRANT UPDATE (status, state, failure, succeeded, errored, expired, canceled, worker_id, lease_until, updated_at, closed_at) ON batches TO " + r,

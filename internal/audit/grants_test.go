@@ -77,7 +77,11 @@ func TestWorkerGrantsSuffice(t *testing.T) {
 	if got := countRows(t, owner); got != (counts{jobs: 3, attempts: 5, results: 2, dead: 1}) {
 		t.Errorf("rows %+v", got)
 	}
+	if err := s.SetDeadLetterSeq(ctx, "g2", 9); err != nil {
+		t.Errorf("worker role cannot set a recorded dead letter's sequence: %v", err)
+	}
 	refused(t, s, []string{
+		"UPDATE dead_letters SET seq = 9",
 		"UPDATE jobs SET status = 'ok'",
 		"UPDATE jobs SET status = 'ok' WHERE job_id = 'g2'",
 		"UPDATE results SET run = ''",

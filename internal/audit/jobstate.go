@@ -16,6 +16,12 @@ type JobState struct {
 	Status       string // the last delivery's outcome, StatusRetrying while open
 	Tokens       int64  // prompt + completion tokens spent so far
 	DeadLettered bool   // the job was moved to the dead-letter stream
+	// DeadLetterSeq is the dead letter's sequence on its stream; 0 while
+	// the letter is recorded but not yet published (a worker died between
+	// the two: its next delivery publishes it). DeadLetterReason is the
+	// letter's reason.
+	DeadLetterSeq    uint64
+	DeadLetterReason string
 	// HasResult is true when the job's document has a valid result for
 	// the same text, schema fingerprint and model, possibly made by a
 	// resubmission after this job was dead-lettered.
@@ -44,12 +50,13 @@ func (s *Store) JobStates(ctx context.Context, ids []string) (map[string]JobStat
 		ids = ids[len(chunk):]
 		rows, err := s.pool.Query(ctx, `
 SELECT job_id, coalesce(j.status, ''), coalesce(j.prompt_tokens + j.completion_tokens, 0), d.job_id IS NOT NULL,
+       coalesce(d.seq, 0), coalesce(d.reason, ''),
        EXISTS (SELECT 1 FROM results r WHERE r.document_id = j.document_id
                AND (r.content_hash = j.content_hash OR j.content_hash = '')
                AND r.schema_fingerprint = j.schema_fingerprint AND r.model = j.model)
 FROM (SELECT job_id, status, prompt_tokens, completion_tokens, document_id, content_hash, schema_fingerprint, model
       FROM jobs WHERE job_id = ANY($1)) j
-FULL JOIN (SELECT job_id FROM dead_letters WHERE job_id = ANY($1)) d USING (job_id)`, chunk)
+FULL JOIN (SELECT job_id, seq, reason FROM dead_letters WHERE job_id = ANY($1)) d USING (job_id)`, chunk)
 		if err != nil {
 			return nil, fmt.Errorf("audit: job states: %w", err)
 		}
@@ -57,7 +64,7 @@ FULL JOIN (SELECT job_id FROM dead_letters WHERE job_id = ANY($1)) d USING (job_
 			id    string
 			state JobState
 		)
-		_, err = pgx.ForEachRow(rows, []any{&id, &state.Status, &state.Tokens, &state.DeadLettered, &state.HasResult}, func() error {
+		_, err = pgx.ForEachRow(rows, []any{&id, &state.Status, &state.Tokens, &state.DeadLettered, &state.DeadLetterSeq, &state.DeadLetterReason, &state.HasResult}, func() error {
 			if state.Status == "" {
 				state.Status = StatusDeadLettered
 			}
@@ -69,6 +76,20 @@ FULL JOIN (SELECT job_id FROM dead_letters WHERE job_id = ANY($1)) d USING (job_
 		}
 	}
 	return out, nil
+}
+
+// SetDeadLetterSeq records where the dead letter of jobID landed on its
+// stream, for a letter recorded with sequence 0 (recorded before it was
+// published). A letter whose sequence is set already keeps it: the call
+// changes nothing and is not an error.
+func (s *Store) SetDeadLetterSeq(ctx context.Context, jobID string, seq uint64) error {
+	if seq == 0 {
+		return fmt.Errorf("audit: dead letter of job %s: sequence 0 is no stream sequence", jobID)
+	}
+	if _, err := s.pool.Exec(ctx, "SELECT extractq_set_dead_letter_seq($1, $2)", jobID, int64(seq)); err != nil {
+		return fmt.Errorf("audit: set the dead letter sequence of job %s: %w", jobID, err)
+	}
+	return nil
 }
 
 // TextKey names one text of one document.

@@ -26,18 +26,20 @@ func TestJobStates(t *testing.T) {
 	}
 	dead := rec("j-dead", "d-dead", llm.OutcomeExhausted, true)
 	dead.DeadLetter = &DeadLetter{Stream: "EXTRACTQ_DLQ", Seq: 1, Reason: "still invalid"}
+	pending := rec("j-pending", "d-pending", llm.OutcomeExhausted, true)
+	pending.DeadLetter = &DeadLetter{Stream: "EXTRACTQ_DLQ", Reason: "recorded, not published"}
 	redone := rec("j-failed", "d-redone", llm.OutcomeExhausted, true)
 	for _, r := range []*Record{
 		rec("j-ok", "d-ok", llm.OutcomeOK, true),
 		rec("j-open", "d-open", llm.OutcomeTransport, false),
-		dead, redone,
+		dead, pending, redone,
 		rec("j-redo", "d-redone", llm.OutcomeOK, true), // a resubmission of d-redone succeeded
 	} {
 		if err := w.Write(ctx, r); err != nil {
 			t.Fatal(err)
 		}
 	}
-	states, err := s.JobStates(ctx, []string{"j-ok", "j-open", "j-dead", "j-failed", "j-unknown"})
+	states, err := s.JobStates(ctx, []string{"j-ok", "j-open", "j-dead", "j-pending", "j-failed", "j-unknown"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,6 +51,7 @@ func TestJobStates(t *testing.T) {
 		{"j-ok", true, true, true},
 		{"j-open", true, false, false},
 		{"j-dead", true, true, false},
+		{"j-pending", true, true, false},
 		{"j-failed", true, true, true},
 		{"j-unknown", false, false, false},
 	}
@@ -61,7 +64,27 @@ func TestJobStates(t *testing.T) {
 	if got := states["j-ok"].Tokens; got != 15 {
 		t.Errorf("j-ok tokens = %d, want 15", got)
 	}
-	if !states["j-dead"].DeadLettered {
-		t.Error("j-dead not reported as dead-lettered")
+	if st := states["j-dead"]; !st.DeadLettered || st.DeadLetterSeq != 1 || st.DeadLetterReason != "still invalid" {
+		t.Errorf("j-dead: %+v, want dead-lettered at 1 with its reason", st)
+	}
+	// A letter recorded before it was published: sequence 0 until set,
+	// then set once.
+	if st := states["j-pending"]; !st.DeadLettered || st.DeadLetterSeq != 0 {
+		t.Errorf("j-pending: %+v, want dead-lettered, sequence 0", st)
+	}
+	for _, seq := range []uint64{7, 9} {
+		if err := s.SetDeadLetterSeq(ctx, "j-pending", seq); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.SetDeadLetterSeq(ctx, "j-dead", 5); err != nil {
+		t.Fatal(err)
+	}
+	states, err = s.JobStates(ctx, []string{"j-pending", "j-dead"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, dead := states["j-pending"].DeadLetterSeq, states["j-dead"].DeadLetterSeq; got != 7 || dead != 1 {
+		t.Errorf("sequences after setting: pending %d (want 7, the first set), published %d (want 1, unchanged)", got, dead)
 	}
 }

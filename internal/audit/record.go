@@ -49,7 +49,9 @@ type Record struct {
 // DeadLetter references a message in the dead-letter stream.
 type DeadLetter struct {
 	Stream string // e.g. "EXTRACTQ_DLQ"
-	Seq    uint64 // stream sequence of the dead letter
+	// Seq is the letter's stream sequence; 0 records the letter before it
+	// is published (Store.SetDeadLetterSeq sets it after).
+	Seq    uint64
 	Reason string
 }
 

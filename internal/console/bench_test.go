@@ -83,11 +83,23 @@ func BenchmarkConsolePages(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	// The run page lists each document's latest job (its outcome filter
+	// by that job); "every-job" pages are the same with jobs=all, the list
+	// as it was before (every job of the run, superseded ones too): the
+	// before and after of the latest-job filter in one run. "mid" pages
+	// start half-way through the run, from a next-page cursor.
+	mid := "&after=" + encodeCursor(fmt.Sprintf("doc-%08d", nJobs/2), "")
 	for _, page := range []struct{ name, path string }{
 		{"overview", "/"},
+		{"run-first-page-every-job", "/run?name=big&jobs=all"},
 		{"run-first-page", "/run?name=big"},
+		{"run-failed-first-page-every-job", "/run?name=big&outcome=failed&jobs=all"},
 		{"run-failed-first-page", "/run?name=big&outcome=failed"},
+		{"run-failed-mid-page-every-job", "/run?name=big&outcome=failed&jobs=all" + mid},
+		{"run-failed-mid-page", "/run?name=big&outcome=failed" + mid},
+		{"run-ok-mid-page", "/run?name=big&outcome=ok" + mid},
 		{"run-id-prefix", "/run?name=big&q=doc-0009"},
+		{"run-id-prefix-failed", "/run?name=big&outcome=failed&q=doc-0009"},
 		{"run-id-contains", "/run?name=big&q=0999&match=contains"},
 	} {
 		b.Run(page.name, func(b *testing.B) {

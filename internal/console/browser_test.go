@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -161,6 +162,49 @@ func TestBrowserResubmitDeadLetter(t *testing.T) {
 	if loc := value("location", chromedp.Location()); !strings.Contains(loc, "/run?name=faulty") {
 		t.Errorf("the run link led to %s", loc)
 	}
+	// Page through the run by its links, next to the end and previous
+	// back to the start: each of the run's documents once, in id order.
+	pageIDs := func() []string {
+		t.Helper()
+		var ids []string
+		raw := value("the page's documents", chromedp.Evaluate[string](`JSON.stringify([...document.querySelectorAll('table.docs a.doclink')].map(a => new URL(a.href).searchParams.get('id')))`))
+		if err := json.Unmarshal([]byte(raw), &ids); err != nil {
+			t.Fatal(err)
+		}
+		return ids
+	}
+	follow := func(rel string) bool {
+		t.Helper()
+		href := value("the "+rel+" link", chromedp.Evaluate[string](`(document.querySelector('.pager a[rel="`+rel+`"]') || {}).href || ''`))
+		if href != "" {
+			do(rel+" page of the run", chromedp.Navigate(href), chromedp.WaitVisible(css(`.pager`)))
+		}
+		return href != ""
+	}
+	first := pageIDs()
+	listed := slices.Clone(first)
+	for pages := 1; follow("next"); pages++ {
+		if pages == 1 {
+			do("screenshot a run's second page", shot("02b-run-page-2.png"))
+		}
+		if pages > len(fx.faultyIDs) {
+			t.Fatal("the run's next links never end")
+		}
+		listed = append(listed, pageIDs()...)
+	}
+	want := slices.Clone(fx.faultyIDs)
+	slices.Sort(want) // byte order, as the list's keyset
+	if !slices.Equal(listed, want) {
+		t.Errorf("paging through the run listed %q, want each document once in id order %q", listed, want)
+	}
+	for pages := 1; follow("prev"); pages++ {
+		if pages > len(fx.faultyIDs) {
+			t.Fatal("the run's previous links never end")
+		}
+	}
+	if got := pageIDs(); !slices.Equal(got, first) || len(first) != 5 {
+		t.Errorf("back at the first page: %q, first seen %q (want the 5 of a page)", got, first)
+	}
 	s := strconv.FormatUint(seq, 10)
 	do("list the run's dead letters",
 		chromedp.Navigate(srv.URL+"/dlq?run=faulty"),
@@ -261,13 +305,24 @@ func TestBrowserResubmitDeadLetter(t *testing.T) {
 	if result := value("result", chromedp.Text(css(`.success`))); !strings.Contains(result, "Valid result") || !strings.Contains(result, "sim:clean") {
 		t.Errorf("document page says %q, want a valid result from sim:clean", result)
 	}
+	// In its run the document is one row now: its latest job, ok, marked
+	// as a resubmission.
+	do("find the document in its run",
+		chromedp.Navigate(srv.URL+"/run?name=faulty&q="+target),
+		chromedp.WaitVisible(css(`table.docs`)),
+		shot("07b-run-resubmitted.png"),
+	)
+	if row := value("the document's row", chromedp.Text(css(`table.docs tbody`))); strings.Count(row, target) != 1 ||
+		!strings.Contains(row, "ok") || !strings.Contains(row, "resubmitted") {
+		t.Errorf("the run lists %q for %s, want one row, ok, resubmitted", row, target)
+	}
 	// Pages to the end: a PDF's result shows each value's page and
 	// snippet, and the dead letter of the same PDF the pages that failed.
 	h, err := fx.store.History(t.Context(), pagedOK)
 	if err != nil || len(h.Results) != 1 {
 		t.Fatalf("history of %s: %d results, %v", pagedOK, len(h.Results), err)
 	}
-	first := audit.SourceList(h.Results[0].Sources)[0]
+	src := audit.SourceList(h.Results[0].Sources)[0]
 	do("see where the values are on a PDF's document page",
 		chromedp.Navigate(srv.URL+"/document?id="+pagedOK),
 		chromedp.WaitVisible(css(`.box.sources td.snippet`)),
@@ -275,8 +330,8 @@ func TestBrowserResubmitDeadLetter(t *testing.T) {
 		shot("10-document-pages.png"),
 	)
 	row := value("the first source's row", chromedp.Text(css(`.box.sources tbody tr:first-child`)))
-	if !strings.Contains(row, first.Field) || !strings.Contains(row, strconv.Itoa(first.Page)) || !strings.Contains(row, first.Snippet) {
-		t.Errorf("first source row reads %q, want %s on page %d with %q", row, first.Field, first.Page, first.Snippet)
+	if !strings.Contains(row, src.Field) || !strings.Contains(row, strconv.Itoa(src.Page)) || !strings.Contains(row, src.Snippet) {
+		t.Errorf("first source row reads %q, want %s on page %d with %q", row, src.Field, src.Page, src.Snippet)
 	}
 	do("see the pages of a PDF's dead letter",
 		chromedp.Navigate(srv.URL+"/dlq/letter?seq="+strconv.FormatUint(pagedLetter(t), 10)),

@@ -103,6 +103,7 @@ type runData struct {
 	Rows     []fleetview.DocRow
 	Prev     string
 	Next     string
+	Jobs     string // the jobs parameter the page links keep: "" or "all"
 }
 
 func (s *Server) run(w http.ResponseWriter, r *http.Request) {
@@ -114,6 +115,14 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := fleetview.DocFilter{Run: q.Get("name"), Outcome: q.Get("outcome"), Model: q.Get("model")}
+	switch q.Get("jobs") {
+	case "", "latest":
+	case "all":
+		f.EveryJob = true
+	default:
+		s.fail(w, r, http.StatusBadRequest, "Unknown job list", `jobs: "latest" (each document's latest job) or "all"`)
+		return
+	}
 	switch q.Get("match") {
 	case "", "prefix":
 		f.IDPrefix = q.Get("q")
@@ -170,7 +179,7 @@ func (s *Server) runPage(ctx context.Context, w http.ResponseWriter, r *http.Req
 	s.render(w, r, http.StatusOK, "run", runData{
 		Run: run, Chart: newChart(tp[f.Run], 900, 90), Filter: f, Outcomes: outcomes[1:], Rows: page.Rows,
 		Query: f.IDPrefix + f.IDContains, Contains: f.IDContains != "",
-		Prev: docCursor(page.Prev), Next: docCursor(page.Next),
+		Prev: docCursor(page.Prev), Next: docCursor(page.Next), Jobs: map[bool]string{true: "all"}[f.EveryJob],
 	})
 }
 

@@ -227,6 +227,8 @@ func TestDocumentsQueryUsesTheIndex(t *testing.T) {
 		{"previous page", DocFilter{Run: "r1"}, nil, cur},
 		{"id prefix", DocFilter{Run: "r1", IDPrefix: "doc-02"}, nil, nil},
 		{"outcome", DocFilter{Run: "r1", Outcome: OutcomeOK}, cur, nil},
+		{"outcome, previous page", DocFilter{Run: "r1", Outcome: OutcomeOK, IDPrefix: "doc-01"}, nil, cur},
+		{"every job", DocFilter{Run: "r1", Outcome: OutcomeOK, EveryJob: true}, cur, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -352,6 +354,59 @@ func TestRunCountsDocumentsByLatestOutcome(t *testing.T) {
 		// counters bound their end to that minute.
 		if rate := r.Rate(); rate < 11.0/60 || rate > 11.0/10 {
 			t.Errorf("%s: rate %.4f/s, want 11 jobs over 10 to 60 s (not over the resubmission's 3 h: %.4f/s)", read.name, rate, 11.0/r.LastFinished.Sub(r.FirstStarted).Seconds())
+		}
+	}
+
+	// The run page's list agrees with the counts: each document's latest
+	// job, its outcome filter by that job; every job on request. Pages of
+	// two rows, forward to the end and back to the start.
+	list := func(f DocFilter) (ids []string) {
+		t.Helper()
+		var after *DocCursor
+		for {
+			page, err := Documents(ctx, db, f, after, nil, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range page.Rows {
+				ids = append(ids, r.JobID+map[bool]string{true: "+"}[r.Resubmitted])
+			}
+			if page.Next == nil {
+				break
+			}
+			after = page.Next
+		}
+		var back []string
+		before := &DocCursor{DocumentID: "\U0010FFFF"}
+		for before != nil {
+			page, err := Documents(ctx, db, f, nil, before, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := len(page.Rows) - 1; i >= 0; i-- {
+				back = append([]string{page.Rows[i].JobID + map[bool]string{true: "+"}[page.Rows[i].Resubmitted]}, back...)
+			}
+			before = page.Prev
+		}
+		if fmt.Sprint(back) != fmt.Sprint(ids) {
+			t.Errorf("%+v: paged back %v, forward %v", f, back, ids)
+		}
+		return ids
+	}
+	for _, tc := range []struct {
+		f    DocFilter
+		want string
+	}{
+		{DocFilter{Run: "nightly"}, "[j0-again+ j1-again+ j2-again+ j3 j4 j5 j5-other j6 j7 j8 j9]"},
+		{DocFilter{Run: "nightly", Outcome: OutcomeFailed}, "[j1-again+]"},
+		{DocFilter{Run: "nightly", Outcome: OutcomeInProgress}, "[j2-again+]"},
+		{DocFilter{Run: "nightly", Outcome: OutcomeUnextractable}, "[]"},
+		{DocFilter{Run: "nightly", Outcome: OutcomeOK, IDPrefix: "d0"}, "[j0-again+]"},
+		{DocFilter{Run: "nightly", Outcome: OutcomeFailed, EveryJob: true}, "[j0 j1 j1-again+]"},
+		{DocFilter{Run: "nightly", IDPrefix: "d5", EveryJob: true}, "[j5 j5-other]"},
+	} {
+		if got := fmt.Sprint(list(tc.f)); got != tc.want {
+			t.Errorf("%+v: %s, want %s", tc.f, got, tc.want)
 		}
 	}
 }

@@ -44,7 +44,10 @@ type DeadLetter struct {
 	Trimmed string `json:"trimmed,omitempty"`
 	// Source is "worker" when a worker gave up on the job, "advisory" when
 	// the max-deliveries advisory moved it (the worker died on its last
-	// delivery), "decode" when the job could not be read at all.
+	// delivery), "decode" when the job could not be read at all,
+	// "recorded" when a delivery published the letter an earlier one
+	// recorded in the audit and died before publishing (its attempts are
+	// in the audit store).
 	Source     string    `json:"source"`
 	StartedAt  time.Time `json:"started_at,omitzero"`
 	FinishedAt time.Time `json:"finished_at"`

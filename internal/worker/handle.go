@@ -306,12 +306,15 @@ func (w *Worker) retryLater(d *delivery, retryAfter time.Duration, why error, re
 	}
 }
 
-// deadLetter publishes the job with its diagnostics to the DLQ, records the
-// dead letter in the audit and terminates the job, in that order, so a
-// crash anywhere leaves the job redeliverable (the DLQ publish is
-// deduplicated by job id). A job that already has a result (another
-// delivery of it finished) is terminated without a letter: a document ends
-// as exactly one of result or dead letter.
+// deadLetter records the dead letter in the audit (its stream sequence
+// not known yet: 0), publishes the job with its diagnostics to the DLQ,
+// records the letter's sequence and terminates the job, in that order. A
+// crash anywhere leaves the job redeliverable and never a letter the audit
+// does not know: a redelivery finds the letter recorded, publishes it if
+// it is not on the stream yet (the publish is deduplicated by job id) and
+// does not run the job again (settledBefore). A job that already has a
+// result (another delivery of it finished) is terminated without a
+// letter: a document ends as exactly one of result or dead letter.
 func (w *Worker) deadLetter(jobCtx context.Context, d *delivery, res *llm.Result, source string) {
 	dl := &jobs.DeadLetter{
 		JobSeq: d.seq, Deliveries: d.n, Result: *res, ChunkFailure: jobs.ChunkFailureOf(res), WorkerID: w.id, Source: source,
@@ -345,6 +348,15 @@ func (w *Worker) deadLetter(jobCtx context.Context, d *delivery, res *llm.Result
 		return
 	}
 
+	rec := w.letterRecord(d, res, dl.Reason)
+	if err := w.durably(jobCtx, d, func() error { return w.recordLetter(rec) }); err != nil {
+		d.log.Warn("shutting down with a dead letter the audit store never accepted; the job is handed back", "err", err)
+		w.requeue(d.msg, d.pool, d.log)
+		return
+	}
+	if w.died("recorded") {
+		return
+	}
 	actx, cancel := context.WithTimeout(context.WithoutCancel(jobCtx), auditTimeout)
 	defer cancel()
 	seq, err := w.dlq.Publish(actx, dl)
@@ -352,16 +364,78 @@ func (w *Worker) deadLetter(jobCtx context.Context, d *delivery, res *llm.Result
 		w.retryLater(d, 0, err, "dead_letter")
 		return
 	}
-	rec := w.record(d, res, true)
-	rec.DeadLetter = &audit.DeadLetter{Stream: jobs.DLQStream, Seq: seq, Reason: dl.Reason}
-	if err := w.durably(jobCtx, d, func() error { return w.write(rec) }); err != nil {
-		d.log.Warn("shutting down with a dead letter the audit store never accepted; the job is handed back (its letter is republished once)", "err", err)
+	if w.died("published") {
+		return
+	}
+	if err := w.durably(jobCtx, d, func() error { return w.recordLetterSeq(rec, seq) }); err != nil {
+		d.log.Warn("shutting down before the audit store knew where the dead letter is; the job is handed back (its next delivery records it)", "err", err)
 		w.requeue(d.msg, d.pool, d.log)
 		return
 	}
 	w.terminate(d, dl.Reason)
 	w.counts.dead.Add(1)
 	d.log.Info("job dead-lettered", "outcome", res.Outcome, "reason", dl.Reason, "dlq_seq", seq, "attempts", len(res.Attempts))
+}
+
+// letterRecord is the final audit record of a job dead-lettered for
+// reason, its letter at sequence 0 until published.
+func (w *Worker) letterRecord(d *delivery, res *llm.Result, reason string) *audit.Record {
+	rec := w.record(d, res, true)
+	rec.DeadLetter = &audit.DeadLetter{Stream: jobs.DLQStream, Reason: reason}
+	return rec
+}
+
+// recordLetter writes rec, the letter at sequence 0, before the letter is
+// published; a worker without an AuditReader writes it after, with its
+// sequence (recordLetterSeq).
+func (w *Worker) recordLetter(rec *audit.Record) error {
+	if w.reader == nil {
+		return nil
+	}
+	return w.write(rec)
+}
+
+// recordLetterSeq makes the audit know where the letter of rec's job is
+// on the DLQ: it sets the sequence of the letter recorded before it was
+// published, or, for a worker without an AuditReader (nowhere to set it
+// later), writes rec with it.
+func (w *Worker) recordLetterSeq(rec *audit.Record, seq uint64) error {
+	if w.reader == nil {
+		rec.DeadLetter.Seq = seq
+		return w.write(rec)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), auditTimeout)
+	defer cancel()
+	return w.reader.SetDeadLetterSeq(ctx, rec.JobID, seq)
+}
+
+// died reports whether a test ends the dead-letter path at step.
+func (w *Worker) died(step string) bool { return w.dieAt != nil && w.dieAt(step) }
+
+// publishRecorded publishes the dead letter an earlier delivery of the job
+// recorded in the audit and died before publishing, or before recording
+// where it landed, and records its sequence. When the earlier letter did
+// reach the stream the publish is deduplicated by the job id and returns
+// its sequence; otherwise the letter is made from the job and the audit's
+// outcome and reason (its attempts are in the audit store). It reports
+// false when the job was handed back to try again later.
+func (w *Worker) publishRecorded(d *delivery, st audit.JobState) bool {
+	dl := &jobs.DeadLetter{
+		Job: *d.env, JobSeq: d.seq, Deliveries: d.n - 1, WorkerID: w.id, Source: "recorded", FinishedAt: time.Now(),
+		Result: llm.Result{Outcome: llm.Outcome(st.Status), Reason: st.DeadLetterReason},
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), auditTimeout)
+	defer cancel()
+	seq, err := w.dlq.Publish(ctx, dl)
+	if err == nil {
+		err = w.reader.SetDeadLetterSeq(ctx, d.env.JobID, seq)
+	}
+	if err != nil {
+		w.retryLater(d, 0, fmt.Errorf("publish the dead letter an earlier delivery recorded: %w", err), "dead_letter")
+		return false
+	}
+	d.log.Info("job dead-lettered by an earlier delivery that stopped before its letter was on the DLQ: letter published", "dlq_seq", seq)
+	return true
 }
 
 func (w *Worker) terminate(d *delivery, reason string) {
@@ -424,6 +498,9 @@ func (w *Worker) settledBefore(d *delivery) bool {
 		d.log.Info("job already has a result from an earlier delivery: acked without running again")
 		return true
 	case st.DeadLettered:
+		if st.DeadLetterSeq == 0 && !w.publishRecorded(d, st) {
+			return true
+		}
 		w.terminate(d, "already dead-lettered")
 		d.log.Info("job already dead-lettered by an earlier delivery: terminated without running again")
 		return true
@@ -621,14 +698,18 @@ func (w *Worker) onMaxDeliveries(ctx context.Context, data []byte) (err error) {
 		log.Info("max deliveries: the job already has a result; removed from the stream without a dead letter")
 		return nil
 	}
+	// Recorded, published, its sequence recorded: as deadLetter does. A
+	// letter an earlier try (or the dying worker) recorded keeps its row.
+	d := &delivery{env: &dl.Job, seq: ev.StreamSeq, n: ev.Deliveries, pool: pool, started: dl.FinishedAt}
+	rec := w.letterRecord(d, &dl.Result, dl.Reason)
+	if err := w.recordLetter(rec); err != nil {
+		return fmt.Errorf("audit the dead letter of job %s: %w", dl.Job.JobID, err)
+	}
 	seq, err := w.dlq.Publish(ctx, dl)
 	if err != nil {
 		return err
 	}
-	d := &delivery{env: &dl.Job, seq: ev.StreamSeq, n: ev.Deliveries, pool: pool, started: dl.FinishedAt}
-	rec := w.record(d, &dl.Result, true)
-	rec.DeadLetter = &audit.DeadLetter{Stream: jobs.DLQStream, Seq: seq, Reason: dl.Reason}
-	if err := w.write(rec); err != nil {
+	if err := w.recordLetterSeq(rec, seq); err != nil {
 		return fmt.Errorf("audit the dead letter of job %s: %w", dl.Job.JobID, err)
 	}
 	if done, err := w.hasResult(dl.Job.JobID); err == nil && done {

@@ -120,21 +120,7 @@ func TestHighAvailabilitySurvivesSubmit(t *testing.T) {
 // killLeader shuts down the server leading stream.
 func killLeader(t *testing.T, c *jobstest.Cluster, js jetstream.JetStream, stream string) {
 	t.Helper()
-	s, err := js.Stream(t.Context(), stream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := s.Info(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, srv := range c.Servers {
-		if srv.Running() && srv.Name() == info.Cluster.Leader {
-			srv.Shutdown()
-			return
-		}
-	}
-	t.Fatalf("no running server leads %s (leader %q)", stream, info.Cluster.Leader)
+	c.Server(t, jobstest.LeaderOf(t, js, stream)).Shutdown()
 }
 
 // TestCheckStreams: the check creates nothing, names `worker migrate` when

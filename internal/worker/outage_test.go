@@ -319,6 +319,65 @@ func TestExactlyOneFinalState(t *testing.T) {
 	})
 }
 
+// TestNoLetterWithoutAuditRow: the SIGKILL test once ended with 50 letters
+// on the DLQ and 49 dead-letter rows in the audit. A worker published a
+// job's letter and died before recording it; the redelivery ran the job
+// again (the audit knew of no letter), so the letter stayed on the DLQ
+// with no row, beside a result. Now the letter is recorded first, then
+// published, then its sequence recorded. The worker dies after each step;
+// a fresh worker, whose engine would now succeed, takes the redelivery:
+// the job does not run again, and the one letter on the DLQ is the one
+// the audit records.
+func TestNoLetterWithoutAuditRow(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ step, source string }{
+		{"recorded", "recorded"}, // not published: the redelivery publishes it
+		{"published", "worker"},  // on the stream: the redelivery's publish finds it
+	} {
+		t.Run("killed after "+tc.step, func(t *testing.T) {
+			t.Parallel()
+			var died atomic.Bool
+			invalid := func(string, int, context.Context) *llm.Result {
+				return &llm.Result{Outcome: llm.OutcomeExhausted, Reason: "still invalid", Attempts: []llm.Attempt{{N: 1, Raw: "{}", Error: "missing a"}}}
+			}
+			f := start(t, invalid, fastSettings(3), worker.WithDeathAt(func(step string) bool {
+				return step == tc.step && died.CompareAndSwap(false, true)
+			}))
+			f.submit(t, "doc")
+			waitFor(t, "the worker to die after "+tc.step, died.Load)
+			f.stop(t)
+			e := &scripted{calls: map[string]int{}, plan: func(string, int, context.Context) *llm.Result { return ok() }}
+			next := runWorker(t, f, e, "w-fresh", pool, 3)
+			waitFor(t, "the job to leave the stream", func() bool { return f.streamMsgs(t, jobs.JobsStream) == 0 })
+
+			letters := f.letters(t)
+			var rows []audit.DeadLetter
+			for _, r := range f.audit.records("doc") {
+				if r.DeadLetter != nil {
+					rows = append(rows, *r.DeadLetter)
+				}
+				if r.Outcome == llm.OutcomeOK {
+					t.Errorf("a result was written for a dead-lettered job: %+v", r)
+				}
+			}
+			if len(letters) != 1 || len(rows) != 1 || rows[0].Seq != letters[0].Seq {
+				t.Fatalf("%d letters on the DLQ, audit rows %+v: want one letter and its row with its sequence", len(letters), rows)
+			}
+			if l := letters[0]; l.Source != tc.source || l.Reason != "still invalid" || l.Outcome != llm.OutcomeExhausted {
+				t.Errorf("letter source %q, outcome %q, reason %q; want %s, exhausted, still invalid", l.Source, l.Outcome, l.Reason, tc.source)
+			}
+			if calls := e.count("doc"); calls != 0 {
+				t.Errorf("the dead-lettered job ran again (%d calls)", calls)
+			}
+			if c := next.Counts(); c.Done != 0 {
+				t.Errorf("counts %+v: the redelivery must only be settled", c)
+			}
+			t.Logf("killed after the letter was %s: %d letter (seq %d, source %s), %d audit row (seq %d), 0 results, %d deliveries",
+				tc.step, len(letters), letters[0].Seq, letters[0].Source, len(rows), rows[0].Seq, f.deliveries("doc"))
+		})
+	}
+}
+
 // takeAndDie takes the only delivery of the fixture's one job and never
 // settles it, as a worker killed while holding it; it waits for the
 // server's max-deliveries advisory.

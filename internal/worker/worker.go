@@ -87,9 +87,14 @@ func WithCircuit(s ratelimit.BreakerSettings) Option { return func(w *Worker) { 
 
 // AuditReader tells where jobs stand in the audit store; *audit.Store
 // implements it. The worker asks it before dead-lettering a job, so a job
-// that already has a result is never dead-lettered.
+// that already has a result is never dead-lettered. With it a dead letter
+// is recorded in the audit before it is published (sequence 0), and its
+// stream sequence set after (SetDeadLetterSeq): a worker that dies between
+// the two leaves a letter its job's next delivery publishes, never a
+// letter on the stream that the audit does not know.
 type AuditReader interface {
 	JobStates(ctx context.Context, ids []string) (map[string]audit.JobState, error)
+	SetDeadLetterSeq(ctx context.Context, jobID string, seq uint64) error
 }
 
 // WithAuditReader sets the AuditReader (default: the audit writer when it
@@ -168,6 +173,10 @@ type Worker struct {
 	stopping atomic.Bool
 	held     atomic.Int64 // jobs held in progress, waiting for a circuit
 	counts   counters
+
+	// dieAt, set only by tests, is asked at each step of the dead-letter
+	// path; true ends the path there, as if the process died.
+	dieAt func(step string) bool
 }
 
 // New checks the configuration and returns a worker; it does not connect

@@ -42,6 +42,8 @@ type memAudit struct {
 	writes atomic.Int64 // write calls, failed or not
 }
 
+var _ worker.AuditReader = (*memAudit)(nil)
+
 var errDBDown = errors.New("database down: connection refused")
 
 func (m *memAudit) Write(_ context.Context, rec *audit.Record) error {
@@ -85,7 +87,9 @@ func (m *memAudit) JobStates(_ context.Context, ids []string) (map[string]audit.
 			if r.Final {
 				st.Status = string(r.Outcome)
 			}
-			st.DeadLettered = st.DeadLettered || r.DeadLetter != nil
+			if r.DeadLetter != nil && !st.DeadLettered {
+				st.DeadLettered, st.DeadLetterSeq, st.DeadLetterReason = true, r.DeadLetter.Seq, r.DeadLetter.Reason
+			}
 			for _, o := range m.recs {
 				if o.Final && o.Outcome == llm.OutcomeOK && o.DocumentID == r.DocumentID && o.SchemaFingerprint == r.SchemaFingerprint && o.Model == r.Model {
 					st.HasResult = true
@@ -95,6 +99,24 @@ func (m *memAudit) JobStates(_ context.Context, ids []string) (map[string]audit.
 		}
 	}
 	return out, nil
+}
+
+// SetDeadLetterSeq sets the sequence of the job's letter recorded at 0,
+// as the real store does (a set sequence is kept).
+func (m *memAudit) SetDeadLetterSeq(_ context.Context, jobID string, seq uint64) error {
+	if m.down.Load() {
+		return errDBDown
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, r := range m.recs {
+		if r.JobID == jobID && r.DeadLetter != nil && r.DeadLetter.Seq == 0 {
+			d := *r.DeadLetter
+			d.Seq = seq
+			m.recs[i].DeadLetter = &d
+		}
+	}
+	return nil
 }
 
 // put stores rec as if an earlier process had written it.

@@ -4,8 +4,10 @@ package jobstest
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -51,11 +53,15 @@ func Connect(tb testing.TB, url string, opts ...jetstream.JetStreamOpt) (*nats.C
 // Cluster is an embedded JetStream cluster on loopback.
 type Cluster struct {
 	Servers []*server.Server
+	// links[i][j] carries server i's routes to server j (nil for i == j).
+	links [][]*link
 }
 
 // StartCluster starts n embedded JetStream servers clustered together, each
 // in its own temporary directory, stopped when the test ends, and waits
-// until JetStream has a meta leader.
+// until JetStream has a meta leader. Each server reaches each other one
+// through a proxy of its own (the cluster addresses are not advertised),
+// so Crash can cut a server off as a crash would.
 func StartCluster(tb testing.TB, n int) *Cluster {
 	tb.Helper()
 	// Every server routes to every other, so the cluster ports are chosen
@@ -69,18 +75,26 @@ func StartCluster(tb testing.TB, n int) *Cluster {
 		ports[i] = ln.Addr().(*net.TCPAddr).Port
 		ln.Close()
 	}
-	c := &Cluster{}
+	c := &Cluster{links: make([][]*link, n)}
+	for i := range n {
+		c.links[i] = make([]*link, n)
+		for j := range n {
+			if j != i {
+				c.links[i][j] = newLink(tb, fmt.Sprintf("127.0.0.1:%d", ports[j]))
+			}
+		}
+	}
 	for i := range n {
 		var routes []string
-		for j, p := range ports {
+		for j := range n {
 			if j != i {
-				routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", p))
+				routes = append(routes, "nats://"+c.links[i][j].addr())
 			}
 		}
 		s, err := server.NewServer(&server.Options{
 			ServerName: fmt.Sprintf("n%d", i), Host: "127.0.0.1", Port: -1,
 			JetStream: true, StoreDir: tb.TempDir(), NoLog: true, NoSigs: true, MaxPayload: 8 << 20,
-			Cluster: server.ClusterOpts{Name: "extractq-test", Host: "127.0.0.1", Port: ports[i]},
+			Cluster: server.ClusterOpts{Name: "extractq-test", Host: "127.0.0.1", Port: ports[i], NoAdvertise: true},
 			Routes:  server.RoutesFromStr(strings.Join(routes, ",")),
 		})
 		if err != nil {
@@ -105,6 +119,54 @@ func StartCluster(tb testing.TB, n int) *Cluster {
 	return c
 }
 
+// Crash takes server s down as a crash or a lost machine would: its
+// routes are cut first, so the others hear nothing from it (no leadership
+// handed over, as a graceful Shutdown does) and must elect new leaders
+// once their election timeouts pass; then it stops.
+func (c *Cluster) Crash(s *server.Server) {
+	for i, srv := range c.Servers {
+		if srv != s {
+			continue
+		}
+		for j := range c.links {
+			if c.links[i][j] != nil {
+				c.links[i][j].cut()
+			}
+			if c.links[j][i] != nil {
+				c.links[j][i].cut()
+			}
+		}
+	}
+	s.Shutdown()
+}
+
+// LeaderOf is the name of the server leading stream, as the stream's
+// information says.
+func LeaderOf(tb testing.TB, js jetstream.JetStream, stream string) string {
+	tb.Helper()
+	s, err := js.Stream(tb.Context(), stream)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	info, err := s.Info(tb.Context())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return info.Cluster.Leader
+}
+
+// Server is the running server called name; the test fails when none is.
+func (c *Cluster) Server(tb testing.TB, name string) *server.Server {
+	tb.Helper()
+	for _, s := range c.Servers {
+		if s.Running() && s.Name() == name {
+			return s
+		}
+	}
+	tb.Fatalf("no running server is called %q", name)
+	return nil
+}
+
 func (c *Cluster) hasLeader() bool {
 	for _, s := range c.Servers {
 		if s.Running() && s.JetStreamIsLeader() {
@@ -124,4 +186,79 @@ func (c *Cluster) URL() string {
 		}
 	}
 	return strings.Join(urls, ",")
+}
+
+// link is a TCP proxy from one server's route to another server's cluster
+// port, cut by Crash: its listener and every connection through it close.
+type link struct {
+	ln    net.Listener
+	to    string
+	mu    sync.Mutex
+	conns []net.Conn
+	dead  bool
+}
+
+func newLink(tb testing.TB, to string) *link {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	l := &link{ln: ln, to: to}
+	tb.Cleanup(l.cut)
+	go l.serve()
+	return l
+}
+
+func (l *link) addr() string { return l.ln.Addr().String() }
+
+// serve forwards each accepted connection until the link is cut; it ends
+// when the listener closes.
+func (l *link) serve() {
+	for {
+		in, err := l.ln.Accept()
+		if err != nil {
+			return
+		}
+		out, err := net.Dial("tcp", l.to)
+		if err != nil {
+			in.Close()
+			continue
+		}
+		if !l.track(in, out) {
+			continue
+		}
+		go pipe(in, out)
+		go pipe(out, in)
+	}
+}
+
+// track records a proxied pair, or closes it when the link was cut.
+func (l *link) track(in, out net.Conn) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.dead {
+		in.Close()
+		out.Close()
+		return false
+	}
+	l.conns = append(l.conns, in, out)
+	return true
+}
+
+func pipe(dst, src net.Conn) {
+	_, _ = io.Copy(dst, src)
+	dst.Close()
+	src.Close()
+}
+
+func (l *link) cut() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.dead = true
+	l.ln.Close()
+	for _, c := range l.conns {
+		c.Close()
+	}
+	l.conns = nil
 }

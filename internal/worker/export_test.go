@@ -1,0 +1,7 @@
+package worker
+
+// WithDeathAt makes the dead-letter path stop, as if the process died, at
+// each step for which die returns true: "recorded" (the letter is in the
+// audit, not yet published) and "published" (on the stream, its sequence
+// not yet in the audit).
+func WithDeathAt(die func(step string) bool) Option { return func(w *Worker) { w.dieAt = die } }
