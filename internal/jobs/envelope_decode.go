@@ -380,8 +380,15 @@ func (d *scanner) escaped(start int) (string, bool) {
 	out := make([]byte, 0, len(d.b)-start)
 	j := start
 	for j < len(d.b) {
-		c := d.b[j]
-		switch {
+		k := j
+		for k < len(d.b) && d.b[k] != '"' && d.b[k] != '\\' && d.b[k] >= 0x20 {
+			k++
+		}
+		out = append(out, d.b[j:k]...)
+		if j = k; j == len(d.b) {
+			return "", false
+		}
+		switch c := d.b[j]; {
 		case c == '"':
 			if !utf8.Valid(out) {
 				return "", false
@@ -390,10 +397,6 @@ func (d *scanner) escaped(start int) (string, bool) {
 			return string(out), true
 		case c < 0x20:
 			return "", false
-		case c != '\\':
-			out = append(out, c)
-			j++
-			continue
 		}
 		if j+1 >= len(d.b) {
 			return "", false

@@ -3,6 +3,7 @@ package jobs
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -20,7 +21,7 @@ func envelopesForDecode() []Envelope {
 			Original: &ObjectRef{Bucket: "b", Name: "n", Size: 1 << 40}, OriginalHash: "oh", Reader: "pdf/3",
 			Pages: []Page{{N: 1, Start: 0, End: 3, Label: "iv"}, {N: 2, Start: 3, End: 6}}, Scanned: []int{2},
 			Schema: SchemaRef{Name: "invoice", Version: 12, Fingerprint: "abc"}, Provider: "openai:gpt", Model: "gpt", Pool: "openai",
-			Options: Options{MaxReasks: ptr(0), Mode: "tools", MaxTokens: ptr(4096), TokenBudget: ptr(-1), Temperature: ptr(0.25), RepairPolicy: "coerce", Chunking: "4000", Input: "native"},
+			Options:     Options{MaxReasks: ptr(0), Mode: "tools", MaxTokens: ptr(4096), TokenBudget: ptr(-1), Temperature: ptr(0.25), RepairPolicy: "coerce", Chunking: "4000", Input: "native"},
 			SubmittedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("", 3600)), Resubmission: "dlq:7"},
 		{V: 1, JobID: "j3", DocumentID: "d3", TextRef: &ObjectRef{Bucket: "EXTRACTQ_DOCS", Name: "x", Size: 10}, Metadata: json.RawMessage(`"s"`),
 			Pages: []Page{}, Scanned: []int{}, Options: Options{Temperature: ptr(1e-300)}},
@@ -91,6 +92,31 @@ func FuzzDecodeEnvelope(f *testing.F) {
 		}
 		if !reflect.DeepEqual(fast, want) {
 			t.Fatalf("%q: fast path read\n%+v\nencoding/json\n%+v", body, fast, want)
+		}
+	})
+}
+
+// BenchmarkDecodeEnvelope compares the fast path with encoding/json on a
+// job as the fleet bench submits it.
+func BenchmarkDecodeEnvelope(b *testing.B) {
+	env := envelopesForDecode()[0]
+	env.Text = strings.Repeat("Invoice INV-2291\nTotal: 1,204.50 EUR <due 2026-12-01>\n", 8)
+	body, _ := json.Marshal(env)
+	b.Run("fast", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := DecodeEnvelope(body); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encoding-json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var e Envelope
+			if err := json.Unmarshal(body, &e); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
 }

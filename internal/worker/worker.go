@@ -1,5 +1,6 @@
-// Package worker is the fleet's run loop: for each provider pool it takes a
-// budget slot, pulls one job from the pool's durable consumer, runs the
+// Package worker is the fleet's run loop: for each provider pool it takes
+// budget slots, pulls a job for each from the pool's durable consumer (one
+// pull request for the slots free at once), runs the
 // engine while telling the server the job is in progress, makes the outcome
 // durable in the audit store and only then acks, naks with a delay, or
 // dead-letters and terminates the job.
