@@ -19,232 +19,139 @@ import (
 // json.Unmarshal makes.
 func decodeFast(data []byte, e *Envelope) bool {
 	d := scanner{b: data}
-	var seen uint64
-	ok := d.object(func(key []byte) bool {
-		f, known := envelopeFields[string(key)]
-		if !known || seen&(1<<f) != 0 {
-			return false
+	ok := d.fields(func(key []byte) (int, bool) {
+		switch string(key) {
+		case "v":
+			return d.intInto(0, &e.V)
+		case "job_id":
+			return d.strInto(1, &e.JobID)
+		case "run":
+			return d.strInto(2, &e.Run)
+		case "document_id":
+			return d.strInto(3, &e.DocumentID)
+		case "document_hash":
+			return d.strInto(4, &e.DocumentHash)
+		case "text":
+			return d.strInto(5, &e.Text)
+		case "text_ref":
+			e.TextRef = new(ObjectRef)
+			return 6, d.objectRef(e.TextRef)
+		case "metadata":
+			raw, ok := d.raw()
+			e.Metadata = json.RawMessage(append([]byte(nil), raw...))
+			return 7, ok
+		case "original":
+			e.Original = new(ObjectRef)
+			return 8, d.objectRef(e.Original)
+		case "original_hash":
+			return d.strInto(9, &e.OriginalHash)
+		case "reader":
+			return d.strInto(10, &e.Reader)
+		case "pages":
+			e.Pages = []Page{}
+			return 11, d.array(func() bool {
+				var p Page
+				ok := d.fields(func(key []byte) (int, bool) {
+					switch string(key) {
+					case "n":
+						return d.intInto(0, &p.N)
+					case "start":
+						return d.intInto(1, &p.Start)
+					case "end":
+						return d.intInto(2, &p.End)
+					case "label":
+						return d.strInto(3, &p.Label)
+					}
+					return -1, false
+				})
+				e.Pages = append(e.Pages, p)
+				return ok
+			})
+		case "scanned":
+			e.Scanned = []int{}
+			return 12, d.array(func() bool {
+				n, ok := d.int()
+				e.Scanned = append(e.Scanned, n)
+				return ok
+			})
+		case "schema":
+			return 13, d.fields(func(key []byte) (int, bool) {
+				switch string(key) {
+				case "name":
+					return d.strInto(0, &e.Schema.Name)
+				case "version":
+					return d.intInto(1, &e.Schema.Version)
+				case "fingerprint":
+					return d.strInto(2, &e.Schema.Fingerprint)
+				}
+				return -1, false
+			})
+		case "provider":
+			return d.strInto(14, &e.Provider)
+		case "model":
+			return d.strInto(15, &e.Model)
+		case "pool":
+			return d.strInto(16, &e.Pool)
+		case "options":
+			return 17, d.options(&e.Options)
+		case "submitted_at":
+			// As encoding/json does: the time's own UnmarshalJSON on the
+			// literal, quotes included (a time never has escapes).
+			start := d.i
+			s, ok := d.str()
+			return 18, ok && d.i-start == len(s)+2 && e.SubmittedAt.UnmarshalJSON(d.b[start:d.i]) == nil
+		case "resubmission":
+			return d.strInto(19, &e.Resubmission)
 		}
-		seen |= 1 << f
-		return d.envelopeField(f, e)
+		return -1, false
 	})
 	d.ws()
 	return ok && d.i == len(d.b)
 }
 
-// The envelope's keys, as Envelope's json tags name them.
-const (
-	fV = iota
-	fJobID
-	fRun
-	fDocumentID
-	fDocumentHash
-	fText
-	fTextRef
-	fMetadata
-	fOriginal
-	fOriginalHash
-	fReader
-	fPages
-	fScanned
-	fSchema
-	fProvider
-	fModel
-	fPool
-	fOptions
-	fSubmittedAt
-	fResubmission
-)
-
-var envelopeFields = map[string]int{
-	"v": fV, "job_id": fJobID, "run": fRun, "document_id": fDocumentID, "document_hash": fDocumentHash,
-	"text": fText, "text_ref": fTextRef, "metadata": fMetadata, "original": fOriginal, "original_hash": fOriginalHash,
-	"reader": fReader, "pages": fPages, "scanned": fScanned, "schema": fSchema, "provider": fProvider,
-	"model": fModel, "pool": fPool, "options": fOptions, "submitted_at": fSubmittedAt, "resubmission": fResubmission,
-}
-
-func (d *scanner) envelopeField(f int, e *Envelope) bool {
-	var ok bool
-	switch f {
-	case fV:
-		e.V, ok = d.int()
-	case fJobID:
-		e.JobID, ok = d.str()
-	case fRun:
-		e.Run, ok = d.str()
-	case fDocumentID:
-		e.DocumentID, ok = d.str()
-	case fDocumentHash:
-		e.DocumentHash, ok = d.str()
-	case fText:
-		e.Text, ok = d.str()
-	case fTextRef:
-		e.TextRef = new(ObjectRef)
-		ok = d.objectRef(e.TextRef)
-	case fMetadata:
-		var raw []byte
-		if raw, ok = d.raw(); ok {
-			e.Metadata = json.RawMessage(append([]byte(nil), raw...))
-		}
-	case fOriginal:
-		e.Original = new(ObjectRef)
-		ok = d.objectRef(e.Original)
-	case fOriginalHash:
-		e.OriginalHash, ok = d.str()
-	case fReader:
-		e.Reader, ok = d.str()
-	case fPages:
-		e.Pages = []Page{}
-		ok = d.array(func() bool {
-			var p Page
-			var seen uint8
-			ok := d.object(func(key []byte) bool {
-				var bit uint8
-				var ok bool
-				switch string(key) {
-				case "n":
-					bit = 1
-					p.N, ok = d.int()
-				case "start":
-					bit = 2
-					p.Start, ok = d.int()
-				case "end":
-					bit = 4
-					p.End, ok = d.int()
-				case "label":
-					bit = 8
-					p.Label, ok = d.str()
-				}
-				if bit == 0 || seen&bit != 0 {
-					return false
-				}
-				seen |= bit
-				return ok
-			})
-			e.Pages = append(e.Pages, p)
-			return ok
-		})
-	case fScanned:
-		e.Scanned = []int{}
-		ok = d.array(func() bool {
-			n, ok := d.int()
-			e.Scanned = append(e.Scanned, n)
-			return ok
-		})
-	case fSchema:
-		var seen uint8
-		ok = d.object(func(key []byte) bool {
-			var bit uint8
-			var ok bool
-			switch string(key) {
-			case "name":
-				bit = 1
-				e.Schema.Name, ok = d.str()
-			case "version":
-				bit = 2
-				e.Schema.Version, ok = d.int()
-			case "fingerprint":
-				bit = 4
-				e.Schema.Fingerprint, ok = d.str()
-			}
-			if bit == 0 || seen&bit != 0 {
-				return false
-			}
-			seen |= bit
-			return ok
-		})
-	case fProvider:
-		e.Provider, ok = d.str()
-	case fModel:
-		e.Model, ok = d.str()
-	case fPool:
-		e.Pool, ok = d.str()
-	case fOptions:
-		ok = d.options(&e.Options)
-	case fResubmission:
-		e.Resubmission, ok = d.str()
-	case fSubmittedAt:
-		// As encoding/json does: the time's own UnmarshalJSON on the
-		// literal, quotes included (a time never has escapes).
-		start := d.i
-		var s string
-		if s, ok = d.str(); ok && d.i-start == len(s)+2 {
-			ok = e.SubmittedAt.UnmarshalJSON(d.b[start:d.i]) == nil
-		} else {
-			ok = false
-		}
-	}
-	return ok
-}
-
 func (d *scanner) objectRef(r *ObjectRef) bool {
-	var seen uint8
-	return d.object(func(key []byte) bool {
-		var bit uint8
-		var ok bool
+	return d.fields(func(key []byte) (int, bool) {
 		switch string(key) {
 		case "bucket":
-			bit = 1
-			r.Bucket, ok = d.str()
+			return d.strInto(0, &r.Bucket)
 		case "name":
-			bit = 2
-			r.Name, ok = d.str()
+			return d.strInto(1, &r.Name)
 		case "size":
-			bit = 4
-			var n int
-			n, ok = d.int()
+			n, ok := d.int()
 			r.Size = int64(n)
+			return 2, ok
 		}
-		if bit == 0 || seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		return ok
+		return -1, false
 	})
 }
 
 func (d *scanner) options(o *Options) bool {
-	var seen uint8
-	return d.object(func(key []byte) bool {
-		var bit uint8
-		var ok bool
-		intp := func() (*int, bool) {
-			n, ok := d.int()
-			return &n, ok
-		}
+	intp := func(n int, p **int) (int, bool) {
+		*p = new(int)
+		return d.intInto(n, *p)
+	}
+	return d.fields(func(key []byte) (int, bool) {
 		switch string(key) {
 		case "max_reasks":
-			bit = 1
-			o.MaxReasks, ok = intp()
+			return intp(0, &o.MaxReasks)
 		case "mode":
-			bit = 2
-			o.Mode, ok = d.str()
+			return d.strInto(1, &o.Mode)
 		case "max_tokens":
-			bit = 4
-			o.MaxTokens, ok = intp()
+			return intp(2, &o.MaxTokens)
 		case "token_budget":
-			bit = 8
-			o.TokenBudget, ok = intp()
+			return intp(3, &o.TokenBudget)
 		case "temperature":
-			bit = 16
-			var f float64
-			f, ok = d.float()
+			f, ok := d.float()
 			o.Temperature = &f
+			return 4, ok
 		case "repair_policy":
-			bit = 32
-			o.RepairPolicy, ok = d.str()
+			return d.strInto(5, &o.RepairPolicy)
 		case "chunking":
-			bit = 64
-			o.Chunking, ok = d.str()
+			return d.strInto(6, &o.Chunking)
 		case "input":
-			bit = 128
-			o.Input, ok = d.str()
+			return d.strInto(7, &o.Input)
 		}
-		if bit == 0 || seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		return ok
+		return -1, false
 	})
 }
 
@@ -299,6 +206,36 @@ func (d *scanner) object(member func(key []byte) bool) bool {
 		}
 		return d.next('}')
 	}
+}
+
+// fields reads an object with member, which reads the value after a key
+// and returns the key's number among its object's keys (-1 for one it
+// does not know) and whether the value read well. A key it does not know
+// or has seen before ends the fast path.
+func (d *scanner) fields(member func(key []byte) (n int, ok bool)) bool {
+	var seen uint64
+	return d.object(func(key []byte) bool {
+		n, ok := member(key)
+		if n < 0 || seen&(1<<n) != 0 {
+			return false
+		}
+		seen |= 1 << n
+		return ok
+	})
+}
+
+// strInto reads a string into s; n passes through, for fields.
+func (d *scanner) strInto(n int, s *string) (int, bool) {
+	v, ok := d.str()
+	*s = v
+	return n, ok
+}
+
+// intInto reads an int into p; n passes through, for fields.
+func (d *scanner) intInto(n int, p *int) (int, bool) {
+	v, ok := d.int()
+	*p = v
+	return n, ok
 }
 
 // array reads [value, …], item reading each value.
