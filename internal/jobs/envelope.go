@@ -221,8 +221,11 @@ func (e *Envelope) Validate() error {
 // DecodeEnvelope parses and validates a job message body.
 func DecodeEnvelope(data []byte) (*Envelope, error) {
 	var e Envelope
-	if err := json.Unmarshal(data, &e); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrEnvelope, err)
+	if !decodeFast(data, &e) {
+		e = Envelope{}
+		if err := json.Unmarshal(data, &e); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrEnvelope, err)
+		}
 	}
 	if err := e.Validate(); err != nil {
 		return &e, err

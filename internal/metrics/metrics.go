@@ -4,6 +4,8 @@
 package metrics
 
 import (
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/extractq/extractq/llm"
@@ -45,6 +47,59 @@ type Metrics struct {
 	FlushRows     prometheus.Histogram     // rows per audit flush
 	FlushSeconds  prometheus.Histogram     // audit flush latency
 	FlushFailures prometheus.Counter       // audit flushes that failed
+
+	// The children every document touches, looked up once per label
+	// values: WithLabelValues hashes its labels and takes the vector's
+	// lock, about ten times per document.
+	counters  childCache[prometheus.Counter]
+	observers childCache[prometheus.Observer]
+	gauges    childCache[prometheus.Gauge]
+}
+
+// childCache keeps the children of metric vectors by vector and label
+// values. Nothing deletes children of these vectors, so a kept child is
+// the vector's for good. Its size is that of the series themselves.
+type childCache[T any] struct {
+	mu sync.RWMutex
+	m  map[childKey]T
+}
+
+type childKey struct {
+	vec    any // the vector
+	labels [3]string
+}
+
+// get returns vec's child of labels (at most three), made by with on
+// first use.
+func (c *childCache[T]) get(vec any, with func(...string) T, labels ...string) T {
+	k := childKey{vec: vec}
+	copy(k.labels[:], labels)
+	c.mu.RLock()
+	ch, ok := c.m[k]
+	c.mu.RUnlock()
+	if ok {
+		return ch
+	}
+	ch = with(slices.Clone(labels)...) // labels stays on the caller's stack
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = map[childKey]T{}
+	}
+	c.m[k] = ch
+	c.mu.Unlock()
+	return ch
+}
+
+func (m *Metrics) counter(vec *prometheus.CounterVec, labels ...string) prometheus.Counter {
+	return m.counters.get(vec, vec.WithLabelValues, labels...)
+}
+
+func (m *Metrics) observer(vec *prometheus.HistogramVec, labels ...string) prometheus.Observer {
+	return m.observers.get(vec, vec.WithLabelValues, labels...)
+}
+
+func (m *Metrics) gauge(vec *prometheus.GaugeVec, labels ...string) prometheus.Gauge {
+	return m.gauges.get(vec, vec.WithLabelValues, labels...)
 }
 
 // New creates the collectors and registers them on reg.
@@ -144,7 +199,7 @@ func New(reg prometheus.Registerer) *Metrics {
 func (m *Metrics) ObserveRecord(rec *audit.Record) {
 	pool := rec.Pool
 	if rec.Final || rec.Outcome != "" {
-		m.Jobs.WithLabelValues(pool, string(rec.Outcome)).Inc()
+		m.counter(m.Jobs, pool, string(rec.Outcome)).Inc()
 	}
 	if rec.DeadLetter != nil {
 		m.DeadLetters.WithLabelValues(pool).Inc()
@@ -156,7 +211,7 @@ func (m *Metrics) ObserveRecord(rec *audit.Record) {
 		if class == "" {
 			class = "ok"
 		}
-		m.Attempts.WithLabelValues(pool, class).Inc()
+		m.counter(m.Attempts, pool, class).Inc()
 		if class == string(llm.ClassRateLimited) || class == string(llm.ClassOverloaded) {
 			m.RateLimited.WithLabelValues(pool).Inc()
 		}
@@ -167,7 +222,7 @@ func (m *Metrics) ObserveRecord(rec *audit.Record) {
 			m.Adjustments.WithLabelValues(pool, rec.Model, string(adj)).Inc()
 		}
 		if a.Latency > 0 {
-			m.CallSeconds.WithLabelValues(pool).Observe(a.Latency.Seconds())
+			m.observer(m.CallSeconds, pool).Observe(a.Latency.Seconds())
 		}
 		if a.Batch {
 			batched = batched.Add(a.Usage)
@@ -176,19 +231,19 @@ func (m *Metrics) ObserveRecord(rec *audit.Record) {
 		}
 	}
 	usage := online.Add(batched)
-	m.Tokens.WithLabelValues(pool, rec.Model, "prompt").Add(float64(usage.PromptTokens))
-	m.Tokens.WithLabelValues(pool, rec.Model, "completion").Add(float64(usage.CompletionTokens))
-	m.Tokens.WithLabelValues(pool, rec.Model, "cached").Add(float64(usage.CachedPromptTokens))
-	m.Tokens.WithLabelValues(pool, rec.Model, "cache_write").Add(float64(usage.CacheCreationTokens))
+	m.counter(m.Tokens, pool, rec.Model, "prompt").Add(float64(usage.PromptTokens))
+	m.counter(m.Tokens, pool, rec.Model, "completion").Add(float64(usage.CompletionTokens))
+	m.counter(m.Tokens, pool, rec.Model, "cached").Add(float64(usage.CachedPromptTokens))
+	m.counter(m.Tokens, pool, rec.Model, "cache_write").Add(float64(usage.CacheCreationTokens))
 	// Priced by provider string so every "sim:…" model gets the notional
 	// price; answers of provider batches at the batch price.
 	onlineUSD, ok := providers.EstimateCost(rec.Provider, online)
 	batchUSD, _ := providers.EstimateBatchCost(rec.Provider, batched)
 	if ok {
-		m.CostUSD.WithLabelValues(pool, rec.Model).Add(onlineUSD + batchUSD)
+		m.counter(m.CostUSD, pool, rec.Model).Add(onlineUSD + batchUSD)
 	}
 	if !rec.StartedAt.IsZero() && rec.FinishedAt.After(rec.StartedAt) {
-		m.JobSeconds.WithLabelValues(pool).Observe(rec.FinishedAt.Sub(rec.StartedAt).Seconds())
+		m.observer(m.JobSeconds, pool).Observe(rec.FinishedAt.Sub(rec.StartedAt).Seconds())
 	}
 }
 
@@ -203,10 +258,10 @@ func (m *Metrics) ObserveFlush(rows int, took time.Duration, err error) {
 }
 
 // JobStarted counts a delivery the worker began (worker.Observer).
-func (m *Metrics) JobStarted(pool string) { m.InFlight.WithLabelValues(pool).Inc() }
+func (m *Metrics) JobStarted(pool string) { m.gauge(m.InFlight, pool).Inc() }
 
 // JobFinished counts a delivery the worker settled (worker.Observer).
-func (m *Metrics) JobFinished(pool string) { m.InFlight.WithLabelValues(pool).Dec() }
+func (m *Metrics) JobFinished(pool string) { m.gauge(m.InFlight, pool).Dec() }
 
 // Nak counts a delivery handed back for later, by reason (worker.Observer).
 func (m *Metrics) Nak(pool, reason string) { m.Naks.WithLabelValues(pool, reason).Inc() }

@@ -2,6 +2,7 @@ package providers
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/extractq/extractq/llm"
 )
@@ -80,6 +81,41 @@ var priceTable = map[string]price{
 // whose model name imitates a real one. known is false when the model is
 // not in the table.
 func EstimateCost(model string, u llm.Usage) (usd float64, known bool) {
+	p, ok := priceOf(model)
+	if !ok {
+		return 0, false
+	}
+	// The cache fields are parts of PromptTokens; a provider never reports
+	// more of them than the prompt, but a hand-made Usage might.
+	cached := min(max(u.CachedPromptTokens, 0), u.PromptTokens)
+	written := min(max(u.CacheCreationTokens, 0), u.PromptTokens-cached)
+	plain := u.PromptTokens - cached - written
+	return (float64(plain)*p.input + float64(cached)*p.cachedInput + float64(written)*p.cacheWrite +
+		float64(u.CompletionTokens)*p.output) / 1e6, true
+}
+
+// prices remembers priceOf's answers by the name asked about: the fleet
+// prices every finished job, and a scan of the whole table per job was
+// most of its metrics' CPU. The table never changes.
+var prices struct {
+	sync.RWMutex
+	m map[string]priceHit
+}
+
+type priceHit struct {
+	p  price
+	ok bool
+}
+
+// priceOf finds model's price: the longest table key it starts with,
+// after the family prefix and a router's path are taken off.
+func priceOf(model string) (price, bool) {
+	prices.RLock()
+	hit, cached := prices.m[model]
+	prices.RUnlock()
+	if cached {
+		return hit.p, hit.ok
+	}
 	m := strings.ToLower(strings.TrimSpace(model))
 	if fam, rest, ok := strings.Cut(m, ":"); ok {
 		if fam == "sim" {
@@ -98,14 +134,13 @@ func EstimateCost(model string, u llm.Usage) (usd float64, known bool) {
 			p, bestLen = v, len(k)
 		}
 	}
-	if bestLen < 0 {
-		return 0, false
+	hit = priceHit{p, bestLen >= 0}
+
+	prices.Lock()
+	if prices.m == nil || len(prices.m) >= 1024 { // names come from the fleet's few providers
+		prices.m = map[string]priceHit{}
 	}
-	// The cache fields are parts of PromptTokens; a provider never reports
-	// more of them than the prompt, but a hand-made Usage might.
-	cached := min(max(u.CachedPromptTokens, 0), u.PromptTokens)
-	written := min(max(u.CacheCreationTokens, 0), u.PromptTokens-cached)
-	plain := u.PromptTokens - cached - written
-	return (float64(plain)*p.input + float64(cached)*p.cachedInput + float64(written)*p.cacheWrite +
-		float64(u.CompletionTokens)*p.output) / 1e6, true
+	prices.m[model] = hit
+	prices.Unlock()
+	return hit.p, hit.ok
 }

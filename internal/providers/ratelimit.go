@@ -25,16 +25,16 @@ func parseRateLimit(h http.Header, now time.Time) llm.RateLimit {
 	rl.RetryAfter = parseRetryAfter(h, now)
 
 	// OpenAI style (also Groq, Together, xAI, vLLM proxies, the simulator).
-	if b, ok := parseBucket(h, "x-ratelimit-limit-requests", "x-ratelimit-remaining-requests", "x-ratelimit-reset-requests", parseResetDuration, now); ok {
+	if b, ok := parseBucket(h, "X-Ratelimit-Limit-Requests", "X-Ratelimit-Remaining-Requests", "X-Ratelimit-Reset-Requests", parseResetDuration, now); ok {
 		rl.LimitRequests, rl.RemainingRequests, rl.ResetRequests, rl.HasRequests = b.limit, b.remaining, b.reset, true
 	}
-	if b, ok := parseBucket(h, "x-ratelimit-limit-tokens", "x-ratelimit-remaining-tokens", "x-ratelimit-reset-tokens", parseResetDuration, now); ok {
+	if b, ok := parseBucket(h, "X-Ratelimit-Limit-Tokens", "X-Ratelimit-Remaining-Tokens", "X-Ratelimit-Reset-Tokens", parseResetDuration, now); ok {
 		rl.LimitTokens, rl.RemainingTokens, rl.ResetTokens, rl.HasTokens = b.limit, b.remaining, b.reset, true
 	}
 
 	// Anthropic style: resets are RFC 3339 instants.
 	if !rl.HasRequests {
-		if b, ok := parseBucket(h, "anthropic-ratelimit-requests-limit", "anthropic-ratelimit-requests-remaining", "anthropic-ratelimit-requests-reset", parseResetInstant, now); ok {
+		if b, ok := parseBucket(h, "Anthropic-Ratelimit-Requests-Limit", "Anthropic-Ratelimit-Requests-Remaining", "Anthropic-Ratelimit-Requests-Reset", parseResetInstant, now); ok {
 			rl.LimitRequests, rl.RemainingRequests, rl.ResetRequests, rl.HasRequests = b.limit, b.remaining, b.reset, true
 		}
 	}
@@ -43,13 +43,12 @@ func parseRateLimit(h http.Header, now time.Time) llm.RateLimit {
 		// input or output bucket with the least room left is what binds.
 		var best bucket
 		found := false
-		for _, kind := range []string{"tokens", "input-tokens", "output-tokens"} {
-			p := "anthropic-ratelimit-" + kind + "-"
-			b, ok := parseBucket(h, p+"limit", p+"remaining", p+"reset", parseResetInstant, now)
+		for i, k := range anthropicTokenBuckets {
+			b, ok := parseBucket(h, k[0], k[1], k[2], parseResetInstant, now)
 			if !ok {
 				continue
 			}
-			if kind == "tokens" {
+			if i == 0 { // tokens-*
 				best, found = b, true
 				break
 			}
@@ -64,6 +63,24 @@ func parseRateLimit(h http.Header, now time.Time) llm.RateLimit {
 	return rl
 }
 
+// anthropicTokenBuckets are the limit, remaining and reset headers of
+// Anthropic's tokens, input-tokens and output-tokens buckets, in that
+// order.
+var anthropicTokenBuckets = [...][3]string{
+	{"Anthropic-Ratelimit-Tokens-Limit", "Anthropic-Ratelimit-Tokens-Remaining", "Anthropic-Ratelimit-Tokens-Reset"},
+	{"Anthropic-Ratelimit-Input-Tokens-Limit", "Anthropic-Ratelimit-Input-Tokens-Remaining", "Anthropic-Ratelimit-Input-Tokens-Reset"},
+	{"Anthropic-Ratelimit-Output-Tokens-Limit", "Anthropic-Ratelimit-Output-Tokens-Remaining", "Anthropic-Ratelimit-Output-Tokens-Reset"},
+}
+
+// header is h.Get(key) for a key written in canonical form: Get
+// canonicalizes its key, which allocated a dozen strings per response.
+func header(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
 type bucket struct {
 	limit, remaining int
 	reset            time.Duration
@@ -74,15 +91,15 @@ type bucket struct {
 // limit and reset are best effort.
 func parseBucket(h http.Header, limitKey, remainingKey, resetKey string, reset func(string, time.Time) (time.Duration, bool), now time.Time) (bucket, bool) {
 	var b bucket
-	rem, ok := parseCount(h.Get(remainingKey))
+	rem, ok := parseCount(header(h, remainingKey))
 	if !ok {
 		return b, false
 	}
 	b.remaining = rem
-	if l, ok := parseCount(h.Get(limitKey)); ok {
+	if l, ok := parseCount(header(h, limitKey)); ok {
 		b.limit = l
 	}
-	if d, ok := reset(h.Get(resetKey), now); ok {
+	if d, ok := reset(header(h, resetKey), now); ok {
 		b.reset = d
 	}
 	return b, true
@@ -105,10 +122,10 @@ func parseCount(v string) (int, bool) {
 // (delta-seconds or an HTTP date). The millisecond form wins: it is the more
 // precise of the two when a server sends both.
 func parseRetryAfter(h http.Header, now time.Time) time.Duration {
-	if d, ok := parseSeconds(h.Get("retry-after-ms"), float64(time.Millisecond)); ok {
+	if d, ok := parseSeconds(header(h, "Retry-After-Ms"), float64(time.Millisecond)); ok {
 		return d
 	}
-	v := strings.TrimSpace(h.Get("Retry-After"))
+	v := strings.TrimSpace(header(h, "Retry-After"))
 	if v == "" {
 		return 0
 	}

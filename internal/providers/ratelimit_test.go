@@ -145,3 +145,21 @@ func FuzzParseRateLimit(f *testing.F) {
 		}
 	})
 }
+
+// TestRateLimitHeadersCanonical guards header(): it finds only keys
+// written in canonical form, as the transport stores them.
+func TestRateLimitHeadersCanonical(t *testing.T) {
+	t.Parallel()
+	keys := []string{"X-Ratelimit-Limit-Requests", "X-Ratelimit-Remaining-Requests", "X-Ratelimit-Reset-Requests",
+		"X-Ratelimit-Limit-Tokens", "X-Ratelimit-Remaining-Tokens", "X-Ratelimit-Reset-Tokens",
+		"Anthropic-Ratelimit-Requests-Limit", "Anthropic-Ratelimit-Requests-Remaining", "Anthropic-Ratelimit-Requests-Reset",
+		"Retry-After-Ms", "Retry-After"}
+	for _, b := range anthropicTokenBuckets {
+		keys = append(keys, b[:]...)
+	}
+	for _, k := range keys {
+		if c := http.CanonicalHeaderKey(k); c != k {
+			t.Errorf("header key %q is not canonical: want %q", k, c)
+		}
+	}
+}

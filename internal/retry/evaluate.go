@@ -284,6 +284,7 @@ type cand struct {
 	doc        []byte
 	repairs    []llm.Repair
 	vs         []schema.Violation
+	vsFresh    bool // vs is v's validation as v stands (violations)
 	valid      bool
 	coerced    bool
 	join       bool // the finder joined several objects into this array
@@ -292,6 +293,16 @@ type cand struct {
 }
 
 func (c *cand) span() int { return c.End - c.Start }
+
+// violations validates c's value once until it changes: a strict wire
+// form's answer was validated by undoStrictNulls and again by choose,
+// a tenth of a fleet worker's CPU per document.
+func (c *cand) violations(s *schema.Schema) []schema.Violation {
+	if !c.vsFresh {
+		c.vs, c.vsFresh = s.Validate(c.v), true
+	}
+	return c.vs
+}
 
 // contains reports whether c's source strictly contains o's.
 func (c *cand) contains(o *cand) bool {
@@ -483,8 +494,7 @@ func choose(ps []*cand, j *judge, text string) evaluation {
 	}
 	var valid []*cand
 	for _, c := range ps {
-		c.vs = j.s.Validate(c.v)
-		if c.valid = len(c.vs) == 0; c.valid {
+		if c.valid = len(c.violations(j.s)) == 0; c.valid {
 			valid = append(valid, c)
 		}
 	}
@@ -654,7 +664,7 @@ func coerce(c *cand, s *schema.Schema, text string) bool {
 			}
 		}
 		repairs = append(append([]llm.Repair(nil), repairs...), rs...)
-		c.v, c.doc, c.repairs, c.vs, c.coerced, c.canonValid = v, doc, repairs, vs, true, false
+		c.v, c.doc, c.repairs, c.vs, c.vsFresh, c.coerced, c.canonValid = v, doc, repairs, vs, true, true, false
 		if len(vs) == 0 {
 			c.valid = true
 			return true
@@ -771,7 +781,7 @@ func (c *cand) unwrapWire(j *judge) {
 		return
 	}
 	inner, ok := m[j.wire]
-	if !ok || len(j.s.Validate(c.v)) == 0 {
+	if !ok || len(c.violations(j.s)) == 0 {
 		return
 	}
 	doc, err := marshalValue(inner)
@@ -779,7 +789,7 @@ func (c *cand) unwrapWire(j *judge) {
 		return
 	}
 	// Not a repair: the wire form asked for the wrapper.
-	c.v, c.doc, c.canonValid = inner, doc, false
+	c.v, c.doc, c.canonValid, c.vsFresh = inner, doc, false, false
 }
 
 // undoStrictNulls removes the nulls a strict wire form asked for: such a
@@ -789,7 +799,7 @@ func (c *cand) unwrapWire(j *judge) {
 // required field's null stays, for the feedback to name). Not a repair:
 // it undoes the wire form, whatever the repair policy.
 func (c *cand) undoStrictNulls(s *schema.Schema) {
-	vs := s.Validate(c.v)
+	vs := c.violations(s)
 	changed := false
 	for _, v := range vs {
 		if v.Keyword != "type" && !strings.HasSuffix(v.Keyword, "/type") || v.Value != "null" || v.Pointer == "" {
@@ -816,6 +826,7 @@ func (c *cand) undoStrictNulls(s *schema.Schema) {
 		} else {
 			vs = after
 		}
+		c.vs = vs // c.v's violations now
 		changed = true
 	}
 	if !changed {
@@ -931,7 +942,7 @@ func (c *cand) wrapMember(name string) {
 		return
 	}
 	c.repairs = append(slices.Clip(c.repairs), llm.Repair{Kind: kindWrapObject, Detail: fmt.Sprintf("%s -> %s", clip(string(c.doc), 80), clip(string(doc), 80))})
-	c.v, c.doc, c.coerced, c.canonValid = v, doc, true, false
+	c.v, c.doc, c.coerced, c.canonValid, c.vsFresh = v, doc, true, false, false
 }
 
 func scalarKinds(doc, node any, depth int) jsonx.ScalarKinds {

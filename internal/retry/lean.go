@@ -44,8 +44,14 @@ var leanSystems = [2][2]*template.Template{
 	{leanTemplate(leanAlone + leanMarker), leanTemplate(leanAlone + ".")},
 }
 
+// leanTexts are the lean system prompts' texts by template: they hold no
+// actions, so render returns them without executing the template.
+var leanTexts = map[*template.Template]string{}
+
 func leanTemplate(text string) *template.Template {
-	return template.Must(template.New("system").Parse(text))
+	t := template.Must(template.New("system").Parse(text))
+	leanTexts[t] = text
+	return t
 }
 
 // The lean tasks: the document, fenced unless it is alone in its message

@@ -2,9 +2,10 @@ package retry
 
 import (
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"math/big"
+	"math"
 	"slices"
 	"strings"
 	"text/template"
@@ -196,8 +197,7 @@ func withHints(vs []schema.Violation) []schema.Violation {
 // call; 40 bits are as unguessable to a document's author.
 func newNonce(doc string) string {
 	for {
-		n, _ := rand.Int(rand.Reader, nonceRange) // crypto/rand never fails (Go 1.24+)
-		s := fmt.Sprintf("%012d", n)
+		s := fmt.Sprintf("%012d", randBelow(nonceRange))
 		if !strings.Contains(doc, s) {
 			return s
 		}
@@ -205,14 +205,51 @@ func newNonce(doc string) string {
 }
 
 // nonceRange bounds the nonce: 12 decimal digits.
-var nonceRange = big.NewInt(1_000_000_000_000)
+const nonceRange = 1_000_000_000_000
+
+// randBelow is a uniform crypto/rand number in [0, n): as rand.Int, without
+// its big.Int allocations on every document.
+func randBelow(n uint64) uint64 {
+	limit := math.MaxUint64 - math.MaxUint64%n // the largest multiple of n
+	for {
+		var b [8]byte
+		_, _ = rand.Read(b[:]) // crypto/rand never fails (Go 1.24+)
+		if v := binary.LittleEndian.Uint64(b[:]); v < limit {
+			return v % n
+		}
+	}
+}
 
 func render(t *template.Template, d *llm.PromptData) (string, error) {
+	// The built-in prompts a fleet sends most, written without executing
+	// their templates (TestRenderBuiltinAsTemplate keeps them equal).
+	if text, ok := leanTexts[t]; ok {
+		return text, nil
+	}
+	switch t {
+	case leanAloneTask:
+		return d.Document, nil
+	case leanTask:
+		return d.Open + "\n" + d.Document + "\n" + d.Close, nil
+	case defaultTask:
+		return "Extract the data from this document:\n\n" + d.Open + "\n" + d.Document + "\n" + d.Close, nil
+	}
 	var b strings.Builder
 	if err := t.Execute(&b, d); err != nil {
 		return "", fmt.Errorf("%w: prompt template %q: %v", ErrConfig, t.Name(), err)
 	}
 	return b.String(), nil
+}
+
+// builtinFeedback reports whether t is one of the built-in feedback
+// templates, which read only plain fields and so cannot fail.
+func builtinFeedback(t *template.Template) bool {
+	for _, b := range feedbackTemplates {
+		if t == b {
+			return true
+		}
+	}
+	return false
 }
 
 // turn is one failed answer and the feedback that re-asks it.

@@ -77,8 +77,10 @@ func Run(ctx context.Context, p llm.Provider, document string, s *schema.Schema,
 		if task, err = render(tt, data); err != nil {
 			return
 		}
-		if _, err = render(fbT, data); err != nil { // fail now, not after paid calls
-			return
+		if !builtinFeedback(fbT) { // a built-in one cannot fail
+			if _, err = render(fbT, data); err != nil { // fail now, not after paid calls
+				return
+			}
 		}
 		return data, system, task, newJudge(s, &cfg, document, data), nil
 	}

@@ -153,6 +153,10 @@ func record(line string, types map[string]string) (map[string]any, bool) {
 	return rec, len(rec) >= 2
 }
 
+// labelKey turns a label into a field key; built once (a replacer per
+// line cost the simulator more than answering).
+var labelKey = strings.NewReplacer(" ", "_", "-", "_")
+
 // labelled finds "Label: value" for field f.
 func labelled(lines []string, f readField) (any, bool) {
 	for _, ln := range lines {
@@ -160,7 +164,7 @@ func labelled(lines []string, f readField) (any, bool) {
 		if !ok || len(label) > 64 {
 			continue
 		}
-		key := strings.NewReplacer(" ", "_", "-", "_").Replace(strings.ToLower(strings.TrimSpace(label)))
+		key := labelKey.Replace(strings.ToLower(strings.TrimSpace(label)))
 		if key == f.key {
 			return typed(strings.TrimSpace(val), f.typ), true
 		}

@@ -202,6 +202,9 @@ func (r *tsRenderer) object(m map[string]any, indent, depth int) {
 	r.b.WriteString(strings.Repeat("  ", indent) + "}")
 }
 
+// unescapePointer undoes a JSON Pointer token's escapes.
+var unescapePointer = strings.NewReplacer("~1", "/", "~0", "~")
+
 // resolveRef follows a local reference ("#/$defs/line") in root; nil when
 // it cannot.
 func resolveRef(root any, ref string) any {
@@ -214,7 +217,7 @@ func resolveRef(root any, ref string) any {
 		if !ok {
 			return nil
 		}
-		v = m[strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)]
+		v = m[unescapePointer.Replace(tok)]
 	}
 	return v
 }

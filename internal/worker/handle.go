@@ -47,19 +47,17 @@ type delivery struct {
 // probe says the delivery is its pool circuit's half-open probe.
 func (w *Worker) handle(ctx, jobCtx context.Context, i int, msg jetstream.Msg, probe bool) {
 	p := w.pools[i]
-	d := &delivery{msg: msg, pool: p.Name, i: i, batch: p.Batch != nil, started: time.Now(), log: jobLogger(w.log).With("pool", p.Name)}
+	d := &delivery{msg: msg, pool: p.Name, i: i, batch: p.Batch != nil, started: time.Now()}
 	w.obs.JobStarted(p.Name)
 	defer w.obs.JobFinished(p.Name)
 	md, err := msg.Metadata()
 	if err != nil { // not a JetStream message: nothing to ack
 		w.circuits[i].Abandon(probe)
-		d.log.Error("message without JetStream metadata ignored", "err", err)
+		jobLogger(w.log, slog.String("pool", p.Name)).Error("message without JetStream metadata ignored", "err", err)
 		return
 	}
 	d.seq, d.n = md.Sequence.Stream, int(md.NumDelivered)
 	d.last = d.n >= w.consumer.MaxDeliver
-	// attempt is the delivery number: the job's nth run by some worker.
-	d.log = d.log.With("stream_seq", d.seq, "attempt", d.n)
 
 	env, err := jobs.DecodeEnvelope(msg.Data())
 	if err != nil {
@@ -67,12 +65,12 @@ func (w *Worker) handle(ctx, jobCtx context.Context, i int, msg jetstream.Msg, p
 		if env != nil && env.JobID != "" && env.DocumentID != "" {
 			d.env = env // readable enough to name the job in the audit
 		}
-		d.log = d.log.With(jobAttrs(d.env, msg)...)
+		d.log = w.deliveryLogger(d)
 		w.deadLetter(jobCtx, d, &llm.Result{Outcome: llm.OutcomeFatal, Reason: err.Error()}, "decode")
 		return
 	}
 	d.env = env
-	d.log = d.log.With(jobAttrs(env, msg)...)
+	d.log = w.deliveryLogger(d)
 	if d.n > 1 && w.settledBefore(d) {
 		w.circuits[i].Abandon(probe)
 		return
@@ -542,13 +540,20 @@ func redactLetter(dl *jobs.DeadLetter) {
 	dl.Attempts = atts
 }
 
-// jobAttrs name a job on every log line about it. A body too broken to
-// decode is named by its message id (the job id) alone.
-func jobAttrs(env *jobs.Envelope, msg jetstream.Msg) []any {
-	if env == nil {
-		return []any{"job_id", msg.Headers().Get(jetstream.MsgIDHeader), "document_id", "", "run", ""}
+// deliveryLogger names a delivery on every log line about it: its pool,
+// stream sequence, delivery number (attempt: the job's nth run by some
+// worker) and job. A body too broken to decode is named by its message id
+// (the job id) alone. The attributes are built in one go and formatted
+// only when the job logs (jobLogger).
+func (w *Worker) deliveryLogger(d *delivery) *slog.Logger {
+	jobID, docID, run := "", "", ""
+	if d.env != nil {
+		jobID, docID, run = d.env.JobID, d.env.DocumentID, d.env.Run
+	} else {
+		jobID = d.msg.Headers().Get(jetstream.MsgIDHeader)
 	}
-	return []any{"job_id", env.JobID, "document_id", env.DocumentID, "run", env.Run}
+	return jobLogger(w.log, slog.String("pool", d.pool), slog.Uint64("stream_seq", d.seq), slog.Int("attempt", d.n),
+		slog.String("job_id", jobID), slog.String("document_id", docID), slog.String("run", run))
 }
 
 // unreadableEnvelope stands for a job whose body cannot be read, so the

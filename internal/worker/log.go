@@ -30,8 +30,8 @@ func NewLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 // logged. A handler's own WithAttrs formats them at once (the JSON
 // handler encodes them), which every job paid although a job that
 // succeeds logs nothing at the default level.
-func jobLogger(l *slog.Logger) *slog.Logger {
-	return slog.New(lazyHandler{base: l.Handler()})
+func jobLogger(l *slog.Logger, attrs ...slog.Attr) *slog.Logger {
+	return slog.New(lazyHandler{base: l.Handler(), attrs: attrs})
 }
 
 type lazyHandler struct {

@@ -1,5 +1,6 @@
-// Package worker is the fleet's run loop: for each provider pool it takes a
-// budget slot, pulls one job from the pool's durable consumer, runs the
+// Package worker is the fleet's run loop: for each provider pool it takes
+// budget slots, pulls a job for each from the pool's durable consumer (one
+// pull request for the slots free at once), runs the
 // engine while telling the server the job is in progress, makes the outcome
 // durable in the audit store and only then acks, naks with a delay, or
 // dead-letters and terminates the job.
@@ -345,13 +346,7 @@ func (w *Worker) Run(ctx context.Context) error {
 			pullers.Go(func() { w.pullBatchPool(ctx, jobCtx, i, consumers[i], &pullers) })
 			continue
 		}
-		for range p.Concurrency {
-			pullers.Add(1)
-			go func() {
-				defer pullers.Done()
-				w.pull(ctx, jobCtx, i, consumers[i])
-			}()
-		}
+		pullers.Go(func() { w.pullOnline(ctx, jobCtx, i, consumers[i]) })
 	}
 	w.ready.Store(true)
 	if w.onReady != nil {
@@ -376,23 +371,78 @@ func (w *Worker) Run(ctx context.Context) error {
 	return nil
 }
 
-// pull is one slot's loop: wait while a circuit is open, take a budget
-// slot, pull one job, run it, give the slot back. A slot that a call of a
-// job in hand is waiting for goes to that call instead (see callSlots). Pulling only with a slot
-// in hand means no job waits in this worker while its ack deadline runs;
-// pulling only with the circuits closed (or as the one half-open probe)
-// means an outage takes no new deliveries.
-func (w *Worker) pull(ctx, jobCtx context.Context, i int, c jetstream.Consumer) {
+// pulled is a job in hand: its delivery, the budget slot it runs in, and
+// whether it is its pool circuit's half-open probe.
+type pulled struct {
+	msg     jetstream.Msg
+	release func()
+	probe   bool
+}
+
+// maxFetch bounds the jobs one pull request asks for.
+const maxFetch = 32
+
+// pullersFor is the number of pull loops of an online pool of concurrency
+// n: a few, so that a pull request asks for the several slots that came
+// free during the previous one, yet one slow request does not stall the
+// pool.
+func pullersFor(n int) int { return min(max(n/16, 1), 4) }
+
+// pullOnline serves an online pool until ctx ends: a few pull loops
+// (pull) fetch jobs for the slots they hold and hand each to one of the
+// pool's Concurrency runners, which runs it and gives its slot back.
+// Before, each of Concurrency loops fetched one job at a time: a
+// subscription, a pull request, a timer and a goroutine per job.
+func (w *Worker) pullOnline(ctx, jobCtx context.Context, i int, c jetstream.Consumer) {
+	p := w.pools[i]
+	jobs := make(chan pulled)
+	// idle holds a token per runner free to take a job: a loop pulls only
+	// for runners that can start at once, so no job waits in this worker.
+	idle := NewSemaphore(p.Concurrency)
+	var runners, pullers sync.WaitGroup
+	for range p.Concurrency {
+		runners.Go(func() {
+			for j := range jobs {
+				w.handle(ctx, jobCtx, i, j.msg, j.probe)
+				j.release()
+			}
+		})
+	}
+	for range pullersFor(p.Concurrency) {
+		pullers.Go(func() { w.pull(ctx, i, c, idle, jobs) })
+	}
+	pullers.Wait()
+	close(jobs)
+	runners.Wait()
+}
+
+// pull is one pull loop of an online pool: wait while a circuit is open,
+// take a free runner and a budget slot, then as many more of both as are
+// free now (none for the half-open probe), fetch up to that many jobs in
+// one pull request and hand each to a runner with its slot. A slot that a
+// call of a job in hand is waiting for goes to that call instead (see
+// callSlots). Pulling only with a slot in hand means no job waits in this
+// worker while its ack deadline runs; pulling only with the circuits
+// closed (or as the one half-open probe) means an outage takes no new
+// deliveries.
+func (w *Worker) pull(ctx context.Context, i int, c jetstream.Consumer, idle Semaphore, jobs chan<- pulled) {
 	p, circuit := w.pools[i], w.circuits[i]
 	log := w.log.With("pool", p.Name)
 	failures := 0
+	held := make([]func(), 0, maxFetch) // a runner and a slot each
 	for ctx.Err() == nil {
 		probe, ok := w.mayPull(ctx, circuit)
 		if !ok {
 			continue
 		}
+		runner, err := idle.AcquireSlot(ctx)
+		if err != nil {
+			circuit.Abandon(probe)
+			continue
+		}
 		release, err := p.Budget.AcquireSlot(ctx)
 		if err != nil {
+			runner()
 			circuit.Abandon(probe)
 			if ctx.Err() == nil {
 				log.Error("acquire slot", "err", err)
@@ -403,35 +453,76 @@ func (w *Worker) pull(ctx, jobCtx context.Context, i int, c jetstream.Consumer) 
 		if w.slots[i].offer(release) {
 			// A call of a job in hand was waiting for a slot: it has this
 			// one, and this loop pulls when the budget has room again.
+			runner()
 			circuit.Abandon(probe)
 			continue
 		}
-		batch, err := c.Fetch(1, jetstream.FetchMaxWait(w.pullWait))
+		held = append(held[:0], both(runner, release))
+		for !probe && len(held) < maxFetch {
+			r, ok := w.moreRoom(i, idle)
+			if !ok {
+				break
+			}
+			held = append(held, r)
+		}
+		batch, err := c.Fetch(len(held), jetstream.FetchMaxWait(w.pullWait))
 		if err != nil {
 			circuit.Abandon(probe)
-			release()
+			releaseAll(held)
 			pullFailed(ctx, log, &failures, "pull failed; retrying", err)
 			continue
 		}
-		pulled := false
+		n := 0
 		for msg := range batch.Messages() {
-			pulled = true
+			r := held[n]
+			n++
 			if w.stopping.Load() {
 				circuit.Abandon(probe)
 				w.requeue(msg, p.Name, log)
+				r()
 				continue
 			}
-			w.handle(ctx, jobCtx, i, msg, probe)
+			jobs <- pulled{msg: msg, release: r, probe: probe}
 		}
-		if !pulled {
+		if n == 0 {
 			circuit.Abandon(probe)
 		}
-		release()
+		releaseAll(held[n:])
 		if err := fetchError(batch); err != nil {
 			pullFailed(ctx, log, &failures, "pull ended with an error", err)
 			continue
 		}
 		failures = 0
+	}
+}
+
+// moreRoom takes a free runner and a free budget slot if both are free
+// now, handing the slot to a call waiting for one first (callSlots.offer).
+func (w *Worker) moreRoom(i int, idle Semaphore) (release func(), ok bool) {
+	runner, ok := idle.TryAcquireSlot()
+	if !ok {
+		return nil, false
+	}
+	for {
+		slot, ok := w.pools[i].Budget.TryAcquireSlot()
+		if !ok {
+			runner()
+			return nil, false
+		}
+		if !w.slots[i].offer(slot) {
+			return both(runner, slot), true
+		}
+	}
+}
+
+// both releases a job's slot, then its runner.
+func both(runner, slot func()) func() {
+	return func() { slot(); runner() }
+}
+
+func releaseAll(fs []func()) {
+	for _, f := range fs {
+		f()
 	}
 }
 
