@@ -9,6 +9,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -47,6 +48,7 @@ type Publisher struct {
 	docs        *Documents
 	inlineLimit int
 	maxDocument int64
+	validPool   atomic.Pointer[string] // see checkPool
 }
 
 // NewPublisher returns a Publisher on js; EnsureStreams must have run.
@@ -79,10 +81,18 @@ func (p *Publisher) Message(ctx context.Context, env *Envelope, text string) (*n
 	if err := p.CheckSize(text); err != nil {
 		return nil, err
 	}
-	if err := ValidatePool(env.Pool); err != nil {
+	env.Seal(text)
+	return p.SealedMessage(ctx, env, text)
+}
+
+// SealedMessage is Message for an envelope whose derived fields (V,
+// DocumentHash, JobID) are already set, as Seal sets them: a submitter that
+// hashed the text for its audit lookups does not hash it again. The caller
+// has checked the size (CheckSize).
+func (p *Publisher) SealedMessage(ctx context.Context, env *Envelope, text string) (*nats.Msg, error) {
+	if err := p.checkPool(env.Pool); err != nil {
 		return nil, err
 	}
-	id := env.Seal(text)
 	env.Text, env.TextRef = "", nil
 	if len(text) > p.inlineLimit {
 		ref, err := p.docs.Put(ctx, env.DocumentHash, text)
@@ -97,11 +107,24 @@ func (p *Publisher) Message(ctx context.Context, env *Envelope, text string) (*n
 	if err != nil {
 		return nil, fmt.Errorf("encode job %s: %w", env.JobID, err)
 	}
-	msg := nats.NewMsg(JobSubject(env.Pool))
-	msg.Data = body
-	msg.Header.Set(jetstream.MsgIDHeader, id)
+	// The header is built by hand: the key is canonical already, and
+	// nats.NewMsg and Header.Set would canonicalise it for every job.
+	msg := &nats.Msg{Subject: JobSubject(env.Pool), Data: body, Header: nats.Header{jetstream.MsgIDHeader: []string{env.JobID}}}
 	tracing.Inject(ctx, msg.Header) // the worker's job span continues the submitter's trace
 	return msg, nil
+}
+
+// checkPool is ValidatePool, remembering the last valid pool: a
+// submission's jobs all have the same one.
+func (p *Publisher) checkPool(pool string) error {
+	if last := p.validPool.Load(); last != nil && *last == pool {
+		return nil
+	}
+	if err := ValidatePool(pool); err != nil {
+		return err
+	}
+	p.validPool.Store(&pool)
+	return nil
 }
 
 // PublishAsync queues a job without waiting for the server's ack; it blocks
