@@ -3,7 +3,6 @@ package jobs
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -48,7 +47,7 @@ type Publisher struct {
 	docs        *Documents
 	inlineLimit int
 	maxDocument int64
-	validPool   atomic.Pointer[string] // see checkPool
+	lastPool    atomic.Pointer[poolSubject] // see subject
 }
 
 // NewPublisher returns a Publisher on js; EnsureStreams must have run.
@@ -90,7 +89,8 @@ func (p *Publisher) Message(ctx context.Context, env *Envelope, text string) (*n
 // hashed the text for its audit lookups does not hash it again. The caller
 // has checked the size (CheckSize).
 func (p *Publisher) SealedMessage(ctx context.Context, env *Envelope, text string) (*nats.Msg, error) {
-	if err := p.checkPool(env.Pool); err != nil {
+	subject, err := p.subject(env.Pool)
+	if err != nil {
 		return nil, err
 	}
 	env.Text, env.TextRef = "", nil
@@ -103,29 +103,32 @@ func (p *Publisher) SealedMessage(ctx context.Context, env *Envelope, text strin
 	} else {
 		env.Text = text
 	}
-	body, err := json.Marshal(env)
+	body, err := appendEnvelope(make([]byte, 0, len(env.Text)+len(env.Metadata)+512), env)
 	if err != nil {
 		return nil, fmt.Errorf("encode job %s: %w", env.JobID, err)
 	}
 	// The header is built by hand: the key is canonical already, and
 	// nats.NewMsg and Header.Set would canonicalise it for every job.
-	msg := &nats.Msg{Subject: JobSubject(env.Pool), Data: body, Header: nats.Header{jetstream.MsgIDHeader: []string{env.JobID}}}
+	msg := &nats.Msg{Subject: subject, Data: body, Header: nats.Header{jetstream.MsgIDHeader: []string{env.JobID}}}
 	tracing.Inject(ctx, msg.Header) // the worker's job span continues the submitter's trace
 	return msg, nil
 }
 
-// checkPool is ValidatePool, remembering the last valid pool: a
-// submission's jobs all have the same one.
-func (p *Publisher) checkPool(pool string) error {
-	if last := p.validPool.Load(); last != nil && *last == pool {
-		return nil
+// subject validates pool (ValidatePool) and returns its job subject,
+// remembering the last pool: a submission's jobs all have the same one.
+func (p *Publisher) subject(pool string) (string, error) {
+	if last := p.lastPool.Load(); last != nil && last.pool == pool {
+		return last.subject, nil
 	}
 	if err := ValidatePool(pool); err != nil {
-		return err
+		return "", err
 	}
-	p.validPool.Store(&pool)
-	return nil
+	last := &poolSubject{pool: pool, subject: JobSubject(pool)}
+	p.lastPool.Store(last)
+	return last.subject, nil
 }
+
+type poolSubject struct{ pool, subject string }
 
 // PublishAsync queues a job without waiting for the server's ack; it blocks
 // while the JetStream context's pending-ack bound is reached.

@@ -45,13 +45,14 @@ type pendingAck struct {
 type window struct {
 	s       *Submitter
 	max     int
-	pending []pendingAck // oldest first
-	head    int          // pending[head:] are awaiting their acks
+	opts    []jetstream.PublishOpt // the stall wait, made once
+	pending []pendingAck           // oldest first
+	head    int                    // pending[head:] are awaiting their acks
 	timer   *time.Timer
 }
 
 func (s *Submitter) newWindow() *window {
-	return &window{s: s, max: s.maxPending}
+	return &window{s: s, max: s.maxPending, opts: []jetstream.PublishOpt{jetstream.WithStallWait(s.stall)}}
 }
 
 // publish publishes it, after waiting for room. A job that cannot be
