@@ -73,10 +73,10 @@ type Summary struct {
 }
 
 // Submitter queues documents. Its publishes awaiting the server's ack are
-// bounded by the JetStream context's limit
-// (jetstream.WithPublishAsyncMaxPending on js): a slow server slows
-// submission down, and only a stall (no ack for the stall timeout, see
-// WithStallTimeout) fails it.
+// bounded by a window (WithMaxPending) and by the JetStream context's own
+// limit (jetstream.WithPublishAsyncMaxPending on js), whichever is
+// smaller: a slow server slows submission down, and only a stall (no ack
+// for the stall timeout, see WithStallTimeout) fails it.
 type Submitter struct {
 	js         jetstream.JetStream
 	store      Store
