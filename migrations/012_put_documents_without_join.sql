@@ -7,10 +7,17 @@
 -- The earlier text is now kept by a row trigger on the update that replaces
 -- it, and the function is the upsert alone: one index probe per document,
 -- whatever the table holds. What is stored is unchanged: a new id is
--- inserted, a known id with a new text is replaced after its current text is
--- copied to document_versions, the same text changes nothing; the hash is
--- still computed here from the text. The trigger keeps the earlier text of
--- any update that changes a document's hash, not only the function's.
+-- inserted, a known id whose identity or text changed is replaced after its
+-- current text is copied to document_versions (once per identity), the
+-- same identity and text change nothing; the text's hash is still computed
+-- here. The trigger keeps the earlier text of any update that changes a
+-- document's identity or text, not only the function's.
+--
+-- It rewrites whichever form of the function the schema has: the
+-- four-argument one, or the six-argument one (identities and pages) when a
+-- migration before this one added it. Run after that one, it keeps the
+-- six-argument form's behaviour; run before, that migration brings the join
+-- back and the trigger's copies meet the join's with ON CONFLICT DO NOTHING.
 
 -- extractq_keep_document_version copies the text an update replaces into
 -- document_versions. It runs as the role updating documents: the submit
@@ -26,11 +33,37 @@ BEGIN
 END $$;
 
 CREATE TRIGGER documents_keep_version BEFORE UPDATE ON documents FOR EACH ROW
-    WHEN (OLD.content_hash IS DISTINCT FROM NEW.content_hash)
+    WHEN (OLD.content_hash IS DISTINCT FROM NEW.content_hash OR OLD.body IS DISTINCT FROM NEW.body)
     EXECUTE FUNCTION extractq_keep_document_version();
 
--- Same signature: the grants of migration 2 (EXECUTE to the submit role)
--- stay.
+-- CREATE OR REPLACE with the same signatures: the grants (EXECUTE to the
+-- submit role) stay.
+DO $migration$
+BEGIN
+    IF to_regprocedure('extractq_put_documents(text[], text[], jsonb[], text[], text[], jsonb[])') IS NOT NULL THEN
+        EXECUTE $fn$
+CREATE OR REPLACE FUNCTION extractq_put_documents(ids text[], sources text[], metas jsonb[], bodies text[], hashes text[], pages jsonb[])
+RETURNS integer LANGUAGE sql SECURITY DEFINER SET search_path = public, pg_temp AS $$
+    WITH u AS (
+        SELECT id, source, meta, body, hash, page, encode(sha256(convert_to(body, 'UTF8')), 'hex') AS bhash
+        FROM unnest(ids, sources, metas, bodies, hashes, pages) AS u(id, source, meta, body, hash, page)
+        WHERE id IS NOT NULL
+    ), put AS (
+        INSERT INTO documents (id, content_hash, body_hash, pages, source, metadata, body)
+        SELECT id, CASE WHEN hash ~ '^[0-9a-f]{64}$' THEN hash ELSE bhash END, bhash, page, source, coalesce(meta, '{}'), body
+        FROM u
+        ON CONFLICT (id) DO UPDATE SET content_hash = excluded.content_hash, body_hash = excluded.body_hash,
+            pages = excluded.pages, source = excluded.source, metadata = excluded.metadata, body = excluded.body,
+            updated_at = now()
+        WHERE documents.content_hash <> excluded.content_hash
+           OR coalesce(documents.body_hash, documents.content_hash) <> excluded.body_hash
+        RETURNING 1
+    )
+    SELECT count(*)::integer FROM put
+$$
+$fn$;
+    ELSE
+        EXECUTE $fn$
 CREATE OR REPLACE FUNCTION extractq_put_documents(ids text[], sources text[], metas jsonb[], bodies text[])
 RETURNS integer LANGUAGE sql SECURITY DEFINER SET search_path = public, pg_temp AS $$
     WITH put AS (
@@ -43,4 +76,8 @@ RETURNS integer LANGUAGE sql SECURITY DEFINER SET search_path = public, pg_temp 
         RETURNING 1
     )
     SELECT count(*)::integer FROM put
-$$;
+$$
+$fn$;
+    END IF;
+END
+$migration$;

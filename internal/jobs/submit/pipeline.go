@@ -14,8 +14,9 @@ import (
 )
 
 // stagers is how many batches are looked up and stored in the audit store
-// at once: while one waits for Postgres the other's jobs are encoded, and
-// two round trips overlap.
+// at once: their Postgres round trips overlap, and a batch's jobs are
+// encoded while others wait for Postgres. The audit store's pool has at
+// least four connections (two lookups of a batch run at once, so some wait).
 const stagers = 4
 
 // batch is one batch of documents on its way through Submit's pipeline:
