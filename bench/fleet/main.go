@@ -33,13 +33,13 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/cli"
+	"github.com/extractq/extractq/internal/cpustat"
 	"github.com/extractq/extractq/internal/e2e/fleettest"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/submit"
@@ -249,21 +249,21 @@ func run(o options) (r result, err error) {
 	r.msgSize = r.msgSize/n + 400 // the envelope around the text
 	var rawBefore float64
 	if o.raw {
-		c0 := selfCPU()
+		c0 := cpustat.Self()
 		if rawBefore, _, err = rawJetStream(ctx, js, n, r.msgSize, false); err != nil {
 			return r, err
 		}
-		r.rawNearCPU = selfCPU() - c0
+		r.rawNearCPU = cpustat.Self() - c0
 	}
 	stopProfile, err := startSubmitProfile(o.profileDir)
 	if err != nil {
 		return r, err
 	}
-	pgCPU0, err := backendsCPU(ctx, st)
+	pgCPU0, err := cpustat.Backends(ctx, st.Pool())
 	if err != nil {
 		return r, err
 	}
-	cpu0 := selfCPU()
+	cpu0 := cpustat.Self()
 	t0 := time.Now()
 	sum, err := sub.Submit(ctx, job, func(fn func(submit.Doc) error) error {
 		for _, d := range docs {
@@ -274,13 +274,9 @@ func run(o options) (r result, err error) {
 		return nil
 	}, nil)
 	r.submit = time.Since(t0)
-	r.submitCPU = selfCPU() - cpu0
-	pgCPU1, err := backendsCPU(ctx, st)
-	if err != nil {
+	r.submitCPU = cpustat.Self() - cpu0
+	if r.submitPGCPU, err = cpustat.Since(ctx, st.Pool(), pgCPU0); err != nil {
 		return r, err
-	}
-	for pid, t := range pgCPU1 {
-		r.submitPGCPU += t - pgCPU0[pid] // a backend started during submit counts from zero
 	}
 	if perr := stopProfile(); perr != nil {
 		return r, perr
@@ -292,12 +288,12 @@ func run(o options) (r result, err error) {
 		return r, fmt.Errorf("submit queued %d of %d: %+v", sum.Queued, n, sum.Rejected)
 	}
 	if o.raw {
-		c0 := selfCPU()
+		c0 := cpustat.Self()
 		rawAfter, _, err := rawJetStream(ctx, js, n, r.msgSize, false)
 		if err != nil {
 			return r, err
 		}
-		r.rawNearCPU = (r.rawNearCPU + selfCPU() - c0) / 2
+		r.rawNearCPU = (r.rawNearCPU + cpustat.Self() - c0) / 2
 		r.rawNearSubmit = (rawBefore + rawAfter) / 2
 	}
 	if o.submitOnly {
@@ -496,42 +492,6 @@ func workerNATS(servers []*server.Server) (in, out int64) {
 		}
 	}
 	return in, out
-}
-
-// selfCPU is this process's user+system CPU time.
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// backendsCPU is the CPU time of each Postgres backend connected to the
-// audit database (its user+system ticks in /proc: the server runs on this
-// machine), the backend asking included.
-func backendsCPU(ctx context.Context, st *audit.Store) (map[int]time.Duration, error) {
-	rows, err := st.Pool().Query(ctx, "SELECT pid FROM pg_stat_activity WHERE datname = current_database()")
-	if err != nil {
-		return nil, err
-	}
-	var pid int
-	out := map[int]time.Duration{}
-	_, err = pgx.ForEachRow(rows, []any{&pid}, func() error {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			return nil // gone, or another machine's server: not counted
-		}
-		// The fields after the command name (in parentheses, which may hold
-		// spaces): utime and stime are the 12th and 13th.
-		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-		if len(f) < 13 {
-			return nil
-		}
-		ut, _ := strconv.ParseInt(f[11], 10, 64)
-		stt, _ := strconv.ParseInt(f[12], 10, 64)
-		out[pid] = time.Duration(ut+stt) * (time.Second / 100) // USER_HZ
-		return nil
-	})
-	return out, err
 }
 
 // pgXacts is the audit database's committed and rolled back transactions.
