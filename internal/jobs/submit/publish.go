@@ -75,7 +75,7 @@ func (w *window) publish(ctx context.Context, it *item, b *batch) error {
 	// The context's own limit may be smaller than the window: then the
 	// client waits for room as well, up to the stall timeout, which only
 	// passes if no ack at all arrives meanwhile.
-	f, err := w.s.js.PublishMsgAsync(msg, jetstream.WithStallWait(w.s.stall))
+	f, err := w.s.js.PublishMsgAsync(msg, w.opts...)
 	if errors.Is(err, jetstream.ErrTooManyStalledMsgs) {
 		return w.stalled()
 	}
