@@ -33,8 +33,7 @@ type batch struct {
 	failed   int // of done, ended in a dead letter
 
 	// Set by the publisher.
-	published bool // every item was published or failed to be
-	unacked   int  // publishes awaiting their ack
+	unacked int // publishes awaiting their ack
 }
 
 // pipeline runs Submit's batches through three stages, each its own
@@ -194,12 +193,11 @@ func (p *pipeline) publishLoop() {
 		if p.ctx.Err() != nil {
 			continue
 		}
-		b.published = true
 		waiting = append(waiting, b)
 		handOff()
 	}
 	for p.ctx.Err() == nil && len(waiting) > 0 {
-		if _, err := w.resolveOldest(p.ctx); err != nil {
+		if err := w.resolveOldest(p.ctx); err != nil {
 			p.fail(err)
 			break
 		}

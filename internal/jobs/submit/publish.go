@@ -60,7 +60,7 @@ func (s *Submitter) newWindow() *window {
 // submission (ctx, a stall).
 func (w *window) publish(ctx context.Context, it *item, b *batch) error {
 	for len(w.pending)-w.head >= w.max {
-		if _, err := w.resolveOldest(ctx); err != nil {
+		if err := w.resolveOldest(ctx); err != nil {
 			return err
 		}
 	}
@@ -96,9 +96,9 @@ func (w *window) publish(ctx context.Context, it *item, b *batch) error {
 }
 
 // resolveOldest waits for the oldest pending ack and records it in its
-// item, returning the item's batch. It fails after the stall timeout
+// item (and counts it off its batch). It fails after the stall timeout
 // without that ack.
-func (w *window) resolveOldest(ctx context.Context) (*batch, error) {
+func (w *window) resolveOldest(ctx context.Context) error {
 	p := w.pending[w.head]
 	if w.timer == nil {
 		w.timer = time.NewTimer(w.s.stall)
@@ -111,22 +111,22 @@ func (w *window) resolveOldest(ctx context.Context) (*batch, error) {
 	case err := <-p.f.Err():
 		p.it.err = fmt.Errorf("publish: %w (submit again: a job is queued once)", err)
 	case <-ctx.Done():
-		return nil, context.Cause(ctx)
+		return context.Cause(ctx)
 	case <-w.timer.C:
-		return nil, w.stalled()
+		return w.stalled()
 	}
 	w.pending[w.head] = pendingAck{}
 	w.head++
 	if p.batch != nil {
 		p.batch.unacked--
 	}
-	return p.batch, nil
+	return nil
 }
 
 // drain waits for every pending ack.
 func (w *window) drain(ctx context.Context) error {
 	for w.head < len(w.pending) {
-		if _, err := w.resolveOldest(ctx); err != nil {
+		if err := w.resolveOldest(ctx); err != nil {
 			return err
 		}
 	}
