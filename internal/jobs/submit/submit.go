@@ -17,7 +17,8 @@ import (
 )
 
 // Store is the part of the audit store submission needs; *audit.Store
-// implements it.
+// implements it. Submit calls its methods from several goroutines at once
+// (batches are looked up and stored side by side).
 type Store interface {
 	RegisterSchema(ctx context.Context, name string, body []byte, fingerprint string) (version int, created bool, err error)
 	PutDocuments(ctx context.Context, docs []audit.Document) error
