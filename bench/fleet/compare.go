@@ -89,6 +89,7 @@ func runCompare(rev string, rounds int, args []string) error {
 		{"worker CPU per document", func(f figures) float64 { return f.cpuUS }, "µs"},
 		{"end to end ÷ raw JetStream", func(f figures) float64 { return f.e2eFrac() }, "%"},
 		{"submit ÷ raw publish", func(f figures) float64 { return f.submitFrac() }, "%"},
+		{"submit ÷ raw next to it", func(f figures) float64 { return f.submitNearFrac() }, "%"},
 		{"end to end", func(f figures) float64 { return f.e2e }, "docs/s"},
 		{"submit", func(f figures) float64 { return f.submit }, "docs/s"},
 	} {
@@ -135,6 +136,7 @@ func childArgs(args []string) []string {
 // revision does not print a figure.
 type figures struct {
 	submit, e2e, cpuUS, rawPublish, rawAll float64
+	rawNear                                float64 // raw publish next to submit (newer revisions)
 }
 
 func (f figures) e2eFrac() float64 {
@@ -151,9 +153,22 @@ func (f figures) submitFrac() float64 {
 	return 100 * f.submit / f.rawPublish
 }
 
+// submitNearFrac is submit ÷ the raw publish measured next to submit
+// (zero for revisions that do not print it).
+func (f figures) submitNearFrac() float64 {
+	if f.rawNear == 0 {
+		return 0
+	}
+	return 100 * f.submit / f.rawNear
+}
+
 func (f figures) String() string {
-	return fmt.Sprintf("worker CPU %.0f µs/doc, end to end %.0f docs/s (%.1f%% of raw %.0f), submit %.0f docs/s (%.1f%% of raw publish %.0f)",
+	s := fmt.Sprintf("worker CPU %.0f µs/doc, end to end %.0f docs/s (%.1f%% of raw %.0f), submit %.0f docs/s (%.1f%% of raw publish %.0f",
 		f.cpuUS, f.e2e, f.e2eFrac(), f.rawAll, f.submit, f.submitFrac(), f.rawPublish)
+	if f.rawNear > 0 {
+		s += fmt.Sprintf("; %.1f%% of %.0f next to it", f.submitNearFrac(), f.rawNear)
+	}
+	return s + ")"
 }
 
 var figureLines = []struct {
@@ -164,6 +179,7 @@ var figureLines = []struct {
 	{regexp.MustCompile(`end to end \(pull, extract, audit, ack\):\s+([0-9.]+)`), func(f *figures, v float64) { f.e2e = v }},
 	{regexp.MustCompile(`worker CPU per document:\s+([0-9.]+)`), func(f *figures, v float64) { f.cpuUS = v }},
 	{regexp.MustCompile(`raw JetStream publish:\s+([0-9.]+)`), func(f *figures, v float64) { f.rawPublish = v }},
+	{regexp.MustCompile(`raw JetStream publish next to submit:\s+([0-9.]+)`), func(f *figures, v float64) { f.rawNear = v }},
 	{regexp.MustCompile(`raw JetStream publish\+consume\+ack:\s+([0-9.]+)`), func(f *figures, v float64) { f.rawAll = v }},
 }
 

@@ -39,6 +39,7 @@ import (
 
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/cli"
+	"github.com/extractq/extractq/internal/cpustat"
 	"github.com/extractq/extractq/internal/e2e/fleettest"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/submit"
@@ -58,6 +59,7 @@ func main() {
 	flag.IntVar(&o.cluster, "cluster", 0, "start this many embedded NATS servers clustered, streams replicated on all (0: one server)")
 	flag.IntVar(&o.workers, "workers", 1, "worker processes, each with the pool's concurrency")
 	flag.BoolVar(&o.raw, "raw", true, "measure raw JetStream too (a scale run may skip it)")
+	flag.BoolVar(&o.submitOnly, "submit-only", false, "measure submit and raw publish only: no worker, no end to end (for submit at a million documents)")
 	flag.DurationVar(&o.rssEvery, "rss-every", 0, "sample the workers' RSS this often and print the series (0: only the peak)")
 	compare := flag.String("compare", "", "git revision to compare the working tree with: builds both, interleaves their runs, prints ratios")
 	rounds := flag.Int("rounds", 3, "with -compare: rounds of one run each")
@@ -78,7 +80,7 @@ func main() {
 
 type options struct {
 	cluster, workers                       int
-	raw                                    bool
+	raw, submitOnly                        bool
 	rssEvery                               time.Duration
 	docs, conc                             int
 	natsURL, profile, logLevel, profileDir string
@@ -91,7 +93,10 @@ type result struct {
 	cpu                      time.Duration
 	maxRSS                   int64 // KiB
 	calls                    int64
-	rawPublish, rawAll       float64 // msgs/s
+	rawPublish, rawAll       float64       // msgs/s
+	rawNearSubmit            float64       // msgs/s, raw publish just before and after submit (mean)
+	rawNearCPU               time.Duration // CPU of this process per raw publish next to submit (mean)
+	submitCPU, submitPGCPU   time.Duration // CPU of this process (submit and the embedded NATS server) and of the audit database's backends during submit
 	msgSize                  int
 	natsIn, natsOut, pgXacts int64 // -1: not counted
 	logLines                 int
@@ -110,6 +115,16 @@ func (r result) print(o options) {
 	}
 	fmt.Printf("fleet benchmark: %d documents, %d worker process(es) of pool concurrency %d, simulator %q at zero latency, NATS %s, worker log level %s\n", o.docs, o.workers, o.conc, r.profileName, r.natsURL, o.logLevel)
 	fmt.Printf("  submit (store in Postgres + publish):  %8.0f docs/s  (%s)\n", n/r.submit.Seconds(), r.submit.Round(time.Millisecond))
+	if o.raw {
+		fmt.Printf("  raw JetStream publish next to submit:  %8.0f msgs/s (%d-byte messages, same server, mean of a run just before and one just after submit)\n", r.rawNearSubmit, r.msgSize)
+		fmt.Printf("  submit ÷ raw publish next to it:       %8.1f %%\n", 100*n/r.submit.Seconds()/r.rawNearSubmit)
+		fmt.Printf("  raw publish CPU per message:           %8.1f µs    (this process: client and the embedded NATS server)\n", float64(r.rawNearCPU.Nanoseconds())/1e3/n)
+	}
+	fmt.Printf("  submit CPU per document:               %8.1f µs    (this process: submit and the embedded NATS server) + %.1f µs in Postgres (the audit database's backends)\n",
+		float64(r.submitCPU.Nanoseconds())/1e3/n, float64(r.submitPGCPU.Nanoseconds())/1e3/n)
+	if o.submitOnly {
+		return
+	}
 	fmt.Printf("  end to end (pull, extract, audit, ack): %8.0f docs/s  (%s, %d simulator calls)\n", n/r.e2e.Seconds(), r.e2e.Round(time.Millisecond), r.calls)
 	fmt.Printf("  worker CPU per document:               %8.0f µs    (%s user+sys over %d documents)\n", float64(r.cpu.Microseconds())/n, r.cpu.Round(time.Millisecond), o.docs)
 	if o.raw {
@@ -232,10 +247,23 @@ func run(o options) (r result, err error) {
 		docs[i] = submit.Doc{ID: fmt.Sprintf("doc-%07d", i), Source: "bench", Text: d}
 	}
 	r.msgSize = r.msgSize/n + 400 // the envelope around the text
+	var rawBefore float64
+	if o.raw {
+		c0 := cpustat.Self()
+		if rawBefore, _, err = rawJetStream(ctx, js, n, r.msgSize, false); err != nil {
+			return r, err
+		}
+		r.rawNearCPU = cpustat.Self() - c0
+	}
 	stopProfile, err := startSubmitProfile(o.profileDir)
 	if err != nil {
 		return r, err
 	}
+	pgCPU0, err := cpustat.Backends(ctx, st.Pool())
+	if err != nil {
+		return r, err
+	}
+	cpu0 := cpustat.Self()
 	t0 := time.Now()
 	sum, err := sub.Submit(ctx, job, func(fn func(submit.Doc) error) error {
 		for _, d := range docs {
@@ -246,6 +274,10 @@ func run(o options) (r result, err error) {
 		return nil
 	}, nil)
 	r.submit = time.Since(t0)
+	r.submitCPU = cpustat.Self() - cpu0
+	if r.submitPGCPU, err = cpustat.Since(ctx, st.Pool(), pgCPU0); err != nil {
+		return r, err
+	}
 	if perr := stopProfile(); perr != nil {
 		return r, perr
 	}
@@ -254,6 +286,18 @@ func run(o options) (r result, err error) {
 	}
 	if sum.Queued != n {
 		return r, fmt.Errorf("submit queued %d of %d: %+v", sum.Queued, n, sum.Rejected)
+	}
+	if o.raw {
+		c0 := cpustat.Self()
+		rawAfter, _, err := rawJetStream(ctx, js, n, r.msgSize, false)
+		if err != nil {
+			return r, err
+		}
+		r.rawNearCPU = (r.rawNearCPU + cpustat.Self() - c0) / 2
+		r.rawNearSubmit = (rawBefore + rawAfter) / 2
+	}
+	if o.submitOnly {
+		return r, nil
 	}
 
 	// Worker process.
@@ -358,7 +402,7 @@ func run(o options) (r result, err error) {
 	}
 
 	// Raw JetStream, same server, same message sizes.
-	r.rawPublish, r.rawAll, err = rawJetStream(ctx, js, n, r.msgSize)
+	r.rawPublish, r.rawAll, err = rawJetStream(ctx, js, n, r.msgSize, true)
 	return r, err
 }
 
@@ -481,9 +525,10 @@ func startSubmitProfile(dir string) (stop func() error, err error) {
 }
 
 // rawJetStream publishes n messages of size bytes to a scratch work-queue
-// stream (publish), then consumes and acks them with a pull consumer,
-// returning messages per second of the publish phase and of both phases.
-func rawJetStream(ctx context.Context, js jetstream.JetStream, n, size int) (publish, all float64, err error) {
+// stream (publish), then, if consume, consumes and acks them with a pull
+// consumer, returning messages per second of the publish phase and of both
+// phases.
+func rawJetStream(ctx context.Context, js jetstream.JetStream, n, size int, consume bool) (publish, all float64, err error) {
 	s, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "BENCH_RAW", Subjects: []string{"bench.raw"}, Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage})
 	if err != nil {
 		return 0, 0, err
@@ -503,6 +548,9 @@ func rawJetStream(ctx context.Context, js jetstream.JetStream, n, size int) (pub
 		return 0, 0, errors.New("raw publish: acks did not arrive within a minute")
 	}
 	publish = float64(n) / time.Since(start).Seconds()
+	if !consume {
+		return publish, 0, nil
+	}
 	c, err := s.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: "raw", AckPolicy: jetstream.AckExplicitPolicy})
 	if err != nil {
 		return 0, 0, err

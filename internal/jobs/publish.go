@@ -3,12 +3,12 @@ package jobs
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -47,6 +47,7 @@ type Publisher struct {
 	docs        *Documents
 	inlineLimit int
 	maxDocument int64
+	lastPool    atomic.Pointer[poolSubject] // see subject
 }
 
 // NewPublisher returns a Publisher on js; EnsureStreams must have run.
@@ -79,10 +80,19 @@ func (p *Publisher) Message(ctx context.Context, env *Envelope, text string) (*n
 	if err := p.CheckSize(text); err != nil {
 		return nil, err
 	}
-	if err := ValidatePool(env.Pool); err != nil {
+	env.Seal(text)
+	return p.SealedMessage(ctx, env, text)
+}
+
+// SealedMessage is Message for an envelope whose derived fields (V,
+// DocumentHash, JobID) are already set, as Seal sets them: a submitter that
+// hashed the text for its audit lookups does not hash it again. The caller
+// has checked the size (CheckSize).
+func (p *Publisher) SealedMessage(ctx context.Context, env *Envelope, text string) (*nats.Msg, error) {
+	subject, err := p.subject(env.Pool)
+	if err != nil {
 		return nil, err
 	}
-	id := env.Seal(text)
 	env.Text, env.TextRef = "", nil
 	if len(text) > p.inlineLimit {
 		ref, err := p.docs.Put(ctx, env.DocumentHash, text)
@@ -93,16 +103,32 @@ func (p *Publisher) Message(ctx context.Context, env *Envelope, text string) (*n
 	} else {
 		env.Text = text
 	}
-	body, err := json.Marshal(env)
+	body, err := appendEnvelope(make([]byte, 0, len(env.Text)+len(env.Metadata)+512), env)
 	if err != nil {
 		return nil, fmt.Errorf("encode job %s: %w", env.JobID, err)
 	}
-	msg := nats.NewMsg(JobSubject(env.Pool))
-	msg.Data = body
-	msg.Header.Set(jetstream.MsgIDHeader, id)
+	// The header is built by hand: the key is canonical already, and
+	// nats.NewMsg and Header.Set would canonicalise it for every job.
+	msg := &nats.Msg{Subject: subject, Data: body, Header: nats.Header{jetstream.MsgIDHeader: []string{env.JobID}}}
 	tracing.Inject(ctx, msg.Header) // the worker's job span continues the submitter's trace
 	return msg, nil
 }
+
+// subject validates pool (ValidatePool) and returns its job subject,
+// remembering the last pool: a submission's jobs all have the same one.
+func (p *Publisher) subject(pool string) (string, error) {
+	if last := p.lastPool.Load(); last != nil && last.pool == pool {
+		return last.subject, nil
+	}
+	if err := ValidatePool(pool); err != nil {
+		return "", err
+	}
+	last := &poolSubject{pool: pool, subject: JobSubject(pool)}
+	p.lastPool.Store(last)
+	return last.subject, nil
+}
+
+type poolSubject struct{ pool, subject string }
 
 // PublishAsync queues a job without waiting for the server's ack; it blocks
 // while the JetStream context's pending-ack bound is reached.

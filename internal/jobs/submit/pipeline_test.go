@@ -90,3 +90,30 @@ func TestSubmitStoresEachBatchBeforePublishingIt(t *testing.T) {
 		t.Errorf("%d jobs on the stream, want %d", n, len(in))
 	}
 }
+
+// TestSubmitCancelStopsThePipeline: cancelling the context while batches
+// are on their way returns the context's error, and every batch the summary
+// counts as queued is on the stream.
+func TestSubmitCancelStopsThePipeline(t *testing.T) {
+	e := setup(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	in := docs(30)
+	sum, err := e.sub.Submit(ctx, e.job(e.v1), func(fn func(submit.Doc) error) error {
+		for i, d := range in {
+			if i == 10 {
+				cancel()
+			}
+			if err := fn(d); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, nil)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if n := e.msgs(t, jobs.JobsStream); sum.Queued > int(n) || sum.Queued > 10 {
+		t.Errorf("%d counted queued, %d on the stream, 10 read before the cancel", sum.Queued, n)
+	}
+}

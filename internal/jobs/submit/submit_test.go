@@ -40,7 +40,7 @@ func setup(t *testing.T) *env {
 	return e
 }
 
-func (e *env) register(t *testing.T, body string) jobs.SchemaRef {
+func (e *env) register(t testing.TB, body string) jobs.SchemaRef {
 	sc, err := schema.Compile([]byte(body))
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,150 @@
+package jobs
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// appendEnvelope appends env encoded as json.Marshal encodes it, byte for
+// byte (TestAppendEnvelopeIsJSONMarshal), without reflection for the
+// fields every job has: submit encodes one envelope per document. The
+// fields a plain text job leaves empty (text_ref, metadata, original,
+// pages, scanned, options) are encoded by json.Marshal when set.
+func appendEnvelope(dst []byte, env *Envelope) ([]byte, error) {
+	dst = append(dst, `{"v":`...)
+	dst = strconv.AppendInt(dst, int64(env.V), 10)
+	dst = appendStringField(dst, "job_id", env.JobID)
+	if env.Run != "" {
+		dst = appendStringField(dst, "run", env.Run)
+	}
+	dst = appendStringField(dst, "document_id", env.DocumentID)
+	dst = appendStringField(dst, "document_hash", env.DocumentHash)
+	if env.Text != "" {
+		dst = appendStringField(dst, "text", env.Text)
+	}
+	var err error
+	if env.TextRef != nil {
+		dst, err = appendValueField(dst, "text_ref", env.TextRef, err)
+	}
+	if len(env.Metadata) > 0 {
+		dst, err = appendValueField(dst, "metadata", env.Metadata, err)
+	}
+	if env.Original != nil {
+		dst, err = appendValueField(dst, "original", env.Original, err)
+	}
+	if env.OriginalHash != "" {
+		dst = appendStringField(dst, "original_hash", env.OriginalHash)
+	}
+	if env.Reader != "" {
+		dst = appendStringField(dst, "reader", env.Reader)
+	}
+	if len(env.Pages) > 0 {
+		dst, err = appendValueField(dst, "pages", env.Pages, err)
+	}
+	if len(env.Scanned) > 0 {
+		dst, err = appendValueField(dst, "scanned", env.Scanned, err)
+	}
+	dst = append(dst, `,"schema":{"name":`...)
+	dst = appendJSONString(dst, env.Schema.Name)
+	dst = append(dst, `,"version":`...)
+	dst = strconv.AppendInt(dst, int64(env.Schema.Version), 10)
+	dst = appendStringField(dst, "fingerprint", env.Schema.Fingerprint)
+	dst = append(dst, '}')
+	dst = appendStringField(dst, "provider", env.Provider)
+	dst = appendStringField(dst, "model", env.Model)
+	dst = appendStringField(dst, "pool", env.Pool)
+	if env.Options != (Options{}) {
+		dst, err = appendValueField(dst, "options", env.Options, err)
+	}
+	if t := env.SubmittedAt; t.Location() == time.UTC && t.Year() >= 0 && t.Year() <= 9999 {
+		dst = append(dst, `,"submitted_at":"`...)
+		dst = t.AppendFormat(dst, time.RFC3339Nano)
+		dst = append(dst, '"')
+	} else {
+		dst, err = appendValueField(dst, "submitted_at", t, err)
+	}
+	if env.Resubmission != "" {
+		dst = appendStringField(dst, "resubmission", env.Resubmission)
+	}
+	return append(dst, '}'), err
+}
+
+// appendStringField appends `,"name":` and s as a JSON string.
+func appendStringField(dst []byte, name, s string) []byte {
+	dst = append(dst, ',', '"')
+	dst = append(dst, name...)
+	dst = append(dst, '"', ':')
+	return appendJSONString(dst, s)
+}
+
+// appendValueField appends `,"name":` and v as json.Marshal encodes it,
+// keeping the first error.
+func appendValueField(dst []byte, name string, v any, err error) ([]byte, error) {
+	b, merr := json.Marshal(v)
+	if merr != nil && err == nil {
+		err = fmt.Errorf("json: field %s: %w", name, merr)
+	}
+	dst = append(dst, ',', '"')
+	dst = append(dst, name...)
+	dst = append(dst, '"', ':')
+	return append(dst, b...), err
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s quoted as encoding/json quotes a string (it
+// escapes HTML's <, > and &, control characters, U+2028 and U+2029, and
+// replaces invalid UTF-8 with U+FFFD).
+func appendJSONString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '\\', '"':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		c, size := utf8.DecodeRuneInString(s[i:])
+		if c == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if c == '\u2028' || c == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
