@@ -278,9 +278,9 @@ func (s *Store) PutDocument(ctx context.Context, d Document) error {
 // there is none.
 func (s *Store) Document(ctx context.Context, id string) (*Document, error) {
 	var d Document
-	var meta []byte
-	err := s.pool.QueryRow(ctx, "SELECT id, content_hash, source, metadata, body FROM documents WHERE id = $1", id).
-		Scan(&d.ID, &d.Hash, &d.Source, &meta, &d.Text)
+	var meta, pages []byte
+	err := s.pool.QueryRow(ctx, "SELECT id, content_hash, source, metadata, body, pages FROM documents WHERE id = $1", id).
+		Scan(&d.ID, &d.Hash, &d.Source, &meta, &d.Text, &pages)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("audit: document %q is not stored: %w", id, ErrNotFound)
 	}
@@ -288,6 +288,11 @@ func (s *Store) Document(ctx context.Context, id string) (*Document, error) {
 		return nil, fmt.Errorf("audit: read document %q: %w", id, err)
 	}
 	d.Metadata = meta
+	if len(pages) > 0 {
+		if err := json.Unmarshal(pages, &d.Pages); err != nil {
+			return nil, fmt.Errorf("audit: pages of document %q: %w", id, err)
+		}
+	}
 	return &d, nil
 }
 

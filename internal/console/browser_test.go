@@ -329,6 +329,18 @@ func TestBrowserResubmitDeadLetter(t *testing.T) {
 		chromedp.ScrollIntoView(css(`.box.sources`)),
 		shot("10-document-pages.png"),
 	)
+	// The text shows where each page starts, and a source's page number
+	// links there.
+	if mark := value("the text's second page mark", chromedp.Text(css(`#document-text #page-2`))); !strings.EqualFold(mark, "page 2") {
+		t.Errorf("the document text marks %q where page 2 starts, want \"page 2\"", mark)
+	}
+	link, err := chromedp.Run(ctx, chromedp.AttributeValue(css(`.box.sources tbody tr:first-child a[href^="#page-"]`), "href"))
+	if err != nil {
+		t.Fatalf("a source's page link: %v", err)
+	}
+	if href := link.Value; href != "#page-"+strconv.Itoa(src.Page) {
+		t.Errorf("the first source's page links to %q, want #page-%d", href, src.Page)
+	}
 	row := value("the first source's row", chromedp.Text(css(`.box.sources tbody tr:first-child`)))
 	if !strings.Contains(row, src.Field) || !strings.Contains(row, strconv.Itoa(src.Page)) || !strings.Contains(row, src.Snippet) {
 		t.Errorf("first source row reads %q, want %s on page %d with %q", row, src.Field, src.Page, src.Snippet)

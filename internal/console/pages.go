@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/fleetview"
@@ -184,9 +185,11 @@ func (s *Server) runPage(ctx context.Context, w http.ResponseWriter, r *http.Req
 }
 
 type documentData struct {
-	ID          string
-	Doc         *audit.Document
-	Text        string
+	ID  string
+	Doc *audit.Document
+	// Pages is the stored text cut at its pages (one part, numbered 0, for
+	// a text without pages), at most maxDocumentChars in all.
+	Pages       []textPage
 	Truncated   bool
 	Jobs        []audit.JobInfo
 	Results     []audit.ResultInfo
@@ -213,10 +216,7 @@ func (s *Server) document(w http.ResponseWriter, r *http.Request) {
 	}
 	d := documentData{ID: id, Doc: h.Document, Jobs: h.Jobs, Results: h.Results, DeadLetters: h.DeadLetters}
 	if h.Document != nil {
-		d.Text = h.Document.Text
-		if r := []rune(d.Text); len(r) > maxDocumentChars {
-			d.Text, d.Truncated = string(r[:maxDocumentChars]), true
-		}
+		d.Pages, d.Truncated = splitPages(h.Document.Text, h.Document.Pages, maxDocumentChars)
 	}
 	identity := map[string]string{} // job → model identity, variant included
 	for _, j := range h.Jobs {
@@ -333,4 +333,60 @@ func (s *Server) letter(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.render(w, r, http.StatusOK, "letter", d)
+}
+
+// textPage is a part of a document's text as the document page shows it:
+// N is its page number, 0 for a text without pages.
+type textPage struct {
+	N    int
+	Text string
+}
+
+// splitPages cuts text at the starts of its pages (byte ranges, as the
+// reader recorded them; what lies between two pages stays with the page
+// before), keeping at most maxRunes runes in all. Ranges that do not fit
+// the text (out of order, past its end, inside a character) leave it one
+// part: the text is shown whole rather than cut in the wrong places.
+func splitPages(text string, pages []audit.PageRange, maxRunes int) (parts []textPage, truncated bool) {
+	prev := 0
+	for _, p := range pages {
+		if p[0] < prev || p[0] > p[1] || p[1] > len(text) || (p[0] < len(text) && !utf8.RuneStart(text[p[0]])) {
+			pages = nil
+			break
+		}
+		prev = p[0]
+	}
+	if len(pages) == 0 {
+		parts = []textPage{{Text: text}}
+	} else {
+		for i, p := range pages {
+			start, end := p[0], len(text)
+			if i == 0 {
+				start = 0
+			}
+			if i+1 < len(pages) {
+				end = pages[i+1][0]
+			}
+			parts = append(parts, textPage{N: i + 1, Text: text[start:end]})
+		}
+	}
+	left := maxRunes
+	for i := range parts {
+		n := utf8.RuneCountInString(parts[i].Text)
+		if n <= left {
+			left -= n
+			continue
+		}
+		cut := 0
+		for range left {
+			_, size := utf8.DecodeRuneInString(parts[i].Text[cut:])
+			cut += size
+		}
+		if cut == 0 {
+			return parts[:i], true
+		}
+		parts[i].Text = parts[i].Text[:cut]
+		return parts[:i+1], true
+	}
+	return parts, false
 }
