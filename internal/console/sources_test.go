@@ -50,10 +50,16 @@ func TestPagesOnDocumentAndLetterPages(t *testing.T) {
 		t.Errorf("%d sources listed, the audit has %d", n, len(list))
 	}
 	for _, f := range list {
-		row := `<td class="mono">` + html.EscapeString(f.Field) + `</td><td class="num">` + strconv.Itoa(f.Page) + `</td><td class="num">` +
+		row := `<td class="mono">` + html.EscapeString(f.Field) + `</td><td class="num"><a href="#page-` + strconv.Itoa(f.Page) + `">` + strconv.Itoa(f.Page) + `</a></td><td class="num">` +
 			strconv.Itoa(f.Start) + "–" + strconv.Itoa(f.End) + `</td><td class="snippet">` + html.EscapeString(f.Snippet) + "</td>"
 		if !strings.Contains(table, row) {
 			t.Errorf("source %s not shown as %s", f.Field, row)
+		}
+	}
+	// The text marks each page's start, which the page numbers link to.
+	for _, n := range []string{"1", "2"} {
+		if !strings.Contains(body, `<span class="pagebreak" id="page-`+n+`">page `+n+`</span>`) {
+			t.Errorf("the document text does not mark page %s:\n%s", n, section(t, body, `id="document-text"`, "</pre>"))
 		}
 	}
 	if _, plain, _ := c.get("/document?id=" + url.QueryEscape(fx.faultyIDs[0])); strings.Contains(plain, `class="box sources"`) {
