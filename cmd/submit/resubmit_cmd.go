@@ -144,7 +144,7 @@ func printResubmit(out, errw io.Writer, sum fleet.Resubmitted, asJSON bool) {
 // once more when the jobs queued into it are final.
 func printSealed(out io.Writer, runs []fleet.SealedRun) {
 	for _, r := range runs {
-		fmt.Fprintf(out, "run %s: %d queued, generation %d (its done event comes again once they are final)\n", termsafe.String(r.Run), r.Queued, r.Generation)
+		fmt.Fprintf(out, "run %s: %d queued, done generation %d (announced once they are final)\n", termsafe.String(r.Run), r.Queued, r.Generation)
 	}
 }
 
