@@ -112,16 +112,28 @@ func StartCluster(tb testing.TB, n int) *Cluster {
 	}
 	// A meta leader is elected by two of three; placing a stream on three
 	// replicas needs every server known to it with its stats, which come
-	// later: wait for those, or creating an R3 stream right after start
-	// fails with "no suitable peers for placement".
+	// later, and a route dropped as a duplicate in the first moments
+	// (both ends solicit) forgets a server's stats until it sends them
+	// again: wait until the leader has known all of them for a second on
+	// end, or creating an R3 stream right after start fails with "no
+	// suitable peers for placement".
+	const settle = time.Second
 	deadline := time.Now().Add(30 * time.Second)
-	for !c.allPeersKnown(n) {
-		if time.Now().After(deadline) {
-			tb.Fatalf("the embedded JetStream cluster had no meta leader that knows all %d servers within 30s", n)
+	var since time.Time // when the leader last came to know them all
+	for {
+		switch {
+		case !c.allPeersKnown(n):
+			since = time.Time{}
+		case since.IsZero():
+			since = time.Now()
+		case time.Since(since) >= settle:
+			return c
 		}
-		time.Sleep(50 * time.Millisecond)
+		if time.Now().After(deadline) {
+			tb.Fatalf("the embedded JetStream cluster had no meta leader that knew all %d servers for %s on end within 30s", n, settle)
+		}
+		time.Sleep(25 * time.Millisecond)
 	}
-	return c
 }
 
 // Crash takes server s down as a crash or a lost machine would: its
