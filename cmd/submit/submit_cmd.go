@@ -47,7 +47,7 @@ func (c *conn) register(cmd *cobra.Command) {
 	c.AddDatabaseFlag(cmd, true)
 	cmd.PersistentFlags().IntVar(&c.maxPending, "max-pending", 256, "publishes awaiting the server's ack at once")
 	cli.DurationVar(cmd.PersistentFlags(), &c.stallTimeout, "stall-timeout", submit.DefaultStallTimeout,
-		"fail (exit 3) when NATS acks no publish for this long; slow acks never fail (raise it on a heavily loaded server)")
+		"give up when NATS acks no publish for this long (a stall; slow acks never fail a submission): raise it against a heavily loaded server")
 }
 
 // clientOptions are the fleet client's options the shared flags set.
