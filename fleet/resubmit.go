@@ -102,9 +102,9 @@ type PageChanges struct {
 
 // Resubmit queues dead letters, outdated documents or documents an older
 // reader read again. Running it twice queues nothing twice. The runs it
-// queues into are counted and sealed as Submit's are (Resubmitted.Runs). A document
-// that could not be queued is a Rejection; the error stops the whole
-// resubmission.
+// queues into count its jobs and are sealed, as the submit command's are
+// (Resubmitted.Runs). A document that could not be queued is a Rejection;
+// the error stops the whole resubmission.
 func (c *Client) Resubmit(ctx context.Context, r Resubmission) (Resubmitted, error) {
 	if _, err := Readers(r.Reader); err != nil {
 		return Resubmitted{}, &JobError{Field: "Reader", Err: err}
