@@ -109,6 +109,9 @@ func (c *Client) Resubmit(ctx context.Context, r Resubmission) (Resubmitted, err
 	if _, err := Readers(r.Reader); err != nil {
 		return Resubmitted{}, &JobError{Field: "Reader", Err: err}
 	}
+	if !r.FromDLQ && !r.Reread && r.Run == "" {
+		r.Run = fmt.Sprintf("resubmit-%s-v%d", r.Schema, r.ToVersion)
+	}
 	sum, err := c.sub.Resubmit(ctx, c.store, submit.ResubmitRequest{
 		FromDLQ: r.FromDLQ, Run: r.Run, Schema: r.Schema, ToVersion: r.ToVersion, IncludeFailed: r.IncludeFailed,
 		Provider: r.Provider, Options: r.Options.internal(), Reread: r.Reread, Reader: r.Reader, Password: r.Password,

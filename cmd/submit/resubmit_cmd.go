@@ -67,9 +67,6 @@ Example:
 			if req.ToVersion > 0 && req.Schema == "" {
 				return cli.Usage(errors.New("--to-version needs --schema NAME"))
 			}
-			if !req.FromDLQ && !req.Reread && req.Run == "" {
-				req.Run = fmt.Sprintf("resubmit-%s-v%d", req.Schema, req.ToVersion)
-			}
 			sess, err := c.open(cmd.Context())
 			if err != nil {
 				return err

@@ -43,7 +43,7 @@ func (s *Submitter) publishCounted(ctx context.Context, rc *runCounts, items []i
 	seen := map[string]bool{}
 	for _, it := range items {
 		run := it.env.Run
-		if _, ok := rc.queued[run]; ok || seen[run] {
+		if _, ok := rc.queued[run]; ok || seen[run] || run == "" {
 			continue
 		}
 		seen[run] = true
@@ -60,6 +60,9 @@ func (s *Submitter) publishCounted(ctx context.Context, rc *runCounts, items []i
 			continue
 		}
 		run := it.env.Run
+		if run == "" { // a job of no run (an old letter): nothing awaits it
+			continue
+		}
 		if _, ok := rc.queued[run]; !ok {
 			rc.queued[run] = 0
 			rc.order = append(rc.order, run)
