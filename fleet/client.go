@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
@@ -55,6 +56,7 @@ type ClientOption func(*clientConfig)
 
 type clientConfig struct {
 	maxPending  int
+	stall       time.Duration
 	publish     []jobs.PublishOption
 	warn        func(error)
 	natsOptions []nats.Option
@@ -65,6 +67,14 @@ type clientConfig struct {
 // jetstream.WithPublishAsyncMaxPending to jetstream.New instead.
 func WithMaxPending(n int) ClientOption {
 	return func(c *clientConfig) { c.maxPending = max(1, n) }
+}
+
+// WithStallTimeout sets how long Submit and Resubmit may go without a
+// single publish ack from NATS before they fail (default 30 s; d <= 0
+// keeps the default). Slow acks never fail them: at the pending limit
+// they wait. Raise it against a server so loaded that it can pause longer.
+func WithStallTimeout(d time.Duration) ClientOption {
+	return func(c *clientConfig) { c.stall = d }
 }
 
 // WithInlineLimit sends documents larger than n bytes through the object
@@ -94,7 +104,7 @@ func WithNATSOptions(o ...nats.Option) ClientOption {
 }
 
 func newConfig(opts []ClientOption) clientConfig {
-	c := clientConfig{maxPending: 256, warn: func(error) {}}
+	c := clientConfig{maxPending: 256, stall: submit.DefaultStallTimeout, warn: func(error) {}}
 	for _, o := range opts {
 		o(&c)
 	}
@@ -149,7 +159,7 @@ func NewClient(js jetstream.JetStream, db *pgxpool.Pool, opts ...ClientOption) *
 }
 
 func newClient(js jetstream.JetStream, store *audit.Store, cfg clientConfig) *Client {
-	return &Client{js: js, store: store, sub: submit.New(js, store, submit.WithPublisher(cfg.publish...)), warn: cfg.warn}
+	return &Client{js: js, store: store, sub: submit.New(js, store, submit.WithPublisher(cfg.publish...), submit.WithStallTimeout(cfg.stall)), warn: cfg.warn}
 }
 
 // Close releases the connections Dial opened; a NewClient's are left to

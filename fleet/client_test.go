@@ -2,8 +2,15 @@ package fleet_test
 
 import (
 	"errors"
+	"io"
+	"net"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/extractq/extractq/fleet"
 	"github.com/extractq/extractq/fleet/fleettest"
@@ -77,4 +84,84 @@ func TestClientErrors(t *testing.T) {
 	if _, err := c.Resubmit(t.Context(), fleet.Resubmission{Reread: true, Reader: "nosuchformat"}); !errors.Is(err, fleet.ErrBadJob) {
 		t.Errorf("a re-read of an unknown format: %v, want ErrBadJob", err)
 	}
+}
+
+// TestClientStallTimeout: WithStallTimeout reaches the publishing. Every
+// reply of the server reaches the client a second late (a loaded or far
+// server): the connection, the stream check and the schema's registration
+// wait it out, and the publishing, which the default 30 s would also
+// wait out, fails after 200 ms without an ack, naming the limit.
+func TestClientStallTimeout(t *testing.T) {
+	t.Parallel()
+	f := fleettest.Start(t)
+	slow := delayedReplies(t, f.NATSURL, time.Second)
+	c, err := fleet.Dial(t.Context(), slow, f.DatabaseURL, fleet.WithStallTimeout(200*time.Millisecond),
+		fleet.WithNATSOptions(nats.Timeout(20*time.Second)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	s, err := schema.Compile([]byte(totalSchema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := []fleet.Document{{ID: "a", Text: "total: 1"}, {ID: "b", Text: "total: 2"}}
+	_, err = c.Submit(t.Context(), fleet.Job{Schema: s, SchemaName: "totals", Provider: "fleettest-reader:v1"}, slices.Values(docs))
+	if err == nil || !strings.Contains(err.Error(), "publishing stalled") || !strings.Contains(err.Error(), "200ms") {
+		t.Fatalf("Submit through replies a second late with a 200ms stall timeout: %v, want the publishing stalled after 200ms", err)
+	}
+}
+
+// delayedReplies is a proxy to the NATS server at url that passes what
+// the server sends on delay after it came; it returns the proxy's URL.
+func delayedReplies(t *testing.T, url string, delay time.Duration) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	wg.Go(func() {
+		for {
+			client, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			server, err := net.Dial("tcp", strings.TrimPrefix(url, "nats://"))
+			if err != nil {
+				client.Close()
+				continue
+			}
+			type chunk struct {
+				at time.Time
+				b  []byte
+			}
+			late := make(chan chunk, 1024)
+			wg.Go(func() { _, _ = io.Copy(server, client); server.Close() })
+			wg.Go(func() {
+				defer close(late)
+				for {
+					b := make([]byte, 32<<10)
+					n, err := server.Read(b)
+					if n > 0 {
+						late <- chunk{time.Now(), b[:n]}
+					}
+					if err != nil {
+						return
+					}
+				}
+			})
+			wg.Go(func() {
+				defer client.Close()
+				for c := range late {
+					time.Sleep(time.Until(c.at.Add(delay)))
+					if _, err := client.Write(c.b); err != nil {
+						return
+					}
+				}
+			})
+		}
+	})
+	return "nats://" + ln.Addr().String()
 }

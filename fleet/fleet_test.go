@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"regexp"
 	"slices"
@@ -126,6 +127,22 @@ func TestServeSubmitFollow(t *testing.T) {
 	again, err := c.Submit(t.Context(), fleet.Job{Schema: s, SchemaName: "totals", Provider: "fleettest-reader:v1", Run: "lib"}, slices.Values(docs))
 	if err != nil || again.Queued != 0 || again.AlreadyDone != 3 || again.AlreadyFailed != 1 {
 		t.Errorf("submitting the same documents again: %+v, %v; want nothing queued, 3 already done (1 failed)", again, err)
+	}
+	// A new version of the schema: the documents with a result under the
+	// first are resubmitted into a run of the default name, counted and
+	// sealed there (its done event comes once they are final).
+	s2, err := schema.Compile([]byte(`{"type":"object","properties":{"total":{"type":"number"},"currency":{"type":"string"}},"required":["total"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2, err := c.RegisterSchema(t.Context(), "totals", s2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Resubmit(t.Context(), fleet.Resubmission{Schema: "totals", ToVersion: v2, Provider: "fleettest-reader:v1"})
+	want := fleet.SealedRun{Run: fmt.Sprintf("resubmit-totals-v%d", v2), Queued: 2, Generation: 1}
+	if err != nil || res.Queued != 2 || len(res.Runs) != 1 || res.Runs[0] != want {
+		t.Errorf("resubmit under version %d: %+v, %v; want 2 queued into %+v", v2, res, err, want)
 	}
 }
 

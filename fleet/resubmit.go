@@ -60,6 +60,20 @@ type Resubmitted struct {
 	DryRun     bool        `json:"dry_run"`
 	// Reread counts what a re-read did (Reread only).
 	Reread *Reread `json:"reread,omitempty"`
+	// Runs are the runs jobs were queued into. Each counts them and, once
+	// the whole resubmission was queued, is sealed again: its done event
+	// (extractq.events.<run>.done, and its webhook) comes once more when
+	// every job of the run, these included, is final. None after an error
+	// or a dry run.
+	Runs []SealedRun `json:"runs,omitempty"`
+}
+
+// SealedRun is a run a resubmission queued into: the jobs newly queued
+// (duplicates not counted) and the done generation it sealed.
+type SealedRun struct {
+	Run        string `json:"run"`
+	Queued     int    `json:"queued"`
+	Generation int    `json:"generation"`
 }
 
 // Reread is what a re-read did, beyond Resubmitted's Queued and
@@ -87,12 +101,16 @@ type PageChanges struct {
 }
 
 // Resubmit queues dead letters, outdated documents or documents an older
-// reader read again. Running it twice queues nothing twice. A document
-// that could not be queued is a Rejection; the error stops the whole
-// resubmission.
+// reader read again. Running it twice queues nothing twice. The runs it
+// queues into count its jobs and are sealed, as the submit command's are
+// (Resubmitted.Runs). A document that could not be queued is a Rejection;
+// the error stops the whole resubmission.
 func (c *Client) Resubmit(ctx context.Context, r Resubmission) (Resubmitted, error) {
 	if _, err := Readers(r.Reader); err != nil {
 		return Resubmitted{}, &JobError{Field: "Reader", Err: err}
+	}
+	if !r.FromDLQ && !r.Reread && r.Run == "" {
+		r.Run = fmt.Sprintf("resubmit-%s-v%d", r.Schema, r.ToVersion)
 	}
 	sum, err := c.sub.Resubmit(ctx, c.store, submit.ResubmitRequest{
 		FromDLQ: r.FromDLQ, Run: r.Run, Schema: r.Schema, ToVersion: r.ToVersion, IncludeFailed: r.IncludeFailed,
@@ -101,6 +119,9 @@ func (c *Client) Resubmit(ctx context.Context, r Resubmission) (Resubmitted, err
 	})
 	out := Resubmitted{Selected: sum.Selected, Queued: sum.Queued, Duplicates: sum.Duplicates, Removed: sum.Removed, DryRun: sum.DryRun,
 		Rejected: rejections(sum.Rejected)}
+	for _, r := range sum.Runs {
+		out.Runs = append(out.Runs, SealedRun(r))
+	}
 	if sum.Reread != nil {
 		r := sum.Reread
 		out.Reread = &Reread{Reread: r.Reread, Changed: r.Changed, Unchanged: r.Unchanged, Missing: r.Missing}

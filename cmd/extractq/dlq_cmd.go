@@ -313,4 +313,7 @@ func printDLQResubmit(w io.Writer, sum submit.ResubmitSummary, asJSON bool) {
 		return
 	}
 	fmt.Fprintf(w, "selected %d, queued %d, duplicates skipped %d, removed from the DLQ %d\n", sum.Selected, sum.Queued, sum.Duplicates, sum.Removed)
+	for _, r := range sum.Runs { // reopened: announced done again once these are final
+		fmt.Fprintf(w, "run %s: %d queued, done generation %d (announced once they are final)\n", termsafe.String(r.Run), r.Queued, r.Generation)
+	}
 }

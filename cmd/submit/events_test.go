@@ -17,10 +17,13 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/extractq/extractq/fleet"
+	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/audit/audittest"
 	"github.com/extractq/extractq/internal/cli"
 	"github.com/extractq/extractq/internal/e2e/fleettest"
 	"github.com/extractq/extractq/internal/events"
+	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/webhook"
 )
 
@@ -124,41 +127,10 @@ func TestReattachHidesWebhookCredentials(t *testing.T) {
 func TestSubmitWithoutWaitIsAnnouncedOnce(t *testing.T) {
 	ctx := context.Background()
 	st, js := fleetEnv(t)
-	t.Setenv("EXTRACTQ_WEBHOOK_SECRET", "hook-secret")
-	if err := events.Ensure(ctx, js, 1); err != nil {
-		t.Fatal(err)
-	}
 	startWorker(t, st, js)
-	sweeper := &events.Sweeper{Store: st, JS: js, ID: "worker-1", Secret: []byte("hook-secret"), Every: 100 * time.Millisecond}
-	sctx, stopSweeper := context.WithCancel(ctx)
-	swept := make(chan struct{})
-	go func() { defer close(swept); _ = sweeper.Run(sctx) }()
-	defer func() { stopSweeper(); <-swept }()
-
-	var mu sync.Mutex
-	var bodies []events.Event
-	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		if webhook.Verify([]byte("hook-secret"), r.Header.Get(webhook.HeaderSignature), r.Header.Get(webhook.HeaderTimestamp), body, time.Now(), time.Minute) != nil ||
-			r.URL.Query().Get("token") != "tok-hidden" {
-			w.WriteHeader(http.StatusUnauthorized)
-			return
-		}
-		var e events.Event
-		_ = json.Unmarshal(body, &e)
-		mu.Lock()
-		bodies = append(bodies, e)
-		mu.Unlock()
-	}))
-	defer receiver.Close()
-	delivered := func() []events.Event {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]events.Event(nil), bodies...)
-	}
+	hookURL, delivered := sweptReceiver(t, st, js)
 
 	schemaFile, docs := invoiceDocs(t)
-	hookURL := receiver.URL + "/hook?token=tok-hidden"
 	submitOnce := func(extra ...string) (string, error) {
 		var out, errb bytes.Buffer
 		cmd := newSubmitCmd()
@@ -176,11 +148,7 @@ func TestSubmitWithoutWaitIsAnnouncedOnce(t *testing.T) {
 	if out, err := submitOnce(); err != nil {
 		t.Fatalf("submit without --wait: %v\n%s", err, out)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for len(delivered()) < 1 && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
-	if got := delivered(); len(got) != 1 || got[0].Total != 3 || got[0].OK != 2 || got[0].Failed != 1 || got[0].Generation != 1 {
+	if got := waitDeliveries(delivered, 1); len(got) != 1 || got[0].Total != 3 || got[0].OK != 2 || got[0].Failed != 1 || got[0].Generation != 1 {
 		t.Fatalf("deliveries %+v, want one done event: 3 jobs, 2 ok, 1 failed", got)
 	}
 
@@ -190,10 +158,7 @@ func TestSubmitWithoutWaitIsAnnouncedOnce(t *testing.T) {
 	if cli.Code(err) != 1 { // c.txt is still a failed document of the run
 		t.Fatalf("submit --wait: exit %d (%v), want 1\n%s", cli.Code(err), err, out)
 	}
-	deadline = time.Now().Add(30 * time.Second)
-	for len(delivered()) < 2 && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitDeliveries(delivered, 2)
 	time.Sleep(500 * time.Millisecond) // a third delivery, if any, would come within a few sweeps
 	got := delivered()
 	if len(got) != 2 || got[1].Total != 4 || got[1].OK != 3 || got[1].Generation != 2 {
@@ -207,6 +172,115 @@ func TestSubmitWithoutWaitIsAnnouncedOnce(t *testing.T) {
 	if err != nil || len(info.State.Subjects) != 1 || info.State.Subjects[events.Subject("nightly", events.KindDone)] != 2 {
 		t.Fatalf("done events on the stream: %+v (%v), want 2", info.State.Subjects, err)
 	}
+}
+
+// TestResubmitReopensTheRun: `submit resubmit --from-dlq` into a run that
+// was announced counts the job it queues into the run before the job
+// runs and seals the run again: a second done event and webhook, once the
+// resubmitted job is final, with the run's counts then (it fails again:
+// four jobs, two failed). Before, the resubmission counted nothing and the
+// run was never announced again.
+func TestResubmitReopensTheRun(t *testing.T) {
+	ctx := t.Context()
+	st, js := fleetEnv(t)
+	startWorker(t, st, js)
+	hookURL, delivered := sweptReceiver(t, st, js)
+	schemaFile, docs := invoiceDocs(t)
+	if code, out, errOut := runSubmitCmd(t, "", "--schema", schemaFile, "--provider", "openai:gpt-4o-mini", "--run", "nightly", "--webhook", hookURL, docs); code != 0 {
+		t.Fatalf("submit: exit %d\n%s%s", code, out, errOut)
+	}
+	if got := waitDeliveries(delivered, 1); len(got) != 1 || got[0].Total != 3 || got[0].Failed != 1 {
+		t.Fatalf("deliveries %+v, want one done event: 3 jobs, 1 failed", got)
+	}
+	// The letter is recorded, then published: resubmit reads the stream.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		s, err := js.Stream(ctx, jobs.DLQStream)
+		must(t, err)
+		info, err := s.Info(ctx)
+		must(t, err)
+		if info.State.Msgs == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d dead letters on %s, want 1", info.State.Msgs, jobs.DLQStream)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	code, out, errOut := runSubmitCmd(t, "", "resubmit", "--from-dlq", "--run", "nightly", "--json")
+	var sum fleet.Resubmitted
+	if code != 0 || json.Unmarshal([]byte(out), &sum) != nil || sum.Queued != 1 ||
+		len(sum.Runs) != 1 || sum.Runs[0] != (fleet.SealedRun{Run: "nightly", Queued: 1, Generation: 2}) {
+		t.Fatalf("resubmit: exit %d, %s%s; want 1 queued into nightly, sealed as generation 2", code, out, errOut)
+	}
+	if d, _, err := st.RunDoneState(ctx, "nightly"); err != nil || d.Jobs != 4 || d.Sealed != 2 {
+		t.Fatalf("run_done after the resubmission: %+v, %v; want 4 jobs counted, sealed twice", d, err)
+	}
+	waitDeliveries(delivered, 2)
+	time.Sleep(500 * time.Millisecond) // a third delivery, if any, would come within a few sweeps
+	got := delivered()
+	if len(got) != 2 || got[1].Total != 4 || got[1].OK != 2 || got[1].Failed != 2 || got[1].Generation != 2 {
+		t.Fatalf("deliveries %+v, want a second one once the resubmitted job is final: 4 jobs, 2 ok, 2 failed, generation 2", got)
+	}
+	// Again: nothing is on the DLQ for the run now but the new letter,
+	// which a dry run only counts; nothing is sealed.
+	code, out, errOut = runSubmitCmd(t, "", "resubmit", "--from-dlq", "--run", "nightly", "--dry-run", "--json")
+	if code != 0 || strings.Contains(out, `"runs"`) {
+		t.Fatalf("dry run: exit %d, %s%s; want no run sealed", code, out, errOut)
+	}
+	if d, _, err := st.RunDoneState(ctx, "nightly"); err != nil || d.Sealed != 2 {
+		t.Fatalf("run_done after a dry run: %+v, %v; want still sealed twice", d, err)
+	}
+}
+
+// sweptReceiver starts a worker's sweeper (every 100 ms, stopped when the
+// test ends) and a webhook receiver that checks each delivery's signature
+// and token; it returns the URL to register (with the token) and the done
+// events delivered so far.
+func sweptReceiver(t *testing.T, st *audit.Store, js jetstream.JetStream) (string, func() []events.Event) {
+	t.Helper()
+	ctx := context.Background()
+	t.Setenv("EXTRACTQ_WEBHOOK_SECRET", "hook-secret")
+	if err := events.Ensure(ctx, js, 1); err != nil {
+		t.Fatal(err)
+	}
+	sweeper := &events.Sweeper{Store: st, JS: js, ID: "worker-1", Secret: []byte("hook-secret"), Every: 100 * time.Millisecond}
+	sctx, stopSweeper := context.WithCancel(ctx)
+	swept := make(chan struct{})
+	go func() { defer close(swept); _ = sweeper.Run(sctx) }()
+	t.Cleanup(func() { stopSweeper(); <-swept })
+
+	var mu sync.Mutex
+	var bodies []events.Event
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if webhook.Verify([]byte("hook-secret"), r.Header.Get(webhook.HeaderSignature), r.Header.Get(webhook.HeaderTimestamp), body, time.Now(), time.Minute) != nil ||
+			r.URL.Query().Get("token") != "tok-hidden" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		var e events.Event
+		_ = json.Unmarshal(body, &e)
+		mu.Lock()
+		bodies = append(bodies, e)
+		mu.Unlock()
+	}))
+	t.Cleanup(receiver.Close)
+	return receiver.URL + "/hook?token=tok-hidden", func() []events.Event {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]events.Event(nil), bodies...)
+	}
+}
+
+// waitDeliveries waits up to 30 s until n done events were delivered.
+func waitDeliveries(delivered func() []events.Event, n int) []events.Event {
+	deadline := time.Now().Add(30 * time.Second)
+	for len(delivered()) < n && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	return delivered()
 }
 
 // A submission that stops half-way has counted what it queued, and does not

@@ -15,6 +15,7 @@ import (
 	"github.com/extractq/extractq/document"
 	"github.com/extractq/extractq/fleet"
 	"github.com/extractq/extractq/internal/cli"
+	"github.com/extractq/extractq/internal/termsafe"
 )
 
 func newResubmitCmd(c *conn) *cobra.Command {
@@ -66,15 +67,12 @@ Example:
 			if req.ToVersion > 0 && req.Schema == "" {
 				return cli.Usage(errors.New("--to-version needs --schema NAME"))
 			}
-			if !req.FromDLQ && !req.Reread && req.Run == "" {
-				req.Run = fmt.Sprintf("resubmit-%s-v%d", req.Schema, req.ToVersion)
-			}
 			sess, err := c.open(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer sess.close()
-			sum, err := fleet.NewClient(sess.js, sess.store.Pool()).Resubmit(cmd.Context(), req)
+			sum, err := fleet.NewClient(sess.js, sess.store.Pool(), c.clientOptions()...).Resubmit(cmd.Context(), req)
 			printResubmit(cmd.OutOrStdout(), cmd.ErrOrStderr(), sum, asJSON)
 			if err != nil {
 				return cli.Failed(err)
@@ -119,6 +117,7 @@ func printResubmit(out, errw io.Writer, sum fleet.Resubmitted, asJSON bool) {
 		fmt.Fprintf(out, "dry run: %d would be %s again\n", sum.Selected, verb)
 		return
 	}
+	defer printSealed(out, sum.Runs)
 	if r := sum.Reread; r != nil {
 		for _, c := range r.Changes {
 			switch {
@@ -136,6 +135,14 @@ func printResubmit(out, errw io.Writer, sum fleet.Resubmitted, asJSON bool) {
 	}
 	fmt.Fprintf(out, "selected %d, queued %d, duplicates skipped %d, removed from the DLQ %d, not resubmitted %d\n",
 		sum.Selected, sum.Queued, sum.Duplicates, sum.Removed, len(sum.Rejected))
+}
+
+// printSealed says which runs were reopened: each announces its done event
+// once more when the jobs queued into it are final.
+func printSealed(out io.Writer, runs []fleet.SealedRun) {
+	for _, r := range runs {
+		fmt.Fprintf(out, "run %s: %d queued, done generation %d (announced once they are final)\n", termsafe.String(r.Run), r.Queued, r.Generation)
+	}
 }
 
 func joinInts(ns []int) string {

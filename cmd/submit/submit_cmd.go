@@ -24,6 +24,7 @@ import (
 	"github.com/extractq/extractq/internal/ingest"
 	"github.com/extractq/extractq/internal/intake"
 	"github.com/extractq/extractq/internal/jobs"
+	"github.com/extractq/extractq/internal/jobs/submit"
 	"github.com/extractq/extractq/internal/ratelimit"
 	"github.com/extractq/extractq/internal/settings"
 	"github.com/extractq/extractq/internal/source/sourcecli"
@@ -37,13 +38,21 @@ import (
 // conn are the connection flags submit and resubmit share.
 type conn struct {
 	cli.Conn
-	maxPending int
+	maxPending   int
+	stallTimeout time.Duration
 }
 
 func (c *conn) register(cmd *cobra.Command) {
 	c.AddNATSFlag(cmd, true)
 	c.AddDatabaseFlag(cmd, true)
 	cmd.PersistentFlags().IntVar(&c.maxPending, "max-pending", 256, "publishes awaiting the server's ack at once")
+	cli.DurationVar(cmd.PersistentFlags(), &c.stallTimeout, "stall-timeout", submit.DefaultStallTimeout,
+		"give up when NATS acks no publish for this long (a stall; slow acks never fail a submission): raise it against a heavily loaded server")
+}
+
+// clientOptions are the fleet client's options the shared flags set.
+func (c *conn) clientOptions(more ...fleet.ClientOption) []fleet.ClientOption {
+	return append([]fleet.ClientOption{fleet.WithStallTimeout(c.stallTimeout)}, more...)
 }
 
 // session is an open NATS connection and audit store.
@@ -56,6 +65,9 @@ type session struct {
 func (c *conn) open(ctx context.Context) (*session, error) {
 	if c.maxPending < 1 {
 		return nil, cli.Usage(fmt.Errorf("--max-pending %d: must be at least 1", c.maxPending))
+	}
+	if c.stallTimeout <= 0 {
+		return nil, cli.Usage(fmt.Errorf("--stall-timeout %s: must be positive", c.stallTimeout))
 	}
 	nc, js, err := c.ConnectNATS(ctx, "extractq-submit", jetstream.WithPublishAsyncMaxPending(c.maxPending))
 	if err != nil {
@@ -294,8 +306,8 @@ func runSubmit(cmd *cobra.Command, c *conn, f *submitFlags, paths []string) erro
 		return err
 	}
 	defer sess.close()
-	client := fleet.NewClient(sess.js, sess.store.Pool(), fleet.WithInlineLimit(f.inlineLimit), fleet.WithMaxDocumentSize(f.in.MaxDocument),
-		fleet.WithWarnings(func(err error) { fmt.Fprintln(errw, "submit: warning:", err) }))
+	client := fleet.NewClient(sess.js, sess.store.Pool(), c.clientOptions(fleet.WithInlineLimit(f.inlineLimit), fleet.WithMaxDocumentSize(f.in.MaxDocument),
+		fleet.WithWarnings(func(err error) { fmt.Fprintln(errw, "submit: warning:", err) }))...)
 	var version int
 	job.Schema, job.SchemaName, version, err = resolveSchema(ctx, client, f.schemaArg, f.schemaName)
 	if cli.WasInterrupted(ctx) {

@@ -83,6 +83,7 @@ func TestSubmitUsage(t *testing.T) {
 		{name: "timeout without wait", args: append(base, "--timeout", "1m", "-"), code: 2, stderr: "--timeout bounds --wait"},
 		{name: "bad duration", args: append(base, "--wait", "--timeout", "soon", "-"), code: 2, stderr: "not a duration"},
 		{name: "NATS unreachable", args: append(base, "--nats-url", "nats://127.0.0.1:1", schemaFile), code: 3, stderr: "cannot reach NATS"},
+		{name: "stall timeout zero", args: append(base, "--stall-timeout", "0s", schemaFile), code: 2, stderr: "--stall-timeout 0s: must be positive"},
 		{name: "bad variant", args: append(base, "--variant", "a b", schemaFile), code: 2, stderr: "--variant"},
 		// The same messages as `extractq extract --chunk` (cmd/extractq's TestExtractCmd).
 		{name: "chunk 0", args: append(base, "--chunk", "0", "-"), code: 2,

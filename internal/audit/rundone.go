@@ -321,3 +321,20 @@ func (l *Lock) Close() {
 	}
 	l.conn, l.held = nil, false
 }
+
+// StartRunCount makes run's count start from the jobs the audit already
+// holds of it (run_totals) when no submission has counted the run: a
+// resubmission into a run whose jobs were never counted (queued before
+// migration 014, or by a library caller that does not count) then awaits
+// its own jobs as well as those. A counted run is left as it is. Call it
+// before queueing into the run, so that none of the new jobs is among
+// those it finds.
+func (s *Store) StartRunCount(ctx context.Context, run string) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO run_done (run, jobs)
+		SELECT $1, coalesce(sum(jobs), 0) FROM run_totals WHERE run = $1
+		ON CONFLICT (run) DO NOTHING`, run)
+	if err != nil {
+		return fmt.Errorf("audit: start counting the jobs of run %q: %w", run, err)
+	}
+	return nil
+}

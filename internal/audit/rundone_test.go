@@ -77,6 +77,41 @@ func TestClaimRunDone(t *testing.T) {
 
 // BenchmarkAddRunJobs is what counting a batch's jobs adds to a submit:
 // one statement per batch of 500 documents.
+// A run no submission counted (queued before migration 014, or by a
+// library caller) starts its count from the jobs the audit holds of it, so
+// that a resubmission into it awaits those too; a counted run keeps its
+// count.
+func TestStartRunCount(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := newTestStore(t)
+	w := newTestWriter(t, s)
+	for _, j := range []string{"a", "b"} {
+		if err := w.Write(ctx, testRecord(j, "d"+j, 1, 1, llm.OutcomeOK)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, step := range []struct {
+		name string
+		do   func() error
+		run  string
+		jobs int64
+	}{
+		{"uncounted run", func() error { return s.StartRunCount(ctx, "run1") }, "run1", 2},
+		{"a resubmitted job", func() error { return s.AddRunJobs(ctx, "run1", 1) }, "run1", 3},
+		{"counted run kept", func() error { return s.StartRunCount(ctx, "run1") }, "run1", 3},
+		{"run without jobs", func() error { return s.StartRunCount(ctx, "new") }, "new", 0},
+	} {
+		if err := step.do(); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		d, ok, err := s.RunDoneState(ctx, step.run)
+		if err != nil || !ok || d.Jobs != step.jobs || d.Sealed != 0 {
+			t.Fatalf("%s: %+v, %v, %v; want %d jobs counted, not sealed", step.name, d, ok, err, step.jobs)
+		}
+	}
+}
+
 func BenchmarkAddRunJobs(b *testing.B) {
 	ctx := context.Background()
 	s := newTestStore(b)

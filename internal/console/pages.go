@@ -15,6 +15,7 @@ import (
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/fleetview"
 	"github.com/extractq/extractq/internal/jobs"
+	"github.com/extractq/extractq/llm"
 )
 
 // runsPerPage is the overview's page of runs.
@@ -284,12 +285,20 @@ type letterData struct {
 	// Places are the pages of the part that failed and the invalid values
 	// of the last answer with their pages and snippets.
 	Places fleetview.LetterPlaces
+	// Publishing: the letter is recorded in the audit and not yet on the
+	// dead-letter stream; Letter is made from the audit (Seq 0).
+	Publishing bool
 }
 
 func (s *Server) letter(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := s.ctx(r)
 	defer cancel()
-	seq, err := strconv.ParseUint(r.URL.Query().Get("seq"), 10, 64)
+	q := r.URL.Query()
+	if job := q.Get("job"); job != "" && (q.Get("seq") == "" || q.Get("seq") == "0") {
+		s.recordedLetter(ctx, w, r, job, q.Get("document"))
+		return
+	}
+	seq, err := strconv.ParseUint(q.Get("seq"), 10, 64)
 	if err != nil {
 		s.fail(w, r, http.StatusBadRequest, "Which dead letter?", "The page needs ?seq= with the letter's sequence number.")
 		return
@@ -313,9 +322,76 @@ func (s *Server) letter(w http.ResponseWriter, r *http.Request) {
 		v.Run, v.Schema, v.Identity = l.Job.Run, fmt.Sprintf("%s v%d", l.Job.Schema.Name, l.Job.Schema.Version), l.Job.Model
 		d.Attempts = append(d.Attempts, v)
 	}
+	d.Text = l.Job.Text
+	s.renderLetter(ctx, w, r, d)
+}
+
+// recordedLetter shows job's dead letter as the audit recorded it. A
+// worker records a letter (sequence 0) before it publishes it to the
+// dead-letter stream (migration 015); the lists link a letter without a
+// sequence here, so that in between the page says it is being published
+// instead of a 404. Once published, it redirects to the letter.
+func (s *Server) recordedLetter(ctx context.Context, w http.ResponseWriter, r *http.Request, job, document string) {
+	h, err := s.cfg.Store.History(ctx, document)
+	if err != nil {
+		s.fail(w, r, http.StatusInternalServerError, "Cannot read the dead letter", err.Error())
+		return
+	}
+	var dl *audit.DeadLetterInfo
+	for i := range h.DeadLetters {
+		if h.DeadLetters[i].JobID == job {
+			dl = &h.DeadLetters[i]
+		}
+	}
+	if dl == nil {
+		s.fail(w, r, http.StatusNotFound, "No such dead letter",
+			fmt.Sprintf("The audit records no dead letter of job %q of document %q.", job, document))
+		return
+	}
+	if dl.Seq > 0 {
+		http.Redirect(w, r, s.cfg.BasePath+"/dlq/letter?seq="+strconv.FormatUint(dl.Seq, 10), http.StatusSeeOther)
+		return
+	}
+	l := &jobs.Letter{Time: dl.CreatedAt}
+	l.Job = jobs.Envelope{JobID: job, DocumentID: dl.DocumentID, Run: dl.Run,
+		Schema: jobs.SchemaRef{Name: dl.SchemaName, Version: dl.SchemaVersion}}
+	l.Reason, l.Source = dl.Reason, "recorded"
+	for _, j := range h.Jobs {
+		if j.JobID == job {
+			l.Job.DocumentHash, l.Job.Schema.Fingerprint = j.ContentHash, j.SchemaFingerprint
+			l.Job.Provider, l.Job.Model, l.Job.Pool = j.Provider, j.Model, j.Pool
+			l.Outcome, l.Deliveries = llm.Outcome(j.Status), j.Deliveries
+		}
+	}
+	// The attempts of the last delivery, as a published letter holds them.
+	var last []audit.AttemptInfo
+	for _, a := range h.Attempts {
+		switch {
+		case a.JobID != job:
+		case len(last) > 0 && a.Delivery > last[0].Delivery:
+			last = []audit.AttemptInfo{a}
+		case len(last) == 0 || a.Delivery == last[0].Delivery:
+			last = append(last, a)
+		}
+	}
+	d := letterData{Letter: l, Publishing: true}
+	for _, a := range last {
+		v := attemptFromAudit(a)
+		v.Identity = l.Job.Model
+		d.Attempts = append(d.Attempts, v)
+		l.WorkerID = a.WorkerID
+		l.Usage.PromptTokens += a.PromptTokens
+		l.Usage.CompletionTokens += a.CompletionTokens
+	}
+	s.renderLetter(ctx, w, r, d)
+}
+
+// renderLetter completes d (the document's text when the letter has none,
+// where its misread values are, the schema's versions) and shows it.
+func (s *Server) renderLetter(ctx context.Context, w http.ResponseWriter, r *http.Request, d letterData) {
+	l := d.Letter
 	labelAttempts(d.Attempts)
 	scaleLatencies(d.Attempts)
-	d.Text = l.Job.Text
 	if d.Text == "" {
 		if doc, err := s.cfg.Store.DocumentVersion(ctx, l.Job.DocumentID, l.Job.DocumentHash); err == nil {
 			d.Text = doc.Text

@@ -64,23 +64,18 @@ type Cluster struct {
 // so Crash can cut a server off as a crash would.
 func StartCluster(tb testing.TB, n int) *Cluster {
 	tb.Helper()
-	// Every server routes to every other, so the cluster ports are chosen
-	// before any starts.
-	ports := make([]int, n)
-	for i := range ports {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			tb.Fatal(err)
-		}
-		ports[i] = ln.Addr().(*net.TCPAddr).Port
-		ln.Close()
-	}
+	// Every server routes to every other through a proxy made before any
+	// server starts; each server binds its own cluster port (Port -1), and
+	// the proxies to it forward once it is known. Ports chosen ahead (a
+	// listener opened and closed) could be taken by another test in the
+	// meantime: the server then never listened for routes and
+	// ReadyForConnections waited out its deadline.
 	c := &Cluster{links: make([][]*link, n)}
 	for i := range n {
 		c.links[i] = make([]*link, n)
 		for j := range n {
 			if j != i {
-				c.links[i][j] = newLink(tb, fmt.Sprintf("127.0.0.1:%d", ports[j]))
+				c.links[i][j] = newLink(tb)
 			}
 		}
 	}
@@ -94,7 +89,7 @@ func StartCluster(tb testing.TB, n int) *Cluster {
 		s, err := server.NewServer(&server.Options{
 			ServerName: fmt.Sprintf("n%d", i), Host: "127.0.0.1", Port: -1,
 			JetStream: true, StoreDir: tb.TempDir(), NoLog: true, NoSigs: true, MaxPayload: 8 << 20,
-			Cluster: server.ClusterOpts{Name: "extractq-test", Host: "127.0.0.1", Port: ports[i], NoAdvertise: true},
+			Cluster: server.ClusterOpts{Name: "extractq-test", Host: "127.0.0.1", Port: -1, NoAdvertise: true},
 			Routes:  server.RoutesFromStr(strings.Join(routes, ",")),
 		})
 		if err != nil {
@@ -108,15 +103,37 @@ func StartCluster(tb testing.TB, n int) *Cluster {
 		if !s.ReadyForConnections(30 * time.Second) {
 			tb.Fatalf("embedded nats-server %d did not start within 30s", i)
 		}
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for !c.hasLeader() {
-		if time.Now().After(deadline) {
-			tb.Fatal("the embedded JetStream cluster elected no meta leader within 30s")
+		to := s.ClusterAddr().String()
+		for j := range n {
+			if j != i {
+				c.links[j][i].forwardTo(to)
+			}
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
-	return c
+	// A meta leader is elected by two of three; placing a stream on three
+	// replicas needs every server known to it with its stats, which come
+	// later, and a route dropped as a duplicate in the first moments
+	// (both ends solicit) forgets a server's stats until it sends them
+	// again: wait until the leader has known all of them for a second on
+	// end, or creating an R3 stream right after start fails with "no
+	// suitable peers for placement".
+	const settle = time.Second
+	deadline := time.Now().Add(30 * time.Second)
+	var since time.Time // when the leader last came to know them all
+	for {
+		switch {
+		case !c.allPeersKnown(n):
+			since = time.Time{}
+		case since.IsZero():
+			since = time.Now()
+		case time.Since(since) >= settle:
+			return c
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("the embedded JetStream cluster had no meta leader that knew all %d servers for %s on end within 30s", n, settle)
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
 }
 
 // Crash takes server s down as a crash or a lost machine would: its
@@ -167,9 +184,11 @@ func (c *Cluster) Server(tb testing.TB, name string) *server.Server {
 	return nil
 }
 
-func (c *Cluster) hasLeader() bool {
+// allPeersKnown: a running server leads the meta group and has the stats
+// of n servers with JetStream (what stream placement chooses among).
+func (c *Cluster) allPeersKnown(n int) bool {
 	for _, s := range c.Servers {
-		if s.Running() && s.JetStreamIsLeader() {
+		if s.Running() && s.JetStreamIsLeader() && len(s.JetStreamClusterPeers()) >= n {
 			return true
 		}
 	}
@@ -190,21 +209,24 @@ func (c *Cluster) URL() string {
 
 // link is a TCP proxy from one server's route to another server's cluster
 // port, cut by Crash: its listener and every connection through it close.
+// It accepts from the start and forwards once forwardTo named the port.
 type link struct {
 	ln    net.Listener
+	known chan struct{} // closed by forwardTo
+	gone  chan struct{} // closed by cut
 	to    string
 	mu    sync.Mutex
 	conns []net.Conn
 	dead  bool
 }
 
-func newLink(tb testing.TB, to string) *link {
+func newLink(tb testing.TB) *link {
 	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)
 	}
-	l := &link{ln: ln, to: to}
+	l := &link{ln: ln, known: make(chan struct{}), gone: make(chan struct{})}
 	tb.Cleanup(l.cut)
 	go l.serve()
 	return l
@@ -212,25 +234,43 @@ func newLink(tb testing.TB, to string) *link {
 
 func (l *link) addr() string { return l.ln.Addr().String() }
 
-// serve forwards each accepted connection until the link is cut; it ends
-// when the listener closes.
+// forwardTo sets the address the link forwards to, once.
+func (l *link) forwardTo(to string) {
+	l.to = to
+	close(l.known)
+}
+
+// serve accepts connections until the link is cut (its listener closes)
+// and forwards each.
 func (l *link) serve() {
 	for {
 		in, err := l.ln.Accept()
 		if err != nil {
 			return
 		}
-		out, err := net.Dial("tcp", l.to)
-		if err != nil {
-			in.Close()
-			continue
-		}
-		if !l.track(in, out) {
-			continue
-		}
-		go pipe(in, out)
-		go pipe(out, in)
+		go l.forward(in)
 	}
+}
+
+// forward connects in to the target once it is known; a route accepted
+// before its target started waits for it instead of being refused.
+func (l *link) forward(in net.Conn) {
+	select {
+	case <-l.known:
+	case <-l.gone:
+		in.Close()
+		return
+	}
+	out, err := net.Dial("tcp", l.to)
+	if err != nil {
+		in.Close()
+		return
+	}
+	if !l.track(in, out) {
+		return
+	}
+	go pipe(in, out)
+	pipe(out, in)
 }
 
 // track records a proxied pair, or closes it when the link was cut.
@@ -255,6 +295,9 @@ func pipe(dst, src net.Conn) {
 func (l *link) cut() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if !l.dead {
+		close(l.gone)
+	}
 	l.dead = true
 	l.ln.Close()
 	for _, c := range l.conns {

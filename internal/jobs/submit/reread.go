@@ -70,7 +70,7 @@ func CurrentReaders(format string) ([]string, error) {
 // provider (req.Provider overrides it). An unchanged document is recorded
 // as read by today's reader, so neither is selected again; a document whose
 // original is missing or unreadable is rejected and stays selected.
-func (s *Submitter) resubmitReread(ctx context.Context, st ResubmitStore, req ResubmitRequest) (ResubmitSummary, error) {
+func (s *Submitter) resubmitReread(ctx context.Context, st ResubmitStore, req ResubmitRequest, rc *runCounts) (ResubmitSummary, error) {
 	sum := ResubmitSummary{DryRun: req.DryRun, Reread: &RereadCounts{}}
 	rst, ok := st.(RereadStore)
 	if !ok {
@@ -174,7 +174,7 @@ func (s *Submitter) resubmitReread(ctx context.Context, st ResubmitStore, req Re
 			stored = append(stored, audit.Document{ID: c.ID, Hash: c.OriginalHash, Source: c.Source, Metadata: meta, Text: doc.Text, Pages: ranges})
 			changes = append(changes, ch)
 		}
-		if err := s.publishAll(ctx, items); err != nil {
+		if err := s.publishCounted(ctx, rc, items); err != nil {
 			return sum, err
 		}
 		var put []audit.Document

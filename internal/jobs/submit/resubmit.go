@@ -16,6 +16,7 @@ import (
 // *audit.Store implements it.
 type ResubmitStore interface {
 	Store
+	RunCounter
 	SchemaByName(ctx context.Context, name string, version int) (*audit.SchemaInfo, error)
 	DocumentVersion(ctx context.Context, id, hash string) (*audit.Document, error)
 	DocumentsForResubmit(ctx context.Context, schemaName string, toVersion int, includeFailed bool, opts ...audit.ResubmitOption) ([]audit.ResubmitCandidate, error)
@@ -68,6 +69,9 @@ type ResubmitSummary struct {
 	DryRun     bool        `json:"dry_run"`
 	// Reread counts what a re-read did (Reread requests only).
 	Reread *RereadCounts `json:"reread,omitempty"`
+	// Runs are the runs jobs were queued into, each sealed once the whole
+	// resubmission was queued (none after an error or a dry run).
+	Runs []SealedRun `json:"runs,omitempty"`
 }
 
 // resubmitPage bounds one round of selection and publishing.
@@ -78,16 +82,28 @@ const resubmitPage = 1000
 // republished dead letters are deleted from the DLQ, resubmitted and
 // re-read documents are marked in the audit store, and a crash
 // in between republishes under the same message id, which the stream
-// deduplicates.
+// deduplicates. Each run jobs were queued into counts them and, once all
+// were queued, is sealed: its done event comes once more when they are
+// final (ResubmitSummary.Runs).
 func (s *Submitter) Resubmit(ctx context.Context, st ResubmitStore, req ResubmitRequest) (ResubmitSummary, error) {
+	rc := newRunCounts(st)
+	sum, err := s.resubmit(ctx, st, req, rc)
+	if err != nil || req.DryRun {
+		return sum, err
+	}
+	sum.Runs, err = rc.seal(ctx)
+	return sum, err
+}
+
+func (s *Submitter) resubmit(ctx context.Context, st ResubmitStore, req ResubmitRequest, rc *runCounts) (ResubmitSummary, error) {
 	if req.FromDLQ && req.Reread {
 		return ResubmitSummary{}, errors.New("resubmit: give --from-dlq or --reread, not both")
 	}
 	if req.FromDLQ {
-		return s.resubmitDLQ(ctx, st, req)
+		return s.resubmitDLQ(ctx, st, req, rc)
 	}
 	if req.Reread {
-		return s.resubmitReread(ctx, st, req)
+		return s.resubmitReread(ctx, st, req, rc)
 	}
 	if req.Schema == "" || req.ToVersion < 1 {
 		return ResubmitSummary{}, errors.New("resubmit: give --from-dlq, or --schema NAME --to-version V")
@@ -95,7 +111,7 @@ func (s *Submitter) Resubmit(ctx context.Context, st ResubmitStore, req Resubmit
 	if req.Provider == "" {
 		return ResubmitSummary{}, errors.New("resubmit --schema: --provider is required (which model should extract the documents again?)")
 	}
-	return s.resubmitVersion(ctx, st, req)
+	return s.resubmitVersion(ctx, st, req, rc)
 }
 
 // target resolves the schema version to resubmit under and stores its body
@@ -112,7 +128,7 @@ func (s *Submitter) target(ctx context.Context, st ResubmitStore, name string, v
 	return ref, nil
 }
 
-func (s *Submitter) resubmitDLQ(ctx context.Context, st ResubmitStore, req ResubmitRequest) (ResubmitSummary, error) {
+func (s *Submitter) resubmitDLQ(ctx context.Context, st ResubmitStore, req ResubmitRequest, rc *runCounts) (ResubmitSummary, error) {
 	sum := ResubmitSummary{DryRun: req.DryRun}
 	dlq := jobs.NewDLQ(s.js)
 	want := map[uint64]bool{}
@@ -180,7 +196,7 @@ func (s *Submitter) resubmitDLQ(ctx context.Context, st ResubmitStore, req Resub
 			items = append(items, item{env: &env, text: text})
 			seqs = append(seqs, l.Seq)
 		}
-		if err := s.publishAll(ctx, items); err != nil {
+		if err := s.publishCounted(ctx, rc, items); err != nil {
 			return sum, err
 		}
 		marks := map[jobs.SchemaRef][]string{}
@@ -244,7 +260,7 @@ func (s *Submitter) letterText(ctx context.Context, st ResubmitStore, docs *jobs
 	return text, nil
 }
 
-func (s *Submitter) resubmitVersion(ctx context.Context, st ResubmitStore, req ResubmitRequest) (ResubmitSummary, error) {
+func (s *Submitter) resubmitVersion(ctx context.Context, st ResubmitStore, req ResubmitRequest, rc *runCounts) (ResubmitSummary, error) {
 	sum := ResubmitSummary{DryRun: req.DryRun}
 	if req.DryRun {
 		n, err := st.CountForResubmit(ctx, req.Schema, req.ToVersion, req.IncludeFailed)
@@ -302,7 +318,7 @@ func (s *Submitter) resubmitVersion(ctx context.Context, st ResubmitStore, req R
 		if len(items) == 0 {
 			return sum, nil
 		}
-		if err := s.publishAll(ctx, items); err != nil {
+		if err := s.publishCounted(ctx, rc, items); err != nil {
 			return sum, err
 		}
 		var ids []string
