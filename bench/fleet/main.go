@@ -49,17 +49,25 @@ import (
 )
 
 func main() {
+	if p, ok := os.LookupEnv(simChildEnv); ok {
+		if err := serveSimChild(benchProfile(p)); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
 	var o options
 	flag.IntVar(&o.docs, "docs", 10000, "documents to extract")
 	flag.IntVar(&o.conc, "concurrency", 64, "worker pool concurrency")
 	flag.StringVar(&o.natsURL, "nats", "", "NATS server with JetStream (default: an embedded one; NATS counts need the embedded one)")
 	flag.StringVar(&o.profile, "profile", "clean", "simulator profile: clean or faulty (both zero latency)")
 	flag.StringVar(&o.logLevel, "log-level", "warn", "the worker's log level (warn as in earlier runs; info is its default)")
-	flag.StringVar(&o.profileDir, "profile-dir", "", "write pprof profiles of the worker (DIR/worker) and of submit (DIR/submit)")
+	flag.StringVar(&o.profileDir, "profile-dir", "", "write pprof profiles of the worker (DIR/worker), of submit (DIR/submit) and, with -sim-process, of the simulator (DIR/sim)")
 	flag.IntVar(&o.cluster, "cluster", 0, "start this many embedded NATS servers clustered, streams replicated on all (0: one server)")
 	flag.IntVar(&o.workers, "workers", 1, "worker processes, each with the pool's concurrency")
 	flag.BoolVar(&o.raw, "raw", true, "measure raw JetStream too (a scale run may skip it)")
 	flag.BoolVar(&o.submitOnly, "submit-only", false, "measure submit and raw publish only: no worker, no end to end (for submit at a million documents)")
+	flag.BoolVar(&o.simProcess, "sim-process", false, "run the simulator in a process of its own (this program), as a remote provider would be, and count its CPU apart")
+	flag.StringVar(&o.simCPUs, "sim-cpus", "", "with -sim-process: run the simulator's process under taskset -c LIST (e.g. 1)")
 	flag.DurationVar(&o.rssEvery, "rss-every", 0, "sample the workers' RSS this often and print the series (0: only the peak)")
 	compare := flag.String("compare", "", "git revision to compare the working tree with: builds both, interleaves their runs, prints ratios")
 	rounds := flag.Int("rounds", 3, "with -compare: rounds of one run each")
@@ -80,7 +88,8 @@ func main() {
 
 type options struct {
 	cluster, workers                       int
-	raw, submitOnly                        bool
+	raw, submitOnly, simProcess            bool
+	simCPUs                                string
 	rssEvery                               time.Duration
 	docs, conc                             int
 	natsURL, profile, logLevel, profileDir string
@@ -102,6 +111,8 @@ type result struct {
 	logLines                 int
 	dbBytes, dbBytesRun      int64 // audit database size after the drain, and its growth during it
 	rss                      []rssSample
+	split                    cpuSplit      // the end-to-end phase's CPU by process
+	rawAllCPU                time.Duration // CPU of this process during raw publish+consume+ack
 	natsURL, profileName     string
 }
 
@@ -133,6 +144,7 @@ func (r result) print(o options) {
 		fmt.Printf("  end to end ÷ raw publish+consume+ack:  %8.1f %%\n", 100*n/r.e2e.Seconds()/r.rawAll)
 		fmt.Printf("  submit ÷ raw publish:                  %8.1f %%\n", 100*n/r.submit.Seconds()/r.rawPublish)
 	}
+	r.printSplit(n, o.simProcess)
 	fmt.Printf("  per document: NATS messages worker→server %s, server→worker %s; Postgres transactions %s; worker log records %.2f\n",
 		perDoc(r.natsIn), perDoc(r.natsOut), perDoc(r.pgXacts), float64(r.logLines)/n)
 	fmt.Printf("  worker peak RSS:                       %8.1f MiB (VmHWM before shutdown, the largest of the workers)\n", float64(r.maxRSS)/1024)
@@ -219,15 +231,28 @@ func run(o options) (r result, err error) {
 	if err := jobs.EnsureStreams(ctx, js, jobs.WithReplicas(max(1, o.cluster))); err != nil {
 		return r, err
 	}
-	prof := fleettest.CleanProfile()
-	if o.profile == "faulty" {
-		prof = fleettest.FaultyProfile()
-	}
+	prof := benchProfile(o.profile)
 	r.profileName = prof.Name
-	srv := sim.New(prof)
-	defer srv.Close()
-	hs := httptest.NewServer(srv.Handler())
-	defer hs.Close()
+	var (
+		simURL   string
+		sp       *simProcess
+		requests func(context.Context) (int64, error)
+	)
+	if o.simProcess || o.simCPUs != "" {
+		o.simProcess = true
+		if sp, err = startSimProcess(o.profile, o.simCPUs, o.profileDir); err != nil {
+			return r, err
+		}
+		defer sp.stop()
+		simURL, requests = sp.url, sp.requests
+	} else {
+		srv := sim.New(prof)
+		defer srv.Close()
+		hs := httptest.NewServer(srv.Handler())
+		defer hs.Close()
+		simURL = hs.URL
+		requests = func(context.Context) (int64, error) { return srv.Stats().Requests, nil }
+	}
 
 	// Submit.
 	sc, err := schema.Compile([]byte(fleettest.Schema))
@@ -315,7 +340,7 @@ func run(o options) (r result, err error) {
 		cmd := exec.Command(bin, "run", "--listen", "", "--id", fmt.Sprintf("bench-%d", k), "--pool", "openai:sim-fleet=concurrency:"+strconv.Itoa(o.conc),
 			"--log-level", o.logLevel, "--log-format", "json")
 		cmd.Env = append(os.Environ(), "EXTRACTQ_NATS_URL="+o.natsURL, "EXTRACTQ_DATABASE_URL="+dbURL,
-			"OPENAI_BASE_URL="+hs.URL+"/v1", "OPENAI_API_KEY=sk-bench-not-a-key")
+			"OPENAI_BASE_URL="+simURL+"/v1", "OPENAI_API_KEY=sk-bench-not-a-key")
 		if o.profileDir != "" {
 			cmd.Env = append(cmd.Env, cli.ProfileDirEnv+"="+filepath.Join(o.profileDir, fmt.Sprintf("worker%s", suffix(k))))
 		}
@@ -327,6 +352,10 @@ func run(o options) (r result, err error) {
 		return r, err
 	}
 	size0, err := dbSize(ctx, st)
+	if err != nil {
+		return r, err
+	}
+	mark, err := markSplit(ctx, st, sp)
 	if err != nil {
 		return r, err
 	}
@@ -362,6 +391,10 @@ func run(o options) (r result, err error) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	r.e2e = time.Since(t1)
+	// Read before the workers exit and their backends with them.
+	if r.split, err = mark.since(ctx, st, sp); err != nil {
+		return r, err
+	}
 	for _, cmd := range cmds {
 		// The peak of the worker itself: getrusage's maxrss of a child
 		// counts the bench's own RSS at the fork.
@@ -382,7 +415,9 @@ func run(o options) (r result, err error) {
 		}
 		r.logLines += lines
 	}
-	r.calls = srv.Stats().Requests
+	if r.calls, err = requests(ctx); err != nil {
+		return r, err
+	}
 	r.natsIn, r.natsOut = workerNATS(servers)
 	// The statistics of a backend's transactions reach pg_stat_database
 	// within a second of its last one.
@@ -402,8 +437,18 @@ func run(o options) (r result, err error) {
 	}
 
 	// Raw JetStream, same server, same message sizes.
+	c0 := cpustat.Self()
 	r.rawPublish, r.rawAll, err = rawJetStream(ctx, js, n, r.msgSize, true)
+	r.rawAllCPU = cpustat.Self() - c0
 	return r, err
+}
+
+// benchProfile is the simulator profile -profile names.
+func benchProfile(name string) sim.Profile {
+	if name == "faulty" {
+		return fleettest.FaultyProfile()
+	}
+	return fleettest.CleanProfile()
 }
 
 // startNATS starts an embedded JetStream server storing in dir, on a free
