@@ -71,10 +71,11 @@ func main() {
 	flag.DurationVar(&o.rssEvery, "rss-every", 0, "sample the workers' RSS this often and print the series (0: only the peak)")
 	compare := flag.String("compare", "", "git revision to compare the working tree with: builds both, interleaves their runs, prints ratios")
 	rounds := flag.Int("rounds", 3, "with -compare: rounds of one run each")
+	sameHarness := flag.Bool("same-harness", false, "with -compare: build REV with this tree's bench/fleet and internal/cpustat, so both print the same figures (REV's worker, simulator, submit and audit code)")
 	flag.Parse()
 	var err error
 	if *compare != "" {
-		err = runCompare(*compare, *rounds, os.Args[1:])
+		err = runCompare(*compare, *rounds, *sameHarness, os.Args[1:])
 	} else {
 		var r result
 		if r, err = run(o); err == nil {
@@ -112,6 +113,7 @@ type result struct {
 	dbBytes, dbBytesRun      int64 // audit database size after the drain, and its growth during it
 	rss                      []rssSample
 	split                    cpuSplit      // the end-to-end phase's CPU by process
+	firstSettled             time.Duration // from the workers' start to the first settled document (as often as the bench polls, every 50ms)
 	rawAllCPU                time.Duration // CPU of this process during raw publish+consume+ack
 	natsURL, profileName     string
 }
@@ -355,6 +357,13 @@ func run(o options) (r result, err error) {
 	if err != nil {
 		return r, err
 	}
+	// The polls below use a connection of their own, so that the CPU of
+	// its backend is told apart from the workers'.
+	poll, err := st.Pool().Acquire(ctx)
+	if err != nil {
+		return r, err
+	}
+	defer poll.Release()
 	mark, err := markSplit(ctx, st, sp)
 	if err != nil {
 		return r, err
@@ -369,10 +378,13 @@ func run(o options) (r result, err error) {
 	polls := 0
 	for {
 		var settled int
-		if err := st.Pool().QueryRow(ctx, "SELECT count(*) FROM jobs WHERE status <> $1", audit.StatusRetrying).Scan(&settled); err != nil {
+		if err := poll.QueryRow(ctx, "SELECT count(*) FROM jobs WHERE status <> $1", audit.StatusRetrying).Scan(&settled); err != nil {
 			return r, err
 		}
 		polls++
+		if settled > 0 && r.firstSettled == 0 {
+			r.firstSettled = time.Since(t1)
+		}
 		if o.rssEvery > 0 && (time.Now().After(nextRSS) || settled >= n) {
 			var mib []string
 			for _, cmd := range cmds {
@@ -392,7 +404,7 @@ func run(o options) (r result, err error) {
 	}
 	r.e2e = time.Since(t1)
 	// Read before the workers exit and their backends with them.
-	if r.split, err = mark.since(ctx, st, sp); err != nil {
+	if r.split, err = mark.since(ctx, st, sp, int(poll.Conn().PgConn().PID())); err != nil {
 		return r, err
 	}
 	for _, cmd := range cmds {

@@ -127,6 +127,7 @@ func (p *simProcess) stop() error {
 // phase, and the machine's.
 type cpuSplit struct {
 	bench, sim, pg       time.Duration // this process (NATS server, polls, and the simulator unless apart); the simulator's process; the audit database's backends
+	pgPolls              time.Duration // of pg, the backend answering the bench's polls
 	machineBusy, machine time.Duration // the whole machine's busy CPU time, and its CPUs' time
 }
 
@@ -149,8 +150,9 @@ func markSplit(ctx context.Context, st *audit.Store, sp *simProcess) (m splitMar
 	return m, err
 }
 
-// since is the split from m to now.
-func (m splitMark) since(ctx context.Context, st *audit.Store, sp *simProcess) (cpuSplit, error) {
+// since is the split from m to now; pollPID is the backend of the bench's
+// polls.
+func (m splitMark) since(ctx context.Context, st *audit.Store, sp *simProcess, pollPID int) (cpuSplit, error) {
 	now, err := markSplit(ctx, st, sp)
 	if err != nil {
 		return cpuSplit{}, err
@@ -160,6 +162,7 @@ func (m splitMark) since(ctx context.Context, st *audit.Store, sp *simProcess) (
 	for pid, t := range now.pg {
 		s.pg += t - m.pg[pid] // a backend started since counts from zero
 	}
+	s.pgPolls = now.pg[pollPID] - m.pg[pollPID]
 	return s, nil
 }
 
@@ -173,8 +176,9 @@ func (r result) printSplit(n float64, simApart bool) {
 	if simApart {
 		simNote = fmt.Sprintf("simulator %.0f µs (its own process)", us(s.sim))
 	}
-	fmt.Printf("  CPU per document by process:           worker %.0f µs, this process (embedded NATS server, bench polls) %.0f µs, Postgres backends %.0f µs, %s; sum %.0f µs\n",
-		us(r.cpu), us(s.bench), us(s.pg), simNote, us(fleet))
+	fmt.Printf("  CPU per document by process:           worker %.0f µs, this process (embedded NATS server, bench polls) %.0f µs, Postgres backends %.0f µs (%.1f of it the bench's polls), %s; sum %.0f µs\n",
+		us(r.cpu), us(s.bench), us(s.pg), us(s.pgPolls), simNote, us(fleet))
+	fmt.Printf("  first document settled after:          %8s (the worker's start-up is part of end to end)\n", r.firstSettled.Round(time.Millisecond))
 	if s.machine > 0 {
 		fmt.Printf("  machine during end to end:             %.0f%% of its %d CPUs busy (%.0f µs per document), %.0f%% of that by the processes above; the rest is other work\n",
 			100*float64(s.machineBusy)/float64(s.machine), runtime.NumCPU(), us(s.machineBusy), 100*float64(fleet)/float64(max(s.machineBusy, 1)))
