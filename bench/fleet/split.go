@@ -178,7 +178,7 @@ func (r result) printSplit(n float64, simApart bool) {
 	}
 	fmt.Printf("  CPU per document by process:           worker %.0f µs, this process (embedded NATS server, bench polls) %.0f µs, Postgres backends %.0f µs (%.1f of it the bench's polls), %s; sum %.0f µs\n",
 		us(r.cpu), us(s.bench), us(s.pg), us(s.pgPolls), simNote, us(fleet))
-	fmt.Printf("  first document settled after:          %8s (the worker's start-up is part of end to end)\n", r.firstSettled.Round(time.Millisecond))
+	fmt.Printf("  first job acked after:                 %8s (the worker's start-up is part of end to end)\n", r.firstSettled.Round(time.Millisecond))
 	if s.machine > 0 {
 		fmt.Printf("  machine during end to end:             %.0f%% of its %d CPUs busy (%.0f µs per document), %.0f%% of that by the processes above; the rest is other work\n",
 			100*float64(s.machineBusy)/float64(s.machine), runtime.NumCPU(), us(s.machineBusy), 100*float64(fleet)/float64(max(s.machineBusy, 1)))
