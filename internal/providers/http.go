@@ -219,15 +219,21 @@ func (b *base) exchange(ctx, parent context.Context, method, url string, hdr htt
 	return &reply{status: resp.StatusCode, body: raw, rateLimit: rl}, nil
 }
 
+// maxPrealloc bounds the buffer readCapped allocates from a response's
+// announced length.
+const maxPrealloc = 1 << 20
+
 // readCapped reads r to its end, or to limit+1 bytes (the caller tells an
 // answer over the cap by its length). With the body's length known
 // (sizeHint ≥ 0, not past the cap) it reads into one buffer of that size
 // plus the byte that sees the end, where io.ReadAll grew one from 512
-// bytes, copying the body each time.
+// bytes, copying the body each time. What it allocates ahead is bounded
+// by maxPrealloc: a server announcing a large body that does not come
+// costs no more than that.
 func readCapped(r io.Reader, sizeHint, limit int64) ([]byte, error) {
 	n := int64(512)
 	if sizeHint >= 0 && sizeHint <= limit {
-		n = sizeHint + 1
+		n = min(sizeHint+1, maxPrealloc)
 	}
 	b := make([]byte, 0, n)
 	r = io.LimitReader(r, limit+1)

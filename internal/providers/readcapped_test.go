@@ -31,6 +31,7 @@ func TestReadCapped(t *testing.T) {
 		{"past the cap", 1000, 999, false, 1000},
 		{"far past the cap", -1, 100, false, 101},
 		{"far past the cap, length known", 1000, 100, true, 101},
+		{"announced far more than is sent", 1 << 30, 1 << 31, false, 1000},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
