@@ -19,7 +19,12 @@ import (
 // load falls on both), and prints each round's figures and the ratios of
 // the working tree to rev: median and spread over the rounds. Only ratios
 // within a round mean anything on a shared machine.
-func runCompare(rev string, rounds int, args []string) error {
+//
+// With sameHarness, rev's tree gets this tree's bench/fleet and
+// internal/cpustat before it is built: both then print the same figures
+// (the CPU by process of an older revision too), while the worker, the
+// simulator, submit and the audit code stay rev's.
+func runCompare(rev string, rounds int, sameHarness bool, args []string) error {
 	if rounds < 1 {
 		return fmt.Errorf("-rounds %d: must be at least 1", rounds)
 	}
@@ -37,6 +42,16 @@ func runCompare(rev string, rounds int, args []string) error {
 		return fmt.Errorf("git worktree add %s: %v\n%s", rev, err, out)
 	}
 	defer exec.Command("git", "worktree", "remove", "--force", base).Run()
+	if sameHarness {
+		for _, dir := range harnessDirs {
+			if err := os.RemoveAll(filepath.Join(base, dir)); err != nil {
+				return err
+			}
+			if err := os.CopyFS(filepath.Join(base, dir), os.DirFS(filepath.Join(here, dir))); err != nil {
+				return fmt.Errorf("-same-harness: copy %s into %s's tree: %w", dir, rev, err)
+			}
+		}
+	}
 	trees := []struct{ name, dir, bin string }{
 		{rev, base, filepath.Join(tmp, "bench-base")},
 		{"working tree", here, filepath.Join(tmp, "bench-new")},
@@ -92,6 +107,9 @@ func runCompare(rev string, rounds int, args []string) error {
 		{"submit ÷ raw next to it", func(f figures) float64 { return f.submitNearFrac() }, "%"},
 		{"end to end", func(f figures) float64 { return f.e2e }, "docs/s"},
 		{"submit", func(f figures) float64 { return f.submit }, "docs/s"},
+		{"CPU per document, all", func(f figures) float64 { return f.fleetCPU }, "µs"},
+		{"CPU-bound e2e ÷ raw", func(f figures) float64 { return f.cpuBound }, "%"},
+		{"… without the simulator", func(f figures) float64 { return f.cpuBoundNoSim }, "%"},
 	} {
 		var ratios, bs, ns []float64
 		for i := range base2 {
@@ -111,6 +129,9 @@ func runCompare(rev string, rounds int, args []string) error {
 	return nil
 }
 
+// harnessDirs are what -same-harness copies into the compared revision.
+var harnessDirs = []string{"bench/fleet", "internal/cpustat"}
+
 // childArgs are the flags passed on to both runs: all but -compare and
 // -rounds.
 func childArgs(args []string) []string {
@@ -121,8 +142,8 @@ func childArgs(args []string) []string {
 		if k := strings.IndexByte(name, '='); k >= 0 {
 			name = name[:k]
 		}
-		if name == "compare" || name == "rounds" {
-			if !strings.Contains(a, "=") {
+		if name == "compare" || name == "rounds" || name == "same-harness" {
+			if !strings.Contains(a, "=") && name != "same-harness" {
 				i++ // its value
 			}
 			continue
@@ -137,6 +158,7 @@ func childArgs(args []string) []string {
 type figures struct {
 	submit, e2e, cpuUS, rawPublish, rawAll float64
 	rawNear                                float64 // raw publish next to submit (newer revisions)
+	fleetCPU, cpuBound, cpuBoundNoSim      float64 // CPU per document of all processes, and the CPU-bound ratios (newer revisions, or -same-harness)
 }
 
 func (f figures) e2eFrac() float64 {
@@ -168,7 +190,14 @@ func (f figures) String() string {
 	if f.rawNear > 0 {
 		s += fmt.Sprintf("; %.1f%% of %.0f next to it", f.submitNearFrac(), f.rawNear)
 	}
-	return s + ")"
+	s += ")"
+	if f.fleetCPU > 0 {
+		s += fmt.Sprintf(", all processes %.0f µs/doc, CPU-bound %.1f%%", f.fleetCPU, f.cpuBound)
+	}
+	if f.cpuBoundNoSim > 0 {
+		s += fmt.Sprintf(" (%.1f%% without the simulator)", f.cpuBoundNoSim)
+	}
+	return s
 }
 
 var figureLines = []struct {
@@ -181,6 +210,9 @@ var figureLines = []struct {
 	{regexp.MustCompile(`raw JetStream publish:\s+([0-9.]+)`), func(f *figures, v float64) { f.rawPublish = v }},
 	{regexp.MustCompile(`raw JetStream publish next to submit:\s+([0-9.]+)`), func(f *figures, v float64) { f.rawNear = v }},
 	{regexp.MustCompile(`raw JetStream publish\+consume\+ack:\s+([0-9.]+)`), func(f *figures, v float64) { f.rawAll = v }},
+	{regexp.MustCompile(`CPU per document by process:.*; sum ([0-9.]+) µs`), func(f *figures, v float64) { f.fleetCPU = v }},
+	{regexp.MustCompile(`CPU-bound end to end ÷ raw:\s+([0-9.]+)`), func(f *figures, v float64) { f.cpuBound = v }},
+	{regexp.MustCompile(`the same without the simulator:\s+([0-9.]+)`), func(f *figures, v float64) { f.cpuBoundNoSim = v }},
 }
 
 func parseFigures(out string) figures {

@@ -49,24 +49,33 @@ import (
 )
 
 func main() {
+	if p, ok := os.LookupEnv(simChildEnv); ok {
+		if err := serveSimChild(benchProfile(p)); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
 	var o options
 	flag.IntVar(&o.docs, "docs", 10000, "documents to extract")
 	flag.IntVar(&o.conc, "concurrency", 64, "worker pool concurrency")
 	flag.StringVar(&o.natsURL, "nats", "", "NATS server with JetStream (default: an embedded one; NATS counts need the embedded one)")
 	flag.StringVar(&o.profile, "profile", "clean", "simulator profile: clean or faulty (both zero latency)")
 	flag.StringVar(&o.logLevel, "log-level", "warn", "the worker's log level (warn as in earlier runs; info is its default)")
-	flag.StringVar(&o.profileDir, "profile-dir", "", "write pprof profiles of the worker (DIR/worker) and of submit (DIR/submit)")
+	flag.StringVar(&o.profileDir, "profile-dir", "", "write pprof profiles of the worker (DIR/worker), of submit (DIR/submit) and, with -sim-process, of the simulator (DIR/sim)")
 	flag.IntVar(&o.cluster, "cluster", 0, "start this many embedded NATS servers clustered, streams replicated on all (0: one server)")
 	flag.IntVar(&o.workers, "workers", 1, "worker processes, each with the pool's concurrency")
 	flag.BoolVar(&o.raw, "raw", true, "measure raw JetStream too (a scale run may skip it)")
 	flag.BoolVar(&o.submitOnly, "submit-only", false, "measure submit and raw publish only: no worker, no end to end (for submit at a million documents)")
+	flag.BoolVar(&o.simProcess, "sim-process", false, "run the simulator in a process of its own (this program), as a remote provider would be, and count its CPU apart")
+	flag.StringVar(&o.simCPUs, "sim-cpus", "", "with -sim-process: run the simulator's process under taskset -c LIST (e.g. 1)")
 	flag.DurationVar(&o.rssEvery, "rss-every", 0, "sample the workers' RSS this often and print the series (0: only the peak)")
 	compare := flag.String("compare", "", "git revision to compare the working tree with: builds both, interleaves their runs, prints ratios")
 	rounds := flag.Int("rounds", 3, "with -compare: rounds of one run each")
+	sameHarness := flag.Bool("same-harness", false, "with -compare: build REV with this tree's bench/fleet and internal/cpustat, so both print the same figures (REV's worker, simulator, submit and audit code)")
 	flag.Parse()
 	var err error
 	if *compare != "" {
-		err = runCompare(*compare, *rounds, os.Args[1:])
+		err = runCompare(*compare, *rounds, *sameHarness, os.Args[1:])
 	} else {
 		var r result
 		if r, err = run(o); err == nil {
@@ -80,7 +89,8 @@ func main() {
 
 type options struct {
 	cluster, workers                       int
-	raw, submitOnly                        bool
+	raw, submitOnly, simProcess            bool
+	simCPUs                                string
 	rssEvery                               time.Duration
 	docs, conc                             int
 	natsURL, profile, logLevel, profileDir string
@@ -102,6 +112,9 @@ type result struct {
 	logLines                 int
 	dbBytes, dbBytesRun      int64 // audit database size after the drain, and its growth during it
 	rss                      []rssSample
+	split                    cpuSplit      // the end-to-end phase's CPU by process
+	firstSettled             time.Duration // from the workers' start to the first job acked (the bench polls every 50ms)
+	rawAllCPU                time.Duration // CPU of this process during raw publish+consume+ack
 	natsURL, profileName     string
 }
 
@@ -133,6 +146,7 @@ func (r result) print(o options) {
 		fmt.Printf("  end to end ÷ raw publish+consume+ack:  %8.1f %%\n", 100*n/r.e2e.Seconds()/r.rawAll)
 		fmt.Printf("  submit ÷ raw publish:                  %8.1f %%\n", 100*n/r.submit.Seconds()/r.rawPublish)
 	}
+	r.printSplit(n, o.simProcess)
 	fmt.Printf("  per document: NATS messages worker→server %s, server→worker %s; Postgres transactions %s; worker log records %.2f\n",
 		perDoc(r.natsIn), perDoc(r.natsOut), perDoc(r.pgXacts), float64(r.logLines)/n)
 	fmt.Printf("  worker peak RSS:                       %8.1f MiB (VmHWM before shutdown, the largest of the workers)\n", float64(r.maxRSS)/1024)
@@ -219,15 +233,28 @@ func run(o options) (r result, err error) {
 	if err := jobs.EnsureStreams(ctx, js, jobs.WithReplicas(max(1, o.cluster))); err != nil {
 		return r, err
 	}
-	prof := fleettest.CleanProfile()
-	if o.profile == "faulty" {
-		prof = fleettest.FaultyProfile()
-	}
+	prof := benchProfile(o.profile)
 	r.profileName = prof.Name
-	srv := sim.New(prof)
-	defer srv.Close()
-	hs := httptest.NewServer(srv.Handler())
-	defer hs.Close()
+	var (
+		simURL   string
+		sp       *simProcess
+		requests func(context.Context) (int64, error)
+	)
+	if o.simProcess || o.simCPUs != "" {
+		o.simProcess = true
+		if sp, err = startSimProcess(o.profile, o.simCPUs, o.profileDir); err != nil {
+			return r, err
+		}
+		defer sp.stop()
+		simURL, requests = sp.url, sp.requests
+	} else {
+		srv := sim.New(prof)
+		defer srv.Close()
+		hs := httptest.NewServer(srv.Handler())
+		defer hs.Close()
+		simURL = hs.URL
+		requests = func(context.Context) (int64, error) { return srv.Stats().Requests, nil }
+	}
 
 	// Submit.
 	sc, err := schema.Compile([]byte(fleettest.Schema))
@@ -315,7 +342,7 @@ func run(o options) (r result, err error) {
 		cmd := exec.Command(bin, "run", "--listen", "", "--id", fmt.Sprintf("bench-%d", k), "--pool", "openai:sim-fleet=concurrency:"+strconv.Itoa(o.conc),
 			"--log-level", o.logLevel, "--log-format", "json")
 		cmd.Env = append(os.Environ(), "EXTRACTQ_NATS_URL="+o.natsURL, "EXTRACTQ_DATABASE_URL="+dbURL,
-			"OPENAI_BASE_URL="+hs.URL+"/v1", "OPENAI_API_KEY=sk-bench-not-a-key")
+			"OPENAI_BASE_URL="+simURL+"/v1", "OPENAI_API_KEY=sk-bench-not-a-key")
 		if o.profileDir != "" {
 			cmd.Env = append(cmd.Env, cli.ProfileDirEnv+"="+filepath.Join(o.profileDir, fmt.Sprintf("worker%s", suffix(k))))
 		}
@@ -330,21 +357,51 @@ func run(o options) (r result, err error) {
 	if err != nil {
 		return r, err
 	}
+	// The polls below use a connection of their own, so that the CPU of
+	// its backend is told apart from the workers'.
+	poll, err := st.Pool().Acquire(ctx)
+	if err != nil {
+		return r, err
+	}
+	defer poll.Release()
+	mark, err := markSplit(ctx, st, sp)
+	if err != nil {
+		return r, err
+	}
 	t1 := time.Now()
 	for _, cmd := range cmds {
 		if err := cmd.Start(); err != nil {
 			return r, err
 		}
 	}
-	nextRSS := time.Now()
-	polls := 0
+	// The jobs stream is a work queue: a job leaves it when the worker
+	// acks it, after storing its final state. Counting settled jobs in
+	// Postgres scans the jobs table (8–14 µs of Postgres CPU per document
+	// when it ran every 50ms), so the count runs when the stream is empty,
+	// every 2 s, and for the RSS samples.
+	jobsStream, err := js.Stream(ctx, jobs.JobsStream)
+	if err != nil {
+		return r, err
+	}
+	nextRSS, nextCount := time.Now(), time.Now().Add(2*time.Second)
+	polls, settled := 0, 0
 	for {
-		var settled int
-		if err := st.Pool().QueryRow(ctx, "SELECT count(*) FROM jobs WHERE status <> $1", audit.StatusRetrying).Scan(&settled); err != nil {
+		info, err := jobsStream.Info(ctx)
+		if err != nil {
 			return r, err
 		}
-		polls++
-		if o.rssEvery > 0 && (time.Now().After(nextRSS) || settled >= n) {
+		if info.State.Msgs < uint64(n) && r.firstSettled == 0 {
+			r.firstSettled = time.Since(t1)
+		}
+		rssDue := o.rssEvery > 0 && time.Now().After(nextRSS)
+		if info.State.Msgs == 0 || rssDue || time.Now().After(nextCount) {
+			if err := poll.QueryRow(ctx, "SELECT count(*) FROM jobs WHERE status <> $1", audit.StatusRetrying).Scan(&settled); err != nil {
+				return r, err
+			}
+			polls++
+			nextCount = time.Now().Add(2 * time.Second)
+		}
+		if o.rssEvery > 0 && (rssDue || settled >= n) {
 			var mib []string
 			for _, cmd := range cmds {
 				kib, _ := procStatus(cmd.Process.Pid, "VmRSS:")
@@ -362,6 +419,10 @@ func run(o options) (r result, err error) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	r.e2e = time.Since(t1)
+	// Read before the workers exit and their backends with them.
+	if r.split, err = mark.since(ctx, st, sp, int(poll.Conn().PgConn().PID())); err != nil {
+		return r, err
+	}
 	for _, cmd := range cmds {
 		// The peak of the worker itself: getrusage's maxrss of a child
 		// counts the bench's own RSS at the fork.
@@ -382,7 +443,9 @@ func run(o options) (r result, err error) {
 		}
 		r.logLines += lines
 	}
-	r.calls = srv.Stats().Requests
+	if r.calls, err = requests(ctx); err != nil {
+		return r, err
+	}
 	r.natsIn, r.natsOut = workerNATS(servers)
 	// The statistics of a backend's transactions reach pg_stat_database
 	// within a second of its last one.
@@ -402,8 +465,18 @@ func run(o options) (r result, err error) {
 	}
 
 	// Raw JetStream, same server, same message sizes.
+	c0 := cpustat.Self()
 	r.rawPublish, r.rawAll, err = rawJetStream(ctx, js, n, r.msgSize, true)
+	r.rawAllCPU = cpustat.Self() - c0
 	return r, err
+}
+
+// benchProfile is the simulator profile -profile names.
+func benchProfile(name string) sim.Profile {
+	if name == "faulty" {
+		return fleettest.FaultyProfile()
+	}
+	return fleettest.CleanProfile()
 }
 
 // startNATS starts an embedded JetStream server storing in dir, on a free

@@ -73,3 +73,36 @@ func procCPU(pid int) (time.Duration, bool) {
 	st, _ := strconv.ParseInt(f[12], 10, 64)
 	return time.Duration(ut+st) * (time.Second / 100), true // USER_HZ is 100 on Linux
 }
+
+// Process is the user+system CPU time of process pid so far, from /proc;
+// false if it cannot be read (the process is gone, or not on this machine).
+func Process(pid int) (time.Duration, bool) { return procCPU(pid) }
+
+// Machine is the whole machine's busy CPU time (every process's, all CPUs)
+// and the time all CPUs have run at all (busy and idle), from /proc/stat:
+// the difference of two readings gives how busy the machine was between
+// them, whoever kept it busy.
+func Machine() (busy, total time.Duration, err error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0, fmt.Errorf("read the machine's CPU times: %w", err)
+	}
+	line, _, _ := bytes.Cut(b, []byte("\n"))
+	f := strings.Fields(string(line))
+	if len(f) < 5 || f[0] != "cpu" {
+		return 0, 0, fmt.Errorf("unexpected first line of /proc/stat: %q", line)
+	}
+	// user nice system idle iowait irq softirq steal (guest is in user).
+	for i, s := range f[1:min(len(f), 9)] {
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0, 0, fmt.Errorf("/proc/stat field %d: %w", i+1, err)
+		}
+		d := time.Duration(v) * (time.Second / 100)
+		total += d
+		if i != 3 && i != 4 { // idle, iowait
+			busy += d
+		}
+	}
+	return busy, total, nil
+}

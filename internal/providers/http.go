@@ -178,7 +178,7 @@ func (b *base) exchange(ctx, parent context.Context, method, url string, hdr htt
 	}
 	defer resp.Body.Close()
 	rl := parseRateLimit(resp.Header, time.Now())
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	raw, err := readCapped(resp.Body, resp.ContentLength, limit)
 	if err != nil {
 		e := b.transportError(parent, err, true)
 		e.Status, e.RateLimit, e.Raw = resp.StatusCode, rl, b.red.Bytes(raw)
@@ -217,6 +217,39 @@ func (b *base) exchange(ctx, parent context.Context, method, url string, hdr htt
 		slog.String("provider", b.name), slog.Int("status", resp.StatusCode),
 		slog.Duration("latency", time.Since(start)), slog.Int("bytes", len(raw)))
 	return &reply{status: resp.StatusCode, body: raw, rateLimit: rl}, nil
+}
+
+// maxPrealloc bounds the buffer readCapped allocates from a response's
+// announced length.
+const maxPrealloc = 1 << 20
+
+// readCapped reads r to its end, or to limit+1 bytes (the caller tells an
+// answer over the cap by its length). With the body's length known
+// (sizeHint ≥ 0, not past the cap) it reads into one buffer of that size
+// plus the byte that sees the end, where io.ReadAll grew one from 512
+// bytes, copying the body each time. What it allocates ahead is bounded
+// by maxPrealloc: a server announcing a large body that does not come
+// costs no more than that.
+func readCapped(r io.Reader, sizeHint, limit int64) ([]byte, error) {
+	n := int64(512)
+	if sizeHint >= 0 && sizeHint <= limit {
+		n = min(sizeHint+1, maxPrealloc)
+	}
+	b := make([]byte, 0, n)
+	r = io.LimitReader(r, limit+1)
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // grow as io.ReadAll does
+		}
+		m, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+m]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
 }
 
 // transportError builds the error of a call that got no complete response.

@@ -2,23 +2,34 @@ package sim
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
 // BenchmarkHandler measures the handler path (parse, answer, encode) for
-// an OpenAI request with the schema in the prompt, cycling through
-// distinct documents so no answer is cached.
+// an OpenAI request with the schema in the prompt, and with it also as a
+// strict json_schema response format (as the worker asks), cycling
+// through distinct documents so no answer is cached.
 func BenchmarkHandler(b *testing.B) {
 	_, raw := invoiceSchema(b)
-	bodies := make([][]byte, 256)
-	for i := range bodies {
-		bodies[i] = []byte(jsonOf(openAIChat(raw, fmt.Sprintf("%s\nreference %d", testDoc, i))))
+	prompt := make([][]byte, 256)
+	strict := make([][]byte, len(prompt))
+	for i := range prompt {
+		req := openAIChat(raw, fmt.Sprintf("%s\nreference %d", testDoc, i))
+		prompt[i] = []byte(jsonOf(req))
+		req["response_format"] = map[string]any{"type": "json_schema", "json_schema": map[string]any{"name": "invoice", "strict": true, "schema": json.RawMessage(raw)}}
+		strict[i] = []byte(jsonOf(req))
 	}
-	for _, name := range []string{"clean", "sloppy"} {
-		b.Run(name, func(b *testing.B) {
+	for _, c := range []struct {
+		name   string
+		bodies [][]byte
+	}{{"clean", prompt}, {"sloppy", prompt}, {"clean/strict", strict}} {
+		name, bodies := strings.Split(c.name, "/")[0], c.bodies
+		b.Run(c.name, func(b *testing.B) {
 			h := New(builtins[name]).Handler()
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {

@@ -58,6 +58,8 @@ type Server struct {
 	closeOnce sync.Once
 	// count is the tokenizer usage is reported with (WithTokenCounter).
 	count func(string) int
+	// fnTokens caches the count of OpenAI tools' renderings.
+	fnTokens fnTokenCache
 }
 
 // Option configures a Server.
@@ -313,7 +315,7 @@ func (s *Server) generate(a api, req *chatRequest) (*generated, *apiError) {
 	}
 	// Text read from pictures is in the messages but is paid as the
 	// pictures' own tokens (mediaTokens), not as text.
-	g.promptTok = promptTokens(a, req, s.count) + req.mediaTokens
+	g.promptTok = promptTokens(a, req, s.count, &s.fnTokens) + req.mediaTokens
 	if req.mediaChars > 0 {
 		g.promptTok -= tokens(req.mediaChars)
 	}

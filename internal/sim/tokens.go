@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Token counting: what a request's input costs, counted as the providers
@@ -32,7 +33,9 @@ const (
 
 // promptTokens counts the input of req as the API a counts it, each piece
 // with count.
-func promptTokens(a api, req *chatRequest, count func(string) int) int {
+// fns caches what OpenAI's rendering of a tool or response format counts
+// (nil: rendered every time).
+func promptTokens(a api, req *chatRequest, count func(string) int, fns *fnTokenCache) int {
 	n := messageFraming*len(req.messages) + replyPriming
 	for _, m := range req.messages {
 		n += count(m.text)
@@ -46,7 +49,7 @@ func promptTokens(a api, req *chatRequest, count func(string) int) int {
 		if name == "" {
 			name = req.schemaName
 		}
-		n += count(renderFunction(name, req.toolDesc, req.schema))
+		n += fns.tokens(name, req.toolDesc, req.schema, count)
 	case a == apiAnthropic && req.tool != "":
 		n += anthropicToolPrompt + count(req.tool+req.toolDesc+string(req.schema))
 	default:
@@ -73,6 +76,40 @@ func renderFunction(name, desc string, schemaJSON []byte) string {
 	r.render(root, 0, 0)
 	b.WriteString(") => any;\n\n} // namespace functions")
 	return b.String()
+}
+
+// fnTokenCache keeps the token count of rendered functions by name,
+// description and schema: a client sends the same tool with every
+// document, and rendering it (decoding the schema) cost more than the rest
+// of counting a request. It holds at most fnTokenCacheMax entries and is
+// emptied when full.
+type fnTokenCache struct {
+	mu sync.Mutex
+	m  map[string]int
+}
+
+const fnTokenCacheMax = 512
+
+func (c *fnTokenCache) tokens(name, desc string, schemaJSON []byte, count func(string) int) int {
+	if c == nil {
+		return count(renderFunction(name, desc, schemaJSON))
+	}
+	key := make([]byte, 0, len(name)+len(desc)+len(schemaJSON)+2)
+	key = append(append(append(append(append(key, name...), 0), desc...), 0), schemaJSON...)
+	c.mu.Lock()
+	n, ok := c.m[string(key)] // no copy of key for the lookup
+	c.mu.Unlock()
+	if ok {
+		return n
+	}
+	n = count(renderFunction(name, desc, schemaJSON))
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= fnTokenCacheMax {
+		c.m = make(map[string]int)
+	}
+	c.m[string(key)] = n
+	c.mu.Unlock()
+	return n
 }
 
 type tsRenderer struct {

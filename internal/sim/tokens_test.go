@@ -3,6 +3,7 @@ package sim
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -82,5 +83,44 @@ func TestRenderFunction(t *testing.T) {
 	want := "namespace functions {\n\n// Record it.\ntype extract = (_: {\n  age?: number | null, // minimum: 0\n  home?: {\n    city: string,\n  },\n  // full name\n  name: string,\n  tags?: Array<\"a\" | \"b\">,\n}) => any;\n\n} // namespace functions"
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestFnTokenCache: the cached count is the rendering's count, a second
+// ask does not render again, a name, description or schema that differs
+// is counted afresh, and a full cache starts over.
+func TestFnTokenCache(t *testing.T) {
+	t.Parallel()
+	var c fnTokenCache
+	calls := 0
+	count := func(s string) int { calls++; return len(s) }
+	schemaA := []byte(`{"type":"object","properties":{"total":{"type":"number","description":"the total"}}}`)
+	schemaB := []byte(`{"type":"object","properties":{"id":{"type":"string"}}}`)
+	cases := []struct {
+		name, desc string
+		schema     []byte
+		renders    int // calls of count after this ask
+	}{
+		{"invoice", "Record it.", schemaA, 1},
+		{"invoice", "Record it.", schemaA, 1},
+		{"invoice", "Record it!", schemaA, 2},
+		{"invoicex", "Record it.", schemaA, 3},
+		{"invoice", "Record it.", schemaB, 4},
+		{"invoice", "Record it.", schemaA, 4},
+	}
+	for i, tc := range cases {
+		got := c.tokens(tc.name, tc.desc, tc.schema, count)
+		if want := len(renderFunction(tc.name, tc.desc, tc.schema)); got != want {
+			t.Errorf("ask %d: %d tokens, want %d", i, got, want)
+		}
+		if calls != tc.renders {
+			t.Errorf("ask %d: rendered %d times in all, want %d", i, calls, tc.renders)
+		}
+	}
+	for i := range fnTokenCacheMax {
+		c.tokens(strconv.Itoa(i), "", schemaB, count)
+	}
+	if len(c.m) > fnTokenCacheMax {
+		t.Errorf("cache holds %d entries, want at most %d", len(c.m), fnTokenCacheMax)
 	}
 }

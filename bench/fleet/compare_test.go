@@ -1,0 +1,46 @@
+package main
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestChildArgs: the flags that drive the comparison are not passed on to
+// the runs, whatever their spelling; all others are.
+func TestChildArgs(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ in, want []string }{
+		{[]string{"-compare", "s2base", "-rounds", "2", "-docs", "5000"}, []string{"-docs", "5000"}},
+		{[]string{"-compare=main", "--rounds=3", "-same-harness", "-sim-process"}, []string{"-sim-process"}},
+		{[]string{"-same-harness=true", "-docs=20000", "-compare", "x"}, []string{"-docs=20000"}},
+	}
+	for _, tc := range cases {
+		if got := childArgs(tc.in); !slices.Equal(got, tc.want) {
+			t.Errorf("childArgs(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestParseFigures reads the lines a run prints, the CPU split's included,
+// and leaves at zero what an older revision does not print.
+func TestParseFigures(t *testing.T) {
+	t.Parallel()
+	out := `  submit (store in Postgres + publish):     37457 docs/s  (267ms)
+  end to end (pull, extract, audit, ack):     2091 docs/s  (4.783s, 10000 simulator calls)
+  worker CPU per document:                    177 µs    (1.766s user+sys over 10000 documents)
+  raw JetStream publish:                    96318 msgs/s (505-byte messages, same server)
+  raw JetStream publish+consume+ack:        42616 msgs/s (505-byte messages, same server)
+  CPU per document by process:           worker 177 µs, this process (embedded NATS server, bench polls) 52 µs, Postgres backends 78 µs (2.1 of it the bench's polls), simulator 100 µs (its own process); sum 406 µs
+  CPU-bound end to end ÷ raw:                 4.4 %     (raw's CPU per message ÷ …)
+  the same without the simulator:             5.9 %     (its CPU …)
+`
+	want := figures{submit: 37457, e2e: 2091, cpuUS: 177, rawPublish: 96318, rawAll: 42616, fleetCPU: 406, cpuBound: 4.4, cpuBoundNoSim: 5.9}
+	if got := parseFigures(out); got != want {
+		t.Errorf("parseFigures = %+v, want %+v", got, want)
+	}
+	old := `  end to end (pull, extract, audit, ack):     2091 docs/s  (4.783s, 10000 simulator calls)
+`
+	if got := parseFigures(old); got != (figures{e2e: 2091}) {
+		t.Errorf("an older run's output: %+v", got)
+	}
+}
