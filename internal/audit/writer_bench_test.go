@@ -152,11 +152,11 @@ func rawAttemptRows(rec *Record) [][]any {
 	return rows
 }
 
-func nilIfEmpty(s string) any {
-	if s == "" {
+func nilIfEmpty(b []byte) any {
+	if len(b) == 0 {
 		return nil
 	}
-	return s
+	return string(b)
 }
 
 // testSources are n sources as a one-page PDF invoice's result has them:

@@ -76,13 +76,24 @@ func (t tuple) jsonb(s string) tuple {
 	return append(t, s...)
 }
 
-// json writes JSON text to a json column (its binary form is the text),
-// or NULL for "".
-func (t tuple) json(s string) tuple {
-	if s == "" {
+// jsonbBytes is jsonb for JSON text held in bytes, or NULL for none.
+func (t tuple) jsonbBytes(b []byte) tuple {
+	if len(b) == 0 {
 		return t.null()
 	}
-	return t.text(s)
+	t = binary.BigEndian.AppendUint32(t, uint32(len(b)+1))
+	t = append(t, 1) // jsonb binary format version
+	return append(t, b...)
+}
+
+// json writes JSON text to a json column (its binary form is the text),
+// or NULL for none.
+func (t tuple) json(b []byte) tuple {
+	if len(b) == 0 {
+		return t.null()
+	}
+	t = binary.BigEndian.AppendUint32(t, uint32(len(b)))
+	return append(t, b...)
 }
 
 var (
