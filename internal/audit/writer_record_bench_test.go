@@ -17,7 +17,7 @@ import (
 // clean document costs: an attempt, a job and a result row) through the
 // group-commit writer from 64 concurrent writers, and reports per record
 // this process's CPU, the Postgres backends' CPU (from /proc) and the
-// allocations. BF sets the writer's flushers (default 2). Compare revisions by running their test binaries
+// allocations. BF sets the writer's flushers (default: the writer's). Compare revisions by running their test binaries
 // alternately:
 //
 //	go test -run '^$' -bench WriterRecord -benchmem -benchtime 20000x -count 3 ./internal/audit/
