@@ -602,7 +602,7 @@ func toPending(rec *Record, now time.Time) (*pending, error) {
 			text(storableText(a.Provider)).text(storableText(a.Model)).text(storableText(string(a.Mode))).int4(int32(a.PromptChars)).
 			int4(int32(a.Usage.PromptTokens)).int4(int32(a.Usage.CompletionTokens)).
 			float8(float64(a.Latency) / float64(time.Millisecond)).
-			text(storableText(string(a.FinishReason))).text(t.raw).jsonbBytes(t.value).jsonbBytes(t.repairs).jsonbBytes(t.violations).
+			text(storableText(string(a.FinishReason))).text(t.raw).jsonb(t.value).jsonb(t.repairs).jsonb(t.violations).
 			text(storableText(string(a.Class))).text(t.errMsg).int4(int32(a.TransportRetries)).text(rec.WorkerID).
 			int4(int32(a.Usage.CachedPromptTokens)).int4(int32(a.Usage.CacheCreationTokens))
 		// NULL, not zero, where the attempt had no part or no prefill step:
@@ -617,7 +617,7 @@ func toPending(rec *Record, now time.Time) (*pending, error) {
 		} else {
 			buf = buf.null().null()
 		}
-		buf = buf.bool(a.Batch).jsonbBytes(t.adjusted)
+		buf = buf.bool(a.Batch).jsonb(t.adjusted)
 	}
 	if len(rec.Attempts) > 0 {
 		p.attempts = buf[:len(buf):len(buf)]
@@ -635,7 +635,7 @@ func toPending(rec *Record, now time.Time) (*pending, error) {
 		mark = len(buf)
 		buf = buf.row(len(resultsTable.columns)).
 			text(rec.DocumentID).text(rec.SchemaFingerprint).text(rec.Model).text(rec.SchemaName).int4(version).
-			text(rec.Provider).jsonbBytes(rec.Value).int4(int32(len(rec.Attempts))).int8(pt).int8(ct).
+			text(rec.Provider).jsonb(rec.Value).int4(int32(len(rec.Attempts))).int8(pt).int8(ct).
 			text(rec.Run).text(rec.JobID).text(rec.DocumentHash).bool(results.redacted).json(results.sources)
 		p.result = buf[mark:len(buf):len(buf)]
 	}

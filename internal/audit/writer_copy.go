@@ -66,18 +66,9 @@ func (t tuple) timestamptz(v time.Time) tuple {
 	return binary.BigEndian.AppendUint64(t, uint64(v.UnixMicro()-pgEpochMicros))
 }
 
-// jsonb writes JSON text, or NULL for "" (JSON text is never empty).
-func (t tuple) jsonb(s string) tuple {
-	if s == "" {
-		return t.null()
-	}
-	t = binary.BigEndian.AppendUint32(t, uint32(len(s)+1))
-	t = append(t, 1) // jsonb binary format version
-	return append(t, s...)
-}
-
-// jsonbBytes is jsonb for JSON text held in bytes, or NULL for none.
-func (t tuple) jsonbBytes(b []byte) tuple {
+// jsonb writes JSON text to a jsonb column, or NULL for none (JSON text
+// is never empty).
+func (t tuple) jsonb(b []byte) tuple {
 	if len(b) == 0 {
 		return t.null()
 	}
