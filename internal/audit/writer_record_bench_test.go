@@ -43,24 +43,7 @@ func BenchmarkWriterRecord(b *testing.B) {
 	self := cpustat.Self()
 	start := time.Now()
 	b.ResetTimer()
-	next := make(chan *Record)
-	var wg sync.WaitGroup
-	for range 64 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for rec := range next {
-				if err := w.Write(ctx, rec); err != nil {
-					b.Error(err)
-				}
-			}
-		}()
-	}
-	for _, r := range recs {
-		next <- r
-	}
-	close(next)
-	wg.Wait()
+	writeAll(ctx, b, w, recs, 64)
 	b.StopTimer()
 	wall := time.Since(start)
 	cpu := cpustat.Self() - self
@@ -91,4 +74,27 @@ func BenchmarkToPending(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// writeAll writes recs through w from the given number of goroutines and
+// returns when every Write has returned.
+func writeAll(ctx context.Context, b *testing.B, w *GroupWriter, recs []*Record, workers int) {
+	next := make(chan *Record)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for rec := range next {
+				if err := w.Write(ctx, rec); err != nil {
+					b.Error(err)
+				}
+			}
+		}()
+	}
+	for _, r := range recs {
+		next <- r
+	}
+	close(next)
+	wg.Wait()
 }
