@@ -405,15 +405,6 @@ func (s *Submitter) stage(ctx context.Context, job Job, b *batch) error {
 	return nil
 }
 
-// skipFinal leaves out of b the documents whose job is already final in
-// the audit store (a result or a dead letter), or that have a result for
-// the same text, schema fingerprint and model (made by a job of another
-// id: a resubmission, or a job keyed before job ids included the document
-// id), and counts them as already done. JetStream's duplicate window
-// cannot do this: it forgets a job once the window has passed or the
-// server restarted, while the audit does not. It returns the indexes of
-// the documents left and their job ids. The two lookups go in one round
-// trip (lookUp).
 // submittedLookup is implemented by *audit.Store: both of skipFinal's
 // lookups in one round trip.
 type submittedLookup interface {
@@ -443,6 +434,15 @@ func (s *Submitter) lookUp(ctx context.Context, job Job, jobIDs []string, keys [
 	return states, done, err
 }
 
+// skipFinal leaves out of b the documents whose job is already final in
+// the audit store (a result or a dead letter), or that have a result for
+// the same text, schema fingerprint and model (made by a job of another
+// id: a resubmission, or a job keyed before job ids included the document
+// id), and counts them as already done. JetStream's duplicate window
+// cannot do this: it forgets a job once the window has passed or the
+// server restarted, while the audit does not. It returns the indexes of
+// the documents left and their job ids. The two lookups go in one round
+// trip (lookUp).
 func (s *Submitter) skipFinal(ctx context.Context, job Job, b *batch, hashes []string) (left []int, ids []string, err error) {
 	all := make([]string, len(b.docs))
 	keys := make([]audit.TextKey, len(b.docs))
