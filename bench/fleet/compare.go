@@ -102,6 +102,8 @@ func runCompare(rev string, rounds int, sameHarness bool, args []string) error {
 		unit string
 	}{
 		{"worker CPU per document", func(f figures) float64 { return f.cpuUS }, "µs"},
+		{"Postgres CPU, workers", func(f figures) float64 { return f.workerPGUS }, "µs/doc"},
+		{"Postgres CPU, submit", func(f figures) float64 { return f.submitPGUS }, "µs/doc"},
 		{"end to end ÷ raw JetStream", func(f figures) float64 { return f.e2eFrac() }, "%"},
 		{"submit ÷ raw publish", func(f figures) float64 { return f.submitFrac() }, "%"},
 		{"submit ÷ raw next to it", func(f figures) float64 { return f.submitNearFrac() }, "%"},
@@ -159,6 +161,7 @@ type figures struct {
 	submit, e2e, cpuUS, rawPublish, rawAll float64
 	rawNear                                float64 // raw publish next to submit (newer revisions)
 	fleetCPU, cpuBound, cpuBoundNoSim      float64 // CPU per document of all processes, and the CPU-bound ratios (newer revisions, or -same-harness)
+	workerPGUS, submitPGUS                 float64 // Postgres CPU per document, worker phase (newer revisions) and submit
 }
 
 func (f figures) e2eFrac() float64 {
@@ -207,6 +210,8 @@ var figureLines = []struct {
 	{regexp.MustCompile(`submit \(store in Postgres \+ publish\):\s+([0-9.]+)`), func(f *figures, v float64) { f.submit = v }},
 	{regexp.MustCompile(`end to end \(pull, extract, audit, ack\):\s+([0-9.]+)`), func(f *figures, v float64) { f.e2e = v }},
 	{regexp.MustCompile(`worker CPU per document:\s+([0-9.]+)`), func(f *figures, v float64) { f.cpuUS = v }},
+	{regexp.MustCompile(`Postgres CPU per document, workers:\s+([0-9.]+)`), func(f *figures, v float64) { f.workerPGUS = v }},
+	{regexp.MustCompile(`submit CPU per document:.*\+ ([0-9.]+) µs in Postgres`), func(f *figures, v float64) { f.submitPGUS = v }},
 	{regexp.MustCompile(`raw JetStream publish:\s+([0-9.]+)`), func(f *figures, v float64) { f.rawPublish = v }},
 	{regexp.MustCompile(`raw JetStream publish next to submit:\s+([0-9.]+)`), func(f *figures, v float64) { f.rawNear = v }},
 	{regexp.MustCompile(`raw JetStream publish\+consume\+ack:\s+([0-9.]+)`), func(f *figures, v float64) { f.rawAll = v }},

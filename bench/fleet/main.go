@@ -107,6 +107,7 @@ type result struct {
 	rawNearSubmit            float64       // msgs/s, raw publish just before and after submit (mean)
 	rawNearCPU               time.Duration // CPU of this process per raw publish next to submit (mean)
 	submitCPU, submitPGCPU   time.Duration // CPU of this process (submit and the embedded NATS server) and of the audit database's backends during submit
+	workerPGCPU              time.Duration // CPU of the audit database's backends from the workers' start to the last job settled
 	msgSize                  int
 	natsIn, natsOut, pgXacts int64 // -1: not counted
 	logLines                 int
@@ -140,6 +141,8 @@ func (r result) print(o options) {
 	}
 	fmt.Printf("  end to end (pull, extract, audit, ack): %8.0f docs/s  (%s, %d simulator calls)\n", n/r.e2e.Seconds(), r.e2e.Round(time.Millisecond), r.calls)
 	fmt.Printf("  worker CPU per document:               %8.0f µs    (%s user+sys over %d documents)\n", float64(r.cpu.Microseconds())/n, r.cpu.Round(time.Millisecond), o.docs)
+	fmt.Printf("  Postgres CPU per document, workers:    %8.1f µs    (the audit database's backends from the workers' start to the last job settled, the bench's polls left out)\n",
+		float64(r.workerPGCPU.Nanoseconds())/1e3/n)
 	if o.raw {
 		fmt.Printf("  raw JetStream publish:                 %8.0f msgs/s (%d-byte messages, same server)\n", r.rawPublish, r.msgSize)
 		fmt.Printf("  raw JetStream publish+consume+ack:     %8.0f msgs/s (%d-byte messages, same server)\n", r.rawAll, r.msgSize)
@@ -423,6 +426,7 @@ func run(o options) (r result, err error) {
 	if r.split, err = mark.since(ctx, st, sp, int(poll.Conn().PgConn().PID())); err != nil {
 		return r, err
 	}
+	r.workerPGCPU = r.split.pg - r.split.pgPolls
 	for _, cmd := range cmds {
 		// The peak of the worker itself: getrusage's maxrss of a child
 		// counts the bench's own RSS at the fork.

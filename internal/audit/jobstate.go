@@ -48,7 +48,15 @@ func (s *Store) JobStates(ctx context.Context, ids []string) (map[string]JobStat
 	for len(ids) > 0 {
 		chunk := ids[:min(len(ids), jobStateChunk)]
 		ids = ids[len(chunk):]
-		rows, err := s.pool.Query(ctx, `
+		rows, err := s.pool.Query(ctx, jobStatesSQL, chunk)
+		if err := scanJobStates(rows, err, out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+const jobStatesSQL = `
 SELECT job_id, coalesce(j.status, ''), coalesce(j.prompt_tokens + j.completion_tokens, 0), d.job_id IS NOT NULL,
        coalesce(d.seq, 0), coalesce(d.reason, ''),
        EXISTS (SELECT 1 FROM results r WHERE r.document_id = j.document_id
@@ -56,26 +64,27 @@ SELECT job_id, coalesce(j.status, ''), coalesce(j.prompt_tokens + j.completion_t
                AND r.schema_fingerprint = j.schema_fingerprint AND r.model = j.model)
 FROM (SELECT job_id, status, prompt_tokens, completion_tokens, document_id, content_hash, schema_fingerprint, model
       FROM jobs WHERE job_id = ANY($1)) j
-FULL JOIN (SELECT job_id, seq, reason FROM dead_letters WHERE job_id = ANY($1)) d USING (job_id)`, chunk)
-		if err != nil {
-			return nil, fmt.Errorf("audit: job states: %w", err)
-		}
-		var (
-			id    string
-			state JobState
-		)
-		_, err = pgx.ForEachRow(rows, []any{&id, &state.Status, &state.Tokens, &state.DeadLettered, &state.DeadLetterSeq, &state.DeadLetterReason, &state.HasResult}, func() error {
-			if state.Status == "" {
-				state.Status = StatusDeadLettered
-			}
-			out[id] = state
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("audit: job states: %w", err)
-		}
+FULL JOIN (SELECT job_id, seq, reason FROM dead_letters WHERE job_id = ANY($1)) d USING (job_id)`
+
+func scanJobStates(rows pgx.Rows, err error, out map[string]JobState) error {
+	if err != nil {
+		return fmt.Errorf("audit: job states: %w", err)
 	}
-	return out, nil
+	var (
+		id    string
+		state JobState
+	)
+	_, err = pgx.ForEachRow(rows, []any{&id, &state.Status, &state.Tokens, &state.DeadLettered, &state.DeadLetterSeq, &state.DeadLetterReason, &state.HasResult}, func() error {
+		if state.Status == "" {
+			state.Status = StatusDeadLettered
+		}
+		out[id] = state
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("audit: job states: %w", err)
+	}
+	return nil
 }
 
 // SetDeadLetterSeq records where the dead letter of jobID landed on its
@@ -107,23 +116,67 @@ func (s *Store) HaveResults(ctx context.Context, fingerprint, model string, keys
 	for len(keys) > 0 {
 		chunk := keys[:min(len(keys), jobStateChunk)]
 		keys = keys[len(chunk):]
-		ids, hashes := make([]string, len(chunk)), make([]string, len(chunk))
-		for i, k := range chunk {
-			ids[i], hashes[i] = k.DocumentID, k.ContentHash
-		}
-		rows, err := s.pool.Query(ctx, `SELECT k.id, k.hash FROM unnest($1::text[], $2::text[]) AS k(id, hash)
-			WHERE EXISTS (SELECT 1 FROM results r WHERE r.document_id = k.id AND r.content_hash = k.hash
-			              AND r.schema_fingerprint = $3 AND r.model = $4)`, ids, hashes, fingerprint, model)
-		if err != nil {
-			return nil, fmt.Errorf("audit: look up results: %w", err)
-		}
-		var k TextKey
-		if _, err := pgx.ForEachRow(rows, []any{&k.DocumentID, &k.ContentHash}, func() error {
-			out[k] = true
-			return nil
-		}); err != nil {
-			return nil, fmt.Errorf("audit: look up results: %w", err)
+		ids, hashes := splitKeys(chunk)
+		rows, err := s.pool.Query(ctx, haveResultsSQL, ids, hashes, fingerprint, model)
+		if err := scanHaveResults(rows, err, out); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// LookUpSubmitted is JobStates of jobIDs and HaveResults of keys in one
+// round trip per chunk (the two queries sent as one pipelined batch):
+// what submission asks of every batch before storing it.
+func (s *Store) LookUpSubmitted(ctx context.Context, fingerprint, model string, jobIDs []string, keys []TextKey) (map[string]JobState, map[TextKey]bool, error) {
+	states, done := make(map[string]JobState, len(jobIDs)), make(map[TextKey]bool)
+	for len(jobIDs) > 0 || len(keys) > 0 {
+		ids := jobIDs[:min(len(jobIDs), jobStateChunk)]
+		kc := keys[:min(len(keys), jobStateChunk)]
+		jobIDs, keys = jobIDs[len(ids):], keys[len(kc):]
+		docs, hashes := splitKeys(kc)
+		var b pgx.Batch
+		b.Queue(jobStatesSQL, ids)
+		b.Queue(haveResultsSQL, docs, hashes, fingerprint, model)
+		br := s.pool.SendBatch(ctx, &b)
+		rows, err := br.Query()
+		err = scanJobStates(rows, err, states)
+		if err == nil {
+			rows, err = br.Query()
+			err = scanHaveResults(rows, err, done)
+		}
+		if cerr := br.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("audit: look up submitted jobs: %w", cerr)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	return states, done, nil
+}
+
+const haveResultsSQL = `SELECT k.id, k.hash FROM unnest($1::text[], $2::text[]) AS k(id, hash)
+	WHERE EXISTS (SELECT 1 FROM results r WHERE r.document_id = k.id AND r.content_hash = k.hash
+	              AND r.schema_fingerprint = $3 AND r.model = $4)`
+
+func splitKeys(keys []TextKey) (ids, hashes []string) {
+	ids, hashes = make([]string, len(keys)), make([]string, len(keys))
+	for i, k := range keys {
+		ids[i], hashes[i] = k.DocumentID, k.ContentHash
+	}
+	return ids, hashes
+}
+
+func scanHaveResults(rows pgx.Rows, err error, out map[TextKey]bool) error {
+	if err != nil {
+		return fmt.Errorf("audit: look up results: %w", err)
+	}
+	var k TextKey
+	if _, err := pgx.ForEachRow(rows, []any{&k.DocumentID, &k.ContentHash}, func() error {
+		out[k] = true
+		return nil
+	}); err != nil {
+		return fmt.Errorf("audit: look up results: %w", err)
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package audit
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"testing"
 
 	"github.com/extractq/extractq/llm"
@@ -39,9 +40,39 @@ func TestJobStates(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	states, err := s.JobStates(ctx, []string{"j-ok", "j-open", "j-dead", "j-pending", "j-failed", "j-unknown"})
+	ids := []string{"j-ok", "j-open", "j-dead", "j-pending", "j-failed", "j-unknown"}
+	states, err := s.JobStates(ctx, ids)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// LookUpSubmitted answers what JobStates and HaveResults answer, in
+	// one round trip, also when one of its lists is empty.
+	keys := []TextKey{{"d-ok", ""}, {"d-redone", ""}, {"d-open", ""}, {"d-none", ""}}
+	done, err := s.HaveResults(ctx, "fp", "m", keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(done) != 2 {
+		t.Errorf("HaveResults = %v, want d-ok and d-redone", done)
+	}
+	for _, tc := range []struct {
+		ids  []string
+		keys []TextKey
+	}{{ids, keys}, {nil, keys}, {ids, nil}} {
+		gotStates, gotDone, err := s.LookUpSubmitted(ctx, "fp", "m", tc.ids, tc.keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantStates, wantDone := states, done
+		if tc.ids == nil {
+			wantStates = map[string]JobState{}
+		}
+		if tc.keys == nil {
+			wantDone = map[TextKey]bool{}
+		}
+		if !maps.Equal(gotStates, wantStates) || !maps.Equal(gotDone, wantDone) {
+			t.Errorf("LookUpSubmitted(%d ids, %d keys) = %v, %v; want %v, %v", len(tc.ids), len(tc.keys), gotStates, gotDone, wantStates, wantDone)
+		}
 	}
 	tests := []struct {
 		job       string

@@ -98,23 +98,7 @@ func BenchmarkWriterVsRawCopy(b *testing.B) {
 			b.Fatal(err)
 		}
 		start = time.Now()
-		next := make(chan *Record)
-		for range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for rec := range next {
-					if err := w.Write(ctx, rec); err != nil {
-						b.Error(err)
-					}
-				}
-			}()
-		}
-		for _, r := range recs {
-			next <- r
-		}
-		close(next)
-		wg.Wait()
+		writeAll(ctx, b, w, recs, workers)
 		writerTotal += time.Since(start)
 		st := w.Stats()
 		if err := w.Close(ctx); err != nil {
@@ -152,11 +136,11 @@ func rawAttemptRows(rec *Record) [][]any {
 	return rows
 }
 
-func nilIfEmpty(s string) any {
-	if s == "" {
+func nilIfEmpty(b []byte) any {
+	if len(b) == 0 {
 		return nil
 	}
-	return s
+	return string(b)
 }
 
 // testSources are n sources as a one-page PDF invoice's result has them:

@@ -66,23 +66,25 @@ func (t tuple) timestamptz(v time.Time) tuple {
 	return binary.BigEndian.AppendUint64(t, uint64(v.UnixMicro()-pgEpochMicros))
 }
 
-// jsonb writes JSON text, or NULL for "" (JSON text is never empty).
-func (t tuple) jsonb(s string) tuple {
-	if s == "" {
+// jsonb writes JSON text to a jsonb column, or NULL for none (JSON text
+// is never empty).
+func (t tuple) jsonb(b []byte) tuple {
+	if len(b) == 0 {
 		return t.null()
 	}
-	t = binary.BigEndian.AppendUint32(t, uint32(len(s)+1))
+	t = binary.BigEndian.AppendUint32(t, uint32(len(b)+1))
 	t = append(t, 1) // jsonb binary format version
-	return append(t, s...)
+	return append(t, b...)
 }
 
 // json writes JSON text to a json column (its binary form is the text),
-// or NULL for "".
-func (t tuple) json(s string) tuple {
-	if s == "" {
+// or NULL for none.
+func (t tuple) json(b []byte) tuple {
+	if len(b) == 0 {
 		return t.null()
 	}
-	return t.text(s)
+	t = binary.BigEndian.AppendUint32(t, uint32(len(b)))
+	return append(t, b...)
 }
 
 var (

@@ -6,9 +6,12 @@
 package redact
 
 import (
+	"bytes"
 	"encoding/json"
 	"regexp"
 	"strings"
+	"sync"
+	"unicode/utf8"
 )
 
 // Error returns err with every credential in its text replaced by Marker
@@ -77,7 +80,7 @@ var patterns = []struct {
 
 // Credentials returns s with everything credential-shaped replaced by Marker.
 func Credentials(s string) string {
-	if s == "" {
+	if s == "" || clean(s) {
 		return s
 	}
 	lower := strings.ToLower(s)
@@ -100,6 +103,9 @@ func JSON(b []byte) []byte {
 	if len(b) == 0 {
 		return nil
 	}
+	if clean(b) {
+		return b
+	}
 	r := Credentials(string(b))
 	if r == string(b) {
 		return b
@@ -109,4 +115,53 @@ func JSON(b []byte) []byte {
 	}
 	q, _ := json.Marshal(r) // marshalling a string cannot fail
 	return q
+}
+
+// anchors is every pattern's anchors, for clean.
+var anchors = func() [][]byte {
+	var out [][]byte
+	for _, p := range patterns {
+		for _, a := range p.anchors {
+			out = append(out, []byte(a))
+		}
+	}
+	return out
+}()
+
+// lowerBufs holds the buffers clean lowers text into, so that the common
+// case (no credential) allocates nothing.
+var lowerBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// clean reports that s is ASCII and holds none of the patterns' anchors in
+// any case: then no pattern can match and redaction changes nothing. It is
+// the check Credentials makes with strings.ToLower, without allocating.
+// Text that is not ASCII takes Credentials' full path, since lower-casing
+// can turn a non-ASCII letter into an ASCII one (the Kelvin sign into k).
+func clean[T string | []byte](s T) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	bp := lowerBufs.Get().(*[]byte)
+	lower := (*bp)[:0]
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower = append(lower, c)
+	}
+	ok := true
+	for _, a := range anchors {
+		if bytes.Contains(lower, a) {
+			ok = false
+			break
+		}
+	}
+	if cap(lower) <= 64<<10 { // a huge answer's buffer is not kept
+		*bp = lower
+		lowerBufs.Put(bp)
+	}
+	return ok
 }

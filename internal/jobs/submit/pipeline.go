@@ -405,20 +405,17 @@ func (s *Submitter) stage(ctx context.Context, job Job, b *batch) error {
 	return nil
 }
 
-// skipFinal leaves out of b the documents whose job is already final in
-// the audit store (a result or a dead letter), or that have a result for
-// the same text, schema fingerprint and model (made by a job of another
-// id: a resubmission, or a job keyed before job ids included the document
-// id), and counts them as already done. JetStream's duplicate window
-// cannot do this: it forgets a job once the window has passed or the
-// server restarted, while the audit does not. It returns the indexes of
-// the documents left and their job ids. The two lookups run at once.
-func (s *Submitter) skipFinal(ctx context.Context, job Job, b *batch, hashes []string) (left []int, ids []string, err error) {
-	all := make([]string, len(b.docs))
-	keys := make([]audit.TextKey, len(b.docs))
-	for i := range b.docs {
-		keys[i] = audit.TextKey{DocumentID: b.docs[i].ID, ContentHash: hashes[i]}
-		all[i] = jobs.MsgID(b.docs[i].ID, hashes[i], job.Schema.Fingerprint, job.Model, "")
+// submittedLookup is implemented by *audit.Store: both of skipFinal's
+// lookups in one round trip.
+type submittedLookup interface {
+	LookUpSubmitted(ctx context.Context, fingerprint, model string, jobIDs []string, keys []audit.TextKey) (map[string]audit.JobState, map[audit.TextKey]bool, error)
+}
+
+// lookUp returns the states of jobIDs and which keys have a result: in
+// one round trip when the store can, else with its two lookups at once.
+func (s *Submitter) lookUp(ctx context.Context, job Job, jobIDs []string, keys []audit.TextKey) (map[string]audit.JobState, map[audit.TextKey]bool, error) {
+	if l, ok := s.store.(submittedLookup); ok {
+		return l.LookUpSubmitted(ctx, job.Schema.Fingerprint, job.Model, jobIDs, keys)
 	}
 	var (
 		states   map[string]audit.JobState
@@ -427,13 +424,33 @@ func (s *Submitter) skipFinal(ctx context.Context, job Job, b *batch, hashes []s
 	)
 	go func() {
 		defer close(looked)
-		states, stateErr = s.store.JobStates(ctx, all)
+		states, stateErr = s.store.JobStates(ctx, jobIDs)
 	}()
 	done, err := s.store.HaveResults(ctx, job.Schema.Fingerprint, job.Model, keys)
 	<-looked
 	if err == nil {
 		err = stateErr
 	}
+	return states, done, err
+}
+
+// skipFinal leaves out of b the documents whose job is already final in
+// the audit store (a result or a dead letter), or that have a result for
+// the same text, schema fingerprint and model (made by a job of another
+// id: a resubmission, or a job keyed before job ids included the document
+// id), and counts them as already done. JetStream's duplicate window
+// cannot do this: it forgets a job once the window has passed or the
+// server restarted, while the audit does not. It returns the indexes of
+// the documents left and their job ids. The two lookups go in one round
+// trip (lookUp).
+func (s *Submitter) skipFinal(ctx context.Context, job Job, b *batch, hashes []string) (left []int, ids []string, err error) {
+	all := make([]string, len(b.docs))
+	keys := make([]audit.TextKey, len(b.docs))
+	for i := range b.docs {
+		keys[i] = audit.TextKey{DocumentID: b.docs[i].ID, ContentHash: hashes[i]}
+		all[i] = jobs.MsgID(b.docs[i].ID, hashes[i], job.Schema.Fingerprint, job.Model, "")
+	}
+	states, done, err := s.lookUp(ctx, job, all, keys)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()

@@ -1,0 +1,100 @@
+package audit
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/extractq/extractq/internal/cpustat"
+	"github.com/extractq/extractq/llm"
+)
+
+// BenchmarkWriterRecord writes b.N records of one attempt each (what a
+// clean document costs: an attempt, a job and a result row) through the
+// group-commit writer from 64 concurrent writers, and reports per record
+// this process's CPU, the Postgres backends' CPU (from /proc) and the
+// allocations. BF sets the writer's flushers (default: the writer's). Compare revisions by running their test binaries
+// alternately:
+//
+//	go test -run '^$' -bench WriterRecord -benchmem -benchtime 20000x -count 3 ./internal/audit/
+func BenchmarkWriterRecord(b *testing.B) {
+	ctx := context.Background()
+	s := newTestStore(b)
+	recs := make([]*Record, b.N)
+	for i := range recs {
+		recs[i] = testRecord(fmt.Sprintf("wr-%d", i), fmt.Sprintf("doc-%d", i), 1, 1, llm.OutcomeOK)
+	}
+	var opts []WriterOption
+	if v, _ := strconv.Atoi(os.Getenv("BF")); v > 0 {
+		opts = append(opts, WithFlushers(v))
+	}
+	w, err := s.NewWriter(ctx, opts...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pg, err := cpustat.Backends(ctx, s.pool)
+	if err != nil {
+		b.Fatal(err)
+	}
+	self := cpustat.Self()
+	start := time.Now()
+	b.ResetTimer()
+	writeAll(ctx, b, w, recs, 64)
+	b.StopTimer()
+	wall := time.Since(start)
+	cpu := cpustat.Self() - self
+	pgCPU, err := cpustat.Since(ctx, s.pool, pg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	st := w.Stats()
+	if err := w.Close(ctx); err != nil {
+		b.Fatal(err)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(cpu.Microseconds())/n, "cpu-µs/rec")
+	b.ReportMetric(float64(pgCPU.Microseconds())/n, "pg-µs/rec")
+	b.ReportMetric(n/wall.Seconds(), "rec/s")
+	b.ReportMetric(n/float64(max(st.Batches, 1)), "rec/flush")
+}
+
+// BenchmarkToPending is the writer's work on the caller's goroutine: a
+// clean record (one attempt, a result) checked, redacted and encoded as
+// COPY rows.
+func BenchmarkToPending(b *testing.B) {
+	rec := testRecord("job-1", "doc-1", 1, 1, llm.OutcomeOK)
+	now := time.Now()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := toPending(rec, now); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// writeAll writes recs through w from the given number of goroutines and
+// returns when every Write has returned.
+func writeAll(ctx context.Context, b *testing.B, w *GroupWriter, recs []*Record, workers int) {
+	next := make(chan *Record)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for rec := range next {
+				if err := w.Write(ctx, rec); err != nil {
+					b.Error(err)
+				}
+			}
+		}()
+	}
+	for _, r := range recs {
+		next <- r
+	}
+	close(next)
+	wg.Wait()
+}
