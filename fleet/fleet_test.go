@@ -56,35 +56,14 @@ func TestServeSubmitFollow(t *testing.T) {
 		}
 		return nil
 	}
-	cfg := fleet.DefaultConfig()
-	cfg.NATSURL, cfg.DatabaseURL, cfg.Listen, cfg.LogLevel = f.NATSURL, f.DatabaseURL, "", "error"
-	cfg.Pools = []string{"fleettest-reader:v1=concurrency:2"}
-	cfg.Grace = time.Second
+	cfg := f.Config("fleettest-reader:v1=concurrency:2")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ready := make(chan struct{})
-	ctx, stop := context.WithCancel(t.Context())
-	served := make(chan error, 1)
-	go func() {
-		served <- fleet.Serve(ctx, cfg, fleet.WithListener(ln), fleet.WithReady(func() { close(ready) }),
-			fleet.WithExtractOptions(extractq.WithValidator(positive),
-				extractq.WithObserver(func(context.Context, llm.Attempt) { observed.Add(1) })))
-	}()
-	defer func() {
-		stop()
-		if err := <-served; err != nil {
-			t.Errorf("Serve after the context ended: %v, want nil", err)
-		}
-	}()
-	select {
-	case <-ready:
-	case err := <-served:
-		t.Fatalf("Serve: %v", err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("the worker was not ready within 30s")
-	}
+	fleettest.Serve(t, fleet.Serve, cfg, fleet.WithListener(ln),
+		fleet.WithExtractOptions(extractq.WithValidator(positive),
+			extractq.WithObserver(func(context.Context, llm.Attempt) { observed.Add(1) })))
 
 	c, err := fleet.Dial(t.Context(), f.NATSURL, f.DatabaseURL)
 	if err != nil {

@@ -8,7 +8,9 @@ package fleettest
 import (
 	"context"
 	"testing"
+	"time"
 
+	"github.com/extractq/extractq/fleet"
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/jobs/jobstest"
 	"github.com/extractq/extractq/internal/testenv"
@@ -43,4 +45,48 @@ func Start(tb testing.TB) Fleet {
 		tb.Fatalf("fleettest: migrate: %v", err)
 	}
 	return f
+}
+
+// Config is fleet.DefaultConfig on this fleet's servers, for a test: no
+// listener, errors-only logs, a one-second shutdown grace, and pools
+// (e.g. "myco:small-1=concurrency:2").
+func (f Fleet) Config(pools ...string) fleet.Config {
+	cfg := fleet.DefaultConfig()
+	cfg.NATSURL, cfg.DatabaseURL, cfg.Listen, cfg.LogLevel = f.NATSURL, f.DatabaseURL, "", "error"
+	cfg.Pools = pools
+	cfg.Grace = time.Second
+	return cfg
+}
+
+// ServeFunc runs a worker until ctx ends: fleet.Serve, or your main's own
+// function that calls it with your providers and options.
+type ServeFunc func(ctx context.Context, cfg fleet.Config, opts ...fleet.Option) error
+
+// Serve runs serve with cfg and opts until the test ends, and returns once
+// the worker pulls jobs. The test fails when the worker stops before it is
+// ready or is not ready within 30 s, and (at its end) when the worker
+// returns an error once stopped.
+func Serve(tb testing.TB, serve ServeFunc, cfg fleet.Config, opts ...fleet.Option) {
+	tb.Helper()
+	ctx, stop := context.WithCancel(context.Background())
+	ready, served := make(chan struct{}), make(chan error, 1)
+	go func() {
+		served <- serve(ctx, cfg, append(opts[:len(opts):len(opts)], fleet.WithReady(func() { close(ready) }))...)
+	}()
+	select {
+	case <-ready:
+	case err := <-served:
+		stop()
+		tb.Fatalf("fleettest: the worker stopped before it was ready: %v", err)
+	case <-time.After(30 * time.Second):
+		stop()
+		<-served
+		tb.Fatal("fleettest: the worker was not ready within 30s")
+	}
+	tb.Cleanup(func() {
+		stop()
+		if err := <-served; err != nil {
+			tb.Errorf("fleettest: the worker, stopped at the test's end: %v", err)
+		}
+	})
 }

@@ -55,26 +55,7 @@ func TestWorkerEndToEnd(t *testing.T) {
 	t.Setenv("MYCO_BASE_URL", srv.URL)
 	t.Setenv("MYCO_API_KEY", "k-test")
 
-	cfg := fleet.DefaultConfig()
-	cfg.NATSURL, cfg.DatabaseURL, cfg.Listen, cfg.LogLevel = f.NATSURL, f.DatabaseURL, "", "error"
-	cfg.Pools = []string{"myco:small-1=concurrency:2"}
-	cfg.Grace = time.Second
-	ctx, stop := context.WithCancel(t.Context())
-	ready, served := make(chan struct{}), make(chan error, 1)
-	go func() { served <- serve(ctx, cfg, fleet.WithReady(func() { close(ready) })) }()
-	defer func() {
-		stop()
-		if err := <-served; err != nil {
-			t.Errorf("worker after shutdown: %v", err)
-		}
-	}()
-	select {
-	case <-ready:
-	case err := <-served:
-		t.Fatalf("worker: %v", err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("the worker was not ready within 30s")
-	}
+	fleettest.Serve(t, serve, f.Config("myco:small-1=concurrency:2"))
 
 	c, err := fleet.Dial(t.Context(), f.NATSURL, f.DatabaseURL)
 	if err != nil {
