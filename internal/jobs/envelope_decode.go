@@ -3,8 +3,9 @@ package jobs
 import (
 	"encoding/json"
 	"strconv"
-	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/extractq/extractq/internal/jsonx"
 )
 
 // decodeFast reads a job body as encoding/json would into a zero e, without
@@ -312,90 +313,27 @@ func (d *scanner) str() (string, bool) {
 }
 
 // escaped reads the rest of a string that has escapes, from its first
-// byte at start.
+// byte at start (after the opening quote): it finds the closing quote,
+// refusing raw control characters as encoding/json does, and decodes the
+// literal with jsonx.UnquoteStrict. Invalid UTF-8 and lone surrogates are
+// left to encoding/json, which replaces them.
 func (d *scanner) escaped(start int) (string, bool) {
-	out := make([]byte, 0, len(d.b)-start)
-	j := start
-	for j < len(d.b) {
-		k := j
-		for k < len(d.b) && d.b[k] != '"' && d.b[k] != '\\' && d.b[k] >= 0x20 {
-			k++
-		}
-		out = append(out, d.b[j:k]...)
-		if j = k; j == len(d.b) {
-			return "", false
-		}
+	for j := start; j < len(d.b); j++ {
 		switch c := d.b[j]; {
+		case c == '\\':
+			j++ // the escaped byte; Unquote checks the escape
 		case c == '"':
-			if !utf8.Valid(out) {
+			s, ok := jsonx.UnquoteStrict(d.b[start-1 : j+1])
+			if !ok || !utf8.ValidString(s) {
 				return "", false
 			}
 			d.i = j + 1
-			return string(out), true
+			return s, true
 		case c < 0x20:
 			return "", false
 		}
-		if j+1 >= len(d.b) {
-			return "", false
-		}
-		switch e := d.b[j+1]; e {
-		case '"', '\\', '/':
-			out = append(out, e)
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			r, ok := hex4(d.b, j+2)
-			if !ok {
-				return "", false
-			}
-			j += 4
-			if utf16.IsSurrogate(r) {
-				lo, ok := rune(0), j+7 < len(d.b) && d.b[j+2] == '\\' && d.b[j+3] == 'u'
-				if ok {
-					lo, ok = hex4(d.b, j+4)
-				}
-				r = utf16.DecodeRune(r, lo)
-				if !ok || r == utf8.RuneError {
-					return "", false // a lone surrogate: encoding/json's U+FFFD
-				}
-				j += 6
-			}
-			out = utf8.AppendRune(out, r)
-		default:
-			return "", false
-		}
-		j += 2
 	}
 	return "", false
-}
-
-func hex4(b []byte, at int) (rune, bool) {
-	if at+4 > len(b) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[at : at+4] {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c -= 'a' - 10
-		case 'A' <= c && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
 }
 
 // number reads a JSON number literal; integral says it has no fraction

@@ -352,27 +352,6 @@ func jsonKind(v any) string {
 	return "null"
 }
 
-func TestUnquoteMatchesEncodingJSON(t *testing.T) {
-	for _, lit := range []string{
-		`""`, `"plain"`, `"a\nb\tc\\d\/e\"f"`, `"\b\f\r"`, `"\u00e9t\u00E9"`, `"\ud83d\ude00 smile"`,
-		`"lone \ud83d surrogate"`, `"\ude00 low first"`, `"end \\"`, `"ünïcödé <json-schema>"`,
-	} {
-		var want string
-		if err := json.Unmarshal([]byte(lit), &want); err != nil {
-			t.Fatalf("%s: %v", lit, err)
-		}
-		got, ok := unquote([]byte(lit))
-		if !ok || got != want {
-			t.Errorf("unquote(%s) = %q, %v; want %q", lit, got, ok, want)
-		}
-	}
-	for _, bad := range []string{`"`, `"\x"`, `"\u12"`, `"abc\"`} {
-		if _, ok := unquote([]byte(bad)); ok {
-			t.Errorf("unquote(%s) accepted a malformed literal", bad)
-		}
-	}
-}
-
 func TestUnconstrainedNumbersArePlausible(t *testing.T) {
 	// A provider form that lost the original bounds, as strict forms do.
 	const form = `{"type":"object","required":["items","year"],"properties":{
