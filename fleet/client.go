@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -49,6 +50,13 @@ type Client struct {
 	store *audit.Store
 	sub   *submit.Submitter
 	warn  func(error)
+
+	// What this client already made sure of, so that a caller submitting
+	// in batches (a remote source: one Submit per batch) does not register
+	// the schema and look up the pool's consumer again for each.
+	mu       sync.Mutex
+	ensured  map[string]bool              // pools whose consumer exists
+	versions map[[2]string]jobs.SchemaRef // (name, fingerprint) → its registration
 }
 
 // ClientOption configures a Client.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/extractq/extractq/fleet"
 	"github.com/extractq/extractq/fleet/fleettest"
+	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/jobstest"
 	"github.com/extractq/extractq/schema"
 )
@@ -164,4 +165,67 @@ func delayedReplies(t *testing.T, url string, delay time.Duration) string {
 		}
 	})
 	return "nats://" + ln.Addr().String()
+}
+
+// TestClientMakesSureOnce: a client registers a schema and makes sure of a
+// pool's consumer once, not on every Submit (a remote source submits batch
+// by batch): a consumer removed after the first Submit is not made again by
+// the same client, and is by a new one.
+func TestClientMakesSureOnce(t *testing.T) {
+	t.Parallel()
+	f := fleettest.Start(t)
+	s, err := schema.Compile([]byte(totalSchema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := fleet.Job{Schema: s, SchemaName: "totals", Provider: "fleettest-reader:v1", Run: "once"}
+	_, pool, err := job.Target()
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, js := jobstest.Connect(t, f.NATSURL)
+	defer nc.Close()
+	stream, err := js.Stream(t.Context(), jobs.JobsStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	consumerExists := func() bool {
+		_, err := stream.Consumer(t.Context(), jobs.ConsumerName(pool))
+		return err == nil
+	}
+	submit := func(c *fleet.Client, id string) {
+		t.Helper()
+		if sub, err := c.Submit(t.Context(), job, slices.Values([]fleet.Document{{ID: id, Text: "total: 1"}})); err != nil || sub.Queued != 1 {
+			t.Fatalf("submit %s: %+v, %v", id, sub, err)
+		}
+	}
+	c, err := fleet.Dial(t.Context(), f.NATSURL, f.DatabaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	submit(c, "a")
+	v, err := c.RegisterSchema(t.Context(), "totals", s)
+	if err != nil || !consumerExists() {
+		t.Fatalf("after the first Submit: schema v%d, %v; the pool's consumer exists: %v", v, err, consumerExists())
+	}
+	if err := stream.DeleteConsumer(t.Context(), jobs.ConsumerName(pool)); err != nil {
+		t.Fatal(err)
+	}
+	submit(c, "b")
+	if consumerExists() {
+		t.Error("the same client looked up the pool's consumer again on its second Submit")
+	}
+	c2, err := fleet.Dial(t.Context(), f.NATSURL, f.DatabaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	submit(c2, "c")
+	if !consumerExists() {
+		t.Error("a new client did not make the pool's consumer")
+	}
+	if v2, err := c2.RegisterSchema(t.Context(), "totals", s); err != nil || v2 != v {
+		t.Errorf("the same schema from another client: v%d, %v; want v%d", v2, err, v)
+	}
 }

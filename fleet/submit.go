@@ -201,13 +201,9 @@ func (c *Client) Submit(ctx context.Context, job Job, docs iter.Seq[Document], o
 	if job.Run == "" {
 		job.Run = "run-" + time.Now().UTC().Format("20060102-150405")
 	}
-	// The pool's consumer exists before any worker needs it, so that a
-	// worker started while a cluster node is down finds it.
-	if err := jobs.EnsurePoolConsumer(ctx, c.js, pool, jobs.DefaultConsumerSettings()); err != nil {
-		c.warn(fmt.Errorf("%w; the first worker of the pool creates it", err))
-	}
+	c.ensureConsumer(ctx, pool)
 	out := &Submission{Run: job.Run, Schema: job.SchemaName, Provider: job.Provider, Model: model, Pool: pool}
-	ref, err := c.sub.RegisterSchema(ctx, job.SchemaName, job.Schema)
+	ref, err := c.register(ctx, job.SchemaName, job.Schema)
 	if err != nil {
 		return out, fmt.Errorf("fleet: register schema %s: %w", job.SchemaName, err)
 	}
@@ -286,9 +282,55 @@ func (c *Client) Schema(ctx context.Context, name string, version int) (*schema.
 // version: the same version again for the same schema, the next one when
 // it changed.
 func (c *Client) RegisterSchema(ctx context.Context, name string, sc *schema.Schema) (int, error) {
-	ref, err := c.sub.RegisterSchema(ctx, name, sc)
+	ref, err := c.register(ctx, name, sc)
 	if err != nil {
 		return 0, fmt.Errorf("fleet: register schema %s: %w", name, err)
 	}
 	return ref.Version, nil
+}
+
+// register registers sc under name once per client: a name and
+// fingerprint keep the version they were given.
+func (c *Client) register(ctx context.Context, name string, sc *schema.Schema) (jobs.SchemaRef, error) {
+	key := [2]string{name, sc.Fingerprint()}
+	c.mu.Lock()
+	ref, ok := c.versions[key]
+	c.mu.Unlock()
+	if ok {
+		return ref, nil
+	}
+	ref, err := c.sub.RegisterSchema(ctx, name, sc)
+	if err != nil {
+		return ref, err
+	}
+	c.mu.Lock()
+	if c.versions == nil {
+		c.versions = map[[2]string]jobs.SchemaRef{}
+	}
+	c.versions[key] = ref
+	c.mu.Unlock()
+	return ref, nil
+}
+
+// ensureConsumer makes sure once per client that pool's consumer exists
+// before any worker needs it, so that a worker started while a cluster
+// node is down finds it. A failure is a warning (the pool's first worker
+// creates it), tried again by the next Submit.
+func (c *Client) ensureConsumer(ctx context.Context, pool string) {
+	c.mu.Lock()
+	done := c.ensured[pool]
+	c.mu.Unlock()
+	if done {
+		return
+	}
+	if err := jobs.EnsurePoolConsumer(ctx, c.js, pool, jobs.DefaultConsumerSettings()); err != nil {
+		c.warn(fmt.Errorf("%w; the first worker of the pool creates it", err))
+		return
+	}
+	c.mu.Lock()
+	if c.ensured == nil {
+		c.ensured = map[string]bool{}
+	}
+	c.ensured[pool] = true
+	c.mu.Unlock()
 }
