@@ -210,47 +210,58 @@ func roleOf(r string) (role, bool) {
 // OpenAI chat completions.
 
 type openAIRequest struct {
-	Model    string `json:"model"`
-	Messages []struct {
-		Role      string  `json:"role"`
-		Content   content `json:"content"`
-		ToolCalls []struct {
-			Function struct {
-				Name      string `json:"name"`
-				Arguments string `json:"arguments"`
-			} `json:"function"`
-		} `json:"tool_calls"`
-	} `json:"messages"`
-	ResponseFormat *struct {
-		Type string `json:"type"`
-		// Schema is a json_object format's schema as Anyscale and Together
-		// take it (instructor's JSON_SCHEMA mode sends it).
-		Schema     json.RawMessage `json:"schema"`
-		JSONSchema *struct {
-			Name   string          `json:"name"`
-			Schema json.RawMessage `json:"schema"`
-			Strict bool            `json:"strict"`
-		} `json:"json_schema"`
-	} `json:"response_format"`
-	Tools []struct {
-		Type     string `json:"type"`
+	Model               string                `json:"model"`
+	Messages            []openAIReqMessage    `json:"messages"`
+	ResponseFormat      *openAIResponseFormat `json:"response_format"`
+	Tools               []openAITool          `json:"tools"`
+	ToolChoice          json.RawMessage       `json:"tool_choice"`
+	MaxTokens           int                   `json:"max_tokens"`
+	MaxCompletionTokens int                   `json:"max_completion_tokens"`
+	Stream              bool                  `json:"stream"`
+}
+
+type openAIReqMessage struct {
+	Role      string  `json:"role"`
+	Content   content `json:"content"`
+	ToolCalls []struct {
 		Function struct {
-			Name        string          `json:"name"`
-			Description string          `json:"description"`
-			Parameters  json.RawMessage `json:"parameters"`
-			Strict      bool            `json:"strict"`
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
 		} `json:"function"`
-	} `json:"tools"`
-	ToolChoice          json.RawMessage `json:"tool_choice"`
-	MaxTokens           int             `json:"max_tokens"`
-	MaxCompletionTokens int             `json:"max_completion_tokens"`
-	Stream              bool            `json:"stream"`
+	} `json:"tool_calls"`
+}
+
+type openAIResponseFormat struct {
+	Type string `json:"type"`
+	// Schema is a json_object format's schema as Anyscale and Together
+	// take it (instructor's JSON_SCHEMA mode sends it).
+	Schema     json.RawMessage   `json:"schema"`
+	JSONSchema *openAIJSONSchema `json:"json_schema"`
+}
+
+type openAIJSONSchema struct {
+	Name   string          `json:"name"`
+	Schema json.RawMessage `json:"schema"`
+	Strict bool            `json:"strict"`
+}
+
+type openAITool struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+		Strict      bool            `json:"strict"`
+	} `json:"function"`
 }
 
 func parseOpenAI(body []byte) (*chatRequest, *apiError) {
 	var r openAIRequest
-	if err := decodeBody(body, &r); err != nil {
-		return nil, err
+	if !r.decodeFast(body) {
+		r = openAIRequest{}
+		if err := decodeBody(body, &r); err != nil {
+			return nil, err
+		}
 	}
 	if r.Model == "" {
 		return nil, invalid("you must provide a model parameter")
@@ -261,7 +272,7 @@ func parseOpenAI(body []byte) (*chatRequest, *apiError) {
 	if r.Stream {
 		return nil, invalid("stream: the simulator does not stream; send \"stream\": false")
 	}
-	c := &chatRequest{model: r.Model, maxTokens: r.MaxCompletionTokens}
+	c := &chatRequest{model: r.Model, maxTokens: r.MaxCompletionTokens, messages: make([]message, 0, len(r.Messages))}
 	if c.maxTokens == 0 {
 		c.maxTokens = r.MaxTokens
 	}

@@ -403,7 +403,7 @@ func (s *Server) reply(w http.ResponseWriter, a api, rep *reply, st *limitState)
 	contentType := "application/json"
 	switch a {
 	case apiOpenAI:
-		err = marshal(buf, openAIBody(rep))
+		buf.Write(appendOpenAIBody(buf.AvailableBuffer(), rep))
 	case apiAnthropic:
 		err = marshal(buf, anthropicBody(rep))
 	case apiOllama:
