@@ -127,6 +127,9 @@ var (
 	functionKeys   = []string{"name", "description", "parameters", "strict"}
 )
 
+// commonStrings are values strInto returns without allocating.
+var commonStrings = []string{"system", "user", "assistant", "developer", "tool", "json_schema", "json_object", "text", "function", "response"}
+
 // reqScanner reads the JSON decodeFast takes, reporting false for anything
 // it does not take, leaving i anywhere. It is the worker's envelope
 // scanner (internal/jobs) with unknown keys skipped rather than refused.
@@ -266,6 +269,14 @@ func (d *reqScanner) strInto(s *string) bool {
 	lit, ok := d.literal()
 	if !ok {
 		return false
+	}
+	if len(lit) < 16 {
+		for _, c := range commonStrings {
+			if len(c) == len(lit)-2 && string(lit[1:len(lit)-1]) == c {
+				*s = c // no copy of a role or type every request sends
+				return true
+			}
+		}
 	}
 	v, ok := jsonx.UnquoteStrict(lit)
 	if !ok || !utf8.ValidString(v) {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Reading the document. Besides plausible values, the simulator takes what
@@ -164,8 +165,7 @@ func labelled(lines []string, f readField) (any, bool) {
 		if !ok || len(label) > 64 {
 			continue
 		}
-		key := labelKey.Replace(strings.ToLower(strings.TrimSpace(label)))
-		if key == f.key {
+		if labelIs(label, f.key) {
 			return typed(strings.TrimSpace(val), f.typ), true
 		}
 	}
@@ -183,4 +183,33 @@ func typed(s, typ string) any {
 		return s
 	}
 	return json.Number(n)
+}
+
+// labelIs reports whether label, lower-cased with spaces and hyphens as
+// underscores (labelKey), is key. An ASCII label is compared in place:
+// building the key for every line and field cost more than the rest of
+// reading the text.
+func labelIs(label, key string) bool {
+	label = strings.TrimSpace(label)
+	for i := 0; i < len(label); i++ {
+		if label[i] >= utf8.RuneSelf {
+			return labelKey.Replace(strings.ToLower(label)) == key
+		}
+	}
+	if len(label) != len(key) {
+		return false
+	}
+	for i := 0; i < len(label); i++ {
+		c := label[i]
+		switch {
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		case c == ' ' || c == '-':
+			c = '_'
+		}
+		if c != key[i] {
+			return false
+		}
+	}
+	return true
 }

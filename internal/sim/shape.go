@@ -363,24 +363,13 @@ func (sh *shape) value(seed, docHash uint64, doc string) (any, error) {
 			return nil, err
 		}
 		v := clone(t.v)
-		for _, t := range sh.texts {
-			v = update(v, t.path, func(old any) (any, bool) {
-				if _, ok := old.(string); !ok {
-					return old, false
-				}
-				if s := docText(t.kind, doc, r); t.fits(s) {
-					return s, true
-				}
-				return old, false
-			})
+		for i := range sh.texts {
+			f := filler{text: &sh.texts[i], doc: doc, r: r}
+			v = f.at(v, f.text.path)
 		}
-		for _, n := range sh.numbers {
-			v = update(v, n.path, func(old any) (any, bool) {
-				if _, ok := old.(json.Number); !ok {
-					return old, false
-				}
-				return n.plausible(r), true
-			})
+		for i := range sh.numbers {
+			f := filler{number: &sh.numbers[i], r: r}
+			v = f.at(v, f.number.path)
 		}
 		return sh.readText(distinct(v, t.v), doc), nil
 	case sh.example != nil:
@@ -428,13 +417,58 @@ func clone(v any) any {
 	return v
 }
 
-// update replaces the values at path with f(value); f reports whether it
-// changed anything, and so does update.
-func update(v any, path []pathSeg, f func(any) (any, bool)) any {
-	out, _ := updateOK(v, path, f)
-	return out
+// filler puts a plausible value of a text or number field in place of
+// the template's, as update with a function would, without a closure to
+// allocate per field and request.
+type filler struct {
+	text   *textField
+	number *numberField
+	doc    string
+	r      *rng
 }
 
+// at replaces the values at path.
+func (f *filler) at(v any, path []pathSeg) any {
+	if len(path) == 0 {
+		return f.value(v)
+	}
+	seg := path[0]
+	if seg.each {
+		if arr, ok := v.([]any); ok {
+			for i := range arr {
+				arr[i] = f.at(arr[i], path[1:])
+			}
+		}
+		return v
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	if old, ok := m[seg.key]; ok {
+		m[seg.key] = f.at(old, path[1:])
+	}
+	return v
+}
+
+func (f *filler) value(old any) any {
+	if f.text != nil {
+		if _, ok := old.(string); !ok {
+			return old
+		}
+		if s := docText(f.text.kind, f.doc, f.r); f.text.fits(s) {
+			return s
+		}
+		return old
+	}
+	if _, ok := old.(json.Number); !ok {
+		return old
+	}
+	return f.number.plausible(f.r)
+}
+
+// updateOK replaces the values at path with f(value); f reports whether it
+// changed anything, and so does updateOK.
 func updateOK(v any, path []pathSeg, f func(any) (any, bool)) (any, bool) {
 	if len(path) == 0 {
 		return f(v)

@@ -517,3 +517,15 @@ func TestFieldGuideInThePromptIsHonoured(t *testing.T) {
 		}
 	}
 }
+
+// TestLabelIs: the in-place comparison agrees with building the key.
+func TestLabelIs(t *testing.T) {
+	for _, label := range []string{"Invoice number", " Total-Due ", "TOTAL DUE", "total_due", "Totaldue", "Ünit price", "unit price", "Status\t", "", "a-b c"} {
+		for _, key := range []string{"invoice_number", "total_due", "ünit_price", "unit_price", "status", "", "a_b_c"} {
+			want := labelKey.Replace(strings.ToLower(strings.TrimSpace(label))) == key
+			if got := labelIs(label, key); got != want {
+				t.Errorf("labelIs(%q, %q) = %v, want %v", label, key, got, want)
+			}
+		}
+	}
+}
