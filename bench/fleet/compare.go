@@ -109,6 +109,7 @@ func runCompare(rev string, rounds int, sameHarness bool, args []string) error {
 		{"submit ÷ raw next to it", func(f figures) float64 { return f.submitNearFrac() }, "%"},
 		{"end to end", func(f figures) float64 { return f.e2e }, "docs/s"},
 		{"submit", func(f figures) float64 { return f.submit }, "docs/s"},
+		{"simulator CPU per document", func(f figures) float64 { return f.simUS }, "µs"},
 		{"CPU per document, all", func(f figures) float64 { return f.fleetCPU }, "µs"},
 		{"CPU-bound e2e ÷ raw", func(f figures) float64 { return f.cpuBound }, "%"},
 		{"… without the simulator", func(f figures) float64 { return f.cpuBoundNoSim }, "%"},
@@ -162,6 +163,7 @@ type figures struct {
 	rawNear                                float64 // raw publish next to submit (newer revisions)
 	fleetCPU, cpuBound, cpuBoundNoSim      float64 // CPU per document of all processes, and the CPU-bound ratios (newer revisions, or -same-harness)
 	workerPGUS, submitPGUS                 float64 // Postgres CPU per document, worker phase (newer revisions) and submit
+	simUS                                  float64 // the simulator's CPU per document, with -sim-process
 }
 
 func (f figures) e2eFrac() float64 {
@@ -200,6 +202,9 @@ func (f figures) String() string {
 	if f.cpuBoundNoSim > 0 {
 		s += fmt.Sprintf(" (%.1f%% without the simulator)", f.cpuBoundNoSim)
 	}
+	if f.simUS > 0 {
+		s += fmt.Sprintf(", simulator %.0f µs/doc", f.simUS)
+	}
 	return s
 }
 
@@ -216,6 +221,7 @@ var figureLines = []struct {
 	{regexp.MustCompile(`raw JetStream publish next to submit:\s+([0-9.]+)`), func(f *figures, v float64) { f.rawNear = v }},
 	{regexp.MustCompile(`raw JetStream publish\+consume\+ack:\s+([0-9.]+)`), func(f *figures, v float64) { f.rawAll = v }},
 	{regexp.MustCompile(`CPU per document by process:.*; sum ([0-9.]+) µs`), func(f *figures, v float64) { f.fleetCPU = v }},
+	{regexp.MustCompile(`simulator ([0-9.]+) µs \(its own process\)`), func(f *figures, v float64) { f.simUS = v }},
 	{regexp.MustCompile(`CPU-bound end to end ÷ raw:\s+([0-9.]+)`), func(f *figures, v float64) { f.cpuBound = v }},
 	{regexp.MustCompile(`the same without the simulator:\s+([0-9.]+)`), func(f *figures, v float64) { f.cpuBoundNoSim = v }},
 }

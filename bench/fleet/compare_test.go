@@ -34,7 +34,7 @@ func TestParseFigures(t *testing.T) {
   CPU-bound end to end ÷ raw:                 4.4 %     (raw's CPU per message ÷ …)
   the same without the simulator:             5.9 %     (its CPU …)
 `
-	want := figures{submit: 37457, e2e: 2091, cpuUS: 177, rawPublish: 96318, rawAll: 42616, fleetCPU: 406, cpuBound: 4.4, cpuBoundNoSim: 5.9}
+	want := figures{submit: 37457, e2e: 2091, cpuUS: 177, rawPublish: 96318, rawAll: 42616, fleetCPU: 406, cpuBound: 4.4, cpuBoundNoSim: 5.9, simUS: 100}
 	if got := parseFigures(out); got != want {
 		t.Errorf("parseFigures = %+v, want %+v", got, want)
 	}

@@ -40,11 +40,7 @@ type cacheUse struct {
 // prefixText is the request laid out as the cache sees it, with the end
 // offset of each breakpoint (Anthropic's cache_control), in characters.
 func prefixText(req *chatRequest) (text []byte, marks []int) {
-	n := len(req.model) + 1 + len(req.schema) + 1
-	for _, m := range req.messages {
-		n += len(m.text) + 2
-	}
-	text = make([]byte, 0, n)
+	text = make([]byte, 0, prefixLen(req))
 	text = append(text, req.model...)
 	text = append(text, 0)
 	text = append(text, req.schema...)
@@ -67,11 +63,23 @@ func prefixText(req *chatRequest) (text []byte, marks []int) {
 	return text, marks
 }
 
+// prefixLen is the length of prefixText(req) (the capacity it takes).
+func prefixLen(req *chatRequest) int {
+	n := len(req.model) + 1 + len(req.schema) + 1
+	for _, m := range req.messages {
+		n += len(m.text) + 2
+	}
+	return n
+}
+
 // use looks the request up and stores its prefixes. promptTok caps what is
 // reported, so cached tokens never exceed the prompt's.
 func (c *promptCache) use(a api, req *chatRequest, promptTok int) cacheUse {
 	if a == apiOllama {
 		return cacheUse{}
+	}
+	if a != apiAnthropic && prefixLen(req) < cacheMinTokens*4 {
+		return cacheUse{} // too short to be cached: no prefix to lay out
 	}
 	text, marks := prefixText(req)
 	var cuts []int // candidate prefix ends, in characters, ascending

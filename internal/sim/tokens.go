@@ -1,11 +1,13 @@
 package sim
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Token counting: what a request's input costs, counted as the providers
@@ -86,6 +88,15 @@ func renderFunction(name, desc string, schemaJSON []byte) string {
 type fnTokenCache struct {
 	mu sync.Mutex
 	m  map[string]int
+	// last is the entry found last: every request of a run sends the same
+	// tool or format, which then costs comparisons, not a key to build.
+	last atomic.Pointer[fnTokenEntry]
+}
+
+type fnTokenEntry struct {
+	name, desc string
+	schema     []byte
+	n          int
 }
 
 const fnTokenCacheMax = 512
@@ -94,6 +105,16 @@ func (c *fnTokenCache) tokens(name, desc string, schemaJSON []byte, count func(s
 	if c == nil {
 		return count(renderFunction(name, desc, schemaJSON))
 	}
+	if e := c.last.Load(); e != nil && e.name == name && e.desc == desc && bytes.Equal(e.schema, schemaJSON) {
+		return e.n
+	}
+	n := c.lookup(name, desc, schemaJSON, count)
+	// schemaJSON may be the request's buffer: the entry keeps a copy.
+	c.last.Store(&fnTokenEntry{name: name, desc: desc, schema: bytes.Clone(schemaJSON), n: n})
+	return n
+}
+
+func (c *fnTokenCache) lookup(name, desc string, schemaJSON []byte, count func(string) int) int {
 	key := make([]byte, 0, len(name)+len(desc)+len(schemaJSON)+2)
 	key = append(append(append(append(append(key, name...), 0), desc...), 0), schemaJSON...)
 	c.mu.Lock()
