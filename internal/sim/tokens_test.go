@@ -117,6 +117,15 @@ func TestFnTokenCache(t *testing.T) {
 			t.Errorf("ask %d: rendered %d times in all, want %d", i, calls, tc.renders)
 		}
 	}
+	// The last entry keeps its own copy of a schema read from a buffer
+	// the next request reuses.
+	buf := append([]byte(nil), schemaB...)
+	c.tokens("reused", "", buf, count)
+	rendered := calls
+	copy(buf, `{"TYPE"`)
+	if got, want := c.tokens("reused", "", buf, count), len(renderFunction("reused", "", buf)); got != want || calls != rendered+1 {
+		t.Errorf("after the buffer changed: %d tokens (want %d), %d renders (want %d)", got, want, calls, rendered+1)
+	}
 	for i := range fnTokenCacheMax {
 		c.tokens(strconv.Itoa(i), "", schemaB, count)
 	}
