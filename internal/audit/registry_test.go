@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 )
 
 func TestRegisterSchema(t *testing.T) {
@@ -134,4 +136,103 @@ func TestPutDocuments(t *testing.T) {
 		t.Fatalf("%d documents, compression %v: want 2500 compressed", n, compression)
 	}
 	t.Logf("documents.body compression: %s", *compression)
+}
+
+// TestPutDocumentsHashIdentity checks which caller hashes PutDocuments
+// keeps as a document's identity: exactly those the pattern
+// '^[0-9a-f]{64}$' matches (the test migration 17 replaced with a cheaper
+// one), the text's own hash for any other.
+func TestPutDocumentsHashIdentity(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t)
+	valid := HashText("some other original")
+	cases := []string{
+		valid,
+		strings.ToUpper(valid),
+		valid[:63],
+		valid + "0",
+		valid[:63] + "\n",
+		valid + "\n",
+		valid[:63] + "g",
+		valid[:63] + "-",
+		valid[:62] + "é",
+		strings.Repeat("é", 64),
+		strings.Repeat("0", 64),
+		strings.Repeat("f", 64),
+		" " + valid[:63],
+		"",
+	}
+	docs := make([]Document, len(cases))
+	for i, h := range cases {
+		docs[i] = Document{ID: fmt.Sprint("doc-", i), Hash: h, Text: fmt.Sprint("text ", i)}
+	}
+	if err := s.PutDocuments(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	for i, h := range cases {
+		var old bool
+		if err := s.pool.QueryRow(ctx, `SELECT $1::text ~ '^[0-9a-f]{64}$'`, h).Scan(&old); err != nil {
+			t.Fatal(err)
+		}
+		want := docs[i].Text
+		want = HashText(want)
+		if old {
+			want = h
+		}
+		d, err := s.Document(ctx, docs[i].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Hash != want {
+			t.Errorf("caller's hash %q: stored %q, want %q (kept: %v)", h, d.Hash, want, old)
+		}
+	}
+}
+
+// TestPutDocumentsKnownLate stores a batch whose known documents come
+// after new ones: the plain insert migration 17 tries first fails on them
+// and the batch is stored by the upsert, as any batch was before.
+func TestPutDocumentsKnownLate(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t)
+	if err := s.PutDocuments(ctx, []Document{{ID: "a", Text: "text a"}, {ID: "b", Text: "text b"}}); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	err := s.pool.QueryRow(ctx, `SELECT extractq_put_documents($1::text[], $2::text[], $3::jsonb[], $4::text[], $5::text[], $6::jsonb[])`,
+		[]string{"c", "a", "b", "d"}, []string{"", "", "", ""}, []string{"{}", "{}", "{}", "{}"},
+		[]string{"text c", "text a", "text b, changed", "text d"}, []string{"", "", "", ""}, []*string{nil, nil, nil, nil}).Scan(&n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 3 {
+		t.Errorf("stored %d rows, want 3 (c and d inserted, b replaced, a unchanged)", n)
+	}
+	for id, want := range map[string]string{"a": "text a", "b": "text b, changed", "c": "text c", "d": "text d"} {
+		d, err := s.Document(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Text != want || d.Hash != HashText(want) {
+			t.Errorf("%s: text %q hash %s, want %q", id, d.Text, d.Hash, want)
+		}
+	}
+	var versions []string
+	rows, err := s.pool.Query(ctx, `SELECT document_id || ':' || body FROM document_versions ORDER BY 1`)
+	if err == nil {
+		versions, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(versions) != 1 || versions[0] != "b:text b" {
+		t.Errorf("versions kept %q, want the replaced text of b only", versions)
+	}
+	var touched bool
+	if err := s.pool.QueryRow(ctx, `SELECT updated_at <> created_at FROM documents WHERE id = 'a'`).Scan(&touched); err != nil {
+		t.Fatal(err)
+	}
+	if touched {
+		t.Error("a was rewritten with the same text")
+	}
 }

@@ -159,14 +159,20 @@ var ErrEnvelope = errors.New("invalid job envelope")
 
 // HashText is the content hash extractq uses for documents: sha256, hex.
 func HashText(text string) string {
-	sum := sha256.Sum256([]byte(text))
-	return hex.EncodeToString(sum[:])
+	return hexSum(sha256.Sum256([]byte(text)))
 }
 
 // HashBytes is HashText of an original's bytes.
 func HashBytes(b []byte) string {
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
+	return hexSum(sha256.Sum256(b))
+}
+
+// hexSum encodes sum in hex on the stack: one allocation, the string
+// (hex.EncodeToString makes two).
+func hexSum(sum [sha256.Size]byte) string {
+	var dst [2 * sha256.Size]byte
+	hex.Encode(dst[:], sum[:])
+	return string(dst[:])
 }
 
 // MsgID is the Nats-Msg-Id of a job, and its job id: a hash of the
@@ -174,13 +180,23 @@ func HashBytes(b []byte) string {
 // the resubmission tag. The same document submitted twice is queued once;
 // the same text under two ids is two jobs (each id gets its result), and a
 // new text under the same id is a new job.
+//
+// It hashes the fields, each followed by a zero byte, in one buffer on the
+// stack (a heap one only for very long fields), and allocates the id
+// alone: a submission computes one per document and keeps them all in its
+// summary, so the id holds its own 32 bytes, not a 64-byte hex string it
+// was cut from.
 func MsgID(documentID, documentHash, schemaFingerprint, model, resubmission string) string {
-	h := sha256.New()
-	for _, s := range []string{documentID, documentHash, schemaFingerprint, model, resubmission} {
-		h.Write([]byte(s))
-		h.Write([]byte{0})
+	var buf [256]byte
+	b := buf[:0]
+	for _, s := range [...]string{documentID, documentHash, schemaFingerprint, model, resubmission} {
+		b = append(b, s...)
+		b = append(b, 0)
 	}
-	return hex.EncodeToString(h.Sum(nil))[:32]
+	sum := sha256.Sum256(b)
+	var id [32]byte
+	hex.Encode(id[:], sum[:16])
+	return string(id[:])
 }
 
 // Seal fills the derived fields (version, hash, job id) from the rest and
