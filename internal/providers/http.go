@@ -137,7 +137,7 @@ type reply struct {
 // for everything else (non-2xx status, transport failure, cut or oversized
 // body). hdr carries the credentials; they never reach an error or a log.
 func (b *base) post(ctx context.Context, req llm.Request, url string, hdr http.Header, body any) (*reply, error) {
-	payload, err := marshal(body)
+	payload, err := encodeBody(body)
 	if err != nil {
 		return nil, b.localError("cannot encode the request: " + err.Error())
 	}
