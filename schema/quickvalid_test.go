@@ -116,3 +116,26 @@ func FuzzQuickValid(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkQuickValidate validates the usual answer against the fleet's
+// schema: through Validate (quick) and through the full validator alone.
+func BenchmarkQuickValidate(b *testing.B) {
+	s := mustCompile(b, quickSchemas[0])
+	v := decodeNumber(b, []byte(quickValues[0]))
+	b.Run("quick", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if s.Validate(v) != nil {
+				b.Fatal("invalid")
+			}
+		}
+	})
+	b.Run("jsonschema", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if s.compiled.Validate(v) != nil {
+				b.Fatal("invalid")
+			}
+		}
+	})
+}

@@ -86,3 +86,27 @@ func FuzzDecodeChat(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkDecodeChat reads the usual chat completion: by decodeChat and
+// by encoding/json.
+func BenchmarkDecodeChat(b *testing.B) {
+	body := []byte(chatCorpus[0].body)
+	b.Run("scanner", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var doc oaiResponse
+			if !decodeChat(body, &doc) {
+				b.Fatal("not taken")
+			}
+		}
+	})
+	b.Run("encoding-json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var doc oaiResponse
+			if err := json.Unmarshal(body, &doc); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -134,3 +134,32 @@ func FuzzAppendJSONFloat(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkEncodeRequest encodes a strict-mode chat completions body of
+// the fleet's shape: by appendJSON (encodeBody) and by encoding/json.
+func BenchmarkEncodeRequest(b *testing.B) {
+	temp := 0.0
+	schema := json.RawMessage(`{"type":"object","properties":{"invoice_number":{"type":"string"},"vendor":{"type":"string"},"total":{"type":"number"},"currency":{"type":"string","enum":["EUR","USD","GBP"]},"paid":{"type":"boolean"},"items":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string"},"qty":{"type":"integer"}},"required":["name","qty"],"additionalProperties":false}}},"required":["invoice_number","vendor","total","currency","paid","items"],"additionalProperties":false}`)
+	r := &oaiRequest{Model: "sim-fleet", Temperature: &temp, MaxTokens: 2048,
+		Messages: []wireMessage{
+			{Role: llm.RoleSystem, Content: "Extract the data described by the JSON Schema from the document. Answer with one JSON value only."},
+			{Role: llm.RoleUser, Content: "<document-4f1c2a9e>INVOICE INV-000042\nFrom: Vendor 42 GmbH\nItems: 3 x widget, 0 x gadget\nTotal due: 52.42 EUR\nStatus: paid\n</document-4f1c2a9e>"},
+		},
+		ResponseFormat: &oaiResponseFormat{Type: "json_schema", JSONSchema: &oaiJSONSchema{Name: "invoice", Schema: schema, Strict: true}}}
+	b.Run("append", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := encodeBody(r); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encoding-json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := marshal(r); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -63,3 +63,25 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, doc []byte) { checkDecode(t, doc) })
 }
+
+// BenchmarkDecode decodes the usual answer: by decode (decodeFast) and by
+// encoding/json's Decoder.
+func BenchmarkDecode(b *testing.B) {
+	doc := []byte(decodeCorpus[0])
+	b.Run("scanner", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := decode(doc); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encoding-json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := decodeJSON(doc); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
