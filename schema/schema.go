@@ -89,6 +89,7 @@ type Schema struct {
 	fingerprint string
 	name        string
 	compiled    *jsonschema.Schema
+	quick       *quick         // nil unless the schema is of the plain kind quick checks
 	external    map[string]any // documents loaded through WithRefDir, by URL
 	baseURL     string
 	example     struct { // built once, on first use
@@ -310,6 +311,7 @@ func compileDoc(body any, u unwrapped, o *options) (*Schema, error) {
 		body:     bodyJSON,
 		compiled: compiled,
 		external: ld.loaded,
+		quick:    quickOf(plain, 0),
 		baseURL:  base,
 	}
 	s.fingerprint = fingerprint(plain, ld.loaded)
@@ -622,6 +624,9 @@ func (s *Schema) ValidateJSON(data []byte) ([]Violation, error) {
 // (as jsonschema.UnmarshalJSON or a json.Decoder with UseNumber produce).
 // A nil result means valid.
 func (s *Schema) Validate(v any) []Violation {
+	if s.quick != nil && s.quick.valid(v) {
+		return nil
+	}
 	err := s.compiled.Validate(v)
 	if err == nil {
 		return nil

@@ -137,7 +137,7 @@ type reply struct {
 // for everything else (non-2xx status, transport failure, cut or oversized
 // body). hdr carries the credentials; they never reach an error or a log.
 func (b *base) post(ctx context.Context, req llm.Request, url string, hdr http.Header, body any) (*reply, error) {
-	payload, err := marshal(body)
+	payload, err := encodeBody(body)
 	if err != nil {
 		return nil, b.localError("cannot encode the request: " + err.Error())
 	}
@@ -166,10 +166,17 @@ func (b *base) exchange(ctx, parent context.Context, method, url string, hdr htt
 	for k, vs := range hdr {
 		hreq.Header[k] = vs
 	}
-	if contentType != "" {
-		hreq.Header.Set("Content-Type", contentType)
+	// Set by canonical key, JSON's value shared: Header.Set canonicalized
+	// the key and allocated the value's slice on every call. A transport
+	// wrapper that sets a header replaces the slice; none writes into it.
+	switch contentType {
+	case "":
+	case "application/json":
+		hreq.Header["Content-Type"] = jsonHeaderValue
+	default:
+		hreq.Header["Content-Type"] = []string{contentType}
 	}
-	hreq.Header.Set("Accept", "application/json")
+	hreq.Header["Accept"] = jsonHeaderValue
 
 	start := time.Now()
 	resp, err := b.hc.Do(hreq)
@@ -219,6 +226,9 @@ func (b *base) exchange(ctx, parent context.Context, method, url string, hdr htt
 	return &reply{status: resp.StatusCode, body: raw, rateLimit: rl}, nil
 }
 
+// jsonHeaderValue is the value of Accept and of a JSON body's Content-Type.
+var jsonHeaderValue = []string{"application/json"}
+
 // maxPrealloc bounds the buffer readCapped allocates from a response's
 // announced length.
 const maxPrealloc = 1 << 20
@@ -236,12 +246,18 @@ func readCapped(r io.Reader, sizeHint, limit int64) ([]byte, error) {
 		n = min(sizeHint+1, maxPrealloc)
 	}
 	b := make([]byte, 0, n)
-	r = io.LimitReader(r, limit+1)
-	for {
+	for { // reads at most limit+1 bytes, as io.LimitReader would, without allocating one
+		if int64(len(b)) > limit {
+			return b, nil
+		}
 		if len(b) == cap(b) {
 			b = append(b, 0)[:len(b)] // grow as io.ReadAll does
 		}
-		m, err := r.Read(b[len(b):cap(b)])
+		end := cap(b)
+		if room := limit - int64(len(b)) + 1; room > 0 && room < int64(end-len(b)) {
+			end = len(b) + int(room)
+		}
+		m, err := r.Read(b[len(b):end])
 		b = b[:len(b)+m]
 		if err == io.EOF {
 			return b, nil

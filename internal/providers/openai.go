@@ -77,32 +77,42 @@ type oaiToolChoice struct {
 }
 
 type oaiResponse struct {
-	Model   string `json:"model"`
-	Choices []struct {
-		Message struct {
-			Content   *string `json:"content"`
-			Refusal   *string `json:"refusal"`
-			ToolCalls []struct {
-				Type     string `json:"type"`
-				Function struct {
-					Name      string `json:"name"`
-					Arguments string `json:"arguments"`
-				} `json:"function"`
-			} `json:"tool_calls"`
-		} `json:"message"`
-		FinishReason string `json:"finish_reason"`
-	} `json:"choices"`
-	Usage struct {
-		PromptTokens        int `json:"prompt_tokens"`
-		CompletionTokens    int `json:"completion_tokens"`
-		PromptTokensDetails struct {
-			// CachedTokens is the part of prompt_tokens served by OpenAI's
-			// automatic prompt caching (prefixes of 1,024 tokens and more).
-			CachedTokens int `json:"cached_tokens"`
-		} `json:"prompt_tokens_details"`
-	} `json:"usage"`
+	Model   string      `json:"model"`
+	Choices []oaiChoice `json:"choices"`
+	Usage   oaiUsage    `json:"usage"`
 	// Some routers (OpenRouter) report an upstream failure in a 200 body.
 	Error json.RawMessage `json:"error"`
+}
+
+type oaiChoice struct {
+	Message      oaiMessage `json:"message"`
+	FinishReason string     `json:"finish_reason"`
+}
+
+type oaiMessage struct {
+	Content   *string       `json:"content"`
+	Refusal   *string       `json:"refusal"`
+	ToolCalls []oaiToolCall `json:"tool_calls"`
+}
+
+type oaiToolCall struct {
+	Type     string          `json:"type"`
+	Function oaiCallFunction `json:"function"`
+}
+
+type oaiCallFunction struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+type oaiUsage struct {
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	PromptTokensDetails struct {
+		// CachedTokens is the part of prompt_tokens served by OpenAI's
+		// automatic prompt caching (prefixes of 1,024 tokens and more).
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
 }
 
 // Chat performs one chat completion. A 400 that names a part of the
@@ -225,8 +235,11 @@ func (p *openAIProvider) form(s *schema.Schema, strict bool, adj adjustments) (s
 // parseResponse reads the first choice: its text, refusal or tool call.
 func (p *openAIProvider) parseResponse(r *reply, tools []oaiTool, wrapped bool) (*llm.Response, error) {
 	var doc oaiResponse
-	if err := json.Unmarshal(r.body, &doc); err != nil {
-		return nil, p.badResponse(r, "the answer is not a chat completion", err)
+	if !decodeChat(r.body, &doc) {
+		doc = oaiResponse{}
+		if err := json.Unmarshal(r.body, &doc); err != nil {
+			return nil, p.badResponse(r, "the answer is not a chat completion", err)
+		}
 	}
 	if len(doc.Choices) == 0 {
 		if len(doc.Error) > 0 {

@@ -1,0 +1,274 @@
+package providers
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strconv"
+	"sync"
+	"unicode/utf8"
+)
+
+// jsonAppender is a request body that can write itself as marshal would,
+// without reflection. appendJSON reports false for anything it does not
+// write exactly as encoding/json does (post then uses marshal), so it
+// decides nothing about the bytes sent.
+type jsonAppender interface {
+	appendJSON(dst []byte) ([]byte, bool)
+}
+
+// encodeBody is marshal(body), by body's own appendJSON when it has one:
+// the chat completions body of every document was 4–5% of the worker's
+// CPU through encoding/json's reflection and its compaction of the
+// schema. TestAppendJSONMatchesMarshal and FuzzAppendJSONString check the
+// two give the same bytes.
+func encodeBody(body any) ([]byte, error) {
+	if a, ok := body.(jsonAppender); ok {
+		if b, ok := a.appendJSON(make([]byte, 0, 1024)); ok {
+			return b, nil
+		}
+	}
+	return marshal(body)
+}
+
+// appendJSON writes the chat completions body as marshal does: fields in
+// declaration order, omitempty honoured, strings escaped without HTML
+// escaping. A message with parts (pictures, files), a temperature that is
+// not finite and a schema it cannot vouch for are left to marshal.
+func (r *oaiRequest) appendJSON(b []byte) ([]byte, bool) {
+	b = append(b, `{"model":`...)
+	b = appendJSONString(b, r.Model)
+	b = append(b, `,"messages":`...)
+	if r.Messages == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, m := range r.Messages {
+			s, ok := m.Content.(string)
+			if !ok {
+				return b, false
+			}
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"role":`...)
+			b = appendJSONString(b, string(m.Role))
+			b = append(b, `,"content":`...)
+			b = appendJSONString(b, s)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	if r.Temperature != nil {
+		var ok bool
+		b = append(b, `,"temperature":`...)
+		if b, ok = appendJSONFloat(b, *r.Temperature); !ok {
+			return b, false
+		}
+	}
+	if r.MaxTokens != 0 {
+		b = append(b, `,"max_tokens":`...)
+		b = strconv.AppendInt(b, int64(r.MaxTokens), 10)
+	}
+	if r.MaxCompletionTokens != 0 {
+		b = append(b, `,"max_completion_tokens":`...)
+		b = strconv.AppendInt(b, int64(r.MaxCompletionTokens), 10)
+	}
+	if len(r.Stop) > 0 {
+		b = append(b, `,"stop":[`...)
+		for i, s := range r.Stop {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, s)
+		}
+		b = append(b, ']')
+	}
+	if f := r.ResponseFormat; f != nil {
+		b = append(b, `,"response_format":{"type":`...)
+		b = appendJSONString(b, f.Type)
+		if s := f.JSONSchema; s != nil {
+			var ok bool
+			b = append(b, `,"json_schema":{"name":`...)
+			b = appendJSONString(b, s.Name)
+			b = append(b, `,"schema":`...)
+			if b, ok = appendRawJSON(b, s.Schema); !ok {
+				return b, false
+			}
+			b = append(b, `,"strict":`...)
+			b = strconv.AppendBool(b, s.Strict)
+			b = append(b, '}')
+		}
+		b = append(b, '}')
+	}
+	if len(r.Tools) > 0 {
+		b = append(b, `,"tools":[`...)
+		for i, t := range r.Tools {
+			var ok bool
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"type":`...)
+			b = appendJSONString(b, t.Type)
+			b = append(b, `,"function":{"name":`...)
+			b = appendJSONString(b, t.Function.Name)
+			b = append(b, `,"parameters":`...)
+			if b, ok = appendRawJSON(b, t.Function.Parameters); !ok {
+				return b, false
+			}
+			if t.Function.Strict {
+				b = append(b, `,"strict":true`...)
+			}
+			b = append(b, "}}"...)
+		}
+		b = append(b, ']')
+	}
+	switch c := r.ToolChoice.(type) {
+	case nil:
+	case string: // written even when empty: omitempty omits only a nil interface
+		b = append(b, `,"tool_choice":`...)
+		b = appendJSONString(b, c)
+	case *oaiToolChoice:
+		if c == nil {
+			return b, false
+		}
+		b = append(b, `,"tool_choice":{"type":`...)
+		b = appendJSONString(b, c.Type)
+		b = append(b, `,"function":{"name":`...)
+		b = appendJSONString(b, c.Function.Name)
+		b = append(b, "}}"...)
+	default:
+		return b, false
+	}
+	b = append(b, `,"stream":`...)
+	b = strconv.AppendBool(b, r.Stream)
+	return append(b, '}'), true
+}
+
+// appendJSONString writes s as encoding/json does with HTML escaping off:
+// '"', '\\' and control characters escaped (\b \f \n \r \t by name, the
+// rest as \u00XX), each byte of invalid UTF-8 as \ufffd, U+2028 and U+2029
+// as \u2028 and \u2029, everything else as it is.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// appendJSONFloat writes f as encoding/json writes a float64 (ES6 number
+// formatting); false for NaN and the infinities, which it refuses.
+func appendJSONFloat(b []byte, f float64) ([]byte, bool) {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return b, false
+	}
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' { // e-09 → e-9, as encoding/json does
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b, true
+}
+
+// appendRawJSON writes a json.RawMessage as encoding/json does: null for
+// nil, else the value compacted (it validates and strips whitespace).
+// A schema form is the same bytes for every document, so bytes found
+// valid and already compact are remembered (compactCache) and copied as
+// they are the next time; others are compacted each time. Empty or
+// invalid bytes make encoding/json fail: they are left to it.
+func appendRawJSON(b []byte, raw json.RawMessage) ([]byte, bool) {
+	if raw == nil {
+		return append(b, "null"...), true
+	}
+	if compactCache.has(raw) {
+		return append(b, raw...), true
+	}
+	var buf bytes.Buffer
+	if len(raw) == 0 || json.Compact(&buf, raw) != nil {
+		return b, false
+	}
+	if bytes.Equal(buf.Bytes(), raw) {
+		compactCache.add(raw)
+	}
+	return append(b, buf.Bytes()...), true
+}
+
+// compactCache holds JSON texts known to be valid and compact. It is
+// bounded: once full it starts again empty (a worker sends a handful of
+// schema forms).
+var compactCache = &knownCompact{}
+
+const knownCompactMax = 256
+
+type knownCompact struct {
+	mu sync.RWMutex
+	m  map[string]struct{}
+}
+
+func (k *knownCompact) has(raw []byte) bool {
+	k.mu.RLock()
+	_, ok := k.m[string(raw)]
+	k.mu.RUnlock()
+	return ok
+}
+
+func (k *knownCompact) add(raw []byte) {
+	k.mu.Lock()
+	if k.m == nil || len(k.m) >= knownCompactMax {
+		k.m = make(map[string]struct{})
+	}
+	k.m[string(raw)] = struct{}{}
+	k.mu.Unlock()
+}

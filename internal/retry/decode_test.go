@@ -1,0 +1,87 @@
+package retry
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/extractq/extractq/internal/jsonx"
+)
+
+// decodeCorpus holds values of the kinds models answer with, and unusual
+// ones decodeFast may leave to encoding/json.
+var decodeCorpus = []string{
+	`{"invoice_number":"INV-000042","vendor":"Vendor 42 GmbH","total":12.5,"currency":"EUR","paid":true,"items":[{"name":"widget","qty":3},{"name":"gadget","qty":0}]}`,
+	`{ "a" : [ 1 , -2.5e+3 , 0 , -0 , 1E2 ] , "b" : null , "c" : false , "d" : {} , "e" : [] }`,
+	`{"s":"ünïcödé 😀 \u00fc \ud83d\ude00 \n\t\"\\\/ \u2028"}`,
+	`{"a":1,"a":2}`,
+	`[{"x":[[[]]]}]`,
+	`"just a string"`,
+	`12345678901234567890123456789`,
+	`true`, `false`, `null`,
+	`{"größe":1}`,
+	`{"k\u0065y":1}`,
+	`{"s":"\ud800 lone"}`,
+	"{\"s\":\"bad \xff\"}",
+	`{"a":1}}`,
+	`{"a":1} x`,
+	`{"a":01}`,
+	`{"a":tru}`,
+	`[1,]`,
+	`{"a" 1}`,
+	`[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]`,
+	``,
+	` `,
+}
+
+// TestDecodeFastMatchesJSON checks decodeFast against encoding/json on the
+// corpus, and that it takes the usual answer.
+func TestDecodeFastMatchesJSON(t *testing.T) {
+	for i, doc := range decodeCorpus {
+		d := jsonx.Scanner{B: []byte(doc)}
+		_, ok := decodeFast(&d, 0)
+		if i < 3 && !ok {
+			t.Errorf("%d: decodeFast left a usual value to encoding/json: %s", i, doc)
+		}
+		checkDecode(t, []byte(doc))
+	}
+}
+
+func checkDecode(t *testing.T, doc []byte) {
+	t.Helper()
+	got, err := decode(doc)
+	want, wantErr := decodeJSON(doc)
+	if (err != nil) != (wantErr != nil) || !reflect.DeepEqual(got, want) {
+		t.Fatalf("decode(%q) = %#v, %v; encoding/json %#v, %v", doc, got, err, want, wantErr)
+	}
+}
+
+// FuzzDecode checks decode (decodeFast first) against encoding/json's
+// Decoder on any bytes.
+func FuzzDecode(f *testing.F) {
+	for _, doc := range decodeCorpus {
+		f.Add([]byte(doc))
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) { checkDecode(t, doc) })
+}
+
+// BenchmarkDecode decodes the usual answer: by decode (decodeFast) and by
+// encoding/json's Decoder.
+func BenchmarkDecode(b *testing.B) {
+	doc := []byte(decodeCorpus[0])
+	b.Run("scanner", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := decode(doc); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encoding-json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := decodeJSON(doc); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
