@@ -231,6 +231,32 @@ func (d *Scanner) Number() (lit []byte, integral, ok bool) {
 	return d.B[start:j], integral, true
 }
 
+// Null reads null if it comes next.
+func (d *Scanner) Null() bool {
+	d.Ws()
+	return d.literal("null")
+}
+
+// Bool reads true or false.
+func (d *Scanner) Bool() (v, ok bool) {
+	switch {
+	case d.literal("true"):
+		return true, true
+	case d.literal("false"):
+		return false, true
+	}
+	return false, false
+}
+
+// literal reads lit if it comes next.
+func (d *Scanner) literal(lit string) bool {
+	if len(d.B)-d.I >= len(lit) && string(d.B[d.I:d.I+len(lit)]) == lit {
+		d.I += len(lit)
+		return true
+	}
+	return false
+}
+
 // Int reads an integer literal that fits an int.
 func (d *Scanner) Int() (int, bool) {
 	lit, integral, ok := d.Number()

@@ -25,7 +25,7 @@ func decodeChat(body []byte, doc *oaiResponse) bool {
 		case 0:
 			return str(d, &doc.Model)
 		case 1:
-			if null(d) {
+			if d.Null() {
 				return true
 			}
 			doc.Choices = []oaiChoice{}
@@ -56,7 +56,7 @@ func decodeChat(body []byte, doc *oaiResponse) bool {
 func decodeChoice(d *jsonx.Scanner, c *oaiChoice) bool {
 	return members(d, []string{"message", "finish_reason"}, func(n int) bool {
 		if n == 1 {
-			return null(d) || str(d, &c.FinishReason)
+			return d.Null() || str(d, &c.FinishReason)
 		}
 		m := &c.Message
 		return members(d, []string{"content", "refusal", "tool_calls"}, func(n int) bool {
@@ -66,7 +66,7 @@ func decodeChoice(d *jsonx.Scanner, c *oaiChoice) bool {
 			case 1:
 				return strPtr(d, &m.Refusal)
 			}
-			if null(d) {
+			if d.Null() {
 				return true
 			}
 			m.ToolCalls = []oaiToolCall{}
@@ -96,7 +96,7 @@ func decodeChoice(d *jsonx.Scanner, c *oaiChoice) bool {
 // leaves it as it is, as encoding/json does; a key seen twice ends the
 // fast path.
 func members(d *jsonx.Scanner, keys []string, member func(n int) bool, refuse ...string) bool {
-	if null(d) {
+	if d.Null() {
 		return true
 	}
 	var seen uint64
@@ -145,16 +145,6 @@ func equalFoldASCII(key []byte, k string) bool {
 	return true
 }
 
-// null reads a null if one comes next.
-func null(d *jsonx.Scanner) bool {
-	d.Ws()
-	if len(d.B)-d.I >= 4 && string(d.B[d.I:d.I+4]) == "null" {
-		d.I += 4
-		return true
-	}
-	return false
-}
-
 func str(d *jsonx.Scanner, s *string) bool {
 	v, ok := d.Str()
 	*s = v
@@ -163,7 +153,7 @@ func str(d *jsonx.Scanner, s *string) bool {
 
 // strPtr reads a string into a new *p, or a null as nil.
 func strPtr(d *jsonx.Scanner, p **string) bool {
-	if null(d) {
+	if d.Null() {
 		*p = nil
 		return true
 	}

@@ -1105,20 +1105,11 @@ func decodeFast(d *jsonx.Scanner, depth int) (any, bool) {
 		return a, ok
 	case '"':
 		return d.Str()
-	case 't', 'f', 'n':
-		for _, lit := range [...]string{"true", "false", "null"} {
-			if len(d.B)-d.I >= len(lit) && string(d.B[d.I:d.I+len(lit)]) == lit {
-				d.I += len(lit)
-				switch lit[0] {
-				case 't':
-					return true, true
-				case 'f':
-					return false, true
-				}
-				return nil, true
-			}
-		}
-		return nil, false
+	case 't', 'f':
+		v, ok := d.Bool()
+		return v, ok
+	case 'n':
+		return nil, d.Null()
 	}
 	lit, _, ok := d.Number()
 	if !ok {
