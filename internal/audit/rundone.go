@@ -48,7 +48,10 @@ type RunDone struct {
 	Sealed, Announced int   // generations
 	Published         int
 	DoneEvent         []byte // as announced (nil before)
-	Final, OK         int64  // the run's final jobs and those ok, from run_totals
+	// ClaimAge is how long ago Announced was claimed, on the database's
+	// clock (0 before).
+	ClaimAge  time.Duration
+	Final, OK int64 // the run's final jobs and those ok, from run_totals
 }
 
 // Done reports whether the run's latest generation may be announced:
@@ -58,7 +61,8 @@ func (d RunDone) Done() bool {
 }
 
 const runDoneSelect = `SELECT d.run, d.jobs, d.sealed, d.announced, d.published,
-	d.done_event, coalesce(t.final, 0), coalesce(t.ok, 0)
+	d.done_event, coalesce(t.final, 0), coalesce(t.ok, 0),
+	coalesce((extract(epoch FROM clock_timestamp() - d.announced_at) * 1e6)::bigint, 0)
 	FROM run_done d
 	LEFT JOIN LATERAL (SELECT sum(jobs) FILTER (WHERE status <> 'retrying') AS final, sum(jobs) FILTER (WHERE status = 'ok') AS ok
 	                   FROM run_totals WHERE run = d.run) t ON true`
@@ -66,8 +70,10 @@ const runDoneSelect = `SELECT d.run, d.jobs, d.sealed, d.announced, d.published,
 func collectRunDone(rows pgx.Rows) ([]RunDone, error) {
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (RunDone, error) {
 		var d RunDone
+		var age int64
 		err := r.Scan(&d.Run, &d.Jobs, &d.Sealed, &d.Announced, &d.Published,
-			&d.DoneEvent, &d.Final, &d.OK)
+			&d.DoneEvent, &d.Final, &d.OK, &age)
+		d.ClaimAge = time.Duration(age) * time.Microsecond
 		return d, err
 	})
 }

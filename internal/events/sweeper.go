@@ -48,13 +48,16 @@ func Announce(ctx context.Context, st Store, js jetstream.JetStream, d audit.Run
 	if err != nil || !claimed {
 		return nil, false, err
 	}
-	return body, true, publishDone(ctx, st, js, d.Run, d.Sealed, body)
+	return body, true, publishDone(ctx, st, js, d.Run, d.Sealed, body, false)
 }
 
-// publishDone publishes a claimed done event (again: the Nats-Msg-Id
-// de-duplicates within the stream's window) and records it published.
-// Without the events stream there is nothing to publish.
-func publishDone(ctx context.Context, st Store, js jetstream.JetStream, run string, gen int, body []byte) error {
+// publishDone publishes a claimed done event and records it published.
+// Without the events stream there is nothing to publish. again is a
+// publish resumed after its publisher stopped (crashed, or its ack timed
+// out): the Nats-Msg-Id de-duplicates it on the stream, but a core NATS
+// subscriber (`nats sub`) sees every publish, so an event already on the
+// stream (the last of its subject, under its id) is only marked published.
+func publishDone(ctx context.Context, st Store, js jetstream.JetStream, run string, gen int, body []byte, again bool) error {
 	var e Event
 	if err := json.Unmarshal(body, &e); err != nil {
 		return fmt.Errorf("events: the done event of run %q in the audit: %w", run, err)
@@ -66,15 +69,30 @@ func publishDone(ctx context.Context, st Store, js jetstream.JetStream, run stri
 	// The stored body, not a re-encoding: a subscriber sees what a webhook
 	// receiver sees.
 	msg.Data = body
-	if _, err := js.Stream(ctx, Stream); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+	if s, err := js.Stream(ctx, Stream); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
 		return fmt.Errorf("events: %w", err)
 	} else if err == nil {
+		if again {
+			switch last, err := s.GetLastMsgForSubject(ctx, msg.Subject); {
+			case err == nil && last.Header.Get(jetstream.MsgIDHeader) == msg.Header.Get(jetstream.MsgIDHeader):
+				return st.MarkRunPublished(ctx, run, gen)
+			case err != nil && !errors.Is(err, jetstream.ErrMsgNotFound):
+				return fmt.Errorf("events: %w", err)
+			}
+		}
 		if _, err := js.PublishMsg(ctx, msg); err != nil {
 			return fmt.Errorf("events: publish %s: %w", msg.Subject, err)
 		}
 	}
 	return st.MarkRunPublished(ctx, run, gen)
 }
+
+// ClaimGrace is how long the sweeper leaves a claimed done event to its
+// claimer (a waiting submit, or the sweeper that lost its lock) before
+// publishing it itself: a claimer publishes within seconds, and publishing
+// beside it would deliver the event twice to core NATS subscribers, which
+// the stream's de-duplication does not cover.
+const ClaimGrace = 30 * time.Second
 
 // LockKey is the advisory lock that keeps one sweeper active at a time.
 const LockKey = "extractq.events.sweeper"
@@ -104,7 +122,14 @@ type Sweeper struct {
 
 	mu       sync.Mutex
 	inflight map[string]bool // kind and run of the deliveries under way
-	warned   map[string]bool // runs whose webhook this process cannot open
+	// ended holds the keys whose delivery ended since the sweep last began
+	// reading its pending work: that read may show such a delivery's work
+	// pending still (its mark committed after the read's snapshot), and
+	// the sweep must not start it again.
+	ended  map[string]bool
+	warned map[string]bool // runs whose webhook this process cannot open
+
+	afterRead func(kind string) // tests: called once a sweep read its pending deliveries of kind
 }
 
 // Run sweeps until ctx ends, then waits for the deliveries it started.
@@ -116,7 +141,7 @@ func (s *Sweeper) Run(ctx context.Context) error {
 	if s.Log == nil {
 		s.Log = slog.New(slog.DiscardHandler)
 	}
-	s.inflight, s.warned = map[string]bool{}, map[string]bool{}
+	s.inflight, s.ended, s.warned = map[string]bool{}, map[string]bool{}, map[string]bool{}
 	lock := s.Store.NewLock(LockKey)
 	var (
 		wg   sync.WaitGroup
@@ -167,8 +192,11 @@ func (s *Sweeper) sweep(ctx context.Context, wg *sync.WaitGroup) {
 		return
 	}
 	for _, d := range runs {
-		if d.Announced > d.Published { // claimed, then the publisher stopped
-			err = publishDone(ctx, s.Store, s.JS, d.Run, d.Announced, d.DoneEvent)
+		if d.Announced > d.Published { // claimed, then the publisher stopped?
+			if d.ClaimAge < ClaimGrace {
+				continue // or is publishing now: a second publish reaches core subscribers too
+			}
+			err = publishDone(ctx, s.Store, s.JS, d.Run, d.Announced, d.DoneEvent, true)
 		} else {
 			_, _, err = Announce(ctx, s.Store, s.JS, d, s.ID)
 		}
@@ -176,12 +204,16 @@ func (s *Sweeper) sweep(ctx context.Context, wg *sync.WaitGroup) {
 			s.Log.Warn("run sweeper: announce run done", "run", d.Run, "err", err)
 		}
 	}
+	s.beginRead()
 	hooks, err := s.Store.PendingRunWebhooks(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
 			s.Log.Warn("run sweeper: read the pending webhooks", "err", err)
 		}
 		return
+	}
+	if s.afterRead != nil {
+		s.afterRead(KindDone)
 	}
 	for _, h := range hooks {
 		s.start(wg, KindDone+" "+h.Run, func() { s.deliver(ctx, h) })
@@ -190,6 +222,7 @@ func (s *Sweeper) sweep(ctx context.Context, wg *sync.WaitGroup) {
 	if lag == 0 {
 		lag = 5 * time.Second
 	}
+	s.beginRead()
 	letters, dlHooks, err := s.Store.PendingDeadLetters(ctx, lag, 100)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -197,16 +230,33 @@ func (s *Sweeper) sweep(ctx context.Context, wg *sync.WaitGroup) {
 		}
 		return
 	}
+	if s.afterRead != nil {
+		s.afterRead(KindDeadLetter)
+	}
 	for _, h := range dlHooks {
 		s.start(wg, KindDeadLetter+" "+h.Run, func() { s.deliverDeadLetters(ctx, h, letters[h.Run]) })
 	}
 }
 
-// start runs deliver in a goroutine unless one for key still runs.
+// beginRead is called before the sweep reads pending work: start then
+// knows which deliveries ended since, whose work the read may show stale.
+func (s *Sweeper) beginRead() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.ended)
+}
+
+// start runs deliver in a goroutine unless one for key still runs or
+// ended since the sweep began reading what deliver holds: that delivery
+// marked its work done after the read's snapshot, which may then show it
+// pending still, and delivering it again would send it twice. The next
+// sweep reads afresh and starts what is left.
 func (s *Sweeper) start(wg *sync.WaitGroup, key string, deliver func()) {
 	s.mu.Lock()
-	busy := s.inflight[key]
-	s.inflight[key] = true
+	busy := s.inflight[key] || s.ended[key]
+	if !busy {
+		s.inflight[key] = true
+	}
 	s.mu.Unlock()
 	if busy {
 		return
@@ -217,6 +267,7 @@ func (s *Sweeper) start(wg *sync.WaitGroup, key string, deliver func()) {
 		defer func() {
 			s.mu.Lock()
 			delete(s.inflight, key)
+			s.ended[key] = true
 			s.mu.Unlock()
 		}()
 		deliver()

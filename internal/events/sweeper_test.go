@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -69,6 +70,9 @@ type receiver struct {
 	mu         sync.Mutex
 	deliveries []delivery
 	bad        int
+	// hold, if set, is called with each request's delivery id before it is
+	// answered (outside mu).
+	hold func(id string)
 }
 
 type delivery struct {
@@ -78,6 +82,9 @@ type delivery struct {
 
 func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	body, _ := io.ReadAll(req.Body)
+	if r.hold != nil {
+		r.hold(req.Header.Get(webhook.HeaderDelivery))
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if webhook.Verify(secret, req.Header.Get(webhook.HeaderSignature), req.Header.Get(webhook.HeaderTimestamp), body, time.Now(), time.Minute) != nil ||
@@ -281,6 +288,182 @@ func TestSweeperDeliversDeadLetters(t *testing.T) {
 	}
 	if slices.Index(kinds, "dead_letter j1") > slices.Index(kinds, "dead_letter j3") {
 		t.Errorf("dead letters delivered out of order: %v", kinds)
+	}
+}
+
+// A delivery that ends while a sweep reads its pending work (the read saw
+// it pending; its mark commits after) is not started again from that
+// stale read: each dead letter and the done event reach the webhook once.
+// The receiver holds each delivery's first request until a sweep has read
+// its pending deliveries; the sweep then lets it end before starting what
+// it read. Under load this interleaving came by itself: a dead letter was
+// delivered twice (TestSweeperDeliversDeadLetters), and the done event of
+// generation 1 (cmd/submit TestSubmitWithoutWaitIsAnnouncedOnce).
+func TestSweeperDoesNotRestartADeliveryFromAStaleRead(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.submitFor(t, "r", 2, events.KindDone, events.KindDeadLetter)
+	var (
+		mu      sync.Mutex
+		seen    = map[string]bool{}          // delivery ids requested
+		held    = map[string]chan struct{}{} // first requests held, by delivery id
+		ended   = map[string]bool{}          // kinds ended after a sweep's read
+		timeout = time.After(20 * time.Second)
+	)
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for id, c := range held {
+			close(c)
+			delete(held, id)
+		}
+	})
+	f.recv.hold = func(id string) {
+		mu.Lock()
+		if seen[id] {
+			mu.Unlock()
+			return
+		}
+		seen[id] = true
+		c := make(chan struct{})
+		held[id] = c
+		mu.Unlock()
+		<-c
+	}
+	ids := map[string]string{events.KindDone: webhook.DoneDeliveryID("r", 1),
+		events.KindDeadLetter: webhook.DeadLetterDeliveryID("r", "j1")}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &events.Sweeper{Store: f.st, JS: f.js, ID: "w", Secret: secret, Every: 50 * time.Millisecond,
+		DeadLetterLag: time.Millisecond, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	events.SetAfterRead(s, func(kind string) {
+		mu.Lock()
+		c := held[ids[kind]]
+		delete(held, ids[kind])
+		mu.Unlock()
+		if c == nil {
+			return
+		}
+		close(c) // the delivery read as pending ends now, after the read
+		for events.InFlight(s, kind, "r") {
+			select {
+			case <-timeout:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+		mu.Lock()
+		ended[kind] = true
+		mu.Unlock()
+	})
+	done := make(chan struct{})
+	go func() { defer close(done); _ = s.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	f.finish(t, "r", "j1", llm.OutcomeExhausted)
+	f.finish(t, "r", "j2", llm.OutcomeOK)
+	eventually(t, "both deliveries ended after a sweep read them as pending", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return ended[events.KindDone] && ended[events.KindDeadLetter]
+	})
+	time.Sleep(300 * time.Millisecond) // a repeat, if any, comes within a few sweeps
+	got, bad := f.recv.got()
+	var kinds []string
+	for _, d := range got {
+		var e events.Event
+		if err := json.Unmarshal(d.body, &e); err != nil {
+			t.Fatal(err)
+		}
+		kinds = append(kinds, e.Kind+" "+e.JobID)
+	}
+	slices.Sort(kinds)
+	if len(kinds) != 2 || bad != 0 || kinds[0] != "dead_letter j1" || kinds[1] != "done " {
+		t.Fatalf("deliveries %q (%d refused), want the dead letter j1 and the done event, once each", kinds, bad)
+	}
+	tries, err := f.st.WebhookAttempts(t.Context(), "r")
+	if err != nil || len(tries) != 2 {
+		t.Errorf("delivery log %+v (%v), want one try of each", tries, err)
+	}
+}
+
+// A done event claimed and not marked published (its claimer died, or
+// its ack timed out, after or before the event reached the stream) is
+// published by the sweeper once the claim is ClaimGrace old, and only if
+// it is not on the stream already: a core NATS subscriber (`nats sub`, as
+// doc/etl.md shows) sees every publish, the stream's de-duplication does
+// not hide a second one from it. A younger claim is left to its claimer,
+// which may be publishing it now.
+func TestSweeperRepublishesAClaimOnce(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := t.Context()
+	nc, err := nats.Connect(f.natsURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	sub, err := nc.SubscribeSync(events.SubjectPrefix + "*." + events.KindDone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	db, err := pgx.Connect(ctx, f.dbURL)
+	must(err)
+	t.Cleanup(func() { _ = db.Close(context.Background()) })
+	claim := func(run string, publish bool, age time.Duration) {
+		f.submit(t, run, 1)
+		f.finish(t, run, "j-"+run, llm.OutcomeOK)
+		d, _, err := f.st.RunDoneState(ctx, run)
+		must(err)
+		body, err := json.Marshal(events.DoneEvent(d, time.Now()))
+		must(err)
+		if ok, err := f.st.ClaimRunDone(ctx, d, body, "submit"); err != nil || !ok {
+			t.Fatalf("claim %s: %v %v", run, ok, err)
+		}
+		if publish {
+			var e events.Event
+			must(json.Unmarshal(body, &e))
+			msg, err := events.Message(e)
+			must(err)
+			msg.Data = body
+			_, err = f.js.PublishMsg(ctx, msg)
+			must(err)
+		}
+		_, err = db.Exec(ctx, `UPDATE run_done SET announced_at = now() - $2 * interval '1 second' WHERE run = $1`, run, age.Seconds())
+		must(err)
+	}
+	claim("landed", true, 2*events.ClaimGrace) // on the stream, not marked
+	claim("lost", false, 2*events.ClaimGrace)  // never published
+	claim("fresh", false, 0)                   // its claimer may be publishing now
+	f.sweep(t, "w", secret)
+	published := func(run string) bool {
+		d, _, err := f.st.RunDoneState(ctx, run)
+		return err == nil && d.Published == d.Announced
+	}
+	eventually(t, "landed and lost marked published", func() bool { return published("landed") && published("lost") })
+	time.Sleep(300 * time.Millisecond) // more publishes, if any, come within a few sweeps
+	seen := map[string]int{}
+	for {
+		m, err := sub.NextMsg(100 * time.Millisecond)
+		if err != nil {
+			break
+		}
+		var e events.Event
+		must(json.Unmarshal(m.Data, &e))
+		seen[e.Run]++
+	}
+	if seen["landed"] != 1 || seen["lost"] != 1 || seen["fresh"] != 0 || published("fresh") {
+		t.Fatalf("done events seen by a core subscriber %v (fresh published: %v), want landed and lost once each, fresh not yet", seen, published("fresh"))
+	}
+	for _, run := range []string{"landed", "lost"} {
+		if evs := f.doneEvents(t, run); len(evs) != 1 {
+			t.Errorf("done events of %s on the stream %+v, want one", run, evs)
+		}
 	}
 }
 
