@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
-	"unicode/utf8"
+
+	"github.com/extractq/extractq/internal/jsonx"
 )
 
 // appendEnvelope appends env encoded as json.Marshal encodes it, byte for
@@ -48,7 +49,7 @@ func appendEnvelope(dst []byte, env *Envelope) ([]byte, error) {
 		dst, err = appendValueField(dst, "scanned", env.Scanned, err)
 	}
 	dst = append(dst, `,"schema":{"name":`...)
-	dst = appendJSONString(dst, env.Schema.Name)
+	dst = jsonx.AppendString(dst, env.Schema.Name, true)
 	dst = append(dst, `,"version":`...)
 	dst = strconv.AppendInt(dst, int64(env.Schema.Version), 10)
 	dst = appendStringField(dst, "fingerprint", env.Schema.Fingerprint)
@@ -77,7 +78,7 @@ func appendStringField(dst []byte, name, s string) []byte {
 	dst = append(dst, ',', '"')
 	dst = append(dst, name...)
 	dst = append(dst, '"', ':')
-	return appendJSONString(dst, s)
+	return jsonx.AppendString(dst, s, true)
 }
 
 // appendValueField appends `,"name":` and v as json.Marshal encodes it,
@@ -91,60 +92,4 @@ func appendValueField(dst []byte, name string, v any, err error) ([]byte, error)
 	dst = append(dst, name...)
 	dst = append(dst, '"', ':')
 	return append(dst, b...), err
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString appends s quoted as encoding/json quotes a string (it
-// escapes HTML's <, > and &, control characters, U+2028 and U+2029, and
-// replaces invalid UTF-8 with U+FFFD).
-func appendJSONString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '\\', '"':
-				dst = append(dst, '\\', b)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		c, size := utf8.DecodeRuneInString(s[i:])
-		if c == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if c == '\u2028' || c == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }

@@ -6,7 +6,8 @@ import (
 	"math"
 	"strconv"
 	"sync"
-	"unicode/utf8"
+
+	"github.com/extractq/extractq/internal/jsonx"
 )
 
 // jsonAppender is a request body that can write itself as marshal would,
@@ -20,7 +21,7 @@ type jsonAppender interface {
 // encodeBody is marshal(body), by body's own appendJSON when it has one:
 // the chat completions body of every document was 4–5% of the worker's
 // CPU through encoding/json's reflection and its compaction of the
-// schema. TestAppendJSONMatchesMarshal and FuzzAppendJSONString check the
+// schema. TestAppendJSONMatchesMarshal and jsonx.FuzzAppendString check the
 // two give the same bytes.
 func encodeBody(body any) ([]byte, error) {
 	if a, ok := body.(jsonAppender); ok {
@@ -37,7 +38,7 @@ func encodeBody(body any) ([]byte, error) {
 // not finite and a schema it cannot vouch for are left to marshal.
 func (r *oaiRequest) appendJSON(b []byte) ([]byte, bool) {
 	b = append(b, `{"model":`...)
-	b = appendJSONString(b, r.Model)
+	b = jsonx.AppendString(b, r.Model, false)
 	b = append(b, `,"messages":`...)
 	if r.Messages == nil {
 		b = append(b, "null"...)
@@ -52,9 +53,9 @@ func (r *oaiRequest) appendJSON(b []byte) ([]byte, bool) {
 				b = append(b, ',')
 			}
 			b = append(b, `{"role":`...)
-			b = appendJSONString(b, string(m.Role))
+			b = jsonx.AppendString(b, string(m.Role), false)
 			b = append(b, `,"content":`...)
-			b = appendJSONString(b, s)
+			b = jsonx.AppendString(b, s, false)
 			b = append(b, '}')
 		}
 		b = append(b, ']')
@@ -80,17 +81,17 @@ func (r *oaiRequest) appendJSON(b []byte) ([]byte, bool) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, s)
+			b = jsonx.AppendString(b, s, false)
 		}
 		b = append(b, ']')
 	}
 	if f := r.ResponseFormat; f != nil {
 		b = append(b, `,"response_format":{"type":`...)
-		b = appendJSONString(b, f.Type)
+		b = jsonx.AppendString(b, f.Type, false)
 		if s := f.JSONSchema; s != nil {
 			var ok bool
 			b = append(b, `,"json_schema":{"name":`...)
-			b = appendJSONString(b, s.Name)
+			b = jsonx.AppendString(b, s.Name, false)
 			b = append(b, `,"schema":`...)
 			if b, ok = appendRawJSON(b, s.Schema); !ok {
 				return b, false
@@ -109,9 +110,9 @@ func (r *oaiRequest) appendJSON(b []byte) ([]byte, bool) {
 				b = append(b, ',')
 			}
 			b = append(b, `{"type":`...)
-			b = appendJSONString(b, t.Type)
+			b = jsonx.AppendString(b, t.Type, false)
 			b = append(b, `,"function":{"name":`...)
-			b = appendJSONString(b, t.Function.Name)
+			b = jsonx.AppendString(b, t.Function.Name, false)
 			b = append(b, `,"parameters":`...)
 			if b, ok = appendRawJSON(b, t.Function.Parameters); !ok {
 				return b, false
@@ -127,15 +128,15 @@ func (r *oaiRequest) appendJSON(b []byte) ([]byte, bool) {
 	case nil:
 	case string: // written even when empty: omitempty omits only a nil interface
 		b = append(b, `,"tool_choice":`...)
-		b = appendJSONString(b, c)
+		b = jsonx.AppendString(b, c, false)
 	case *oaiToolChoice:
 		if c == nil {
 			return b, false
 		}
 		b = append(b, `,"tool_choice":{"type":`...)
-		b = appendJSONString(b, c.Type)
+		b = jsonx.AppendString(b, c.Type, false)
 		b = append(b, `,"function":{"name":`...)
-		b = appendJSONString(b, c.Function.Name)
+		b = jsonx.AppendString(b, c.Function.Name, false)
 		b = append(b, "}}"...)
 	default:
 		return b, false
@@ -143,63 +144,6 @@ func (r *oaiRequest) appendJSON(b []byte) ([]byte, bool) {
 	b = append(b, `,"stream":`...)
 	b = strconv.AppendBool(b, r.Stream)
 	return append(b, '}'), true
-}
-
-// appendJSONString writes s as encoding/json does with HTML escaping off:
-// '"', '\\' and control characters escaped (\b \f \n \r \t by name, the
-// rest as \u00XX), each byte of invalid UTF-8 as \ufffd, U+2028 and U+2029
-// as \u2028 and \u2029, everything else as it is.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
 
 // appendJSONFloat writes f as encoding/json writes a float64 (ES6 number

@@ -104,23 +104,6 @@ func TestAppendJSONLeavesUnusualToMarshal(t *testing.T) {
 	}
 }
 
-// FuzzAppendJSONString checks appendJSONString against encoding/json
-// (HTML escaping off) on any bytes.
-func FuzzAppendJSONString(f *testing.F) {
-	for _, s := range oddStrings {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		want, err := marshal(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := appendJSONString(nil, s); !bytes.Equal(got, want) {
-			t.Fatalf("appendJSONString(%q) = %s, want %s", s, got, want)
-		}
-	})
-}
-
 // FuzzAppendJSONFloat checks appendJSONFloat against encoding/json.
 func FuzzAppendJSONFloat(f *testing.F) {
 	for _, v := range []float64{0, 0.7, 1e-6, 1e-7, 1e20, 1e21, -3.25e-9} {

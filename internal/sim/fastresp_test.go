@@ -33,18 +33,3 @@ func TestAppendOpenAIBodyMatchesMarshal(t *testing.T) {
 		t.Errorf("appendHex16(0xab) = %s", got)
 	}
 }
-
-func FuzzAppendJSONString(f *testing.F) {
-	for _, s := range []string{"", "a\"b\\c", "\x00\u2028\xff", "é😀"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		var want bytes.Buffer
-		if err := marshal(&want, s); err != nil {
-			t.Fatal(err)
-		}
-		if got := append(appendJSONString(nil, s), '\n'); !bytes.Equal(got, want.Bytes()) {
-			t.Fatalf("appendJSONString(%q) = %s, encoding/json %s", s, got, want.Bytes())
-		}
-	})
-}
