@@ -3,8 +3,9 @@ package audit
 import (
 	"slices"
 	"strconv"
-	"unicode/utf8"
+	"strings"
 
+	"github.com/extractq/extractq/internal/jsonx"
 	"github.com/extractq/extractq/llm"
 )
 
@@ -72,44 +73,12 @@ func appendSources(b []byte, sources map[string]llm.Source) []byte {
 	return append(b, '}')
 }
 
-// appendJSONString appends s as a JSON string; NUL, other control
-// characters that jsonb refuses raw, and invalid UTF-8 are escaped or
-// replaced.
+// appendJSONString appends s as a JSON string, as encoding/json writes
+// it but for NUL, which becomes U+FFFD: PostgreSQL refuses \u0000 when a
+// json value is read as text (->>) or cast to jsonb.
 func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c < utf8.RuneSelf && c != '"' && c != '\\' {
-			b = append(b, c)
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case 0:
-				b = append(b, `\ufffd`...)
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, `\ufffd`...)
-		} else {
-			b = append(b, s[i:i+size]...)
-		}
-		i += size
+	if strings.IndexByte(s, 0) >= 0 {
+		s = strings.ReplaceAll(s, "\x00", "\uFFFD")
 	}
-	return append(b, '"')
+	return jsonx.AppendString(b, s, false)
 }
