@@ -31,6 +31,10 @@ var (
 	ErrBadJob = errors.New("fleet: bad job")
 	// ErrNoDocuments: Submit's documents yielded nothing.
 	ErrNoDocuments = errors.New("fleet: no documents to submit")
+	// ErrRunNotSealed: Submit queued its documents but could not count
+	// them into the run or seal it, so no done event comes for the run
+	// until a submission into it (or SealRun) succeeds.
+	ErrRunNotSealed = errors.New("fleet: run not sealed")
 	// ErrNotFound: a schema, or a schema version, that is not registered.
 	ErrNotFound = errors.New("fleet: not found")
 )

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"net"
 	"regexp"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	"github.com/extractq/extractq/extractqtest"
 	"github.com/extractq/extractq/fleet"
 	"github.com/extractq/extractq/fleet/fleettest"
+	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/llm"
 	"github.com/extractq/extractq/schema"
 )
@@ -141,5 +143,70 @@ func TestServeRefusesBadConfig(t *testing.T) {
 		if !errors.Is(err, fleet.ErrConfig) {
 			t.Errorf("pools %v: %v, want ErrConfig", pools, err)
 		}
+	}
+}
+
+// Submit counts the jobs it queues into the run and seals it, so that a
+// worker announces the run done without anyone waiting; KeepRunOpen leaves
+// the sealing to SealRun, for a run filled by several submissions.
+func TestSubmitCountsAndSealsTheRun(t *testing.T) {
+	f := fleettest.Start(t)
+	c, err := fleet.Dial(t.Context(), f.NATSURL, f.DatabaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	st, err := audit.Open(t.Context(), f.DatabaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	s, err := schema.Compile([]byte(totalSchema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := func(run string) fleet.Job {
+		return fleet.Job{Schema: s, SchemaName: "totals", Provider: "fleettest-reader:v1", Run: run}
+	}
+	docs := func(ids ...string) iter.Seq[fleet.Document] {
+		return func(yield func(fleet.Document) bool) {
+			for _, id := range ids {
+				if !yield(fleet.Document{ID: id, Text: "total: " + id}) {
+					return
+				}
+			}
+		}
+	}
+	state := func(run string) audit.RunDone {
+		t.Helper()
+		d, ok, err := st.RunDoneState(t.Context(), run)
+		if err != nil || !ok {
+			t.Fatalf("run %s: %+v, %v, %v", run, d, ok, err)
+		}
+		return d
+	}
+
+	sub, err := c.Submit(t.Context(), job("once"), docs("1", "2", "3"))
+	if err != nil || sub.Queued != 3 || sub.Generation != 1 {
+		t.Fatalf("submit: %+v, %v; want 3 queued, generation 1", sub, err)
+	}
+	if d := state("once"); d.Jobs != 3 || d.Sealed != 1 {
+		t.Errorf("after one Submit: %+v; want 3 jobs counted, sealed once", d)
+	}
+
+	for _, ids := range [][]string{{"4", "5"}, {"6"}, {"4"}} { // the last one a duplicate
+		sub, err := c.Submit(t.Context(), job("pages"), docs(ids...), fleet.KeepRunOpen())
+		if err != nil || sub.Generation != 0 {
+			t.Fatalf("submit %v kept open: %+v, %v; want no generation", ids, sub, err)
+		}
+	}
+	if d := state("pages"); d.Jobs != 3 || d.Sealed != 0 {
+		t.Errorf("after three Submits kept open: %+v; want 3 jobs counted (the duplicate not), not sealed", d)
+	}
+	if gen, err := c.SealRun(t.Context(), "pages"); err != nil || gen != 1 {
+		t.Errorf("SealRun: %d, %v; want generation 1", gen, err)
+	}
+	if d := state("pages"); d.Sealed != 1 || d.Done() {
+		t.Errorf("after SealRun: %+v; want sealed, not done (no worker ran)", d)
 	}
 }

@@ -158,6 +158,9 @@ type Submission struct {
 	Lost     int           `json:"lost"`
 	Rejected []Rejection   `json:"rejected"`
 	Elapsed  time.Duration `json:"elapsed_ns"`
+	// Generation is the run's done generation this Submit sealed (see
+	// Client.SealRun); 0 when it did not seal (KeepRunOpen, or an error).
+	Generation int `json:"generation,omitempty"`
 	// JobIDs are the jobs to follow (queued and duplicates), in order;
 	// JobSeqs their sequences on the job stream: one above the pool
 	// consumer's last delivered sequence has not reached a worker yet.
@@ -171,6 +174,7 @@ type SubmitOption func(*submitConfig)
 
 type submitConfig struct {
 	progress func(Submission)
+	keepOpen bool
 }
 
 // OnProgress calls report after each batch of documents is queued (500 by
@@ -179,12 +183,28 @@ func OnProgress(report func(Submission)) SubmitOption {
 	return func(c *submitConfig) { c.progress = report }
 }
 
+// KeepRunOpen leaves the run open when Submit ends: more submissions into
+// it follow, and the last caller seals it with Client.SealRun. Without it
+// Submit seals the run once everything was queued, so that the run gets
+// its done event when its jobs are final.
+func KeepRunOpen() SubmitOption {
+	return func(c *submitConfig) { c.keepOpen = true }
+}
+
 // Submit registers the job's schema, stores the documents in the audit and
 // queues one job per document. A document that cannot be queued is
 // rejected with a reason; the others are still queued. Submitting the same
-// documents again queues nothing twice. The error matches ErrBadJob (a
-// *JobError: nothing was queued, and the Submission is nil) or
-// ErrNoDocuments; any other stopped the submission part way (ctx, a
+// documents again queues nothing twice.
+//
+// The jobs queued are counted into the job's run as they are queued, and
+// the run is sealed at the end (Submission.Generation; see KeepRunOpen and
+// Client.SealRun): a worker then announces the run done once all its jobs
+// are final, whether or not anyone follows them.
+//
+// The error matches ErrBadJob (a *JobError: nothing was queued, and the
+// Submission is nil), ErrNoDocuments, or ErrRunNotSealed (everything was
+// queued, but the run could not be counted or sealed: submit again, or
+// call SealRun); any other stopped the submission part way (ctx, a
 // server), and the Submission says what was queued before.
 func (c *Client) Submit(ctx context.Context, job Job, docs iter.Seq[Document], opts ...SubmitOption) (*Submission, error) {
 	var cfg submitConfig
@@ -208,10 +228,16 @@ func (c *Client) Submit(ctx context.Context, job Job, docs iter.Seq[Document], o
 		return out, fmt.Errorf("fleet: register schema %s: %w", job.SchemaName, err)
 	}
 	out.SchemaVersion = ref.Version
+	// Jobs the audit holds of the run from before counting began (an older
+	// build's) are awaited too: counted before any of this Submit's.
+	if err := c.store.StartRunCount(ctx, job.Run); err != nil {
+		return out, fmt.Errorf("fleet: %w", err)
+	}
 	sj := submit.Job{Schema: ref, Provider: job.Provider, Model: model, Pool: pool, Run: job.Run, Options: job.Options.internal()}
-	var progress func(submit.Summary)
-	if cfg.progress != nil {
-		progress = func(s submit.Summary) {
+	counter := startRunCount(ctx, c.store, job.Run)
+	progress := func(s submit.Summary) {
+		counter.progress(s.Queued)
+		if cfg.progress != nil {
 			p := *out
 			p.count(s)
 			p.JobIDs, p.JobSeqs = nil, nil
@@ -232,11 +258,22 @@ func (c *Client) Submit(ctx context.Context, job Job, docs iter.Seq[Document], o
 		return nil
 	}, progress)
 	out.count(sum)
+	counter.progress(sum.Queued)
+	countErr := counter.stop(ctx)
 	switch {
 	case err != nil:
+		// What was queued stays counted: the same submission run again
+		// queues the rest and seals the run.
 		return out, fmt.Errorf("fleet: submit: %w", err)
 	case n == 0:
 		return out, ErrNoDocuments
+	case countErr != nil:
+		return out, fmt.Errorf("%w: run %s (its jobs are queued; submit again, or call SealRun once the count is right): %w", ErrRunNotSealed, job.Run, countErr)
+	case cfg.keepOpen:
+		return out, nil
+	}
+	if out.Generation, err = c.store.SealRun(ctx, job.Run); err != nil {
+		return out, fmt.Errorf("%w: run %s (its jobs are queued and counted; call SealRun or submit again): %w", ErrRunNotSealed, job.Run, err)
 	}
 	return out, nil
 }

@@ -7,103 +7,30 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/extractq/extractq/fleet"
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/cli"
 	"github.com/extractq/extractq/internal/events"
 	"github.com/extractq/extractq/internal/webhook"
 )
 
-// runDone keeps a run's done state in the audit store: it counts the jobs
-// this submission queues into the run as the batches are acked, and seals
-// the run once queueing finished, so that the run gets its done event (from
-// a worker's sweeper) even if this submit does not wait or dies while
-// waiting. The counting runs beside the queueing, one statement at a time,
-// coalescing the batches acked meanwhile: the submit's goroutine only
-// hands a number over (a statement costs a few milliseconds, a tenth of a
-// batch of 500).
-type runDone struct {
-	store      *audit.Store
-	run        string
-	hook       *webhook.Sender // registered with the run at seal, if any
-	hookEvents []string
-
-	mu      sync.Mutex
-	queued  int   // jobs queued so far (the latest summary's)
-	counted int   // of which recorded in the audit store
-	err     error // the last failure to record, nil once recorded
-	kick    chan struct{}
-	stopped chan struct{}
-}
-
-// start starts the counting goroutine; seal or stop ends it.
-func (r *runDone) start(ctx context.Context) {
-	r.kick, r.stopped = make(chan struct{}, 1), make(chan struct{})
-	go func() {
-		defer close(r.stopped)
-		for range r.kick {
-			r.record(ctx)
-		}
-	}()
-}
-
-// progress hands over the jobs queued so far (a summary's Queued).
-func (r *runDone) progress(queued int) {
-	r.mu.Lock()
-	r.queued = max(r.queued, queued)
-	r.mu.Unlock()
-	select {
-	case r.kick <- struct{}{}:
-	default: // a count is pending: it will include this one
-	}
-}
-
-// record writes the jobs queued and not yet counted.
-func (r *runDone) record(ctx context.Context) {
-	r.mu.Lock()
-	n := r.queued - r.counted
-	r.mu.Unlock()
-	if n <= 0 {
-		return
-	}
-	err := r.store.AddRunJobs(ctx, r.run, n)
-	r.mu.Lock()
-	if r.err = err; err == nil {
-		r.counted += n
-	}
-	r.mu.Unlock()
-}
-
-// stop ends the counting after recording what was queued (also when ctx
-// was cancelled: what was queued stays queued), and returns the last
-// failure to record.
-func (r *runDone) stop(ctx context.Context) error {
-	close(r.kick)
-	<-r.stopped
-	r.record(context.WithoutCancel(ctx))
-	return r.err
-}
-
-// seal records the jobs not recorded yet, registers the webhook with the
-// run and seals the run, returning its generation. A submission that
-// stops before queueing everything (a refused source, an outage) does
-// neither (it calls stop): its jobs stay counted, and the same command run
-// again seals it.
-func (r *runDone) seal(ctx context.Context, queued int) (int, error) {
-	r.progress(queued)
-	if err := r.stop(ctx); err != nil {
-		return 0, err
-	}
-	if r.hook != nil {
-		if err := registerWebhook(ctx, r.store, r.run, r.hook, r.hookEvents); err != nil {
+// sealRun registers the webhook with the run, if any, and seals the run
+// (the library counted its jobs as they were queued: fleet.KeepRunOpen),
+// returning its generation: a worker's sweeper then announces the run done
+// once its jobs are final, even if this submit does not wait or dies
+// while waiting. A submission that stops before queueing everything seals
+// nothing: its jobs stay counted, and the same command run again seals it.
+func sealRun(ctx context.Context, client *fleet.Client, store *audit.Store, run string, hook *webhook.Sender, hookEvents []string) (int, error) {
+	if hook != nil {
+		if err := registerWebhook(ctx, store, run, hook, hookEvents); err != nil {
 			return 0, err
 		}
 	}
-	return r.store.SealRun(ctx, r.run)
+	return client.SealRun(ctx, run)
 }
 
 // webhookFlags are the flags of a run's webhook.

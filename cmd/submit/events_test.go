@@ -19,7 +19,6 @@ import (
 
 	"github.com/extractq/extractq/fleet"
 	"github.com/extractq/extractq/internal/audit"
-	"github.com/extractq/extractq/internal/audit/audittest"
 	"github.com/extractq/extractq/internal/cli"
 	"github.com/extractq/extractq/internal/e2e/fleettest"
 	"github.com/extractq/extractq/internal/events"
@@ -283,33 +282,3 @@ func waitDeliveries(delivered func() []events.Event, n int) []events.Event {
 	return delivered()
 }
 
-// A submission that stops half-way has counted what it queued, and does not
-// seal; the same command run again counts what it queues anew and seals:
-// the run awaits the jobs of both.
-func TestRunDoneCountsAnInterruptedSubmission(t *testing.T) {
-	t.Parallel()
-	st, _ := audittest.Store(t)
-	ctx := t.Context()
-	first := &runDone{store: st, run: "nightly"}
-	first.start(ctx)
-	for _, q := range []int{500, 1000, 1200} { // the summaries after each batch
-		first.progress(q)
-	}
-	if err := first.stop(ctx); err != nil {
-		t.Fatal(err)
-	}
-	d, ok, err := st.RunDoneState(ctx, "nightly")
-	if err != nil || !ok || d.Jobs != 1200 || d.Sealed != 0 {
-		t.Fatalf("after the interrupted submission: %+v, %v, %v; want 1200 jobs counted, not sealed", d, ok, err)
-	}
-	again := &runDone{store: st, run: "nightly"}
-	again.start(ctx)
-	again.progress(300)
-	gen, err := again.seal(ctx, 800)
-	if err != nil || gen != 1 {
-		t.Fatalf("seal: %d, %v", gen, err)
-	}
-	if d, _, err := st.RunDoneState(ctx, "nightly"); err != nil || d.Jobs != 2000 || d.Sealed != 1 || d.Done() {
-		t.Fatalf("after the rerun: %+v, %v; want 2000 jobs counted, sealed, not done", d, err)
-	}
-}

@@ -317,35 +317,30 @@ func runSubmit(cmd *cobra.Command, c *conn, f *submitFlags, paths []string) erro
 		return cli.Usage(err)
 	}
 	bar := newQueueProgress(errw)
-	rd := &runDone{store: sess.store, run: job.Run, hook: hook, hookEvents: f.hook.events}
-	rd.start(ctx)
-	submitted := func(s fleet.Submission) {
-		rd.progress(s.Queued)
-		bar.submitted(s)
-	}
 	var (
 		sum    fleet.Submission
 		counts *ingest.Counts
 	)
 	if remote {
-		counts, sum, err = submitRemote(ctx, &f.remote, r, sess, client, job, paths, f, c.DatabaseURL(), submitted)
+		counts, sum, err = submitRemote(ctx, &f.remote, r, sess, client, job, paths, f, c.DatabaseURL(), bar.submitted)
 	} else {
-		sum, err = submitLocal(ctx, client, job, r, paths, submitted)
+		sum, err = submitLocal(ctx, client, job, r, paths, bar.submitted)
 	}
 	bar.done()
 	// What it queued to, shown even when nothing was queued (a remote
 	// source's unchanged documents).
 	sum.Run, sum.Schema, sum.SchemaVersion, sum.Provider, sum.Model, sum.Pool = f.runName, job.SchemaName, version, f.provider, model, pool
-	var gen int // the run's generation this submission sealed, 0 if none
-	if err == nil {
-		var serr error
-		if gen, serr = rd.seal(ctx, sum.Queued); serr != nil {
-			fmt.Fprintf(errw, "submit: warning: the run is not sealed, so no worker announces it done nor delivers its webhook (run this command again to seal it): %v\n", serr)
-		}
-	} else {
-		rd.progress(sum.Queued)
-		_ = rd.stop(ctx) // what was queued stays counted for the rerun
+	var notSealed error // everything is queued, but the run has no done event to come
+	switch {
+	case errors.Is(err, fleet.ErrRunNotSealed):
+		notSealed, err = err, nil
+	case err == nil:
+		sum.Generation, notSealed = sealRun(ctx, client, sess.store, job.Run, hook, f.hook.events)
 	}
+	if notSealed != nil {
+		fmt.Fprintf(errw, "submit: warning: the run is not sealed, so no worker announces it done nor delivers its webhook (run this command again to seal it): %v\n", notSealed)
+	}
+	gen := sum.Generation // the run's generation this submission sealed, 0 if none
 	var coded *cli.ExitError
 	switch {
 	case errors.Is(err, intake.ErrNoDocuments), errors.Is(err, fleet.ErrNoDocuments), errors.Is(err, fleet.ErrBadJob):
@@ -487,7 +482,7 @@ func submitLocal(ctx context.Context, client *fleet.Client, job fleet.Job, r *in
 			return nil
 		})
 	}
-	sum, err := client.Submit(ctx, job, docs, fleet.OnProgress(progress))
+	sum, err := client.Submit(ctx, job, docs, fleet.OnProgress(progress), fleet.KeepRunOpen()) // sealed after the webhook is registered
 	if readErr != nil && !errors.Is(readErr, errStopped) {
 		err = readErr // reading failed: its error, with its exit code, is the submission's
 	}

@@ -138,6 +138,9 @@ func Run(ctx context.Context, src source.Source, marks *Watermarks, sub Submitte
 	if err == nil && r.mark != nil {
 		r.counts.Vanished, err = r.mark.finish(ctx)
 	}
+	if err == nil {
+		err = r.notCounted
+	}
 	return r.counts, r.sum, err
 }
 
@@ -152,6 +155,10 @@ type run struct {
 	batch    []source.Item
 	counts   Counts
 	sum      fleet.Submission
+	// notCounted is a page's failure to count its jobs into the run
+	// (fleet.ErrRunNotSealed): its jobs are queued, so the listing goes
+	// on, and the run ends with it.
+	notCounted error
 }
 
 // list lists the source, resuming after a failure part way.
@@ -249,9 +256,12 @@ func (r *run) flush(ctx context.Context) error {
 					return
 				}
 			}
-		})
+		}, fleet.KeepRunOpen()) // the caller seals the run once the listing is done
 		if s == nil { // the job was refused: nothing was queued
 			return err
+		}
+		if errors.Is(err, fleet.ErrRunNotSealed) {
+			r.notCounted, err = err, nil
 		}
 		for _, rej := range s.Rejected {
 			rejected[rej.Source] = true
