@@ -281,4 +281,3 @@ func waitDeliveries(delivered func() []events.Event, n int) []events.Event {
 	}
 	return delivered()
 }
-
