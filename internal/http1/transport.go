@@ -56,6 +56,16 @@ const maxDrain = 4 << 10
 // and a short body come in with one read.
 const bufSize = 8 << 10
 
+// peekIdle is how long a connection must have been idle before it is
+// peeked at (alive) when taken from the pool. Servers close idle
+// connections after seconds (uvicorn, Node and Apache after 5, nginx after
+// 75); a fleet's connections are idle for microseconds between calls, and
+// the peek's system call was 2% of a worker's CPU. A connection a server
+// closed sooner (a restart) fails its next call as it would in net/http's
+// own race window: retried when retryable allows, else an error the
+// caller retries.
+const peekIdle = time.Second
+
 // Defaults of the zero Transport's fields.
 const (
 	DefaultDialTimeout         = 30 * time.Second
@@ -191,7 +201,8 @@ var aLongTimeAgo = time.Unix(1, 0)
 //
 // A connection taken from the pool may have been closed by the server
 // while idle (its keep-alive timeout). A peek at the socket finds that
-// before the request is written (alive), and another connection is used.
+// before the request is written (alive, for connections idle peekIdle or
+// more), and another connection is used.
 // Should the server close it in the instant between, the request is sent
 // again once on a fresh connection if retryable says so (net/http's
 // rules), with its body from req.GetBody; a failure after any byte of the
@@ -367,7 +378,7 @@ func (t *Transport) getConn(ctx context.Context, addr string) (*conn, error) {
 	if c == nil {
 		return t.dial(ctx, addr)
 	}
-	if !c.alive() { // closed by the server while idle: try the next one
+	if now.Sub(c.idleAt) >= peekIdle && !c.alive() { // closed by the server while idle: try the next one
 		_ = c.nc.Close()
 		return t.getConn(ctx, addr)
 	}

@@ -265,7 +265,7 @@ func TestServerClosedIdleConn(t *testing.T) {
 	if string(b) != "first" {
 		t.Fatalf("first body %q", b)
 	}
-	time.Sleep(50 * time.Millisecond) // let the server's close arrive
+	time.Sleep(peekIdle + 50*time.Millisecond) // idle long enough to be peeked at
 	// The peek finds the close: the call goes out on a fresh connection.
 	resp, b := get(t, t.Context(), hc, http.MethodPost, url, []byte("second"))
 	if resp.StatusCode != 200 || string(b) != "second" {
@@ -287,7 +287,7 @@ func TestStaleConnFoundBeforeWrite(t *testing.T) {
 	url, conns, bodies := staleServer(t)
 	hc, _ := client(t)
 	get(t, t.Context(), hc, http.MethodPost, url, []byte("first"))
-	time.Sleep(50 * time.Millisecond)
+	time.Sleep(peekIdle + 50*time.Millisecond)
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, url, io.NopCloser(strings.NewReader("once")))
 	req.ContentLength = 4 // a body that cannot be sent again
 	resp, err := hc.Do(req)
