@@ -9,8 +9,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
+	"os"
+	"strings"
 	"time"
 
+	"github.com/extractq/extractq/internal/http1"
 	"github.com/extractq/extractq/llm"
 )
 
@@ -18,22 +22,63 @@ import (
 // and a runaway or hostile server must not exhaust a worker's memory.
 const DefaultMaxResponseBytes = 8 << 20
 
-// newClient is the HTTP client of one provider instance. It never follows
-// redirects: Go forwards custom credential headers (x-api-key,
-// x-goog-api-key) to any host a redirect names, and no API redirects a
-// POST; the 3xx comes back as a fatal error instead.
-func newClient() *http.Client {
+// newClient is the HTTP client of one provider instance talking to
+// baseURL. It never follows redirects: Go forwards custom credential
+// headers (x-api-key, x-goog-api-key) to any host a redirect names, and no
+// API redirects a POST; the 3xx comes back as a fatal error instead.
+func newClient(baseURL string, getenv func(string) string) *http.Client {
 	return &http.Client{
-		Transport:     newTransport(),
+		Transport:     transportFor(baseURL, getenv),
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 }
 
-// clientWith returns hc (the provider's own pooled client when nil) with
-// its transport wrapped by wrap when set; hc itself is not changed.
-func clientWith(hc *http.Client, wrap func(http.RoundTripper) http.RoundTripper) *http.Client {
+// http1Env is the environment variable that, set to "off", keeps a
+// plain-HTTP provider on net/http's transport (see transportFor).
+const http1Env = "EXTRACTQ_HTTP1"
+
+// transportFor picks the transport of a provider's own client. A plain
+// http:// base URL that no proxy applies to (an in-cluster vLLM, Ollama or
+// LiteLLM, the simulator) gets http1's lean HTTP/1.1 transport: the calling
+// goroutine writes the request and reads the answer, where net/http hands
+// both to two goroutines per connection, about a fifth of a worker's CPU.
+// https, a proxied URL, or EXTRACTQ_HTTP1=off keep net/http (TLS, HTTP/2,
+// proxies); any request http1 cannot send still goes to net/http.
+func transportFor(baseURL string, getenv func(string) string) http.RoundTripper {
+	return pickTransport(baseURL, getenv, http.ProxyFromEnvironment)
+}
+
+// pickTransport is transportFor with the proxy function given (net/http
+// reads the proxy variables once per process; tests pass their own).
+func pickTransport(baseURL string, getenv func(string) string, proxy func(*http.Request) (*url.URL, error)) http.RoundTripper {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if strings.EqualFold(strings.TrimSpace(getenv(http1Env)), "off") {
+		return newTransport()
+	}
+	u, err := url.Parse(baseURL)
+	if err != nil || u.Scheme != "http" || u.Host == "" {
+		return newTransport()
+	}
+	if p, err := proxy(&http.Request{URL: u}); err != nil || p != nil {
+		return newTransport()
+	}
+	return &http1.Transport{
+		DialTimeout:         30 * time.Second,
+		KeepAlive:           30 * time.Second,
+		MaxIdleConnsPerHost: 256, // as newTransport: a fleet worker runs many calls to one host at once
+		IdleConnTimeout:     90 * time.Second,
+		Fallback:            newTransport(),
+	}
+}
+
+// clientWith returns hc (the provider's own pooled client for baseURL
+// when nil) with its transport wrapped by wrap when set; hc itself is not
+// changed.
+func clientWith(hc *http.Client, baseURL string, getenv func(string) string, wrap func(http.RoundTripper) http.RoundTripper) *http.Client {
 	if hc == nil {
-		hc = newClient()
+		hc = newClient(baseURL, getenv)
 	}
 	if wrap == nil {
 		return hc

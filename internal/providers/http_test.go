@@ -10,11 +10,13 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/extractq/extractq/internal/http1"
 	"github.com/extractq/extractq/llm"
 )
 
@@ -290,5 +292,61 @@ func TestUnusableAnswersAreNotOutages(t *testing.T) {
 				t.Fatalf("got class %s retryable %v status %d: %v; want a fatal bad_response", pe.Class, pe.Retryable(), pe.Status, pe)
 			}
 		})
+	}
+}
+
+func TestTransportChoice(t *testing.T) {
+	t.Parallel()
+	noProxy := func(*http.Request) (*url.URL, error) { return nil, nil }
+	proxied := func(*http.Request) (*url.URL, error) { return url.Parse("http://proxy.example:3128") }
+	for _, tc := range []struct {
+		name, base string
+		env        env
+		proxy      func(*http.Request) (*url.URL, error)
+		lean       bool
+	}{
+		{"plain http", "http://vllm.svc:8000/v1", env{}, noProxy, true},
+		{"https", "https://api.openai.com/v1", env{}, noProxy, false},
+		{"proxied", "http://vllm.svc:8000/v1", env{}, proxied, false},
+		{"escape hatch", "http://vllm.svc:8000/v1", env{http1Env: "off"}, noProxy, false},
+		{"escape hatch, any case", "http://vllm.svc:8000/v1", env{http1Env: " OFF "}, noProxy, false},
+		{"other values keep it", "http://vllm.svc:8000/v1", env{http1Env: "on"}, noProxy, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rt := pickTransport(tc.base, tc.env.get, tc.proxy)
+			_, lean := rt.(*http1.Transport)
+			_, std := rt.(*http.Transport)
+			if lean != tc.lean || lean == std {
+				t.Fatalf("transport %T, want lean %v", rt, tc.lean)
+			}
+		})
+	}
+}
+
+// TestHTTP1Wiring: a provider's own client for a plain-HTTP base URL uses
+// http1, still wrapped by WrapTransport and still refusing redirects; a
+// WithHTTPClient is never replaced.
+func TestHTTP1Wiring(t *testing.T) {
+	t.Parallel()
+	var wrapped atomic.Value
+	wrap := func(rt http.RoundTripper) http.RoundTripper {
+		wrapped.Store(fmt.Sprintf("%T", rt))
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) { return rt.RoundTrip(r) })
+	}
+	srv := newCanned(t, 200, nil, okCompletion)
+	p := mustNew(t, "vllm:m", env{}, WithBaseURL(srv.URL+"/v1"), func(s *Settings) { s.WrapTransport = wrap })
+	if _, err := p.Chat(t.Context(), llm.Request{Messages: conversation(), Mode: llm.ModeJSON}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := wrapped.Load().(string); got != "*http1.Transport" {
+		t.Fatalf("WrapTransport saw %q, want *http1.Transport", got)
+	}
+	own := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(okCompletion)), Request: r}, nil
+	})}
+	q := mustNew(t, "vllm:m", env{}, WithBaseURL("http://127.0.0.1:1/v1"), WithHTTPClient(own))
+	if baseOf(t, q).hc != own {
+		t.Fatal("WithHTTPClient was replaced")
 	}
 }

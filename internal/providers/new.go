@@ -262,7 +262,7 @@ func New(spec string, opts ...Option) (llm.Provider, error) {
 		baseURL: baseURL,
 		apiKey:  key,
 		keyHint: strings.Join(fam.keyEnv, " or "),
-		hc:      clientWith(cfg.HTTPClient, cfg.WrapTransport),
+		hc:      clientWith(cfg.HTTPClient, baseURL, cfg.Getenv, cfg.WrapTransport),
 		red:     newRedactor(key),
 		log:     cfg.Logger,
 		maxBody: cfg.MaxResponseBytes,
@@ -341,7 +341,7 @@ func NewOpenAICompatible(name, model string, caps llm.Capabilities, s Settings) 
 	if s.MaxResponseBytes <= 0 {
 		s.MaxResponseBytes = DefaultMaxResponseBytes
 	}
-	hc := clientWith(s.HTTPClient, s.WrapTransport)
+	hc := clientWith(s.HTTPClient, s.BaseURL, s.Getenv, s.WrapTransport)
 	return &openAIProvider{base: base{
 		name:    name,
 		model:   model,
