@@ -124,7 +124,8 @@ func (s *Server) FillLimits() {
 
 // Close releases every request the simulator is holding (latency, simulated
 // timeouts); they end with a 503. The http.Server serving Handler, if any,
-// belongs to the caller and is not stopped.
+// belongs to the caller and is not stopped, nor is Serve (its context
+// stops it).
 func (s *Server) Close() { s.closeOnce.Do(func() { close(s.done) }) }
 
 // Stats returns a snapshot of the counters.
