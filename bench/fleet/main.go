@@ -23,7 +23,6 @@ import (
 	"fmt"
 	"log"
 	"net"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -252,10 +251,12 @@ func run(o options) (r result, err error) {
 		simURL, requests = sp.url, sp.requests
 	} else {
 		srv := sim.New(prof)
-		defer srv.Close()
-		hs := httptest.NewServer(srv.Handler())
-		defer hs.Close()
-		simURL = hs.URL
+		url, stop, err := simOnLoopback(srv)
+		if err != nil {
+			return r, err
+		}
+		defer func() { _ = stop() }()
+		simURL = url
 		requests = func(context.Context) (int64, error) { return srv.Stats().Requests, nil }
 	}
 

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -36,17 +35,14 @@ func serveSimChild(prof sim.Profile) error {
 		return err
 	}
 	defer stopProfile()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	s := sim.New(prof)
+	url, stop, err := simOnLoopback(s)
 	if err != nil {
 		return err
 	}
-	s := sim.New(prof)
-	defer s.Close()
-	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	fmt.Printf("http://%s\n", ln.Addr())
+	fmt.Println(url)
 	_, _ = io.Copy(io.Discard, os.Stdin) // until the bench closes it or exits
-	return srv.Close()
+	return stop()
 }
 
 // simProcess is the simulator running in a child process.

@@ -2,16 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
 	"text/tabwriter"
-	"time"
 
 	"github.com/goccy/go-yaml"
 	"github.com/spf13/cobra"
@@ -90,11 +87,15 @@ Example:
 			}
 			s := sim.New(p, opts...)
 			defer s.Close()
-			srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			// Serve answers the API clients' requests itself and hands
+			// anything else to net/http (sim.Server.Serve); it stops when
+			// serving is cancelled, after the requests being answered.
+			serving, cancel := context.WithCancel(context.Background())
+			defer cancel()
 			served := make(chan error, 1)
-			go func() { served <- srv.Serve(ln) }()
+			go func() { served <- s.Serve(serving, ln) }()
 			fmt.Fprintf(cmd.OutOrStdout(), "extractq sim: profile %q, seed %d%s, serving on http://%s (stats at /stats); Ctrl-C stops\n", p.Name, seed, limiterNote(p), ln.Addr())
 			select {
 			case err := <-served:
@@ -102,13 +103,9 @@ Example:
 			case <-ctx.Done():
 			}
 			s.Close() // release requests held by latency or simulated timeouts
-			shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			if err := srv.Shutdown(shutdown); err != nil {
+			cancel()
+			if err := <-served; err != nil {
 				return cli.Failed(fmt.Errorf("simulator shutdown: %w", err))
-			}
-			if err := <-served; !errors.Is(err, http.ErrServerClosed) {
-				return cli.Failed(err)
 			}
 			return nil
 		},

@@ -1,12 +1,16 @@
 package sim
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -108,26 +112,93 @@ func BenchmarkFleetRequest(b *testing.B) {
 			}
 		})
 	})
-	b.Run("http", func(b *testing.B) {
-		srv := httptest.NewServer(New(prof).Handler())
-		defer srv.Close()
-		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-		b.ReportAllocs()
-		b.SetParallelism(8)
-		b.RunParallel(func(pb *testing.PB) {
+	servers := map[string]func(b *testing.B) string{
+		"http": func(b *testing.B) string {
+			srv := httptest.NewServer(New(prof).Handler())
+			b.Cleanup(srv.Close)
+			return srv.URL
+		},
+		"serve": func(b *testing.B) string { return "http://" + startServe(b, New(prof)) },
+	}
+	// loopback: one connection, one request at a time, the client a
+	// minimal reader of the response, so that what differs between the two
+	// is the server's work (for callgrind: -test.cpu 1).
+	for _, name := range []string{"http", "serve"} {
+		b.Run("loopback/"+name, func(b *testing.B) {
+			c, err := net.Dial("tcp", strings.TrimPrefix(servers[name](b), "http://"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			reqs := make([]string, len(bodies))
+			for i := range reqs {
+				reqs[i] = rawPost("/v1/chat/completions", string(bodies[i]))
+			}
+			br := bufio.NewReaderSize(c, 64<<10)
+			b.ReportAllocs()
 			i := 0
-			for pb.Next() {
+			for b.Loop() {
 				i++
-				resp, err := client.Post(srv.URL+"/v1/chat/completions", "application/json", bytes.NewReader(bodies[i%len(bodies)]))
-				if err != nil {
+				if _, err := io.WriteString(c, reqs[i%len(reqs)]); err != nil {
 					b.Fatal(err)
 				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != 200 || resp.ContentLength <= 0 {
-					b.Fatalf("status %d, length %d", resp.StatusCode, resp.ContentLength)
+				if err := skipResponse(br); err != nil {
+					b.Fatal(err)
 				}
 			}
 		})
+	}
+	for _, name := range []string{"http", "serve"} {
+		b.Run("client/"+name, func(b *testing.B) {
+			benchClient(b, servers[name](b), bodies)
+		})
+	}
+}
+
+// skipResponse reads a 200 response with a Content-Length body.
+func skipResponse(br *bufio.Reader) error {
+	n := -1
+	for first := true; ; first = false {
+		line, err := br.ReadSlice('\n')
+		if err != nil {
+			return err
+		}
+		if first && !bytes.HasPrefix(line, []byte("HTTP/1.1 200 ")) {
+			return fmt.Errorf("response %q", line)
+		}
+		if len(line) == 2 {
+			break
+		}
+		if v, ok := bytes.CutPrefix(line, []byte("Content-Length: ")); ok {
+			n, _ = strconv.Atoi(string(bytes.TrimSpace(v)))
+		}
+	}
+	if n < 0 {
+		return errors.New("response without a length")
+	}
+	_, err := br.Discard(n)
+	return err
+}
+
+// benchClient posts bodies to url from eight goroutines per CPU through
+// net/http's client, with keep-alive.
+func benchClient(b *testing.B, url string, bodies [][]byte) {
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	b.ReportAllocs()
+	b.SetParallelism(8)
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			i++
+			resp, err := client.Post(url+"/v1/chat/completions", "application/json", bytes.NewReader(bodies[i%len(bodies)]))
+			if err != nil {
+				b.Fatal(err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || resp.ContentLength <= 0 {
+				b.Fatalf("status %d, length %d", resp.StatusCode, resp.ContentLength)
+			}
+		}
 	})
 }

@@ -32,6 +32,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -60,6 +61,14 @@ type Server struct {
 	count func(string) int
 	// fnTokens caches the count of OpenAI tools' renderings.
 	fnTokens fnTokenCache
+	// headerTimeout bounds a request's head on Serve (WithHeaderTimeout).
+	headerTimeout time.Duration
+	// shutdownGrace is ShutdownGrace but in tests.
+	shutdownGrace time.Duration
+	// served counts Serve's requests answered on the fast path and its
+	// connections handed to net/http (for tests; not in Stats, which stay
+	// the same whichever path answered).
+	served struct{ fast, handedOff atomic.Int64 }
 }
 
 // Option configures a Server.
@@ -84,7 +93,7 @@ func New(p Profile, opts ...Option) *Server {
 	if p.Errors.TimeoutCap == 0 {
 		p.Errors.TimeoutCap = defaultTimeoutCap
 	}
-	s := &Server{prof: p, now: time.Now, shapes: newShapeCache(), cache: newPromptCache(), generic: &shape{}, done: make(chan struct{}), batches: newBatchStore()}
+	s := &Server{prof: p, now: time.Now, shapes: newShapeCache(), cache: newPromptCache(), generic: &shape{}, done: make(chan struct{}), batches: newBatchStore(), headerTimeout: defaultHeaderTimeout, shutdownGrace: ShutdownGrace}
 	for _, o := range opts {
 		o(s)
 	}
@@ -115,7 +124,8 @@ func (s *Server) FillLimits() {
 
 // Close releases every request the simulator is holding (latency, simulated
 // timeouts); they end with a 503. The http.Server serving Handler, if any,
-// belongs to the caller and is not stopped.
+// belongs to the caller and is not stopped, nor is Serve (its context
+// stops it).
 func (s *Server) Close() { s.closeOnce.Do(func() { close(s.done) }) }
 
 // Stats returns a snapshot of the counters.
@@ -174,34 +184,41 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, a, &apiError{status: 413, kind: errTooLarge, msg: fmt.Sprintf("request body exceeds %d bytes", maxBody)}, nil)
 		return
 	}
-	if isCompletionPath(r.URL.Path) {
-		s.serveCompletion(r.Context(), w, a, buf.Bytes())
+	s.serveAPI(r.Context(), w, a, model, r.URL.Path, buf.Bytes())
+}
+
+// serveAPI answers a POST to one of the APIs' known routes (routeOf) with
+// its body read. The net/http handler and the fast server (serve.go)
+// share it, so both answer with the same bytes.
+func (s *Server) serveAPI(ctx context.Context, w http.ResponseWriter, a api, model, path string, body []byte) {
+	if isCompletionPath(path) {
+		s.serveCompletion(ctx, w, a, body)
 		return
 	}
 	var req *chatRequest
 	var aerr *apiError
 	switch a {
 	case apiOpenAI:
-		req, aerr = parseOpenAI(buf.Bytes())
+		req, aerr = parseOpenAI(body)
 	case apiAnthropic:
-		req, aerr = parseAnthropic(buf.Bytes())
+		req, aerr = parseAnthropic(body)
 	case apiOllama:
-		req, aerr = parseOllama(buf.Bytes())
+		req, aerr = parseOllama(body)
 	case apiGemini:
 		if model == "" {
 			aerr = invalid("the model name is missing from the URL: use /v1beta/models/MODEL:generateContent")
 		} else {
-			req, aerr = parseGemini(model, buf.Bytes())
+			req, aerr = parseGemini(model, body)
 		}
 	}
 	if aerr == nil {
-		aerr = s.refuse(a, buf.Bytes(), req)
+		aerr = s.refuse(a, body, req)
 	}
 	if aerr != nil {
 		s.fail(w, a, aerr, nil)
 		return
 	}
-	s.complete(r.Context(), w, a, req)
+	s.complete(ctx, w, a, req)
 }
 
 // routeOf maps a path to its API and, for Gemini, the model in the path.
