@@ -588,7 +588,7 @@ func (s *Server) answerLine(a api, l batchLine, now time.Time) lineResult {
 	if a == apiAnthropic {
 		req, aerr = parseAnthropic(l.body)
 	} else {
-		req, aerr = parseOpenAI(l.body)
+		req, aerr = parseOpenAI(l.body, &s.raws)
 	}
 	var g *generated
 	if aerr == nil {

@@ -22,7 +22,7 @@ import (
 // whose result and errors stand. So it decides nothing on its own:
 // TestDecodeFastMatchesJSON checks that whenever it returns true r is what
 // json.Unmarshal makes.
-func (r *openAIRequest) decodeFast(body []byte) bool {
+func (r *openAIRequest) decodeFast(body []byte, seen *rawCache) bool {
 	d := jsonx.Scanner{B: body}
 	ok := fields(&d, openAIKeys, func(n int) bool {
 		switch n {
@@ -51,7 +51,7 @@ func (r *openAIRequest) decodeFast(body []byte) bool {
 				case 0:
 					return strInto(&d, &rf.Type)
 				case 1:
-					return rawInto(&d, &rf.Schema)
+					return seen.into(&d, &rf.Schema)
 				case 2:
 					rf.JSONSchema = new(openAIJSONSchema)
 					js := rf.JSONSchema
@@ -60,7 +60,7 @@ func (r *openAIRequest) decodeFast(body []byte) bool {
 						case 0:
 							return strInto(&d, &js.Name)
 						case 1:
-							return rawInto(&d, &js.Schema)
+							return seen.into(&d, &js.Schema)
 						case 2:
 							return boolInto(&d, &js.Strict)
 						}
@@ -87,7 +87,7 @@ func (r *openAIRequest) decodeFast(body []byte) bool {
 							case 1:
 								return strInto(&d, &f.Description)
 							case 2:
-								return rawInto(&d, &f.Parameters)
+								return seen.into(&d, &f.Parameters)
 							case 3:
 								return boolInto(&d, &f.Strict)
 							}
@@ -98,7 +98,7 @@ func (r *openAIRequest) decodeFast(body []byte) bool {
 				})
 			})
 		case 4:
-			return rawInto(&d, &r.ToolChoice)
+			return seen.into(&d, &r.ToolChoice)
 		case 5:
 			return intInto(&d, &r.MaxTokens)
 		case 6:
@@ -196,29 +196,33 @@ func intInto(d *jsonx.Scanner, p *int) bool {
 	return ok
 }
 
-// rawInto reads a value of any kind but null into p, as encoding/json
-// keeps a json.RawMessage (a copy of its bytes: the body's buffer is
-// reused once the request is answered).
-func rawInto(d *jsonx.Scanner, p *json.RawMessage) bool {
-	if last := lastRaw.Load(); last != nil && bytes.HasPrefix(d.B[d.I:], *last) {
-		// An object or array ends where its brackets close: the value is
-		// exactly the one seen before, checked then and never changed.
-		d.I += len(*last)
-		*p = *last
-		return true
+// rawCache keeps the last object or array read as a raw value (a schema,
+// as every request of a run sends the same one), so that the next request
+// sending the same bytes costs a comparison, not a check and a copy. One
+// per Server; a nil one keeps nothing.
+type rawCache struct{ last atomic.Pointer[[]byte] }
+
+// into reads a value of any kind but null into p, as encoding/json keeps a
+// json.RawMessage (a copy of its bytes: the body's buffer is reused once
+// the request is answered).
+func (c *rawCache) into(d *jsonx.Scanner, p *json.RawMessage) bool {
+	if c != nil {
+		if last := c.last.Load(); last != nil && bytes.HasPrefix(d.B[d.I:], *last) {
+			// An object or array ends where its brackets close: the value
+			// is exactly the one seen before, checked then and never
+			// changed.
+			d.I += len(*last)
+			*p = *last
+			return true
+		}
 	}
 	v, ok := d.Raw()
 	if !ok {
 		return false
 	}
 	*p = json.RawMessage(slices.Clip(append([]byte(nil), v...)))
-	if v[0] == '{' || v[0] == '[' {
-		lastRaw.Store((*[]byte)(p))
+	if c != nil && (v[0] == '{' || v[0] == '[') {
+		c.last.Store((*[]byte)(p))
 	}
 	return true
 }
-
-// lastRaw is the last object or array rawInto read (a schema, as every
-// request of a run sends the same one), kept so that the next request
-// sending the same bytes costs a comparison, not a check and a copy.
-var lastRaw atomic.Pointer[[]byte]

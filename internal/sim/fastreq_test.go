@@ -41,10 +41,13 @@ var fastReqCases = []string{
 // what json.Unmarshal reads; and it does take the providers' requests.
 func TestDecodeFastMatchesJSON(t *testing.T) {
 	took := 0
+	seen := &rawCache{} // shared, as a server's: a schema sent again is compared, not read
 	for i, body := range fastReqCases {
-		checkDecodeFast(t, []byte(body))
+		checkDecodeFast(t, seen, []byte(body))
+		checkDecodeFast(t, seen, []byte(body)) // again: from the cache
+		checkDecodeFast(t, nil, []byte(body))
 		var r openAIRequest
-		if r.decodeFast([]byte(body)) {
+		if r.decodeFast([]byte(body), seen) {
 			took++
 		} else if i < 7 {
 			t.Errorf("case %d: decodeFast refused a provider's request: %s", i, body)
@@ -55,10 +58,10 @@ func TestDecodeFastMatchesJSON(t *testing.T) {
 	}
 }
 
-func checkDecodeFast(t *testing.T, body []byte) {
+func checkDecodeFast(t *testing.T, seen *rawCache, body []byte) {
 	t.Helper()
 	var fast openAIRequest
-	if !fast.decodeFast(body) {
+	if !fast.decodeFast(body, seen) {
 		return
 	}
 	var slow openAIRequest
@@ -74,5 +77,6 @@ func FuzzDecodeFast(f *testing.F) {
 	for _, c := range fastReqCases {
 		f.Add([]byte(c))
 	}
-	f.Fuzz(func(t *testing.T, body []byte) { checkDecodeFast(t, body) })
+	seen := &rawCache{} // shared by the inputs, as a server's by its requests
+	f.Fuzz(func(t *testing.T, body []byte) { checkDecodeFast(t, seen, body) })
 }

@@ -255,9 +255,9 @@ type openAITool struct {
 	} `json:"function"`
 }
 
-func parseOpenAI(body []byte) (*chatRequest, *apiError) {
+func parseOpenAI(body []byte, seen *rawCache) (*chatRequest, *apiError) {
 	var r openAIRequest
-	if !r.decodeFast(body) {
+	if !r.decodeFast(body, seen) {
 		r = openAIRequest{}
 		if err := decodeBody(body, &r); err != nil {
 			return nil, err

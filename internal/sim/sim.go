@@ -49,6 +49,7 @@ type Server struct {
 	generic *shape
 	limits  *limiter // nil without rate limits
 	tries   tryCounter
+	raws    rawCache // the request reader's last schema (fastreq.go)
 	c       counters
 	batches *batchStore
 	answers *AnswerKey // nil: values drawn from the text's words
@@ -199,7 +200,7 @@ func (s *Server) serveAPI(ctx context.Context, w http.ResponseWriter, a api, mod
 	var aerr *apiError
 	switch a {
 	case apiOpenAI:
-		req, aerr = parseOpenAI(body)
+		req, aerr = parseOpenAI(body, &s.raws)
 	case apiAnthropic:
 		req, aerr = parseAnthropic(body)
 	case apiOllama:
