@@ -48,7 +48,7 @@ func (s *Store) JobStates(ctx context.Context, ids []string) (map[string]JobStat
 	for len(ids) > 0 {
 		chunk := ids[:min(len(ids), jobStateChunk)]
 		ids = ids[len(chunk):]
-		rows, err := s.pool.Query(ctx, jobStatesSQL, chunk)
+		rows, err := s.pool.Query(ctx, jobStatesSQL, strArray(chunk))
 		if err := scanJobStates(rows, err, out); err != nil {
 			return nil, err
 		}
@@ -117,7 +117,7 @@ func (s *Store) HaveResults(ctx context.Context, fingerprint, model string, keys
 		chunk := keys[:min(len(keys), jobStateChunk)]
 		keys = keys[len(chunk):]
 		ids, hashes := splitKeys(chunk)
-		rows, err := s.pool.Query(ctx, haveResultsSQL, ids, hashes, fingerprint, model)
+		rows, err := s.pool.Query(ctx, haveResultsSQL, strArray(ids), strArray(hashes), fingerprint, model)
 		if err := scanHaveResults(rows, err, out); err != nil {
 			return nil, err
 		}
@@ -129,15 +129,15 @@ func (s *Store) HaveResults(ctx context.Context, fingerprint, model string, keys
 // round trip per chunk (the two queries sent as one pipelined batch):
 // what submission asks of every batch before storing it.
 func (s *Store) LookUpSubmitted(ctx context.Context, fingerprint, model string, jobIDs []string, keys []TextKey) (map[string]JobState, map[TextKey]bool, error) {
-	states, done := make(map[string]JobState, len(jobIDs)), make(map[TextKey]bool)
+	states, done := make(map[string]JobState), make(map[TextKey]bool) // a new submission's jobs are mostly unknown: no table sized for all of them
 	for len(jobIDs) > 0 || len(keys) > 0 {
 		ids := jobIDs[:min(len(jobIDs), jobStateChunk)]
 		kc := keys[:min(len(keys), jobStateChunk)]
 		jobIDs, keys = jobIDs[len(ids):], keys[len(kc):]
 		docs, hashes := splitKeys(kc)
 		var b pgx.Batch
-		b.Queue(jobStatesSQL, ids)
-		b.Queue(haveResultsSQL, docs, hashes, fingerprint, model)
+		b.Queue(jobStatesSQL, strArray(ids))
+		b.Queue(haveResultsSQL, strArray(docs), strArray(hashes), fingerprint, model)
 		br := s.pool.SendBatch(ctx, &b)
 		rows, err := br.Query()
 		err = scanJobStates(rows, err, states)

@@ -265,7 +265,7 @@ func (s *Store) putDocuments(ctx context.Context, docs []Document, idx []int) er
 		}
 	}
 	_, err := s.pool.Exec(ctx, "SELECT extractq_put_documents($1::text[], $2::text[], $3::jsonb[], $4::text[], $5::text[], $6::jsonb[])",
-		ids, sources, metas, texts, hashes, pages)
+		strArray(ids), strArray(sources), metas, strArray(texts), strArray(hashes), pages)
 	return err
 }
 
