@@ -1,6 +1,10 @@
 package audit
 
-import "github.com/jackc/pgx/v5/pgtype"
+import (
+	"database/sql/driver"
+
+	"github.com/jackc/pgx/v5/pgtype"
+)
 
 // strArray is a []string sent to Postgres as a text[] parameter. pgx
 // wraps a plain []string in pgtype.FlatArray, whose Index returns each
@@ -23,6 +27,11 @@ func (a strArray) Dimensions() []pgtype.ArrayDimension {
 
 // Index returns element i by pointer: no allocation.
 func (a strArray) Index(i int) any { return (*strElem)(&a[i]) }
+
+// Value is the []string itself, which pgx encodes on a connection that
+// does not learn the parameters' types first (default_query_exec_mode
+// exec or simple_protocol): there strArray is not known as an array type.
+func (a strArray) Value() (driver.Value, error) { return []string(a), nil }
 
 // IndexType tells pgx the elements' type.
 func (a strArray) IndexType() any { return new(strElem) }

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // putTestDocuments are documents of every shape PutDocuments stores: with
@@ -89,6 +91,79 @@ func TestPutDocumentsStoresEveryShape(t *testing.T) {
 		if got.Text != d.Text || got.Source != d.Source || !reflect.DeepEqual(g, w) || !reflect.DeepEqual(got.Pages, d.Pages) || got.Hash != wantHash {
 			t.Fatalf("%s: stored %q %q %s %v %s, want %q %q %s %v %s", d.ID, got.Text[:min(20, len(got.Text))], got.Source, got.Metadata, got.Pages, got.Hash,
 				d.Text[:min(20, len(d.Text))], d.Source, wantMeta, d.Pages, wantHash)
+		}
+	}
+}
+
+// TestWireStatementsPrepare checks that the statements whose arguments
+// are encoded here prepare with the parameter types encoded: otherwise
+// pgx encodes them, correctly but without the saving.
+func TestWireStatementsPrepare(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := newTestStore(t)
+	c, err := s.pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Release()
+	for _, st := range []struct {
+		name, sql string
+		oids      []uint32
+	}{
+		{putDocumentsStmt, putDocumentsSQL, putDocumentsOIDs},
+		{lookUpJobsStmt, jobStatesSQL, textArrayOIDs[:1]},
+		{lookUpResultsStmt, haveResultsSQL, textArrayOIDs[:]},
+	} {
+		if !preparedAs(ctx, c.Conn(), st.name, st.sql, st.oids) {
+			sd, err := c.Conn().Prepare(ctx, st.name, st.sql)
+			t.Errorf("%s: not prepared with parameters %v: %v, %v", st.name, st.oids, sd, err)
+		}
+	}
+	// A statement whose types differ is not taken for one of them.
+	if preparedAs(ctx, c.Conn(), "extractq_test_other", "SELECT $1::int[]", textArrayOIDs[:1]) {
+		t.Error("an int[] parameter was taken for text[]")
+	}
+}
+
+// TestWireFallsBackToPgx stores and looks up through a pool told not to
+// keep prepared statements: pgx encodes the arguments, with the same
+// result.
+func TestWireFallsBackToPgx(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := newTestStore(t)
+	cfg := s.pool.Config()
+	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	exec := FromPool(pool)
+	c, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if preparedAs(ctx, c.Conn(), putDocumentsStmt, putDocumentsSQL, putDocumentsOIDs) {
+		t.Error("a connection in exec mode prepared a statement")
+	}
+	c.Release()
+	docs := putTestDocuments()
+	for i := range docs {
+		docs[i].ID = t.Name() + docs[i].ID
+	}
+	if err := exec.PutDocuments(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	keys := []TextKey{{docs[0].ID, docs[0].Hash}}
+	_, done, err := exec.LookUpSubmitted(ctx, "fp", "m", []string{"j-none"}, keys)
+	if err != nil || len(done) != 0 {
+		t.Fatalf("LookUpSubmitted: %v, %v", done, err)
+	}
+	for _, d := range docs {
+		if got, err := s.Document(ctx, d.ID); err != nil || got.Text != d.Text {
+			t.Fatalf("%s: %v", d.ID, err)
 		}
 	}
 }

@@ -261,14 +261,15 @@ const putDocumentsStmt = "extractq_put_documents"
 // strings into an interface and grow its parameter buffer from 256 bytes
 // for every chunk, about a tenth of submit's allocations. The bytes sent
 // are pgx's (TestPutArraysEncodeLikePgx); when the statement cannot be
-// prepared, pgx sends them (putDocumentsPgx), and says why.
+// prepared with the parameter types encoded here, pgx sends them
+// (putDocumentsPgx), and says what is wrong.
 func (s *Store) putDocuments(ctx context.Context, docs []Document, idx []int) error {
 	c, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return err
 	}
 	defer c.Release()
-	if _, err := c.Conn().Prepare(ctx, putDocumentsStmt, putDocumentsSQL); err != nil {
+	if !preparedAs(ctx, c.Conn(), putDocumentsStmt, putDocumentsSQL, putDocumentsOIDs) {
 		return putDocumentsPgx(ctx, c, docs, idx)
 	}
 	a := putArraysPool.Get().(*putArrays)
