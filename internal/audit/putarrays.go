@@ -25,6 +25,26 @@ type putArrays struct {
 
 var putArraysPool = sync.Pool{New: func() any { return new(putArrays) }}
 
+// getPutArrays takes a putArrays from the pool; release puts it back.
+func getPutArrays() *putArrays { return putArraysPool.Get().(*putArrays) }
+
+// release puts a back in the pool (trimmed).
+func (a *putArrays) release() {
+	a.trim()
+	putArraysPool.Put(a)
+}
+
+// trim drops a buffer above putArraysMaxKept and the parameters.
+func (a *putArrays) trim() {
+	if cap(a.buf) > putArraysMaxKept {
+		a.buf = nil
+	}
+	if cap(a.pages) > putArraysMaxKept {
+		a.pages = nil
+	}
+	a.params = [6][]byte{}
+}
+
 // putArraysFormats: every parameter in the binary format.
 var putArraysFormats = [6]int16{1, 1, 1, 1, 1, 1}
 
@@ -36,9 +56,6 @@ const putArraysMaxKept = 4 << 20
 // (jsonb), texts, hashes, pages (jsonb, NULL for none). They are valid
 // until the next encode.
 func (a *putArrays) encode(docs []Document, idx []int) [][]byte {
-	if cap(a.buf) > putArraysMaxKept {
-		a.buf = nil
-	}
 	buf := a.buf[:0]
 	var start [6]int
 	start[0] = len(buf)
@@ -158,8 +175,8 @@ func preparedAs(ctx context.Context, c *pgx.Conn, name, sql string, oids []uint3
 // lookUpJobsStmt and lookUpResultsStmt, in one round trip, with the
 // arrays encoded here, and reads their rows in the text format.
 func lookUpSubmittedWire(ctx context.Context, c *pgconn.PgConn, fingerprint, model string, ids []string, keys []TextKey, states map[string]JobState, done map[TextKey]bool) error {
-	a := putArraysPool.Get().(*putArrays)
-	defer putArraysPool.Put(a)
+	a := getPutArrays()
+	defer a.release()
 	buf := a.buf[:0]
 	idsEnd := 0
 	if ids != nil { // nil is NULL, as pgx sends a nil slice

@@ -167,3 +167,20 @@ func TestWireFallsBackToPgx(t *testing.T) {
 		}
 	}
 }
+
+// TestPutArraysTrimDropsLargeBuffers: a chunk of large documents does
+// not leave its buffer in the pool; a usual one is kept for the next.
+func TestPutArraysTrimDropsLargeBuffers(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		size int
+		kept bool
+	}{{64 << 10, true}, {putArraysMaxKept + 1, false}} {
+		a := &putArrays{buf: make([]byte, 0, tc.size)}
+		a.encode(putTestDocuments(), []int{0, 1})
+		a.trim() // what release does before it puts a back
+		if kept := a.buf != nil; kept != tc.kept || a.params[0] != nil {
+			t.Errorf("%d-byte buffer: kept %v, want %v; parameters still held: %v", tc.size, kept, tc.kept, a.params[0] != nil)
+		}
+	}
+}

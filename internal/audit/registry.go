@@ -272,8 +272,8 @@ func (s *Store) putDocuments(ctx context.Context, docs []Document, idx []int) er
 	if !preparedAs(ctx, c.Conn(), putDocumentsStmt, putDocumentsSQL, putDocumentsOIDs) {
 		return putDocumentsPgx(ctx, c, docs, idx)
 	}
-	a := putArraysPool.Get().(*putArrays)
-	defer putArraysPool.Put(a)
+	a := getPutArrays()
+	defer a.release()
 	params := a.encode(docs, idx)
 	_, err = c.Conn().PgConn().ExecPrepared(ctx, putDocumentsStmt, params, putArraysFormats[:], nil).Close()
 	return err
