@@ -104,6 +104,9 @@ func runCompare(rev string, rounds int, sameHarness bool, args []string) error {
 		{"worker CPU per document", func(f figures) float64 { return f.cpuUS }, "µs"},
 		{"Postgres CPU, workers", func(f figures) float64 { return f.workerPGUS }, "µs/doc"},
 		{"Postgres CPU, submit", func(f figures) float64 { return f.submitPGUS }, "µs/doc"},
+		{"submit CPU, this process", func(f figures) float64 { return f.submitUS }, "µs/doc"},
+		{"raw publish CPU next to it", func(f figures) float64 { return f.rawNearUS }, "µs/msg"},
+		{"raw CPU ÷ submit CPU", func(f figures) float64 { return f.submitCPUFrac() }, "%"},
 		{"end to end ÷ raw JetStream", func(f figures) float64 { return f.e2eFrac() }, "%"},
 		{"submit ÷ raw publish", func(f figures) float64 { return f.submitFrac() }, "%"},
 		{"submit ÷ raw next to it", func(f figures) float64 { return f.submitNearFrac() }, "%"},
@@ -164,6 +167,17 @@ type figures struct {
 	fleetCPU, cpuBound, cpuBoundNoSim      float64 // CPU per document of all processes, and the CPU-bound ratios (newer revisions, or -same-harness)
 	workerPGUS, submitPGUS                 float64 // Postgres CPU per document, worker phase (newer revisions) and submit
 	simUS                                  float64 // the simulator's CPU per document, with -sim-process
+	submitUS, rawNearUS                    float64 // this process's CPU per document in submit, and per message in the raw publish next to it
+}
+
+// submitCPUFrac is raw publish's CPU per message over submit's per
+// document, both of the bench's process (the client and the embedded
+// server): the ratio submit ÷ raw would reach if CPU alone set the pace.
+func (f figures) submitCPUFrac() float64 {
+	if f.submitUS == 0 || f.rawNearUS == 0 {
+		return 0
+	}
+	return 100 * f.rawNearUS / f.submitUS
 }
 
 func (f figures) e2eFrac() float64 {
@@ -217,6 +231,8 @@ var figureLines = []struct {
 	{regexp.MustCompile(`worker CPU per document:\s+([0-9.]+)`), func(f *figures, v float64) { f.cpuUS = v }},
 	{regexp.MustCompile(`Postgres CPU per document, workers:\s+([0-9.]+)`), func(f *figures, v float64) { f.workerPGUS = v }},
 	{regexp.MustCompile(`submit CPU per document:.*\+ ([0-9.]+) µs in Postgres`), func(f *figures, v float64) { f.submitPGUS = v }},
+	{regexp.MustCompile(`submit CPU per document:\s+([0-9.]+) µs`), func(f *figures, v float64) { f.submitUS = v }},
+	{regexp.MustCompile(`raw publish CPU per message:\s+([0-9.]+) µs`), func(f *figures, v float64) { f.rawNearUS = v }},
 	{regexp.MustCompile(`raw JetStream publish:\s+([0-9.]+)`), func(f *figures, v float64) { f.rawPublish = v }},
 	{regexp.MustCompile(`raw JetStream publish next to submit:\s+([0-9.]+)`), func(f *figures, v float64) { f.rawNear = v }},
 	{regexp.MustCompile(`raw JetStream publish\+consume\+ack:\s+([0-9.]+)`), func(f *figures, v float64) { f.rawAll = v }},

@@ -16,10 +16,24 @@ package main
 
 import (
 	"os"
+	"runtime/debug"
 
 	"github.com/extractq/extractq/internal/cli"
 )
 
+// defaultGOGC is submit's garbage collection target unless GOGC is set,
+// the worker's: submit allocates about 7 KB per document (its NATS and
+// Postgres clients included) against a live heap of a few hundred bytes
+// per document (the job ids it follows), so at Go's default of 100 the
+// collector runs several times a second. In BenchmarkSubmitDocument
+// (submit and an embedded NATS server in one process) 400 took about 6%
+// off the CPU per document (doc/performance-cpu.md, "Fourth pass:
+// submit"), for a heap up to five times the live one.
+const defaultGOGC = 400
+
 func main() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(defaultGOGC)
+	}
 	os.Exit(cli.Run(newSubmitCmd(), os.Args[1:], os.Stderr))
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // StatusDeadLettered is the status JobStates reports for a job known only
@@ -48,7 +49,7 @@ func (s *Store) JobStates(ctx context.Context, ids []string) (map[string]JobStat
 	for len(ids) > 0 {
 		chunk := ids[:min(len(ids), jobStateChunk)]
 		ids = ids[len(chunk):]
-		rows, err := s.pool.Query(ctx, jobStatesSQL, chunk)
+		rows, err := s.pool.Query(ctx, jobStatesSQL, strArray(chunk))
 		if err := scanJobStates(rows, err, out); err != nil {
 			return nil, err
 		}
@@ -117,7 +118,7 @@ func (s *Store) HaveResults(ctx context.Context, fingerprint, model string, keys
 		chunk := keys[:min(len(keys), jobStateChunk)]
 		keys = keys[len(chunk):]
 		ids, hashes := splitKeys(chunk)
-		rows, err := s.pool.Query(ctx, haveResultsSQL, ids, hashes, fingerprint, model)
+		rows, err := s.pool.Query(ctx, haveResultsSQL, strArray(ids), strArray(hashes), fingerprint, model)
 		if err := scanHaveResults(rows, err, out); err != nil {
 			return nil, err
 		}
@@ -127,32 +128,50 @@ func (s *Store) HaveResults(ctx context.Context, fingerprint, model string, keys
 
 // LookUpSubmitted is JobStates of jobIDs and HaveResults of keys in one
 // round trip per chunk (the two queries sent as one pipelined batch):
-// what submission asks of every batch before storing it.
+// what submission asks of every batch before storing it. The arrays are
+// encoded as putDocuments' are (lookUpSubmittedWire), and by pgx when the
+// statements cannot be prepared as expected.
 func (s *Store) LookUpSubmitted(ctx context.Context, fingerprint, model string, jobIDs []string, keys []TextKey) (map[string]JobState, map[TextKey]bool, error) {
-	states, done := make(map[string]JobState, len(jobIDs)), make(map[TextKey]bool)
+	c, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("audit: look up submitted jobs: %w", err)
+	}
+	defer c.Release()
+	wire := preparedAs(ctx, c.Conn(), lookUpJobsStmt, jobStatesSQL, textArrayOIDs[:1]) &&
+		preparedAs(ctx, c.Conn(), lookUpResultsStmt, haveResultsSQL, textArrayOIDs[:])
+	states, done := make(map[string]JobState), make(map[TextKey]bool) // a new submission's jobs are mostly unknown: no table sized for all of them
 	for len(jobIDs) > 0 || len(keys) > 0 {
 		ids := jobIDs[:min(len(jobIDs), jobStateChunk)]
 		kc := keys[:min(len(keys), jobStateChunk)]
 		jobIDs, keys = jobIDs[len(ids):], keys[len(kc):]
-		docs, hashes := splitKeys(kc)
-		var b pgx.Batch
-		b.Queue(jobStatesSQL, ids)
-		b.Queue(haveResultsSQL, docs, hashes, fingerprint, model)
-		br := s.pool.SendBatch(ctx, &b)
-		rows, err := br.Query()
-		err = scanJobStates(rows, err, states)
-		if err == nil {
-			rows, err = br.Query()
-			err = scanHaveResults(rows, err, done)
-		}
-		if cerr := br.Close(); err == nil && cerr != nil {
-			err = fmt.Errorf("audit: look up submitted jobs: %w", cerr)
+		if wire {
+			err = lookUpSubmittedWire(ctx, c.Conn().PgConn(), fingerprint, model, ids, kc, states, done)
+		} else {
+			err = lookUpSubmittedPgx(ctx, c, fingerprint, model, ids, kc, states, done)
 		}
 		if err != nil {
 			return nil, nil, err
 		}
 	}
 	return states, done, nil
+}
+
+func lookUpSubmittedPgx(ctx context.Context, c *pgxpool.Conn, fingerprint, model string, ids []string, keys []TextKey, states map[string]JobState, done map[TextKey]bool) error {
+	docs, hashes := splitKeys(keys)
+	var b pgx.Batch
+	b.Queue(jobStatesSQL, strArray(ids))
+	b.Queue(haveResultsSQL, strArray(docs), strArray(hashes), fingerprint, model)
+	br := c.SendBatch(ctx, &b)
+	rows, err := br.Query()
+	err = scanJobStates(rows, err, states)
+	if err == nil {
+		rows, err = br.Query()
+		err = scanHaveResults(rows, err, done)
+	}
+	if cerr := br.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("audit: look up submitted jobs: %w", cerr)
+	}
+	return err
 }
 
 const haveResultsSQL = `SELECT k.id, k.hash FROM unnest($1::text[], $2::text[]) AS k(id, hash)

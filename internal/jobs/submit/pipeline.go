@@ -354,6 +354,7 @@ func (s *Submitter) stage(ctx context.Context, job Job, b *batch) error {
 	items := make([]item, len(left))
 	envs := make([]jobs.Envelope, len(left))
 	var encodeErr error
+	mb := s.pub.NewMessageBatch(len(left)) // the batch's messages share their allocations
 	for k, i := range left {
 		d := &b.docs[i]
 		env := &envs[k]
@@ -365,7 +366,7 @@ func (s *Submitter) stage(ctx context.Context, job Job, b *batch) error {
 		describe(env, *d, originals[k])
 		items[k] = item{env: env}
 		if encodeErr == nil {
-			items[k].msg, items[k].err = s.pub.SealedMessage(ctx, env, d.Text)
+			items[k].msg, items[k].err = mb.Sealed(ctx, env, d.Text)
 			if items[k].err != nil {
 				if ctx.Err() != nil {
 					encodeErr = ctx.Err()

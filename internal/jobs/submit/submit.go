@@ -173,7 +173,7 @@ func (s *Submitter) Submit(ctx context.Context, job Job, read func(func(Doc) err
 	ctx, span := tracing.StartSubmit(ctx, jobs.JobSubject(job.Pool), job.Run, job.Pool, job.Model)
 	defer func() { tracing.EndSubmit(span, sum.Queued, len(sum.Rejected), err) }()
 	p := s.startPipeline(ctx, job, progress)
-	seen := map[string]bool{}
+	seen := newIDSet()
 	batch := make([]Doc, 0, s.batch)
 	err = read(func(d Doc) error {
 		if d.Err == nil {
@@ -182,14 +182,13 @@ func (s *Submitter) Submit(ctx context.Context, job Job, read func(func(Doc) err
 		if d.Err == nil {
 			d.Err = s.pub.CheckSize(d.Text)
 		}
-		if d.Err == nil && seen[d.ID] {
+		if d.Err == nil && seen.add(d.ID) {
 			d.Err = reject("id %q appears twice in this submission", d.ID)
 		}
 		if d.Err != nil {
 			p.reject(Rejection{ID: printableID(d.ID), Source: d.Source, Reason: d.Err.Error()})
 			return nil
 		}
-		seen[d.ID] = true
 		batch = append(batch, d)
 		if len(batch) >= s.batch {
 			if err := p.send(batch); err != nil {
