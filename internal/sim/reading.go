@@ -101,7 +101,8 @@ func (sh *shape) readText(v any, doc string) any {
 	if !ok || len(sh.reads) == 0 {
 		return v
 	}
-	lines := strings.Split(doc, "\n")
+	var buf [32]string // most documents: no allocation for the lines
+	lines := splitLines(buf[:0], doc)
 	for _, f := range sh.reads {
 		var got any
 		found := false
@@ -127,6 +128,19 @@ func (sh *shape) readText(v any, doc string) any {
 		}
 	}
 	return obj
+}
+
+// splitLines appends the lines of doc to dst, as strings.Split(doc, "\n")
+// returns them.
+func splitLines(dst []string, doc string) []string {
+	for {
+		i := strings.IndexByte(doc, '\n')
+		if i < 0 {
+			return append(dst, doc)
+		}
+		dst = append(dst, doc[:i])
+		doc = doc[i+1:]
+	}
 }
 
 // record reads one record line for items with the given property types.

@@ -49,7 +49,96 @@ type shape struct {
 // from; the document-derived strings make answers differ beyond that.
 const numTemplates = 256
 
-type template struct{ v any }
+type template struct {
+	v any
+	// plan says where the containers in v are, so that an answer copies
+	// and checks them without iterating over every key of every object.
+	plan *containers
+}
+
+// containers is where the objects and arrays inside a decoded JSON value
+// are: for an object, the keys that hold one (and theirs, in kids); for an
+// array, kids has one entry per element, nil for an element that holds
+// none. A value with none has an empty plan.
+type containers struct {
+	keys []string
+	kids []*containers
+}
+
+// planOf maps the containers of v; nil if v is not one.
+func planOf(v any) *containers {
+	switch x := v.(type) {
+	case map[string]any:
+		p := &containers{}
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			if kp := planOf(x[k]); kp != nil {
+				p.keys = append(p.keys, k)
+				p.kids = append(p.kids, kp)
+			}
+		}
+		return p
+	case []any:
+		p := &containers{kids: make([]*containers, len(x))}
+		for i, e := range x {
+			p.kids[i] = planOf(e)
+		}
+		return p
+	}
+	return nil
+}
+
+// clone is clone(v) for a v with the plan's containers (the template the
+// plan was made of): only they are copied one by one.
+func (p *containers) clone(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := maps.Clone(x)
+		for i, k := range p.keys {
+			m[k] = p.kids[i].clone(x[k])
+		}
+		return m
+	case []any:
+		a := slices.Clone(x)
+		for i, kp := range p.kids {
+			if kp != nil {
+				a[i] = kp.clone(x[i])
+			}
+		}
+		return a
+	}
+	return v
+}
+
+// distinct is distinct(v, template) for a v with the plan's containers
+// in the same places as template's (an answer cloned from the template
+// and its strings and numbers replaced, as value does): the objects and
+// arrays are visited without iterating over the other keys. Anything
+// else falls back to distinct.
+func (p *containers) distinct(v, template any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		t, ok := template.(map[string]any)
+		if !ok {
+			return distinct(v, template)
+		}
+		for i, k := range p.keys {
+			x[k] = p.kids[i].distinct(x[k], t[k])
+		}
+		return v
+	case []any:
+		t, ok := template.([]any)
+		if !ok || len(t) != len(x) || len(p.kids) != len(x) {
+			return distinct(v, template)
+		}
+		for i, kp := range p.kids {
+			if kp != nil {
+				x[i] = kp.distinct(x[i], t[i])
+			}
+		}
+		return distinctItems(x, t, template)
+	}
+	return v
+}
 
 // pathSeg is one step into a value: an object key, or every array element.
 type pathSeg struct {
@@ -362,7 +451,7 @@ func (sh *shape) value(seed, docHash uint64, doc string) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		v := clone(t.v)
+		v := t.plan.clone(t.v)
 		for i := range sh.texts {
 			f := filler{text: &sh.texts[i], doc: doc, r: r}
 			v = f.at(v, f.text.path)
@@ -371,7 +460,7 @@ func (sh *shape) value(seed, docHash uint64, doc string) (any, error) {
 			f := filler{number: &sh.numbers[i], r: r}
 			v = f.at(v, f.number.path)
 		}
-		return sh.readText(distinct(v, t.v), doc), nil
+		return sh.readText(t.plan.distinct(v, t.v), doc), nil
 	case sh.example != nil:
 		return vary(sh.example, "", doc, r), nil
 	}
@@ -392,19 +481,27 @@ func (sh *shape) template(seed, slot uint64) (*template, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &template{v: v}
+	t := &template{v: v, plan: planOf(v)}
 	sh.templates[slot].Store(t)
 	return t, nil
 }
 
 // clone deep-copies a decoded JSON value, so that a template survives the
 // changes made to one answer.
+//
+// A map is copied whole (maps.Clone copies the table as it is, without
+// hashing and inserting each key again, which was most of an answer's
+// cost), and only the containers in it are copied deeply; strings,
+// numbers, booleans and nil are immutable and shared.
 func clone(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			m[k] = clone(e)
+		m := maps.Clone(x)
+		for k, e := range m {
+			switch e.(type) {
+			case map[string]any, []any:
+				m[k] = clone(e)
+			}
 		}
 		return m
 	case []any:

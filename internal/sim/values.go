@@ -81,7 +81,7 @@ func docText(k textKind, doc string, r *rng) string {
 		if e := firstEmail(doc); e != "" {
 			return e
 		}
-		return fmt.Sprintf("%s@example.com", strings.ToLower(asciiWord(doc, r, "contact")))
+		return strings.ToLower(asciiWord(doc, r, "contact")) + "@example.com"
 	case kindDate:
 		if d := firstDate(doc); d != "" {
 			return d
@@ -94,7 +94,7 @@ func docText(k textKind, doc string, r *rng) string {
 		}
 		return fmt.Sprintf("%sT%02d:%02d:00Z", d, r.intn(24), r.intn(60))
 	case kindURL:
-		return fmt.Sprintf("https://%s.example.com/", strings.ToLower(asciiWord(doc, r, "www")))
+		return "https://" + strings.ToLower(asciiWord(doc, r, "www")) + ".example.com/"
 	case kindPhone:
 		return fmt.Sprintf("+1-555-%03d-%04d", r.intn(1000), r.intn(10000))
 	case kindName:
@@ -103,9 +103,18 @@ func docText(k textKind, doc string, r *rng) string {
 		return [...]string{"USD", "EUR", "GBP", "JPY", "CHF"}[r.intn(5)]
 	case kindCode:
 		w := strings.ToUpper(asciiWord(doc, r, "ID"))
-		return fmt.Sprintf("%s-%05d", w[:min(3, len(w))], r.intn(100000))
+		return codeText(w[:min(3, len(w))], r.intn(100000))
 	}
 	return phrase(doc, r, 6)
+}
+
+// codeText is fmt.Sprintf("%s-%05d", prefix, n) for n in [0, 99999],
+// without fmt: an identifier is in most answers.
+func codeText(prefix string, n int) string {
+	b := make([]byte, 0, len(prefix)+6)
+	b = append(b, prefix...)
+	b = append(b, '-', '0'+byte(n/10000%10), '0'+byte(n/1000%10), '0'+byte(n/100%10), '0'+byte(n/10%10), '0'+byte(n%10))
+	return string(b)
 }
 
 // phrase returns up to n words of the document starting at a seeded word.
@@ -883,25 +892,32 @@ func distinct(v, template any) any {
 			}
 			x[i] = distinct(e, te)
 		}
-		if !hasRepeats(x) {
-			return v
-		}
-		if len(t) != len(x) {
-			return v // not from this template: leave it
-		}
-		for i := range x {
-			for j := range i {
-				if equalJSON(x[i], x[j]) {
-					x[i] = clone(t[i])
-					break
-				}
-			}
-		}
-		if hasRepeats(x) {
-			return clone(template)
-		}
+		return distinctItems(x, t, template)
 	}
 	return v
+}
+
+// distinctItems is distinct's last step for an array x whose items have
+// been made distinct themselves: t is template as an array.
+func distinctItems(x, t []any, template any) any {
+	if !hasRepeats(x) {
+		return x
+	}
+	if len(t) != len(x) {
+		return x // not from this template: leave it
+	}
+	for i := range x {
+		for j := range i {
+			if equalJSON(x[i], x[j]) {
+				x[i] = clone(t[i])
+				break
+			}
+		}
+	}
+	if hasRepeats(x) {
+		return clone(template)
+	}
+	return x
 }
 
 // hasRepeats reports two equal items (as uniqueItems compares them). It
