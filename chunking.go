@@ -115,11 +115,20 @@ func (x *Extractor) chunkSize(document string, s *schema.Schema) int {
 	if x.chunk.policy != ChunkAuto {
 		cfg.Size, _ = strconv.Atoi(string(x.chunk.policy))
 	}
-	// The prompt around the document: rules, the schema or an example, the
-	// field guide. The schema twice covers the example and the guide.
-	overhead := 400 + 2*chunk.Tokens("", string(s.JSON()))
-	return chunk.Plan(x.provider.Capabilities(), x.provider.Name(), document, overhead, cfg)
+	caps := x.provider.Capabilities()
+	// A document whose bytes fit goes whole without counting its tokens or
+	// the schema's (a token is at least a byte): the usual document is far
+	// below its model's window.
+	if chunk.Whole(caps, len(document), promptOverhead(len(s.JSON())), cfg) {
+		return 0
+	}
+	return chunk.Plan(caps, x.provider.Name(), document, promptOverhead(chunk.Tokens("", string(s.JSON()))), cfg)
 }
+
+// promptOverhead is the tokens the prompt adds around the document for a
+// schema of schemaTokens: rules, the schema or an example, the field
+// guide. The schema twice covers the example and the guide.
+func promptOverhead(schemaTokens int) int { return 400 + 2*schemaTokens }
 
 // extractChunked runs the chunked path: each part through retry.Run with
 // the relaxed schema, exactly as a whole document would go.

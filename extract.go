@@ -52,6 +52,21 @@ func New(opts ...Option) (*Extractor, error) {
 	return &Extractor{provider: o.provider, cfg: o.cfg, chunk: o.chunk, input: o.input}, nil
 }
 
+// WithProvider returns a copy of x that asks p: the Extractor New returns
+// for x's options followed by WithProvider(p), without applying and
+// checking the options again (no option reads the provider). A caller
+// that extracts with one set of options and a provider per call (the
+// fleet's worker wraps each job's provider to take its call slots) builds
+// the Extractor once: New per document was 2% of a worker's CPU.
+func (x *Extractor) WithProvider(p llm.Provider) (*Extractor, error) {
+	if p == nil {
+		return New() // New's error for a missing provider
+	}
+	y := *x
+	y.provider = p
+	return &y, nil
+}
+
 // Provider is the provider the Extractor asks.
 func (x *Extractor) Provider() llm.Provider { return x.provider }
 

@@ -222,3 +222,37 @@ func TestPrefillNeedsACompleter(t *testing.T) {
 		t.Errorf("%d calls made before the error", len(p.Requests()))
 	}
 }
+
+// TestExtractorWithProvider checks that the copy asks the new provider
+// with the original's options (its re-ask limit), leaves the original
+// asking its own, and refuses a nil provider as New does.
+func TestExtractorWithProvider(t *testing.T) {
+	t.Parallel()
+	s, err := schema.Compile([]byte(`{"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := extractqtest.Text(`{"b": 1}`)
+	first := extractqtest.New([]extractqtest.Reply{bad, bad, bad})
+	x, err := extractq.New(extractq.WithProvider(first), extractq.WithMaxReasks(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := extractqtest.New([]extractqtest.Reply{bad, bad, bad})
+	y, err := x.WithProvider(second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if y.Provider() != second || x.Provider() != first {
+		t.Fatalf("providers: copy %v, original %v", y.Provider(), x.Provider())
+	}
+	if _, err := y.Extract(t.Context(), "doc", s); !errors.Is(err, extractq.ErrExhausted) {
+		t.Fatalf("copy: %v", err)
+	}
+	if first.Calls() != 0 || second.Calls() != 2 {
+		t.Errorf("calls: original's provider %d, copy's %d; want 0 and 2 (one re-ask)", first.Calls(), second.Calls())
+	}
+	if _, err := x.WithProvider(nil); !errors.Is(err, extractq.ErrConfig) {
+		t.Errorf("nil provider: %v, want ErrConfig", err)
+	}
+}

@@ -544,6 +544,7 @@ func toPending(rec *Record, now time.Time) (*pending, error) {
 	// so that no append runs into the next.
 	var results struct {
 		ok       bool
+		valid    json.RawMessage // the value, checked: an attempt's equal to it is not checked again
 		sources  []byte
 		redacted bool
 	}
@@ -555,7 +556,7 @@ func toPending(rec *Record, now time.Time) (*pending, error) {
 			return nil, fmt.Errorf(`audit: job %s is ok but its value holds \u0000 (at byte %d), which PostgreSQL's jsonb cannot store; the value is never altered: %w`,
 				rec.JobID, i, ErrInvalidRecord)
 		}
-		results.ok = true
+		results.ok, results.valid = true, rec.Value
 		results.redacted = bytes.Contains(rec.Value, []byte(redact.Marker))
 		if len(rec.Sources) > 0 {
 			results.sources = appendSources(make([]byte, 0, 160*len(rec.Sources)), rec.Sources)
@@ -577,7 +578,7 @@ func toPending(rec *Record, now time.Time) (*pending, error) {
 		a := &rec.Attempts[i]
 		texts[i] = attemptText{
 			raw: storableText(redact.Credentials(a.Raw)), errMsg: storableText(redact.Credentials(a.Error)),
-			value: jsonOrEmpty(a.Value), repairs: marshalOrEmpty(a.Repairs, len(a.Repairs)),
+			value: jsonOrEmpty(a.Value, results.valid), repairs: marshalOrEmpty(a.Repairs, len(a.Repairs)),
 			violations: marshalOrEmpty(a.Violations, len(a.Violations)), adjusted: marshalOrEmpty(a.Adjustments, len(a.Adjustments)),
 		}
 		t := &texts[i]
@@ -651,9 +652,11 @@ func toPending(rec *Record, now time.Time) (*pending, error) {
 }
 
 // jsonOrEmpty passes valid JSON through (redacted, \u0000 replaced);
-// anything else is stored as NULL (nil).
-func jsonOrEmpty(b json.RawMessage) []byte {
-	if len(b) == 0 || !json.Valid(b) {
+// anything else is stored as NULL (nil). known is JSON already found
+// valid (the record's value, which the last attempt's usually equals), or
+// nil: b equal to it is not scanned again.
+func jsonOrEmpty(b, known json.RawMessage) []byte {
+	if len(b) == 0 || !bytes.Equal(b, known) && !json.Valid(b) {
 		return nil
 	}
 	return replaceNULEscapes(redact.JSON(b))

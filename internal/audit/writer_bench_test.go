@@ -128,7 +128,7 @@ func rawAttemptRows(rec *Record) [][]any {
 			rec.JobID, int32(rec.Delivery), int32(i + 1), a.StartedAt, int32(a.N), rec.DocumentID, rec.Run, rec.SchemaName,
 			int32(rec.SchemaVersion), a.Provider, a.Model, string(a.Mode), int32(a.PromptChars), int32(a.Usage.PromptTokens),
 			int32(a.Usage.CompletionTokens), float64(a.Latency) / float64(time.Millisecond), string(a.FinishReason),
-			redact.Credentials(a.Raw), nilIfEmpty(jsonOrEmpty(a.Value)), nilIfEmpty(marshalOrEmpty(a.Repairs, len(a.Repairs))),
+			redact.Credentials(a.Raw), nilIfEmpty(jsonOrEmpty(a.Value, nil)), nilIfEmpty(marshalOrEmpty(a.Repairs, len(a.Repairs))),
 			nilIfEmpty(marshalOrEmpty(a.Violations, len(a.Violations))), string(a.Class), redact.Credentials(a.Error),
 			int32(a.TransportRetries), rec.WorkerID,
 		})

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Unquote decodes the JSON string literal b (quotes included) as
@@ -69,7 +70,13 @@ func unquote(b []byte, strict bool) (string, bool) {
 		b = b[i+2:]
 		i = bytes.IndexByte(b, '\\')
 	}
-	return string(append(out, b...)), true
+	// out is this call's own and never written again: the string takes
+	// its bytes instead of a copy (a model's answer, which a provider's
+	// response holds as an escaped string, and a job's document are read
+	// through here, on every document). Unescaping only shortens, so the
+	// rest fits out's capacity.
+	out = append(out, b...)
+	return unsafe.String(unsafe.SliceData(out), len(out)), true
 }
 
 func hex4(b []byte) (rune, bool) {

@@ -2,7 +2,9 @@ package jsonx
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestUnquoteMatchesEncodingJSON(t *testing.T) {
@@ -37,4 +39,37 @@ func TestUnquoteStrictRefusesLoneSurrogates(t *testing.T) {
 	if s, ok := UnquoteStrict([]byte(`"\ud83d\ude00 \u00e9"`)); !ok || s != "\U0001F600 é" {
 		t.Errorf("UnquoteStrict of a pair = %q, %v", s, ok)
 	}
+}
+
+// TestUnquoteOneAllocation checks that an escaped literal costs one
+// allocation (the string shares its buffer) and that the strings of two
+// literals do not share bytes. Not parallel: AllocsPerRun.
+func TestUnquoteOneAllocation(t *testing.T) {
+	lit := []byte(`"{\"total\": \"12.5\", \"vendor\": \"Acme \u00e9\"}\n"`)
+	if n := testing.AllocsPerRun(100, func() { _, _ = Unquote(lit) }); n != 1 {
+		t.Errorf("Unquote of an escaped literal: %v allocations, want 1", n)
+	}
+	a, _ := Unquote([]byte(`"a\nb"`))
+	b, _ := Unquote([]byte(`"c\td"`))
+	if a != "a\nb" || b != "c\td" {
+		t.Errorf("two literals: %q, %q", a, b)
+	}
+}
+
+// FuzzUnquote holds Unquote to encoding/json on every literal both take
+// that is what its callers pass: one literal from its opening quote, in
+// UTF-8 (the caller's scan refuses invalid UTF-8).
+func FuzzUnquote(f *testing.F) {
+	for _, s := range []string{`""`, `"a\nb"`, `"\u00e9\ud83d\ude00"`, `"\ud83d x"`, `"\\\"\/"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, lit string) {
+		var want string
+		if !strings.HasPrefix(lit, `"`) || !utf8.ValidString(lit) || json.Unmarshal([]byte(lit), &want) != nil {
+			return
+		}
+		if got, ok := Unquote([]byte(lit)); ok && got != want {
+			t.Fatalf("Unquote(%s) = %q, encoding/json %q", lit, got, want)
+		}
+	})
 }

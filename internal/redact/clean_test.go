@@ -66,3 +66,73 @@ func BenchmarkCredentialsClean(b *testing.B) {
 		}
 	}
 }
+
+// cleanSearch is the check clean replaced: ASCII, lowered into a buffer,
+// searched for each anchor in turn.
+func cleanSearch(s string) bool {
+	for i := range len(s) {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	lower := strings.ToLower(s)
+	for _, p := range patterns {
+		for _, a := range p.anchors {
+			if strings.Contains(lower, a) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// TestCleanMatchesSearch holds the one-pass clean to the search it
+// replaced, on texts with each anchor in several cases and positions.
+func TestCleanMatchesSearch(t *testing.T) {
+	t.Parallel()
+	var cases []string
+	for _, p := range patterns {
+		for _, a := range p.anchors {
+			for _, v := range []string{a, strings.ToUpper(a), strings.ToUpper(a[:1]) + a[1:], a[:len(a)-1]} {
+				cases = append(cases, v, "x"+v, v+"y", `{"f": "`+v+`"}`, "é"+v, v+"\u212a")
+			}
+		}
+	}
+	cases = append(cases, "", "plain", `{"total": "12.5"}`, "s", "sk", "SK-", "a:/", ":/", "://")
+	for _, s := range cases {
+		if got, want := clean(s), cleanSearch(s); got != want {
+			t.Errorf("clean(%q) = %v, the search says %v", s, got, want)
+		}
+		if clean([]byte(s)) != clean(s) {
+			t.Errorf("clean of %q differs between string and []byte", s)
+		}
+	}
+}
+
+func FuzzClean(f *testing.F) {
+	for _, s := range []string{"", "plain text", "Bearer abc", "sk-1234", "nats://T@h", "PassWord=x", "\u212aey="} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := clean(s), cleanSearch(s); got != want {
+			t.Fatalf("clean(%q) = %v, the search says %v", s, got, want)
+		}
+	})
+}
+
+func BenchmarkClean(b *testing.B) {
+	s := strings.Repeat(`{"invoice_number": "INV-2024-0001", "vendor": {"name": "Acme GmbH", "vat_id": "DE123456789"}, "total": 1234.5, "items": [{"description": "Widget", "qty": 3}]}`, 4)
+	for _, bc := range []struct {
+		name string
+		f    func(string) bool
+	}{{"onepass", clean[string]}, {"search", cleanSearch}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if !bc.f(s) {
+					b.Fatal("not clean")
+				}
+			}
+		})
+	}
+}

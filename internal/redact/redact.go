@@ -6,11 +6,9 @@
 package redact
 
 import (
-	"bytes"
 	"encoding/json"
 	"regexp"
 	"strings"
-	"sync"
 	"unicode/utf8"
 )
 
@@ -117,51 +115,58 @@ func JSON(b []byte) []byte {
 	return q
 }
 
-// anchors is every pattern's anchors, for clean.
-var anchors = func() [][]byte {
-	var out [][]byte
-	for _, p := range patterns {
-		for _, a := range p.anchors {
-			out = append(out, []byte(a))
-		}
-	}
-	return out
-}()
-
-// lowerBufs holds the buffers clean lowers text into, so that the common
-// case (no credential) allocates nothing.
-var lowerBufs = sync.Pool{New: func() any { return new([]byte) }}
-
 // clean reports that s is ASCII and holds none of the patterns' anchors in
 // any case: then no pattern can match and redaction changes nothing. It is
-// the check Credentials makes with strings.ToLower, without allocating.
-// Text that is not ASCII takes Credentials' full path, since lower-casing
-// can turn a non-ASCII letter into an ASCII one (the Kelvin sign into k).
+// the check Credentials makes with strings.ToLower, in one pass without
+// allocating: at each byte only the anchors that begin with its lower
+// case are compared (TestCleanAgreesWithAnchors and FuzzClean hold it to
+// the lower-and-search it replaced, cleanSearch). Text that is not ASCII
+// takes Credentials' full path, since lower-casing can turn a non-ASCII
+// letter into an ASCII one (the Kelvin sign into k).
 func clean[T string | []byte](s T) bool {
 	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			return false
+		}
+		for _, a := range anchorsBy[lowerASCII(c)] {
+			if hasPrefixFold(s[i:], a) {
+				// An anchor: the answer is false unless a later byte is
+				// not ASCII, which makes it false too.
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// hasPrefixFold reports whether s begins with the lower-case ASCII
+// anchor a, ignoring the case of s's ASCII letters.
+func hasPrefixFold[T string | []byte](s T, a string) bool {
+	if len(s) < len(a) {
+		return false
+	}
+	for j := 1; j < len(a); j++ { // a[0] matched: it chose a
+		if lowerASCII(s[j]) != a[j] {
 			return false
 		}
 	}
-	bp := lowerBufs.Get().(*[]byte)
-	lower := (*bp)[:0]
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		lower = append(lower, c)
-	}
-	ok := true
-	for _, a := range anchors {
-		if bytes.Contains(lower, a) {
-			ok = false
-			break
-		}
-	}
-	if cap(lower) <= 64<<10 { // a huge answer's buffer is not kept
-		*bp = lower
-		lowerBufs.Put(bp)
-	}
-	return ok
+	return true
 }
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// anchorsBy lists every pattern's anchors by their first byte, for clean.
+var anchorsBy = func() (by [utf8.RuneSelf][]string) {
+	for _, p := range patterns {
+		for _, a := range p.anchors {
+			by[a[0]] = append(by[a[0]], a)
+		}
+	}
+	return by
+}()

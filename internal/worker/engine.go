@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"slices"
+	"sync/atomic"
 
 	"github.com/extractq/extractq"
 	"github.com/extractq/extractq/document"
@@ -45,19 +46,38 @@ type DocumentEngine interface {
 // DocumentEngine.
 func NewEngine(base ...extractq.Option) Engine {
 	// Each attempt is a span of its job's trace when traces are on.
-	return libraryEngine(slices.Clip(append(slices.Clip(base), extractq.WithObserver(tracing.Observe))))
+	return &libraryEngine{base: slices.Clip(append(slices.Clip(base), extractq.WithObserver(tracing.Observe)))}
 }
 
-// libraryEngine is NewEngine's engine: the worker's base options.
-type libraryEngine []extractq.Option
+// libraryEngine is NewEngine's engine: the worker's base options, and the
+// Extractor of a job that adds none, built by the first such job and
+// given each later one's provider (Extractor.WithProvider), since most
+// jobs add none.
+type libraryEngine struct {
+	base  []extractq.Option
+	plain atomic.Pointer[extractq.Extractor]
+}
 
-func (base libraryEngine) extractor(p llm.Provider, o jobs.Options) (*extractq.Extractor, error) {
-	return extractq.New(append(append(base, o.ExtractOptions()...), extractq.WithProvider(p))...)
+// extractor is the Extractor of a job with options o and provider p:
+// New(base, o's options, WithProvider(p)).
+func (e *libraryEngine) extractor(p llm.Provider, o jobs.Options) (*extractq.Extractor, error) {
+	opts := o.ExtractOptions()
+	if len(opts) > 0 {
+		return extractq.New(append(append(slices.Clip(e.base), opts...), extractq.WithProvider(p))...)
+	}
+	if x := e.plain.Load(); x != nil {
+		return x.WithProvider(p)
+	}
+	x, err := extractq.New(append(slices.Clip(e.base), extractq.WithProvider(p))...)
+	if err == nil {
+		e.plain.Store(x)
+	}
+	return x, err
 }
 
 // Extract implements Engine.
-func (base libraryEngine) Extract(ctx context.Context, p llm.Provider, text string, s *schema.Schema, o jobs.Options) (*llm.Result, error) {
-	x, err := base.extractor(p, o)
+func (e *libraryEngine) Extract(ctx context.Context, p llm.Provider, text string, s *schema.Schema, o jobs.Options) (*llm.Result, error) {
+	x, err := e.extractor(p, o)
 	if err != nil {
 		return nil, err
 	}
@@ -65,8 +85,8 @@ func (base libraryEngine) Extract(ctx context.Context, p llm.Provider, text stri
 }
 
 // ExtractDocument implements DocumentEngine.
-func (base libraryEngine) ExtractDocument(ctx context.Context, p llm.Provider, doc *document.Document, original []byte, s *schema.Schema, o jobs.Options) (*llm.Result, error) {
-	x, err := base.extractor(p, o)
+func (e *libraryEngine) ExtractDocument(ctx context.Context, p llm.Provider, doc *document.Document, original []byte, s *schema.Schema, o jobs.Options) (*llm.Result, error) {
+	x, err := e.extractor(p, o)
 	if err != nil {
 		return nil, err
 	}

@@ -76,8 +76,8 @@ func (w *Worker) handle(ctx, jobCtx context.Context, i int, msg jetstream.Msg, p
 		return
 	}
 
-	stop := w.keepAlive(msg, d.log)
-	defer stop()
+	ka := w.keepAlive(msg, d.log)
+	defer ka.stop()
 
 	jobCtx, span := tracing.StartJob(jobCtx, msg.Headers(), env.JobID, env.DocumentID, env.Run, p.Name, d.n)
 	res := w.extract(ctx, jobCtx, i, d, probe)
@@ -607,30 +607,44 @@ func (w *Worker) writeBestEffort(rec *audit.Record, what string, log *slog.Logge
 // of the ack wait until stop is called; after stop returns it sends
 // nothing more. A timer, not a goroutine per job: most jobs end before
 // the first in-progress ack is due, and then cost no goroutine at all.
-func (w *Worker) keepAlive(msg jetstream.Msg, log *slog.Logger) (stop func()) {
-	every := w.consumer.ProgressInterval()
-	var mu sync.Mutex // orders the callback after t is set, and stop after any send
-	stopped := false
-	var t *time.Timer
-	mu.Lock()
-	defer mu.Unlock()
-	t = time.AfterFunc(every, func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if stopped {
-			return
-		}
-		if err := msg.InProgress(); err != nil {
-			log.Warn("in-progress ack failed", "err", err)
-		}
-		t.Reset(every)
-	})
-	return func() {
-		mu.Lock()
-		defer mu.Unlock()
-		stopped = true
-		t.Stop()
+func (w *Worker) keepAlive(msg jetstream.Msg, log *slog.Logger) *keeper {
+	k := &keeper{msg: msg, log: log, every: w.consumer.ProgressInterval()}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.t = time.AfterFunc(k.every, k.fire)
+	return k
+}
+
+// keeper is one job's keep-alive: one allocation besides its timer (its
+// state was four, the closures two more, on every document).
+type keeper struct {
+	mu      sync.Mutex // orders fire after t is set, and stop after any send
+	stopped bool
+	t       *time.Timer
+	msg     jetstream.Msg
+	log     *slog.Logger
+	every   time.Duration
+}
+
+// fire sends one in-progress ack and sets the next, unless stopped.
+func (k *keeper) fire() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.stopped {
+		return
 	}
+	if err := k.msg.InProgress(); err != nil {
+		k.log.Warn("in-progress ack failed", "err", err)
+	}
+	k.t.Reset(k.every)
+}
+
+// stop ends the keep-alive; no in-progress ack is sent after it returns.
+func (k *keeper) stop() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.stopped = true
+	k.t.Stop()
 }
 
 // onMaxDeliveries is the safety net: a job that exhausted its deliveries
