@@ -33,8 +33,9 @@ func newClient(baseURL string, getenv func(string) string) *http.Client {
 	}
 }
 
-// http1Env is the environment variable that, set to "off", keeps a
-// plain-HTTP provider on net/http's transport (see transportFor).
+// http1Env is the environment variable that, set to "off" (or 0, false,
+// no), keeps a plain-HTTP provider on net/http's transport (see
+// transportFor).
 const http1Env = "EXTRACTQ_HTTP1"
 
 // transportFor picks the transport of a provider's own client. A plain
@@ -54,7 +55,8 @@ func pickTransport(baseURL string, getenv func(string) string, proxy func(*http.
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	if strings.EqualFold(strings.TrimSpace(getenv(http1Env)), "off") {
+	switch strings.ToLower(strings.TrimSpace(getenv(http1Env))) {
+	case "off", "0", "false", "no": // as a user writes "off"
 		return newTransport()
 	}
 	u, err := url.Parse(baseURL)

@@ -310,6 +310,8 @@ func TestTransportChoice(t *testing.T) {
 		{"proxied", "http://vllm.svc:8000/v1", env{}, proxied, false},
 		{"escape hatch", "http://vllm.svc:8000/v1", env{http1Env: "off"}, noProxy, false},
 		{"escape hatch, any case", "http://vllm.svc:8000/v1", env{http1Env: " OFF "}, noProxy, false},
+		{"escape hatch as false", "http://vllm.svc:8000/v1", env{http1Env: "false"}, noProxy, false},
+		{"escape hatch as 0", "http://vllm.svc:8000/v1", env{http1Env: "0"}, noProxy, false},
 		{"other values keep it", "http://vllm.svc:8000/v1", env{http1Env: "on"}, noProxy, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
