@@ -386,6 +386,17 @@ func isTimeout(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
+// hasControl reports whether b holds an ASCII control character, which
+// net/url refuses in a request target (net/http answers 400).
+func hasControl(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 || c == 0x7f {
+			return true
+		}
+	}
+	return false
+}
+
 // parseHead parses a request head at the start of buf. done: the head is
 // complete; fast: the fast path may answer it (so far, when !done).
 // The fast path takes "POST <known route> HTTP/1.1", CRLF line ends, a
@@ -403,7 +414,7 @@ func parseHead(buf []byte) (h head, done, fast bool) {
 	method, rest1, ok1 := bytes.Cut(line, []byte{' '})
 	target, proto, ok2 := bytes.Cut(rest1, []byte{' '})
 	if !ok1 || !ok2 || string(method) != http.MethodPost || string(proto) != "HTTP/1.1" || len(target) == 0 || target[0] != '/' ||
-		bytes.ContainsAny(target, "?#% \t") {
+		bytes.ContainsAny(target, "?#% \t") || hasControl(target) {
 		return h, false, false
 	}
 	var known bool

@@ -569,7 +569,10 @@ func FuzzParseHead(f *testing.F) {
 		if err != nil {
 			t.Fatalf("fast path took %q; net/http: %v", data, err)
 		}
-		if req.Method != http.MethodPost || req.URL.Path != h.path || req.URL.RawQuery != "" || req.URL.RawPath != "" || req.RequestURI != h.path ||
+		// RawPath is not compared: net/http keeps the path as sent there when
+		// it holds a character its EscapedPath would escape ("!"), and the
+		// handler, like the fast path, reads Path.
+		if req.Method != http.MethodPost || req.URL.Path != h.path || req.URL.RawQuery != "" || req.RequestURI != h.path ||
 			req.Proto != "HTTP/1.1" || req.Close || len(req.TransferEncoding) > 0 || req.Host == "" || req.ContentLength != h.contentLength ||
 			req.Header.Get("Expect") != "" || req.Header.Get("Upgrade") != "" {
 			t.Fatalf("fast path took %q as %+v; net/http read %s %s %s host %q length %d close %v te %v", data, h, req.Method, req.RequestURI, req.Proto, req.Host, req.ContentLength, req.Close, req.TransferEncoding)
