@@ -56,56 +56,56 @@ const putArraysMaxKept = 4 << 20
 // (jsonb), texts, hashes, pages (jsonb, NULL for none). They are valid
 // until the next encode.
 func (a *putArrays) encode(docs []Document, idx []int) [][]byte {
+	n := len(idx)
+	doc := func(k int) *Document { return &docs[idx[k]] }
 	buf := a.buf[:0]
-	var start [6]int
-	start[0] = len(buf)
-	buf = appendArrayHeader(buf, pgtype.TextOID, len(idx), false)
-	for _, i := range idx {
-		buf = appendElem(buf, docs[i].ID, false)
+	var ends [6]int
+	buf = appendTextArray(buf, n, func(k int) string { return doc(k).ID })
+	ends[0] = len(buf)
+	buf = appendTextArray(buf, n, func(k int) string { return doc(k).Source })
+	ends[1] = len(buf)
+	// Not through appendTextArray: returned from a closure, the metadata's
+	// string(bytes) would be copied; appended here it is not.
+	buf = appendArrayHeader(buf, pgtype.JSONBOID, n, false)
+	for k := range n {
+		buf = appendElem(buf, documentMetadata(doc(k)), true)
 	}
-	start[1] = len(buf)
-	buf = appendArrayHeader(buf, pgtype.TextOID, len(idx), false)
-	for _, i := range idx {
-		buf = appendElem(buf, docs[i].Source, false)
-	}
-	start[2] = len(buf)
-	buf = appendArrayHeader(buf, pgtype.JSONBOID, len(idx), false)
-	for _, i := range idx {
-		buf = appendElem(buf, documentMetadata(&docs[i]), true)
-	}
-	start[3] = len(buf)
-	buf = appendArrayHeader(buf, pgtype.TextOID, len(idx), false)
-	for _, i := range idx {
-		buf = appendElem(buf, docs[i].Text, false)
-	}
-	start[4] = len(buf)
-	buf = appendArrayHeader(buf, pgtype.TextOID, len(idx), false)
-	for _, i := range idx {
-		buf = appendElem(buf, docs[i].Hash, false)
-	}
-	start[5] = len(buf)
+	ends[2] = len(buf)
+	buf = appendTextArray(buf, n, func(k int) string { return doc(k).Text })
+	ends[3] = len(buf)
+	buf = appendTextArray(buf, n, func(k int) string { return doc(k).Hash })
+	ends[4] = len(buf)
 	nulls := false
-	for _, i := range idx {
-		nulls = nulls || docs[i].Pages == nil
+	for k := range n {
+		nulls = nulls || doc(k).Pages == nil
 	}
-	buf = appendArrayHeader(buf, pgtype.JSONBOID, len(idx), nulls)
-	for _, i := range idx {
-		if docs[i].Pages == nil {
+	buf = appendArrayHeader(buf, pgtype.JSONBOID, n, nulls)
+	for k := range n {
+		if doc(k).Pages == nil {
 			buf = binary.BigEndian.AppendUint32(buf, ^uint32(0)) // -1: NULL
 			continue
 		}
-		a.pages, _ = json.Marshal(docs[i].Pages) // integers only: never fails
+		a.pages, _ = json.Marshal(doc(k).Pages) // integers only: never fails
 		buf = appendElem(buf, string(a.pages), true)
 	}
+	ends[5] = len(buf)
 	a.buf = buf
-	for k := range start {
-		end := len(buf)
-		if k+1 < len(start) {
-			end = start[k+1]
-		}
-		a.params[k] = buf[start[k]:end:end]
+	start := 0
+	for k, end := range ends {
+		a.params[k] = buf[start:end:end]
+		start = end
 	}
 	return a.params[:]
+}
+
+// appendTextArray appends a one-dimensional text array of n elements, none
+// NULL, element k being elem(k).
+func appendTextArray(buf []byte, n int, elem func(k int) string) []byte {
+	buf = appendArrayHeader(buf, pgtype.TextOID, n, false)
+	for k := range n {
+		buf = appendElem(buf, elem(k), false)
+	}
+	return buf
 }
 
 // appendArrayHeader appends the header of a one-dimensional array of n
@@ -178,32 +178,17 @@ func lookUpSubmittedWire(ctx context.Context, c *pgconn.PgConn, fingerprint, mod
 	a := getPutArrays()
 	defer a.release()
 	buf := a.buf[:0]
-	idsEnd := 0
-	if ids != nil { // nil is NULL, as pgx sends a nil slice
-		buf = appendArrayHeader(buf, pgtype.TextOID, len(ids), false)
-		for _, id := range ids {
-			buf = appendElem(buf, id, false)
-		}
-		idsEnd = len(buf)
-	}
-	mid := 0
-	if keys != nil {
-		buf = appendArrayHeader(buf, pgtype.TextOID, len(keys), false)
-		for _, k := range keys {
-			buf = appendElem(buf, k.DocumentID, false)
-		}
-		mid = len(buf)
-		buf = appendArrayHeader(buf, pgtype.TextOID, len(keys), false)
-		for _, k := range keys {
-			buf = appendElem(buf, k.ContentHash, false)
-		}
-	}
-	var idsArr, docsArr, hashesArr []byte
+	var idsArr, docsArr, hashesArr []byte // nil is NULL, as pgx sends a nil slice
 	if ids != nil {
-		idsArr = buf[:idsEnd:idsEnd]
+		buf = appendTextArray(buf, len(ids), func(k int) string { return ids[k] })
+		idsArr = buf[:len(buf):len(buf)]
 	}
 	if keys != nil {
-		docsArr, hashesArr = buf[idsEnd:mid:mid], buf[mid:]
+		start := len(buf)
+		buf = appendTextArray(buf, len(keys), func(k int) string { return keys[k].DocumentID })
+		mid := len(buf)
+		buf = appendTextArray(buf, len(keys), func(k int) string { return keys[k].ContentHash })
+		docsArr, hashesArr = buf[start:mid:mid], buf[mid:]
 	}
 	a.buf = buf
 	var b pgconn.Batch

@@ -366,7 +366,11 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 	return nil, fmt.Errorf("simulator cannot encode a %T", v)
 }
 
-// appendString quotes s as a JSON string.
+// appendString quotes s as a JSON string, as the simulated model writes
+// it. Not jsonx.AppendString: that one is encoding/json's quoting, which
+// replaces invalid UTF-8 and escapes U+2028/2029, \b and \f; the model's
+// answer keeps them as they are, so that replies and token counts stay
+// what they have always been.
 func appendString(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')
