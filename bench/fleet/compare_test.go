@@ -3,6 +3,7 @@ package main
 import (
 	"slices"
 	"testing"
+	"time"
 )
 
 // TestChildArgs: the flags that drive the comparison are not passed on to
@@ -45,5 +46,28 @@ func TestParseFigures(t *testing.T) {
 `
 	if got := parseFigures(old); got != (figures{e2e: 2091}) {
 		t.Errorf("an older run's output: %+v", got)
+	}
+}
+
+// TestPollWait: the end-to-end phase polls often while the workers start
+// and once the messages left would drain before the next slow poll, so the
+// run's end is not timed up to 50 ms late.
+func TestPollWait(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		left, drained uint64
+		started       bool
+		want          time.Duration
+	}{
+		{10000, 0, false, 2 * time.Millisecond},   // workers starting
+		{9000, 1000, true, 50 * time.Millisecond}, // mid-run
+		{400, 450, true, 2 * time.Millisecond},    // would drain before the next slow poll
+		{0, 12, true, 2 * time.Millisecond},       // done: the count confirms it
+		{5000, 0, true, 50 * time.Millisecond},    // stalled (retries waiting)
+	}
+	for _, tc := range cases {
+		if got := pollWait(tc.left, tc.drained, tc.started); got != tc.want {
+			t.Errorf("pollWait(%d, %d, %v) = %s, want %s", tc.left, tc.drained, tc.started, got, tc.want)
+		}
 	}
 }
