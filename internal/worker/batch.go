@@ -177,7 +177,7 @@ func (w *Worker) pullBatchPool(ctx, jobCtx context.Context, i int, c jetstream.C
 			probe = false
 			running.Go(func() {
 				defer func() { <-room }()
-				w.handle(ctx, jobCtx, i, msg, isProbe)
+				w.handle(ctx, jobCtx, i, msg, isProbe, nil) // a batch job holds room, not a slot
 			})
 		}
 		if got == 0 {

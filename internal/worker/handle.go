@@ -44,8 +44,10 @@ type delivery struct {
 
 // handle runs one delivery to its end: ack, nak with delay, or dead letter.
 // ctx ends when shutdown begins, jobCtx when its grace period is over.
-// probe says the delivery is its pool circuit's half-open probe.
-func (w *Worker) handle(ctx, jobCtx context.Context, i int, msg jetstream.Msg, probe bool) {
+// probe says the delivery is its pool circuit's half-open probe. The job's
+// budget slot is freed as soon as its calls are over: settling it (the
+// audit's group commit, the ack) needs no slot of the provider's.
+func (w *Worker) handle(ctx, jobCtx context.Context, i int, msg jetstream.Msg, probe bool, calls *slot) {
 	p := w.pools[i]
 	d := &delivery{msg: msg, pool: p.Name, i: i, batch: p.Batch != nil, started: time.Now()}
 	w.obs.JobStarted(p.Name)
@@ -81,6 +83,7 @@ func (w *Worker) handle(ctx, jobCtx context.Context, i int, msg jetstream.Msg, p
 
 	jobCtx, span := tracing.StartJob(jobCtx, msg.Headers(), env.JobID, env.DocumentID, env.Run, p.Name, d.n)
 	res := w.extract(ctx, jobCtx, i, d, probe)
+	calls.free()
 	defer tracing.EndJob(span, res)
 	if res == nil { // handed back at shutdown while held
 		return

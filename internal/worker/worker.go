@@ -371,13 +371,34 @@ func (w *Worker) Run(ctx context.Context) error {
 	return nil
 }
 
-// pulled is a job in hand: its delivery, the budget slot it runs in, and
-// whether it is its pool circuit's half-open probe.
+// pulled is a job in hand: its delivery, the runner and the budget slot
+// it runs in, and whether it is its pool circuit's half-open probe.
 type pulled struct {
-	msg     jetstream.Msg
-	release func()
-	probe   bool
+	msg    jetstream.Msg
+	runner func()
+	slot   *slot
+	probe  bool
 }
+
+// slot is a job's budget slot, given back once: when the job's calls are
+// over (handle), or when the job ends without them. A nil *slot holds none.
+type slot struct{ release func() }
+
+func (s *slot) free() {
+	if s != nil && s.release != nil {
+		s.release()
+		s.release = nil
+	}
+}
+
+// runnersPer is how many jobs an online pool may hold per slot of its
+// concurrency. A job's slot is for its calls (callSlots): it goes back when
+// the last call ends, and making the result durable and acking it, a few
+// milliseconds of group commit that a fast provider (a local model, the
+// simulator) would otherwise wait out idle, run beside the next job's
+// calls. So a pool of concurrency N holds at most 2N jobs, and never has
+// more than N calls in flight.
+const runnersPer = 2
 
 // maxFetch bounds the jobs one pull request asks for.
 const maxFetch = 32
@@ -390,7 +411,8 @@ func pullersFor(n int) int { return min(max(n/16, 1), 4) }
 
 // pullOnline serves an online pool until ctx ends: a few pull loops
 // (pull) fetch jobs for the slots they hold and hand each to one of the
-// pool's Concurrency runners, which runs it and gives its slot back.
+// pool's runnersPer × Concurrency runners, which runs it, gives its slot
+// back when its calls are over, and its runner when it is settled.
 // Before, each of Concurrency loops fetched one job at a time: a
 // subscription, a pull request, a timer and a goroutine per job.
 func (w *Worker) pullOnline(ctx, jobCtx context.Context, i int, c jetstream.Consumer) {
@@ -398,13 +420,14 @@ func (w *Worker) pullOnline(ctx, jobCtx context.Context, i int, c jetstream.Cons
 	jobs := make(chan pulled)
 	// idle holds a token per runner free to take a job: a loop pulls only
 	// for runners that can start at once, so no job waits in this worker.
-	idle := NewSemaphore(p.Concurrency)
+	idle := NewSemaphore(runnersPer * p.Concurrency)
 	var runners, pullers sync.WaitGroup
-	for range p.Concurrency {
+	for range runnersPer * p.Concurrency {
 		runners.Go(func() {
 			for j := range jobs {
-				w.handle(ctx, jobCtx, i, j.msg, j.probe)
-				j.release()
+				w.handle(ctx, jobCtx, i, j.msg, j.probe, j.slot)
+				j.slot.free()
+				j.runner()
 			}
 		})
 	}
@@ -429,7 +452,7 @@ func (w *Worker) pull(ctx context.Context, i int, c jetstream.Consumer, idle Sem
 	p, circuit := w.pools[i], w.circuits[i]
 	log := w.log.With("pool", p.Name)
 	failures := 0
-	held := make([]func(), 0, maxFetch) // a runner and a slot each
+	held := make([]room, 0, maxFetch)
 	for ctx.Err() == nil {
 		probe, ok := w.mayPull(ctx, circuit)
 		if !ok {
@@ -457,7 +480,7 @@ func (w *Worker) pull(ctx context.Context, i int, c jetstream.Consumer, idle Sem
 			circuit.Abandon(probe)
 			continue
 		}
-		held = append(held[:0], both(runner, release))
+		held = append(held[:0], room{runner: runner, slot: release})
 		for !probe && len(held) < maxFetch {
 			r, ok := w.moreRoom(i, idle)
 			if !ok {
@@ -479,10 +502,10 @@ func (w *Worker) pull(ctx context.Context, i int, c jetstream.Consumer, idle Sem
 			if w.stopping.Load() {
 				circuit.Abandon(probe)
 				w.requeue(msg, p.Name, log)
-				r()
+				r.release()
 				continue
 			}
-			jobs <- pulled{msg: msg, release: r, probe: probe}
+			jobs <- pulled{msg: msg, runner: r.runner, slot: &slot{release: r.slot}, probe: probe}
 		}
 		if n == 0 {
 			circuit.Abandon(probe)
@@ -498,31 +521,32 @@ func (w *Worker) pull(ctx context.Context, i int, c jetstream.Consumer, idle Sem
 
 // moreRoom takes a free runner and a free budget slot if both are free
 // now, handing the slot to a call waiting for one first (callSlots.offer).
-func (w *Worker) moreRoom(i int, idle Semaphore) (release func(), ok bool) {
+func (w *Worker) moreRoom(i int, idle Semaphore) (room, bool) {
 	runner, ok := idle.TryAcquireSlot()
 	if !ok {
-		return nil, false
+		return room{}, false
 	}
 	for {
 		slot, ok := w.pools[i].Budget.TryAcquireSlot()
 		if !ok {
 			runner()
-			return nil, false
+			return room{}, false
 		}
 		if !w.slots[i].offer(slot) {
-			return both(runner, slot), true
+			return room{runner: runner, slot: slot}, true
 		}
 	}
 }
 
-// both releases a job's slot, then its runner.
-func both(runner, slot func()) func() {
-	return func() { slot(); runner() }
-}
+// room is a runner and a budget slot taken for one job to be pulled.
+type room struct{ runner, slot func() }
 
-func releaseAll(fs []func()) {
-	for _, f := range fs {
-		f()
+// release gives back the slot, then the runner.
+func (r room) release() { r.slot(); r.runner() }
+
+func releaseAll(rs []room) {
+	for _, r := range rs {
+		r.release()
 	}
 }
 

@@ -40,14 +40,24 @@ type memAudit struct {
 	lost   atomic.Int32 // number of writes stored but reported failed (a commit whose reply was lost)
 	down   atomic.Bool  // every write and read fails while set
 	writes atomic.Int64 // write calls, failed or not
+	// gate, when set, holds every write until it is closed (a slow group
+	// commit).
+	gate atomic.Pointer[chan struct{}]
 }
 
 var _ worker.AuditReader = (*memAudit)(nil)
 
 var errDBDown = errors.New("database down: connection refused")
 
-func (m *memAudit) Write(_ context.Context, rec *audit.Record) error {
+func (m *memAudit) Write(ctx context.Context, rec *audit.Record) error {
 	m.writes.Add(1)
+	if g := m.gate.Load(); g != nil {
+		select {
+		case <-*g:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	if rec.JobID == "" || rec.DocumentID == "" { // as the real store refuses
 		return errors.New("record needs a JobID and a DocumentID")
 	}
@@ -413,6 +423,56 @@ func TestNoPrefetchBeyondBudget(t *testing.T) {
 	waitFor(t, "all jobs done", func() bool { return f.streamMsgs(t, jobs.JobsStream) == 0 })
 	if peak.Load() != 2 {
 		t.Errorf("peak concurrency %d, want 2", peak.Load())
+	}
+}
+
+// TestSettlingHoldsNoSlot: a job gives its budget slot back when its calls
+// are over, so the pool's next jobs call the provider while the finished
+// ones wait for the audit's commit; the calls in flight stay within the
+// pool's concurrency (2) and the jobs in hand within twice it.
+func TestSettlingHoldsNoSlot(t *testing.T) {
+	var running, peak, calls atomic.Int32
+	f := start(t, func(string, int, context.Context) *llm.Result {
+		calls.Add(1)
+		n := running.Add(1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+		running.Add(-1)
+		return ok()
+	}, fastSettings(5))
+	gate := make(chan struct{})
+	f.audit.gate.Store(&gate)
+	for i := range 6 {
+		f.submit(t, "doc"+string(rune('a'+i)))
+	}
+	// Before, the first two jobs kept their slots while their audit
+	// writes waited, and no third call was ever made.
+	waitFor(t, "four jobs extracted while the audit holds every write", func() bool { return calls.Load() == 4 })
+	time.Sleep(300 * time.Millisecond) // let any wrongful extra pull land
+	c, err := f.js.Consumer(t.Context(), jobs.JobsStream, jobs.ConsumerName(pool))
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := c.Info(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.NumAckPending != 4 || info.NumPending != 2 || calls.Load() != 4 {
+		t.Errorf("ack pending %d, pending %d, calls %d; want 4 jobs in hand (twice the concurrency), 2 waiting on the server, 4 calls",
+			info.NumAckPending, info.NumPending, calls.Load())
+	}
+	close(gate)
+	waitFor(t, "all jobs done", func() bool { return f.streamMsgs(t, jobs.JobsStream) == 0 })
+	if p := peak.Load(); p > 2 {
+		t.Errorf("peak calls in flight %d, want at most the pool's concurrency, 2", p)
+	}
+	if got := calls.Load(); got != 6 {
+		t.Errorf("calls = %d, want 6: one per job", got)
 	}
 }
 
