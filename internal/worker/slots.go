@@ -12,16 +12,16 @@ import (
 // flight, even when a long document's parts are extracted in parallel
 // (extractq.WithChunkParallel).
 //
-// A job holds one slot from its pull to its end (pull), and one call of
-// the job at a time runs on it. A further call of the same job needs a
-// slot of its own, and never waits for one that jobs hold, so no job can
-// wait for a job that waits for it: it takes a slot only when the budget
-// has one free now (Budget.TryAcquireSlot), or when a puller hands it the
-// slot it just acquired instead of pulling another job (finishing the
-// jobs in hand comes first); otherwise it waits for its job's own slot,
-// which one of the job's calls in flight frees when it ends. At worst the
-// parts run one after the other on the job's slot, as a whole document
-// would.
+// A job holds one slot from its pull until its calls are over (pull,
+// handle), and one call of the job at a time runs on it. A further call of
+// the same job needs a slot of its own, and never waits for one that jobs
+// hold, so no job can wait for a job that waits for it: it takes a slot
+// only when the budget has one free now (Budget.TryAcquireSlot), or when a
+// puller hands it the slot it just acquired instead of pulling another job
+// (finishing the jobs in hand comes first); otherwise it waits for its
+// job's own slot, which one of the job's calls in flight frees when it
+// ends. At worst the parts run one after the other on the job's slot, as a
+// whole document would.
 type callSlots struct {
 	budget Budget
 	// handoff passes a slot fresh from the budget to a call waiting for
