@@ -189,50 +189,57 @@ func (c circuitCounter) Circuit(_, _ string, s ratelimit.CircuitState) {
 // finished answer is kept in memory and its job in progress (not nak'd,
 // not redelivered, the provider not paid again), pulling pauses and
 // /readyz answers 503; when the store is back the answers are written and
-// the jobs acked on their first delivery.
+// the jobs acked on their first delivery. A job's slot goes back when its
+// calls end, so the jobs pulled before the first failed write was seen
+// are held too: at most twice the pool's concurrency (2).
 func TestAuditOutageHoldsFinishedAnswers(t *testing.T) {
 	t.Parallel()
 	f := start(t, func(string, int, context.Context) *llm.Result { return ok() }, fastSettings(3))
 	h := f.w.Handler()
 	f.audit.down.Store(true)
-	for _, doc := range []string{"a", "b", "c"} {
+	docs := []string{"a", "b", "c", "d", "e", "f"}
+	for _, doc := range docs {
 		f.submit(t, doc)
 	}
-	// Concurrency 2: two jobs run and cannot be recorded; the third waits.
-	waitFor(t, "two finished answers held", func() bool { return f.w.Held() == 2 })
+	waitFor(t, "two finished answers held", func() bool { return f.w.Held() >= 2 })
 	if code := readyz(t, h); code != http.StatusServiceUnavailable {
 		t.Errorf("/readyz %d while the audit store is down, want 503", code)
 	}
 	time.Sleep(2500 * time.Millisecond) // 2.5 ack waits
+	held := f.w.Held()
 	info := f.consumerInfo(t)
-	if info.NumAckPending != 2 || info.NumPending != 1 || info.NumRedelivered != 0 {
-		t.Errorf("during the outage: %d out, %d waiting, %d redelivered; want 2 held, 1 not pulled, none redelivered",
-			info.NumAckPending, info.NumPending, info.NumRedelivered)
+	if held < 2 || held > 4 || info.NumAckPending != int(held) || info.NumPending != uint64(len(docs))-uint64(held) || info.NumRedelivered != 0 {
+		t.Errorf("during the outage: %d held, %d out, %d waiting, %d redelivered; want 2 to 4 held and out, the rest not pulled, none redelivered",
+			held, info.NumAckPending, info.NumPending, info.NumRedelivered)
 	}
-	if calls := f.engine.count("a") + f.engine.count("b") + f.engine.count("c"); calls != 2 {
-		t.Errorf("%d engine calls during the outage, want 2: no job pulled or paid for again", calls)
+	calls := 0
+	for _, doc := range docs {
+		calls += f.engine.count(doc)
+	}
+	if calls != int(held) {
+		t.Errorf("%d engine calls during the outage, want %d (one per held job): no job pulled or paid for again", calls, held)
 	}
 	f.audit.down.Store(false)
 	waitFor(t, "every job to leave the stream", func() bool { return f.streamMsgs(t, jobs.JobsStream) == 0 })
-	for _, doc := range []string{"a", "b", "c"} {
+	for _, doc := range docs {
 		r := f.final(doc)
 		if got := f.engine.count(doc); got != 1 || r == nil || r.Delivery != 1 || r.Outcome != llm.OutcomeOK {
 			t.Errorf("%s: %d engine calls, final record %+v; want one call and its result from delivery 1", doc, got, r)
 		}
 	}
-	if c := f.w.Counts(); c.Retried != 0 || c.Done != 3 {
-		t.Errorf("counts %+v, want 3 done and nothing nak'd", c)
+	if c := f.w.Counts(); c.Retried != 0 || c.Done != int64(len(docs)) {
+		t.Errorf("counts %+v, want %d done and nothing nak'd", c, len(docs))
 	}
 	if code := readyz(t, h); code != http.StatusOK {
 		t.Errorf("/readyz %d after the audit store recovered, want 200", code)
 	}
 	calls, spent := 0, 0
-	for _, doc := range []string{"a", "b", "c"} {
+	for _, doc := range docs {
 		calls += f.engine.count(doc)
 		spent += f.deliveries(doc)
 	}
-	t.Logf("audit outage of 2.5 ack waits: 3 documents, %d results, %d dead letters, 0 duplicates, %d deliveries, %d extractions paid, %d failed audit writes",
-		f.w.Counts().Done, len(f.letters(t)), spent, calls, f.audit.writes.Load()-3)
+	t.Logf("audit outage of 2.5 ack waits: %d documents, %d held during it, %d results, %d dead letters, 0 duplicates, %d deliveries, %d extractions paid, %d failed audit writes",
+		len(docs), held, f.w.Counts().Done, len(f.letters(t)), spent, calls, f.audit.writes.Load()-int64(len(docs)))
 }
 
 // TestExactlyOneFinalState reproduces how documents ended with both a
