@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -18,7 +19,7 @@ func init() {
 		Name:       "html",
 		MediaType:  "text/html",
 		Extensions: []string{".html", ".htm", ".xhtml", ".xht", ".shtml"},
-		Version:    "1",
+		Version:    "2", // 2: self-closed raw-text elements (<iframe/>) end where they stand
 		Match:      matchHTML,
 		Priority:   50,
 		Decoder:    DecoderFunc(decodeHTML),
@@ -63,6 +64,13 @@ func htmlDocument(b []byte, contentType string, lim Limits, mainOnly bool) (*Doc
 	if err != nil {
 		return nil, fmt.Errorf("%w: charset: %v", ErrCorrupt, err)
 	}
+	if selfClosedRaw.Match(b) {
+		u, err := io.ReadAll(cr)
+		if err != nil {
+			return nil, fmt.Errorf("%w: charset: %v", ErrCorrupt, err)
+		}
+		cr = bytes.NewReader(closeSelfClosedRaw(u))
+	}
 	root, err := html.Parse(cr)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
@@ -85,6 +93,44 @@ func htmlDocument(b []byte, contentType string, lim Limits, mainOnly bool) (*Doc
 		return nil, err
 	}
 	return doc, nil
+}
+
+// selfClosedRaw finds an XHTML-style self-closed element whose content
+// HTML reads as raw text: <iframe …/>, <script src=…/>, <title/>. Such a
+// tag is how XHTML (EPUB chapters, pages made by XSLT or templates) writes
+// an empty element, but the HTML parser ignores the slash and reads the
+// rest of the page as that element's text, so the page came out empty.
+var selfClosedRaw = regexp.MustCompile(`(?i)<(iframe|script|style|textarea|title|noembed|noframes|noscript|xmp)\b[^>]*/>`)
+
+// rawTextTags are the elements selfClosedRaw names.
+var rawTextTags = map[string]bool{"iframe": true, "script": true, "style": true, "textarea": true, "title": true, "noembed": true, "noframes": true, "noscript": true, "xmp": true}
+
+// closeSelfClosedRaw rewrites each self-closed raw-text element as an
+// empty one (<iframe …></iframe>), as XHTML means it; every other byte is
+// kept as it was.
+func closeSelfClosedRaw(b []byte) []byte {
+	var out bytes.Buffer
+	out.Grow(len(b) + 64)
+	z := html.NewTokenizer(bytes.NewReader(b))
+	for {
+		tt := z.Next()
+		if tt == html.ErrorToken {
+			return out.Bytes()
+		}
+		raw := z.Raw()
+		if tt != html.SelfClosingTagToken {
+			out.Write(raw)
+			continue
+		}
+		out.Write(raw) // copied before TagName, which lower-cases the buffer in place
+		name, _ := z.TagName()
+		if rawTextTags[string(name)] {
+			z.NextIsNotRawText()
+			out.Truncate(out.Len() - len(raw))
+			out.Write(bytes.TrimRight(bytes.TrimSuffix(raw, []byte("/>")), " \t\r\n/"))
+			out.WriteString("></" + string(name) + ">")
+		}
+	}
 }
 
 // htmlMeta reads the title, language and the author and description

@@ -426,6 +426,7 @@ func (in *interpreter) show(g *gstate, raw string) {
 		if !utf8.ValidString(s) {
 			s = strings.ToValidUTF8(s, "")
 		}
+		s = ligatures.Replace(s)
 		if f.type3 && s == string(utf8.RuneError) {
 			in.unmapped++
 			s = ""
@@ -446,6 +447,12 @@ func (in *interpreter) show(g *gstate, raw string) {
 		g.tm = matrix{1, 0, 0, 1, tx * g.th, 0}.mul(g.tm)
 	}
 }
+
+// ligatures spells out the Latin ligature characters (U+FB00–FB06) that
+// fonts' Unicode maps give for their ligature glyphs, as pdftotext does:
+// TeX's fonts map "fi" to U+FB01, so "file" came out as "ﬁle", which a
+// model reads but a search for the extracted value "file" does not find.
+var ligatures = strings.NewReplacer("\uFB00", "ff", "\uFB01", "fi", "\uFB02", "fl", "\uFB03", "ffi", "\uFB04", "ffl", "\uFB05", "st", "\uFB06", "st")
 
 // quarter rounds a baseline direction to quarter turns.
 func quarter(dx, dy float64) int {
