@@ -249,8 +249,10 @@ Loop:
 		case '\\':
 			switch c = b.readByte(); c {
 			default:
-				b.errorf("invalid escape sequence \\%c", c)
-				tmp = append(tmp, '\\', c)
+				// extractq: PDF 32000-1 7.3.4.2: a backslash before any other
+				// character is ignored. It was an error, which lost the rest of
+				// the page (pdfTeX's "(\\protect <)" in an ActualText).
+				tmp = append(tmp, c)
 			case 'n':
 				tmp = append(tmp, '\n')
 			case 'r':

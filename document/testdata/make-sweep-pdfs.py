@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Writes two one-page PDFs found in the real-documents sweep, each of
+which made the reader lose the rest of a page (python3 make-sweep-pdfs.py,
+no dependencies):
+
+odd-tounicode.pdf: the font's Unicode map gives its ligature glyphs
+strings of odd length, as LuaTeX 0.7x wrote them (<540068> for "Th": the
+first letter in two hex digits instead of four); luatex-hyphen.pdf of TeX
+Live's documentation.
+
+actualtext-escape.pdf: a marked-content ActualText string with a backslash
+before a character that is no escape, "(\\protect <)", as pdfTeX wrote it
+in microtype.pdf of TeX Live's documentation.
+"""
+cmap = b"""/CIDInit /ProcSet findresource begin
+12 dict begin
+begincmap
+/CMapName /Odd-Ligatures def
+/CMapType 2 def
+1 begincodespacerange
+<00> <FF>
+endcodespacerange
+1 beginbfrange
+<20> <7E> <0020>
+endbfrange
+3 beginbfchar
+<01> <540068>
+<02> <660074>
+<03> <740074>
+endbfchar
+endcmap
+CMapName currentdict /CMap defineresource pop
+end
+end
+"""
+
+
+def write(name, content, font):
+    """One Letter page drawing content with font as /F1."""
+    objs = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>",
+        font,
+        b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
+        b"<< /Length %d >>\nstream\n" % len(cmap) + cmap + b"endstream",
+    ]
+    out, offs = b"%PDF-1.4\n", []
+    for i, o in enumerate(objs):
+        offs.append(len(out))
+        out += b"%d 0 obj\n" % (i + 1) + o + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1) + b"".join(b"%010d 00000 n \n" % o for o in offs)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, xref)
+    open(name, "wb").write(out)
+
+
+# "The patterns after the fault", with Th, tt and ft as ligature glyphs.
+text = b"\x01e pa\x03erns a\x02er the fault"
+write("odd-tounicode.pdf",
+      b"BT /F1 12 Tf 72 720 Td (" + text + b") Tj ET\nBT /F1 12 Tf 72 700 Td (Second line stays.) Tj ET",
+      b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /ToUnicode 6 0 R >>")
+# Object 6 (the map) is unused here.
+write("actualtext-escape.pdf",
+      b"BT /F1 12 Tf 72 720 Td (Before the span) Tj ET\n"
+      b"/Span<</ActualText(\\protect <)>>BDC\nBT /F1 12 Tf 72 700 Td (<) Tj ET\nEMC\n"
+      b"BT /F1 12 Tf 72 680 Td (After the span) Tj ET",
+      b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
