@@ -167,3 +167,18 @@ func TestPDFUnknownEscape(t *testing.T) {
 		t.Errorf("text %q, warnings %q", d.Text, d.Warnings)
 	}
 }
+
+// TestPDFInlineImage: an inline image's data is passed over as bytes;
+// lexed as tokens, its first '<' byte failed the page from there
+// (LilyPond's essay.pdf). testdata/inline-image.pdf is written by
+// make-sweep-pdfs.py.
+func TestPDFInlineImage(t *testing.T) {
+	t.Parallel()
+	d, err := ReadFile(t.Context(), filepath.Join("testdata", "inline-image.pdf"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "Before the image\n\nAfter the image"; d.Text != want || len(d.Warnings) > 0 {
+		t.Errorf("text %q, want %q; warnings %q", d.Text, want, d.Warnings)
+	}
+}

@@ -32,6 +32,7 @@ import (
 	"text/tabwriter"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/extractq/extractq/document"
 )
@@ -122,7 +123,8 @@ func kind(err error) string {
 		err  error
 		name string
 	}{{document.ErrUnknownFormat, "unknown-format"}, {document.ErrEmpty, "empty"}, {document.ErrEncrypted, "encrypted"},
-		{document.ErrCorrupt, "corrupt"}, {document.ErrTooLarge, "too-large"}, {document.ErrBomb, "bomb"}, {document.ErrNoText, "no-text"}} {
+		{document.ErrCorrupt, "corrupt"}, {document.ErrTooLarge, "too-large"}, {document.ErrBomb, "bomb"}, {document.ErrNoText, "no-text"},
+		{document.ErrUnsupported, "unsupported"}, {document.ErrEncoding, "encoding"}} {
 		if errors.Is(err, k.err) {
 			return k.name
 		}
@@ -249,7 +251,7 @@ func one(self, path string, timeout time.Duration, useOCR bool) result {
 		r.detail = fmt.Sprintf("%d attachment errors: %s", len(r.out.AttachErrs), r.out.AttachErrs[0])
 	}
 	if len(r.out.Faults) > 0 {
-		r.detail += fmt.Sprintf(" RECOVERED FAULT: %s", r.out.Faults[0])
+		r.detail += " RECOVERED FAULT: " + firstLines(r.out.Faults[0], 1)
 	}
 	if len(r.out.Unreadable) > 0 {
 		r.detail += fmt.Sprintf(" unreadable pages %v", r.out.Unreadable)
@@ -267,9 +269,21 @@ func one(self, path string, timeout time.Duration, useOCR bool) result {
 	return r
 }
 
+// firstLines is s's first n lines, printable and at most 200 bytes: a
+// fault's message may quote the binary bytes it failed on.
 func firstLines(s string, n int) string {
 	lines := strings.SplitN(strings.TrimSpace(s), "\n", n+1)
-	return strings.Join(lines[:min(n, len(lines))], " / ")
+	s = strings.Join(lines[:min(n, len(lines))], " / ")
+	s = strings.Map(func(r rune) rune {
+		if r == utf8.RuneError || !unicode.IsPrint(r) {
+			return '?'
+		}
+		return r
+	}, strings.ToValidUTF8(s, "?"))
+	if len(s) > 200 {
+		s = strings.ToValidUTF8(s[:200], "") + "…"
+	}
+	return s
 }
 
 // reference returns the reference converter's text for path.
@@ -421,6 +435,18 @@ func report(results []result, minSim float64) {
 		fmt.Printf("\npanics, timeouts, untyped or unnamed errors (%d):\n", len(bad))
 		for _, r := range bad {
 			fmt.Printf("  %s: %s: %s\n", r.path, r.status, r.detail)
+		}
+	}
+	var faults []result
+	for _, r := range results {
+		if len(r.out.Faults) > 0 {
+			faults = append(faults, r)
+		}
+	}
+	if len(faults) > 0 {
+		fmt.Printf("\nread with a recovered fault (text lost from there; %d):\n", len(faults))
+		for _, r := range faults {
+			fmt.Printf("  %s: %d pages: %s\n", r.path, len(r.out.Faults), firstLines(r.out.Faults[0], 1))
 		}
 	}
 	var errs []result

@@ -11,6 +11,9 @@ Live's documentation.
 actualtext-escape.pdf: a marked-content ActualText string with a backslash
 before a character that is no escape, "(\\protect <)", as pdfTeX wrote it
 in microtype.pdf of TeX Live's documentation.
+
+inline-image.pdf: an inline image (BI ... ID data EI) whose binary data
+holds '<' and '(' bytes, as in LilyPond's essay.pdf (Ghostscript).
 """
 cmap = b"""/CIDInit /ProcSet findresource begin
 12 dict begin
@@ -65,4 +68,10 @@ write("actualtext-escape.pdf",
       b"BT /F1 12 Tf 72 720 Td (Before the span) Tj ET\n"
       b"/Span<</ActualText(\\protect <)>>BDC\nBT /F1 12 Tf 72 700 Td (<) Tj ET\nEMC\n"
       b"BT /F1 12 Tf 72 680 Td (After the span) Tj ET",
+      b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
+# A 4x2 gray inline image whose bytes include "<", "(", ")" and "E I".
+write("inline-image.pdf",
+      b"BT /F1 12 Tf 72 720 Td (Before the image) Tj ET\n"
+      b"q 40 0 0 20 72 690 cm BI /W 4 /H 2 /BPC 8 /CS /G ID \x3c(\x00\xffE I\x29\x3c EI Q\n"
+      b"BT /F1 12 Tf 72 660 Td (After the image) Tj ET",
       b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
