@@ -182,3 +182,18 @@ func TestPDFInlineImage(t *testing.T) {
 		t.Errorf("text %q, want %q; warnings %q", d.Text, want, d.Warnings)
 	}
 }
+
+// TestPDFBuiltinEncoding: a Type 1 font without /Encoding or a Unicode
+// map is read by the encoding its program carries, as TeX's CMMI10 puts
+// its period at code 58 (":" in ASCII). testdata/builtin-encoding.pdf is
+// written by make-sweep-pdfs.py.
+func TestPDFBuiltinEncoding(t *testing.T) {
+	t.Parallel()
+	d, err := ReadFile(t.Context(), filepath.Join("testdata", "builtin-encoding.pdf"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "Index ... 8\nα,"; d.Text != want {
+		t.Errorf("text %q, want %q", d.Text, want)
+	}
+}

@@ -14,6 +14,12 @@ in microtype.pdf of TeX Live's documentation.
 
 inline-image.pdf: an inline image (BI ... ID data EI) whose binary data
 holds '<' and '(' bytes, as in LilyPond's essay.pdf (Ghostscript).
+
+builtin-encoding.pdf: a Type 1 font with neither /Encoding nor a Unicode
+map, whose program's own encoding puts the period at code 58 (":" in
+ASCII), as TeX's CMMI10 does; texinfo's index leaders in nettle.pdf came
+out as ": : :". The font program is only its clear-text header: enough for
+a text extractor, not for a renderer.
 """
 cmap = b"""/CIDInit /ProcSet findresource begin
 12 dict begin
@@ -38,8 +44,9 @@ end
 """
 
 
-def write(name, content, font):
-    """One Letter page drawing content with font as /F1."""
+def write(name, content, font, extra=()):
+    """One Letter page drawing content with font as /F1; extra objects
+    are numbered from 7."""
     objs = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
@@ -47,7 +54,7 @@ def write(name, content, font):
         font,
         b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
         b"<< /Length %d >>\nstream\n" % len(cmap) + cmap + b"endstream",
-    ]
+    ] + list(extra)
     out, offs = b"%PDF-1.4\n", []
     for i, o in enumerate(objs):
         offs.append(len(out))
@@ -75,3 +82,12 @@ write("inline-image.pdf",
       b"q 40 0 0 20 72 690 cm BI /W 4 /H 2 /BPC 8 /CS /G ID \x3c(\x00\xffE I\x29\x3c EI Q\n"
       b"BT /F1 12 Tf 72 660 Td (After the image) Tj ET",
       b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
+# The clear-text part of a Type 1 program: its encoding array only.
+program = (b"%!PS-AdobeFont-1.0: CMMI10 003.002\n/FontName /CMMI10 def\n"
+           b"/Encoding 256 array\n0 1 255 {1 index exch /.notdef put} for\n"
+           b"dup 58 /period put\ndup 59 /comma put\ndup 11 /alpha put\nreadonly def\ncurrentdict end\ncurrentfile eexec\n")
+write("builtin-encoding.pdf",
+      b"BT /F1 12 Tf 72 720 Td (Index) Tj ( ::: ) Tj (8) Tj ET\nBT /F1 12 Tf 72 700 Td (\x0b;) Tj ET",
+      b"<< /Type /Font /Subtype /Type1 /BaseFont /CMMI10 /FontDescriptor 7 0 R >>",
+      [b"<< /Type /FontDescriptor /FontName /CMMI10 /Flags 4 /FontBBox [0 0 1000 1000] /ItalicAngle 0 /Ascent 750 /Descent -250 /CapHeight 700 /StemV 80 /FontFile 8 0 R >>",
+       b"<< /Length %d /Length1 %d /Length2 0 /Length3 0 >>\nstream\n" % (len(program), len(program)) + program + b"\nendstream"])
