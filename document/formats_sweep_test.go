@@ -197,3 +197,29 @@ func TestPDFBuiltinEncoding(t *testing.T) {
 		t.Errorf("text %q, want %q", d.Text, want)
 	}
 }
+
+// TestHTMLFragmentAndCGIHeader: a page saved as a fragment (Ghostscript's
+// News.htm: a comment, then <h1>, <p>, <ul>) and a page behind a CGI
+// header (man2html's bash.html: "Content-type: text/html" and a blank
+// line) are HTML; both were read as plain text, tags and all. The fixtures
+// are hand-written in the shape of those two.
+func TestHTMLFragmentAndCGIHeader(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ file, want string }{
+		{"fragment.htm", "Recent Changes in Widget Works\n\nVersion 2.0 (2026-03-02)\n\nHighlights in this release include:\n\n- Widgets ship on Mondays."},
+		{"man2html.html", "WIDGET\n\nSection: User Commands (1)\nNAME\n\nwidget - assemble widgets in Springfield"},
+	}
+	for _, tc := range tests {
+		d, err := ReadFile(t.Context(), filepath.Join("testdata", "formats", tc.file), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Format != "html" || d.Text != tc.want {
+			t.Errorf("%s: read as %s, text %q, want html and %q", tc.file, d.Format, d.Text, tc.want)
+		}
+	}
+	// XML that shares tags with HTML is not taken for a fragment.
+	if matchHTML([]byte("<?xml version=\"1.0\"?>\n<article><title>T</title><para>text</para><table><row/></table></article>"), nil, 0) {
+		t.Error("DocBook matched as HTML")
+	}
+}
