@@ -17,7 +17,7 @@ func init() {
 		Name:       "csv",
 		MediaType:  "text/csv",
 		Extensions: []string{".csv", ".tsv", ".tab", ".psv"},
-		Version:    "1",
+		Version:    "2", // 2: Windows-1252 tables recognised
 		Match:      matchCSV,
 		Priority:   20,
 		Decoder:    DecoderFunc(decodeCSV),
@@ -34,12 +34,22 @@ var csvDelimiters = []rune{',', '\t', ';', '|'}
 // whose fields are short, as data is and prose split at its commas is
 // not.
 func sniffCSV(b []byte) (rune, bool) {
+	cut := len(b) == headSize // a sample of a longer input: its last line may be cut
 	b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf"))
-	if !utf8.Valid(b[:max(0, len(b)-utf8.UTFMax)]) || bytes.IndexByte(b, 0) >= 0 {
+	if bytes.IndexByte(b, 0) >= 0 {
 		return 0, false
 	}
+	if !utf8.Valid(b[:max(0, len(b)-utf8.UTFMax)]) {
+		// Excel's "CSV" on Western Windows is Windows-1252, and decodeCSV
+		// reads it so: judge the table on its transcoded sample. Control
+		// bytes other than white space mean binary data, not a legacy text.
+		if bytes.ContainsFunc(b, func(r rune) bool { return r < ' ' && r != '\t' && r != '\n' && r != '\r' && r != '\f' }) {
+			return 0, false
+		}
+		b = []byte(transcode(b, "windows-1252"))
+	}
 	// Drop the last, perhaps cut, line of the sample.
-	if i := bytes.LastIndexByte(b, '\n'); i > 0 && len(b) == headSize {
+	if i := bytes.LastIndexByte(b, '\n'); i > 0 && cut {
 		b = b[:i+1]
 	}
 	for _, delim := range csvDelimiters {

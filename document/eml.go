@@ -25,7 +25,7 @@ func init() {
 		Name:       "eml",
 		MediaType:  "message/rfc822",
 		Extensions: []string{".eml", ".msg822", ".mht", ".mhtml"},
-		Version:    "1",
+		Version:    "2", // 2: text attachments in their declared charset
 		Match:      matchEML,
 		Priority:   60,
 		Decoder:    DecoderFunc(decodeEML),
@@ -259,8 +259,34 @@ func (mr *mimeReader) part(h textproto.MIMEHeader, body io.Reader, depth int) er
 			name += exts[0]
 		}
 	}
+	if strings.HasPrefix(mediaType, "text/") {
+		data = textToUTF8(data, params["charset"])
+	}
 	mr.attachments = append(mr.attachments, ReadChild(mr.ctx, mr.opts, name, data))
 	return nil
+}
+
+// textToUTF8 gives a text attachment the charset its MIME part declares:
+// the part's bytes carry none of their own (a .txt or .csv in ISO-8859-1
+// would be refused as not UTF-8, an HTML file without <meta charset> read
+// as Windows-1252), so they are converted to UTF-8 behind a byte-order
+// mark, which the text, CSV and HTML readers all honour above any charset
+// the content names. The converted bytes are the attachment's original:
+// read again on their own they give the same text. Without a charset, or
+// with UTF-8 or US-ASCII, the bytes are kept as sent.
+func textToUTF8(data []byte, label string) []byte {
+	label = strings.ToLower(strings.Trim(strings.TrimSpace(label), `"`))
+	switch label {
+	case "", "utf-8", "utf8", "us-ascii", "ascii":
+		return data
+	}
+	if _, _, _, ok := bomOf(data); ok {
+		return data // a byte-order mark says more than the label
+	}
+	if e, _ := charset.Lookup(label); e != nil {
+		return append([]byte("\xef\xbb\xbf"), transcode(data, label)...)
+	}
+	return data
 }
 
 // multipart reads a multipart entity: of an alternative, the plain part

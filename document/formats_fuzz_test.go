@@ -74,6 +74,10 @@ func FuzzODS(f *testing.F) {
 	fuzzPart(f, "sheet.ods", "content.xml", "ods")
 }
 
+func FuzzODP(f *testing.F) {
+	fuzzPart(f, "slides.odp", "content.xml", "odp")
+}
+
 func FuzzEPUB(f *testing.F) {
 	fuzzPart(f, "book.epub", "EPUB/content.opf", "epub")
 }

@@ -267,6 +267,10 @@ func TestSniffCSV(t *testing.T) {
 		{"Dear Ada, thank you for the widgets we ordered last spring.\nWe paid the invoice, as agreed with your office, on Monday.\nThe rest, as you know, follows in May.\n", false},
 		{"just one line, with a comma\n", false},
 		{"no delimiters here\nnor here\n", false},
+		// Excel's CSV on Western Windows: Windows-1252 (Ä, €), read as such.
+		{"Artikel;Menge;Preis\r\nWidget \xc4;40;12,50 \x80\r\nGadget \xd6;3;99,00 \x80\r\n", true},
+		{"Dear Ada, thank you for the widgets.\nWe paid, as agreed, on Monday \xe0 Paris.\n", false},
+		{"a,b\x01,c\n1,2,3\n\xff", false}, // control bytes: binary, not a legacy text
 	}
 	for _, tc := range tests {
 		if _, got := sniffCSV([]byte(tc.in)); got != tc.want {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -18,7 +19,7 @@ func init() {
 		Name:       "html",
 		MediaType:  "text/html",
 		Extensions: []string{".html", ".htm", ".xhtml", ".xht", ".shtml"},
-		Version:    "1",
+		Version:    "2", // 2: self-closed raw-text elements (<iframe/>) end where they stand; fragments and CGI headers
 		Match:      matchHTML,
 		Priority:   50,
 		Decoder:    DecoderFunc(decodeHTML),
@@ -34,6 +35,7 @@ func matchHTML(head []byte, _ io.ReaderAt, _ int64) bool {
 		}
 	}
 	h := bytes.ToLower(bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")), " \t\r\n"))
+	h, _ = cutCGIHeader(h)
 	if len(h) == 0 || h[0] != '<' {
 		return false
 	}
@@ -44,7 +46,38 @@ func matchHTML(head []byte, _ io.ReaderAt, _ int64) bool {
 	}
 	// <?xml …?>, comments, then the root: look a little further in.
 	h = h[:min(len(h), 1024)]
-	return bytes.Contains(h, []byte("<html")) || bytes.Contains(h, []byte("<!doctype html"))
+	if bytes.Contains(h, []byte("<html")) || bytes.Contains(h, []byte("<!doctype html")) {
+		return true
+	}
+	// A fragment (a page's body saved on its own, an include): markup
+	// that starts with a tag and uses elements only HTML has. XML
+	// vocabularies (DocBook, SVG) share <title> and <table>, not these.
+	n := 0
+	for _, t := range fragmentTags {
+		if bytes.Contains(h, []byte(t)) {
+			n++
+		}
+	}
+	return n >= 2
+}
+
+// fragmentTags are start tags of elements only HTML has.
+var fragmentTags = []string{"<p>", "<p ", "<div", "<h1", "<h2", "<h3", "<br>", "<br/", "<a href", "<ul>", "<li>", "<span"}
+
+// cutCGIHeader drops a leading CGI header block ("Content-type:
+// text/html" and a blank line), which man2html writes before the page
+// (Debian's bash.html): it is no part of the page's text. ok reports that
+// there was one.
+func cutCGIHeader(b []byte) (rest []byte, ok bool) {
+	if len(b) < 13 || !bytes.EqualFold(b[:13], []byte("content-type:")) {
+		return b, false
+	}
+	for _, sep := range []string{"\r\n\r\n", "\n\n"} {
+		if i := bytes.Index(b[:min(len(b), 1024)], []byte(sep)); i >= 0 {
+			return bytes.TrimLeft(b[i+len(sep):], " \t\r\n"), true
+		}
+	}
+	return b, false
 }
 
 func decodeHTML(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*Document, error) {
@@ -52,7 +85,14 @@ func decodeHTML(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (
 	if _, err := r.ReadAt(b, 0); err != nil && err != io.EOF {
 		return nil, fmt.Errorf("read: %w", err)
 	}
-	return htmlDocument(b, "", opts.Limits, true)
+	contentType := ""
+	if rest, ok := cutCGIHeader(b); ok {
+		// The header names the page's charset, as an HTTP response does.
+		line, _, _ := bytes.Cut(b, []byte("\n"))
+		contentType = strings.TrimSpace(string(line[len("content-type:"):]))
+		b = rest
+	}
+	return htmlDocument(b, contentType, opts.Limits, true)
 }
 
 // htmlDocument converts a page to a document; contentType is the charset
@@ -62,6 +102,13 @@ func htmlDocument(b []byte, contentType string, lim Limits, mainOnly bool) (*Doc
 	cr, err := charset.NewReader(bytes.NewReader(b), contentType)
 	if err != nil {
 		return nil, fmt.Errorf("%w: charset: %v", ErrCorrupt, err)
+	}
+	if selfClosedRaw.Match(b) {
+		u, err := io.ReadAll(cr)
+		if err != nil {
+			return nil, fmt.Errorf("%w: charset: %v", ErrCorrupt, err)
+		}
+		cr = bytes.NewReader(closeSelfClosedRaw(u))
 	}
 	root, err := html.Parse(cr)
 	if err != nil {
@@ -85,6 +132,44 @@ func htmlDocument(b []byte, contentType string, lim Limits, mainOnly bool) (*Doc
 		return nil, err
 	}
 	return doc, nil
+}
+
+// selfClosedRaw finds an XHTML-style self-closed element whose content
+// HTML reads as raw text: <iframe …/>, <script src=…/>, <title/>. Such a
+// tag is how XHTML (EPUB chapters, pages made by XSLT or templates) writes
+// an empty element, but the HTML parser ignores the slash and reads the
+// rest of the page as that element's text, so the page came out empty.
+var selfClosedRaw = regexp.MustCompile(`(?i)<(iframe|script|style|textarea|title|noembed|noframes|noscript|xmp)\b[^>]*/>`)
+
+// rawTextTags are the elements selfClosedRaw names.
+var rawTextTags = map[string]bool{"iframe": true, "script": true, "style": true, "textarea": true, "title": true, "noembed": true, "noframes": true, "noscript": true, "xmp": true}
+
+// closeSelfClosedRaw rewrites each self-closed raw-text element as an
+// empty one (<iframe …></iframe>), as XHTML means it; every other byte is
+// kept as it was.
+func closeSelfClosedRaw(b []byte) []byte {
+	var out bytes.Buffer
+	out.Grow(len(b) + 64)
+	z := html.NewTokenizer(bytes.NewReader(b))
+	for {
+		tt := z.Next()
+		if tt == html.ErrorToken {
+			return out.Bytes()
+		}
+		raw := z.Raw()
+		if tt != html.SelfClosingTagToken {
+			out.Write(raw)
+			continue
+		}
+		out.Write(raw) // copied before TagName, which lower-cases the buffer in place
+		name, _ := z.TagName()
+		if rawTextTags[string(name)] {
+			z.NextIsNotRawText()
+			out.Truncate(out.Len() - len(raw))
+			out.Write(bytes.TrimRight(bytes.TrimSuffix(raw, []byte("/>")), " \t\r\n/"))
+			out.WriteString("></" + string(name) + ">")
+		}
+	}
 }
 
 // htmlMeta reads the title, language and the author and description

@@ -45,13 +45,13 @@ func decodeODT(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*
 	}
 	listStyles := odfListStyles(styles, content)
 	if styles != nil {
-		if _, err := odfText(styles, "styles.xml", w, "header", listStyles); err != nil {
+		if _, err := odfText(styles, "styles.xml", w, "header", listStyles, false); err != nil {
 			return nil, err
 		}
 	}
 	var notes []string
 	if content != nil {
-		if notes, err = odfText(content, "content.xml", w, "body", listStyles); err != nil {
+		if notes, err = odfText(content, "content.xml", w, "body", listStyles, false); err != nil {
 			return nil, err
 		}
 	} else {
@@ -62,7 +62,7 @@ func decodeODT(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*
 		w.block(n)
 	}
 	if styles != nil {
-		if _, err := odfText(styles, "styles.xml", w, "footer", listStyles); err != nil {
+		if _, err := odfText(styles, "styles.xml", w, "footer", listStyles, false); err != nil {
 			return nil, err
 		}
 	}
@@ -74,10 +74,16 @@ func decodeODT(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*
 
 // odfText writes the text of one region of an ODF part: "body" (the
 // office:body), "header" or "footer" (the master pages' headers or
-// footers). It returns the body's footnotes, each "[n] text".
-func odfText(b []byte, name string, w *textWriter, region string, listStyles map[string][]odfLevel) ([]string, error) {
+// footers). It returns the body's footnotes, each "[n] text". With
+// slides, the body is a presentation's or a drawing's: each draw:page is a
+// page headed "Slide N", its speaker notes (presentation:notes) written
+// after a "Notes:" line when they hold text.
+func odfText(b []byte, name string, w *textWriter, region string, listStyles map[string][]odfLevel, slides bool) ([]string, error) {
 	d := newXMLDecoder(b)
 	var (
+		slide    int
+		slideW   *textWriter // the slide's writer while w collects its notes
+		lim      = Limits{MaxText: w.max}
 		in       int // depth inside the region
 		para     strings.Builder
 		pDepth   int
@@ -166,6 +172,24 @@ func odfText(b []byte, name string, w *textWriter, region string, listStyles map
 		switch e.Name.Local {
 		case "tracked-changes", "annotation", "sequence-decls", "forms":
 			return true, nil // its end tag is passed over with it: in stays
+		case "frame", "custom-shape":
+			switch attr(e, "class") {
+			case "page-number", "date-time", "footer", "header":
+				if slides {
+					return true, nil // a placeholder ("<number>"): chrome, as in PPTX
+				}
+			}
+		case "page":
+			if slides {
+				slide++
+				w.startPage()
+				w.line("Slide " + strconv.Itoa(slide))
+				w.endLines()
+			}
+		case "notes":
+			if slides && slideW == nil {
+				slideW, w = w, newTextWriter(lim)
+			}
 		case "note-citation":
 			inCite, noteCite = true, ""
 		case "h", "p":
@@ -242,6 +266,21 @@ func odfText(b []byte, name string, w *textWriter, region string, listStyles map
 			return
 		}
 		switch e.Name.Local {
+		case "page":
+			if slides {
+				w.endPage("")
+			}
+		case "notes":
+			if slides && slideW != nil {
+				notes, _, err := w.text()
+				w, slideW = slideW, nil
+				if err != nil {
+					w.err = err
+				} else if strings.TrimSpace(notes) != "" {
+					w.line("Notes:")
+					w.block(notes)
+				}
+			}
 		case "note-citation":
 			inCite = false
 		case "h", "p":

@@ -28,7 +28,7 @@ func init() {
 		Name:       "pdf",
 		MediaType:  "application/pdf",
 		Extensions: []string{".pdf"},
-		Version:    "2",
+		Version:    "3", // 3: tight word spaces, ligatures spelled out, odd-length Unicode maps
 		Match:      matchPDF,
 		Priority:   100,
 		Decoder:    DecoderFunc(decodePDF),

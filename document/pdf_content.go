@@ -1,8 +1,12 @@
 package document
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"math"
+	"regexp"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -110,6 +114,8 @@ func loadFont(v pdf.Value) *font {
 	}
 	if ot1Font(v) {
 		f.enc = ot1Encoding{f.enc}
+	} else if m := builtinEncoding(v); m != nil {
+		f.enc = mapEncoding{m, f.enc}
 	}
 	f.first = int(v.Key("FirstChar").Int64())
 	ws := v.Key("Widths")
@@ -161,6 +167,71 @@ func ot1Font(v pdf.Value) bool {
 		}
 	}
 	return false
+}
+
+// builtinEncoding reads the encoding an embedded Type 1 font program
+// carries ("dup 58 /period put"), which is the font's encoding when the
+// PDF gives it neither /Encoding nor a Unicode map, as pdftotext reads it:
+// TeX's math and symbol fonts draw CMMI's period at code 58 (":" in
+// ASCII, so a texinfo index's leaders came out as ": : :" and were taken
+// for table columns) and CMSY's bullet at 15. nil when the program has no
+// encoding of its own (StandardEncoding) or names no glyph the glyph list
+// knows.
+func builtinEncoding(v pdf.Value) (m map[byte]string) {
+	if v.Key("Subtype").Name() != "Type1" || v.Key("ToUnicode").Kind() != pdf.Null || v.Key("Encoding").Kind() != pdf.Null {
+		return nil
+	}
+	ff := v.Key("FontDescriptor").Key("FontFile")
+	if ff.Kind() != pdf.Stream {
+		return nil
+	}
+	defer func() {
+		if recover() != nil { // a damaged font program: the plain codes
+			m = nil
+		}
+	}()
+	n := ff.Key("Length1").Int64() // the clear-text part, where the encoding is
+	if n <= 0 || n > 1<<20 {
+		n = 1 << 16
+	}
+	rc := ff.Reader()
+	defer rc.Close()
+	b, _ := io.ReadAll(io.LimitReader(rc, n))
+	if !bytes.Contains(b, []byte("/Encoding")) || bytes.Contains(b, []byte("StandardEncoding def")) {
+		return nil
+	}
+	m = map[byte]string{}
+	for _, d := range dupGlyph.FindAllSubmatch(b, 256) {
+		c, err := strconv.Atoi(string(d[1]))
+		if err != nil || c > 255 {
+			continue
+		}
+		if r, ok := pdf.GlyphRune(string(d[2])); ok {
+			m[byte(c)] = string(r)
+		}
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+// dupGlyph is one entry of a Type 1 font's encoding array.
+var dupGlyph = regexp.MustCompile(`dup\s+(\d{1,3})\s*/([A-Za-z0-9._]+)\s+put`)
+
+// mapEncoding decodes one-byte codes by a map, the others as base.
+type mapEncoding struct {
+	m    map[byte]string
+	base pdf.TextEncoding
+}
+
+func (e mapEncoding) Decode(raw string) string {
+	if len(raw) == 1 {
+		if s, ok := e.m[raw[0]]; ok {
+			return s
+		}
+	}
+	return e.base.Decode(raw)
 }
 
 // ot1 maps the OT1 codes that differ from ASCII.
@@ -426,6 +497,7 @@ func (in *interpreter) show(g *gstate, raw string) {
 		if !utf8.ValidString(s) {
 			s = strings.ToValidUTF8(s, "")
 		}
+		s = ligatures.Replace(s)
 		if f.type3 && s == string(utf8.RuneError) {
 			in.unmapped++
 			s = ""
@@ -446,6 +518,12 @@ func (in *interpreter) show(g *gstate, raw string) {
 		g.tm = matrix{1, 0, 0, 1, tx * g.th, 0}.mul(g.tm)
 	}
 }
+
+// ligatures spells out the Latin ligature characters (U+FB00–FB06) that
+// fonts' Unicode maps give for their ligature glyphs, as pdftotext does:
+// TeX's fonts map "fi" to U+FB01, so "file" came out as "ﬁle", which a
+// model reads but a search for the extracted value "file" does not find.
+var ligatures = strings.NewReplacer("\uFB00", "ff", "\uFB01", "fi", "\uFB02", "fl", "\uFB03", "ffi", "\uFB04", "ffl", "\uFB05", "st", "\uFB06", "st")
 
 // quarter rounds a baseline direction to quarter turns.
 func quarter(dx, dy float64) int {

@@ -122,6 +122,31 @@ func (b *buffer) readOffset() int64 {
 	return b.offset - int64(len(b.buf)) + int64(b.pos)
 }
 
+// skipInlineImage passes over an inline image's data, which follows its
+// ID operator and one white-space byte: binary bytes up to an EI operator
+// set apart by white space. extractq: lexed as tokens, the data failed
+// the page from there ("malformed hex string" at a '<' byte).
+func (b *buffer) skipInlineImage() {
+	var prev2, prev byte = ' ', ' '
+	for {
+		c := b.readByte()
+		if b.eof || b.pastEnd > 0 {
+			return
+		}
+		if prev == 'E' && c == 'I' && isSpace(prev2) {
+			next := b.readByte()
+			if b.eof || b.pastEnd > 0 {
+				return
+			}
+			b.unreadByte()
+			if isSpace(next) || isDelim(next) {
+				return
+			}
+		}
+		prev2, prev = prev, c
+	}
+}
+
 func (b *buffer) unreadByte() {
 	if b.pos > 0 {
 		b.pos--
@@ -249,8 +274,10 @@ Loop:
 		case '\\':
 			switch c = b.readByte(); c {
 			default:
-				b.errorf("invalid escape sequence \\%c", c)
-				tmp = append(tmp, '\\', c)
+				// extractq: PDF 32000-1 7.3.4.2: a backslash before any other
+				// character is ignored. It was an error, which lost the rest of
+				// the page (pdfTeX's "(\\protect <)" in an ActualText).
+				tmp = append(tmp, c)
 			case 'n':
 				tmp = append(tmp, '\n')
 			case 'r':

@@ -90,6 +90,10 @@ Reading:
 					}
 				}
 				do(&stk, string(kw))
+				if kw == "ID" {
+					// extractq: an inline image's data is bytes, not tokens.
+					b.skipInlineImage()
+				}
 				continue
 			case "dict":
 				stk.Pop()

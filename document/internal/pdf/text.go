@@ -44,6 +44,13 @@ func isUTF16(s string) bool {
 }
 
 func utf16Decode(s string) string {
+	if len(s)%2 == 1 {
+		// extractq: an odd length panicked (index out of range) and lost
+		// the rest of the page. LuaTeX 0.7x writes a ligature's first
+		// letter with two hex digits instead of four (<540068> for "Th"),
+		// so the missing byte is a leading zero.
+		s = "\x00" + s
+	}
 	var u []uint16
 	for i := 0; i < len(s); i += 2 {
 		u = append(u, uint16(s[i])<<8|uint16(s[i+1]))
