@@ -113,6 +113,9 @@ func runCompare(rev string, rounds int, sameHarness bool, args []string) error {
 		{"end to end", func(f figures) float64 { return f.e2e }, "docs/s"},
 		{"submit", func(f figures) float64 { return f.submit }, "docs/s"},
 		{"simulator CPU per document", func(f figures) float64 { return f.simUS }, "µs"},
+		{"NATS server (+polls) CPU", func(f figures) float64 { return f.benchUS }, "µs/doc"},
+		{"NATS msgs worker → server", func(f figures) float64 { return f.natsIn }, "/doc"},
+		{"NATS msgs server → worker", func(f figures) float64 { return f.natsOut }, "/doc"},
 		{"CPU per document, all", func(f figures) float64 { return f.fleetCPU }, "µs"},
 		{"CPU-bound e2e ÷ raw", func(f figures) float64 { return f.cpuBound }, "%"},
 		{"… without the simulator", func(f figures) float64 { return f.cpuBoundNoSim }, "%"},
@@ -168,6 +171,8 @@ type figures struct {
 	workerPGUS, submitPGUS                 float64 // Postgres CPU per document, worker phase (newer revisions) and submit
 	simUS                                  float64 // the simulator's CPU per document, with -sim-process
 	submitUS, rawNearUS                    float64 // this process's CPU per document in submit, and per message in the raw publish next to it
+	benchUS                                float64 // this process's CPU per document during end to end: the embedded NATS server and the bench's polls (and the simulator without -sim-process)
+	natsIn, natsOut                        float64 // NATS messages per document, worker → server and server → worker
 }
 
 // submitCPUFrac is raw publish's CPU per message over submit's per
@@ -219,6 +224,12 @@ func (f figures) String() string {
 	if f.simUS > 0 {
 		s += fmt.Sprintf(", simulator %.0f µs/doc", f.simUS)
 	}
+	if f.benchUS > 0 {
+		s += fmt.Sprintf(", NATS server (+polls) %.0f µs/doc", f.benchUS)
+	}
+	if f.natsIn > 0 {
+		s += fmt.Sprintf(", NATS msgs/doc %.2f in %.2f out", f.natsIn, f.natsOut)
+	}
 	return s
 }
 
@@ -238,6 +249,9 @@ var figureLines = []struct {
 	{regexp.MustCompile(`raw JetStream publish\+consume\+ack:\s+([0-9.]+)`), func(f *figures, v float64) { f.rawAll = v }},
 	{regexp.MustCompile(`CPU per document by process:.*; sum ([0-9.]+) µs`), func(f *figures, v float64) { f.fleetCPU = v }},
 	{regexp.MustCompile(`simulator ([0-9.]+) µs \(its own process\)`), func(f *figures, v float64) { f.simUS = v }},
+	{regexp.MustCompile(`this process \(embedded NATS server, bench polls\) ([0-9.]+) µs`), func(f *figures, v float64) { f.benchUS = v }},
+	{regexp.MustCompile(`NATS messages worker→server ([0-9.]+)`), func(f *figures, v float64) { f.natsIn = v }},
+	{regexp.MustCompile(`NATS messages worker→server [0-9.]+, server→worker ([0-9.]+)`), func(f *figures, v float64) { f.natsOut = v }},
 	{regexp.MustCompile(`CPU-bound end to end ÷ raw:\s+([0-9.]+)`), func(f *figures, v float64) { f.cpuBound = v }},
 	{regexp.MustCompile(`the same without the simulator:\s+([0-9.]+)`), func(f *figures, v float64) { f.cpuBoundNoSim = v }},
 }

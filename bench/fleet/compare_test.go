@@ -34,11 +34,12 @@ func TestParseFigures(t *testing.T) {
   raw publish CPU per message:               11.4 µs    (this process: client and the embedded NATS server)
   submit CPU per document:                   19.0 µs    (this process: submit and the embedded NATS server) + 8.7 µs in Postgres (the audit database's backends)
   CPU per document by process:           worker 177 µs, this process (embedded NATS server, bench polls) 52 µs, Postgres backends 78 µs (2.1 of it the bench's polls), simulator 100 µs (its own process); sum 406 µs
+  per document: NATS messages worker→server 1.20, server→worker 1.00; Postgres transactions 0.05; worker log records 0.00
   CPU-bound end to end ÷ raw:                 4.4 %     (raw's CPU per message ÷ …)
   the same without the simulator:             5.9 %     (its CPU …)
 `
 	want := figures{submit: 37457, e2e: 2091, cpuUS: 177, rawPublish: 96318, rawAll: 42616, fleetCPU: 406, cpuBound: 4.4, cpuBoundNoSim: 5.9, simUS: 100,
-		rawNearUS: 11.4, submitUS: 19.0, submitPGUS: 8.7}
+		rawNearUS: 11.4, submitUS: 19.0, submitPGUS: 8.7, benchUS: 52, natsIn: 1.20, natsOut: 1.00}
 	if got := parseFigures(out); got != want {
 		t.Errorf("parseFigures = %+v, want %+v", got, want)
 	}

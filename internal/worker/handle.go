@@ -266,10 +266,9 @@ func (w *Worker) finish(jobCtx context.Context, p Pool, d *delivery, res *llm.Re
 			w.requeue(d.msg, d.pool, d.log)
 			return
 		}
-		if err := d.msg.Ack(); err != nil {
-			// The result is durable; a redelivery writes nothing new.
-			d.log.Warn("ack failed; the job will be redelivered and its result found", "err", err)
-		}
+		// Durable: the acker sends the ack with those of the jobs the same
+		// commit released.
+		w.ack(d.msg, d.log)
 		w.counts.done.Add(1)
 		d.log.Debug("job done", "attempts", len(res.Attempts), "tokens", res.Usage.Total())
 	case res.Outcome == llm.OutcomeCanceled || jobCtx.Err() != nil:

@@ -155,6 +155,8 @@ type Worker struct {
 	obs          Observer
 	circuit      ratelimit.BreakerSettings
 	reader       AuditReader
+	ackLinger    time.Duration
+	acks         *acker // while Run runs
 	batchStore   batchpool.Store
 	batchRunners []*batchpool.Runner  // by pool; nil for online pools
 	pollCircuits []*ratelimit.Breaker // by pool: a batch pool's polls; nil for online pools
@@ -191,6 +193,7 @@ func New(js jetstream.JetStream, w audit.Writer, e Engine, opts ...Option) (*Wor
 		grace:        30 * time.Second,
 		pullWait:     3 * time.Second,
 		requeueDelay: time.Second,
+		ackLinger:    ackLinger,
 		log:          slog.Default(),
 		newProvider:  func(spec string) (llm.Provider, error) { return extractq.NewProvider(spec) },
 		obs:          noObserver{},
@@ -324,6 +327,9 @@ func (w *Worker) Run(ctx context.Context) error {
 		return err
 	}
 
+	// Acks of durable results go out in batches until every job settled.
+	w.acks = newAcker(w.js.Conn(), w.ackLinger, w.log)
+
 	// Jobs run under their own context: shutdown stops the pulling at once
 	// but gives running jobs the grace period.
 	jobCtx, cancelJobs := context.WithCancel(context.WithoutCancel(ctx))
@@ -367,6 +373,9 @@ func (w *Worker) Run(ctx context.Context) error {
 		cancelJobs()
 		<-done
 	}
+	// Every job is settled or handed back: send the acks still pending, so
+	// none is lost with the connection the caller closes next.
+	w.acks.stop()
 	w.log.Info("worker stopped", "done", w.counts.done.Load(), "dead_lettered", w.counts.dead.Load(), "requeued", w.counts.requeued.Load())
 	return nil
 }
@@ -399,6 +408,17 @@ func (s *slot) free() {
 // calls. So a pool of concurrency N holds at most 2N jobs, and never has
 // more than N calls in flight.
 const runnersPer = 2
+
+// pullLinger is how long a pull loop waits, once it holds a free runner
+// and slot, before it takes the others free then and pulls. The audit's
+// group commit frees the runners of its jobs within a few hundred
+// microseconds of each other; a loop that pulled at the first asked for
+// about five jobs a request, one that waits a millisecond for about
+// eight. A pull request costs the worker a subscription, a
+// timer and a goroutine, and the server a waiting request: fewer, larger
+// ones cut the NATS server's CPU by about a tenth (doc/performance-cpu.md,
+// sixth pass). No job is held meanwhile: the wait comes before the pull.
+const pullLinger = time.Millisecond
 
 // maxFetch bounds the jobs one pull request asks for.
 const maxFetch = 32
@@ -440,8 +460,9 @@ func (w *Worker) pullOnline(ctx, jobCtx context.Context, i int, c jetstream.Cons
 }
 
 // pull is one pull loop of an online pool: wait while a circuit is open,
-// take a free runner and a budget slot, then as many more of both as are
-// free now (none for the half-open probe), fetch up to that many jobs in
+// take a free runner and a budget slot, wait pullLinger, then take as
+// many more of both as are free now (none for the half-open probe, which
+// does not wait), fetch up to that many jobs in
 // one pull request and hand each to a runner with its slot. A slot that a
 // call of a job in hand is waiting for goes to that call instead (see
 // callSlots). Pulling only with a slot in hand means no job waits in this
@@ -481,6 +502,9 @@ func (w *Worker) pull(ctx context.Context, i int, c jetstream.Consumer, idle Sem
 			continue
 		}
 		held = append(held[:0], room{runner: runner, slot: release})
+		if !probe {
+			sleep(ctx, pullLinger)
+		}
 		for !probe && len(held) < maxFetch {
 			r, ok := w.moreRoom(i, idle)
 			if !ok {
@@ -597,6 +621,16 @@ func (w *Worker) watchAdvisories(ctx context.Context, c jetstream.Consumer) {
 			_ = m.Ack()
 		}
 	}
+}
+
+// ack acks a job whose result is durable: through the acker while Run
+// runs, else at once.
+func (w *Worker) ack(msg jetstream.Msg, log *slog.Logger) {
+	if w.acks == nil {
+		ackNow(msg, log)
+		return
+	}
+	w.acks.add(msg, log)
 }
 
 // requeue hands a job back for another worker, soon.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -698,5 +699,35 @@ func TestJobLogsNameTheJob(t *testing.T) {
 	}
 	if about < 2 {
 		t.Errorf("%d log lines about the job, want at least the retry and the dead letter:\n%s", about, logs.String())
+	}
+}
+
+// TestShutdownSendsPendingAcks holds every ack in the acker (it lingers
+// an hour) and shuts down: the jobs' results are durable and their acks
+// pending, and a clean shutdown must send them all, so that no job is
+// left on the stream to run again.
+func TestShutdownSendsPendingAcks(t *testing.T) {
+	t.Parallel()
+	const n = 5
+	f := start(t, func(string, int, context.Context) *llm.Result { return ok() }, fastSettings(5),
+		worker.WithAckLinger(time.Hour))
+	docs := make([]string, n)
+	for i := range docs {
+		docs[i] = fmt.Sprintf("doc-%d", i)
+		f.submit(t, docs[i])
+	}
+	waitFor(t, "jobs done", func() bool { return f.w.Counts().Done == n })
+	if left := f.streamMsgs(t, jobs.JobsStream); left != n {
+		t.Fatalf("before shutdown: jobs on the stream = %d, want %d (their acks still in the acker)", left, n)
+	}
+	f.stop(t)
+	// The server applies acks just after reading them: a moment, not the
+	// ack wait (1s) after which the jobs would be redelivered.
+	waitForWithin(t, 500*time.Millisecond, "every pending ack applied after a clean shutdown",
+		func() bool { return f.streamMsgs(t, jobs.JobsStream) == 0 })
+	for _, d := range docs {
+		if recs := f.audit.records(d); len(recs) != 1 || !recs[0].Final {
+			t.Errorf("%s: %d records, want one final", d, len(recs))
+		}
 	}
 }
