@@ -43,6 +43,17 @@ func main() {
 	minSim := flag.Float64("min", 0.8, "list files whose word recall is below this")
 	ocr := flag.Bool("ocr", true, "read pages without a text layer with tesseract when installed")
 	verbose := flag.Bool("v", false, "one line per file")
+	flag.Usage = func() {
+		fmt.Fprintln(flag.CommandLine.Output(), `usage: docsweep [flags] DIR...
+
+Reads every file under each DIR with extractq's readers, each in a child
+process under a timeout, and compares its text with pdftotext or pandoc
+where they apply. Exit status: 0 when every file was read or refused with a
+typed error, 1 when a file panicked, hung or failed untyped, 2 on bad usage.
+
+Flags:`)
+		flag.PrintDefaults()
+	}
 	flag.Parse()
 	if *child != "" {
 		readChild(*child, *ocr)
@@ -200,6 +211,15 @@ func sweep(dirs []string, timeout time.Duration, minSim float64, useOCR, verbose
 		}
 	}
 	report(results, minSim)
+	bad := 0
+	for _, r := range results {
+		if r.status == "panic" || r.status == "timeout" || r.status == "error" && (!r.out.Typed || !r.namedFile) {
+			bad++
+		}
+	}
+	if bad > 0 {
+		return fmt.Errorf("%d of %d files panicked, hung, or failed with an untyped error or one not naming the file (listed above)", bad, len(results))
+	}
 	return nil
 }
 
