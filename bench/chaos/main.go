@@ -70,11 +70,12 @@ type options struct {
 	docs, workers, submits, conc, maxDeliver int
 	seed                                     uint64
 	duration, ackWait, faultEvery, drain     time.Duration
-	profile, dir                             string
+	profile, dir, workerBin                  string
 	privatePG                                bool
 	pgPort                                   int
 	keep                                     bool
 	noNATS, noWorkerKill, noStop             bool
+	killSubmits                              float64
 }
 
 func main() {
@@ -92,14 +93,16 @@ func main() {
 	flag.IntVar(&o.maxDeliver, "max-deliver", 5, "deliveries of a job before it is dead-lettered (worker --max-deliver)")
 	flag.Uint64Var(&o.seed, "seed", 1, "seed of the fault schedule (same seed, same choices; timings still vary)")
 	flag.DurationVar(&o.duration, "duration", 4*time.Minute, "how long faults are injected; then the harness waits for the drain")
-	flag.DurationVar(&o.ackWait, "ack-wait", 5*time.Second, "ack wait of the job consumers (a SIGSTOP lasts 1.2 to 2.5 of it)")
+	flag.DurationVar(&o.ackWait, "ack-wait", 5*time.Second, "ack wait of the job consumers, with no back-off (--backoff=: the default back-off, 30s first, would replace it); a SIGSTOP lasts 1.2 to 2.5 of it")
 	flag.DurationVar(&o.faultEvery, "fault-every", 6*time.Second, "mean time between two faults")
 	flag.DurationVar(&o.drain, "drain-timeout", 5*time.Minute, "after -duration, how long the fleet gets to settle every job before the run counts as stuck")
-	flag.StringVar(&o.profile, "profile", "clean", "simulator profile of the pool sim:PROFILE (clean: no dead letter is legitimate; sloppy, flaky: some are)")
+	flag.StringVar(&o.profile, "profile", "clean", "simulator profile of the pool sim:PROFILE (clean: no dead letter is legitimate; sloppy, flaky, realistic: some are), or a profile file (e.g. bench/chaos/twins.yaml), copied into the working directory")
 	flag.StringVar(&o.dir, "dir", "", "working directory (default: a new one under $TMPDIR, removed unless -keep or a promise broke)")
+	flag.StringVar(&o.workerBin, "worker-bin", "", "run this worker binary instead of building cmd/worker from this tree (e.g. an older revision's, to show a fault before its fix)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the working directory (logs, stores)")
 	flag.BoolVar(&o.privatePG, "private-pg", false, "run a private PostgreSQL (initdb under the working directory, port -pg-port) and crash and restart it too; default: a temporary database on the shared server, never restarted")
 	flag.IntVar(&o.pgPort, "pg-port", 5498, "port of the private PostgreSQL")
+	flag.Float64Var(&o.killSubmits, "kill-submits", 0.5, "probability that a submit's first try is SIGKILLed 0.1 to 1.5 s after it started (it is then run again, as an operator would)")
 	flag.BoolVar(&o.noNATS, "no-nats-faults", false, "do not crash NATS nodes")
 	flag.BoolVar(&o.noWorkerKill, "no-worker-kills", false, "do not SIGKILL workers")
 	flag.BoolVar(&o.noStop, "no-worker-stops", false, "do not SIGSTOP workers")
@@ -186,6 +189,19 @@ func run(o options) (broken bool, err error) {
 		return false, err
 	}
 	x.dir = o.dir
+	if strings.HasSuffix(o.profile, ".yaml") || strings.HasSuffix(o.profile, ".json") {
+		b, err := os.ReadFile(o.profile)
+		if err != nil {
+			return false, err
+		}
+		// The workers and submit run in the working directory, where
+		// "sim:NAME.yaml" finds it.
+		x.o.profile = filepath.Base(o.profile)
+		if err := os.WriteFile(filepath.Join(x.dir, x.o.profile), b, 0o644); err != nil {
+			return false, err
+		}
+		o = x.o
+	}
 	defer func() {
 		if o.keep || broken || err != nil {
 			fmt.Printf("working directory kept: %s\n", x.dir)
@@ -196,7 +212,11 @@ func run(o options) (broken bool, err error) {
 	x.logf("chaos: seed %d, %d documents in %d submits, %d workers × %d, profile sim:%s, ack wait %s, faults for %s every ~%s, dir %s",
 		o.seed, o.docs, o.submits, o.workers, o.conc, o.profile, o.ackWait, o.duration, o.faultEvery, x.dir)
 
-	if x.bin.worker, err = fleettest.BuildWorker(x.dir); err != nil {
+	if x.bin.worker = o.workerBin; x.bin.worker == "" {
+		if x.bin.worker, err = fleettest.BuildWorker(x.dir); err != nil {
+			return false, err
+		}
+	} else if x.bin.worker, err = filepath.Abs(x.bin.worker); err != nil {
 		return false, err
 	}
 	x.bin.submit = filepath.Join(x.dir, "submit")
@@ -246,6 +266,12 @@ func run(o options) (broken bool, err error) {
 	pool := fmt.Sprintf("sim:%s=concurrency:%d", o.profile, o.conc)
 	if err := x.migrate(ctx, pool); err != nil {
 		return false, err
+	}
+	if s, err := js.Stream(ctx, jobs.JobsStream); err == nil {
+		l := s.ListConsumers(ctx)
+		for ci := range l.Info() {
+			x.logf("consumer %s: ack wait %s, back-off %v, max deliver %d, replicas %d (0: the stream's)", ci.Name, ci.Config.AckWait, ci.Config.BackOff, ci.Config.MaxDeliver, ci.Config.Replicas)
+		}
 	}
 	for k := range o.workers {
 		w := &workerProc{id: fmt.Sprintf("chaos-%d", k), x: x, pool: pool}
@@ -639,10 +665,11 @@ func (w *workerProc) start() error {
 	if err != nil {
 		return err
 	}
-	args := []string{"run", "--listen", "", "--id", w.id, "--pool", w.pool, "--ack-wait", x.o.ackWait.String(),
+	args := []string{"run", "--listen", "", "--id", w.id, "--pool", w.pool, "--ack-wait", x.o.ackWait.String(), "--backoff=",
 		"--max-deliver", strconv.Itoa(x.o.maxDeliver), "--grace", "5s", "--log-level", "warn", "--log-format", "json"}
 	cmd := exec.Command(x.bin.worker, args...)
 	cmd.Env = append(cleanEnv(), "EXTRACTQ_NATS_URL="+x.natsURL, "EXTRACTQ_DATABASE_URL="+x.dbURL)
+	cmd.Dir = x.dir
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -739,8 +766,9 @@ func (w *workerProc) shutdown() {
 func (x *h) migrate(ctx context.Context, pool string) error {
 	for try := 1; ; try++ {
 		cmd := exec.CommandContext(ctx, x.bin.worker, "migrate", "--stream-replicas", "3", "--pool", pool,
-			"--ack-wait", x.o.ackWait.String(), "--max-deliver", strconv.Itoa(x.o.maxDeliver), "--log-level", "warn")
+			"--ack-wait", x.o.ackWait.String(), "--backoff=", "--max-deliver", strconv.Itoa(x.o.maxDeliver), "--log-level", "warn")
 		cmd.Env = append(cleanEnv(), "EXTRACTQ_NATS_URL="+x.natsURL, "EXTRACTQ_DATABASE_URL="+x.dbURL)
+		cmd.Dir = x.dir
 		out, err := cmd.CombinedOutput()
 		if err == nil {
 			x.logf("worker migrate --stream-replicas 3 --pool %s: done", pool)
@@ -793,9 +821,23 @@ func (x *h) submitAll(ctx context.Context, schemaFile string) error {
 			cmd := exec.CommandContext(ctx, x.bin.submit, "--schema", schemaFile, "--schema-name", "invoice",
 				"--provider", "sim:"+x.o.profile, "--run", r.name, "--json", file)
 			cmd.Env = append(cleanEnv(), "EXTRACTQ_NATS_URL="+x.natsURL, "EXTRACTQ_DATABASE_URL="+x.dbURL)
+			cmd.Dir = x.dir
 			var stdout, stderr strings.Builder
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			err := cmd.Run()
+			var err error
+			if err = cmd.Start(); err == nil {
+				if r.tries == 1 && x.float() < x.o.killSubmits {
+					after := x.between(100*time.Millisecond, 1500*time.Millisecond)
+					t := time.AfterFunc(after, func() {
+						if cmd.Process.Signal(syscall.SIGKILL) == nil {
+							x.count("kill-submit")
+							x.logf("SIGKILL submit %s after %s", r.name, after.Round(10*time.Millisecond))
+						}
+					})
+					defer t.Stop()
+				}
+				err = cmd.Wait()
+			}
 			if err == nil {
 				r.summary = strings.TrimSpace(stdout.String())
 				x.logf("submit %s: %d documents, try %d: %s", r.name, len(r.ids), r.tries, short(r.summary, 200))
@@ -1287,8 +1329,11 @@ func (x *h) print(r report) {
 		for k, v := range r.reasons {
 			rs = append(rs, fmt.Sprintf("%q %d", k, v))
 		}
-		sort.Strings(rs)
-		fmt.Printf("  dead-letter reasons: %s\n", strings.Join(rs, ", "))
+		sort.Slice(rs, func(i, j int) bool { return rs[i] < rs[j] })
+		if len(rs) > 6 {
+			rs = append(rs[:6], fmt.Sprintf("and %d more", len(rs)-6))
+		}
+		fmt.Printf("  dead-letter reasons: %s\n", short(strings.Join(rs, ", "), 600))
 	}
 	fmt.Printf("  messages left on %s: %d\n", jobs.JobsStream, r.streamMsgs)
 	for _, p := range r.runProblems {
