@@ -75,6 +75,17 @@ func (w *Worker) handle(ctx, jobCtx context.Context, i int, msg jetstream.Msg, p
 	}
 	d.env = env
 	d.log = w.deliveryLogger(d)
+	if !w.running.start(env.JobID) {
+		// This process still runs an earlier delivery of the job (its
+		// in-progress acks were lost: the server thought it gone). Running
+		// it twice could end it twice, a result beside a letter; the
+		// earlier delivery settles it, and its in-progress acks, which
+		// reach the server again, keep this one from coming back.
+		w.circuits[i].Abandon(probe)
+		d.log.Warn("job delivered again while this worker still runs it (in-progress acks lost, e.g. in a leader election): left to the running delivery")
+		return
+	}
+	defer w.running.done(env.JobID)
 	if d.n > 1 && w.settledBefore(d) {
 		w.circuits[i].Abandon(probe)
 		return

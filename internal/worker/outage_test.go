@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -616,4 +617,57 @@ func TestTwinDeliveriesEndOnce(t *testing.T) {
 	}
 	t.Logf("twin deliveries (the first dead-lettered the job while the second ran and got a valid answer): 1 document, %d results, %d dead letters (the second delivery wrote no result)",
 		results, len(letters))
+}
+
+// TestRedeliveryWhileRunning: the chaos soak's seed 52 (bench/chaos). A
+// worker held a finished job while PostgreSQL was down, its in-progress
+// acks going on; the node leading EXTRACTQ_JOBS was killed, the acks sent
+// during the election were lost, and the server delivered the job again,
+// to the same worker. The second delivery got a refusal and dead-lettered
+// the job, then the first wrote its result: a result beside a letter.
+// Here the server's ack wait is cut below the worker's in-progress
+// interval, so the job is delivered again while the worker runs it; the
+// second delivery must be left to the first.
+func TestRedeliveryWhileRunning(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	f := start(t, func(_ string, call int, _ context.Context) *llm.Result {
+		if call == 1 {
+			<-release
+			return ok()
+		}
+		return &llm.Result{Outcome: llm.OutcomeUnextractable, Reason: "refused", Attempts: []llm.Attempt{{N: 1, Raw: "I'm sorry"}}}
+	}, fastSettings(20))
+	t.Cleanup(free) // before the fixture's stop, which waits for the job
+	f.submit(t, "again")
+	waitFor(t, "the first delivery to run", func() bool { return f.engine.count("again") >= 1 })
+	ctx := context.Background()
+	cfg := fastSettings(20).ConsumerConfig(pool)
+	cfg.AckWait = 100 * time.Millisecond // the worker's in-progress acks come every 333 ms
+	if _, err := f.js.UpdateConsumer(ctx, jobs.JobsStream, cfg); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the job to be delivered again", func() bool {
+		return f.engine.count("again") > 1 || f.consumerInfo(t).NumRedelivered > 0
+	})
+	if _, err := f.js.UpdateConsumer(ctx, jobs.JobsStream, fastSettings(20).ConsumerConfig(pool)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // the redelivery handled (or run)
+	free()
+	waitFor(t, "the job to leave the stream", func() bool { return f.streamMsgs(t, jobs.JobsStream) == 0 })
+	results := 0
+	for _, r := range f.audit.records("again") {
+		if r.Final && r.Outcome == llm.OutcomeOK {
+			results++
+		}
+	}
+	letters := len(f.letters(t))
+	if calls := f.engine.count("again"); results != 1 || letters != 0 || calls != 1 {
+		t.Errorf("%d results, %d letters, %d calls: want the first delivery's result only, one call", results, letters, calls)
+	}
+	t.Logf("delivered again while running: 1 document, %d results, %d dead letters, %d calls, %d deliveries seen by the server",
+		results, letters, f.engine.count("again"), f.consumerInfo(t).Delivered.Consumer)
 }
