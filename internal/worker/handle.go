@@ -40,6 +40,10 @@ type delivery struct {
 	batch   bool // the pool is a batch pool
 	started time.Time
 	log     *slog.Logger
+	// lapsed: an ack wait or more passed without an in-progress ack
+	// (the process was stopped), so the server may have given the job
+	// to another worker meanwhile.
+	lapsed bool
 }
 
 // handle runs one delivery to its end: ack, nak with delay, or dead letter.
@@ -73,12 +77,23 @@ func (w *Worker) handle(ctx, jobCtx context.Context, i int, msg jetstream.Msg, p
 	}
 	d.env = env
 	d.log = w.deliveryLogger(d)
+	if !w.running.start(env.JobID) {
+		// This process still runs an earlier delivery of the job (its
+		// in-progress acks were lost: the server thought it gone). Running
+		// it twice could end it twice, a result beside a letter; the
+		// earlier delivery settles it, and its in-progress acks, which
+		// reach the server again, keep this one from coming back.
+		w.circuits[i].Abandon(probe)
+		d.log.Warn("job delivered again while this worker still runs it (in-progress acks lost, e.g. in a leader election): left to the running delivery")
+		return
+	}
+	defer w.running.done(env.JobID)
 	if d.n > 1 && w.settledBefore(d) {
 		w.circuits[i].Abandon(probe)
 		return
 	}
 
-	ka := w.keepAlive(msg, d.log)
+	ka := w.keepAlive(msg, d.started, d.log)
 	defer ka.stop()
 
 	jobCtx, span := tracing.StartJob(jobCtx, msg.Headers(), env.JobID, env.DocumentID, env.Run, p.Name, d.n)
@@ -88,6 +103,7 @@ func (w *Worker) handle(ctx, jobCtx context.Context, i int, msg jetstream.Msg, p
 	if res == nil { // handed back at shutdown while held
 		return
 	}
+	d.lapsed = ka.lapsed()
 	w.finish(jobCtx, p, d, res)
 }
 
@@ -259,6 +275,9 @@ func prepFailure(err error, permanent bool) *llm.Result {
 func (w *Worker) finish(jobCtx context.Context, p Pool, d *delivery, res *llm.Result) {
 	switch {
 	case res.Outcome == llm.OutcomeOK:
+		if (d.n > 1 || d.lapsed) && w.deadLetteredMeanwhile(d) {
+			return
+		}
 		if err := w.durably(jobCtx, d, func() error { return w.write(w.record(d, res, true)) }); err != nil {
 			// Shutdown came before the audit store recovered: the answer
 			// goes with the process and the job comes back.
@@ -498,14 +517,51 @@ func (w *Worker) settledBefore(d *delivery) bool {
 		d.log.Info("job already has a result from an earlier delivery: acked without running again")
 		return true
 	case st.DeadLettered:
-		if st.DeadLetterSeq == 0 && !w.publishRecorded(d, st) {
-			return true
-		}
-		w.terminate(d, "already dead-lettered")
+		w.settleLetter(d, st)
 		d.log.Info("job already dead-lettered by an earlier delivery: terminated without running again")
 		return true
 	}
 	return false
+}
+
+// settleLetter ends a delivery of a job another delivery dead-lettered:
+// the letter the audit recorded is published if it is not on the DLQ yet,
+// and the job terminated (or handed back when the publish failed).
+func (w *Worker) settleLetter(d *delivery, st audit.JobState) {
+	if st.DeadLetterSeq == 0 && !w.publishRecorded(d, st) {
+		return
+	}
+	w.terminate(d, "already dead-lettered")
+}
+
+// deadLetteredMeanwhile settles a delivery that got a valid answer for a
+// job another delivery of it dead-lettered while this one ran: two
+// deliveries of one job run at once when the first outlived its ack wait
+// (its worker was stopped longer than that) and the
+// server gave the job to another worker. The result is not written, so
+// the document keeps its one final state, the letter. It is asked only
+// then (d.n > 1, or the delivery lapsed): a first delivery kept alive
+// cannot have a twin. When the audit store cannot answer, the result is
+// written as usual.
+func (w *Worker) deadLetteredMeanwhile(d *delivery) bool {
+	if w.reader == nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), auditTimeout)
+	defer cancel()
+	states, err := w.reader.JobStates(ctx, []string{d.env.JobID})
+	if err != nil {
+		d.log.Warn("audit store not asked whether another delivery dead-lettered the job; its result is written", "err", err)
+		return false
+	}
+	st := states[d.env.JobID]
+	if !st.DeadLettered {
+		return false
+	}
+	w.settleLetter(d, st)
+	d.log.Warn("valid answer dropped: another delivery of the job dead-lettered it while this one ran (this delivery outlived its ack wait)",
+		"delivery", d.n, "lapsed", d.lapsed)
+	return true
 }
 
 // hasResult reports whether the audit store has a result for the job (none
@@ -609,8 +665,8 @@ func (w *Worker) writeBestEffort(rec *audit.Record, what string, log *slog.Logge
 // of the ack wait until stop is called; after stop returns it sends
 // nothing more. A timer, not a goroutine per job: most jobs end before
 // the first in-progress ack is due, and then cost no goroutine at all.
-func (w *Worker) keepAlive(msg jetstream.Msg, log *slog.Logger) *keeper {
-	k := &keeper{msg: msg, log: log, every: w.consumer.ProgressInterval()}
+func (w *Worker) keepAlive(msg jetstream.Msg, started time.Time, log *slog.Logger) *keeper {
+	k := &keeper{msg: msg, log: log, every: w.consumer.ProgressInterval(), last: started}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.t = time.AfterFunc(k.every, k.fire)
@@ -626,6 +682,8 @@ type keeper struct {
 	msg     jetstream.Msg
 	log     *slog.Logger
 	every   time.Duration
+	last    time.Time     // the delivery's start, then the last in-progress ack sent
+	gap     time.Duration // the longest time between two of those
 }
 
 // fire sends one in-progress ack and sets the next, unless stopped.
@@ -637,8 +695,23 @@ func (k *keeper) fire() {
 	}
 	if err := k.msg.InProgress(); err != nil {
 		k.log.Warn("in-progress ack failed", "err", err)
+	} else {
+		now := time.Now()
+		k.gap = max(k.gap, now.Sub(k.last))
+		k.last = now
 	}
 	k.t.Reset(k.every)
+}
+
+// lapsed reports whether, at some point of the delivery, the server's
+// redelivery timer (the ack wait, or the shortest back-off, three
+// progress intervals) ran out with no in-progress ack sent: the process
+// was stopped (SIGSTOP, a frozen VM) or starved, so its timer could not
+// fire. The server may then have delivered the job again.
+func (k *keeper) lapsed() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return max(k.gap, time.Since(k.last)) >= 3*k.every
 }
 
 // stop ends the keep-alive; no in-progress ack is sent after it returns.

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/extractq/extractq"
+	"github.com/extractq/extractq/extractqtest"
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/e2e/fleettest"
 	"github.com/extractq/extractq/internal/jobs"
@@ -420,12 +422,12 @@ func takeOnly(t *testing.T, f *fixture) *jobs.Envelope {
 
 // runWorker runs a new worker with engine e on f's server and audit,
 // serving poolName with maxDeliver deliveries.
-func runWorker(t *testing.T, f *fixture, e worker.Engine, id, poolName string, maxDeliver int) *worker.Worker {
+func runWorker(t *testing.T, f *fixture, e worker.Engine, id, poolName string, maxDeliver int, opts ...worker.Option) *worker.Worker {
 	t.Helper()
-	next, err := worker.New(f.js, f.audit, e,
+	next, err := worker.New(f.js, f.audit, e, append([]worker.Option{
 		worker.WithID(id), worker.WithPools(worker.Pool{Name: poolName, Concurrency: 1}),
-		worker.WithConsumerSettings(fastSettings(maxDeliver)), worker.WithPullWait(200*time.Millisecond), worker.WithCircuit(fastCircuit),
-		worker.WithLogger(quiet()))
+		worker.WithConsumerSettings(fastSettings(maxDeliver)), worker.WithPullWait(200 * time.Millisecond), worker.WithCircuit(fastCircuit),
+		worker.WithLogger(quiet())}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -572,4 +574,107 @@ func TestRevokedKeyPausesThePool(t *testing.T) {
 		spent += f.deliveries(fmt.Sprintf("doc-%d", i))
 	}
 	t.Logf("provider answering 401 for 1s, then working: 4 documents, 4 results, %d dead letters, %d deliveries", len(f.letters(t)), spent)
+}
+
+// TestTwinDeliveriesEndOnce: the chaos soak's SIGSTOP fault (bench/chaos).
+// A worker stopped longer than the ack wait keeps its job; the server
+// delivers it again to another worker, and both run it. When the first
+// dead-letters it while the redelivery runs, and the redelivery then gets
+// a valid answer, the redelivery wrote its result beside the letter: the
+// document ended with both. Now a delivery that may have a twin (a
+// redelivery, or one whose in-progress acks lapsed) asks the audit before
+// writing its result and settles the letter instead.
+func TestTwinDeliveriesEndOnce(t *testing.T) {
+	t.Parallel()
+	f := start(t, func(string, int, context.Context) *llm.Result { return ok() }, fastSettings(3))
+	f.stop(t)
+	f.submit(t, "twin")
+	// Delivery 1, held by a worker that is stopped: it never acks.
+	env := takeOnly(t, f)
+	// Delivery 2 runs on a live worker; while it runs, the stopped one
+	// wakes and dead-letters the job (recorded, its letter not yet
+	// published), then the live one gets a valid answer.
+	e := &scripted{calls: map[string]int{}, plan: func(string, int, context.Context) *llm.Result {
+		f.audit.put(audit.Record{JobID: env.JobID, DocumentID: "twin", SchemaFingerprint: env.Schema.Fingerprint, Model: env.Model,
+			Delivery: 1, Final: true, Outcome: llm.OutcomeExhausted, DeadLetter: &audit.DeadLetter{Stream: jobs.DLQStream, Reason: "still invalid"}})
+		return ok()
+	}}
+	next := runWorker(t, f, e, "w-twin", pool, 3,
+		worker.WithProviders(func(string) (llm.Provider, error) { return extractqtest.New(nil), nil }))
+	waitFor(t, "the job to leave the stream", func() bool { return f.streamMsgs(t, jobs.JobsStream) == 0 })
+	if calls := e.count("twin"); calls != 1 {
+		t.Fatalf("the redelivery made %d calls, want 1 (the twin must run)", calls)
+	}
+	results := 0
+	for _, r := range f.audit.records("twin") {
+		if r.Outcome == llm.OutcomeOK {
+			results++
+		}
+	}
+	letters := f.letters(t)
+	var seq uint64
+	if r := f.final("twin"); r != nil && r.DeadLetter != nil {
+		seq = r.DeadLetter.Seq
+	}
+	if results != 0 || len(letters) != 1 || seq != letters[0].Seq {
+		t.Errorf("%d results, %d letters on the DLQ, audit letter at %d: want the letter only, on the DLQ at its audit sequence", results, len(letters), seq)
+	}
+	if c := next.Counts(); c.Done != 0 {
+		t.Errorf("counts %+v: the twin's result must not count as done", c)
+	}
+	t.Logf("twin deliveries (the first dead-lettered the job while the second ran and got a valid answer): 1 document, %d results, %d dead letters (the second delivery wrote no result)",
+		results, len(letters))
+}
+
+// TestRedeliveryWhileRunning: the chaos soak's seed 52 (bench/chaos). A
+// worker held a finished job while PostgreSQL was down, its in-progress
+// acks going on; the node leading EXTRACTQ_JOBS was killed, the acks sent
+// during the election were lost, and the server delivered the job again,
+// to the same worker. The second delivery got a refusal and dead-lettered
+// the job, then the first wrote its result: a result beside a letter.
+// Here the server's ack wait is cut below the worker's in-progress
+// interval, so the job is delivered again while the worker runs it; the
+// second delivery must be left to the first.
+func TestRedeliveryWhileRunning(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	f := start(t, func(_ string, call int, _ context.Context) *llm.Result {
+		if call == 1 {
+			<-release
+			return ok()
+		}
+		return &llm.Result{Outcome: llm.OutcomeUnextractable, Reason: "refused", Attempts: []llm.Attempt{{N: 1, Raw: "I'm sorry"}}}
+	}, fastSettings(20))
+	t.Cleanup(free) // before the fixture's stop, which waits for the job
+	f.submit(t, "again")
+	waitFor(t, "the first delivery to run", func() bool { return f.engine.count("again") >= 1 })
+	ctx := context.Background()
+	cfg := fastSettings(20).ConsumerConfig(pool)
+	cfg.AckWait = 100 * time.Millisecond // the worker's in-progress acks come every 333 ms
+	if _, err := f.js.UpdateConsumer(ctx, jobs.JobsStream, cfg); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the job to be delivered again", func() bool {
+		return f.engine.count("again") > 1 || f.consumerInfo(t).NumRedelivered > 0
+	})
+	if _, err := f.js.UpdateConsumer(ctx, jobs.JobsStream, fastSettings(20).ConsumerConfig(pool)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // the redelivery handled (or run)
+	free()
+	waitFor(t, "the job to leave the stream", func() bool { return f.streamMsgs(t, jobs.JobsStream) == 0 })
+	results := 0
+	for _, r := range f.audit.records("again") {
+		if r.Final && r.Outcome == llm.OutcomeOK {
+			results++
+		}
+	}
+	letters := len(f.letters(t))
+	if calls := f.engine.count("again"); results != 1 || letters != 0 || calls != 1 {
+		t.Errorf("%d results, %d letters, %d calls: want the first delivery's result only, one call", results, letters, calls)
+	}
+	t.Logf("delivered again while running: 1 document, %d results, %d dead letters, %d calls, %d deliveries seen by the server",
+		results, letters, f.engine.count("again"), f.consumerInfo(t).Delivered.Consumer)
 }

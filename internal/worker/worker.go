@@ -176,6 +176,7 @@ type Worker struct {
 	stopping atomic.Bool
 	held     atomic.Int64 // jobs held in progress, waiting for a circuit
 	counts   counters
+	running  runningJobs
 
 	// dieAt, set only by tests, is asked at each step of the dead-letter
 	// path; true ends the path there, as if the process died.
@@ -773,4 +774,32 @@ func (c *providerCache) get(p Pool, batch *batchpool.Runner, spec string, build 
 	}
 	c.m[key] = pr
 	return pr, nil
+}
+
+// runningJobs are the jobs this process is running, by job id: a second
+// delivery of one of them (the server redelivered it because in-progress
+// acks were lost, e.g. in a stream leader election) is left to the first.
+type runningJobs struct {
+	mu  sync.Mutex
+	ids map[string]struct{}
+}
+
+// start records id as running; false when it already is.
+func (r *runningJobs) start(id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.ids[id]; ok {
+		return false
+	}
+	if r.ids == nil {
+		r.ids = make(map[string]struct{})
+	}
+	r.ids[id] = struct{}{}
+	return true
+}
+
+func (r *runningJobs) done(id string) {
+	r.mu.Lock()
+	delete(r.ids, id)
+	r.mu.Unlock()
 }
