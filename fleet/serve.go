@@ -67,8 +67,10 @@ type Config struct {
 	// before it is dead-lettered.
 	AckWait    time.Duration
 	MaxDeliver int
-	// BackOff, when set, are the redelivery delays after a worker crash
-	// (fewer than MaxDeliver), instead of AckWait each time.
+	// BackOff are the redelivery delays after a worker crash (fewer than
+	// MaxDeliver). nil follows AckWait: it, then 2, 4 and 10 times it (as
+	// many as MaxDeliver allows); an empty, non-nil list redelivers after
+	// AckWait each time.
 	BackOff []time.Duration
 	// Grace is how long running jobs get to finish at shutdown.
 	Grace time.Duration

@@ -85,7 +85,7 @@ func (s *runFlags) register(cmd *cobra.Command, full bool) {
 	f.StringArrayVar(&s.pools, "pool", nil, "pool to serve (run) or whose consumer to create (migrate): family:model=rpm:N,tpm:N,concurrency:N (repeatable; env EXTRACTQ_POOLS, ';'-separated)")
 	cli.DurationVar(f, &s.ackWait, "ack-wait", 0, "ack wait of the job consumers (env EXTRACTQ_ACK_WAIT, default 30s)")
 	f.IntVar(&s.maxDeliver, "max-deliver", 0, "deliveries of a job before it is dead-lettered (env EXTRACTQ_MAX_DELIVER, default 5)")
-	f.StringVar(&s.backoff, "backoff", "", "redelivery delays after a worker crash, e.g. 30s,1m,5m (env EXTRACTQ_BACKOFF)")
+	f.StringVar(&s.backoff, "backoff", "", "redelivery delays after a worker crash, e.g. 30s,1m,5m; \"\" for the ack wait each time (env EXTRACTQ_BACKOFF, default the ack wait ×1, 2, 4, 10)")
 	if !full {
 		return
 	}

@@ -24,14 +24,24 @@ type ConsumerSettings struct {
 }
 
 // DefaultConsumerSettings: a job gets 5 deliveries, redelivered after a
-// crash at 30s, 1m, 2m then 5m.
+// crash at 30s, 1m, 2m then 5m (BackOffFor the 30 s ack wait).
 func DefaultConsumerSettings() ConsumerSettings {
 	return ConsumerSettings{
 		AckWait:       30 * time.Second,
 		MaxDeliver:    5,
-		BackOff:       []time.Duration{30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute},
+		BackOff:       BackOffFor(30*time.Second, 5),
 		MaxAckPending: 10000,
 	}
+}
+
+// BackOffFor is the back-off that goes with an ack wait when none is set:
+// the ack wait, then twice, four and ten times it, as many steps as
+// maxDeliver allows (fewer than it). JetStream takes a back-off's first
+// step as the consumer's ack wait, so a back-off that did not follow the
+// ack wait (the default's 30 s under a 5 s ack wait) would override it.
+func BackOffFor(ackWait time.Duration, maxDeliver int) []time.Duration {
+	steps := []time.Duration{ackWait, 2 * ackWait, 4 * ackWait, 10 * ackWait}
+	return steps[:max(0, min(len(steps), maxDeliver-1))]
 }
 
 // Validate checks the settings and names the bad one.

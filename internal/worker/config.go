@@ -47,7 +47,7 @@ type Config struct {
 
 	AckWait    time.Duration   `yaml:"ack_wait"`    // EXTRACTQ_ACK_WAIT
 	MaxDeliver int             `yaml:"max_deliver"` // EXTRACTQ_MAX_DELIVER
-	BackOff    []time.Duration `yaml:"backoff"`     // EXTRACTQ_BACKOFF, comma-separated
+	BackOff    []time.Duration `yaml:"backoff"`     // EXTRACTQ_BACKOFF, comma-separated; nil: jobs.BackOffFor(AckWait, MaxDeliver), empty: AckWait each time
 	Grace      time.Duration   `yaml:"grace"`       // EXTRACTQ_GRACE
 	// Migrate applies the audit migrations and creates the streams at start
 	// (EXTRACTQ_MIGRATE=true); otherwise run `worker migrate` once.
@@ -99,7 +99,7 @@ func DefaultConfig() Config {
 	return Config{
 		NATSURL: DefaultNATSURL, DatabaseURL: DefaultDatabaseURL,
 		Listen: ":8080", LogFormat: "auto", LogLevel: "info",
-		AckWait: cs.AckWait, MaxDeliver: cs.MaxDeliver, BackOff: cs.BackOff, Grace: 30 * time.Second,
+		AckWait: cs.AckWait, MaxDeliver: cs.MaxDeliver, Grace: 30 * time.Second, // BackOff nil: follows AckWait
 		StreamReplicas: 1, DuplicateWindow: 24 * time.Hour, DLQMaxAge: 30 * 24 * time.Hour,
 		RequeueDelay: time.Second, MaxPause: ratelimit.DefaultMaxPause, DefaultMaxTokens: ratelimit.DefaultMaxTokens,
 		CircuitFailures: ratelimit.DefaultCircuitFailures, CircuitOpen: ratelimit.DefaultCircuitOpen, CircuitMaxOpen: ratelimit.DefaultCircuitMaxOpen,
@@ -213,9 +213,10 @@ func (c *Config) LoadEnv(getenv func(string) string) error {
 	return errors.Join(errs...)
 }
 
-// ParseBackOff reads a comma-separated list of durations ("" for none).
+// ParseBackOff reads a comma-separated list of durations; "" is none (an
+// empty, non-nil list: the ack wait each time).
 func ParseBackOff(s string) ([]time.Duration, error) {
-	var out []time.Duration
+	out := []time.Duration{}
 	for _, f := range strings.Split(s, ",") {
 		f = strings.TrimSpace(f)
 		if f == "" {
@@ -248,10 +249,16 @@ func (c *Config) BatchSettings(spec ratelimit.PoolSpec) *batchpool.Settings {
 	}
 }
 
-// ConsumerSettings are the consumer settings c describes.
+// ConsumerSettings are the consumer settings c describes. With no
+// back-off set, it follows the ack wait (jobs.BackOffFor): `--ack-wait 5s`
+// alone gives 5s, 10s, 20s, 50s, not the default's 30 s first step, which
+// JetStream would take as the ack wait.
 func (c *Config) ConsumerSettings() jobs.ConsumerSettings {
 	s := jobs.DefaultConsumerSettings()
 	s.AckWait, s.MaxDeliver, s.BackOff = c.AckWait, c.MaxDeliver, c.BackOff
+	if c.BackOff == nil {
+		s.BackOff = jobs.BackOffFor(c.AckWait, c.MaxDeliver)
+	}
 	return s
 }
 

@@ -3,6 +3,7 @@ package worker_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +19,10 @@ func TestConfig(t *testing.T) {
 	}
 	typo := filepath.Join(dir, "typo.yaml")
 	if err := os.WriteFile(typo, []byte("ack_wiat: 45s\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	noBackOff := filepath.Join(dir, "nobackoff.yaml")
+	if err := os.WriteFile(noBackOff, []byte("backoff: []\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	pool := "EXTRACTQ_POOLS"
@@ -43,7 +48,17 @@ func TestConfig(t *testing.T) {
 		{name: "bad url", env: map[string]string{pool: "openai:m", "EXTRACTQ_NATS_URL": "localhost:4222"}, wantErr: "nats_url"},
 		{name: "unknown provider", env: map[string]string{pool: "nope:m"}, wantErr: "unknown provider family"},
 		{name: "overlapping pools", env: map[string]string{pool: "openai:m;openai:m"}, wantErr: "overlaps"},
-		{name: "backoff longer than deliveries", env: map[string]string{pool: "openai:m", "EXTRACTQ_MAX_DELIVER": "2"}, wantErr: "backoff"},
+		{name: "backoff longer than deliveries", env: map[string]string{pool: "openai:m", "EXTRACTQ_MAX_DELIVER": "2", "EXTRACTQ_BACKOFF": "30s,1m"}, wantErr: "backoff"},
+		// JetStream takes a back-off's first step as the ack wait: one not
+		// set follows the ack wait (before, the default 30s,1m,2m,5m stayed
+		// under --ack-wait 5s, and the consumer's ack wait was 30 s).
+		{name: "default backoff", env: map[string]string{pool: "openai:m"}, check: backOffIs(30*time.Second, time.Minute, 2*time.Minute, 5*time.Minute)},
+		{name: "backoff follows the ack wait", env: map[string]string{pool: "openai:m", "EXTRACTQ_ACK_WAIT": "5s"},
+			check: backOffIs(5*time.Second, 10*time.Second, 20*time.Second, 50*time.Second)},
+		{name: "backoff follows max deliver", env: map[string]string{pool: "openai:m", "EXTRACTQ_ACK_WAIT": "5s", "EXTRACTQ_MAX_DELIVER": "3"},
+			check: backOffIs(5*time.Second, 10*time.Second)},
+		{name: "backoff set", env: map[string]string{pool: "openai:m", "EXTRACTQ_ACK_WAIT": "5s", "EXTRACTQ_BACKOFF": "1m"}, check: backOffIs(time.Minute)},
+		{name: "no backoff", file: noBackOff, env: map[string]string{pool: "openai:m", "EXTRACTQ_ACK_WAIT": "5s"}, check: backOffIs()},
 		{name: "bad log level", env: map[string]string{pool: "openai:m", "EXTRACTQ_LOG_LEVEL": "loud"}, wantErr: "log_level"},
 		{name: "stream replicas default", env: map[string]string{pool: "openai:m"}, check: func(c worker.Config) bool { return c.StreamReplicas == 1 }},
 		{name: "stream replicas from env", env: map[string]string{pool: "openai:m", "EXTRACTQ_STREAM_REPLICAS": "3"}, check: func(c worker.Config) bool { return c.StreamReplicas == 3 }},
@@ -94,4 +109,9 @@ func TestConfig(t *testing.T) {
 			}
 		})
 	}
+}
+
+// backOffIs checks the back-off of the consumer settings a Config makes.
+func backOffIs(want ...time.Duration) func(worker.Config) bool {
+	return func(c worker.Config) bool { return slices.Equal(c.ConsumerSettings().BackOff, want) }
 }
