@@ -150,6 +150,25 @@ type runInfo struct {
 	summary string
 }
 
+// claim sets busy, under x.mu, unless it is set already: one fault of a
+// kind at a time (a second NATS node lost while the first catches up is
+// two of three). unclaim clears it.
+func (x *h) claim(busy *bool) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if *busy {
+		return false
+	}
+	*busy = true
+	return true
+}
+
+func (x *h) unclaim(busy *bool) {
+	x.mu.Lock()
+	*busy = false
+	x.mu.Unlock()
+}
+
 func (x *h) logf(format string, args ...any) {
 	fmt.Printf("%7.1fs  %s\n", time.Since(x.start).Seconds(), fmt.Sprintf(format, args...))
 }
@@ -404,17 +423,7 @@ func (n *node) ready(limit time.Duration) error {
 }
 
 // kill is a crash: SIGKILL, then waits for the process to be gone.
-func (n *node) kill() {
-	n.mu.Lock()
-	cmd, done := n.cmd, n.done
-	n.cmd = nil
-	n.mu.Unlock()
-	if cmd == nil {
-		return
-	}
-	_ = cmd.Process.Signal(syscall.SIGKILL)
-	<-done
-}
+func (n *node) kill() { n.end(syscall.SIGKILL) }
 
 func (n *node) running() bool {
 	n.mu.Lock()
@@ -422,7 +431,12 @@ func (n *node) running() bool {
 	return n.cmd != nil
 }
 
-func (n *node) stop() {
+// stop is a clean shutdown: SIGTERM, and SIGKILL after 10 s.
+func (n *node) stop() { n.end(syscall.SIGTERM) }
+
+// end signals the node's process and waits for it to be gone, killing it
+// if it is still there 10 s after a gentler signal.
+func (n *node) end(sig syscall.Signal) {
 	n.mu.Lock()
 	cmd, done := n.cmd, n.done
 	n.cmd = nil
@@ -430,7 +444,7 @@ func (n *node) stop() {
 	if cmd == nil {
 		return
 	}
-	_ = cmd.Process.Signal(syscall.SIGTERM)
+	_ = cmd.Process.Signal(sig)
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):
@@ -937,14 +951,10 @@ func (x *h) fault(ctx context.Context, js jetstream.JetStream, kind string) {
 		w.signal(syscall.SIGCONT)
 		x.logf("SIGCONT worker %s", w.id)
 	case "crash-nats":
-		x.mu.Lock()
-		if x.natsBusy {
-			x.mu.Unlock()
+		if !x.claim(&x.natsBusy) {
 			return
 		}
-		x.natsBusy = true
-		x.mu.Unlock()
-		defer func() { x.mu.Lock(); x.natsBusy = false; x.mu.Unlock() }()
+		defer x.unclaim(&x.natsBusy)
 		// Wait until all three are current again before taking one down:
 		// a second node lost while the first catches up is two of three.
 		var target, why string
@@ -985,14 +995,10 @@ func (x *h) fault(ctx context.Context, js jetstream.JetStream, kind string) {
 		// Let it catch up before the next node crash.
 		time.Sleep(5 * time.Second)
 	case "crash-pg":
-		x.mu.Lock()
-		if x.pgBusy {
-			x.mu.Unlock()
+		if !x.claim(&x.pgBusy) {
 			return
 		}
-		x.pgBusy = true
-		x.mu.Unlock()
-		defer func() { x.mu.Lock(); x.pgBusy = false; x.mu.Unlock() }()
+		defer x.unclaim(&x.pgBusy)
 		down := x.between(time.Second, 6*time.Second)
 		x.count(kind)
 		if err := x.pg.crash(); err != nil {

@@ -34,6 +34,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/extractq/extractq/bench/internal/wordmatch"
 	"github.com/extractq/extractq/document"
 )
 
@@ -282,9 +283,9 @@ func one(self, path string, timeout time.Duration, useOCR bool) result {
 		r.hasRef = true
 		rw, gw := words(ref), words(r.out.Text)
 		r.refWords = len(rw)
-		r.recall = ratio(matched(rw, gw), len(rw))
-		r.precision = ratio(matched(gw, rw), len(gw))
-		r.pairs = ratio(matched(pairs(rw), pairs(gw)), len(rw)-1)
+		r.recall = wordmatch.Ratio(wordmatch.Matched(rw, gw), len(rw))
+		r.precision = wordmatch.Ratio(wordmatch.Matched(gw, rw), len(gw))
+		r.pairs = wordmatch.Ratio(wordmatch.Matched(pairs(rw), pairs(gw)), len(rw)-1)
 	}
 	return r
 }
@@ -344,29 +345,6 @@ func pairs(w []string) []string {
 		p = append(p, w[i-1]+" "+w[i])
 	}
 	return p
-}
-
-// matched counts the words of ref that got also has, with multiplicity.
-func matched(ref, got []string) int {
-	have := map[string]int{}
-	for _, w := range got {
-		have[w]++
-	}
-	n := 0
-	for _, w := range ref {
-		if have[w] > 0 {
-			have[w]--
-			n++
-		}
-	}
-	return n
-}
-
-func ratio(a, b int) float64 {
-	if b <= 0 {
-		return 1
-	}
-	return float64(a) / float64(b)
 }
 
 func report(results []result, minSim float64) {

@@ -28,6 +28,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/extractq/extractq/bench/internal/wordmatch"
 	"github.com/extractq/extractq/document"
 )
 
@@ -104,16 +105,16 @@ func run(ctx context.Context, dir string, rounds int, verbose bool) error {
 		t.bytes += info.Size() * int64(rounds)
 		t.elapsed += elapsed
 		refW, gotW := words(string(want)), words(allText(doc))
-		m := matched(refW, gotW)
+		m := wordmatch.Matched(refW, gotW)
 		t.refWords += len(refW)
 		t.got += len(gotW)
 		t.matched += m
-		recall := ratio(m, len(refW))
+		recall := wordmatch.Ratio(m, len(refW))
 		if recall < t.worstRecall {
 			t.worstRecall, t.worstName = recall, filepath.Base(path)
 		}
 		if verbose {
-			fmt.Printf("%-24s %-5s recall %5.1f%%  precision %5.1f%%  %6d ref words  %8.2f ms/read\n", filepath.Base(path), doc.Format, 100*recall, 100*ratio(m, len(gotW)), len(refW), elapsed.Seconds()*1000/float64(rounds))
+			fmt.Printf("%-24s %-5s recall %5.1f%%  precision %5.1f%%  %6d ref words  %8.2f ms/read\n", filepath.Base(path), doc.Format, 100*recall, 100*wordmatch.Ratio(m, len(gotW)), len(refW), elapsed.Seconds()*1000/float64(rounds))
 		}
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 2, 8, 2, ' ', tabwriter.AlignRight)
@@ -127,7 +128,7 @@ func run(ctx context.Context, dir string, rounds int, verbose bool) error {
 		t := byFormat[n]
 		secs := t.elapsed.Seconds()
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.1f%%\t%.1f%%\t%.1f%% (%s)\t%.1f\t%.0f\t\n", n, t.docs, t.failed, t.refWords,
-			100*ratio(t.matched, t.refWords), 100*ratio(t.matched, t.got), 100*t.worstRecall, t.worstName,
+			100*wordmatch.Ratio(t.matched, t.refWords), 100*wordmatch.Ratio(t.matched, t.got), 100*t.worstRecall, t.worstName,
 			float64(t.bytes)/1e6/max(secs, 1e-9), float64((t.docs-t.failed)*rounds)/max(secs, 1e-9))
 	}
 	return tw.Flush()
@@ -165,27 +166,4 @@ func allText(d *document.Document) string {
 // words splits text into lower-cased runs of letters and digits.
 func words(s string) []string {
 	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
-}
-
-// matched counts the words of ref that got also has, with multiplicity.
-func matched(ref, got []string) int {
-	have := map[string]int{}
-	for _, w := range got {
-		have[w]++
-	}
-	n := 0
-	for _, w := range ref {
-		if have[w] > 0 {
-			have[w]--
-			n++
-		}
-	}
-	return n
-}
-
-func ratio(a, b int) float64 {
-	if b == 0 {
-		return 1
-	}
-	return float64(a) / float64(b)
 }

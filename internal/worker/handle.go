@@ -499,17 +499,11 @@ func (w *Worker) durably(jobCtx context.Context, d *delivery, fn func() error) e
 // first was dead-lettered). When the audit store cannot answer the job
 // runs as usual: its dead-letter path asks again.
 func (w *Worker) settledBefore(d *delivery) bool {
-	if w.reader == nil {
+	st, ok := w.auditState(d, "audit store not asked whether an earlier delivery settled the job; it runs again")
+	if !ok {
 		return false
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), auditTimeout)
-	defer cancel()
-	states, err := w.reader.JobStates(ctx, []string{d.env.JobID})
-	if err != nil {
-		d.log.Warn("audit store not asked whether an earlier delivery settled the job; it runs again", "err", err)
-		return false
-	}
-	switch st := states[d.env.JobID]; {
+	switch {
 	case st.OK():
 		if err := d.msg.Ack(); err != nil {
 			d.log.Warn("ack of an already settled job failed; it will be redelivered and settled once", "err", err)
@@ -522,6 +516,23 @@ func (w *Worker) settledBefore(d *delivery) bool {
 		return true
 	}
 	return false
+}
+
+// auditState asks the audit store for d's job's state. ok is false when
+// the worker has no AuditReader or the store cannot answer; the latter is
+// logged with unanswered, which says what the job does instead.
+func (w *Worker) auditState(d *delivery, unanswered string) (st audit.JobState, ok bool) {
+	if w.reader == nil {
+		return st, false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), auditTimeout)
+	defer cancel()
+	states, err := w.reader.JobStates(ctx, []string{d.env.JobID})
+	if err != nil {
+		d.log.Warn(unanswered, "err", err)
+		return st, false
+	}
+	return states[d.env.JobID], true
 }
 
 // settleLetter ends a delivery of a job another delivery dead-lettered:
@@ -544,18 +555,8 @@ func (w *Worker) settleLetter(d *delivery, st audit.JobState) {
 // cannot have a twin. When the audit store cannot answer, the result is
 // written as usual.
 func (w *Worker) deadLetteredMeanwhile(d *delivery) bool {
-	if w.reader == nil {
-		return false
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), auditTimeout)
-	defer cancel()
-	states, err := w.reader.JobStates(ctx, []string{d.env.JobID})
-	if err != nil {
-		d.log.Warn("audit store not asked whether another delivery dead-lettered the job; its result is written", "err", err)
-		return false
-	}
-	st := states[d.env.JobID]
-	if !st.DeadLettered {
+	st, ok := w.auditState(d, "audit store not asked whether another delivery dead-lettered the job; its result is written")
+	if !ok || !st.DeadLettered {
 		return false
 	}
 	w.settleLetter(d, st)
