@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -28,6 +29,7 @@ import (
 
 	"github.com/extractq/extractq/fleet"
 	"github.com/extractq/extractq/internal/cli"
+	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/ratelimit"
 	"github.com/extractq/extractq/internal/settings"
 	"github.com/extractq/extractq/internal/worker"
@@ -185,7 +187,7 @@ Example:
 			if cfg.Migrate {
 				need = cli.Reachable
 			}
-			if err := checkServers(ctx, cfg, need); err != nil {
+			if err := checkServers(ctx, cfg, need, log); err != nil {
 				return err
 			}
 			dir := s.profileDir
@@ -235,7 +237,7 @@ Example:
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
 			defer cancel()
-			if err := checkServers(ctx, cfg, cli.Reachable); err != nil {
+			if err := checkServers(ctx, cfg, cli.Reachable, log); err != nil {
 				return err
 			}
 			if err := fleet.Migrate(ctx, cfg); err != nil {
@@ -256,17 +258,39 @@ Example:
 // program does before the worker starts, so that their errors (and exit
 // codes) are the same everywhere: unreachable is 3, a database that is
 // missing or not migrated (when need is cli.Migrated) is 2 with what to
-// run.
-func checkServers(ctx context.Context, cfg fleet.Config, need cli.StoreNeed) error {
+// run. An audit database that cannot be reached yet is tried again for up
+// to storeWait: a worker started while Postgres restarts (a failover, a
+// crash, a roll-out of both) waits for it rather than exiting into its
+// supervisor's restart back-off, which grows with every exit.
+func checkServers(ctx context.Context, cfg fleet.Config, need cli.StoreNeed, log *slog.Logger) error {
 	nc, _, err := cli.ConnectNATS(ctx, cfg.NATSURL, "extractq-worker-check")
 	if err != nil {
 		return err
 	}
 	nc.Close()
-	st, err := cli.OpenStore(ctx, cfg.DatabaseURL, need)
-	if err != nil {
-		return err
+	wctx, cancel := context.WithTimeout(ctx, storeWait)
+	defer cancel()
+	start := time.Now()
+	for n := 0; ; n++ {
+		st, err := cli.OpenStore(wctx, cfg.DatabaseURL, need)
+		if err == nil {
+			st.Close()
+			return nil
+		}
+		if cli.Code(err) != cli.ExitUnavailable {
+			return err
+		}
+		log.Warn("audit database not reachable yet; trying again", "err", err, "try", n+1, "waited", time.Since(start).Round(100*time.Millisecond), "gives_up_after", storeWait)
+		t := time.NewTimer(jobs.Backoff(n))
+		select {
+		case <-wctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
 	}
-	st.Close()
-	return nil
 }
+
+// storeWait bounds how long a starting worker waits for an audit database
+// that does not answer (a variable for the tests).
+var storeWait = cli.StartWait
