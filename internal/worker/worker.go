@@ -40,7 +40,9 @@ import (
 type Pool struct {
 	Name string
 	// Concurrency is the number of jobs this worker runs at once in the
-	// pool at most; Budget may allow fewer at a time.
+	// pool at most, counting a job until its calls are over (the jobs
+	// whose results are being made durable and acked, up to as many
+	// again, hold no slot: runnersPer); Budget may allow fewer at a time.
 	Concurrency int
 	// Budget hands out slots and paces calls; nil means a semaphore of
 	// Concurrency.
