@@ -120,6 +120,15 @@ func BenchmarkShapeValue(b *testing.B) {
 // a whole clone, the fields filled, distinct over every key, the lines
 // split by strings.Split.
 func valueReference(sh *shape, seed, docHash uint64, doc string) (any, error) {
+	return referenceFilled(sh, seed, docHash, doc, true)
+}
+
+// valueWithoutDistinct is valueReference without distinct.
+func valueWithoutDistinct(sh *shape, seed, docHash uint64, doc string) (any, error) {
+	return referenceFilled(sh, seed, docHash, doc, false)
+}
+
+func referenceFilled(sh *shape, seed, docHash uint64, doc string, withDistinct bool) (any, error) {
 	r := newRNG(mix(seed, docHash), 0x5eed)
 	t, err := sh.template(seed, mix(seed, docHash)%numTemplates)
 	if err != nil {
@@ -134,32 +143,16 @@ func valueReference(sh *shape, seed, docHash uint64, doc string) (any, error) {
 		f := filler{number: &sh.numbers[i], r: r}
 		v = f.at(v, f.number.path)
 	}
-	return sh.readText(distinct(v, t.v), doc), nil
+	if withDistinct {
+		v = distinct(v, t.v)
+	}
+	return sh.readText(v, doc), nil
 }
 
 // TestValueMatchesReference checks that answers built through a
 // template's plan are those built the first way, byte for byte, for
 // schemas with nested objects, arrays of objects and of unique strings,
 // and that building one leaves the template as it was.
-// valueWithoutDistinct is valueReference without distinct.
-func valueWithoutDistinct(sh *shape, seed, docHash uint64, doc string) (any, error) {
-	r := newRNG(mix(seed, docHash), 0x5eed)
-	t, err := sh.template(seed, mix(seed, docHash)%numTemplates)
-	if err != nil {
-		return nil, err
-	}
-	v := cloneReference(t.v)
-	for i := range sh.texts {
-		f := filler{text: &sh.texts[i], doc: doc, r: r}
-		v = f.at(v, f.text.path)
-	}
-	for i := range sh.numbers {
-		f := filler{number: &sh.numbers[i], r: r}
-		v = f.at(v, f.number.path)
-	}
-	return sh.readText(v, doc), nil
-}
-
 func TestValueMatchesReference(t *testing.T) {
 	t.Parallel()
 	_, invoice := invoiceSchema(t)
