@@ -61,6 +61,7 @@ import (
 
 	"github.com/extractq/extractq/internal/e2e/fleettest"
 	"github.com/extractq/extractq/internal/jobs"
+	"github.com/extractq/extractq/internal/testenv"
 )
 
 // nodeEnv holds a NATS node's configuration when this program runs as one.
@@ -251,7 +252,7 @@ func run(o options) (broken bool, err error) {
 		defer x.pg.stop()
 		x.dbURL = x.pg.url("extractq")
 	} else {
-		url, drop, err := tempDatabase(ctx)
+		url, drop, err := testenv.TempDatabase(ctx)
 		if err != nil {
 			return false, err
 		}
@@ -565,35 +566,15 @@ func (x *h) metaPeers() int {
 
 // --- PostgreSQL ---
 
-func tempDatabase(ctx context.Context) (string, func() error, error) {
-	admin := os.Getenv("EXTRACTQ_TEST_PG_ADMIN_URL")
-	if admin == "" {
-		admin = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
-	}
-	return createDB(ctx, admin, fmt.Sprintf("extractq_chaos_%d", time.Now().UnixNano()))
-}
-
-func createDB(ctx context.Context, adminURL, name string) (string, func() error, error) {
+// createDB creates database name on the server at adminURL.
+func createDB(ctx context.Context, adminURL, name string) error {
 	c, err := pgx.Connect(ctx, adminURL)
 	if err != nil {
-		return "", nil, fmt.Errorf("connect to %s: %w", adminURL, err)
+		return fmt.Errorf("connect to %s: %w", adminURL, err)
 	}
 	defer c.Close(ctx)
-	if _, err := c.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		return "", nil, err
-	}
-	url := strings.Replace(adminURL, "/postgres?", "/"+name+"?", 1)
-	return url, func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		c, err := pgx.Connect(ctx, adminURL)
-		if err != nil {
-			return err
-		}
-		defer c.Close(ctx)
-		_, err = c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-		return err
-	}, nil
+	_, err = c.Exec(ctx, "CREATE DATABASE "+name)
+	return err
 }
 
 type privatePG struct {
@@ -630,7 +611,7 @@ func startPrivatePG(ctx context.Context, dir string, port int) (*privatePG, erro
 	if err := p.start(); err != nil {
 		return nil, err
 	}
-	if _, _, err := createDB(ctx, p.url("postgres"), "extractq"); err != nil {
+	if err := createDB(ctx, p.url("postgres"), "extractq"); err != nil {
 		p.stop()
 		return nil, err
 	}
@@ -682,7 +663,7 @@ func (w *workerProc) start() error {
 	args := []string{"run", "--listen", "", "--id", w.id, "--pool", w.pool, "--ack-wait", x.o.ackWait.String(), "--backoff=",
 		"--max-deliver", strconv.Itoa(x.o.maxDeliver), "--grace", "5s", "--log-level", "warn", "--log-format", "json"}
 	cmd := exec.Command(x.bin.worker, args...)
-	cmd.Env = append(cleanEnv(), "EXTRACTQ_NATS_URL="+x.natsURL, "EXTRACTQ_DATABASE_URL="+x.dbURL)
+	cmd.Env = append(testenv.CleanEnv(), "EXTRACTQ_NATS_URL="+x.natsURL, "EXTRACTQ_DATABASE_URL="+x.dbURL)
 	cmd.Dir = x.dir
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -722,18 +703,6 @@ func (w *workerProc) start() error {
 		}
 	}()
 	return nil
-}
-
-// cleanEnv is this process's environment without the fleet's own
-// settings, so that only the harness's reach the workers and submit.
-func cleanEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "EXTRACTQ_") {
-			env = append(env, kv)
-		}
-	}
-	return env
 }
 
 func (w *workerProc) signal(sig syscall.Signal) bool {
@@ -781,7 +750,7 @@ func (x *h) migrate(ctx context.Context, pool string) error {
 	for try := 1; ; try++ {
 		cmd := exec.CommandContext(ctx, x.bin.worker, "migrate", "--stream-replicas", "3", "--pool", pool,
 			"--ack-wait", x.o.ackWait.String(), "--backoff=", "--max-deliver", strconv.Itoa(x.o.maxDeliver), "--log-level", "warn")
-		cmd.Env = append(cleanEnv(), "EXTRACTQ_NATS_URL="+x.natsURL, "EXTRACTQ_DATABASE_URL="+x.dbURL)
+		cmd.Env = append(testenv.CleanEnv(), "EXTRACTQ_NATS_URL="+x.natsURL, "EXTRACTQ_DATABASE_URL="+x.dbURL)
 		cmd.Dir = x.dir
 		out, err := cmd.CombinedOutput()
 		if err == nil {
@@ -834,7 +803,7 @@ func (x *h) submitAll(ctx context.Context, schemaFile string) error {
 		for r.tries = 1; ; r.tries++ {
 			cmd := exec.CommandContext(ctx, x.bin.submit, "--schema", schemaFile, "--schema-name", "invoice",
 				"--provider", "sim:"+x.o.profile, "--run", r.name, "--json", file)
-			cmd.Env = append(cleanEnv(), "EXTRACTQ_NATS_URL="+x.natsURL, "EXTRACTQ_DATABASE_URL="+x.dbURL)
+			cmd.Env = append(testenv.CleanEnv(), "EXTRACTQ_NATS_URL="+x.natsURL, "EXTRACTQ_DATABASE_URL="+x.dbURL)
 			cmd.Dir = x.dir
 			var stdout, stderr strings.Builder
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -68,7 +68,7 @@ func TestDevModeProof(t *testing.T) {
 	// work/.extractq/dev.json; no EXTRACTQ_* variable reaches submit.
 	work := t.TempDir()
 	data := filepath.Join(work, devmode.DefaultDir)
-	env := cleanEnv()
+	env := testenv.CleanEnv()
 	devOut := filepath.Join(work, "dev.log")
 	logf, err := os.Create(devOut)
 	if err != nil {
@@ -373,18 +373,6 @@ func countFiles(t *testing.T, dir string) int {
 		}
 	}
 	return n
-}
-
-// cleanEnv is the environment without EXTRACTQ_* variables, so that the
-// programs find their servers only as the test means them to.
-func cleanEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "EXTRACTQ_") {
-			env = append(env, kv)
-		}
-	}
-	return env
 }
 
 func moduleRoot(t *testing.T) string {

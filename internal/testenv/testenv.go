@@ -10,8 +10,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,10 +29,23 @@ func PostgresAdminURL() string {
 	return "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
 }
 
+// CleanEnv is this process's environment without EXTRACTQ_* variables,
+// for the programs a test or a benchmark starts: they then find their
+// servers and settings only as the caller means them to.
+func CleanEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "EXTRACTQ_") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
 // TempDatabase creates an empty database and returns its URL and a function
 // that drops it. drop retries for a while, because a test may have restarted
 // the server.
-func TempDatabase(ctx context.Context) (url string, drop func() error, err error) {
+func TempDatabase(ctx context.Context) (dbURL string, drop func() error, err error) {
 	admin, err := pgx.Connect(ctx, PostgresAdminURL())
 	if err != nil {
 		return "", nil, fmt.Errorf("tests need PostgreSQL on 127.0.0.1:5432 (trust auth, user postgres) or EXTRACTQ_TEST_PG_ADMIN_URL: %w", err)
@@ -62,7 +77,12 @@ func TempDatabase(ctx context.Context) (url string, drop func() error, err error
 		}
 		return fmt.Errorf("drop test database %s: %w", name, last)
 	}
-	return "postgres://postgres@127.0.0.1:5432/" + name + "?sslmode=disable", drop, nil
+	u, err := url.Parse(PostgresAdminURL())
+	if err != nil {
+		return "", nil, fmt.Errorf("EXTRACTQ_TEST_PG_ADMIN_URL: %w", err)
+	}
+	u.Path = "/" + name // the admin's server, user and options: only the database differs
+	return u.String(), drop, nil
 }
 
 // Database creates an empty database for one test and drops it when the test
