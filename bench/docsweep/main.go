@@ -18,12 +18,14 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -211,14 +213,7 @@ func sweep(dirs []string, timeout time.Duration, minSim float64, useOCR, verbose
 				100*r.recall, 100*r.pairs, 100*r.precision, r.refWords, r.rssKB, r.wall.Round(time.Millisecond), r.detail)
 		}
 	}
-	report(results, minSim)
-	bad := 0
-	for _, r := range results {
-		if r.status == "panic" || r.status == "timeout" || r.status == "error" && (!r.out.Typed || !r.namedFile) {
-			bad++
-		}
-	}
-	if bad > 0 {
+	if bad := report(results, minSim); bad > 0 {
 		return fmt.Errorf("%d of %d files panicked, hung, or failed with an untyped error or one not naming the file (listed above)", bad, len(results))
 	}
 	return nil
@@ -347,34 +342,51 @@ func pairs(w []string) []string {
 	return p
 }
 
-func report(results []result, minSim float64) {
-	type tally struct{ files, ok, errs, panics, timeouts, withRef, low int }
+// tally counts the files of one extension, in the columns of the report's
+// first table.
+type tally [nCounts]int
+
+const (
+	nFiles = iota
+	nRead
+	nErrors
+	nPanics
+	nTimeouts
+	nCompared
+	nLow
+	nCounts
+)
+
+// report prints the sweep's tables and lists, and returns how many files
+// panicked, hung, or failed with an untyped error or one not naming the
+// file.
+func report(results []result, minSim float64) (bad int) {
 	byExt := map[string]*tally{}
 	buckets := []float64{0.99, 0.95, 0.9, 0.8, 0.5, 0}
 	counts := make([]int, len(buckets))
 	var biggest result
-	var low, bad []result
+	var low, broken []result
 	for _, r := range results {
 		t := byExt[r.ext]
 		if t == nil {
 			t = &tally{}
 			byExt[r.ext] = t
 		}
-		t.files++
+		t[nFiles]++
 		switch r.status {
 		case "ok":
-			t.ok++
+			t[nRead]++
 		case "error":
-			t.errs++
+			t[nErrors]++
 			if !r.out.Typed || !r.namedFile {
-				bad = append(bad, r)
+				broken = append(broken, r)
 			}
 		case "panic":
-			t.panics++
-			bad = append(bad, r)
+			t[nPanics]++
+			broken = append(broken, r)
 		case "timeout":
-			t.timeouts++
-			bad = append(bad, r)
+			t[nTimeouts]++
+			broken = append(broken, r)
 		}
 		if r.rssKB > biggest.rssKB {
 			biggest = r
@@ -382,7 +394,7 @@ func report(results []result, minSim float64) {
 		if r.status != "ok" || !r.hasRef || r.refWords == 0 {
 			continue
 		}
-		t.withRef++
+		t[nCompared]++
 		for i, b := range buckets {
 			if r.recall >= b {
 				counts[i]++
@@ -390,32 +402,29 @@ func report(results []result, minSim float64) {
 			}
 		}
 		if r.recall < minSim || r.pairs < minSim {
-			t.low++
+			t[nLow]++
 			low = append(low, r)
 		}
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 2, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "ext\tfiles\tread\terrors\tpanics\ttimeouts\tcompared\tbelow min\t")
-	var exts []string
-	for e := range byExt {
-		exts = append(exts, e)
+	row := func(name string, t *tally) {
+		fmt.Fprint(tw, name)
+		for _, n := range t {
+			fmt.Fprintf(tw, "\t%d", n)
+		}
+		fmt.Fprintln(tw, "\t")
 	}
-	slices.Sort(exts)
 	var sum tally
-	for _, e := range exts {
-		t := byExt[e]
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", e, t.files, t.ok, t.errs, t.panics, t.timeouts, t.withRef, t.low)
-		sum.files += t.files
-		sum.ok += t.ok
-		sum.errs += t.errs
-		sum.panics += t.panics
-		sum.timeouts += t.timeouts
-		sum.withRef += t.withRef
-		sum.low += t.low
+	for _, e := range slices.Sorted(maps.Keys(byExt)) {
+		row(e, byExt[e])
+		for i, n := range byExt[e] {
+			sum[i] += n
+		}
 	}
-	fmt.Fprintf(tw, "all\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", sum.files, sum.ok, sum.errs, sum.panics, sum.timeouts, sum.withRef, sum.low)
+	row("all", &sum)
 	tw.Flush()
-	fmt.Printf("\nword recall of the %d compared files (with a reference):\n", sum.withRef)
+	fmt.Printf("\nword recall of the %d compared files (with a reference):\n", sum[nCompared])
 	prev := "1.00"
 	for i, b := range buckets {
 		fmt.Printf("  [%.2f, %s%s  %d\n", b, prev, map[bool]string{true: "]", false: ")"}[i == 0], counts[i])
@@ -429,9 +438,9 @@ func report(results []result, minSim float64) {
 		}
 		fmt.Printf("\npeak RSS: %d MB reading %s (%d bytes, %d pages, %v)\n", biggest.rssKB>>10, biggest.path, size, biggest.out.Pages, biggest.wall.Round(time.Millisecond))
 	}
-	if len(bad) > 0 {
-		fmt.Printf("\npanics, timeouts, untyped or unnamed errors (%d):\n", len(bad))
-		for _, r := range bad {
+	if len(broken) > 0 {
+		fmt.Printf("\npanics, timeouts, untyped or unnamed errors (%d):\n", len(broken))
+		for _, r := range broken {
 			fmt.Printf("  %s: %s: %s\n", r.path, r.status, r.detail)
 		}
 	}
@@ -460,18 +469,11 @@ func report(results []result, minSim float64) {
 		}
 	}
 	if len(low) > 0 {
-		slices.SortFunc(low, func(a, b result) int {
-			if a.recall < b.recall {
-				return -1
-			}
-			if a.recall > b.recall {
-				return 1
-			}
-			return 0
-		})
+		slices.SortFunc(low, func(a, b result) int { return cmp.Compare(a.recall, b.recall) })
 		fmt.Printf("\nbelow %.2f word recall or pair recall (%d):\n", minSim, len(low))
 		for _, r := range low {
 			fmt.Printf("  %-64s %-5s recall %5.1f%% pairs %5.1f%% precision %5.1f%% (%d ref words) %s\n", r.path, r.out.Format, 100*r.recall, 100*r.pairs, 100*r.precision, r.refWords, r.detail)
 		}
 	}
+	return len(broken)
 }
