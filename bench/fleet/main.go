@@ -60,7 +60,7 @@ func main() {
 	flag.StringVar(&o.natsURL, "nats", "", "NATS server with JetStream (default: an embedded one; NATS counts need the embedded one)")
 	flag.StringVar(&o.profile, "profile", "clean", "simulator profile: clean or faulty (both zero latency)")
 	flag.StringVar(&o.logLevel, "log-level", "warn", "the worker's log level (warn as in earlier runs; info is its default)")
-	flag.StringVar(&o.profileDir, "profile-dir", "", "write pprof profiles of the worker (DIR/worker), of submit (DIR/submit) and, with -sim-process, of the simulator (DIR/sim)")
+	flag.StringVar(&o.profileDir, "profile-dir", "", "write pprof profiles of the worker (DIR/worker), of submit (DIR/submit), of this process during end to end (DIR/server: the embedded NATS server) and, with -sim-process, of the simulator (DIR/sim)")
 	flag.IntVar(&o.cluster, "cluster", 0, "start this many embedded NATS servers clustered, streams replicated on all (0: one server)")
 	flag.IntVar(&o.workers, "workers", 1, "worker processes, each with the pool's concurrency")
 	flag.BoolVar(&o.raw, "raw", true, "measure raw JetStream too (a scale run may skip it)")
@@ -300,7 +300,7 @@ func run(o options) (r result, err error) {
 		}
 		r.rawNearCPU = cpustat.Self() - c0
 	}
-	stopProfile, err := startSubmitProfile(o.profileDir)
+	stopProfile, err := startProfile(o.profileDir, "submit")
 	if err != nil {
 		return r, err
 	}
@@ -386,6 +386,10 @@ func run(o options) (r result, err error) {
 	if err != nil {
 		return r, err
 	}
+	stopServerProfile, err := startProfile(o.profileDir, "server")
+	if err != nil {
+		return r, err
+	}
 	t1 := time.Now()
 	for _, cmd := range cmds {
 		if err := cmd.Start(); err != nil {
@@ -440,6 +444,9 @@ func run(o options) (r result, err error) {
 		time.Sleep(pollWait(left, drained, r.firstSettled > 0))
 	}
 	r.e2e = time.Since(t1)
+	if err := stopServerProfile(); err != nil {
+		return r, err
+	}
 	// Read before the workers exit and their backends with them.
 	if r.split, err = mark.since(ctx, st, sp, int(poll.Conn().PgConn().PID())); err != nil {
 		return r, err
@@ -611,12 +618,14 @@ func countLines(path string) (int, error) {
 	return n, sc.Err()
 }
 
-// startSubmitProfile profiles this process (submit) into dir/submit.
-func startSubmitProfile(dir string) (stop func() error, err error) {
+// startProfile profiles this process into dir/name: during submit
+// ("submit"), and during end to end ("server": the embedded NATS server,
+// the bench's polls and, without -sim-process, the simulator).
+func startProfile(dir, name string) (stop func() error, err error) {
 	if dir == "" {
 		return func() error { return nil }, nil
 	}
-	return cli.StartProfiles(filepath.Join(dir, "submit"))
+	return cli.StartProfiles(filepath.Join(dir, name))
 }
 
 // rawJetStream publishes n messages of size bytes to a scratch work-queue
