@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/extractq/extractq/internal/jsonx"
 	"github.com/extractq/extractq/internal/redact"
 	"github.com/extractq/extractq/llm"
 )
@@ -549,7 +550,7 @@ func toPending(rec *Record, now time.Time) (*pending, error) {
 		redacted bool
 	}
 	if rec.Final && rec.Outcome == llm.OutcomeOK {
-		if !json.Valid(rec.Value) {
+		if !jsonx.Valid(rec.Value) {
 			return nil, fmt.Errorf("audit: job %s is ok but its value is not JSON: %w", rec.JobID, ErrInvalidRecord)
 		}
 		if i := nulEscape(rec.Value); i >= 0 {
@@ -656,7 +657,7 @@ func toPending(rec *Record, now time.Time) (*pending, error) {
 // valid (the record's value, which the last attempt's usually equals), or
 // nil: b equal to it is not scanned again.
 func jsonOrEmpty(b, known json.RawMessage) []byte {
-	if len(b) == 0 || !bytes.Equal(b, known) && !json.Valid(b) {
+	if len(b) == 0 || !bytes.Equal(b, known) && !jsonx.Valid(b) {
 		return nil
 	}
 	return replaceNULEscapes(redact.JSON(b))

@@ -1,7 +1,6 @@
 package jsonx
 
 import (
-	"encoding/json"
 	"regexp"
 	"sort"
 	"strconv"
@@ -447,7 +446,7 @@ func (f *finder) parseAt(lo, at, hi int, prose bool) (Candidate, int, bool) {
 		// "[see above]", "[2024-01-05]" or "[3]" in prose is text, not JSON.
 		return Candidate{}, at + 1, false
 	}
-	if !json.Valid(p.out) {
+	if !Valid(p.out) {
 		return Candidate{}, end, false
 	}
 	return Candidate{JSON: p.out, Repairs: p.result(), Start: start, End: end}, end, true

@@ -1,7 +1,6 @@
 package jsonx
 
 import (
-	"encoding/json"
 	"strconv"
 	"unicode/utf8"
 )
@@ -278,13 +277,13 @@ func (d *Scanner) Float() (float64, bool) {
 }
 
 // Raw reads a value of any kind but null and returns its bytes, checked
-// with json.Valid as encoding/json checks a RawMessage's.
+// with Valid (json.Valid's answer), as encoding/json checks a RawMessage's.
 func (d *Scanner) Raw() ([]byte, bool) {
 	v, ok := d.span()
 	return v, ok && string(v) != "null"
 }
 
-// Skip reads a value of any kind, null included, checked with json.Valid
+// Skip reads a value of any kind, null included, checked with Valid (json.Valid's answer)
 // as encoding/json checks the whole text before it decodes any of it.
 func (d *Scanner) Skip() bool {
 	_, ok := d.span()
@@ -334,7 +333,7 @@ func (d *Scanner) rawEnd(start int) ([]byte, bool) {
 	for len(v) > 0 && (v[len(v)-1] == ' ' || v[len(v)-1] == '\t' || v[len(v)-1] == '\n' || v[len(v)-1] == '\r') {
 		v = v[:len(v)-1]
 	}
-	if len(v) == 0 || !json.Valid(v) {
+	if len(v) == 0 || !Valid(v) {
 		return nil, false
 	}
 	return v, true
