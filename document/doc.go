@@ -1,0 +1,377 @@
+package document
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+
+	"github.com/extractq/extractq/document/internal/cfb"
+)
+
+// decodeDOC reads a Word 97-2003 document ([MS-DOC]): the File
+// Information Block at the start of the WordDocument stream locates the
+// piece table (the CLX) in the table stream; the pieces, in character
+// position order, are the text, each either 8-bit (Windows-1252) or
+// UTF-16LE. The main document comes first, then footnotes, endnotes,
+// comments and text boxes, then headers and footers, each story a block
+// of its own. Page breaks (0x0C) make pages; field codes are dropped and
+// their results kept; table cells are joined by " | ".
+func decodeDOC(ctx context.Context, f *cfb.File, opts *Options) (*Document, error) {
+	wd, err := f.ReadStream("WordDocument")
+	if err != nil {
+		return nil, cfbErr("WordDocument", err)
+	}
+	le := binary.LittleEndian
+	if len(wd) < 0x22 || le.Uint16(wd) != 0xA5EC {
+		return nil, fmt.Errorf("%w: the WordDocument stream has no Word 97 header (wIdent)", ErrCorrupt)
+	}
+	nFib := le.Uint16(wd[2:])
+	flags := le.Uint16(wd[0x0A:])
+	if flags&0x0100 != 0 || flags&0x8000 != 0 {
+		return nil, fmt.Errorf("%w: a password-protected Word .doc; open it in Word or LibreOffice with the password, save a copy without one (File > Properties > Security), and submit that", ErrEncrypted)
+	}
+	if nFib < 0x00C1 {
+		// Word 6 and Word 95 (nFib 101-105) lay the FIB out differently
+		// and store text without a piece table of this shape.
+		return nil, fmt.Errorf("%w: a Word 6/95 .doc (nFib %#x); convert it with libreoffice --headless --convert-to docx and submit the .docx", ErrUnsupported, nFib)
+	}
+	// FibBase (32 bytes), csw + fibRgW, cslw + fibRgLw, cbRgFcLcb + fibRgFcLcb.
+	p := 32
+	rd16 := func() (int, bool) {
+		if p+2 > len(wd) {
+			return 0, false
+		}
+		v := int(le.Uint16(wd[p:]))
+		p += 2
+		return v, true
+	}
+	csw, ok := rd16()
+	if !ok {
+		return nil, fmt.Errorf("%w: the Word header is cut short", ErrCorrupt)
+	}
+	p += 2 * csw
+	cslw, ok := rd16()
+	if !ok || p+4*cslw > len(wd) || cslw < 11 {
+		return nil, fmt.Errorf("%w: the Word header is cut short", ErrCorrupt)
+	}
+	lw := wd[p : p+4*cslw]
+	p += 4 * cslw
+	cb, ok := rd16()
+	if !ok || p+8*cb > len(wd) || cb < 34 {
+		return nil, fmt.Errorf("%w: the Word header is cut short", ErrCorrupt)
+	}
+	fcLcb := wd[p : p+8*cb]
+	ccp := func(i int) int64 { return int64(int32(le.Uint32(lw[4*i:]))) }
+	// fibRgLw97: ccpText at 3, ccpFtn 4, ccpHdd 5, ccpMcr 6, ccpAtn 7,
+	// ccpEdn 8, ccpTxbx 9, ccpHdrTxbx 10.
+	stories := []struct {
+		name string
+		n    int64
+	}{
+		{"body", ccp(3)}, {"footnotes", ccp(4)}, {"headers", ccp(5)}, {"macros", ccp(6)},
+		{"comments", ccp(7)}, {"endnotes", ccp(8)}, {"text boxes", ccp(9)}, {"header text boxes", ccp(10)},
+	}
+	var total int64
+	for _, s := range stories {
+		if s.n < 0 || s.n > 1<<31 {
+			return nil, fmt.Errorf("%w: the Word header counts %d characters in the %s", ErrCorrupt, s.n, s.name)
+		}
+		total += s.n
+	}
+	fcClx, lcbClx := int64(le.Uint32(fcLcb[33*8:])), int64(le.Uint32(fcLcb[33*8+4:]))
+	tableName := "0Table"
+	if flags&0x0200 != 0 {
+		tableName = "1Table"
+	}
+	table, err := f.ReadStream(tableName)
+	if err != nil {
+		return nil, cfbErr(tableName, err)
+	}
+	if lcbClx <= 0 || fcClx+lcbClx > int64(len(table)) {
+		return nil, fmt.Errorf("%w: the piece table (%d bytes at %d) lies outside the %s stream of %d", ErrCorrupt, lcbClx, fcClx, tableName, len(table))
+	}
+	pieces, err := docPieces(table[fcClx : fcClx+lcbClx])
+	if err != nil {
+		return nil, err
+	}
+	maxText := opts.Limits.withDefaults().MaxText
+	text, err := docText(ctx, wd, pieces, total, maxText)
+	if err != nil {
+		return nil, err
+	}
+	doc := &Document{}
+	w := newTextWriter(opts.Limits)
+	pos := 0
+	for i, s := range stories {
+		end := min(pos+int(s.n), len(text))
+		story := text[pos:end]
+		pos = end
+		if s.name == "macros" {
+			continue
+		}
+		if s.name == "headers" {
+			story = dedupParagraphs(story)
+		}
+		// Footnote and endnote references (0x02) are numbered in order in
+		// the body and in the notes alike: the body cites [n], the note
+		// starts with [n].
+		var n int
+		mark := func() string { n++; return "[" + strconv.Itoa(n) + "]" }
+		switch s.name {
+		case "body":
+			n = 0
+		case "footnotes", "endnotes":
+			mark = func() string { n++; return "[" + strconv.Itoa(n) + "] " }
+		default:
+			mark = func() string { return "" }
+		}
+		docStory(story, w, i == 0, mark)
+	}
+	if doc.Text, doc.Pages, err = w.text(); err != nil {
+		return nil, err
+	}
+	if len(doc.Pages) == 1 {
+		doc.Pages = nil // no page break recorded: a document without pages
+	}
+	summaryInfo(f, &doc.Meta)
+	return doc, nil
+}
+
+// docPiece is one run of text of the piece table: characters [cp, cpEnd)
+// stored at fc, 8-bit or UTF-16LE.
+type docPiece struct {
+	cp, cpEnd  int64
+	fc         int64
+	compressed bool
+}
+
+// docPieces parses the CLX: property runs (Prc, 0x01) to skip, then the
+// piece table (Pcdt, 0x02).
+func docPieces(clx []byte) ([]docPiece, error) {
+	le := binary.LittleEndian
+	i := 0
+	for i < len(clx) && clx[i] == 0x01 {
+		if i+3 > len(clx) {
+			return nil, fmt.Errorf("%w: the piece table is cut short", ErrCorrupt)
+		}
+		i += 3 + int(int16(le.Uint16(clx[i+1:])))
+		if i < 0 {
+			return nil, fmt.Errorf("%w: a negative property run in the piece table", ErrCorrupt)
+		}
+	}
+	if i+5 > len(clx) || clx[i] != 0x02 {
+		return nil, fmt.Errorf("%w: no piece table in the CLX", ErrCorrupt)
+	}
+	lcb := int(le.Uint32(clx[i+1:]))
+	plc := clx[i+5:]
+	if lcb < 4 || lcb > len(plc) || (lcb-4)%12 != 0 {
+		return nil, fmt.Errorf("%w: a piece table of %d bytes", ErrCorrupt, lcb)
+	}
+	n := (lcb - 4) / 12
+	out := make([]docPiece, 0, n)
+	for k := range n {
+		cp, cpEnd := int64(le.Uint32(plc[4*k:])), int64(le.Uint32(plc[4*k+4:]))
+		pcd := plc[4*(n+1)+8*k:]
+		fc := le.Uint32(pcd[2:])
+		pc := docPiece{cp: cp, cpEnd: cpEnd, fc: int64(fc & 0x3FFFFFFF), compressed: fc&0x40000000 != 0}
+		if pc.compressed {
+			pc.fc /= 2
+		}
+		if cpEnd < cp {
+			return nil, fmt.Errorf("%w: a piece of the piece table ends before it starts", ErrCorrupt)
+		}
+		out = append(out, pc)
+	}
+	return out, nil
+}
+
+// cp1252High maps the bytes 0x80-0x9F of Windows-1252 to Unicode; the
+// other bytes are Latin-1.
+var cp1252High = [32]rune{
+	0x20AC, 0x81, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160, 0x2039, 0x0152, 0x8D, 0x017D, 0x8F,
+	0x90, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014, 0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x9D, 0x017E, 0x0178,
+}
+
+// docText reads characters [0, total) through the pieces as runes, one
+// per character position, so the stories can be cut by count.
+func docText(ctx context.Context, wd []byte, pieces []docPiece, total, maxText int64) ([]rune, error) {
+	if total > maxText {
+		return nil, fmt.Errorf("%w: %d characters, the limit is %d (Limits.MaxText)", ErrTooLarge, total, maxText)
+	}
+	out := make([]rune, 0, min(total, int64(len(wd))))
+	for _, pc := range pieces {
+		if int64(len(out)) >= total {
+			break
+		}
+		if err := context.Cause(ctx); err != nil {
+			return nil, err
+		}
+		n := min(pc.cpEnd-pc.cp, total-int64(len(out)))
+		if pc.compressed {
+			if pc.fc+n > int64(len(wd)) {
+				return nil, fmt.Errorf("%w: a text piece lies outside the WordDocument stream", ErrCorrupt)
+			}
+			for _, c := range wd[pc.fc : pc.fc+n] {
+				r := rune(c)
+				if c >= 0x80 && c < 0xA0 {
+					r = cp1252High[c-0x80]
+				}
+				out = append(out, r)
+			}
+			continue
+		}
+		if pc.fc+2*n > int64(len(wd)) {
+			return nil, fmt.Errorf("%w: a text piece lies outside the WordDocument stream", ErrCorrupt)
+		}
+		u := make([]uint16, n)
+		for i := range u {
+			u[i] = binary.LittleEndian.Uint16(wd[pc.fc+2*int64(i):])
+		}
+		// Surrogate pairs take two character positions; decoding the
+		// pair to one rune shifts the count, so pad with a rune dropped
+		// later to keep positions aligned.
+		for i := 0; i < len(u); i++ {
+			if utf16.IsSurrogate(rune(u[i])) && i+1 < len(u) {
+				if r := utf16.DecodeRune(rune(u[i]), rune(u[i+1])); r != 0xFFFD {
+					out = append(out, r, docSkip)
+					i++
+					continue
+				}
+			}
+			out = append(out, rune(u[i]))
+		}
+	}
+	return out, nil
+}
+
+// docSkip marks a character position that produces nothing (the second
+// half of a surrogate pair).
+const docSkip = -1
+
+// docStory writes one story's text: paragraphs (0x0D) as blocks, table
+// cells (0x07) joined by " | " with a doubled mark ending the row, line
+// breaks (0x0B) as newlines, page and section breaks (0x0C) as page
+// boundaries in the body, field codes (between 0x13 and 0x14) dropped
+// and field results (0x14 to 0x15) kept.
+func docStory(story []rune, w *textWriter, body bool, noteMark func() string) {
+	var para strings.Builder
+	var fields []bool // per open field: still in its code
+	var row []string
+	inCode := func() bool {
+		for _, c := range fields {
+			if c {
+				return true
+			}
+		}
+		return false
+	}
+	flush := func() {
+		if len(row) > 0 {
+			w.row("", row)
+			row = row[:0]
+		}
+		w.endLines()
+		w.block(para.String())
+		para.Reset()
+	}
+	lastCell := false
+	for _, r := range story {
+		switch r {
+		case 0x13:
+			fields = append(fields, true)
+			continue
+		case 0x14:
+			if n := len(fields); n > 0 {
+				fields[n-1] = false
+			}
+			continue
+		case 0x15:
+			if n := len(fields); n > 0 {
+				fields = fields[:n-1]
+			}
+			continue
+		}
+		if inCode() {
+			continue
+		}
+		cell := false
+		switch r {
+		case 0x02:
+			para.WriteString(noteMark())
+		case docSkip, 0x01, 0x03, 0x04, 0x05, 0x08, 0x1F, 0xFEFF:
+			// Anchors of pictures, notes and objects, optional hyphens.
+		case 0x07:
+			if lastCell {
+				// The row's own mark after its last cell ends the row.
+				if len(row) > 0 {
+					w.row("", row)
+					row = row[:0]
+				}
+			} else {
+				row = append(row, para.String())
+				para.Reset()
+				cell = true
+			}
+		case 0x0D:
+			if len(row) > 0 {
+				para.WriteByte('\n') // a paragraph inside a cell
+			} else {
+				flush()
+			}
+		case 0x0B:
+			para.WriteByte('\n')
+		case 0x0C:
+			flush()
+			if body {
+				w.pageBreak()
+			}
+		case 0x1E:
+			para.WriteByte('-')
+		case 0xA0:
+			para.WriteByte(' ')
+		case 0x09:
+			if !strings.HasSuffix(para.String(), "] ") { // Word's tab after a note's number
+				para.WriteByte('\t')
+			}
+		default:
+			if r < 0x20 || (r >= 0xD800 && r <= 0xDFFF) {
+				continue
+			}
+			para.WriteRune(r)
+		}
+		lastCell = cell
+	}
+	if len(row) > 0 {
+		w.row("", row)
+		w.endLines()
+		row = nil
+	}
+	w.block(para.String())
+}
+
+// dedupParagraphs drops repeated paragraphs of the header story: Word
+// stores the first-page, odd and even variants of every section's headers
+// and footers, mostly the same text.
+func dedupParagraphs(story []rune) []rune {
+	seen := map[string]bool{}
+	var out []rune
+	kept := make([]rune, 0, len(story))
+	for _, r := range story {
+		if r != docSkip {
+			kept = append(kept, r)
+		}
+	}
+	for p := range strings.SplitSeq(string(kept), "\r") {
+		key := strings.TrimSpace(p)
+		if key == "" || seen[key] {
+			continue
+		}
+		seen[key] = true
+		out = append(out, []rune(p)...)
+		out = append(out, 0x0D)
+	}
+	return out
+}

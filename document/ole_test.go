@@ -1,0 +1,164 @@
+package document
+
+import (
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/extractq/extractq/document/internal/cfb/cfbtest"
+)
+
+// docReport is what report.fodt says, as the Word 97 .doc made from it
+// reads: body with its footnote cited, lists (without their markers: Word
+// keeps those in paragraph properties), the table as rows, the footnote,
+// then the header and footer story.
+var docReport = []string{
+	"Quarterly Invoice Report\n\nThe supplier Globex delivered widgets in March.[1] Payment is due within thirty days.",
+	"First item: invoice number INV-2041\n\nSecond item: total amount 1,250.00 EUR\n\nProduct | Quantity | Price\nWidget | 10 | 100.00\nGadget | 5 | 50.00\n\nSigned by the accounts department",
+	"[1] Delivery dates were confirmed by the warehouse.",
+	"Acme Corporation confidential header",
+	"Footer line with registration number 12345",
+}
+
+// TestLegacyDOC: Word 97-2003 files, refused before, read with their
+// words: 8-bit and UTF-16 pieces, a hyperlink field's result without its
+// code, the document's title.
+func TestLegacyDOC(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		file, title string
+		want        []string
+		not         []string
+	}{
+		{"legacy.doc", "Quarterly Invoice Report", docReport, nil},
+		{"ticket.doc", "Ticket 4711 summary", []string{
+			"Ticket 4711 was opened by Müller about the broken pump in Zürich.",
+			"See the ticket tracker entry for the full history.",
+			"Ελληνικά: η αντλία αντικαταστάθηκε.",
+			"Second page: the replacement pump costs 980 EUR.\n\nClosing remark on page two.",
+		}, []string{"HYPERLINK", "example.com"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.file, func(t *testing.T) {
+			t.Parallel()
+			d, err := ReadFile(t.Context(), filepath.Join("testdata", "formats", tc.file), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Format != "ole" || d.MediaType != "application/msword" || d.Reader.String() != "ole/"+oleVersion {
+				t.Errorf("format %s %s %s", d.Format, d.MediaType, d.Reader)
+			}
+			if d.Meta.Title != tc.title {
+				t.Errorf("title %q, want %q", d.Meta.Title, tc.title)
+			}
+			rest := d.Text
+			for _, w := range tc.want {
+				i := strings.Index(rest, w)
+				if i < 0 {
+					t.Fatalf("missing (or out of order) %q in:\n%s", w, d.Text)
+				}
+				rest = rest[i+len(w):]
+			}
+			for _, n := range tc.not {
+				if strings.Contains(d.Text, n) {
+					t.Errorf("text holds %q (a field code):\n%s", n, d.Text)
+				}
+			}
+		})
+	}
+}
+
+// TestDOCStory: the special characters of a Word story: page breaks make
+// pages, nested field codes go and their results stay, table cells and
+// rows, line breaks, non-breaking hyphens and spaces, a surrogate pair's
+// second position.
+func TestDOCStory(t *testing.T) {
+	t.Parallel()
+	in := "Page one\x0D\x0CPage two \x13 PAGE \x13 inner \x14x\x15 \x143\x15 end\x0B" +
+		"next\x1Eline\u00a0here\x0Da\x07b\x07\x07c\x07d\x07\x07after\x0D\x01\x08"
+	story := []rune(in)
+	story = append(story, 0x1F600, docSkip)
+	w := newTextWriter(Limits{})
+	docStory(story, w, true, func() string { return "" })
+	text, pages, err := w.text()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "Page one\n\nPage two 3 end\nnext-line here\n\na | b\nc | d\n\nafter\n\n\U0001F600"
+	if text != want {
+		t.Errorf("text\n%q\nwant\n%q", text, want)
+	}
+	if len(pages) != 2 || text[pages[0].Start:pages[0].End] != "Page one" || !strings.HasPrefix(text[pages[1].Start:], "Page two") {
+		t.Errorf("pages %+v", pages)
+	}
+}
+
+// wordFIB is a WordDocument stream of a bare FIB with the given nFib and
+// flags, for the refusals that need no text.
+func wordFIB(nFib, flags uint16) []byte {
+	b := make([]byte, 1024)
+	le := binary.LittleEndian
+	le.PutUint16(b, 0xA5EC)
+	le.PutUint16(b[2:], nFib)
+	le.PutUint16(b[0x0A:], flags)
+	le.PutUint16(b[32:], 14)    // csw
+	le.PutUint16(b[62:], 22)    // cslw
+	le.PutUint16(b[152:], 0x5D) // cbRgFcLcb
+	return b
+}
+
+// TestOLERefusals: what is still refused says why and what to do.
+func TestOLERefusals(t *testing.T) {
+	t.Parallel()
+	build := func(names ...string) []byte {
+		var s []cfbtest.Stream
+		for _, n := range names {
+			s = append(s, cfbtest.Stream{Path: n, Data: []byte("x")})
+		}
+		return cfbtest.Build(s, cfbtest.Options{})
+	}
+	doc := func(fib []byte) []byte {
+		return cfbtest.Build([]cfbtest.Stream{{Path: "WordDocument", Data: fib}, {Path: "1Table", Data: make([]byte, 64)}}, cfbtest.Options{})
+	}
+	tests := []struct {
+		name string
+		in   []byte
+		want error
+		hint string
+	}{
+		{"locked.docx", build("EncryptionInfo", "EncryptedPackage"), ErrEncrypted, "remove the password"},
+		{"secret.doc", doc(wordFIB(0xC1, 0x0100|0x0200)), ErrEncrypted, "without one"},
+		{"xor.doc", doc(wordFIB(0xC1, 0x8000)), ErrEncrypted, "without one"},
+		{"word95.doc", doc(wordFIB(0x65, 0)), ErrUnsupported, "--convert-to docx"},
+		{"nopieces.doc", doc(wordFIB(0xC1, 0x0200)), ErrCorrupt, "piece table"},
+		{"book.xls", build("Book"), ErrUnsupported, "--convert-to xlsx"},
+		{"deck.ppt", build("PowerPoint Document"), ErrUnsupported, "--convert-to pptx"},
+		{"thing.bin", build("Contents"), ErrUnsupported, "unknown kind"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := ReadBytes(t.Context(), tc.in, Options{Name: tc.name})
+			if !isErr(err, tc.want) || !strings.Contains(err.Error(), tc.hint) {
+				t.Fatalf("got %v, want %v with %q", err, tc.want, tc.hint)
+			}
+		})
+	}
+}
+
+func TestSummaryInfoFixture(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(filepath.Join("testdata", "formats", "legacy.doc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := ReadBytes(t.Context(), b, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Meta.Author != "Ada Lovelace" {
+		t.Errorf("author %q", d.Meta.Author)
+	}
+}
