@@ -241,3 +241,9 @@ func FuzzDOC(f *testing.F) {
 	fuzzStreams(f, "ticket.doc", "WordDocument", "1Table")
 }
 
+
+// FuzzMSG fuzzes an Outlook message's top-level property stream and its
+// body; the attachments (a CSV, a .doc, an attached message) stay whole.
+func FuzzMSG(f *testing.F) {
+	fuzzStreams(f, "ticket.msg", "__properties_version1.0", "__substg1.0_1000001F")
+}

@@ -90,7 +90,10 @@ func decodeOLE(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*
 			doc.MediaType = "application/msword"
 		}
 	case hasPrefix("__substg1.0_"):
-		return nil, fmt.Errorf("%w: an Outlook .msg message; save it as .eml (drag it out of Outlook, or convert with msgconvert) and submit that", ErrUnsupported)
+		doc, err = decodeMSG(ctx, f, "", opts)
+		if doc != nil {
+			doc.MediaType = "application/vnd.ms-outlook"
+		}
 	case has("Workbook") || has("Book"):
 		return nil, fmt.Errorf("%w: an Excel 97-2003 .xls; convert it with libreoffice --headless --convert-to xlsx and submit the .xlsx", ErrUnsupported)
 	case has("PowerPoint Document"):

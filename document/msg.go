@@ -1,0 +1,333 @@
+package document
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"mime"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/extractq/extractq/document/internal/cfb"
+)
+
+// MAPI property ids an Outlook message is read by ([MS-OXPROPS]).
+const (
+	prSubject          = 0x0037
+	prClientSubmitTime = 0x0039
+	prSenderName       = 0x0C1A
+	prSenderEmail      = 0x0C1F
+	prRecipientType    = 0x0C15
+	prDisplayCc        = 0x0E03
+	prDisplayTo        = 0x0E04
+	prDeliveryTime     = 0x0E06
+	prBody             = 0x1000
+	prHTML             = 0x1013
+	prMessageID        = 0x1035
+	prDisplayName      = 0x3001
+	prEmailAddress     = 0x3003
+	prAttachData       = 0x3701
+	prAttachFilename   = 0x3704
+	prAttachMethod     = 0x3705
+	prAttachLongName   = 0x3707
+	prAttachMime       = 0x370E
+	prSMTPAddress      = 0x39FE
+	prInternetCPID     = 0x3FDE
+	prMessageCodepage  = 0x3FFD
+	prSenderSMTP       = 0x5D01
+)
+
+// msgStore reads the properties of one object of a .msg (the message,
+// a recipient, an attachment, an embedded message): variable-size values
+// each in a "__substg1.0_IIIITTTT" stream, fixed-size ones in the
+// "__properties_version1.0" stream after a header of hdr bytes.
+type msgStore struct {
+	f        *cfb.File
+	dir      string
+	fixed    map[uint16][]byte // property id → 8-byte value
+	codepage string
+}
+
+func newMsgStore(f *cfb.File, dir string, hdr int) *msgStore {
+	s := &msgStore{f: f, dir: dir, fixed: map[uint16][]byte{}, codepage: "windows-1252"}
+	if b, err := f.ReadStream(s.path("__properties_version1.0")); err == nil && len(b) >= hdr {
+		for i := hdr; i+16 <= len(b); i += 16 {
+			tag := binary.LittleEndian.Uint32(b[i:])
+			s.fixed[uint16(tag>>16)] = b[i+8 : i+16]
+		}
+	}
+	for _, id := range []uint16{prInternetCPID, prMessageCodepage} {
+		if cp, ok := s.long(id); ok {
+			if label := codepageLabel(cp); label != "" {
+				s.codepage = label
+				break
+			}
+		}
+	}
+	return s
+}
+
+func (s *msgStore) path(name string) string {
+	if s.dir == "" {
+		return name
+	}
+	return s.dir + "/" + name
+}
+
+func (s *msgStore) stream(id, typ uint16) ([]byte, bool) {
+	b, err := s.f.ReadStream(s.path(fmt.Sprintf("__substg1.0_%04X%04X", id, typ)))
+	return b, err == nil
+}
+
+// str is a string property, Unicode (PT_UNICODE) or 8-bit (PT_STRING8,
+// in the message's code page), without its terminating NUL.
+func (s *msgStore) str(id uint16) string {
+	if b, ok := s.stream(id, 0x001F); ok {
+		return strings.TrimRight(decodeUTF16LE(b), "\x00")
+	}
+	if b, ok := s.stream(id, 0x001E); ok {
+		return strings.TrimRight(transcode(b, s.codepage), "\x00")
+	}
+	return ""
+}
+
+func (s *msgStore) long(id uint16) (int, bool) {
+	v, ok := s.fixed[id]
+	if !ok {
+		return 0, false
+	}
+	return int(int32(binary.LittleEndian.Uint32(v))), true
+}
+
+func (s *msgStore) time(id uint16) time.Time {
+	v, ok := s.fixed[id]
+	if !ok {
+		return time.Time{}
+	}
+	return filetimeToTime(binary.LittleEndian.Uint64(v))
+}
+
+// codepageLabel names a Windows code page as the charset package knows
+// it; "" for one it does not.
+func codepageLabel(cp int) string {
+	switch {
+	case cp == 65001:
+		return "utf-8"
+	case cp == 20127:
+		return "us-ascii"
+	case cp >= 1250 && cp <= 1258:
+		return "windows-" + strconv.Itoa(cp)
+	case cp >= 28591 && cp <= 28605:
+		return "iso-8859-" + strconv.Itoa(cp-28590)
+	case cp == 932:
+		return "shift_jis"
+	case cp == 936:
+		return "gbk"
+	case cp == 949:
+		return "euc-kr"
+	case cp == 950:
+		return "big5"
+	case cp == 20866:
+		return "koi8-r"
+	}
+	return ""
+}
+
+// decodeMSG reads an Outlook message ([MS-OXMSG]) stored under dir ("" for
+// the top-level message): sender, recipients, date and subject as the
+// metadata and the first lines of the text, as the e-mail reader writes
+// them, then the plain-text body (else the HTML body converted), and each
+// attachment as a child document; an attached message is read as one.
+func decodeMSG(ctx context.Context, f *cfb.File, dir string, opts *Options) (*Document, error) {
+	hdr := 32
+	if dir != "" {
+		hdr = 24 // an embedded message's properties header is shorter
+	}
+	s := newMsgStore(f, dir, hdr)
+	doc := &Document{}
+	m := &doc.Meta
+	m.Subject = s.str(prSubject)
+	m.Title = m.Subject
+	m.From = mailbox(s.str(prSenderName), firstAddress(s.str(prSenderSMTP), s.str(prSenderEmail)))
+	m.Author = m.From
+	m.MessageID = strings.Trim(strings.TrimSpace(s.str(prMessageID)), "<>")
+	if m.Date = s.time(prClientSubmitTime); m.Date.IsZero() {
+		m.Date = s.time(prDeliveryTime)
+	}
+	children := f.Children(dir)
+	for _, e := range children {
+		if e.Type != cfb.TypeStorage || !strings.HasPrefix(strings.ToLower(e.Name), "__recip_version1.0_") {
+			continue
+		}
+		r := newMsgStore(f, e.Path, 8)
+		who := mailbox(r.str(prDisplayName), firstAddress(r.str(prSMTPAddress), r.str(prEmailAddress)))
+		if who == "" {
+			continue
+		}
+		switch t, _ := r.long(prRecipientType); t & 0xF {
+		case 2:
+			m.Cc = append(m.Cc, who)
+		case 3: // Bcc: not part of what the recipients saw
+		default:
+			m.To = append(m.To, who)
+		}
+	}
+	if len(m.To) == 0 {
+		m.To = splitDisplay(s.str(prDisplayTo))
+	}
+	if len(m.Cc) == 0 {
+		m.Cc = splitDisplay(s.str(prDisplayCc))
+	}
+	w := newTextWriter(opts.Limits)
+	var hdrLines []string
+	date := ""
+	if !m.Date.IsZero() {
+		date = m.Date.Format(time.RFC1123Z)
+	}
+	for _, h := range []struct{ k, v string }{
+		{"From", m.From}, {"To", strings.Join(m.To, ", ")}, {"Cc", strings.Join(m.Cc, ", ")},
+		{"Date", date}, {"Subject", m.Subject},
+	} {
+		if h.v != "" {
+			hdrLines = append(hdrLines, h.k+": "+h.v)
+		}
+	}
+	w.block(strings.Join(hdrLines, "\n"))
+	body := strings.ReplaceAll(s.str(prBody), "\r\n", "\n")
+	if strings.TrimSpace(body) == "" {
+		html, ok := s.stream(prHTML, 0x0102)
+		if !ok {
+			if t := s.str(prHTML); t != "" {
+				html, ok = []byte(t), true
+			}
+		}
+		if ok {
+			hd, err := htmlDocument(html, "", opts.Limits, false)
+			if err == nil {
+				body = hd.Text
+			} else {
+				doc.Warnings = append(doc.Warnings, "the HTML body could not be read: "+err.Error())
+			}
+		} else if _, ok := s.stream(0x1009, 0x0102); ok {
+			doc.Warnings = append(doc.Warnings, "the message body is stored only as compressed RTF, which is not read: save the message as .eml or as text to read its body")
+		}
+	}
+	w.block(body)
+	var err error
+	if doc.Text, _, err = w.text(); err != nil {
+		return nil, err
+	}
+	for _, e := range children {
+		if e.Type != cfb.TypeStorage || !strings.HasPrefix(strings.ToLower(e.Name), "__attach_version1.0_") {
+			continue
+		}
+		if err := context.Cause(ctx); err != nil {
+			return nil, err
+		}
+		a, err := msgAttachment(ctx, f, e.Path, len(doc.Attachments), opts)
+		if err != nil {
+			return nil, err
+		}
+		if a != nil {
+			doc.Attachments = append(doc.Attachments, a)
+		}
+	}
+	return doc, nil
+}
+
+// msgAttachment reads one attachment storage: its bytes through the
+// registry (ReadChild), or an attached message read in place.
+func msgAttachment(ctx context.Context, f *cfb.File, dir string, n int, opts *Options) (*Document, error) {
+	a := newMsgStore(f, dir, 8)
+	name := a.str(prAttachLongName)
+	if name == "" {
+		name = a.str(prAttachFilename)
+	}
+	if name == "" {
+		name = a.str(prDisplayName)
+	}
+	name = path.Base(strings.ReplaceAll(name, `\`, "/"))
+	if name == "." || name == "/" {
+		name = ""
+	}
+	if _, ok := f.Lookup(dir + fmt.Sprintf("/__substg1.0_%04X000D", prAttachData)); ok {
+		// An attached message (attach method 5): a storage holding a
+		// message of its own.
+		if name == "" {
+			name = "attachment-" + strconv.Itoa(n+1) + ".msg"
+		}
+		child := *opts
+		child.Name, child.depth = name, opts.depth+1
+		if max := opts.Limits.withDefaults().MaxDepth; child.depth > max {
+			return &Document{Name: name, Err: &Error{Name: name, Err: fmt.Errorf("%w: attachments nested deeper than %d", ErrTooLarge, max)}}, nil
+		}
+		d, err := decodeMSG(ctx, f, dir+fmt.Sprintf("/__substg1.0_%04X000D", prAttachData), &child)
+		if err != nil {
+			if isLimitErr(err) {
+				return nil, err
+			}
+			return &Document{Name: name, Err: &Error{Name: name, Format: "ole", Err: err}}, nil
+		}
+		d.Name, d.Format, d.MediaType = name, "ole", "application/vnd.ms-outlook"
+		d.Reader = ReaderInfo{Name: "ole", Version: oleVersion}
+		return d, nil
+	}
+	data, ok := a.stream(prAttachData, 0x0102)
+	if !ok {
+		return nil, nil // a link or an OLE object without bytes of its own
+	}
+	if name == "" {
+		name = "attachment-" + strconv.Itoa(n+1)
+		if exts, _ := mime.ExtensionsByType(a.str(prAttachMime)); len(exts) > 0 {
+			name += exts[0]
+		}
+	}
+	return ReadChild(ctx, opts, name, data), nil
+}
+
+// isLimitErr reports an error that stops the whole document (a limit,
+// a cancelled context) rather than one attachment.
+func isLimitErr(err error) bool {
+	return errors.Is(err, ErrTooLarge) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// mailbox renders a name and an address as "Name <addr>", or whichever
+// of the two there is.
+func mailbox(name, addr string) string {
+	name, addr = strings.TrimSpace(name), strings.TrimSpace(addr)
+	switch {
+	case addr == "" || strings.EqualFold(name, addr):
+		if name == "" {
+			return addr
+		}
+		return name
+	case name == "":
+		return addr
+	}
+	return name + " <" + addr + ">"
+}
+
+// firstAddress is the first argument that looks like an SMTP address (an
+// Exchange sender has an X.500 path in its e-mail property).
+func firstAddress(list ...string) string {
+	for _, a := range list {
+		if strings.Contains(a, "@") {
+			return a
+		}
+	}
+	return ""
+}
+
+// splitDisplay splits a display list ("A; B") into names.
+func splitDisplay(v string) []string {
+	var out []string
+	for p := range strings.SplitSeq(v, ";") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
