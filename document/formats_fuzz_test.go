@@ -241,9 +241,14 @@ func FuzzDOC(f *testing.F) {
 	fuzzStreams(f, "ticket.doc", "WordDocument", "1Table")
 }
 
-
 // FuzzMSG fuzzes an Outlook message's top-level property stream and its
 // body; the attachments (a CSV, a .doc, an attached message) stay whole.
 func FuzzMSG(f *testing.F) {
 	fuzzStreams(f, "ticket.msg", "__properties_version1.0", "__substg1.0_1000001F")
+}
+
+// FuzzXLS fuzzes a workbook's BIFF stream (globals with the shared
+// strings, then the sheets).
+func FuzzXLS(f *testing.F) {
+	fuzzStreams(f, "sheet.xls", "Workbook")
 }

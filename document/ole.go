@@ -94,8 +94,13 @@ func decodeOLE(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*
 		if doc != nil {
 			doc.MediaType = "application/vnd.ms-outlook"
 		}
-	case has("Workbook") || has("Book"):
-		return nil, fmt.Errorf("%w: an Excel 97-2003 .xls; convert it with libreoffice --headless --convert-to xlsx and submit the .xlsx", ErrUnsupported)
+	case has("Workbook"):
+		doc, err = decodeXLS(ctx, f, "Workbook", opts)
+		if doc != nil {
+			doc.MediaType = "application/vnd.ms-excel"
+		}
+	case has("Book"):
+		return nil, fmt.Errorf("%w: an Excel 5/95 .xls; convert it with libreoffice --headless --convert-to xlsx and submit the .xlsx", ErrUnsupported)
 	case has("PowerPoint Document"):
 		return nil, fmt.Errorf("%w: a PowerPoint 97-2003 .ppt; convert it with libreoffice --headless --convert-to pptx and submit the .pptx", ErrUnsupported)
 	default:
