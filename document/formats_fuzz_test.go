@@ -171,7 +171,7 @@ func FuzzOLE(f *testing.F) {
 
 // oleStreams reads every stream of a compound file fixture, to rebuild
 // it around a fuzzed stream.
-func oleStreams(f *testing.F, fixture string) []cfbtest.Stream {
+func oleStreams(f testing.TB, fixture string) []cfbtest.Stream {
 	b, err := os.ReadFile(filepath.Join("testdata", "formats", fixture))
 	if err != nil {
 		f.Fatal(err)
@@ -251,4 +251,10 @@ func FuzzMSG(f *testing.F) {
 // strings, then the sheets).
 func FuzzXLS(f *testing.F) {
 	fuzzStreams(f, "sheet.xls", "Workbook")
+}
+
+// FuzzPPT fuzzes a presentation's record stream with the "Current User"
+// stream that points into it.
+func FuzzPPT(f *testing.F) {
+	fuzzStreams(f, "slides.ppt", "PowerPoint Document", "Current User")
 }

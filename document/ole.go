@@ -19,8 +19,8 @@ func init() {
 		Name:       "ole",
 		MediaType:  "application/x-ole-storage",
 		Extensions: []string{".doc", ".dot", ".msg", ".xls", ".ppt", ".docx", ".xlsx", ".pptx"},
-		// 2: Word 97-2003 .doc and Outlook .msg are read (1 refused every
-		// compound file).
+		// 2: Word .doc, Outlook .msg, Excel .xls and PowerPoint .ppt
+		// (97-2003) are read; 1 refused every compound file.
 		Version:  oleVersion,
 		Match:    func(head []byte, _ io.ReaderAt, _ int64) bool { return bytes.HasPrefix(head, oleMagic) },
 		Priority: 90,
@@ -56,9 +56,10 @@ func oleStream(b []byte, name string) bool {
 var encryptedPackage = fmt.Errorf("%w: a password-protected Office file (DOCX, XLSX or PPTX in an encrypted package); save an unprotected copy (File > Info > Protect > remove the password) and submit that", ErrEncrypted)
 
 // decodeOLE opens the compound file and reads it by what its streams say
-// it is: a Word .doc, an Outlook .msg; a password-protected OOXML package
-// is ErrEncrypted, and the legacy formats not read yet (Excel .xls,
-// PowerPoint .ppt) and unknown kinds are ErrUnsupported, each with the fix.
+// it is: a Word .doc, an Outlook .msg, an Excel .xls, a PowerPoint .ppt;
+// a password-protected OOXML package is ErrEncrypted, and older versions
+// (Word 6/95, Excel 5/95) and unknown kinds are ErrUnsupported, each with
+// the fix.
 func decodeOLE(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*Document, error) {
 	lim := opts.Limits.withDefaults()
 	f, err := cfb.Open(r, size, cfb.Limits{MaxRead: lim.MaxUnpacked})
@@ -102,7 +103,10 @@ func decodeOLE(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*
 	case has("Book"):
 		return nil, fmt.Errorf("%w: an Excel 5/95 .xls; convert it with libreoffice --headless --convert-to xlsx and submit the .xlsx", ErrUnsupported)
 	case has("PowerPoint Document"):
-		return nil, fmt.Errorf("%w: a PowerPoint 97-2003 .ppt; convert it with libreoffice --headless --convert-to pptx and submit the .pptx", ErrUnsupported)
+		doc, err = decodePPT(ctx, f, opts)
+		if doc != nil {
+			doc.MediaType = "application/vnd.ms-powerpoint"
+		}
 	default:
 		return nil, fmt.Errorf("%w: an OLE compound file of unknown kind; convert it to a modern format (PDF, DOCX, XLSX)", ErrUnsupported)
 	}

@@ -134,7 +134,6 @@ func TestOLERefusals(t *testing.T) {
 		{"word95.doc", doc(wordFIB(0x65, 0)), ErrUnsupported, "--convert-to docx"},
 		{"nopieces.doc", doc(wordFIB(0xC1, 0x0200)), ErrCorrupt, "piece table"},
 		{"book.xls", build("Book"), ErrUnsupported, "--convert-to xlsx"},
-		{"deck.ppt", build("PowerPoint Document"), ErrUnsupported, "--convert-to pptx"},
 		{"thing.bin", build("Contents"), ErrUnsupported, "unknown kind"},
 	}
 	for _, tc := range tests {
