@@ -25,6 +25,7 @@ const (
 	prDisplayTo        = 0x0E04
 	prDeliveryTime     = 0x0E06
 	prBody             = 0x1000
+	prRTFCompressed    = 0x1009
 	prHTML             = 0x1013
 	prMessageID        = 0x1035
 	prDisplayName      = 0x3001
@@ -139,7 +140,8 @@ func codepageLabel(cp int) string {
 // decodeMSG reads an Outlook message ([MS-OXMSG]) stored under dir ("" for
 // the top-level message): sender, recipients, date and subject as the
 // metadata and the first lines of the text, as the e-mail reader writes
-// them, then the plain-text body (else the HTML body converted), and each
+// them, then the plain-text body (else the HTML body converted, else the
+// compressed RTF body read by the RTF reader), and each
 // attachment as a child document; an attached message is read as one.
 func decodeMSG(ctx context.Context, f *cfb.File, dir string, opts *Options) (*Document, error) {
 	hdr := 32
@@ -211,8 +213,15 @@ func decodeMSG(ctx context.Context, f *cfb.File, dir string, opts *Options) (*Do
 			} else {
 				doc.Warnings = append(doc.Warnings, "the HTML body could not be read: "+err.Error())
 			}
-		} else if _, ok := s.stream(0x1009, 0x0102); ok {
-			doc.Warnings = append(doc.Warnings, "the message body is stored only as compressed RTF, which is not read: save the message as .eml or as text to read its body")
+		} else if rtf, ok := s.stream(prRTFCompressed, 0x0102); ok {
+			text, err := rtfBody(ctx, rtf, opts)
+			if err != nil {
+				if isLimitErr(err) {
+					return nil, err
+				}
+				doc.Warnings = append(doc.Warnings, "the RTF body could not be read: "+err.Error())
+			}
+			body = text
 		}
 	}
 	w.block(body)

@@ -18,6 +18,7 @@ import (
 // testMsg is what writeMSG puts in an Outlook message.
 type testMsg struct {
 	subject, senderName, senderAddr, body, html, messageID string
+	rtf                                                    []byte      // PR_RTF_COMPRESSED
 	to, cc                                                 [][2]string // name, address
 	date                                                   time.Time
 	attachments                                            []testAttachment
@@ -109,6 +110,9 @@ func msgStreams(dir string, m testMsg, hdr int) []cfbtest.Stream {
 	bins := map[uint16][]byte{}
 	if m.html != "" {
 		bins[prHTML] = []byte(m.html)
+	}
+	if m.rtf != nil {
+		bins[prRTFCompressed] = m.rtf
 	}
 	fx := []fixed{{prClientSubmitTime<<16 | 0x0040, ft(m.date)}, {prDeliveryTime<<16 | 0x0040, ft(m.date)}, {0x0E070003, 1}}
 	header := make([]byte, 32)
@@ -309,5 +313,21 @@ func TestMSGAgainstMsgconvert(t *testing.T) {
 		if a.Name != e.Name || body(a) != body(e) && a.Text != e.Text {
 			t.Errorf("attachment %d: %s %q\nvs msgconvert's %s %q", i, a.Name, a.Text, e.Name, e.Text)
 		}
+	}
+}
+
+// TestMSGRTFBody: a message whose body is only compressed RTF (older
+// Outlook) is read through the RTF reader.
+func TestMSGRTFBody(t *testing.T) {
+	t.Parallel()
+	rtf := []byte{0x2d, 0x00, 0x00, 0x00, 0x2b, 0x00, 0x00, 0x00, 0x4c, 0x5a, 0x46, 0x75, 0xf1, 0xc5, 0xc7, 0xa7,
+		0x03, 0x00, 0x0a, 0x00, 0x72, 0x63, 0x70, 0x67, 0x31, 0x32, 0x35, 0x42, 0x32, 0x0a, 0xf3, 0x20,
+		0x68, 0x65, 0x6c, 0x09, 0x00, 0x20, 0x62, 0x77, 0x05, 0xb0, 0x6c, 0x64, 0x7d, 0x0a, 0x80, 0x0f, 0xa0}
+	d, err := ReadBytes(t.Context(), writeMSG(testMsg{subject: "rtf only", rtf: rtf}), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "Subject: rtf only\n\nhello world"; d.Text != want || len(d.Warnings) > 0 {
+		t.Errorf("text %q (warnings %v), want %q", d.Text, d.Warnings, want)
 	}
 }
