@@ -201,6 +201,12 @@ func docText(ctx context.Context, wd []byte, pieces []docPiece, total, maxText i
 	if total > maxText {
 		return nil, fmt.Errorf("%w: %d characters, the limit is %d (Limits.MaxText)", ErrTooLarge, total, maxText)
 	}
+	// Every character takes at least a byte of the stream: more means
+	// pieces that overlap, which only a crafted file has, and which would
+	// let a small file expand to MaxText.
+	if total > int64(len(wd)) {
+		return nil, fmt.Errorf("%w: the header counts %d characters in a WordDocument stream of %d bytes", ErrCorrupt, total, len(wd))
+	}
 	out := make([]rune, 0, min(total, int64(len(wd))))
 	for _, pc := range pieces {
 		if int64(len(out)) >= total {

@@ -79,6 +79,7 @@ func decodePPT(ctx context.Context, f *cfb.File, opts *Options) (*Document, erro
 	persist, docRef := pptPersist(f, b)
 	var slides []pptRecord
 	notesByID := map[uint32]uint32{} // notes id (a SlideAtom's notesIdRef) → persist id
+	listed := map[int64]bool{}
 	if docOff, ok := persist[docRef]; ok {
 		if doc, _, ok := pptAt(b, docOff); ok && doc.typ == pptDocument {
 			for _, c := range pptChildren(doc.data) {
@@ -96,7 +97,10 @@ func decodePPT(ctx context.Context, f *cfb.File, opts *Options) (*Document, erro
 					if c.instance != 0 {
 						continue
 					}
-					if off, ok := persist[binary.LittleEndian.Uint32(a.data)]; ok {
+					// A slide listed twice is read once: a real deck never
+					// does it, a crafted one would multiply the work.
+					if off, ok := persist[binary.LittleEndian.Uint32(a.data)]; ok && !listed[off] {
+						listed[off] = true
 						if s, _, ok := pptAt(b, off); ok && s.typ == pptSlide {
 							slides = append(slides, s)
 						}
@@ -123,6 +127,7 @@ func decodePPT(ctx context.Context, f *cfb.File, opts *Options) (*Document, erro
 	}
 	doc := &Document{}
 	w := newTextWriter(opts.Limits)
+	notesRead := map[int64]bool{}
 	for i, s := range slides {
 		if err := context.Cause(ctx); err != nil {
 			return nil, err
@@ -140,9 +145,10 @@ func decodePPT(ctx context.Context, f *cfb.File, opts *Options) (*Document, erro
 				continue
 			}
 			off, ok := persist[ref]
-			if !ok {
-				continue
+			if !ok || notesRead[off] {
+				continue // notes pages shared between slides are read once
 			}
+			notesRead[off] = true
 			if n, _, ok := pptAt(b, off); ok && n.typ == pptNotes {
 				notes := newTextWriter(opts.Limits)
 				pptText(n.data, notes, 0)

@@ -108,7 +108,7 @@ func TestRKNumber(t *testing.T) {
 	}{
 		{uint32(1234)<<2 | 2, 1234},
 		{uint32(1234)<<2 | 3, 12.34},
-		{0xFFFFFFEC | 2, -5}, // -5 << 2
+		{0xFFFFFFEC | 2, -5},    // -5 << 2
 		{uint32(0x3FF00000), 1}, // the high half of 1.0
 		{uint32(0x3FF00000) | 1, 0.01},
 	}
