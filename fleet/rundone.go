@@ -6,26 +6,33 @@ import (
 	"sync"
 
 	"github.com/extractq/extractq/internal/audit"
+	"github.com/extractq/extractq/internal/jobs/submit"
 )
 
 // runCount counts the jobs one Submit queues into its run (the audit's
 // run_done) as the batches are acked, so that a run sealed later awaits
 // exactly the jobs queued into it, and a Submit stopped half-way has
-// counted what it queued. The counting runs beside the queueing, one
-// statement at a time, coalescing the batches acked meanwhile: the
-// submitting goroutine only hands a number over (a statement costs a few
-// milliseconds, a tenth of a batch of 500). Submit owns the goroutine and
-// stops it before it returns.
+// counted what it queued. It counts them by id (audit CountRunJobs), the
+// new ones and those of the run the Submit found queued or final already,
+// so that the rerun of a Submit killed between the server's ack and the
+// count counts what the killed one did not, and no job twice. The
+// counting runs beside the queueing, one statement at a time, coalescing
+// the batches acked meanwhile: the submitting goroutine only hands the
+// summary's lists over (a statement costs a few milliseconds, a tenth of
+// a batch of 500). Submit owns the goroutine and stops it before it
+// returns.
 type runCount struct {
 	store *audit.Store
 	run   string
 
-	mu      sync.Mutex
-	queued  int   // jobs queued so far (the latest summary's)
-	counted int   // of which recorded in the audit store
-	err     error // the last failure to record, nil once recorded
-	kick    chan struct{}
-	stopped chan struct{}
+	mu     sync.Mutex
+	queued []string // the summary's RunJobs so far (each report's extends the last's)
+	seen   []string // the summary's RunSeen so far
+	// How many of queued and seen are recorded in the audit store.
+	countedQueued, countedSeen int
+	err                        error // the last failure to record, nil once recorded
+	kick                       chan struct{}
+	stopped                    chan struct{}
 }
 
 // startRunCount starts counting the jobs queued into run; stop ends it.
@@ -40,10 +47,15 @@ func startRunCount(ctx context.Context, store *audit.Store, run string) *runCoun
 	return r
 }
 
-// progress hands over the jobs queued so far (a summary's Queued).
-func (r *runCount) progress(queued int) {
+// progress hands over a summary's jobs of the run so far.
+func (r *runCount) progress(s submit.Summary) {
 	r.mu.Lock()
-	r.queued = max(r.queued, queued)
+	if len(s.RunJobs) > len(r.queued) {
+		r.queued = s.RunJobs
+	}
+	if len(s.RunSeen) > len(r.seen) {
+		r.seen = s.RunSeen
+	}
 	r.mu.Unlock()
 	select {
 	case r.kick <- struct{}{}:
@@ -51,18 +63,19 @@ func (r *runCount) progress(queued int) {
 	}
 }
 
-// record writes the jobs queued and not yet counted.
+// record writes the jobs queued or seen and not yet counted.
 func (r *runCount) record(ctx context.Context) {
 	r.mu.Lock()
-	n := r.queued - r.counted
+	queued, seen := r.queued[r.countedQueued:], r.seen[r.countedSeen:]
 	r.mu.Unlock()
-	if n <= 0 {
+	if len(queued) == 0 && len(seen) == 0 {
 		return
 	}
-	err := r.store.AddRunJobs(ctx, r.run, n)
+	_, err := r.store.CountRunJobs(ctx, r.run, queued, seen)
 	r.mu.Lock()
 	if r.err = err; err == nil {
-		r.counted += n
+		r.countedQueued += len(queued)
+		r.countedSeen += len(seen)
 	}
 	r.mu.Unlock()
 }

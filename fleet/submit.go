@@ -236,7 +236,7 @@ func (c *Client) Submit(ctx context.Context, job Job, docs iter.Seq[Document], o
 	sj := submit.Job{Schema: ref, Provider: job.Provider, Model: model, Pool: pool, Run: job.Run, Options: job.Options.internal()}
 	counter := startRunCount(ctx, c.store, job.Run)
 	progress := func(s submit.Summary) {
-		counter.progress(s.Queued)
+		counter.progress(s)
 		if cfg.progress != nil {
 			p := *out
 			p.count(s)
@@ -258,7 +258,7 @@ func (c *Client) Submit(ctx context.Context, job Job, docs iter.Seq[Document], o
 		return nil
 	}, progress)
 	out.count(sum)
-	counter.progress(sum.Queued)
+	counter.progress(sum)
 	countErr := counter.stop(ctx)
 	switch {
 	case err != nil:

@@ -52,7 +52,7 @@ func TestRunServesMetrics(t *testing.T) {
 
 	// The run, counted and sealed as a submit without --wait leaves it, is
 	// announced by the worker's sweeper.
-	if err := st.AddRunJobs(ctx, "metrics", 1); err != nil {
+	if _, err := st.CountRunJobs(ctx, "metrics", []string{"metrics-1"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.SealRun(ctx, "metrics"); err != nil {

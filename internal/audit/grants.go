@@ -53,7 +53,7 @@ func WorkerGrants(role string) []string {
 // dead_letters.resubmitted_at (no other column); keep the watermarks of
 // its incremental runs (submit --incremental: its own state, read,
 // written and reset); count and seal its runs and register their webhooks
-// (run_done, run_webhooks), and log its webhook deliveries (insert only).
+// (run_done, run_webhooks; extractq_count_run_jobs), and log its webhook deliveries (insert only).
 // It may not write attempts, jobs or results.
 func SubmitterGrants(role string) []string {
 	r := pgx.Identifier{role}.Sanitize()
@@ -68,6 +68,7 @@ func SubmitterGrants(role string) []string {
 		"GRANT SELECT, INSERT ON webhook_deliveries TO " + r,
 		"GRANT SELECT ON run_totals TO " + r,
 		"GRANT SELECT, INSERT, UPDATE ON run_done, run_webhooks TO " + r,
+		"GRANT EXECUTE ON FUNCTION extractq_count_run_jobs(text, text[], text[]) TO " + r,
 	}
 }
 

@@ -99,7 +99,7 @@ func TestWorkerGrantsSuffice(t *testing.T) {
 	// The sweeper: a submitter counted and sealed run1 (testRecord's run);
 	// the worker role reads its final jobs, claims and publishes it, and
 	// logs its webhook's delivery; it cannot count or seal runs itself.
-	if err := owner.AddRunJobs(ctx, "run1", 3); err != nil {
+	if _, err := owner.CountRunJobs(ctx, "run1", []string{"j1", "j2", "j3"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := owner.SealRun(ctx, "run1"); err != nil {
@@ -207,7 +207,7 @@ func TestSubmitterAndReaderGrantsSuffice(t *testing.T) {
 	}
 	refused(t, sub, []string{"UPDATE webhook_deliveries SET status_code = 500", "DELETE FROM webhook_deliveries"})
 	// It counts and seals its runs and registers their webhooks.
-	if err := sub.AddRunJobs(ctx, "r", 2); err != nil {
+	if _, err := sub.CountRunJobs(ctx, "r", []string{"j1", "j2"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if gen, err := sub.SealRun(ctx, "r"); err != nil || gen != 1 {

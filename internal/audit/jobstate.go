@@ -27,6 +27,9 @@ type JobState struct {
 	// the same text, schema fingerprint and model, possibly made by a
 	// resubmission after this job was dead-lettered.
 	HasResult bool
+	// Run is the run of the job's audit record ("" without one: a job no
+	// worker has recorded yet, or only a dead letter).
+	Run string
 }
 
 // Final reports whether the job is settled: a result or a dead letter. It
@@ -62,8 +65,9 @@ SELECT job_id, coalesce(j.status, ''), coalesce(j.prompt_tokens + j.completion_t
        coalesce(d.seq, 0), coalesce(d.reason, ''),
        EXISTS (SELECT 1 FROM results r WHERE r.document_id = j.document_id
                AND (r.content_hash = j.content_hash OR j.content_hash = '')
-               AND r.schema_fingerprint = j.schema_fingerprint AND r.model = j.model)
-FROM (SELECT job_id, status, prompt_tokens, completion_tokens, document_id, content_hash, schema_fingerprint, model
+               AND r.schema_fingerprint = j.schema_fingerprint AND r.model = j.model),
+       coalesce(j.run, '')
+FROM (SELECT job_id, status, prompt_tokens, completion_tokens, document_id, content_hash, schema_fingerprint, model, run
       FROM jobs WHERE job_id = ANY($1)) j
 FULL JOIN (SELECT job_id, seq, reason FROM dead_letters WHERE job_id = ANY($1)) d USING (job_id)`
 
@@ -75,7 +79,7 @@ func scanJobStates(rows pgx.Rows, err error, out map[string]JobState) error {
 		id    string
 		state JobState
 	)
-	_, err = pgx.ForEachRow(rows, []any{&id, &state.Status, &state.Tokens, &state.DeadLettered, &state.DeadLetterSeq, &state.DeadLetterReason, &state.HasResult}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&id, &state.Status, &state.Tokens, &state.DeadLettered, &state.DeadLetterSeq, &state.DeadLetterReason, &state.HasResult, &state.Run}, func() error {
 		if state.Status == "" {
 			state.Status = StatusDeadLettered
 		}

@@ -214,8 +214,8 @@ func readJobStates(mrr *pgconn.MultiResultReader, out map[string]JobState) error
 	var bad error
 	for rr.NextRow() {
 		v := rr.Values()
-		if len(v) != 7 {
-			bad = fmt.Errorf("%d columns, want 7", len(v))
+		if len(v) != 8 {
+			bad = fmt.Errorf("%d columns, want 8", len(v))
 			continue
 		}
 		tokens, err1 := strconv.ParseInt(string(v[2]), 10, 64)
@@ -225,7 +225,7 @@ func readJobStates(mrr *pgconn.MultiResultReader, out map[string]JobState) error
 			continue
 		}
 		state := JobState{Status: string(v[1]), Tokens: tokens, DeadLettered: string(v[3]) == "t",
-			DeadLetterSeq: seq, DeadLetterReason: string(v[5]), HasResult: string(v[6]) == "t"}
+			DeadLetterSeq: seq, DeadLetterReason: string(v[5]), HasResult: string(v[6]) == "t", Run: string(v[7])}
 		if state.Status == "" {
 			state.Status = StatusDeadLettered
 		}

@@ -12,20 +12,33 @@ import (
 // jobs they queue into a run and seal it when they finish queueing; a
 // sweeper announces a sealed run once as many of its jobs are final.
 
-// AddRunJobs counts n more jobs queued into run. A submission calls it
-// after each batch the server acked, so that a submission that stops
-// half-way still counted what it queued (a rerun sees those as duplicates).
-func (s *Store) AddRunJobs(ctx context.Context, run string, n int) error {
-	if n <= 0 {
-		return nil
+// CountRunJobs counts jobs into run, each once whatever the submissions
+// that count it (migration 019), and returns how many were new to the
+// count. queued are jobs the server acked as new; seen are jobs of the
+// run a submission found queued or final already, which the submission
+// that queued them may not have counted (killed between the server's ack
+// and its count): they count only in a run counted by job from its start
+// (run_done.by_job), since an older run's count has no record of which
+// jobs it holds. A submission calls it after each batch the server acked,
+// so that one that stops half-way still counted what it queued, and its
+// rerun counts the rest. The ids are kept in one row per count until a
+// count brings seen jobs, then one row per job (see the migration).
+func (s *Store) CountRunJobs(ctx context.Context, run string, queued, seen []string) (int, error) {
+	if len(queued) == 0 && len(seen) == 0 {
+		return 0, nil
 	}
-	_, err := s.pool.Exec(ctx, `INSERT INTO run_done AS d (run, jobs) VALUES ($1, $2)
-		ON CONFLICT (run) DO UPDATE SET jobs = d.jobs + excluded.jobs, updated_at = now()`, run, n)
+	var n int
+	err := s.pool.QueryRow(ctx, countRunJobsSQL, run, queued, seen).Scan(&n)
 	if err != nil {
-		return fmt.Errorf("audit: count the jobs of run %q: %w", run, err)
+		return 0, fmt.Errorf("audit: count the jobs of run %q: %w", run, err)
 	}
-	return nil
+	return n, nil
 }
+
+// countRunJobsSQL counts in one statement (migration 019's function):
+// what counting a batch cost before (one upsert of run_done), and the
+// batch's ids in one row.
+const countRunJobsSQL = `SELECT extractq_count_run_jobs($1, $2, $3)`
 
 // SealRun records that a submission into run finished queueing and
 // returns the run's new generation: the run is done (again) once as many
@@ -336,8 +349,10 @@ func (l *Lock) Close() {
 // before queueing into the run, so that none of the new jobs is among
 // those it finds.
 func (s *Store) StartRunCount(ctx context.Context, run string) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO run_done (run, jobs)
-		SELECT $1, coalesce(sum(jobs), 0) FROM run_totals WHERE run = $1
+	// The ids of jobs found in run_totals were never recorded: such a
+	// run is not counted by job (CountRunJobs, run_done.by_job).
+	_, err := s.pool.Exec(ctx, `INSERT INTO run_done (run, jobs, by_job)
+		SELECT $1, n, n = 0 FROM (SELECT coalesce(sum(jobs), 0) AS n FROM run_totals WHERE run = $1) t
 		ON CONFLICT (run) DO NOTHING`, run)
 	if err != nil {
 		return fmt.Errorf("audit: start counting the jobs of run %q: %w", run, err)

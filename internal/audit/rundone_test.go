@@ -2,8 +2,13 @@ package audit
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sync"
 	"testing"
 
+	"github.com/extractq/extractq/internal/cpustat"
 	"github.com/extractq/extractq/llm"
 )
 
@@ -28,7 +33,7 @@ func TestClaimRunDone(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(s.AddRunJobs(ctx, "run1", 2))
+	must(countJobs(s, "run1", "a", "b"))
 	must(w.Write(ctx, testRecord("a", "da", 1, 1, llm.OutcomeOK)))
 	if d := state(); d.Done() {
 		t.Fatalf("%+v: done before it was sealed", d)
@@ -44,7 +49,7 @@ func TestClaimRunDone(t *testing.T) {
 		t.Fatalf("%+v: want done, 2 final, 1 ok", d)
 	}
 	// A submission counts another job between the read and the claim.
-	must(s.AddRunJobs(ctx, "run1", 1))
+	must(countJobs(s, "run1", "c"))
 	if claimed, err := s.ClaimRunDone(ctx, d, []byte(`{}`), "w"); err != nil || claimed {
 		t.Fatalf("claim after more jobs were counted: %v, %v; want refused", claimed, err)
 	}
@@ -63,7 +68,7 @@ func TestClaimRunDone(t *testing.T) {
 		t.Fatalf("open runs %+v (%v): want none", runs, err)
 	}
 	// Reopened by another submission: generation 2.
-	must(s.AddRunJobs(ctx, "run1", 1))
+	must(countJobs(s, "run1", "d"))
 	gen, err = s.SealRun(ctx, "run1")
 	must(err)
 	if d := state(); gen != 2 || d.Done() {
@@ -75,8 +80,77 @@ func TestClaimRunDone(t *testing.T) {
 	}
 }
 
-// BenchmarkAddRunJobs is what counting a batch's jobs adds to a submit:
-// one statement per batch of 500 documents.
+// CountRunJobs counts each job of a run once, whoever counts it: the
+// submission the server acked it to, a rerun that finds it queued or final
+// (its first submission killed before counting it, or not), or two
+// submissions at once.
+func TestCountRunJobsOnce(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := newTestStore(t)
+	for _, step := range []struct {
+		name         string
+		run          string
+		queued, seen []string
+		added, jobs  int
+	}{
+		{"a batch acked", "r", []string{"a", "b"}, nil, 2, 2},
+		{"a rerun finds them and one uncounted", "r", nil, []string{"a", "b", "c"}, 1, 3},
+		{"the killed submission's count, late", "r", []string{"c"}, nil, 0, 3},
+		{"queued and found in one batch", "r", []string{"d", "e"}, []string{"d", "a"}, 2, 5},
+		{"the same jobs in another run", "other", []string{"a"}, []string{"b"}, 2, 2},
+		{"nothing", "r", nil, nil, 0, 5},
+		// A job the server acked as new twice (queued again past the
+		// duplicate window) counts twice until the run's ids are kept one
+		// by one, at its first found jobs: then once.
+		{"acked as new", "twice", []string{"x"}, nil, 1, 1},
+		{"acked as new again", "twice", []string{"x"}, nil, 1, 2},
+		{"found", "twice", nil, []string{"x"}, 0, 1},
+	} {
+		added, err := s.CountRunJobs(ctx, step.run, step.queued, step.seen)
+		if err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		d, _, err := s.RunDoneState(ctx, step.run)
+		if err != nil || added != step.added || d.Jobs != int64(step.jobs) {
+			t.Fatalf("%s: added %d, %+v, %v; want %d added, %d jobs", step.name, added, d, err, step.added, step.jobs)
+		}
+	}
+
+	// Submissions counting overlapping jobs at once, in different orders.
+	const n, counters = 200, 8
+	var wg sync.WaitGroup
+	errs := make(chan error, counters)
+	for c := range counters {
+		wg.Go(func() {
+			var q, seen []string
+			for i := range n {
+				id := fmt.Sprintf("job-%03d", (i*(c+1))%n)
+				if i%2 == 0 {
+					q = append(q, id)
+				} else {
+					seen = append(seen, id)
+				}
+				if len(q)+len(seen) == 50 {
+					if _, err := s.CountRunJobs(ctx, "concurrent", q, seen); err != nil {
+						errs <- err
+						return
+					}
+					q, seen = nil, nil
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if d, _, err := s.RunDoneState(ctx, "concurrent"); err != nil || d.Jobs != n {
+		t.Fatalf("counted at once: %+v, %v; want %d jobs", d, err, n)
+	}
+}
+
 // A run no submission counted (queued before migration 014, or by a
 // library caller) starts its count from the jobs the audit holds of it, so
 // that a resubmission into it awaits those too; a counted run keeps its
@@ -98,7 +172,10 @@ func TestStartRunCount(t *testing.T) {
 		jobs int64
 	}{
 		{"uncounted run", func() error { return s.StartRunCount(ctx, "run1") }, "run1", 2},
-		{"a resubmitted job", func() error { return s.AddRunJobs(ctx, "run1", 1) }, "run1", 3},
+		{"a resubmitted job", func() error { return countJobs(s, "run1", "c") }, "run1", 3},
+		// Jobs found in the run count only in a run counted by job from its
+		// start: run1's first two were counted without their ids.
+		{"jobs found in an older run", func() error { _, err := s.CountRunJobs(ctx, "run1", nil, []string{"a", "b"}); return err }, "run1", 3},
 		{"counted run kept", func() error { return s.StartRunCount(ctx, "run1") }, "run1", 3},
 		{"run without jobs", func() error { return s.StartRunCount(ctx, "new") }, "new", 0},
 	} {
@@ -112,14 +189,38 @@ func TestStartRunCount(t *testing.T) {
 	}
 }
 
-func BenchmarkAddRunJobs(b *testing.B) {
+// BenchmarkCountRunJobs is what counting a batch's jobs adds to a submit:
+// one statement per batch of 500 documents, inserting their ids.
+func BenchmarkCountRunJobs(b *testing.B) {
 	ctx := context.Background()
 	s := newTestStore(b)
+	pg0, err := cpustat.Backends(ctx, s.pool)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ids := make([]string, 500)
+	n := 0
 	for b.Loop() {
-		if err := s.AddRunJobs(ctx, "run1", 500); err != nil {
+		for i := range ids {
+			n++
+			sum := sha256.Sum256(fmt.Appendf(nil, "%d", n)) // job ids are hashes: random keys
+			ids[i] = hex.EncodeToString(sum[:16])
+		}
+		if _, err := s.CountRunJobs(ctx, "run1", ids, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
+	pg, err := cpustat.Since(ctx, s.pool, pg0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(pg.Microseconds())/float64(b.N), "pg-µs/op")
+}
+
+// countJobs counts jobs ids, queued, into run.
+func countJobs(s *Store, run string, ids ...string) error {
+	_, err := s.CountRunJobs(context.Background(), run, ids, nil)
+	return err
 }
 
 // BenchmarkOpenRuns is one sweep's read: a year of nightly runs already

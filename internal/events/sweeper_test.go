@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -109,6 +110,9 @@ func (f *fixture) submit(t *testing.T, run string, n int) {
 	f.submitFor(t, run, n, events.KindDone)
 }
 
+// submittedJobs numbers the jobs the fixtures count into runs.
+var submittedJobs atomic.Int64
+
 // submitFor is submit with a webhook receiving kinds.
 func (f *fixture) submitFor(t *testing.T, run string, n int, kinds ...string) {
 	t.Helper()
@@ -121,7 +125,11 @@ func (f *fixture) submitFor(t *testing.T, run string, n int, kinds ...string) {
 		KeyID: webhook.KeyID(secret), Events: kinds, Timeout: 10 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.st.AddRunJobs(ctx, run, n); err != nil {
+	ids := make([]string, n) // each submission's jobs its own
+	for i := range ids {
+		ids[i] = fmt.Sprintf("%s-%d", run, submittedJobs.Add(1))
+	}
+	if _, err := f.st.CountRunJobs(ctx, run, ids, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.st.SealRun(ctx, run); err != nil {

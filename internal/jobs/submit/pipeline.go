@@ -31,6 +31,9 @@ type batch struct {
 	rejected []Rejection
 	done     int // already done (final in the audit, or a result for the text)
 	failed   int // of done, ended in a dead letter
+	// seen are the jobs of the submission's run among done: final in the
+	// audit, recorded in the run (Summary.RunSeen).
+	seen []string
 
 	// Set by the publisher.
 	unacked int // publishes awaiting their ack
@@ -231,35 +234,47 @@ func (p *pipeline) settle(b *batch) error {
 	if err != nil {
 		return err
 	}
+	run := p.job.Run
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	sum := &p.sum
 	sum.Rejected = append(sum.Rejected, b.rejected...)
 	sum.AlreadyDone += b.done
 	sum.AlreadyFailed += b.failed
+	sum.RunSeen = append(sum.RunSeen, b.seen...)
 	var gone []string // duplicates whose original left the stream
 	for i, it := range b.items {
+		original, still := queued[i]
 		switch {
 		case it.err != nil:
 			d := b.docs[b.idx[i]]
 			sum.Rejected = append(sum.Rejected, Rejection{ID: printableID(d.ID), Source: d.Source, Reason: it.err.Error()})
-		case it.dup && !queued[i]:
+		case it.dup && !still:
 			gone = append(gone, it.env.JobID)
 		case it.dup:
 			sum.Duplicates++
 			sum.JobIDs, sum.JobSeqs = append(sum.JobIDs, it.env.JobID), append(sum.JobSeqs, it.seq)
+			if run != "" && original == run {
+				sum.RunSeen = append(sum.RunSeen, it.env.JobID)
+			}
 		default:
 			sum.Queued++
 			sum.JobIDs, sum.JobSeqs = append(sum.JobIDs, it.env.JobID), append(sum.JobSeqs, it.seq)
+			if run != "" {
+				sum.RunJobs = append(sum.RunJobs, it.env.JobID)
+			}
 		}
 	}
-	return p.s.settleGone(p.ctx, gone, sum)
+	return p.s.settleGone(p.ctx, run, gone, sum)
 }
 
 // stillQueued reports which of the duplicates items[dups] are still on the
 // job stream at their seq (the original's sequence): waiting, or being
-// worked on, since a worker acks only after the audit is durable.
-func (s *Submitter) stillQueued(ctx context.Context, items []item, dups []int) (map[int]bool, error) {
+// worked on, since a worker acks only after the audit is durable. The map
+// holds the run of each one still queued, as its original names it ("" if
+// unreadable): a job queued into the run by a submission killed before it
+// counted it is among these (Summary.RunSeen).
+func (s *Submitter) stillQueued(ctx context.Context, items []item, dups []int) (map[int]string, error) {
 	if len(dups) == 0 {
 		return nil, nil
 	}
@@ -267,7 +282,7 @@ func (s *Submitter) stillQueued(ctx context.Context, items []item, dups []int) (
 	if err != nil {
 		return nil, fmt.Errorf("open stream %s: %w", jobs.JobsStream, err)
 	}
-	out := make(map[int]bool, len(dups))
+	out := make(map[int]string, len(dups))
 	for _, i := range dups {
 		it := items[i]
 		m, err := st.GetMsg(ctx, it.seq)
@@ -277,7 +292,14 @@ func (s *Submitter) stillQueued(ctx context.Context, items []item, dups []int) (
 		if err != nil {
 			return nil, fmt.Errorf("look up job %s on %s: %w", it.env.JobID, jobs.JobsStream, err)
 		}
-		out[i] = m.Header.Get(jetstream.MsgIDHeader) == it.env.JobID
+		if m.Header.Get(jetstream.MsgIDHeader) != it.env.JobID {
+			continue
+		}
+		var run string
+		if env, err := jobs.DecodeEnvelope(m.Data); err == nil {
+			run = env.Run
+		}
+		out[i] = run
 	}
 	return out, nil
 }
@@ -285,8 +307,8 @@ func (s *Submitter) stillQueued(ctx context.Context, items []item, dups []int) (
 // settleGone classifies duplicates whose original has left the stream: its
 // worker acked or terminated it after auditing it, so the audit has it
 // final (already done), unless the audit is another database or the stream
-// was purged (lost).
-func (s *Submitter) settleGone(ctx context.Context, ids []string, sum *Summary) error {
+// was purged (lost). Those final in run are the run's (Summary.RunSeen).
+func (s *Submitter) settleGone(ctx context.Context, run string, ids []string, sum *Summary) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -304,6 +326,9 @@ func (s *Submitter) settleGone(ctx context.Context, ids []string, sum *Summary) 
 		default:
 			sum.AlreadyDone++
 			sum.AlreadyFailed++
+		}
+		if ok && st.Final() && run != "" && st.Run == run {
+			sum.RunSeen = append(sum.RunSeen, id)
 		}
 	}
 	return nil
@@ -464,6 +489,9 @@ func (s *Submitter) skipFinal(ctx context.Context, job Job, b *batch, hashes []s
 	left, ids = make([]int, 0, len(b.docs)), make([]string, 0, len(b.docs))
 	for i := range b.docs {
 		st, ok := states[all[i]]
+		if ok && st.Final() && job.Run != "" && st.Run == job.Run {
+			b.seen = append(b.seen, all[i]) // whether or not it has a result (the case below)
+		}
 		switch {
 		case done[keys[i]]:
 			b.done++

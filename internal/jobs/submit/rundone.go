@@ -11,7 +11,7 @@ import (
 // *audit.Store implements it.
 type RunCounter interface {
 	StartRunCount(ctx context.Context, run string) error
-	AddRunJobs(ctx context.Context, run string, n int) error
+	CountRunJobs(ctx context.Context, run string, queued, seen []string) (int, error)
 	SealRun(ctx context.Context, run string) (int, error)
 }
 
@@ -54,8 +54,20 @@ func (s *Submitter) publishCounted(ctx context.Context, rc *runCounts, items []i
 	if err := s.publishAll(ctx, items); err != nil {
 		return err
 	}
-	added := map[string]int{}
-	for _, it := range items {
+	// A duplicate still queued into its own run may be one a resubmission
+	// killed before its count queued: counted too, once (CountRunJobs).
+	var dups []int
+	for i, it := range items {
+		if it.err == nil && it.dup && it.env.Run != "" {
+			dups = append(dups, i)
+		}
+	}
+	still, err := s.stillQueued(ctx, items, dups)
+	if err != nil {
+		return fmt.Errorf("%w (the jobs are queued; resubmit again to seal the run)", err)
+	}
+	added, runSeen := map[string][]string{}, map[string][]string{}
+	for i, it := range items {
 		if it.err != nil {
 			continue
 		}
@@ -67,17 +79,21 @@ func (s *Submitter) publishCounted(ctx context.Context, rc *runCounts, items []i
 			rc.queued[run] = 0
 			rc.order = append(rc.order, run)
 		}
-		if !it.dup {
-			added[run]++
+		switch original, ok := still[i]; {
+		case !it.dup:
+			added[run] = append(added[run], it.env.JobID)
+		case ok && original == run:
+			runSeen[run] = append(runSeen[run], it.env.JobID)
 		}
 	}
 	for _, run := range rc.order {
-		if n := added[run]; n > 0 {
-			if err := rc.st.AddRunJobs(ctx, run, n); err != nil {
-				return fmt.Errorf("%w (the jobs are queued; resubmit again to seal the run)", err)
-			}
-			rc.queued[run] += n
+		if len(added[run]) == 0 && len(runSeen[run]) == 0 {
+			continue
 		}
+		if _, err := rc.st.CountRunJobs(ctx, run, added[run], runSeen[run]); err != nil {
+			return fmt.Errorf("%w (the jobs are queued; resubmit again to seal the run)", err)
+		}
+		rc.queued[run] += len(added[run])
 	}
 	return nil
 }

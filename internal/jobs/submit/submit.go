@@ -71,6 +71,15 @@ type Summary struct {
 	// this submission's running jobs from its queued ones.
 	JobIDs  []string `json:"-"`
 	JobSeqs []uint64 `json:"-"`
+	// RunJobs are the jobs this submission queued (acked as new) into
+	// its job's run, in order; RunSeen the jobs of that run it found
+	// queued (duplicates whose original is in the run) or final already.
+	// A submission counts both into its run (audit CountRunJobs: each job
+	// once): a job queued by a submission killed after the server acked
+	// it and before it was counted is among a rerun's RunSeen. Both grow
+	// by appending, so a progress report's are prefixes of the next's.
+	RunJobs []string `json:"-"`
+	RunSeen []string `json:"-"`
 }
 
 // Submitter queues documents. Its publishes awaiting the server's ack are

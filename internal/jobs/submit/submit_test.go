@@ -3,6 +3,7 @@ package submit_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -383,5 +384,54 @@ func TestSubmitSkipsFinalJobs(t *testing.T) {
 	fourth := e.submit(t, docs(4))
 	if fourth.Queued != 0 || fourth.AlreadyDone != 4 || fourth.AlreadyFailed != 0 {
 		t.Errorf("submit after a successful resubmission: %+v, want all 4 already done, none failed", fourth)
+	}
+}
+
+// countFails is a resubmission's store whose counting fails once: as a
+// resubmission killed after the server acked a page and before its count.
+type countFails struct {
+	*audit.Store
+	failed bool
+}
+
+func (c *countFails) CountRunJobs(ctx context.Context, run string, queued, seen []string) (int, error) {
+	if !c.failed {
+		c.failed = true
+		return 0, errors.New("killed")
+	}
+	return c.Store.CountRunJobs(ctx, run, queued, seen)
+}
+
+// A resubmission whose page was acked and not counted leaves its jobs
+// queued and uncounted; its rerun finds them queued into their run
+// (duplicates) and counts them, once: the run is sealed with every job.
+func TestResubmitRerunCountsWhatTheKilledOneQueued(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	// r1 submitted and counted as Submit counts it.
+	if err := e.store.StartRunCount(ctx, "r1"); err != nil {
+		t.Fatal(err)
+	}
+	sum := e.submit(t, docs(4))
+	if _, err := e.store.CountRunJobs(ctx, "r1", sum.JobIDs, nil); err != nil {
+		t.Fatal(err)
+	}
+	w, err := e.store.NewWriter(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close(ctx)
+	e.deadLetter(t, w, "d1", "document 1")
+	e.deadLetter(t, w, "d2", "document 2")
+	req := submit.ResubmitRequest{FromDLQ: true, Run: "r1"}
+	if _, err := e.sub.Resubmit(ctx, &countFails{Store: e.store}, req); err == nil {
+		t.Fatal("the killed resubmission succeeded")
+	}
+	again, err := e.sub.Resubmit(ctx, e.store, req)
+	if err != nil || again.Duplicates != 2 || len(again.Runs) != 1 || again.Runs[0].Generation != 1 {
+		t.Fatalf("the rerun: %+v, %v; want 2 duplicates, r1 sealed", again, err)
+	}
+	if d, _, err := e.store.RunDoneState(ctx, "r1"); err != nil || d.Jobs != 6 {
+		t.Fatalf("r1 after the rerun: %+v, %v; want 6 jobs (4 submitted, 2 resubmitted)", d, err)
 	}
 }
