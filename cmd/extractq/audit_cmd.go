@@ -84,8 +84,8 @@ func newAuditPruneCmd() *cobra.Command {
 			if err != nil {
 				return cli.Failed(err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "pruned before %s: %d partitions dropped %v, %d attempts, %d jobs, %d dead-letter references, %d closed batches deleted\n",
-				cutoff.UTC().Format(time.RFC3339), len(res.PartitionsDropped), res.PartitionsDropped, res.AttemptsDeleted, res.JobsDeleted, res.DeadLetters, res.BatchesDeleted)
+			fmt.Fprintf(cmd.OutOrStdout(), "pruned before %s: %d partitions dropped %v, %d attempts, %d jobs, %d dead-letter references, %d closed batches deleted; the job ids counted into %d settled runs\n",
+				cutoff.UTC().Format(time.RFC3339), len(res.PartitionsDropped), res.PartitionsDropped, res.AttemptsDeleted, res.JobsDeleted, res.DeadLetters, res.BatchesDeleted, res.RunCountsPruned)
 			return nil
 		},
 	}

@@ -14,14 +14,19 @@ type PruneResult struct {
 	AttemptsDeleted   int64    `json:"attempts_deleted"` // rows deleted one by one (outside dropped partitions)
 	JobsDeleted       int64    `json:"jobs_deleted"`
 	DeadLetters       int64    `json:"dead_letters_deleted"`
-	BatchesDeleted    int64    `json:"batches_deleted"` // closed provider batches, with their stored lines
+	BatchesDeleted    int64    `json:"batches_deleted"`   // closed provider batches, with their stored lines
+	RunCountsPruned   int64    `json:"run_counts_pruned"` // runs whose counted job ids were deleted (their counts stay)
 }
 
 // Prune enforces retention: attempts started before cutoff (whole monthly
 // partitions are dropped, the rest deleted), finished jobs last updated
 // before cutoff, references to dead letters created before it that were
-// resubmitted since, and provider batches closed before it (their result
-// lines with them). Results, documents and schemas are kept: they are the
+// resubmitted since, provider batches closed before it (their result
+// lines with them), and the job ids counted into runs not open and not
+// counted into or sealed since (run_job_batches, run_jobs: about 50 bytes
+// a job, the largest part of a run's count; the count stays, and a later
+// submission into such a run counts only the jobs the server acks as new,
+// as runs counted before migration 19 do). Results, documents and schemas are kept: they are the
 // product, not the log. A dead letter not yet resubmitted keeps its
 // reference whatever its age: it is still on the DLQ, where `dlq list`
 // shows it, so `status` must go on counting it.
@@ -62,6 +67,19 @@ func (s *Store) Prune(ctx context.Context, cutoff time.Time) (*PruneResult, erro
 			return res, fmt.Errorf("audit: prune: %w", err)
 		}
 		*step.n = tag.RowsAffected()
+	}
+	// The update locks the runs' run_done rows, as a count does
+	// (extractq_count_run_jobs): a count waits for the prune, then reads
+	// by_job false and counts no found jobs against deleted ids.
+	err = s.pool.QueryRow(ctx, `WITH r AS (
+			UPDATE run_done SET by_job = false, job_rows = false
+			WHERE updated_at < $1 AND NOT open AND (by_job OR job_rows)
+			RETURNING run
+		), b AS (DELETE FROM run_job_batches WHERE run IN (SELECT run FROM r)),
+		j AS (DELETE FROM run_jobs WHERE run IN (SELECT run FROM r))
+		SELECT count(*) FROM r`, cutoff).Scan(&res.RunCountsPruned)
+	if err != nil {
+		return res, fmt.Errorf("audit: prune: the job ids counted into runs: %w", err)
 	}
 	return res, nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/extractq/extractq/internal/cpustat"
 	"github.com/extractq/extractq/llm"
@@ -244,5 +245,58 @@ func BenchmarkOpenRuns(b *testing.B) {
 		if err != nil || len(runs) != 10 {
 			b.Fatalf("%d open runs, %v", len(runs), err)
 		}
+	}
+}
+
+// Prune deletes the job ids counted into runs that are settled and
+// untouched since the cutoff, keeps their counts, and leaves open and
+// recent runs' ids; a later submission into a pruned run counts only the
+// jobs acked as new.
+func TestPruneRunCounts(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := newTestStore(t)
+	for _, c := range []struct {
+		run          string
+		queued, seen []string
+	}{
+		{"old", []string{"a", "b"}, nil},           // ids in one batch row
+		{"old-rows", []string{"a"}, []string{"b"}}, // ids one row each
+		{"open", []string{"a"}, nil},
+		{"recent", []string{"a"}, nil},
+	} {
+		if _, err := s.CountRunJobs(ctx, c.run, c.queued, c.seen); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.SealRun(ctx, "open"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.pool.Exec(ctx, "UPDATE run_done SET updated_at = '2020-06-01' WHERE run <> 'recent'"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Prune(ctx, time.Date(2021, 1, 1, 0, 0, 0, 0, time.UTC))
+	if err != nil || res.RunCountsPruned != 2 {
+		t.Fatalf("prune: %+v, %v; want the ids of 2 runs pruned", res, err)
+	}
+	ids := func(run string) (n int) {
+		t.Helper()
+		if err := s.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM run_jobs WHERE run = $1) +
+			(SELECT coalesce(sum(cardinality(job_ids)), 0) FROM run_job_batches WHERE run = $1)`, run).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for run, want := range map[string]int{"old": 0, "old-rows": 0, "open": 1, "recent": 1} {
+		if got := ids(run); got != want {
+			t.Errorf("run %s: %d job ids kept after prune, want %d", run, got, want)
+		}
+	}
+	if d, _, err := s.RunDoneState(ctx, "old"); err != nil || d.Jobs != 2 {
+		t.Errorf("run old after prune: %+v, %v; want its count of 2 kept", d, err)
+	}
+	// Found jobs no longer count into the pruned run: its ids are gone.
+	if added, err := s.CountRunJobs(ctx, "old", []string{"z"}, []string{"a", "q"}); err != nil || added != 1 {
+		t.Errorf("count into a pruned run: %d added, %v; want 1 (the job acked as new)", added, err)
 	}
 }
