@@ -28,8 +28,11 @@ import (
 	"os"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/extractq/extractq"
 	"github.com/extractq/extractq/internal/audit"
+	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/ratelimit"
 	"github.com/extractq/extractq/internal/settings"
 	"github.com/extractq/extractq/internal/worker"
@@ -74,6 +77,14 @@ type Config struct {
 	BackOff []time.Duration
 	// Grace is how long running jobs get to finish at shutdown.
 	Grace time.Duration
+	// StartWait is how long Serve waits at start for an audit database
+	// that cannot be reached yet (Postgres not up yet beside the fleet in
+	// compose or Kubernetes, restarting, failing over) and for a JetStream
+	// that cannot answer yet (a cluster electing its meta leader), trying
+	// again with backoff and logging each try (EXTRACTQ_START_WAIT; default
+	// 30s; negative: try once). A NATS server that refuses the connection,
+	// a login refused, a database missing or not migrated fail at once.
+	StartWait time.Duration
 	// Migrate applies the audit migrations and creates the streams and the
 	// pools' consumers at start, with StreamReplicas copies (3 on a
 	// three-node cluster); otherwise `worker migrate` does it once.
@@ -107,7 +118,7 @@ func LoadConfig(path string) (Config, error) {
 func fromWorker(wc worker.Config) Config {
 	return Config{
 		NATSURL: wc.NATSURL, DatabaseURL: wc.DatabaseURL, WorkerID: wc.WorkerID, Listen: wc.Listen,
-		AckWait: wc.AckWait, MaxDeliver: wc.MaxDeliver, BackOff: wc.BackOff, Grace: wc.Grace,
+		AckWait: wc.AckWait, MaxDeliver: wc.MaxDeliver, BackOff: wc.BackOff, Grace: wc.Grace, StartWait: wc.StartWait,
 		Migrate: wc.Migrate, StreamReplicas: wc.StreamReplicas, LogFormat: wc.LogFormat, LogLevel: wc.LogLevel,
 		base: wc,
 	}
@@ -132,6 +143,9 @@ func (c Config) orDefaults(d Config) Config {
 	}
 	if c.Grace == 0 {
 		c.Grace = d.Grace
+	}
+	if c.StartWait == 0 {
+		c.StartWait = d.StartWait
 	}
 	if c.StreamReplicas == 0 {
 		c.StreamReplicas = d.StreamReplicas
@@ -174,6 +188,7 @@ func (c Config) settings() (worker.Config, error) {
 	}
 	wc.NATSURL, wc.DatabaseURL, wc.WorkerID, wc.Listen = c.NATSURL, c.DatabaseURL, c.WorkerID, c.Listen
 	wc.AckWait, wc.MaxDeliver, wc.BackOff, wc.Grace = c.AckWait, c.MaxDeliver, c.BackOff, c.Grace
+	wc.StartWait = max(c.StartWait, 0) // negative: try once
 	wc.Migrate, wc.StreamReplicas, wc.LogFormat, wc.LogLevel = c.Migrate, c.StreamReplicas, c.LogFormat, c.LogLevel
 	if len(c.Pools) > 0 {
 		specs, err := ratelimit.ParsePoolSpecs(c.Pools)
@@ -247,9 +262,18 @@ func WithReady(f func()) Option { return func(s *options) { s.ready = f } }
 // Serve runs a worker from cfg until ctx ends, then shuts down gracefully
 // (running jobs get Config.Grace, the audit is flushed) and returns nil.
 // Each job runs through extractq with the options of WithExtractOptions,
-// then the job's own, on the provider its pool names. It returns an error
-// matching ErrConfig for a configuration that cannot work, and the cause
-// when NATS or the audit database cannot be reached or fail for good.
+// then the job's own, on the provider its pool names.
+//
+// At start it waits up to Config.StartWait for an audit database that
+// cannot be reached yet and for a JetStream that cannot answer yet (a
+// fleet started beside its servers, a database restarting), logging what
+// it waits for. It returns an error matching ErrConfig for a configuration
+// that cannot work, ErrUnreachable when NATS cannot be reached or the
+// database did not answer within the wait (restarting may help),
+// ErrNotMigrated when the audit tables are missing or outdated, and the
+// cause when a server fails otherwise (a login refused, a database that
+// does not exist: fix the settings). Each names the server, never its
+// password, and what to do.
 func Serve(ctx context.Context, cfg Config, opts ...Option) error {
 	var o options
 	for _, f := range opts {
@@ -275,5 +299,27 @@ func Serve(ctx context.Context, cfg Config, opts ...Option) error {
 	if o.ready != nil {
 		so = append(so, worker.WithReady(o.ready))
 	}
-	return worker.Serve(ctx, wc, log, worker.NewEngine(o.extract...), so...)
+	return serveError(worker.Serve(ctx, wc, log, worker.NewEngine(o.extract...), so...))
 }
+
+// serveError makes a start-up error of a server (worker.ServerError) match
+// ErrUnreachable or ErrNotMigrated, as Dial's do.
+func serveError(err error) error {
+	var se *worker.ServerError
+	if !errors.As(err, &se) {
+		return err
+	}
+	var sv *audit.SchemaVersionError
+	var pe *pgconn.PgError
+	switch {
+	case se.Server == worker.ServerNATS && !errors.Is(err, jobs.ErrNoJetStream), se.Server == worker.ServerAudit && audit.Unreachable(err):
+		return &kindError{ErrUnreachable, err}
+	case errors.As(err, &sv), errors.As(err, &pe) && pe.Code == pgUndefinedTable:
+		return &kindError{ErrNotMigrated, err}
+	}
+	return err
+}
+
+// pgUndefinedTable is Postgres's error for a table that does not exist: an
+// audit database never migrated.
+const pgUndefinedTable = "42P01"

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // runCompare builds bench/fleet of rev (in a git worktree in a temporary
@@ -111,6 +112,7 @@ func runCompare(rev string, rounds int, sameHarness bool, args []string) error {
 		{"submit ÷ raw publish", func(f figures) float64 { return f.submitFrac() }, "%"},
 		{"submit ÷ raw next to it", func(f figures) float64 { return f.submitNearFrac() }, "%"},
 		{"end to end", func(f figures) float64 { return f.e2e }, "docs/s"},
+		{"first job acked after", func(f figures) float64 { return f.firstAckMS }, "ms"},
 		{"submit", func(f figures) float64 { return f.submit }, "docs/s"},
 		{"simulator CPU per document", func(f figures) float64 { return f.simUS }, "µs"},
 		{"NATS server (+polls) CPU", func(f figures) float64 { return f.benchUS }, "µs/doc"},
@@ -173,6 +175,7 @@ type figures struct {
 	submitUS, rawNearUS                    float64 // this process's CPU per document in submit, and per message in the raw publish next to it
 	benchUS                                float64 // this process's CPU per document during end to end: the embedded NATS server and the bench's polls (and the simulator without -sim-process)
 	natsIn, natsOut                        float64 // NATS messages per document, worker → server and server → worker
+	firstAckMS                             float64 // from the workers' start to the first job acked, in milliseconds (the worker's start-up)
 }
 
 // submitCPUFrac is raw publish's CPU per message over submit's per
@@ -230,6 +233,9 @@ func (f figures) String() string {
 	if f.natsIn > 0 {
 		s += fmt.Sprintf(", NATS msgs/doc %.2f in %.2f out", f.natsIn, f.natsOut)
 	}
+	if f.firstAckMS > 0 {
+		s += fmt.Sprintf(", first job acked after %.0fms", f.firstAckMS)
+	}
 	return s
 }
 
@@ -264,8 +270,16 @@ func parseFigures(out string) figures {
 			l.set(&f, v)
 		}
 	}
+	if m := firstAckLine.FindStringSubmatch(out); m != nil {
+		if d, err := time.ParseDuration(m[1]); err == nil {
+			f.firstAckMS = float64(d) / float64(time.Millisecond)
+		}
+	}
 	return f
 }
+
+// firstAckLine is the worker's start-up, a Go duration ("62ms", "1.2s").
+var firstAckLine = regexp.MustCompile(`first job acked after:\s+(\S+)`)
 
 func median(v []float64) float64 {
 	s := slices.Clone(v)

@@ -37,9 +37,10 @@ func TestParseFigures(t *testing.T) {
   per document: NATS messages worker→server 1.20, server→worker 1.00; Postgres transactions 0.05; worker log records 0.00
   CPU-bound end to end ÷ raw:                 4.4 %     (raw's CPU per message ÷ …)
   the same without the simulator:             5.9 %     (its CPU …)
+  first job acked after:                     62ms (the worker's start-up is part of end to end)
 `
 	want := figures{submit: 37457, e2e: 2091, cpuUS: 177, rawPublish: 96318, rawAll: 42616, fleetCPU: 406, cpuBound: 4.4, cpuBoundNoSim: 5.9, simUS: 100,
-		rawNearUS: 11.4, submitUS: 19.0, submitPGUS: 8.7, benchUS: 52, natsIn: 1.20, natsOut: 1.00}
+		rawNearUS: 11.4, submitUS: 19.0, submitPGUS: 8.7, benchUS: 52, natsIn: 1.20, natsOut: 1.00, firstAckMS: 62}
 	if got := parseFigures(out); got != want {
 		t.Errorf("parseFigures = %+v, want %+v", got, want)
 	}

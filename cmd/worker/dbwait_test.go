@@ -1,10 +1,9 @@
 package main
 
 import (
-	"context"
+	"bytes"
 	"io"
-	"net"
-	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,19 +27,8 @@ func TestRunWaitsForTheAuditDatabase(t *testing.T) {
 
 	// The worker is pointed at an address where nothing listens yet; a
 	// proxy to the real server opens there 1.5 s later.
-	proxyAddr := freeAddr(t)
-	u, err := url.Parse(dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pgAddr := u.Host
-	u.Host = proxyAddr
 	const down = 1500 * time.Millisecond
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	go proxyAfter(ctx, down, proxyAddr, pgAddr)
-
-	base, ran := startRun(t, natsURL, u.String(), "waits-for-pg")
+	base, ran := startRun(t, natsURL, testenv.DatabaseLater(t, dbURL, down), "waits-for-pg")
 	took := waitReady(t, "waits-for-pg", base, ran, 30*time.Second)
 	if took < down {
 		t.Errorf("ready after %s, before the database answered (%s)", took, down)
@@ -48,35 +36,47 @@ func TestRunWaitsForTheAuditDatabase(t *testing.T) {
 	t.Logf("worker ready %s after its start, the database down for the first %s", took.Round(10*time.Millisecond), down)
 }
 
-// proxyAfter waits delay, then forwards TCP connections on addr to target
-// until ctx ends. A failure to listen leaves the worker without its
-// database: the test then fails waiting for it to be ready.
-func proxyAfter(ctx context.Context, delay time.Duration, addr, target string) {
-	select {
-	case <-ctx.Done():
-		return
-	case <-time.After(delay):
+// TestRunGivesUpOnTheAuditDatabase: `worker run` connects once (in
+// fleet.Serve) and keeps the exit codes and advice of its former check:
+// a database that does not answer within EXTRACTQ_START_WAIT is exit 3
+// naming the server, after the wait; one that does not exist is exit 2
+// with what to run, at once.
+func TestRunGivesUpOnTheAuditDatabase(t *testing.T) {
+	t.Setenv("EXTRACTQ_POOLS", "")
+	t.Setenv("EXTRACTQ_CONFIG", "")
+	t.Setenv("EXTRACTQ_START_WAIT", "1s")
+	natsURL := jobstest.Server(t)
+	missing := strings.Replace(testenv.Database(t), "extractq_test_", "extractq_nosuch_", 1)
+	down := testenv.DatabaseLater(t, missing, time.Hour)
+	tests := []struct {
+		name     string
+		url      string
+		code     int
+		want     []string
+		min, max time.Duration
+	}{
+		{name: "unreachable", url: down, code: 3, want: []string{"cannot reach Postgres", "did not answer for 1s", "127.0.0.1"}, min: time.Second, max: 10 * time.Second},
+		{name: "missing", url: missing, code: 2, want: []string{"does not exist", "createdb"}, max: 900 * time.Millisecond},
 	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return
-	}
-	go func() { <-ctx.Done(); ln.Close() }()
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		go func() {
-			defer c.Close()
-			var d net.Dialer
-			s, err := d.DialContext(ctx, "tcp", target)
-			if err != nil {
-				return
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var errb bytes.Buffer
+			root := newRootCmd()
+			root.SetErr(&errb)
+			start := time.Now()
+			code := runRoot(root, []string{"run", "--pool", "sim:clean", "--nats-url", natsURL, "--database-url", tt.url, "--listen", "", "--log-level", "error"}, &errb)
+			took := time.Since(start)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\n%s", code, tt.code, errb.String())
 			}
-			defer s.Close()
-			go func() { _, _ = io.Copy(s, c); s.Close() }()
-			_, _ = io.Copy(c, s)
-		}()
+			for _, w := range tt.want {
+				if !strings.Contains(errb.String(), w) {
+					t.Errorf("stderr lacks %q:\n%s", w, errb.String())
+				}
+			}
+			if took < tt.min || took > tt.max {
+				t.Errorf("exited after %s, want %s to %s", took, tt.min, tt.max)
+			}
+		})
 	}
 }

@@ -11,7 +11,8 @@
 // runtime failure; 2 on bad configuration, including a pool whose provider
 // cannot be built (a missing API key) and an audit database that is
 // missing or not migrated; 3 when NATS or Postgres cannot be reached at
-// start.
+// start (Postgres, and a JetStream that does not answer, within
+// EXTRACTQ_START_WAIT, default 30 s).
 package main
 
 import (
@@ -28,8 +29,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/extractq/extractq/fleet"
+	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/cli"
-	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/ratelimit"
 	"github.com/extractq/extractq/internal/settings"
 	"github.com/extractq/extractq/internal/worker"
@@ -183,13 +184,6 @@ Example:
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
-			need := cli.Migrated
-			if cfg.Migrate {
-				need = cli.Reachable
-			}
-			if err := checkServers(ctx, cfg, need, log); err != nil {
-				return err
-			}
 			dir := s.profileDir
 			if !cmd.Flags().Changed("profile-dir") {
 				dir = os.Getenv(cli.ProfileDirEnv)
@@ -198,7 +192,11 @@ Example:
 			if err != nil {
 				return configError(err)
 			}
-			err = fleet.Serve(ctx, cfg, fleet.WithLogger(log))
+			// Serve connects once: its start-up errors (a server it could
+			// not reach within cfg.StartWait, a database missing or not
+			// migrated) get the exit codes and advice every extractq
+			// program gives them.
+			err = startError(cfg, fleet.Serve(ctx, cfg, fleet.WithLogger(log)))
 			if perr := stopProfiles(); perr != nil {
 				log.Error("profiles not written", "dir", dir, "err", perr)
 			}
@@ -237,7 +235,7 @@ Example:
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
 			defer cancel()
-			if err := checkServers(ctx, cfg, cli.Reachable, log); err != nil {
+			if err := checkServers(ctx, cfg, log); err != nil {
 				return err
 			}
 			if err := fleet.Migrate(ctx, cfg); err != nil {
@@ -254,43 +252,39 @@ Example:
 	return cmd
 }
 
+// startError gives err, from fleet.Serve, the exit code and the advice of
+// every extractq program when it is a start-up error of a server
+// (worker.ServerError): unreachable is 3, a database that is missing or
+// not migrated or a NATS without JetStream is 2 with what to run. Other
+// errors are returned as they are.
+func startError(cfg fleet.Config, err error) error {
+	var se *worker.ServerError
+	switch {
+	case !errors.As(err, &se):
+		return err
+	case se.Server == worker.ServerNATS:
+		return cli.NATSError(cfg.NATSURL, se.Err)
+	default:
+		return cli.DatabaseError(cfg.DatabaseURL, se.Err)
+	}
+}
+
 // checkServers reaches NATS and the audit database the way every extractq
-// program does before the worker starts, so that their errors (and exit
-// codes) are the same everywhere: unreachable is 3, a database that is
-// missing or not migrated (when need is cli.Migrated) is 2 with what to
-// run. An audit database that cannot be reached yet is tried again for up
-// to storeWait: a worker started while Postgres restarts (a failover, a
-// crash, a roll-out of both) waits for it rather than exiting into its
-// supervisor's restart back-off, which grows with every exit.
-func checkServers(ctx context.Context, cfg fleet.Config, need cli.StoreNeed, log *slog.Logger) error {
+// program does before `worker migrate` runs, so that their errors (and
+// exit codes) are the same everywhere: unreachable is 3, a database that
+// is missing or refuses the login is 2 with what to do. An audit database
+// that cannot be reached yet is tried again for up to cfg.StartWait
+// (audit.OpenWaiting), as `worker run` does.
+func checkServers(ctx context.Context, cfg fleet.Config, log *slog.Logger) error {
 	nc, _, err := cli.ConnectNATS(ctx, cfg.NATSURL, "extractq-worker-check")
 	if err != nil {
 		return err
 	}
 	nc.Close()
-	wctx, cancel := context.WithTimeout(ctx, storeWait)
-	defer cancel()
-	start := time.Now()
-	for n := 0; ; n++ {
-		st, err := cli.OpenStore(wctx, cfg.DatabaseURL, need)
-		if err == nil {
-			st.Close()
-			return nil
-		}
-		if cli.Code(err) != cli.ExitUnavailable {
-			return err
-		}
-		log.Warn("audit database not reachable yet; trying again", "err", err, "try", n+1, "waited", time.Since(start).Round(100*time.Millisecond), "gives_up_after", storeWait)
-		t := time.NewTimer(jobs.Backoff(n))
-		select {
-		case <-wctx.Done():
-			t.Stop()
-			return err
-		case <-t.C:
-		}
+	st, err := audit.OpenWaiting(ctx, cfg.DatabaseURL, max(cfg.StartWait, 0), log)
+	if err != nil {
+		return cli.DatabaseError(cfg.DatabaseURL, err)
 	}
+	st.Close()
+	return nil
 }
-
-// storeWait bounds how long a starting worker waits for an audit database
-// that does not answer (a variable for the tests).
-var storeWait = cli.StartWait

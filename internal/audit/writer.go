@@ -198,6 +198,18 @@ func (s *Store) NewWriter(ctx context.Context, opts ...WriterOption) (*GroupWrit
 	return startWriter(ctx, s, cfg), nil
 }
 
+// StartWriter is NewWriter without preparing the attempt partitions first,
+// for a caller that runs EnsurePartitions itself, beside other start-up
+// work, before its first Write (worker.Serve does while it sets up its
+// streams). It does not touch the database until the first Write.
+func (s *Store) StartWriter(ctx context.Context, opts ...WriterOption) *GroupWriter {
+	cfg := defaultWriterConfig()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return startWriter(ctx, s, cfg)
+}
+
 func defaultWriterConfig() writerConfig {
 	return writerConfig{maxBatchRows: 4000, queueSize: 4096, flushers: 1, flushTimeout: 15 * time.Second}
 }

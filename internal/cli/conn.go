@@ -98,36 +98,28 @@ func ConnectNATS(ctx context.Context, rawURL, name string, opts ...jetstream.Jet
 // answer (unless ctx ends sooner): a cluster whose meta leader is being
 // elected, as when workers start together or a node is lost, answers after
 // a few seconds.
-const StartWait = 30 * time.Second
+const StartWait = settings.DefaultStartWait
 
-// waitJetStream asks for the account's JetStream information (only the
-// meta leader answers it) until it answers, fails with an error no retry
-// cures, or StartWait passes, with backoff between tries; the error says
-// what was tried.
+// waitJetStream waits for JetStream to answer (jobs.WaitJetStream) for up
+// to StartWait; the error says what was tried.
 func waitJetStream(ctx context.Context, js jetstream.JetStream, shown string) error {
-	ctx, cancel := context.WithTimeout(ctx, StartWait)
-	defer cancel()
-	start := time.Now()
-	for n := 0; ; n++ {
-		actx, cancelTry := context.WithTimeout(ctx, 5*time.Second)
-		_, err := js.AccountInfo(actx)
-		cancelTry()
-		switch {
-		case err == nil:
-			return nil
-		case errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount):
-			return Usage(fmt.Errorf("NATS at %s has no JetStream: start nats-server with -js (or run extractq dev)", shown))
-		case !jobs.Transient(err):
-			return NATSUnreachable(shown, err)
-		}
-		t := time.NewTimer(jobs.Backoff(n))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return NATSUnreachable(shown, fmt.Errorf("JetStream did not answer: %d tries over %s (a cluster answers once it has elected a meta leader; is a majority of its nodes up?), last: %w",
-				n+1, time.Since(start).Round(100*time.Millisecond), err))
-		case <-t.C:
-		}
+	return natsError(shown, jobs.WaitJetStream(ctx, js, StartWait))
+}
+
+// NATSError is the error, with its exit code and what to do, for err from
+// reaching the NATS server at natsURL or waiting for its JetStream
+// (jobs.WaitJetStream): a server without JetStream is a usage error (exit
+// 2), any other failure Unavailable (exit 3). nil stays nil.
+func NATSError(natsURL string, err error) error { return natsError(redact(natsURL), err) }
+
+func natsError(shown string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, jobs.ErrNoJetStream):
+		return Usage(fmt.Errorf("NATS at %s has no JetStream: start nats-server with -js (or run extractq dev)", shown))
+	default:
+		return NATSUnreachable(shown, err)
 	}
 }
 
@@ -195,17 +187,24 @@ func (t dbTarget) String() string {
 	return fmt.Sprintf("database %q on %s:%d", t.name, t.host, t.port)
 }
 
-// Postgres error codes OpenStore branches on.
+// DatabaseError is the error, with its exit code and what to do, for err
+// from opening or checking the audit database at databaseURL (audit.Open,
+// audit.OpenWaiting, Store.CheckSchema): what OpenStore returns. A server
+// that cannot be reached now (audit.Unreachable) is Unavailable (exit 3);
+// a database that does not exist, refuses the login, lacks extractq's
+// tables or the privileges to read them is a usage error (exit 2).
+func DatabaseError(databaseURL string, err error) error {
+	return classifyDBError(err, describeDB(databaseURL))
+}
+
+// Postgres error codes classifyDBError branches on (those of a server that
+// cannot take a connection now are audit.Unreachable's).
 const (
-	pgInvalidCatalogName     = "3D000" // the database does not exist
-	pgInvalidPassword        = "28P01"
-	pgInvalidAuthorization   = "28000"
-	pgUndefinedTable         = "42P01"
-	pgInsufficientPrivilege  = "42501"
-	pgCannotConnectNow       = "57P03" // starting up or shutting down
-	pgTooManyConnections     = "53300"
-	pgAdminShutdown          = "57P01"
-	pgConnectionFailureClass = "08"
+	pgInvalidCatalogName    = "3D000" // the database does not exist
+	pgInvalidPassword       = "28P01"
+	pgInvalidAuthorization  = "28000"
+	pgUndefinedTable        = "42P01"
+	pgInsufficientPrivilege = "42501"
 )
 
 func classifyDBError(err error, t dbTarget) error {
@@ -224,7 +223,7 @@ func classifyDBError(err error, t dbTarget) error {
 			return Usage(fmt.Errorf("%s has no extractq tables: run `extractq audit migrate` (or `worker migrate`) once", t))
 		case pe.Code == pgInsufficientPrivilege:
 			return Usage(fmt.Errorf("%s: permission denied (%s); grant the role what it needs: extractq audit grants ROLE --for worker|submit|reader", t, pe.Message))
-		case pe.Code == pgCannotConnectNow || pe.Code == pgTooManyConnections || pe.Code == pgAdminShutdown || strings.HasPrefix(pe.Code, pgConnectionFailureClass):
+		case audit.Unreachable(err): // starting up, shutting down, out of connection slots
 			return Unavailable(fmt.Errorf("%s is not accepting connections now: %s; try again", t, pe.Message))
 		}
 	}
@@ -232,8 +231,7 @@ func classifyDBError(err error, t dbTarget) error {
 	if errors.As(err, &sv) {
 		return Usage(fmt.Errorf("%s: %w", t, sv))
 	}
-	var ce *pgconn.ConnectError
-	if errors.As(err, &ce) || errors.Is(err, context.DeadlineExceeded) {
+	if audit.Unreachable(err) {
 		return Unavailable(fmt.Errorf("cannot reach Postgres for %s: is it running? point --database-url / %s at it (%w)", t, settings.EnvDatabaseURL, err))
 	}
 	if strings.Contains(err.Error(), "not a valid Postgres URL") {

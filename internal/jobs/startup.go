@@ -110,3 +110,48 @@ func EnsurePoolConsumer(ctx context.Context, js jetstream.JetStream, pool string
 	}
 	return nil
 }
+
+// ErrNoJetStream is matched by WaitJetStream's error for a NATS server
+// that runs without JetStream: start it with -js; waiting will not help.
+var ErrNoJetStream = errors.New("NATS server without JetStream")
+
+// WaitJetStream asks for the account's JetStream information (only a
+// cluster's meta leader answers it) until it answers, fails with an error
+// no retry cures, or wait passes (unless ctx ends first), with Backoff
+// between tries of at most 5 s each: a cluster electing its meta leader,
+// as when workers start together or a node is lost, answers after a few
+// seconds. A server without JetStream is ErrNoJetStream at once; when the
+// wait is over, the error says what was tried and wraps the last failure.
+// wait 0 tries once.
+func WaitJetStream(ctx context.Context, js jetstream.JetStream, wait time.Duration) error {
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	if wait <= 0 {
+		wctx = ctx // a single try, bounded by startTry
+	}
+	start := time.Now()
+	for n := 0; ; n++ {
+		tctx, cancelTry := context.WithTimeout(wctx, startTry)
+		_, err := js.AccountInfo(tctx)
+		cancelTry()
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount):
+			return fmt.Errorf("%w: %w", ErrNoJetStream, err)
+		case !transient(err):
+			return err
+		}
+		if wait <= 0 {
+			return fmt.Errorf("JetStream did not answer (a cluster answers once it has elected a meta leader; is a majority of its nodes up?): %w", err)
+		}
+		t := time.NewTimer(Backoff(n))
+		select {
+		case <-wctx.Done():
+			t.Stop()
+			return fmt.Errorf("JetStream did not answer: %d tries over %s (a cluster answers once it has elected a meta leader; is a majority of its nodes up?), last: %w",
+				n+1, time.Since(start).Round(100*time.Millisecond), err)
+		case <-t.C:
+		}
+	}
+}

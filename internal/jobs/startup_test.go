@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/extractq/extractq/internal/jobs"
@@ -112,5 +113,32 @@ func TestEnsurePoolConsumer(t *testing.T) {
 	c, err = js.Consumer(ctx, jobs.JobsStream, jobs.ConsumerName("served"))
 	if err != nil || c.CachedInfo().Config.AckWait != 7*time.Second {
 		t.Fatalf("a worker's consumer after submit: %+v, %v; want its ack wait kept", c.CachedInfo().Config, err)
+	}
+}
+
+// TestWaitJetStream: a server with JetStream answers at once (with or
+// without a wait); one without JetStream is ErrNoJetStream at once, which
+// no wait cures.
+func TestWaitJetStream(t *testing.T) {
+	t.Parallel()
+	_, js := jobstest.Connect(t, jobstest.Server(t))
+	for _, wait := range []time.Duration{0, time.Minute} {
+		if err := jobs.WaitJetStream(t.Context(), js, wait); err != nil {
+			t.Errorf("wait %s: %v", wait, err)
+		}
+	}
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	t.Cleanup(s.Shutdown)
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats-server did not start")
+	}
+	_, plain := jobstest.Connect(t, s.ClientURL())
+	start := time.Now()
+	if err := jobs.WaitJetStream(t.Context(), plain, time.Minute); !errors.Is(err, jobs.ErrNoJetStream) || time.Since(start) > 10*time.Second {
+		t.Errorf("a server without JetStream: %v after %s, want ErrNoJetStream at once", err, time.Since(start))
 	}
 }

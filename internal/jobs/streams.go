@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -253,10 +254,20 @@ func CheckStreams(ctx context.Context, js jetstream.JetStream, opts ...CheckOpti
 	}
 	deadline := time.Now().Add(o.wait)
 	nodes := clusterSize(js)
-	check := func(name string, optional bool) error {
+	// The streams are looked up at once, one round trip for all rather than
+	// one each; the outcome is what checking them one by one gives: the
+	// warnings of the streams before the first that fails, and its error.
+	// A stream that fails for good stops the others' retries.
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type checked struct {
+		warning string
+		err     error
+	}
+	check := func(name string, optional bool) (c checked) {
 		var info *jetstream.StreamInfo
-		err := retryElection(ctx, deadline, func() error {
-			s, err := js.Stream(ctx, name)
+		err := retryElection(cctx, deadline, func() error {
+			s, err := js.Stream(cctx, name)
 			if err != nil {
 				return err
 			}
@@ -265,29 +276,48 @@ func CheckStreams(ctx context.Context, js jetstream.JetStream, opts ...CheckOpti
 		})
 		switch {
 		case errors.Is(err, jetstream.ErrStreamNotFound) && optional:
-			warnings = append(warnings, fmt.Sprintf("stream %s does not exist: run `worker migrate` to create it with the fleet's replicas", name))
-			return nil
+			return checked{warning: fmt.Sprintf("stream %s does not exist: run `worker migrate` to create it with the fleet's replicas", name)}
 		case errors.Is(err, jetstream.ErrStreamNotFound):
-			return fmt.Errorf("%w: stream %s does not exist: run `worker migrate` (with --stream-replicas 3 on a three-node cluster) to create the streams and buckets; submit and worker run only use them", ErrNotMigrated, name)
+			return checked{err: fmt.Errorf("%w: stream %s does not exist: run `worker migrate` (with --stream-replicas 3 on a three-node cluster) to create the streams and buckets; submit and worker run only use them", ErrNotMigrated, name)}
 		case err != nil:
-			return fmt.Errorf("look up stream %s: %w (is JetStream enabled, and its cluster reachable?)", name, err)
+			return checked{err: fmt.Errorf("look up stream %s: %w (is JetStream enabled, and its cluster reachable?)", name, err)}
 		}
-		if w := replicaWarning(info, nodes); w != "" {
-			warnings = append(warnings, w)
-		}
-		return nil
+		return checked{warning: replicaWarning(info, nodes)}
 	}
-	for _, name := range StreamNames() {
-		if err := check(name, false); err != nil {
-			return warnings, err
+	names := StreamNames()
+	optional := len(names)
+	names = append(names, o.optional...)
+	results := make([]checked, len(names))
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Go(func() {
+			results[i] = check(name, i >= optional)
+			if results[i].err != nil {
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+	// The error is the first stream's that failed by itself (not canceled
+	// because a later one failed), as one by one would have found it.
+	failed := len(results)
+	for i, r := range results {
+		if r.err != nil && (ctx.Err() != nil || !errors.Is(r.err, context.Canceled)) {
+			failed = i
+			break
 		}
 	}
-	for _, name := range o.optional {
-		if err := check(name, true); err != nil {
-			return warnings, err
+	var firstErr error
+	for i, r := range results {
+		if i == failed {
+			firstErr = r.err
+			break
+		}
+		if r.warning != "" {
+			warnings = append(warnings, r.warning)
 		}
 	}
-	return warnings, nil
+	return warnings, firstErr
 }
 
 // replicaWarning says why a stream on a cluster could go offline with one

@@ -25,6 +25,11 @@ const (
 	DefaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/extractq?sslmode=disable"
 )
 
+// DefaultStartWait bounds how long a program waits at start for a server
+// that cannot answer yet: a JetStream cluster electing its meta leader, an
+// audit database that is restarting or not up yet.
+const DefaultStartWait = 30 * time.Second
+
 // Environment variables every program reads for its servers.
 const (
 	EnvNATSURL     = "EXTRACTQ_NATS_URL"

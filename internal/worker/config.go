@@ -52,6 +52,14 @@ type Config struct {
 	// Migrate applies the audit migrations and creates the streams at start
 	// (EXTRACTQ_MIGRATE=true); otherwise run `worker migrate` once.
 	Migrate bool `yaml:"migrate"`
+	// StartWait is how long Serve waits at start for an audit database
+	// that cannot be reached yet (not up yet beside the fleet, restarting,
+	// failing over: audit.Unreachable) and for a JetStream that cannot
+	// answer yet (a cluster electing its meta leader), trying again with
+	// backoff (EXTRACTQ_START_WAIT, default 30s; 0 tries once). A NATS
+	// server that refuses the connection, a login refused, a database
+	// missing or not migrated fail at once.
+	StartWait time.Duration `yaml:"start_wait"`
 	// StreamReplicas is the replica count migrate gives the streams and
 	// buckets, the fleet membership bucket included
 	// (EXTRACTQ_STREAM_REPLICAS; 3 on a three-node JetStream cluster, so
@@ -100,7 +108,7 @@ func DefaultConfig() Config {
 		NATSURL: DefaultNATSURL, DatabaseURL: DefaultDatabaseURL,
 		Listen: ":8080", LogFormat: "auto", LogLevel: "info",
 		AckWait: cs.AckWait, MaxDeliver: cs.MaxDeliver, Grace: 30 * time.Second, // BackOff nil: follows AckWait
-		StreamReplicas: 1, DuplicateWindow: 24 * time.Hour, DLQMaxAge: 30 * 24 * time.Hour,
+		StartWait: settings.DefaultStartWait, StreamReplicas: 1, DuplicateWindow: 24 * time.Hour, DLQMaxAge: 30 * 24 * time.Hour,
 		RequeueDelay: time.Second, MaxPause: ratelimit.DefaultMaxPause, DefaultMaxTokens: ratelimit.DefaultMaxTokens,
 		CircuitFailures: ratelimit.DefaultCircuitFailures, CircuitOpen: ratelimit.DefaultCircuitOpen, CircuitMaxOpen: ratelimit.DefaultCircuitMaxOpen,
 		BatchPoll: batchpool.DefaultSettings().PollMax, BatchLease: batchpool.DefaultSettings().Lease,
@@ -161,6 +169,7 @@ func (c *Config) LoadEnv(getenv func(string) string) error {
 	}
 	dur("EXTRACTQ_ACK_WAIT", &c.AckWait)
 	dur("EXTRACTQ_GRACE", &c.Grace)
+	dur("EXTRACTQ_START_WAIT", &c.StartWait)
 	dur("EXTRACTQ_DUPLICATE_WINDOW", &c.DuplicateWindow)
 	dur("EXTRACTQ_DLQ_MAX_AGE", &c.DLQMaxAge)
 	dur("EXTRACTQ_REQUEUE_DELAY", &c.RequeueDelay)
@@ -289,6 +298,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Grace < 0 {
 		errs = append(errs, fmt.Errorf("grace %s: must not be negative", c.Grace))
+	}
+	if c.StartWait < 0 {
+		errs = append(errs, fmt.Errorf("start_wait %s: must not be negative (0 tries once; EXTRACTQ_START_WAIT)", c.StartWait))
 	}
 	if err := CheckStreamReplicas(c.StreamReplicas); err != nil {
 		errs = append(errs, err)

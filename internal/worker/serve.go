@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -45,9 +47,18 @@ func fleetProviders(kvm jetstream.KeyValueManager, log *slog.Logger) func(spec s
 const flushTimeout = 30 * time.Second
 
 // Connect opens the NATS connection a fleet program uses: reconnecting
-// forever, with its state changes logged.
+// forever, with its state changes logged. Its error is a ServerError.
 func Connect(url, name string, log *slog.Logger) (*nats.Conn, jetstream.JetStream, error) {
-	nc, err := nats.Connect(url, nats.Name(name), nats.MaxReconnects(-1),
+	nc, js, err := connect(url, name, log)
+	if err != nil {
+		return nil, nil, natsStartError(url, err)
+	}
+	return nc, js, nil
+}
+
+// connect is Connect with the cause as it came, for ServerError.
+func connect(url, name string, log *slog.Logger) (*nats.Conn, jetstream.JetStream, error) {
+	nc, err := nats.Connect(url, nats.Name(name), nats.MaxReconnects(-1), nats.Timeout(natsConnectTimeout),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			if err != nil { // nil: we closed it
 				log.Warn("NATS disconnected", "err", err)
@@ -56,14 +67,123 @@ func Connect(url, name string, log *slog.Logger) (*nats.Conn, jetstream.JetStrea
 		nats.ReconnectHandler(func(c *nats.Conn) { log.Info("NATS reconnected", "url", c.ConnectedUrlRedacted()) }),
 	)
 	if err != nil {
-		return nil, nil, fmt.Errorf("connect to NATS at %s: %w (is nats-server running with JetStream? set EXTRACTQ_NATS_URL)", url, err)
+		return nil, nil, err
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {
 		nc.Close()
-		return nil, nil, fmt.Errorf("JetStream on %s: %w", url, err)
+		return nil, nil, err
 	}
 	return nc, js, nil
+}
+
+// natsConnectTimeout bounds one connection attempt to a NATS server (the
+// commands' checks use the same).
+const natsConnectTimeout = 5 * time.Second
+
+// The servers a ServerError names.
+const (
+	ServerNATS  = "NATS"
+	ServerAudit = "audit database"
+)
+
+// ServerError is an error of Serve's start, before the worker runs, from
+// one of its servers: connecting to NATS or waiting for its JetStream
+// (Server is ServerNATS), opening the audit database or checking its
+// schema (ServerAudit). Its message names the server (never a password)
+// and what to do; Err is the cause, for a program that reports these
+// failures its own way (the worker command's exit codes): for the audit
+// database, audit.Unreachable tells one that did not answer within
+// Config.StartWait from one that refused (a login, a database missing or
+// not migrated), for NATS, errors.Is(err, jobs.ErrNoJetStream) a server
+// without JetStream from one that could not be reached.
+type ServerError struct {
+	Server string
+	Err    error
+	msg    string
+}
+
+func (e *ServerError) Error() string { return e.msg }
+
+// Unwrap returns the cause.
+func (e *ServerError) Unwrap() error { return e.Err }
+
+// natsStartError is the ServerError of err from connecting to the NATS
+// server at url or waiting for its JetStream.
+func natsStartError(url string, err error) *ServerError {
+	shown := redactURL(url)
+	msg := fmt.Sprintf("connect to NATS at %s: %v (is nats-server running with JetStream? set EXTRACTQ_NATS_URL)", shown, err)
+	if errors.Is(err, jobs.ErrNoJetStream) {
+		msg = fmt.Sprintf("NATS at %s has no JetStream: start nats-server with -js", shown)
+	}
+	return &ServerError{Server: ServerNATS, Err: err, msg: msg}
+}
+
+// redactURL hides a URL's password for messages.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	return u.Redacted()
+}
+
+// connectServers connects to NATS and opens the audit database together,
+// so that a start waits for the slower of the two rather than their sum.
+// Each waits up to cfg.StartWait for a server that cannot answer yet: an
+// audit database that cannot be reached (audit.OpenWaiting), a JetStream
+// that cannot answer (jobs.WaitJetStream). The audit schema is checked
+// unless cfg.Migrate (Serve migrates it). Errors are ServerErrors; a NATS
+// server that cannot be reached wins over the database's error, as when
+// the two were checked one after the other; a database that fails for
+// good stops the wait for JetStream.
+func connectServers(ctx context.Context, cfg Config, log *slog.Logger) (nc *nats.Conn, js jetstream.JetStream, store *audit.Store, err error) {
+	dbCtx, cancelDB := context.WithCancel(ctx)
+	defer cancelDB()
+	natsCtx, stopNATS := context.WithCancel(ctx)
+	defer stopNATS()
+	type opened struct {
+		store *audit.Store
+		err   error
+	}
+	db := make(chan opened, 1)
+	go func() {
+		st, err := audit.OpenWaiting(dbCtx, cfg.DatabaseURL, cfg.StartWait, log)
+		if err == nil && !cfg.Migrate {
+			if err = st.CheckSchema(dbCtx); err != nil {
+				st.Close()
+				st = nil
+			}
+		}
+		if err != nil {
+			stopNATS()
+			err = &ServerError{Server: ServerAudit, Err: err, msg: err.Error()}
+		}
+		db <- opened{st, err}
+	}()
+	nc, js, err = connect(cfg.NATSURL, "extractq-worker", log)
+	if err == nil {
+		if err = jobs.WaitJetStream(natsCtx, js, cfg.StartWait); err != nil {
+			nc.Close()
+			if natsCtx.Err() != nil && ctx.Err() == nil { // the database failed first
+				d := <-db
+				return nil, nil, nil, d.err
+			}
+		}
+	}
+	if err != nil {
+		cancelDB()
+		if d := <-db; d.store != nil {
+			d.store.Close()
+		}
+		return nil, nil, nil, natsStartError(cfg.NATSURL, err)
+	}
+	d := <-db
+	if d.err != nil {
+		nc.Close()
+		return nil, nil, nil, d.err
+	}
+	return nc, js, d.store, nil
 }
 
 // ServeOption adjusts Serve beyond its Config.
@@ -104,6 +224,11 @@ func WithReady(f func()) ServeOption { return func(s *serveOptions) { s.ready = 
 // Prometheus metrics, the endpoints (/healthz, /readyz, /metrics) and the
 // worker itself; at the end it flushes the audit. It returns nil after a
 // graceful shutdown. `worker run` and `extractq dev` both run this.
+//
+// It connects to each server once. At start it waits up to cfg.StartWait
+// for an audit database that cannot be reached yet and a JetStream that
+// cannot answer yet, logging what it waits for; those errors, and a
+// database missing or not migrated, are ServerErrors.
 func Serve(ctx context.Context, cfg Config, log *slog.Logger, engine Engine, opts ...ServeOption) (err error) {
 	var so serveOptions
 	for _, f := range opts {
@@ -125,15 +250,11 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, engine Engine, opt
 		defer cancel()
 		_ = shutdownTraces(sctx)
 	}()
-	nc, js, err := Connect(cfg.NATSURL, "extractq-worker", log)
+	nc, js, store, err := connectServers(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
-	store, err := audit.Open(ctx, cfg.DatabaseURL)
-	if err != nil {
-		return err
-	}
 	defer store.Close()
 	if cfg.Migrate {
 		if err := Migrate(ctx, js, store, cfg.StreamReplicas, cfg.StreamOptions()...); err != nil {
@@ -142,19 +263,21 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, engine Engine, opt
 		if err := MigrateConsumers(ctx, js, cfg); err != nil {
 			return err
 		}
-	} else if err := store.CheckSchema(ctx); err != nil {
-		return err
 	}
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := metrics.New(reg)
-	writer, err := store.NewWriter(ctx, audit.WithFlushObserver(func(f audit.FlushInfo) {
+	// The attempt partitions are prepared while the worker sets up its
+	// streams and consumers (Run's round trips to JetStream); Run waits for
+	// them before it pulls the first job, so no record is written before.
+	prepared := make(chan error, 1)
+	go func() { prepared <- store.EnsurePartitions(ctx) }()
+	partitions := sync.OnceValue(func() error { return <-prepared })
+	defer partitions() // before store.Close, on every return
+	writer := store.StartWriter(ctx, audit.WithFlushObserver(func(f audit.FlushInfo) {
 		m.ObserveFlush(f.Rows, f.Duration, f.Err)
 	}))
-	if err != nil {
-		return err
-	}
 	defer func() {
 		fctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
 		defer cancel()
@@ -188,6 +311,18 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, engine Engine, opt
 		WithObserver(m), WithAuditReader(store), WithCircuit(cfg.Circuit()), WithRequeueDelay(cfg.RequeueDelay),
 		WithBatchStore(store),
 	}
+	// Run's gate: what must be done before the first job is pulled, done
+	// meanwhile beside Run's own round trips to JetStream (streams,
+	// consumers): the attempt partitions and the first heartbeat of the
+	// fleet membership, which sets the pools' shares of the fleet's limits.
+	var membership func() (*ratelimit.Membership, error)
+	all = append(all, withStartGate(func(context.Context) error {
+		if err := partitions(); err != nil {
+			return err
+		}
+		_, err := membership()
+		return err
+	}))
 	if so.ready != nil { // the endpoints below are served before Run makes the worker ready
 		all = append(all, withOnReady(so.ready))
 	}
@@ -232,11 +367,19 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, engine Engine, opt
 	swept := make(chan struct{})
 	go func() { defer close(swept); _ = sweeper.Run(sweepCtx) }()
 	defer func() { stopSweeper(); <-swept }()
-	members, err := ratelimit.StartMembership(ctx, js, w.ID(), rpools, ratelimit.WithMembershipLogger(log))
-	if err != nil {
-		return err
-	}
-	defer members.Stop()
+	joined := make(chan struct{})
+	var members *ratelimit.Membership
+	var joinErr error
+	go func() {
+		defer close(joined)
+		members, joinErr = ratelimit.StartMembership(ctx, js, w.ID(), rpools, ratelimit.WithMembershipLogger(log))
+	}()
+	membership = func() (*ratelimit.Membership, error) { <-joined; return members, joinErr }
+	defer func() {
+		if m, _ := membership(); m != nil {
+			m.Stop()
+		}
+	}()
 
 	ln := so.listener
 	if ln == nil && cfg.Listen != "" {

@@ -139,6 +139,12 @@ func WithObserver(o Observer) Option { return func(w *Worker) { w.obs = o } }
 // withOnReady calls f once when Run starts pulling (Serve's WithReady).
 func withOnReady(f func()) Option { return func(w *Worker) { w.onReady = f } }
 
+// withStartGate makes Run call f once its streams and consumers are ready,
+// before it pulls the first job, and return f's error: Serve finishes the
+// audit database's start-up work there, overlapped with Run's round trips
+// to JetStream.
+func withStartGate(f func(context.Context) error) Option { return func(w *Worker) { w.startGate = f } }
+
 // Worker pulls jobs and runs them. Create it with New, start it with Run.
 type Worker struct {
 	js           jetstream.JetStream
@@ -154,6 +160,7 @@ type Worker struct {
 	newProvider  func(spec string) (llm.Provider, error)
 	termReason   bool
 	onReady      func()
+	startGate    func(context.Context) error
 	obs          Observer
 	circuit      ratelimit.BreakerSettings
 	reader       AuditReader
@@ -317,17 +324,44 @@ func (w *Worker) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The pools' consumers and the advisory consumer are created or updated
+	// at once: one round trip for all, not one each. The first to fail for
+	// good stops the others (which may be waiting out an election) and is
+	// the error.
+	sctx, stopStarting := context.WithCancel(ctx)
+	defer stopStarting()
 	consumers := make([]jetstream.Consumer, len(w.pools))
-	for i, p := range w.pools {
-		c, err := jobs.StartConsumer(ctx, w.js, p.Name, w.consumerSettings(i), w.log)
+	var advisories jetstream.Consumer
+	var (
+		started  sync.WaitGroup
+		failOnce sync.Once
+		failed   error
+	)
+	fail := func(err error) {
 		if err != nil {
+			failOnce.Do(func() { failed = err; stopStarting() })
+		}
+	}
+	for i, p := range w.pools {
+		started.Go(func() {
+			var err error
+			consumers[i], err = jobs.StartConsumer(sctx, w.js, p.Name, w.consumerSettings(i), w.log)
+			fail(err)
+		})
+	}
+	started.Go(func() {
+		var err error
+		advisories, err = jobs.StartAdvisoryConsumer(sctx, w.js, w.log)
+		fail(err)
+	})
+	started.Wait()
+	if failed != nil {
+		return failed
+	}
+	if w.startGate != nil {
+		if err := w.startGate(ctx); err != nil {
 			return err
 		}
-		consumers[i] = c
-	}
-	advisories, err := jobs.StartAdvisoryConsumer(ctx, w.js, w.log)
-	if err != nil {
-		return err
 	}
 
 	// Acks of durable results go out in batches until every job settled.

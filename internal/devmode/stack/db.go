@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/extractq/extractq/internal/audit"
+	"github.com/extractq/extractq/internal/settings"
 )
 
 // Postgres error codes dev mode branches on.
@@ -20,9 +21,11 @@ const (
 
 // ensureDatabase creates the audit database when the server answers that
 // it does not exist (trying extractq should not start with createdb); the
-// worker then migrates it.
+// worker then migrates it. A server that cannot be reached yet (dev mode
+// started beside its Postgres) is waited for as the worker waits for it
+// (worker.Config.StartWait), each try logged.
 func ensureDatabase(ctx context.Context, databaseURL string, log *slog.Logger) error {
-	store, err := audit.Open(ctx, databaseURL)
+	store, err := audit.OpenWaiting(ctx, databaseURL, settings.DefaultStartWait, log)
 	if err == nil {
 		store.Close()
 		return nil
