@@ -70,7 +70,7 @@ type runFlags struct {
 	configFile, natsURL, databaseURL, workerID, listen, logFormat, logLevel string
 	profileDir                                                              string
 	pools                                                                   []string
-	ackWait, grace                                                          time.Duration
+	ackWait, grace, startWait                                               time.Duration
 	maxDeliver, streamReplicas                                              int
 	backoff                                                                 string
 	migrate                                                                 bool
@@ -88,6 +88,7 @@ func (s *runFlags) register(cmd *cobra.Command, full bool) {
 	f.StringArrayVar(&s.pools, "pool", nil, "pool to serve (run) or whose consumer to create (migrate): family:model=rpm:N,tpm:N,concurrency:N (repeatable; env EXTRACTQ_POOLS, ';'-separated)")
 	cli.DurationVar(f, &s.ackWait, "ack-wait", 0, "ack wait of the job consumers (env EXTRACTQ_ACK_WAIT, default 30s)")
 	f.IntVar(&s.maxDeliver, "max-deliver", 0, "deliveries of a job before it is dead-lettered (env EXTRACTQ_MAX_DELIVER, default 5)")
+	cli.DurationVar(f, &s.startWait, "start-wait", 0, "how long to wait at start for an audit database or a JetStream that cannot answer yet; 0 tries once (env EXTRACTQ_START_WAIT, default 30s)")
 	f.StringVar(&s.backoff, "backoff", "", "redelivery delays after a worker crash, e.g. 30s,1m,5m; \"\" for the ack wait each time (env EXTRACTQ_BACKOFF, default the ack wait ×1, 2, 4, 10)")
 	if !full {
 		return
@@ -132,6 +133,9 @@ func (s *runFlags) load(cmd *cobra.Command) (fleet.Config, error) {
 	}
 	if changed("grace") {
 		cfg.Grace = s.grace
+	}
+	if changed("start-wait") {
+		cfg.StartWait = s.startWait
 	}
 	if changed("max-deliver") {
 		cfg.MaxDeliver = s.maxDeliver

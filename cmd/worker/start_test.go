@@ -98,3 +98,35 @@ func TestDurationsTakeDays(t *testing.T) {
 		t.Fatalf("ack wait %v, grace %v, backoff %v; want 1d, 2d and [30s 1d]", cfg.AckWait, cfg.Grace, cfg.BackOff)
 	}
 }
+
+// TestStartWaitFlag: --start-wait overrides the environment, on run and
+// on migrate; without it the environment's value stands.
+func TestStartWaitFlag(t *testing.T) {
+	t.Setenv("EXTRACTQ_CONFIG", "")
+	t.Setenv("EXTRACTQ_POOLS", "")
+	t.Setenv("EXTRACTQ_START_WAIT", "2m")
+	for _, c := range []struct {
+		name string
+		full bool
+		args []string
+		want time.Duration
+	}{
+		{"run, flag", true, []string{"--start-wait", "5s"}, 5 * time.Second},
+		{"migrate, flag", false, []string{"--start-wait", "0"}, 0},
+		{"run, environment", true, nil, 2 * time.Minute},
+	} {
+		var s runFlags
+		cmd := &cobra.Command{Use: "run"}
+		s.register(cmd, c.full)
+		if err := cmd.ParseFlags(c.args); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		cfg, err := s.load(cmd)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if cfg.StartWait != c.want {
+			t.Errorf("%s: start wait %v, want %v", c.name, cfg.StartWait, c.want)
+		}
+	}
+}
