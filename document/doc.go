@@ -98,7 +98,8 @@ func decodeDOC(ctx context.Context, f *cfb.File, opts *Options) (*Document, erro
 		return nil, err
 	}
 	maxText := opts.Limits.withDefaults().MaxText
-	text, err := docText(ctx, wd, pieces, total, maxText)
+	rowEnds := docRowEnds(wd, table, fcLcb)
+	text, err := docText(ctx, wd, pieces, rowEnds, total, maxText)
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +129,7 @@ func decodeDOC(ctx context.Context, f *cfb.File, opts *Options) (*Document, erro
 		default:
 			mark = func() string { return "" }
 		}
-		docStory(story, w, i == 0, mark)
+		docStory(story, w, i == 0, rowEnds != nil, mark)
 	}
 	if doc.Text, doc.Pages, err = w.text(); err != nil {
 		return nil, err
@@ -197,7 +198,7 @@ var cp1252High = [32]rune{
 
 // docText reads characters [0, total) through the pieces as runes, one
 // per character position, so the stories can be cut by count.
-func docText(ctx context.Context, wd []byte, pieces []docPiece, total, maxText int64) ([]rune, error) {
+func docText(ctx context.Context, wd []byte, pieces []docPiece, rowEnds map[int64]bool, total, maxText int64) ([]rune, error) {
 	if total > maxText {
 		return nil, fmt.Errorf("%w: %d characters, the limit is %d (Limits.MaxText)", ErrTooLarge, total, maxText)
 	}
@@ -220,10 +221,13 @@ func docText(ctx context.Context, wd []byte, pieces []docPiece, total, maxText i
 			if pc.fc+n > int64(len(wd)) {
 				return nil, fmt.Errorf("%w: a text piece lies outside the WordDocument stream", ErrCorrupt)
 			}
-			for _, c := range wd[pc.fc : pc.fc+n] {
+			for j, c := range wd[pc.fc : pc.fc+n] {
 				r := rune(c)
-				if c >= 0x80 && c < 0xA0 {
+				switch {
+				case c >= 0x80 && c < 0xA0:
 					r = cp1252High[c-0x80]
+				case c == 0x07 && rowEnds[pc.fc+int64(j)+1]:
+					r = docRowEnd
 				}
 				out = append(out, r)
 			}
@@ -247,6 +251,10 @@ func docText(ctx context.Context, wd []byte, pieces []docPiece, total, maxText i
 					continue
 				}
 			}
+			if u[i] == 0x07 && rowEnds[pc.fc+2*int64(i)+2] {
+				out = append(out, docRowEnd)
+				continue
+			}
 			out = append(out, rune(u[i]))
 		}
 	}
@@ -257,12 +265,107 @@ func docText(ctx context.Context, wd []byte, pieces []docPiece, total, maxText i
 // half of a surrogate pair).
 const docSkip = -1
 
+// docRowEnd replaces the 0x07 that ends a table row: a cell's end and a
+// row's end are the same character, and only the row end's paragraph
+// properties tell them apart (an empty cell is two marks in a row too).
+const docRowEnd = -2
+
+// docRowEnds returns the stream offsets just past the paragraph marks
+// that end a table row (sprmPFTtp or sprmPFInnerTtp set in the
+// paragraph's properties: PlcBtePapx in the table stream, then the PAPX
+// pages of the WordDocument stream), or nil when the file has no such
+// table readable (docStory then tells row ends by a doubled mark).
+func docRowEnds(wd, table, fcLcb []byte) map[int64]bool {
+	le := binary.LittleEndian
+	fc, lcb := int64(le.Uint32(fcLcb[13*8:])), int64(le.Uint32(fcLcb[13*8+4:]))
+	if lcb < 12 || fc+lcb > int64(len(table)) {
+		return nil
+	}
+	plc := table[fc : fc+lcb]
+	n := (len(plc) - 4) / 8 // n+1 offsets, then n page numbers
+	ends := map[int64]bool{}
+	for k := range n {
+		pn := int64(le.Uint32(plc[4*(n+1)+4*k:]) & 0x3FFFFF)
+		if pn*512+512 > int64(len(wd)) {
+			continue
+		}
+		page := wd[pn*512 : pn*512+512]
+		crun := int(page[511])
+		if crun == 0 || 4*(crun+1)+13*crun > 511 {
+			continue
+		}
+		for i := range crun {
+			end := int64(le.Uint32(page[4*(i+1):]))
+			b := 2 * int(page[4*(crun+1)+13*i])
+			if b == 0 || b >= 510 {
+				continue // no properties of its own
+			}
+			start, size := b+1, 2*int(page[b])-1
+			if page[b] == 0 {
+				start, size = b+2, 2*int(page[b+1])
+			}
+			if size < 2 || start+size > 511 {
+				continue
+			}
+			if sprmsSetTTP(page[start+2 : start+size]) { // after the style index
+				ends[end] = true
+			}
+		}
+	}
+	return ends
+}
+
+// sprmsSetTTP reports whether a paragraph's property modifiers ([MS-DOC]
+// 2.2.5.1) mark it as a table row's end. It stops at the first modifier
+// whose length it cannot tell.
+func sprmsSetTTP(s []byte) bool {
+	le := binary.LittleEndian
+	for len(s) >= 2 {
+		sprm := le.Uint16(s)
+		s = s[2:]
+		var size int
+		switch sprm >> 13 { // spra: the operand's size
+		case 0, 1:
+			size = 1
+		case 2, 4, 5:
+			size = 2
+		case 3:
+			size = 4
+		case 7:
+			size = 3
+		default: // 6: variable
+			switch {
+			case len(s) < 1:
+				return false
+			case sprm == 0xD608 || sprm == 0xD605: // sprmTDefTable, sprmTDefTable10: a 2-byte count, plus one
+				if len(s) < 2 {
+					return false
+				}
+				size = 2 + int(le.Uint16(s)) - 1
+			case sprm == 0xC615 && s[0] == 255: // sprmPChgTabs, long form
+				return false
+			default:
+				size = 1 + int(s[0])
+			}
+		}
+		if (sprm == 0x2417 || sprm == 0x244C) && len(s) >= 1 && s[0] != 0 {
+			return true
+		}
+		if size < 1 || size > len(s) {
+			return false
+		}
+		s = s[size:]
+	}
+	return false
+}
+
 // docStory writes one story's text: paragraphs (0x0D) as blocks, table
-// cells (0x07) joined by " | " with a doubled mark ending the row, line
+// cells (0x07) joined by " | ", a row ended by docRowEnd (marked: the
+// file's paragraph properties were read) or else by a doubled mark, line
 // breaks (0x0B) as newlines, page and section breaks (0x0C) as page
 // boundaries in the body, field codes (between 0x13 and 0x14) dropped
 // and field results (0x14 to 0x15) kept.
-func docStory(story []rune, w *textWriter, body bool, noteMark func() string) {
+func docStory(story []rune, w *textWriter, body, marked bool, noteMark func() string) {
 	var para strings.Builder
 	var fields []bool // per open field: still in its code
 	var row []string
@@ -309,8 +412,13 @@ func docStory(story []rune, w *textWriter, body bool, noteMark func() string) {
 			para.WriteString(noteMark())
 		case docSkip, 0x01, 0x03, 0x04, 0x05, 0x08, 0x1F, 0xFEFF:
 			// Anchors of pictures, notes and objects, optional hyphens.
+		case docRowEnd:
+			if len(row) > 0 {
+				w.row("", row)
+				row = row[:0]
+			}
 		case 0x07:
-			if lastCell {
+			if lastCell && !marked {
 				// The row's own mark after its last cell ends the row.
 				if len(row) > 0 {
 					w.row("", row)

@@ -39,6 +39,8 @@ func TestLegacyDOC(t *testing.T) {
 			"Ελληνικά: η αντλία αντικαταστάθηκε.",
 			"Second page: the replacement pump costs 980 EUR.\n\nClosing remark on page two.",
 		}, []string{"HYPERLINK", "example.com"}},
+		// Empty cells: a row ends where its paragraph properties say.
+		{"cells.doc", "", []string{"Invoice 17", "Item |  | Total\nWidget | 3 | 9.00\n |  | 12.50", "Thank you."}, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
@@ -81,7 +83,7 @@ func TestDOCStory(t *testing.T) {
 	story := []rune(in)
 	story = append(story, 0x1F600, docSkip)
 	w := newTextWriter(Limits{})
-	docStory(story, w, true, func() string { return "" })
+	docStory(story, w, true, false, func() string { return "" })
 	text, pages, err := w.text()
 	if err != nil {
 		t.Fatal(err)
@@ -92,6 +94,27 @@ func TestDOCStory(t *testing.T) {
 	}
 	if len(pages) != 2 || text[pages[0].Start:pages[0].End] != "Page one" || !strings.HasPrefix(text[pages[1].Start:], "Page two") {
 		t.Errorf("pages %+v", pages)
+	}
+}
+
+// TestDOCStoryRowEnds: with the paragraph properties read, a row ends at
+// its marked end only, so empty cells (two cell marks in a row) keep
+// their places.
+func TestDOCStoryRowEnds(t *testing.T) {
+	t.Parallel()
+	story := []rune("Item\x07\x07Total\x07")
+	story = append(story, docRowEnd)
+	story = append(story, []rune("\x07\x0712.50\x07")...)
+	story = append(story, docRowEnd)
+	story = append(story, []rune("after\x0D")...)
+	w := newTextWriter(Limits{})
+	docStory(story, w, true, true, func() string { return "" })
+	text, _, err := w.text()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "Item |  | Total\n |  | 12.50\n\nafter"; text != want {
+		t.Errorf("text\n%q\nwant\n%q", text, want)
 	}
 }
 
