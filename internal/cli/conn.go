@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/devmode"
 	"github.com/extractq/extractq/internal/jobs"
+	"github.com/extractq/extractq/internal/redact"
 	"github.com/extractq/extractq/internal/settings"
 )
 
@@ -77,7 +77,7 @@ func (c *Conn) ConnectNATS(ctx context.Context, name string, opts ...jetstream.J
 
 // ConnectNATS is Conn.ConnectNATS for a given URL.
 func ConnectNATS(ctx context.Context, rawURL, name string, opts ...jetstream.JetStreamOpt) (*nats.Conn, jetstream.JetStream, error) {
-	shown := redact(rawURL)
+	shown := redact.URL(rawURL)
 	nc, err := nats.Connect(rawURL, nats.Name(name), nats.Timeout(5*time.Second))
 	if err != nil {
 		return nil, nil, NATSUnreachable(shown, err)
@@ -110,7 +110,7 @@ func waitJetStream(ctx context.Context, js jetstream.JetStream, shown string) er
 // reaching the NATS server at natsURL or waiting for its JetStream
 // (jobs.WaitJetStream): a server without JetStream is a usage error (exit
 // 2), any other failure Unavailable (exit 3). nil stays nil.
-func NATSError(natsURL string, err error) error { return natsError(redact(natsURL), err) }
+func NATSError(natsURL string, err error) error { return natsError(redact.URL(natsURL), err) }
 
 func natsError(shown string, err error) error {
 	switch {
@@ -238,13 +238,4 @@ func classifyDBError(err error, t dbTarget) error {
 		return Usage(err)
 	}
 	return Failed(err)
-}
-
-// redact hides a URL's password for messages.
-func redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		return raw
-	}
-	return u.Redacted()
 }

@@ -7,6 +7,7 @@ package redact
 
 import (
 	"encoding/json"
+	"net/url"
 	"regexp"
 	"strings"
 	"unicode/utf8"
@@ -92,6 +93,16 @@ func Credentials(s string) string {
 		}
 	}
 	return s
+}
+
+// URL hides a URL's password for messages (url.URL.Redacted); a URL
+// without a user, or one that does not parse, is returned as it is.
+func URL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	return u.Redacted()
 }
 
 // JSON is Credentials for JSON text. The patterns never match a quote or a

@@ -107,3 +107,17 @@ func TestError(t *testing.T) {
 		t.Error("Error(nil) != nil")
 	}
 }
+
+func TestURL(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"nats://u:secret@h:4222":     "nats://u:xxxxx@h:4222",
+		"postgres://u@h/db":          "postgres://u@h/db",
+		"nats://h:4222":              "nats://h:4222",
+		"postgres://u:p@h:bad port/": "postgres://u:p@h:bad port/", // unparsable: as it is
+	} {
+		if got := URL(in); got != want {
+			t.Errorf("URL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"sync"
 	"time"
@@ -28,6 +27,7 @@ import (
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/metrics"
 	"github.com/extractq/extractq/internal/ratelimit"
+	"github.com/extractq/extractq/internal/redact"
 	"github.com/extractq/extractq/internal/tracing"
 )
 
@@ -111,21 +111,12 @@ func (e *ServerError) Unwrap() error { return e.Err }
 // natsStartError is the ServerError of err from connecting to the NATS
 // server at url or waiting for its JetStream.
 func natsStartError(url string, err error) *ServerError {
-	shown := redactURL(url)
+	shown := redact.URL(url)
 	msg := fmt.Sprintf("connect to NATS at %s: %v (is nats-server running with JetStream? set EXTRACTQ_NATS_URL)", shown, err)
 	if errors.Is(err, jobs.ErrNoJetStream) {
 		msg = fmt.Sprintf("NATS at %s has no JetStream: start nats-server with -js", shown)
 	}
 	return &ServerError{Server: ServerNATS, Err: err, msg: msg}
-}
-
-// redactURL hides a URL's password for messages.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		return raw
-	}
-	return u.Redacted()
 }
 
 // connectServers connects to NATS and opens the audit database together,
