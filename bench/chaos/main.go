@@ -387,16 +387,10 @@ func (n *node) url() string { return fmt.Sprintf("nats://127.0.0.1:%d", n.cfg.Po
 
 func (n *node) start() error {
 	b, _ := json.Marshal(n.cfg)
-	f, err := os.OpenFile(n.log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), nodeEnv+"="+string(b))
-	cmd.Stdout, cmd.Stderr = f, f
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		f.Close()
+	f, err := startLogged(cmd, n.log)
+	if err != nil {
 		return err
 	}
 	done := make(chan struct{})
@@ -405,6 +399,23 @@ func (n *node) start() error {
 	n.cmd, n.done = cmd, done
 	n.mu.Unlock()
 	return nil
+}
+
+// startLogged starts cmd with its output appended to the file at path,
+// killed when this process dies; the caller closes the returned file
+// when cmd has exited.
+func startLogged(cmd *exec.Cmd, path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // ready waits until the node answers its monitoring port's /healthz.
@@ -656,19 +667,13 @@ type workerProc struct {
 
 func (w *workerProc) start() error {
 	x := w.x
-	f, err := os.OpenFile(filepath.Join(x.dir, w.id+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
 	args := []string{"run", "--listen", "", "--id", w.id, "--pool", w.pool, "--ack-wait", x.o.ackWait.String(), "--backoff=",
 		"--max-deliver", strconv.Itoa(x.o.maxDeliver), "--grace", "5s", "--log-level", "warn", "--log-format", "json"}
 	cmd := exec.Command(x.bin.worker, args...)
 	cmd.Env = append(testenv.CleanEnv(), "EXTRACTQ_NATS_URL="+x.natsURL, "EXTRACTQ_DATABASE_URL="+x.dbURL)
 	cmd.Dir = x.dir
-	cmd.Stdout, cmd.Stderr = f, f
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		f.Close()
+	f, err := startLogged(cmd, filepath.Join(x.dir, w.id+".log"))
+	if err != nil {
 		return err
 	}
 	done := make(chan struct{})
