@@ -564,7 +564,9 @@ func (e *Error) Error() string {
 		b.WriteString(": ")
 	}
 	b.WriteString(e.Err.Error())
-	return b.String()
+	// A cause may quote the input (a header line, an entry name): the
+	// message goes to logs, JSON and Postgres text, which all want UTF-8.
+	return strings.ToValidUTF8(b.String(), "\uFFFD")
 }
 
 func (e *Error) Unwrap() error { return e.Err }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // zipOf builds a zip container from name/content pairs, in order.
@@ -99,6 +100,8 @@ func TestBadInput(t *testing.T) {
 		{"outlook.msg", cfbWith("Root Entry", "__substg1.0_0037001F"), Limits{}, ErrCorrupt}, // names without a directory
 		{"repeat.ods", odsRepeat, Limits{MaxText: 1 << 20}, ErrTooLarge},
 		{"random.bin", []byte("\x00\x01\x02garbage\x00\xff"), Limits{}, ErrUnknownFormat},
+		// The cause quotes the bad header line; the message must stay UTF-8.
+		{"latin.eml", []byte(" \xff\xff\nFrom: a@b\nSubject: x\n\nbody\n"), Limits{}, ErrCorrupt},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -110,6 +113,9 @@ func TestBadInput(t *testing.T) {
 			}
 			if !strings.HasPrefix(err.Error(), tc.name+": ") {
 				t.Errorf("error does not name the file: %v", err)
+			}
+			if !utf8.ValidString(err.Error()) {
+				t.Errorf("error is not UTF-8: %q", err)
 			}
 			if el := time.Since(start); el > 20*time.Second {
 				t.Errorf("took %v: not bounded", el)

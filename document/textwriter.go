@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // cellSep joins a table row's cells; shared with the PDF reader so every
@@ -71,6 +72,11 @@ func (w *textWriter) row(prefix string, cells []string) {
 func (w *textWriter) write(s string) {
 	if w.err != nil {
 		return
+	}
+	// The text is promised UTF-8 whatever a reader hands in (a child's
+	// error quoting its input, a name from an archive).
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
 	}
 	if int64(w.b.Len()+len(s)) > w.max {
 		w.err = fmt.Errorf("%w: more than %d bytes of text (Limits.MaxText)", ErrTooLarge, w.max)
