@@ -95,14 +95,20 @@ func Credentials(s string) string {
 	return s
 }
 
-// URL hides a URL's password for messages (url.URL.Redacted); a URL
-// without a user, or one that does not parse, is returned as it is.
+// URL hides the credentials of a server URL, or of a comma-separated list
+// of them as NATS takes, for messages: passwords, NATS tokens (a user
+// without a password) and keys or passwords in the query. A URL that
+// url.Parse reads has its password replaced first (url.URL.Redacted), so a
+// password the patterns would not recognise (one with a quote in it) is
+// hidden too; the patterns then cover the rest, lists and unparsable URLs
+// included.
 func URL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		return raw
+	if u, err := url.Parse(raw); err == nil && !strings.Contains(raw, ",") {
+		if _, ok := u.User.Password(); ok {
+			raw = u.Redacted()
+		}
 	}
-	return u.Redacted()
+	return Credentials(raw)
 }
 
 // JSON is Credentials for JSON text. The patterns never match a quote or a

@@ -111,10 +111,14 @@ func TestError(t *testing.T) {
 func TestURL(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]string{
-		"nats://u:secret@h:4222":     "nats://u:xxxxx@h:4222",
-		"postgres://u@h/db":          "postgres://u@h/db",
-		"nats://h:4222":              "nats://h:4222",
-		"postgres://u:p@h:bad port/": "postgres://u:p@h:bad port/", // unparsable: as it is
+		"nats://u:secret@h:4222":                  "nats://u:[REDACTED]@h:4222",
+		"postgres://u:p'q@h/db":                   "postgres://u:[REDACTED]@h/db", // a quote the patterns stop at
+		"postgres://u@h/db":                       "postgres://u@h/db",
+		"postgres://h/db?password=hunter22":       "postgres://h/db?password=[REDACTED]",
+		"nats://h:4222":                           "nats://h:4222",
+		"nats://s3cr3ttoken@h:4222":               "nats://[REDACTED]@h:4222",
+		"nats://a:p1@h1:4222,nats://b:p2@h2:4222": "nats://a:[REDACTED]@h1:4222,nats://b:[REDACTED]@h2:4222",
+		"postgres://u:p@h:bad port/":              "postgres://u:[REDACTED]@h:bad port/", // unparsable
 	} {
 		if got := URL(in); got != want {
 			t.Errorf("URL(%q) = %q, want %q", in, got, want)
