@@ -98,23 +98,36 @@ func decodeDOC(ctx context.Context, f *cfb.File, opts *Options) (*Document, erro
 		return nil, err
 	}
 	maxText := opts.Limits.withDefaults().MaxText
-	rowEnds := docRowEnds(wd, table, fcLcb)
-	text, err := docText(ctx, wd, pieces, rowEnds, total, maxText)
+	paras := docParas(wd, table, fcLcb)
+	text, items, err := docText(ctx, wd, pieces, paras, total, maxText)
 	if err != nil {
 		return nil, err
 	}
+	lfos, err := docLists(table, fcLcb)
+	if err != nil {
+		return nil, err
+	}
+	counters := listCounters{}
 	doc := &Document{}
 	w := newTextWriter(opts.Limits)
 	pos := 0
 	for i, s := range stories {
 		end := min(pos+int(s.n), len(text))
 		story := text[pos:end]
+		base := pos
 		pos = end
+		listMark := func(at int) string {
+			if p, ok := items[base+at]; ok {
+				return docListMarker(counters, lfos, p)
+			}
+			return ""
+		}
 		if s.name == "macros" {
 			continue
 		}
 		if s.name == "headers" {
 			story = dedupParagraphs(story)
+			listMark = func(int) string { return "" } // positions moved
 		}
 		// Footnote and endnote references (0x02) are numbered in order in
 		// the body and in the notes alike: the body cites [n], the note
@@ -129,7 +142,7 @@ func decodeDOC(ctx context.Context, f *cfb.File, opts *Options) (*Document, erro
 		default:
 			mark = func() string { return "" }
 		}
-		docStory(story, w, i == 0, rowEnds != nil, mark)
+		docStory(story, w, i == 0, paras != nil, mark, listMark)
 	}
 	if doc.Text, doc.Pages, err = w.text(); err != nil {
 		return nil, err
@@ -197,44 +210,58 @@ var cp1252High = [32]rune{
 }
 
 // docText reads characters [0, total) through the pieces as runes, one
-// per character position, so the stories can be cut by count.
-func docText(ctx context.Context, wd []byte, pieces []docPiece, rowEnds map[int64]bool, total, maxText int64) ([]rune, error) {
+// per character position, so the stories can be cut by count. The marks
+// that end a list's paragraphs (or cells) are returned by position, with
+// the list they belong to.
+func docText(ctx context.Context, wd []byte, pieces []docPiece, paras map[int64]docPara, total, maxText int64) ([]rune, map[int]docPara, error) {
 	if total > maxText {
-		return nil, fmt.Errorf("%w: %d characters, the limit is %d (Limits.MaxText)", ErrTooLarge, total, maxText)
+		return nil, nil, fmt.Errorf("%w: %d characters, the limit is %d (Limits.MaxText)", ErrTooLarge, total, maxText)
 	}
 	// Every character takes at least a byte of the stream: more means
 	// pieces that overlap, which only a crafted file has, and which would
 	// let a small file expand to MaxText.
 	if total > int64(len(wd)) {
-		return nil, fmt.Errorf("%w: the header counts %d characters in a WordDocument stream of %d bytes", ErrCorrupt, total, len(wd))
+		return nil, nil, fmt.Errorf("%w: the header counts %d characters in a WordDocument stream of %d bytes", ErrCorrupt, total, len(wd))
 	}
 	out := make([]rune, 0, min(total, int64(len(wd))))
+	items := map[int]docPara{}
+	// mark reads the paragraph mark r ending at stream offset end.
+	mark := func(r rune, end int64) rune {
+		p := paras[end]
+		if r == 0x07 && p.rowEnd {
+			return docRowEnd
+		}
+		if (r == 0x0D || r == 0x07) && p.ilfo > 0 {
+			items[len(out)] = p
+		}
+		return r
+	}
 	for _, pc := range pieces {
 		if int64(len(out)) >= total {
 			break
 		}
 		if err := context.Cause(ctx); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		n := min(pc.cpEnd-pc.cp, total-int64(len(out)))
 		if pc.compressed {
 			if pc.fc+n > int64(len(wd)) {
-				return nil, fmt.Errorf("%w: a text piece lies outside the WordDocument stream", ErrCorrupt)
+				return nil, nil, fmt.Errorf("%w: a text piece lies outside the WordDocument stream", ErrCorrupt)
 			}
 			for j, c := range wd[pc.fc : pc.fc+n] {
 				r := rune(c)
 				switch {
 				case c >= 0x80 && c < 0xA0:
 					r = cp1252High[c-0x80]
-				case c == 0x07 && rowEnds[pc.fc+int64(j)+1]:
-					r = docRowEnd
+				case c == 0x07 || c == 0x0D:
+					r = mark(r, pc.fc+int64(j)+1)
 				}
 				out = append(out, r)
 			}
 			continue
 		}
 		if pc.fc+2*n > int64(len(wd)) {
-			return nil, fmt.Errorf("%w: a text piece lies outside the WordDocument stream", ErrCorrupt)
+			return nil, nil, fmt.Errorf("%w: a text piece lies outside the WordDocument stream", ErrCorrupt)
 		}
 		u := make([]uint16, n)
 		for i := range u {
@@ -251,14 +278,14 @@ func docText(ctx context.Context, wd []byte, pieces []docPiece, rowEnds map[int6
 					continue
 				}
 			}
-			if u[i] == 0x07 && rowEnds[pc.fc+2*int64(i)+2] {
-				out = append(out, docRowEnd)
-				continue
+			r := rune(u[i])
+			if r == 0x07 || r == 0x0D {
+				r = mark(r, pc.fc+2*int64(i)+2)
 			}
-			out = append(out, rune(u[i]))
+			out = append(out, r)
 		}
 	}
-	return out, nil
+	return out, items, nil
 }
 
 // docSkip marks a character position that produces nothing (the second
@@ -270,12 +297,19 @@ const docSkip = -1
 // properties tell them apart (an empty cell is two marks in a row too).
 const docRowEnd = -2
 
-// docRowEnds returns the stream offsets just past the paragraph marks
-// that end a table row (sprmPFTtp or sprmPFInnerTtp set in the
-// paragraph's properties: PlcBtePapx in the table stream, then the PAPX
-// pages of the WordDocument stream), or nil when the file has no such
-// table readable (docStory then tells row ends by a doubled mark).
-func docRowEnds(wd, table, fcLcb []byte) map[int64]bool {
+// docPara is what the reader takes from a paragraph's properties.
+type docPara struct {
+	rowEnd bool // sprmPFTtp or sprmPFInnerTtp: the mark ends a table row
+	ilfo   int  // sprmPIlfo: the list format override, from 1; 0 outside lists
+	ilvl   int  // sprmPIlvl: the list level, 0-8
+}
+
+// docParas returns the properties of the paragraphs that end a table row
+// or belong to a list, by the stream offset just past their mark (the
+// PlcBtePapx in the table stream, then the PAPX pages of the WordDocument
+// stream), or nil when the file has no such table readable (docStory
+// then tells row ends by a doubled mark, and lists have no markers).
+func docParas(wd, table, fcLcb []byte) map[int64]docPara {
 	le := binary.LittleEndian
 	fc, lcb := int64(le.Uint32(fcLcb[13*8:])), int64(le.Uint32(fcLcb[13*8+4:]))
 	if lcb < 12 || fc+lcb > int64(len(table)) {
@@ -283,7 +317,7 @@ func docRowEnds(wd, table, fcLcb []byte) map[int64]bool {
 	}
 	plc := table[fc : fc+lcb]
 	n := (len(plc) - 4) / 8 // n+1 offsets, then n page numbers
-	ends := map[int64]bool{}
+	paras := map[int64]docPara{}
 	for k := range n {
 		pn := int64(le.Uint32(plc[4*(n+1)+4*k:]) & 0x3FFFFF)
 		if pn*512+512 > int64(len(wd)) {
@@ -307,19 +341,20 @@ func docRowEnds(wd, table, fcLcb []byte) map[int64]bool {
 			if size < 2 || start+size > 511 {
 				continue
 			}
-			if sprmsSetTTP(page[start+2 : start+size]) { // after the style index
-				ends[end] = true
+			if p := docSprms(page[start+2 : start+size]); p != (docPara{}) { // after the style index
+				paras[end] = p
 			}
 		}
 	}
-	return ends
+	return paras
 }
 
-// sprmsSetTTP reports whether a paragraph's property modifiers ([MS-DOC]
-// 2.2.5.1) mark it as a table row's end. It stops at the first modifier
-// whose length it cannot tell.
-func sprmsSetTTP(s []byte) bool {
+// docSprms reads a paragraph's property modifiers ([MS-DOC] 2.2.5.1):
+// a table row's end, a list and its level. It stops at the first
+// modifier whose length it cannot tell.
+func docSprms(s []byte) docPara {
 	le := binary.LittleEndian
+	var p docPara
 	for len(s) >= 2 {
 		sprm := le.Uint16(s)
 		s = s[2:]
@@ -336,39 +371,48 @@ func sprmsSetTTP(s []byte) bool {
 		default: // 6: variable
 			switch {
 			case len(s) < 1:
-				return false
+				return p
 			case sprm == 0xD608 || sprm == 0xD605: // sprmTDefTable, sprmTDefTable10: a 2-byte count, plus one
 				if len(s) < 2 {
-					return false
+					return p
 				}
 				size = 2 + int(le.Uint16(s)) - 1
 			case sprm == 0xC615 && s[0] == 255: // sprmPChgTabs, long form
-				return false
+				return p
 			default:
 				size = 1 + int(s[0])
 			}
 		}
-		if (sprm == 0x2417 || sprm == 0x244C) && len(s) >= 1 && s[0] != 0 {
-			return true
-		}
 		if size < 1 || size > len(s) {
-			return false
+			return p
+		}
+		switch sprm {
+		case 0x2417, 0x244C: // sprmPFTtp, sprmPFInnerTtp
+			p.rowEnd = s[0] != 0
+		case 0x460B: // sprmPIlfo; negative values keep a list's indents without its number
+			p.ilfo = max(0, int(int16(le.Uint16(s))))
+		case 0x260A: // sprmPIlvl
+			p.ilvl = min(int(s[0]), 8)
 		}
 		s = s[size:]
 	}
-	return false
+	return p
 }
 
-// docStory writes one story's text: paragraphs (0x0D) as blocks, table
-// cells (0x07) joined by " | ", a row ended by docRowEnd (marked: the
-// file's paragraph properties were read) or else by a doubled mark, line
-// breaks (0x0B) as newlines, page and section breaks (0x0C) as page
+// docStory writes one story's text: paragraphs (0x0D) as blocks, list
+// items as lines after their marker (listMark: the marker of the
+// paragraph whose mark is at a position of the story, "" outside lists),
+// table cells (0x07) joined by " | ", a row ended by docRowEnd (marked:
+// the file's paragraph properties were read) or else by a doubled mark,
+// line breaks (0x0B) as newlines, page and section breaks (0x0C) as page
 // boundaries in the body, field codes (between 0x13 and 0x14) dropped
 // and field results (0x14 to 0x15) kept.
-func docStory(story []rune, w *textWriter, body, marked bool, noteMark func() string) {
+func docStory(story []rune, w *textWriter, body, marked bool, noteMark func() string, listMark func(i int) string) {
 	var para strings.Builder
 	var fields []bool // per open field: still in its code
 	var row []string
+	paraStart := 0 // where the paragraph being read starts in para: a cell holds several
+	inList := false
 	inCode := func() bool {
 		for _, c := range fields {
 			if c {
@@ -377,17 +421,47 @@ func docStory(story []rune, w *textWriter, body, marked bool, noteMark func() st
 		}
 		return false
 	}
-	flush := func() {
+	endRow := func() {
 		if len(row) > 0 {
+			if inList {
+				w.endLines()
+				inList = false
+			}
 			w.row("", row)
 			row = row[:0]
 		}
-		w.endLines()
-		w.block(para.String())
+	}
+	flush := func(marker string) {
+		endRow()
+		text := strings.TrimSpace(para.String())
 		para.Reset()
+		paraStart = 0
+		if marker != "" && text != "" {
+			if !inList {
+				w.endLines()
+				inList = true
+			}
+			w.line(marker + " " + text)
+			return
+		}
+		inList = false
+		w.endLines()
+		w.block(text)
+	}
+	// cellItem puts the marker of a list paragraph ending in a cell
+	// before its text.
+	cellItem := func(i int) {
+		m := listMark(i)
+		text := strings.TrimSpace(para.String()[paraStart:])
+		if m == "" || text == "" {
+			return
+		}
+		s := para.String()[:paraStart]
+		para.Reset()
+		para.WriteString(s + m + " " + text)
 	}
 	lastCell := false
-	for _, r := range story {
+	for i, r := range story {
 		switch r {
 		case 0x13:
 			fields = append(fields, true)
@@ -413,32 +487,30 @@ func docStory(story []rune, w *textWriter, body, marked bool, noteMark func() st
 		case docSkip, 0x01, 0x03, 0x04, 0x05, 0x08, 0x1F, 0xFEFF:
 			// Anchors of pictures, notes and objects, optional hyphens.
 		case docRowEnd:
-			if len(row) > 0 {
-				w.row("", row)
-				row = row[:0]
-			}
+			endRow()
 		case 0x07:
 			if lastCell && !marked {
 				// The row's own mark after its last cell ends the row.
-				if len(row) > 0 {
-					w.row("", row)
-					row = row[:0]
-				}
+				endRow()
 			} else {
+				cellItem(i)
 				row = append(row, para.String())
 				para.Reset()
+				paraStart = 0
 				cell = true
 			}
 		case 0x0D:
 			if len(row) > 0 {
+				cellItem(i)
 				para.WriteByte('\n') // a paragraph inside a cell
+				paraStart = para.Len()
 			} else {
-				flush()
+				flush(listMark(i))
 			}
 		case 0x0B:
 			para.WriteByte('\n')
 		case 0x0C:
-			flush()
+			flush("")
 			if body {
 				w.pageBreak()
 			}
@@ -458,11 +530,8 @@ func docStory(story []rune, w *textWriter, body, marked bool, noteMark func() st
 		}
 		lastCell = cell
 	}
-	if len(row) > 0 {
-		w.row("", row)
-		w.endLines()
-		row = nil
-	}
+	endRow()
+	w.endLines()
 	w.block(para.String())
 }
 

@@ -29,7 +29,7 @@ func decodeDOCX(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (
 		return nil, err
 	}
 	a, main, rels := pkg.a, pkg.main, pkg.rels
-	dr := &docxReader{ctx: ctx, a: a, main: main, w: newTextWriter(opts.Limits), counters: map[string][]int{}, notes: map[string]int{}}
+	dr := &docxReader{ctx: ctx, a: a, main: main, w: newTextWriter(opts.Limits), counters: listCounters{}, notes: map[string]int{}}
 	if r, ok := relOfType(rels, "/numbering"); ok && a.has(r.Target) {
 		b, err := a.read(ctx, r.Target)
 		if err != nil {
@@ -63,12 +63,9 @@ type docxReader struct {
 	w         *textWriter
 	numbering map[string][]numLevel // numId → levels
 	main      string                // the body part, where page breaks count
-	counters  map[string][]int      // numId → count per level
+	counters  listCounters          // by numId
 	notes     map[string]int        // "footnote 2" → the number shown, in order of citation
 }
-
-// numLevel is one level of a list definition.
-type numLevel struct{ format, text string }
 
 // parts walks every part related by the given type; a header or footer
 // whose text was already written (first-page and even-page variants often
@@ -139,7 +136,7 @@ func (dr *docxReader) part(name string) error {
 		}
 		marker := ""
 		if numID != "" && numID != "0" {
-			marker = dr.marker(numID, ilvl)
+			marker = dr.counters.marker(numID, dr.numbering[numID], ilvl)
 		}
 		numID, ilvl = "", 0
 		if prefix != "" && text != "" {
@@ -294,61 +291,6 @@ func (dr *docxReader) noteNumber(kind, id string) string {
 	}
 	if kind == "endnote" {
 		return roman(n)
-	}
-	return strconv.Itoa(n)
-}
-
-// marker returns the list marker of the next item at level lvl of list
-// numID ("-", "1.", "a)", "1.2."), advancing its counter.
-func (dr *docxReader) marker(numID string, lvl int) string {
-	levels := dr.numbering[numID]
-	lvl = max(0, min(lvl, 8))
-	c := dr.counters[numID]
-	for len(c) <= lvl {
-		c = append(c, 0)
-	}
-	c[lvl]++
-	for i := lvl + 1; i < len(c); i++ {
-		c[i] = 0
-	}
-	dr.counters[numID] = c
-	indent := strings.Repeat("  ", lvl)
-	if lvl >= len(levels) {
-		return indent + "-"
-	}
-	l := levels[lvl]
-	switch l.format {
-	case "bullet", "":
-		return indent + "-"
-	case "none":
-		return indent + "-"
-	}
-	text := l.text
-	if text == "" {
-		text = "%" + strconv.Itoa(lvl+1) + "."
-	}
-	for i := 0; i <= lvl && i < 9; i++ {
-		f := "decimal"
-		if i < len(levels) {
-			f = levels[i].format
-		}
-		n := max(c[i], 1)
-		text = strings.ReplaceAll(text, "%"+strconv.Itoa(i+1), formatNumber(n, f))
-	}
-	return indent + text
-}
-
-// formatNumber renders a list counter in a WordprocessingML number format.
-func formatNumber(n int, format string) string {
-	switch format {
-	case "lowerLetter":
-		return strings.ToLower(columnName(n - 1))
-	case "upperLetter":
-		return columnName(n - 1)
-	case "lowerRoman":
-		return roman(n)
-	case "upperRoman":
-		return strings.ToUpper(roman(n))
 	}
 	return strconv.Itoa(n)
 }

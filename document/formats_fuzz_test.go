@@ -164,7 +164,7 @@ func FuzzCSV(f *testing.F) {
 }
 
 func FuzzOLE(f *testing.F) {
-	fuzzSeeds(f, []string{"legacy.doc", "ticket.doc"})
+	fuzzSeeds(f, []string{"legacy.doc", "ticket.doc", "lists.doc"})
 	f.Add(cfbWith("EncryptedPackage"))
 	f.Fuzz(func(t *testing.T, b []byte) { fuzzRead(t, "ole", b) })
 }
@@ -235,9 +235,20 @@ func fuzzStreams(f *testing.F, fixture string, names ...string) {
 	}
 }
 
-// FuzzDOC fuzzes a Word document's text stream (FIB, pieces) and its
-// table stream (the piece table) together.
+// FuzzDOC fuzzes a Word document's text stream (FIB, pieces, paragraph
+// properties) and its table stream (the piece table, the list tables)
+// together; lists.doc's two streams seed it too, for its lists.
 func FuzzDOC(f *testing.F) {
+	var seed [2][]byte
+	for _, s := range oleStreams(f, "lists.doc") {
+		switch s.Path {
+		case "WordDocument":
+			seed[0] = s.Data
+		case "1Table":
+			seed[1] = s.Data
+		}
+	}
+	f.Add(seed[0], seed[1])
 	fuzzStreams(f, "ticket.doc", "WordDocument", "1Table")
 }
 

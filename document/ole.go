@@ -19,8 +19,9 @@ func init() {
 		Name:       "ole",
 		MediaType:  "application/x-ole-storage",
 		Extensions: []string{".doc", ".dot", ".msg", ".xls", ".ppt", ".docx", ".xlsx", ".pptx"},
-		// 2: Word .doc, Outlook .msg, Excel .xls and PowerPoint .ppt
-		// (97-2003) are read; 1 refused every compound file.
+		// 3: a .doc's list items keep their markers. 2: Word .doc,
+		// Outlook .msg, Excel .xls and PowerPoint .ppt (97-2003) are
+		// read; 1 refused every compound file.
 		Version:  oleVersion,
 		Match:    func(head []byte, _ io.ReaderAt, _ int64) bool { return bytes.HasPrefix(head, oleMagic) },
 		Priority: 90,
@@ -30,7 +31,7 @@ func init() {
 
 // oleVersion is the "ole" reader's version, also given to attached
 // messages read in place.
-const oleVersion = "2"
+const oleVersion = "3"
 
 // ErrUnsupported: the format is recognised but extractq does not read it;
 // the error says how to convert it.

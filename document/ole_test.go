@@ -2,6 +2,8 @@ package document
 
 import (
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,12 +13,12 @@ import (
 )
 
 // docReport is what report.fodt says, as the Word 97 .doc made from it
-// reads: body with its footnote cited, lists (without their markers: Word
-// keeps those in paragraph properties), the table as rows, the footnote,
-// then the header and footer story.
+// reads: body with its footnote cited, the list with its markers (the
+// heading, in an outline list numbered "none", without one), the table as
+// rows, the footnote, then the header and footer story.
 var docReport = []string{
 	"Quarterly Invoice Report\n\nThe supplier Globex delivered widgets in March.[1] Payment is due within thirty days.",
-	"First item: invoice number INV-2041\n\nSecond item: total amount 1,250.00 EUR\n\nProduct | Quantity | Price\nWidget | 10 | 100.00\nGadget | 5 | 50.00\n\nSigned by the accounts department",
+	"- First item: invoice number INV-2041\n- Second item: total amount 1,250.00 EUR\n\nProduct | Quantity | Price\nWidget | 10 | 100.00\nGadget | 5 | 50.00\n\nSigned by the accounts department",
 	"[1] Delivery dates were confirmed by the warehouse.",
 	"Acme Corporation confidential header",
 	"Footer line with registration number 12345",
@@ -30,9 +32,10 @@ func TestLegacyDOC(t *testing.T) {
 	tests := []struct {
 		file, title string
 		want        []string
-		not         []string
+		not         []string // field codes, markers that Word does not show
 	}{
-		{"legacy.doc", "Quarterly Invoice Report", docReport, nil},
+		// The heading is in an outline list numbered "none": no marker.
+		{"legacy.doc", "Quarterly Invoice Report", docReport, []string{"- Quarterly"}},
 		{"ticket.doc", "Ticket 4711 summary", []string{
 			"Ticket 4711 was opened by Müller about the broken pump in Zürich.",
 			"See the ticket tracker entry for the full history.",
@@ -65,7 +68,7 @@ func TestLegacyDOC(t *testing.T) {
 			}
 			for _, n := range tc.not {
 				if strings.Contains(d.Text, n) {
-					t.Errorf("text holds %q (a field code):\n%s", n, d.Text)
+					t.Errorf("text holds %q:\n%s", n, d.Text)
 				}
 			}
 		})
@@ -83,7 +86,7 @@ func TestDOCStory(t *testing.T) {
 	story := []rune(in)
 	story = append(story, 0x1F600, docSkip)
 	w := newTextWriter(Limits{})
-	docStory(story, w, true, false, func() string { return "" })
+	docStory(story, w, true, false, func() string { return "" }, func(int) string { return "" })
 	text, pages, err := w.text()
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +111,7 @@ func TestDOCStoryRowEnds(t *testing.T) {
 	story = append(story, docRowEnd)
 	story = append(story, []rune("after\x0D")...)
 	w := newTextWriter(Limits{})
-	docStory(story, w, true, true, func() string { return "" })
+	docStory(story, w, true, true, func() string { return "" }, func(int) string { return "" })
 	text, _, err := w.text()
 	if err != nil {
 		t.Fatal(err)
@@ -182,5 +185,101 @@ func TestSummaryInfoFixture(t *testing.T) {
 	}
 	if d.Meta.Author != "Ada Lovelace" {
 		t.Errorf("author %q", d.Meta.Author)
+	}
+}
+
+// TestDOCLists: the numbered (nested), lettered (with a roman level) and
+// bulleted lists of a .doc keep their markers, each level counted on its
+// own and reset under a new item above it, as the .docx reader reads the
+// .docx the .doc was converted from.
+func TestDOCLists(t *testing.T) {
+	t.Parallel()
+	want := []string{
+		"1. Tools", "  1. Hammer", "  2. Pliers", "2. Food", "  1. Bread", "3. Maps",
+		"a) Lock the door", "  i. front", "  ii. back", "b) Close the windows", "c) Feed the cat",
+		"- Water bottle", "- Spare socks", "  - wool ones",
+	}
+	texts := map[string]string{}
+	for _, file := range []string{"lists.docx", "lists.doc"} {
+		d, err := ReadFile(t.Context(), filepath.Join("testdata", "formats", file), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts[file] = d.Text
+		lines := strings.Split(d.Text, "\n")
+		for _, w := range want {
+			for len(lines) > 0 && lines[0] != w {
+				lines = lines[1:]
+			}
+			if len(lines) == 0 {
+				t.Fatalf("%s: missing (or out of order) line %q in:\n%s", file, w, d.Text)
+			}
+		}
+	}
+	if texts["lists.doc"] != texts["lists.docx"] {
+		t.Errorf(".doc text\n%s\ndiffers from the .docx text\n%s", texts["lists.doc"], texts["lists.docx"])
+	}
+}
+
+// TestDOCListTables: list tables are read by their records' sizes and
+// overrides name their list by lsid; a table the FIB or its own counts
+// put past the stream's end is ErrCorrupt.
+func TestDOCListTables(t *testing.T) {
+	t.Parallel()
+	le := binary.LittleEndian
+	// lst is a PlfLst of one simple list (lsid 7); lvl its level: lower
+	// letters, the text "%1)" (a placeholder at position 1).
+	lst := make([]byte, 2+28)
+	le.PutUint16(lst, 1)
+	le.PutUint32(lst[2:], 7)
+	lst[2+26] = 1 // fSimpleList
+	lvl := make([]byte, 28, 28+6)
+	lvl[4], lvl[6] = 4, 1
+	lvl = append(lvl, 2, 0, 0, 0, ')', 0)
+	// lfo names lsid 7, then a list that does not exist.
+	lfo := make([]byte, 4+2*16)
+	le.PutUint32(lfo, 2)
+	le.PutUint32(lfo[4:], 7)
+	le.PutUint32(lfo[20:], 99)
+	build := func(lst, lvl, lfo []byte, lcbLfo int) ([]byte, []byte) {
+		table := append(append(append([]byte{}, lst...), lvl...), lfo...)
+		fcLcb := make([]byte, 75*8)
+		le.PutUint32(fcLcb[73*8+4:], uint32(len(lst)))
+		le.PutUint32(fcLcb[74*8:], uint32(len(lst)+len(lvl)))
+		le.PutUint32(fcLcb[74*8+4:], uint32(lcbLfo))
+		return table, fcLcb
+	}
+	lotsOfLists := append([]byte{}, lst...)
+	le.PutUint16(lotsOfLists, 2)
+	tests := []struct {
+		name         string
+		table, fcLcb []byte
+		want         [][]numLevel
+		err          error
+	}{
+		{"good", nil, nil, [][]numLevel{{{format: "lowerLetter", text: "%1)"}}, nil}, nil},
+		{"lfo past the stream", nil, nil, nil, ErrCorrupt},
+		{"lsts past the table", nil, nil, nil, ErrCorrupt},
+		{"levels past the table", nil, nil, nil, ErrCorrupt},
+		{"lfos past the table", nil, nil, nil, ErrCorrupt},
+		{"old FIB", nil, make([]byte, 34*8), nil, nil},
+	}
+	tests[0].table, tests[0].fcLcb = build(lst, lvl, lfo, len(lfo))
+	tests[1].table, tests[1].fcLcb = build(lst, lvl, lfo, len(lfo)+1)
+	tests[2].table, tests[2].fcLcb = build(lotsOfLists, lvl, lfo, len(lfo))
+	longLvl := append([]byte{}, lvl...)
+	longLvl[25] = 255 // cbGrpprlPapx
+	tests[3].table, tests[3].fcLcb = build(lst, longLvl, lfo, len(lfo))
+	cutLfo := append([]byte{}, lfo...)
+	le.PutUint32(cutLfo, 3)
+	tests[4].table, tests[4].fcLcb = build(lst, lvl, cutLfo, len(cutLfo))
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := docLists(tc.table, tc.fcLcb)
+			if !errors.Is(err, tc.err) || fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("got %v, %v; want %v, %v", got, err, tc.want, tc.err)
+			}
+		})
 	}
 }

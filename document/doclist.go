@@ -1,0 +1,140 @@
+package document
+
+import (
+	"encoding/binary"
+	"fmt"
+	"strconv"
+	"unicode/utf16"
+)
+
+// docNumFormats maps the number formats of a .doc list level ([MS-DOC]
+// LVLF.nfc, [MS-OSHARED] 2.2.1.3) to the WordprocessingML names
+// formatNumber and listCounters.marker take; the others are numbered in
+// decimal, as the .docx reader numbers formats it does not know.
+var docNumFormats = map[byte]string{
+	0: "decimal", 1: "upperRoman", 2: "lowerRoman", 3: "upperLetter", 4: "lowerLetter",
+	23: "bullet", 255: "none",
+}
+
+// docLists reads the list definitions of a .doc ([MS-DOC] 2.2.4.x): the
+// PlfLst (LSTF records, then after them the LVL records of each list: 9
+// levels, or 1 for a simple list) and the PlfLfo, whose list format
+// overrides (LFO) paragraphs name by sprmPIlfo. It returns the levels of
+// each override's list, in override order (ilfo 1 first); nil when the
+// file has no lists.
+func docLists(table, fcLcb []byte) ([][]numLevel, error) {
+	le := binary.LittleEndian
+	if len(fcLcb) < 75*8 { // a FIB without fcPlfLst and fcPlfLfo
+		return nil, nil
+	}
+	span := func(i int, name string) ([]byte, int, error) {
+		fc, lcb := int64(le.Uint32(fcLcb[i*8:])), int64(le.Uint32(fcLcb[i*8+4:]))
+		if fc+lcb > int64(len(table)) {
+			return nil, 0, fmt.Errorf("%w: the list table %s (%d bytes at %d) lies outside the table stream of %d bytes; re-save the file in Word or LibreOffice", ErrCorrupt, name, lcb, fc, len(table))
+		}
+		return table[fc : fc+lcb], int(fc + lcb), nil
+	}
+	plfLst, lvlAt, err := span(73, "PlfLst")
+	if err != nil {
+		return nil, err
+	}
+	plfLfo, _, err := span(74, "PlfLfo")
+	if err != nil || len(plfLst) == 0 || len(plfLfo) == 0 {
+		return nil, err
+	}
+	cut := func(what string) error {
+		return fmt.Errorf("%w: the list table's %s is cut short; re-save the file in Word or LibreOffice", ErrCorrupt, what)
+	}
+	if len(plfLst) < 2 {
+		return nil, cut("PlfLst")
+	}
+	const lstf, lvlf, lfo = 28, 28, 16
+	cLst := int(int16(le.Uint16(plfLst)))
+	if cLst < 0 || 2+lstf*cLst > len(plfLst) {
+		return nil, cut("PlfLst")
+	}
+	lists := make(map[uint32][]numLevel, cLst)
+	p := lvlAt // the LVL records follow the PlfLst, outside lcbPlfLst
+	for k := range cLst {
+		rec := plfLst[2+lstf*k:]
+		levels := make([]numLevel, 9)
+		if rec[26]&1 != 0 { // fSimpleList
+			levels = levels[:1]
+		}
+		for l := range levels {
+			if p+lvlf > len(table) {
+				return nil, cut("LVL")
+			}
+			f := table[p : p+lvlf]
+			p += lvlf + int(f[24]) + int(f[25]) // grpprlPapx and grpprlChpx, skipped
+			if p+2 > len(table) {
+				return nil, cut("LVL")
+			}
+			cch := int(le.Uint16(table[p:]))
+			if p+2+2*cch > len(table) {
+				return nil, cut("LVL")
+			}
+			xst := make([]uint16, cch)
+			for j := range xst {
+				xst[j] = le.Uint16(table[p+2+2*j:])
+			}
+			p += 2 + 2*cch
+			format, ok := docNumFormats[f[4]]
+			if !ok {
+				format = "decimal"
+			}
+			levels[l] = numLevel{format: format, text: docLevelText(xst, f[6:15])}
+		}
+		lists[le.Uint32(rec)] = levels
+	}
+	if len(plfLfo) < 4 {
+		return nil, cut("PlfLfo")
+	}
+	n := int64(le.Uint32(plfLfo))
+	if 4+lfo*n > int64(len(plfLfo)) {
+		return nil, cut("PlfLfo")
+	}
+	out := make([][]numLevel, n)
+	for i := range out {
+		out[i] = lists[le.Uint32(plfLfo[4+lfo*i:])] // by lsid
+	}
+	return out, nil
+}
+
+// docLevelText turns a level's text (xst) into the "%1." form of
+// WordprocessingML: rgbxchNums gives the 1-based positions of the
+// placeholders, whose characters 0-8 name the level numbered there.
+func docLevelText(xst []uint16, rgbxchNums []byte) string {
+	holders := map[int]bool{}
+	for _, x := range rgbxchNums {
+		if x == 0 {
+			break
+		}
+		holders[int(x)-1] = true
+	}
+	text := make([]uint16, 0, len(xst))
+	for j, c := range xst {
+		if holders[j] && c < 9 {
+			text = append(text, '%', '1'+c)
+			continue
+		}
+		text = append(text, c)
+	}
+	return string(utf16.Decode(text))
+}
+
+// docListMarker returns the list marker of a paragraph in list format
+// override ilfo (levels of each, from docLists), advancing the counters.
+// A level numbered "none" with no text shows nothing: it is how Word and
+// LibreOffice tie headings to an outline without numbers, which a .docx
+// does through the heading's style, out of the .docx reader's sight.
+func docListMarker(counters listCounters, lfos [][]numLevel, p docPara) string {
+	var levels []numLevel
+	if p.ilfo <= len(lfos) {
+		levels = lfos[p.ilfo-1]
+	}
+	if p.ilvl < len(levels) && levels[p.ilvl] == (numLevel{format: "none"}) {
+		return ""
+	}
+	return counters.marker(strconv.Itoa(p.ilfo), levels, p.ilvl)
+}
