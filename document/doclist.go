@@ -3,6 +3,7 @@ package document
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strconv"
 	"unicode/utf16"
 )
@@ -16,12 +17,13 @@ var docNumFormats = map[byte]string{
 	23: "bullet", 255: "none",
 }
 
-// docLists reads the list definitions of a .doc ([MS-DOC] 2.2.4.x): the
-// PlfLst (LSTF records, then after them the LVL records of each list: 9
-// levels, or 1 for a simple list) and the PlfLfo, whose list format
-// overrides (LFO) paragraphs name by sprmPIlfo. It returns the levels of
-// each override's list, in override order (ilfo 1 first); nil when the
-// file has no lists.
+// docLists reads the list definitions of a .doc ([MS-DOC] 2.9.199,
+// 2.9.200): the PlfLst (LSTF records, then after them the LVL records of
+// each list: 9 levels, or 1 for a simple list) and the PlfLfo, whose list
+// format overrides (LFO) paragraphs name by sprmPIlfo, each naming a list
+// by lsid and overriding start values or whole levels of it (LFOLVL). It
+// returns the levels of each override's list, overrides applied, in
+// override order (ilfo 1 first); nil when the file has no lists.
 func docLists(table, fcLcb []byte) ([][]numLevel, error) {
 	le := binary.LittleEndian
 	if len(fcLcb) < 75*8 { // a FIB without fcPlfLst and fcPlfLfo
@@ -48,7 +50,7 @@ func docLists(table, fcLcb []byte) ([][]numLevel, error) {
 	if len(plfLst) < 2 {
 		return nil, cut("PlfLst")
 	}
-	const lstf, lvlf, lfo = 28, 28, 16
+	const lstf, lfo = 28, 16
 	cLst := int(int16(le.Uint16(plfLst)))
 	if cLst < 0 || 2+lstf*cLst > len(plfLst) {
 		return nil, cut("PlfLst")
@@ -62,28 +64,9 @@ func docLists(table, fcLcb []byte) ([][]numLevel, error) {
 			levels = levels[:1]
 		}
 		for l := range levels {
-			if p+lvlf > len(table) {
-				return nil, cut("LVL")
+			if levels[l], p, err = docLVL(table, p); err != nil {
+				return nil, err
 			}
-			f := table[p : p+lvlf]
-			p += lvlf + int(f[24]) + int(f[25]) // grpprlPapx and grpprlChpx, skipped
-			if p+2 > len(table) {
-				return nil, cut("LVL")
-			}
-			cch := int(le.Uint16(table[p:]))
-			if p+2+2*cch > len(table) {
-				return nil, cut("LVL")
-			}
-			xst := make([]uint16, cch)
-			for j := range xst {
-				xst[j] = le.Uint16(table[p+2+2*j:])
-			}
-			p += 2 + 2*cch
-			format, ok := docNumFormats[f[4]]
-			if !ok {
-				format = "decimal"
-			}
-			levels[l] = numLevel{format: format, text: docLevelText(xst, f[6:15])}
 		}
 		lists[le.Uint32(rec)] = levels
 	}
@@ -95,10 +78,68 @@ func docLists(table, fcLcb []byte) ([][]numLevel, error) {
 		return nil, cut("PlfLfo")
 	}
 	out := make([][]numLevel, n)
+	q := 4 + lfo*int(n) // rgLfoData: per LFO, a CP and its clfolvl LFOLVL
 	for i := range out {
-		out[i] = lists[le.Uint32(plfLfo[4+lfo*i:])] // by lsid
+		levels := slices.Clone(lists[le.Uint32(plfLfo[4+lfo*i:])]) // by lsid
+		if q += 4; q > len(plfLfo) {
+			return nil, cut("LFOData")
+		}
+		for range plfLfo[4+lfo*i+12] { // clfolvl
+			if q+8 > len(plfLfo) {
+				return nil, cut("LFOLVL")
+			}
+			start, flags := int(int32(le.Uint32(plfLfo[q:]))), le.Uint32(plfLfo[q+4:])
+			q += 8
+			l := int(flags & 0x0F) // iLvl
+			over := l < len(levels)
+			if flags&0x20 != 0 { // fFormatting: a whole level follows
+				var lv numLevel
+				if lv, q, err = docLVL(plfLfo, q); err != nil {
+					return nil, err
+				}
+				if over {
+					levels[l] = lv
+				}
+			}
+			if flags&0x10 != 0 && over { // fStartAt
+				levels[l].start = start
+			}
+		}
+		out[i] = levels
 	}
 	return out, nil
+}
+
+// docLVL reads the LVL at b[p:] ([MS-DOC] 2.9.150): an LVLF (start
+// value, number format, placeholders' positions, the sizes of the
+// property lists that follow, skipped) and the level text. It returns
+// the level and the offset past it.
+func docLVL(b []byte, p int) (numLevel, int, error) {
+	le := binary.LittleEndian
+	cut := fmt.Errorf("%w: a list level (LVL) of the list table is cut short; re-save the file in Word or LibreOffice", ErrCorrupt)
+	const lvlf = 28
+	if p+lvlf > len(b) {
+		return numLevel{}, 0, cut
+	}
+	f := b[p : p+lvlf]
+	p += lvlf + int(f[24]) + int(f[25]) // grpprlChpx and grpprlPapx
+	if p+2 > len(b) {
+		return numLevel{}, 0, cut
+	}
+	cch := int(le.Uint16(b[p:]))
+	if p+2+2*cch > len(b) {
+		return numLevel{}, 0, cut
+	}
+	xst := make([]uint16, cch)
+	for j := range xst {
+		xst[j] = le.Uint16(b[p+2+2*j:])
+	}
+	format, ok := docNumFormats[f[4]]
+	if !ok {
+		format = "decimal"
+	}
+	lv := numLevel{format: format, text: docLevelText(xst, f[6:15]), start: int(int32(le.Uint32(f)))}
+	return lv, p + 2 + 2*cch, nil
 }
 
 // docLevelText turns a level's text (xst) into the "%1." form of
@@ -133,7 +174,7 @@ func docListMarker(counters listCounters, lfos [][]numLevel, p docPara) string {
 	if p.ilfo <= len(lfos) {
 		levels = lfos[p.ilfo-1]
 	}
-	if p.ilvl < len(levels) && levels[p.ilvl] == (numLevel{format: "none"}) {
+	if p.ilvl < len(levels) && levels[p.ilvl].format == "none" && levels[p.ilvl].text == "" {
 		return ""
 	}
 	return counters.marker(strconv.Itoa(p.ilfo), levels, p.ilvl)

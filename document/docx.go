@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/xml"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -13,7 +14,7 @@ func init() {
 		Name:       "docx",
 		MediaType:  "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
 		Extensions: []string{".docx", ".docm", ".dotx", ".dotm"},
-		Version:    "1",
+		Version:    "2", // 2: lists count from their start values
 		Match:      func(head []byte, r io.ReaderAt, size int64) bool { return ooxmlKind(head, r, size) == "docx" },
 		Priority:   100,
 		Decoder:    DecoderFunc(decodeDOCX),
@@ -296,12 +297,14 @@ func (dr *docxReader) noteNumber(kind, id string) string {
 }
 
 // readNumbering maps each list (numId) to its levels' formats, through
-// its abstract definition.
+// its abstract definition, with the list's own start values
+// (startOverride).
 func readNumbering(b []byte) map[string][]numLevel {
 	abstract := map[string][]numLevel{}
 	numToAbs := map[string]string{}
+	starts := map[string]map[int]int{} // numId → level → start
 	var absID, numID string
-	lvl := -1
+	lvl, override := -1, -1
 	// Best effort: a damaged numbering part leaves plain "-" markers.
 	_ = eachStart(b, "numbering", func(e xml.StartElement) {
 		switch e.Name.Local {
@@ -318,7 +321,7 @@ func readNumbering(b []byte) map[string][]numLevel {
 				lvl, _ = strconv.Atoi(attr(e, "ilvl"))
 				lvl = max(0, min(lvl, 8))
 				for len(abstract[absID]) <= lvl {
-					abstract[absID] = append(abstract[absID], numLevel{})
+					abstract[absID] = append(abstract[absID], numLevel{start: 1})
 				}
 			}
 		case "numFmt":
@@ -329,11 +332,32 @@ func readNumbering(b []byte) map[string][]numLevel {
 			if absID != "" && lvl >= 0 && lvl < len(abstract[absID]) {
 				abstract[absID][lvl].text = attr(e, "val")
 			}
+		case "start":
+			if n, err := strconv.Atoi(attr(e, "val")); err == nil && absID != "" && lvl >= 0 && lvl < len(abstract[absID]) {
+				abstract[absID][lvl].start = n
+			}
+		case "lvlOverride":
+			if numID != "" {
+				override, _ = strconv.Atoi(attr(e, "ilvl"))
+			}
+		case "startOverride":
+			if n, err := strconv.Atoi(attr(e, "val")); err == nil && numID != "" && override >= 0 {
+				if starts[numID] == nil {
+					starts[numID] = map[int]int{}
+				}
+				starts[numID][override] = n
+			}
 		}
 	})
 	out := map[string][]numLevel{}
 	for num, abs := range numToAbs {
-		out[num] = abstract[abs]
+		levels := slices.Clone(abstract[abs])
+		for l, n := range starts[num] {
+			if l < len(levels) {
+				levels[l].start = n
+			}
+		}
+		out[num] = levels
 	}
 	return out
 }

@@ -6,9 +6,13 @@ import (
 )
 
 // numLevel is one level of a list definition: its number format, in
-// WordprocessingML's names ("decimal", "lowerLetter", "bullet", …), and
-// its level text, "%1." placing the numbers of levels 1 to 9.
-type numLevel struct{ format, text string }
+// WordprocessingML's names ("decimal", "lowerLetter", "bullet", …), its
+// level text, "%1." placing the numbers of levels 1 to 9, and the number
+// of its first item.
+type numLevel struct {
+	format, text string
+	start        int
+}
 
 // listCounters counts the items of Word lists, per list and per level:
 // the .docx reader keys them by numId, the .doc reader by list format
@@ -43,11 +47,11 @@ func (lc listCounters) marker(key string, levels []numLevel, lvl int) string {
 		text = "%" + strconv.Itoa(lvl+1) + "."
 	}
 	for i := 0; i <= lvl && i < 9; i++ {
-		f := "decimal"
+		f, start := "decimal", 1
 		if i < len(levels) {
-			f = levels[i].format
+			f, start = levels[i].format, levels[i].start
 		}
-		n := max(c[i], 1)
+		n := start + max(c[i], 1) - 1
 		text = strings.ReplaceAll(text, "%"+strconv.Itoa(i+1), formatNumber(n, f))
 	}
 	return indent + text
@@ -55,6 +59,9 @@ func (lc listCounters) marker(key string, levels []numLevel, lvl int) string {
 
 // formatNumber renders a list counter in a WordprocessingML number format.
 func formatNumber(n int, format string) string {
+	if n < 1 { // a list may start at 0: letters and roman numerals cannot say it
+		return strconv.Itoa(n)
+	}
 	switch format {
 	case "lowerLetter":
 		return strings.ToLower(columnName(n - 1))

@@ -188,16 +188,18 @@ func TestSummaryInfoFixture(t *testing.T) {
 	}
 }
 
-// TestDOCLists: the numbered (nested), lettered (with a roman level) and
-// bulleted lists of a .doc keep their markers, each level counted on its
-// own and reset under a new item above it, as the .docx reader reads the
-// .docx the .doc was converted from.
+// TestDOCLists: the numbered (nested), lettered (with a roman level),
+// bulleted and from-4 numbered lists of a .doc keep their markers, each
+// level counted on its own from its start value and reset under a new
+// item above it, as the .docx reader reads the .docx the .doc was
+// converted from.
 func TestDOCLists(t *testing.T) {
 	t.Parallel()
 	want := []string{
 		"1. Tools", "  1. Hammer", "  2. Pliers", "2. Food", "  1. Bread", "3. Maps",
 		"a) Lock the door", "  i. front", "  ii. back", "b) Close the windows", "c) Feed the cat",
 		"- Water bottle", "- Spare socks", "  - wool ones",
+		"4. Rest", "5. Sleep",
 	}
 	texts := map[string]string{}
 	for _, file := range []string{"lists.docx", "lists.doc"} {
@@ -221,26 +223,51 @@ func TestDOCLists(t *testing.T) {
 	}
 }
 
-// TestDOCListTables: list tables are read by their records' sizes and
-// overrides name their list by lsid; a table the FIB or its own counts
-// put past the stream's end is ErrCorrupt.
+// TestDOCListTables: list tables are read by their records' sizes,
+// overrides name their list by lsid and override its start values or
+// whole levels; a table the FIB or its own counts put past the stream's
+// end is ErrCorrupt.
 func TestDOCListTables(t *testing.T) {
 	t.Parallel()
 	le := binary.LittleEndian
-	// lst is a PlfLst of one simple list (lsid 7); lvl its level: lower
-	// letters, the text "%1)" (a placeholder at position 1).
+	// lvl is a level: numbered from start in the format nfc, its text a
+	// placeholder for its own number and then suffix.
+	lvl := func(start int32, nfc byte, suffix rune) []byte {
+		b := make([]byte, 28, 28+6)
+		le.PutUint32(b, uint32(start))
+		b[4], b[6] = nfc, 1 // the placeholder is character 1
+		return append(b, 2, 0, 0, 0, byte(suffix), 0)
+	}
+	// lst is a PlfLst of one simple list, lsid 7: lower letters, "%1)".
 	lst := make([]byte, 2+28)
 	le.PutUint16(lst, 1)
 	le.PutUint32(lst[2:], 7)
 	lst[2+26] = 1 // fSimpleList
-	lvl := make([]byte, 28, 28+6)
-	lvl[4], lvl[6] = 4, 1
-	lvl = append(lvl, 2, 0, 0, 0, ')', 0)
-	// lfo names lsid 7, then a list that does not exist.
-	lfo := make([]byte, 4+2*16)
-	le.PutUint32(lfo, 2)
-	le.PutUint32(lfo[4:], 7)
-	le.PutUint32(lfo[20:], 99)
+	letters := lvl(1, 4, ')')
+	// lfos is a PlfLfo: an LFO per lsid, then each one's CP and LFOLVLs.
+	lfos := func(lsids []uint32, lfolvls ...[]byte) []byte {
+		b := make([]byte, 4+16*len(lsids))
+		le.PutUint32(b, uint32(len(lsids)))
+		for i, id := range lsids {
+			le.PutUint32(b[4+16*i:], id)
+			if i < len(lfolvls) && lfolvls[i] != nil {
+				b[4+16*i+12] = 1 // clfolvl
+			}
+		}
+		for i := range lsids {
+			b = append(b, 0xFF, 0xFF, 0xFF, 0xFF) // cp
+			if i < len(lfolvls) {
+				b = append(b, lfolvls[i]...)
+			}
+		}
+		return b
+	}
+	lfolvl := func(start int32, flags uint32, lvl []byte) []byte {
+		b := make([]byte, 8, 8+len(lvl))
+		le.PutUint32(b, uint32(start))
+		le.PutUint32(b[4:], flags)
+		return append(b, lvl...)
+	}
 	build := func(lst, lvl, lfo []byte, lcbLfo int) ([]byte, []byte) {
 		table := append(append(append([]byte{}, lst...), lvl...), lfo...)
 		fcLcb := make([]byte, 75*8)
@@ -249,37 +276,48 @@ func TestDOCListTables(t *testing.T) {
 		le.PutUint32(fcLcb[74*8+4:], uint32(lcbLfo))
 		return table, fcLcb
 	}
+	simple := lfos([]uint32{7, 99})
+	// The third LFO restarts level 0 at 5; the fourth makes it upper
+	// roman numerals from 3.
+	overrides := lfos([]uint32{7, 99, 7, 7}, nil, nil, lfolvl(5, 0x10, nil), lfolvl(0, 0x20, lvl(3, 1, '.')))
 	lotsOfLists := append([]byte{}, lst...)
 	le.PutUint16(lotsOfLists, 2)
-	tests := []struct {
-		name         string
-		table, fcLcb []byte
-		want         [][]numLevel
-		err          error
-	}{
-		{"good", nil, nil, [][]numLevel{{{format: "lowerLetter", text: "%1)"}}, nil}, nil},
-		{"lfo past the stream", nil, nil, nil, ErrCorrupt},
-		{"lsts past the table", nil, nil, nil, ErrCorrupt},
-		{"levels past the table", nil, nil, nil, ErrCorrupt},
-		{"lfos past the table", nil, nil, nil, ErrCorrupt},
-		{"old FIB", nil, make([]byte, 34*8), nil, nil},
-	}
-	tests[0].table, tests[0].fcLcb = build(lst, lvl, lfo, len(lfo))
-	tests[1].table, tests[1].fcLcb = build(lst, lvl, lfo, len(lfo)+1)
-	tests[2].table, tests[2].fcLcb = build(lotsOfLists, lvl, lfo, len(lfo))
-	longLvl := append([]byte{}, lvl...)
+	longLvl := append([]byte{}, letters...)
 	longLvl[25] = 255 // cbGrpprlPapx
-	tests[3].table, tests[3].fcLcb = build(lst, longLvl, lfo, len(lfo))
-	cutLfo := append([]byte{}, lfo...)
+	cutLfo := append([]byte{}, simple...)
 	le.PutUint32(cutLfo, 3)
-	tests[4].table, tests[4].fcLcb = build(lst, lvl, cutLfo, len(cutLfo))
+	abc := numLevel{format: "lowerLetter", text: "%1)", start: 1}
+	tests := []struct {
+		name      string
+		lst, lvls []byte
+		lfo       []byte
+		lcbLfo    int
+		want      [][]numLevel
+		err       error
+	}{
+		{"good", lst, letters, simple, len(simple), [][]numLevel{{abc}, nil}, nil},
+		{"overrides", lst, letters, overrides, len(overrides), [][]numLevel{{abc}, nil,
+			{{format: "lowerLetter", text: "%1)", start: 5}}, {{format: "upperRoman", text: "%1.", start: 3}}}, nil},
+		{"lfo past the stream", lst, letters, simple, len(simple) + 1, nil, ErrCorrupt},
+		{"lsts past the table", lotsOfLists, letters, simple, len(simple), nil, ErrCorrupt},
+		{"levels past the table", lst, longLvl, simple, len(simple), nil, ErrCorrupt},
+		{"lfos past the table", lst, letters, cutLfo, len(cutLfo), nil, ErrCorrupt},
+		{"overrides cut", lst, letters, overrides, len(overrides) - 4, nil, ErrCorrupt},
+	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := docLists(tc.table, tc.fcLcb)
+			table, fcLcb := build(tc.lst, tc.lvls, tc.lfo, tc.lcbLfo)
+			got, err := docLists(table, fcLcb)
 			if !errors.Is(err, tc.err) || fmt.Sprint(got) != fmt.Sprint(tc.want) {
 				t.Errorf("got %v, %v; want %v, %v", got, err, tc.want, tc.err)
 			}
 		})
 	}
+	t.Run("old FIB", func(t *testing.T) {
+		t.Parallel()
+		if got, err := docLists(nil, make([]byte, 34*8)); got != nil || err != nil {
+			t.Errorf("got %v, %v; want no lists", got, err)
+		}
+	})
 }
