@@ -497,7 +497,7 @@ func (in *interpreter) show(g *gstate, raw string) {
 		if !utf8.ValidString(s) {
 			s = strings.ToValidUTF8(s, "")
 		}
-		s = ligatures.Replace(s)
+		s = arabicForms(ligatures.Replace(s))
 		if f.type3 && s == string(utf8.RuneError) {
 			in.unmapped++
 			s = ""

@@ -59,18 +59,34 @@ func toReading(x, y float64, dir int) (float64, float64) {
 }
 
 // buildRuns joins glyphs (in content order, one direction) into runs.
-// pageH turns page space into the top-left boxes of Block.
+// pageH turns page space into the top-left boxes of Block. Words are
+// spelled in visual order, left to right, whatever order their glyphs are
+// drawn in: cairo draws right-to-left text in logical order, each glyph
+// left of the one before, Chromium and LibreOffice left to right.
+// logicalLine turns a line back into logical order.
 func buildRuns(gs []glyph, dir int, pageH float64) []run {
 	var runs []run
 	var cur *run
-	var b strings.Builder // the current word
+	var buf [32]piece
+	pieces := buf[:0] // the current word's glyphs
+	var back bool     // some drawn left of the word
+	var b strings.Builder
+	var wordX0, wordX1 float64
 	var last glyph
-	var wordX0 float64
 	endWord := func() {
-		if w := strings.TrimSpace(b.String()); w != "" && cur != nil {
-			cur.words = append(cur.words, word{s: w, x0: wordX0, x1: cur.x1})
+		if len(pieces) > 0 && cur != nil {
+			if back {
+				slices.SortStableFunc(pieces, func(a, b piece) int { return cmp.Compare(a.x, b.x) })
+			}
+			b.Reset()
+			for _, p := range pieces {
+				b.WriteString(p.s)
+			}
+			if w := strings.TrimSpace(b.String()); w != "" {
+				cur.words = append(cur.words, word{s: w, x0: wordX0, x1: wordX1})
+			}
 		}
-		b.Reset()
+		pieces, back = pieces[:0], false
 	}
 	flush := func() {
 		if cur == nil {
@@ -96,13 +112,24 @@ func buildRuns(gs []glyph, dir int, pageH float64) []run {
 			bx0, bx1 = min(bx0, g.x-g.size), max(bx1, g.x+g.size)
 			by0, by1 = min(by0, pageH-g.y-g.w), max(by1, pageH-g.y+g.w)
 		}
+		left := false // drawn left of the word (or run) so far
 		if cur != nil {
 			// The same glyph drawn again just beside itself is fake bold.
 			if g.s == last.s && math.Abs(g.x-last.x) < 0.1*g.size && math.Abs(g.y-last.y) < 0.1*g.size {
 				continue
 			}
-			gap := x - cur.x1
 			size := max(cur.size, g.size)
+			x0Ref, x1Ref := cur.x0, cur.x1
+			if len(pieces) > 0 {
+				x0Ref, x1Ref = wordX0, wordX1
+			}
+			gap := x - x1Ref
+			switch {
+			case g.w > 0 && x1 <= x0Ref+0.1*size:
+				left, gap = true, x0Ref-x1
+			case g.w <= 0.05*size && x >= x0Ref-0.1*size && x <= x1Ref:
+				gap = 0 // a mark over the word, drawn after its letter
+			}
 			switch {
 			case math.Abs(yb-cur.yb) > 0.35*size, gap < -0.6*size, gap > 1.2*size:
 				flush()
@@ -114,11 +141,14 @@ func buildRuns(gs []glyph, dir int, pageH float64) []run {
 			cur = &run{x0: x, x1: x1, yb: yb, size: g.size, box: Box{bx0, by0, bx1, by1}}
 		}
 		if strings.TrimSpace(g.s) != "" {
-			if b.Len() == 0 {
-				wordX0 = x
+			if len(pieces) == 0 {
+				wordX0, wordX1 = x, x1
 			}
-			b.WriteString(g.s)
+			back = back || (left && len(pieces) > 0)
+			pieces = append(pieces, piece{visualGlyph(g.s), x})
+			wordX0, wordX1 = min(wordX0, x), max(wordX1, x1)
 		}
+		cur.x0 = min(cur.x0, x)
 		cur.x1 = max(cur.x1, x1)
 		cur.size = max(cur.size, g.size)
 		cur.box = Box{min(cur.box.X0, bx0), min(cur.box.Y0, by0), max(cur.box.X1, bx1), max(cur.box.Y1, by1)}
@@ -126,6 +156,12 @@ func buildRuns(gs []glyph, dir int, pageH float64) []run {
 	}
 	flush()
 	return runs
+}
+
+// piece is a glyph's text in a word, and where it starts.
+type piece struct {
+	s string
+	x float64
 }
 
 // wordGap is the gap between two glyphs, in font sizes, from which they
@@ -378,20 +414,11 @@ func (c columns) splits(p, w word) bool {
 
 // text renders the leaf's lines: words joined by a space, or by " | "
 // across a table's gutter or a wide gap; a word hyphenated at a line's end
-// joined (outside tables).
+// joined (outside tables); a line with right-to-left text in logical order.
 func (l leaf) text(cols columns) string {
 	var b strings.Builder
 	for i, ln := range l.lines {
 		ws := lineWords(ln)
-		if i > 0 {
-			prev := b.String()
-			if cols.empty() && hyphenated(prev, ws[0].s) {
-				b.Reset()
-				b.WriteString(strings.TrimSuffix(strings.TrimSuffix(prev, "-"), "\u00ad"))
-			} else {
-				b.WriteByte('\n')
-			}
-		}
 		// A line is a table's row when it meets two of its column edges
 		// (or the one the table has); any other line only splits at wide
 		// gaps.
@@ -402,20 +429,63 @@ func (l leaf) text(cols columns) string {
 			}
 		}
 		row := hits > 0 && hits >= min(2, len(cols.starts)+len(cols.ends))
-		for j, w := range ws {
-			if j > 0 {
-				p := ws[j-1]
-				gap := w.x0 - p.x1
-				if (gap >= cellGap*l.size && !leader(p.s) && !leader(w.s)) || (row && gap >= 0.15*l.size && cols.splits(p, w)) {
-					b.WriteString(" | ")
-				} else {
-					b.WriteByte(' ')
-				}
+		// Lines without right-to-left text, most, go straight to b.
+		first, rtl := ws[0].s, ""
+		if slices.ContainsFunc(ws, func(w word) bool { return hasRTL(w.s) }) {
+			var t strings.Builder
+			l.writeLine(&t, joinTouching(ws, l.size), cols, row)
+			rtl = logicalLine(t.String())
+			first = rtl
+		}
+		if i > 0 {
+			prev := b.String()
+			if cols.empty() && hyphenated(prev, first) {
+				b.Reset()
+				b.WriteString(strings.TrimSuffix(strings.TrimSuffix(prev, "-"), "\u00ad"))
+			} else {
+				b.WriteByte('\n')
 			}
-			b.WriteString(w.s)
+		}
+		if rtl != "" {
+			b.WriteString(rtl)
+		} else {
+			l.writeLine(&b, ws, cols, row)
 		}
 	}
 	return b.String()
+}
+
+// joinTouching joins words no word gap apart. Producers that draw
+// right-to-left text out of visual order (cairo) draw the space glyph
+// between two words elsewhere, and a bracket drawn after the word it
+// touches came out as a word of its own.
+func joinTouching(ws []word, size float64) []word {
+	out := []word{ws[0]}
+	for _, w := range ws[1:] {
+		if p := &out[len(out)-1]; w.x0-p.x1 < wordGap*size {
+			p.s += w.s
+			p.x1 = max(p.x1, w.x1)
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// writeLine writes a line's words left to right.
+func (l leaf) writeLine(b *strings.Builder, ws []word, cols columns, row bool) {
+	for j, w := range ws {
+		if j > 0 {
+			p := ws[j-1]
+			gap := w.x0 - p.x1
+			if (gap >= cellGap*l.size && !leader(p.s) && !leader(w.s)) || (row && gap >= 0.15*l.size && cols.splits(p, w)) {
+				b.WriteString(" | ")
+			} else {
+				b.WriteByte(' ')
+			}
+		}
+		b.WriteString(w.s)
+	}
 }
 
 // hyphenated reports whether prev ends in a word broken by a hyphen that
