@@ -44,19 +44,28 @@ func hasRTL(s string) bool {
 }
 
 // arabicForms spells Arabic presentation forms (shaped letters and
-// ligatures, U+FB50–FDFF and U+FE70–FEFE, which Chromium's Unicode maps
-// give for its glyphs) as the letters they stand for (NFKC), as pdftotext
-// does, so words match their spelling elsewhere.
+// ligatures, U+FB50–FDFF and U+FE70–FEFE, which Chromium's and TCPDF's
+// Unicode maps give for their glyphs) as the letters they stand for
+// (NFKC), so words match their spelling elsewhere; a vowel sign's form
+// drops the space or tatweel NFKC puts before it. Only these characters
+// change: NFKC of the whole text would also rewrite "x²" and the like.
 func arabicForms(s string) string {
 	if strings.IndexByte(s, 0xEF) < 0 { // the lead byte of U+F000–FFFF
 		return s
 	}
+	var b strings.Builder
 	for _, r := range s {
 		if r >= 0xFB50 && r <= 0xFDFF || r >= 0xFE70 && r <= 0xFEFE {
-			return norm.NFKC.String(s)
+			f := norm.NFKC.String(string(r))
+			if r <= 0xFE7F {
+				f = strings.TrimLeft(f, " \u0640")
+			}
+			b.WriteString(f)
+			continue
 		}
+		b.WriteRune(r)
 	}
-	return s
+	return b.String()
 }
 
 // visualGlyph is a glyph's text as it reads left to right on the page: a

@@ -70,6 +70,7 @@ func buildRuns(gs []glyph, dir int, pageH float64) []run {
 	var buf [32]piece
 	pieces := buf[:0] // the current word's glyphs
 	var back bool     // some drawn left of the word
+	var marks bool    // some are combining marks
 	var b strings.Builder
 	var wordX0, wordX1 float64
 	var last glyph
@@ -79,14 +80,18 @@ func buildRuns(gs []glyph, dir int, pageH float64) []run {
 				slices.SortStableFunc(pieces, func(a, b piece) int { return cmp.Compare(a.x, b.x) })
 			}
 			b.Reset()
-			for _, p := range pieces {
-				b.WriteString(p.s)
+			if marks && slices.ContainsFunc(pieces, func(p piece) bool { return hasRTL(p.s) }) {
+				spellMarks(&b, pieces)
+			} else {
+				for _, p := range pieces {
+					b.WriteString(p.s)
+				}
 			}
 			if w := strings.TrimSpace(b.String()); w != "" {
 				cur.words = append(cur.words, word{s: w, x0: wordX0, x1: wordX1})
 			}
 		}
-		pieces, back = pieces[:0], false
+		pieces, back, marks = pieces[:0], false, false
 	}
 	flush := func() {
 		if cur == nil {
@@ -145,7 +150,8 @@ func buildRuns(gs []glyph, dir int, pageH float64) []run {
 				wordX0, wordX1 = x, x1
 			}
 			back = back || (left && len(pieces) > 0)
-			pieces = append(pieces, piece{visualGlyph(g.s), x})
+			marks = marks || onlyMarks(g.s)
+			pieces = append(pieces, piece{visualGlyph(g.s), x, g.w})
 			wordX0, wordX1 = min(wordX0, x), max(wordX1, x1)
 		}
 		cur.x0 = min(cur.x0, x)
@@ -158,10 +164,58 @@ func buildRuns(gs []glyph, dir int, pageH float64) []run {
 	return runs
 }
 
-// piece is a glyph's text in a word, and where it starts.
+// piece is a glyph's text in a word, where it starts and its advance.
 type piece struct {
-	s string
-	x float64
+	s    string
+	x, w float64
+}
+
+// onlyMarks reports whether s is combining marks alone (Hebrew points,
+// Arabic vowels, accents drawn as glyphs of their own).
+func onlyMarks(s string) bool {
+	if s == "" || s[0] < 0xCC { // runes below U+0300 are no marks
+		return false
+	}
+	for _, r := range s {
+		if !mark(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// spellMarks writes a right-to-left word's glyphs with each combining
+// mark after its letter, whatever order they were drawn in: Chromium draws
+// a letter's points before it (HarfBuzz's visual order), cairo after it.
+// A mark's letter is the one starting nearest the mark's origin: shapers
+// place a right-to-left mark's origin at its letter's left edge (Chromium
+// and cairo within 1.4 points), where it may well fall inside the letter
+// on its left.
+func spellMarks(b *strings.Builder, pieces []piece) {
+	owner := make([]int, len(pieces)) // a mark's letter; -1 for letters
+	for i, p := range pieces {
+		owner[i] = -1
+		if !onlyMarks(p.s) {
+			continue
+		}
+		best := math.Inf(1)
+		for j, q := range pieces {
+			if d := math.Abs(q.x - p.x); !onlyMarks(q.s) && d < best {
+				owner[i], best = j, d
+			}
+		}
+	}
+	for i, p := range pieces {
+		if owner[i] >= 0 {
+			continue // written after its letter
+		}
+		b.WriteString(p.s)
+		for k, q := range pieces {
+			if owner[k] == i {
+				b.WriteString(q.s)
+			}
+		}
+	}
 }
 
 // wordGap is the gap between two glyphs, in font sizes, from which they
