@@ -498,6 +498,9 @@ func (in *interpreter) show(g *gstate, raw string) {
 			s = strings.ToValidUTF8(s, "")
 		}
 		s = arabicForms(ligatures.Replace(s))
+		if strings.Trim(s, "\x00") == "" {
+			s = "" // mapped to U+0000: Chromium's for a glyph of two Arabic marks
+		}
 		if f.type3 && s == string(utf8.RuneError) {
 			in.unmapped++
 			s = ""

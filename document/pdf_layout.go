@@ -68,9 +68,11 @@ func buildRuns(gs []glyph, dir int, pageH float64) []run {
 	var runs []run
 	var cur *run
 	var buf [32]piece
-	pieces := buf[:0] // the current word's glyphs
-	var back bool     // some drawn left of the word
-	var marks bool    // some are combining marks
+	pieces := buf[:0]  // the current word's glyphs
+	var back bool      // some drawn left of the word
+	var marks bool     // some are combining marks
+	var markRun bool   // the run so far is marks alone
+	var wordMarks bool // the word so far is marks alone
 	var b strings.Builder
 	var wordX0, wordX1 float64
 	var last glyph
@@ -91,7 +93,7 @@ func buildRuns(gs []glyph, dir int, pageH float64) []run {
 				cur.words = append(cur.words, word{s: w, x0: wordX0, x1: wordX1})
 			}
 		}
-		pieces, back, marks = pieces[:0], false, false
+		pieces, back, marks, wordMarks = pieces[:0], false, false, false
 	}
 	flush := func() {
 		if cur == nil {
@@ -128,12 +130,23 @@ func buildRuns(gs []glyph, dir int, pageH float64) []run {
 			if len(pieces) > 0 {
 				x0Ref, x1Ref = wordX0, wordX1
 			}
+			// Marks sit above or below the baseline (Arabic vowels by up
+			// to a third of the font size): they keep to the run's, and a
+			// run begun by a mark takes its first letter's.
+			if d := math.Abs(yb - cur.yb); d <= size && (onlyMarks(g.s) || markRun) {
+				if markRun && !onlyMarks(g.s) {
+					cur.yb = yb
+				}
+				yb = cur.yb
+			}
 			gap := x - x1Ref
 			switch {
 			case g.w > 0 && x1 <= x0Ref+0.1*size:
 				left, gap = true, x0Ref-x1
-			case g.w <= 0.05*size && x >= x0Ref-0.1*size && x <= x1Ref:
+			case g.w <= 0.05*size && x >= x0Ref-0.3*size && x <= x1Ref:
 				gap = 0 // a mark over the word, drawn after its letter
+			case wordMarks && len(pieces) > 0 && gap < 0.3*size:
+				gap = 0 // the letter under the marks just drawn
 			}
 			switch {
 			case math.Abs(yb-cur.yb) > 0.35*size, gap < -0.6*size, gap > 1.2*size:
@@ -144,13 +157,16 @@ func buildRuns(gs []glyph, dir int, pageH float64) []run {
 		}
 		if cur == nil {
 			cur = &run{x0: x, x1: x1, yb: yb, size: g.size, box: Box{bx0, by0, bx1, by1}}
+			markRun = onlyMarks(g.s)
 		}
+		markRun = markRun && onlyMarks(g.s)
 		if strings.TrimSpace(g.s) != "" {
 			if len(pieces) == 0 {
 				wordX0, wordX1 = x, x1
 			}
 			back = back || (left && len(pieces) > 0)
 			marks = marks || onlyMarks(g.s)
+			wordMarks = onlyMarks(g.s) && (len(pieces) == 0 || wordMarks)
 			pieces = append(pieces, piece{visualGlyph(g.s), x, g.w})
 			wordX0, wordX1 = min(wordX0, x), max(wordX1, x1)
 		}
