@@ -13,7 +13,9 @@ import (
 // order: a Hebrew or Arabic word comes out reversed, the words of an RTL
 // line in reverse order. logicalLine puts a line back into logical order,
 // as pdftotext does, by running the display half of the bidirectional
-// algorithm (UAX #9, rules W1–W7, N1–N2, I1–I2, L2–L4) backwards: the
+// algorithm (UAX #9) backwards, simplified to what a line of extracted
+// text needs (numbers and their separators, neutrals by their neighbours,
+// levels 0–2, reversal with marks kept after their letter, mirroring): the
 // reordering of a line with levels 0–2 is its own inverse.
 
 // isRTL reports whether r is a right-to-left letter (bidi class R or AL).
@@ -112,10 +114,10 @@ func reverseClusters(s string) string {
 // quoting a Hebrew name backwards on a mostly Hebrew page.
 //
 // Numbers keep their digits' order. In a left-to-right line a number
-// between right-to-left letters on both sides belongs to them ("דוד 3"
-// reversed as a whole), any other stays in place: visual order cannot tell
-// which letters a number followed, and a number beside Latin text is the
-// likelier reading. Brackets in reversed text are mirrored when that pairs
+// between right-to-left letters on both sides moves with them ("פרק 5,
+// ספר" quoted in English), any other stays in place: visual order cannot
+// tell which letters a number followed, and a number beside Latin text is
+// the likelier reading. Brackets in reversed text are mirrored when that pairs
 // them up and they were not: Chromium maps a mirrored bracket to the shape
 // drawn, LibreOffice to the character written.
 func logicalLine(s string) string {
