@@ -28,7 +28,7 @@ func init() {
 		Name:       "pdf",
 		MediaType:  "application/pdf",
 		Extensions: []string{".pdf"},
-		Version:    "3", // 3: tight word spaces, ligatures spelled out, odd-length Unicode maps
+		Version:    "4", // 3: tight word spaces, ligatures spelled out, odd-length Unicode maps; 4: right-to-left text in logical order, Arabic presentation forms spelled, marks kept with their letters
 		Match:      matchPDF,
 		Priority:   100,
 		Decoder:    DecoderFunc(decodePDF),

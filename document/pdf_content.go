@@ -497,7 +497,10 @@ func (in *interpreter) show(g *gstate, raw string) {
 		if !utf8.ValidString(s) {
 			s = strings.ToValidUTF8(s, "")
 		}
-		s = ligatures.Replace(s)
+		s = arabicForms(ligatures.Replace(s))
+		if strings.Trim(s, "\x00") == "" {
+			s = "" // mapped to U+0000: Chromium's for a glyph of two Arabic marks
+		}
 		if f.type3 && s == string(utf8.RuneError) {
 			in.unmapped++
 			s = ""

@@ -59,18 +59,41 @@ func toReading(x, y float64, dir int) (float64, float64) {
 }
 
 // buildRuns joins glyphs (in content order, one direction) into runs.
-// pageH turns page space into the top-left boxes of Block.
+// pageH turns page space into the top-left boxes of Block. Words are
+// spelled in visual order, left to right, whatever order their glyphs are
+// drawn in: cairo draws right-to-left text in logical order, each glyph
+// left of the one before, Chromium and LibreOffice left to right.
+// logicalLine turns a line back into logical order.
 func buildRuns(gs []glyph, dir int, pageH float64) []run {
 	var runs []run
 	var cur *run
-	var b strings.Builder // the current word
+	var buf [32]piece
+	pieces := buf[:0]  // the current word's glyphs
+	var back bool      // some drawn left of the word
+	var marks bool     // some are combining marks
+	var markRun bool   // the run so far is marks alone
+	var wordMarks bool // the word so far is marks alone
+	var b strings.Builder
+	var wordX0, wordX1 float64
 	var last glyph
-	var wordX0 float64
 	endWord := func() {
-		if w := strings.TrimSpace(b.String()); w != "" && cur != nil {
-			cur.words = append(cur.words, word{s: w, x0: wordX0, x1: cur.x1})
+		if len(pieces) > 0 && cur != nil {
+			if back {
+				slices.SortStableFunc(pieces, func(a, b piece) int { return cmp.Compare(a.x, b.x) })
+			}
+			b.Reset()
+			if marks && slices.ContainsFunc(pieces, func(p piece) bool { return hasRTL(p.s) }) {
+				spellMarks(&b, pieces)
+			} else {
+				for _, p := range pieces {
+					b.WriteString(p.s)
+				}
+			}
+			if w := strings.TrimSpace(b.String()); w != "" {
+				cur.words = append(cur.words, word{s: w, x0: wordX0, x1: wordX1})
+			}
 		}
-		b.Reset()
+		pieces, back, marks, wordMarks = pieces[:0], false, false, false
 	}
 	flush := func() {
 		if cur == nil {
@@ -96,13 +119,35 @@ func buildRuns(gs []glyph, dir int, pageH float64) []run {
 			bx0, bx1 = min(bx0, g.x-g.size), max(bx1, g.x+g.size)
 			by0, by1 = min(by0, pageH-g.y-g.w), max(by1, pageH-g.y+g.w)
 		}
+		left := false // drawn left of the word (or run) so far
 		if cur != nil {
 			// The same glyph drawn again just beside itself is fake bold.
 			if g.s == last.s && math.Abs(g.x-last.x) < 0.1*g.size && math.Abs(g.y-last.y) < 0.1*g.size {
 				continue
 			}
-			gap := x - cur.x1
 			size := max(cur.size, g.size)
+			x0Ref, x1Ref := cur.x0, cur.x1
+			if len(pieces) > 0 {
+				x0Ref, x1Ref = wordX0, wordX1
+			}
+			// Marks sit above or below the baseline (Arabic vowels by up
+			// to a third of the font size): they keep to the run's, and a
+			// run begun by a mark takes its first letter's.
+			if d := math.Abs(yb - cur.yb); d <= size && (onlyMarks(g.s) || markRun) {
+				if markRun && !onlyMarks(g.s) {
+					cur.yb = yb
+				}
+				yb = cur.yb
+			}
+			gap := x - x1Ref
+			switch {
+			case g.w > 0 && x1 <= x0Ref+0.1*size:
+				left, gap = true, x0Ref-x1
+			case g.w <= 0.05*size && x >= x0Ref-0.3*size && x <= x1Ref:
+				gap = 0 // a mark over the word, drawn after its letter
+			case wordMarks && len(pieces) > 0 && gap < 0.3*size:
+				gap = 0 // the letter under the marks just drawn
+			}
 			switch {
 			case math.Abs(yb-cur.yb) > 0.35*size, gap < -0.6*size, gap > 1.2*size:
 				flush()
@@ -112,13 +157,20 @@ func buildRuns(gs []glyph, dir int, pageH float64) []run {
 		}
 		if cur == nil {
 			cur = &run{x0: x, x1: x1, yb: yb, size: g.size, box: Box{bx0, by0, bx1, by1}}
+			markRun = onlyMarks(g.s)
 		}
+		markRun = markRun && onlyMarks(g.s)
 		if strings.TrimSpace(g.s) != "" {
-			if b.Len() == 0 {
-				wordX0 = x
+			if len(pieces) == 0 {
+				wordX0, wordX1 = x, x1
 			}
-			b.WriteString(g.s)
+			back = back || (left && len(pieces) > 0)
+			marks = marks || onlyMarks(g.s)
+			wordMarks = onlyMarks(g.s) && (len(pieces) == 0 || wordMarks)
+			pieces = append(pieces, piece{visualGlyph(g.s), x, g.w})
+			wordX0, wordX1 = min(wordX0, x), max(wordX1, x1)
 		}
+		cur.x0 = min(cur.x0, x)
 		cur.x1 = max(cur.x1, x1)
 		cur.size = max(cur.size, g.size)
 		cur.box = Box{min(cur.box.X0, bx0), min(cur.box.Y0, by0), max(cur.box.X1, bx1), max(cur.box.Y1, by1)}
@@ -126,6 +178,60 @@ func buildRuns(gs []glyph, dir int, pageH float64) []run {
 	}
 	flush()
 	return runs
+}
+
+// piece is a glyph's text in a word, where it starts and its advance.
+type piece struct {
+	s    string
+	x, w float64
+}
+
+// onlyMarks reports whether s is combining marks alone (Hebrew points,
+// Arabic vowels, accents drawn as glyphs of their own).
+func onlyMarks(s string) bool {
+	if s == "" || s[0] < 0xCC { // runes below U+0300 are no marks
+		return false
+	}
+	for _, r := range s {
+		if !mark(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// spellMarks writes a right-to-left word's glyphs with each combining
+// mark after its letter, whatever order they were drawn in: Chromium draws
+// a letter's points before it (HarfBuzz's visual order), cairo after it.
+// A mark's letter is the one starting nearest the mark's origin: shapers
+// place a right-to-left mark's origin at its letter's left edge (Chromium
+// and cairo within 1.4 points), where it may well fall inside the letter
+// on its left.
+func spellMarks(b *strings.Builder, pieces []piece) {
+	owner := make([]int, len(pieces)) // a mark's letter; -1 for letters
+	for i, p := range pieces {
+		owner[i] = -1
+		if !onlyMarks(p.s) {
+			continue
+		}
+		best := math.Inf(1)
+		for j, q := range pieces {
+			if d := math.Abs(q.x - p.x); !onlyMarks(q.s) && d < best {
+				owner[i], best = j, d
+			}
+		}
+	}
+	for i, p := range pieces {
+		if owner[i] >= 0 {
+			continue // written after its letter
+		}
+		b.WriteString(p.s)
+		for k, q := range pieces {
+			if owner[k] == i {
+				b.WriteString(q.s)
+			}
+		}
+	}
 }
 
 // wordGap is the gap between two glyphs, in font sizes, from which they
@@ -378,20 +484,11 @@ func (c columns) splits(p, w word) bool {
 
 // text renders the leaf's lines: words joined by a space, or by " | "
 // across a table's gutter or a wide gap; a word hyphenated at a line's end
-// joined (outside tables).
+// joined (outside tables); a line with right-to-left text in logical order.
 func (l leaf) text(cols columns) string {
 	var b strings.Builder
 	for i, ln := range l.lines {
 		ws := lineWords(ln)
-		if i > 0 {
-			prev := b.String()
-			if cols.empty() && hyphenated(prev, ws[0].s) {
-				b.Reset()
-				b.WriteString(strings.TrimSuffix(strings.TrimSuffix(prev, "-"), "\u00ad"))
-			} else {
-				b.WriteByte('\n')
-			}
-		}
 		// A line is a table's row when it meets two of its column edges
 		// (or the one the table has); any other line only splits at wide
 		// gaps.
@@ -402,20 +499,63 @@ func (l leaf) text(cols columns) string {
 			}
 		}
 		row := hits > 0 && hits >= min(2, len(cols.starts)+len(cols.ends))
-		for j, w := range ws {
-			if j > 0 {
-				p := ws[j-1]
-				gap := w.x0 - p.x1
-				if (gap >= cellGap*l.size && !leader(p.s) && !leader(w.s)) || (row && gap >= 0.15*l.size && cols.splits(p, w)) {
-					b.WriteString(" | ")
-				} else {
-					b.WriteByte(' ')
-				}
+		// Lines without right-to-left text, most, go straight to b.
+		first, rtl := ws[0].s, ""
+		if slices.ContainsFunc(ws, func(w word) bool { return hasRTL(w.s) }) {
+			var t strings.Builder
+			l.writeLine(&t, joinTouching(ws, l.size), cols, row)
+			rtl = logicalLine(t.String())
+			first = rtl
+		}
+		if i > 0 {
+			prev := b.String()
+			if cols.empty() && hyphenated(prev, first) {
+				b.Reset()
+				b.WriteString(strings.TrimSuffix(strings.TrimSuffix(prev, "-"), "\u00ad"))
+			} else {
+				b.WriteByte('\n')
 			}
-			b.WriteString(w.s)
+		}
+		if rtl != "" {
+			b.WriteString(rtl)
+		} else {
+			l.writeLine(&b, ws, cols, row)
 		}
 	}
 	return b.String()
+}
+
+// joinTouching joins words no word gap apart. Producers that draw
+// right-to-left text out of visual order (cairo) draw the space glyph
+// between two words elsewhere, and a bracket drawn after the word it
+// touches came out as a word of its own.
+func joinTouching(ws []word, size float64) []word {
+	out := []word{ws[0]}
+	for _, w := range ws[1:] {
+		if p := &out[len(out)-1]; w.x0-p.x1 < wordGap*size {
+			p.s += w.s
+			p.x1 = max(p.x1, w.x1)
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// writeLine writes a line's words left to right.
+func (l leaf) writeLine(b *strings.Builder, ws []word, cols columns, row bool) {
+	for j, w := range ws {
+		if j > 0 {
+			p := ws[j-1]
+			gap := w.x0 - p.x1
+			if (gap >= cellGap*l.size && !leader(p.s) && !leader(w.s)) || (row && gap >= 0.15*l.size && cols.splits(p, w)) {
+				b.WriteString(" | ")
+			} else {
+				b.WriteByte(' ')
+			}
+		}
+		b.WriteString(w.s)
+	}
 }
 
 // hyphenated reports whether prev ends in a word broken by a hyphen that
