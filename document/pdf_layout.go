@@ -18,7 +18,6 @@ import (
 // x1 and yb (the baseline, growing down) are in reading space, where the
 // text runs left to right; box is the run's place on the page.
 type run struct {
-	s        string
 	words    []word
 	x0, x1   float64
 	yb, size float64
@@ -101,11 +100,6 @@ func buildRuns(gs []glyph, dir int, pageH float64) []run {
 		}
 		endWord()
 		if len(cur.words) > 0 {
-			ws := make([]string, len(cur.words))
-			for i, w := range cur.words {
-				ws[i] = w.s
-			}
-			cur.s = strings.Join(ws, " ")
 			runs = append(runs, *cur)
 		}
 		cur = nil
