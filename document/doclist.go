@@ -166,16 +166,10 @@ func docLevelText(xst []uint16, rgbxchNums []byte) string {
 
 // docListMarker returns the list marker of a paragraph in list format
 // override ilfo (levels of each, from docLists), advancing the counters.
-// A level numbered "none" with no text shows nothing: it is how Word and
-// LibreOffice tie headings to an outline without numbers, which a .docx
-// does through the heading's style, out of the .docx reader's sight.
 func docListMarker(counters listCounters, lfos [][]numLevel, p docPara) string {
 	var levels []numLevel
 	if p.ilfo <= len(lfos) {
 		levels = lfos[p.ilfo-1]
-	}
-	if p.ilvl < len(levels) && levels[p.ilvl].format == "none" && levels[p.ilvl].text == "" {
-		return ""
 	}
 	return counters.marker(strconv.Itoa(p.ilfo), levels, p.ilvl)
 }
