@@ -98,7 +98,7 @@ func decodeDOC(ctx context.Context, f *cfb.File, opts *Options) (*Document, erro
 		return nil, err
 	}
 	maxText := opts.Limits.withDefaults().MaxText
-	paras := docParas(wd, table, fcLcb)
+	paras := docParas(wd, table, fcLcb, docStyles(table, fcLcb))
 	text, items, err := docText(ctx, wd, pieces, paras, total, maxText)
 	if err != nil {
 		return nil, err
@@ -308,8 +308,10 @@ type docPara struct {
 // or belong to a list, by the stream offset just past their mark (the
 // PlcBtePapx in the table stream, then the PAPX pages of the WordDocument
 // stream), or nil when the file has no such table readable (docStory
-// then tells row ends by a doubled mark, and lists have no markers).
-func docParas(wd, table, fcLcb []byte) map[int64]docPara {
+// then tells row ends by a doubled mark, and lists have no markers). A
+// paragraph's list and level are its own or else its style's (styles,
+// by istd, the index each PAPX starts with).
+func docParas(wd, table, fcLcb []byte, styles []docStyle) map[int64]docPara {
 	le := binary.LittleEndian
 	fc, lcb := int64(le.Uint32(fcLcb[13*8:])), int64(le.Uint32(fcLcb[13*8+4:]))
 	if lcb < 12 || fc+lcb > int64(len(table)) {
@@ -330,18 +332,18 @@ func docParas(wd, table, fcLcb []byte) map[int64]docPara {
 		}
 		for i := range crun {
 			end := int64(le.Uint32(page[4*(i+1):]))
-			b := 2 * int(page[4*(crun+1)+13*i])
-			if b == 0 || b >= 510 {
-				continue // no properties of its own
+			own, istd := docPara{ilfo: -1, ilvl: -1}, 0 // no PAPX: Normal's properties
+			if b := 2 * int(page[4*(crun+1)+13*i]); b > 0 && b < 510 {
+				start, size := b+1, 2*int(page[b])-1
+				if page[b] == 0 {
+					start, size = b+2, 2*int(page[b+1])
+				}
+				if size < 2 || start+size > 511 {
+					continue
+				}
+				istd, own = int(le.Uint16(page[start:])), docSprms(page[start+2:start+size])
 			}
-			start, size := b+1, 2*int(page[b])-1
-			if page[b] == 0 {
-				start, size = b+2, 2*int(page[b+1])
-			}
-			if size < 2 || start+size > 511 {
-				continue
-			}
-			if p := docSprms(page[start+2 : start+size]); p != (docPara{}) { // after the style index
+			if p := styledList(styles, istd, own); p != (docPara{}) {
 				paras[end] = p
 			}
 		}
@@ -349,12 +351,12 @@ func docParas(wd, table, fcLcb []byte) map[int64]docPara {
 	return paras
 }
 
-// docSprms reads a paragraph's property modifiers ([MS-DOC] 2.2.5.1):
-// a table row's end, a list and its level. It stops at the first
-// modifier whose length it cannot tell.
+// docSprms reads a paragraph's or a style's property modifiers ([MS-DOC]
+// 2.2.5.1): a table row's end, a list and its level, -1 where they set
+// none. It stops at the first modifier whose length it cannot tell.
 func docSprms(s []byte) docPara {
 	le := binary.LittleEndian
-	var p docPara
+	p := docPara{ilfo: -1, ilvl: -1}
 	for len(s) >= 2 {
 		sprm := le.Uint16(s)
 		s = s[2:]

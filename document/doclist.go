@@ -164,18 +164,87 @@ func docLevelText(xst []uint16, rgbxchNums []byte) string {
 	return string(utf16.Decode(text))
 }
 
+// docStyle is what the reader takes from a paragraph style of a .doc:
+// its base style (istdBase, -1 for none) and its list and level (-1
+// where it sets none: it inherits them).
+type docStyle struct {
+	base       int
+	ilfo, ilvl int
+}
+
+// docStyles reads the paragraph styles of the stylesheet ([MS-DOC]
+// 2.9.271 STSH, at fcStshf in the table stream): after the STSHI, an STD
+// per istd, each its StdfBase (the style's type and istdBase), its name,
+// and for a paragraph style first the properties that differ from its
+// base style's (UpxPapx: an istd, then property modifiers). Best effort,
+// as docParas: a damaged stylesheet ends the styles read, and paragraphs
+// of the others keep only their own lists.
+func docStyles(table, fcLcb []byte) []docStyle {
+	le := binary.LittleEndian
+	fc, lcb := int64(le.Uint32(fcLcb[1*8:])), int64(le.Uint32(fcLcb[1*8+4:]))
+	if lcb < 6 || fc+lcb > int64(len(table)) {
+		return nil
+	}
+	stsh := table[fc : fc+lcb]
+	cbStshi := int(le.Uint16(stsh))
+	cstd, cbStdf := int(le.Uint16(stsh[2:])), int(le.Uint16(stsh[4:])) // STSHI: cstd, cbSTDBaseInFile
+	if cbStdf < 10 {
+		return nil
+	}
+	var styles []docStyle
+	for p := 2 + cbStshi; len(styles) < cstd && p+2 <= len(stsh); {
+		cb := int(le.Uint16(stsh[p:]))
+		if p+2+cb > len(stsh) {
+			break
+		}
+		std := stsh[p+2 : p+2+cb]
+		p += 2 + cb
+		st := docStyle{base: -1, ilfo: -1, ilvl: -1}
+		if len(std) >= cbStdf+2 && le.Uint16(std[2:])&0x0F == 1 { // stk: a paragraph style
+			if base := int(le.Uint16(std[2:]) >> 4); base != 0x0FFF {
+				st.base = base
+			}
+			q := cbStdf + 2 + 2*int(le.Uint16(std[cbStdf:])) + 2 // past the name and its terminator
+			if q+2 <= len(std) {
+				if n := int(le.Uint16(std[q:])); n >= 2 && q+2+n <= len(std) {
+					own := docSprms(std[q+4 : q+2+n]) // after UpxPapx's istd
+					st.ilfo, st.ilvl = own.ilfo, own.ilvl
+				}
+			}
+		}
+		styles = append(styles, st)
+	}
+	return styles
+}
+
+// styledList completes a paragraph's own properties (own, -1 where unset)
+// with the list and level of its style istd, inherited through istdBase
+// (at most maxStyleDepth styles, so a cycle ends); a paragraph or style
+// in list 0 is out of its base style's list.
+func styledList(styles []docStyle, istd int, own docPara) docPara {
+	for range maxStyleDepth {
+		if istd < 0 || istd >= len(styles) || own.ilfo >= 0 && own.ilvl >= 0 {
+			break
+		}
+		s := styles[istd]
+		if own.ilfo < 0 {
+			own.ilfo = s.ilfo
+		}
+		if own.ilvl < 0 {
+			own.ilvl = s.ilvl
+		}
+		istd = s.base
+	}
+	own.ilfo, own.ilvl = max(own.ilfo, 0), max(own.ilvl, 0)
+	return own
+}
+
 // docListMarker returns the list marker of a paragraph in list format
 // override ilfo (levels of each, from docLists), advancing the counters.
-// A level numbered "none" with no text shows nothing: it is how Word and
-// LibreOffice tie headings to an outline without numbers, which a .docx
-// does through the heading's style, out of the .docx reader's sight.
 func docListMarker(counters listCounters, lfos [][]numLevel, p docPara) string {
 	var levels []numLevel
 	if p.ilfo <= len(lfos) {
 		levels = lfos[p.ilfo-1]
-	}
-	if p.ilvl < len(levels) && levels[p.ilvl].format == "none" && levels[p.ilvl].text == "" {
-		return ""
 	}
 	return counters.marker(strconv.Itoa(p.ilfo), levels, p.ilvl)
 }

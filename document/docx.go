@@ -14,7 +14,7 @@ func init() {
 		Name:       "docx",
 		MediaType:  "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
 		Extensions: []string{".docx", ".docm", ".dotx", ".dotm"},
-		Version:    "2", // 2: lists count from their start values
+		Version:    "3", // 2: lists count from their start values; 3: lists through paragraph styles
 		Match:      func(head []byte, r io.ReaderAt, size int64) bool { return ooxmlKind(head, r, size) == "docx" },
 		Priority:   100,
 		Decoder:    DecoderFunc(decodeDOCX),
@@ -37,6 +37,13 @@ func decodeDOCX(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (
 			return nil, err
 		}
 		dr.numbering = readNumbering(b)
+	}
+	if r, ok := relOfType(rels, "/styles"); ok && a.has(r.Target) {
+		b, err := a.read(ctx, r.Target)
+		if err != nil {
+			return nil, err
+		}
+		dr.styles, dr.defStyle = readStyles(b)
 	}
 	doc := &Document{}
 	ooxmlMeta(ctx, a, &doc.Meta)
@@ -63,6 +70,8 @@ type docxReader struct {
 	a         *archive
 	w         *textWriter
 	numbering map[string][]numLevel // numId → levels
+	styles    map[string]docxStyle  // paragraph styles by styleId
+	defStyle  string                // the style of paragraphs that name none
 	main      string                // the body part, where page breaks count
 	counters  listCounters          // by numId
 	notes     map[string]int        // "footnote 2" → the number shown, in order of citation
@@ -112,8 +121,9 @@ func (dr *docxReader) part(name string) error {
 		para      strings.Builder
 		inText    bool
 		pDepth    int
+		style     string // the paragraph's own w:pStyle, w:numId and w:ilvl
 		numID     string
-		ilvl      int
+		ilvl      = -1   // unset
 		prefix    string // a footnote's [n] before its first paragraph
 		tables    []*docxTable
 		inList    bool
@@ -136,10 +146,10 @@ func (dr *docxReader) part(name string) error {
 			breakAfter = false
 		}
 		marker := ""
-		if numID != "" && numID != "0" {
-			marker = dr.counters.marker(numID, dr.numbering[numID], ilvl)
+		if num, lvl := dr.listOf(style, numID, ilvl); num != "" {
+			marker = dr.counters.marker(num, dr.numbering[num], lvl)
 		}
-		numID, ilvl = "", 0
+		style, numID, ilvl = "", "", -1
 		if prefix != "" && text != "" {
 			text, prefix = prefix+text, ""
 		}
@@ -166,7 +176,8 @@ func (dr *docxReader) part(name string) error {
 	}
 	charts, err := walkPart(d, name, func(t xml.StartElement) (bool, error) {
 		switch t.Name.Local {
-		case "delText", "instrText", "moveFrom":
+		case "delText", "instrText", "moveFrom", "pPrChange":
+			// pPrChange: the properties before a tracked change.
 			return true, nil
 		case "footnote", "endnote":
 			typ := attr(t, "type")
@@ -180,10 +191,20 @@ func (dr *docxReader) part(name string) error {
 			if pDepth > 1 && para.Len() > 0 {
 				para.WriteString(" ")
 			}
+		// Only the outer paragraph's properties: a text box's paragraphs
+		// inside it are read as part of its text.
+		case "pStyle":
+			if pDepth == 1 {
+				style = attr(t, "val")
+			}
 		case "numId":
-			numID = attr(t, "val")
+			if pDepth == 1 {
+				numID = attr(t, "val")
+			}
 		case "ilvl":
-			ilvl, _ = strconv.Atoi(attr(t, "val"))
+			if pDepth == 1 {
+				ilvl = levelOf(attr(t, "val"))
+			}
 		case "t":
 			inText = true
 		case "tab":
@@ -296,6 +317,99 @@ func (dr *docxReader) noteNumber(kind, id string) string {
 	return strconv.Itoa(n)
 }
 
+// docxStyle is what the reader takes from a paragraph style: the style
+// it is based on and its numbering, numId "" and ilvl -1 where the style
+// sets none (it inherits them).
+type docxStyle struct {
+	basedOn, numID string
+	ilvl           int
+}
+
+// maxStyleDepth bounds a basedOn chain, so a cycle ends; Word's own
+// chains are a few styles long.
+const maxStyleDepth = 16
+
+// readStyles reads the paragraph styles of styles.xml and the styleId of
+// the default one.
+func readStyles(b []byte) (map[string]docxStyle, string) {
+	styles := map[string]docxStyle{}
+	var id, def string
+	// Best effort, as readNumbering: a damaged part leaves style numbering out.
+	_ = eachStart(b, "styles", func(e xml.StartElement) {
+		if e.Name.Local == "style" {
+			id = ""
+			if attr(e, "type") == "paragraph" {
+				id = attr(e, "styleId")
+				styles[id] = docxStyle{ilvl: -1}
+				if v := attr(e, "default"); v == "1" || v == "true" {
+					def = id
+				}
+			}
+			return
+		}
+		s, ok := styles[id]
+		if id == "" || !ok {
+			return
+		}
+		switch e.Name.Local {
+		case "basedOn":
+			s.basedOn = attr(e, "val")
+		case "numId":
+			s.numID = attr(e, "val")
+		case "ilvl":
+			s.ilvl = levelOf(attr(e, "val"))
+		}
+		styles[id] = s
+	})
+	return styles, def
+}
+
+// levelOf reads a w:ilvl value, a list level from 0 to 8.
+func levelOf(v string) int {
+	n, _ := strconv.Atoi(v)
+	return max(0, min(n, 8))
+}
+
+// listOf returns the list (numId, "" for none) and level of a paragraph
+// of the given style and numbering of its own (numID "" and ilvl -1 where
+// it has none). Each is its own, else its style's, inherited through the
+// basedOn chain (Word merges them one by one); numId 0 takes the
+// paragraph out of its style's list. A level set nowhere is the one the
+// list links to the paragraph's style (w:pStyle in numbering.xml, how
+// numbered headings are made), else 0: ECMA-376 puts the link before the
+// style's w:ilvl, but Word does not ([MS-OI29500] 2.1.50).
+func (dr *docxReader) listOf(style, numID string, ilvl int) (string, int) {
+	if style == "" {
+		style = dr.defStyle
+	}
+	own := style
+	for range maxStyleDepth {
+		s, ok := dr.styles[style]
+		if !ok {
+			break
+		}
+		if numID == "" {
+			numID = s.numID
+		}
+		if ilvl < 0 {
+			ilvl = s.ilvl
+		}
+		style = s.basedOn
+	}
+	if numID == "" || numID == "0" {
+		return "", 0
+	}
+	if ilvl >= 0 {
+		return numID, ilvl
+	}
+	for l, lv := range dr.numbering[numID] {
+		if lv.style == own && own != "" {
+			return numID, l
+		}
+	}
+	return numID, 0
+}
+
 // readNumbering maps each list (numId) to its levels' formats, through
 // its abstract definition, with the list's own start values
 // (startOverride).
@@ -318,8 +432,7 @@ func readNumbering(b []byte) map[string][]numLevel {
 			}
 		case "lvl":
 			if absID != "" {
-				lvl, _ = strconv.Atoi(attr(e, "ilvl"))
-				lvl = max(0, min(lvl, 8))
+				lvl = levelOf(attr(e, "ilvl"))
 				for len(abstract[absID]) <= lvl {
 					abstract[absID] = append(abstract[absID], numLevel{start: 1})
 				}
@@ -327,6 +440,10 @@ func readNumbering(b []byte) map[string][]numLevel {
 		case "numFmt":
 			if absID != "" && lvl >= 0 && lvl < len(abstract[absID]) {
 				abstract[absID][lvl].format = attr(e, "val")
+			}
+		case "pStyle":
+			if absID != "" && lvl >= 0 && lvl < len(abstract[absID]) {
+				abstract[absID][lvl].style = attr(e, "val")
 			}
 		case "lvlText":
 			if absID != "" && lvl >= 0 && lvl < len(abstract[absID]) {

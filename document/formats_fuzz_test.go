@@ -164,7 +164,7 @@ func FuzzCSV(f *testing.F) {
 }
 
 func FuzzOLE(f *testing.F) {
-	fuzzSeeds(f, []string{"legacy.doc", "ticket.doc", "lists.doc"})
+	fuzzSeeds(f, []string{"legacy.doc", "ticket.doc", "lists.doc", "stylelists.doc"})
 	f.Add(cfbWith("EncryptedPackage"))
 	f.Fuzz(func(t *testing.T, b []byte) { fuzzRead(t, "ole", b) })
 }
@@ -237,18 +237,21 @@ func fuzzStreams(f *testing.F, fixture string, names ...string) {
 
 // FuzzDOC fuzzes a Word document's text stream (FIB, pieces, paragraph
 // properties) and its table stream (the piece table, the list tables)
-// together; lists.doc's two streams seed it too, for its lists.
+// together; the two streams of lists.doc and stylelists.doc seed it too,
+// for their lists and styles.
 func FuzzDOC(f *testing.F) {
-	var seed [2][]byte
-	for _, s := range oleStreams(f, "lists.doc") {
-		switch s.Path {
-		case "WordDocument":
-			seed[0] = s.Data
-		case "1Table":
-			seed[1] = s.Data
+	for _, fixture := range []string{"lists.doc", "stylelists.doc"} {
+		var seed [2][]byte
+		for _, s := range oleStreams(f, fixture) {
+			switch s.Path {
+			case "WordDocument":
+				seed[0] = s.Data
+			case "1Table":
+				seed[1] = s.Data
+			}
 		}
+		f.Add(seed[0], seed[1])
 	}
-	f.Add(seed[0], seed[1])
 	fuzzStreams(f, "ticket.doc", "WordDocument", "1Table")
 }
 

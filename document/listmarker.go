@@ -8,10 +8,11 @@ import (
 // numLevel is one level of a list definition: its number format, in
 // WordprocessingML's names ("decimal", "lowerLetter", "bullet", …), its
 // level text, "%1." placing the numbers of levels 1 to 9, and the number
-// of its first item.
+// of its first item; style is the paragraph style linked to the level
+// (a .docx's w:pStyle), whose paragraphs are at that level.
 type numLevel struct {
-	format, text string
-	start        int
+	format, text, style string
+	start               int
 }
 
 // listCounters counts the items of Word lists, per list and per level:
@@ -21,7 +22,9 @@ type listCounters map[string][]int
 
 // marker returns the list marker of the next item at level lvl of the
 // list key, whose levels are given ("-", "1.", "a)", "1.2."), advancing
-// its counter: an item resets the counters of the levels below it.
+// its counter: an item resets the counters of the levels below it. A
+// level numbered "none" with no text shows nothing, though it counts: it
+// is how Word and LibreOffice tie headings to an outline without numbers.
 func (lc listCounters) marker(key string, levels []numLevel, lvl int) string {
 	lvl = max(0, min(lvl, 8))
 	c := lc[key]
@@ -38,6 +41,9 @@ func (lc listCounters) marker(key string, levels []numLevel, lvl int) string {
 		return indent + "-"
 	}
 	l := levels[lvl]
+	if l.format == "none" && l.text == "" {
+		return ""
+	}
 	switch l.format {
 	case "bullet", "", "none":
 		return indent + "-"

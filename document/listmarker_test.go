@@ -1,6 +1,8 @@
 package document
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -41,6 +43,138 @@ func TestListMarkers(t *testing.T) {
 			}
 			if g := strings.Join(got, "|"); g != tc.want {
 				t.Errorf("markers %q, want %q", g, tc.want)
+			}
+		})
+	}
+}
+
+// styledDOCX is a .docx whose body is the given XML, numbered through
+// paragraph styles as Word does it: "ListNumber" (numId 1: "1.", then
+// "a)") based on "ListParagraph" based on "Normal", the default;
+// "ListNumber2" based on it at level 1; "Numbered" based on "ListNumber"
+// with no numbering of its own; "ListBullet" (numId 3); "Heading1" in
+// the outline numId 2 ("1", "1.1", "1.1.1"), whose levels link to the
+// headings (w:pStyle), "Heading2" based on it at level 1, "Heading3" based
+// on "Heading1" with only the link to level 2. numId 4 is an outline without
+// numbers, as LibreOffice ties its headings to. More styles can be added.
+func styledDOCX(t testing.TB, styles, body string) []byte {
+	const w = `xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"`
+	style := func(id, basedOn, numPr string) string {
+		s := `<w:style w:type="paragraph" w:styleId="` + id + `"><w:name w:val="` + id + `"/>`
+		if basedOn != "" {
+			s += `<w:basedOn w:val="` + basedOn + `"/>`
+		}
+		if numPr != "" {
+			s += `<w:pPr><w:numPr>` + numPr + `</w:numPr></w:pPr>`
+		}
+		return s + `</w:style>`
+	}
+	lvl := func(ilvl, format, text, pStyle string) string {
+		s := `<w:lvl w:ilvl="` + ilvl + `"><w:start w:val="1"/>`
+		if pStyle != "" {
+			s += `<w:pStyle w:val="` + pStyle + `"/>`
+		}
+		return s + `<w:numFmt w:val="` + format + `"/><w:lvlText w:val="` + text + `"/></w:lvl>`
+	}
+	return zipOf(t,
+		"[Content_Types].xml", `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/><Override PartName="/word/styles.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.styles+xml"/><Override PartName="/word/numbering.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.numbering+xml"/></Types>`,
+		"_rels/.rels", `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>`,
+		"word/_rels/document.xml.rels", `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/styles" Target="styles.xml"/><Relationship Id="rId2" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/numbering" Target="numbering.xml"/></Relationships>`,
+		"word/styles.xml", `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:styles `+w+`>`+
+			`<w:style w:type="paragraph" w:default="1" w:styleId="Normal"><w:name w:val="Normal"/></w:style>`+
+			style("ListParagraph", "Normal", "")+
+			style("ListNumber", "ListParagraph", `<w:numId w:val="1"/>`)+
+			style("ListNumber2", "ListNumber", `<w:ilvl w:val="1"/>`)+
+			style("Numbered", "ListNumber", "")+
+			style("ListBullet", "ListParagraph", `<w:ilvl w:val="0"/><w:numId w:val="3"/>`)+
+			style("Heading1", "Normal", `<w:numId w:val="2"/>`)+
+			style("Heading2", "Heading1", `<w:ilvl w:val="1"/>`)+
+			style("Heading3", "Heading1", "")+
+			styles+`</w:styles>`,
+		"word/numbering.xml", `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:numbering `+w+`>`+
+			`<w:abstractNum w:abstractNumId="0">`+lvl("0", "decimal", "%1.", "")+lvl("1", "lowerLetter", "%2)", "")+`</w:abstractNum>`+
+			`<w:abstractNum w:abstractNumId="1">`+lvl("0", "decimal", "%1", "Heading1")+lvl("1", "decimal", "%1.%2", "Heading2")+
+			lvl("2", "decimal", "%1.%2.%3", "Heading3")+`</w:abstractNum>`+
+			`<w:abstractNum w:abstractNumId="2">`+lvl("0", "bullet", "•", "")+`</w:abstractNum>`+
+			`<w:abstractNum w:abstractNumId="3">`+lvl("0", "none", "", "")+`</w:abstractNum>`+
+			`<w:num w:numId="1"><w:abstractNumId w:val="0"/></w:num><w:num w:numId="2"><w:abstractNumId w:val="1"/></w:num><w:num w:numId="3"><w:abstractNumId w:val="2"/></w:num>`+
+			`<w:num w:numId="4"><w:abstractNumId w:val="3"/></w:num>`+
+			`</w:numbering>`,
+		"word/document.xml", `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:document `+w+`><w:body>`+body+`</w:body></w:document>`)
+}
+
+// styledPara is a paragraph of the given style and numbering properties
+// (and other paragraph properties, after them).
+func styledPara(style, numPr, text string) string {
+	p := `<w:p><w:pPr>`
+	if style != "" {
+		p += `<w:pStyle w:val="` + style + `"/>`
+	}
+	if numPr != "" {
+		p += `<w:numPr>` + numPr + `</w:numPr>`
+	}
+	return p + `</w:pPr><w:r><w:t>` + text + `</w:t></w:r></w:p>`
+}
+
+// styledBody is a document numbered through its paragraph styles, with
+// numbering of the paragraphs' own mixed in, and the text the .docx
+// reader gives it, which LibreOffice's text export gives too (and from
+// which stylelists.doc was made).
+var styledBody, styledText = styledPara("Heading1", "", "Introduction") +
+	styledPara("Heading2", "", "Scope") +
+	styledPara("Heading2", "", "Terms") +
+	styledPara("ListNumber", "", "Check the input") +
+	styledPara("ListNumber2", "", "twice") +
+	styledPara("Numbered", "", "Write the output") +
+	styledPara("ListNumber", `<w:numId w:val="0"/>`, "Not numbered") +
+	styledPara("", `<w:ilvl w:val="0"/><w:numId w:val="1"/>`, "Numbered directly") +
+	styledPara("ListNumber", `<w:ilvl w:val="1"/>`, "one level down") +
+	styledPara("Heading1", "", "Method") +
+	styledPara("Heading2", "", "Data") +
+	styledPara("ListBullet", "", "apples"),
+	"1 Introduction\n  1.1 Scope\n  1.2 Terms\n1. Check the input\n  a) twice\n2. Write the output\n\nNot numbered\n\n" +
+		"3. Numbered directly\n  a) one level down\n2 Method\n  2.1 Data\n- apples"
+
+// TestDOCXStyleLists: paragraphs in a list through their style (its
+// basedOn chain, a level set in a style or linked to it from the list)
+// are numbered with the paragraphs numbered directly, and their own
+// numbering wins; a basedOn cycle ends. Set EXTRACTQ_WRITE_FIXTURES=1 to
+// write styledBody's .docx (to convert with LibreOffice).
+func TestDOCXStyleLists(t *testing.T) {
+	t.Parallel()
+	if os.Getenv("EXTRACTQ_WRITE_FIXTURES") != "" {
+		if err := os.WriteFile(filepath.Join("testdata", "formats", "stylelists.docx"), styledDOCX(t, "", styledBody), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	loops := `<w:style w:type="paragraph" w:styleId="LoopA"><w:basedOn w:val="LoopB"/></w:style>` +
+		`<w:style w:type="paragraph" w:styleId="LoopB"><w:basedOn w:val="LoopA"/></w:style>` +
+		`<w:style w:type="paragraph" w:styleId="Self"><w:basedOn w:val="Self"/><w:pPr><w:numPr><w:numId w:val="3"/></w:numPr></w:pPr></w:style>` +
+		`<w:style w:type="paragraph" w:default="1" w:styleId="Listed"><w:pPr><w:numPr><w:numId w:val="3"/></w:numPr></w:pPr></w:style>`
+	tests := []struct {
+		name, body, want string
+	}{
+		{"document", styledBody, styledText},
+		{"basedOn chain", styledPara("Numbered", "", "one") + styledPara("Numbered", "", "two"), "1. one\n2. two"},
+		{"level linked to the style", styledPara("Heading1", "", "A") + styledPara("Heading3", "", "B") + styledPara("Heading3", "", "C"),
+			"1 A\n    1.1.1 B\n    1.1.2 C"},
+		{"own list wins", styledPara("ListNumber", `<w:numId w:val="3"/>`, "dot") + styledPara("Heading1", `<w:numId w:val="0"/>`, "Plain"), "- dot\n\nPlain"},
+		{"own level, style's list", styledPara("ListNumber", "", "one") + styledPara("ListNumber", `<w:ilvl w:val="1"/>`, "sub"), "1. one\n  a) sub"},
+		{"tracked change", `<w:p><w:pPr><w:pStyle w:val="ListNumber"/><w:pPrChange><w:pPr><w:pStyle w:val="Normal"/><w:numPr><w:numId w:val="0"/></w:numPr></w:pPr></w:pPrChange></w:pPr><w:r><w:t>kept</w:t></w:r></w:p>`,
+			"1. kept"},
+		{"cycles end", styledPara("LoopA", "", "round") + styledPara("Self", "", "self"), "round\n\n- self"},
+		{"outline without numbers", styledPara("Heading1", `<w:numId w:val="4"/>`, "Title"), "Title"},
+		{"default style", styledPara("", "", "by default") + styledPara("Normal", "", "Normal"), "- by default\n\nNormal"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			d, err := ReadBytes(t.Context(), styledDOCX(t, loops, tc.body), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Text != tc.want {
+				t.Errorf("text\n%s\nwant\n%s", d.Text, tc.want)
 			}
 		})
 	}

@@ -19,6 +19,7 @@ func init() {
 		Name:       "ole",
 		MediaType:  "application/x-ole-storage",
 		Extensions: []string{".doc", ".dot", ".msg", ".xls", ".ppt", ".docx", ".xlsx", ".pptx"},
+		// 4: a .doc's paragraphs are in lists through their styles too.
 		// 3: a .doc's list items keep their markers. 2: Word .doc,
 		// Outlook .msg, Excel .xls and PowerPoint .ppt (97-2003) are
 		// read; 1 refused every compound file.
@@ -31,7 +32,7 @@ func init() {
 
 // oleVersion is the "ole" reader's version, also given to attached
 // messages read in place.
-const oleVersion = "3"
+const oleVersion = "4"
 
 // ErrUnsupported: the format is recognised but extractq does not read it;
 // the error says how to convert it.

@@ -223,6 +223,114 @@ func TestDOCLists(t *testing.T) {
 	}
 }
 
+// TestDOCStyleLists: the paragraphs of stylelists.doc are in their lists
+// through their styles (LibreOffice's .doc export of styledBody, with the
+// paragraphs' own sprmPIlfo taken out: see stylelists-doc.py), and read
+// as the .docx reads.
+func TestDOCStyleLists(t *testing.T) {
+	t.Parallel()
+	d, err := ReadFile(t.Context(), filepath.Join("testdata", "formats", "stylelists.doc"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Text != styledText {
+		t.Errorf("text\n%s\nwant\n%s", d.Text, styledText)
+	}
+}
+
+// TestDOCStyles: a .doc paragraph's list and level are its own, else its
+// style's, inherited through istdBase; list 0 takes it out of its style's
+// list; a cycle of styles ends; styles past a damaged one are not read.
+func TestDOCStyles(t *testing.T) {
+	t.Parallel()
+	le := binary.LittleEndian
+	ilfo := func(n byte) []byte { return []byte{0x0B, 0x46, n, 0} }
+	ilvl := func(n byte) []byte { return []byte{0x0A, 0x26, n} }
+	// lpstd is a style of type stk based on istd base, named "S", with the
+	// given paragraph properties, after its length.
+	lpstd := func(stk, base uint16, grpprl ...[]byte) []byte {
+		b := make([]byte, 10, 64)
+		le.PutUint16(b[2:], stk|base<<4)
+		b = append(b, 1, 0, 'S', 0, 0, 0)
+		upx := []byte{0, 0} // UpxPapx's istd
+		for _, g := range grpprl {
+			upx = append(upx, g...)
+		}
+		b = le.AppendUint16(b, uint16(len(upx)))
+		b = append(b, upx...)
+		if len(upx)%2 == 1 {
+			b = append(b, 0)
+		}
+		return append(le.AppendUint16(nil, uint16(len(b))), b...)
+	}
+	// stsh is a stylesheet of the given STDs, in a table stream after pad
+	// bytes.
+	stsh := func(pad int, stds ...[]byte) ([]byte, []byte) {
+		b := make([]byte, pad+2+18)
+		le.PutUint16(b[pad:], 18)
+		le.PutUint16(b[pad+2:], uint16(len(stds)))
+		le.PutUint16(b[pad+4:], 10)
+		for _, s := range stds {
+			b = append(b, s...)
+		}
+		fcLcb := make([]byte, 2*8)
+		le.PutUint32(fcLcb[8:], uint32(pad))
+		le.PutUint32(fcLcb[12:], uint32(len(b)-pad))
+		return b, fcLcb
+	}
+	const none = 0x0FFF
+	table, fcLcb := stsh(3,
+		lpstd(1, none),                   // 0: Normal
+		lpstd(1, 0, ilvl(0), ilfo(1)),    // 1: a list
+		lpstd(1, 1, ilvl(1)),             // 2: its level 1
+		lpstd(1, 2),                      // 3: based on 2
+		lpstd(1, 1, ilfo(0)),             // 4: out of the list
+		lpstd(2, 1, ilfo(2)),             // 5: a character style
+		lpstd(1, 7),                      // 6: a cycle
+		lpstd(1, 6, ilvl(3)),             // 7
+		[]byte{0, 0},                     // 8: an empty slot
+		lpstd(1, none, ilfo(3), ilvl(2)), // 9
+	)
+	styles := docStyles(table, fcLcb)
+	own := func(ilfo, ilvl int) docPara { return docPara{ilfo: ilfo, ilvl: ilvl} }
+	tests := []struct {
+		name string
+		istd int
+		own  docPara
+		want docPara
+	}{
+		{"no list", 0, own(-1, -1), own(0, 0)},
+		{"style's list", 1, own(-1, -1), own(1, 0)},
+		{"based on", 3, own(-1, -1), own(1, 1)},
+		{"own level", 1, own(-1, 4), own(1, 4)},
+		{"own list", 3, own(5, -1), own(5, 1)},
+		{"own list 0", 1, own(0, -1), own(0, 0)},
+		{"style's list 0", 4, own(-1, -1), own(0, 0)},
+		{"character style", 5, own(-1, -1), own(0, 0)},
+		{"cycle", 6, own(-1, -1), own(0, 3)},
+		{"past an empty slot", 9, own(-1, -1), own(3, 2)},
+		{"no such style", 99, own(-1, -1), own(0, 0)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := styledList(styles, tc.istd, tc.own); got != tc.want {
+				t.Errorf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+	t.Run("damaged", func(t *testing.T) {
+		t.Parallel()
+		cut := len(table) - 3
+		if got := docStyles(table[:cut], append(fcLcb[:12:12], le.AppendUint32(nil, uint32(cut-3))...)); len(got) != 9 {
+			t.Errorf("%d styles read from a stylesheet cut in its tenth style, want 9", len(got))
+		}
+		if got := docStyles(table, le.AppendUint32(le.AppendUint32(make([]byte, 8), 3), uint32(len(table)))); got != nil {
+			t.Errorf("a stylesheet past the table stream: %v", got)
+		}
+	})
+}
+
 // TestDOCListTables: list tables are read by their records' sizes,
 // overrides name their list by lsid and override its start values or
 // whole levels; a table the FIB or its own counts put past the stream's
