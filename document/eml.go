@@ -104,17 +104,16 @@ func readMessage(ctx context.Context, b []byte, opts *Options) (*Document, error
 		return nil, err
 	}
 	w := newTextWriter(opts.Limits)
-	var hdr []string
-	for _, f := range []struct{ k, v string }{
-		{"From", m.From}, {"To", strings.Join(m.To, ", ")}, {"Cc", strings.Join(m.Cc, ", ")},
-		{"Date", decodeHeader(h.Get("Date"))}, {"Subject", m.Subject},
-	} {
-		if f.v != "" {
-			hdr = append(hdr, f.k+": "+f.v)
-		}
+	w.block(headerBlock(m, decodeHeader(h.Get("Date"))))
+	if m.Subject == "" && mr.tnefSubject != "" {
+		m.Subject, m.Title = mr.tnefSubject, mr.tnefSubject
 	}
-	w.block(strings.Join(hdr, "\n"))
 	body := mr.plain
+	if strings.TrimSpace(body) == "" {
+		// Outlook's rich text travels in winmail.dat, the MIME body left
+		// empty: the TNEF body is the message's.
+		body = mr.tnefBody
+	}
 	if strings.TrimSpace(body) == "" && mr.html != nil {
 		hd, err := htmlDocument(mr.html, mr.htmlType, opts.Limits, false)
 		if err == nil {
@@ -186,6 +185,8 @@ type mimeReader struct {
 	htmlType    string
 	attachments []*Document
 	warnings    []string
+	// tnefBody and tnefSubject are a winmail.dat's body and subject.
+	tnefBody, tnefSubject string
 }
 
 // maxMIMEDepth bounds multipart nesting: deeper is a crafted message.
@@ -251,6 +252,10 @@ func (mr *mimeReader) part(h textproto.MIMEHeader, body io.Reader, depth int) er
 		// An image the HTML body shows inline (a logo): not an attachment.
 		return nil
 	}
+	if (mediaType == "application/ms-tnef" || mediaType == "application/vnd.ms-tnef" || strings.EqualFold(name, "winmail.dat")) &&
+		bytes.HasPrefix(data, tnefMagic) {
+		return mr.tnef(name, data)
+	}
 	if name == "" {
 		name = "attachment-" + strconv.Itoa(len(mr.attachments)+1)
 		if mediaType == "message/rfc822" {
@@ -263,6 +268,33 @@ func (mr *mimeReader) part(h textproto.MIMEHeader, body io.Reader, depth int) er
 		data = textToUTF8(data, params["charset"])
 	}
 	mr.attachments = append(mr.attachments, ReadChild(mr.ctx, mr.opts, name, data))
+	return nil
+}
+
+// tnef reads a winmail.dat part (TNEF, sent by Outlook and Exchange):
+// its attachments become the message's own, its body stands in for an
+// empty MIME body. One that cannot be read stays an attachment that
+// carries the reason.
+func (mr *mimeReader) tnef(name string, data []byte) error {
+	if name == "" {
+		name = "winmail.dat"
+	}
+	t, err := readTNEF(mr.ctx, data, mr.opts)
+	if err != nil {
+		if ctxErr := context.Cause(mr.ctx); ctxErr != nil {
+			return ctxErr
+		}
+		mr.attachments = append(mr.attachments, &Document{Name: name, Err: &Error{Name: name, Format: "tnef", Err: err}})
+		return nil
+	}
+	mr.attachments = append(mr.attachments, t.attachments...)
+	mr.tnefBody = joinBody(mr.tnefBody, t.body)
+	if mr.tnefSubject == "" {
+		mr.tnefSubject = t.meta.Subject
+	}
+	for _, w := range t.warnings {
+		mr.warnings = append(mr.warnings, name+": "+w)
+	}
 	return nil
 }
 

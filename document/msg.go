@@ -165,17 +165,8 @@ func decodeMSG(ctx context.Context, f *cfb.File, dir string, opts *Options) (*Do
 			continue
 		}
 		r := newMsgStore(f, e.Path, 8)
-		who := mailbox(r.str(prDisplayName), firstAddress(r.str(prSMTPAddress), r.str(prEmailAddress)))
-		if who == "" {
-			continue
-		}
-		switch t, _ := r.long(prRecipientType); t & 0xF {
-		case 2:
-			m.Cc = append(m.Cc, who)
-		case 3: // Bcc: not part of what the recipients saw
-		default:
-			m.To = append(m.To, who)
-		}
+		t, _ := r.long(prRecipientType)
+		addRecipient(m, t, r.str(prDisplayName), r.str(prSMTPAddress), r.str(prEmailAddress))
 	}
 	if len(m.To) == 0 {
 		m.To = splitDisplay(s.str(prDisplayTo))
@@ -184,44 +175,23 @@ func decodeMSG(ctx context.Context, f *cfb.File, dir string, opts *Options) (*Do
 		m.Cc = splitDisplay(s.str(prDisplayCc))
 	}
 	w := newTextWriter(opts.Limits)
-	var hdrLines []string
-	date := ""
-	if !m.Date.IsZero() {
-		date = m.Date.Format(time.RFC1123Z)
-	}
-	for _, h := range []struct{ k, v string }{
-		{"From", m.From}, {"To", strings.Join(m.To, ", ")}, {"Cc", strings.Join(m.Cc, ", ")},
-		{"Date", date}, {"Subject", m.Subject},
-	} {
-		if h.v != "" {
-			hdrLines = append(hdrLines, h.k+": "+h.v)
-		}
-	}
-	w.block(strings.Join(hdrLines, "\n"))
+	w.block(headerBlock(m, ""))
 	body := strings.ReplaceAll(s.str(prBody), "\r\n", "\n")
 	if strings.TrimSpace(body) == "" {
 		html, ok := s.stream(prHTML, 0x0102)
 		if !ok {
 			if t := s.str(prHTML); t != "" {
-				html, ok = []byte(t), true
+				html = []byte(t)
 			}
 		}
-		if ok {
-			hd, err := htmlDocument(html, "", opts.Limits, false)
-			if err == nil {
-				body = hd.Text
-			} else {
-				doc.Warnings = append(doc.Warnings, "the HTML body could not be read: "+err.Error())
-			}
-		} else if rtf, ok := s.stream(prRTFCompressed, 0x0102); ok {
-			text, err := rtfBody(ctx, rtf, opts)
-			if err != nil {
-				if isLimitErr(err) {
-					return nil, err
-				}
-				doc.Warnings = append(doc.Warnings, "the RTF body could not be read: "+err.Error())
-			}
-			body = text
+		rtf, _ := s.stream(prRTFCompressed, 0x0102)
+		text, warn, err := richBody(ctx, html, rtf, opts)
+		if err != nil {
+			return nil, err
+		}
+		body = text
+		if warn != "" {
+			doc.Warnings = append(doc.Warnings, warn)
 		}
 	}
 	w.block(body)
@@ -317,6 +287,66 @@ func mailbox(name, addr string) string {
 		return addr
 	}
 	return name + " <" + addr + ">"
+}
+
+// addRecipient files a recipient under To or Cc by its
+// PR_RECIPIENT_TYPE; a Bcc recipient is left out (not part of what the
+// recipients saw), as is one without name or address.
+func addRecipient(m *Metadata, typ int, name string, addrs ...string) {
+	who := mailbox(name, firstAddress(addrs...))
+	if who == "" {
+		return
+	}
+	switch typ & 0xF {
+	case 2:
+		m.Cc = append(m.Cc, who)
+	case 3:
+	default:
+		m.To = append(m.To, who)
+	}
+}
+
+// richBody reads a body kept as HTML (preferred) or as compressed RTF,
+// for a message without a plain-text one; nil means absent. A body that
+// cannot be read is a warning, a limit an error.
+func richBody(ctx context.Context, html, rtf []byte, opts *Options) (body, warning string, err error) {
+	switch {
+	case html != nil:
+		hd, err := htmlDocument(html, "", opts.Limits, false)
+		if err != nil {
+			return "", "the HTML body could not be read: " + err.Error(), nil
+		}
+		return hd.Text, "", nil
+	case rtf != nil:
+		text, err := rtfBody(ctx, rtf, opts)
+		if err != nil {
+			if isLimitErr(err) {
+				return "", "", err
+			}
+			return text, "the RTF body could not be read: " + err.Error(), nil
+		}
+		return text, "", nil
+	}
+	return "", "", nil
+}
+
+// headerBlock is the first lines of a message's text: From, To, Cc,
+// Date and Subject, those it has. date is the Date header as sent; ""
+// writes m.Date.
+func headerBlock(m *Metadata, date string) string {
+	if date == "" && !m.Date.IsZero() {
+		date = m.Date.Format(time.RFC1123Z)
+	}
+	var lines []string
+	for _, h := range []struct{ k, v string }{
+		{"From", m.From}, {"To", strings.Join(m.To, ", ")}, {"Cc", strings.Join(m.Cc, ", ")},
+		{"Date", date}, {"Subject", m.Subject},
+	} {
+		if h.v != "" {
+			lines = append(lines, h.k+": "+h.v)
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // firstAddress is the first argument that looks like an SMTP address (an
