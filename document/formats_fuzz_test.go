@@ -13,6 +13,7 @@ import (
 
 	"github.com/extractq/extractq/document/internal/cfb"
 	"github.com/extractq/extractq/document/internal/cfb/cfbtest"
+	"github.com/extractq/extractq/document/internal/tneftest"
 )
 
 // fuzzLimits keep each fuzzed input cheap.
@@ -142,7 +143,7 @@ func FuzzHTML(f *testing.F) {
 }
 
 func FuzzEML(f *testing.F) {
-	fuzzSeeds(f, []string{"invoice.eml"},
+	fuzzSeeds(f, []string{"invoice.eml", "memo-tnef.eml"},
 		"From: a@b\nSubject: =?iso-8859-1?q?caf=E9?=\nContent-Type: multipart/mixed; boundary=x\n\n--x\nContent-Transfer-Encoding: base64\n\n!!!\n--x")
 	f.Fuzz(func(t *testing.T, b []byte) { fuzzRead(t, "eml", b) })
 }
@@ -271,4 +272,19 @@ func FuzzXLS(f *testing.F) {
 // stream that points into it.
 func FuzzPPT(f *testing.F) {
 	fuzzStreams(f, "slides.ppt", "PowerPoint Document", "Current User")
+}
+
+// FuzzTNEF fuzzes a winmail.dat: the memo fixture, and small streams
+// with an attached message, an RTF-only body and a wrong checksum.
+func FuzzTNEF(f *testing.F) {
+	fuzzSeeds(f, []string{"memo.tnef"})
+	inner := tnefWith(fileAttrs("deep.txt", []byte("deep text"))...)
+	f.Add(tnefWith(
+		tneftest.Attr{Level: tneftest.LevelAttachment, ID: tneftest.AttAttachRendData, Data: tneftest.RendData(0)},
+		tneftest.Attr{Level: tneftest.LevelAttachment, ID: tneftest.AttAttachment, Data: tneftest.Props(
+			tneftest.Prop{Tag: prAttachData<<16 | ptObject, Values: [][]byte{tneftest.Object(tneftest.IIDMessage, inner)}})}))
+	f.Add(tnefWith(tneftest.Attr{Level: tneftest.LevelMessage, ID: tneftest.AttMsgProps, Data: tneftest.Props(
+		tneftest.Prop{Tag: prRTFCompressed<<16 | ptBinary, Values: [][]byte{tneftest.CompressRTF([]byte(`{\rtf1 caf\'e9}`))}})},
+		tneftest.Attr{Level: tneftest.LevelMessage, ID: tneftest.AttBody, Data: []byte("x"), BadChecksum: true}))
+	f.Fuzz(func(t *testing.T, b []byte) { fuzzRead(t, "tnef", b) })
 }

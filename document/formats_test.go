@@ -80,6 +80,12 @@ func TestFormatsFixtures(t *testing.T) {
 			"message-1.eml: From: news@initech.example | Subject: Newsletter – April",
 			"message-2.eml: From: warehouse@globex.example | Subject: Delivery confirmed",
 		}, nil, "", []string{"message-1.eml eml", "message-2.eml eml"}},
+		{"memo.tnef", "tnef", []string{
+			"From: Grace Hopper <grace@example.com>\nTo: Ada Lovelace <ada@example.com>\nCc: Accounts <accounts@example.com>",
+			"Subject: Pump service in Zürich", "the pump in Zürich was serviced on Friday",
+		}, nil, "Pump service in Zürich", []string{"Minutes of the pump meeting.txt text", "Invoice 4711 (pump).pdf pdf"}},
+		{"memo-tnef.eml", "eml", []string{"Subject: Pump service in Zürich", "the pump in Zürich was serviced on Friday"},
+			nil, "Pump service in Zürich", []string{"Minutes of the pump meeting.txt text", "Invoice 4711 (pump).pdf pdf"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {

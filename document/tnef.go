@@ -73,7 +73,8 @@ type tnefAttr struct {
 // a length, the data and a 16-bit checksum. A checksum that does not
 // match is a warning (some writers get them wrong; the lengths still
 // frame the stream); a stream cut short keeps the attributes before the
-// cut, and is corrupt only when there are none.
+// cut, and is corrupt only when there are none; one without any is
+// empty.
 func tnefAttrs(b []byte, fn func(tnefAttr)) (warnings []string, err error) {
 	if len(b) < 6 || !bytes.HasPrefix(b, tnefMagic) {
 		return nil, fmt.Errorf("%w: not a TNEF stream (no signature 0x223E9F78)", ErrCorrupt)
@@ -105,6 +106,9 @@ func tnefAttrs(b []byte, fn func(tnefAttr)) (warnings []string, err error) {
 		fn(tnefAttr{level: level, id: id, data: data})
 		count++
 		off = start + int(n) + 2
+	}
+	if count == 0 && err == nil {
+		err = fmt.Errorf("%w: the TNEF stream holds no attributes", ErrEmpty)
 	}
 	if err != nil {
 		if count == 0 {

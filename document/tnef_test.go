@@ -319,3 +319,153 @@ func TestTNEFAgainstTnefTool(t *testing.T) {
 		t.Errorf("RTF: tnef %q, we %q (%v)", rtf, ours, err)
 	}
 }
+
+// tnefWith is a small stream: a subject, then the attributes given.
+func tnefWith(attrs ...tt.Attr) []byte {
+	return tt.Build(1, append([]tt.Attr{{Level: tt.LevelMessage, ID: tt.AttSubject, Data: tt.String8("s")}}, attrs...)...)
+}
+
+// fileAttrs is the attributes of a file attachment named name.
+func fileAttrs(name string, data []byte) []tt.Attr {
+	return []tt.Attr{
+		{Level: tt.LevelAttachment, ID: tt.AttAttachRendData, Data: tt.RendData(0)},
+		{Level: tt.LevelAttachment, ID: tt.AttAttachData, Data: data},
+		{Level: tt.LevelAttachment, ID: tt.AttAttachment, Data: tt.Props(
+			tt.Prop{Tag: prAttachLongName<<16 | ptUnicode, Values: [][]byte{tt.Unicode(name)}})},
+	}
+}
+
+// TestTNEFBodies: the body comes from PR_BODY, else attBody (in the
+// stream's code page), else PR_BODY_HTML, else the compressed RTF.
+func TestTNEFBodies(t *testing.T) {
+	t.Parallel()
+	msgProps := func(ps ...tt.Prop) tt.Attr {
+		return tt.Attr{Level: tt.LevelMessage, ID: tt.AttMsgProps, Data: tt.Props(ps...)}
+	}
+	for _, tc := range []struct {
+		name  string
+		attrs []tt.Attr
+		want  string
+	}{
+		{"rtf only", []tt.Attr{msgProps(tt.Prop{Tag: prRTFCompressed<<16 | ptBinary, Values: [][]byte{tt.CompressRTF([]byte(`{\rtf1\ansi Only \b rich\b0  text.\par}`))}})},
+			"Only rich text."},
+		{"html over rtf", []tt.Attr{msgProps(
+			tt.Prop{Tag: prHTML<<16 | ptBinary, Values: [][]byte{[]byte("<html><body><p>From <b>HTML</b>.</p></body></html>")}},
+			tt.Prop{Tag: prRTFCompressed<<16 | ptBinary, Values: [][]byte{tt.CompressRTF([]byte(`{\rtf1 From RTF.}`))}})},
+			"From HTML."},
+		{"PR_BODY over attBody", []tt.Attr{
+			{Level: tt.LevelMessage, ID: tt.AttBody, Data: tt.String8("legacy")},
+			msgProps(tt.Prop{Tag: prBody<<16 | ptUnicode, Values: [][]byte{tt.Unicode("Unicode body: Ελληνικά")}})},
+			"Unicode body: Ελληνικά"},
+		{"attBody in its code page", []tt.Attr{
+			{Level: tt.LevelMessage, ID: tt.AttOemCodepage, Data: tt.Codepage(1251)},
+			{Level: tt.LevelMessage, ID: tt.AttBody, Data: tt.String8("\xcf\xf0\xe8\xe2\xe5\xf2")}},
+			"Привет"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			d, err := ReadBytes(t.Context(), tnefWith(tc.attrs...), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := "Subject: s\n\n" + tc.want; d.Text != want || len(d.Warnings) > 0 {
+				t.Errorf("text %q (warnings %v), want %q", d.Text, d.Warnings, want)
+			}
+		})
+	}
+}
+
+// TestTNEFMalformed: a damaged stream is refused as corrupt when nothing
+// of it can be read, and otherwise read up to the damage with a
+// warning; a wrong checksum only warns. Never a panic.
+func TestTNEFMalformed(t *testing.T) {
+	t.Parallel()
+	good := tnefWith(fileAttrs("a.txt", []byte("attached text"))...)
+	le := func(v uint32) []byte { return tt.Long(v) }
+	// lengthAt is good with the first attribute's length set to n.
+	lengthAt := func(n uint32) []byte {
+		b := bytes.Clone(good)
+		copy(b[6+5:], le(n))
+		return b
+	}
+	for _, tc := range []struct {
+		name    string
+		in      []byte
+		err     error  // the error, or nil for a document
+		warn    string // a warning the document carries
+		attachs int    // attachments read
+	}{
+		{"no signature", append([]byte{0x78, 0x9F, 0x3E, 0x23}, good[4:]...), ErrUnknownFormat, "", 0},
+		{"signature only", good[:6], ErrEmpty, "", 0},
+		{"cut in the first header", good[:10], ErrCorrupt, "", 0},
+		{"first length past the end", lengthAt(1 << 20), ErrCorrupt, "", 0},
+		{"length of 4 GiB", lengthAt(0xFFFFFFFF), ErrCorrupt, "", 0},
+		{"cut in the attachment's data", good[:len(good)-40], nil, "truncated", 0},
+		{"cut in a checksum", good[:len(good)-1], nil, "truncated", 1},
+		{"bad checksums", tt.Build(1, tt.Attr{Level: 1, ID: tt.AttSubject, Data: tt.String8("s"), BadChecksum: true},
+			tt.Attr{Level: 1, ID: tt.AttBody, Data: tt.String8("b"), BadChecksum: true}), nil, "2 TNEF attribute checksum(s) do not match, the first at offset 6", 0},
+		{"property list cut", tnefWith(tt.Attr{Level: 1, ID: tt.AttMsgProps, Data: tt.Props(
+			tt.Prop{Tag: prBody<<16 | ptUnicode, Values: [][]byte{tt.Unicode("body")}})[:20]}), nil, "the message's properties: corrupt document: a MAPI property value", 0},
+		{"property count of 4 billion", tnefWith(tt.Attr{Level: 1, ID: tt.AttMsgProps, Data: le(0xFFFFFFFF)}), nil, "the message's properties", 0},
+		{"value count of 4 billion", tnefWith(tt.Attr{Level: 1, ID: tt.AttMsgProps, Data: append(le(1), append(le(prBody<<16|ptUnicode), le(0xFFFFFFFF)...)...)}), nil, "the message's properties", 0},
+		{"value of 4 GiB", tnefWith(tt.Attr{Level: 1, ID: tt.AttMsgProps, Data: append(le(1), append(le(prBody<<16|ptUnicode), append(le(1), le(0xFFFFFFFF)...)...)...)}), nil, "a MAPI property value of 4294967295 bytes", 0},
+		{"unknown property type", tnefWith(tt.Attr{Level: 1, ID: tt.AttMsgProps, Data: append(le(1), le(0x00370099)...)}), nil, "unknown type 0x0099", 0},
+		{"recipient rows of 4 billion", tnefWith(tt.Attr{Level: 1, ID: tt.AttRecipTable, Data: le(0xFFFFFFFF)}), nil, "the recipient table", 0},
+		{"triple longer than its attribute", tnefWith(tt.Attr{Level: 1, ID: tt.AttFrom, Data: tt.Triple("n", "SMTP:a@b")[:12]}), nil, "", 0},
+		{"attachment without data", tnefWith(tt.Attr{Level: 2, ID: tt.AttAttachRendData, Data: tt.RendData(0)}), nil, "", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			d, err := ReadBytes(t.Context(), tc.in, Options{Name: "winmail.dat"})
+			if tc.err != nil {
+				if !isErr(err, tc.err) {
+					t.Fatalf("err %v, want %v", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w := strings.Join(d.Warnings, "\n"); !strings.Contains(w, tc.warn) || (tc.warn == "") != (w == "") {
+				t.Errorf("warnings %q, want %q", w, tc.warn)
+			}
+			if len(d.Attachments) != tc.attachs {
+				t.Errorf("%d attachments, want %d", len(d.Attachments), tc.attachs)
+			}
+		})
+	}
+}
+
+// TestTNEFAttachedMessage: an attached message (PR_ATTACH_DATA_OBJ, a
+// TNEF stream of its own) is read as one, with its own attachment, down
+// to Limits.MaxDepth; the attachments together are bounded by
+// Limits.MaxUnpacked.
+func TestTNEFAttachedMessage(t *testing.T) {
+	t.Parallel()
+	inner := tnefWith(fileAttrs("deep.txt", []byte("deep text"))...)
+	outer := tnefWith(
+		tt.Attr{Level: tt.LevelAttachment, ID: tt.AttAttachRendData, Data: tt.RendData(0)},
+		tt.Attr{Level: tt.LevelAttachment, ID: tt.AttAttachment, Data: tt.Props(
+			tt.Prop{Tag: prAttachMethod<<16 | 0x0003, Values: [][]byte{tt.Long(5)}},
+			tt.Prop{Tag: prDisplayName<<16 | ptUnicode, Values: [][]byte{tt.Unicode("Re: pump")}},
+			tt.Prop{Tag: prAttachData<<16 | ptObject, Values: [][]byte{tt.Object(tt.IIDMessage, inner)}})})
+	d, err := ReadBytes(t.Context(), outer, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Attachments) != 1 || d.Attachments[0].Name != "Re: pump" || d.Attachments[0].Format != "tnef" ||
+		len(d.Attachments[0].Attachments) != 1 || d.Attachments[0].Attachments[0].Text != "deep text" {
+		t.Fatalf("attachments %+v", d.Attachments)
+	}
+	d, err = ReadBytes(t.Context(), outer, Options{Limits: Limits{MaxDepth: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := d.Attachments[0].Attachments[0]; !isErr(a.Err, ErrTooLarge) {
+		t.Errorf("depth 2 read with MaxDepth 1: %v", a.Err)
+	}
+	big := tnefWith(append(fileAttrs("a.txt", bytes.Repeat([]byte("a"), 600)), fileAttrs("b.txt", bytes.Repeat([]byte("b"), 600))...)...)
+	if _, err := ReadBytes(t.Context(), big, Options{Limits: Limits{MaxUnpacked: 1000}}); !isErr(err, ErrTooLarge) {
+		t.Errorf("1200 bytes of attachments with MaxUnpacked 1000: %v", err)
+	}
+}
