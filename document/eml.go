@@ -103,11 +103,11 @@ func readMessage(ctx context.Context, b []byte, opts *Options) (*Document, error
 	if err := mr.part(textproto.MIMEHeader(h), msg.Body, 0); err != nil {
 		return nil, err
 	}
-	w := newTextWriter(opts.Limits)
-	w.block(headerBlock(m, decodeHeader(h.Get("Date"))))
-	if m.Subject == "" && mr.tnefSubject != "" {
+	if m.Subject == "" {
 		m.Subject, m.Title = mr.tnefSubject, mr.tnefSubject
 	}
+	w := newTextWriter(opts.Limits)
+	w.block(headerBlock(m, decodeHeader(h.Get("Date"))))
 	body := mr.plain
 	if strings.TrimSpace(body) == "" {
 		// Outlook's rich text travels in winmail.dat, the MIME body left
