@@ -237,6 +237,12 @@ type Limits struct {
 	MaxImagePixels int
 	// MaxDepth bounds attachments within attachments (default 4).
 	MaxDepth int
+	// MaxAttachments is the most attachments one document yields, every
+	// depth together: zip entries, e-mail parts, a mailbox's messages,
+	// winmail.dat's files (default 50,000). Each is a document held in
+	// memory, about 2 KB for the smallest, so the count bounds what many
+	// tiny entries can cost beyond MaxUnpacked's bytes.
+	MaxAttachments int
 }
 
 // DefaultLimits are the limits when a field of Options.Limits is zero.
@@ -248,6 +254,7 @@ var DefaultLimits = Limits{
 	MaxRatio:       200,
 	MaxImagePixels: 1568 * 1568,
 	MaxDepth:       4,
+	MaxAttachments: 50000,
 }
 
 func (l Limits) withDefaults() Limits {
@@ -272,6 +279,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxDepth > 0 {
 		d.MaxDepth = l.MaxDepth
+	}
+	if l.MaxAttachments > 0 {
+		d.MaxAttachments = l.MaxAttachments
 	}
 	return d
 }
@@ -301,6 +311,9 @@ type Options struct {
 	OCR OCR
 	// depth counts attachment nesting; set by the package.
 	depth int
+	// attachments counts the attachments read so far, shared by every
+	// depth of one Read; set by the package.
+	attachments *int
 }
 
 // OCR reads text from a page image. The tesseract command is one
@@ -419,6 +432,9 @@ func Detect(r io.ReaderAt, size int64, name string) string {
 // returns an *Error.
 func Read(ctx context.Context, r io.ReaderAt, size int64, opts Options) (*Document, error) {
 	opts.Limits = opts.Limits.withDefaults()
+	if opts.attachments == nil {
+		opts.attachments = new(int)
+	}
 	name := opts.Name
 	if size > opts.Limits.MaxBytes {
 		return nil, &Error{Name: name, Err: fmt.Errorf("%w: %d bytes, the limit is %d (raise the limit, or split the document)", ErrTooLarge, size, opts.Limits.MaxBytes)}
@@ -512,6 +528,20 @@ func ReadChild(ctx context.Context, parent *Options, name string, b []byte) *Doc
 	}
 	d.Name, d.Original = name, b
 	return d
+}
+
+// countAttachment counts one more attachment of the document being read;
+// a container calls it before ReadChild and stops with its error, which
+// names the limit, past Limits.MaxAttachments.
+func (o *Options) countAttachment() error {
+	if o.attachments == nil { // a decoder called without Read (tests)
+		o.attachments = new(int)
+	}
+	*o.attachments++
+	if max := o.Limits.withDefaults().MaxAttachments; *o.attachments > max {
+		return fmt.Errorf("%w: more than %d attachments, every depth together (Limits.MaxAttachments); split the archive or mailbox into smaller ones", ErrTooLarge, max)
+	}
+	return nil
 }
 
 // FormatNames lists the registered format names, sorted.

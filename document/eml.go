@@ -267,6 +267,9 @@ func (mr *mimeReader) part(h textproto.MIMEHeader, body io.Reader, depth int) er
 	if strings.HasPrefix(mediaType, "text/") {
 		data = textToUTF8(data, params["charset"])
 	}
+	if err := mr.opts.countAttachment(); err != nil {
+		return err
+	}
 	mr.attachments = append(mr.attachments, ReadChild(mr.ctx, mr.opts, name, data))
 	return nil
 }

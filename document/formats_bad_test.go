@@ -3,6 +3,7 @@ package document
 import (
 	"archive/zip"
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -163,4 +164,65 @@ func TestAttachmentDepth(t *testing.T) {
 		}
 	}
 	t.Fatalf("nesting not bounded: %d levels read", depth)
+}
+
+// TestMaxAttachments: many tiny entries cost a document each in memory,
+// so their count is bounded, every depth together, whatever the
+// container; at the limit the document is still read.
+func TestMaxAttachments(t *testing.T) {
+	t.Parallel()
+	entries := func(n int) []string {
+		var parts []string
+		for i := range n {
+			parts = append(parts, fmt.Sprintf("f%d.txt", i), fmt.Sprintf("entry %d", i))
+		}
+		return parts
+	}
+	inner := zipOf(t, entries(3)...)
+	nested := zipOf(t, "a.zip", string(inner), "b.zip", string(inner)) // 2 + 6 attachments
+	mbox := strings.Repeat("From a\nFrom: a@b\nSubject: s\n\nbody\n", 4)
+	var eml strings.Builder
+	eml.WriteString("From: a@b\nSubject: s\nMIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=B\n\n")
+	for i := range 4 {
+		fmt.Fprintf(&eml, "--B\nContent-Type: text/plain\nContent-Disposition: attachment; filename=f%d.txt\n\nentry %d\n", i, i)
+	}
+	eml.WriteString("--B--\n")
+	tests := []struct {
+		name string
+		in   []byte
+		max  int // the count: read at max, refused at max-1
+	}{
+		{"flat.zip", zipOf(t, entries(5)...), 5},
+		{"nested.zip", nested, 8},
+		{"box.mbox", []byte(mbox), 4},
+		{"parts.eml", []byte(eml.String()), 4},
+		{"memo.tnef", fixture(t, "memo.tnef"), 2},
+		{"ticket.msg", fixture(t, "ticket.msg"), 3},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if _, err := ReadBytes(t.Context(), tc.in, Options{Name: tc.name, Limits: Limits{MaxAttachments: tc.max}}); err != nil {
+				t.Fatalf("at the limit: %v", err)
+			}
+			// Past it, the container that counts one too many fails: the
+			// document itself, or (nested.zip) the inner archive that did.
+			d, err := ReadBytes(t.Context(), tc.in, Options{Name: tc.name, Limits: Limits{MaxAttachments: tc.max - 1}})
+			for err == nil && len(d.Attachments) > 0 {
+				d, err = d.Attachments[len(d.Attachments)-1], d.Attachments[len(d.Attachments)-1].Err
+			}
+			if !isErr(err, ErrTooLarge) || !strings.Contains(err.Error(), "Limits.MaxAttachments") {
+				t.Fatalf("past the limit: got %v, want ErrTooLarge naming Limits.MaxAttachments", err)
+			}
+		})
+	}
+}
+
+func fixture(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "formats", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

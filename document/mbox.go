@@ -47,6 +47,9 @@ func decodeMBOX(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (
 		if err := context.Cause(ctx); err != nil {
 			return nil, err
 		}
+		if err := opts.countAttachment(); err != nil {
+			return nil, err
+		}
 		name := "message-" + strconv.Itoa(i+1) + ".eml"
 		child := ReadChild(ctx, opts, name, msg)
 		doc.Attachments = append(doc.Attachments, child)

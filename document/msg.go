@@ -206,6 +206,9 @@ func decodeMSG(ctx context.Context, f *cfb.File, dir string, opts *Options) (*Do
 		if err := context.Cause(ctx); err != nil {
 			return nil, err
 		}
+		if err := opts.countAttachment(); err != nil {
+			return nil, err
+		}
 		a, err := msgAttachment(ctx, f, e.Path, len(doc.Attachments), opts)
 		if err != nil {
 			return nil, err

@@ -502,6 +502,9 @@ func readTNEF(ctx context.Context, b []byte, opts *Options) (*tnefMessage, error
 				name += exts[0]
 			}
 		}
+		if err := opts.countAttachment(); err != nil {
+			return nil, err
+		}
 		t.attachments = append(t.attachments, ReadChild(ctx, opts, name, data))
 	}
 	return t, nil

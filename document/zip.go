@@ -220,6 +220,9 @@ func decodeZip(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*
 		if f.FileInfo().IsDir() {
 			continue
 		}
+		if err := opts.countAttachment(); err != nil {
+			return nil, err
+		}
 		b, err := a.read(ctx, f.Name)
 		if err != nil {
 			return nil, err
