@@ -103,15 +103,26 @@ func buildRuns(gs []glyph, dir int, pageH float64) []run {
 			}
 			gap := x - cur.x1
 			size := max(cur.size, g.size)
+			// A superscript or subscript (a footnote mark, m²) is smaller
+			// and off the baseline by less than the larger size's x-height:
+			// it stays in the run, as part of its word.
+			shift := math.Abs(yb - cur.yb)
+			script := shift <= 0.6*size && min(cur.size, g.size) <= 0.8*size
 			switch {
-			case math.Abs(yb-cur.yb) > 0.35*size, gap < -0.6*size, gap > 1.2*size:
+			case shift > 0.35*size && !script, gap < -0.6*size, gap > 1.2*size:
 				flush()
-			case gap > wordGap*size || strings.TrimSpace(g.s) == "":
+			case gap > wordGap*size || strings.TrimSpace(g.s) == "" && g.w > wordGap*g.size:
+				// A space glyph is a word break when it moves the pen by a
+				// space: Ghostscript kerns with spaces shrunk to nothing by
+				// a negative word spacing ("Inv" "estment").
 				endWord()
 			}
 		}
 		if cur == nil {
 			cur = &run{x0: x, x1: x1, yb: yb, size: g.size, box: Box{bx0, by0, bx1, by1}}
+		}
+		if g.size > cur.size { // the run began with a superscript: the line's baseline is the text's
+			cur.yb = yb
 		}
 		if strings.TrimSpace(g.s) != "" {
 			if b.Len() == 0 {
@@ -160,7 +171,7 @@ func cut(runs []run, column bool, out []leaf, depth int) []leaf {
 			out = cut(left, true, out, depth+1)
 			return cut(right, true, out, depth+1)
 		}
-		if bands := bandCut(runs, med); len(bands) > 1 {
+		if bands := joinColumns(bandCut(runs, med), med); len(bands) > 1 {
 			for i, band := range bands {
 				out = cut(band, column && i == 0, out, depth+1)
 			}
@@ -224,6 +235,60 @@ func bandCut(runs []run, med float64) [][]run {
 		reach = max(reach, byY[i].bot())
 	}
 	return append(bands, byY[start:])
+}
+
+// joinColumns joins adjacent bands that are parts of the same two columns:
+// a gap that happens to run across both columns at once (a heading's margin
+// in one, a paragraph's in the other), or one column running on below the
+// other's end, cut them into bands that would be read left, right, left,
+// right. Bands join when their union has a gutter and each has text on
+// both sides of it or is running text on one side; a short band on one
+// side (a heading in a column) joins when the band after it joins too.
+func joinColumns(bands [][]run, med float64) [][]run {
+	out := bands[:1:1]
+	for i := 1; i < len(bands); i++ {
+		last := out[len(out)-1]
+		if u, ok := sameColumns(last, bands[i], med, true); ok {
+			out[len(out)-1] = u
+			continue
+		}
+		if i+1 < len(bands) {
+			if u, ok := sameColumns(last, bands[i], med, false); ok {
+				if u, ok := sameColumns(u, bands[i+1], med, true); ok {
+					out[len(out)-1] = u
+					i++
+					continue
+				}
+			}
+		}
+		out = append(out, bands[i])
+	}
+	return out
+}
+
+// sameColumns joins bands a and b when their union has a gutter and a and
+// b each have text on both sides of it or are running text; strict false
+// lets b be any text on one side.
+func sameColumns(a, b []run, med float64, strict bool) ([]run, bool) {
+	u := append(slices.Clone(a), b...)
+	left, _, ok := columnCut(u, med)
+	if !ok {
+		return nil, false
+	}
+	gutter := math.Inf(-1)
+	for _, r := range left {
+		gutter = max(gutter, r.x1)
+	}
+	if !prose(a) && !twoSided(a, gutter) || strict && !prose(b) && !twoSided(b, gutter) {
+		return nil, false
+	}
+	return u, true
+}
+
+// twoSided reports whether runs lie on both sides of x.
+func twoSided(runs []run, x float64) bool {
+	l := slices.ContainsFunc(runs, func(r run) bool { return r.x1 <= x })
+	return l && slices.ContainsFunc(runs, func(r run) bool { return r.x0 > x })
 }
 
 func makeLeaf(runs []run, column bool) leaf {
@@ -358,8 +423,10 @@ func leader(s string) bool {
 	return strings.Trim(s, ".·…") == ""
 }
 
-// splits reports whether a table's column edge falls between words p and w.
-func (c columns) splits(p, w word) bool {
+// splits reports whether a table's column edge falls between words p and
+// w: w starts a column, p ends one, or w, a font size or more after p, ends
+// one (a right-aligned number after a short left-aligned cell).
+func (c columns) splits(p, w word, size float64) bool {
 	if leader(p.s) || leader(w.s) {
 		return false
 	}
@@ -369,7 +436,7 @@ func (c columns) splits(p, w word) bool {
 		}
 	}
 	for _, x := range c.ends {
-		if p.x1 >= x-edgeTol && p.x1 <= x+3*edgeTol {
+		if p.x1 >= x-edgeTol && p.x1 <= x+3*edgeTol || math.Abs(w.x1-x) <= edgeTol && w.x0-p.x1 >= size {
 			return true
 		}
 	}
@@ -397,16 +464,17 @@ func (l leaf) text(cols columns) string {
 		// gaps.
 		hits := 0
 		for j := 1; j < len(ws); j++ {
-			if ws[j].x0-ws[j-1].x1 >= 0.15*l.size && cols.splits(ws[j-1], ws[j]) {
+			if ws[j].x0-ws[j-1].x1 >= 0.15*l.size && cols.splits(ws[j-1], ws[j], l.size) {
 				hits++
 			}
 		}
 		row := hits > 0 && hits >= min(2, len(cols.starts)+len(cols.ends))
+		wide := !l.justified(ws)
 		for j, w := range ws {
 			if j > 0 {
 				p := ws[j-1]
 				gap := w.x0 - p.x1
-				if (gap >= cellGap*l.size && !leader(p.s) && !leader(w.s)) || (row && gap >= 0.15*l.size && cols.splits(p, w)) {
+				if (wide && gap >= cellGap*l.size && !leader(p.s) && !leader(w.s)) || (row && gap >= 0.15*l.size && cols.splits(p, w, l.size)) {
 					b.WriteString(" | ")
 				} else {
 					b.WriteByte(' ')
@@ -416,6 +484,20 @@ func (l leaf) text(cols columns) string {
 		}
 	}
 	return b.String()
+}
+
+// justified reports whether a line's words are spread evenly to the
+// leaf's right edge: a justified line of a narrow column, whose few spaces
+// may be wider than cellGap without making cells.
+func (l leaf) justified(ws []word) bool {
+	if len(ws) < 3 || math.Abs(ws[len(ws)-1].x1-l.x1) > edgeTol {
+		return false
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for j := 1; j < len(ws); j++ {
+		lo, hi = min(lo, ws[j].x0-ws[j-1].x1), max(hi, ws[j].x0-ws[j-1].x1)
+	}
+	return hi-lo <= 0.1*l.size
 }
 
 // hyphenated reports whether prev ends in a word broken by a hyphen that

@@ -1,0 +1,11 @@
+#!/bin/sh
+# Rebuilds the producers' fixtures of TestPDFProducers from their sources
+# here, text written for the tests (Debian 12: chromium, groff, ghostscript,
+# python3-reportlab, fonts-dejavu).
+set -e
+cd "$(dirname "$0")"
+for f in chromium-table chromium-columns; do
+  chromium --headless --no-sandbox --disable-gpu --no-pdf-header-footer --print-to-pdf=$f.pdf $f.html
+done
+groff -ms -Tps groff-kern.ms | ps2pdf - groff-kern.pdf
+/usr/bin/python3 reportlab-dingbats.py reportlab-dingbats.pdf
