@@ -65,7 +65,8 @@ func buildRuns(gs []glyph, dir int, pageH float64) []run {
 	var cur *run
 	var b strings.Builder // the current word
 	var last glyph
-	var wordX0 float64
+	var wordX0, wordSize float64 // the current word's start and largest glyph
+	var runGlyphs int
 	endWord := func() {
 		if w := strings.TrimSpace(b.String()); w != "" && cur != nil {
 			cur.words = append(cur.words, word{s: w, x0: wordX0, x1: cur.x1})
@@ -87,7 +88,7 @@ func buildRuns(gs []glyph, dir int, pageH float64) []run {
 		}
 		cur = nil
 	}
-	for _, g := range gs {
+	for i, g := range gs {
 		x, yb := toReading(g.x, g.y, dir)
 		x1 := x + g.w
 		bx0, by0 := g.x, pageH-g.y-0.8*g.size
@@ -103,11 +104,17 @@ func buildRuns(gs []glyph, dir int, pageH float64) []run {
 			}
 			gap := x - cur.x1
 			size := max(cur.size, g.size)
-			// A superscript or subscript (a footnote mark, m²) is smaller
-			// and off the baseline by less than the larger size's x-height:
-			// it stays in the run, as part of its word.
+			// A superscript or subscript (a footnote mark, m²) is smaller,
+			// off the baseline by less than the larger size's x-height, and
+			// short: it stays in the run, as part of its word. A line of
+			// small text beside a large glyph (an icon) is no script.
 			shift := math.Abs(yb - cur.yb)
 			script := shift <= 0.6*size && min(cur.size, g.size) <= 0.8*size
+			if script && g.size > cur.size {
+				script = runGlyphs <= maxScript // the run so far is the mark
+			} else if script {
+				script = shortScript(gs[i:], dir)
+			}
 			switch {
 			case shift > 0.35*size && !script, gap < -0.6*size, gap > 1.2*size:
 				flush()
@@ -116,19 +123,26 @@ func buildRuns(gs []glyph, dir int, pageH float64) []run {
 				// space: Ghostscript kerns with spaces shrunk to nothing by
 				// a negative word spacing ("Inv" "estment").
 				endWord()
+			case b.Len() > 0 && 0.8*g.size > wordSize:
+				// A word of superscripts only is a mark before the text (a
+				// footnote's number, "¹This"), not part of the next word.
+				endWord()
 			}
 		}
 		if cur == nil {
 			cur = &run{x0: x, x1: x1, yb: yb, size: g.size, box: Box{bx0, by0, bx1, by1}}
+			runGlyphs = 0
 		}
+		runGlyphs++
 		if g.size > cur.size { // the run began with a superscript: the line's baseline is the text's
 			cur.yb = yb
 		}
 		if strings.TrimSpace(g.s) != "" {
 			if b.Len() == 0 {
-				wordX0 = x
+				wordX0, wordSize = x, 0
 			}
 			b.WriteString(g.s)
+			wordSize = max(wordSize, g.size)
 		}
 		cur.x1 = max(cur.x1, x1)
 		cur.size = max(cur.size, g.size)
@@ -137,6 +151,25 @@ func buildRuns(gs []glyph, dir int, pageH float64) []run {
 	}
 	flush()
 	return runs
+}
+
+// maxScript is the most glyphs a superscript or subscript has ("12", "th").
+const maxScript = 3
+
+// shortScript reports whether the glyphs from gs[0] on, on gs[0]'s baseline
+// and in its size, are at most maxScript before other text follows.
+func shortScript(gs []glyph, dir int) bool {
+	_, yb0 := toReading(gs[0].x, gs[0].y, dir)
+	for k, g := range gs {
+		_, yb := toReading(g.x, g.y, dir)
+		if math.Abs(yb-yb0) > 0.1*gs[0].size || math.Abs(g.size-gs[0].size) > 0.1*gs[0].size {
+			return true
+		}
+		if k >= maxScript {
+			return false
+		}
+	}
+	return true
 }
 
 // wordGap is the gap between two glyphs, in font sizes, from which they
@@ -241,9 +274,10 @@ func bandCut(runs []run, med float64) [][]run {
 // a gap that happens to run across both columns at once (a heading's margin
 // in one, a paragraph's in the other), or one column running on below the
 // other's end, cut them into bands that would be read left, right, left,
-// right. Bands join when their union has a gutter and each has text on
-// both sides of it or is running text on one side; a short band on one
-// side (a heading in a column) joins when the band after it joins too.
+// right. Bands join when their union has a gutter and each is two columns
+// itself, one line across it (headings side by side) or running text on
+// one side; a short band on one side (a heading in a column) joins when
+// the band after it joins too.
 func joinColumns(bands [][]run, med float64) [][]run {
 	out := bands[:1:1]
 	for i := 1; i < len(bands); i++ {
@@ -266,9 +300,11 @@ func joinColumns(bands [][]run, med float64) [][]run {
 	return out
 }
 
-// sameColumns joins bands a and b when their union has a gutter and a and
-// b each have text on both sides of it or are running text; strict false
-// lets b be any text on one side.
+// sameColumns joins bands a and b when their union has a gutter and each
+// has two lines or more on both sides of it, is one line, or is running
+// text on one side; strict false lets b be any text. Blocks of code with a
+// comment beside their first line are none of these: they are not joined
+// into columns.
 func sameColumns(a, b []run, med float64, strict bool) ([]run, bool) {
 	u := append(slices.Clone(a), b...)
 	left, _, ok := columnCut(u, med)
@@ -279,16 +315,25 @@ func sameColumns(a, b []run, med float64, strict bool) ([]run, bool) {
 	for _, r := range left {
 		gutter = max(gutter, r.x1)
 	}
-	if !prose(a) && !twoSided(a, gutter) || strict && !prose(b) && !twoSided(b, gutter) {
+	fits := func(runs []run) bool {
+		l := 0
+		for _, r := range runs {
+			if r.x1 <= gutter {
+				l++
+			}
+		}
+		switch {
+		case l == 0 || l == len(runs):
+			return prose(runs) // on one side
+		case !slices.ContainsFunc(runs, func(r run) bool { return math.Abs(r.yb-runs[0].yb) > 0.5*med }):
+			return true // one line
+		}
+		return l >= 2 && len(runs)-l >= 2
+	}
+	if !fits(a) || strict && !fits(b) {
 		return nil, false
 	}
 	return u, true
-}
-
-// twoSided reports whether runs lie on both sides of x.
-func twoSided(runs []run, x float64) bool {
-	l := slices.ContainsFunc(runs, func(r run) bool { return r.x1 <= x })
-	return l && slices.ContainsFunc(runs, func(r run) bool { return r.x0 > x })
 }
 
 func makeLeaf(runs []run, column bool) leaf {

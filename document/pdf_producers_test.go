@@ -37,10 +37,12 @@ func TestPDFProducers(t *testing.T) {
 		},
 		{
 			// Chromium raises a <sup> by more than a third of the font size;
-			// the mark came out as a line of its own above its line.
+			// the mark came out as a line of its own above its line. A mark
+			// before the footnote's text is a word of its own, as in TeX's
+			// footnotes.
 			name:    "Chromium: a footnote mark stays in its word",
 			file:    "chromium-columns.pdf",
-			want:    []string{"shipments by\nMarch1. Staff costs", "British contracts2."},
+			want:    []string{"shipments by\nMarch1. Staff costs", "British contracts2.", "Germany3 and", "\n3 Rounded to the nearest"},
 			notWant: []string{"March ."},
 		},
 		{
@@ -94,5 +96,43 @@ func TestPDFProducers(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPDFCodeWithSideComments: blocks of code, each with a comment beside
+// its first line (METAFONT's modes.mf in TeX Live's documentation), are no
+// two columns: joined, the blocks read all the code first and the comments
+// after it.
+func TestPDFCodeWithSideComments(t *testing.T) {
+	t.Parallel()
+	shows := lines(50, 760, "% A user selects a particular mode when running METAFONT by assigning to the variable mode.")
+	for i, mode := range []string{"agfa", "canon", "linotype"} {
+		top := 700 - 100*float64(i)
+		shows = append(shows, lines(50, top, "mode def "+mode+" =", "mode param(pixels per inch, 406);", "mode param(blacker, .2);", "enddef;")...)
+		shows = append(shows, show{x: 380, y: top, size: 10, s: "% the " + mode + " printer at 406 dpi"})
+	}
+	d := readPDF(t, makePDF([]genPage{{shows: shows}}), document.Options{})
+	for _, mode := range []string{"agfa", "canon", "linotype"} {
+		if want := "mode def " + mode + " = | % the " + mode + " printer"; !strings.Contains(d.Text, want) {
+			t.Errorf("text lacks %q:\n%s", want, d.Text)
+		}
+	}
+}
+
+// TestPDFSmallTextBesideAnIcon: a note in small type beside a large glyph
+// (an "i" icon, in caption's manual) is raised above the icon's baseline
+// like a superscript, but it is a line of its own: joined to the icon as
+// superscripts are, it took the icon's baseline and was interleaved with
+// the note's next line.
+func TestPDFSmallTextBesideAnIcon(t *testing.T) {
+	t.Parallel()
+	shows := []show{{x: 50, y: 689, size: 20, s: "i"}}
+	shows = append(shows, show{x: 66, y: 700, size: 9, s: "Please note that you need to surround them"})
+	shows = append(shows, show{x: 66, y: 689, size: 9, s: "with care and see the manual for details."})
+	d := readPDF(t, makePDF([]genPage{{shows: shows}}), document.Options{})
+	for _, want := range []string{"Please note that you need to surround them\n", "with care and see the manual for details."} {
+		if !strings.Contains(d.Text, want) {
+			t.Errorf("text lacks %q:\n%s", want, d.Text)
+		}
 	}
 }
