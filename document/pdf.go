@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"runtime/debug"
 	"slices"
@@ -544,8 +545,9 @@ func layoutPage(pg *pdfPage, gs []glyph, bx0, by1 float64) {
 }
 
 // tableColumns finds the tables among a page's leaves: within a leaf, or
-// across a run of short leaves (a table whose rows are set apart by
-// padding is cut into one leaf a row).
+// across a run of leaves of one size, short or with cells (a table whose
+// rows are set apart by padding is cut into one leaf a row, and a row
+// whose cell wraps has more lines).
 func tableColumns(leaves []leaf) []columns {
 	cols := make([]columns, len(leaves))
 	for i := range leaves {
@@ -553,7 +555,7 @@ func tableColumns(leaves []leaf) []columns {
 	}
 	for i := 0; i < len(leaves); {
 		j := i
-		for j < len(leaves) && len(leaves[j].lines) <= 2 && cols[j].empty() && (j == i || !leaves[j].column) {
+		for j < len(leaves) && (len(leaves[j].lines) <= 2 || wideGap(leaves[j])) && cols[j].empty() && (j == i || !leaves[j].column && sameSize(leaves[j-1], leaves[j])) {
 			j++
 		}
 		// A title above the table and a paragraph below it are short
@@ -581,6 +583,12 @@ func tableColumns(leaves []leaf) []columns {
 		i = max(j, i+1)
 	}
 	return cols
+}
+
+// sameSize reports whether two leaves are set in one size: a heading
+// between two tables (larger) ends the first.
+func sameSize(a, b leaf) bool {
+	return math.Abs(a.size-b.size) <= 0.1*max(a.size, b.size)
 }
 
 // wideGap reports whether a line of l has words a font size apart or more,

@@ -36,6 +36,15 @@ func TestPDFProducers(t *testing.T) {
 			},
 		},
 		{
+			// A grid of labels and values whose first value wraps: that block
+			// has three lines and was left out of the pool of short blocks
+			// whose shared column edges make a table; the heading and table
+			// below it, in other sizes, are not pooled with it.
+			name: "Chromium: a ticket's grid with a wrapped value",
+			file: "chromium-grid.pdf",
+			want: []string{"PASSENGER | BOOKING | TICKET\nKOWALSKA/MARIA | QX7R4P | 157 2401\n", "06:45 | 08:55 | 14C\n", "Base fare | EUR 212.00\n"},
+		},
+		{
 			// Chromium raises a <sup> by more than a third of the font size;
 			// the mark came out as a line of its own above its line. A mark
 			// before the footnote's text is a word of its own, as in TeX's

@@ -4,7 +4,7 @@
 # python3-reportlab, fonts-dejavu).
 set -e
 cd "$(dirname "$0")"
-for f in chromium-table chromium-columns; do
+for f in chromium-table chromium-columns chromium-grid; do
   chromium --headless --no-sandbox --disable-gpu --no-pdf-header-footer --print-to-pdf=$f.pdf $f.html
 done
 groff -ms -Tps groff-kern.ms | ps2pdf - groff-kern.pdf
