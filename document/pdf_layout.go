@@ -381,10 +381,11 @@ func lineWords(ln []run) []word {
 
 // columns are a table's column edges: x positions where, in several lines,
 // a word after a gap starts (a left-aligned column) or a word before a gap
-// ends (a right-aligned one).
-type columns struct{ starts, ends []float64 }
+// ends (a right-aligned one), and where lines end in a cell set apart by a
+// gap (a right-aligned last column: a totals block's amounts).
+type columns struct{ starts, ends, lastEnds []float64 }
 
-func (c columns) empty() bool { return len(c.starts)+len(c.ends) == 0 }
+func (c columns) empty() bool { return len(c.starts)+len(c.ends)+len(c.lastEnds) == 0 }
 
 // edgeTol is how far apart (in points) edges still align.
 const edgeTol = 1.5
@@ -409,7 +410,7 @@ func findColumns(lines [][]run, size float64) columns {
 		return c
 	}
 	c, best := edgesAfter(lines, size, 0.5)
-	if len(c.starts)+len(c.ends) < 2 && 5*best < 4*len(lines) {
+	if len(c.starts)+len(c.ends)+len(c.lastEnds) < 2 && 5*best < 4*len(lines) {
 		return columns{}
 	}
 	return c
@@ -423,15 +424,20 @@ func edgesAfter(lines [][]run, gap, share float64) (c columns, best int) {
 		x, other float64 // the edge, and the word's other edge
 		line     int
 	}
-	var starts, ends []edge
+	var starts, ends, lasts []edge
 	for i, ln := range lines {
 		ws := lineWords(ln)
+		cell := -1 // the line's last cell: the words after its last gap
 		for j := 1; j < len(ws); j++ {
 			if ws[j].x0-ws[j-1].x1 < gap || leader(ws[j].s) || leader(ws[j-1].s) {
 				continue
 			}
 			starts = append(starts, edge{ws[j].x0, ws[j].x1, i})
 			ends = append(ends, edge{ws[j-1].x1, ws[j-1].x0, i})
+			cell = j
+		}
+		if cell > 0 {
+			lasts = append(lasts, edge{ws[len(ws)-1].x1, ws[cell].x0, i})
 		}
 	}
 	// aligned clusters edges; words of one width aligned on both edges
@@ -458,6 +464,7 @@ func edgesAfter(lines [][]run, gap, share float64) (c columns, best int) {
 	}
 	c.starts = aligned(starts, false)
 	c.ends = aligned(ends, true)
+	c.lastEnds = aligned(lasts, true)
 	return c, best
 }
 
@@ -505,21 +512,22 @@ func (l leaf) text(cols columns) string {
 			}
 		}
 		// A line is a table's row when it meets two of its column edges
-		// (or the one the table has); any other line only splits at wide
-		// gaps.
+		// (or the one the table has), or ends in a cell at its right edge;
+		// any other line only splits at wide gaps.
+		last := cols.lastCell(ws, l.size)
 		hits := 0
 		for j := 1; j < len(ws); j++ {
-			if ws[j].x0-ws[j-1].x1 >= 0.15*l.size && cols.splits(ws[j-1], ws[j], l.size) {
+			if ws[j].x0-ws[j-1].x1 >= 0.15*l.size && cols.splits(ws[j-1], ws[j], l.size) || j == last {
 				hits++
 			}
 		}
-		row := hits > 0 && hits >= min(2, len(cols.starts)+len(cols.ends))
+		row := hits > 0 && hits >= min(2, len(cols.starts)+len(cols.ends)+len(cols.lastEnds)) || last > 0
 		wide := !l.justified(ws)
 		for j, w := range ws {
 			if j > 0 {
 				p := ws[j-1]
 				gap := w.x0 - p.x1
-				if (wide && gap >= cellGap*l.size && !leader(p.s) && !leader(w.s)) || (row && gap >= 0.15*l.size && cols.splits(p, w, l.size)) {
+				if (wide && gap >= cellGap*l.size && !leader(p.s) && !leader(w.s)) || (row && (gap >= 0.15*l.size && cols.splits(p, w, l.size) || j == last)) {
 					b.WriteString(" | ")
 				} else {
 					b.WriteByte(' ')
@@ -529,6 +537,24 @@ func (l leaf) text(cols columns) string {
 		}
 	}
 	return b.String()
+}
+
+// lastCell is the index of the first word of a line's last cell when the
+// line ends at a right edge of lastEnds and that cell follows a gap of a
+// font size or more (no dot leader in it or before it); -1 otherwise.
+func (c columns) lastCell(ws []word, size float64) int {
+	if len(ws) < 2 || !slices.ContainsFunc(c.lastEnds, func(x float64) bool { return math.Abs(ws[len(ws)-1].x1-x) <= 2*edgeTol }) {
+		return -1
+	}
+	for j := len(ws) - 1; j >= 1; j-- {
+		if leader(ws[j-1].s) { // a table of contents' dot leader
+			return -1
+		}
+		if ws[j].x0-ws[j-1].x1 >= size {
+			return j
+		}
+	}
+	return -1
 }
 
 // justified reports whether a line's words are spread evenly to the

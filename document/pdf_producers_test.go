@@ -26,14 +26,39 @@ func TestPDFProducers(t *testing.T) {
 			// apart); the title above and the paragraph below the table
 			// diluted the column edges the rows share, and the title's size
 			// set the gaps, so no column was found. A right-aligned number
-			// after a short cell ("Cable duct", "12") is a cell too.
+			// after a short cell ("Cable duct", "12") is a cell too, and so
+			// is the amount of a totals block, right-aligned at the table's
+			// right edge.
 			name: "Chromium: an invoice's item table between a title and a paragraph",
 			file: "chromium-table.pdf",
 			want: []string{
 				"No. | Item | Qty | Price | Amount\n",
 				"2 | Office chair | 1 | 1249.00 | 1249.00\n",
 				"3 | Cable duct | 12 | 7.45 | 89.40\n",
+				"Subtotal | 1,438.20\nVAT 20 % | 287.64\nTotal due | 1,725.84\n", "All amounts in euro. Items are listed in the order they were shipped.\n",
 			},
+		},
+		{
+			// A totals block is a table of its own (label, amount); its
+			// lines meet no edge of the item table but its right one.
+			name: "Chromium: an invoice's totals block",
+			file: "chromium-invoice.pdf",
+			want: []string{"Zwischensumme | 1.691,20 €\nUSt. 20 % | 338,24 €\nGesamtbetrag | 2.029,44 €\n", "2 | Bürostuhl Ergonomic Plus | 1 | 1.249,00 € | 1.249,00 €\n"},
+		},
+		{
+			// The paragraph above the ledger, pooled with its rows, was cut
+			// into cells at the table's column edges.
+			name: "Chromium: a paragraph above a table is no row",
+			file: "chromium-ledger.pdf",
+			want: []string{"All amounts in euro (€). Entries are listed in the order they were booked.\n", "No. | Date | Employee | Category | Amount €\n"},
+		},
+		{
+			// ReportLab's header row is set in bold, the rows in regular
+			// type of one size; the title above, in another size, ends the
+			// pool of blocks.
+			name: "ReportLab: an invoice's item table and totals",
+			file: "reportlab-invoice.pdf",
+			want: []string{"Pos. | Description | Qty | Unit price | Amount\n", "Subtotal | 1,691.20 €\nVAT 20 % | 338.24 €\nTotal due | 2,029.44 €\n"},
 		},
 		{
 			// A grid of labels and values whose first value wraps: that block
@@ -143,5 +168,29 @@ func TestPDFSmallTextBesideAnIcon(t *testing.T) {
 		if !strings.Contains(d.Text, want) {
 			t.Errorf("text lacks %q:\n%s", want, d.Text)
 		}
+	}
+}
+
+// TestPDFContentsWithLeaders: in a table of contents whose page numbers
+// end at one right edge after dot leaders, the page number is no cell of
+// its own (as the amount of a totals block is): leaders never make cells.
+func TestPDFContentsWithLeaders(t *testing.T) {
+	t.Parallel()
+	var shows []show
+	var want []string
+	for i, entry := range [][2]string{{"1", "Introduction"}, {"1.1", "Related work"}, {"1.1.1", "Method"}, {"2", "Results"}} {
+		y := 600 - 14*float64(i)
+		x := 50 + 5*float64(len(entry[0])) + 12 // Helvetica as generated: 5 points a glyph
+		shows = append(shows, show{x: 50, y: y, size: 10, s: entry[0]}, show{x: x, y: y, size: 10, s: entry[1]})
+		for x := 200.0; x <= 300; x += 10 {
+			shows = append(shows, show{x: x, y: y, size: 10, s: "."})
+		}
+		page := string(rune('3' + 2*i))
+		shows = append(shows, show{x: 320, y: y, size: 10, s: page})
+		want = append(want, entry[0]+" "+entry[1]+" . . . . . . . . . . . "+page)
+	}
+	d := readPDF(t, makePDF([]genPage{{shows: shows}}), document.Options{})
+	if got := pageText(d, 0); got != strings.Join(want, "\n") {
+		t.Errorf("text\n%s\nwant\n%s", got, strings.Join(want, "\n"))
 	}
 }
