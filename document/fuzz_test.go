@@ -68,6 +68,7 @@ func FuzzPDF(f *testing.F) {
 	f.Add(makePDF([]genPage{{rotate: 90, shows: []show{{x: 100, y: 50, size: 10, s: "rotated", rot: 1}}}}))
 	addFiles(f, "testdata/*.pdf")
 	addFiles(f, "testdata/unreadable/*.pdf")
+	addFiles(f, "testdata/producers/*.pdf")
 	f.Fuzz(func(t *testing.T, b []byte) {
 		doc, err := document.ReadBytes(t.Context(), b, document.Options{Format: "pdf", Limits: document.Limits{MaxPages: 50}})
 		checkDocument(t, doc, err)

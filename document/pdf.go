@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"runtime/debug"
 	"slices"
@@ -28,7 +29,7 @@ func init() {
 		Name:       "pdf",
 		MediaType:  "application/pdf",
 		Extensions: []string{".pdf"},
-		Version:    "4", // 3: tight word spaces, ligatures spelled out, odd-length Unicode maps; 4: right-to-left text in logical order, Arabic presentation forms spelled, marks kept with their letters
+		Version:    "5", // 3: tight word spaces, ligatures spelled out, odd-length Unicode maps; 4: right-to-left text in logical order, Arabic presentation forms spelled, marks kept with their letters; 5: producers' sweep: table rows between a title and a paragraph, superscripts, chance gaps across two columns, Symbol and ZapfDingbats
 		Match:      matchPDF,
 		Priority:   100,
 		Decoder:    DecoderFunc(decodePDF),
@@ -544,8 +545,9 @@ func layoutPage(pg *pdfPage, gs []glyph, bx0, by1 float64) {
 }
 
 // tableColumns finds the tables among a page's leaves: within a leaf, or
-// across a run of short leaves (a table whose rows are set apart by
-// padding is cut into one leaf a row).
+// across a run of leaves of one size, short or with cells (a table whose
+// rows are set apart by padding is cut into one leaf a row, and a row
+// whose cell wraps has more lines).
 func tableColumns(leaves []leaf) []columns {
 	cols := make([]columns, len(leaves))
 	for i := range leaves {
@@ -553,14 +555,27 @@ func tableColumns(leaves []leaf) []columns {
 	}
 	for i := 0; i < len(leaves); {
 		j := i
-		var lines [][]run
-		for j < len(leaves) && len(leaves[j].lines) <= 2 && cols[j].empty() && (j == i || !leaves[j].column) {
-			lines = append(lines, leaves[j].lines...)
+		for j < len(leaves) && (len(leaves[j].lines) <= 2 || wideGap(leaves[j])) && cols[j].empty() && (j == i || !leaves[j].column && sameSize(leaves[j-1], leaves[j])) {
 			j++
 		}
-		if j-i >= 2 {
-			if g := findColumns(lines, leaves[i].size); !g.empty() {
-				for k := i; k < j; k++ {
+		// A title above the table and a paragraph below it are short
+		// leaves too, but no row: they would dilute the share of lines an
+		// edge needs (and a title's size would set the gaps), so the run
+		// is trimmed to the leaves with a wide gap at its ends.
+		lo, hi := i, j
+		for lo < hi && !wideGap(leaves[lo]) {
+			lo++
+		}
+		for hi > lo && !wideGap(leaves[hi-1]) {
+			hi--
+		}
+		if hi-lo >= 2 {
+			var lines [][]run
+			for k := lo; k < hi; k++ {
+				lines = append(lines, leaves[k].lines...)
+			}
+			if g := findColumns(lines, leaves[lo].size); !g.empty() {
+				for k := lo; k < hi; k++ {
 					cols[k] = g
 				}
 			}
@@ -568,6 +583,26 @@ func tableColumns(leaves []leaf) []columns {
 		i = max(j, i+1)
 	}
 	return cols
+}
+
+// sameSize reports whether two leaves are set in one size: a heading
+// between two tables (larger) ends the first.
+func sameSize(a, b leaf) bool {
+	return math.Abs(a.size-b.size) <= 0.1*max(a.size, b.size)
+}
+
+// wideGap reports whether a line of l has words a font size apart or more,
+// as a table's cells are.
+func wideGap(l leaf) bool {
+	for _, ln := range l.lines {
+		ws := lineWords(ln)
+		for j := 1; j < len(ws); j++ {
+			if ws[j].x0-ws[j-1].x1 >= l.size {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // runningKey normalises a header or footer so that the same line on every

@@ -116,6 +116,8 @@ func loadFont(v pdf.Value) *font {
 		f.enc = ot1Encoding{f.enc}
 	} else if m := builtinEncoding(v); m != nil {
 		f.enc = mapEncoding{m, f.enc}
+	} else if t := symbolicStandard(v); t != nil {
+		f.enc = t
 	}
 	f.first = int(v.Key("FirstChar").Int64())
 	ws := v.Key("Widths")
@@ -215,6 +217,70 @@ func builtinEncoding(v pdf.Value) (m map[byte]string) {
 	}
 	return m
 }
+
+// symbolicStandard is the built-in encoding of Symbol or ZapfDingbats, the
+// two standard fonts whose codes are not letters, when the PDF names one
+// with neither /Encoding nor a Unicode map and does not embed it: ReportLab
+// draws a character its Helvetica cannot encode as ZapfDingbats' black
+// square ("n", code 0x6E), old producers set Greek and bullets in Symbol.
+func symbolicStandard(v pdf.Value) *codeTable {
+	if v.Key("ToUnicode").Kind() != pdf.Null || v.Key("Encoding").Kind() != pdf.Null {
+		return nil
+	}
+	name := v.Key("BaseFont").Name()
+	if i := strings.IndexByte(name, '+'); i >= 0 {
+		name = name[i+1:]
+	}
+	switch name {
+	case "Symbol":
+		return &symbolCodes
+	case "ZapfDingbats":
+		return &dingbatsCodes
+	}
+	return nil
+}
+
+// codeTable decodes one-byte codes by a table; a code it leaves 0 draws
+// nothing (the font has no glyph for it).
+type codeTable [256]rune
+
+func (t *codeTable) Decode(raw string) string {
+	var b strings.Builder
+	for i := 0; i < len(raw); i++ {
+		if r := t[raw[i]]; r != 0 {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// newCodeTable fills a table from runs of characters for consecutive codes
+// from 0x20 and from high; U+FFFD marks a code without a glyph.
+func newCodeTable(low string, high byte, upper string) (t codeTable) {
+	fill := func(c int, s string) {
+		for _, r := range s {
+			if r != utf8.RuneError {
+				t[c] = r
+			}
+			c++
+		}
+	}
+	fill(0x20, low)
+	fill(int(high), upper)
+	return t
+}
+
+// The built-in encodings of Symbol and ZapfDingbats (Adobe's Symbol and
+// ZapfDingbats encodings), as the glyph list maps their glyph names; the
+// pieces of Symbol's tall brackets are Unicode's bracket pieces.
+var (
+	symbolCodes = newCodeTable(
+		" !∀#∃%&∋()∗+,−./0123456789:;<=>?≅ΑΒΧΔΕΦΓΗΙϑΚΛΜΝΟΠΘΡΣΤΥςΩΞΨΖ[∴]⊥_\u203Eαβχδεφγηιϕκλμνοπθρστυϖωξψζ{|}∼",
+		0xA0, "€ϒ′≤⁄∞ƒ♣♦♥♠↔←↑→↓°±″≥×∝∂•÷≠≡≈…⏐⎯↵ℵℑℜ℘⊗⊕∅∩∪⊃⊇⊄⊂⊆∈∉∠∇®©™∏√⋅¬∧∨⇔⇐⇑⇒⇓◊〈®©™∑⎛⎜⎝⎡⎢⎣⎧⎨⎩⎪\uFFFD〉∫⌠⎮⌡⎞⎟⎠⎤⎥⎦⎫⎬⎭")
+	dingbatsCodes = newCodeTable(
+		" ✁✂✃✄☎✆✇✈✉☛☞✌✍✎✏✐✑✒✓✔✕✖✗✘✙✚✛✜✝✞✟✠✡✢✣✤✥✦✧★✩✪✫✬✭✮✯✰✱✲✳✴✵✶✷✸✹✺✻✼✽✾✿❀❁❂❃❄❅❆❇❈❉❊❋●❍■❏❐❑❒▲▼◆❖◗❘❙❚❛❜❝❞",
+		0x80, "❨❩❪❫❬❭❮❯❰❱❲❳❴❵\uFFFD\uFFFD\uFFFD\uFFFD\uFFFD\uFFFD\uFFFD\uFFFD\uFFFD\uFFFD\uFFFD\uFFFD\uFFFD\uFFFD\uFFFD\uFFFD\uFFFD\uFFFD\uFFFD❡❢❣❤❥❦❧♣♦♥♠①②③④⑤⑥⑦⑧⑨⑩❶❷❸❹❺❻❼❽❾❿➀➁➂➃➄➅➆➇➈➉➊➋➌➍➎➏➐➑➒➓➔→↔↕➘➙➚➛➜➝➞➟➠➡➢➣➤➥➦➧➨➩➪➫➬➭➮➯\uFFFD➱➲➳➴➵➶➷➸➹➺➻➼➽➾")
+)
 
 // dupGlyph is one entry of a Type 1 font's encoding array.
 var dupGlyph = regexp.MustCompile(`dup\s+(\d{1,3})\s*/([A-Za-z0-9._]+)\s+put`)
@@ -511,12 +577,17 @@ func (in *interpreter) show(g *gstate, raw string) {
 		size := math.Hypot(trm[2], trm[3])
 		adv := w0 * math.Hypot(trm[0], trm[1])
 		dir := quarter(trm[0], trm[1])
-		if s != "" && size > 0 {
-			in.glyphs = append(in.glyphs, glyph{s: s, x: x, y: y, w: adv, size: size, dir: dir})
-		}
 		tx := w0*g.tfs + g.tc
 		if step == 1 && c == ' ' {
 			tx += g.tw
+		}
+		if strings.TrimSpace(s) == "" && g.tfs != 0 {
+			// A space's extent is how far it moves the pen, character
+			// and word spacing included.
+			adv = max(0, tx/g.tfs*math.Hypot(trm[0], trm[1]))
+		}
+		if s != "" && size > 0 {
+			in.glyphs = append(in.glyphs, glyph{s: s, x: x, y: y, w: adv, size: size, dir: dir})
 		}
 		g.tm = matrix{1, 0, 0, 1, tx * g.th, 0}.mul(g.tm)
 	}

@@ -73,7 +73,8 @@ func buildRuns(gs []glyph, dir int, pageH float64) []run {
 	var markRun bool   // the run so far is marks alone
 	var wordMarks bool // the word so far is marks alone
 	var b strings.Builder
-	var wordX0, wordX1 float64
+	var wordX0, wordX1, wordSize float64 // the current word's extent and largest glyph
+	var runGlyphs int
 	var last glyph
 	endWord := func() {
 		if len(pieces) > 0 && cur != nil {
@@ -104,7 +105,7 @@ func buildRuns(gs []glyph, dir int, pageH float64) []run {
 		}
 		cur = nil
 	}
-	for _, g := range gs {
+	for i, g := range gs {
 		x, yb := toReading(g.x, g.y, dir)
 		x1 := x + g.w
 		bx0, by0 := g.x, pageH-g.y-0.8*g.size
@@ -142,27 +143,51 @@ func buildRuns(gs []glyph, dir int, pageH float64) []run {
 			case wordMarks && len(pieces) > 0 && gap < 0.3*size:
 				gap = 0 // the letter under the marks just drawn
 			}
+			// A superscript or subscript (a footnote mark, m²) is smaller,
+			// off the baseline by less than the larger size's x-height, and
+			// short: it stays in the run, as part of its word. A line of
+			// small text beside a large glyph (an icon) is no script.
+			shift := math.Abs(yb - cur.yb)
+			script := shift <= 0.6*size && min(cur.size, g.size) <= 0.8*size
+			if script && g.size > cur.size {
+				script = runGlyphs <= maxScript // the run so far is the mark
+			} else if script {
+				script = shortScript(gs[i:], dir)
+			}
 			switch {
-			case math.Abs(yb-cur.yb) > 0.35*size, gap < -0.6*size, gap > 1.2*size:
+			case shift > 0.35*size && !script, gap < -0.6*size, gap > 1.2*size:
 				flush()
-			case gap > wordGap*size || strings.TrimSpace(g.s) == "":
+			case gap > wordGap*size || strings.TrimSpace(g.s) == "" && g.w > wordGap*g.size:
+				// A space glyph is a word break when it moves the pen by a
+				// space: Ghostscript kerns with spaces shrunk to nothing by
+				// a negative word spacing ("Inv" "estment").
+				endWord()
+			case len(pieces) > 0 && 0.8*g.size > wordSize:
+				// A word of superscripts only is a mark before the text (a
+				// footnote's number, "¹This"), not part of the next word.
 				endWord()
 			}
 		}
 		if cur == nil {
 			cur = &run{x0: x, x1: x1, yb: yb, size: g.size, box: Box{bx0, by0, bx1, by1}}
 			markRun = onlyMarks(g.s)
+			runGlyphs = 0
+		}
+		runGlyphs++
+		if g.size > cur.size { // the run began with a superscript: the line's baseline is the text's
+			cur.yb = yb
 		}
 		markRun = markRun && onlyMarks(g.s)
 		if strings.TrimSpace(g.s) != "" {
 			if len(pieces) == 0 {
-				wordX0, wordX1 = x, x1
+				wordX0, wordX1, wordSize = x, x1, 0
 			}
 			back = back || (left && len(pieces) > 0)
 			marks = marks || onlyMarks(g.s)
 			wordMarks = onlyMarks(g.s) && (len(pieces) == 0 || wordMarks)
 			pieces = append(pieces, piece{visualGlyph(g.s), x, g.w})
 			wordX0, wordX1 = min(wordX0, x), max(wordX1, x1)
+			wordSize = max(wordSize, g.size)
 		}
 		cur.x0 = min(cur.x0, x)
 		cur.x1 = max(cur.x1, x1)
@@ -188,6 +213,25 @@ func onlyMarks(s string) bool {
 	}
 	for _, r := range s {
 		if !mark(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// maxScript is the most glyphs a superscript or subscript has ("12", "th").
+const maxScript = 3
+
+// shortScript reports whether the glyphs from gs[0] on, on gs[0]'s baseline
+// and in its size, are at most maxScript before other text follows.
+func shortScript(gs []glyph, dir int) bool {
+	_, yb0 := toReading(gs[0].x, gs[0].y, dir)
+	for k, g := range gs {
+		_, yb := toReading(g.x, g.y, dir)
+		if math.Abs(yb-yb0) > 0.1*gs[0].size || math.Abs(g.size-gs[0].size) > 0.1*gs[0].size {
+			return true
+		}
+		if k >= maxScript {
 			return false
 		}
 	}
@@ -260,7 +304,7 @@ func cut(runs []run, column bool, out []leaf, depth int) []leaf {
 			out = cut(left, true, out, depth+1)
 			return cut(right, true, out, depth+1)
 		}
-		if bands := bandCut(runs, med); len(bands) > 1 {
+		if bands := joinColumns(bandCut(runs, med), med); len(bands) > 1 {
 			for i, band := range bands {
 				out = cut(band, column && i == 0, out, depth+1)
 			}
@@ -326,6 +370,72 @@ func bandCut(runs []run, med float64) [][]run {
 	return append(bands, byY[start:])
 }
 
+// joinColumns joins adjacent bands that are parts of the same two columns:
+// a gap that happens to run across both columns at once (a heading's margin
+// in one, a paragraph's in the other), or one column running on below the
+// other's end, cut them into bands that would be read left, right, left,
+// right. Bands join when their union has a gutter and each is two columns
+// itself, one line across it (headings side by side) or running text on
+// one side; a short band on one side (a heading in a column) joins when
+// the band after it joins too.
+func joinColumns(bands [][]run, med float64) [][]run {
+	out := bands[:1:1]
+	for i := 1; i < len(bands); i++ {
+		last := out[len(out)-1]
+		if u, ok := sameColumns(last, bands[i], med, true); ok {
+			out[len(out)-1] = u
+			continue
+		}
+		if i+1 < len(bands) {
+			if u, ok := sameColumns(last, bands[i], med, false); ok {
+				if u, ok := sameColumns(u, bands[i+1], med, true); ok {
+					out[len(out)-1] = u
+					i++
+					continue
+				}
+			}
+		}
+		out = append(out, bands[i])
+	}
+	return out
+}
+
+// sameColumns joins bands a and b when their union has a gutter and each
+// has two lines or more on both sides of it, is one line, or is running
+// text on one side; strict false lets b be any text. Blocks of code with a
+// comment beside their first line are none of these: they are not joined
+// into columns.
+func sameColumns(a, b []run, med float64, strict bool) ([]run, bool) {
+	u := append(slices.Clone(a), b...)
+	left, _, ok := columnCut(u, med)
+	if !ok {
+		return nil, false
+	}
+	gutter := math.Inf(-1)
+	for _, r := range left {
+		gutter = max(gutter, r.x1)
+	}
+	fits := func(runs []run) bool {
+		l := 0
+		for _, r := range runs {
+			if r.x1 <= gutter {
+				l++
+			}
+		}
+		switch {
+		case l == 0 || l == len(runs):
+			return prose(runs) // on one side
+		case !slices.ContainsFunc(runs, func(r run) bool { return math.Abs(r.yb-runs[0].yb) > 0.5*med }):
+			return true // one line
+		}
+		return l >= 2 && len(runs)-l >= 2
+	}
+	if !fits(a) || strict && !fits(b) {
+		return nil, false
+	}
+	return u, true
+}
+
 func makeLeaf(runs []run, column bool) leaf {
 	l := leaf{column: column, x0: math.Inf(1), y0: math.Inf(1), x1: math.Inf(-1), y1: math.Inf(-1)}
 	l.box = runs[0].box
@@ -371,10 +481,11 @@ func lineWords(ln []run) []word {
 
 // columns are a table's column edges: x positions where, in several lines,
 // a word after a gap starts (a left-aligned column) or a word before a gap
-// ends (a right-aligned one).
-type columns struct{ starts, ends []float64 }
+// ends (a right-aligned one), and where lines end in a cell set apart by a
+// gap (a right-aligned last column: a totals block's amounts).
+type columns struct{ starts, ends, lastEnds []float64 }
 
-func (c columns) empty() bool { return len(c.starts)+len(c.ends) == 0 }
+func (c columns) empty() bool { return len(c.starts)+len(c.ends)+len(c.lastEnds) == 0 }
 
 // edgeTol is how far apart (in points) edges still align.
 const edgeTol = 1.5
@@ -399,7 +510,7 @@ func findColumns(lines [][]run, size float64) columns {
 		return c
 	}
 	c, best := edgesAfter(lines, size, 0.5)
-	if len(c.starts)+len(c.ends) < 2 && 5*best < 4*len(lines) {
+	if len(c.starts)+len(c.ends)+len(c.lastEnds) < 2 && 5*best < 4*len(lines) {
 		return columns{}
 	}
 	return c
@@ -413,15 +524,20 @@ func edgesAfter(lines [][]run, gap, share float64) (c columns, best int) {
 		x, other float64 // the edge, and the word's other edge
 		line     int
 	}
-	var starts, ends []edge
+	var starts, ends, lasts []edge
 	for i, ln := range lines {
 		ws := lineWords(ln)
+		cell := -1 // the line's last cell: the words after its last gap
 		for j := 1; j < len(ws); j++ {
 			if ws[j].x0-ws[j-1].x1 < gap || leader(ws[j].s) || leader(ws[j-1].s) {
 				continue
 			}
 			starts = append(starts, edge{ws[j].x0, ws[j].x1, i})
 			ends = append(ends, edge{ws[j-1].x1, ws[j-1].x0, i})
+			cell = j
+		}
+		if cell > 0 {
+			lasts = append(lasts, edge{ws[len(ws)-1].x1, ws[cell].x0, i})
 		}
 	}
 	// aligned clusters edges; words of one width aligned on both edges
@@ -448,6 +564,7 @@ func edgesAfter(lines [][]run, gap, share float64) (c columns, best int) {
 	}
 	c.starts = aligned(starts, false)
 	c.ends = aligned(ends, true)
+	c.lastEnds = aligned(lasts, true)
 	return c, best
 }
 
@@ -458,8 +575,10 @@ func leader(s string) bool {
 	return strings.Trim(s, ".·…") == ""
 }
 
-// splits reports whether a table's column edge falls between words p and w.
-func (c columns) splits(p, w word) bool {
+// splits reports whether a table's column edge falls between words p and
+// w: w starts a column, p ends one, or w, a font size or more after p, ends
+// one (a right-aligned number after a short left-aligned cell).
+func (c columns) splits(p, w word, size float64) bool {
 	if leader(p.s) || leader(w.s) {
 		return false
 	}
@@ -469,7 +588,7 @@ func (c columns) splits(p, w word) bool {
 		}
 	}
 	for _, x := range c.ends {
-		if p.x1 >= x-edgeTol && p.x1 <= x+3*edgeTol {
+		if p.x1 >= x-edgeTol && p.x1 <= x+3*edgeTol || math.Abs(w.x1-x) <= edgeTol && w.x0-p.x1 >= size {
 			return true
 		}
 	}
@@ -484,20 +603,22 @@ func (l leaf) text(cols columns) string {
 	for i, ln := range l.lines {
 		ws := lineWords(ln)
 		// A line is a table's row when it meets two of its column edges
-		// (or the one the table has); any other line only splits at wide
-		// gaps.
+		// (or the one the table has), or ends in a cell at its right edge;
+		// any other line only splits at wide gaps.
+		last := cols.lastCell(ws, l.size)
 		hits := 0
 		for j := 1; j < len(ws); j++ {
-			if ws[j].x0-ws[j-1].x1 >= 0.15*l.size && cols.splits(ws[j-1], ws[j]) {
+			if ws[j].x0-ws[j-1].x1 >= 0.15*l.size && cols.splits(ws[j-1], ws[j], l.size) || j == last {
 				hits++
 			}
 		}
-		row := hits > 0 && hits >= min(2, len(cols.starts)+len(cols.ends))
+		row := hits > 0 && hits >= min(2, len(cols.starts)+len(cols.ends)+len(cols.lastEnds)) || last > 0
 		// Lines without right-to-left text, most, go straight to b.
 		first, rtl := ws[0].s, ""
 		if slices.ContainsFunc(ws, func(w word) bool { return hasRTL(w.s) }) {
 			var t strings.Builder
-			l.writeLine(&t, joinTouching(ws, l.size), cols, row)
+			joined := joinTouching(ws, l.size)
+			l.writeLine(&t, joined, cols, row, cols.lastCell(joined, l.size))
 			rtl = logicalLine(t.String())
 			first = rtl
 		}
@@ -513,7 +634,7 @@ func (l leaf) text(cols columns) string {
 		if rtl != "" {
 			b.WriteString(rtl)
 		} else {
-			l.writeLine(&b, ws, cols, row)
+			l.writeLine(&b, ws, cols, row, last)
 		}
 	}
 	return b.String()
@@ -536,13 +657,16 @@ func joinTouching(ws []word, size float64) []word {
 	return out
 }
 
-// writeLine writes a line's words left to right.
-func (l leaf) writeLine(b *strings.Builder, ws []word, cols columns, row bool) {
+// writeLine writes a line's words left to right: " | " between two cells
+// (a wide gap outside a justified line, a table's gutter on a row, the
+// row's last cell from index last), a space elsewhere.
+func (l leaf) writeLine(b *strings.Builder, ws []word, cols columns, row bool, last int) {
+	wide := !l.justified(ws)
 	for j, w := range ws {
 		if j > 0 {
 			p := ws[j-1]
 			gap := w.x0 - p.x1
-			if (gap >= cellGap*l.size && !leader(p.s) && !leader(w.s)) || (row && gap >= 0.15*l.size && cols.splits(p, w)) {
+			if (wide && gap >= cellGap*l.size && !leader(p.s) && !leader(w.s)) || (row && (gap >= 0.15*l.size && cols.splits(p, w, l.size) || j == last)) {
 				b.WriteString(" | ")
 			} else {
 				b.WriteByte(' ')
@@ -550,6 +674,38 @@ func (l leaf) writeLine(b *strings.Builder, ws []word, cols columns, row bool) {
 		}
 		b.WriteString(w.s)
 	}
+}
+
+// lastCell is the index of the first word of a line's last cell when the
+// line ends at a right edge of lastEnds and that cell follows a gap of a
+// font size or more (no dot leader in it or before it); -1 otherwise.
+func (c columns) lastCell(ws []word, size float64) int {
+	if len(ws) < 2 || !slices.ContainsFunc(c.lastEnds, func(x float64) bool { return math.Abs(ws[len(ws)-1].x1-x) <= 2*edgeTol }) {
+		return -1
+	}
+	for j := len(ws) - 1; j >= 1; j-- {
+		if leader(ws[j-1].s) { // a table of contents' dot leader
+			return -1
+		}
+		if ws[j].x0-ws[j-1].x1 >= size {
+			return j
+		}
+	}
+	return -1
+}
+
+// justified reports whether a line's words are spread evenly to the
+// leaf's right edge: a justified line of a narrow column, whose few spaces
+// may be wider than cellGap without making cells.
+func (l leaf) justified(ws []word) bool {
+	if len(ws) < 3 || math.Abs(ws[len(ws)-1].x1-l.x1) > edgeTol {
+		return false
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for j := 1; j < len(ws); j++ {
+		lo, hi = min(lo, ws[j].x0-ws[j-1].x1), max(hi, ws[j].x0-ws[j-1].x1)
+	}
+	return hi-lo <= 0.1*l.size
 }
 
 // hyphenated reports whether prev ends in a word broken by a hyphen that
