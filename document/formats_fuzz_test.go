@@ -64,7 +64,9 @@ func FuzzDOCX(f *testing.F) {
 }
 
 func FuzzXLSX(f *testing.F) {
-	fuzzPart(f, "sheet.xlsx", "xl/worksheets/sheet1.xml", "xlsx")
+	// openpyxl's shape: an inline string, formulas with empty cached values.
+	fuzzPart(f, "sheet.xlsx", "xl/worksheets/sheet1.xml", "xlsx",
+		`<worksheet><sheetData><row r="5"><c r="B5" t="inlineStr"><is><t>Zürich</t></is></c><c r="E5" s="1"><f>C5*D5</f><v></v></c><c r="F5" t="str"><f t="shared" si="0"/><v/></c></row></sheetData></worksheet>`)
 }
 
 func FuzzPPTX(f *testing.F) {
@@ -90,8 +92,9 @@ func FuzzEPUB(f *testing.F) {
 // fuzzPart fuzzes one XML part of a container fixture: mutating the
 // zip's compressed bytes rarely reaches the XML, so the part is fuzzed
 // as text and the container rebuilt around it. The whole fixture and a
-// damaged copy are seeds too, fuzzed as the container itself.
-func fuzzPart(f *testing.F, fixture, part, format string) {
+// damaged copy are seeds too, fuzzed as the container itself; extra are
+// further texts of the part.
+func fuzzPart(f *testing.F, fixture, part, format string, extra ...string) {
 	b, err := os.ReadFile(filepath.Join("testdata", "formats", fixture))
 	if err != nil {
 		f.Fatal(err)
@@ -115,6 +118,9 @@ func fuzzPart(f *testing.F, fixture, part, format string) {
 		f.Fatalf("%s has no part %s", fixture, part)
 	}
 	f.Add(parts[part])
+	for _, s := range extra {
+		f.Add([]byte(s))
+	}
 	f.Add([]byte(`<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaa"><!ENTITY b "&a;&a;&a;">]><x>&b;</x>`))
 	f.Fuzz(func(t *testing.T, x []byte) {
 		var kv []string

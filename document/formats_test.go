@@ -44,6 +44,25 @@ func TestFormatsFixtures(t *testing.T) {
 	}{
 		{"report.docx", "docx", reportText, nil, "Quarterly Invoice Report", nil},
 		{"sheet.xlsx", "xlsx", sheetText, []string{"Invoices", "Customers"}, "", nil},
+		// openpyxl writes formulas without cached values (<v></v>), strings
+		// inline, a hidden sheet; XlsxWriter a merged title, formats with
+		// [$€-407], a formula total given its value and one left at 0.
+		{"openpyxl-invoice.xlsx", "xlsx", []string{
+			"A1: Rechnung Nr. 2026-0417 für Müller & Söhne GmbH\nA2: Datum | 2026-03-15",
+			"A5: 1 | Beratung Zürich | 12 | 145.50 € | =C5*D5",
+			"B8: Zwischensumme |  |  | =SUM(E5:E7)\nB9: Rabatt |  |  | 7.5%\nB10: Gesamtbetrag |  |  | =E8*(1-E9)",
+			"A2: Bankverbindung | IBAN DE89", "Marge Ångström-Projekt",
+		}, []string{"Rechnung", "Zahlungsbedingungen", "Intern"}, "", nil},
+		{"xlsxwriter-report.xlsx", "xlsx", []string{
+			"A1: Quartalsbericht Q1 2026 – Région Île-de-France\nA2: Filiale | Umsatz | Anteil | Stichtag\nA3: Paris Opéra | 184,250.75 € | 41.20% | 2026-03-31",
+			"A6: 0 | 447,602.95 € | 0.00%", "A3: Kundenzufriedenheit | 91.80%\nA4: Zielerreichung | TRUE\nA5: Nächste Prüfung | 2026-06-30 09:30:00",
+		}, []string{"Quartalsbericht", "Kennzahlen"}, "", nil},
+		// python-docx: Word's default template, a table with a merged cell.
+		{"python-docx-invoice.docx", "docx", []string{
+			"Müller & Söhne GmbH · Königsallee 12", "Rechnung 2026-0417\n\nSehr geehrte Frau Dvořáková,",
+			"Pos. | Leistung | Stunden | Betrag\n1 | Analyse Lagerprozesse Brno | 12 | 1.746,00 €", "Summe netto | 3.201,00 €",
+			"Geschäftsführer: Jörg Brückner",
+		}, nil, "", nil},
 		{"report.odt", "odt", reportText, nil, "Quarterly Invoice Report", nil},
 		{"sheet.ods", "ods", sheetText, []string{"Invoices", "Customers"}, "", nil},
 		{"slides.pptx", "pptx", []string{

@@ -15,7 +15,7 @@ func init() {
 		Name:       "xlsx",
 		MediaType:  "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
 		Extensions: []string{".xlsx", ".xlsm", ".xltx", ".xltm"},
-		Version:    "1",
+		Version:    "2", // 2: a formula without a cached value shows as its formula
 		Match:      func(head []byte, r io.ReaderAt, size int64) bool { return ooxmlKind(head, r, size) == "xlsx" },
 		Priority:   100,
 		Decoder:    DecoderFunc(decodeXLSX),
@@ -25,7 +25,8 @@ func init() {
 // decodeXLSX reads a workbook: each sheet a page labelled with its name,
 // its table one row per line prefixed by the reference of the row's first
 // cell ("B3: Widget | 10"), values rendered as their number formats show
-// them (dates, percentages, decimals, thousands separators).
+// them (dates, percentages, decimals, thousands separators); a formula
+// without a cached value (openpyxl writes none) as its formula ("=SUM(E5:E7)").
 func decodeXLSX(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*Document, error) {
 	pkg, err := openOOXMLMain(ctx, r, size, opts.Limits, "xlsx", "xl/workbook.xml")
 	if err != nil {
@@ -112,12 +113,12 @@ type xlsxReader struct {
 func (x *xlsxReader) sheet(r io.Reader, name string, w *textWriter) error {
 	d := newXMLStream(r)
 	var (
-		cells           []string
-		rowNum, col     int
-		typ, style, ref string
-		val, inline     strings.Builder
-		inV, inT        bool
-		inRPh           bool
+		cells            []string
+		rowNum, col      int
+		typ, style, ref  string
+		val, inline, fml strings.Builder
+		inV, inT, inF    bool
+		inRPh            bool
 	)
 	for {
 		t, err := nextToken(d, name)
@@ -144,8 +145,11 @@ func (x *xlsxReader) sheet(r io.Reader, name string, w *textWriter) error {
 				}
 				val.Reset()
 				inline.Reset()
+				fml.Reset()
 			case "v":
 				inV = true
+			case "f":
+				inF = true
 			case "t":
 				inT = true
 			case "rPh":
@@ -154,6 +158,8 @@ func (x *xlsxReader) sheet(r io.Reader, name string, w *textWriter) error {
 		case xml.CharData:
 			if inV {
 				val.Write(e)
+			} else if inF {
+				fml.Write(e)
 			} else if inT && !inRPh {
 				inline.Write(e)
 			}
@@ -161,12 +167,19 @@ func (x *xlsxReader) sheet(r io.Reader, name string, w *textWriter) error {
 			switch e.Name.Local {
 			case "v":
 				inV = false
+			case "f":
+				inF = false
 			case "t":
 				inT = false
 			case "rPh":
 				inRPh = false
 			case "c":
 				v := x.cellText(typ, style, val.String(), inline.String())
+				if strings.TrimSpace(val.String()) == "" && fml.Len() > 0 && typ != "inlineStr" {
+					// No cached value (openpyxl writes <v></v>): the
+					// formula is all the file says.
+					v = "=" + fml.String()
+				}
 				if v != "" && col < 1<<14 {
 					for len(cells) <= col {
 						cells = append(cells, "")
