@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -225,4 +226,46 @@ func fixture(t *testing.T, name string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestXLSXFormulaWithoutValue: a formula cell whose cached value is empty
+// reads as its formula when the value would be a number (openpyxl never
+// calculates), and stays empty when it is a string result, as Excel
+// writes =IF(…,"",…).
+func TestXLSXFormulaWithoutValue(t *testing.T) {
+	t.Parallel()
+	zr, err := zip.NewReader(bytes.NewReader(fixture(t, "sheet.xlsx")), int64(len(fixture(t, "sheet.xlsx"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, cell, want, not string }{
+		{"openpyxl", `<c r="A1"><f>B1*C1</f><v></v></c>`, "=B1*C1", ""},
+		{"numeric type", `<c r="A1" t="n"><f>SUM(B1:B3)</f><v/></c>`, "=SUM(B1:B3)", ""},
+		{"cached zero", `<c r="A1"><f>B1*0</f><v>0</v></c>`, "A1: 0", "="},
+		{"empty string result", `<c r="A1" t="str"><f>IF(B1="","",B1)</f><v></v></c><c r="B1" t="inlineStr"><is><t>x</t></is></c>`, "x", "=IF"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var parts []string
+			for _, zf := range zr.File {
+				b := []byte(`<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData><row r="1">` + tc.cell + `</row></sheetData></worksheet>`)
+				if zf.Name != "xl/worksheets/sheet1.xml" {
+					rc, err := zf.Open()
+					if err != nil {
+						t.Fatal(err)
+					}
+					b, _ = io.ReadAll(rc)
+					rc.Close()
+				}
+				parts = append(parts, zf.Name, string(b))
+			}
+			d, err := ReadBytes(t.Context(), zipOf(t, parts...), Options{Name: "f.xlsx"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(d.Text, tc.want) || tc.not != "" && strings.Contains(d.Text, tc.not) {
+				t.Errorf("text %q: want %q, not %q", d.Text, tc.want, tc.not)
+			}
+		})
+	}
 }

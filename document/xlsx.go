@@ -175,9 +175,10 @@ func (x *xlsxReader) sheet(r io.Reader, name string, w *textWriter) error {
 				inRPh = false
 			case "c":
 				v := x.cellText(typ, style, val.String(), inline.String())
-				if strings.TrimSpace(val.String()) == "" && fml.Len() > 0 && typ != "inlineStr" {
-					// No cached value (openpyxl writes <v></v>): the
-					// formula is all the file says.
+				if strings.TrimSpace(val.String()) == "" && fml.Len() > 0 && (typ == "" || typ == "n") {
+					// No cached number (openpyxl writes <v></v>): the
+					// formula is all the file says. A string result
+					// (t="str", Excel's =IF(…,"",…)) may well be empty.
 					v = "=" + fml.String()
 				}
 				if v != "" && col < 1<<14 {
