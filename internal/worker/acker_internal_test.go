@@ -52,7 +52,9 @@ func TestAckerCoalescesAcks(t *testing.T) {
 		maxWrites int64
 		minWrites int64
 	}{
-		{name: "in place", acker: false, minWrites: n / 2, maxWrites: n + 2},
+		// The client's flusher may join a few acks of a late loop on a
+		// loaded machine: in place stays far above the acker all the same.
+		{name: "in place", acker: false, minWrites: n / 4, maxWrites: n + 2},
 		{name: "acker", acker: true, minWrites: 1, maxWrites: n / 8},
 	}
 	for _, tc := range tests {
@@ -96,7 +98,11 @@ func TestAckerCoalescesAcks(t *testing.T) {
 
 			var a *acker
 			if tc.acker {
-				a = newAcker(nc, 50*time.Millisecond, quietLogger())
+				// A linger longer than the loop takes on any machine (64
+				// sleeps of 200 µs took 0.3 s under CI's load and made 10
+				// writes at 50 ms): the count then shows coalescing, not
+				// the scheduler. stop sends what is pending at once.
+				a = newAcker(nc, 10*time.Second, quietLogger())
 			}
 			if err := nc.Flush(); err != nil {
 				t.Fatal(err)
