@@ -734,7 +734,8 @@ func newRowCells(cells [][]word, line int) rowCells {
 
 // add places a line's chunks in the row's cells: a chunk overlapping one
 // cell, aligned with it on its start or end, joins it; one in the gap
-// between two cells is a cell of its own (a cell empty on the row's line).
+// between two cells or right of the last is a cell of its own (a cell
+// empty on the row's line, or one set middle in the last column).
 // It reports false, changing nothing, when a chunk overlaps two cells or
 // overlaps one out of line.
 func (rc *rowCells) add(chunks [][]word, line int) bool {
@@ -755,8 +756,8 @@ func (rc *rowCells) add(chunks [][]word, line int) bool {
 		}
 		if over < 0 {
 			k, _ := slices.BinarySearchFunc(next, x0, func(cell rowCell, x float64) int { return cmp.Compare(cell.x0, x) })
-			if k == 0 || k == len(next) {
-				return false // beside the row, not between its cells
+			if k == 0 {
+				return false // left of the row (TeX's code beside a row): no cell
 			}
 			next = slices.Insert(next, k, rowCell{x0: x0, x1: x1})
 			over = k
