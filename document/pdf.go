@@ -29,7 +29,7 @@ func init() {
 		Name:       "pdf",
 		MediaType:  "application/pdf",
 		Extensions: []string{".pdf"},
-		Version:    "5", // 3: tight word spaces, ligatures spelled out, odd-length Unicode maps; 4: right-to-left text in logical order, Arabic presentation forms spelled, marks kept with their letters; 5: producers' sweep: table rows between a title and a paragraph, superscripts, chance gaps across two columns, Symbol and ZapfDingbats
+		Version:    "6", // 3: tight word spaces, ligatures spelled out, odd-length Unicode maps; 4: right-to-left text in logical order, Arabic presentation forms spelled, marks kept with their letters; 5: producers' sweep: table rows between a title and a paragraph, superscripts, chance gaps across two columns, Symbol and ZapfDingbats; 6: a table row whose cells wrap onto lines above and below it read as one row
 		Match:      matchPDF,
 		Priority:   100,
 		Decoder:    DecoderFunc(decodePDF),
@@ -500,9 +500,9 @@ func layoutPage(pg *pdfPage, gs []glyph, bx0, by1 float64) {
 		}
 		runs := buildRuns(sub, dir, pg.height)
 		leaves := cut(runs, false, nil, 0)
-		cols := tableColumns(leaves)
+		cols, pooled := tableColumns(leaves)
 		for li, l := range leaves {
-			t := l.text(cols[li])
+			t := l.text(cols[li], pooled[li])
 			if t == "" {
 				continue
 			}
@@ -547,9 +547,11 @@ func layoutPage(pg *pdfPage, gs []glyph, bx0, by1 float64) {
 // tableColumns finds the tables among a page's leaves: within a leaf, or
 // across a run of leaves of one size, short or with cells (a table whose
 // rows are set apart by padding is cut into one leaf a row, and a row
-// whose cell wraps has more lines).
-func tableColumns(leaves []leaf) []columns {
-	cols := make([]columns, len(leaves))
+// whose cell wraps has more lines). pooled marks the leaves whose columns
+// came from such a run: each is one row.
+func tableColumns(leaves []leaf) (cols []columns, pooled []bool) {
+	cols = make([]columns, len(leaves))
+	pooled = make([]bool, len(leaves))
 	for i := range leaves {
 		cols[i] = findColumns(leaves[i].lines, leaves[i].size)
 	}
@@ -572,17 +574,65 @@ func tableColumns(leaves []leaf) []columns {
 		if hi-lo >= 2 {
 			var lines [][]run
 			for k := lo; k < hi; k++ {
-				lines = append(lines, leaves[k].lines...)
+				lines = append(lines, rowLines(leaves[k])...)
 			}
 			if g := findColumns(lines, leaves[lo].size); !g.empty() {
 				for k := lo; k < hi; k++ {
-					cols[k] = g
+					cols[k], pooled[k] = g, true
 				}
 			}
 		}
 		i = max(j, i+1)
 	}
-	return cols
+	return cols, pooled
+}
+
+// rowLines are the lines of a leaf that count for a table's column edges:
+// in a row of three cells or more (words a font size apart, not a
+// justified line) whose cells wrap, its lines within one of those cells
+// (a wrapped description) have no edges and would dilute the share of
+// lines an edge needs; they do not count. Other lines (a block of code
+// with a comment beside its first line, a paragraph across the row) count.
+func rowLines(l leaf) [][]run {
+	var rows [][][2]float64 // the x-ranges of the cells of each such row
+	for _, ln := range l.lines {
+		ws := lineWords(ln)
+		if l.justified(ws) {
+			continue
+		}
+		cells := [][2]float64{{ws[0].x0, ws[0].x1}}
+		for j := 1; j < len(ws); j++ {
+			if ws[j].x0-ws[j-1].x1 >= l.size {
+				cells = append(cells, [2]float64{ws[j].x0, ws[j].x1})
+			} else {
+				cells[len(cells)-1][1] = ws[j].x1
+			}
+		}
+		if len(cells) >= 3 {
+			rows = append(rows, cells)
+		}
+	}
+	if len(rows) == 0 {
+		return l.lines
+	}
+	var out [][]run
+	for _, ln := range l.lines {
+		ws := lineWords(ln)
+		x0, x1 := ws[0].x0, ws[len(ws)-1].x1
+		within := !wideGap(leaf{lines: [][]run{ln}, size: l.size}) && !slices.ContainsFunc(rows, func(cells [][2]float64) bool {
+			n := 0
+			for _, c := range cells {
+				if x0 < c[1] && x1 > c[0] {
+					n++
+				}
+			}
+			return n > 1
+		})
+		if !within {
+			out = append(out, ln)
+		}
+	}
+	return out
 }
 
 // sameSize reports whether two leaves are set in one size: a heading

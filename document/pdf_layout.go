@@ -598,8 +598,11 @@ func (c columns) splits(p, w word, size float64) bool {
 // text renders the leaf's lines: words joined by a space, or by " | "
 // across a table's gutter or a wide gap; a word hyphenated at a line's end
 // joined (outside tables); a line with right-to-left text in logical order.
-func (l leaf) text(cols columns) string {
-	var b strings.Builder
+// single is the leaf being one row of a table whose rows are set apart by
+// padding (tableColumns): its cells that wrap onto lines of their own are
+// joined to the row (wrapped).
+func (l leaf) text(cols columns, single bool) string {
+	lines := make([]textLine, len(l.lines))
 	for i, ln := range l.lines {
 		ws := lineWords(ln)
 		// A line is a table's row when it meets two of its column edges
@@ -613,16 +616,28 @@ func (l leaf) text(cols columns) string {
 			}
 		}
 		row := hits > 0 && hits >= min(2, len(cols.starts)+len(cols.ends)+len(cols.lastEnds)) || last > 0
+		lines[i] = textLine{ws: ws, cells: l.cells(ws, cols, row, last), row: row}
+	}
+	if single {
+		l.wrapped(lines, cols)
+	}
+	var b strings.Builder
+	written := false
+	for _, ln := range lines {
+		if ln.joined {
+			continue
+		}
+		ws := ln.ws
 		// Lines without right-to-left text, most, go straight to b.
 		first, rtl := ws[0].s, ""
 		if slices.ContainsFunc(ws, func(w word) bool { return hasRTL(w.s) }) {
 			var t strings.Builder
 			joined := joinTouching(ws, l.size)
-			l.writeLine(&t, joined, cols, row, cols.lastCell(joined, l.size))
+			writeCells(&t, l.cells(joined, cols, ln.row, cols.lastCell(joined, l.size)))
 			rtl = logicalLine(t.String())
 			first = rtl
 		}
-		if i > 0 {
+		if written {
 			prev := b.String()
 			if cols.empty() && hyphenated(prev, first) {
 				b.Reset()
@@ -634,10 +649,150 @@ func (l leaf) text(cols columns) string {
 		if rtl != "" {
 			b.WriteString(rtl)
 		} else {
-			l.writeLine(&b, ws, cols, row, last)
+			writeCells(&b, ln.cells)
 		}
+		written = true
 	}
 	return b.String()
+}
+
+// textLine is a line of a leaf as text: its words, split into cells, and
+// whether it is a table's row or was joined to one (a wrapped cell's
+// continuation).
+type textLine struct {
+	ws     []word
+	cells  [][]word
+	row    bool
+	joined bool
+}
+
+// wrapped joins the lines of cells that wrap to their row, in a leaf that
+// is one row of a table (its rows set apart by padding): the leaf's one
+// row line of three cells or more, and every other line of it, in the
+// table's size and at most 1.6 font sizes from the next, falling in the
+// row's cells (starting or ending where a cell does) or between two of
+// them, in fewer than half as many cells as the row has. Cells set middle
+// (WeasyPrint, Chromium) put as many lines above the row's line as below;
+// cells set top, none above. A row with one filled cell, a totals line or
+// a paragraph is a leaf of its own, or fails these, and stays apart.
+func (l leaf) wrapped(lines []textLine, cols columns) {
+	if len(lines) > maxRowLines {
+		return
+	}
+	anchor := -1
+	for i, ln := range lines {
+		if ln.row {
+			if anchor >= 0 {
+				return
+			}
+			anchor = i
+		}
+	}
+	if anchor < 0 || anchor > 0 && 2*anchor+1 != len(lines) || len(lines[anchor].cells) < 3 || slices.ContainsFunc(lines[anchor].ws, func(w word) bool { return hasRTL(w.s) }) {
+		return
+	}
+	cells := newRowCells(lines[anchor].cells, anchor)
+	for _, dir := range []int{-1, 1} {
+		for i := anchor + dir; i >= 0 && i < len(lines); i += dir {
+			fits := !slices.ContainsFunc(l.lines[i], func(r run) bool { return math.Abs(r.size-l.size) > 0.1*l.size }) &&
+				!slices.ContainsFunc(lines[i].ws, func(w word) bool { return hasRTL(w.s) }) &&
+				math.Abs(l.lines[i][0].yb-l.lines[i-dir][0].yb) <= 1.6*l.size
+			if !fits || !cells.add(l.cells(lines[i].ws, cols, true, -1), i) {
+				return
+			}
+		}
+	}
+	for i := range lines {
+		lines[i].joined = i != anchor
+	}
+	lines[anchor].cells = cells.words()
+}
+
+// maxRowLines is the most lines a leaf that is one row of a table has (a
+// cell wrapped onto six lines and the row's own): a longer one with a row
+// among lines of two columns (a list of features set as two tables side by
+// side in fontspec's manual) is no row.
+const maxRowLines = 7
+
+// rowCells are a table row's cells being rebuilt from its lines: each
+// cell's x-range and its words tagged by line.
+type rowCells []rowCell
+
+type rowCell struct {
+	x0, x1 float64
+	ws     []word
+	line   []int
+}
+
+func newRowCells(cells [][]word, line int) rowCells {
+	var rc rowCells
+	for _, c := range cells {
+		rc = append(rc, rowCell{x0: c[0].x0, x1: c[len(c)-1].x1, ws: slices.Clone(c), line: slices.Repeat([]int{line}, len(c))})
+	}
+	return rc
+}
+
+// add places a line's chunks in the row's cells: a chunk overlapping one
+// cell, aligned with it on its start or end, joins it; one in the gap
+// between two cells or right of the last is a cell of its own (a cell
+// empty on the row's line, or one set middle in the last column).
+// It reports false, changing nothing, when a chunk overlaps two cells or
+// overlaps one out of line.
+func (rc *rowCells) add(chunks [][]word, line int) bool {
+	if 2*len(chunks) > len(*rc) {
+		return false // more than half the row's cells: a row of its own
+	}
+	next := slices.Clone(*rc)
+	for _, c := range chunks {
+		x0, x1 := c[0].x0, c[len(c)-1].x1
+		over := -1
+		for k, cell := range next {
+			if x0 < cell.x1 && x1 > cell.x0 {
+				if over >= 0 {
+					return false
+				}
+				over = k
+			}
+		}
+		if over < 0 {
+			k, _ := slices.BinarySearchFunc(next, x0, func(cell rowCell, x float64) int { return cmp.Compare(cell.x0, x) })
+			if k == 0 {
+				return false // left of the row (TeX's code beside a row): no cell
+			}
+			next = slices.Insert(next, k, rowCell{x0: x0, x1: x1})
+			over = k
+		} else if cell := next[over]; math.Abs(x0-cell.x0) > 2*edgeTol && math.Abs(x1-cell.x1) > 2*edgeTol {
+			return false
+		}
+		cell := &next[over]
+		cell.x0, cell.x1 = min(cell.x0, x0), max(cell.x1, x1)
+		cell.ws = append(slices.Clone(cell.ws), c...)
+		cell.line = append(slices.Clone(cell.line), slices.Repeat([]int{line}, len(c))...)
+	}
+	*rc = next
+	return true
+}
+
+// words are the cells' words, top line first; a word hyphenated at the end
+// of a cell's line is joined to its rest.
+func (rc rowCells) words() [][]word {
+	out := make([][]word, len(rc))
+	for k, cell := range rc {
+		idx := make([]int, len(cell.ws))
+		for i := range idx {
+			idx[i] = i
+		}
+		slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(cell.line[a], cell.line[b]) })
+		for n, i := range idx {
+			w := cell.ws[i]
+			if p := len(out[k]) - 1; n > 0 && cell.line[idx[n-1]] != cell.line[i] && hyphenated(out[k][p].s, w.s) {
+				out[k][p].s = strings.TrimSuffix(strings.TrimSuffix(out[k][p].s, "-"), "\u00ad") + w.s
+				continue
+			}
+			out[k] = append(out[k], w)
+		}
+	}
+	return out
 }
 
 // joinTouching joins words no word gap apart. Producers that draw
@@ -657,22 +812,38 @@ func joinTouching(ws []word, size float64) []word {
 	return out
 }
 
-// writeLine writes a line's words left to right: " | " between two cells
-// (a wide gap outside a justified line, a table's gutter on a row, the
-// row's last cell from index last), a space elsewhere.
-func (l leaf) writeLine(b *strings.Builder, ws []word, cols columns, row bool, last int) {
+// cells splits a line's words left to right into cells: apart across a
+// wide gap outside a justified line, a table's gutter on a row, and at the
+// row's last cell from index last.
+func (l leaf) cells(ws []word, cols columns, row bool, last int) [][]word {
 	wide := !l.justified(ws)
+	var out [][]word
 	for j, w := range ws {
 		if j > 0 {
 			p := ws[j-1]
 			gap := w.x0 - p.x1
-			if (wide && gap >= cellGap*l.size && !leader(p.s) && !leader(w.s)) || (row && (gap >= 0.15*l.size && cols.splits(p, w, l.size) || j == last)) {
-				b.WriteString(" | ")
-			} else {
-				b.WriteByte(' ')
+			if !(wide && gap >= cellGap*l.size && !leader(p.s) && !leader(w.s)) && !(row && (gap >= 0.15*l.size && cols.splits(p, w, l.size) || j == last)) {
+				out[len(out)-1] = append(out[len(out)-1], w)
+				continue
 			}
 		}
-		b.WriteString(w.s)
+		out = append(out, []word{w})
+	}
+	return out
+}
+
+// writeCells writes cells joined by " | ", their words by a space.
+func writeCells(b *strings.Builder, cells [][]word) {
+	for k, c := range cells {
+		if k > 0 {
+			b.WriteString(" | ")
+		}
+		for j, w := range c {
+			if j > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(w.s)
+		}
 	}
 }
 

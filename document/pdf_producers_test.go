@@ -10,7 +10,7 @@ import (
 )
 
 // TestPDFProducers reads PDFs made by the producers of business documents
-// (Chromium, Ghostscript, ReportLab) from text written for the tests
+// (Chromium, WeasyPrint, Ghostscript, ReportLab) from text written for the tests
 // (testdata/producers, rebuilt by its make.sh), each showing a fault the
 // producers' sweep found (doc/documents-pdf.md, "Producers of business
 // documents").
@@ -94,6 +94,34 @@ func TestPDFProducers(t *testing.T) {
 			file:    "chromium-columns.pdf",
 			want:    []string{"customers, among them a\n"},
 			notWant: []string{" | "},
+		},
+		{
+			// A description and an address that wrap in their cells: WeasyPrint
+			// and Chromium set the row's other cells middle, so its line had
+			// the wrapped cells' lines above and below it ("Consulting
+			// services for the" / "1 | Head office | …" / "migration
+			// project"), a cell of the last column on two lines ("89.40 €",
+			// "net") one line above and one below. A row with one filled
+			// cell, the totals and the paragraph after the table stay lines
+			// of their own.
+			name: "WeasyPrint: cells that wrap onto several lines",
+			file: "weasyprint-wrapped.pdf",
+			want: []string{
+				"\n1 | Consulting services for the migration project | Head office | 2 | 450.00 € | 900.00 €\n",
+				"\n2 | Server rack 42U, assembled and tested on site | Warehouse 3, Industriestraße 14, 4020 Linz | 1 | 1,180.00 € | 1,180.00 €\n",
+				"\n3 | Cable set | Head office | 12 | 7.45 € | 89.40 € net\n",
+				"\nTravel included\n", "\nSubtotal | 2,169.40 €\nVAT 20 % | 433.88 €\nTotal due | 2,603.28 €\n",
+				"\nPayable within 14 days to IBAN AT61 1904 3002 3457 3201.",
+			},
+		},
+		{
+			name: "Chromium: cells that wrap onto several lines",
+			file: "chromium-wrapped.pdf",
+			want: []string{
+				"\n1 | Consulting services for the migration project | Head office | 2 | 450.00 € | 900.00 €\n",
+				"\n2 | Server rack 42U, assembled and tested on site | Warehouse 3, Industriestraße 14, 4020 Linz | 1 | 1,180.00 € | 1,180.00 €\n",
+				"\n3 | Cable set | Head office | 12 | 7.45 € | 89.40 € net\n", "\nTravel included\n",
+			},
 		},
 		{
 			// Ghostscript kerns "Inv" "estment" with a space shrunk to nothing
