@@ -50,15 +50,6 @@ func partKey(name string) string {
 // has reports whether the container holds the part.
 func (a *archive) has(name string) bool { _, ok := a.byName[partKey(name)]; return ok }
 
-// names lists the parts in container order.
-func (a *archive) names() []string {
-	n := make([]string, len(a.zr.File))
-	for i, f := range a.zr.File {
-		n[i] = f.Name
-	}
-	return n
-}
-
 // read returns a part's bytes within the limits of open.
 func (a *archive) read(ctx context.Context, name string) ([]byte, error) {
 	rc, err := a.open(ctx, name)

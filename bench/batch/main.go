@@ -91,10 +91,9 @@ type outcome struct {
 	wall              time.Duration
 	attempts, retries int64
 	usage             llm.Usage
-	batchUsage        llm.Usage
 	validAfter        map[int]int // valid documents by attempts needed
 	rounds            []round
-	calls, batchLines int64
+	batchLines        int64
 	expired           int64
 	workerCPU         time.Duration
 	usd               float64

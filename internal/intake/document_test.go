@@ -15,9 +15,9 @@ import (
 )
 
 type docWant struct {
-	id, text, reason string
-	pages            int
-	is               error // the error must match it too
+	text, reason string
+	pages        int
+	is           error // the error must match it too
 }
 
 func TestReaderDocuments(t *testing.T) {

@@ -627,7 +627,6 @@ type fastWriter struct {
 	wroteHeader bool
 	dropped     bool
 	close       bool
-	scratch     [64]byte
 }
 
 func (w *fastWriter) reset() {
