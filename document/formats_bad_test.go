@@ -74,15 +74,9 @@ func TestBadInput(t *testing.T) {
 	laughs := zipOf(t, "[Content_Types].xml", docxTypes, "word/document.xml", `<?xml version="1.0"?>
 <!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;"><!ENTITY lol3 "&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;"><!ENTITY lol4 "&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;">]>
 <w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>&lol4;</w:t></w:r></w:p></w:body></w:document>`)
-	good, err := os.ReadFile(filepath.Join("testdata", "formats", "report.docx"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	legacy, err := os.ReadFile(filepath.Join("testdata", "formats", "legacy.doc"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	good := fixture(t, "report.docx")
 	// A .doc cut short: the directory or the streams are gone.
+	legacy := fixture(t, "legacy.doc")
 	legacy = legacy[:len(legacy)/3]
 	odsRepeat := zipOf(t, "mimetype", "application/vnd.oasis.opendocument.spreadsheet", "content.xml",
 		`<?xml version="1.0"?><office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"><office:body><office:spreadsheet><table:table table:name="S"><table:table-row table:number-rows-repeated="1048576"><table:table-cell table:number-columns-repeated="16384"><text:p>x</text:p></table:table-cell></table:table-row></table:table></office:spreadsheet></office:body></office:document-content>`)
@@ -130,11 +124,8 @@ func TestBadInput(t *testing.T) {
 // error, not an empty document.
 func TestForcedFormatOnOtherContainer(t *testing.T) {
 	t.Parallel()
-	b, err := os.ReadFile(filepath.Join("testdata", "formats", "sheet.xlsx"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = ReadBytes(t.Context(), b, Options{Format: "docx"})
+	b := fixture(t, "sheet.xlsx")
+	_, err := ReadBytes(t.Context(), b, Options{Format: "docx"})
 	if !isErr(err, ErrCorrupt) {
 		t.Fatalf("got %v, want ErrCorrupt", err)
 	}
@@ -219,7 +210,8 @@ func TestMaxAttachments(t *testing.T) {
 	}
 }
 
-func fixture(t *testing.T, name string) []byte {
+// fixture returns the bytes of testdata/formats/name.
+func fixture(t testing.TB, name string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", "formats", name))
 	if err != nil {
@@ -234,7 +226,8 @@ func fixture(t *testing.T, name string) []byte {
 // writes =IF(…,"",…).
 func TestXLSXFormulaWithoutValue(t *testing.T) {
 	t.Parallel()
-	zr, err := zip.NewReader(bytes.NewReader(fixture(t, "sheet.xlsx")), int64(len(fixture(t, "sheet.xlsx"))))
+	book := fixture(t, "sheet.xlsx")
+	zr, err := zip.NewReader(bytes.NewReader(book), int64(len(book)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,15 +241,16 @@ func TestXLSXFormulaWithoutValue(t *testing.T) {
 			t.Parallel()
 			var parts []string
 			for _, zf := range zr.File {
-				b := []byte(`<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData><row r="1">` + tc.cell + `</row></sheetData></worksheet>`)
-				if zf.Name != "xl/worksheets/sheet1.xml" {
-					rc, err := zf.Open()
-					if err != nil {
-						t.Fatal(err)
-					}
-					b, _ = io.ReadAll(rc)
-					rc.Close()
+				if zf.Name == "xl/worksheets/sheet1.xml" {
+					parts = append(parts, zf.Name, `<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData><row r="1">`+tc.cell+`</row></sheetData></worksheet>`)
+					continue
 				}
+				rc, err := zf.Open()
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, _ := io.ReadAll(rc)
+				rc.Close()
 				parts = append(parts, zf.Name, string(b))
 			}
 			d, err := ReadBytes(t.Context(), zipOf(t, parts...), Options{Name: "f.xlsx"})

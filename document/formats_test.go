@@ -235,10 +235,7 @@ func TestEMLDetails(t *testing.T) {
 // read by its own format.
 func TestZipArchive(t *testing.T) {
 	t.Parallel()
-	docx, err := os.ReadFile(filepath.Join("testdata", "formats", "report.docx"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	docx := fixture(t, "report.docx")
 	z := zipOf(t, "invoices/report.docx", string(docx), "rates.csv", "code,rate\nEUR,1.08\nGBP,0.86\n")
 	d, err := ReadBytes(t.Context(), z, Options{Name: "batch.zip"})
 	if err != nil {

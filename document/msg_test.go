@@ -157,10 +157,7 @@ func msgStreams(dir string, m testMsg, hdr int) []cfbtest.Stream {
 
 // ticketMsg is the message of testdata/formats/ticket.msg.
 func ticketMsg(t testing.TB) testMsg {
-	doc, err := os.ReadFile(filepath.Join("testdata", "formats", "ticket.doc"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc := fixture(t, "ticket.doc")
 	return testMsg{
 		subject:    "Ticket 4711: pump replaced in Zürich",
 		senderName: "Grace Hopper", senderAddr: "grace@example.com",
@@ -268,10 +265,7 @@ func TestMSGAgainstMsgconvert(t *testing.T) {
 		t.Skip("msgconvert not installed (apt-get install libemail-outlook-message-perl)")
 	}
 	dir := t.TempDir()
-	b, err := os.ReadFile(filepath.Join("testdata", "formats", "ticket.msg"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := fixture(t, "ticket.msg")
 	in := filepath.Join(dir, "ticket.msg")
 	if err := os.WriteFile(in, b, 0o644); err != nil {
 		t.Fatal(err)

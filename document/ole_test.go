@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -175,10 +174,7 @@ func TestOLERefusals(t *testing.T) {
 
 func TestSummaryInfoFixture(t *testing.T) {
 	t.Parallel()
-	b, err := os.ReadFile(filepath.Join("testdata", "formats", "legacy.doc"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := fixture(t, "legacy.doc")
 	d, err := ReadBytes(t.Context(), b, Options{})
 	if err != nil {
 		t.Fatal(err)

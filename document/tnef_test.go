@@ -224,10 +224,7 @@ func TestTNEFInEML(t *testing.T) {
 	// A MIME body that says something stays the body; the attachments
 	// still come out of winmail.dat, under any part name; a message
 	// without a subject takes winmail.dat's.
-	b, err := os.ReadFile(filepath.Join("testdata", "formats", "memo-tnef.eml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := fixture(t, "memo-tnef.eml")
 	b = bytes.Replace(b, []byte("us-ascii\"\r\n\r\n\r\n"), []byte("us-ascii\"\r\n\r\nSee the attachments.\r\n"), 1)
 	b = bytes.ReplaceAll(b, []byte("winmail.dat"), []byte("att00001.dat"))
 	b = bytes.Replace(b, []byte("Subject: =?iso-8859-1?q?Pump_service_in_Z=FCrich?=\r\n"), nil, 1)
