@@ -2,14 +2,17 @@ package sim
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/extractq/extractq/document"
 	"github.com/extractq/extractq/eval"
 )
 
@@ -46,28 +49,47 @@ func (k *AnswerKey) AddBytes(data []byte, value json.RawMessage) {
 // Len counts the documents the key answers.
 func (k *AnswerKey) Len() int { return len(k.byText) }
 
-// lookup returns the decoded answer for a document's text.
+// lookup returns the decoded answer for a document's text, or for the
+// first picture or file in it that the key knows by its bytes (see
+// mediaStandIn).
 func (k *AnswerKey) lookup(text string) (any, bool) {
 	if k == nil {
 		return nil, false
 	}
-	raw, ok := k.byText[fnv64a(strings.TrimSpace(text))]
-	if !ok {
-		return nil, false
+	if raw, ok := k.byText[fnv64a(strings.TrimSpace(text))]; ok {
+		return decodeAnswer(raw)
 	}
-	return decodeAnswer(raw)
+	for rest := text; ; {
+		_, after, ok := strings.Cut(rest, standInPrefix)
+		if !ok {
+			return nil, false
+		}
+		hex, tail, _ := strings.Cut(after, "]")
+		if h, err := strconv.ParseUint(hex, 16, 64); err == nil {
+			if raw, ok := k.byBytes[h]; ok {
+				return decodeAnswer(raw)
+			}
+		}
+		rest = tail
+	}
 }
 
-// LookupBytes returns the decoded answer for a document sent as bytes.
-func (k *AnswerKey) lookupBytes(data []byte) (any, bool) {
+// standInPrefix opens the text a picture or file known by its bytes reads
+// as: the simulator reads no pixels, so a labelled scan sent natively
+// stands in the prompt as this mark, and lookup finds its label by it.
+const standInPrefix = "[sim: labelled file "
+
+// mediaStandIn returns the stand-in text of data when the key knows it by
+// its bytes.
+func (k *AnswerKey) mediaStandIn(data []byte) (string, bool) {
 	if k == nil {
-		return nil, false
+		return "", false
 	}
-	raw, ok := k.byBytes[fnv64a(string(data))]
-	if !ok {
-		return nil, false
+	h := fnv64a(string(data))
+	if _, ok := k.byBytes[h]; !ok {
+		return "", false
 	}
-	return decodeAnswer(raw)
+	return standInPrefix + strconv.FormatUint(h, 16) + "]", true
 }
 
 func decodeAnswer(raw json.RawMessage) (any, bool) {
@@ -83,19 +105,38 @@ func decodeAnswer(raw json.RawMessage) (any, bool) {
 // LoadAnswerKey reads labels (a folder with NAME.expected.json beside each
 // document, or a JSONL of {"id", "text"|"path", "expected"}: the labels
 // `extractq eval` reads) into a key. A labelled file is known both by its
-// text and by its bytes.
+// text, as the document readers give it (a PDF's or an e-mail's text, as
+// extract and submit send it), and by its bytes (as sent natively).
 func LoadAnswerKey(path string) (*AnswerKey, error) {
+	k := NewAnswerKey()
 	set, err := eval.Load(path, nil, eval.LoadOptions{ReadDocument: func(p string) (string, error) {
 		b, err := os.ReadFile(p)
-		return string(b), err
+		if err != nil {
+			return "", err
+		}
+		// Without OCR the readers wait on nothing: no context to pass on.
+		d, err := document.ReadBytes(context.Background(), b, document.Options{Name: p})
+		if err != nil {
+			return "", err
+		}
+		return d.Text, nil
 	}})
 	if err != nil {
 		return nil, fmt.Errorf("simulator answer key: %w", err)
 	}
-	k := NewAnswerKey()
 	for _, l := range set.Labels {
-		k.Add(string(bytes.TrimPrefix([]byte(l.Text), []byte("\xef\xbb\xbf"))), l.Expected)
-		k.AddBytes([]byte(l.Text), l.Expected)
+		// A picture has no text: known by its bytes only, or every
+		// empty document would get its label.
+		if strings.TrimSpace(l.Text) != "" {
+			k.Add(l.Text, l.Expected)
+		}
+		if l.Path != "" { // read a second time: eval.Load keeps only the text
+			b, err := os.ReadFile(l.Path)
+			if err != nil {
+				return nil, fmt.Errorf("simulator answer key: %w", err)
+			}
+			k.AddBytes(b, l.Expected)
+		}
 	}
 	return k, nil
 }

@@ -123,6 +123,7 @@ func (s *Server) readMedia(ctx context.Context, req *chatRequest) *apiError {
 // mediaText reads one picture or file: its text and its token cost beyond
 // that text.
 func (s *Server) mediaText(ctx context.Context, mediaType string, data []byte) (string, int, *apiError) {
+	standIn, known := s.answers.mediaStandIn(data)
 	switch {
 	case mediaType == "application/pdf":
 		doc, err := document.ReadBytes(ctx, data, document.Options{Name: "the PDF content part"})
@@ -142,10 +143,16 @@ func (s *Server) mediaText(ctx context.Context, mediaType string, data []byte) (
 			}
 			text += "\n" + t
 		}
+		if known {
+			text += "\n" + standIn
+		}
 		return text, pageTokens * max(1, len(doc.Pages)), nil
 	case strings.HasPrefix(mediaType, "image/"):
+		if known { // the key's label is the answer: no pixels to read
+			return standIn, imageTokens(data), nil
+		}
 		if s.images == nil {
-			return "", 0, invalid("the simulator answers from text and cannot read this %s picture: give it an answer key (sim.WithImageReader), or send the page's text (OCR, or --input text)", mediaType)
+			return "", 0, invalid("the simulator answers from text and cannot read this %s picture: label it in the answer key (--answers, EXTRACTQ_SIM_ANSWERS), give it an image reader (sim.WithImageReader), or send the page's text (OCR, or --input text)", mediaType)
 		}
 		text, err := s.images(ctx, mediaType, data)
 		if err != nil {

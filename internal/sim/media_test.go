@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -13,8 +14,8 @@ import (
 
 // TestMediaParts sends the document as a PDF file part or a picture in the
 // shape of each API the simulator imitates, and checks that the answer
-// comes from what the file holds, or that a picture is refused without an
-// image reader.
+// comes from what the file holds, or from a picture's label in the answer
+// key, or that a picture is refused without either.
 func TestMediaParts(t *testing.T) {
 	t.Parallel()
 	_, raw := invoiceSchema(t)
@@ -23,6 +24,8 @@ func TestMediaParts(t *testing.T) {
 	head := "Extract the fields below from the document. Answer with JSON only.\n<json-schema>\n" + string(raw) + "\n</json-schema>\n\n<document-0123456789abcdef>\n"
 	tail := "\n</document-0123456789abcdef>"
 	text := func(s string) map[string]any { return map[string]any{"type": "text", "text": s} }
+	key := NewAnswerKey() // the picture's label: the answer's issue date below
+	key.AddBytes([]byte("\x89PNG\r\n\x1a\nnot really"), json.RawMessage(`{"issue_date": "2026-03-19"}`))
 	openAI := func(media map[string]any) any {
 		return map[string]any{"model": "m", "messages": []any{map[string]any{"role": "user", "content": []any{text(head), media, text(tail)}}}}
 	}
@@ -36,14 +39,20 @@ func TestMediaParts(t *testing.T) {
 		name    string // its first word picks the API
 		body    any
 		images  ImageReader
+		answers *AnswerKey
 		wantErr string
 	}{
 		{name: "openai file", body: openAI(map[string]any{"type": "file", "file": map[string]any{"filename": "a.pdf", "file_data": "data:application/pdf;base64," + pdf}})},
 		{name: "anthropic document", body: anthropic(map[string]any{"type": "document", "source": map[string]any{"type": "base64", "media_type": "application/pdf", "data": pdf}})},
 		{name: "gemini inline_data", body: gemini(map[string]any{"inline_data": map[string]any{"mime_type": "application/pdf", "data": pdf}})},
 		{name: "gemini inlineData", body: gemini(map[string]any{"inlineData": map[string]any{"mimeType": "application/pdf", "data": pdf}})},
-		{name: "openai image without a reader", body: openAI(map[string]any{"type": "image_url", "image_url": map[string]any{"url": "data:image/png;base64," + png}}), wantErr: "cannot read this image/png picture: give it an answer key"},
-		{name: "anthropic image without a reader", body: anthropic(map[string]any{"type": "image", "source": map[string]any{"type": "base64", "media_type": "image/png", "data": png}}), wantErr: "give it an answer key"},
+		{name: "openai image without a reader", body: openAI(map[string]any{"type": "image_url", "image_url": map[string]any{"url": "data:image/png;base64," + png}}), wantErr: "cannot read this image/png picture: label it in the answer key"},
+		{name: "anthropic image without a reader", body: anthropic(map[string]any{"type": "image", "source": map[string]any{"type": "base64", "media_type": "image/png", "data": png}}), wantErr: "give it an image reader"},
+		{name: "anthropic image known by the answer key", body: anthropic(map[string]any{"type": "image", "source": map[string]any{"type": "base64", "media_type": "image/png", "data": png}}), answers: key},
+		{name: "openai image known by the answer key, with a reader", body: openAI(map[string]any{"type": "image_url", "image_url": map[string]any{"url": "data:image/png;base64," + png}}), answers: key,
+			images: func(context.Context, string, []byte) (string, error) {
+				return "", errors.New("a labelled picture went to the reader")
+			}},
 		{name: "gemini image read by the reader", body: gemini(map[string]any{"inline_data": map[string]any{"mime_type": "image/png", "data": png}}),
 			images: func(_ context.Context, mt string, data []byte) (string, error) {
 				if mt != "image/png" || !bytes.HasPrefix(data, []byte("\x89PNG")) {
@@ -61,6 +70,9 @@ func TestMediaParts(t *testing.T) {
 			var opts []Option
 			if tc.images != nil {
 				opts = append(opts, WithImageReader(tc.images))
+			}
+			if tc.answers != nil {
+				opts = append(opts, WithAnswers(tc.answers))
 			}
 			s := New(builtins["clean"], opts...)
 			resp, body := call(t, s, paths[strings.Fields(tc.name)[0]], tc.body)
