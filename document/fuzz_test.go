@@ -95,11 +95,21 @@ func FuzzImage(f *testing.F) {
 	f.Add(encodePNG(f, textImage("fuzz")))
 	f.Add(grayJPEG(f, 20, 10))
 	addFiles(f, "testdata/*.webp")
+	addFiles(f, "testdata/scans/*.tif")
+	addFiles(f, "testdata/scans/*.jpg")
 	f.Fuzz(func(t *testing.T, b []byte) {
-		doc, err := document.ReadBytes(t.Context(), b, document.Options{Limits: document.Limits{MaxImagePixels: 64 * 64}})
+		doc, err := document.ReadBytes(t.Context(), b, document.Options{Limits: document.Limits{MaxImagePixels: 64 * 64, MaxPages: 8}})
 		checkDocument(t, doc, err)
-		if err == nil && doc.Format != "text" && (len(doc.Pages) != 1 || doc.Pages[0].Image.Width*doc.Pages[0].Image.Height > 64*64) {
-			t.Fatalf("an image read as %d pages or over the pixel limit", len(doc.Pages))
+		if err != nil || doc.Format == "text" {
+			return
+		}
+		if len(doc.Pages) == 0 || len(doc.Pages) > 8 || (doc.Format != "tiff" && len(doc.Pages) != 1) {
+			t.Fatalf("a %s image read as %d pages", doc.Format, len(doc.Pages))
+		}
+		for _, p := range doc.Pages {
+			if (p.Image == nil) == (p.Unreadable == "") || (p.Image != nil && p.Image.Width*p.Image.Height > 64*64) {
+				t.Fatalf("page %d: picture %v, unreadable %q: want one of them, within the pixel limit", p.Number, p.Image != nil, p.Unreadable)
+			}
 		}
 	})
 }

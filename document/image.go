@@ -2,6 +2,7 @@ package document
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,9 +12,10 @@ import (
 	"image/png"
 	"io"
 	"math"
+	"slices"
 
 	"golang.org/x/image/draw"
-	_ "golang.org/x/image/tiff" // registers TIFF with image.Decode
+	"golang.org/x/image/tiff" // also registers TIFF with image.Decode
 	_ "golang.org/x/image/webp" // registers WebP with image.Decode
 )
 
@@ -24,14 +26,16 @@ const MaxDecodePixels = 120_000_000
 
 func init() {
 	for _, f := range []struct {
-		name, media string
-		ext         []string
-		magic       [][]byte
+		name, media, version string
+		ext                  []string
+		magic                [][]byte
 	}{
-		{"png", "image/png", []string{".png"}, [][]byte{[]byte("\x89PNG\r\n\x1a\n")}},
-		{"jpeg", "image/jpeg", []string{".jpg", ".jpeg", ".jpe", ".jfif"}, [][]byte{{0xFF, 0xD8, 0xFF}}},
-		{"tiff", "image/tiff", []string{".tif", ".tiff"}, [][]byte{[]byte("II*\x00"), []byte("MM\x00*")}},
-		{"webp", "image/webp", []string{".webp"}, nil},
+		{"png", "image/png", "1", []string{".png"}, [][]byte{[]byte("\x89PNG\r\n\x1a\n")}},
+		// 2: turned upright by its EXIF orientation.
+		{"jpeg", "image/jpeg", "2", []string{".jpg", ".jpeg", ".jpe", ".jfif"}, [][]byte{{0xFF, 0xD8, 0xFF}}},
+		// 2: every page, each turned upright by its orientation.
+		{"tiff", "image/tiff", "2", []string{".tif", ".tiff"}, [][]byte{[]byte("II*\x00"), []byte("MM\x00*")}},
+		{"webp", "image/webp", "1", []string{".webp"}, nil},
 	} {
 		magic := f.magic
 		match := func(head []byte, _ io.ReaderAt, _ int64) bool {
@@ -47,18 +51,23 @@ func init() {
 				return len(head) >= 12 && string(head[:4]) == "RIFF" && string(head[8:12]) == "WEBP"
 			}
 		}
-		Register(Format{Name: f.name, MediaType: f.media, Extensions: f.ext, Version: "1", Match: match, Priority: 90, Decoder: DecoderFunc(decodeImage)})
+		Register(Format{Name: f.name, MediaType: f.media, Extensions: f.ext, Version: f.version, Match: match, Priority: 90, Decoder: DecoderFunc(decodeImage)})
 	}
 }
 
-// decodeImage reads an image input as one page carrying the image (within
-// Limits.MaxImagePixels), its text from OCR when opts.OCR is set.
+// decodeImage reads an image input as pages carrying the image (within
+// Limits.MaxImagePixels), turned upright by its EXIF or TIFF orientation,
+// their text from OCR when opts.OCR is set: one page, or one per page of a
+// multi-page TIFF (a scanner's or a fax's usual output).
 func decodeImage(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*Document, error) {
 	b := make([]byte, size)
 	if _, err := r.ReadAt(b, 0); err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("read: %w", err)
 	}
-	img, err := fitImage(b, opts.Limits.MaxImagePixels)
+	if _, _, err := tiffHeader(b); err == nil {
+		return decodeTIFF(ctx, b, opts)
+	}
+	img, err := fitOriented(b, opts.Limits.MaxImagePixels, jpegOrientation(b))
 	if err != nil {
 		return nil, err
 	}
@@ -67,20 +76,60 @@ func decodeImage(ctx context.Context, r io.ReaderAt, size int64, opts *Options) 
 	return doc, nil
 }
 
+// decodeTIFF reads each page of a TIFF (its IFDs; thumbnails left out). A
+// page that does not decode is kept as Unreadable, naming why, so the
+// document is not read as if it had one page fewer; when none decodes,
+// the first page's error is the document's.
+func decodeTIFF(ctx context.Context, b []byte, opts *Options) (*Document, error) {
+	maxPages := opts.Limits.withDefaults().MaxPages
+	ifds, bo, err := tiffIFDs(b, maxPages)
+	if err != nil {
+		return nil, err
+	}
+	doc := &Document{}
+	var firstErr error
+	for _, ifd := range ifds {
+		if ifd.thumbnail {
+			continue
+		}
+		if len(doc.Pages) == maxPages {
+			return nil, fmt.Errorf("%w: more than %d pages (raise Limits.MaxPages, or split the document)", ErrTooLarge, maxPages)
+		}
+		img, err := fitTIFFPage(newTIFFPage(b, bo, ifd.off), opts.Limits.MaxImagePixels, ifd.orientation)
+		doc.Pages = append(doc.Pages, Page{Number: len(doc.Pages) + 1, Image: img, Start: len(doc.Text), End: len(doc.Text)})
+		if err != nil {
+			firstErr = cmp.Or(firstErr, err)
+			doc.Pages[len(doc.Pages)-1].Unreadable = "its image does not decode: " + err.Error()
+			continue
+		}
+		ocrPage(ctx, doc, len(doc.Pages)-1, opts)
+	}
+	if !slices.ContainsFunc(doc.Pages, func(p Page) bool { return p.Image != nil }) {
+		return nil, cmp.Or(firstErr, fmt.Errorf("%w: the TIFF holds only thumbnails", ErrCorrupt))
+	}
+	return doc, nil
+}
+
 // ocrPage fills an image page's text by OCR when the options have one;
-// an OCR failure is a warning, the image stays for a model to read.
+// an OCR failure is a warning, the image stays for a model to read. Pages
+// are apart by a blank line, as every reader's are.
 func ocrPage(ctx context.Context, doc *Document, i int, opts *Options) {
 	p := &doc.Pages[i]
 	if opts.OCR == nil || p.Image == nil {
 		if p.Image != nil {
 			doc.Warnings = append(doc.Warnings, fmt.Sprintf("page %d has no text layer: its image is kept for a model that reads images, or for OCR (Options.OCR)", p.Number))
 		}
+		p.Start, p.End = len(doc.Text), len(doc.Text)
 		return
 	}
 	text, err := opts.OCR.Recognize(ctx, p.Image)
 	if err != nil {
 		doc.Warnings = append(doc.Warnings, fmt.Sprintf("page %d: OCR failed: %v", p.Number, err))
+		p.Start, p.End = len(doc.Text), len(doc.Text)
 		return
+	}
+	if doc.Text != "" && text != "" {
+		doc.Text += "\n\n"
 	}
 	p.Start = len(doc.Text)
 	doc.Text += text
@@ -90,30 +139,62 @@ func ocrPage(ctx context.Context, doc *Document, i int, opts *Options) {
 // fitImage checks an encoded image's size from its header, then returns it
 // as is when it is a PNG or JPEG within maxPixels, else decoded, scaled
 // down to fit and encoded again (JPEG stays JPEG, anything else PNG).
+// Orientation is not applied: a PDF's image is placed by the page.
 func fitImage(b []byte, maxPixels int) (*Image, error) {
+	return fitOriented(b, maxPixels, 1)
+}
+
+// fitOriented is fitImage, then turned upright by an EXIF orientation
+// (1–8; 1 leaves it as it is).
+func fitOriented(b []byte, maxPixels, orientation int) (*Image, error) {
 	cfg, kind, err := image.DecodeConfig(bytes.NewReader(b))
 	if err != nil {
 		return nil, fmt.Errorf("%w: the image header does not decode: %v", ErrCorrupt, err)
 	}
-	if cfg.Width <= 0 || cfg.Height <= 0 {
-		return nil, fmt.Errorf("%w: the image is %d×%d pixels", ErrCorrupt, cfg.Width, cfg.Height)
+	if err := checkDecodeSize(cfg); err != nil {
+		return nil, err
 	}
-	if px := int64(cfg.Width) * int64(cfg.Height); px > MaxDecodePixels {
-		return nil, fmt.Errorf("%w: the image is %d×%d pixels (%.0f MP), the most decoded is %d MP: scale it down first", ErrTooLarge, cfg.Width, cfg.Height, float64(px)/1e6, MaxDecodePixels/1_000_000)
-	}
-	if cfg.Width*cfg.Height <= maxPixels && (kind == "png" || kind == "jpeg") {
+	if orientation == 1 && cfg.Width*cfg.Height <= maxPixels && (kind == "png" || kind == "jpeg") {
 		return &Image{MediaType: "image/" + kind, Data: b, Width: cfg.Width, Height: cfg.Height}, nil
 	}
 	img, _, err := image.Decode(bytes.NewReader(b))
 	if err != nil {
 		return nil, fmt.Errorf("%w: the %s image does not decode: %v", ErrCorrupt, kind, err)
 	}
-	return encodeFitted(img, kind == "jpeg", maxPixels)
+	return encodeFitted(img, kind == "jpeg", maxPixels, orientation)
 }
 
-// encodeFitted scales img down to maxPixels (keeping its aspect) and
-// encodes it.
-func encodeFitted(img image.Image, photo bool, maxPixels int) (*Image, error) {
+// fitTIFFPage decodes one page of a TIFF and fits it as fitOriented does.
+func fitTIFFPage(r *tiffPage, maxPixels, orientation int) (*Image, error) {
+	cfg, err := tiff.DecodeConfig(r)
+	if err != nil {
+		return nil, fmt.Errorf("%w: the image header does not decode: %v", ErrCorrupt, err)
+	}
+	if err := checkDecodeSize(cfg); err != nil {
+		return nil, err
+	}
+	r.pos = 0
+	img, err := tiff.Decode(r)
+	if err != nil {
+		return nil, fmt.Errorf("%w: the tiff image does not decode: %v", ErrCorrupt, err)
+	}
+	return encodeFitted(img, false, maxPixels, orientation)
+}
+
+// checkDecodeSize refuses an image too large to decode (MaxDecodePixels).
+func checkDecodeSize(cfg image.Config) error {
+	if cfg.Width <= 0 || cfg.Height <= 0 {
+		return fmt.Errorf("%w: the image is %d×%d pixels", ErrCorrupt, cfg.Width, cfg.Height)
+	}
+	if px := int64(cfg.Width) * int64(cfg.Height); px > MaxDecodePixels {
+		return fmt.Errorf("%w: the image is %d×%d pixels (%.0f MP), the most decoded is %d MP: scale it down first", ErrTooLarge, cfg.Width, cfg.Height, float64(px)/1e6, MaxDecodePixels/1_000_000)
+	}
+	return nil
+}
+
+// encodeFitted scales img down to maxPixels (keeping its aspect), turns it
+// upright by an EXIF orientation (1: as it is) and encodes it.
+func encodeFitted(img image.Image, photo bool, maxPixels, orientation int) (*Image, error) {
 	w, h := img.Bounds().Dx(), img.Bounds().Dy()
 	if w*h > maxPixels {
 		s := math.Sqrt(float64(maxPixels) / float64(w*h))
@@ -125,8 +206,10 @@ func encodeFitted(img image.Image, photo bool, maxPixels int) (*Image, error) {
 			dst = image.NewRGBA(image.Rect(0, 0, nw, nh))
 		}
 		draw.ApproxBiLinear.Scale(dst, dst.Bounds(), img, img.Bounds(), draw.Src, nil)
-		img, w, h = dst, nw, nh
+		img = dst
 	}
+	img = orient(img, orientation) // after scaling: fewer pixels to move
+	w, h = img.Bounds().Dx(), img.Bounds().Dy()
 	var out bytes.Buffer
 	media := "image/png"
 	if photo {

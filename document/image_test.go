@@ -169,3 +169,89 @@ func TestTesseract(t *testing.T) {
 		t.Fatal("NewTesseract found a command LookPath does not")
 	}
 }
+
+// requireTesseract returns the OCR, skipping outside CI when tesseract is
+// not installed (.ci/run installs it, so CI never skips).
+func requireTesseract(t *testing.T) *document.Tesseract {
+	t.Helper()
+	ocr, err := document.NewTesseract()
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("tesseract is required under CI (.ci/run installs tesseract-ocr): %v", err)
+		}
+		t.Skipf("tesseract is not installed: %v", err)
+	}
+	return ocr
+}
+
+// TestScans reads scans as scanners and phones make them
+// (testdata/scans/make-scans.sh): every page of a multi-page CCITT TIFF,
+// pages turned upright by their TIFF Orientation, and a phone photo by its
+// EXIF Orientation, each page's picture upright (900×220) and, by OCR, its
+// text in order.
+func TestScans(t *testing.T) {
+	t.Parallel()
+	page1 := []string{"Invoice 2026-0042", "1,234.50 EUR"}
+	page2 := []string{"Delivery note", "Harbour Street"}
+	tests := []struct {
+		file  string
+		media string
+		pages [][]string
+	}{
+		{"scan.tif", "image/png", [][]string{page1, page2}},
+		{"scanrot.tif", "image/png", [][]string{page1, page2}},
+		{"photo6.jpg", "image/jpeg", [][]string{page1}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.file, func(t *testing.T) {
+			t.Parallel()
+			b := fixtureScan(t, tc.file)
+			doc, err := document.ReadBytes(t.Context(), b, document.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(doc.Pages) != len(tc.pages) {
+				t.Fatalf("%d pages, want %d", len(doc.Pages), len(tc.pages))
+			}
+			for _, p := range doc.Pages {
+				if p.Image == nil || p.Image.Width != 900 || p.Image.Height != 220 || p.Image.MediaType != tc.media {
+					t.Fatalf("page %d: picture %+v, want an upright 900×220 %s", p.Number, p.Image, tc.media)
+				}
+				if cfg, _, err := image.DecodeConfig(bytes.NewReader(p.Image.Data)); err != nil || cfg.Width != 900 || cfg.Height != 220 {
+					t.Fatalf("page %d: its encoded picture is %d×%d (%v), want 900×220", p.Number, cfg.Width, cfg.Height, err)
+				}
+			}
+			doc, err = document.ReadBytes(t.Context(), b, document.Options{OCR: requireTesseract(t)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, want := range tc.pages {
+				p := doc.Pages[i]
+				for _, w := range want {
+					if !strings.Contains(doc.Text[p.Start:p.End], w) {
+						t.Errorf("page %d reads %q, want %q in it", p.Number, doc.Text[p.Start:p.End], w)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestTIFFMaxPages checks that a TIFF with more pages than
+// Limits.MaxPages is refused naming the limit.
+func TestTIFFMaxPages(t *testing.T) {
+	t.Parallel()
+	_, err := document.ReadBytes(t.Context(), fixtureScan(t, "scan.tif"), document.Options{Limits: document.Limits{MaxPages: 1}})
+	if !errors.Is(err, document.ErrTooLarge) || !strings.Contains(err.Error(), "Limits.MaxPages") {
+		t.Fatalf("err = %v, want ErrTooLarge naming Limits.MaxPages", err)
+	}
+}
+
+func fixtureScan(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile("testdata/scans/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

@@ -121,7 +121,7 @@ func xobjectImage(file io.ReaderAt, x pdf.Value, encrypted bool, maxPixels int) 
 		if err := readBits(rd, img, cols, rows); err != nil {
 			return nil, err
 		}
-		return encodeFitted(img, false, maxPixels)
+		return encodeFitted(img, false, maxPixels, 1)
 	case "FlateDecode", "":
 		bpc := int(x.Key("BitsPerComponent").Int64())
 		if pred := params.Key("Predictor").Int64(); pred >= 10 && name != "" {
@@ -167,14 +167,14 @@ func xobjectImage(file io.ReaderAt, x pdf.Value, encrypted bool, maxPixels int) 
 					}
 				}
 			}
-			return encodeFitted(img, false, maxPixels)
+			return encodeFitted(img, false, maxPixels, 1)
 		}
 		if comps == 1 {
 			img := image.NewGray(image.Rect(0, 0, w, h))
 			if _, err := io.ReadFull(rd, img.Pix); err != nil {
 				return nil, err
 			}
-			return encodeFitted(img, false, maxPixels)
+			return encodeFitted(img, false, maxPixels, 1)
 		}
 		img := image.NewRGBA(image.Rect(0, 0, w, h))
 		px := make([]byte, 3*w)
@@ -186,7 +186,7 @@ func xobjectImage(file io.ReaderAt, x pdf.Value, encrypted bool, maxPixels int) 
 				img.SetRGBA(xx, y, color.RGBA{px[3*xx], px[3*xx+1], px[3*xx+2], 0xFF})
 			}
 		}
-		return encodeFitted(img, false, maxPixels)
+		return encodeFitted(img, false, maxPixels, 1)
 	}
 	return nil, fmt.Errorf("images compressed with %s are not decoded", name)
 }
