@@ -446,6 +446,11 @@ func Read(ctx context.Context, r io.ReaderAt, size int64, opts Options) (*Docume
 	if format == "" {
 		format = Detect(r, size, name)
 		if format == "" {
+			head := make([]byte, min(size, headSize))
+			n, _ := r.ReadAt(head, 0)
+			if what := Unread(head[:n]); what != "" {
+				return nil, &Error{Name: name, Err: fmt.Errorf("%w: it is %s", ErrUnsupported, what)}
+			}
 			return nil, &Error{Name: name, Err: ErrUnknownFormat}
 		}
 	}

@@ -97,6 +97,8 @@ func FuzzImage(f *testing.F) {
 	addFiles(f, "testdata/*.webp")
 	addFiles(f, "testdata/scans/*.tif")
 	addFiles(f, "testdata/scans/*.jpg")
+	addFiles(f, "testdata/scans/*.bmp")
+	addFiles(f, "testdata/scans/*.gif")
 	f.Fuzz(func(t *testing.T, b []byte) {
 		doc, err := document.ReadBytes(t.Context(), b, document.Options{Limits: document.Limits{MaxImagePixels: 64 * 64, MaxPages: 8}})
 		checkDocument(t, doc, err)

@@ -4,18 +4,21 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"image"
 	"image/color"
+	_ "image/gif" // registers GIF with image.Decode
 	"image/jpeg"
 	"image/png"
 	"io"
 	"math"
 	"slices"
 
+	_ "golang.org/x/image/bmp" // registers BMP with image.Decode
 	"golang.org/x/image/draw"
-	"golang.org/x/image/tiff" // also registers TIFF with image.Decode
+	"golang.org/x/image/tiff"   // also registers TIFF with image.Decode
 	_ "golang.org/x/image/webp" // registers WebP with image.Decode
 )
 
@@ -36,6 +39,9 @@ func init() {
 		// 2: every page, each turned upright by its orientation.
 		{"tiff", "image/tiff", "2", []string{".tif", ".tiff"}, [][]byte{[]byte("II*\x00"), []byte("MM\x00*")}},
 		{"webp", "image/webp", "1", []string{".webp"}, nil},
+		// A GIF's first frame; a BMP as Windows scanning tools save it.
+		{"gif", "image/gif", "1", []string{".gif"}, [][]byte{[]byte("GIF87a"), []byte("GIF89a")}},
+		{"bmp", "image/bmp", "1", []string{".bmp", ".dib"}, nil},
 	} {
 		magic := f.magic
 		match := func(head []byte, _ io.ReaderAt, _ int64) bool {
@@ -46,9 +52,21 @@ func init() {
 			}
 			return false
 		}
-		if f.name == "webp" {
+		switch f.name {
+		case "webp":
 			match = func(head []byte, _ io.ReaderAt, _ int64) bool {
 				return len(head) >= 12 && string(head[:4]) == "RIFF" && string(head[8:12]) == "WEBP"
+			}
+		case "bmp": // "BM" alone starts words too: the DIB header's size must be one of the known
+			match = func(head []byte, _ io.ReaderAt, _ int64) bool {
+				if len(head) < 18 || string(head[:2]) != "BM" {
+					return false
+				}
+				switch binary.LittleEndian.Uint32(head[14:]) {
+				case 12, 40, 52, 56, 64, 108, 124:
+					return true
+				}
+				return false
 			}
 		}
 		Register(Format{Name: f.name, MediaType: f.media, Extensions: f.ext, Version: f.version, Match: match, Priority: 90, Decoder: DecoderFunc(decodeImage)})
@@ -149,7 +167,7 @@ func fitImage(b []byte, maxPixels int) (*Image, error) {
 func fitOriented(b []byte, maxPixels, orientation int) (*Image, error) {
 	cfg, kind, err := image.DecodeConfig(bytes.NewReader(b))
 	if err != nil {
-		return nil, fmt.Errorf("%w: the image header does not decode: %v", ErrCorrupt, err)
+		return nil, fmt.Errorf("%w: the image header does not decode (%v): convert it to PNG or JPEG", ErrCorrupt, err)
 	}
 	if err := checkDecodeSize(cfg); err != nil {
 		return nil, err

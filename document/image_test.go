@@ -187,8 +187,8 @@ func requireTesseract(t *testing.T) *document.Tesseract {
 // TestScans reads scans as scanners and phones make them
 // (testdata/scans/make-scans.sh): every page of a multi-page CCITT TIFF,
 // pages turned upright by their TIFF Orientation, and a phone photo by its
-// EXIF Orientation, each page's picture upright (900×220) and, by OCR, its
-// text in order.
+// EXIF Orientation, a BMP and a GIF, each page's picture upright (900×220)
+// and, by OCR, its text in order.
 func TestScans(t *testing.T) {
 	t.Parallel()
 	page1 := []string{"Invoice 2026-0042", "1,234.50 EUR"}
@@ -201,6 +201,8 @@ func TestScans(t *testing.T) {
 		{"scan.tif", "image/png", [][]string{page1, page2}},
 		{"scanrot.tif", "image/png", [][]string{page1, page2}},
 		{"photo6.jpg", "image/jpeg", [][]string{page1}},
+		{"scan.bmp", "image/png", [][]string{page1}},
+		{"scan.gif", "image/png", [][]string{page1}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {

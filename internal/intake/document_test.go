@@ -31,6 +31,7 @@ func TestReaderDocuments(t *testing.T) {
 	write(t, dir, "mail.eml", []byte("FAKEMAIL\nPlease find the invoice attached.\n--- invoice.fpdf\n%FAKEPDF\nInvoice 42\fTotal 9.50\n--- blob.bin\n\x00\x01\x02"))
 	write(t, dir, "carrier.eml", []byte("FAKEMAIL\n  \n--- note.fpdf\n%FAKEPDF\nhello"))
 	write(t, dir, "unknown.bin", []byte("\x7fELF\x00\x00binary"))
+	write(t, dir, "photo.heic", []byte("\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic"))
 	write(t, dir, "mail.dat", []byte("FAKEMAIL\nbody only"))
 
 	tests := []struct {
@@ -40,12 +41,13 @@ func TestReaderDocuments(t *testing.T) {
 		expect map[string]docWant // by id, relative to dir
 	}{
 		{
-			name: "pages kept, the rest goes on past bad documents", files: []string{"two.fpdf", "locked.fpdf", "broken.fpdf", "unknown.bin"},
+			name: "pages kept, the rest goes on past bad documents", files: []string{"two.fpdf", "locked.fpdf", "broken.fpdf", "unknown.bin", "photo.heic"},
 			expect: map[string]docWant{
 				"two.fpdf":    {text: "Page one.Page two.", pages: 2},
 				"locked.fpdf": {reason: "read as fakepdf: encrypted: the document needs a password: give its password with --password", is: document.ErrEncrypted},
 				"broken.fpdf": {reason: "read as fakepdf: corrupt document: repair or re-export it", is: document.ErrCorrupt},
 				"unknown.bin": {reason: "binary data (a NUL byte at offset 4) in no format extractq reads (plain text, ", is: document.ErrUnknownFormat},
+				"photo.heic":  {reason: "an HEIC/HEIF picture (a phone photo), which extractq does not decode: convert it to JPEG", is: document.ErrUnsupported},
 			},
 		},
 		{

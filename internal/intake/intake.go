@@ -496,6 +496,8 @@ func (r *Reader) doc(id, source string, b []byte, meta json.RawMessage) Doc {
 		d.Err = r.tooLarge(int64(len(b)))
 	case len(bytes.TrimSpace(b)) == 0:
 		d.Err = reject("empty document")
+	case document.Unread(b) != "":
+		d.Err = fmt.Errorf("%w: %s: %w", ErrBadInput, document.Unread(b), document.ErrUnsupported)
 	case bytes.IndexByte(b, 0) >= 0:
 		d.Err = fmt.Errorf("%w: binary data (a NUL byte at offset %d) in no format extractq reads (%s): name its format with --format, convert it to one of them, or convert UTF-16 text without a byte-order mark to UTF-8 (iconv -f UTF-16 -t UTF-8): %w", ErrBadInput, bytes.IndexByte(b, 0), knownFormats(), document.ErrUnknownFormat)
 	case !utf8.Valid(b):

@@ -20,4 +20,7 @@ tiffcp "$t/a.tif" "$t/b.tif" scanrot.tif
 # A phone photo stored sideways: pixels a quarter turn anticlockwise, EXIF Orientation 6.
 $C "$t/p1.png" -rotate -90 -quality 80 photo6.jpg
 exiftool -q -overwrite_original -n -Orientation=6 photo6.jpg
+# Page 1 as a Windows tool saves a black-and-white scan (1-bit BMP), and as a GIF.
+$C "$t/p1.png" -monochrome -compress None scan.bmp
+$C "$t/p1.png" scan.gif
 rm -r "$t"
