@@ -29,7 +29,7 @@ func init() {
 		Name:       "pdf",
 		MediaType:  "application/pdf",
 		Extensions: []string{".pdf"},
-		Version:    "6", // 3: tight word spaces, ligatures spelled out, odd-length Unicode maps; 4: right-to-left text in logical order, Arabic presentation forms spelled, marks kept with their letters; 5: producers' sweep: table rows between a title and a paragraph, superscripts, chance gaps across two columns, Symbol and ZapfDingbats; 6: a table row whose cells wrap onto lines above and below it read as one row
+		Version:    "7", // 3: tight word spaces, ligatures spelled out, odd-length Unicode maps; 4: right-to-left text in logical order, Arabic presentation forms spelled, marks kept with their letters; 5: producers' sweep: table rows between a title and a paragraph, superscripts, chance gaps across two columns, Symbol and ZapfDingbats; 6: a table row whose cells wrap onto lines above and below it read as one row; 7: attached files (EmbeddedFiles, FileAttachment annotations) read as attachments
 		Match:      matchPDF,
 		Priority:   100,
 		Decoder:    DecoderFunc(decodePDF),
@@ -83,6 +83,7 @@ func decodePDF(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (d
 	encrypted := rd.Trailer().Key("Encrypt").Kind() != pdf.Null
 
 	var pages []pdfPage
+	files := embeddedFiles(rd.Trailer().Key("Root"))
 	fonts := map[string]*font{} // shared by the pages: a font's Unicode map is parsed once
 	n, textLen := 0, 0
 	walkErr := walkPages(rd.Trailer().Key("Root").Key("Pages"), func(warn string) {
@@ -95,6 +96,7 @@ func decodePDF(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (d
 		if err := context.Cause(ctx); err != nil {
 			return err
 		}
+		files = append(files, annotationFiles(p.V)...)
 		pg, warn := readPDFPage(ctx, file, p, attrs, fonts, n, encrypted, opts)
 		if warn != "" {
 			doc.Warnings = append(doc.Warnings, warn)
@@ -110,6 +112,9 @@ func decodePDF(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (d
 	}
 	if len(pages) == 0 {
 		return nil, fmt.Errorf("%w: no pages found", ErrCorrupt)
+	}
+	if doc.Attachments, err = readPDFFiles(ctx, files, opts); err != nil {
+		return nil, err
 	}
 	assemblePDF(doc, pages, opts.DropRunning)
 	if labels := readPageLabels(rd.Trailer().Key("Root")); len(labels.starts) > 0 {

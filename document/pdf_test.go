@@ -374,3 +374,82 @@ func TestPDFPageLimitAndManyPages(t *testing.T) {
 		t.Fatalf("err = %v, want ErrTooLarge naming the 500-page limit", err)
 	}
 }
+
+// TestPDFAttachments reads the files a PDF carries as its attachments: a
+// Factur-X invoice's XML in the EmbeddedFiles tree (testdata/facturx.pdf:
+// examples/documents/invoice-07.pdf with factur-x.xml attached by
+// poppler's pdfattach), and files attached to pages by annotations, one
+// of them damaged: that one is a child with its error, the rest are read,
+// and the pages' text is what it is without attachments.
+func TestPDFAttachments(t *testing.T) {
+	t.Parallel()
+	plain, err := os.ReadFile("../examples/documents/invoice-07.pdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	facturx, err := os.ReadFile("testdata/facturx.pdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plainDoc, err := document.ReadBytes(t.Context(), plain, document.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := genPage{shows: lines(72, 700, "Delivery note 7"), attach: []genFile{
+		{name: "notes.txt", content: "Deliver to the back door."},
+		{name: "C:\\Users\\ann\\order.csv", content: "item,qty\ndesk,2\nchair,4\n"},
+		{name: "broken.txt", content: "not flate data", filter: "FlateDecode"},
+	}}
+	type child struct{ name, format, text, err string }
+	tests := []struct {
+		name     string
+		in       []byte
+		text     string // the document's own text; "" to skip
+		children []child
+	}{
+		{"Factur-X", facturx, plainDoc.Text, []child{{name: "factur-x.xml", format: "text", text: "<ram:ID>INV-2026-0042</ram:ID>"}}},
+		{"page annotations", makePDF([]genPage{page, {shows: lines(72, 700, "Page two")}}), "Delivery note 7\n\nPage two", []child{
+			{name: "notes.txt", format: "text", text: "Deliver to the back door."},
+			{name: "order.csv", format: "csv", text: "desk | 2"},
+			{name: "broken.txt", err: "does not decode"},
+		}},
+		{"none", plain, plainDoc.Text, nil},
+	}
+	t.Run("Limits.MaxAttachments", func(t *testing.T) {
+		t.Parallel()
+		_, err := document.ReadBytes(t.Context(), makePDF([]genPage{page}), document.Options{Limits: document.Limits{MaxAttachments: 2}})
+		if !errors.Is(err, document.ErrTooLarge) || !strings.Contains(err.Error(), "Limits.MaxAttachments") {
+			t.Fatalf("err = %v, want ErrTooLarge naming Limits.MaxAttachments", err)
+		}
+	})
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			doc, err := document.ReadBytes(t.Context(), tc.in, document.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.text != "" && doc.Text != tc.text {
+				t.Errorf("text %q, want %q (as without attachments)", doc.Text, tc.text)
+			}
+			if len(doc.Attachments) != len(tc.children) {
+				t.Fatalf("%d attachments, want %d", len(doc.Attachments), len(tc.children))
+			}
+			for i, want := range tc.children {
+				got := doc.Attachments[i]
+				if got.Name != want.name {
+					t.Errorf("attachment %d named %q, want %q", i, got.Name, want.name)
+				}
+				if want.err != "" {
+					if got.Err == nil || !strings.Contains(got.Err.Error(), want.err) {
+						t.Errorf("%s: err %v, want %q", want.name, got.Err, want.err)
+					}
+					continue
+				}
+				if got.Err != nil || got.Format != want.format || !strings.Contains(got.Text, want.text) {
+					t.Errorf("%s: format %q, text %q, err %v; want %s with %q", want.name, got.Format, got.Text, got.Err, want.format, want.text)
+				}
+			}
+		})
+	}
+}

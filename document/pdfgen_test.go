@@ -36,7 +36,14 @@ type genPage struct {
 	// vector draws this many small filled squares (one "re" segment each):
 	// a page drawn with outlines only.
 	vector int
+	// attach are files attached to the page by FileAttachment annotations:
+	// name, then content, stored as given (filter: the stream's /Filter, ""
+	// for none).
+	attach []genFile
 }
+
+// genFile is a file attached to a generated page.
+type genFile struct{ name, content, filter string }
 
 // Type 3 fonts for show.font "F3", one kind per PDF (makeType3PDF).
 const (
@@ -177,8 +184,20 @@ func makeType3PDF(pages []genPage, catalog, t3 string) []byte {
 		}
 		content := obj(fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", c.Len(), c.String()))
 		extra := ""
+		var annots []string
+		for _, f := range p.attach {
+			filter := ""
+			if f.filter != "" {
+				filter = " /Filter /" + f.filter
+			}
+			ef := obj(fmt.Sprintf("<< /Type /EmbeddedFile%s /Length %d >>\nstream\n%s\nendstream", filter, len(f.content), f.content))
+			annots = append(annots, fmt.Sprintf("<< /Type /Annot /Subtype /FileAttachment /Rect [10 10 30 30] /FS << /Type /Filespec /F (%s) /EF << /F %d 0 R >> >> >>", esc(f.name), ef))
+		}
+		if len(annots) > 0 {
+			extra += " /Annots [" + strings.Join(annots, " ") + "]"
+		}
 		if p.rotate != 0 {
-			extra = fmt.Sprintf(" /Rotate %d", p.rotate)
+			extra += fmt.Sprintf(" /Rotate %d", p.rotate)
 		}
 		kids = append(kids, fmt.Sprintf("%d 0 R", obj(fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << %s >> /Contents %d 0 R%s >>", res, content, extra))))
 	}
