@@ -3,8 +3,10 @@ package document
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -220,6 +222,13 @@ func (mr *mimeReader) part(h textproto.MIMEHeader, body io.Reader, depth int) er
 	if name == "." || name == "/" {
 		name = ""
 	}
+	if mediaType == "multipart/encrypted" { // PGP/MIME
+		err := fmt.Errorf("%w: it is encrypted with OpenPGP (PGP/MIME): decrypt it first (gpg --decrypt)", ErrUnsupported)
+		if depth == 0 {
+			return err
+		}
+		return mr.failed(cmp.Or(name, "encrypted.asc"), err)
+	}
 	if strings.HasPrefix(mediaType, "multipart/") {
 		if boundary := params["boundary"]; boundary != "" {
 			return mr.multipart(mediaType, boundary, body, depth)
@@ -231,6 +240,13 @@ func (mr *mimeReader) part(h textproto.MIMEHeader, body io.Reader, depth int) er
 	data, err := mr.decoded(h, body)
 	if err != nil {
 		return err
+	}
+	switch {
+	case signatureTypes[mediaType]:
+		// A signed message's signature (S/MIME, OpenPGP): not a document.
+		return nil
+	case pkcs7Types[mediaType] || strings.HasSuffix(strings.ToLower(name), ".p7m") && cmsPrefix(data):
+		return mr.pkcs7(name, data, depth)
 	}
 	isAttachment := disp == "attachment" || (name != "" && disp != "inline") ||
 		(!strings.HasPrefix(mediaType, "text/") && mediaType != "message/delivery-status")
@@ -271,6 +287,74 @@ func (mr *mimeReader) part(h textproto.MIMEHeader, body io.Reader, depth int) er
 		return err
 	}
 	mr.attachments = append(mr.attachments, ReadChild(mr.ctx, mr.opts, name, data))
+	return nil
+}
+
+// signatureTypes are the media types of a signed message's detached
+// signature part.
+var signatureTypes = map[string]bool{
+	"application/pkcs7-signature": true, "application/x-pkcs7-signature": true, "application/pgp-signature": true,
+}
+
+// pkcs7Types are the media types of an S/MIME part that wraps its
+// content: signed opaquely, or encrypted.
+var pkcs7Types = map[string]bool{"application/pkcs7-mime": true, "application/x-pkcs7-mime": true}
+
+// pkcs7 reads an S/MIME part (smime.p7m) or a signed file (.p7m). Signed
+// content that is a MIME entity (a message signed opaquely) is read in
+// the part's place, so its body is the message's; a signed file becomes
+// the attachment it wraps. An encrypted message cannot be read: at the
+// top, the message's error; deeper, an attachment carrying it.
+func (mr *mimeReader) pkcs7(name string, data []byte, depth int) error {
+	if !cmsPrefix(data) {
+		if d, err := decodeBase64Text(data); err == nil && cmsPrefix(d) {
+			data = d
+		}
+	}
+	content, err := cmsContent(data)
+	switch {
+	case errors.Is(err, errCMSEncrypted) && depth == 0:
+		return err
+	case err != nil:
+		return mr.failed(cmp.Or(name, "smime.p7m"), err)
+	}
+	if isMIMEEntity(content) {
+		tp := textproto.NewReader(bufio.NewReader(bytes.NewReader(content)))
+		h, err := tp.ReadMIMEHeader()
+		if err == nil || len(h) > 0 {
+			return mr.part(h, tp.R, depth+1)
+		}
+	}
+	if err := mr.opts.countAttachment(); err != nil {
+		return err
+	}
+	inner := strings.TrimSuffix(strings.TrimSuffix(name, ".p7m"), ".P7M")
+	mr.attachments = append(mr.attachments, ReadChild(mr.ctx, mr.opts, cmp.Or(inner, "attachment-"+strconv.Itoa(len(mr.attachments)+1)), content))
+	return nil
+}
+
+// isMIMEEntity says whether b starts with a MIME header field, as the
+// content of an opaquely signed message does.
+func isMIMEEntity(b []byte) bool {
+	line, _, _ := bytes.Cut(b[:min(len(b), 200)], []byte("\n"))
+	field, _, ok := bytes.Cut(line, []byte(":"))
+	if !ok {
+		return false
+	}
+	switch strings.ToLower(string(field)) {
+	case "content-type", "content-transfer-encoding", "mime-version", "content-disposition":
+		return true
+	}
+	return false
+}
+
+// failed keeps an attachment that cannot be read as one carrying the
+// reason, so that it is reported rather than lost.
+func (mr *mimeReader) failed(name string, err error) error {
+	if err := mr.opts.countAttachment(); err != nil {
+		return err
+	}
+	mr.attachments = append(mr.attachments, &Document{Name: name, Err: &Error{Name: name, Err: err}})
 	return nil
 }
 

@@ -294,3 +294,16 @@ func FuzzTNEF(f *testing.F) {
 		tneftest.Attr{Level: tneftest.LevelMessage, ID: tneftest.AttBody, Data: []byte("x"), BadChecksum: true}))
 	f.Fuzz(func(t *testing.T, b []byte) { fuzzRead(t, "tnef", b) })
 }
+
+// FuzzP7M fuzzes signed files (DER, streamed BER, PEM, encrypted, a
+// detached signature) and the e-mails that carry them.
+func FuzzP7M(f *testing.F) {
+	for _, name := range []string{"invoice-der.xml.p7m", "invoice-ber.xml.p7m", "invoice-pem.xml.p7m", "encrypted.xml.p7m", "invoice.xml.p7s", "opaque.eml", "signed.eml"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "smime", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) { fuzzRead(t, "p7m", b) })
+}
