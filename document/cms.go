@@ -21,7 +21,7 @@ import (
 
 func init() {
 	Register(Format{Name: "p7m", MediaType: "application/pkcs7-mime", Extensions: []string{".p7m", ".p7"}, Version: "1",
-		Match: func(head []byte, _ io.ReaderAt, _ int64) bool { return cmsPrefix(head) || cmsPrefix(base64Head(head)) },
+		Match:   func(head []byte, _ io.ReaderAt, _ int64) bool { return cmsPrefix(head) || cmsPrefix(base64Head(head)) },
 		Decoder: DecoderFunc(decodeP7M)})
 }
 
