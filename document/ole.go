@@ -19,6 +19,7 @@ func init() {
 		Name:       "ole",
 		MediaType:  "application/x-ole-storage",
 		Extensions: []string{".doc", ".dot", ".msg", ".xls", ".ppt", ".docx", ".xlsx", ".pptx"},
+		// 5: a page break inside a .doc list item keeps the item whole.
 		// 4: a .doc's paragraphs are in lists through their styles too.
 		// 3: a .doc's list items keep their markers. 2: Word .doc,
 		// Outlook .msg, Excel .xls and PowerPoint .ppt (97-2003) are
@@ -32,7 +33,7 @@ func init() {
 
 // oleVersion is the "ole" reader's version, also given to attached
 // messages read in place.
-const oleVersion = "4"
+const oleVersion = "5"
 
 // ErrUnsupported: the format is recognised but extractq does not read it;
 // the error says how to convert it.
