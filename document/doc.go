@@ -228,13 +228,15 @@ func docText(ctx context.Context, wd []byte, pieces []docPiece, paras map[int64]
 	}
 	out := make([]rune, 0, min(total, int64(len(wd))))
 	items := map[int]docPara{}
-	// mark reads the paragraph mark r ending at stream offset end.
+	// mark reads the paragraph mark r ending at stream offset end; a
+	// 0x0C is one where it ends a section (a page break inside a
+	// paragraph ends no paragraph: paras has nothing past it).
 	mark := func(r rune, end int64) rune {
 		p := paras[end]
 		if r == 0x07 && p.rowEnd {
 			return docRowEnd
 		}
-		if (r == 0x0D || r == 0x07) && p.ilfo > 0 {
+		if p.ilfo > 0 {
 			items[len(out)] = p
 		}
 		return r
@@ -256,7 +258,7 @@ func docText(ctx context.Context, wd []byte, pieces []docPiece, paras map[int64]
 				switch {
 				case c >= 0x80 && c < 0xA0:
 					r = cp1252High[c-0x80]
-				case c == 0x07 || c == 0x0D:
+				case c == 0x07 || c == 0x0D || c == 0x0C:
 					r = mark(r, pc.fc+int64(j)+1)
 				}
 				out = append(out, r)
@@ -282,7 +284,7 @@ func docText(ctx context.Context, wd []byte, pieces []docPiece, paras map[int64]
 				}
 			}
 			r := rune(u[i])
-			if r == 0x07 || r == 0x0D {
+			if r == 0x07 || r == 0x0D || r == 0x0C {
 				r = mark(r, pc.fc+2*int64(i)+2)
 			}
 			out = append(out, r)
@@ -530,7 +532,7 @@ func docStory(story []rune, w *textWriter, body, marked bool, noteMark func() st
 			endFrom, endAt, end, item = i, len(story), 0, false
 			for j := i + 1; j < len(story); j++ {
 				if r := story[j]; r == 0x0D || r == 0x07 || r == docRowEnd || r == docSectionEnd {
-					endAt, end, item = j, r, (r == 0x0D || r == 0x07) && isItem(j)
+					endAt, end, item = j, r, r != docRowEnd && isItem(j)
 					break
 				}
 			}
@@ -586,8 +588,8 @@ func docStory(story []rune, w *textWriter, body, marked bool, noteMark func() st
 			}
 		case 0x0B:
 			para.WriteByte('\n')
-		case docSectionEnd:
-			flush("")
+		case docSectionEnd: // the mark of a section's last paragraph, a list item too
+			flush(listMark(i))
 			pending = pending || body
 		case 0x0C:
 			end, item := paraEnd(i)

@@ -431,17 +431,17 @@ func TestDOCListTables(t *testing.T) {
 
 // pageBreakBody is a numbered list whose items hold page breaks (§
 // marks where each goes: mid-item, before the item's text, after it),
-// a plain paragraph with one, and a section break in the list's midst.
+// a plain paragraph with one, and a list item that ends a section.
 // pageBreakText is what the readers make of it, as Word shows it: an
 // item stays one item with its marker, its break a newline (LibreOffice
 // cannot keep a break inside a paragraph: it splits the item in two,
 // numbered apart).
 const pageBreakBody, pageBreakText = "first|before§after|§third on a new page|fourth§|=plain§paragraph|+end of section one|after the section",
-	"1. first\n2. before\nafter\n3. third on a new page\n4. fourth\n\nplain\n\nparagraph\n\nend of section one\n\n5. after the section"
+	"1. first\n2. before\nafter\n3. third on a new page\n4. fourth\n\nplain\n\nparagraph\n\n5. end of section one\n6. after the section"
 
 // pageBreakDOCX is pageBreakBody as a .docx, a "|" between paragraphs;
-// "=" starts a paragraph outside the list, "+" one that ends a section;
-// the others are items of list 1. With word false the page breaks are
+// "=" starts a paragraph outside the list, "+" an item that ends a
+// section; the others are items of list 1. With word false the page breaks are
 // left as §, for pagebreaks-doc.py to turn into Word's 0x0C after
 // LibreOffice's .doc export.
 func pageBreakDOCX(t testing.TB, word bool) []byte {
@@ -454,7 +454,7 @@ func pageBreakDOCX(t testing.TB, word bool) []byte {
 		case strings.HasPrefix(p, "="):
 			body += styledPara("", "", p[1:])
 		case strings.HasPrefix(p, "+"):
-			body += `<w:p><w:pPr><w:sectPr/></w:pPr><w:r><w:t>` + p[1:] + `</w:t></w:r></w:p>`
+			body += `<w:p><w:pPr><w:numPr>` + numPr("1", "0") + `</w:numPr><w:sectPr/></w:pPr><w:r><w:t>` + p[1:] + `</w:t></w:r></w:p>`
 		default:
 			body += styledPara("", numPr("1", "0"), p)
 		}
@@ -467,7 +467,7 @@ func pageBreakDOCX(t testing.TB, word bool) []byte {
 // .docx reader reads the same document's w:br type="page"; the page ends
 // before the item when the break comes first, else after it. A break in
 // a plain paragraph still ends it there, and a section break ends its
-// paragraph and page. Set EXTRACTQ_WRITE_FIXTURES=1 to write the .docx
+// paragraph and page, and keeps its marker when the paragraph is an item. Set EXTRACTQ_WRITE_FIXTURES=1 to write the .docx
 // that pagebreaks.doc is made from.
 func TestDOCPageBreakInListItem(t *testing.T) {
 	t.Parallel()
@@ -476,7 +476,7 @@ func TestDOCPageBreakInListItem(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	wantPages := []string{"1. first\n2. before\nafter", "3. third on a new page\n4. fourth", "plain", "paragraph\n\nend of section one", "5. after the section"}
+	wantPages := []string{"1. first\n2. before\nafter", "3. third on a new page\n4. fourth", "plain", "paragraph\n\n5. end of section one", "6. after the section"}
 	tests := []struct {
 		name string
 		file []byte
@@ -537,6 +537,7 @@ func TestDOCStoryPageBreaks(t *testing.T) {
 		{"table cell, later", "w\x07x\x0Cy\x07R", true, "w | x y", nil},
 		{"plain paragraph", "x\x0Cy\x0D", true, "x\n\ny", []string{"x", "y"}},
 		{"section end", "x\x0D1S2\x0D", true, "x\n\n1\n\n2", []string{"x\n\n1", "2"}},
+		{"section end in an item", "aSb\x0Cc\x0Dd\x0D", true, "1. a\n2. b\nc\n3. d", []string{"1. a", "2. b\nc", "3. d"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -552,7 +553,9 @@ func TestDOCStoryPageBreaks(t *testing.T) {
 			}
 			n := 0
 			// The paragraphs that end in a to e are list items.
-			isItem := func(i int) bool { return i > 0 && story[i] == 0x0D && strings.ContainsRune("abcde", story[i-1]) }
+			isItem := func(i int) bool {
+				return i > 0 && (story[i] == 0x0D || story[i] == docSectionEnd) && strings.ContainsRune("abcde", story[i-1])
+			}
 			listMark := func(i int) string {
 				if !isItem(i) {
 					return ""
