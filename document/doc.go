@@ -107,6 +107,7 @@ func decodeDOC(ctx context.Context, f *cfb.File, opts *Options) (*Document, erro
 	if err != nil {
 		return nil, err
 	}
+	docSectionMarks(text[:min(int(ccp(3)), len(text))], table, fcLcb)
 	counters := listCounters{}
 	doc := &Document{}
 	w := newTextWriter(opts.Limits)
@@ -122,12 +123,14 @@ func decodeDOC(ctx context.Context, f *cfb.File, opts *Options) (*Document, erro
 			}
 			return ""
 		}
+		isItem := func(at int) bool { _, ok := items[base+at]; return ok }
 		if s.name == "macros" {
 			continue
 		}
 		if s.name == "headers" {
 			story = dedupParagraphs(story)
 			listMark = func(int) string { return "" } // positions moved
+			isItem = func(int) bool { return false }
 		}
 		// Footnote and endnote references (0x02) are numbered in order in
 		// the body and in the notes alike: the body cites [n], the note
@@ -142,7 +145,7 @@ func decodeDOC(ctx context.Context, f *cfb.File, opts *Options) (*Document, erro
 		default:
 			mark = func() string { return "" }
 		}
-		docStory(story, w, i == 0, paras != nil, mark, listMark)
+		docStory(story, w, i == 0, paras != nil, mark, listMark, isItem)
 	}
 	if doc.Text, doc.Pages, err = w.text(); err != nil {
 		return nil, err
@@ -225,13 +228,15 @@ func docText(ctx context.Context, wd []byte, pieces []docPiece, paras map[int64]
 	}
 	out := make([]rune, 0, min(total, int64(len(wd))))
 	items := map[int]docPara{}
-	// mark reads the paragraph mark r ending at stream offset end.
+	// mark reads the paragraph mark r ending at stream offset end; a
+	// 0x0C is one where it ends a section (a page break inside a
+	// paragraph ends no paragraph: paras has nothing past it).
 	mark := func(r rune, end int64) rune {
 		p := paras[end]
 		if r == 0x07 && p.rowEnd {
 			return docRowEnd
 		}
-		if (r == 0x0D || r == 0x07) && p.ilfo > 0 {
+		if p.ilfo > 0 {
 			items[len(out)] = p
 		}
 		return r
@@ -253,7 +258,7 @@ func docText(ctx context.Context, wd []byte, pieces []docPiece, paras map[int64]
 				switch {
 				case c >= 0x80 && c < 0xA0:
 					r = cp1252High[c-0x80]
-				case c == 0x07 || c == 0x0D:
+				case c == 0x07 || c == 0x0D || c == 0x0C:
 					r = mark(r, pc.fc+int64(j)+1)
 				}
 				out = append(out, r)
@@ -279,7 +284,7 @@ func docText(ctx context.Context, wd []byte, pieces []docPiece, paras map[int64]
 				}
 			}
 			r := rune(u[i])
-			if r == 0x07 || r == 0x0D {
+			if r == 0x07 || r == 0x0D || r == 0x0C {
 				r = mark(r, pc.fc+2*int64(i)+2)
 			}
 			out = append(out, r)
@@ -296,6 +301,36 @@ const docSkip = -1
 // row's end are the same character, and only the row end's paragraph
 // properties tell them apart (an empty cell is two marks in a row too).
 const docRowEnd = -2
+
+// docSectionEnd replaces the 0x0C that ends a section: it is the mark
+// of the section's last paragraph, where a 0x0C elsewhere is a page
+// break inside a paragraph.
+const docSectionEnd = -3
+
+// docSectionMarks marks in the body text the 0x0C that end sections
+// (docSectionEnd): those just before a section's end in the PlcfSed
+// ([MS-DOC] 2.8.26, at fcPlcfSed in the table stream: the sections'
+// CPs, then their 12-byte SEDs). Without a readable PlcfSed every 0x0C
+// is taken for a section's end, so a damaged file's paragraphs end at
+// its breaks.
+func docSectionMarks(body []rune, table, fcLcb []byte) {
+	le := binary.LittleEndian
+	fc, lcb := int64(le.Uint32(fcLcb[6*8:])), int64(le.Uint32(fcLcb[6*8+4:]))
+	if lcb < 4+16 || (lcb-4)%16 != 0 || fc+lcb > int64(len(table)) {
+		for i, r := range body {
+			if r == 0x0C {
+				body[i] = docSectionEnd
+			}
+		}
+		return
+	}
+	plc := table[fc : fc+lcb]
+	for k := 1; k <= int(lcb-4)/16; k++ {
+		if cp := int64(le.Uint32(plc[4*k:])); cp >= 1 && cp <= int64(len(body)) && body[cp-1] == 0x0C {
+			body[cp-1] = docSectionEnd
+		}
+	}
+}
 
 // docPara is what the reader takes from a paragraph's properties.
 type docPara struct {
@@ -406,15 +441,34 @@ func docSprms(s []byte) docPara {
 // paragraph whose mark is at a position of the story, "" outside lists),
 // table cells (0x07) joined by " | ", a row ended by docRowEnd (marked:
 // the file's paragraph properties were read) or else by a doubled mark,
-// line breaks (0x0B) as newlines, page and section breaks (0x0C) as page
-// boundaries in the body, field codes (between 0x13 and 0x14) dropped
-// and field results (0x14 to 0x15) kept.
-func docStory(story []rune, w *textWriter, body, marked bool, noteMark func() string, listMark func(i int) string) {
+// line breaks (0x0B) as newlines, page and section breaks (0x0C,
+// docSectionEnd) as page boundaries in the body, field codes (between
+// 0x13 and 0x14) dropped and field results (0x14 to 0x15) kept. A page
+// break ends the paragraph, except inside a table cell and inside a list
+// item (isItem: the paragraph whose mark is at a position is one): an
+// item keeps its text and marker whole, as the .docx reader reads
+// w:br type="page", the break a newline, and the page ends before the
+// item when no text came before the break, else after it.
+func docStory(story []rune, w *textWriter, body, marked bool, noteMark func() string, listMark func(i int) string, isItem func(i int) bool) {
 	var para strings.Builder
 	var fields []bool // per open field: still in its code
 	var row []string
 	paraStart := 0 // where the paragraph being read starts in para: a cell holds several
 	inList := false
+	// A page break inside the paragraph being read, after some of its
+	// text; a page break waiting for what is written next: the page ends
+	// after the blank line that ends a run of lines, or between two lines
+	// of a run that goes on.
+	breakAfter, pending := false, false
+	settle := func(run bool) {
+		if pending {
+			if !run {
+				w.endLines()
+			}
+			w.pageBreak()
+			pending = false
+		}
+	}
 	inCode := func() bool {
 		for _, c := range fields {
 			if c {
@@ -425,6 +479,7 @@ func docStory(story []rune, w *textWriter, body, marked bool, noteMark func() st
 	}
 	endRow := func() {
 		if len(row) > 0 {
+			settle(false)
 			if inList {
 				w.endLines()
 				inList = false
@@ -438,7 +493,12 @@ func docStory(story []rune, w *textWriter, body, marked bool, noteMark func() st
 		text := strings.TrimSpace(para.String())
 		para.Reset()
 		paraStart = 0
+		if breakAfter {
+			defer func() { pending = true }()
+			breakAfter = false
+		}
 		if marker != "" && text != "" {
+			settle(inList)
 			if !inList {
 				w.endLines()
 				inList = true
@@ -446,6 +506,7 @@ func docStory(story []rune, w *textWriter, body, marked bool, noteMark func() st
 			w.line(marker + " " + text)
 			return
 		}
+		settle(false)
 		inList = false
 		w.endLines()
 		w.block(text)
@@ -461,6 +522,22 @@ func docStory(story []rune, w *textWriter, body, marked bool, noteMark func() st
 		s := para.String()[:paraStart]
 		para.Reset()
 		para.WriteString(s + m + " " + text)
+	}
+	// paraEnd returns the mark that ends the paragraph at position i (0
+	// at the story's end) and whether the paragraph is a list item: found
+	// once per paragraph, however many breaks it holds.
+	endFrom, endAt, end, item := -1, -1, rune(0), false
+	paraEnd := func(i int) (rune, bool) {
+		if i < endFrom || i > endAt {
+			endFrom, endAt, end, item = i, len(story), 0, false
+			for j := i + 1; j < len(story); j++ {
+				if r := story[j]; r == 0x0D || r == 0x07 || r == docRowEnd || r == docSectionEnd {
+					endAt, end, item = j, r, r != docRowEnd && isItem(j)
+					break
+				}
+			}
+		}
+		return end, item
 	}
 	lastCell := false
 	for i, r := range story {
@@ -511,10 +588,24 @@ func docStory(story []rune, w *textWriter, body, marked bool, noteMark func() st
 			}
 		case 0x0B:
 			para.WriteByte('\n')
+		case docSectionEnd: // the mark of a section's last paragraph, a list item too
+			flush(listMark(i))
+			pending = pending || body
 		case 0x0C:
-			flush("")
-			if body {
-				w.pageBreak()
+			end, item := paraEnd(i)
+			switch {
+			case len(row) > 0 || end == 0x07:
+				para.WriteByte('\n') // a break in a table cell: a row stays whole
+			case !item:
+				flush("")
+				pending = pending || body
+			case !body:
+				para.WriteByte('\n')
+			case strings.TrimSpace(para.String()) == "":
+				pending = true // before the paragraph: nothing of it is written yet
+			default:
+				para.WriteByte('\n')
+				breakAfter = true
 			}
 		case 0x1E:
 			para.WriteByte('-')
@@ -533,8 +624,15 @@ func docStory(story []rune, w *textWriter, body, marked bool, noteMark func() st
 		lastCell = cell
 	}
 	endRow()
+	if strings.TrimSpace(para.String()) != "" {
+		settle(false) // a break before the story's last, unended paragraph
+	}
 	w.endLines()
 	w.block(para.String())
+	if breakAfter {
+		pending = true
+	}
+	settle(false)
 }
 
 // dedupParagraphs drops repeated paragraphs of the header story: Word

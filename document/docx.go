@@ -14,10 +14,13 @@ func init() {
 		Name:       "docx",
 		MediaType:  "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
 		Extensions: []string{".docx", ".docm", ".dotx", ".dotm"},
-		Version:    "3", // 2: lists count from their start values; 3: lists through paragraph styles
-		Match:      func(head []byte, r io.ReaderAt, size int64) bool { return ooxmlKind(head, r, size) == "docx" },
-		Priority:   100,
-		Decoder:    DecoderFunc(decodeDOCX),
+		// 2: lists count from their start values; 3: lists through
+		// paragraph styles; 4: lists through numbering styles
+		// (w:numStyleLink).
+		Version:  "4",
+		Match:    func(head []byte, r io.ReaderAt, size int64) bool { return ooxmlKind(head, r, size) == "docx" },
+		Priority: 100,
+		Decoder:  DecoderFunc(decodeDOCX),
 	})
 }
 
@@ -31,19 +34,22 @@ func decodeDOCX(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (
 	}
 	a, main, rels := pkg.a, pkg.main, pkg.rels
 	dr := &docxReader{ctx: ctx, a: a, main: main, w: newTextWriter(opts.Limits), counters: listCounters{}, notes: map[string]int{}}
-	if r, ok := relOfType(rels, "/numbering"); ok && a.has(r.Target) {
-		b, err := a.read(ctx, r.Target)
-		if err != nil {
-			return nil, err
-		}
-		dr.numbering = readNumbering(b)
-	}
+	// The styles first: a list defined through a numbering style
+	// (w:numStyleLink) may need the style's own numId to find its levels.
+	var numStyles map[string]string
 	if r, ok := relOfType(rels, "/styles"); ok && a.has(r.Target) {
 		b, err := a.read(ctx, r.Target)
 		if err != nil {
 			return nil, err
 		}
-		dr.styles, dr.defStyle = readStyles(b)
+		dr.styles, dr.defStyle, numStyles = readStyles(b)
+	}
+	if r, ok := relOfType(rels, "/numbering"); ok && a.has(r.Target) {
+		b, err := a.read(ctx, r.Target)
+		if err != nil {
+			return nil, err
+		}
+		dr.numbering = readNumbering(b, numStyles)
 	}
 	doc := &Document{}
 	ooxmlMeta(ctx, a, &doc.Meta)
@@ -329,22 +335,31 @@ type docxStyle struct {
 // chains are a few styles long.
 const maxStyleDepth = 16
 
-// readStyles reads the paragraph styles of styles.xml and the styleId of
-// the default one.
-func readStyles(b []byte) (map[string]docxStyle, string) {
+// readStyles reads the paragraph styles of styles.xml, the styleId of
+// the default one, and the numId of each numbering style (a "list
+// style": w:type="numbering"), by styleId.
+func readStyles(b []byte) (map[string]docxStyle, string, map[string]string) {
 	styles := map[string]docxStyle{}
-	var id, def string
+	numStyles := map[string]string{}
+	var id, numStyle, def string
 	// Best effort, as readNumbering: a damaged part leaves style numbering out.
 	_ = eachStart(b, "styles", func(e xml.StartElement) {
 		if e.Name.Local == "style" {
-			id = ""
-			if attr(e, "type") == "paragraph" {
+			id, numStyle = "", ""
+			switch attr(e, "type") {
+			case "paragraph":
 				id = attr(e, "styleId")
 				styles[id] = docxStyle{ilvl: -1}
 				if v := attr(e, "default"); v == "1" || v == "true" {
 					def = id
 				}
+			case "numbering":
+				numStyle = attr(e, "styleId")
 			}
+			return
+		}
+		if numStyle != "" && e.Name.Local == "numId" {
+			numStyles[numStyle] = attr(e, "val")
 			return
 		}
 		s, ok := styles[id]
@@ -361,7 +376,7 @@ func readStyles(b []byte) (map[string]docxStyle, string) {
 		}
 		styles[id] = s
 	})
-	return styles, def
+	return styles, def, numStyles
 }
 
 // levelOf reads a w:ilvl value, a list level from 0 to 8.
@@ -412,11 +427,17 @@ func (dr *docxReader) listOf(style, numID string, ilvl int) (string, int) {
 
 // readNumbering maps each list (numId) to its levels' formats, through
 // its abstract definition, with the list's own start values
-// (startOverride).
-func readNumbering(b []byte) map[string][]numLevel {
+// (startOverride). An abstract definition that links to a numbering
+// style (w:numStyleLink, as Word writes every list made from a list
+// style) has the levels of the one that defines the style
+// (w:styleLink), else of the list the style names (numStyles: the
+// numbering styles' numIds, by styleId).
+func readNumbering(b []byte, numStyles map[string]string) map[string][]numLevel {
 	abstract := map[string][]numLevel{}
 	numToAbs := map[string]string{}
-	starts := map[string]map[int]int{} // numId → level → start
+	styleLink := map[string]string{}    // numbering style → the abstractNum defining it
+	numStyleLink := map[string]string{} // abstractNum → the numbering style it takes its levels from
+	starts := map[string]map[int]int{}  // numId → level → start
 	var absID, numID string
 	lvl, override := -1, -1
 	// Best effort: a damaged numbering part leaves plain "-" markers.
@@ -424,6 +445,16 @@ func readNumbering(b []byte) map[string][]numLevel {
 		switch e.Name.Local {
 		case "abstractNum":
 			absID, numID = attr(e, "abstractNumId"), ""
+		case "styleLink":
+			if absID != "" {
+				if _, dup := styleLink[attr(e, "val")]; !dup {
+					styleLink[attr(e, "val")] = absID
+				}
+			}
+		case "numStyleLink":
+			if absID != "" {
+				numStyleLink[absID] = attr(e, "val")
+			}
 		case "num":
 			numID, absID = attr(e, "numId"), ""
 		case "abstractNumId":
@@ -466,9 +497,29 @@ func readNumbering(b []byte) map[string][]numLevel {
 			}
 		}
 	})
+	// linked follows an abstractNum's numStyleLink to the definition of
+	// its style, a bounded number of times: a link may lead to another
+	// link, or back (a cycle ends with no levels).
+	linked := func(abs string) string {
+		for range maxStyleDepth {
+			st, ok := numStyleLink[abs]
+			if !ok {
+				return abs
+			}
+			next, ok := styleLink[st]
+			if !ok {
+				next = numToAbs[numStyles[st]]
+			}
+			if next == "" || next == abs {
+				return abs
+			}
+			abs = next
+		}
+		return abs
+	}
 	out := map[string][]numLevel{}
 	for num, abs := range numToAbs {
-		levels := slices.Clone(abstract[abs])
+		levels := slices.Clone(abstract[linked(abs)])
 		for l, n := range starts[num] {
 			if l < len(levels) {
 				levels[l].start = n

@@ -247,7 +247,7 @@ func fuzzStreams(f *testing.F, fixture string, names ...string) {
 // together; the two streams of lists.doc and stylelists.doc seed it too,
 // for their lists and styles.
 func FuzzDOC(f *testing.F) {
-	for _, fixture := range []string{"lists.doc", "stylelists.doc"} {
+	for _, fixture := range []string{"lists.doc", "stylelists.doc", "pagebreaks.doc"} {
 		var seed [2][]byte
 		for _, s := range oleStreams(f, fixture) {
 			switch s.Path {

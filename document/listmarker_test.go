@@ -20,7 +20,7 @@ func TestListMarkers(t *testing.T) {
 </w:abstractNum>
 <w:num w:numId="1"><w:abstractNumId w:val="5"/></w:num>
 <w:num w:numId="2"><w:abstractNumId w:val="5"/><w:lvlOverride w:ilvl="0"><w:startOverride w:val="7"/></w:lvlOverride></w:num>
-</w:numbering>`))
+</w:numbering>`), nil)
 	type item struct {
 		num string
 		lvl int
@@ -56,8 +56,9 @@ func TestListMarkers(t *testing.T) {
 // the outline numId 2 ("1", "1.1", "1.1.1"), whose levels link to the
 // headings (w:pStyle), "Heading2" based on it at level 1, "Heading3" based
 // on "Heading1" with only the link to level 2. numId 4 is an outline without
-// numbers, as LibreOffice ties its headings to. More styles can be added.
-func styledDOCX(t testing.TB, styles, body string) []byte {
+// numbers, as LibreOffice ties its headings to. More styles can be added,
+// and more lists: abstracts (w:abstractNum) and nums (w:num).
+func styledDOCX(t testing.TB, styles, abstracts, nums, body string) []byte {
 	const w = `xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"`
 	style := func(id, basedOn, numPr string) string {
 		s := `<w:style w:type="paragraph" w:styleId="` + id + `"><w:name w:val="` + id + `"/>`
@@ -96,9 +97,9 @@ func styledDOCX(t testing.TB, styles, body string) []byte {
 			`<w:abstractNum w:abstractNumId="1">`+lvl("0", "decimal", "%1", "Heading1")+lvl("1", "decimal", "%1.%2", "Heading2")+
 			lvl("2", "decimal", "%1.%2.%3", "Heading3")+`</w:abstractNum>`+
 			`<w:abstractNum w:abstractNumId="2">`+lvl("0", "bullet", "•", "")+`</w:abstractNum>`+
-			`<w:abstractNum w:abstractNumId="3">`+lvl("0", "none", "", "")+`</w:abstractNum>`+
+			`<w:abstractNum w:abstractNumId="3">`+lvl("0", "none", "", "")+`</w:abstractNum>`+abstracts+
 			`<w:num w:numId="1"><w:abstractNumId w:val="0"/></w:num><w:num w:numId="2"><w:abstractNumId w:val="1"/></w:num><w:num w:numId="3"><w:abstractNumId w:val="2"/></w:num>`+
-			`<w:num w:numId="4"><w:abstractNumId w:val="3"/></w:num>`+
+			`<w:num w:numId="4"><w:abstractNumId w:val="3"/></w:num>`+nums+
 			`</w:numbering>`,
 		"word/document.xml", `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:document `+w+`><w:body>`+body+`</w:body></w:document>`)
 }
@@ -143,7 +144,7 @@ var styledBody, styledText = styledPara("Heading1", "", "Introduction") +
 func TestDOCXStyleLists(t *testing.T) {
 	t.Parallel()
 	if os.Getenv("EXTRACTQ_WRITE_FIXTURES") != "" {
-		if err := os.WriteFile(filepath.Join("testdata", "formats", "stylelists.docx"), styledDOCX(t, "", styledBody), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join("testdata", "formats", "stylelists.docx"), styledDOCX(t, "", "", "", styledBody), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -169,7 +170,100 @@ func TestDOCXStyleLists(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			d, err := ReadBytes(t.Context(), styledDOCX(t, loops, tc.body), Options{})
+			d, err := ReadBytes(t.Context(), styledDOCX(t, loops, "", "", tc.body), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Text != tc.want {
+				t.Errorf("text\n%s\nwant\n%s", d.Text, tc.want)
+			}
+		})
+	}
+}
+
+// numStyleLists are the lists of listStyleBody, as Word writes lists
+// made from a list style: the numbering style "Legal" is defined by
+// abstractNum 10 (w:styleLink), and the lists that use it (numIds 11
+// and 12, the latter from 5) have an abstractNum with only a
+// w:numStyleLink to it. "Letters" is found only through its style's own
+// numId (14); "Chain" is defined by an abstractNum that links on to
+// "Legal"; "Missing" has no style; "Loop" and "LoopA"/"LoopB" lead back
+// to where they start.
+var numStyleStyles, numStyleAbstracts, numStyleNums = `<w:style w:type="numbering" w:styleId="Legal"><w:name w:val="Legal"/><w:pPr><w:numPr><w:numId w:val="10"/></w:numPr></w:pPr></w:style>` +
+	`<w:style w:type="numbering" w:styleId="Letters"><w:name w:val="Letters"/><w:pPr><w:numPr><w:numId w:val="14"/></w:numPr></w:pPr></w:style>` +
+	`<w:style w:type="numbering" w:styleId="Chain"><w:name w:val="Chain"/></w:style>` +
+	`<w:style w:type="numbering" w:styleId="Loop"><w:name w:val="Loop"/><w:pPr><w:numPr><w:numId w:val="15"/></w:numPr></w:pPr></w:style>` +
+	`<w:style w:type="numbering" w:styleId="LoopA"><w:name w:val="LoopA"/><w:pPr><w:numPr><w:numId w:val="17"/></w:numPr></w:pPr></w:style>` +
+	`<w:style w:type="numbering" w:styleId="LoopB"><w:name w:val="LoopB"/><w:pPr><w:numPr><w:numId w:val="16"/></w:numPr></w:pPr></w:style>` +
+	`<w:style w:type="paragraph" w:styleId="Clause"><w:name w:val="Clause"/><w:pPr><w:numPr><w:numId w:val="11"/></w:numPr></w:pPr></w:style>`,
+	`<w:abstractNum w:abstractNumId="10"><w:multiLevelType w:val="multilevel"/><w:styleLink w:val="Legal"/>` +
+		`<w:lvl w:ilvl="0"><w:start w:val="1"/><w:numFmt w:val="decimal"/><w:lvlText w:val="%1."/></w:lvl>` +
+		`<w:lvl w:ilvl="1"><w:start w:val="1"/><w:numFmt w:val="decimal"/><w:lvlText w:val="%1.%2."/></w:lvl>` +
+		`<w:lvl w:ilvl="2"><w:start w:val="1"/><w:numFmt w:val="decimal"/><w:lvlText w:val="%1.%2.%3."/></w:lvl></w:abstractNum>` +
+		`<w:abstractNum w:abstractNumId="11"><w:multiLevelType w:val="multilevel"/><w:numStyleLink w:val="Legal"/></w:abstractNum>` +
+		`<w:abstractNum w:abstractNumId="12"><w:numStyleLink w:val="Missing"/></w:abstractNum>` +
+		`<w:abstractNum w:abstractNumId="13"><w:numStyleLink w:val="Letters"/></w:abstractNum>` +
+		`<w:abstractNum w:abstractNumId="14"><w:lvl w:ilvl="0"><w:start w:val="1"/><w:numFmt w:val="upperLetter"/><w:lvlText w:val="%1)"/></w:lvl></w:abstractNum>` +
+		`<w:abstractNum w:abstractNumId="15"><w:numStyleLink w:val="Loop"/></w:abstractNum>` +
+		`<w:abstractNum w:abstractNumId="16"><w:numStyleLink w:val="LoopA"/></w:abstractNum>` +
+		`<w:abstractNum w:abstractNumId="17"><w:numStyleLink w:val="LoopB"/></w:abstractNum>` +
+		`<w:abstractNum w:abstractNumId="18"><w:numStyleLink w:val="Chain"/></w:abstractNum>` +
+		`<w:abstractNum w:abstractNumId="19"><w:styleLink w:val="Chain"/><w:numStyleLink w:val="Legal"/></w:abstractNum>`,
+	`<w:num w:numId="10"><w:abstractNumId w:val="10"/></w:num><w:num w:numId="11"><w:abstractNumId w:val="11"/></w:num>` +
+		`<w:num w:numId="12"><w:abstractNumId w:val="11"/><w:lvlOverride w:ilvl="0"><w:startOverride w:val="5"/></w:lvlOverride></w:num>` +
+		`<w:num w:numId="13"><w:abstractNumId w:val="12"/></w:num><w:num w:numId="14"><w:abstractNumId w:val="14"/></w:num>` +
+		`<w:num w:numId="15"><w:abstractNumId w:val="15"/></w:num><w:num w:numId="16"><w:abstractNumId w:val="16"/></w:num>` +
+		`<w:num w:numId="17"><w:abstractNumId w:val="17"/></w:num><w:num w:numId="18"><w:abstractNumId w:val="13"/></w:num>` +
+		`<w:num w:numId="19"><w:abstractNumId w:val="18"/></w:num>`
+
+// numPr is a paragraph's own numbering: list and level.
+func numPr(num, lvl string) string {
+	return `<w:ilvl w:val="` + lvl + `"/><w:numId w:val="` + num + `"/>`
+}
+
+// listStyleBody is a document numbered through the list style "Legal"
+// (Word's "1. / 1.1. / 1.1.1." multilevel list), directly and through the
+// paragraph style "Clause", and the text the .docx reader gives it, which
+// LibreOffice's text export gives too; so does the .doc reader from
+// LibreOffice's .doc export, which copies the style's levels into each
+// list (LSTF and its LVLs), links none, and so needs nothing more.
+var listStyleBody, listStyleText = styledPara("", numPr("11", "0"), "Parties") +
+	styledPara("", numPr("11", "1"), "The buyer") +
+	styledPara("", numPr("11", "1"), "The seller") +
+	styledPara("", numPr("11", "2"), "their agents") +
+	styledPara("Clause", "", "Price") +
+	styledPara("Clause", `<w:ilvl w:val="1"/>`, "Payment"),
+	"1. Parties\n  1.1. The buyer\n  1.2. The seller\n    1.2.1. their agents\n2. Price\n  2.1. Payment"
+
+// TestDOCXNumberingStyles: a list defined through a numbering style (its
+// abstractNum has a w:numStyleLink and no levels) has the levels of the
+// style's definition (the abstractNum with the w:styleLink, else the
+// list the style's own numId names), its own start values on top; links
+// that lead nowhere or in a circle end, the list with "-" markers. Set
+// EXTRACTQ_WRITE_FIXTURES=1 to write listStyleBody's .docx (to convert
+// with LibreOffice).
+func TestDOCXNumberingStyles(t *testing.T) {
+	t.Parallel()
+	if os.Getenv("EXTRACTQ_WRITE_FIXTURES") != "" {
+		b := styledDOCX(t, numStyleStyles, numStyleAbstracts, numStyleNums, listStyleBody)
+		if err := os.WriteFile(filepath.Join("testdata", "formats", "liststyles.docx"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name, body, want string
+	}{
+		{"document", listStyleBody, listStyleText},
+		{"start override", styledPara("", numPr("12", "0"), "five") + styledPara("", numPr("12", "1"), "sub"), "5. five\n  5.1. sub"},
+		{"through the style's numId", styledPara("", numPr("18", "0"), "A") + styledPara("", numPr("18", "0"), "B"), "A) A\nB) B"},
+		{"chain of links", styledPara("", numPr("19", "0"), "x") + styledPara("", numPr("19", "1"), "y"), "1. x\n  1.1. y"},
+		{"no such style", styledPara("", numPr("13", "0"), "lost"), "- lost"},
+		{"cycles end", styledPara("", numPr("15", "0"), "self") + styledPara("", numPr("16", "0"), "round"), "- self\n- round"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			d, err := ReadBytes(t.Context(), styledDOCX(t, numStyleStyles, numStyleAbstracts, numStyleNums, tc.body), Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

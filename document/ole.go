@@ -19,6 +19,8 @@ func init() {
 		Name:       "ole",
 		MediaType:  "application/x-ole-storage",
 		Extensions: []string{".doc", ".dot", ".msg", ".xls", ".ppt", ".docx", ".xlsx", ".pptx"},
+		// 5: a .doc list item keeps its marker and text whole across a
+		// page break inside it, or a section break ending it.
 		// 4: a .doc's paragraphs are in lists through their styles too.
 		// 3: a .doc's list items keep their markers. 2: Word .doc,
 		// Outlook .msg, Excel .xls and PowerPoint .ppt (97-2003) are
@@ -32,7 +34,7 @@ func init() {
 
 // oleVersion is the "ole" reader's version, also given to attached
 // messages read in place.
-const oleVersion = "4"
+const oleVersion = "5"
 
 // ErrUnsupported: the format is recognised but extractq does not read it;
 // the error says how to convert it.

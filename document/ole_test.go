@@ -4,7 +4,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -85,7 +88,7 @@ func TestDOCStory(t *testing.T) {
 	story := []rune(in)
 	story = append(story, 0x1F600, docSkip)
 	w := newTextWriter(Limits{})
-	docStory(story, w, true, false, func() string { return "" }, func(int) string { return "" })
+	docStory(story, w, true, false, func() string { return "" }, func(int) string { return "" }, func(int) bool { return false })
 	text, pages, err := w.text()
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +113,7 @@ func TestDOCStoryRowEnds(t *testing.T) {
 	story = append(story, docRowEnd)
 	story = append(story, []rune("after\x0D")...)
 	w := newTextWriter(Limits{})
-	docStory(story, w, true, true, func() string { return "" }, func(int) string { return "" })
+	docStory(story, w, true, true, func() string { return "" }, func(int) string { return "" }, func(int) bool { return false })
 	text, _, err := w.text()
 	if err != nil {
 		t.Fatal(err)
@@ -424,4 +427,206 @@ func TestDOCListTables(t *testing.T) {
 			t.Errorf("got %v, %v; want no lists", got, err)
 		}
 	})
+}
+
+// pageBreakBody is a numbered list whose items hold page breaks (§
+// marks where each goes: mid-item, before the item's text, after it),
+// a plain paragraph with one, and a list item that ends a section.
+// pageBreakText is what the readers make of it, as Word shows it: an
+// item stays one item with its marker, its break a newline (LibreOffice
+// cannot keep a break inside a paragraph: it splits the item in two,
+// numbered apart).
+const pageBreakBody, pageBreakText = "first|before§after|§third on a new page|fourth§|=plain§paragraph|+end of section one|after the section",
+	"1. first\n2. before\nafter\n3. third on a new page\n4. fourth\n\nplain\n\nparagraph\n\n5. end of section one\n6. after the section"
+
+// pageBreakDOCX is pageBreakBody as a .docx, a "|" between paragraphs;
+// "=" starts a paragraph outside the list, "+" an item that ends a
+// section; the others are items of list 1. With word false the page breaks are
+// left as §, for pagebreaks-doc.py to turn into Word's 0x0C after
+// LibreOffice's .doc export.
+func pageBreakDOCX(t testing.TB, word bool) []byte {
+	var body string
+	for p := range strings.SplitSeq(pageBreakBody, "|") {
+		if word {
+			p = strings.ReplaceAll(p, "§", `</w:t></w:r><w:r><w:br w:type="page"/></w:r><w:r><w:t>`)
+		}
+		switch {
+		case strings.HasPrefix(p, "="):
+			body += styledPara("", "", p[1:])
+		case strings.HasPrefix(p, "+"):
+			body += `<w:p><w:pPr><w:numPr>` + numPr("1", "0") + `</w:numPr><w:sectPr/></w:pPr><w:r><w:t>` + p[1:] + `</w:t></w:r></w:p>`
+		default:
+			body += styledPara("", numPr("1", "0"), p)
+		}
+	}
+	return styledDOCX(t, "", "", "", body)
+}
+
+// TestDOCPageBreakInListItem: a page break (0x0C) inside a .doc list
+// item neither splits the item nor moves its marker or numbering, as the
+// .docx reader reads the same document's w:br type="page"; the page ends
+// before the item when the break comes first, else after it. A break in
+// a plain paragraph still ends it there, and a section break ends its
+// paragraph and page, and keeps its marker when the paragraph is an item. Set EXTRACTQ_WRITE_FIXTURES=1 to write the .docx
+// that pagebreaks.doc is made from.
+func TestDOCPageBreakInListItem(t *testing.T) {
+	t.Parallel()
+	if os.Getenv("EXTRACTQ_WRITE_FIXTURES") != "" {
+		if err := os.WriteFile(filepath.Join("testdata", "formats", "pagebreaks.docx"), pageBreakDOCX(t, false), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantPages := []string{"1. first\n2. before\nafter", "3. third on a new page\n4. fourth", "plain", "paragraph\n\n5. end of section one", "6. after the section"}
+	tests := []struct {
+		name string
+		file []byte
+		// pages: the .docx reader makes no page of a section break, and
+		// keeps a plain paragraph whole (its break after it).
+		pages []string
+	}{
+		{"pagebreaks.doc", fixture(t, "pagebreaks.doc"), wantPages},
+		{"docx", pageBreakDOCX(t, true), nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			d, err := ReadBytes(t.Context(), tc.file, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := pageBreakText
+			if tc.pages == nil {
+				want = strings.Replace(want, "plain\n\nparagraph", "plain\nparagraph", 1)
+			}
+			if d.Text != want {
+				t.Errorf("text\n%s\nwant\n%s", d.Text, want)
+			}
+			if tc.pages == nil {
+				return
+			}
+			var pages []string
+			for _, p := range d.Pages {
+				pages = append(pages, d.Text[p.Start:p.End])
+			}
+			if !slices.Equal(pages, tc.pages) {
+				t.Errorf("pages %q, want %q", pages, tc.pages)
+			}
+		})
+	}
+}
+
+// TestDOCStoryPageBreaks: where a page break (0x0C) falls in a story: in
+// a list item it keeps the item whole (in the body its page ends before
+// or after the item; elsewhere no page), in a table cell it keeps the row
+// whole, in a plain paragraph it ends the paragraph; a section's end
+// (docSectionEnd) ends its paragraph and page.
+func TestDOCStoryPageBreaks(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		story string // "S" stands for docSectionEnd, "R" for docRowEnd
+		body  bool
+		want  string
+		pages []string
+	}{
+		{"mid-item", "a\x0Db\x0Cc\x0Dd\x0D", true, "1. a\n2. b\nc\n3. d", []string{"1. a\n2. b\nc", "3. d"}},
+		{"before an item", "a\x0D\x0Cb\x0D", true, "1. a\n2. b", []string{"1. a", "2. b"}},
+		{"item, then a plain paragraph", "a\x0Ce\x0Dplain\x0D", true, "1. a\ne\n\nplain", []string{"1. a\ne", "plain"}},
+		{"item outside the body", "a\x0Cb\x0D", false, "1. a\nb", nil},
+		{"table cell", "x\x0Cy\x07z\x07R", true, "x y | z", nil},
+		{"table cell, later", "w\x07x\x0Cy\x07R", true, "w | x y", nil},
+		{"plain paragraph", "x\x0Cy\x0D", true, "x\n\ny", []string{"x", "y"}},
+		{"section end", "x\x0D1S2\x0D", true, "x\n\n1\n\n2", []string{"x\n\n1", "2"}},
+		{"section end in an item", "aSb\x0Cc\x0Dd\x0D", true, "1. a\n2. b\nc\n3. d", []string{"1. a", "2. b\nc", "3. d"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			story := []rune(tc.story)
+			for i, r := range story {
+				switch r {
+				case 'S':
+					story[i] = docSectionEnd
+				case 'R':
+					story[i] = docRowEnd
+				}
+			}
+			n := 0
+			// The paragraphs that end in a to e are list items.
+			isItem := func(i int) bool {
+				return i > 0 && (story[i] == 0x0D || story[i] == docSectionEnd) && strings.ContainsRune("abcde", story[i-1])
+			}
+			listMark := func(i int) string {
+				if !isItem(i) {
+					return ""
+				}
+				n++
+				return strconv.Itoa(n) + "."
+			}
+			w := newTextWriter(Limits{})
+			docStory(story, w, tc.body, true, func() string { return "" }, listMark, isItem)
+			text, pages, err := w.text()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if text != tc.want {
+				t.Errorf("text\n%q\nwant\n%q", text, tc.want)
+			}
+			var got []string
+			for _, p := range pages {
+				got = append(got, text[p.Start:p.End])
+			}
+			if !slices.Equal(got, tc.pages) {
+				t.Errorf("pages %q, want %q", got, tc.pages)
+			}
+		})
+	}
+}
+
+// TestDOCSectionMarks: the 0x0C at a section's end in the PlcfSed is
+// the section's mark, the others page breaks; without a readable
+// PlcfSed every 0x0C is taken for a section's end.
+func TestDOCSectionMarks(t *testing.T) {
+	t.Parallel()
+	le := binary.LittleEndian
+	// plcfSed is a table stream with a PlcfSed of sections ending at
+	// the given CPs, after a pad byte, and the FIB's fc/lcb pairs to it.
+	plcfSed := func(cps ...uint32) [2][]byte {
+		b := []byte{0}
+		for _, cp := range append([]uint32{0}, cps...) {
+			b = le.AppendUint32(b, cp)
+		}
+		b = append(b, make([]byte, 12*len(cps))...)
+		fcLcb := make([]byte, 7*8)
+		le.PutUint32(fcLcb[6*8:], 1)
+		le.PutUint32(fcLcb[6*8+4:], uint32(len(b)-1))
+		return [2][]byte{b, fcLcb}
+	}
+	tests := []struct {
+		name string
+		sed  [2][]byte // table stream, fcLcb
+		want string    // "S" for docSectionEnd
+	}{
+		{"sections", plcfSed(4, 7), "a\fbS\fcS"},
+		{"past the text", plcfSed(99), "a\fb\f\fc\f"},
+		{"no PlcfSed", [2][]byte{nil, make([]byte, 7*8)}, "aSbSScS"},
+		{"PlcfSed past the table", [2][]byte{plcfSed(4)[0][:9], plcfSed(4)[1]}, "aSbSScS"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			body := []rune("a\fb\f\fc\f")
+			docSectionMarks(body, tc.sed[0], tc.sed[1])
+			var b strings.Builder
+			for _, r := range body {
+				if r == docSectionEnd {
+					r = 'S'
+				}
+				b.WriteRune(r)
+			}
+			if b.String() != tc.want {
+				t.Errorf("got %q, want %q", b.String(), tc.want)
+			}
+		})
+	}
 }
