@@ -27,10 +27,12 @@ func init() {
 		Name:       "eml",
 		MediaType:  "message/rfc822",
 		Extensions: []string{".eml", ".msg822", ".mht", ".mhtml"},
-		Version:    "2", // 2: text attachments in their declared charset
-		Match:      matchEML,
-		Priority:   60,
-		Decoder:    DecoderFunc(decodeEML),
+		// 3: a winmail.dat's body and attachments (TNEF) are the message's.
+		// 2: text attachments in their declared charset.
+		Version:  "3",
+		Match:    matchEML,
+		Priority: 60,
+		Decoder:  DecoderFunc(decodeEML),
 	})
 }
 

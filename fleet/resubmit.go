@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/extractq/extractq/document"
+	"github.com/extractq/extractq/internal/intake"
 	"github.com/extractq/extractq/internal/jobs/submit"
 )
 
@@ -45,6 +46,11 @@ type Resubmission struct {
 	Reader, Password string
 	OCR              document.OCR
 	ReadsImages      func(provider string) bool
+	// Attachments is how the re-read documents' attachments were
+	// submitted: "separate" ("", the default: a carrier's attachments the
+	// audit does not know are stored and queued, those it no longer
+	// yields counted) or "skip" (attachments left alone).
+	Attachments string
 	// DryRun only counts what would be queued.
 	DryRun bool
 }
@@ -85,6 +91,17 @@ type Reread struct {
 	Missing   int `json:"missing"`   // whose original is not in the object store
 	// Changes say which pages of each changed document changed.
 	Changes []PageChanges `json:"changes,omitempty"`
+	// AttachmentsAdded counts the attachments (any depth) of the documents
+	// read again that the audit did not know as documents (their carrier's
+	// older reader did not find them): stored and queued as submit would
+	// have, under the carrier's latest job's schema version, run and
+	// provider (a dry run only counts them). Added names them.
+	AttachmentsAdded int      `json:"attachments_added"`
+	Added            []string `json:"added,omitempty"`
+	// AttachmentsGone counts the attachments queued with a document read
+	// again that it no longer yields; Gone names them. Nothing is deleted.
+	AttachmentsGone int      `json:"attachments_gone"`
+	Gone            []string `json:"gone,omitempty"`
 }
 
 // PageChanges is what changed in one document read again.
@@ -115,7 +132,7 @@ func (c *Client) Resubmit(ctx context.Context, r Resubmission) (Resubmitted, err
 	sum, err := c.sub.Resubmit(ctx, c.store, submit.ResubmitRequest{
 		FromDLQ: r.FromDLQ, Run: r.Run, Schema: r.Schema, ToVersion: r.ToVersion, IncludeFailed: r.IncludeFailed,
 		Provider: r.Provider, Options: r.Options.internal(), Reread: r.Reread, Reader: r.Reader, Password: r.Password,
-		OCR: r.OCR, ReadsImages: r.ReadsImages, DryRun: r.DryRun,
+		OCR: r.OCR, ReadsImages: r.ReadsImages, Attachments: intake.Attachments(r.Attachments), DryRun: r.DryRun,
 	})
 	out := Resubmitted{Selected: sum.Selected, Queued: sum.Queued, Duplicates: sum.Duplicates, Removed: sum.Removed, DryRun: sum.DryRun,
 		Rejected: rejections(sum.Rejected)}
@@ -124,7 +141,8 @@ func (c *Client) Resubmit(ctx context.Context, r Resubmission) (Resubmitted, err
 	}
 	if sum.Reread != nil {
 		r := sum.Reread
-		out.Reread = &Reread{Reread: r.Reread, Changed: r.Changed, Unchanged: r.Unchanged, Missing: r.Missing}
+		out.Reread = &Reread{Reread: r.Reread, Changed: r.Changed, Unchanged: r.Unchanged, Missing: r.Missing,
+			AttachmentsAdded: r.AttachmentsAdded, Added: r.Added, AttachmentsGone: r.AttachmentsGone, Gone: r.Gone}
 		for _, c := range r.Changes {
 			out.Reread.Changes = append(out.Reread.Changes, PageChanges(c))
 		}

@@ -101,3 +101,90 @@ func TestResubmitRereadCommand(t *testing.T) {
 		t.Errorf("reread of a changed page: exit %d, %s%s; want page 1 named", code, out, errOut)
 	}
 }
+
+// TestResubmitRereadMailAttachmentCommand: an e-mail whose PDF attachment
+// its older reader did not find (submitted with the attachment skipped,
+// its reader set back to eml/2) is selected by `resubmit --reread`: a dry
+// run counts the attachment, the re-read queues it as a document of its
+// own though the e-mail's text is unchanged, and a second re-read adds
+// nothing.
+func TestResubmitRereadMailAttachmentCommand(t *testing.T) {
+	st, dbURL := audittest.Store(t)
+	natsURL := migratedServer(t)
+	t.Setenv("EXTRACTQ_NATS_URL", natsURL)
+	t.Setenv("EXTRACTQ_DATABASE_URL", dbURL)
+	ctx := t.Context()
+	schemaFile := filepath.Join(t.TempDir(), "invoice.json")
+	must(t, os.WriteFile(schemaFile, []byte(fleettest.Schema), 0o644))
+	mail, err := filepath.Abs("../../examples/documents/invoice-mail.eml")
+	must(t, err)
+	if code, out, errOut := runSubmitCmd(t, "", "--schema", schemaFile, "--provider", "sim:clean", "--run", "mails", "--attachments", "skip", mail); code != 0 {
+		t.Fatalf("submit: exit %d %s%s", code, out, errOut)
+	}
+	_, js := jobstest.Connect(t, natsURL)
+	stream, err := js.Stream(ctx, jobs.JobsStream)
+	must(t, err)
+	msg, err := stream.GetMsg(ctx, 1)
+	must(t, err)
+	env, err := jobs.DecodeEnvelope(msg.Data)
+	must(t, err)
+	w, err := st.NewWriter(ctx)
+	must(t, err)
+	defer w.Close(ctx)
+	must(t, w.Write(ctx, &audit.Record{
+		JobID: env.JobID, DocumentID: env.DocumentID, DocumentHash: env.DocumentHash, Run: env.Run,
+		SchemaName: env.Schema.Name, SchemaVersion: env.Schema.Version, SchemaFingerprint: env.Schema.Fingerprint,
+		Provider: env.Provider, Model: env.Model, Pool: env.Pool, Delivery: 1, WorkerID: "w",
+		Attempts: []llm.Attempt{{N: 1, Raw: "{}"}}, Outcome: llm.OutcomeOK, Value: []byte("{}"), Final: true,
+	}))
+	older := func() {
+		t.Helper()
+		_, err := st.Pool().Exec(ctx, `UPDATE documents SET metadata = jsonb_set(metadata, '{reader}', '"eml/2"') WHERE id = $1`, env.DocumentID)
+		must(t, err)
+	}
+	older()
+	att := env.DocumentID + "#INV76642.pdf"
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--reread", "--dry-run"}, 0, "dry run: 1 would be read again; attachments: 1 would be added, 0 gone\n"},
+		{[]string{"--reread", "--dry-run", "--attachments", "skip"}, 0, "dry run: 1 would be read again\n"},
+		{[]string{"--reread", "--attachments", "inline"}, 2, `--attachments "inline"`},
+		{[]string{"--attachments", "skip"}, 2, "--attachments needs --reread"},
+		{[]string{"--reread", "--reader", "eml"}, 0, "added " + att + ": an attachment its carrier's older reader did not find\n" +
+			"selected 1, re-read 1, changed 0 (queued 0, duplicates skipped 0), unchanged 1, missing 0, not resubmitted 0, attachments added 1, gone 0\n"},
+		{[]string{"--reread"}, 0, "selected 0, re-read 0, changed 0 (queued 0, duplicates skipped 0), unchanged 0, missing 0, not resubmitted 0\n"},
+	} {
+		code, out, errOut := runSubmitCmd(t, "", append([]string{"resubmit"}, tc.args...)...)
+		if code != tc.code || !strings.Contains(out+errOut, tc.want) {
+			t.Errorf("%v: exit %d, %s%s; want exit %d and %q", tc.args, code, out, errOut, tc.code, tc.want)
+		}
+	}
+	info, err := stream.Info(ctx)
+	must(t, err)
+	if info.State.Msgs != 2 {
+		t.Fatalf("%d jobs on the stream, want the e-mail's and its attachment's", info.State.Msgs)
+	}
+	msg, err = stream.GetMsg(ctx, 2)
+	must(t, err)
+	got, err := jobs.DecodeEnvelope(msg.Data)
+	must(t, err)
+	if got.DocumentID != att || !strings.HasPrefix(got.Reader, "pdf/") || got.Original == nil || got.Run != "mails" ||
+		got.Schema != env.Schema || got.Provider != env.Provider || !strings.Contains(got.Text, "INV76642") {
+		t.Errorf("queued %+v: want the attached PDF read as a document of its own in the e-mail's run", got)
+	}
+
+	// Read again once more: the attachment is known, nothing is added.
+	older()
+	code, out, errOut := runSubmitCmd(t, "", "resubmit", "--reread", "--json")
+	if code != 0 || !strings.Contains(out, `"attachments_added": 0`) || !strings.Contains(out, `"unchanged": 1`) {
+		t.Errorf("reread once more: exit %d, %s%s; want the e-mail unchanged, no attachment added", code, out, errOut)
+	}
+	info, err = stream.Info(ctx)
+	must(t, err)
+	if info.State.Msgs != 2 {
+		t.Errorf("%d jobs on the stream after re-reading again, want 2", info.State.Msgs)
+	}
+}

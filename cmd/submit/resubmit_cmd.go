@@ -57,6 +57,8 @@ Example:
 				rereadOCR(&req, ocr)
 			} else if req.Reader != "" {
 				return cli.Usage(errors.New("--reader needs --reread"))
+			} else if req.Attachments != "" {
+				return cli.Usage(errors.New("--attachments needs --reread"))
 			}
 			if !req.FromDLQ && !req.Reread && (req.Schema == "" || req.ToVersion < 1) {
 				return cli.Usage(errors.New("give --from-dlq, or --schema NAME --to-version V --provider P"))
@@ -94,6 +96,7 @@ Example:
 	f.StringVar(&req.Reader, "reader", "", "only documents read as this format (--reread): pdf, html, eml, docx, …")
 	f.StringVar(&req.Password, "password", "", "password of encrypted originals (--reread; default $"+cli.PasswordEnv+")")
 	f.StringVar(&ocr, "ocr", "auto", "read pages without text by OCR (tesseract) for models that read no images, as submit did (--reread): auto or off")
+	f.StringVar(&req.Attachments, "attachments", "", "how the documents' attachments were submitted (--reread): separate (default: queue those a carrier yields now that were never submitted) or skip")
 	f.BoolVar(&req.DryRun, "dry-run", false, "only count what would be queued")
 	f.BoolVar(&asJSON, "json", false, "print the summary as JSON")
 	return cmd
@@ -114,7 +117,11 @@ func printResubmit(out, errw io.Writer, sum fleet.Resubmitted, asJSON bool) {
 		if sum.Reread != nil {
 			verb = "read"
 		}
-		fmt.Fprintf(out, "dry run: %d would be %s again\n", sum.Selected, verb)
+		fmt.Fprintf(out, "dry run: %d would be %s again", sum.Selected, verb)
+		if r := sum.Reread; r != nil && r.AttachmentsAdded+r.AttachmentsGone > 0 {
+			fmt.Fprintf(out, "; attachments: %d would be added, %d gone", r.AttachmentsAdded, r.AttachmentsGone)
+		}
+		fmt.Fprintln(out)
 		return
 	}
 	defer printSealed(out, sum.Runs)
@@ -129,8 +136,18 @@ func printResubmit(out, errw io.Writer, sum fleet.Resubmitted, asJSON bool) {
 				fmt.Fprintf(out, "changed %s: pages %s of %d\n", c.ID, joinInts(c.Pages), c.After)
 			}
 		}
-		fmt.Fprintf(out, "selected %d, re-read %d, changed %d (queued %d, duplicates skipped %d), unchanged %d, missing %d, not resubmitted %d\n",
+		for _, id := range r.Added {
+			fmt.Fprintf(out, "added %s: an attachment its carrier's older reader did not find\n", termsafe.String(id))
+		}
+		for _, id := range r.Gone {
+			fmt.Fprintf(out, "gone %s: its carrier no longer yields it (kept)\n", termsafe.String(id))
+		}
+		fmt.Fprintf(out, "selected %d, re-read %d, changed %d (queued %d, duplicates skipped %d), unchanged %d, missing %d, not resubmitted %d",
 			sum.Selected, r.Reread, r.Changed, sum.Queued, sum.Duplicates, r.Unchanged, r.Missing, len(sum.Rejected))
+		if r.AttachmentsAdded+r.AttachmentsGone > 0 {
+			fmt.Fprintf(out, ", attachments added %d, gone %d", r.AttachmentsAdded, r.AttachmentsGone)
+		}
+		fmt.Fprintln(out)
 		return
 	}
 	fmt.Fprintf(out, "selected %d, queued %d, duplicates skipped %d, removed from the DLQ %d, not resubmitted %d\n",
@@ -162,6 +179,8 @@ func checkReread(req fleet.Resubmission) error {
 		return errors.New("--reread queues under each document's latest schema version: drop --to-version")
 	case req.IncludeFailed:
 		return errors.New("--include-failed does not go with --reread (every document an older reader read is selected)")
+	case req.Attachments != "" && req.Attachments != "separate" && req.Attachments != "skip":
+		return fmt.Errorf("--attachments %q: want separate or skip (the policy the documents were submitted with; inline is not supported by --reread)", req.Attachments)
 	}
 	_, err := fleet.Readers(req.Reader)
 	return err

@@ -118,3 +118,67 @@ func (s *Store) SetDocumentReaders(ctx context.Context, ids, hashes, readers []s
 	}
 	return nil
 }
+
+// KnownDocuments says which of ids are documents in the audit: a re-read
+// carrier's attachments that are not are new (the reader that read the
+// carrier before did not find them).
+func (s *Store) KnownDocuments(ctx context.Context, ids []string) (map[string]bool, error) {
+	known := map[string]bool{}
+	if len(ids) == 0 {
+		return known, nil
+	}
+	rows, err := s.pool.Query(ctx, `SELECT id FROM documents WHERE id = ANY($1::text[])`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("audit: look up %d documents: %w", len(ids), err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("audit: look up %d documents: %w", len(ids), err)
+		}
+		known[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("audit: look up %d documents: %w", len(ids), err)
+	}
+	return known, nil
+}
+
+// AttachmentsQueued returns, for each carrier ids[i], the ids of the
+// documents under it (id ids[i]#NAME, at any depth) that had a job in run
+// runs[i]: the attachments submitted with it, which submit queues into
+// the carrier's run. Ids compare byte-wise (COLLATE "C") so that the
+// prefix is a range of the jobs (run, document_id) index, whatever the
+// database's collation.
+func (s *Store) AttachmentsQueued(ctx context.Context, ids, runs []string) (map[string][]string, error) {
+	out := map[string][]string{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	// LATERAL: one probe of the index a carrier, never a hash of jobs.
+	rows, err := s.pool.Query(ctx, `SELECT u.id, a.document_id
+		FROM unnest($1::text[], $2::text[]) AS u(id, run)
+		CROSS JOIN LATERAL (
+		    SELECT DISTINCT j.document_id FROM jobs j
+		    WHERE j.run = u.run
+		      AND j.document_id COLLATE "C" >= (u.id || '#') COLLATE "C"
+		      AND j.document_id COLLATE "C" < (u.id || '$') COLLATE "C"
+		) a
+		ORDER BY 1, 2`, ids, runs)
+	if err != nil {
+		return nil, fmt.Errorf("audit: look up the attachments of %d documents: %w", len(ids), err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, att string
+		if err := rows.Scan(&id, &att); err != nil {
+			return nil, fmt.Errorf("audit: look up the attachments of %d documents: %w", len(ids), err)
+		}
+		out[id] = append(out[id], att)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("audit: look up the attachments of %d documents: %w", len(ids), err)
+	}
+	return out, nil
+}

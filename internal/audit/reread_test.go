@@ -2,6 +2,7 @@ package audit
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -97,5 +98,55 @@ func TestDocumentsForReread(t *testing.T) {
 	}
 	if d, err := s.Document(ctx, "p1"); err != nil || string(d.Metadata) != `{"pages": 2, "format": "pdf", "reader": "pdf/4"}` {
 		t.Errorf("p1's metadata %s, %v; want the new reader, the rest kept", d.Metadata, err)
+	}
+}
+
+// TestAttachmentsQueued: the documents under a carrier (id CARRIER#…, at
+// any depth) with a job in its run, compared byte-wise whatever the
+// database's collation (ids that sort near the prefix under a
+// linguistic collation are not under it); KnownDocuments says which ids
+// are documents.
+func TestAttachmentsQueued(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := newTestStore(t)
+	w := newTestWriter(t, s)
+	for _, r := range [][2]string{
+		{"m", "run1"}, {"m#a.pdf", "run1"}, {"m#b.eml", "run1"}, {"m#b.eml#c.pdf", "run1"},
+		{"m#other-run.pdf", "run2"}, {"m$", "run1"}, {"ma", "run1"}, {"m-#x", "run1"}, {"M#a.pdf", "run1"},
+		{"n#a.pdf", "run2"},
+	} {
+		rec := testRecord("job-"+r[0], r[0], 1, 1, llm.OutcomeOK)
+		rec.Run = r[1]
+		if err := w.Write(ctx, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name      string
+		ids, runs []string
+		want      map[string][]string
+	}{
+		{"none", nil, nil, map[string][]string{}},
+		{"a carrier", []string{"m"}, []string{"run1"}, map[string][]string{"m": {"m#a.pdf", "m#b.eml", "m#b.eml#c.pdf"}}},
+		{"a nested carrier", []string{"m#b.eml"}, []string{"run1"}, map[string][]string{"m#b.eml": {"m#b.eml#c.pdf"}}},
+		{"its other run", []string{"m"}, []string{"run2"}, map[string][]string{"m": {"m#other-run.pdf"}}},
+		{"two", []string{"m#b.eml", "n"}, []string{"run1", "run2"}, map[string][]string{"m#b.eml": {"m#b.eml#c.pdf"}, "n": {"n#a.pdf"}}},
+		{"without attachments", []string{"ma"}, []string{"run1"}, map[string][]string{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := s.AttachmentsQueued(ctx, tt.ids, tt.runs)
+			if err != nil || !maps.EqualFunc(got, tt.want, slices.Equal) {
+				t.Errorf("AttachmentsQueued(%v, %v) = %v, %v; want %v", tt.ids, tt.runs, got, err, tt.want)
+			}
+		})
+	}
+	if err := s.PutDocuments(ctx, []Document{{ID: "m", Text: "mail"}, {ID: "m#a.pdf", Text: "invoice"}}); err != nil {
+		t.Fatal(err)
+	}
+	known, err := s.KnownDocuments(ctx, []string{"m", "m#a.pdf", "m#b.eml"})
+	if err != nil || !maps.Equal(known, map[string]bool{"m": true, "m#a.pdf": true}) {
+		t.Errorf("KnownDocuments: %v, %v; want m and m#a.pdf", known, err)
 	}
 }

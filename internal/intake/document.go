@@ -105,6 +105,15 @@ func (r *Reader) read(ctx context.Context, id, source string, b []byte, fn func(
 	return r.separate(id, source, children, fn)
 }
 
+// Separate hands on the attachments of doc, read from the document with
+// id and source, as reading it under AttachSeparate does: each a document
+// of its own (id PARENT#NAME, nested ones PARENT#NAME#NAME), depth first,
+// one that cannot be read with its reason. A re-read of a carrier uses it
+// to find the attachments a newer reader finds.
+func (r *Reader) Separate(id, source string, doc *document.Document, fn func(Doc) error) error {
+	return r.separate(id, source, doc.Attachments, fn)
+}
+
 // separate hands on each attachment as a document of its own, depth first.
 func (r *Reader) separate(id, source string, children []*document.Document, fn func(Doc) error) error {
 	for i, c := range children {

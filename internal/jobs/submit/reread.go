@@ -22,6 +22,8 @@ type RereadStore interface {
 	DocumentsForReread(ctx context.Context, f audit.RereadFilter) ([]audit.RereadCandidate, error)
 	CountForReread(ctx context.Context, f audit.RereadFilter) (int64, error)
 	SetDocumentReaders(ctx context.Context, ids, hashes, readers []string) error
+	KnownDocuments(ctx context.Context, ids []string) (map[string]bool, error)
+	AttachmentsQueued(ctx context.Context, ids, runs []string) (map[string][]string, error)
 }
 
 // RereadCounts is what a re-read did, beyond ResubmitSummary's queued and
@@ -33,6 +35,19 @@ type RereadCounts struct {
 	Missing   int `json:"missing"`   // whose original is not in the object store
 	// Changes say which pages of each changed document changed.
 	Changes []PageChanges `json:"changes,omitempty"`
+	// AttachmentsAdded counts the attachments (at any depth) of the
+	// documents read again that the audit does not know as documents: the
+	// reader that read their carrier before did not find them. Each was
+	// stored and queued as submit would have (a dry run only counts them),
+	// under its carrier's latest job's schema version, run and provider;
+	// Added names them.
+	AttachmentsAdded int      `json:"attachments_added"`
+	Added            []string `json:"added,omitempty"`
+	// AttachmentsGone counts the attachments queued with a document read
+	// again (its attachments' jobs in its latest job's run) that it no
+	// longer yields; Gone names them. Nothing is deleted.
+	AttachmentsGone int      `json:"attachments_gone"`
+	Gone            []string `json:"gone,omitempty"`
 }
 
 // PageChanges is what changed in one document read again.
@@ -69,7 +84,10 @@ func CurrentReaders(format string) ([]string, error) {
 // whose text or pages changed, with its latest job's schema, run and
 // provider (req.Provider overrides it). An unchanged document is recorded
 // as read by today's reader, so neither is selected again; a document whose
-// original is missing or unreadable is rejected and stays selected.
+// original is missing or unreadable is rejected and stays selected. The
+// attachments a document read again yields that the audit does not know
+// (its older reader did not find them) are stored and queued as submit
+// would have, changed or not (queueAttachments).
 func (s *Submitter) resubmitReread(ctx context.Context, st ResubmitStore, req ResubmitRequest, rc *runCounts) (ResubmitSummary, error) {
 	sum := ResubmitSummary{DryRun: req.DryRun, Reread: &RereadCounts{}}
 	rst, ok := st.(RereadStore)
@@ -80,11 +98,18 @@ func (s *Submitter) resubmitReread(ctx context.Context, st ResubmitStore, req Re
 	if err != nil {
 		return sum, err
 	}
+	attach, err := rereadAttachments(req.Attachments)
+	if err != nil {
+		return sum, err
+	}
 	f := audit.RereadFilter{Current: current, Format: req.Reader, Schema: req.Schema, Run: req.Run, Limit: resubmitPage}
 	if req.DryRun {
 		n, err := rst.CountForReread(ctx, f)
 		sum.Selected = int(n)
-		return sum, err
+		if err != nil || !attach {
+			return sum, err
+		}
+		return sum, s.countAttachments(ctx, rst, f, req, &sum)
 	}
 	var override *Job
 	if req.Provider != "" {
@@ -100,6 +125,7 @@ func (s *Submitter) resubmitReread(ctx context.Context, st ResubmitStore, req Re
 	}
 	refs := map[version]jobs.SchemaRef{}
 	docs := jobs.NewDocuments(s.js)
+	seen := newAttachmentsSeen()
 	for {
 		cands, err := rst.DocumentsForReread(ctx, f)
 		if err != nil || len(cands) == 0 {
@@ -110,6 +136,7 @@ func (s *Submitter) resubmitReread(ctx context.Context, st ResubmitStore, req Re
 		var stored []audit.Document
 		var same [3][]string      // ids, hashes, readers of the unchanged
 		var changes []PageChanges // of the items, in order
+		var carriers []carrier    // with the attachments they yield
 		now := time.Now().UTC()
 		for _, c := range cands {
 			sum.Selected++
@@ -140,7 +167,8 @@ func (s *Submitter) resubmitReread(ctx context.Context, st ResubmitStore, req Re
 				provider = override.Provider
 			}
 			opts := document.Options{Name: c.ID, Password: req.Password}
-			if req.ReadsImages != nil && !req.ReadsImages(provider) || req.Options.Input == "text" {
+			textOnly := req.ReadsImages != nil && !req.ReadsImages(provider) || req.Options.Input == "text"
+			if textOnly {
 				opts.OCR = req.OCR
 			}
 			doc, err := document.ReadBytes(ctx, b, opts)
@@ -152,6 +180,13 @@ func (s *Submitter) resubmitReread(ctx context.Context, st ResubmitStore, req Re
 			if strings.TrimSpace(doc.Text) == "" && len(intake.UnreadPages(doc)) == 0 && len(doc.Unreadable()) == 0 {
 				reject(fmt.Errorf("read the original again: %w: read as %s, no text in it", ErrBadInput, doc.Format))
 				continue
+			}
+			if attach {
+				job := Job{Schema: ref, Run: c.Run, Provider: c.Provider, Model: c.Model, Pool: c.Pool, Options: req.Options}
+				if override != nil {
+					job.Provider, job.Model, job.Pool = override.Provider, override.Model, override.Pool
+				}
+				carriers = append(carriers, carrier{c: c, job: job, docs: attachmentDocs(c, doc, !textOnly)})
 			}
 			meta := rereadMetadata(c.Metadata, doc)
 			ranges := pageRanges(doc)
@@ -191,6 +226,11 @@ func (s *Submitter) resubmitReread(ctx context.Context, st ResubmitStore, req Re
 				sum.Queued++
 			}
 			put = append(put, stored[i])
+		}
+		// Before the carriers' new readers are recorded: a carrier whose
+		// attachments could not be queued is selected again.
+		if err := s.queueAttachments(ctx, rst, rc, carriers, seen, &sum); err != nil {
+			return sum, err
 		}
 		// Only once queued: the new text and reader are what makes the
 		// document not selected again.
@@ -278,4 +318,181 @@ func sameDescription(a, b json.RawMessage) bool {
 		vb, _ := json.Marshal(v)
 		return string(ub) == string(vb)
 	})
+}
+
+// rereadAttachments says whether a re-read looks for the attachments its
+// carriers gained or lost: under the policy they were submitted with,
+// separate (the default) or skip. Inline is refused: such a carrier's
+// attachments are in its own text.
+func rereadAttachments(a intake.Attachments) (bool, error) {
+	switch a {
+	case "", intake.AttachSeparate:
+		return true, nil
+	case intake.AttachSkip:
+		return false, nil
+	}
+	return false, fmt.Errorf("resubmit --reread: attachments %q: want separate (the carriers were submitted with --attachments separate, the default) or skip", a)
+}
+
+// carrier is a document read again and the attachments it yields now.
+type carrier struct {
+	c    audit.RereadCandidate
+	job  Job   // what its attachments are queued with: its latest job's
+	docs []Doc // its attachments, as submit makes them
+}
+
+// attachmentDocs are the documents submit makes of the attachments of doc,
+// the document c read again: ids C#NAME at any depth, sources SOURCE#NAME,
+// each checked as submit checks it (native: pages without text may go to
+// the model as pictures).
+func attachmentDocs(c audit.RereadCandidate, doc *document.Document, native bool) []Doc {
+	if len(doc.Attachments) == 0 {
+		return nil
+	}
+	r := &intake.Reader{Attachments: intake.AttachSeparate, Native: native}
+	var out []Doc
+	_ = r.Separate(c.ID, c.Source, doc, func(d Doc) error { // fn never fails
+		out = append(out, d)
+		return nil
+	})
+	return out
+}
+
+// attachmentsSeen are the attachments a re-read has counted, added or
+// gone: an e-mail attached to an e-mail is read again by itself too, and
+// yields the same attachments as its carrier.
+type attachmentsSeen struct{ added, gone map[string]bool }
+
+func newAttachmentsSeen() attachmentsSeen {
+	return attachmentsSeen{added: map[string]bool{}, gone: map[string]bool{}}
+}
+
+// newAttachments sorts the attachments of carriers: those the audit does
+// not know as documents (by id, as submit assigns them) are returned by
+// their carrier's job, the ones queued with a carrier that it no longer
+// yields counted as gone, and the new ones that cannot be read rejected,
+// as submit rejects them (unless dry).
+func (s *Submitter) newAttachments(ctx context.Context, rst RereadStore, carriers []carrier, seen attachmentsSeen, sum *ResubmitSummary, dry bool) (map[Job][]Doc, []Job, error) {
+	var ids, cids, runs []string
+	for _, k := range carriers {
+		cids, runs = append(cids, k.c.ID), append(runs, k.c.Run)
+		for _, d := range k.docs {
+			ids = append(ids, d.ID)
+		}
+	}
+	known, err := rst.KnownDocuments(ctx, ids)
+	if err != nil {
+		return nil, nil, err
+	}
+	queued, err := rst.AttachmentsQueued(ctx, cids, runs)
+	if err != nil {
+		return nil, nil, err
+	}
+	r := sum.Reread
+	byJob := map[Job][]Doc{}
+	var order []Job
+	for _, k := range carriers {
+		yields := map[string]bool{}
+		for _, d := range k.docs {
+			yields[d.ID] = true
+			if known[d.ID] || seen.added[d.ID] {
+				continue
+			}
+			seen.added[d.ID] = true
+			if d.Err == nil {
+				d.Err = checkDoc(&d)
+			}
+			if d.Err == nil {
+				d.Err = s.pub.CheckSize(d.Text)
+			}
+			if d.Err != nil {
+				if !dry {
+					sum.Rejected = append(sum.Rejected, Rejection{ID: printableID(d.ID), Source: d.Source, Reason: d.Err.Error()})
+				}
+				continue
+			}
+			if dry {
+				r.AttachmentsAdded++
+				r.Added = append(r.Added, d.ID)
+				continue
+			}
+			if _, ok := byJob[k.job]; !ok {
+				order = append(order, k.job)
+			}
+			byJob[k.job] = append(byJob[k.job], d)
+		}
+		for _, id := range queued[k.c.ID] {
+			if !yields[id] && !seen.gone[id] {
+				seen.gone[id] = true
+				r.AttachmentsGone++
+				r.Gone = append(r.Gone, id)
+			}
+		}
+	}
+	return byJob, order, nil
+}
+
+// queueAttachments stores and queues the attachments of carriers the
+// audit does not know, as submit would have: their originals in the
+// object store, the documents in the audit, a job each under its
+// carrier's latest job's schema version, run and provider, with the job
+// id submit gives it (a job already final is not queued again).
+func (s *Submitter) queueAttachments(ctx context.Context, rst RereadStore, rc *runCounts, carriers []carrier, seen attachmentsSeen, sum *ResubmitSummary) error {
+	if len(carriers) == 0 {
+		return nil
+	}
+	byJob, order, err := s.newAttachments(ctx, rst, carriers, seen, sum, false)
+	if err != nil {
+		return err
+	}
+	for _, job := range order {
+		b := &batch{docs: byJob[job]}
+		if err := s.stage(ctx, job, b); err != nil {
+			return err
+		}
+		sum.Rejected = append(sum.Rejected, b.rejected...)
+		if err := s.publishCounted(ctx, rc, b.items); err != nil {
+			return err
+		}
+		for i, it := range b.items {
+			if it.err != nil {
+				d := b.docs[b.idx[i]]
+				sum.Rejected = append(sum.Rejected, Rejection{ID: printableID(d.ID), Source: d.Source, Reason: it.err.Error()})
+				continue
+			}
+			sum.Reread.AttachmentsAdded++
+			sum.Reread.Added = append(sum.Reread.Added, it.env.DocumentID)
+		}
+	}
+	return nil
+}
+
+// countAttachments is a dry run's look at the attachments: it reads the
+// selected originals again (without OCR: only their attachments are
+// counted) and counts those that would be added and those gone.
+func (s *Submitter) countAttachments(ctx context.Context, rst RereadStore, f audit.RereadFilter, req ResubmitRequest, sum *ResubmitSummary) error {
+	docs := jobs.NewDocuments(s.js)
+	seen := newAttachmentsSeen()
+	for {
+		cands, err := rst.DocumentsForReread(ctx, f)
+		if err != nil || len(cands) == 0 {
+			return err
+		}
+		f.After = cands[len(cands)-1].ID
+		var carriers []carrier
+		for _, c := range cands {
+			b, err := docs.Original(ctx, &jobs.Envelope{Original: &jobs.ObjectRef{Bucket: jobs.DocsBucket, Name: c.OriginalHash}})
+			if err != nil {
+				continue // the real run says why
+			}
+			doc, err := document.ReadBytes(ctx, b, document.Options{Name: c.ID, Password: req.Password})
+			if err != nil {
+				continue
+			}
+			carriers = append(carriers, carrier{c: c, docs: attachmentDocs(c, doc, true)})
+		}
+		if _, _, err := s.newAttachments(ctx, rst, carriers, seen, sum, true); err != nil {
+			return err
+		}
+	}
 }

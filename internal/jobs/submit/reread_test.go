@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -267,5 +268,167 @@ func TestResubmitRereadAttachment(t *testing.T) {
 	}
 	if again.DocumentID != id || again.DocumentHash != hash || again.Original == nil || again.Text != "Invoice 42Total 9.50" {
 		t.Errorf("queued job %+v: want the attachment read again from its own original", again)
+	}
+}
+
+// TestResubmitRereadAttachmentsGained: a carrier read again by a newer
+// reader that yields attachments the audit does not know as documents (its
+// older reader did not find them) has them stored and queued as submit
+// would have, even though its own text did not change; a dry run only
+// counts them; attachments queued with it that it no longer yields are
+// counted and named as gone, and kept; a second re-read queues nothing.
+func TestResubmitRereadAttachmentsGained(t *testing.T) {
+	t.Parallel()
+	mail := []byte(docfake.Mail + "Hello, two invoices attached.\n--- a.fpdf\n" + docfake.PDF + "Invoice A\n--- b.fpdf\n" + docfake.PDF + "Invoice B")
+	old := []byte(docfake.PDF + "Invoice C")
+	tests := []struct {
+		name string
+		// submitted: which of the carrier's documents the older reader
+		// made (by id suffix: "" is the carrier).
+		submitted []string
+		// processed: the jobs a worker finished (the carrier's is first).
+		processed uint64
+		// sql simulates the older reader further ($1: the carrier's id).
+		sql       string
+		wantAdded []string // by id suffix
+		wantGone  []string
+		wantMsgs  uint64 // new jobs on the stream
+	}{
+		{name: "older reader found none", submitted: []string{""}, processed: 1,
+			wantAdded: []string{"#a.fpdf", "#b.fpdf"}, wantMsgs: 2},
+		{name: "older reader found one", submitted: []string{"", "#a.fpdf"}, processed: 2,
+			wantAdded: []string{"#b.fpdf"}, wantMsgs: 1},
+		{name: "older reader found another", submitted: []string{"", "#c.fpdf"}, processed: 2,
+			wantAdded: []string{"#a.fpdf", "#b.fpdf"}, wantGone: []string{"#c.fpdf"}, wantMsgs: 2},
+		// Its job still queued: queued again it is the stream's duplicate.
+		{name: "document row removed", submitted: []string{"", "#a.fpdf", "#b.fpdf"}, processed: 1,
+			sql:       `DELETE FROM documents WHERE id = $1 || '#b.fpdf'`,
+			wantAdded: []string{"#b.fpdf"}, wantMsgs: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := setup(t)
+			ctx := t.Context()
+			path := filepath.Join(t.TempDir(), "mail.eml")
+			if err := os.WriteFile(path, mail, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var carrier string
+			var in []submit.Doc
+			for _, d := range readAs(t, &intake.Reader{}, path, "") {
+				if d.Err != nil {
+					t.Fatal(d.Err)
+				}
+				if carrier == "" {
+					carrier = d.Source
+				}
+				d.ID = d.Source
+				in = append(in, d)
+			}
+			in = append(in, submit.Doc{ID: carrier + "#c.fpdf", Source: carrier + "#c.fpdf", Text: "Invoice C", Original: old,
+				Metadata: []byte(`{"format":"fakepdf","reader":"fakepdf/7"}`)})
+			var sub []submit.Doc
+			for _, d := range in {
+				if slices.Contains(tt.submitted, strings.TrimPrefix(d.ID, carrier)) {
+					sub = append(sub, d)
+				}
+			}
+			if sum := e.submit(t, sub); sum.Queued != len(tt.submitted) {
+				t.Fatalf("submit: %+v, want %d queued", sum, len(tt.submitted))
+			}
+			st := e.processed(t, tt.processed)
+			// The carrier was read by the older fakemail/1.
+			pool := e.store.Pool()
+			if _, err := pool.Exec(ctx, `UPDATE documents SET metadata = jsonb_set(metadata, '{reader}', '"fakemail/1"') WHERE id = $1`, carrier); err != nil {
+				t.Fatal(err)
+			}
+			if tt.sql != "" {
+				if _, err := pool.Exec(ctx, tt.sql, carrier); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ids := func(suffixes []string) []string {
+				var out []string
+				for _, s := range suffixes {
+					out = append(out, carrier+s)
+				}
+				return out
+			}
+			before := e.msgs(t, jobs.JobsStream)
+
+			dry, err := e.sub.Resubmit(ctx, e.store, submit.ResubmitRequest{Reread: true, DryRun: true})
+			if err != nil || dry.Selected != 1 || dry.Reread == nil || dry.Reread.AttachmentsAdded != len(tt.wantAdded) ||
+				!slices.Equal(dry.Reread.Added, ids(tt.wantAdded)) || !slices.Equal(dry.Reread.Gone, ids(tt.wantGone)) {
+				t.Fatalf("dry run: %+v (%+v), %v; want 1 selected, %v added, %v gone", dry, dry.Reread, err, tt.wantAdded, tt.wantGone)
+			}
+			skip, err := e.sub.Resubmit(ctx, e.store, submit.ResubmitRequest{Reread: true, DryRun: true, Attachments: intake.AttachSkip})
+			if err != nil || skip.Reread.AttachmentsAdded != 0 || skip.Reread.AttachmentsGone != 0 {
+				t.Errorf("dry run, attachments skipped: %+v, %v; want no attachment counted", skip.Reread, err)
+			}
+			if n := e.msgs(t, jobs.JobsStream); n != before {
+				t.Fatalf("%d jobs on the stream after dry runs, want %d", n, before)
+			}
+
+			sum, err := e.sub.Resubmit(ctx, e.store, submit.ResubmitRequest{Reread: true})
+			if err != nil || sum.Selected != 1 || sum.Reread == nil || sum.Reread.Unchanged != 1 || sum.Queued != 0 || len(sum.Rejected) != 0 ||
+				sum.Reread.AttachmentsAdded != len(tt.wantAdded) || !slices.Equal(sum.Reread.Added, ids(tt.wantAdded)) ||
+				sum.Reread.AttachmentsGone != len(tt.wantGone) || !slices.Equal(sum.Reread.Gone, ids(tt.wantGone)) {
+				t.Fatalf("reread: %+v (%+v), %v; want the carrier unchanged, %v added, %v gone", sum, sum.Reread, err, tt.wantAdded, tt.wantGone)
+			}
+			if n := e.msgs(t, jobs.JobsStream); n != before+tt.wantMsgs {
+				t.Fatalf("%d jobs on the stream, want %d", n, before+tt.wantMsgs)
+			}
+			// Each new job is the one submit would have queued.
+			for seq := before + 1; seq <= before+tt.wantMsgs; seq++ {
+				msg, err := st.GetMsg(ctx, seq)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := jobs.DecodeEnvelope(msg.Data)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var want *submit.Doc
+				for i := range in {
+					if in[i].ID == got.DocumentID {
+						want = &in[i]
+					}
+				}
+				if want == nil || !slices.Contains(ids(tt.wantAdded), got.DocumentID) {
+					t.Fatalf("queued %q, want one of %v", got.DocumentID, ids(tt.wantAdded))
+				}
+				hash := jobs.HashBytes(want.Original)
+				if got.DocumentHash != hash || got.Original == nil || got.Original.Name != hash || got.Text != want.Text ||
+					got.Reader != "fakepdf/7" || got.Schema != e.v1 || got.Run != "r1" || got.Provider != "openai:gpt-4o-mini" ||
+					got.Resubmission != "" || got.JobID != jobs.MsgID(got.DocumentID, hash, e.v1.Fingerprint, "gpt-4o-mini", "") {
+					t.Errorf("queued job %+v: want the attachment as submit queues it", got)
+				}
+				if _, err := jobs.NewDocuments(e.js).Original(ctx, got); err != nil {
+					t.Errorf("the original of %s: %v", got.DocumentID, err)
+				}
+			}
+			for _, id := range append(ids(tt.wantAdded), ids(tt.wantGone)...) {
+				if d, err := e.store.Document(ctx, id); err != nil || d.Text == "" {
+					t.Errorf("document %s in the audit: %+v, %v; want it stored (added) or kept (gone)", id, d, err)
+				}
+			}
+
+			// Nothing is selected again; selected again, nothing is added.
+			again, err := e.sub.Resubmit(ctx, e.store, submit.ResubmitRequest{Reread: true})
+			if err != nil || again.Selected != 0 || again.Reread.AttachmentsAdded != 0 {
+				t.Errorf("second reread: %+v (%+v), %v; want nothing selected", again, again.Reread, err)
+			}
+			if _, err := pool.Exec(ctx, `UPDATE documents SET metadata = jsonb_set(metadata, '{reader}', '"fakemail/1"') WHERE id = $1`, carrier); err != nil {
+				t.Fatal(err)
+			}
+			again, err = e.sub.Resubmit(ctx, e.store, submit.ResubmitRequest{Reread: true})
+			if err != nil || again.Selected != 1 || again.Reread.AttachmentsAdded != 0 || again.Queued != 0 {
+				t.Errorf("reread once more: %+v (%+v), %v; want no attachment added", again, again.Reread, err)
+			}
+			if n := e.msgs(t, jobs.JobsStream); n != before+tt.wantMsgs {
+				t.Errorf("%d jobs on the stream after re-reading twice, want %d", n, before+tt.wantMsgs)
+			}
+		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/extractq/extractq/document"
 	"github.com/extractq/extractq/internal/audit"
+	"github.com/extractq/extractq/internal/intake"
 	"github.com/extractq/extractq/internal/jobs"
 )
 
@@ -56,6 +57,11 @@ type ResubmitRequest struct {
 	// what submit stored only for want of OCR.
 	OCR         document.OCR
 	ReadsImages func(provider string) bool
+	// Attachments is the policy the re-read documents were submitted
+	// under: separate (""; the default) stores and queues the attachments
+	// a carrier read again yields that the audit does not know, skip
+	// leaves attachments alone.
+	Attachments intake.Attachments
 	DryRun      bool
 }
 
