@@ -27,7 +27,9 @@ func init() {
 		Name:       "eml",
 		MediaType:  "message/rfc822",
 		Extensions: []string{".eml", ".msg822", ".mht", ".mhtml"},
-		// 3: a winmail.dat's body and attachments (TNEF) are the message's.
+		// 3: a winmail.dat's body and attachments (TNEF) are the message's;
+		// S/MIME: signatures are no attachments, signed bodies and .p7m
+		// files are read from inside.
 		// 2: text attachments in their declared charset.
 		Version:  "3",
 		Match:    matchEML,
