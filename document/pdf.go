@@ -596,16 +596,32 @@ func tableColumns(leaves []leaf) (cols []columns, pooled []bool) {
 // lines an edge needs; they do not count. Other lines (a block of code
 // with a comment beside its first line, a paragraph across the row) count.
 func rowLines(l leaf) [][]run {
-	var ws []word           // one line's words at a time
+	// Only a leaf with both a line of three cells or more and a line
+	// without a wide gap loses lines: the cells are built for it alone
+	// (not for a row on one line, most), after counting each line's gaps.
+	var ws []word // one line's words at a time
+	rowLine, plain := false, false
+	for _, ln := range l.lines {
+		ws = appendLineWords(ws[:0], ln)
+		switch n := gaps(ws, l.size); {
+		case n == 0:
+			plain = true
+		case n >= 2 && !l.justified(ws):
+			rowLine = true
+		}
+	}
+	if !rowLine || !plain {
+		return l.lines
+	}
 	var rows [][][2]float64 // the x-ranges of the cells of each such row
 	for _, ln := range l.lines {
 		ws = appendLineWords(ws[:0], ln)
-		// Counting the gaps first spares the cells of lines with fewer
-		// than three, nearly all.
-		if gaps(ws, l.size) < 2 || l.justified(ws) {
+		n := gaps(ws, l.size)
+		if n < 2 || l.justified(ws) {
 			continue
 		}
-		cells := [][2]float64{{ws[0].x0, ws[0].x1}}
+		cells := make([][2]float64, 1, n+1)
+		cells[0] = [2]float64{ws[0].x0, ws[0].x1}
 		for j := 1; j < len(ws); j++ {
 			if ws[j].x0-ws[j-1].x1 >= l.size {
 				cells = append(cells, [2]float64{ws[j].x0, ws[j].x1})
@@ -614,9 +630,6 @@ func rowLines(l leaf) [][]run {
 			}
 		}
 		rows = append(rows, cells)
-	}
-	if len(rows) == 0 {
-		return l.lines
 	}
 	var out [][]run
 	for _, ln := range l.lines {

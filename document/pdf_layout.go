@@ -609,11 +609,12 @@ func (c columns) splits(p, w word, size float64) bool {
 // joined to the row (wrapped).
 func (l leaf) text(cols columns, single bool) string {
 	var b strings.Builder
-	// Only a leaf that is one row of a table, and short, may have wrapped
-	// cells; every other leaf (nearly all) writes its lines straight to b,
-	// without splitting them into cells first.
+	// Only a leaf that is one row of a table, of two lines or more and
+	// short, may have wrapped cells; every other leaf (nearly all, a
+	// table's row on one line too) writes its lines straight to b, without
+	// splitting them into cells first.
 	var lines []textLine
-	if single && len(l.lines) <= maxRowLines {
+	if single && len(l.lines) >= 2 && len(l.lines) <= maxRowLines {
 		lines = make([]textLine, len(l.lines))
 		for i, ln := range l.lines {
 			ws := lineWords(ln)
