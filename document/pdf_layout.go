@@ -839,23 +839,20 @@ func joinTouching(ws []word, size float64) []word {
 	return out
 }
 
-// split reports whether a line's words ws[j-1] and ws[j] are in two
-// cells: apart across a wide gap outside a justified line (wide), a
-// table's gutter on a row, and at the row's last cell from index last.
-func (l leaf) split(ws []word, j int, wide bool, cols columns, row bool, last int) bool {
-	p, w := ws[j-1], ws[j]
-	gap := w.x0 - p.x1
-	return (wide && gap >= cellGap*l.size && !leader(p.s) && !leader(w.s)) || (row && (gap >= 0.15*l.size && cols.splits(p, w, l.size) || j == last))
-}
-
-// cells splits a line's words left to right into cells (split).
+// cells splits a line's words left to right into cells: apart across a
+// wide gap outside a justified line, a table's gutter on a row, and at the
+// row's last cell from index last. writeLine writes them by the same rule.
 func (l leaf) cells(ws []word, cols columns, row bool, last int) [][]word {
 	wide := !l.justified(ws)
 	var out [][]word
 	for j, w := range ws {
-		if j > 0 && !l.split(ws, j, wide, cols, row, last) {
-			out[len(out)-1] = append(out[len(out)-1], w)
-			continue
+		if j > 0 {
+			p := ws[j-1]
+			gap := w.x0 - p.x1
+			if !(wide && gap >= cellGap*l.size && !leader(p.s) && !leader(w.s)) && !(row && (gap >= 0.15*l.size && cols.splits(p, w, l.size) || j == last)) {
+				out[len(out)-1] = append(out[len(out)-1], w)
+				continue
+			}
 		}
 		out = append(out, []word{w})
 	}
@@ -863,13 +860,16 @@ func (l leaf) cells(ws []word, cols columns, row bool, last int) [][]word {
 }
 
 // writeLine writes a line's words left to right as writeCells writes its
-// cells, without building them: " | " between two cells (split), a space
+// cells, without building them: " | " between two cells (by cells' rule,
+// kept inline here: this runs for every word of every line), a space
 // elsewhere.
 func (l leaf) writeLine(b *strings.Builder, ws []word, cols columns, row bool, last int) {
 	wide := !l.justified(ws)
 	for j, w := range ws {
 		if j > 0 {
-			if l.split(ws, j, wide, cols, row, last) {
+			p := ws[j-1]
+			gap := w.x0 - p.x1
+			if (wide && gap >= cellGap*l.size && !leader(p.s) && !leader(w.s)) || (row && (gap >= 0.15*l.size && cols.splits(p, w, l.size) || j == last)) {
 				b.WriteString(" | ")
 			} else {
 				b.WriteByte(' ')
