@@ -507,7 +507,7 @@ func layoutPage(pg *pdfPage, gs []glyph, bx0, by1 float64) {
 		leaves := cut(runs, false, nil, 0)
 		cols, pooled := tableColumns(leaves)
 		for li, l := range leaves {
-			t := l.text(cols[li], pooled[li])
+			t := l.text(cols[li], pooled != nil && pooled[li])
 			if t == "" {
 				continue
 			}
@@ -553,10 +553,9 @@ func layoutPage(pg *pdfPage, gs []glyph, bx0, by1 float64) {
 // across a run of leaves of one size, short or with cells (a table whose
 // rows are set apart by padding is cut into one leaf a row, and a row
 // whose cell wraps has more lines). pooled marks the leaves whose columns
-// came from such a run: each is one row.
+// came from such a run: each is one row (nil when none did).
 func tableColumns(leaves []leaf) (cols []columns, pooled []bool) {
 	cols = make([]columns, len(leaves))
-	pooled = make([]bool, len(leaves))
 	for i := range leaves {
 		cols[i] = findColumns(leaves[i].lines, leaves[i].size)
 	}
@@ -582,6 +581,9 @@ func tableColumns(leaves []leaf) (cols []columns, pooled []bool) {
 				lines = append(lines, rowLines(leaves[k])...)
 			}
 			if g := findColumns(lines, leaves[lo].size); !g.empty() {
+				if pooled == nil {
+					pooled = make([]bool, len(leaves)) // only pages with such a table need it
+				}
 				for k := lo; k < hi; k++ {
 					cols[k], pooled[k] = g, true
 				}
@@ -599,13 +601,32 @@ func tableColumns(leaves []leaf) (cols []columns, pooled []bool) {
 // lines an edge needs; they do not count. Other lines (a block of code
 // with a comment beside its first line, a paragraph across the row) count.
 func rowLines(l leaf) [][]run {
+	// Only a leaf with both a line of three cells or more and a line
+	// without a wide gap loses lines: the cells are built for it alone
+	// (not for a row on one line, most), after counting each line's gaps.
+	var ws []word // one line's words at a time
+	rowLine, plain := false, false
+	for _, ln := range l.lines {
+		ws = appendLineWords(ws[:0], ln)
+		switch n := gaps(ws, l.size); {
+		case n == 0:
+			plain = true
+		case n >= 2 && !l.justified(ws):
+			rowLine = true
+		}
+	}
+	if !rowLine || !plain {
+		return l.lines
+	}
 	var rows [][][2]float64 // the x-ranges of the cells of each such row
 	for _, ln := range l.lines {
-		ws := lineWords(ln)
-		if l.justified(ws) {
+		ws = appendLineWords(ws[:0], ln)
+		n := gaps(ws, l.size)
+		if n < 2 || l.justified(ws) {
 			continue
 		}
-		cells := [][2]float64{{ws[0].x0, ws[0].x1}}
+		cells := make([][2]float64, 1, n+1)
+		cells[0] = [2]float64{ws[0].x0, ws[0].x1}
 		for j := 1; j < len(ws); j++ {
 			if ws[j].x0-ws[j-1].x1 >= l.size {
 				cells = append(cells, [2]float64{ws[j].x0, ws[j].x1})
@@ -613,18 +634,13 @@ func rowLines(l leaf) [][]run {
 				cells[len(cells)-1][1] = ws[j].x1
 			}
 		}
-		if len(cells) >= 3 {
-			rows = append(rows, cells)
-		}
-	}
-	if len(rows) == 0 {
-		return l.lines
+		rows = append(rows, cells)
 	}
 	var out [][]run
 	for _, ln := range l.lines {
-		ws := lineWords(ln)
+		ws = appendLineWords(ws[:0], ln)
 		x0, x1 := ws[0].x0, ws[len(ws)-1].x1
-		within := !wideGap(leaf{lines: [][]run{ln}, size: l.size}) && !slices.ContainsFunc(rows, func(cells [][2]float64) bool {
+		within := gaps(ws, l.size) == 0 && !slices.ContainsFunc(rows, func(cells [][2]float64) bool {
 			n := 0
 			for _, c := range cells {
 				if x0 < c[1] && x1 > c[0] {
@@ -640,6 +656,17 @@ func rowLines(l leaf) [][]run {
 	return out
 }
 
+// gaps counts the gaps of size or more between a line's words ws.
+func gaps(ws []word, size float64) int {
+	n := 0
+	for j := 1; j < len(ws); j++ {
+		if ws[j].x0-ws[j-1].x1 >= size {
+			n++
+		}
+	}
+	return n
+}
+
 // sameSize reports whether two leaves are set in one size: a heading
 // between two tables (larger) ends the first.
 func sameSize(a, b leaf) bool {
@@ -649,12 +676,10 @@ func sameSize(a, b leaf) bool {
 // wideGap reports whether a line of l has words a font size apart or more,
 // as a table's cells are.
 func wideGap(l leaf) bool {
+	var ws []word // one line's words at a time
 	for _, ln := range l.lines {
-		ws := lineWords(ln)
-		for j := 1; j < len(ws); j++ {
-			if ws[j].x0-ws[j-1].x1 >= l.size {
-				return true
-			}
+		if ws = appendLineWords(ws[:0], ln); gaps(ws, l.size) > 0 {
+			return true
 		}
 	}
 	return false

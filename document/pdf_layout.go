@@ -471,11 +471,17 @@ const cellGap = 2.0
 
 // lineWords are a line's words left to right.
 func lineWords(ln []run) []word {
-	var ws []word
+	return appendLineWords(nil, ln)
+}
+
+// appendLineWords appends a line's words, left to right, to ws (a scratch
+// slice reused across lines, where they need not outlive the line).
+func appendLineWords(ws []word, ln []run) []word {
+	n := len(ws)
 	for _, r := range ln {
 		ws = append(ws, r.words...)
 	}
-	slices.SortStableFunc(ws, func(a, b word) int { return cmp.Compare(a.x0, b.x0) })
+	slices.SortStableFunc(ws[n:], func(a, b word) int { return cmp.Compare(a.x0, b.x0) })
 	return ws
 }
 
@@ -602,42 +608,47 @@ func (c columns) splits(p, w word, size float64) bool {
 // padding (tableColumns): its cells that wrap onto lines of their own are
 // joined to the row (wrapped).
 func (l leaf) text(cols columns, single bool) string {
-	lines := make([]textLine, len(l.lines))
-	for i, ln := range l.lines {
-		ws := lineWords(ln)
-		// A line is a table's row when it meets two of its column edges
-		// (or the one the table has), or ends in a cell at its right edge;
-		// any other line only splits at wide gaps.
-		last := cols.lastCell(ws, l.size)
-		hits := 0
-		for j := 1; j < len(ws); j++ {
-			if ws[j].x0-ws[j-1].x1 >= 0.15*l.size && cols.splits(ws[j-1], ws[j], l.size) || j == last {
-				hits++
-			}
-		}
-		row := hits > 0 && hits >= min(2, len(cols.starts)+len(cols.ends)+len(cols.lastEnds)) || last > 0
-		lines[i] = textLine{ws: ws, cells: l.cells(ws, cols, row, last), row: row}
-	}
-	if single {
-		l.wrapped(lines, cols)
-	}
 	var b strings.Builder
-	written := false
-	for _, ln := range lines {
-		if ln.joined {
-			continue
+	// Only a leaf that is one row of a table, of two lines or more and
+	// short, may have wrapped cells; every other leaf (nearly all, a
+	// table's row on one line too) writes its lines straight to b, without
+	// splitting them into cells first.
+	var lines []textLine
+	if single && len(l.lines) >= 2 && len(l.lines) <= maxRowLines {
+		lines = make([]textLine, len(l.lines))
+		for i, ln := range l.lines {
+			ws := lineWords(ln)
+			row, last := l.row(ws, cols)
+			lines[i] = textLine{ws: ws, row: row, last: last}
 		}
-		ws := ln.ws
+		if cells := l.wrapped(lines, cols); cells != nil {
+			// The row is the leaf's one line: no line before it, and none
+			// with right-to-left text (wrapped checks).
+			writeCells(&b, cells)
+			return b.String()
+		}
+	}
+	var scratch []word // one line's words at a time: they do not outlive it
+	for i, ln := range l.lines {
+		var t textLine
+		if lines != nil {
+			t = lines[i]
+		} else {
+			scratch = appendLineWords(scratch[:0], ln)
+			t.ws = scratch
+			t.row, t.last = l.row(t.ws, cols)
+		}
+		ws := t.ws
 		// Lines without right-to-left text, most, go straight to b.
 		first, rtl := ws[0].s, ""
 		if slices.ContainsFunc(ws, func(w word) bool { return hasRTL(w.s) }) {
-			var t strings.Builder
+			var rb strings.Builder
 			joined := joinTouching(ws, l.size)
-			writeCells(&t, l.cells(joined, cols, ln.row, cols.lastCell(joined, l.size)))
-			rtl = logicalLine(t.String())
+			l.writeLine(&rb, joined, cols, t.row, cols.lastCell(joined, l.size))
+			rtl = logicalLine(rb.String())
 			first = rtl
 		}
-		if written {
+		if i > 0 {
 			prev := b.String()
 			if cols.empty() && hyphenated(prev, first) {
 				b.Reset()
@@ -649,21 +660,33 @@ func (l leaf) text(cols columns, single bool) string {
 		if rtl != "" {
 			b.WriteString(rtl)
 		} else {
-			writeCells(&b, ln.cells)
+			l.writeLine(&b, ws, cols, t.row, t.last)
 		}
-		written = true
 	}
 	return b.String()
 }
 
-// textLine is a line of a leaf as text: its words, split into cells, and
-// whether it is a table's row or was joined to one (a wrapped cell's
-// continuation).
+// row reports whether a line (its words ws) is a table's row: it meets two
+// of the table's column edges (or the one the table has), or ends in a
+// cell at its right edge, from index last (cols.lastCell); any other line
+// only splits at wide gaps.
+func (l leaf) row(ws []word, cols columns) (row bool, last int) {
+	last = cols.lastCell(ws, l.size)
+	hits := 0
+	for j := 1; j < len(ws); j++ {
+		if ws[j].x0-ws[j-1].x1 >= 0.15*l.size && cols.splits(ws[j-1], ws[j], l.size) || j == last {
+			hits++
+		}
+	}
+	return hits > 0 && hits >= min(2, len(cols.starts)+len(cols.ends)+len(cols.lastEnds)) || last > 0, last
+}
+
+// textLine is a line of a leaf that may be one row of a table: its words,
+// whether it is the table's row, and where its last cell starts (l.row).
 type textLine struct {
-	ws     []word
-	cells  [][]word
-	row    bool
-	joined bool
+	ws   []word
+	row  bool
+	last int
 }
 
 // wrapped joins the lines of cells that wrap to their row, in a leaf that
@@ -675,37 +698,41 @@ type textLine struct {
 // (WeasyPrint, Chromium) put as many lines above the row's line as below;
 // cells set top, none above. A row with one filled cell, a totals line or
 // a paragraph is a leaf of its own, or fails these, and stays apart.
-func (l leaf) wrapped(lines []textLine, cols columns) {
+// It returns the row's cells, its wrapped lines joined, or nil when the
+// leaf is no such row. The cheap checks (one row line, in the middle or
+// first) come before any line is split into cells.
+func (l leaf) wrapped(lines []textLine, cols columns) [][]word {
 	if len(lines) > maxRowLines {
-		return
+		return nil
 	}
 	anchor := -1
 	for i, ln := range lines {
 		if ln.row {
 			if anchor >= 0 {
-				return
+				return nil
 			}
 			anchor = i
 		}
 	}
-	if anchor < 0 || anchor > 0 && 2*anchor+1 != len(lines) || len(lines[anchor].cells) < 3 || slices.ContainsFunc(lines[anchor].ws, func(w word) bool { return hasRTL(w.s) }) {
-		return
+	if anchor < 0 || anchor > 0 && 2*anchor+1 != len(lines) || slices.ContainsFunc(lines[anchor].ws, func(w word) bool { return hasRTL(w.s) }) {
+		return nil
 	}
-	cells := newRowCells(lines[anchor].cells, anchor)
+	first := l.cells(lines[anchor].ws, cols, true, lines[anchor].last)
+	if len(first) < 3 {
+		return nil
+	}
+	cells := newRowCells(first, anchor)
 	for _, dir := range []int{-1, 1} {
 		for i := anchor + dir; i >= 0 && i < len(lines); i += dir {
 			fits := !slices.ContainsFunc(l.lines[i], func(r run) bool { return math.Abs(r.size-l.size) > 0.1*l.size }) &&
 				!slices.ContainsFunc(lines[i].ws, func(w word) bool { return hasRTL(w.s) }) &&
 				math.Abs(l.lines[i][0].yb-l.lines[i-dir][0].yb) <= 1.6*l.size
 			if !fits || !cells.add(l.cells(lines[i].ws, cols, true, -1), i) {
-				return
+				return nil
 			}
 		}
 	}
-	for i := range lines {
-		lines[i].joined = i != anchor
-	}
-	lines[anchor].cells = cells.words()
+	return cells.words()
 }
 
 // maxRowLines is the most lines a leaf that is one row of a table has (a
@@ -814,7 +841,7 @@ func joinTouching(ws []word, size float64) []word {
 
 // cells splits a line's words left to right into cells: apart across a
 // wide gap outside a justified line, a table's gutter on a row, and at the
-// row's last cell from index last.
+// row's last cell from index last. writeLine writes them by the same rule.
 func (l leaf) cells(ws []word, cols columns, row bool, last int) [][]word {
 	wide := !l.justified(ws)
 	var out [][]word
@@ -830,6 +857,26 @@ func (l leaf) cells(ws []word, cols columns, row bool, last int) [][]word {
 		out = append(out, []word{w})
 	}
 	return out
+}
+
+// writeLine writes a line's words left to right as writeCells writes its
+// cells, without building them: " | " between two cells (by cells' rule,
+// kept inline here: this runs for every word of every line), a space
+// elsewhere.
+func (l leaf) writeLine(b *strings.Builder, ws []word, cols columns, row bool, last int) {
+	wide := !l.justified(ws)
+	for j, w := range ws {
+		if j > 0 {
+			p := ws[j-1]
+			gap := w.x0 - p.x1
+			if (wide && gap >= cellGap*l.size && !leader(p.s) && !leader(w.s)) || (row && (gap >= 0.15*l.size && cols.splits(p, w, l.size) || j == last)) {
+				b.WriteString(" | ")
+			} else {
+				b.WriteByte(' ')
+			}
+		}
+		b.WriteString(w.s)
+	}
 }
 
 // writeCells writes cells joined by " | ", their words by a space.
