@@ -11,57 +11,12 @@ the PlcfSed) are LibreOffice's own. Standard library only:
 
     python3 pagebreaks-doc.py LIBREOFFICE.doc pagebreaks.doc
 """
-import struct
 import sys
 
+from docfile import open_doc, u16, u32
+
 src, dst = sys.argv[1], sys.argv[2]
-f = bytearray(open(src, "rb").read())
-u16 = lambda b, o: struct.unpack_from("<H", b, o)[0]
-u32 = lambda b, o: struct.unpack_from("<I", b, o)[0]
-ss = 1 << u16(f, 0x1E)
-sector = lambda n: (n + 1) * ss
-
-
-def chain(n, table):
-    out = []
-    while n < 0xFFFFFFFA and len(out) <= len(table):
-        out.append(n)
-        n = table[n]
-    return out
-
-
-fat = []
-for i in range(min(u32(f, 0x2C), 109)):  # the header's DIFAT is enough for a small file
-    fat += struct.unpack_from("<%dI" % (ss // 4), f, sector(u32(f, 0x4C + 4 * i)))
-minifat = []
-for s in chain(u32(f, 0x3C), fat):
-    minifat += struct.unpack_from("<%dI" % (ss // 4), f, sector(s))
-
-
-def entry(name):
-    for d in chain(u32(f, 0x30), fat):
-        for e in range(sector(d), sector(d) + ss, 128):
-            if f[e : e + max(0, u16(f, e + 0x40) - 2)].decode("utf-16-le") == name:
-                return u32(f, e + 0x74), u32(f, e + 0x78)
-    raise SystemExit("no stream " + name)
-
-
-root = chain(entry("Root Entry")[0], fat)
-
-
-def stream(name):
-    """Returns where each byte of the stream is in the file."""
-    start, size = entry(name)
-    if size >= 4096:
-        return [sector(s) + i for s in chain(start, fat) for i in range(ss)][:size]
-    mini = [64 * m + i for m in chain(start, minifat) for i in range(64)][:size]
-    return [sector(root[o // ss]) + o % ss for o in mini]
-
-
-wd = stream("WordDocument")
-fib = bytes(f[o] for o in wd[:1024])
-tb = stream("1Table" if u16(fib, 0x0A) & 0x0200 else "0Table")
-table = bytes(f[o] for o in tb)
+f, wd, fib, tb, table = open_doc(src)
 fc, lcb = u32(fib, 154 + 33 * 8), u32(fib, 154 + 33 * 8 + 4)  # the CLX
 clx = table[fc : fc + lcb]
 i = 0
