@@ -9,9 +9,10 @@ import (
 	"github.com/extractq/extractq/document"
 )
 
-func smimeFixture(t *testing.T, name string) []byte {
+// testdata returns the bytes of testdata/path.
+func testdata(t *testing.T, path string) []byte {
 	t.Helper()
-	b, err := os.ReadFile("testdata/smime/" + name)
+	b, err := os.ReadFile("testdata/" + path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +24,7 @@ func smimeFixture(t *testing.T, name string) []byte {
 // be read: an encrypted file, a detached signature.
 func TestP7M(t *testing.T) {
 	t.Parallel()
-	want := string(smimeFixture(t, "invoice.xml"))
+	want := string(testdata(t, "smime/"+"invoice.xml"))
 	tests := []struct {
 		file    string
 		wantErr error
@@ -38,7 +39,7 @@ func TestP7M(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
 			t.Parallel()
-			doc, err := document.ReadBytes(t.Context(), smimeFixture(t, tc.file), document.Options{Name: tc.file})
+			doc, err := document.ReadBytes(t.Context(), testdata(t, "smime/"+tc.file), document.Options{Name: tc.file})
 			if tc.wantErr != nil {
 				if !errors.Is(err, tc.wantErr) || !strings.Contains(err.Error(), tc.msg) {
 					t.Fatalf("err = %v, want %v saying %q", err, tc.wantErr, tc.msg)
@@ -78,7 +79,7 @@ func TestSMIME(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
 			t.Parallel()
-			doc, err := document.ReadBytes(t.Context(), smimeFixture(t, tc.file), document.Options{})
+			doc, err := document.ReadBytes(t.Context(), testdata(t, "smime/"+tc.file), document.Options{})
 			if tc.wantErr != "" {
 				if !errors.Is(err, document.ErrUnsupported) || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want ErrUnsupported saying %q", err, tc.wantErr)

@@ -207,7 +207,7 @@ func TestScans(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
 			t.Parallel()
-			b := fixtureScan(t, tc.file)
+			b := testdata(t, "scans/"+tc.file)
 			doc, err := document.ReadBytes(t.Context(), b, document.Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -243,17 +243,8 @@ func TestScans(t *testing.T) {
 // Limits.MaxPages is refused naming the limit.
 func TestTIFFMaxPages(t *testing.T) {
 	t.Parallel()
-	_, err := document.ReadBytes(t.Context(), fixtureScan(t, "scan.tif"), document.Options{Limits: document.Limits{MaxPages: 1}})
+	_, err := document.ReadBytes(t.Context(), testdata(t, "scans/scan.tif"), document.Options{Limits: document.Limits{MaxPages: 1}})
 	if !errors.Is(err, document.ErrTooLarge) || !strings.Contains(err.Error(), "Limits.MaxPages") {
 		t.Fatalf("err = %v, want ErrTooLarge naming Limits.MaxPages", err)
 	}
-}
-
-func fixtureScan(t *testing.T, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile("testdata/scans/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
