@@ -105,7 +105,7 @@ func readMessage(ctx context.Context, b []byte, opts *Options) (*Document, error
 	if t, err := mail.ParseDate(h.Get("Date")); err == nil {
 		m.Date = t
 	}
-	mr := &mimeReader{ctx: ctx, opts: opts, budget: opts.Limits.withDefaults().MaxUnpacked}
+	mr := newMIMEReader(ctx, opts)
 	if err := mr.part(textproto.MIMEHeader(h), msg.Body, 0); err != nil {
 		return nil, err
 	}
@@ -114,19 +114,9 @@ func readMessage(ctx context.Context, b []byte, opts *Options) (*Document, error
 	}
 	w := newTextWriter(opts.Limits)
 	w.block(headerBlock(m, decodeHeader(h.Get("Date"))))
-	body := mr.plain
-	if strings.TrimSpace(body) == "" {
-		// Outlook's rich text travels in winmail.dat, the MIME body left
-		// empty: the TNEF body is the message's.
-		body = mr.tnefBody
-	}
-	if strings.TrimSpace(body) == "" && mr.html != nil {
-		hd, err := htmlDocument(mr.html, mr.htmlType, opts.Limits, false)
-		if err == nil {
-			body = hd.Text
-		} else {
-			doc.Warnings = append(doc.Warnings, "the HTML body could not be read: "+err.Error())
-		}
+	body, warn := mr.body()
+	if warn != "" {
+		doc.Warnings = append(doc.Warnings, warn)
 	}
 	w.block(body)
 	if doc.Text, _, err = w.text(); err != nil {
@@ -135,6 +125,73 @@ func readMessage(ctx context.Context, b []byte, opts *Options) (*Document, error
 	doc.Attachments = mr.attachments
 	doc.Warnings = append(doc.Warnings, mr.warnings...)
 	return doc, nil
+}
+
+// newMIMEReader starts a walk with the whole unpacked budget.
+func newMIMEReader(ctx context.Context, opts *Options) *mimeReader {
+	return &mimeReader{ctx: ctx, opts: opts, budget: opts.Limits.withDefaults().MaxUnpacked}
+}
+
+// body is the message's body as the walk found it: the plain-text parts,
+// else a winmail.dat's body, else the HTML part converted; warning says
+// why an HTML body could not be read.
+func (mr *mimeReader) body() (body, warning string) {
+	body = mr.plain
+	if strings.TrimSpace(body) == "" {
+		// Outlook's rich text travels in winmail.dat, the MIME body left
+		// empty: the TNEF body is the message's.
+		body = mr.tnefBody
+	}
+	if strings.TrimSpace(body) == "" && mr.html != nil {
+		hd, err := htmlDocument(mr.html, mr.htmlType, mr.opts.Limits, false)
+		if err != nil {
+			return body, "the HTML body could not be read: " + err.Error()
+		}
+		body = hd.Text
+	}
+	return body, ""
+}
+
+// readSMIMEEntity walks the MIME entity of a signed or encrypted message
+// kept apart from the message's header, as an Outlook .msg keeps it in its
+// attachment smime.p7m ([MS-OXOSMIME]): a multipart/signed entity with
+// its headers (a clear-signed message), or the CMS blob of an
+// application/pkcs7-mime one (signed opaquely: the MIME entity it signs
+// is walked; encrypted: errCMSEncrypted). A limit or a cancelled context
+// is returned as such; anything else that cannot be read is ErrCorrupt,
+// for the caller to keep data as it is.
+func readSMIMEEntity(ctx context.Context, data []byte, opts *Options) (*mimeReader, error) {
+	corrupt := func(what string) error {
+		return fmt.Errorf("%w: the signed message is not readable: %s", ErrCorrupt, what)
+	}
+	if !cmsPrefix(data) && !isMIMEEntity(data) {
+		if d, err := decodeBase64Text(data); err == nil && cmsPrefix(d) {
+			data = d
+		}
+	}
+	depth := 0
+	if cmsPrefix(data) {
+		content, err := cmsContent(data)
+		if err != nil {
+			return nil, err
+		}
+		// As the e-mail reader walks an opaquely signed message: the
+		// signed entity one level down.
+		data, depth = content, 1
+	}
+	if !isMIMEEntity(data) {
+		return nil, corrupt("no MIME header")
+	}
+	tp := textproto.NewReader(bufio.NewReader(bytes.NewReader(data)))
+	h, err := tp.ReadMIMEHeader()
+	if err != nil && len(h) == 0 {
+		return nil, corrupt(err.Error())
+	}
+	mr := newMIMEReader(ctx, opts)
+	if err := mr.part(h, tp.R, depth); err != nil {
+		return nil, err
+	}
+	return mr, nil
 }
 
 // decodeHeader decodes RFC 2047 words, keeping the raw value when they

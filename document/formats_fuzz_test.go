@@ -307,3 +307,18 @@ func FuzzP7M(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) { fuzzRead(t, "p7m", b) })
 }
+
+// FuzzMSGSMIME fuzzes the smime.p7m of a signed Outlook message
+// (IPM.Note.SMIME*): seeded with a multipart/signed entity and the CMS
+// blobs of an opaquely signed and an encrypted message.
+func FuzzMSGSMIME(f *testing.F) {
+	for _, seed := range [][]byte{smimeEntity(f, "signed.eml"), smimeBlob(f, "opaque.eml"), smimeBlob(f, "encrypted.eml")} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, class := range []string{"IPM.Note.SMIME.MultipartSigned", "IPM.Note.SMIME"} {
+			fuzzRead(t, "ole", writeMSG(testMsg{class: class, subject: "fuzz",
+				attachments: []testAttachment{{name: "smime.p7m", mime: "multipart/signed", data: data}}}))
+		}
+	})
+}

@@ -1,6 +1,7 @@
 package document
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -16,6 +17,7 @@ import (
 
 // MAPI property ids an Outlook message is read by ([MS-OXPROPS]).
 const (
+	prMessageClass     = 0x001A
 	prSubject          = 0x0037
 	prClientSubmitTime = 0x0039
 	prSenderName       = 0x0C1A
@@ -174,9 +176,24 @@ func decodeMSG(ctx context.Context, f *cfb.File, dir string, opts *Options) (*Do
 	if len(m.Cc) == 0 {
 		m.Cc = splitDisplay(s.str(prDisplayCc))
 	}
+	signed, smimeDir, warn, err := msgSMIME(ctx, f, s, children, opts)
+	if err != nil {
+		return nil, err
+	}
+	if warn != "" {
+		doc.Warnings = append(doc.Warnings, warn)
+	}
 	w := newTextWriter(opts.Limits)
 	w.block(headerBlock(m, ""))
-	body := strings.ReplaceAll(s.str(prBody), "\r\n", "\n")
+	var body string
+	if signed != nil {
+		if body, warn = signed.body(); warn != "" {
+			doc.Warnings = append(doc.Warnings, warn)
+		}
+	}
+	if strings.TrimSpace(body) == "" {
+		body = strings.ReplaceAll(s.str(prBody), "\r\n", "\n")
+	}
 	if strings.TrimSpace(body) == "" {
 		html, ok := s.stream(prHTML, 0x0102)
 		if !ok {
@@ -195,13 +212,19 @@ func decodeMSG(ctx context.Context, f *cfb.File, dir string, opts *Options) (*Do
 		}
 	}
 	w.block(body)
-	var err error
 	if doc.Text, _, err = w.text(); err != nil {
 		return nil, err
+	}
+	if signed != nil {
+		doc.Attachments = append(doc.Attachments, signed.attachments...)
+		doc.Warnings = append(doc.Warnings, signed.warnings...)
 	}
 	for _, e := range children {
 		if e.Type != cfb.TypeStorage || !strings.HasPrefix(strings.ToLower(e.Name), "__attach_version1.0_") {
 			continue
+		}
+		if signed != nil && e.Path == smimeDir {
+			continue // read above: the signed message, no attachment
 		}
 		if err := context.Cause(ctx); err != nil {
 			return nil, err
@@ -220,10 +243,62 @@ func decodeMSG(ctx context.Context, f *cfb.File, dir string, opts *Options) (*Do
 	return doc, nil
 }
 
-// msgAttachment reads one attachment storage: its bytes through the
-// registry (ReadChild), or an attached message read in place.
-func msgAttachment(ctx context.Context, f *cfb.File, dir string, n int, opts *Options) (*Document, error) {
-	a := newMsgStore(f, dir, 8)
+// msgSMIME reads a signed or encrypted Outlook message ([MS-OXOSMIME]):
+// its message class is IPM.Note.SMIME.MultipartSigned (clear-signed) or
+// IPM.Note.SMIME (signed opaquely, or encrypted), and the message it
+// carries is its attachment smime.p7m, the .msg's own body empty or a
+// copy: a multipart/signed entity with its headers, or an
+// application/pkcs7-mime CMS blob. That entity is walked as the e-mail
+// reader walks a message, so the body, attachments and warnings are the
+// signed message's; dir is the attachment's storage, which is no
+// attachment then. An encrypted message is errCMSEncrypted, as an
+// encrypted e-mail is. An smime.p7m that cannot be read is left to be
+// read as the attachment it was before, with a warning saying why.
+func msgSMIME(ctx context.Context, f *cfb.File, s *msgStore, children []*cfb.Entry, opts *Options) (signed *mimeReader, dir, warning string, err error) {
+	if !isSMIMEClass(s.str(prMessageClass)) {
+		return nil, "", "", nil
+	}
+	for _, e := range children {
+		if e.Type != cfb.TypeStorage || !strings.HasPrefix(strings.ToLower(e.Name), "__attach_version1.0_") {
+			continue
+		}
+		a := newMsgStore(f, e.Path, 8)
+		mt, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(a.str(prAttachMime))), ";")
+		if !strings.EqualFold(msgAttachName(a), "smime.p7m") && mt != "multipart/signed" && !pkcs7Types[mt] {
+			continue
+		}
+		data, ok := a.stream(prAttachData, 0x0102)
+		if !ok {
+			continue
+		}
+		mr, err := readSMIMEEntity(ctx, data, opts)
+		switch {
+		case err == nil:
+			return mr, e.Path, "", nil
+		case errors.Is(err, errCMSEncrypted) || isLimitErr(err):
+			return nil, "", "", err
+		case context.Cause(ctx) != nil:
+			return nil, "", "", context.Cause(ctx)
+		}
+		return nil, "", "the signed message (" + cmp.Or(msgAttachName(a), "smime.p7m") + ") could not be read, kept as an attachment: " + err.Error(), nil
+	}
+	return nil, "", "", nil
+}
+
+// isSMIMEClass says whether a message class is that of a signed or
+// encrypted message: IPM.Note.SMIME and the classes under it
+// (IPM.Note.SMIME.MultipartSigned), or an InfoPath form's class ending
+// so ([MS-OXCMAIL] maps these two endings to S/MIME's two structures).
+// Message classes are case-insensitive.
+func isSMIMEClass(class string) bool {
+	c := strings.ToLower(strings.TrimSpace(class))
+	return c == "ipm.note.smime" || strings.HasPrefix(c, "ipm.note.smime.") ||
+		strings.HasPrefix(c, "ipm.infopathform.") && (strings.HasSuffix(c, ".smime") || strings.HasSuffix(c, ".smime.multipartsigned"))
+}
+
+// msgAttachName is an attachment's file name as given (long, short or
+// display name), without a path; "" when it has none.
+func msgAttachName(a *msgStore) string {
 	name := a.str(prAttachLongName)
 	if name == "" {
 		name = a.str(prAttachFilename)
@@ -235,6 +310,14 @@ func msgAttachment(ctx context.Context, f *cfb.File, dir string, n int, opts *Op
 	if name == "." || name == "/" {
 		name = ""
 	}
+	return name
+}
+
+// msgAttachment reads one attachment storage: its bytes through the
+// registry (ReadChild), or an attached message read in place.
+func msgAttachment(ctx context.Context, f *cfb.File, dir string, n int, opts *Options) (*Document, error) {
+	a := newMsgStore(f, dir, 8)
+	name := msgAttachName(a)
 	if _, ok := f.Lookup(dir + fmt.Sprintf("/__substg1.0_%04X000D", prAttachData)); ok {
 		// An attached message (attach method 5): a storage holding a
 		// message of its own.

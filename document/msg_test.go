@@ -1,8 +1,13 @@
 package document
 
 import (
+	"bytes"
+	"cmp"
+	"encoding/base64"
 	"encoding/binary"
 	"fmt"
+	"io"
+	"net/mail"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +22,7 @@ import (
 
 // testMsg is what writeMSG puts in an Outlook message.
 type testMsg struct {
+	class                                                  string // PR_MESSAGE_CLASS; "" writes IPM.Note
 	subject, senderName, senderAddr, body, html, messageID string
 	rtf                                                    []byte      // PR_RTF_COMPRESSED
 	to, cc                                                 [][2]string // name, address
@@ -89,7 +95,7 @@ func msgStreams(dir string, m testMsg, hdr int) []cfbtest.Stream {
 		out = append(out, cfbtest.Stream{Path: join(dir, "__properties_version1.0"), Data: props})
 	}
 	ft := func(t time.Time) uint64 { return uint64(t.UnixNano()/100) + 116444736000000000 }
-	strs := map[uint16]string{0x001A: "IPM.Note", prSubject: m.subject, prSenderName: m.senderName, prSenderEmail: m.senderAddr,
+	strs := map[uint16]string{prMessageClass: cmp.Or(m.class, "IPM.Note"), prSubject: m.subject, prSenderName: m.senderName, prSenderEmail: m.senderAddr,
 		0x0C1E: "SMTP", prSenderSMTP: m.senderAddr, prBody: m.body, prMessageID: m.messageID}
 	var toNames, ccNames []string
 	for _, r := range m.to {
@@ -257,33 +263,11 @@ func TestMSGNesting(t *testing.T) {
 // (.ci/run installs it).
 func TestMSGAgainstMsgconvert(t *testing.T) {
 	t.Parallel()
-	bin, err := exec.LookPath("msgconvert")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("msgconvert is required under CI (.ci/run installs libemail-outlook-message-perl)")
-		}
-		t.Skip("msgconvert not installed (apt-get install libemail-outlook-message-perl)")
-	}
-	dir := t.TempDir()
 	b := fixture(t, "ticket.msg")
-	in := filepath.Join(dir, "ticket.msg")
-	if err := os.WriteFile(in, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.CommandContext(t.Context(), bin, "--outfile", filepath.Join(dir, "ticket.eml"), in)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("msgconvert: %v\n%s", err, out)
-	}
+	eml := msgconvert(t, b)
 	msg, err := ReadBytes(t.Context(), b, Options{})
 	if err != nil {
 		t.Fatal(err)
-	}
-	eml, err := ReadFile(t.Context(), filepath.Join(dir, "ticket.eml"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if eml.Format != "eml" {
-		t.Fatalf("msgconvert's output read as %s", eml.Format)
 	}
 	// msgconvert writes the subject as raw 8-bit: compare it without its
 	// non-ASCII letters.
@@ -314,6 +298,61 @@ func TestMSGAgainstMsgconvert(t *testing.T) {
 	}
 }
 
+// msgconvert turns a .msg into an e-mail with msgconvert and reads that.
+// Skipped where msgconvert is not installed, except under CI (.ci/run
+// installs it).
+func msgconvert(t *testing.T, msg []byte) *Document {
+	t.Helper()
+	bin, err := exec.LookPath("msgconvert")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("msgconvert is required under CI (.ci/run installs libemail-outlook-message-perl)")
+		}
+		t.Skip("msgconvert not installed (apt-get install libemail-outlook-message-perl)")
+	}
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.msg")
+	if err := os.WriteFile(in, msg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(t.Context(), bin, "--outfile", filepath.Join(dir, "out.eml"), in)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("msgconvert: %v\n%s", err, out)
+	}
+	eml, err := ReadFile(t.Context(), filepath.Join(dir, "out.eml"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if eml.Format != "eml" {
+		t.Fatalf("msgconvert's output read as %s", eml.Format)
+	}
+	return eml
+}
+
+// TestMSGSMIMEAgainstMsgconvert: msgconvert makes of an opaquely signed
+// .msg an e-mail whose attachment is smime.p7m as application/pkcs7-mime,
+// which the e-mail reader reads from inside: the .msg must read alike,
+// header fields and body. (Of a clear-signed .msg, msgconvert nests the
+// multipart/signed entity, headers and all, as the body of a
+// multipart/signed part without a boundary: nothing to compare with.)
+func TestMSGSMIMEAgainstMsgconvert(t *testing.T) {
+	t.Parallel()
+	b := writeMSG(testMsg{class: "IPM.Note.SMIME", subject: "Invoice INV-77 from Outlook", senderName: "Ann Sender",
+		senderAddr: "ann@example.com", to: [][2]string{{"Bob", "bob@example.com"}}, date: time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC),
+		attachments: []testAttachment{{name: "smime.p7m", mime: "application/pkcs7-mime", data: smimeBlob(t, "opaque.eml")}}})
+	eml := msgconvert(t, b)
+	msg, err := ReadBytes(t.Context(), b, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg.Text != eml.Text || len(msg.Attachments) != 0 || len(eml.Attachments) != 0 {
+		t.Errorf("msg %q (%d attachments)\nmsgconvert's %q (%d)", msg.Text, len(msg.Attachments), eml.Text, len(eml.Attachments))
+	}
+	if !strings.Contains(msg.Text, "\n\nInvoice INV-77 total 99.00 EUR") {
+		t.Errorf("text %q lacks the signed body", msg.Text)
+	}
+}
+
 // TestMSGRTFBody: a message whose body is only compressed RTF (older
 // Outlook) is read through the RTF reader.
 func TestMSGRTFBody(t *testing.T) {
@@ -327,5 +366,147 @@ func TestMSGRTFBody(t *testing.T) {
 	}
 	if want := "Subject: rtf only\n\nhello world"; d.Text != want || len(d.Warnings) > 0 {
 		t.Errorf("text %q (warnings %v), want %q", d.Text, d.Warnings, want)
+	}
+}
+
+// smimeEntity is a signed e-mail of testdata/smime without its message
+// header fields (From, To, Subject, …), its Content-* fields kept: the
+// MIME entity Outlook keeps in a clear-signed .msg's smime.p7m.
+func smimeEntity(t testing.TB, file string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "smime", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, body, ok := bytes.Cut(b, []byte("\n\n"))
+	if !ok {
+		t.Fatalf("%s: no header", file)
+	}
+	var out bytes.Buffer
+	keep := false
+	for line := range bytes.Lines(head) {
+		if line[0] != ' ' && line[0] != '\t' {
+			keep = bytes.HasPrefix(bytes.ToLower(line), []byte("content-"))
+		}
+		if keep {
+			out.Write(bytes.TrimRight(line, "\n"))
+			out.WriteString("\r\n")
+		}
+	}
+	out.WriteString("\r\n")
+	out.Write(body)
+	return out.Bytes()
+}
+
+// smimeBlob is the CMS blob of an application/pkcs7-mime e-mail of
+// testdata/smime: its base64 body decoded, as Outlook keeps it in the
+// .msg's smime.p7m.
+func smimeBlob(t testing.TB, file string) []byte {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", "smime", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	msg, err := mail.ReadMessage(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(base64.NewDecoder(base64.StdEncoding, msg.Body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestMSGSMIME reads signed and encrypted Outlook messages as
+// [MS-OXOSMIME] stores them: the message class IPM.Note.SMIME(.
+// MultipartSigned), and the whole signed message in one attachment
+// smime.p7m (a multipart/signed entity, or a CMS blob). The body,
+// attachments and warnings are the signed message's, the header fields
+// the .msg's own; an encrypted message is refused with what to do; an
+// smime.p7m that cannot be read stays the attachment it was, with a
+// warning.
+func TestMSGSMIME(t *testing.T) {
+	t.Parallel()
+	const sig = "Content-Type: application/pkcs7-signature; name=smime.p7s\r\nContent-Transfer-Encoding: base64\r\n\r\nMIAGCSqGSIb3DQEHAqCAMIACAQEx\r\n"
+	withCSV := "Content-Type: multipart/signed; protocol=\"application/pkcs7-signature\"; micalg=sha-256; boundary=\"S\"\r\n\r\n" +
+		"--S\r\nContent-Type: multipart/mixed; boundary=\"M\"\r\n\r\n" +
+		"--M\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nThe pump invoice, signed.\r\n" +
+		"--M\r\nContent-Type: text/csv; name=lines.csv\r\nContent-Disposition: attachment; filename=lines.csv\r\n\r\nItem,Amount\r\nPump,900\r\n" +
+		"--M--\r\n\r\n--S\r\n" + sig + "--S--\r\n"
+	opaque := smimeBlob(t, "opaque.eml")
+	tests := []struct {
+		name     string
+		class    string
+		ownBody  string // the .msg's PR_BODY
+		att      testAttachment
+		body     string   // the body, once in the text
+		atts     []string // attachment names, in order; "!" marks one with an error
+		warning  string   // in the warnings; "" for none
+		wantErr  error
+		errMatch string
+	}{
+		{name: "clear-signed", class: "IPM.Note.SMIME.MultipartSigned",
+			att:  testAttachment{name: "smime.p7m", mime: "multipart/signed", data: smimeEntity(t, "signed.eml")},
+			body: "Invoice INV-77 total 99.00 EUR"},
+		{name: "clear-signed with an attachment, body copied", class: "ipm.note.smime.multipartsigned", ownBody: "The pump invoice, signed.",
+			att:  testAttachment{name: "smime.p7m", mime: "multipart/signed", data: []byte(withCSV)},
+			body: "The pump invoice, signed.", atts: []string{"lines.csv"}},
+		{name: "opaque-signed", class: "IPM.Note.SMIME",
+			att:  testAttachment{name: "smime.p7m", mime: "application/pkcs7-mime", data: opaque},
+			body: "Invoice INV-77 total 99.00 EUR"},
+		{name: "opaque-signed, unnamed", class: "IPM.Note.SMIME",
+			att:  testAttachment{mime: "application/x-pkcs7-mime", data: opaque},
+			body: "Invoice INV-77 total 99.00 EUR"},
+		{name: "encrypted", class: "IPM.Note.SMIME",
+			att:     testAttachment{name: "smime.p7m", mime: "application/pkcs7-mime", data: smimeBlob(t, "encrypted.eml")},
+			wantErr: ErrUnsupported, errMatch: "decrypt it first"},
+		{name: "damaged", class: "IPM.Note.SMIME", ownBody: "see the attachment",
+			att:  testAttachment{name: "smime.p7m", mime: "application/pkcs7-mime", data: opaque[:300]},
+			body: "see the attachment", atts: []string{"smime.p7m!"}, warning: "smime.p7m) could not be read"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			m := testMsg{class: tc.class, subject: "Invoice INV-77 from Outlook", senderName: "Ann Sender", senderAddr: "ann@example.com",
+				to: [][2]string{{"Bob", "bob@example.com"}}, date: time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC),
+				body: tc.ownBody, attachments: []testAttachment{tc.att}}
+			d, err := ReadBytes(t.Context(), writeMSG(m), Options{})
+			if tc.wantErr != nil {
+				if !isErr(err, tc.wantErr) || !strings.Contains(fmt.Sprint(err), tc.errMatch) {
+					t.Fatalf("err = %v, want %v saying %q", err, tc.wantErr, tc.errMatch)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			head := "From: Ann Sender <ann@example.com>\nTo: Bob <bob@example.com>\nDate: Thu, 26 Nov 2026 09:00:00 +0000\nSubject: Invoice INV-77 from Outlook\n\n"
+			if !strings.HasPrefix(d.Text, head) || strings.Count(d.Text, tc.body) != 1 || strings.Contains(d.Text, "Content-Type") {
+				t.Errorf("text %q, want the .msg's header fields and the body %q once", d.Text, tc.body)
+			}
+			if d.Meta.Subject != m.subject || d.Meta.From != "Ann Sender <ann@example.com>" {
+				t.Errorf("meta %+v, want the .msg's own", d.Meta)
+			}
+			var names []string
+			for _, a := range d.Attachments {
+				n := a.Name
+				if a.Err != nil {
+					n += "!"
+				}
+				names = append(names, n)
+			}
+			if !slices.Equal(names, tc.atts) {
+				t.Fatalf("attachments %q, want %q", names, tc.atts)
+			}
+			if len(names) > 0 && names[0] == "lines.csv" && !strings.Contains(d.Attachments[0].Text, "Pump | 900") {
+				t.Errorf("lines.csv reads %q", d.Attachments[0].Text)
+			}
+			w := strings.Join(d.Warnings, "\n")
+			if tc.warning == "" && w != "" || !strings.Contains(w, tc.warning) {
+				t.Errorf("warnings %q, want %q", d.Warnings, tc.warning)
+			}
+		})
 	}
 }

@@ -19,6 +19,9 @@ func init() {
 		Name:       "ole",
 		MediaType:  "application/x-ole-storage",
 		Extensions: []string{".doc", ".dot", ".msg", ".xls", ".ppt", ".docx", ".xlsx", ".pptx"},
+		// 6: a signed or encrypted Outlook .msg (IPM.Note.SMIME*) is read
+		// through its smime.p7m: the signed message's body and
+		// attachments, smime.p7m no attachment; encrypted is refused.
 		// 5: a .doc list item keeps its marker and text whole across a
 		// page break inside it, or a section break ending it.
 		// 4: a .doc's paragraphs are in lists through their styles too.
@@ -34,7 +37,7 @@ func init() {
 
 // oleVersion is the "ole" reader's version, also given to attached
 // messages read in place.
-const oleVersion = "5"
+const oleVersion = "6"
 
 // ErrUnsupported: the format is recognised but extractq does not read it;
 // the error says how to convert it.
