@@ -1,7 +1,8 @@
 #!/bin/sh
 # Remakes the filled-in form fixtures (see README.md): LibreOffice Writer
-# makes the form from form.html, pdftk-java and pypdf fill it.
-# Needs: libreoffice, pdftk-java, python3-pypdf (Debian).
+# makes the form from form.html, pdftk-java and pypdf fill it; ReportLab
+# makes and fills a form of its own.
+# Needs: libreoffice, pdftk-java, python3-pypdf, python3-reportlab (Debian).
 set -eu
 cd "$(dirname "$0")"
 tmp=$(mktemp -d)
@@ -13,4 +14,5 @@ pdftk form.pdf fill_form data.fdf output filled-pdftk.pdf
 pdftk form.pdf fill_form data.fdf output filled-pdftk-na.pdf need_appearances
 /usr/bin/python3 fill-pypdf.py
 /usr/bin/python3 strip-appearances.py
+/usr/bin/python3 reportlab-form.py
 rm form.pdf
