@@ -1,9 +1,11 @@
 package document
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -89,7 +91,7 @@ func (in *interpreter) annotations(page pdf.Value, form pdfForm, num int) (warn 
 		n = maxAnnotations
 	}
 	failed, first := 0, ""
-	content := len(in.glyphs) // the page's own glyphs: the labels
+	var labels *labelIndex // the page's own glyphs, made when a first annotation draws
 	for i := range n {
 		mark := len(in.glyphs)
 		rect, err := in.annotation(annots, i, form)
@@ -99,7 +101,12 @@ func (in *interpreter) annotations(page pdf.Value, form pdfForm, num int) (warn 
 			}
 			continue
 		}
-		snapToLabel(in.glyphs[mark:], in.glyphs[:content], rect)
+		if len(in.glyphs) > mark {
+			if labels == nil {
+				labels = newLabelIndex(in.glyphs[:mark])
+			}
+			labels.snap(in.glyphs[mark:], rect)
+		}
 	}
 	if failed > 0 {
 		notes = append(notes, fmt.Sprintf("page %d: %d annotations (form fields, comments) are unreadable and left out (first: %s)", num, failed, first))
@@ -171,13 +178,34 @@ func (in *interpreter) annotation(annots pdf.Value, i int, form pdfForm) (rect [
 	return rect, nil
 }
 
-// snapToLabel moves one line of an annotation's glyphs onto the baseline
-// of the page's text nearest beside its rectangle (a label left of a text
+// labelIndex holds a page's upright glyphs by their middle's height (a
+// baseline and a quarter em up), to find the label beside an annotation.
+type labelIndex struct {
+	gs []glyph
+	// budget bounds the glyphs looked at over the page's annotations: a
+	// hostile page of many annotations on one long line stays linear.
+	budget int
+}
+
+func newLabelIndex(page []glyph) *labelIndex {
+	l := &labelIndex{budget: 20_000_000}
+	for _, g := range page {
+		if g.dir == 0 {
+			l.gs = append(l.gs, g)
+		}
+	}
+	slices.SortFunc(l.gs, func(a, b glyph) int { return cmp.Compare(a.y+0.25*a.size, b.y+0.25*b.size) })
+	return l
+}
+
+// snap moves one line of an annotation's glyphs gs onto the baseline of
+// the page's text nearest beside its rectangle (a label left of a text
 // field, a caption right of a checkbox), when that text's middle lies
-// within the rectangle: the reader sees them on one line, while a field's box
-// often sits a few points off its label's baseline, which would read the
+// within the rectangle: the reader sees them on one line, while a field's
+// box often sits a few points off its label's baseline (LibreOffice draws
+// a 15-point box 2 points above a 12-point label), which would read the
 // value as a line of its own, above or below its label.
-func snapToLabel(gs, page []glyph, rect [4]float64) {
+func (l *labelIndex) snap(gs []glyph, rect [4]float64) {
 	if len(gs) == 0 {
 		return
 	}
@@ -188,13 +216,10 @@ func snapToLabel(gs, page []glyph, rect [4]float64) {
 		}
 	}
 	best, label := math.Inf(1), math.NaN()
-	for _, g := range page {
-		// The label's middle (a baseline and a quarter em) within the
-		// rectangle: a 12-point label beside a box drawn from a
-		// little above its baseline is beside it.
-		if mid := g.y + 0.25*g.size; g.dir != 0 || mid < rect[1] || mid > rect[3] {
-			continue
-		}
+	i, _ := slices.BinarySearchFunc(l.gs, rect[1], func(g glyph, y float64) int { return cmp.Compare(g.y+0.25*g.size, y) })
+	for ; i < len(l.gs) && l.gs[i].y+0.25*l.gs[i].size <= rect[3] && l.budget > 0; i++ {
+		l.budget--
+		g := l.gs[i]
 		d := math.Inf(1)
 		switch {
 		case g.x+g.w <= rect[0]+0.5*g.size:
