@@ -69,6 +69,15 @@ func FuzzPDF(f *testing.F) {
 	addFiles(f, "testdata/*.pdf")
 	addFiles(f, "testdata/unreadable/*.pdf")
 	addFiles(f, "testdata/producers/*.pdf")
+	// Form fields: an appearance, a value inherited without one, a
+	// checkbox's states, a FreeText comment.
+	f.Add(makePDFWith([]genPage{{shows: lines(50, 700, "Name:"), annots: []genAnnot{
+		{rect: [4]float64{80, 696, 300, 712}, dict: "/FT /Tx /V (Ada)", ap: "BT /F1 10 Tf 2 4 Td (Ada) Tj ET", apDict: "/Matrix [0 1 -1 0 16 0]"},
+		{rect: [4]float64{80, 670, 300, 686}, parent: "/FT /Ch /V [(a) (b)] /Opt [[(a) (Apple)] (b)] /DA (/Helv 0 Tf)"},
+		{rect: [4]float64{80, 650, 90, 660}, dict: "/FT /Btn /V /Yes /AS /Yes", states: map[string]string{"Yes": "1 1 m 9 9 l S", "Off": ""}},
+		{subtype: "FreeText", rect: [4]float64{80, 600, 300, 640}, dict: "/Contents (Line one\rLine two)"},
+	}}}, "/AcroForm << /Fields [] /NeedAppearances true /DA (/Helv 10 Tf 0 g) >>"))
+	addFiles(f, "testdata/forms/*.pdf")
 	f.Fuzz(func(t *testing.T, b []byte) {
 		doc, err := document.ReadBytes(t.Context(), b, document.Options{Format: "pdf", Limits: document.Limits{MaxPages: 50}})
 		checkDocument(t, doc, err)

@@ -29,7 +29,7 @@ func init() {
 		Name:       "pdf",
 		MediaType:  "application/pdf",
 		Extensions: []string{".pdf"},
-		Version:    "7", // 3: tight word spaces, ligatures spelled out, odd-length Unicode maps; 4: right-to-left text in logical order, Arabic presentation forms spelled, marks kept with their letters; 5: producers' sweep: table rows between a title and a paragraph, superscripts, chance gaps across two columns, Symbol and ZapfDingbats; 6: a table row whose cells wrap onto lines above and below it read as one row; 7: attached files (EmbeddedFiles, FileAttachment annotations) read as attachments
+		Version:    "8", // 3: tight word spaces, ligatures spelled out, odd-length Unicode maps; 4: right-to-left text in logical order, Arabic presentation forms spelled, marks kept with their letters; 5: producers' sweep: table rows between a title and a paragraph, superscripts, chance gaps across two columns, Symbol and ZapfDingbats; 6: a table row whose cells wrap onto lines above and below it read as one row; 7: attached files (EmbeddedFiles, FileAttachment annotations) read as attachments; 8: filled-in form fields and annotations' text (widget and FreeText appearances, values of fields without an appearance) join the page's text
 		Match:      matchPDF,
 		Priority:   100,
 		Decoder:    DecoderFunc(decodePDF),
@@ -85,6 +85,7 @@ func decodePDF(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (d
 	var pages []pdfPage
 	files := embeddedFiles(rd.Trailer().Key("Root"))
 	fonts := map[string]*font{} // shared by the pages: a font's Unicode map is parsed once
+	form := readPDFForm(rd.Trailer().Key("Root"))
 	n, textLen := 0, 0
 	walkErr := walkPages(rd.Trailer().Key("Root").Key("Pages"), func(warn string) {
 		doc.Warnings = append(doc.Warnings, warn)
@@ -97,7 +98,7 @@ func decodePDF(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (d
 			return err
 		}
 		files = append(files, annotationFiles(p.V)...)
-		pg, warn := readPDFPage(ctx, file, p, attrs, fonts, n, encrypted, opts)
+		pg, warn := readPDFPage(ctx, file, p, attrs, fonts, form, n, encrypted, opts)
 		if warn != "" {
 			doc.Warnings = append(doc.Warnings, warn)
 		}
@@ -437,7 +438,7 @@ const vectorPageSegments = 200
 
 // readPDFPage reads one page: its glyphs laid out, or, when it has no text
 // layer, its page image (and the OCR's text when opts.OCR is set).
-func readPDFPage(ctx context.Context, file io.ReaderAt, p pdf.Page, attrs pageAttrs, fonts map[string]*font, num int, encrypted bool, opts *Options) (pg pdfPage, warn string) {
+func readPDFPage(ctx context.Context, file io.ReaderAt, p pdf.Page, attrs pageAttrs, fonts map[string]*font, form pdfForm, num int, encrypted bool, opts *Options) (pg pdfPage, warn string) {
 	bx0, by0, bx1, by1 := pageBox(attrs)
 	pg.width, pg.height = bx1-bx0, by1-by0
 	in := &interpreter{fonts: fonts}
@@ -455,17 +456,36 @@ func readPDFPage(ctx context.Context, file io.ReaderAt, p pdf.Page, attrs pageAt
 		}
 		warn += w
 	}
-	if len(in.glyphs) == 0 {
-		addWarn(pageImageOf(ctx, &pg, file, in.images, encrypted, num, opts))
+	// Form fields' values and annotations' text are drawn over the page,
+	// not in its content: their glyphs join the page's. Whether the page
+	// is a scan is the content's to say, before them.
+	content, contentImages, segments, unmapped := len(in.glyphs), len(in.images), in.segments, in.unmapped
+	addWarn(in.annotations(p.V, form, num))
+	if content == 0 {
+		noText := pageImageOf(ctx, &pg, file, in.images[:contentImages], encrypted, num, opts)
 		// Text set as outlines: thousands of path segments and nothing
 		// else. A few rules or a frame on an empty page are not.
-		if pg.image == nil && pg.unreadable == "" && in.segments >= vectorPageSegments {
-			pg.unreadable = fmt.Sprintf("drawn with vector outlines only (%d path segments, no text layer)", in.segments)
+		if pg.image == nil && pg.unreadable == "" && segments >= vectorPageSegments {
+			pg.unreadable = fmt.Sprintf("drawn with vector outlines only (%d path segments, no text layer)", segments)
 		}
-		if pg.unreadable == "" && pg.image == nil && in.unmapped > 0 {
-			pg.unreadable = fmt.Sprintf("its text is set in a Type 3 font without a Unicode map (%d glyphs unknown)", in.unmapped)
+		if pg.unreadable == "" && pg.image == nil && unmapped > 0 {
+			pg.unreadable = fmt.Sprintf("its text is set in a Type 3 font without a Unicode map (%d glyphs unknown)", unmapped)
 		}
-		return pg, warn
+		if len(in.glyphs) == 0 || pg.image != nil || pg.unreadable != "" {
+			addWarn(noText)
+			if len(in.glyphs) > 0 {
+				// Fields filled in over a scanned form: the page stays a
+				// scan (its image kept, or read by OCR), their values
+				// follow its text.
+				var fields pdfPage
+				fields.width, fields.height = pg.width, pg.height
+				layoutPage(&fields, in.glyphs, bx0, by1)
+				appendPageText(&pg, fields)
+			}
+			return pg, warn
+		}
+		// No content text and no page image: the annotations' text is
+		// the page's.
 	}
 	layoutPage(&pg, in.glyphs, bx0, by1)
 	switch {
@@ -475,6 +495,22 @@ func readPDFPage(ctx context.Context, file io.ReaderAt, p pdf.Page, attrs pageAt
 		addWarn(fmt.Sprintf("page %d: %d glyphs of a Type 3 font without a Unicode map were left out", num, in.unmapped))
 	}
 	return pg, warn
+}
+
+// appendPageText appends more's text and blocks to pg's, a blank line
+// between them.
+func appendPageText(pg *pdfPage, more pdfPage) {
+	if more.text == "" {
+		return
+	}
+	if pg.text != "" {
+		pg.text += "\n\n"
+	}
+	start := len(pg.text)
+	pg.text += more.text
+	for _, b := range more.blocks {
+		pg.blocks = append(pg.blocks, Block{Start: b.Start + start, End: b.End + start, Box: b.Box})
+	}
 }
 
 // layoutPage turns the page's glyphs into its text, blocks and running

@@ -5,6 +5,8 @@ import (
 	"compress/zlib"
 	"fmt"
 	"image"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -40,6 +42,27 @@ type genPage struct {
 	// name, then content, stored as given (filter: the stream's /Filter, ""
 	// for none).
 	attach []genFile
+	// annots are annotations drawn over the page: form fields' widgets,
+	// FreeText comments.
+	annots []genAnnot
+}
+
+// genAnnot is an annotation of a generated page. Its dictionary is
+// /Type /Annot, /Subtype (Widget when empty), /Rect, the entries of dict
+// (e.g. "/FT /Tx /V (Ada) /DA (/Helv 10 Tf 0 g)") and, when given, /AP
+// /N: ap, a stream drawing in a BBox of the rectangle's size with F1, or
+// states, one such stream per appearance state. parent, when given, is
+// the dictionary of a field above the widget (its /Parent).
+type genAnnot struct {
+	subtype string
+	rect    [4]float64
+	dict    string
+	ap      string
+	states  map[string]string
+	// apDict adds entries to the appearance stream's dictionary (/Matrix,
+	// a /BBox of its own, /Filter /FlateDecode over data that is not).
+	apDict string
+	parent string
 }
 
 // genFile is a file attached to a generated page.
@@ -192,6 +215,34 @@ func makeType3PDF(pages []genPage, catalog, t3 string) []byte {
 			}
 			ef := obj(fmt.Sprintf("<< /Type /EmbeddedFile%s /Length %d >>\nstream\n%s\nendstream", filter, len(f.content), f.content))
 			annots = append(annots, fmt.Sprintf("<< /Type /Annot /Subtype /FileAttachment /Rect [10 10 30 30] /FS << /Type /Filespec /F (%s) /EF << /F %d 0 R >> >> >>", esc(f.name), ef))
+		}
+		for _, a := range p.annots {
+			form := func(data string) string {
+				bbox := fmt.Sprintf("/BBox [0 0 %g %g] ", a.rect[2]-a.rect[0], a.rect[3]-a.rect[1])
+				if strings.Contains(a.apDict, "/BBox") {
+					bbox = ""
+				}
+				return fmt.Sprintf("%d 0 R", obj(fmt.Sprintf("<< /Type /XObject /Subtype /Form %s/Resources << /Font << %s >> >> %s /Length %d >>\nstream\n%s\nendstream", bbox, fonts, a.apDict, len(data), data)))
+			}
+			sub := a.subtype
+			if sub == "" {
+				sub = "Widget"
+			}
+			d := fmt.Sprintf("<< /Type /Annot /Subtype /%s /Rect [%g %g %g %g] %s", sub, a.rect[0], a.rect[1], a.rect[2], a.rect[3], a.dict)
+			switch {
+			case a.ap != "":
+				d += " /AP << /N " + form(a.ap) + " >>"
+			case a.states != nil:
+				var st []string
+				for _, k := range slices.Sorted(maps.Keys(a.states)) {
+					st = append(st, "/"+k+" "+form(a.states[k]))
+				}
+				d += " /AP << /N << " + strings.Join(st, " ") + " >> >>"
+			}
+			if a.parent != "" {
+				d += fmt.Sprintf(" /Parent %d 0 R", obj("<< "+a.parent+" >>"))
+			}
+			annots = append(annots, d+" >>")
 		}
 		if len(annots) > 0 {
 			extra += " /Annots [" + strings.Join(annots, " ") + "]"
