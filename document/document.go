@@ -118,7 +118,9 @@ type Box struct{ X0, Y0, X1, Y1 float64 }
 type Image struct {
 	// MediaType is "image/png", "image/jpeg", "image/webp", …
 	MediaType string
-	// Data is the encoded image, already within Limits.MaxImagePixels.
+	// Data is the encoded image, already within Limits.MaxImagePixels
+	// (Page.Image); the picture OCR.Recognize gets is within
+	// Limits.MaxOCRPixels instead.
 	Data []byte
 	// Width and Height in pixels.
 	Width, Height int
@@ -235,6 +237,13 @@ type Limits struct {
 	// MaxImagePixels is the largest image sent on: a larger one is
 	// downscaled (default 1568×1568 ≈ 2.46 MP, under every provider's cap).
 	MaxImagePixels int
+	// MaxOCRPixels is the largest picture OCR reads (default 12 MP: an A4
+	// or letter page scanned at 300 to 350 dpi). OCR reads a scan at its
+	// own resolution, not the picture fitted to MaxImagePixels: small print
+	// downscaled to about 160 dpi is misread (a digit of an amount); a
+	// larger scan is downscaled to this. The picture is made for OCR and
+	// dropped, never kept in the Document; tesseract's time grows with it.
+	MaxOCRPixels int
 	// MaxDepth bounds attachments within attachments (default 4).
 	MaxDepth int
 	// MaxAttachments is the most attachments one document yields, every
@@ -253,6 +262,7 @@ var DefaultLimits = Limits{
 	MaxUnpacked:    512 << 20,
 	MaxRatio:       200,
 	MaxImagePixels: 1568 * 1568,
+	MaxOCRPixels:   12_000_000,
 	MaxDepth:       4,
 	MaxAttachments: 50000,
 }
@@ -276,6 +286,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxImagePixels > 0 {
 		d.MaxImagePixels = l.MaxImagePixels
+	}
+	if l.MaxOCRPixels > 0 {
+		d.MaxOCRPixels = l.MaxOCRPixels
 	}
 	if l.MaxDepth > 0 {
 		d.MaxDepth = l.MaxDepth
@@ -319,7 +332,9 @@ type Options struct {
 // OCR reads text from a page image. The tesseract command is one
 // (NewTesseract); the package never requires it.
 type OCR interface {
-	// Recognize returns the image's text in reading order.
+	// Recognize returns the image's text in reading order. The image is
+	// the page's picture at the scan's resolution (within
+	// Limits.MaxOCRPixels, upright), not the smaller Page.Image.
 	Recognize(ctx context.Context, img *Image) (string, error)
 }
 

@@ -33,15 +33,21 @@ func init() {
 		ext                  []string
 		magic                [][]byte
 	}{
-		{"png", "image/png", "1", []string{".png"}, [][]byte{[]byte("\x89PNG\r\n\x1a\n")}},
-		// 2: turned upright by its EXIF orientation.
-		{"jpeg", "image/jpeg", "2", []string{".jpg", ".jpeg", ".jpe", ".jfif"}, [][]byte{{0xFF, 0xD8, 0xFF}}},
-		// 2: every page, each turned upright by its orientation.
-		{"tiff", "image/tiff", "2", []string{".tif", ".tiff"}, [][]byte{[]byte("II*\x00"), []byte("MM\x00*")}},
-		{"webp", "image/webp", "1", []string{".webp"}, nil},
-		// A GIF's first frame; a BMP as Windows scanning tools save it.
-		{"gif", "image/gif", "1", []string{".gif"}, [][]byte{[]byte("GIF87a"), []byte("GIF89a")}},
-		{"bmp", "image/bmp", "1", []string{".bmp", ".dib"}, nil},
+		// Versions: "OCR at full size" marks the version from which OCR reads
+		// the picture at its own resolution (Limits.MaxOCRPixels), not the
+		// one fitted for a model: small print reads better.
+		// png 2: OCR at full size.
+		{"png", "image/png", "2", []string{".png"}, [][]byte{[]byte("\x89PNG\r\n\x1a\n")}},
+		// 2: turned upright by its EXIF orientation; 3: OCR at full size.
+		{"jpeg", "image/jpeg", "3", []string{".jpg", ".jpeg", ".jpe", ".jfif"}, [][]byte{{0xFF, 0xD8, 0xFF}}},
+		// 2: every page, each turned upright by its orientation; 3: OCR at
+		// full size.
+		{"tiff", "image/tiff", "3", []string{".tif", ".tiff"}, [][]byte{[]byte("II*\x00"), []byte("MM\x00*")}},
+		{"webp", "image/webp", "2", []string{".webp"}, nil},
+		// webp, gif, bmp 2: OCR at full size. A GIF's first frame; a BMP as
+		// Windows scanning tools save it.
+		{"gif", "image/gif", "2", []string{".gif"}, [][]byte{[]byte("GIF87a"), []byte("GIF89a")}},
+		{"bmp", "image/bmp", "2", []string{".bmp", ".dib"}, nil},
 	} {
 		magic := f.magic
 		match := func(head []byte, _ io.ReaderAt, _ int64) bool {
@@ -85,12 +91,12 @@ func decodeImage(ctx context.Context, r io.ReaderAt, size int64, opts *Options) 
 	if _, _, err := tiffHeader(b); err == nil {
 		return decodeTIFF(ctx, b, opts)
 	}
-	img, err := fitOriented(b, opts.Limits.MaxImagePixels, jpegOrientation(b))
+	img, full, err := fitForOCR(b, opts.Limits.MaxImagePixels, ocrPixels(opts), jpegOrientation(b))
 	if err != nil {
 		return nil, err
 	}
 	doc := &Document{Pages: []Page{{Number: 1, Image: img}}}
-	ocrPage(ctx, doc, 0, opts)
+	ocrPage(ctx, doc, 0, opts, full)
 	return doc, nil
 }
 
@@ -113,14 +119,16 @@ func decodeTIFF(ctx context.Context, b []byte, opts *Options) (*Document, error)
 		if len(doc.Pages) == maxPages {
 			return nil, fmt.Errorf("%w: more than %d pages (raise Limits.MaxPages, or split the document)", ErrTooLarge, maxPages)
 		}
-		img, err := fitTIFFPage(newTIFFPage(b, bo, ifd.off), opts.Limits.MaxImagePixels, ifd.orientation)
+		// full, the page at its own resolution for OCR, is dropped after
+		// this page's OCR: only the fitted picture stays in the document.
+		img, full, err := fitTIFFPage(newTIFFPage(b, bo, ifd.off), opts.Limits.MaxImagePixels, ocrPixels(opts), ifd.orientation)
 		doc.Pages = append(doc.Pages, Page{Number: len(doc.Pages) + 1, Image: img, Start: len(doc.Text), End: len(doc.Text)})
 		if err != nil {
 			firstErr = cmp.Or(firstErr, err)
 			doc.Pages[len(doc.Pages)-1].Unreadable = "its image does not decode: " + err.Error()
 			continue
 		}
-		ocrPage(ctx, doc, len(doc.Pages)-1, opts)
+		ocrPage(ctx, doc, len(doc.Pages)-1, opts, full)
 	}
 	if !slices.ContainsFunc(doc.Pages, func(p Page) bool { return p.Image != nil }) {
 		return nil, cmp.Or(firstErr, fmt.Errorf("%w: the TIFF holds only thumbnails", ErrCorrupt))
@@ -128,10 +136,20 @@ func decodeTIFF(ctx context.Context, b []byte, opts *Options) (*Document, error)
 	return doc, nil
 }
 
-// ocrPage fills an image page's text by OCR when the options have one;
-// an OCR failure is a warning, the image stays for a model to read. Pages
-// are apart by a blank line, as every reader's are.
-func ocrPage(ctx context.Context, doc *Document, i int, opts *Options) {
+// ocrPixels is the largest picture made for OCR: 0 when the options have
+// no OCR, so no full-resolution picture is made at all.
+func ocrPixels(opts *Options) int {
+	if opts.OCR == nil {
+		return 0
+	}
+	return opts.Limits.withDefaults().MaxOCRPixels
+}
+
+// ocrPage fills an image page's text by OCR when the options have one,
+// reading full (the page at its own resolution) or, when nil, the page's
+// image; an OCR failure is a warning, the image stays for a model to read.
+// Pages are apart by a blank line, as every reader's are.
+func ocrPage(ctx context.Context, doc *Document, i int, opts *Options, full *Image) {
 	p := &doc.Pages[i]
 	if opts.OCR == nil || p.Image == nil {
 		if p.Image != nil {
@@ -140,7 +158,7 @@ func ocrPage(ctx context.Context, doc *Document, i int, opts *Options) {
 		p.Start, p.End = len(doc.Text), len(doc.Text)
 		return
 	}
-	text, err := opts.OCR.Recognize(ctx, p.Image)
+	text, err := opts.OCR.Recognize(ctx, cmp.Or(full, p.Image))
 	if err != nil {
 		doc.Warnings = append(doc.Warnings, fmt.Sprintf("page %d: OCR failed: %v", p.Number, err))
 		p.Start, p.End = len(doc.Text), len(doc.Text)
@@ -154,49 +172,83 @@ func ocrPage(ctx context.Context, doc *Document, i int, opts *Options) {
 	p.End = len(doc.Text)
 }
 
-// fitImage checks an encoded image's size from its header, then returns it
-// as is when it is a PNG or JPEG within maxPixels, else decoded, scaled
-// down to fit and encoded again (JPEG stays JPEG, anything else PNG).
-// Orientation is not applied: a PDF's image is placed by the page.
-func fitImage(b []byte, maxPixels int) (*Image, error) {
-	return fitOriented(b, maxPixels, 1)
-}
-
-// fitOriented is fitImage, then turned upright by an EXIF orientation
-// (1–8; 1 leaves it as it is).
-func fitOriented(b []byte, maxPixels, orientation int) (*Image, error) {
+// fitForOCR checks an encoded image's size from its header, then returns
+// it as is when it is a PNG or JPEG within maxPixels and needs no turning,
+// else decoded, scaled down to fit, turned upright by an EXIF orientation
+// (1–8; 1 leaves it as it is; a PDF's image is placed by the page, so 1)
+// and encoded again (JPEG stays JPEG, anything else PNG).
+//
+// When ocrPixels > 0 it also returns the picture OCR reads: the image at
+// its own resolution, downscaled only past ocrPixels, upright. The original
+// bytes serve as they are when tesseract reads their format and they need
+// no turning or scaling (no decoding, no encoding); otherwise the one
+// decoded image is encoded again as PNG.
+func fitForOCR(b []byte, maxPixels, ocrPixels, orientation int) (fit, full *Image, err error) {
 	cfg, kind, err := image.DecodeConfig(bytes.NewReader(b))
 	if err != nil {
-		return nil, fmt.Errorf("%w: the image header does not decode (%v): convert it to PNG or JPEG", ErrCorrupt, err)
+		return nil, nil, fmt.Errorf("%w: the image header does not decode (%v): convert it to PNG or JPEG", ErrCorrupt, err)
 	}
 	if err := checkDecodeSize(cfg); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if orientation == 1 && cfg.Width*cfg.Height <= maxPixels && (kind == "png" || kind == "jpeg") {
-		return &Image{MediaType: "image/" + kind, Data: b, Width: cfg.Width, Height: cfg.Height}, nil
+	px := cfg.Width * cfg.Height
+	original := &Image{MediaType: "image/" + kind, Data: b, Width: cfg.Width, Height: cfg.Height}
+	if orientation == 1 && px <= maxPixels && (kind == "png" || kind == "jpeg") {
+		fit = original
+	}
+	// tesseract (leptonica) reads these from its standard input; WebP only
+	// when built with libwebp, so WebP is encoded as PNG.
+	switch kind {
+	case "png", "jpeg", "gif", "bmp":
+		if ocrPixels > 0 && orientation == 1 && px <= ocrPixels {
+			full = original
+		}
+	}
+	if fit != nil && (full != nil || ocrPixels <= 0) {
+		return fit, full, nil
 	}
 	img, _, err := image.Decode(bytes.NewReader(b))
 	if err != nil {
-		return nil, fmt.Errorf("%w: the %s image does not decode: %v", ErrCorrupt, kind, err)
+		return nil, nil, fmt.Errorf("%w: the %s image does not decode: %v", ErrCorrupt, kind, err)
 	}
-	return encodeFitted(img, kind == "jpeg", maxPixels, orientation)
+	return fitDecoded(img, kind == "jpeg", maxPixels, ocrPixels, orientation, fit, full)
 }
 
-// fitTIFFPage decodes one page of a TIFF and fits it as fitOriented does.
-func fitTIFFPage(r *tiffPage, maxPixels, orientation int) (*Image, error) {
+// fitDecoded makes from a decoded image whichever of the fitted picture
+// and the OCR picture (when ocrPixels > 0) is not made yet.
+func fitDecoded(img image.Image, photo bool, maxPixels, ocrPixels, orientation int, fit, full *Image) (*Image, *Image, error) {
+	var err error
+	if fit == nil {
+		if fit, err = encodeFitted(img, photo, maxPixels, orientation); err != nil {
+			return nil, nil, err
+		}
+	}
+	if full == nil && ocrPixels > 0 {
+		// PNG even for a photo: JPEG would blur the strokes OCR reads.
+		if full, err = encodeFitted(img, false, ocrPixels, orientation); err != nil {
+			return nil, nil, err
+		}
+	}
+	return fit, full, nil
+}
+
+// fitTIFFPage decodes one page of a TIFF and fits it as fitForOCR does.
+// The OCR picture is always encoded again: tesseract reads a TIFF page
+// only out of a file, and the page is one IFD of many.
+func fitTIFFPage(r *tiffPage, maxPixels, ocrPixels, orientation int) (fit, full *Image, err error) {
 	cfg, err := tiff.DecodeConfig(r)
 	if err != nil {
-		return nil, fmt.Errorf("%w: the image header does not decode: %v", ErrCorrupt, err)
+		return nil, nil, fmt.Errorf("%w: the image header does not decode: %v", ErrCorrupt, err)
 	}
 	if err := checkDecodeSize(cfg); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	r.pos = 0
 	img, err := tiff.Decode(r)
 	if err != nil {
-		return nil, fmt.Errorf("%w: the tiff image does not decode: %v", ErrCorrupt, err)
+		return nil, nil, fmt.Errorf("%w: the tiff image does not decode: %v", ErrCorrupt, err)
 	}
-	return encodeFitted(img, false, maxPixels, orientation)
+	return fitDecoded(img, false, maxPixels, ocrPixels, orientation, nil, nil)
 }
 
 // checkDecodeSize refuses an image too large to decode (MaxDecodePixels).
@@ -211,7 +263,9 @@ func checkDecodeSize(cfg image.Config) error {
 }
 
 // encodeFitted scales img down to maxPixels (keeping its aspect), turns it
-// upright by an EXIF orientation (1: as it is) and encodes it.
+// upright by an EXIF orientation (1: as it is) and encodes it: JPEG for a
+// photo, else PNG at its fastest compression (a 1-bit scan decodes as
+// gray, and stays gray).
 func encodeFitted(img image.Image, photo bool, maxPixels, orientation int) (*Image, error) {
 	w, h := img.Bounds().Dx(), img.Bounds().Dy()
 	if w*h > maxPixels {
@@ -227,6 +281,18 @@ func encodeFitted(img image.Image, photo bool, maxPixels, orientation int) (*Ima
 		img = dst
 	}
 	img = orient(img, orientation) // after scaling: fewer pixels to move
+	switch img.(type) {
+	case *image.Gray, *image.RGBA, *image.NRGBA, *image.Paletted:
+	default:
+		if !photo {
+			// PNG encodes other layouts (a WebP's YCbCr) a pixel at a time
+			// through At: one bulk conversion is many times faster on a
+			// full-resolution page.
+			c := image.NewRGBA(image.Rect(0, 0, img.Bounds().Dx(), img.Bounds().Dy()))
+			draw.Draw(c, c.Bounds(), img, img.Bounds().Min, draw.Src)
+			img = c
+		}
+	}
 	w, h = img.Bounds().Dx(), img.Bounds().Dy()
 	var out bytes.Buffer
 	media := "image/png"

@@ -2,6 +2,7 @@ package document
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -29,13 +30,17 @@ func pageImageOf(ctx context.Context, pg *pdfPage, file io.ReaderAt, images []pa
 	if best == nil || best.area < pg.width*pg.height/3 {
 		return fmt.Sprintf("page %d has no text and no page image", num)
 	}
+	// full is the picture OCR reads, at the scan's resolution: made only
+	// with OCR, and dropped once read (the page keeps the fitted one).
+	var full *Image
 	img, err := func() (img *Image, err error) {
 		defer func() {
 			if p := recover(); p != nil {
 				err = fmt.Errorf("%v", p)
 			}
 		}()
-		return xobjectImage(file, best.xobj, encrypted, opts.Limits.MaxImagePixels)
+		img, full, err = xobjectImage(file, best.xobj, encrypted, opts.Limits.MaxImagePixels, ocrPixels(opts))
+		return img, err
 	}()
 	if err != nil {
 		pg.unreadable = fmt.Sprintf("its page image could not be read: %v", err)
@@ -45,7 +50,7 @@ func pageImageOf(ctx context.Context, pg *pdfPage, file io.ReaderAt, images []pa
 	if opts.OCR == nil {
 		return fmt.Sprintf("page %d has no text layer: its image is kept for a model that reads images, or for OCR (Options.OCR)", num)
 	}
-	text, err := opts.OCR.Recognize(ctx, img)
+	text, err := opts.OCR.Recognize(ctx, cmp.Or(full, img))
 	if err != nil {
 		return fmt.Sprintf("page %d: OCR failed: %v", num, err)
 	}
@@ -75,10 +80,13 @@ func rawStream(file io.ReaderAt, v pdf.Value) ([]byte, error) {
 
 // xobjectImage decodes an image XObject: JPEG (DCTDecode) as is, CCITT
 // fax (the usual scanner output) and Flate-compressed gray or RGB samples.
-func xobjectImage(file io.ReaderAt, x pdf.Value, encrypted bool, maxPixels int) (*Image, error) {
+// It returns the picture fitted to maxPixels and, when ocrPixels > 0, the
+// picture for OCR at the image's own resolution (within ocrPixels): a
+// JPEG's stream bytes as they are, else the decoded samples as PNG.
+func xobjectImage(file io.ReaderAt, x pdf.Value, encrypted bool, maxPixels, ocrPixels int) (fit, full *Image, err error) {
 	w, h := int(x.Key("Width").Int64()), int(x.Key("Height").Int64())
 	if w <= 0 || h <= 0 || int64(w)*int64(h) > maxPageImagePixels {
-		return nil, fmt.Errorf("image of %d×%d pixels", w, h)
+		return nil, nil, fmt.Errorf("image of %d×%d pixels", w, h)
 	}
 	filter := x.Key("Filter")
 	if filter.Kind() == pdf.Array && filter.Len() == 1 {
@@ -90,19 +98,19 @@ func xobjectImage(file io.ReaderAt, x pdf.Value, encrypted bool, maxPixels int) 
 	}
 	name := filter.Name()
 	if encrypted && (name == "DCTDecode" || name == "CCITTFaxDecode") {
-		return nil, fmt.Errorf("a %s image in an encrypted file", name)
+		return nil, nil, fmt.Errorf("a %s image in an encrypted file", name)
 	}
 	switch name {
 	case "DCTDecode":
 		b, err := rawStream(file, x)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return fitImage(b, maxPixels)
+		return fitForOCR(b, maxPixels, ocrPixels, 1)
 	case "CCITTFaxDecode":
 		b, err := rawStream(file, x)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		sub := ccitt.Group3
 		if params.Key("K").Int64() < 0 {
@@ -119,25 +127,25 @@ func xobjectImage(file io.ReaderAt, x pdf.Value, encrypted bool, maxPixels int) 
 		img := image.NewGray(image.Rect(0, 0, cols, rows))
 		rd := ccitt.NewReader(bytes.NewReader(b), ccitt.MSB, sub, cols, rows, &ccitt.Options{Invert: !params.Key("BlackIs1").Bool(), Align: params.Key("EncodedByteAlign").Bool()})
 		if err := readBits(rd, img, cols, rows); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return encodeFitted(img, false, maxPixels, 1)
+		return fitDecoded(img, false, maxPixels, ocrPixels, 1, nil, nil)
 	case "FlateDecode", "":
 		bpc := int(x.Key("BitsPerComponent").Int64())
 		if pred := params.Key("Predictor").Int64(); pred >= 10 && name != "" {
 			// PNG predictors: the stream is a PNG's image data as is.
 			if encrypted {
-				return nil, fmt.Errorf("a PNG-predicted image in an encrypted file")
+				return nil, nil, fmt.Errorf("a PNG-predicted image in an encrypted file")
 			}
 			b, err := rawStream(file, x)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			comps := int(params.Key("Colors").Int64())
 			if comps == 0 {
 				comps = 1
 			}
-			return fitImage(wrapPNG(w, h, bpc, comps, b), maxPixels)
+			return fitForOCR(wrapPNG(w, h, bpc, comps, b), maxPixels, ocrPixels, 1)
 		}
 		comps := 0
 		switch cs := x.Key("ColorSpace"); {
@@ -149,7 +157,7 @@ func xobjectImage(file io.ReaderAt, x pdf.Value, encrypted bool, maxPixels int) 
 			comps = int(cs.Index(1).Key("N").Int64())
 		}
 		if (comps != 1 && comps != 3) || (bpc != 8 && !(bpc == 1 && comps == 1)) {
-			return nil, fmt.Errorf("%d-bit samples in %d components are not decoded", bpc, comps)
+			return nil, nil, fmt.Errorf("%d-bit samples in %d components are not decoded", bpc, comps)
 		}
 		rd := x.Reader()
 		defer rd.Close()
@@ -159,7 +167,7 @@ func xobjectImage(file io.ReaderAt, x pdf.Value, encrypted bool, maxPixels int) 
 			row := make([]byte, rowBytes)
 			for y := range h {
 				if _, err := io.ReadFull(rd, row); err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 				for xx := range w {
 					if row[xx/8]&(0x80>>(xx%8)) != 0 {
@@ -167,28 +175,28 @@ func xobjectImage(file io.ReaderAt, x pdf.Value, encrypted bool, maxPixels int) 
 					}
 				}
 			}
-			return encodeFitted(img, false, maxPixels, 1)
+			return fitDecoded(img, false, maxPixels, ocrPixels, 1, nil, nil)
 		}
 		if comps == 1 {
 			img := image.NewGray(image.Rect(0, 0, w, h))
 			if _, err := io.ReadFull(rd, img.Pix); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			return encodeFitted(img, false, maxPixels, 1)
+			return fitDecoded(img, false, maxPixels, ocrPixels, 1, nil, nil)
 		}
 		img := image.NewRGBA(image.Rect(0, 0, w, h))
 		px := make([]byte, 3*w)
 		for y := range h {
 			if _, err := io.ReadFull(rd, px); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			for xx := range w {
 				img.SetRGBA(xx, y, color.RGBA{px[3*xx], px[3*xx+1], px[3*xx+2], 0xFF})
 			}
 		}
-		return encodeFitted(img, false, maxPixels, 1)
+		return fitDecoded(img, false, maxPixels, ocrPixels, 1, nil, nil)
 	}
-	return nil, fmt.Errorf("images compressed with %s are not decoded", name)
+	return nil, nil, fmt.Errorf("images compressed with %s are not decoded", name)
 }
 
 // wrapPNG makes a PNG file of zlib-compressed, PNG-filtered samples (a
