@@ -109,8 +109,17 @@ func FuzzImage(f *testing.F) {
 	addFiles(f, "testdata/scans/*.bmp")
 	addFiles(f, "testdata/scans/*.gif")
 	f.Fuzz(func(t *testing.T, b []byte) {
-		doc, err := document.ReadBytes(t.Context(), b, document.Options{Limits: document.Limits{MaxImagePixels: 64 * 64, MaxPages: 8}})
+		// With OCR, every page's picture for OCR is made too: it must be
+		// within MaxOCRPixels and decode as the size it says.
+		ocr := &seenOCR{}
+		doc, err := document.ReadBytes(t.Context(), b, document.Options{OCR: ocr, Limits: document.Limits{MaxImagePixels: 64 * 64, MaxOCRPixels: 128 * 128, MaxPages: 8}})
 		checkDocument(t, doc, err)
+		for _, img := range ocr.imgs {
+			cfg, _, err := image.DecodeConfig(bytes.NewReader(img.Data))
+			if img.Width*img.Height > 128*128 || err != nil || cfg.Width != img.Width || cfg.Height != img.Height {
+				t.Fatalf("OCR got a %s of %d×%d that decodes as %d×%d (%v): want it within MaxOCRPixels", img.MediaType, img.Width, img.Height, cfg.Width, cfg.Height, err)
+			}
+		}
 		if err != nil || doc.Format == "text" {
 			return
 		}
