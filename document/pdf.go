@@ -29,7 +29,7 @@ func init() {
 		Name:       "pdf",
 		MediaType:  "application/pdf",
 		Extensions: []string{".pdf"},
-		Version:    "8", // 3: tight word spaces, ligatures spelled out, odd-length Unicode maps; 4: right-to-left text in logical order, Arabic presentation forms spelled, marks kept with their letters; 5: producers' sweep: table rows between a title and a paragraph, superscripts, chance gaps across two columns, Symbol and ZapfDingbats; 6: a table row whose cells wrap onto lines above and below it read as one row; 7: attached files (EmbeddedFiles, FileAttachment annotations) read as attachments; 8: filled-in form fields and annotations' text (widget and FreeText appearances, values of fields without an appearance) join the page's text
+		Version:    "8", // 3: tight word spaces, ligatures spelled out, odd-length Unicode maps; 4: right-to-left text in logical order, Arabic presentation forms spelled, marks kept with their letters; 5: producers' sweep: table rows between a title and a paragraph, superscripts, chance gaps across two columns, Symbol and ZapfDingbats; 6: a table row whose cells wrap onto lines above and below it read as one row; 7: attached files (EmbeddedFiles, FileAttachment annotations) read as attachments; 8: filled-in form fields and annotations' text (widget and FreeText appearances, values of fields without an appearance) join the page's text, and scans are read by OCR at their own resolution (Limits.MaxOCRPixels)
 		Match:      matchPDF,
 		Priority:   100,
 		Decoder:    DecoderFunc(decodePDF),
