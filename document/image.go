@@ -33,21 +33,17 @@ func init() {
 		ext                  []string
 		magic                [][]byte
 	}{
-		// Versions: "OCR at full size" marks the version from which OCR reads
-		// the picture at its own resolution (Limits.MaxOCRPixels), not the
-		// one fitted for a model: small print reads better.
-		// png 2: OCR at full size.
+		// Version 2 of png, jpeg, tiff and webp: OCR reads the picture at
+		// its own resolution (Limits.MaxOCRPixels), not the one fitted for
+		// a model; a JPEG is also turned upright by its EXIF orientation,
+		// a TIFF gives every page, each upright by its orientation.
 		{"png", "image/png", "2", []string{".png"}, [][]byte{[]byte("\x89PNG\r\n\x1a\n")}},
-		// 2: turned upright by its EXIF orientation; 3: OCR at full size.
-		{"jpeg", "image/jpeg", "3", []string{".jpg", ".jpeg", ".jpe", ".jfif"}, [][]byte{{0xFF, 0xD8, 0xFF}}},
-		// 2: every page, each turned upright by its orientation; 3: OCR at
-		// full size.
-		{"tiff", "image/tiff", "3", []string{".tif", ".tiff"}, [][]byte{[]byte("II*\x00"), []byte("MM\x00*")}},
+		{"jpeg", "image/jpeg", "2", []string{".jpg", ".jpeg", ".jpe", ".jfif"}, [][]byte{{0xFF, 0xD8, 0xFF}}},
+		{"tiff", "image/tiff", "2", []string{".tif", ".tiff"}, [][]byte{[]byte("II*\x00"), []byte("MM\x00*")}},
 		{"webp", "image/webp", "2", []string{".webp"}, nil},
-		// webp, gif, bmp 2: OCR at full size. A GIF's first frame; a BMP as
-		// Windows scanning tools save it.
-		{"gif", "image/gif", "2", []string{".gif"}, [][]byte{[]byte("GIF87a"), []byte("GIF89a")}},
-		{"bmp", "image/bmp", "2", []string{".bmp", ".dib"}, nil},
+		// A GIF's first frame; a BMP as Windows scanning tools save it.
+		{"gif", "image/gif", "1", []string{".gif"}, [][]byte{[]byte("GIF87a"), []byte("GIF89a")}},
+		{"bmp", "image/bmp", "1", []string{".bmp", ".dib"}, nil},
 	} {
 		magic := f.magic
 		match := func(head []byte, _ io.ReaderAt, _ int64) bool {
