@@ -240,6 +240,10 @@ func TestOOXMLEmbeddedObjects(t *testing.T) {
 		{name: "a workbook on a slide", file: "s.pptx", b: fixture(t, "embedded-xlsx.pptx"),
 			body:     []string{"Slide 1", "Quarterly budget"},
 			children: []child{{"Microsoft_Excel_Worksheet.xlsx", "xlsx", budget}}},
+		// LibreOffice Impress 7.4's export of that slide.
+		{name: "LibreOffice's export of the slide", file: "lo.pptx", b: fixture(t, "libreoffice-embedded-xlsx.pptx"),
+			body:     []string{"Slide 1", "Quarterly budget"},
+			children: []child{{"oleObject1.xlsx", "xlsx", budget}}},
 		{name: "a Word document in a workbook", file: "w.xlsx", b: rezip(t, "sheet.xlsx", map[string][]byte{
 			"xl/worksheets/_rels/sheet1.xml.rels": []byte(`<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">` +
 				`<Relationship Id="rId1" Type="` + relNS + `/package" Target="../embeddings/Microsoft_Word_Document.docx"/>` +
