@@ -151,7 +151,9 @@ func embeddedParts(a *archive, rels ...[]rel) []string {
 
 // readEmbedded reads each embedded object as a child document: a package
 // (.xlsx, .docx, .pdf…) as itself, named by its part's base name; an OLE
-// object by what its compound file holds (oleObjectFile). One whose part
+// object by what its compound file holds (oleObjectFile), a packed file
+// under its own name, anything else under the part's with the extension
+// of what it was read as (oleObject1.xls). One whose part
 // cannot be read is a child with its error; a limit stops the document.
 func readEmbedded(ctx context.Context, a *archive, parts []string, opts *Options) ([]*Document, error) {
 	var out []*Document
@@ -186,9 +188,36 @@ func readEmbedded(ctx context.Context, a *archive, parts []string, opts *Options
 				name, b = cmpName(fname, name), data
 			}
 		}
-		out = append(out, ReadChild(ctx, opts, name, b))
+		c := ReadChild(ctx, opts, name, b)
+		if ext := kindExt(c); strings.EqualFold(path.Ext(c.Name), ".bin") && ext != "" {
+			// oleObject1.bin holding a workbook is the workbook: named so,
+			// as LibreOffice names the packages it embeds (oleObject1.xlsx).
+			c.Name = strings.TrimSuffix(c.Name, path.Ext(c.Name)) + ext
+			if e, ok := c.Err.(*Error); ok {
+				e.Name = c.Name
+			}
+		}
+		out = append(out, c)
 	}
 	return out, nil
+}
+
+// kindExt is the extension of what an OLE object held, by the format
+// that read it; "" when unknown.
+func kindExt(d *Document) string {
+	switch d.Format {
+	case "docx", "xlsx", "pptx", "pdf":
+		return "." + d.Format
+	}
+	switch d.MediaType {
+	case "application/msword":
+		return ".doc"
+	case "application/vnd.ms-excel":
+		return ".xls"
+	case "application/vnd.ms-powerpoint":
+		return ".ppt"
+	}
+	return ""
 }
 
 // cmpName is the first usable base name of the candidates.

@@ -256,10 +256,10 @@ func TestOOXMLEmbeddedObjects(t *testing.T) {
 			{Path: "\x01Ole10Native", Data: ole10Native("rates.csv", `C:\Users\x\Desktop\rates.csv`, csv)},
 		}, cfbtest.Options{})), body: []string{"Budget report"}, children: []child{{"rates.csv", "csv", []string{"EUR", "0.86"}}}},
 		{name: "a legacy Excel workbook as an OLE object", file: "x.docx", b: withOLE(fixture(t, "sheet.xls")),
-			body: []string{"Budget report"}, children: []child{{"oleObject1.bin", "ole", []string{"Sheet"}}}},
+			body: []string{"Budget report"}, children: []child{{"oleObject1.xls", "ole", []string{"A2: INV-1 | Globex", "A2: Globex | Springfield"}}}},
 		{name: "an OOXML package in an OLE object", file: "k.docx", b: withOLE(cfbtest.Build([]cfbtest.Stream{
 			{Path: "Package", Data: fixture(t, "budget.xlsx")},
-		}, cfbtest.Options{})), body: []string{"Budget report"}, children: []child{{"oleObject1.bin", "xlsx", budget}}},
+		}, cfbtest.Options{})), body: []string{"Budget report"}, children: []child{{"oleObject1.xlsx", "xlsx", budget}}},
 		{name: "an equation object is no document", file: "e.docx", b: withOLE(cfbtest.Build([]cfbtest.Stream{
 			{Path: "Equation Native", Data: []byte("\x1c\x00\x00\x00\x02\x00")},
 		}, cfbtest.Options{})), body: []string{"Budget report"}},
