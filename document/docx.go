@@ -3,6 +3,8 @@ package document
 import (
 	"context"
 	"encoding/xml"
+	"errors"
+	"fmt"
 	"io"
 	"slices"
 	"strconv"
@@ -16,8 +18,10 @@ func init() {
 		Extensions: []string{".docx", ".docm", ".dotx", ".dotm"},
 		// 2: lists count from their start values; 3: lists through
 		// paragraph styles; 4: lists through numbering styles
-		// (w:numStyleLink).
-		Version:  "4",
+		// (w:numStyleLink). 5: an imported part (w:altChunk: HTML, MHT,
+		// RTF, text, a .docx) is read in place; embedded objects (an
+		// Excel table pasted in) are attachments.
+		Version:  "5",
 		Match:    func(head []byte, r io.ReaderAt, size int64) bool { return ooxmlKind(head, r, size) == "docx" },
 		Priority: 100,
 		Decoder:  DecoderFunc(decodeDOCX),
@@ -33,7 +37,8 @@ func decodeDOCX(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (
 		return nil, err
 	}
 	a, main, rels := pkg.a, pkg.main, pkg.rels
-	dr := &docxReader{ctx: ctx, a: a, main: main, w: newTextWriter(opts.Limits), counters: listCounters{}, notes: map[string]int{}}
+	dr := &docxReader{ctx: ctx, a: a, main: main, w: newTextWriter(opts.Limits), counters: listCounters{}, notes: map[string]int{},
+		opts: opts, rels: map[string][]rel{main: rels}}
 	// The styles first: a list defined through a numbering style
 	// (w:numStyleLink) may need the style's own numId to find its levels.
 	var numStyles map[string]string
@@ -67,6 +72,24 @@ func decodeDOCX(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (
 	if doc.Text, doc.Pages, err = dr.w.text(); err != nil {
 		return nil, err
 	}
+	doc.Warnings = dr.warnings
+	// The embedded objects of the body, headers and footers, after the
+	// documents the chunks brought.
+	all := [][]rel{rels}
+	for _, r := range rels {
+		if (strings.HasSuffix(r.Type, "/header") || strings.HasSuffix(r.Type, "/footer")) && !r.External && a.has(r.Target) {
+			rs, err := readRels(ctx, a, r.Target)
+			if err != nil {
+				return nil, err
+			}
+			all = append(all, rs)
+		}
+	}
+	embedded, err := readEmbedded(ctx, a, embeddedParts(a, all...), opts)
+	if err != nil {
+		return nil, err
+	}
+	doc.Attachments = append(dr.attachments, embedded...)
 	return doc, nil
 }
 
@@ -81,6 +104,56 @@ type docxReader struct {
 	main      string                // the body part, where page breaks count
 	counters  listCounters          // by numId
 	notes     map[string]int        // "footnote 2" → the number shown, in order of citation
+
+	opts        *Options
+	rels        map[string][]rel // by part, read as the part's altChunks need them
+	types       *contentTypes    // [Content_Types].xml, read for the first altChunk
+	attachments []*Document      // those of imported packages
+	warnings    []string
+}
+
+// altChunk reads the part an altChunk of part imports (w:altChunk
+// r:id="…"), for its text to stand in the chunk's place. A chunk that
+// cannot be read is a warning, not the document's failure; a limit
+// (MaxUnpacked, MaxAttachments, cancellation) stops the document.
+func (dr *docxReader) altChunk(part, id string) (string, error) {
+	rels, ok := dr.rels[part]
+	if !ok {
+		var err error
+		if rels, err = readRels(dr.ctx, dr.a, part); err != nil {
+			return "", err
+		}
+		dr.rels[part] = rels
+	}
+	var target string
+	for _, r := range rels {
+		if r.ID == id && !r.External {
+			target = r.Target
+			break
+		}
+	}
+	if target == "" || !dr.a.has(target) {
+		dr.warnings = append(dr.warnings, fmt.Sprintf("an imported part (altChunk %q) is missing from the package", id))
+		return "", nil
+	}
+	if dr.types == nil {
+		ct := readContentTypes(dr.ctx, dr.a)
+		dr.types = &ct
+	}
+	chunk, err := altChunkText(dr.ctx, dr.a, target, dr.types.of(target), dr.opts)
+	switch {
+	case errors.Is(err, errChunkDepth):
+		dr.warnings = append(dr.warnings, fmt.Sprintf("the imported part %s was left out: %v", target, err))
+		return "", nil
+	case err != nil && (isLimitErr(err) || errors.Is(err, ErrBomb)):
+		return "", err
+	case err != nil:
+		dr.warnings = append(dr.warnings, fmt.Sprintf("the imported part %s could not be read: %v", target, err))
+		return "", nil
+	}
+	dr.attachments = append(dr.attachments, chunk.Attachments...)
+	dr.warnings = append(dr.warnings, chunk.Warnings...)
+	return chunk.Text, nil
 }
 
 // parts walks every part related by the given type; a header or footer
@@ -230,6 +303,27 @@ func (dr *docxReader) part(name string) error {
 			para.WriteString("-")
 		case "footnoteReference", "endnoteReference":
 			para.WriteString("[" + dr.noteNumber(strings.TrimSuffix(t.Name.Local, "Reference"), attr(t, "id")) + "]")
+		case "altChunk":
+			// Another document imported here, which Word renders in place:
+			// a block of the body, or of the table cell it stands in.
+			text, err := dr.altChunk(name, attr(t, "id"))
+			if err != nil || strings.TrimSpace(text) == "" {
+				return true, err
+			}
+			if n := len(tables); n > 0 && tables[n-1].cell != nil {
+				c := tables[n-1].cell
+				if c.Len() > 0 {
+					c.WriteString(" ")
+				}
+				c.WriteString(strings.Join(strings.Fields(text), " "))
+				return true, nil
+			}
+			if inList {
+				w.endLines()
+				inList = false
+			}
+			w.block(text)
+			return true, nil
 		case "tbl":
 			if pDepth == 0 || len(tables) > 0 {
 				tables = append(tables, &docxTable{})

@@ -60,7 +60,25 @@ func fuzzSeeds(f *testing.F, files []string, extra ...string) {
 }
 
 func FuzzDOCX(f *testing.F) {
-	fuzzPart(f, "report.docx", "word/document.xml", "docx")
+	// altChunks in the body and in a cell, pointing at the fixture's own
+	// parts (styles, header), read by content.
+	fuzzPart(f, "report.docx", "word/document.xml", "docx",
+		`<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" xmlns:r="`+relNS+`"><w:body><w:p><w:r><w:t>a</w:t></w:r></w:p><w:altChunk r:id="rId1"/><w:tbl><w:tr><w:tc><w:altChunk r:id="rId2"/></w:tc></w:tr></w:tbl></w:body></w:document>`)
+}
+
+// FuzzOLEObject fuzzes the \x01Ole10Native stream of an object embedded
+// in a .docx (oleObject1.bin), read through the whole document.
+func FuzzOLEObject(f *testing.F) {
+	f.Add(ole10Native("rates.csv", `C:\rates.csv`, []byte("code,rate\nEUR,1.08\n")))
+	f.Add(ole10Native("inner.docx", "", fixture(f, "altchunk.docx")))
+	f.Add([]byte{3, 0, 0, 0, 'r', 'a', 'w'})
+	f.Fuzz(func(t *testing.T, native []byte) {
+		bin := cfbtest.Build([]cfbtest.Stream{{Path: "\x01Ole10Native", Data: native}}, cfbtest.Options{})
+		fuzzRead(t, "docx", zipWith(t, zip.Store, "[Content_Types].xml", docxTypes,
+			"word/document.xml", `<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>x</w:t></w:r></w:p></w:body></w:document>`,
+			"word/_rels/document.xml.rels", `<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="o" Type="`+relNS+`/oleObject" Target="embeddings/oleObject1.bin"/></Relationships>`,
+			"word/embeddings/oleObject1.bin", string(bin)))
+	})
 }
 
 func FuzzXLSX(f *testing.F) {

@@ -13,10 +13,12 @@ func init() {
 		Name:       "pptx",
 		MediaType:  "application/vnd.openxmlformats-officedocument.presentationml.presentation",
 		Extensions: []string{".pptx", ".pptm", ".ppsx", ".ppsm", ".potx"},
-		Version:    "1",
-		Match:      func(head []byte, r io.ReaderAt, size int64) bool { return ooxmlKind(head, r, size) == "pptx" },
-		Priority:   100,
-		Decoder:    DecoderFunc(decodePPTX),
+		// 2: embedded objects (a workbook or document pasted onto a
+		// slide) are attachments.
+		Version:  "2",
+		Match:    func(head []byte, r io.ReaderAt, size int64) bool { return ooxmlKind(head, r, size) == "pptx" },
+		Priority: 100,
+		Decoder:  DecoderFunc(decodePPTX),
 	})
 }
 
@@ -56,6 +58,7 @@ func decodePPTX(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (
 	doc := &Document{}
 	ooxmlMeta(ctx, a, &doc.Meta)
 	w := newTextWriter(opts.Limits)
+	var slideRels [][]rel
 	for i, slide := range slides {
 		if !a.has(slide) {
 			continue
@@ -70,6 +73,7 @@ func decodePPTX(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (
 		if err != nil {
 			return nil, err
 		}
+		slideRels = append(slideRels, srels)
 		if nr, ok := relOfType(srels, "/notesSlide"); ok && a.has(nr.Target) {
 			notes := newTextWriter(opts.Limits)
 			if err := drawingText(ctx, a, nr.Target, notes); err != nil {
@@ -83,6 +87,9 @@ func decodePPTX(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (
 		w.endPage("")
 	}
 	if doc.Text, doc.Pages, err = w.text(); err != nil {
+		return nil, err
+	}
+	if doc.Attachments, err = readEmbedded(ctx, a, embeddedParts(a, slideRels...), opts); err != nil {
 		return nil, err
 	}
 	return doc, nil

@@ -15,10 +15,13 @@ func init() {
 		Name:       "xlsx",
 		MediaType:  "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
 		Extensions: []string{".xlsx", ".xlsm", ".xltx", ".xltm"},
-		Version:    "2", // 2: a formula without a cached value shows as its formula
-		Match:      func(head []byte, r io.ReaderAt, size int64) bool { return ooxmlKind(head, r, size) == "xlsx" },
-		Priority:   100,
-		Decoder:    DecoderFunc(decodeXLSX),
+		// 2: a formula without a cached value shows as its formula. 3:
+		// embedded objects (a Word document or workbook pasted in) are
+		// attachments.
+		Version:  "3",
+		Match:    func(head []byte, r io.ReaderAt, size int64) bool { return ooxmlKind(head, r, size) == "xlsx" },
+		Priority: 100,
+		Decoder:  DecoderFunc(decodeXLSX),
 	})
 }
 
@@ -78,10 +81,16 @@ func decodeXLSX(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (
 	doc := &Document{}
 	ooxmlMeta(ctx, a, &doc.Meta)
 	w := newTextWriter(opts.Limits)
+	var sheetRels [][]rel
 	for _, s := range sheets {
 		if !a.has(s.part) {
 			continue
 		}
+		srels, err := readRels(ctx, a, s.part)
+		if err != nil {
+			return nil, err
+		}
+		sheetRels = append(sheetRels, srels)
 		rc, err := a.open(ctx, s.part)
 		if err != nil {
 			return nil, err
@@ -97,6 +106,9 @@ func decodeXLSX(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (
 		w.endPage(s.name)
 	}
 	if doc.Text, doc.Pages, err = w.text(); err != nil {
+		return nil, err
+	}
+	if doc.Attachments, err = readEmbedded(ctx, a, embeddedParts(a, sheetRels...), opts); err != nil {
 		return nil, err
 	}
 	return doc, nil
