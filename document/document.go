@@ -589,6 +589,10 @@ var (
 	ErrTooLarge = errors.New("document too large")
 	// ErrBomb: a container's parts inflate far beyond their stored size.
 	ErrBomb = errors.New("compressed parts inflate beyond the limit (a zip bomb?)")
+	// ErrUnsupported: the format is recognised but extractq does not read
+	// it (a Word 95 file, an HEIC photo, an encrypted message); the error
+	// says what to do instead.
+	ErrUnsupported = errors.New("recognised but not read")
 	// ErrNoText: the document has pages without a text layer and nothing
 	// can read them: no OCR and no model that reads images.
 	ErrNoText = errors.New("no text layer")

@@ -39,10 +39,6 @@ func init() {
 // messages read in place.
 const oleVersion = "6"
 
-// ErrUnsupported: the format is recognised but extractq does not read it;
-// the error says how to convert it.
-var ErrUnsupported = errors.New("recognised but not read")
-
 // oleMagic starts a Compound File (OLE2): legacy Office files, Outlook
 // messages, and the wrapper Office puts around a password-protected
 // DOCX, XLSX or PPTX.
