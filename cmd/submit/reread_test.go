@@ -12,44 +12,19 @@ import (
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/jobstest"
 	"github.com/extractq/extractq/llm"
+
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // TestResubmitRereadCommand: a real PDF submitted, processed, then said to
 // be read by an older PDF reader, is selected by `resubmit --reread`, read
 // again and skipped as unchanged; bad flag combinations are usage errors.
 func TestResubmitRereadCommand(t *testing.T) {
-	st, dbURL := audittest.Store(t)
-	natsURL := migratedServer(t)
-	t.Setenv("EXTRACTQ_NATS_URL", natsURL)
-	t.Setenv("EXTRACTQ_DATABASE_URL", dbURL)
+	st, stream, env := submitProcessed(t, "invoice-07.pdf")
 	ctx := t.Context()
-	schemaFile := filepath.Join(t.TempDir(), "invoice.json")
-	must(t, os.WriteFile(schemaFile, []byte(fleettest.Schema), 0o644))
-	pdf, err := filepath.Abs("../../examples/documents/invoice-07.pdf")
-	must(t, err)
-	if code, out, errOut := runSubmitCmd(t, "", "--schema", schemaFile, "--provider", "sim:clean", pdf); code != 0 {
-		t.Fatalf("submit: exit %d %s%s", code, out, errOut)
-	}
-	// A worker processed the job.
-	_, js := jobstest.Connect(t, natsURL)
-	stream, err := js.Stream(ctx, jobs.JobsStream)
-	must(t, err)
-	msg, err := stream.GetMsg(ctx, 1)
-	must(t, err)
-	env, err := jobs.DecodeEnvelope(msg.Data)
-	must(t, err)
 	if !strings.HasPrefix(env.Reader, "pdf/") {
 		t.Fatalf("the job's reader is %q, want the PDF reader", env.Reader)
 	}
-	w, err := st.NewWriter(ctx)
-	must(t, err)
-	defer w.Close(ctx)
-	must(t, w.Write(ctx, &audit.Record{
-		JobID: env.JobID, DocumentID: env.DocumentID, DocumentHash: env.DocumentHash, Run: env.Run,
-		SchemaName: env.Schema.Name, SchemaVersion: env.Schema.Version, SchemaFingerprint: env.Schema.Fingerprint,
-		Provider: env.Provider, Model: env.Model, Pool: env.Pool, Delivery: 1, WorkerID: "w",
-		Attempts: []llm.Attempt{{N: 1, Raw: "{}"}}, Outcome: llm.OutcomeOK, Value: []byte("{}"), Final: true,
-	}))
 
 	for _, tc := range []struct {
 		args []string
@@ -70,7 +45,7 @@ func TestResubmitRereadCommand(t *testing.T) {
 	}
 
 	// The text was made by an older PDF reader.
-	_, err = st.Pool().Exec(ctx, `UPDATE documents SET metadata = jsonb_set(metadata, '{reader}', '"pdf/0"')`)
+	_, err := st.Pool().Exec(ctx, `UPDATE documents SET metadata = jsonb_set(metadata, '{reader}', '"pdf/0"')`)
 	must(t, err)
 	for _, tc := range []struct {
 		args []string
@@ -109,34 +84,8 @@ func TestResubmitRereadCommand(t *testing.T) {
 // own though the e-mail's text is unchanged, and a second re-read adds
 // nothing.
 func TestResubmitRereadMailAttachmentCommand(t *testing.T) {
-	st, dbURL := audittest.Store(t)
-	natsURL := migratedServer(t)
-	t.Setenv("EXTRACTQ_NATS_URL", natsURL)
-	t.Setenv("EXTRACTQ_DATABASE_URL", dbURL)
+	st, stream, env := submitProcessed(t, "invoice-mail.eml", "--run", "mails", "--attachments", "skip")
 	ctx := t.Context()
-	schemaFile := filepath.Join(t.TempDir(), "invoice.json")
-	must(t, os.WriteFile(schemaFile, []byte(fleettest.Schema), 0o644))
-	mail, err := filepath.Abs("../../examples/documents/invoice-mail.eml")
-	must(t, err)
-	if code, out, errOut := runSubmitCmd(t, "", "--schema", schemaFile, "--provider", "sim:clean", "--run", "mails", "--attachments", "skip", mail); code != 0 {
-		t.Fatalf("submit: exit %d %s%s", code, out, errOut)
-	}
-	_, js := jobstest.Connect(t, natsURL)
-	stream, err := js.Stream(ctx, jobs.JobsStream)
-	must(t, err)
-	msg, err := stream.GetMsg(ctx, 1)
-	must(t, err)
-	env, err := jobs.DecodeEnvelope(msg.Data)
-	must(t, err)
-	w, err := st.NewWriter(ctx)
-	must(t, err)
-	defer w.Close(ctx)
-	must(t, w.Write(ctx, &audit.Record{
-		JobID: env.JobID, DocumentID: env.DocumentID, DocumentHash: env.DocumentHash, Run: env.Run,
-		SchemaName: env.Schema.Name, SchemaVersion: env.Schema.Version, SchemaFingerprint: env.Schema.Fingerprint,
-		Provider: env.Provider, Model: env.Model, Pool: env.Pool, Delivery: 1, WorkerID: "w",
-		Attempts: []llm.Attempt{{N: 1, Raw: "{}"}}, Outcome: llm.OutcomeOK, Value: []byte("{}"), Final: true,
-	}))
 	older := func() {
 		t.Helper()
 		_, err := st.Pool().Exec(ctx, `UPDATE documents SET metadata = jsonb_set(metadata, '{reader}', '"eml/2"') WHERE id = $1`, env.DocumentID)
@@ -167,7 +116,7 @@ func TestResubmitRereadMailAttachmentCommand(t *testing.T) {
 	if info.State.Msgs != 2 {
 		t.Fatalf("%d jobs on the stream, want the e-mail's and its attachment's", info.State.Msgs)
 	}
-	msg, err = stream.GetMsg(ctx, 2)
+	msg, err := stream.GetMsg(ctx, 2)
 	must(t, err)
 	got, err := jobs.DecodeEnvelope(msg.Data)
 	must(t, err)
@@ -187,4 +136,41 @@ func TestResubmitRereadMailAttachmentCommand(t *testing.T) {
 	if info.State.Msgs != 2 {
 		t.Errorf("%d jobs on the stream after re-reading again, want 2", info.State.Msgs)
 	}
+}
+
+// submitProcessed submits one of examples/documents with `submit` (args
+// added to its own), then records the job as a worker would have finished
+// it: what `resubmit --reread` selects from.
+func submitProcessed(t *testing.T, example string, args ...string) (*audit.Store, jetstream.Stream, *jobs.Envelope) {
+	t.Helper()
+	st, dbURL := audittest.Store(t)
+	natsURL := migratedServer(t)
+	t.Setenv("EXTRACTQ_NATS_URL", natsURL)
+	t.Setenv("EXTRACTQ_DATABASE_URL", dbURL)
+	ctx := t.Context()
+	schemaFile := filepath.Join(t.TempDir(), "invoice.json")
+	must(t, os.WriteFile(schemaFile, []byte(fleettest.Schema), 0o644))
+	path, err := filepath.Abs("../../examples/documents/" + example)
+	must(t, err)
+	submitArgs := append(append([]string{"--schema", schemaFile, "--provider", "sim:clean"}, args...), path)
+	if code, out, errOut := runSubmitCmd(t, "", submitArgs...); code != 0 {
+		t.Fatalf("submit: exit %d %s%s", code, out, errOut)
+	}
+	_, js := jobstest.Connect(t, natsURL)
+	stream, err := js.Stream(ctx, jobs.JobsStream)
+	must(t, err)
+	msg, err := stream.GetMsg(ctx, 1)
+	must(t, err)
+	env, err := jobs.DecodeEnvelope(msg.Data)
+	must(t, err)
+	w, err := st.NewWriter(ctx)
+	must(t, err)
+	defer w.Close(ctx)
+	must(t, w.Write(ctx, &audit.Record{
+		JobID: env.JobID, DocumentID: env.DocumentID, DocumentHash: env.DocumentHash, Run: env.Run,
+		SchemaName: env.Schema.Name, SchemaVersion: env.Schema.Version, SchemaFingerprint: env.Schema.Fingerprint,
+		Provider: env.Provider, Model: env.Model, Pool: env.Pool, Delivery: 1, WorkerID: "w",
+		Attempts: []llm.Attempt{{N: 1, Raw: "{}"}}, Outcome: llm.OutcomeOK, Value: []byte("{}"), Final: true,
+	}))
+	return st, stream, env
 }
