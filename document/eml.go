@@ -29,7 +29,8 @@ func init() {
 		Extensions: []string{".eml", ".msg822", ".mht", ".mhtml"},
 		// 3: a winmail.dat's body and attachments (TNEF) are the message's;
 		// S/MIME: signatures are no attachments, signed bodies and .p7m
-		// files are read from inside.
+		// files are read from inside; a large picture the HTML body shows
+		// inline (a photographed receipt) is an attachment.
 		// 2: text attachments in their declared charset.
 		Version:  "3",
 		Match:    matchEML,
@@ -325,8 +326,10 @@ func (mr *mimeReader) part(h textproto.MIMEHeader, body io.Reader, depth int) er
 		mr.plain = joinBody(mr.plain, transcode(data, params["charset"]))
 		return nil
 	}
-	if strings.HasPrefix(mediaType, "image/") && disp != "attachment" && h.Get("Content-Id") != "" {
-		// An image the HTML body shows inline (a logo): not an attachment.
+	if px, _ := pictureSize(data); strings.HasPrefix(mediaType, "image/") && disp != "attachment" && h.Get("Content-Id") != "" && px < minContentPixels {
+		// A picture the HTML body shows inline (a logo, a banner): not an
+		// attachment. A large one (a receipt photographed or a scan pasted
+		// into the message) is.
 		return nil
 	}
 	if (mediaType == "application/ms-tnef" || mediaType == "application/vnd.ms-tnef" || strings.EqualFold(name, "winmail.dat")) &&

@@ -141,6 +141,19 @@ func ocrPixels(opts *Options) int {
 	return opts.Limits.withDefaults().MaxOCRPixels
 }
 
+// minContentPixels is the size from which a picture an e-mail shows
+// inline is taken for content: logos, signature banners and icons are
+// smaller (a 600×200 banner is 120,000 pixels), a photographed receipt or
+// a pasted page is larger.
+const minContentPixels = 500 * 500
+
+// pictureSize is a picture's size in pixels, from its header; ok is false
+// when data is no picture this package decodes.
+func pictureSize(data []byte) (pixels int, ok bool) {
+	cfg, _, err := image.DecodeConfig(bytes.NewReader(data))
+	return cfg.Width * cfg.Height, err == nil
+}
+
 // ocrPage fills an image page's text by OCR when the options have one,
 // reading full (the page at its own resolution) or, when nil, the page's
 // image; an OCR failure is a warning, the image stays for a model to read.

@@ -37,6 +37,8 @@ const (
 	prAttachMethod     = 0x3705
 	prAttachLongName   = 0x3707
 	prAttachMime       = 0x370E
+	prAttachContentID  = 0x3712
+	prAttachmentHidden = 0x7FFE
 	prSMTPAddress      = 0x39FE
 	prInternetCPID     = 0x3FDE
 	prMessageCodepage  = 0x3FFD
@@ -343,6 +345,12 @@ func msgAttachment(ctx context.Context, f *cfb.File, dir string, n int, opts *Op
 	data, ok := a.stream(prAttachData, 0x0102)
 	if !ok {
 		return nil, nil // a link or an OLE object without bytes of its own
+	}
+	hidden, _ := a.long(prAttachmentHidden)
+	if px, ok := pictureSize(data); ok && px < minContentPixels && hidden != 0 && a.str(prAttachContentID) != "" {
+		// A picture the HTML body shows inline (a logo, a banner), as the
+		// e-mail reader leaves it out; a large one is content.
+		return nil, nil
 	}
 	if name == "" {
 		name = "attachment-" + strconv.Itoa(n+1)

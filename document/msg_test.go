@@ -6,6 +6,8 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
+	"image"
+	"image/png"
 	"io"
 	"net/mail"
 	"os"
@@ -34,6 +36,7 @@ type testAttachment struct {
 	name, mime string
 	data       []byte
 	msg        *testMsg // an attached message (attach method 5)
+	contentID  string   // shown inline by the HTML body: PR_ATTACH_CONTENT_ID, hidden
 }
 
 // writeMSG writes an Outlook message as [MS-OXMSG] lays it out: Unicode
@@ -145,7 +148,7 @@ func msgStreams(dir string, m testMsg, hdr int) []cfbtest.Stream {
 	}
 	for k, a := range m.attachments {
 		d := join(dir, fmt.Sprintf("__attach_version1.0_#%08X", k))
-		strs := map[uint16]string{prAttachLongName: a.name, prAttachFilename: a.name, prDisplayName: a.name, prAttachMime: a.mime}
+		strs := map[uint16]string{prAttachLongName: a.name, prAttachFilename: a.name, prDisplayName: a.name, prAttachMime: a.mime, prAttachContentID: a.contentID}
 		for k, v := range strs {
 			if v == "" {
 				delete(strs, k)
@@ -156,7 +159,11 @@ func msgStreams(dir string, m testMsg, hdr int) []cfbtest.Stream {
 			out = append(out, msgStreams(d+"/__substg1.0_3701000D", *a.msg, 24)...)
 			continue
 		}
-		obj(d, 8, strs, map[uint16][]byte{prAttachData: a.data}, []fixed{{prAttachMethod<<16 | 0x0003, 1}, {0x0E210003, uint64(k)}}, nil)
+		fx := []fixed{{prAttachMethod<<16 | 0x0003, 1}, {0x0E210003, uint64(k)}}
+		if a.contentID != "" {
+			fx = append(fx, fixed{prAttachmentHidden<<16 | 0x000B, 1})
+		}
+		obj(d, 8, strs, map[uint16][]byte{prAttachData: a.data}, fx, nil)
 	}
 	return out
 }
@@ -506,6 +513,58 @@ func TestMSGSMIME(t *testing.T) {
 			w := strings.Join(d.Warnings, "\n")
 			if tc.warning == "" && w != "" || !strings.Contains(w, tc.warning) {
 				t.Errorf("warnings %q, want %q", d.Warnings, tc.warning)
+			}
+		})
+	}
+}
+
+// TestInlinePictures: a picture an e-mail's HTML body shows inline is left
+// out when it is decoration (a logo) and kept as an attachment when it is
+// content (a receipt photographed into the message), in an .eml and in an
+// Outlook .msg alike.
+func TestInlinePictures(t *testing.T) {
+	t.Parallel()
+	picture := func(w, h int) []byte {
+		var b bytes.Buffer
+		if err := png.Encode(&b, image.NewGray(image.Rect(0, 0, w, h))); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	logo, receipt := picture(300, 100), picture(900, 1200)
+	b64 := func(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+	eml := "From: a@example.com\nTo: b@example.com\nSubject: My receipt\nMIME-Version: 1.0\n" +
+		"Content-Type: multipart/related; boundary=R\n\n--R\nContent-Type: text/html\n\n" +
+		`<p>Receipt below.</p><img src="cid:logo"><img src="cid:receipt">` + "\n--R\n" +
+		"Content-Type: image/png\nContent-ID: <logo>\nContent-Transfer-Encoding: base64\n\n" + b64(logo) + "\n--R\n" +
+		"Content-Type: image/png; name=receipt.png\nContent-Disposition: inline; filename=receipt.png\nContent-ID: <receipt>\nContent-Transfer-Encoding: base64\n\n" + b64(receipt) + "\n--R--\n"
+	msg := writeMSG(testMsg{subject: "My receipt", senderAddr: "a@example.com", html: `<p>Receipt below.</p><img src="cid:logo"><img src="cid:receipt">`,
+		attachments: []testAttachment{
+			{name: "image001.png", mime: "image/png", data: logo, contentID: "logo"},
+			{name: "receipt.png", mime: "image/png", data: receipt, contentID: "receipt"},
+			{name: "terms.png", mime: "image/png", data: logo}, // small but attached, not inline
+		}})
+	tests := []struct {
+		name string
+		in   []byte
+		want []string
+	}{
+		{"eml", []byte(eml), []string{"receipt.png"}},
+		{"msg", msg, []string{"receipt.png", "terms.png"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			doc, err := ReadBytes(t.Context(), tc.in, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, a := range doc.Attachments {
+				names = append(names, a.Name)
+			}
+			if !slices.Equal(names, tc.want) {
+				t.Fatalf("attachments %q, want %q", names, tc.want)
 			}
 		})
 	}

@@ -21,7 +21,9 @@ func init() {
 		Extensions: []string{".doc", ".dot", ".msg", ".xls", ".ppt", ".docx", ".xlsx", ".pptx"},
 		// 6: a signed or encrypted Outlook .msg (IPM.Note.SMIME*) is read
 		// through its smime.p7m: the signed message's body and
-		// attachments, smime.p7m no attachment; encrypted is refused.
+		// attachments, smime.p7m no attachment; encrypted is refused; a
+		// large picture the HTML body shows inline is an attachment, a
+		// small one (a logo) is left out.
 		// 5: a .doc list item keeps its marker and text whole across a
 		// page break inside it, or a section break ending it.
 		// 4: a .doc's paragraphs are in lists through their styles too.
