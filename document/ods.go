@@ -13,10 +13,12 @@ func init() {
 		Name:       "ods",
 		MediaType:  "application/vnd.oasis.opendocument.spreadsheet",
 		Extensions: []string{".ods", ".ots"},
-		Version:    "1",
-		Match:      matchODF("application/vnd.oasis.opendocument.spreadsheet"),
-		Priority:   100,
-		Decoder:    DecoderFunc(decodeODS),
+		// 2: embedded objects (a Writer text or a Calc table on a
+		// slide or sheet) are child documents.
+		Version:  "2",
+		Match:    matchODF("application/vnd.oasis.opendocument.spreadsheet"),
+		Priority: 100,
+		Decoder:  DecoderFunc(decodeODS),
 	})
 }
 
@@ -150,6 +152,9 @@ func decodeODS(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*
 		}
 	}
 	if doc.Text, doc.Pages, err = w.text(); err != nil {
+		return nil, err
+	}
+	if doc.Attachments, err = odfObjects(ctx, a, opts); err != nil {
 		return nil, err
 	}
 	return doc, nil

@@ -13,10 +13,12 @@ func init() {
 		Name:       "odt",
 		MediaType:  "application/vnd.oasis.opendocument.text",
 		Extensions: []string{".odt", ".ott"},
-		Version:    "1",
-		Match:      matchODF("application/vnd.oasis.opendocument.text"),
-		Priority:   100,
-		Decoder:    DecoderFunc(decodeODT),
+		// 2: embedded objects (a Calc table in the report) are child
+		// documents.
+		Version:  "2",
+		Match:    matchODF("application/vnd.oasis.opendocument.text"),
+		Priority: 100,
+		Decoder:  DecoderFunc(decodeODT),
 	})
 }
 
@@ -67,6 +69,9 @@ func decodeODT(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*
 		}
 	}
 	if doc.Text, doc.Pages, err = w.text(); err != nil {
+		return nil, err
+	}
+	if doc.Attachments, err = odfObjects(ctx, a, opts); err != nil {
 		return nil, err
 	}
 	return doc, nil

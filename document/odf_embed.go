@@ -1,0 +1,161 @@
+package document
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"html"
+	"path"
+	"strings"
+)
+
+// Objects embedded in an OpenDocument file: a Calc table in a Writer
+// report is a sub-document, a directory of the zip ("Object 1/content.xml",
+// "Object 1/styles.xml") that META-INF/manifest.xml types
+// ("Object 1/" application/vnd.oasis.opendocument.spreadsheet) and the body
+// points to (<draw:object xlink:href="./Object 1"/>); an object of another
+// program is an OLE compound file ("Object 2", <draw:object-ole>). Beside
+// each, ObjectReplacements/ holds its preview picture, which is no
+// document.
+
+// odfObjectExt is the extension of the sub-documents read as children, by
+// their media type; charts and formulas are left out (a chart's numbers
+// are in the table it is drawn from, a formula is a line of notation).
+var odfObjectExt = map[string]string{
+	"application/vnd.oasis.opendocument.spreadsheet":  ".ods",
+	"application/vnd.oasis.opendocument.text":         ".odt",
+	"application/vnd.oasis.opendocument.presentation": ".odp",
+	"application/vnd.oasis.opendocument.graphics":     ".odg",
+}
+
+// odfOLEObject is the manifest's media type of an embedded OLE object.
+const odfOLEObject = "application/vnd.sun.star.oleobject"
+
+// odfManifestEntry is one file-entry of META-INF/manifest.xml.
+type odfManifestEntry struct{ path, mediaType string }
+
+// odfManifest reads META-INF/manifest.xml's entries in order; a missing
+// or damaged one lists none (best effort: the document's own text does
+// not depend on it).
+func odfManifest(ctx context.Context, a *archive) []odfManifestEntry {
+	if !a.has("META-INF/manifest.xml") {
+		return nil
+	}
+	b, err := a.read(ctx, "META-INF/manifest.xml")
+	if err != nil {
+		return nil
+	}
+	var out []odfManifestEntry
+	_ = eachStart(b, "META-INF/manifest.xml", func(e xml.StartElement) {
+		if e.Name.Local == "file-entry" {
+			out = append(out, odfManifestEntry{attr(e, "full-path"), attr(e, "media-type")})
+		}
+	})
+	return out
+}
+
+// odfObjects reads the objects embedded at the top of an OpenDocument
+// file as child documents, in the manifest's order: a spreadsheet, text,
+// presentation or drawing sub-document as the file it would be saved as
+// ("Object 1.ods": its directory repacked as an OpenDocument zip, its
+// own embedded objects with it), an OLE object as readEmbedded reads an
+// OOXML package's. Objects nested in a sub-document are the child's.
+func odfObjects(ctx context.Context, a *archive, opts *Options) ([]*Document, error) {
+	manifest := odfManifest(ctx, a)
+	var out []*Document
+	for _, m := range manifest {
+		mt := strings.ToLower(strings.TrimSpace(m.mediaType))
+		if i := strings.IndexByte(mt, ';'); i >= 0 {
+			mt = strings.TrimSpace(mt[:i])
+		}
+		p := strings.TrimPrefix(m.path, "./")
+		switch {
+		case mt == odfOLEObject && !strings.Contains(p, "/") && a.has(p):
+			c, err := readEmbedded(ctx, a, []string{p}, opts)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, c...)
+		case odfObjectExt[mt] != "" && strings.HasSuffix(p, "/") && !strings.Contains(strings.TrimSuffix(p, "/"), "/") && p != "/":
+			dir := strings.TrimSuffix(p, "/")
+			if dir == "." || dir == ".." || !a.has(dir+"/content.xml") {
+				continue // an object whose parts are not in the file: nothing to read
+			}
+			if err := opts.countAttachment(); err != nil {
+				return nil, err
+			}
+			name := path.Base(dir) + odfObjectExt[mt]
+			b, err := odfSubDocument(ctx, a, dir, mt, manifest)
+			if err != nil {
+				if isLimitErr(err) || errors.Is(err, ErrBomb) {
+					return nil, err
+				}
+				out = append(out, &Document{Name: name, Err: &Error{Name: name, Err: err}})
+				continue
+			}
+			out = append(out, ReadChild(ctx, opts, name, b))
+		}
+	}
+	return out, nil
+}
+
+// odfSubDocument repacks the sub-document in directory dir as an
+// OpenDocument file of media type mt: its mimetype first and stored, its
+// parts under their names within dir, and a manifest of the parent's
+// entries for them (so that objects nested in it are its own).
+func odfSubDocument(ctx context.Context, a *archive, dir, mt string, manifest []odfManifestEntry) ([]byte, error) {
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	add := func(name string, method uint16, b []byte) error {
+		w, err := zw.CreateHeader(&zip.FileHeader{Name: name, Method: method})
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	}
+	if err := add("mimetype", zip.Store, []byte(mt)); err != nil {
+		return nil, fmt.Errorf("repacking the embedded object %s: %w", dir, err)
+	}
+	var man strings.Builder
+	man.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n" +
+		`<manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0">` + "\n" +
+		` <manifest:file-entry manifest:full-path="/" manifest:media-type="` + html.EscapeString(mt) + `"/>` + "\n")
+	for _, m := range manifest {
+		if rel, ok := strings.CutPrefix(strings.TrimPrefix(m.path, "./"), dir+"/"); ok && rel != "" {
+			man.WriteString(` <manifest:file-entry manifest:full-path="` + html.EscapeString(rel) + `" manifest:media-type="` + html.EscapeString(m.mediaType) + `"/>` + "\n")
+		}
+	}
+	man.WriteString("</manifest:manifest>\n")
+	for _, f := range a.zr.File {
+		// The part's name within dir; one with another part of the same
+		// name before it (a crafted duplicate) is the one read, as the
+		// archive reads it.
+		name := strings.TrimPrefix(path.Clean("/"+f.Name), "/")
+		if len(name) <= len(dir)+1 || name[len(dir)] != '/' || partKey(name[:len(dir)]) != partKey(dir) ||
+			strings.HasSuffix(f.Name, "/") || a.byName[partKey(name)] != f {
+			continue
+		}
+		rel := name[len(dir)+1:]
+		if k := partKey(rel); k == "mimetype" || k == "meta-inf/manifest.xml" {
+			continue
+		}
+		b, err := a.read(ctx, f.Name)
+		if err != nil {
+			return nil, err
+		}
+		if err := add(rel, zip.Deflate, b); err != nil {
+			return nil, fmt.Errorf("repacking the embedded object %s: %w", dir, err)
+		}
+	}
+	if err := add("META-INF/manifest.xml", zip.Deflate, []byte(man.String())); err != nil {
+		return nil, fmt.Errorf("repacking the embedded object %s: %w", dir, err)
+	}
+	if err := zw.Close(); err != nil {
+		return nil, fmt.Errorf("repacking the embedded object %s: %w", dir, err)
+	}
+	return buf.Bytes(), nil
+}
