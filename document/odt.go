@@ -302,8 +302,12 @@ func odfText(b []byte, name string, w *textWriter, region string, listStyles map
 				emit(text)
 			}
 		case "note-body":
-			notes = append(notes, "["+noteCite+"] "+strings.TrimSpace(note.String()))
-			note = nil
+			// A note body nested in another (a crafted file) ended the
+			// note with its own end tag.
+			if note != nil {
+				notes = append(notes, "["+noteCite+"] "+strings.TrimSpace(note.String()))
+				note = nil
+			}
 		case "list":
 			lists = lists[:len(lists)-1]
 			if len(lists) == 0 && inList {
