@@ -57,38 +57,65 @@ func odfManifest(ctx context.Context, a *archive) []odfManifestEntry {
 	return out
 }
 
-// odfObjects reads the objects embedded at the top of an OpenDocument
-// file as child documents, in the manifest's order: a spreadsheet, text,
-// presentation or drawing sub-document as the file it would be saved as
-// ("Object 1.ods": its directory repacked as an OpenDocument zip, its
-// own embedded objects with it), an OLE object as readEmbedded reads an
-// OOXML package's. Objects nested in a sub-document are the child's.
-func odfObjects(ctx context.Context, a *archive, opts *Options) ([]*Document, error) {
+// odfObjects reads the objects the body of an OpenDocument file embeds
+// as child documents, in the body's order: each <draw:object> or
+// <draw:object-ole> whose xlink:href names a part of the file ("./Object
+// 1"). A spreadsheet, text, presentation or drawing sub-document is read
+// as the file it would be saved as ("Object 1.ods": its directory
+// repacked as an OpenDocument zip, its own objects with it); an OLE
+// object as readEmbedded reads an OOXML package's. Parts the body does
+// not point to are passed over: LibreOffice keeps an imported Office
+// object's original bytes ("Obj100") beside the object it made of it.
+// content is content.xml when the caller holds it, else nil: it is read
+// only when the manifest lists objects.
+func odfObjects(ctx context.Context, a *archive, content []byte, opts *Options) ([]*Document, error) {
 	manifest := odfManifest(ctx, a)
-	var out []*Document
+	types := map[string]string{} // part key of an object's directory or file → media type
 	for _, m := range manifest {
 		mt := strings.ToLower(strings.TrimSpace(m.mediaType))
 		if i := strings.IndexByte(mt, ';'); i >= 0 {
 			mt = strings.TrimSpace(mt[:i])
 		}
-		p := strings.TrimPrefix(m.path, "./")
-		switch {
-		case mt == odfOLEObject && !strings.Contains(p, "/") && a.has(p):
-			c, err := readEmbedded(ctx, a, []string{p}, opts)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, c...)
-		case odfObjectExt[mt] != "" && strings.HasSuffix(p, "/") && !strings.Contains(strings.TrimSuffix(p, "/"), "/") && p != "/":
-			dir := strings.TrimSuffix(p, "/")
-			if dir == "." || dir == ".." || !a.has(dir+"/content.xml") {
-				continue // an object whose parts are not in the file: nothing to read
-			}
+		if mt == odfOLEObject || odfObjectExt[mt] != "" {
+			types[partKey(m.path)] = mt
+		}
+	}
+	if len(types) == 0 {
+		return nil, nil
+	}
+	if content == nil {
+		b, err := a.read(ctx, "content.xml")
+		if err != nil {
+			return nil, err
+		}
+		content = b
+	}
+	var hrefs []string
+	seen := map[string]bool{}
+	// Best effort: the body was read already; a damaged one ends the list.
+	_ = eachStart(content, "content.xml", func(e xml.StartElement) {
+		if e.Name.Local != "object" && e.Name.Local != "object-ole" {
+			return
+		}
+		h := strings.TrimPrefix(strings.TrimSpace(attr(e, "href")), "./")
+		if h == "" || strings.Contains(h, ":") || strings.HasPrefix(h, "/") || strings.HasPrefix(h, "../") || h == ".." {
+			return // outside the file (a link), or nowhere
+		}
+		if k := partKey(h); !seen[k] && k != "" && k != "." {
+			seen[k] = true
+			hrefs = append(hrefs, strings.TrimSuffix(h, "/"))
+		}
+	})
+	var out []*Document
+	for _, h := range hrefs {
+		k := partKey(h)
+		switch mt := types[k]; {
+		case odfObjectExt[mt] != "" && a.has(h+"/content.xml"):
 			if err := opts.countAttachment(); err != nil {
 				return nil, err
 			}
-			name := path.Base(dir) + odfObjectExt[mt]
-			b, err := odfSubDocument(ctx, a, dir, mt, manifest)
+			name := path.Base(h) + odfObjectExt[mt]
+			b, err := odfSubDocument(ctx, a, h, mt, manifest)
 			if err != nil {
 				if isLimitErr(err) || errors.Is(err, ErrBomb) {
 					return nil, err
@@ -97,7 +124,15 @@ func odfObjects(ctx context.Context, a *archive, opts *Options) ([]*Document, er
 				continue
 			}
 			out = append(out, ReadChild(ctx, opts, name, b))
+		case mt == odfOLEObject && a.has(h):
+			c, err := readEmbedded(ctx, a, []string{h}, opts)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, c...)
 		}
+		// Anything else (a chart, a formula, a part not in the file) is
+		// no child: a chart's numbers are in the table it is drawn from.
 	}
 	return out, nil
 }

@@ -109,9 +109,16 @@ func TestEmbeddedObjectsODFAndLegacy(t *testing.T) {
 
 	odt := fixture(t, "embedded-ods.odt")
 	manifest := string(zipPart(t, odt, "META-INF/manifest.xml"))
-	withManifest := func(entries string, parts map[string][]byte) []byte {
+	content := string(zipPart(t, odt, "content.xml"))
+	// withObjects is the report with more manifest entries, frames after
+	// the table's in the body, and more parts.
+	withObjects := func(entries, frames string, parts map[string][]byte) []byte {
 		parts["META-INF/manifest.xml"] = []byte(strings.Replace(manifest, "</manifest:manifest>", entries+"</manifest:manifest>", 1))
+		parts["content.xml"] = []byte(strings.Replace(content, "</draw:frame>", "</draw:frame>"+frames, 1))
 		return rezip(t, "embedded-ods.odt", parts)
+	}
+	frame := func(elem, href string) string {
+		return `<draw:frame draw:name="` + href + `"><draw:` + elem + ` xlink:href="./` + href + `" xlink:type="simple"/></draw:frame>`
 	}
 	entry := func(p, mt string) string {
 		return `<manifest:file-entry manifest:full-path="` + p + `" manifest:media-type="` + mt + `"/>`
@@ -143,21 +150,33 @@ func TestEmbeddedObjectsODFAndLegacy(t *testing.T) {
 			children: []child{{name: "MBD5CAE24AC.doc", format: "ole", text: memo}}},
 		{name: "the slide as a PowerPoint .ppt (ExOleObjStg)", file: "p.ppt", b: fixture(t, "embedded-ods.ppt"), body: []string{"Slide 1", "Quarterly budget"},
 			children: []child{{name: "Object 1.xls", format: "ole", text: budget}}},
-		{name: "an OLE object in an ODF file (a Packager file)", file: "o.odt", b: withManifest(entry("Object 2", odfOLEObject), map[string][]byte{
+		{name: "an OLE object in an ODF file (a Packager file)", file: "o.odt", b: withObjects(entry("Object 2", odfOLEObject), frame("object-ole", "Object 2"), map[string][]byte{
 			"Object 2": cfbtest.Build([]cfbtest.Stream{{Path: "\x01Ole10Native", Data: ole10Native("rates.csv", `C:\rates.csv`, csv)}}, cfbtest.Options{}),
 		}), body: report, children: []child{{name: "Object 1.ods", format: "ods", text: budget}, {name: "rates.csv", format: "csv", text: []string{"EUR", "0.86"}}}},
-		{name: "a legacy workbook as an OLE object in an ODF file", file: "x.odt", b: withManifest(entry("Object 2", odfOLEObject), map[string][]byte{
+		{name: "a legacy workbook as an OLE object in an ODF file", file: "x.odt", b: withObjects(entry("Object 2", odfOLEObject), frame("object-ole", "Object 2"), map[string][]byte{
 			"Object 2": fixture(t, "embedded-odt.xls"),
 		}), body: report, children: []child{{name: "Object 1.ods", format: "ods", text: budget},
 			{name: "Object 2.xls", format: "ole", text: []string{"A1: Travel | 310"}, children: []string{"MBD5CAE24AC.doc"}}}},
-		{name: "a memo nested in the embedded table", file: "n.odt", b: withManifest(entry("Object 1/Object 9/", "application/vnd.oasis.opendocument.text"), map[string][]byte{
+		{name: "a memo nested in the embedded table", file: "n.odt", b: withObjects(entry("Object 1/Object 9/", "application/vnd.oasis.opendocument.text"), "", map[string][]byte{
+			"Object 1/content.xml": []byte(strings.Replace(string(zipPart(t, odt, "Object 1/content.xml")), `<table:table-row`,
+				`<table:shapes>`+frame("object", "Object 9")+`</table:shapes><table:table-row`, 1)),
 			"Object 1/Object 9/content.xml": zipPart(t, fixture(t, "embedded-odt.ods"), "Object 1/content.xml"),
 		}), body: report, children: []child{{name: "Object 1.ods", format: "ods", text: budget, children: []string{"Object 9.odt"}}}},
-		{name: "charts and formulas are no children", file: "c.odt", b: withManifest(
-			entry("Object 3/", "application/vnd.oasis.opendocument.chart")+entry("Object 4/", "application/vnd.oasis.opendocument.formula"), map[string][]byte{
+		{name: "charts and formulas are no children", file: "c.odt", b: withObjects(
+			entry("Object 3/", "application/vnd.oasis.opendocument.chart")+entry("Object 4/", "application/vnd.oasis.opendocument.formula"),
+			frame("object", "Object 3")+frame("object", "Object 4"), map[string][]byte{
 				"Object 3/content.xml": []byte(chart),
 				"Object 4/content.xml": []byte(`<?xml version="1.0"?><math xmlns="http://www.w3.org/1998/Math/MathML"><mi>x</mi></math>`),
 			}), body: report, children: []child{{name: "Object 1.ods", format: "ods", text: budget}}},
+		// LibreOffice 7.4's import of embedded-xlsx.docx: the workbook made
+		// a Calc object, the original kept as "Obj100" for export, which
+		// the body does not point to: one child, not two.
+		{name: "LibreOffice's import of a Word report's workbook", file: "lo.odt", b: fixture(t, "libreoffice-embedded-xlsx.odt"),
+			body:     []string{"Budget report: the quarters are in the table below.", "Travel fell in the second quarter."},
+			children: []child{{name: "Object 1.ods", format: "ods", text: append([]string{"Sheet: budget"}, budget[1:]...)}}},
+		{name: "an object the body does not point to is no child", file: "u.odt", b: withObjects(entry("Object 2", odfOLEObject), "", map[string][]byte{
+			"Object 2": fixture(t, "embedded-odt.xls"),
+		}), body: report, children: []child{{name: "Object 1.ods", format: "ods", text: budget}}},
 		{name: "an equation in the ObjectPool is no child", file: "e.doc", b: recfb(t, "embedded-ods.doc", map[string][]byte{
 			"ObjectPool/_1/Equation Native": []byte("\x1c\x00\x00\x00\x02\x00"),
 		}), body: report, children: []child{{name: "_2147483647.xls", format: "ole", text: budget}}},

@@ -55,7 +55,7 @@ func decodeODP(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*
 	if doc.Text, doc.Pages, err = w.text(); err != nil {
 		return nil, err
 	}
-	if doc.Attachments, err = odfObjects(ctx, a, opts); err != nil {
+	if doc.Attachments, err = odfObjects(ctx, a, content, opts); err != nil {
 		return nil, err
 	}
 	return doc, nil
