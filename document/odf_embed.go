@@ -22,14 +22,18 @@ import (
 // document.
 
 // odfObjectExt is the extension of the sub-documents read as children, by
-// their media type; charts and formulas are left out (a chart's numbers
-// are in the table it is drawn from, a formula is a line of notation).
+// their media type; formulas are left out (a line of notation), charts
+// are read (as their data table, by the ods reader) only where asked.
 var odfObjectExt = map[string]string{
+	odfChart: ".odc",
 	"application/vnd.oasis.opendocument.spreadsheet":  ".ods",
 	"application/vnd.oasis.opendocument.text":         ".odt",
 	"application/vnd.oasis.opendocument.presentation": ".odp",
 	"application/vnd.oasis.opendocument.graphics":     ".odg",
 }
+
+// odfChart is a chart sub-document's media type.
+const odfChart = "application/vnd.oasis.opendocument.chart"
 
 // odfOLEObject is the manifest's media type of an embedded OLE object.
 const odfOLEObject = "application/vnd.sun.star.oleobject"
@@ -67,8 +71,10 @@ func odfManifest(ctx context.Context, a *archive) []odfManifestEntry {
 // not point to are passed over: LibreOffice keeps an imported Office
 // object's original bytes ("Obj100") beside the object it made of it.
 // content is content.xml when the caller holds it, else nil: it is read
-// only when the manifest lists objects.
-func odfObjects(ctx context.Context, a *archive, content []byte, opts *Options) ([]*Document, error) {
+// only when the manifest lists objects. With charts, a chart is a child
+// too ("Object 2.odc", its data table): a Writer or Impress chart keeps
+// its numbers nowhere else; a Calc chart's are the sheet's, already read.
+func odfObjects(ctx context.Context, a *archive, content []byte, charts bool, opts *Options) ([]*Document, error) {
 	manifest := odfManifest(ctx, a)
 	types := map[string]string{} // part key of an object's directory or file → media type
 	for _, m := range manifest {
@@ -76,7 +82,7 @@ func odfObjects(ctx context.Context, a *archive, content []byte, opts *Options) 
 		if i := strings.IndexByte(mt, ';'); i >= 0 {
 			mt = strings.TrimSpace(mt[:i])
 		}
-		if mt == odfOLEObject || odfObjectExt[mt] != "" {
+		if mt == odfOLEObject || (odfObjectExt[mt] != "" && (charts || mt != odfChart)) {
 			types[partKey(m.path)] = mt
 		}
 	}
@@ -131,8 +137,8 @@ func odfObjects(ctx context.Context, a *archive, content []byte, opts *Options) 
 			}
 			out = append(out, c...)
 		}
-		// Anything else (a chart, a formula, a part not in the file) is
-		// no child: a chart's numbers are in the table it is drawn from.
+		// Anything else (a formula, a Calc chart, a part not in the
+		// file) is no child.
 	}
 	return out, nil
 }

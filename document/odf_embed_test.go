@@ -106,6 +106,9 @@ func TestEmbeddedObjectsODFAndLegacy(t *testing.T) {
 	budget := []string{"Sheet: Budget", "A1: Item | Q1 | Q2", "A2: Servers | 1200 | 1350", "Travel | 310 | 95"}
 	memo := []string{"Memo: travel is capped at 400 per quarter.", "Approved by Maren Olsson."}
 	report := []string{"Budget report", "The quarterly budget follows.", "Travel fell in the second quarter."}
+	// embedded-chart.fodt's data table as LibreOffice 7.4 keeps it (its
+	// import drops the row labels).
+	chartCells := []string{"Sheet: local-table", "B1: Q1 | Q2", "B2: 1200 | 1350", "B3: 310 | 95"}
 
 	odt := fixture(t, "embedded-ods.odt")
 	manifest := string(zipPart(t, odt, "META-INF/manifest.xml"))
@@ -162,12 +165,27 @@ func TestEmbeddedObjectsODFAndLegacy(t *testing.T) {
 				`<table:shapes>`+frame("object", "Object 9")+`</table:shapes><table:table-row`, 1)),
 			"Object 1/Object 9/content.xml": zipPart(t, fixture(t, "embedded-odt.ods"), "Object 1/content.xml"),
 		}), body: report, children: []child{{name: "Object 1.ods", format: "ods", text: budget, children: []string{"Object 9.odt"}}}},
-		{name: "charts and formulas are no children", file: "c.odt", b: withObjects(
-			entry("Object 3/", "application/vnd.oasis.opendocument.chart")+entry("Object 4/", "application/vnd.oasis.opendocument.formula"),
+		// A Writer chart keeps its numbers only in its own data table.
+		{name: "a chart in a Writer report (its data table)", file: "ch.odt", b: fixture(t, "embedded-chart.odt"), body: []string{"Quarterly spending, as a chart:"},
+			children: []child{{name: "Object 1.odc", format: "ods", text: chartCells}}},
+		// LibreOffice's .doc export of that report: no Office chart to make
+		// of it, the chart's ODF package in a "package_stream".
+		{name: "the chart report as a Word .doc (package_stream)", file: "ch.doc", b: fixture(t, "embedded-chart.doc"), body: []string{"Quarterly spending, as a chart:"},
+			children: []child{{name: "_2147483647.ods", format: "ods", text: chartCells}}},
+		{name: "a hand-written chart is a child, a formula is none", file: "c.odt", b: withObjects(
+			entry("Object 3/", odfChart)+entry("Object 4/", "application/vnd.oasis.opendocument.formula"),
 			frame("object", "Object 3")+frame("object", "Object 4"), map[string][]byte{
 				"Object 3/content.xml": []byte(chart),
 				"Object 4/content.xml": []byte(`<?xml version="1.0"?><math xmlns="http://www.w3.org/1998/Math/MathML"><mi>x</mi></math>`),
-			}), body: report, children: []child{{name: "Object 1.ods", format: "ods", text: budget}}},
+			}), body: report, children: []child{{name: "Object 1.ods", format: "ods", text: budget}, {name: "Object 3.odc", format: "ods", text: []string{"A1: 9"}}}},
+		// A Calc chart's numbers are the sheet's, read already.
+		{name: "a chart on a Calc sheet is no child", file: "cs.ods", b: rezip(t, "embedded-odt.ods", map[string][]byte{
+			"META-INF/manifest.xml": []byte(strings.Replace(string(zipPart(t, fixture(t, "embedded-odt.ods"), "META-INF/manifest.xml")),
+				"</manifest:manifest>", entry("Object 3/", odfChart)+"</manifest:manifest>", 1)),
+			"content.xml": []byte(strings.Replace(string(zipPart(t, fixture(t, "embedded-odt.ods"), "content.xml")),
+				"<table:shapes>", "<table:shapes>"+frame("object", "Object 3"), 1)),
+			"Object 3/content.xml": []byte(chart),
+		}), body: []string{"Sheet: Costs", "A1: Travel | 310"}, children: []child{{name: "Object 1.odt", format: "odt", text: memo}}},
 		// LibreOffice 7.4's import of embedded-xlsx.docx: the workbook made
 		// a Calc object, the original kept as "Obj100" for export, which
 		// the body does not point to: one child, not two.
@@ -223,7 +241,7 @@ func TestEmbeddedObjectsODFAndLegacy(t *testing.T) {
 // count as attachments and nest within MaxDepth.
 func TestEmbeddedObjectsLimits(t *testing.T) {
 	t.Parallel()
-	for _, name := range []string{"embedded-ods.odt", "embedded-odt.ods", "embedded-ods.doc", "embedded-odt.xls", "embedded-ods.ppt"} {
+	for _, name := range []string{"embedded-ods.odt", "embedded-odt.ods", "embedded-ods.doc", "embedded-odt.xls", "embedded-ods.ppt", "embedded-chart.odt"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			b := fixture(t, name)

@@ -11,8 +11,8 @@ func init() {
 		Name:       "odp",
 		MediaType:  "application/vnd.oasis.opendocument.presentation",
 		Extensions: []string{".odp", ".otp", ".odg", ".otg"},
-		// 2: embedded objects (a Writer text or a Calc table on a
-		// slide or sheet) are child documents.
+		// 2: embedded objects (a Calc table, a chart's data on a
+		// slide) are child documents.
 		Version: "2",
 		Match: func(head []byte, r io.ReaderAt, size int64) bool {
 			return matchODF("application/vnd.oasis.opendocument.presentation")(head, r, size) ||
@@ -55,7 +55,7 @@ func decodeODP(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*
 	if doc.Text, doc.Pages, err = w.text(); err != nil {
 		return nil, err
 	}
-	if doc.Attachments, err = odfObjects(ctx, a, content, opts); err != nil {
+	if doc.Attachments, err = odfObjects(ctx, a, content, true, opts); err != nil {
 		return nil, err
 	}
 	return doc, nil

@@ -13,8 +13,8 @@ func init() {
 		Name:       "odt",
 		MediaType:  "application/vnd.oasis.opendocument.text",
 		Extensions: []string{".odt", ".ott"},
-		// 2: embedded objects (a Calc table in the report) are child
-		// documents.
+		// 2: embedded objects (a Calc table, a chart's data in the
+		// report) are child documents.
 		Version:  "2",
 		Match:    matchODF("application/vnd.oasis.opendocument.text"),
 		Priority: 100,
@@ -71,7 +71,7 @@ func decodeODT(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*
 	if doc.Text, doc.Pages, err = w.text(); err != nil {
 		return nil, err
 	}
-	if doc.Attachments, err = odfObjects(ctx, a, content, opts); err != nil {
+	if doc.Attachments, err = odfObjects(ctx, a, content, true, opts); err != nil {
 		return nil, err
 	}
 	return doc, nil

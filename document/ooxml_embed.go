@@ -221,7 +221,7 @@ func embeddedChild(ctx context.Context, name string, b []byte, opts *Options) (*
 // that read it; "" when unknown.
 func kindExt(d *Document) string {
 	switch d.Format {
-	case "docx", "xlsx", "pptx", "pdf":
+	case "docx", "xlsx", "pptx", "pdf", "odt", "ods", "odp":
 		return "." + d.Format
 	}
 	switch d.MediaType {
@@ -249,7 +249,9 @@ func cmpName(names ...string) string {
 // oleObjectFile says what an embedded OLE object (oleObject*.bin) holds:
 // a file packed by the Packager ("\x01Ole10Native": its name and bytes),
 // an OOXML package ("Package" stream, how Office embeds an .xlsx as an
-// OLE object), a PDF (Acrobat's "CONTENTS"), or a legacy Word, Excel or
+// OLE object), a PDF (Acrobat's "CONTENTS"), an OpenDocument package
+// ("package_stream", how LibreOffice exports an object of its own that
+// has no Office counterpart, a chart in a .doc), or a legacy Word, Excel or
 // PowerPoint binary, which is the compound file itself (data nil: read
 // the object's own bytes). ok is false for any other object.
 func oleObjectFile(b []byte, lim Limits) (name string, data []byte, ok bool, err error) {
@@ -282,10 +284,12 @@ func oleStorageFile(f *cfb.File, dir string) (name string, data []byte, ok bool,
 			return "", nil, false, err
 		}
 		return name, data, true, nil
-	case has("Package"), has("CONTENTS"):
+	case has("Package"), has("CONTENTS"), has("package_stream"):
 		stream := "Package"
-		if !has(stream) {
-			stream = "CONTENTS"
+		for _, n := range []string{"CONTENTS", "package_stream"} {
+			if !has(stream) {
+				stream = n
+			}
 		}
 		s, err := f.ReadStream(at(stream))
 		if err != nil {
