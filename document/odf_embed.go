@@ -107,9 +107,12 @@ func odfObjects(ctx context.Context, a *archive, content []byte, charts bool, op
 		if h == "" || strings.Contains(h, ":") || strings.HasPrefix(h, "/") || strings.HasPrefix(h, "../") || h == ".." {
 			return // outside the file (a link), or nowhere
 		}
-		if k := partKey(h); !seen[k] && k != "" && k != "." {
+		// Cleaned as the archive keys parts ("Object 1/../Object 2" is
+		// "Object 2"), so that the directory's parts are found by it.
+		h = strings.TrimPrefix(path.Clean("/"+h), "/")
+		if k := partKey(h); !seen[k] && k != "" {
 			seen[k] = true
-			hrefs = append(hrefs, strings.TrimSuffix(h, "/"))
+			hrefs = append(hrefs, h)
 		}
 	})
 	var out []*Document
