@@ -95,6 +95,13 @@ func FuzzODT(f *testing.F) {
 	fuzzPart(f, "report.odt", "content.xml", "odt")
 }
 
+// FuzzODFObjects fuzzes the manifest of a Writer report with an embedded
+// Calc table: which directories and files are objects, of what type.
+func FuzzODFObjects(f *testing.F) {
+	fuzzPart(f, "embedded-ods.odt", "META-INF/manifest.xml", "odt",
+		`<manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0"><manifest:file-entry manifest:full-path="Object 1/" manifest:media-type="application/vnd.oasis.opendocument.text"/><manifest:file-entry manifest:full-path="Object 1/content.xml" manifest:media-type="application/vnd.sun.star.oleobject"/><manifest:file-entry manifest:full-path="../" manifest:media-type="application/vnd.oasis.opendocument.spreadsheet"/><manifest:file-entry manifest:full-path="settings.xml" manifest:media-type="application/vnd.sun.star.oleobject"/></manifest:manifest>`)
+}
+
 func FuzzODS(f *testing.F) {
 	fuzzPart(f, "sheet.ods", "content.xml", "ods")
 }
@@ -296,6 +303,41 @@ func FuzzXLS(f *testing.F) {
 // stream that points into it.
 func FuzzPPT(f *testing.F) {
 	fuzzStreams(f, "slides.ppt", "PowerPoint Document", "Current User")
+}
+
+// FuzzOLEObjects fuzzes the objects embedded in the legacy binaries: the
+// workbook in a .doc's ObjectPool (taken out as a file of its own), and a
+// .ppt's stream with its compressed ExOleObjStg record.
+func FuzzOLEObjects(f *testing.F) {
+	doc := oleStreams(f, "embedded-ods.doc")
+	ppt := oleStreams(f, "embedded-ods.ppt")
+	stream := func(ss []cfbtest.Stream, name string) []byte {
+		for _, s := range ss {
+			if s.Path == name {
+				return s.Data
+			}
+		}
+		f.Fatalf("no stream %s", name)
+		return nil
+	}
+	const workbook, pptDoc = "ObjectPool/_2147483647/Workbook", "PowerPoint Document"
+	f.Add(stream(doc, workbook), stream(ppt, pptDoc))
+	f.Fuzz(func(t *testing.T, wb, pd []byte) {
+		for _, c := range []struct {
+			ss   []cfbtest.Stream
+			name string
+			x    []byte
+		}{{doc, workbook, wb}, {ppt, pptDoc, pd}} {
+			out := make([]cfbtest.Stream, len(c.ss))
+			for i, s := range c.ss {
+				if s.Path == c.name {
+					s.Data = c.x
+				}
+				out[i] = s
+			}
+			fuzzRead(t, "ole", cfbtest.Build(out, cfbtest.Options{}))
+		}
+	})
 }
 
 // FuzzTNEF fuzzes a winmail.dat: the memo fixture, and small streams

@@ -11,7 +11,9 @@ func init() {
 		Name:       "odp",
 		MediaType:  "application/vnd.oasis.opendocument.presentation",
 		Extensions: []string{".odp", ".otp", ".odg", ".otg"},
-		Version:    "1",
+		// 2: embedded objects (a Calc table, a chart's data on a
+		// slide) are child documents.
+		Version: "2",
 		Match: func(head []byte, r io.ReaderAt, size int64) bool {
 			return matchODF("application/vnd.oasis.opendocument.presentation")(head, r, size) ||
 				matchODF("application/vnd.oasis.opendocument.graphics")(head, r, size)
@@ -51,6 +53,9 @@ func decodeODP(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*
 		return nil, err
 	}
 	if doc.Text, doc.Pages, err = w.text(); err != nil {
+		return nil, err
+	}
+	if doc.Attachments, err = odfObjects(ctx, a, content, true, opts); err != nil {
 		return nil, err
 	}
 	return doc, nil

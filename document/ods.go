@@ -12,11 +12,17 @@ func init() {
 	Register(Format{
 		Name:       "ods",
 		MediaType:  "application/vnd.oasis.opendocument.spreadsheet",
-		Extensions: []string{".ods", ".ots"},
-		Version:    "1",
-		Match:      matchODF("application/vnd.oasis.opendocument.spreadsheet"),
-		Priority:   100,
-		Decoder:    DecoderFunc(decodeODS),
+		Extensions: []string{".ods", ".ots", ".odc"},
+		// 2: embedded objects (a Writer text on a sheet) are child
+		// documents; a chart (.odc, as a Writer report embeds one) is
+		// read as its data table.
+		Version: "2",
+		Match: func(head []byte, r io.ReaderAt, size int64) bool {
+			return matchODF("application/vnd.oasis.opendocument.spreadsheet")(head, r, size) ||
+				matchODF("application/vnd.oasis.opendocument.chart")(head, r, size)
+		},
+		Priority: 100,
+		Decoder:  DecoderFunc(decodeODS),
 	})
 }
 
@@ -28,7 +34,8 @@ const maxRepeat = 1000
 // decodeODS reads an OpenDocument spreadsheet like a workbook (see
 // decodeXLSX): each sheet a page labelled with its name, rows prefixed by
 // their first cell's reference, cells as the sheet shows them (ODF stores
-// the displayed text beside the value).
+// the displayed text beside the value). A chart's content is read the
+// same way: its data table ("local-table") is its one sheet.
 func decodeODS(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*Document, error) {
 	a, err := openArchive(r, size, opts.Limits)
 	if err != nil {
@@ -150,6 +157,9 @@ func decodeODS(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*
 		}
 	}
 	if doc.Text, doc.Pages, err = w.text(); err != nil {
+		return nil, err
+	}
+	if doc.Attachments, err = odfObjects(ctx, a, nil, false, opts); err != nil {
 		return nil, err
 	}
 	return doc, nil

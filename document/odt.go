@@ -13,10 +13,12 @@ func init() {
 		Name:       "odt",
 		MediaType:  "application/vnd.oasis.opendocument.text",
 		Extensions: []string{".odt", ".ott"},
-		Version:    "1",
-		Match:      matchODF("application/vnd.oasis.opendocument.text"),
-		Priority:   100,
-		Decoder:    DecoderFunc(decodeODT),
+		// 2: embedded objects (a Calc table, a chart's data in the
+		// report) are child documents.
+		Version:  "2",
+		Match:    matchODF("application/vnd.oasis.opendocument.text"),
+		Priority: 100,
+		Decoder:  DecoderFunc(decodeODT),
 	})
 }
 
@@ -67,6 +69,9 @@ func decodeODT(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*
 		}
 	}
 	if doc.Text, doc.Pages, err = w.text(); err != nil {
+		return nil, err
+	}
+	if doc.Attachments, err = odfObjects(ctx, a, content, true, opts); err != nil {
 		return nil, err
 	}
 	return doc, nil
@@ -297,8 +302,12 @@ func odfText(b []byte, name string, w *textWriter, region string, listStyles map
 				emit(text)
 			}
 		case "note-body":
-			notes = append(notes, "["+noteCite+"] "+strings.TrimSpace(note.String()))
-			note = nil
+			// A note body nested in another (a crafted file) ended the
+			// note with its own end tag.
+			if note != nil {
+				notes = append(notes, "["+noteCite+"] "+strings.TrimSpace(note.String()))
+				note = nil
+			}
 		case "list":
 			lists = lists[:len(lists)-1]
 			if len(lists) == 0 && inList {

@@ -19,6 +19,9 @@ func init() {
 		Name:       "ole",
 		MediaType:  "application/x-ole-storage",
 		Extensions: []string{".doc", ".dot", ".msg", ".xls", ".ppt", ".docx", ".xlsx", ".pptx"},
+		// 7: the objects embedded in a Word .doc (ObjectPool), an Excel
+		// .xls (MBD storages) or a PowerPoint .ppt (ExOleObjStg records),
+		// a workbook pasted into a report, are child documents.
 		// 6: a signed or encrypted Outlook .msg (IPM.Note.SMIME*) is read
 		// through its smime.p7m: the signed message's body and
 		// attachments, smime.p7m no attachment; encrypted is refused; a
@@ -39,7 +42,7 @@ func init() {
 
 // oleVersion is the "ole" reader's version, also given to attached
 // messages read in place.
-const oleVersion = "6"
+const oleVersion = "7"
 
 // oleMagic starts a Compound File (OLE2): legacy Office files, Outlook
 // messages, and the wrapper Office puts around a password-protected
@@ -117,6 +120,13 @@ func decodeOLE(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*
 	}
 	if err != nil {
 		return nil, err
+	}
+	if doc.MediaType == "application/msword" || doc.MediaType == "application/vnd.ms-excel" {
+		objects, err := readOLEObjects(ctx, f, oleObjectStorages(f, doc.MediaType == "application/msword"), opts)
+		if err != nil {
+			return nil, err
+		}
+		doc.Attachments = append(doc.Attachments, objects...)
 	}
 	return doc, nil
 }

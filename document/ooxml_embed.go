@@ -170,43 +170,58 @@ func readEmbedded(ctx context.Context, a *archive, parts []string, opts *Options
 			out = append(out, &Document{Name: name, Err: &Error{Name: name, Err: err}})
 			continue
 		}
-		if bytes.HasPrefix(b, oleMagic) {
-			fname, data, ok, err := oleObjectFile(b, opts.Limits)
-			if err != nil {
-				if isLimitErr(err) {
-					return nil, err
-				}
-				out = append(out, &Document{Name: name, Err: &Error{Name: name, Err: err}})
-				continue
-			}
-			if !ok {
-				// An object of no kind read here (an equation, a drawing):
-				// its preview picture is all there is.
-				continue
-			}
-			if data != nil {
-				name, b = cmpName(fname, name), data
-			}
+		c, err := embeddedChild(ctx, name, b, opts)
+		if err != nil {
+			return nil, err
 		}
-		c := ReadChild(ctx, opts, name, b)
-		if ext := kindExt(c); strings.EqualFold(path.Ext(c.Name), ".bin") && ext != "" {
-			// oleObject1.bin holding a workbook is the workbook: named so,
-			// as LibreOffice names the packages it embeds (oleObject1.xlsx).
-			c.Name = strings.TrimSuffix(c.Name, path.Ext(c.Name)) + ext
-			if e, ok := c.Err.(*Error); ok {
-				e.Name = c.Name
-			}
+		if c != nil {
+			out = append(out, c)
 		}
-		out = append(out, c)
 	}
 	return out, nil
+}
+
+// embeddedChild reads one embedded object's bytes as a child document
+// named name: an OLE object by what its compound file holds
+// (oleObjectFile), a packed file under its own name, anything else under
+// name, given the extension of what it was read as when name has none or
+// ".bin" (oleObject1.bin holding a workbook is oleObject1.xls). An
+// object of no kind read here is nil; the error is a limit's.
+func embeddedChild(ctx context.Context, name string, b []byte, opts *Options) (*Document, error) {
+	if bytes.HasPrefix(b, oleMagic) {
+		fname, data, ok, err := oleObjectFile(b, opts.Limits)
+		if err != nil {
+			if isLimitErr(err) {
+				return nil, err
+			}
+			return &Document{Name: name, Err: &Error{Name: name, Err: err}}, nil
+		}
+		if !ok {
+			// An object of no kind read here (an equation, a drawing):
+			// its preview picture is all there is.
+			return nil, nil
+		}
+		if data != nil {
+			name, b = cmpName(fname, name), data
+		}
+	}
+	c := ReadChild(ctx, opts, name, b)
+	if ext, own := kindExt(c), path.Ext(c.Name); ext != "" && (own == "" || strings.EqualFold(own, ".bin")) {
+		// oleObject1.bin holding a workbook is the workbook: named so,
+		// as LibreOffice names the packages it embeds (oleObject1.xlsx).
+		c.Name = strings.TrimSuffix(c.Name, own) + ext
+		if e, ok := c.Err.(*Error); ok {
+			e.Name = c.Name
+		}
+	}
+	return c, nil
 }
 
 // kindExt is the extension of what an OLE object held, by the format
 // that read it; "" when unknown.
 func kindExt(d *Document) string {
 	switch d.Format {
-	case "docx", "xlsx", "pptx", "pdf":
+	case "docx", "xlsx", "pptx", "pdf", "odt", "ods", "odp":
 		return "." + d.Format
 	}
 	switch d.MediaType {
@@ -234,7 +249,9 @@ func cmpName(names ...string) string {
 // oleObjectFile says what an embedded OLE object (oleObject*.bin) holds:
 // a file packed by the Packager ("\x01Ole10Native": its name and bytes),
 // an OOXML package ("Package" stream, how Office embeds an .xlsx as an
-// OLE object), a PDF (Acrobat's "CONTENTS"), or a legacy Word, Excel or
+// OLE object), a PDF (Acrobat's "CONTENTS"), an OpenDocument package
+// ("package_stream", how LibreOffice exports an object of its own that
+// has no Office counterpart, a chart in a .doc), or a legacy Word, Excel or
 // PowerPoint binary, which is the compound file itself (data nil: read
 // the object's own bytes). ok is false for any other object.
 func oleObjectFile(b []byte, lim Limits) (name string, data []byte, ok bool, err error) {
@@ -242,10 +259,23 @@ func oleObjectFile(b []byte, lim Limits) (name string, data []byte, ok bool, err
 	if err != nil {
 		return "", nil, false, cfbErr("the embedded object", err)
 	}
-	has := func(n string) bool { e, ok := f.Lookup(n); return ok && e.Type == cfb.TypeStream }
+	return oleStorageFile(f, "")
+}
+
+// oleStorageFile is oleObjectFile for the object storage at dir of an
+// open compound file ("" its root; "ObjectPool/_1234" an object in a Word
+// .doc): for a legacy binary, data is nil and the storage is the file.
+func oleStorageFile(f *cfb.File, dir string) (name string, data []byte, ok bool, err error) {
+	at := func(n string) string {
+		if dir == "" {
+			return n
+		}
+		return dir + "/" + n
+	}
+	has := func(n string) bool { e, ok := f.Lookup(at(n)); return ok && e.Type == cfb.TypeStream }
 	switch {
 	case has("\x01Ole10Native"):
-		s, err := f.ReadStream("\x01Ole10Native")
+		s, err := f.ReadStream(at("\x01Ole10Native"))
 		if err != nil {
 			return "", nil, false, cfbErr("the embedded object's Ole10Native stream", err)
 		}
@@ -254,12 +284,14 @@ func oleObjectFile(b []byte, lim Limits) (name string, data []byte, ok bool, err
 			return "", nil, false, err
 		}
 		return name, data, true, nil
-	case has("Package"), has("CONTENTS"):
+	case has("Package"), has("CONTENTS"), has("package_stream"):
 		stream := "Package"
-		if !has(stream) {
-			stream = "CONTENTS"
+		for _, n := range []string{"CONTENTS", "package_stream"} {
+			if !has(stream) {
+				stream = n
+			}
 		}
-		s, err := f.ReadStream(stream)
+		s, err := f.ReadStream(at(stream))
 		if err != nil {
 			return "", nil, false, cfbErr("the embedded object's "+stream+" stream", err)
 		}

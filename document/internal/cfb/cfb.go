@@ -426,3 +426,27 @@ func (f *File) charge(n int64) error {
 	f.budget -= n
 	return nil
 }
+
+// Extract writes the storage at dir, with every stream under it, as a
+// compound file of its own (see Build): how an object embedded in a file
+// (a workbook in a Word .doc's ObjectPool) becomes the file it is. The
+// streams are read within Limits.MaxRead as any other.
+func (f *File) Extract(dir string) ([]byte, error) {
+	e, ok := f.Lookup(dir)
+	if !ok || e.Type != TypeStorage {
+		return nil, fmt.Errorf("%w: storage %s", ErrNotFound, dir)
+	}
+	prefix := strings.ToLower(e.Path) + "/"
+	var streams []Stream
+	for _, s := range f.list {
+		if s.Type != TypeStream || !strings.HasPrefix(strings.ToLower(s.Path), prefix) {
+			continue
+		}
+		b, err := f.Read(s)
+		if err != nil {
+			return nil, err
+		}
+		streams = append(streams, Stream{Path: s.Path[len(prefix):], Data: b})
+	}
+	return Build(streams, WriteOptions{}), nil
+}

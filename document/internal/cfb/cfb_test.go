@@ -172,3 +172,69 @@ func FuzzOpen(f *testing.F) {
 		}
 	})
 }
+
+// TestExtract: a storage taken out is a compound file holding the streams
+// under it (nested storages too) by their paths within it, and nothing
+// else; its reads count against the source's MaxRead; a stream or a
+// missing path is ErrNotFound.
+func TestExtract(t *testing.T) {
+	t.Parallel()
+	src := cfbtest.Build([]cfbtest.Stream{
+		{Path: "WordDocument", Data: []byte("outer")},
+		{Path: "ObjectPool/_1/Workbook", Data: bytes.Repeat([]byte("w"), 5000)},
+		{Path: "ObjectPool/_1/\x01CompObj", Data: []byte("comp")},
+		{Path: "ObjectPool/_1/MBD1/Ole", Data: []byte("nested")},
+		{Path: "ObjectPool/_2/Other", Data: []byte("other")},
+	}, cfbtest.Options{})
+	f, err := open(t, src, cfb.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := f.Extract("objectpool/_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := open(t, b, cfb.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, e := range g.Entries() {
+		if e.Type == cfb.TypeStream {
+			d, err := g.Read(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got[e.Path] = string(d)
+		}
+	}
+	want := map[string]string{"Workbook": string(bytes.Repeat([]byte("w"), 5000)), "\x01CompObj": "comp", "MBD1/Ole": "nested"}
+	if len(got) != len(want) {
+		t.Fatalf("extracted streams %q, want %q", keys(got), keys(want))
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("stream %q: %d bytes, want %d", k, len(got[k]), len(v))
+		}
+	}
+	for _, p := range []string{"WordDocument", "ObjectPool/_3"} {
+		if _, err := f.Extract(p); !errors.Is(err, cfb.ErrNotFound) {
+			t.Errorf("Extract(%q): %v, want ErrNotFound", p, err)
+		}
+	}
+	small, err := open(t, src, cfb.Limits{MaxRead: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := small.Extract("ObjectPool/_1"); !errors.Is(err, cfb.ErrTooLarge) {
+		t.Errorf("Extract past MaxRead: %v, want ErrTooLarge", err)
+	}
+}
+
+func keys(m map[string]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
