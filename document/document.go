@@ -64,6 +64,19 @@ type Document struct {
 	// can be kept, sent to a model and read again as a document of its
 	// own; nil for a top-level document, whose bytes the caller has.
 	Original []byte
+	// Embedded marks a child that is an object embedded in its parent's
+	// content (a workbook or a chart in a Word report or on a slide), not
+	// a file attached to it: its text belongs to the parent's, and extract
+	// and submit read it as part of the parent.
+	Embedded bool
+}
+
+// embedded marks children as objects embedded in their parent's content.
+func embedded(children []*Document, err error) ([]*Document, error) {
+	for _, c := range children {
+		c.Embedded = true
+	}
+	return children, err
 }
 
 // Page is one page (or slide, or sheet) of a document.

@@ -85,11 +85,11 @@ func decodeDOCX(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (
 			all = append(all, rs)
 		}
 	}
-	embedded, err := readEmbedded(ctx, a, embeddedParts(a, all...), opts)
+	objects, err := embedded(readEmbedded(ctx, a, embeddedParts(a, all...), opts))
 	if err != nil {
 		return nil, err
 	}
-	doc.Attachments = append(dr.attachments, embedded...)
+	doc.Attachments = append(dr.attachments, objects...)
 	return doc, nil
 }
 

@@ -55,7 +55,7 @@ func decodeODP(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*
 	if doc.Text, doc.Pages, err = w.text(); err != nil {
 		return nil, err
 	}
-	if doc.Attachments, err = odfObjects(ctx, a, content, true, opts); err != nil {
+	if doc.Attachments, err = embedded(odfObjects(ctx, a, content, true, opts)); err != nil {
 		return nil, err
 	}
 	return doc, nil

@@ -159,7 +159,7 @@ func decodeODS(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*
 	if doc.Text, doc.Pages, err = w.text(); err != nil {
 		return nil, err
 	}
-	if doc.Attachments, err = odfObjects(ctx, a, nil, false, opts); err != nil {
+	if doc.Attachments, err = embedded(odfObjects(ctx, a, nil, false, opts)); err != nil {
 		return nil, err
 	}
 	return doc, nil

@@ -122,7 +122,7 @@ func decodeOLE(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*
 		return nil, err
 	}
 	if doc.MediaType == "application/msword" || doc.MediaType == "application/vnd.ms-excel" {
-		objects, err := readOLEObjects(ctx, f, oleObjectStorages(f, doc.MediaType == "application/msword"), opts)
+		objects, err := embedded(readOLEObjects(ctx, f, oleObjectStorages(f, doc.MediaType == "application/msword"), opts))
 		if err != nil {
 			return nil, err
 		}

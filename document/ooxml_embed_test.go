@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -343,5 +344,41 @@ func TestParseOle10Native(t *testing.T) {
 				t.Fatalf("got %q %q, want %q %q", name, data, tc.wantName, tc.wantData)
 			}
 		})
+	}
+}
+
+// TestEmbeddedFlag: objects embedded in a document's content are marked
+// Embedded (extract and submit read them as part of it); files attached
+// to an e-mail or carried by a PDF are not.
+func TestEmbeddedFlag(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		path     string
+		embedded bool
+	}{
+		{"testdata/formats/libreoffice-embedded-xlsx.docx", true},
+		{"testdata/formats/libreoffice-embedded-xlsx.pptx", true},
+		{"testdata/formats/libreoffice-embedded-xlsx.odt", true},
+		{"testdata/formats/embedded-ods.doc", true},
+		{"testdata/formats/embedded-odt.xls", true},
+		{"testdata/facturx.pdf", false},
+		{"../examples/documents/invoice-mail.eml", false},
+	} {
+		b, err := os.ReadFile(tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, err := ReadBytes(t.Context(), b, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(doc.Attachments) == 0 {
+			t.Fatalf("%s: no children", tc.path)
+		}
+		for _, c := range doc.Attachments {
+			if c.Embedded != tc.embedded {
+				t.Errorf("%s: child %s Embedded %v, want %v", tc.path, c.Name, c.Embedded, tc.embedded)
+			}
+		}
 	}
 }

@@ -167,7 +167,7 @@ func decodePPT(ctx context.Context, f *cfb.File, opts *Options) (*Document, erro
 		return nil, err
 	}
 	summaryInfo(f, &doc.Meta)
-	if doc.Attachments, err = pptObjects(ctx, b, persist, opts); err != nil {
+	if doc.Attachments, err = embedded(pptObjects(ctx, b, persist, opts)); err != nil {
 		return nil, err
 	}
 	return doc, nil

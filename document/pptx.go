@@ -89,7 +89,7 @@ func decodePPTX(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (
 	if doc.Text, doc.Pages, err = w.text(); err != nil {
 		return nil, err
 	}
-	if doc.Attachments, err = readEmbedded(ctx, a, embeddedParts(a, slideRels...), opts); err != nil {
+	if doc.Attachments, err = embedded(readEmbedded(ctx, a, embeddedParts(a, slideRels...), opts)); err != nil {
 		return nil, err
 	}
 	return doc, nil

@@ -108,7 +108,7 @@ func decodeXLSX(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (
 	if doc.Text, doc.Pages, err = w.text(); err != nil {
 		return nil, err
 	}
-	if doc.Attachments, err = readEmbedded(ctx, a, embeddedParts(a, sheetRels...), opts); err != nil {
+	if doc.Attachments, err = embedded(readEmbedded(ctx, a, embeddedParts(a, sheetRels...), opts)); err != nil {
 		return nil, err
 	}
 	return doc, nil

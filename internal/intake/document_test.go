@@ -246,3 +246,53 @@ func TestReaderUnreadablePages(t *testing.T) {
 		}
 	}
 }
+
+// TestEmbeddedObjectsInline reads documents with objects embedded in their
+// content (a workbook in a Word report and on a slide, made by
+// LibreOffice): the workbook's cells are part of the document's own text
+// under every --attachments mode, never a document of their own; an
+// e-mail's attachment stays one.
+func TestEmbeddedObjectsInline(t *testing.T) {
+	t.Parallel()
+	formats := "../../document/testdata/formats/"
+	for _, tc := range []struct {
+		file string
+		mode intake.Attachments
+	}{
+		{"libreoffice-embedded-xlsx.docx", intake.AttachSeparate},
+		{"libreoffice-embedded-xlsx.docx", intake.AttachSkip},
+		{"libreoffice-embedded-xlsx.docx", intake.AttachInline},
+		{"libreoffice-embedded-xlsx.pptx", intake.AttachSeparate},
+		{"embedded-ods.doc", intake.AttachSeparate},
+	} {
+		t.Run(tc.file+" "+string(tc.mode), func(t *testing.T) {
+			t.Parallel()
+			var got []intake.Doc
+			r := intake.Reader{Attachments: tc.mode}
+			if err := r.Read(t.Context(), []string{formats + tc.file}, func(d intake.Doc) error {
+				got = append(got, d)
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 1 || got[0].Err != nil {
+				t.Fatalf("%d documents (%v), want the one", len(got), got)
+			}
+			if text := got[0].Text; !strings.Contains(text, "--- embedded ") || !strings.Contains(text, "Servers") || !strings.Contains(text, "1350") {
+				t.Fatalf("text %q, want the embedded workbook's cells after its name", text)
+			}
+		})
+	}
+	// A file attached to an e-mail is still a document of its own.
+	mail := "../../examples/documents/invoice-mail.eml"
+	var ids []string
+	if err := (&intake.Reader{}).Read(t.Context(), []string{mail}, func(d intake.Doc) error {
+		ids = append(ids, d.ID)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) != 2 {
+		t.Fatalf("documents %q, want the e-mail and its attachment", ids)
+	}
+}
