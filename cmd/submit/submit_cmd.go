@@ -127,7 +127,8 @@ one whose job already has a result or a dead letter in the audit is not queued a
 already done (redo it with "submit resubmit"). The model is the provider's identity: family, model and
 simulator profile (sim:clean and sim:realistic are different models), plus --variant if given.
 A file's format is recognised by its content (--format overrides): PDFs, HTML, e-mails, office files and
-images are read with their pages, an e-mail's attachments become documents of their own (--attachments).
+images are read with their pages, an e-mail's attachments (and a PDF's attached files) become
+documents of their own (--attachments).
 Bad input (unreadable, encrypted without --password, empty, binary, not UTF-8, too large) is rejected
 with a reason; the rest is still queued. These are the same input rules as "extractq extract".
 

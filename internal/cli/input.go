@@ -39,7 +39,7 @@ func (f *InputFlags) Register(fl *pflag.FlagSet) {
 	fl.Int64Var(&f.MaxDocument, "max-document", intake.DefaultMaxDocument, "documents larger than this many bytes are rejected")
 	fl.StringVar(&f.Format, "format", "", "read every file as this format instead of recognising it by content (pdf, html, eml, docx, …)")
 	fl.StringVar(&f.Input, "input", string(extractq.InputAuto), "how documents reach the model: auto (text; pages without text as pictures to a model that reads images), text, or native (pictures, or a whole PDF to a model that reads PDFs)")
-	fl.StringVar(&f.Attachments, "attachments", string(intake.AttachSeparate), "attachments (an e-mail's files): separate (each its own document, id PARENT#NAME), inline (appended to the parent's text) or skip")
+	fl.StringVar(&f.Attachments, "attachments", string(intake.AttachSeparate), "attachments (an e-mail's files, a zip's, a PDF's): separate (each its own document, id PARENT#NAME), inline (appended to the parent's text) or skip; objects embedded in an office file (a workbook in a report) are always part of it")
 	fl.StringVar(&f.Password, "password", "", "password of encrypted documents (default $"+PasswordEnv+")")
 	fl.StringVar(&f.OCR, "ocr", "auto", "read pages without text by OCR (the tesseract command) when the model cannot see them: auto (when tesseract is installed) or off")
 }
