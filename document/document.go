@@ -66,8 +66,8 @@ type Document struct {
 	Original []byte
 	// Embedded marks a child that is an object embedded in its parent's
 	// content (a workbook or a chart in a Word report or on a slide), not
-	// a file attached to it: its text belongs to the parent's, and extract
-	// and submit read it as part of the parent.
+	// a file attached to it. Read puts the text of such children into
+	// the parent's own (Options.KeepEmbedded keeps them children).
 	Embedded bool
 }
 
@@ -335,6 +335,12 @@ type Options struct {
 	// images (Page.Image) for a model that reads images, or for the caller
 	// to refuse.
 	OCR OCR
+	// KeepEmbedded keeps the objects embedded in a document's content (a
+	// workbook or chart in a Word report or on a slide) as its children,
+	// Document.Embedded set. By default their text is put into the
+	// document's own after a line "--- embedded NAME ---", their pages
+	// numbered on: they are part of what a reader of the document sees.
+	KeepEmbedded bool
 	// depth counts attachment nesting; set by the package.
 	depth int
 	// attachments counts the attachments read so far, shared by every
@@ -505,6 +511,9 @@ func Read(ctx context.Context, r io.ReaderAt, size int64, opts Options) (*Docume
 			return nil, err
 		}
 		return nil, &Error{Name: name, Format: f.Name, Err: err}
+	}
+	if !opts.KeepEmbedded {
+		doc = inlineEmbedded(doc)
 	}
 	if doc.Format == "" {
 		doc.Format = f.Name

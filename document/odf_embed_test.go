@@ -202,7 +202,7 @@ func TestEmbeddedObjectsODFAndLegacy(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			d, err := ReadBytes(t.Context(), tc.b, Options{Name: tc.file})
+			d, err := ReadBytes(t.Context(), tc.b, Options{Name: tc.file, KeepEmbedded: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -249,7 +249,7 @@ func TestEmbeddedObjectsLimits(t *testing.T) {
 			if _, err := ReadBytes(t.Context(), zipOf(t, name, string(b), "b.txt", "x"), Options{Limits: Limits{MaxAttachments: 2}}); !isErr(err, ErrTooLarge) || !strings.Contains(err.Error(), "MaxAttachments") {
 				t.Fatalf("past MaxAttachments: got %v, want ErrTooLarge naming it", err)
 			}
-			d, err := ReadBytes(t.Context(), zipOf(t, name, string(b)), Options{Limits: Limits{MaxDepth: 1}})
+			d, err := ReadBytes(t.Context(), zipOf(t, name, string(b)), Options{Limits: Limits{MaxDepth: 1}, KeepEmbedded: true})
 			if err != nil {
 				t.Fatal(err)
 			}

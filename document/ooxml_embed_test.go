@@ -268,7 +268,7 @@ func TestOOXMLEmbeddedObjects(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			d, err := ReadBytes(t.Context(), tc.b, Options{Name: tc.file})
+			d, err := ReadBytes(t.Context(), tc.b, Options{Name: tc.file, KeepEmbedded: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -305,7 +305,7 @@ func TestOOXMLEmbeddedLimits(t *testing.T) {
 	if _, err := ReadBytes(t.Context(), zipOf(t, "a.zip", string(b), "b.txt", "x"), Options{Limits: Limits{MaxAttachments: 2}}); !isErr(err, ErrTooLarge) || !strings.Contains(err.Error(), "MaxAttachments") {
 		t.Fatalf("past MaxAttachments: got %v, want ErrTooLarge naming it", err)
 	}
-	d, err := ReadBytes(t.Context(), zipOf(t, "report.docx", string(b)), Options{Limits: Limits{MaxDepth: 1}})
+	d, err := ReadBytes(t.Context(), zipOf(t, "report.docx", string(b)), Options{Limits: Limits{MaxDepth: 1}, KeepEmbedded: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,8 +348,9 @@ func TestParseOle10Native(t *testing.T) {
 }
 
 // TestEmbeddedFlag: objects embedded in a document's content are marked
-// Embedded (extract and submit read them as part of it); files attached
-// to an e-mail or carried by a PDF are not.
+// Embedded when kept as children (Options.KeepEmbedded) and read into the
+// document's text by default; files attached to an e-mail or carried by a
+// PDF are neither.
 func TestEmbeddedFlag(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -368,12 +369,20 @@ func TestEmbeddedFlag(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		doc, err := ReadBytes(t.Context(), b, Options{})
+		doc, err := ReadBytes(t.Context(), b, Options{KeepEmbedded: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(doc.Attachments) == 0 {
 			t.Fatalf("%s: no children", tc.path)
+		}
+		// By default embedded objects are part of the text, attachments stay.
+		plain, err := ReadBytes(t.Context(), b, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if inlined := strings.Contains(plain.Text, "--- embedded "); inlined != tc.embedded || (len(plain.Attachments) == 0) == !tc.embedded {
+			t.Errorf("%s: read by default, text inlines objects %v with %d attachments; want inlined %v", tc.path, inlined, len(plain.Attachments), tc.embedded)
 		}
 		for _, c := range doc.Attachments {
 			if c.Embedded != tc.embedded {

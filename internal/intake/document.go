@@ -89,9 +89,8 @@ func (r *Reader) read(ctx context.Context, id, source string, b []byte, fn func(
 		}
 		return fn(Doc{ID: id, Source: source, Err: readError(err)})
 	}
-	doc = InlineEmbedded(doc)
 	if r.Attachments == AttachInline {
-		doc = inline(doc)
+		doc = document.Inline(doc)
 	}
 	children := doc.Attachments
 	if r.Attachments == AttachSkip || r.Attachments == AttachInline {
@@ -129,7 +128,6 @@ func (r *Reader) separate(id, source string, children []*document.Document, fn f
 			}
 			continue
 		}
-		c = InlineEmbedded(c)
 		if err := fn(r.docOf(cid, csrc, c, c.Original)); err != nil {
 			return err
 		}
@@ -233,82 +231,4 @@ func readError(err error) error {
 		msg += " (raise --max-document, or split the document)"
 	}
 	return &rejected{msg: msg, cause: err}
-}
-
-// inline returns doc with its attachments' text appended to its own, each
-// after a line naming it, and their pages after its pages (numbered on,
-// labelled with the attachment's name). Attachments that could not be read
-// become warnings.
-func inline(doc *document.Document) *document.Document {
-	return inlineWhere(doc, "attachment", func(*document.Document) bool { return true })
-}
-
-// InlineEmbedded returns doc with the text of the objects embedded in its
-// content (Document.Embedded: a workbook in a Word report) appended to its
-// own, as inline appends attachments: they are part of the document, not
-// files beside it, so every --attachments mode reads them so. Its other
-// children stay attachments. A re-read applies it too, so that it compares
-// the same text.
-func InlineEmbedded(doc *document.Document) *document.Document {
-	isEmbedded := func(c *document.Document) bool { return c.Embedded }
-	if !slices.ContainsFunc(doc.Attachments, isEmbedded) {
-		return doc
-	}
-	return inlineWhere(doc, "embedded", isEmbedded)
-}
-
-// inlineWhere appends the text and pages of the children of doc that take
-// to its own, each after a line "--- KIND NAME ---", with all their own
-// children; the other children stay doc's attachments.
-func inlineWhere(doc *document.Document, kind string, take func(*document.Document) bool) *document.Document {
-	out := *doc
-	out.Attachments, out.Warnings = nil, slices.Clone(doc.Warnings)
-	out.Pages = slices.Clone(doc.Pages)
-	var b strings.Builder
-	b.WriteString(doc.Text)
-	var add func(prefix string, children []*document.Document)
-	add = func(prefix string, children []*document.Document) {
-		for i, c := range children {
-			name := c.Name
-			if name == "" {
-				name = "attachment-" + strconv.Itoa(i+1)
-			}
-			name = prefix + name
-			if c.Err != nil {
-				out.Warnings = append(out.Warnings, fmt.Sprintf("%s %s not read: %v", kind, name, c.Err))
-				continue
-			}
-			fmt.Fprintf(&b, "\n\n--- %s %s ---\n\n", kind, name)
-			off := b.Len()
-			b.WriteString(c.Text)
-			for _, p := range c.Pages {
-				p.Number = len(out.Pages) + 1
-				p.Label = strings.TrimSpace(name + " " + p.Label)
-				p.Start, p.End = p.Start+off, p.End+off
-				p.Blocks = slices.Clone(p.Blocks)
-				for j := range p.Blocks {
-					p.Blocks[j].Start += off
-					p.Blocks[j].End += off
-				}
-				for _, s := range []*document.Span{&p.Header, &p.Footer} {
-					if !s.Empty() {
-						s.Start, s.End = s.Start+off, s.End+off
-					}
-				}
-				out.Pages = append(out.Pages, p)
-			}
-			add(name+"#", c.Attachments)
-		}
-	}
-	var taken []*document.Document
-	for _, c := range doc.Attachments {
-		if take(c) {
-			taken = append(taken, c)
-		} else {
-			out.Attachments = append(out.Attachments, c)
-		}
-	}
-	add("", taken)
-	out.Text = b.String()
-	return &out
 }

@@ -77,7 +77,6 @@ func reread(ctx context.Context, docs *jobs.Documents, env *jobs.Envelope) (stri
 	if err != nil {
 		return "", fmt.Errorf("read the original again: %w", err)
 	}
-	doc = intake.InlineEmbedded(doc) // as submit read it
 	env.Text, env.TextRef, env.Pages, env.Scanned = "", nil, nil, nil
 	describe(env, Doc{Document: doc, Original: b}, env.Original)
 	return doc.Text, nil

@@ -176,7 +176,6 @@ func (s *Submitter) resubmitReread(ctx context.Context, st ResubmitStore, req Re
 				reject(fmt.Errorf("read the original again: %w", err))
 				continue
 			}
-			doc = intake.InlineEmbedded(doc) // as submit stored it
 			sum.Reread.Reread++
 			if strings.TrimSpace(doc.Text) == "" && len(intake.UnreadPages(doc)) == 0 && len(doc.Unreadable()) == 0 {
 				reject(fmt.Errorf("read the original again: %w: read as %s, no text in it", ErrBadInput, doc.Format))
@@ -490,7 +489,7 @@ func (s *Submitter) countAttachments(ctx context.Context, rst RereadStore, f aud
 			if err != nil {
 				continue
 			}
-			carriers = append(carriers, carrier{c: c, docs: attachmentDocs(c, intake.InlineEmbedded(doc), true)})
+			carriers = append(carriers, carrier{c: c, docs: attachmentDocs(c, doc, true)})
 		}
 		if _, _, err := s.newAttachments(ctx, rst, carriers, seen, sum, true); err != nil {
 			return err
