@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // RereadFilter selects the documents to read again from their originals
@@ -131,16 +133,12 @@ func (s *Store) KnownDocuments(ctx context.Context, ids []string) (map[string]bo
 	if err != nil {
 		return nil, fmt.Errorf("audit: look up %d documents: %w", len(ids), err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("audit: look up %d documents: %w", len(ids), err)
-		}
-		known[id] = true
-	}
-	if err := rows.Err(); err != nil {
+	found, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
 		return nil, fmt.Errorf("audit: look up %d documents: %w", len(ids), err)
+	}
+	for _, id := range found {
+		known[id] = true
 	}
 	return known, nil
 }
@@ -169,16 +167,15 @@ func (s *Store) AttachmentsQueued(ctx context.Context, ids, runs []string) (map[
 	if err != nil {
 		return nil, fmt.Errorf("audit: look up the attachments of %d documents: %w", len(ids), err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var id, att string
-		if err := rows.Scan(&id, &att); err != nil {
-			return nil, fmt.Errorf("audit: look up the attachments of %d documents: %w", len(ids), err)
-		}
-		out[id] = append(out[id], att)
-	}
-	if err := rows.Err(); err != nil {
+	pairs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) ([2]string, error) {
+		var p [2]string
+		return p, r.Scan(&p[0], &p[1])
+	})
+	if err != nil {
 		return nil, fmt.Errorf("audit: look up the attachments of %d documents: %w", len(ids), err)
+	}
+	for _, p := range pairs {
+		out[p[0]] = append(out[p[0]], p[1])
 	}
 	return out, nil
 }
