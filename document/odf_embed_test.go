@@ -129,11 +129,7 @@ func TestEmbeddedObjectsODFAndLegacy(t *testing.T) {
 	csv := []byte("code,rate\nEUR,1.08\nGBP,0.86\n")
 	chart := `<?xml version="1.0"?><office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"><office:body><office:chart><table:table table:name="local-table"><table:table-row><table:table-cell><text:p>9</text:p></table:table-cell></table:table-row></table:table></office:chart></office:body></office:document-content>`
 
-	type child struct {
-		name, format string
-		text         []string
-		children     []string // the child's own children's names
-	}
+	type child = wantChild
 	cases := []struct {
 		name     string
 		file     string
@@ -207,32 +203,7 @@ func TestEmbeddedObjectsODFAndLegacy(t *testing.T) {
 				t.Fatal(err)
 			}
 			inOrder(t, d.Text, tc.body...)
-			names := func(ds []*Document) []string {
-				var out []string
-				for _, a := range ds {
-					out = append(out, a.Name)
-				}
-				return out
-			}
-			if len(d.Attachments) != len(tc.children) {
-				t.Fatalf("attachments %q, want %d (a preview picture is none)", names(d.Attachments), len(tc.children))
-			}
-			for i, want := range tc.children {
-				c := d.Attachments[i]
-				if c.Err != nil {
-					t.Fatalf("child %s: %v", c.Name, c.Err)
-				}
-				if c.Name != want.name || c.Format != want.format {
-					t.Errorf("child %d is %s read as %s, want %s as %s", i, c.Name, c.Format, want.name, want.format)
-				}
-				inOrder(t, c.Text, want.text...)
-				if len(c.Original) == 0 {
-					t.Errorf("child %s keeps no bytes", c.Name)
-				}
-				if got := strings.Join(names(c.Attachments), ","); got != strings.Join(want.children, ",") {
-					t.Errorf("child %s has children %q, want %q", c.Name, got, want.children)
-				}
-			}
+			checkChildren(t, d, tc.children)
 		})
 	}
 }

@@ -219,10 +219,7 @@ func TestOOXMLEmbeddedObjects(t *testing.T) {
 		})
 	}
 	csv := []byte("code,rate\nEUR,1.08\nGBP,0.86\n")
-	type child struct {
-		name, format string
-		text         []string
-	}
+	type child = wantChild
 	cases := []struct {
 		name     string
 		file     string
@@ -232,35 +229,35 @@ func TestOOXMLEmbeddedObjects(t *testing.T) {
 	}{
 		{name: "a workbook in a Word report", file: "r.docx", b: fixture(t, "embedded-xlsx.docx"),
 			body:     []string{"Budget report: the quarters are in the table below.", "Travel fell in the second quarter."},
-			children: []child{{"Microsoft_Excel_Worksheet.xlsx", "xlsx", budget}}},
+			children: []child{{name: "Microsoft_Excel_Worksheet.xlsx", format: "xlsx", text: budget}}},
 		// LibreOffice Writer 7.4's own export of that report: the object
 		// as embeddings/oleObject1.xlsx, its preview an EMF.
 		{name: "LibreOffice's export of the report", file: "lo.docx", b: fixture(t, "libreoffice-embedded-xlsx.docx"),
 			body:     []string{"Budget report: the quarters are in the table below.", "Travel fell in the second quarter."},
-			children: []child{{"oleObject1.xlsx", "xlsx", budget}}},
+			children: []child{{name: "oleObject1.xlsx", format: "xlsx", text: budget}}},
 		{name: "a workbook on a slide", file: "s.pptx", b: fixture(t, "embedded-xlsx.pptx"),
 			body:     []string{"Slide 1", "Quarterly budget"},
-			children: []child{{"Microsoft_Excel_Worksheet.xlsx", "xlsx", budget}}},
+			children: []child{{name: "Microsoft_Excel_Worksheet.xlsx", format: "xlsx", text: budget}}},
 		// LibreOffice Impress 7.4's export of that slide.
 		{name: "LibreOffice's export of the slide", file: "lo.pptx", b: fixture(t, "libreoffice-embedded-xlsx.pptx"),
 			body:     []string{"Slide 1", "Quarterly budget"},
-			children: []child{{"oleObject1.xlsx", "xlsx", budget}}},
+			children: []child{{name: "oleObject1.xlsx", format: "xlsx", text: budget}}},
 		{name: "a Word document in a workbook", file: "w.xlsx", b: rezip(t, "sheet.xlsx", map[string][]byte{
 			"xl/worksheets/_rels/sheet1.xml.rels": []byte(`<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">` +
 				`<Relationship Id="rId1" Type="` + relNS + `/package" Target="../embeddings/Microsoft_Word_Document.docx"/>` +
 				`<Relationship Id="rId2" Type="` + relNS + `/image" Target="../media/image1.emf"/></Relationships>`),
 			"xl/embeddings/Microsoft_Word_Document.docx": fixture(t, "report.docx"),
 			"xl/media/image1.emf":                        []byte("\x01\x00\x00\x00preview"),
-		}), body: []string{"Sheet: "}, children: []child{{"Microsoft_Word_Document.docx", "docx", []string{"Globex delivered widgets"}}}},
+		}), body: []string{"Sheet: "}, children: []child{{name: "Microsoft_Word_Document.docx", format: "docx", text: []string{"Globex delivered widgets"}}}},
 		{name: "a Packager object's file", file: "p.docx", b: withOLE(cfbtest.Build([]cfbtest.Stream{
 			{Path: "\x01CompObj", Data: []byte("Package")},
 			{Path: "\x01Ole10Native", Data: ole10Native("rates.csv", `C:\Users\x\Desktop\rates.csv`, csv)},
-		}, cfbtest.Options{})), body: []string{"Budget report"}, children: []child{{"rates.csv", "csv", []string{"EUR", "0.86"}}}},
+		}, cfbtest.Options{})), body: []string{"Budget report"}, children: []child{{name: "rates.csv", format: "csv", text: []string{"EUR", "0.86"}}}},
 		{name: "a legacy Excel workbook as an OLE object", file: "x.docx", b: withOLE(fixture(t, "sheet.xls")),
-			body: []string{"Budget report"}, children: []child{{"oleObject1.xls", "ole", []string{"A2: INV-1 | Globex", "A2: Globex | Springfield"}}}},
+			body: []string{"Budget report"}, children: []child{{name: "oleObject1.xls", format: "ole", text: []string{"A2: INV-1 | Globex", "A2: Globex | Springfield"}}}},
 		{name: "an OOXML package in an OLE object", file: "k.docx", b: withOLE(cfbtest.Build([]cfbtest.Stream{
 			{Path: "Package", Data: fixture(t, "budget.xlsx")},
-		}, cfbtest.Options{})), body: []string{"Budget report"}, children: []child{{"oleObject1.xlsx", "xlsx", budget}}},
+		}, cfbtest.Options{})), body: []string{"Budget report"}, children: []child{{name: "oleObject1.xlsx", format: "xlsx", text: budget}}},
 		{name: "an equation object is no document", file: "e.docx", b: withOLE(cfbtest.Build([]cfbtest.Stream{
 			{Path: "Equation Native", Data: []byte("\x1c\x00\x00\x00\x02\x00")},
 		}, cfbtest.Options{})), body: []string{"Budget report"}},
@@ -273,26 +270,7 @@ func TestOOXMLEmbeddedObjects(t *testing.T) {
 				t.Fatal(err)
 			}
 			inOrder(t, d.Text, tc.body...)
-			if len(d.Attachments) != len(tc.children) {
-				var names []string
-				for _, a := range d.Attachments {
-					names = append(names, a.Name)
-				}
-				t.Fatalf("attachments %q, want %d (the preview picture is none)", names, len(tc.children))
-			}
-			for i, want := range tc.children {
-				c := d.Attachments[i]
-				if c.Err != nil {
-					t.Fatalf("child %s: %v", c.Name, c.Err)
-				}
-				if c.Name != want.name || c.Format != want.format {
-					t.Errorf("child %d is %s read as %s, want %s as %s", i, c.Name, c.Format, want.name, want.format)
-				}
-				inOrder(t, c.Text, want.text...)
-				if len(c.Original) == 0 {
-					t.Errorf("child %s keeps no bytes", c.Name)
-				}
-			}
+			checkChildren(t, d, tc.children)
 		})
 	}
 }
@@ -388,6 +366,46 @@ func TestEmbeddedFlag(t *testing.T) {
 			if c.Embedded != tc.embedded {
 				t.Errorf("%s: child %s Embedded %v, want %v", tc.path, c.Name, c.Embedded, tc.embedded)
 			}
+		}
+	}
+}
+
+// wantChild is a child document a test expects: its name, format, text in
+// order, and its own children's names.
+type wantChild struct {
+	name, format string
+	text         []string
+	children     []string
+}
+
+// checkChildren checks d's children against want, in order: read, named
+// and read as expected, keeping their bytes; a preview picture is none.
+func checkChildren(t *testing.T, d *Document, want []wantChild) {
+	t.Helper()
+	names := func(ds []*Document) []string {
+		var out []string
+		for _, a := range ds {
+			out = append(out, a.Name)
+		}
+		return out
+	}
+	if len(d.Attachments) != len(want) {
+		t.Fatalf("attachments %q, want %d (a preview picture is none)", names(d.Attachments), len(want))
+	}
+	for i, w := range want {
+		c := d.Attachments[i]
+		if c.Err != nil {
+			t.Fatalf("child %s: %v", c.Name, c.Err)
+		}
+		if c.Name != w.name || c.Format != w.format {
+			t.Errorf("child %d is %s read as %s, want %s as %s", i, c.Name, c.Format, w.name, w.format)
+		}
+		inOrder(t, c.Text, w.text...)
+		if len(c.Original) == 0 {
+			t.Errorf("child %s keeps no bytes", c.Name)
+		}
+		if got := strings.Join(names(c.Attachments), ","); got != strings.Join(w.children, ",") {
+			t.Errorf("child %s has children %q, want %q", c.Name, got, w.children)
 		}
 	}
 }
