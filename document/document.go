@@ -69,6 +69,11 @@ type Document struct {
 	// a file attached to it. Read puts the text of such children into
 	// the parent's own (Options.KeepEmbedded keeps them children).
 	Embedded bool
+	// Archive marks a document that only holds files (a zip or tar
+	// archive, a mailbox): its Text lists them and is no content of its
+	// own, so a caller that takes each attachment as a document of its
+	// own (the intake's "separate") does not extract the list too.
+	Archive bool
 }
 
 // embedded marks children as objects embedded in their parent's content.

@@ -41,7 +41,7 @@ func decodeMBOX(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (
 	if _, err := r.ReadAt(b, 0); err != nil && err != io.EOF {
 		return nil, fmt.Errorf("read: %w", err)
 	}
-	doc := &Document{}
+	doc := &Document{Archive: true}
 	w := newTextWriter(opts.Limits)
 	for i, msg := range splitMBOX(b) {
 		if err := context.Cause(ctx); err != nil {

@@ -24,7 +24,8 @@ var unreadKinds = []struct {
 	{prefix("\xffWPC"), "a WordPerfect document, which extractq does not read: convert it to .docx or PDF (soffice --headless --convert-to docx)"},
 	{prefix("7z\xbc\xaf\x27\x1c"), "a 7-Zip archive, which extractq does not unpack: unpack it, or pack its files as a zip"},
 	{prefix("Rar!\x1a\x07"), "a RAR archive, which extractq does not unpack: unpack it, or pack its files as a zip"},
-	{prefix("\x1f\x8b"), "a gzip-compressed file, which extractq does not unpack: decompress it first (gunzip; a .tar.gz: tar -xzf)"},
+	{prefix("\xfd7zXZ\x00"), "an xz-compressed file, which extractq does not unpack: decompress it first (unxz), or compress it with gzip"},
+	{prefix("\x28\xb5\x2f\xfd"), "a Zstandard-compressed file, which extractq does not unpack: decompress it first (unzstd), or compress it with gzip"},
 }
 
 // Unread names a format extractq recognises but does not read, with what

@@ -26,7 +26,8 @@ func TestUnread(t *testing.T) {
 		{"\xffWPC\x10\x00\x00\x00", "WordPerfect document"},
 		{"7z\xbc\xaf\x27\x1c\x00\x04", "7-Zip archive"},
 		{"Rar!\x1a\x07\x01\x00", "RAR archive"},
-		{"\x1f\x8b\x08\x00", "gzip-compressed file"},
+		{"\xfd7zXZ\x00\x00\x04", "xz-compressed file"},
+		{"\x28\xb5\x2f\xfd\x04\x00", "Zstandard-compressed file"},
 		{"\x00\x00\x00\x18ftypisom", ""}, // an MP4 video: not named
 		{"Rar! is not a word", ""},
 		{"7z is a command", ""},

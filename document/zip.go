@@ -189,7 +189,7 @@ func init() {
 		Name:       "zip",
 		MediaType:  "application/zip",
 		Extensions: []string{".zip"},
-		Version:    "1",
+		Version:    "2", // 2: hidden files and macOS's metadata skipped
 		// Any zip the specific formats did not claim, and a damaged one.
 		Match:    func(head []byte, _ io.ReaderAt, _ int64) bool { return bytes.HasPrefix(head, zipMagic) },
 		Priority: 10,
@@ -200,15 +200,16 @@ func init() {
 // decodeZip reads a plain zip archive as a list of files: each file is a
 // child document read by its own format (a zip of invoices yields one
 // document per invoice), the archive's text is the list of its files.
+// Hidden files and macOS's metadata are skipped (skippedEntry).
 func decodeZip(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*Document, error) {
 	a, err := openArchive(r, size, opts.Limits)
 	if err != nil {
 		return nil, err
 	}
-	doc := &Document{}
+	doc := &Document{Archive: true}
 	w := newTextWriter(opts.Limits)
 	for _, f := range a.zr.File {
-		if f.FileInfo().IsDir() {
+		if f.FileInfo().IsDir() || skippedEntry(f.Name) {
 			continue
 		}
 		if err := opts.countAttachment(); err != nil {

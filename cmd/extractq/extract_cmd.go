@@ -69,11 +69,12 @@ answer, repairs what it can locally and re-asks with precise feedback until the 
 or the budget is spent. It never prints an invalid value.
 
 Inputs: files (one document each), folders (every file below them, hidden ones skipped, --glob
-filters), JSONL files (*.jsonl, *.ndjson: one {"id": …, "text": …} object per line) and - for
+filters), JSONL files (*.jsonl, *.ndjson, also .gz or .bz2: one {"id": …, "text": …} object per line) and - for
 stdin (JSONL when its first line is such an object, else one document; --stdin-text forces the
 latter). A file's format is recognised by its content (--format overrides): PDFs, HTML, e-mails,
-office files and images are read with their pages; an e-mail's attachments (and a PDF's attached
-files) become documents of their own (id FILE#NAME; --attachments). Pages without text (scans) go to a model that reads
+office files and images are read with their pages, a .gz or .bz2 file as the file it compresses;
+the files of a zip or tar archive, an e-mail's attachments (and a PDF's attached files) become
+documents of their own (id FILE#NAME; --attachments). Pages without text (scans) go to a model that reads
 images (--input), else the document is rejected naming the remedies. Empty, unreadable,
 encrypted (without --password), non-UTF-8 text (unless --transcode) and oversized
 (--max-document) documents are never sent to the model: they get a bad_input line. These are

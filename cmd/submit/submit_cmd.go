@@ -119,7 +119,7 @@ func newSubmitCmd() *cobra.Command {
 		Use:   "submit --schema FILE|NAME --provider P [flags] PATH...|-|s3://BUCKET/PREFIX",
 		Short: "Queue documents for extraction by the fleet",
 		Long: `submit reads documents from files, folders (recursively, hidden ones skipped, filtered by --glob),
-JSONL files (*.jsonl, *.ndjson: one {"id","text","metadata"} per line) or stdin ("-": JSONL when its first
+JSONL files (*.jsonl, *.ndjson, also gzip- or bzip2-compressed: one {"id","text","metadata"} per line) or stdin ("-": JSONL when its first
 line is such an object, else one document; --stdin-text forces the latter), registers the schema, stores
 the documents in the audit database and queues one job per document on NATS JetStream.
 A document already queued within the duplicate window (same text, schema and model) is queued once;
@@ -127,7 +127,8 @@ one whose job already has a result or a dead letter in the audit is not queued a
 already done (redo it with "submit resubmit"). The model is the provider's identity: family, model and
 simulator profile (sim:clean and sim:realistic are different models), plus --variant if given.
 A file's format is recognised by its content (--format overrides): PDFs, HTML, e-mails, office files and
-images are read with their pages, an e-mail's attachments (and a PDF's attached files) become
+images are read with their pages, a .gz or .bz2 file as the file it compresses, the files of a zip or tar
+archive as documents of their own, an e-mail's attachments (and a PDF's attached files) become
 documents of their own (--attachments).
 Bad input (unreadable, encrypted without --password, empty, binary, not UTF-8, too large) is rejected
 with a reason; the rest is still queued. These are the same input rules as "extractq extract".

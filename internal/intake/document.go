@@ -96,8 +96,9 @@ func (r *Reader) read(ctx context.Context, id, source string, b []byte, fn func(
 	if r.Attachments == AttachSkip || r.Attachments == AttachInline {
 		children = nil
 	}
-	// A message whose body is empty is only a carrier of its attachments.
-	if len(children) == 0 || strings.TrimSpace(doc.Text) != "" || len(doc.Scanned()) > 0 {
+	// A message whose body is empty is only a carrier of its attachments,
+	// and an archive's text only lists them.
+	if len(children) == 0 || !doc.Archive && (strings.TrimSpace(doc.Text) != "" || len(doc.Scanned()) > 0) {
 		if err := fn(r.docOf(id, source, doc, b)); err != nil {
 			return err
 		}

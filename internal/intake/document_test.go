@@ -1,6 +1,9 @@
 package intake_test
 
 import (
+	"archive/zip"
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"os"
@@ -33,6 +36,8 @@ func TestReaderDocuments(t *testing.T) {
 	write(t, dir, "unknown.bin", []byte("\x7fELF\x00\x00binary"))
 	write(t, dir, "photo.heic", []byte("\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic"))
 	write(t, dir, "mail.dat", []byte("FAKEMAIL\nbody only"))
+	write(t, dir, "finder.zip", zipOf(t, "a/one.txt", "Total 5 EUR", "__MACOSX/a/._one.txt", "\x00\x05\x16\x07AppleDouble", "a/.DS_Store", "\x00\x00\x00\x01Bud1"))
+	write(t, dir, "records.jsonl.gz", gzipOf(t, `{"id":"r1","text":"Invoice 1"}`+"\n"+`{"id":"r2","text":"Invoice 2"}`+"\n"))
 
 	tests := []struct {
 		name   string
@@ -79,6 +84,20 @@ func TestReaderDocuments(t *testing.T) {
 		{
 			name: "attachments skipped", r: intake.Reader{Attachments: intake.AttachSkip}, files: []string{"mail.eml"},
 			expect: map[string]docWant{"mail.eml": {text: "Please find the invoice attached."}},
+		},
+		{
+			// An archive's list of files is no document of its own, and
+			// macOS's metadata beside each file is none either.
+			name: "archive", files: []string{"finder.zip"},
+			expect: map[string]docWant{"finder.zip#a/one.txt": {text: "Total 5 EUR"}},
+		},
+		{
+			name: "archive inline", r: intake.Reader{Attachments: intake.AttachInline}, files: []string{"finder.zip"},
+			expect: map[string]docWant{"finder.zip": {text: "a/one.txt\n\n--- attachment a/one.txt ---\n\nTotal 5 EUR"}},
+		},
+		{
+			name: "compressed JSON Lines", files: []string{"records.jsonl.gz"},
+			expect: map[string]docWant{"r1": {text: "Invoice 1"}, "r2": {text: "Invoice 2"}},
 		},
 		{
 			name: "format named overrides the content", r: intake.Reader{Format: "fakepdf"}, files: []string{"mail.dat"},
@@ -131,6 +150,40 @@ func TestReaderDocuments(t *testing.T) {
 			}
 		})
 	}
+}
+
+// zipOf makes a zip archive of name, content pairs.
+func zipOf(t *testing.T, parts ...string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for i := 0; i+1 < len(parts); i += 2 {
+		w, err := zw.Create(parts[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write([]byte(parts[i+1])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// gzipOf compresses s.
+func gzipOf(t *testing.T, s string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write([]byte(s)); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
 
 func keys(m map[string]intake.Doc) []string {

@@ -21,6 +21,8 @@ package intake
 import (
 	"bufio"
 	"bytes"
+	"compress/bzip2"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -234,16 +236,61 @@ func unwrapPath(err error) error {
 	return err
 }
 
-// IsJSONL reports whether a file is read as JSON Lines (by its extension).
+// IsJSONL reports whether a file is read as JSON Lines (by its extension),
+// compressed (.jsonl.gz, .ndjson.bz2) or not.
 func IsJSONL(path string) bool {
-	ext := strings.ToLower(filepath.Ext(path))
-	return ext == ".jsonl" || ext == ".ndjson"
+	_, jsonl := jsonlCompression(path)
+	return jsonl
 }
+
+// jsonlCompression says whether path names JSON Lines, and how they are
+// compressed: "", "gzip" or "bzip2".
+func jsonlCompression(path string) (compression string, jsonl bool) {
+	name := strings.ToLower(filepath.Base(path))
+	for _, c := range []struct{ ext, kind string }{{".gz", "gzip"}, {".bz2", "bzip2"}} {
+		if n, ok := strings.CutSuffix(name, c.ext); ok {
+			name, compression = n, c.kind
+			break
+		}
+	}
+	ext := filepath.Ext(name)
+	return compression, ext == ".jsonl" || ext == ".ndjson"
+}
+
+// openJSONL opens a JSON Lines file, decompressing it as its name says.
+// The lines are read as they come out: a large export is never held whole,
+// and each line is bounded as in a plain file.
+func openJSONL(path string) (io.ReadCloser, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	switch compression, _ := jsonlCompression(path); compression {
+	case "gzip":
+		zr, err := gzip.NewReader(bufio.NewReaderSize(f, 64<<10))
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("not a readable gzip file: %v", err)
+		}
+		return readCloser{zr, f}, nil
+	case "bzip2":
+		return readCloser{bzip2.NewReader(bufio.NewReaderSize(f, 64<<10)), f}, nil
+	}
+	return f, nil
+}
+
+// readCloser reads from a decompressor and closes the file under it.
+type readCloser struct {
+	io.Reader
+	f *os.File
+}
+
+func (rc readCloser) Close() error { return rc.f.Close() }
 
 func (r *Reader) readFile(ctx context.Context, path string, info fs.FileInfo, fn func(Doc) error) error {
 	id := filepath.ToSlash(path)
 	if IsJSONL(path) {
-		f, err := os.Open(path)
+		f, err := openJSONL(path)
 		if err != nil {
 			return fn(Doc{ID: id, Source: path, Err: reject("cannot read: %v", unwrapPath(err))})
 		}
