@@ -17,16 +17,21 @@ type jobDocument struct {
 	text     string
 	doc      *document.Document // nil for plain text
 	original []byte
+	// mismatch says why the original read again did not line up with the
+	// job's pages (withOriginal), for the log; "" when it did.
+	mismatch string
 }
 
 // errUnreadable marks an original the worker's readers cannot read: no
 // delivery can fix it, so the job is dead-lettered with the reason.
 var errUnreadable = errors.New("the original cannot be read")
 
-// document assembles a job's document. Pages come from the envelope; the
-// original is fetched and read again only when the model is to see what
-// text cannot carry: pages without a text layer, or the whole file
-// (input native).
+// document assembles a job's document: the text stored at submit and the
+// envelope's pages, as submit made them (its OCR, attachments inlined,
+// reading options). The original is fetched and read again only when the
+// model is to see what text cannot carry: pages without a text layer, or
+// the whole file (input native); the re-read gives only that
+// (withOriginal), never its own text.
 func (w *Worker) document(ctx context.Context, env *jobs.Envelope) (*jobDocument, error) {
 	text, err := w.docs.Text(ctx, env)
 	if err != nil {
@@ -35,6 +40,13 @@ func (w *Worker) document(ctx context.Context, env *jobs.Envelope) (*jobDocument
 	jd := &jobDocument{text: text}
 	if env.Reader == "" && env.Original == nil {
 		return jd, nil // plain text, as every job before documents
+	}
+	jd.doc = &document.Document{Text: text}
+	for _, p := range env.Pages {
+		if p.Start < 0 || p.End > len(text) || p.Start > p.End {
+			return nil, fmt.Errorf("%w: page %d [%d,%d) lies outside the %d bytes of text", jobs.ErrEnvelope, p.N, p.Start, p.End, len(text))
+		}
+		jd.doc.Pages = append(jd.doc.Pages, document.Page{Number: p.N, Start: p.Start, End: p.End, Label: p.Label})
 	}
 	native := env.Options.Input == string(extractq.InputNative)
 	if env.Original != nil && (len(env.Scanned) > 0 || native) {
@@ -48,15 +60,72 @@ func (w *Worker) document(ctx context.Context, env *jobs.Envelope) (*jobDocument
 			}
 			return nil, fmt.Errorf("%w: %w (its reader was %s when submitted; a worker built with the same readers reads it)", errUnreadable, err, env.Reader)
 		}
-		jd.doc = doc
-		return jd, nil
-	}
-	jd.doc = &document.Document{Text: text}
-	for _, p := range env.Pages {
-		if p.Start < 0 || p.End > len(text) || p.Start > p.End {
-			return nil, fmt.Errorf("%w: page %d [%d,%d) lies outside the %d bytes of text", jobs.ErrEnvelope, p.N, p.Start, p.End, len(text))
-		}
-		jd.doc.Pages = append(jd.doc.Pages, document.Page{Number: p.N, Start: p.Start, End: p.End, Label: p.Label})
+		jd.mismatch = withOriginal(jd.doc, doc)
 	}
 	return jd, nil
+}
+
+// withOriginal gives doc, the stored text with the envelope's pages, what
+// only the original has, from reread, the original read again: the format
+// (a PDF goes whole to a model that reads PDFs), and by page number each
+// page's picture, size and why it is unreadable. Text, page ranges and
+// labels stay the stored ones, so that the model reads what submit read
+// (OCR text, inlined attachments) and every offset indexes that text. A
+// page's boxes (Blocks) and running header and footer come along only
+// when its text is the same in both, moved to the stored offsets; else
+// they would index the re-read's text.
+//
+// An original read with its attachments inlined at submit has more pages
+// than the re-read: when the re-read inlined (document.Inline) has the
+// envelope's page count, pages are matched in it. When the pages still
+// do not line up (the envelope has none, or a newer reader counts them
+// differently) each page gets only what a page of its number has, and
+// the reason is returned for the log; doc's text is never replaced. With
+// no envelope pages, the re-read's pages are taken when its text is the
+// stored text.
+func withOriginal(doc, reread *document.Document) (mismatch string) {
+	doc.Format, doc.MediaType, doc.Name, doc.Meta, doc.Reader = reread.Format, reread.MediaType, reread.Name, reread.Meta, reread.Reader
+	if len(reread.Pages) != len(doc.Pages) && len(reread.Attachments) > 0 {
+		if in := document.Inline(reread); len(in.Pages) == len(doc.Pages) {
+			reread = in
+		}
+	}
+	if len(doc.Pages) == 0 && reread.Text == doc.Text {
+		doc.Pages = reread.Pages
+		return ""
+	}
+	if len(reread.Pages) != len(doc.Pages) {
+		mismatch = fmt.Sprintf("the original read again has %d pages, the job %d: pictures, sizes and unreadable pages go by page number, the stored text stays", len(reread.Pages), len(doc.Pages))
+	}
+	byNumber := make(map[int]*document.Page, len(reread.Pages))
+	for i := range reread.Pages {
+		byNumber[reread.Pages[i].Number] = &reread.Pages[i]
+	}
+	for i := range doc.Pages {
+		p := &doc.Pages[i]
+		r := byNumber[p.Number]
+		if r == nil {
+			continue
+		}
+		p.Image, p.Unreadable, p.Width, p.Height = r.Image, r.Unreadable, r.Width, r.Height
+		if !validRange(reread.Text, r.Start, r.End) || reread.Text[r.Start:r.End] != doc.Text[p.Start:p.End] {
+			continue
+		}
+		shift := p.Start - r.Start
+		for _, b := range r.Blocks {
+			b.Start, b.End = b.Start+shift, b.End+shift
+			p.Blocks = append(p.Blocks, b)
+		}
+		for _, s := range [][2]*document.Span{{&p.Header, &r.Header}, {&p.Footer, &r.Footer}} {
+			if !s[1].Empty() {
+				*s[0] = document.Span{Start: s[1].Start + shift, End: s[1].End + shift}
+			}
+		}
+	}
+	return mismatch
+}
+
+// validRange reports whether [start,end) is a range of text.
+func validRange(text string, start, end int) bool {
+	return 0 <= start && start <= end && end <= len(text)
 }

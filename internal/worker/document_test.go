@@ -39,7 +39,9 @@ func (e *docEngine) ExtractDocument(_ context.Context, _ llm.Provider, doc *docu
 // TestDocumentJobs checks what a job a format reader made reaches the
 // engine with: its pages from the envelope, the original read again for a
 // scan's pictures, plain text as before; an original no reader reads is
-// dead-lettered.
+// dead-lettered. A job whose original is read again keeps the text submit
+// stored (an inlined attachment, OCR text) and its pages, pictures going
+// by page number, also when the re-read counts its pages differently.
 func TestDocumentJobs(t *testing.T) {
 	e := &docEngine{docs: map[string]*document.Document{}, originals: map[string][]byte{}, texts: map[string]string{}}
 	f := startEngine(t, e, fastSettings(3))
@@ -75,6 +77,30 @@ func TestDocumentJobs(t *testing.T) {
 	publish("garbled", "", []byte("\x00\x01 no reader reads this"), func(env *jobs.Envelope) {
 		env.Reader, env.Scanned = "fakepdf/7", []int{1}
 	})
+	// What submit stored and a plain re-read does not make: an attachment
+	// inlined, OCR text, a page count of another reader version.
+	const inlined = "Body.\n\n--- attachment note.txt ---\n\nPaid in full."
+	publish("native-inline", inlined, []byte(docfake.PDF+"Body."), func(env *jobs.Envelope) {
+		env.Reader, env.Options.Input = "fakepdf/7", "native"
+		env.Pages = []jobs.Page{{N: 1, Start: 0, End: 5}}
+	})
+	const ocred = "Front.\n\nTotal 42 EUR"
+	publish("ocr", ocred, []byte(docfake.PDF+"Front.\f[scan]\f[scan]"), func(env *jobs.Envelope) {
+		env.Reader, env.Scanned = "fakepdf/7", []int{3}
+		env.Pages = []jobs.Page{{N: 1, Start: 0, End: 6}, {N: 2, Start: 8, End: 20}, {N: 3, Start: 20, End: 20}}
+	})
+	publish("mismatch", "A.B.", []byte(docfake.PDF+"A.\f[scan]"), func(env *jobs.Envelope) {
+		env.Reader, env.Scanned = "fakepdf/6", []int{3}
+		env.Pages = []jobs.Page{{N: 1, Start: 0, End: 2}, {N: 2, Start: 2, End: 4}, {N: 3, Start: 4, End: 4}}
+	})
+	publish("nopages", "X. and more", []byte(docfake.PDF+"X.\f[scan]"), func(env *jobs.Envelope) {
+		env.Reader, env.Scanned = "fakepdf/7", []int{2}
+	})
+	const mail = "Body\n\n--- attachment scan.pdf ---\n\n"
+	publish("mail-inline", mail, []byte(docfake.Mail+"Body\n--- scan.pdf\n"+docfake.PDF+"[scan]"), func(env *jobs.Envelope) {
+		env.Reader, env.Scanned = "fakemail/2", []int{1}
+		env.Pages = []jobs.Page{{N: 1, Start: len(mail), End: len(mail), Label: "scan.pdf"}}
+	})
 	publish("plain", "plain text", nil, func(*jobs.Envelope) {})
 	waitFor(t, "every job to leave the stream", func() bool { return f.streamMsgs(t, jobs.JobsStream) == 0 })
 
@@ -86,7 +112,23 @@ func TestDocumentJobs(t *testing.T) {
 	if d := e.docs["Cover."]; d == nil || len(d.Scanned()) != 1 || !strings.HasPrefix(string(e.originals["Cover."]), docfake.PDF) {
 		t.Errorf("scan job: document %+v; want the original read again, with page 2's picture", d)
 	}
-	if _, ok := e.texts["plain text"]; !ok || len(e.docs) != 2 {
+	if d := e.docs[inlined]; d == nil || d.MediaType != "application/pdf" || len(d.Pages) != 1 || d.Pages[0].Width != 612 ||
+		string(e.originals[inlined]) != docfake.PDF+"Body." {
+		t.Errorf("native job: document %+v, original %q; want the stored text with the inlined attachment, the original and its format", d, e.originals[inlined])
+	}
+	if d := e.docs[ocred]; d == nil || len(d.Pages) != 3 || d.Pages[1].Start != 8 || d.Pages[1].Image == nil || d.Pages[2].Image == nil {
+		t.Errorf("OCR job: document %+v; want the stored text with its OCR text, and pages 2 and 3 with their pictures", d)
+	}
+	if d := e.docs["A.B."]; d == nil || len(d.Pages) != 3 || d.Pages[1].Image == nil || d.Pages[2].Image != nil || d.Pages[2].End != 4 {
+		t.Errorf("mismatched job: document %+v; want the stored text and pages, page 2's picture by its number", d)
+	}
+	if d := e.docs["X. and more"]; d == nil || len(d.Pages) != 0 {
+		t.Errorf("job without pages: document %+v; want the stored text and no pages of another text", d)
+	}
+	if d := e.docs[mail]; d == nil || len(d.Pages) != 1 || d.Pages[0].Image == nil || d.Pages[0].Label != "scan.pdf" {
+		t.Errorf("inlined mail job: document %+v; want the attached scan's picture on its inlined page", d)
+	}
+	if _, ok := e.texts["plain text"]; !ok || len(e.docs) != 7 {
 		t.Errorf("plain job: texts %v, documents %d; want plain text through Extract, as before", e.texts, len(e.docs))
 	}
 	letters := f.letters(t)

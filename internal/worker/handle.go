@@ -253,6 +253,9 @@ func (w *Worker) prepare(ctx context.Context, p Pool, d *delivery) (llm.Provider
 	if err != nil {
 		return nil, nil, nil, prepFailure(err, errors.Is(err, jobs.ErrEnvelope) || errors.Is(err, errUnreadable))
 	}
+	if doc.mismatch != "" {
+		d.log.Warn("the original read again does not line up with the job's pages", "reason", doc.mismatch, "reader", d.env.Reader)
+	}
 	s, err := w.schemas.get(ctx, d.env.Schema)
 	if err != nil {
 		return nil, nil, nil, prepFailure(err, errors.Is(err, jobs.ErrSchemaNotFound) || errors.Is(err, schema.ErrInvalidSchema))
