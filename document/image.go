@@ -202,14 +202,17 @@ func fitForOCR(b []byte, maxPixels, ocrPixels, orientation int) (fit, full *Imag
 	}
 	px := cfg.Width * cfg.Height
 	original := &Image{MediaType: "image/" + kind, Data: b, Width: cfg.Width, Height: cfg.Height}
-	if orientation == 1 && px <= maxPixels && (kind == "png" || kind == "jpeg") {
+	// A CMYK JPEG (Adobe's, as print workflows and PDFs keep them) is
+	// encoded again as RGB: models that read images take RGB JPEGs.
+	cmyk := kind == "jpeg" && cfg.ColorModel == color.CMYKModel
+	if orientation == 1 && px <= maxPixels && (kind == "png" || kind == "jpeg") && !cmyk {
 		fit = original
 	}
 	// tesseract (leptonica) reads these from its standard input; WebP only
 	// when built with libwebp, so WebP is encoded as PNG.
 	switch kind {
 	case "png", "jpeg", "gif", "bmp":
-		if ocrPixels > 0 && orientation == 1 && px <= ocrPixels {
+		if ocrPixels > 0 && orientation == 1 && px <= ocrPixels && !cmyk {
 			full = original
 		}
 	}

@@ -462,7 +462,7 @@ func readPDFPage(ctx context.Context, file io.ReaderAt, p pdf.Page, attrs pageAt
 	content, contentImages, segments, unmapped := len(in.glyphs), len(in.images), in.segments, in.unmapped
 	addWarn(in.annotations(p.V, form, num))
 	if content == 0 {
-		noText := pageImageOf(ctx, &pg, file, in.images[:contentImages], encrypted, num, opts)
+		noText := pageImageOf(ctx, &pg, in.images[:contentImages], num, opts)
 		// Text set as outlines: thousands of path segments and nothing
 		// else. A few rules or a frame on an empty page are not.
 		if pg.image == nil && pg.unreadable == "" && segments >= vectorPageSegments {

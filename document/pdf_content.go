@@ -25,10 +25,12 @@ type glyph struct {
 }
 
 // pageImage is an image XObject drawn on a page: its name in the
-// resources, and the page area it covers.
+// resources, the page area it covers, and the matrix that places it (the
+// unit square onto the page).
 type pageImage struct {
 	xobj pdf.Value
 	area float64
+	ctm  matrix
 }
 
 type matrix [6]float64 // a b c d e f, as in PDF
@@ -629,6 +631,6 @@ func (in *interpreter) do(g gstate, name string) {
 		// The unit square mapped by the CTM is the image's place.
 		x0, y0 := g.ctm.apply(0, 0)
 		x1, y1 := g.ctm.apply(1, 1)
-		in.images = append(in.images, pageImage{xobj: x, area: math.Abs((x1 - x0) * (y1 - y0))})
+		in.images = append(in.images, pageImage{xobj: x, area: math.Abs((x1 - x0) * (y1 - y0)), ctm: g.ctm})
 	}
 }

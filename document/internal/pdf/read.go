@@ -843,6 +843,25 @@ func (v Value) RawStream() (offset, length int64, ok bool) {
 	return x.offset, v.Key("Length").Int64(), true
 }
 
+// EncodedReader returns the stream's data decrypted but not decoded by
+// its filters (extractq: the page image decoder applies the filters that
+// Reader does not know, LZW, RunLength, ASCIIHex, and image codecs).
+func (v Value) EncodedReader() io.Reader {
+	x, ok := v.data.(stream)
+	if !ok {
+		return &errorReadCloser{fmt.Errorf("stream not present")}
+	}
+	n := v.Key("Length").Int64()
+	if n <= 0 {
+		return bytes.NewReader(nil)
+	}
+	var rd io.Reader = io.NewSectionReader(v.r.f, x.offset, n)
+	if v.r.key != nil {
+		rd = decryptStream(v.r.key, v.r.useAES, x.ptr, rd)
+	}
+	return rd
+}
+
 // Reader returns the data contained in the stream v.
 // If v.Kind() != Stream, Reader returns a ReadCloser that
 // responds to all reads with a “stream not present” error.
