@@ -294,16 +294,18 @@ func decodeXObject(x pdf.Value) (img image.Image, stored []byte, err error) {
 		if p.Key("K").Int64() < 0 {
 			sub = ccitt.Group4
 		}
+		// The image's Width when Columns is left out, its Height bounding
+		// Rows: a fax image is the image.
 		cols := int(p.Key("Columns").Int64())
 		if cols <= 0 {
-			cols = 1728 // the default of PDF 32000-1 table 11
+			cols = w
 		}
 		rows := int(p.Key("Rows").Int64())
-		if rows <= 0 {
+		if rows <= 0 || rows > h {
 			rows = h
 		}
-		if int64(cols)*int64(rows) > maxPageImagePixels {
-			return nil, nil, fmt.Errorf("a fax image of %d×%d pixels", cols, rows)
+		if cols > 2*w+64 {
+			return nil, nil, fmt.Errorf("a fax image of %d columns in an image %d pixels wide", cols, w)
 		}
 		// A Decode array [1 0] inverts the image (a mask's, or a
 		// scanner's that writes white as 0).
@@ -576,6 +578,8 @@ func readSamples(rd io.Reader, w, h, bpc int, cs colourSpace, dec []decodeRange)
 	if cs.kind == csIndexed && bpc == 16 {
 		return nil, fmt.Errorf("16-bit palette indexes are not decoded")
 	}
+	// 8-bit gray, RGB and CMYK samples as they are are copied.
+	plain := dec == nil && bpc == 8
 	if dec == nil {
 		dec = cs.defaultDecode(bpc)
 	}
@@ -643,6 +647,24 @@ func readSamples(rd io.Reader, w, h, bpc int, cs colourSpace, dec []decodeRange)
 			}
 			bit += bpc
 			return v
+		}
+		switch {
+		case plain && cs.kind == csGray:
+			copy(gimg.Pix[y*gimg.Stride:], row[:w])
+			continue
+		case plain && cs.kind == csRGB:
+			px := cimg.Pix[y*cimg.Stride:]
+			for x := range w {
+				px[4*x], px[4*x+1], px[4*x+2], px[4*x+3] = row[3*x], row[3*x+1], row[3*x+2], 0xFF
+			}
+			continue
+		case plain && cs.kind == csCMYK:
+			px := cimg.Pix[y*cimg.Stride:]
+			for x := range w {
+				px[4*x], px[4*x+1], px[4*x+2] = cmykToRGB(row[4*x], row[4*x+1], row[4*x+2], row[4*x+3])
+				px[4*x+3] = 0xFF
+			}
+			continue
 		}
 		if lut != nil {
 			for x := range w {

@@ -25,20 +25,21 @@ func TestPDFPageImages(t *testing.T) {
 	}
 	ocr := requireTesseract(t)
 	for _, file := range []string{
-		"indexed4-lzw.pdf",      // palette, 4-bit indexes, LZW
-		"indexed8-stream.pdf",   // palette in a stream, PNG predictor
-		"gray8-rle.pdf",         // RunLength
-		"rgb8-a85-flate.pdf",    // [/ASCII85Decode /FlateDecode]
-		"calgray2-hex-lzw.pdf",  // CalGray 2-bit, [/ASCIIHexDecode /LZWDecode], EarlyChange 0
-		"gray4-flate.pdf",       // 4-bit gray
-		"calrgb16-flate.pdf",    // CalRGB 16-bit
-		"cmyk8-flate-png.pdf",   // CMYK samples, PNG predictor of 4 colours
-		"cmyk-jpeg.pdf",         // Adobe CMYK JPEG, Decode [1 0 1 0 1 0 1 0]
-		"gray-flate-jpeg.pdf",   // [/FlateDecode /DCTDecode]
-		"gray1-decode.pdf",      // 1-bit, Decode [1 0]
-		"mask-decode.pdf",       // ImageMask, Decode [1 0]
-		"lab8-flate.pdf",        // Lab
-		"bands.pdf",             // four bands, none a third of the page
+		"indexed4-lzw.pdf",        // palette, 4-bit indexes, LZW
+		"indexed8-stream.pdf",     // palette in a stream, PNG predictor
+		"gray8-rle.pdf",           // RunLength
+		"rgb8-a85-flate.pdf",      // [/ASCII85Decode /FlateDecode]
+		"calgray2-hex-lzw.pdf",    // CalGray 2-bit, [/ASCIIHexDecode /LZWDecode], EarlyChange 0
+		"gray4-flate.pdf",         // 4-bit gray
+		"calrgb16-flate.pdf",      // CalRGB 16-bit
+		"cmyk8-flate-png.pdf",     // CMYK samples, PNG predictor of 4 colours
+		"cmyk-jpeg.pdf",           // Adobe CMYK JPEG, Decode [1 0 1 0 1 0 1 0]
+		"gray-flate-jpeg.pdf",     // [/FlateDecode /DCTDecode]
+		"gray-flate-jpeg-rc4.pdf", // the same, encrypted
+		"gray1-decode.pdf",        // 1-bit, Decode [1 0]
+		"mask-decode.pdf",         // ImageMask, Decode [1 0]
+		"lab8-flate.pdf",          // Lab
+		"bands.pdf",               // four bands, none a third of the page
 	} {
 		t.Run(file, func(t *testing.T) {
 			t.Parallel()

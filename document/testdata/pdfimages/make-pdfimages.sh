@@ -20,9 +20,20 @@ $C "$t/src.png" +dither -colors 16 -depth 8 "rgb:$t/src16.rgb"
 $C "$t/src.png" -quality 85 "$t/src.jpg"
 $C "$t/src.png" -colorspace Gray -quality 85 "$t/gray.jpg"
 $C "$t/src.png" -colorspace CMYK -quality 85 "$t/cmyk.jpg"
-$C "$t/src.png" -colorspace Gray "$t/expect.png"
+$C "$t/src.png" -colorspace Gray -define png:exclude-chunk=date,time "$t/expect.png"
 $C "$t/expect.png" -crop 600x35+0+35 +repage -quality 85 "$t/band2.jpg"
 python3 make-pdfimages.py "$t"
+# The Flate+JPEG page encrypted (RC4 128, empty user password), with
+# Debian's python3-pypdf.
+/usr/bin/python3 - <<'PY'
+import pypdf
+w = pypdf.PdfWriter()
+for p in pypdf.PdfReader("gray-flate-jpeg.pdf").pages:
+    w.add_page(p)
+w.encrypt(user_password="", owner_password="owner-password", use_128bit=True)
+with open("gray-flate-jpeg-rc4.pdf", "wb") as f:
+    w.write(f)
+PY
 cp "$t/expect.png" expect.png
 for f in *.pdf; do
   pdftoppm -r 72 -gray -singlefile "$f" "$t/p"
