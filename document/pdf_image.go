@@ -26,10 +26,11 @@ import (
 
 // pageImageOf sets the page image of a page without a text layer: the
 // largest image drawn over at least a third of the page, decoded and fitted
-// to the limits; or, when no image is that large but the images together
-// are (scanner software that cuts a page into bands), the images drawn
-// into one picture at their places. It returns a warning when the page has
-// none it can decode.
+// to the limits; or, when no image covers two thirds of the page and the
+// images together cover more than the largest and over a third (scanner
+// software that cuts a page into bands), the images drawn into one picture
+// at their places. It returns a warning when the page has none it can
+// decode.
 func pageImageOf(ctx context.Context, pg *pdfPage, images []pageImage, num int, opts *Options) string {
 	var best *pageImage
 	for i := range images {
@@ -39,13 +40,10 @@ func pageImageOf(ctx context.Context, pg *pdfPage, images []pageImage, num int, 
 	}
 	third := pg.width * pg.height / 3
 	var strips []pageImage
-	if best != nil && best.area < third {
-		strips = stripsOf(images, third)
-		if strips == nil {
-			best = nil
-		}
+	if best != nil && best.area < 2*third {
+		strips = stripsOf(images, best.area, third)
 	}
-	if best == nil {
+	if best == nil || strips == nil && best.area < third {
 		return fmt.Sprintf("page %d has no text and no page image", num)
 	}
 	// full is the picture OCR reads, at the scan's resolution: made only
@@ -91,9 +89,10 @@ func pageImageOf(ctx context.Context, pg *pdfPage, images []pageImage, num int, 
 const maxStrips = 64
 
 // stripsOf picks the images that together make a page (drawn upright,
-// unrotated) when they cover at least third of its area: nil when they do
-// not, or are too many.
-func stripsOf(images []pageImage, third float64) []pageImage {
+// unrotated) when they cover at least a third of its area and a quarter
+// more than the largest image alone: nil when they do not, or are too
+// many.
+func stripsOf(images []pageImage, largest, third float64) []pageImage {
 	var strips []pageImage
 	var area float64
 	for _, im := range images {
@@ -102,7 +101,7 @@ func stripsOf(images []pageImage, third float64) []pageImage {
 			area += im.area
 		}
 	}
-	if len(strips) < 2 || len(strips) > maxStrips || area < third {
+	if len(strips) < 2 || len(strips) > maxStrips || area < third || area < 1.25*largest {
 		return nil
 	}
 	return strips
@@ -230,8 +229,8 @@ var imageCodecs = map[string]bool{"DCTDecode": true, "CCITTFaxDecode": true, "JB
 // decodeXObject decodes an image XObject's samples: JPEG (DCTDecode), CCITT
 // fax (the usual scanner output), and samples of 1, 2, 4, 8 or 16 bits
 // stored as they are or compressed with Flate, LZW or RunLength, behind
-// ASCIIHex or ASCII85 too, in gray, RGB, CMYK, Lab or an indexed (palette)
-// colour space, with a Decode array. A JPEG that the PDF takes as it is
+// ASCIIHex or ASCII85 too, in gray, RGB, CMYK, Lab, one ink's tints or an
+// indexed (palette) colour space, with a Decode array. A JPEG that the PDF takes as it is
 // comes back as its stored bytes (stored), to go on without decoding.
 func decodeXObject(x pdf.Value) (img image.Image, stored []byte, err error) {
 	w, h := int(x.Key("Width").Int64()), int(x.Key("Height").Int64())
@@ -406,6 +405,9 @@ type colourSpace struct {
 	// white: a Lab space's white point X, Z (Y is 1); ab its a* b* range.
 	white [2]float64
 	ab    [4]float64
+	// ink: a gray space of one ink's tints (Separation, DeviceN of one
+	// colorant), 1 the darkest.
+	ink bool
 }
 
 // parseColourSpace reads an image's /ColorSpace. CalGray and CalRGB are
@@ -433,6 +435,13 @@ func parseColourSpace(v pdf.Value, depth int) (colourSpace, error) {
 		default:
 			return colourSpace{}, fmt.Errorf("an ICC colour space of %d components is not decoded", n)
 		}
+	case "Separation", "DeviceN":
+		// One ink's tints, read as their darkness: exact for black ink,
+		// near enough for OCR for a spot colour's.
+		if v.Kind() != pdf.Array || name == "DeviceN" && v.Index(1).Len() != 1 {
+			return colourSpace{}, fmt.Errorf("images in a %s colour space of %d colorants are not decoded", name, v.Index(1).Len())
+		}
+		return colourSpace{kind: csGray, comps: 1, ink: true}, nil
 	case "Lab":
 		d := v.Index(1)
 		cs := colourSpace{kind: csLab, comps: 3, white: [2]float64{0.9505, 1.089}, ab: [4]float64{-100, 100, -100, 100}}
@@ -535,6 +544,9 @@ func (cs colourSpace) rgb(s [4]float64) color.RGBA {
 	b := func(f float64) byte { return byte(math.Round(255 * min(1, max(0, f)))) }
 	switch cs.kind {
 	case csGray:
+		if cs.ink {
+			s[0] = 1 - s[0]
+		}
 		g := b(s[0])
 		return color.RGBA{g, g, g, 0xFF}
 	case csRGB:
@@ -579,7 +591,7 @@ func readSamples(rd io.Reader, w, h, bpc int, cs colourSpace, dec []decodeRange)
 		return nil, fmt.Errorf("16-bit palette indexes are not decoded")
 	}
 	// 8-bit gray, RGB and CMYK samples as they are are copied.
-	plain := dec == nil && bpc == 8
+	plain := dec == nil && bpc == 8 && !cs.ink
 	if dec == nil {
 		dec = cs.defaultDecode(bpc)
 	}

@@ -39,6 +39,9 @@ func TestPDFPageImages(t *testing.T) {
 		"gray1-decode.pdf",        // 1-bit, Decode [1 0]
 		"mask-decode.pdf",         // ImageMask, Decode [1 0]
 		"lab8-flate.pdf",          // Lab
+		"separation8-flate.pdf",   // one ink's tints
+		"rgb8-lzw-tiff.pdf",       // LZW with the TIFF predictor
+		"bands2.pdf",              // two bands, each half the page
 		"bands.pdf",               // four bands, none a third of the page
 	} {
 		t.Run(file, func(t *testing.T) {

@@ -832,17 +832,6 @@ func (e *errorReadCloser) Close() error {
 // is a direct value (extractq: caches are keyed on it).
 func (v Value) ObjectID() (id uint32, gen uint16) { return v.ptr.id, v.ptr.gen }
 
-// RawStream returns where the stream's data begins in the file and its
-// stored length, before any filter or decryption (extractq: page images
-// are passed on as stored, e.g. JPEG). ok is false when v is no stream.
-func (v Value) RawStream() (offset, length int64, ok bool) {
-	x, isStream := v.data.(stream)
-	if !isStream {
-		return 0, 0, false
-	}
-	return x.offset, v.Key("Length").Int64(), true
-}
-
 // EncodedReader returns the stream's data decrypted but not decoded by
 // its filters (extractq: the page image decoder applies the filters that
 // Reader does not know, LZW, RunLength, ASCIIHex, and image codecs).

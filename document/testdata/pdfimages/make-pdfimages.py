@@ -247,3 +247,17 @@ for i in range(4):
     else:
         bands.append((bdims + b"/Filter /FlateDecode", zlib.compress(rows, 9), place))
 pdf("bands.pdf", bands)
+
+# One ink's tints (Separation, black ink over DeviceGray): 255 is full ink.
+pdf("separation8-flate.pdf", [image(dims + b"/ColorSpace [/Separation /Black /DeviceGray << /FunctionType 2 /Domain [0 1] /C0 [1] /C1 [0] /N 1 >>] /BitsPerComponent 8 /Filter /FlateDecode", zlib.compress(bytes(255 - v for v in gray), 9))])
+
+# RGB, LZW with the TIFF predictor (2), as TIFF converters write it.
+tiff = bytearray(rgb)
+for r in range(H):
+    row = rgb[r * 3 * W:(r + 1) * 3 * W]
+    for i in range(3, 3 * W):
+        tiff[r * 3 * W + i] = (row[i] - row[i - 3]) & 0xFF
+pdf("rgb8-lzw-tiff.pdf", [image(dims + b"/ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /LZWDecode /DecodeParms << /Predictor 2 /Colors 3 /Columns %d >>" % W, lzw(bytes(tiff)))])
+
+# Two bands of 70 rows, each half the page.
+pdf("bands2.pdf", [(b"/Width %d /Height 70 /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode" % W, zlib.compress(gray[i * 70 * W:(i + 1) * 70 * W], 9), (0, H - (i + 1) * 70, W, 70)) for i in range(2)])
