@@ -122,7 +122,7 @@ func compositeImages(strips []pageImage) (image.Image, error) {
 	}
 	pw, ph := (x1-x0)*scale, (y1-y0)*scale
 	if pw*ph > maxPageImagePixels {
-		scale *= math.Sqrt(maxPageImagePixels / (pw * ph))
+		scale *= 0.999 * math.Sqrt(maxPageImagePixels/(pw*ph))
 	}
 	if scale <= 0 || math.IsInf(scale, 0) || math.IsNaN(scale) {
 		return nil, fmt.Errorf("page images placed at a scale of %v", scale)
@@ -131,9 +131,17 @@ func compositeImages(strips []pageImage) (image.Image, error) {
 	if pw < 1 || ph < 1 || pw*ph > maxPageImagePixels {
 		return nil, fmt.Errorf("page images over %.0f×%.0f pixels", pw, ph)
 	}
-	pics := make([]image.Image, len(strips))
-	gray := true
+	// One image decoded at a time; the picture is gray until an image in
+	// colour comes.
+	rect := image.Rect(0, 0, int(pw), int(ph))
+	var canvas draw.Image = image.NewGray(rect)
+	draw.Draw(canvas, rect, image.White, image.Point{}, draw.Src)
+	decoded := 0
 	for i, s := range strips {
+		decoded += int(min(max(s.xobj.Key("Width").Int64(), 0), maxPageImagePixels) * min(max(s.xobj.Key("Height").Int64(), 0), maxPageImagePixels))
+		if decoded > 2*maxPageImagePixels {
+			return nil, fmt.Errorf("the %d images drawn on the page hold over %d MP", len(strips), 2*maxPageImagePixels/1_000_000)
+		}
 		img, stored, err := decodeXObject(s.xobj)
 		if err == nil && stored != nil {
 			img, _, err = image.Decode(bytes.NewReader(stored))
@@ -141,24 +149,16 @@ func compositeImages(strips []pageImage) (image.Image, error) {
 		if err != nil {
 			return nil, fmt.Errorf("image %d of %d drawn on the page: %w", i+1, len(strips), err)
 		}
-		pics[i] = img
-		gray = gray && isGray(img)
-	}
-	rect := image.Rect(0, 0, int(pw), int(ph))
-	var canvas draw.Image
-	if gray {
-		canvas = image.NewGray(rect)
-	} else {
-		canvas = image.NewRGBA(rect)
-	}
-	draw.Draw(canvas, rect, image.White, image.Point{}, draw.Src)
-	for i, s := range strips {
+		if _, gray := canvas.(*image.Gray); gray && !isGray(img) {
+			rgb := image.NewRGBA(rect)
+			draw.Draw(rgb, rect, canvas, image.Point{}, draw.Src)
+			canvas = rgb
+		}
 		m := s.ctm
 		// PDF's y goes up, the picture's down.
 		r := image.Rect(int(math.Round((m[4]-x0)*scale)), int(math.Round((y1-m[5]-m[3])*scale)),
 			int(math.Round((m[4]+m[0]-x0)*scale)), int(math.Round((y1-m[5])*scale)))
-		draw.ApproxBiLinear.Scale(canvas, r, pics[i], pics[i].Bounds(), draw.Src, nil)
-		pics[i] = nil
+		draw.ApproxBiLinear.Scale(canvas, r, img, img.Bounds(), draw.Src, nil)
 	}
 	return canvas, nil
 }

@@ -9,6 +9,7 @@ import (
 	"image"
 	"image/jpeg"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/extractq/extractq/document/internal/pdf"
@@ -140,6 +141,55 @@ func BenchmarkDecodeXObject(b *testing.B) {
 				if _, _, err := decodeXObject(x); err != nil {
 					b.Fatal(err)
 				}
+			}
+		})
+	}
+}
+
+// TestDecodeXObjectRefuses checks that images the reader does not decode,
+// or that lie about their size, fail with an error saying why.
+func TestDecodeXObjectRefuses(t *testing.T) {
+	t.Parallel()
+	gray := bytes.Repeat([]byte{0x80}, 64)
+	tests := []struct {
+		entries string
+		data    []byte
+		want    string
+	}{
+		{"/Width 0 /Height 8 /ColorSpace /DeviceGray /BitsPerComponent 8", gray, "image of 0×8 pixels"},
+		{"/Width 8000 /Height 8000 /ColorSpace /DeviceGray /BitsPerComponent 8", gray, "image of 8000×8000 pixels"},
+		{"/Width 8 /Height 8 /ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /JPXDecode", gray, "JPXDecode are not decoded"},
+		{"/Width 8 /Height 8 /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter [/DCTDecode /FlateDecode]", gray, "filtered again"},
+		{"/Width 8 /Height 8 /ColorSpace [/DeviceN [/Cyan /Spot] /DeviceCMYK null] /BitsPerComponent 8", gray, "2 colorants"},
+		{"/Width 8 /Height 8 /ColorSpace /DeviceGray /BitsPerComponent 5", gray, "5-bit samples"},
+		{"/Width 8 /Height 8 /ColorSpace /DeviceGray /BitsPerComponent 8 /Decode [0 1 0 1]", gray, "Decode array of 4 numbers"},
+		{"/Width 8 /Height 8 /ColorSpace [/Indexed /DeviceRGB 300 <00>] /BitsPerComponent 8", gray, "301 colours"},
+		{"/Width 8 /Height 8 /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode", gray, "Flate data does not open"},
+		{"/Width 8 /Height 8 /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode /DecodeParms << /Predictor 7 >>", nil, "predictor 7"},
+		{"/Width 8 /Height 8 /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /ASCIIHexDecode", []byte("8x>"), "ASCIIHex data holds"},
+		{"/Width 8 /Height 8 /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /RunLengthDecode", []byte{128}, "samples end at row 0"},
+		{"/Width 8 /Height 8 /BitsPerComponent 1 /ColorSpace /DeviceGray /Filter /CCITTFaxDecode /DecodeParms << /K -1 /Columns 900 >>", gray, "900 columns"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.want, func(t *testing.T) {
+			t.Parallel()
+			data := tc.data
+			if strings.Contains(tc.entries, "Predictor") {
+				var z bytes.Buffer
+				zw := zlib.NewWriter(&z)
+				zw.Write(gray)
+				zw.Close()
+				data = z.Bytes()
+			}
+			b := imagePDF(tc.entries, data)
+			r, err := pdf.NewReader(bytes.NewReader(b), int64(len(b)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := r.Trailer().Key("Root").Key("Pages").Key("Kids").Index(0).Key("Resources").Key("XObject").Key("Im0")
+			_, _, err = decodeXObject(x)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want one saying %q", err, tc.want)
 			}
 		})
 	}

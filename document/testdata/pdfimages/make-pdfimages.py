@@ -236,7 +236,8 @@ pdf("mask-decode.pdf", [image(dims + b"/ImageMask true /BitsPerComponent 1 /Deco
 pdf("lab8-flate.pdf", [image(dims + b"/ColorSpace [/Lab << /WhitePoint [0.9505 1 1.089] /Range [-128 127 -128 127] >>] /BitsPerComponent 8 /Filter /FlateDecode", zlib.compress(lab, 9))])
 
 # Bands: the page cut into four strips of 35 rows, as some scanner software
-# writes it, each under a third of the page; the second a JPEG.
+# writes it, each under a third of the page; the second a JPEG, the third
+# RGB.
 bands = []
 for i in range(4):
     rows = gray[i * 35 * W:(i + 1) * 35 * W]
@@ -244,6 +245,8 @@ for i in range(4):
     bdims = b"/Width %d /Height 35 /ColorSpace /DeviceGray /BitsPerComponent 8 " % W
     if i == 1:
         bands.append((bdims + b"/Filter /DCTDecode", read("band2.jpg"), place))
+    elif i == 2:
+        bands.append((bdims.replace(b"DeviceGray", b"DeviceRGB") + b"/Filter /FlateDecode", zlib.compress(rgb[i * 35 * W * 3:(i + 1) * 35 * W * 3], 9), place))
     else:
         bands.append((bdims + b"/Filter /FlateDecode", zlib.compress(rows, 9), place))
 pdf("bands.pdf", bands)
