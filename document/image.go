@@ -38,7 +38,8 @@ func init() {
 		// a model; a JPEG is also turned upright by its EXIF orientation,
 		// a TIFF gives every page, each upright by its orientation.
 		{"png", "image/png", "2", []string{".png"}, [][]byte{[]byte("\x89PNG\r\n\x1a\n")}},
-		{"jpeg", "image/jpeg", "2", []string{".jpg", ".jpeg", ".jpe", ".jfif"}, [][]byte{{0xFF, 0xD8, 0xFF}}},
+		// jpeg 3: a CMYK JPEG's picture is encoded again as RGB.
+		{"jpeg", "image/jpeg", "3", []string{".jpg", ".jpeg", ".jpe", ".jfif"}, [][]byte{{0xFF, 0xD8, 0xFF}}},
 		{"tiff", "image/tiff", "2", []string{".tif", ".tiff"}, [][]byte{[]byte("II*\x00"), []byte("MM\x00*")}},
 		{"webp", "image/webp", "2", []string{".webp"}, nil},
 		// A GIF's first frame; a BMP as Windows scanning tools save it.

@@ -14,7 +14,7 @@ import (
 
 // TestPDFPageImages reads scanned pages stored in the encodings scanners
 // and converters write (testdata/pdfimages/make-pdfimages.sh: one text
-// page in each): the page's picture must match the page as drawn, as
+// page in each, and its CMYK JPEG as an image file): the page's picture must match the page as drawn, as
 // poppler's pdftoppm renders it within a few percent, and OCR read its
 // words.
 func TestPDFPageImages(t *testing.T) {
@@ -34,6 +34,7 @@ func TestPDFPageImages(t *testing.T) {
 		"calrgb16-flate.pdf",      // CalRGB 16-bit
 		"cmyk8-flate-png.pdf",     // CMYK samples, PNG predictor of 4 colours
 		"cmyk-jpeg.pdf",           // Adobe CMYK JPEG, Decode [1 0 1 0 1 0 1 0]
+		"cmyk.jpg",                // the same JPEG as an image file
 		"gray-flate-jpeg.pdf",     // [/FlateDecode /DCTDecode]
 		"gray-flate-jpeg-rc4.pdf", // the same, encrypted
 		"gray1-decode.pdf",        // 1-bit, Decode [1 0]

@@ -35,6 +35,7 @@ with open("gray-flate-jpeg-rc4.pdf", "wb") as f:
     w.write(f)
 PY
 cp "$t/expect.png" expect.png
+cp "$t/cmyk.jpg" cmyk.jpg # the CMYK JPEG as an image file
 for f in *.pdf; do
   pdftoppm -r 72 -gray -singlefile "$f" "$t/p"
   printf '%s: poppler differs from the source by ' "$f"
