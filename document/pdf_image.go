@@ -471,9 +471,13 @@ func parseColourSpace(v pdf.Value, depth int) (colourSpace, error) {
 		case pdf.String:
 			table = []byte(lk.RawString())
 		case pdf.Stream:
-			rd := lk.Reader()
+			rd := lk.EncodedReader()
+			for _, f := range streamFilters(lk) {
+				if rd, err = unfilter(rd, f); err != nil {
+					return colourSpace{}, fmt.Errorf("the palette of an indexed colour space: %w", err)
+				}
+			}
 			table, err = io.ReadAll(io.LimitReader(rd, 4*256))
-			rd.Close()
 			if err != nil {
 				return colourSpace{}, fmt.Errorf("the palette of an indexed colour space does not read: %w", err)
 			}
