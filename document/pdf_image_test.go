@@ -42,6 +42,7 @@ func TestPDFPageImages(t *testing.T) {
 		"lab8-flate.pdf",          // Lab
 		"separation8-flate.pdf",   // one ink's tints
 		"rgb8-lzw-tiff.pdf",       // LZW with the TIFF predictor
+		"inline-indexed.pdf",      // an inline image, palette named in the resources
 		"bands2.pdf",              // two bands, each half the page
 		"bands.pdf",               // four bands, none a third of the page
 	} {

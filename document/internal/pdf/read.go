@@ -836,6 +836,9 @@ func (v Value) ObjectID() (id uint32, gen uint16) { return v.ptr.id, v.ptr.gen }
 // its filters (extractq: the page image decoder applies the filters that
 // Reader does not know, LZW, RunLength, ASCIIHex, and image codecs).
 func (v Value) EncodedReader() io.Reader {
+	if rd, ok := inlineReader(v); ok {
+		return rd // in the content stream, decrypted with it
+	}
 	x, ok := v.data.(stream)
 	if !ok {
 		return &errorReadCloser{fmt.Errorf("stream not present")}
@@ -866,9 +869,13 @@ func (v Value) Reader() io.ReadCloser {
 		return io.NopCloser(bytes.NewReader(nil))
 	}
 	var rd io.Reader
-	rd = io.NewSectionReader(v.r.f, x.offset, streamLen)
-	if v.r.key != nil {
-		rd = decryptStream(v.r.key, v.r.useAES, x.ptr, rd)
+	if in, ok := inlineReader(v); ok {
+		rd = in
+	} else {
+		rd = io.NewSectionReader(v.r.f, x.offset, streamLen)
+		if v.r.key != nil {
+			rd = decryptStream(v.r.key, v.r.useAES, x.ptr, rd)
+		}
 	}
 	filter := v.Key("Filter")
 	param := v.Key("DecodeParms")

@@ -14,9 +14,10 @@ def read(name):
         return f.read()
 
 
-def pdf(path, images, page=(W, H), pre=()):
+def pdf(path, images, page=(W, H), pre=(), content=b"", resources=b""):
     """images: (dict entries, stream bytes, placement x y w h) each; pre:
-    objects put first (numbered from 1), for the images to refer to."""
+    objects put first (numbered from 1), for the images to refer to;
+    content and resources: more of the page's."""
     objs = list(pre)
 
     def add(body):
@@ -29,10 +30,10 @@ def pdf(path, images, page=(W, H), pre=()):
         names.append(b"/Im%d %d 0 R" % (i, n))
         x, y, w, h = place
         draws.append(b"q %g 0 0 %g %g %g cm /Im%d Do Q" % (w, h, x, y, i))
-    content = b"\n".join(draws)
+    content = b"\n".join(draws) + content
     c = add(b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream")
     pages = len(objs) + 2
-    p = add(b"<< /Type /Page /Parent %d 0 R /MediaBox [0 0 %d %d] /Resources << /XObject << " % (pages, page[0], page[1])
+    p = add(b"<< /Type /Page /Parent %d 0 R /MediaBox [0 0 %d %d] /Resources << %s/XObject << " % (pages, page[0], page[1], resources)
             + b" ".join(names) + b" >> >> /Contents %d 0 R >>" % c)
     add(b"<< /Type /Pages /Kids [%d 0 R] /Count 1 >>" % p)
     root = add(b"<< /Type /Catalog /Pages %d 0 R >>" % pages)
@@ -264,3 +265,10 @@ pdf("rgb8-lzw-tiff.pdf", [image(dims + b"/ColorSpace /DeviceRGB /BitsPerComponen
 
 # Two bands of 70 rows, each half the page.
 pdf("bands2.pdf", [(b"/Width %d /Height 70 /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode" % W, zlib.compress(gray[i * 70 * W:(i + 1) * 70 * W], 9), (0, H - (i + 1) * 70, W, 70)) for i in range(2)])
+
+# An inline image (BI ... ID data EI in the page's content), abbreviated
+# as Ghostscript writes small ones: 4-bit indexes into a palette named in
+# the resources (/CS0), behind [/A85 /Fl].
+inline = base64.a85encode(zlib.compress(pack(idx, 4, W), 9)) + b"~>"
+pdf("inline-indexed.pdf", [], content=b"q %d 0 0 %d 0 0 cm\nBI /W %d /H %d /BPC 4 /CS /CS0 /F [/A85 /Fl] ID\n" % (W, H, W, H) + inline + b"\nEI\nQ",
+    resources=b"/ColorSpace << /CS0 [/Indexed /DeviceRGB %d <%s>] >> " % (len(colours) - 1, lookup.hex().encode()))
