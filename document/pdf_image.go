@@ -230,8 +230,9 @@ var imageCodecs = map[string]bool{"DCTDecode": true, "CCITTFaxDecode": true, "JB
 // fax (the usual scanner output), and samples of 1, 2, 4, 8 or 16 bits
 // stored as they are or compressed with Flate, LZW or RunLength, behind
 // ASCIIHex or ASCII85 too, in gray, RGB, CMYK, Lab, one ink's tints or an
-// indexed (palette) colour space, with a Decode array. A JPEG that the PDF takes as it is
-// comes back as its stored bytes (stored), to go on without decoding.
+// indexed (palette) colour space, with a Decode array. A JPEG that the PDF
+// takes as it is comes back as its stored bytes (stored), to go on without
+// decoding.
 func decodeXObject(x pdf.Value) (img image.Image, stored []byte, err error) {
 	w, h := int(x.Key("Width").Int64()), int(x.Key("Height").Int64())
 	if w <= 0 || h <= 0 || int64(w)*int64(h) > maxPageImagePixels {
@@ -243,12 +244,22 @@ func decodeXObject(x pdf.Value) (img image.Image, stored []byte, err error) {
 	}
 	mask := x.Key("ImageMask").Bool()
 	bpc := int(x.Key("BitsPerComponent").Int64())
+	last := ""
+	if len(filters) > 0 {
+		last = filters[len(filters)-1].name
+	}
 	var cs colourSpace
 	if mask {
 		cs, bpc = colourSpace{kind: csGray, comps: 1}, 1
-	} else if cs, err = parseColourSpace(x.Key("ColorSpace"), 0); err != nil && !(len(filters) > 0 && filters[len(filters)-1].name == "DCTDecode") {
-		// A JPEG's own header says its colours when the PDF does not.
-		return nil, nil, err
+	} else if cs, err = parseColourSpace(x.Key("ColorSpace"), 0); err != nil {
+		switch {
+		case last == "CCITTFaxDecode":
+			cs = colourSpace{kind: csGray, comps: 1} // fax is black and white, whatever the PDF says
+		case imageCodecs[last]:
+			// A JPEG's own header says its colours.
+		default:
+			return nil, nil, err
+		}
 	}
 	dec, err := decodeArray(x.Key("Decode"), cs, bpc)
 	if err != nil {
@@ -268,7 +279,7 @@ func decodeXObject(x pdf.Value) (img image.Image, stored []byte, err error) {
 		// PNG's image data: passed on as a PNG, when the PDF's colours are
 		// the PNG's.
 		if len(filters) == 1 && f.name == "FlateDecode" && f.params.Key("Predictor").Int64() >= 10 && dec == nil &&
-			(cs.kind == csGray || cs.kind == csRGB && bpc >= 8) && int(cmp.Or(f.params.Key("Colors").Int64(), 1)) == cs.comps &&
+			(cs.kind == csGray && !cs.ink || cs.kind == csRGB && bpc >= 8) && int(cmp.Or(f.params.Key("Colors").Int64(), 1)) == cs.comps &&
 			int(cmp.Or(f.params.Key("Columns").Int64(), 1)) == w && int(cmp.Or(f.params.Key("BitsPerComponent").Int64(), 8)) == bpc {
 			b, err := readStream(rd)
 			if err != nil {
