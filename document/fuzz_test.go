@@ -69,6 +69,7 @@ func FuzzPDF(f *testing.F) {
 	addFiles(f, "testdata/*.pdf")
 	addFiles(f, "testdata/unreadable/*.pdf")
 	addFiles(f, "testdata/producers/*.pdf")
+	addFiles(f, "testdata/pdfimages/*.pdf") // page images in each encoding, bands, an inline image
 	// Form fields: an appearance, a value inherited without one, a
 	// checkbox's states, a FreeText comment.
 	f.Add(makePDFWith([]genPage{{shows: lines(50, 700, "Name:"), annots: []genAnnot{

@@ -38,7 +38,8 @@ func init() {
 		// a model; a JPEG is also turned upright by its EXIF orientation,
 		// a TIFF gives every page, each upright by its orientation.
 		{"png", "image/png", "2", []string{".png"}, [][]byte{[]byte("\x89PNG\r\n\x1a\n")}},
-		{"jpeg", "image/jpeg", "2", []string{".jpg", ".jpeg", ".jpe", ".jfif"}, [][]byte{{0xFF, 0xD8, 0xFF}}},
+		// jpeg 3: a CMYK JPEG's picture is encoded again as RGB.
+		{"jpeg", "image/jpeg", "3", []string{".jpg", ".jpeg", ".jpe", ".jfif"}, [][]byte{{0xFF, 0xD8, 0xFF}}},
 		{"tiff", "image/tiff", "2", []string{".tif", ".tiff"}, [][]byte{[]byte("II*\x00"), []byte("MM\x00*")}},
 		{"webp", "image/webp", "2", []string{".webp"}, nil},
 		// A GIF's first frame; a BMP as Windows scanning tools save it.
@@ -202,14 +203,17 @@ func fitForOCR(b []byte, maxPixels, ocrPixels, orientation int) (fit, full *Imag
 	}
 	px := cfg.Width * cfg.Height
 	original := &Image{MediaType: "image/" + kind, Data: b, Width: cfg.Width, Height: cfg.Height}
-	if orientation == 1 && px <= maxPixels && (kind == "png" || kind == "jpeg") {
+	// A CMYK JPEG (Adobe's, as print workflows and PDFs keep them) is
+	// encoded again as RGB: models that read images take RGB JPEGs.
+	cmyk := kind == "jpeg" && cfg.ColorModel == color.CMYKModel
+	if orientation == 1 && px <= maxPixels && (kind == "png" || kind == "jpeg") && !cmyk {
 		fit = original
 	}
 	// tesseract (leptonica) reads these from its standard input; WebP only
 	// when built with libwebp, so WebP is encoded as PNG.
 	switch kind {
 	case "png", "jpeg", "gif", "bmp":
-		if ocrPixels > 0 && orientation == 1 && px <= ocrPixels {
+		if ocrPixels > 0 && orientation == 1 && px <= ocrPixels && !cmyk {
 			full = original
 		}
 	}

@@ -29,7 +29,7 @@ func init() {
 		Name:       "pdf",
 		MediaType:  "application/pdf",
 		Extensions: []string{".pdf"},
-		Version:    "8", // 3: tight word spaces, ligatures spelled out, odd-length Unicode maps; 4: right-to-left text in logical order, Arabic presentation forms spelled, marks kept with their letters; 5: producers' sweep: table rows between a title and a paragraph, superscripts, chance gaps across two columns, Symbol and ZapfDingbats; 6: a table row whose cells wrap onto lines above and below it read as one row; 7: attached files (EmbeddedFiles, FileAttachment annotations) read as attachments; 8: filled-in form fields and annotations' text (widget and FreeText appearances, values of fields without an appearance) join the page's text, and scans are read by OCR at their own resolution (Limits.MaxOCRPixels)
+		Version:    "9", // 3: tight word spaces, ligatures spelled out, odd-length Unicode maps; 4: right-to-left text in logical order, Arabic presentation forms spelled, marks kept with their letters; 5: producers' sweep: table rows between a title and a paragraph, superscripts, chance gaps across two columns, Symbol and ZapfDingbats; 6: a table row whose cells wrap onto lines above and below it read as one row; 7: attached files (EmbeddedFiles, FileAttachment annotations) read as attachments; 8: filled-in form fields and annotations' text (widget and FreeText appearances, values of fields without an appearance) join the page's text, and scans are read by OCR at their own resolution (Limits.MaxOCRPixels); 9: page images in palettes, CMYK, Lab, 2/4/16-bit samples, with Decode arrays, LZW, RunLength, ASCIIHex and filter chains, and pages cut into bands drawn into one picture
 		Match:      matchPDF,
 		Priority:   100,
 		Decoder:    DecoderFunc(decodePDF),
@@ -71,7 +71,7 @@ func decodePDF(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (d
 			doc, err = nil, fmt.Errorf("%w: the PDF parser failed: %v (at %s)", ErrCorrupt, p, firstFrame(debug.Stack()))
 		}
 	}()
-	rd, file, recovered, err := openPDF(r, size, opts.Password)
+	rd, recovered, err := openPDF(r, size, opts.Password)
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +80,6 @@ func decodePDF(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (d
 		doc.Warnings = append(doc.Warnings, "the cross-reference table is broken: objects were found by scanning the file")
 	}
 	doc.Meta = pdfMeta(rd)
-	encrypted := rd.Trailer().Key("Encrypt").Kind() != pdf.Null
 
 	var pages []pdfPage
 	files := embeddedFiles(rd.Trailer().Key("Root"))
@@ -98,7 +97,7 @@ func decodePDF(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (d
 			return err
 		}
 		files = append(files, annotationFiles(p.V)...)
-		pg, warn := readPDFPage(ctx, file, p, attrs, fonts, form, n, encrypted, opts)
+		pg, warn := readPDFPage(ctx, p, attrs, fonts, form, n, opts)
 		if warn != "" {
 			doc.Warnings = append(doc.Warnings, warn)
 		}
@@ -146,7 +145,7 @@ func firstFrame(stack []byte) string {
 // openPDF opens the file, with the empty password and then opts' one; a
 // file whose cross-reference table does not load is opened again over
 // objects found by scanning it.
-func openPDF(r io.ReaderAt, size int64, password string) (rd *pdf.Reader, file io.ReaderAt, recovered bool, err error) {
+func openPDF(r io.ReaderAt, size int64, password string) (rd *pdf.Reader, recovered bool, err error) {
 	r = fixHeader(r)
 	open := func(r io.ReaderAt, size int64) (*pdf.Reader, error) {
 		tried := false
@@ -161,15 +160,15 @@ func openPDF(r io.ReaderAt, size int64, password string) (rd *pdf.Reader, file i
 	rd, err = open(r, size)
 	if err == nil {
 		if _, err = checkOpen(rd); err == nil {
-			return rd, r, false, nil
+			return rd, false, nil
 		}
 	}
 	if encErr := encryptionError(err, password); encErr != nil {
-		return nil, nil, false, encErr
+		return nil, false, encErr
 	}
 	fixed, fixedSize, ok := rebuildXref(r, size)
 	if !ok {
-		return nil, nil, false, fmt.Errorf("%w: %v; no objects could be recovered from it", ErrCorrupt, err)
+		return nil, false, fmt.Errorf("%w: %v; no objects could be recovered from it", ErrCorrupt, err)
 	}
 	rd2, err2 := open(fixed, fixedSize)
 	if err2 == nil {
@@ -177,11 +176,11 @@ func openPDF(r io.ReaderAt, size int64, password string) (rd *pdf.Reader, file i
 	}
 	if err2 != nil {
 		if encErr := encryptionError(err2, password); encErr != nil {
-			return nil, nil, false, encErr
+			return nil, false, encErr
 		}
-		return nil, nil, false, fmt.Errorf("%w: %v; recovery by scanning for objects failed too: %v", ErrCorrupt, err, err2)
+		return nil, false, fmt.Errorf("%w: %v; recovery by scanning for objects failed too: %v", ErrCorrupt, err, err2)
 	}
-	return rd2, fixed, true, nil
+	return rd2, true, nil
 }
 
 // checkOpen makes sure the document's catalog and page tree resolve.
@@ -438,7 +437,7 @@ const vectorPageSegments = 200
 
 // readPDFPage reads one page: its glyphs laid out, or, when it has no text
 // layer, its page image (and the OCR's text when opts.OCR is set).
-func readPDFPage(ctx context.Context, file io.ReaderAt, p pdf.Page, attrs pageAttrs, fonts map[string]*font, form pdfForm, num int, encrypted bool, opts *Options) (pg pdfPage, warn string) {
+func readPDFPage(ctx context.Context, p pdf.Page, attrs pageAttrs, fonts map[string]*font, form pdfForm, num int, opts *Options) (pg pdfPage, warn string) {
 	bx0, by0, bx1, by1 := pageBox(attrs)
 	pg.width, pg.height = bx1-bx0, by1-by0
 	in := &interpreter{fonts: fonts}
@@ -462,7 +461,7 @@ func readPDFPage(ctx context.Context, file io.ReaderAt, p pdf.Page, attrs pageAt
 	content, contentImages, segments, unmapped := len(in.glyphs), len(in.images), in.segments, in.unmapped
 	addWarn(in.annotations(p.V, form, num))
 	if content == 0 {
-		noText := pageImageOf(ctx, &pg, file, in.images[:contentImages], encrypted, num, opts)
+		noText := pageImageOf(ctx, &pg, in.images[:contentImages], num, opts)
 		// Text set as outlines: thousands of path segments and nothing
 		// else. A few rules or a frame on an empty page are not.
 		if pg.image == nil && pg.unreadable == "" && segments >= vectorPageSegments {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -25,10 +26,12 @@ type glyph struct {
 }
 
 // pageImage is an image XObject drawn on a page: its name in the
-// resources, and the page area it covers.
+// resources, the page area it covers, and the matrix that places it (the
+// unit square onto the page).
 type pageImage struct {
 	xobj pdf.Value
 	area float64
+	ctm  matrix
 }
 
 type matrix [6]float64 // a b c d e f, as in PDF
@@ -413,9 +416,13 @@ type interpreter struct {
 	// segments the path segments drawn (a page of text set as outlines
 	// draws thousands).
 	unmapped, segments int
-	fonts              map[string]*font // by resources object and font name, shared by the pages
-	ops                int
-	depth              int
+	// inline: the entries of the inline image being read; inlineBytes
+	// the data of those kept.
+	inline      []pdf.Value
+	inlineBytes int
+	fonts       map[string]*font // by resources object and font name, shared by the pages
+	ops         int
+	depth       int
 }
 
 func (in *interpreter) run(strm pdf.Value, g gstate) {
@@ -520,6 +527,13 @@ func (in *interpreter) run(strm pdf.Value, g gstate) {
 			if len(args) == 1 {
 				in.do(g, args[0].Name())
 			}
+		case "ID":
+			in.inline = args // an inline image's entries, its data to come with EI
+		case "EI":
+			if len(args) == 1 && args[0].Kind() == pdf.String && in.inline != nil {
+				in.inlineImage(g, in.inline, args[0].RawString())
+			}
+			in.inline = nil
 		case "m", "l", "c", "v", "y", "re":
 			in.segments++
 		}
@@ -626,9 +640,40 @@ func (in *interpreter) do(g gstate, name string) {
 		in.run(x, g)
 		in.depth--
 	case "Image":
-		// The unit square mapped by the CTM is the image's place.
-		x0, y0 := g.ctm.apply(0, 0)
-		x1, y1 := g.ctm.apply(1, 1)
-		in.images = append(in.images, pageImage{xobj: x, area: math.Abs((x1 - x0) * (y1 - y0))})
+		in.image(g, x)
 	}
+}
+
+// image notes an image drawn: the unit square mapped by the CTM is its
+// place.
+func (in *interpreter) image(g gstate, x pdf.Value) {
+	x0, y0 := g.ctm.apply(0, 0)
+	x1, y1 := g.ctm.apply(1, 1)
+	in.images = append(in.images, pageImage{xobj: x, area: math.Abs((x1 - x0) * (y1 - y0)), ctm: g.ctm})
+}
+
+// maxInlineBytes bounds the inline images' data a page keeps.
+const maxInlineBytes = 64 << 20
+
+// inlineImage notes an inline image (BI … ID data EI) drawn, as an image
+// XObject: a scan stored in the page's content, as Ghostscript writes a
+// small one. A colour space named in the page's resources is put in.
+func (in *interpreter) inlineImage(g gstate, entries []pdf.Value, data string) {
+	if in.inlineBytes += len(data); in.inlineBytes > maxInlineBytes {
+		return
+	}
+	entries = slices.Clone(entries)
+	for i := 0; i+1 < len(entries); i += 2 {
+		if k := entries[i].Name(); k != "CS" && k != "ColorSpace" {
+			continue
+		}
+		switch entries[i+1].Name() {
+		case "", "G", "RGB", "CMYK", "I", "DeviceGray", "DeviceRGB", "DeviceCMYK", "Indexed":
+		default:
+			if cs := g.resources.Key("ColorSpace").Key(entries[i+1].Name()); cs.Kind() != pdf.Null {
+				entries[i+1] = cs
+			}
+		}
+	}
+	in.image(g, pdf.InlineImage(g.resources, entries, []byte(data)))
 }

@@ -1,33 +1,49 @@
 package document
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
+	"compress/lzw"
+	"compress/zlib"
 	"context"
+	"encoding/ascii85"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
 	"image"
 	"image/color"
+	"image/jpeg"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/extractq/extractq/document/internal/pdf"
 	"golang.org/x/image/ccitt"
+	"golang.org/x/image/draw"
+	tifflzw "golang.org/x/image/tiff/lzw"
 )
 
 // pageImageOf sets the page image of a page without a text layer: the
 // largest image drawn over at least a third of the page, decoded and fitted
-// to the limits. It returns a warning when the page has none it can
+// to the limits; or, when no image covers two thirds of the page and the
+// images together cover more than the largest and over a third (scanner
+// software that cuts a page into bands), the images drawn into one picture
+// at their places. It returns a warning when the page has none it can
 // decode.
-func pageImageOf(ctx context.Context, pg *pdfPage, file io.ReaderAt, images []pageImage, encrypted bool, num int, opts *Options) string {
+func pageImageOf(ctx context.Context, pg *pdfPage, images []pageImage, num int, opts *Options) string {
 	var best *pageImage
 	for i := range images {
 		if best == nil || images[i].area > best.area {
 			best = &images[i]
 		}
 	}
-	if best == nil || best.area < pg.width*pg.height/3 {
+	third := pg.width * pg.height / 3
+	var strips []pageImage
+	if best != nil && best.area < 2*third {
+		strips = stripsOf(images, best.area, third)
+	}
+	if best == nil || strips == nil && best.area < third {
 		return fmt.Sprintf("page %d has no text and no page image", num)
 	}
 	// full is the picture OCR reads, at the scan's resolution: made only
@@ -39,7 +55,15 @@ func pageImageOf(ctx context.Context, pg *pdfPage, file io.ReaderAt, images []pa
 				err = fmt.Errorf("%v", p)
 			}
 		}()
-		img, full, err = xobjectImage(file, best.xobj, encrypted, opts.Limits.MaxImagePixels, ocrPixels(opts))
+		if strips != nil {
+			var pic image.Image
+			if pic, err = compositeImages(strips); err != nil {
+				return nil, err
+			}
+			img, full, err = fitDecoded(pic, false, opts.Limits.MaxImagePixels, ocrPixels(opts), 1, nil, nil)
+			return img, err
+		}
+		img, full, err = xobjectImage(best.xobj, opts.Limits.MaxImagePixels, ocrPixels(opts))
 		return img, err
 	}()
 	if err != nil {
@@ -61,142 +85,912 @@ func pageImageOf(ctx context.Context, pg *pdfPage, file io.ReaderAt, images []pa
 	return ""
 }
 
+// maxStrips bounds the images drawn into one page picture.
+const maxStrips = 64
+
+// stripsOf picks the images that together make a page (drawn upright,
+// unrotated) when they cover at least a third of its area and a quarter
+// more than the largest image alone: nil when they do not, or are too
+// many.
+func stripsOf(images []pageImage, largest, third float64) []pageImage {
+	var strips []pageImage
+	var area float64
+	for _, im := range images {
+		if im.ctm[0] > 0 && im.ctm[3] > 0 && im.ctm[1] == 0 && im.ctm[2] == 0 {
+			strips = append(strips, im)
+			area += im.area
+		}
+	}
+	if len(strips) < 2 || len(strips) > maxStrips || area < third || area < 1.25*largest {
+		return nil
+	}
+	return strips
+}
+
+// compositeImages draws images into one picture at their places on the
+// page, on white, at the finest of their resolutions (within
+// maxPageImagePixels).
+func compositeImages(strips []pageImage) (image.Image, error) {
+	x0, y0, x1, y1 := math.Inf(1), math.Inf(1), math.Inf(-1), math.Inf(-1)
+	scale := 0.0 // pixels a point
+	for _, s := range strips {
+		m := s.ctm
+		x0, y0 = min(x0, m[4]), min(y0, m[5])
+		x1, y1 = max(x1, m[4]+m[0]), max(y1, m[5]+m[3])
+		w, h := float64(s.xobj.Key("Width").Int64()), float64(s.xobj.Key("Height").Int64())
+		scale = max(scale, w/m[0], h/m[3])
+	}
+	pw, ph := (x1-x0)*scale, (y1-y0)*scale
+	if pw*ph > maxPageImagePixels {
+		scale *= 0.999 * math.Sqrt(maxPageImagePixels/(pw*ph))
+	}
+	if scale <= 0 || math.IsInf(scale, 0) || math.IsNaN(scale) {
+		return nil, fmt.Errorf("page images placed at a scale of %v", scale)
+	}
+	pw, ph = math.Ceil((x1-x0)*scale), math.Ceil((y1-y0)*scale)
+	if pw < 1 || ph < 1 || pw*ph > maxPageImagePixels {
+		return nil, fmt.Errorf("page images over %.0f×%.0f pixels", pw, ph)
+	}
+	// One image decoded at a time; the picture is gray until an image in
+	// colour comes.
+	rect := image.Rect(0, 0, int(pw), int(ph))
+	var canvas draw.Image = image.NewGray(rect)
+	draw.Draw(canvas, rect, image.White, image.Point{}, draw.Src)
+	decoded := 0
+	for i, s := range strips {
+		decoded += int(min(max(s.xobj.Key("Width").Int64(), 0), maxPageImagePixels) * min(max(s.xobj.Key("Height").Int64(), 0), maxPageImagePixels))
+		if decoded > 2*maxPageImagePixels {
+			return nil, fmt.Errorf("the %d images drawn on the page hold over %d MP", len(strips), 2*maxPageImagePixels/1_000_000)
+		}
+		img, stored, err := decodeXObject(s.xobj)
+		if err == nil && stored != nil {
+			img, _, err = image.Decode(bytes.NewReader(stored))
+		}
+		if err != nil {
+			return nil, fmt.Errorf("image %d of %d drawn on the page: %w", i+1, len(strips), err)
+		}
+		if _, gray := canvas.(*image.Gray); gray && !isGray(img) {
+			rgb := image.NewRGBA(rect)
+			draw.Draw(rgb, rect, canvas, image.Point{}, draw.Src)
+			canvas = rgb
+		}
+		m := s.ctm
+		// PDF's y goes up, the picture's down.
+		r := image.Rect(int(math.Round((m[4]-x0)*scale)), int(math.Round((y1-m[5]-m[3])*scale)),
+			int(math.Round((m[4]+m[0]-x0)*scale)), int(math.Round((y1-m[5])*scale)))
+		draw.ApproxBiLinear.Scale(canvas, r, img, img.Bounds(), draw.Src, nil)
+	}
+	return canvas, nil
+}
+
 // maxPageImagePixels bounds a page image decoded out of a PDF (a 600 dpi
 // A3 scan is 35 MP; RGB samples take 4 bytes a pixel once decoded).
 const maxPageImagePixels = 40_000_000
 
-// rawStream reads a stream's bytes as stored, before any filter.
-func rawStream(file io.ReaderAt, v pdf.Value) ([]byte, error) {
-	off, n, ok := v.RawStream()
-	if !ok || n <= 0 || n > 64<<20 {
-		return nil, fmt.Errorf("no image stream (length %d)", n)
+// xobjectImage decodes an image XObject and fits it: see decodeXObject for
+// what is decoded. It returns the picture fitted to maxPixels and, when
+// ocrPixels > 0, the picture for OCR at the image's own resolution (within
+// ocrPixels): a JPEG's bytes as they are when nothing in the PDF changes
+// its colours, else the decoded samples as PNG.
+func xobjectImage(x pdf.Value, maxPixels, ocrPixels int) (fit, full *Image, err error) {
+	img, stored, err := decodeXObject(x)
+	if err != nil {
+		return nil, nil, err
 	}
-	b := make([]byte, n)
-	if _, err := file.ReadAt(b, off); err != nil && err != io.EOF {
-		return nil, err
+	if stored != nil {
+		return fitForOCR(stored, maxPixels, ocrPixels, 1)
 	}
-	return b, nil
+	return fitDecoded(img, false, maxPixels, ocrPixels, 1, nil, nil)
 }
 
-// xobjectImage decodes an image XObject: JPEG (DCTDecode) as is, CCITT
-// fax (the usual scanner output) and Flate-compressed gray or RGB samples.
-// It returns the picture fitted to maxPixels and, when ocrPixels > 0, the
-// picture for OCR at the image's own resolution (within ocrPixels): a
-// JPEG's stream bytes as they are, else the decoded samples as PNG.
-func xobjectImage(file io.ReaderAt, x pdf.Value, encrypted bool, maxPixels, ocrPixels int) (fit, full *Image, err error) {
+// maxImageStream bounds the bytes of a page image read whole (a JPEG, or
+// the PNG-predicted samples passed on as a PNG).
+const maxImageStream = 64 << 20
+
+// pdfFilter is one of a stream's filters and its parameters.
+type pdfFilter struct {
+	name   string
+	params pdf.Value
+}
+
+// filterNames spells out the abbreviated filter names of inline images.
+var filterNames = map[string]string{"AHx": "ASCIIHexDecode", "A85": "ASCII85Decode", "LZW": "LZWDecode", "Fl": "FlateDecode", "RL": "RunLengthDecode", "CCF": "CCITTFaxDecode", "DCT": "DCTDecode"}
+
+func streamFilters(x pdf.Value) []pdfFilter {
+	f, p := x.Key("Filter"), x.Key("DecodeParms")
+	var fs []pdfFilter
+	switch f.Kind() {
+	case pdf.Name:
+		if p.Kind() == pdf.Array {
+			p = p.Index(0)
+		}
+		fs = append(fs, pdfFilter{f.Name(), p})
+	case pdf.Array:
+		for i := range min(f.Len(), 9) {
+			fp := p
+			if p.Kind() == pdf.Array {
+				fp = p.Index(i)
+			} else if i > 0 {
+				fp = pdf.Value{}
+			}
+			fs = append(fs, pdfFilter{f.Index(i).Name(), fp})
+		}
+	}
+	for i := range fs {
+		fs[i].name = cmp.Or(filterNames[fs[i].name], fs[i].name)
+	}
+	return fs
+}
+
+// imageCodecs are the filters that decode an image's samples as a whole:
+// only the last of a stream's filters.
+var imageCodecs = map[string]bool{"DCTDecode": true, "CCITTFaxDecode": true, "JBIG2Decode": true, "JPXDecode": true}
+
+// decodeXObject decodes an image XObject's samples: JPEG (DCTDecode), CCITT
+// fax (the usual scanner output), and samples of 1, 2, 4, 8 or 16 bits
+// stored as they are or compressed with Flate, LZW or RunLength, behind
+// ASCIIHex or ASCII85 too, in gray, RGB, CMYK, Lab, one ink's tints or an
+// indexed (palette) colour space, with a Decode array. A JPEG that the PDF
+// takes as it is comes back as its stored bytes (stored), to go on without
+// decoding.
+func decodeXObject(x pdf.Value) (img image.Image, stored []byte, err error) {
 	w, h := int(x.Key("Width").Int64()), int(x.Key("Height").Int64())
 	if w <= 0 || h <= 0 || int64(w)*int64(h) > maxPageImagePixels {
 		return nil, nil, fmt.Errorf("image of %d×%d pixels", w, h)
 	}
-	filter := x.Key("Filter")
-	if filter.Kind() == pdf.Array && filter.Len() == 1 {
-		filter = filter.Index(0)
+	filters := streamFilters(x)
+	if len(filters) > 8 {
+		return nil, nil, fmt.Errorf("an image behind %d filters", len(filters))
 	}
-	params := x.Key("DecodeParms")
-	if params.Kind() == pdf.Array {
-		params = params.Index(0)
+	mask := x.Key("ImageMask").Bool()
+	bpc := int(x.Key("BitsPerComponent").Int64())
+	last := ""
+	if len(filters) > 0 {
+		last = filters[len(filters)-1].name
 	}
-	name := filter.Name()
-	if encrypted && (name == "DCTDecode" || name == "CCITTFaxDecode") {
-		return nil, nil, fmt.Errorf("a %s image in an encrypted file", name)
-	}
-	switch name {
-	case "DCTDecode":
-		b, err := rawStream(file, x)
-		if err != nil {
+	var cs colourSpace
+	if mask {
+		cs, bpc = colourSpace{kind: csGray, comps: 1}, 1
+	} else if cs, err = parseColourSpace(x.Key("ColorSpace"), 0); err != nil {
+		switch {
+		case last == "CCITTFaxDecode":
+			cs = colourSpace{kind: csGray, comps: 1} // fax is black and white, whatever the PDF says
+		case imageCodecs[last]:
+			// A JPEG's own header says its colours.
+		default:
 			return nil, nil, err
 		}
-		return fitForOCR(b, maxPixels, ocrPixels, 1)
-	case "CCITTFaxDecode":
-		b, err := rawStream(file, x)
-		if err != nil {
-			return nil, nil, err
-		}
-		sub := ccitt.Group3
-		if params.Key("K").Int64() < 0 {
-			sub = ccitt.Group4
-		}
-		cols := int(params.Key("Columns").Int64())
-		if cols <= 0 {
-			cols = w
-		}
-		rows := int(params.Key("Rows").Int64())
-		if rows <= 0 {
-			rows = h
-		}
-		img := image.NewGray(image.Rect(0, 0, cols, rows))
-		rd := ccitt.NewReader(bytes.NewReader(b), ccitt.MSB, sub, cols, rows, &ccitt.Options{Invert: !params.Key("BlackIs1").Bool(), Align: params.Key("EncodedByteAlign").Bool()})
-		if err := readBits(rd, img, cols, rows); err != nil {
-			return nil, nil, err
-		}
-		return fitDecoded(img, false, maxPixels, ocrPixels, 1, nil, nil)
-	case "FlateDecode", "":
-		bpc := int(x.Key("BitsPerComponent").Int64())
-		if pred := params.Key("Predictor").Int64(); pred >= 10 && name != "" {
-			// PNG predictors: the stream is a PNG's image data as is.
-			if encrypted {
-				return nil, nil, fmt.Errorf("a PNG-predicted image in an encrypted file")
+	}
+	dec, err := decodeArray(x.Key("Decode"), cs, bpc)
+	if err != nil {
+		return nil, nil, err
+	}
+	rd := x.EncodedReader()
+	codec := pdfFilter{}
+	for i, f := range filters {
+		if imageCodecs[f.name] {
+			if i != len(filters)-1 {
+				return nil, nil, fmt.Errorf("the %s image is filtered again (%s)", f.name, filters[i+1].name)
 			}
-			b, err := rawStream(file, x)
+			codec = f
+			break
+		}
+		// The samples of a single Flate filter with a PNG predictor are a
+		// PNG's image data: passed on as a PNG, when the PDF's colours are
+		// the PNG's.
+		if len(filters) == 1 && f.name == "FlateDecode" && f.params.Key("Predictor").Int64() >= 10 && dec == nil &&
+			(cs.kind == csGray && !cs.ink || cs.kind == csRGB && bpc >= 8) && int(cmp.Or(f.params.Key("Colors").Int64(), 1)) == cs.comps &&
+			int(cmp.Or(f.params.Key("Columns").Int64(), 1)) == w && int(cmp.Or(f.params.Key("BitsPerComponent").Int64(), 8)) == bpc {
+			b, err := readStream(rd)
 			if err != nil {
 				return nil, nil, err
 			}
-			comps := int(params.Key("Colors").Int64())
-			if comps == 0 {
-				comps = 1
-			}
-			return fitForOCR(wrapPNG(w, h, bpc, comps, b), maxPixels, ocrPixels, 1)
+			return nil, wrapPNG(w, h, bpc, cs.comps, b), nil
 		}
-		comps := 0
-		switch cs := x.Key("ColorSpace"); {
-		case cs.Name() == "DeviceGray", x.Key("ImageMask").Bool():
-			comps = 1
-		case cs.Name() == "DeviceRGB":
-			comps = 3
-		case cs.Kind() == pdf.Array && cs.Index(0).Name() == "ICCBased":
-			comps = int(cs.Index(1).Key("N").Int64())
+		if rd, err = unfilter(rd, f); err != nil {
+			return nil, nil, err
 		}
-		if (comps != 1 && comps != 3) || (bpc != 8 && !(bpc == 1 && comps == 1)) {
-			return nil, nil, fmt.Errorf("%d-bit samples in %d components are not decoded", bpc, comps)
-		}
-		rd := x.Reader()
-		defer rd.Close()
-		if bpc == 1 {
-			img := image.NewGray(image.Rect(0, 0, w, h))
-			rowBytes := (w + 7) / 8
-			row := make([]byte, rowBytes)
-			for y := range h {
-				if _, err := io.ReadFull(rd, row); err != nil {
-					return nil, nil, err
-				}
-				for xx := range w {
-					if row[xx/8]&(0x80>>(xx%8)) != 0 {
-						img.Pix[y*img.Stride+xx] = 0xFF
-					}
-				}
-			}
-			return fitDecoded(img, false, maxPixels, ocrPixels, 1, nil, nil)
-		}
-		if comps == 1 {
-			img := image.NewGray(image.Rect(0, 0, w, h))
-			if _, err := io.ReadFull(rd, img.Pix); err != nil {
-				return nil, nil, err
-			}
-			return fitDecoded(img, false, maxPixels, ocrPixels, 1, nil, nil)
-		}
-		img := image.NewRGBA(image.Rect(0, 0, w, h))
-		px := make([]byte, 3*w)
-		for y := range h {
-			if _, err := io.ReadFull(rd, px); err != nil {
-				return nil, nil, err
-			}
-			for xx := range w {
-				img.SetRGBA(xx, y, color.RGBA{px[3*xx], px[3*xx+1], px[3*xx+2], 0xFF})
-			}
-		}
-		return fitDecoded(img, false, maxPixels, ocrPixels, 1, nil, nil)
 	}
-	return nil, nil, fmt.Errorf("images compressed with %s are not decoded", name)
+	switch codec.name {
+	case "DCTDecode":
+		b, err := readStream(rd)
+		if err != nil {
+			return nil, nil, err
+		}
+		return decodeJPEG(b, dec)
+	case "CCITTFaxDecode":
+		p := codec.params
+		sub := ccitt.Group3
+		if p.Key("K").Int64() < 0 {
+			sub = ccitt.Group4
+		}
+		// The image's Width when Columns is left out, its Height bounding
+		// Rows: a fax image is the image.
+		cols := int(p.Key("Columns").Int64())
+		if cols <= 0 {
+			cols = w
+		}
+		rows := int(p.Key("Rows").Int64())
+		if rows <= 0 || rows > h {
+			rows = h
+		}
+		if cols > 2*w+64 {
+			return nil, nil, fmt.Errorf("a fax image of %d columns in an image %d pixels wide", cols, w)
+		}
+		// A Decode array [1 0] inverts the image (a mask's, or a
+		// scanner's that writes white as 0).
+		invert := !p.Key("BlackIs1").Bool()
+		if dec != nil && dec[0].lo > dec[0].hi {
+			invert = !invert
+		}
+		img := image.NewGray(image.Rect(0, 0, cols, rows))
+		fax := ccitt.NewReader(rd, ccitt.MSB, sub, cols, rows, &ccitt.Options{Invert: invert, Align: p.Key("EncodedByteAlign").Bool()})
+		if err := readBits(fax, img, cols, rows); err != nil {
+			return nil, nil, err
+		}
+		return img, nil, nil
+	case "":
+		img, err := readSamples(rd, w, h, bpc, cs, dec)
+		return img, nil, err
+	}
+	return nil, nil, fmt.Errorf("images compressed with %s are not decoded", codec.name)
+}
+
+// readStream reads the rest of a stream, at most maxImageStream bytes.
+func readStream(rd io.Reader) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(rd, maxImageStream+1))
+	if err != nil {
+		return nil, fmt.Errorf("the image stream does not read: %w", err)
+	}
+	if len(b) > maxImageStream {
+		return nil, fmt.Errorf("an image stream of more than %d MB", maxImageStream>>20)
+	}
+	return b, nil
+}
+
+// decodeJPEG takes a JPEG as it is (fitForOCR makes a CMYK one RGB)
+// unless a Decode array inverts it. The Decode array [1 0 1 0 1 0 1 0] of
+// Photoshop's and ImageMagick's CMYK JPEGs says their samples are stored
+// inverted, which Go's decoder already undoes by the Adobe marker, as
+// poppler does: left as decoded.
+func decodeJPEG(b []byte, dec []decodeRange) (image.Image, []byte, error) {
+	cfg, err := jpeg.DecodeConfig(bytes.NewReader(b))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: the JPEG header does not decode (%v)", ErrCorrupt, err)
+	}
+	if cfg.ColorModel == color.CMYKModel || dec == nil {
+		return nil, b, nil
+	}
+	if int64(cfg.Width)*int64(cfg.Height) > maxPageImagePixels {
+		return nil, nil, fmt.Errorf("a JPEG of %d×%d pixels", cfg.Width, cfg.Height)
+	}
+	img, err := jpeg.Decode(bytes.NewReader(b))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: the JPEG does not decode: %v", ErrCorrupt, err)
+	}
+	invert := dec[0].lo > dec[0].hi
+	switch m := img.(type) {
+	case *image.Gray:
+		if invert {
+			for i := range m.Pix {
+				m.Pix[i] = ^m.Pix[i]
+			}
+		}
+		return m, nil, nil
+	}
+	if !invert {
+		return img, nil, nil
+	}
+	out := image.NewRGBA(img.Bounds())
+	draw.Draw(out, out.Rect, img, img.Bounds().Min, draw.Src)
+	for i := 0; i < len(out.Pix); i += 4 {
+		out.Pix[i], out.Pix[i+1], out.Pix[i+2] = ^out.Pix[i], ^out.Pix[i+1], ^out.Pix[i+2]
+	}
+	return out, nil, nil
+}
+
+func cmykToRGB(c, m, y, k byte) (r, g, b byte) {
+	w := 255 - uint32(k)
+	return byte((255 - uint32(c)) * w / 255), byte((255 - uint32(m)) * w / 255), byte((255 - uint32(y)) * w / 255)
+}
+
+// Colour space kinds an image's samples are decoded from.
+const (
+	csGray = iota + 1
+	csRGB
+	csCMYK
+	csLab
+	csIndexed
+)
+
+// colourSpace is an image's colour space as far as reading it goes: gray,
+// RGB, CMYK, Lab, or a palette of one of them.
+type colourSpace struct {
+	kind  int
+	comps int // components a sample has
+	// base, hival and palette: an indexed space's colours, each entry
+	// already made RGB (or gray when base is gray).
+	base    *colourSpace
+	hival   int
+	palette []color.RGBA
+	// white: a Lab space's white point X, Z (Y is 1); ab its a* b* range.
+	white [2]float64
+	ab    [4]float64
+	// ink: a gray space of one ink's tints (Separation, DeviceN of one
+	// colorant), 1 the darkest.
+	ink bool
+}
+
+// parseColourSpace reads an image's /ColorSpace. CalGray and CalRGB are
+// read as DeviceGray and DeviceRGB, an ICC profile by its component count.
+func parseColourSpace(v pdf.Value, depth int) (colourSpace, error) {
+	name := v.Name()
+	if v.Kind() == pdf.Array {
+		name = v.Index(0).Name()
+	}
+	switch name {
+	case "DeviceGray", "G", "CalGray":
+		return colourSpace{kind: csGray, comps: 1}, nil
+	case "DeviceRGB", "RGB", "CalRGB":
+		return colourSpace{kind: csRGB, comps: 3}, nil
+	case "DeviceCMYK", "CMYK":
+		return colourSpace{kind: csCMYK, comps: 4}, nil
+	case "ICCBased":
+		switch n := v.Index(1).Key("N").Int64(); n {
+		case 1:
+			return colourSpace{kind: csGray, comps: 1}, nil
+		case 3:
+			return colourSpace{kind: csRGB, comps: 3}, nil
+		case 4:
+			return colourSpace{kind: csCMYK, comps: 4}, nil
+		default:
+			return colourSpace{}, fmt.Errorf("an ICC colour space of %d components is not decoded", n)
+		}
+	case "Separation", "DeviceN":
+		// One ink's tints, read as their darkness: exact for black ink,
+		// near enough for OCR for a spot colour's.
+		if v.Kind() != pdf.Array || name == "DeviceN" && v.Index(1).Len() != 1 {
+			return colourSpace{}, fmt.Errorf("images in a %s colour space of %d colorants are not decoded", name, v.Index(1).Len())
+		}
+		return colourSpace{kind: csGray, comps: 1, ink: true}, nil
+	case "Lab":
+		d := v.Index(1)
+		cs := colourSpace{kind: csLab, comps: 3, white: [2]float64{0.9505, 1.089}, ab: [4]float64{-100, 100, -100, 100}}
+		if wp := d.Key("WhitePoint"); wp.Len() == 3 && wp.Index(0).Float64() > 0 && wp.Index(2).Float64() > 0 {
+			cs.white = [2]float64{wp.Index(0).Float64(), wp.Index(2).Float64()}
+		}
+		if r := d.Key("Range"); r.Len() == 4 {
+			for i := range cs.ab {
+				cs.ab[i] = r.Index(i).Float64()
+			}
+		}
+		return cs, nil
+	case "Indexed", "I":
+		if v.Kind() != pdf.Array || v.Len() != 4 || depth > 0 {
+			return colourSpace{}, fmt.Errorf("an indexed colour space of %d entries", v.Len())
+		}
+		base, err := parseColourSpace(v.Index(1), depth+1)
+		if err != nil {
+			return colourSpace{}, err
+		}
+		hival := int(v.Index(2).Int64())
+		if hival < 0 || hival > 255 {
+			return colourSpace{}, fmt.Errorf("an indexed colour space of %d colours", hival+1)
+		}
+		var table []byte
+		switch lk := v.Index(3); lk.Kind() {
+		case pdf.String:
+			table = []byte(lk.RawString())
+		case pdf.Stream:
+			rd := lk.EncodedReader()
+			for _, f := range streamFilters(lk) {
+				if rd, err = unfilter(rd, f); err != nil {
+					return colourSpace{}, fmt.Errorf("the palette of an indexed colour space: %w", err)
+				}
+			}
+			table, err = io.ReadAll(io.LimitReader(rd, 4*256))
+			if err != nil {
+				return colourSpace{}, fmt.Errorf("the palette of an indexed colour space does not read: %w", err)
+			}
+		}
+		cs := colourSpace{kind: csIndexed, comps: 1, base: &base, hival: hival, palette: make([]color.RGBA, hival+1)}
+		dec := base.defaultDecode(8)
+		for i := range cs.palette {
+			var s [4]float64
+			for c := range base.comps {
+				// A short table (some writers drop trailing zeros)
+				// reads as black past its end.
+				if j := i*base.comps + c; j < len(table) {
+					s[c] = dec[c].lo + float64(table[j])*(dec[c].hi-dec[c].lo)/255
+				}
+			}
+			cs.palette[i] = base.rgb(s)
+		}
+		return cs, nil
+	case "":
+		return colourSpace{}, fmt.Errorf("an image without a colour space")
+	}
+	return colourSpace{}, fmt.Errorf("images in the %s colour space are not decoded", name)
+}
+
+// decodeRange maps a component's samples, 0 to 2^bpc-1, onto lo to hi.
+type decodeRange struct{ lo, hi float64 }
+
+// defaultDecode is the Decode array a colour space implies.
+func (cs colourSpace) defaultDecode(bpc int) []decodeRange {
+	switch cs.kind {
+	case csLab:
+		return []decodeRange{{0, 100}, {cs.ab[0], cs.ab[1]}, {cs.ab[2], cs.ab[3]}}
+	case csIndexed:
+		return []decodeRange{{0, float64(int(1)<<bpc - 1)}}
+	}
+	d := make([]decodeRange, cs.comps)
+	for i := range d {
+		d[i] = decodeRange{0, 1}
+	}
+	return d
+}
+
+// decodeArray reads an image's /Decode: nil when there is none or it is
+// the colour space's own.
+func decodeArray(v pdf.Value, cs colourSpace, bpc int) ([]decodeRange, error) {
+	if v.Kind() != pdf.Array || cs.comps == 0 {
+		return nil, nil
+	}
+	if v.Len() != 2*cs.comps {
+		return nil, fmt.Errorf("a Decode array of %d numbers for %d components", v.Len(), cs.comps)
+	}
+	def := cs.defaultDecode(bpc)
+	d := make([]decodeRange, cs.comps)
+	same := true
+	for i := range d {
+		d[i] = decodeRange{v.Index(2 * i).Float64(), v.Index(2*i + 1).Float64()}
+		same = same && d[i] == def[i]
+	}
+	if same {
+		return nil, nil
+	}
+	return d, nil
+}
+
+// rgb makes a colour of a sample's decoded components (0 to 1, Lab's L*
+// a* b*).
+func (cs colourSpace) rgb(s [4]float64) color.RGBA {
+	b := func(f float64) byte { return byte(math.Round(255 * min(1, max(0, f)))) }
+	switch cs.kind {
+	case csGray:
+		if cs.ink {
+			s[0] = 1 - s[0]
+		}
+		g := b(s[0])
+		return color.RGBA{g, g, g, 0xFF}
+	case csRGB:
+		return color.RGBA{b(s[0]), b(s[1]), b(s[2]), 0xFF}
+	case csCMYK:
+		r, g, bl := cmykToRGB(b(s[0]), b(s[1]), b(s[2]), b(s[3]))
+		return color.RGBA{r, g, bl, 0xFF}
+	case csLab:
+		// L*a*b* to XYZ against the space's white point, then to sRGB
+		// (the white point scaled to D65's).
+		fy := (s[0] + 16) / 116
+		fx, fz := fy+s[1]/500, fy-s[2]/200
+		inv := func(t float64) float64 {
+			if t > 6.0/29 {
+				return t * t * t
+			}
+			return 3 * (6.0 / 29) * (6.0 / 29) * (t - 4.0/29)
+		}
+		x, y, z := 0.9505*inv(fx), inv(fy), 1.089*inv(fz)
+		lin := [3]float64{3.2406*x - 1.5372*y - 0.4986*z, -0.9689*x + 1.8758*y + 0.0415*z, 0.0557*x - 0.2040*y + 1.0570*z}
+		for i, c := range lin {
+			if c <= 0.0031308 {
+				lin[i] = 12.92 * c
+			} else {
+				lin[i] = 1.055*math.Pow(c, 1/2.4) - 0.055
+			}
+		}
+		return color.RGBA{b(lin[0]), b(lin[1]), b(lin[2]), 0xFF}
+	}
+	return color.RGBA{A: 0xFF}
+}
+
+// readSamples decodes an image's samples, bpc bits each (1, 2, 4, 8 or 16),
+// row by row: gray into a gray image, the rest into RGB.
+func readSamples(rd io.Reader, w, h, bpc int, cs colourSpace, dec []decodeRange) (image.Image, error) {
+	switch bpc {
+	case 1, 2, 4, 8, 16:
+	default:
+		return nil, fmt.Errorf("%d-bit samples are not decoded", bpc)
+	}
+	if cs.kind == csIndexed && bpc == 16 {
+		return nil, fmt.Errorf("16-bit palette indexes are not decoded")
+	}
+	// 8-bit gray, RGB and CMYK samples as they are are copied.
+	plain := dec == nil && bpc == 8 && !cs.ink
+	if dec == nil {
+		dec = cs.defaultDecode(bpc)
+	}
+	// Samples of up to 8 bits are looked up: their value's decoded
+	// component, per component (16-bit samples by their high byte).
+	tbits := min(bpc, 8)
+	levels := 1 << tbits
+	tables := make([][]float64, cs.comps)
+	for c := range tables {
+		tables[c] = make([]float64, levels)
+		for v := range levels {
+			tables[c][v] = dec[c].lo + float64(v)*(dec[c].hi-dec[c].lo)/float64(levels-1)
+		}
+	}
+	gray := cs.kind == csGray || cs.kind == csIndexed && cs.base.kind == csGray
+	var gimg *image.Gray
+	var cimg *image.RGBA
+	if gray {
+		gimg = image.NewGray(image.Rect(0, 0, w, h))
+	} else {
+		cimg = image.NewRGBA(image.Rect(0, 0, w, h))
+	}
+	// The colours of a gray or palette sample's values, made once.
+	var lut []color.RGBA
+	switch cs.kind {
+	case csGray:
+		lut = make([]color.RGBA, levels)
+		for v := range lut {
+			lut[v] = cs.rgb([4]float64{tables[0][v]})
+		}
+	case csIndexed:
+		lut = make([]color.RGBA, levels)
+		for v := range lut {
+			i := int(math.Round(tables[0][v]))
+			lut[v] = cs.palette[min(max(i, 0), cs.hival)]
+		}
+	}
+	rowBytes := (w*cs.comps*bpc + 7) / 8
+	row := make([]byte, rowBytes)
+	br := bufio.NewReaderSize(rd, 64<<10)
+	for y := range h {
+		if _, err := io.ReadFull(br, row); err != nil {
+			if y > 0 && (err == io.ErrUnexpectedEOF || err == io.EOF) {
+				// A scan cut short keeps its rows read (the rest is
+				// white), as readers of PDF do.
+				if gimg != nil {
+					fillWhite(gimg.Pix[y*gimg.Stride:])
+				} else {
+					fillWhite(cimg.Pix[y*cimg.Stride:])
+				}
+				break
+			}
+			return nil, fmt.Errorf("the image's samples end at row %d of %d: %w", y, h, err)
+		}
+		bit := 0
+		sample := func() int {
+			var v int
+			switch bpc {
+			case 8:
+				v = int(row[bit>>3])
+			case 16:
+				v = int(row[bit>>3])
+			default:
+				v = int(row[bit>>3]>>(8-bpc-bit&7)) & (1<<bpc - 1)
+			}
+			bit += bpc
+			return v
+		}
+		switch {
+		case plain && cs.kind == csGray:
+			copy(gimg.Pix[y*gimg.Stride:], row[:w])
+			continue
+		case plain && cs.kind == csRGB:
+			px := cimg.Pix[y*cimg.Stride:]
+			for x := range w {
+				px[4*x], px[4*x+1], px[4*x+2], px[4*x+3] = row[3*x], row[3*x+1], row[3*x+2], 0xFF
+			}
+			continue
+		case plain && cs.kind == csCMYK:
+			px := cimg.Pix[y*cimg.Stride:]
+			for x := range w {
+				px[4*x], px[4*x+1], px[4*x+2] = cmykToRGB(row[4*x], row[4*x+1], row[4*x+2], row[4*x+3])
+				px[4*x+3] = 0xFF
+			}
+			continue
+		}
+		if lut != nil {
+			for x := range w {
+				c := lut[sample()]
+				if gimg != nil {
+					gimg.Pix[y*gimg.Stride+x] = c.R
+				} else {
+					cimg.SetRGBA(x, y, c)
+				}
+			}
+			continue
+		}
+		var s [4]float64
+		for x := range w {
+			for c := range cs.comps {
+				s[c] = tables[c][sample()]
+			}
+			cimg.SetRGBA(x, y, cs.rgb(s))
+		}
+	}
+	if gimg != nil {
+		return gimg, nil
+	}
+	return cimg, nil
+}
+
+func fillWhite(b []byte) {
+	for i := range b {
+		b[i] = 0xFF
+	}
+}
+
+// unfilter decodes one of the filters before an image's samples or codec:
+// Flate and LZW (with their predictors), RunLength, ASCIIHex, ASCII85.
+func unfilter(rd io.Reader, f pdfFilter) (io.Reader, error) {
+	switch f.name {
+	case "FlateDecode":
+		zr, err := zlib.NewReader(rd)
+		if err != nil {
+			return nil, fmt.Errorf("the image's Flate data does not open: %w", err)
+		}
+		return unpredict(zr, f.params)
+	case "LZWDecode":
+		// EarlyChange 1, the default, is the code width growing one code
+		// early: TIFF's LZW; 0 is GIF's.
+		var lr io.Reader
+		if ec := f.params.Key("EarlyChange"); ec.Kind() == pdf.Null || ec.Int64() != 0 {
+			lr = tifflzw.NewReader(rd, tifflzw.MSB, 8)
+		} else {
+			lr = lzw.NewReader(rd, lzw.MSB, 8)
+		}
+		return unpredict(lr, f.params)
+	case "RunLengthDecode":
+		return &runLengthReader{r: bufio.NewReader(rd)}, nil
+	case "ASCIIHexDecode":
+		return &hexReader{r: bufio.NewReader(rd)}, nil
+	case "ASCII85Decode":
+		return ascii85.NewDecoder(&a85Reader{r: bufio.NewReader(rd)}), nil
+	}
+	return nil, fmt.Errorf("images filtered with %s are not decoded", cmp.Or(f.name, "an unnamed filter"))
+}
+
+// unpredict undoes a Flate or LZW filter's predictor: TIFF's (2) or PNG's
+// (10 and up, each row saying its own).
+func unpredict(rd io.Reader, p pdf.Value) (io.Reader, error) {
+	pred := p.Key("Predictor").Int64()
+	if pred <= 1 {
+		return rd, nil
+	}
+	colors := int(cmp.Or(p.Key("Colors").Int64(), 1))
+	bpc := int(cmp.Or(p.Key("BitsPerComponent").Int64(), 8))
+	cols := int(cmp.Or(p.Key("Columns").Int64(), 1))
+	if colors < 1 || colors > 32 || cols < 1 || cols > 1<<20 || (bpc != 1 && bpc != 2 && bpc != 4 && bpc != 8 && bpc != 16) {
+		return nil, fmt.Errorf("a predictor of %d colours, %d bits, %d columns", colors, bpc, cols)
+	}
+	bpp := max(1, colors*bpc/8) // bytes a pixel, as PNG counts
+	rowBytes := (colors*bpc*cols + 7) / 8
+	switch {
+	case pred == 2:
+		if bpc != 8 {
+			return nil, fmt.Errorf("the TIFF predictor on %d-bit samples is not decoded", bpc)
+		}
+		return &predictReader{r: bufio.NewReader(rd), cur: make([]byte, rowBytes), bpp: bpp, tiff: true}, nil
+	case pred >= 10:
+		return &predictReader{r: bufio.NewReader(rd), cur: make([]byte, rowBytes), prev: make([]byte, rowBytes), bpp: bpp}, nil
+	}
+	return nil, fmt.Errorf("predictor %d is not decoded", pred)
+}
+
+// predictReader undoes a predictor row by row.
+type predictReader struct {
+	r         *bufio.Reader
+	cur, prev []byte
+	bpp       int
+	tiff      bool
+	pend      []byte
+}
+
+func (p *predictReader) Read(b []byte) (int, error) {
+	for len(p.pend) == 0 {
+		if err := p.row(); err != nil {
+			return 0, err
+		}
+	}
+	n := copy(b, p.pend)
+	p.pend = p.pend[n:]
+	return n, nil
+}
+
+func (p *predictReader) row() error {
+	cur := p.cur
+	if p.tiff {
+		if _, err := io.ReadFull(p.r, cur); err != nil {
+			return err
+		}
+		for i := p.bpp; i < len(cur); i++ {
+			cur[i] += cur[i-p.bpp]
+		}
+		p.pend = cur
+		return nil
+	}
+	kind, err := p.r.ReadByte()
+	if err != nil {
+		return err
+	}
+	copy(p.prev, cur)
+	if _, err := io.ReadFull(p.r, cur); err != nil {
+		return err
+	}
+	prev, bpp := p.prev, p.bpp
+	switch kind {
+	case 0: // None
+	case 1: // Sub
+		for i := bpp; i < len(cur); i++ {
+			cur[i] += cur[i-bpp]
+		}
+	case 2: // Up
+		for i := range cur {
+			cur[i] += prev[i]
+		}
+	case 3: // Average
+		for i := range cur {
+			var left int
+			if i >= bpp {
+				left = int(cur[i-bpp])
+			}
+			cur[i] += byte((left + int(prev[i])) / 2)
+		}
+	case 4: // Paeth
+		for i := range cur {
+			var a, c int
+			if i >= bpp {
+				a, c = int(cur[i-bpp]), int(prev[i-bpp])
+			}
+			bb := int(prev[i])
+			pa, pb, pc := abs(bb-c), abs(a-c), abs(a+bb-2*c)
+			switch {
+			case pa <= pb && pa <= pc:
+				cur[i] += byte(a)
+			case pb <= pc:
+				cur[i] += byte(bb)
+			default:
+				cur[i] += byte(c)
+			}
+		}
+	default:
+		return fmt.Errorf("PNG predictor row type %d", kind)
+	}
+	p.pend = cur
+	return nil
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// runLengthReader decodes RunLengthDecode: a length byte n, then n+1
+// bytes as they are (n < 128) or one byte 257-n times (n > 128); 128 ends.
+type runLengthReader struct {
+	r    *bufio.Reader
+	run  int  // bytes left in the current run
+	lit  bool // the run is literal
+	fill byte
+	done bool
+}
+
+func (d *runLengthReader) Read(b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		if d.run == 0 {
+			if d.done {
+				break
+			}
+			c, err := d.r.ReadByte()
+			if err != nil || c == 128 {
+				d.done = true
+				continue
+			}
+			if c < 128 {
+				d.run, d.lit = int(c)+1, true
+			} else {
+				if d.fill, err = d.r.ReadByte(); err != nil {
+					d.done = true
+					continue
+				}
+				d.run, d.lit = 257-int(c), false
+			}
+		}
+		if d.lit {
+			c, err := d.r.ReadByte()
+			if err != nil {
+				d.done, d.run = true, 0
+				continue
+			}
+			b[n] = c
+		} else {
+			b[n] = d.fill
+		}
+		n++
+		d.run--
+	}
+	if n == 0 && d.done {
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+// hexReader decodes ASCIIHexDecode: hex digit pairs, white space between
+// them, up to '>' (an odd last digit is followed by 0).
+type hexReader struct {
+	r    *bufio.Reader
+	done bool
+}
+
+func (d *hexReader) Read(b []byte) (int, error) {
+	n := 0
+	for n < len(b) && !d.done {
+		var v [2]byte
+		got := 0
+		for got < 2 {
+			c, err := d.r.ReadByte()
+			if err != nil || c == '>' {
+				d.done = true
+				break
+			}
+			switch {
+			case c >= '0' && c <= '9':
+				v[got] = c - '0'
+			case c >= 'a' && c <= 'f':
+				v[got] = c - 'a' + 10
+			case c >= 'A' && c <= 'F':
+				v[got] = c - 'A' + 10
+			case c == ' ', c == '\t', c == '\n', c == '\r', c == '\f', c == 0:
+				continue
+			default:
+				return n, fmt.Errorf("ASCIIHex data holds %q", c)
+			}
+			got++
+		}
+		if got == 0 {
+			break
+		}
+		b[n] = v[0]<<4 | v[1]
+		n++
+	}
+	if n == 0 && d.done {
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+// a85Reader passes ASCII85 data on to encoding/ascii85 without its white
+// space, up to the '~>' that ends it.
+type a85Reader struct {
+	r    *bufio.Reader
+	done bool
+}
+
+func (d *a85Reader) Read(b []byte) (int, error) {
+	n := 0
+	for n < len(b) && !d.done {
+		c, err := d.r.ReadByte()
+		if err != nil || c == '~' {
+			d.done = true
+			break
+		}
+		if c <= ' ' {
+			continue
+		}
+		b[n] = c
+		n++
+	}
+	if n == 0 && d.done {
+		return 0, io.EOF
+	}
+	return n, nil
 }
 
 // wrapPNG makes a PNG file of zlib-compressed, PNG-filtered samples (a

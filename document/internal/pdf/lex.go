@@ -122,25 +122,48 @@ func (b *buffer) readOffset() int64 {
 	return b.offset - int64(len(b.buf)) + int64(b.pos)
 }
 
+// maxInlineImage bounds the data of an inline image kept (the PDF
+// reference advises 4 KB at most; a page scan stored inline is larger).
+const maxInlineImage = 16 << 20
+
 // skipInlineImage passes over an inline image's data, which follows its
 // ID operator and one white-space byte: binary bytes up to an EI operator
 // set apart by white space. extractq: lexed as tokens, the data failed
-// the page from there ("malformed hex string" at a '<' byte).
-func (b *buffer) skipInlineImage() {
+// the page from there ("malformed hex string" at a '<' byte). It returns
+// the data (nil past maxInlineImage, or without its EI).
+func (b *buffer) skipInlineImage() []byte {
 	var prev2, prev byte = ' ', ' '
+	var data []byte
+	first, over := true, false
 	for {
 		c := b.readByte()
 		if b.eof || b.pastEnd > 0 {
-			return
+			return nil
+		}
+		if first && isSpace(c) {
+			// The one white-space byte after ID.
+			first = false
+			continue
+		}
+		first = false
+		if !over {
+			if len(data) < maxInlineImage {
+				data = append(data, c)
+			} else {
+				over, data = true, nil
+			}
 		}
 		if prev == 'E' && c == 'I' && isSpace(prev2) {
 			next := b.readByte()
 			if b.eof || b.pastEnd > 0 {
-				return
+				return nil
 			}
 			b.unreadByte()
 			if isSpace(next) || isDelim(next) {
-				return
+				if over || len(data) < 3 {
+					return nil
+				}
+				return data[:len(data)-3] // less the white space and EI
 			}
 		}
 		prev2, prev = prev, c
@@ -432,6 +455,7 @@ type stream struct {
 	hdr    dict
 	ptr    objptr
 	offset int64
+	inline []byte // extractq: an inline image's data, held here, not in the file
 }
 
 type objptr struct {
@@ -565,7 +589,7 @@ func (b *buffer) readDict() object {
 		b.errorf("stream keyword not followed by newline")
 	}
 
-	return stream{x, b.objptr, b.readOffset()}
+	return stream{hdr: x, ptr: b.objptr, offset: b.readOffset()}
 }
 
 func isSpace(b byte) bool {

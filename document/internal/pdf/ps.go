@@ -91,8 +91,13 @@ Reading:
 				}
 				do(&stk, string(kw))
 				if kw == "ID" {
-					// extractq: an inline image's data is bytes, not tokens.
-					b.skipInlineImage()
+					// extractq: an inline image's data is bytes, not tokens;
+					// EI is called with them as a string (none when too
+					// large or cut off).
+					if data := b.skipInlineImage(); data != nil {
+						stk.Push(Value{nil, objptr{}, string(data)})
+					}
+					do(&stk, "EI")
 				}
 				continue
 			case "dict":

@@ -832,15 +832,26 @@ func (e *errorReadCloser) Close() error {
 // is a direct value (extractq: caches are keyed on it).
 func (v Value) ObjectID() (id uint32, gen uint16) { return v.ptr.id, v.ptr.gen }
 
-// RawStream returns where the stream's data begins in the file and its
-// stored length, before any filter or decryption (extractq: page images
-// are passed on as stored, e.g. JPEG). ok is false when v is no stream.
-func (v Value) RawStream() (offset, length int64, ok bool) {
-	x, isStream := v.data.(stream)
-	if !isStream {
-		return 0, 0, false
+// EncodedReader returns the stream's data decrypted but not decoded by
+// its filters (extractq: the page image decoder applies the filters that
+// Reader does not know, LZW, RunLength, ASCIIHex, and image codecs).
+func (v Value) EncodedReader() io.Reader {
+	if rd, ok := inlineReader(v); ok {
+		return rd // in the content stream, decrypted with it
 	}
-	return x.offset, v.Key("Length").Int64(), true
+	x, ok := v.data.(stream)
+	if !ok {
+		return &errorReadCloser{fmt.Errorf("stream not present")}
+	}
+	n := v.Key("Length").Int64()
+	if n <= 0 {
+		return bytes.NewReader(nil)
+	}
+	var rd io.Reader = io.NewSectionReader(v.r.f, x.offset, n)
+	if v.r.key != nil {
+		rd = decryptStream(v.r.key, v.r.useAES, x.ptr, rd)
+	}
+	return rd
 }
 
 // Reader returns the data contained in the stream v.
@@ -858,9 +869,13 @@ func (v Value) Reader() io.ReadCloser {
 		return io.NopCloser(bytes.NewReader(nil))
 	}
 	var rd io.Reader
-	rd = io.NewSectionReader(v.r.f, x.offset, streamLen)
-	if v.r.key != nil {
-		rd = decryptStream(v.r.key, v.r.useAES, x.ptr, rd)
+	if in, ok := inlineReader(v); ok {
+		rd = in
+	} else {
+		rd = io.NewSectionReader(v.r.f, x.offset, streamLen)
+		if v.r.key != nil {
+			rd = decryptStream(v.r.key, v.r.useAES, x.ptr, rd)
+		}
 	}
 	filter := v.Key("Filter")
 	param := v.Key("DecodeParms")
