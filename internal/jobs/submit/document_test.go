@@ -6,8 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/extractq/extractq/document"
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/docfake"
 	"github.com/extractq/extractq/internal/intake"
@@ -211,4 +213,81 @@ func readOriginal(t *testing.T, r *intake.Reader, original []byte, id string) []
 		t.Fatal(err)
 	}
 	return readAs(t, r, path, id)
+}
+
+// TestResubmitLetterStoredText: a dead letter of a document a reader made
+// that no longer carries its text is resubmitted with the text the audit
+// stores for its original (OCR text a plain re-read lacks), with the
+// letter's pages while they are the audit's, else the audit's; only a
+// document the audit has no text of is read again, with a warning naming
+// it.
+func TestResubmitLetterStoredText(t *testing.T) {
+	e := setup(t)
+	ctx := t.Context()
+	// ocred is a document submit read with OCR: page 2, a scan, has text a
+	// re-read without OCR does not make.
+	ocred := func(id, body, page2 string) submit.Doc {
+		original := []byte(docfake.PDF + body + "\f[scan]")
+		doc, err := document.ReadBytes(ctx, original, document.Options{Name: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc.Text += page2
+		doc.Pages[1].End = len(doc.Text)
+		return submit.Doc{ID: id, Source: id + ".pdf", Text: doc.Text, Document: doc, Original: original}
+	}
+	if sum := e.submit(t, []submit.Doc{ocred("ocr", "One.", "Total 42"), ocred("replaced", "Two.", "Total 7")}); sum.Queued != 2 {
+		t.Fatalf("submit: %+v", sum)
+	}
+	// A re-read stored a new text of "replaced" under the same original,
+	// with other pages than its letter's.
+	const newer = "Two.\n\nTotal 7 EUR"
+	if err := e.store.PutDocuments(ctx, []audit.Document{{ID: "replaced", Hash: jobs.HashBytes([]byte(docfake.PDF + "Two.\f[scan]")),
+		Source: "replaced.pdf", Text: newer, Pages: []audit.PageRange{{0, 4}, {4, len(newer)}}}}); err != nil {
+		t.Fatal(err)
+	}
+	envs := e.queued(t, 2)
+	gone := *envs[0] // a document the audit has no text of
+	gone.DocumentID, gone.JobID = "gone", jobs.MsgID("gone", gone.DocumentHash, gone.Schema.Fingerprint, gone.Model, "")
+	dlq := jobs.NewDLQ(e.js)
+	for _, env := range []*jobs.Envelope{envs[0], envs[1], &gone} {
+		env.Text = "" // trimmed from the letter
+		if _, err := dlq.Publish(ctx, &jobs.DeadLetter{Job: *env, Result: llm.Result{Outcome: llm.OutcomeExhausted, Reason: "still invalid"}, WorkerID: "w"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sum, err := e.sub.Resubmit(ctx, e.store, submit.ResubmitRequest{FromDLQ: true, Run: "r1"})
+	if err != nil || sum.Queued != 3 || len(sum.Rejected) != 0 {
+		t.Fatalf("resubmit: %+v, %v; want three queued", sum, err)
+	}
+	if len(sum.Warnings) != 1 || sum.Warnings[0].ID != "gone" || !strings.Contains(sum.Warnings[0].Reason, "without OCR") {
+		t.Errorf("warnings %+v, want one for gone saying its original was read again without OCR", sum.Warnings)
+	}
+	byID := map[string]*jobs.Envelope{}
+	texts := map[string]string{}
+	docs := jobs.NewDocuments(e.js)
+	for _, env := range e.queued(t, 5)[2:] {
+		byID[env.DocumentID] = env
+		if texts[env.DocumentID], err = docs.Text(ctx, env); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		id, text string
+		pages    []jobs.Page
+		scanned  []int
+	}{
+		{"ocr", "One.Total 42", []jobs.Page{{N: 1, Start: 0, End: 4}, {N: 2, Start: 4, End: 12}}, nil},
+		{"replaced", newer, []jobs.Page{{N: 1, Start: 0, End: 4}, {N: 2, Start: 4, End: len(newer)}}, nil},
+		{"gone", "One.", []jobs.Page{{N: 1, Start: 0, End: 4}, {N: 2, Start: 4, End: 4}}, []int{2}},
+	} {
+		env := byID[tc.id]
+		if env == nil {
+			t.Errorf("%s: not queued again", tc.id)
+			continue
+		}
+		if texts[tc.id] != tc.text || !slices.Equal(env.Pages, tc.pages) || !slices.Equal(env.Scanned, tc.scanned) || env.Original == nil {
+			t.Errorf("%s: text %q, pages %+v, scanned %v; want %q, %+v, %v and its original", tc.id, texts[tc.id], env.Pages, env.Scanned, tc.text, tc.pages, tc.scanned)
+		}
+	}
 }

@@ -65,15 +65,16 @@ func describe(env *jobs.Envelope, d Doc, original *jobs.ObjectRef) {
 }
 
 // reread reads a job's original again from the object store, with the
-// readers of this build, and describes the job anew: its text, reader,
-// pages and scans. It is how a dead letter whose text was left out is
-// resubmitted.
-func reread(ctx context.Context, docs *jobs.Documents, env *jobs.Envelope) (string, error) {
+// readers of this build (password opens an encrypted one; no OCR, no
+// attachments inlined), and describes the job anew: its text, reader,
+// pages and scans. It is how a dead letter is resubmitted whose text
+// neither it nor the audit has.
+func reread(ctx context.Context, docs *jobs.Documents, env *jobs.Envelope, password string) (string, error) {
 	b, err := docs.Original(ctx, env)
 	if err != nil {
 		return "", fmt.Errorf("read the original again: %w", err)
 	}
-	doc, err := document.ReadBytes(ctx, b, document.Options{Name: env.DocumentID})
+	doc, err := document.ReadBytes(ctx, b, document.Options{Name: env.DocumentID, Password: password})
 	if err != nil {
 		return "", fmt.Errorf("read the original again: %w", err)
 	}
