@@ -3,6 +3,7 @@ package jobs
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -63,6 +64,12 @@ func NewPublisher(js jetstream.JetStream, opts ...PublishOption) *Publisher {
 // their sha256 (Documents.PutOriginal).
 func (p *Publisher) PutOriginal(ctx context.Context, data []byte) (*ObjectRef, string, error) {
 	return p.docs.PutOriginal(ctx, data)
+}
+
+// PutPictures stores the pictures of a document's pages in the Object
+// Store (Documents.PutPictures).
+func (p *Publisher) PutPictures(ctx context.Context, pics []PagePicture) (*ObjectRef, error) {
+	return p.docs.PutPictures(ctx, pics)
 }
 
 // CheckSize reports ErrDocumentTooLarge for text above the maximum size.
@@ -280,6 +287,39 @@ func (d *Documents) PutOriginal(ctx context.Context, data []byte) (*ObjectRef, s
 		return nil, "", fmt.Errorf("store the original %s in %s: %w", hash, DocsBucket, err)
 	}
 	return &ObjectRef{Bucket: DocsBucket, Name: hash, Size: int64(info.Size)}, hash, nil
+}
+
+// PutPictures stores the pictures of a document's pages as one object
+// named by the sha256 of its JSON (the same pictures, the same object) and
+// returns its reference, for Envelope.Pictures.
+func (d *Documents) PutPictures(ctx context.Context, pics []PagePicture) (*ObjectRef, error) {
+	b, err := json.Marshal(pics)
+	if err != nil {
+		return nil, fmt.Errorf("encode page pictures: %w", err)
+	}
+	ref, _, err := d.PutOriginal(ctx, b)
+	if err != nil {
+		return nil, fmt.Errorf("page pictures: %w", err)
+	}
+	return ref, nil
+}
+
+// Pictures returns the pictures of the job's pages stored at submit
+// (Envelope.Pictures); an object that is missing or not pictures is
+// ErrEnvelope.
+func (d *Documents) Pictures(ctx context.Context, env *Envelope) ([]PagePicture, error) {
+	if env.Pictures == nil {
+		return nil, fmt.Errorf("%w: the job has no page pictures", ErrEnvelope)
+	}
+	b, err := d.get(ctx, env.Pictures)
+	if err != nil {
+		return nil, err
+	}
+	var pics []PagePicture
+	if err := json.Unmarshal(b, &pics); err != nil {
+		return nil, fmt.Errorf("%w: page pictures %s: %v", ErrEnvelope, env.Pictures.Name, err)
+	}
+	return pics, nil
 }
 
 // Original returns the original bytes of the job's document.

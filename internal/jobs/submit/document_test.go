@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -289,5 +290,72 @@ func TestResubmitLetterStoredText(t *testing.T) {
 		if texts[tc.id] != tc.text || !slices.Equal(env.Pages, tc.pages) || !slices.Equal(env.Scanned, tc.scanned) || env.Original == nil {
 			t.Errorf("%s: text %q, pages %+v, scanned %v; want %q, %+v, %v and its original", tc.id, texts[tc.id], env.Pages, env.Scanned, tc.text, tc.pages, tc.scanned)
 		}
+	}
+}
+
+// TestSubmitWithPassword: a document read with a password whose job needs
+// its pages' pictures has them stored next to its original and named in
+// its job, since a worker cannot read the original again; one without
+// such pages, or read without a password, has none. A re-read with the
+// password does the same, and refuses an encrypted PDF that input native
+// would send whole.
+func TestSubmitWithPassword(t *testing.T) {
+	e := setup(t)
+	ctx := t.Context()
+	const lockedScan = docfake.PDF + "PASSWORD s3cret\nCover.\f[scan]"
+	locked := &intake.Reader{Password: "s3cret", Native: true}
+	in := readOriginal(t, locked, []byte(lockedScan), "locked-scan")
+	in = append(in, readOriginal(t, locked, []byte(docfake.PDF+"PASSWORD s3cret\nOnly text."), "locked-text")...)
+	in = append(in, readOriginal(t, &intake.Reader{Native: true}, []byte(docfake.PDF+"Cover.\f[scan]"), "open-scan")...)
+	if sum := e.submit(t, in); sum.Queued != 3 {
+		t.Fatalf("submit: %+v, want 3 queued", sum)
+	}
+	docs := jobs.NewDocuments(e.js)
+	want := []jobs.PagePicture{{N: 2, MediaType: "image/png", Data: docfake.ScanPicture, Width: 1, Height: 1, PageWidth: 612, PageHeight: 792}}
+	checkPictures := func(env *jobs.Envelope, want []jobs.PagePicture) {
+		t.Helper()
+		if want == nil {
+			if env.Pictures != nil {
+				t.Errorf("%s: pictures %+v, want none", env.DocumentID, env.Pictures)
+			}
+			return
+		}
+		if env.Pictures == nil {
+			t.Fatalf("%s: no pictures in the job %+v", env.DocumentID, env)
+		}
+		got, err := docs.Pictures(ctx, env)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: stored pictures %+v, %v; want %+v", env.DocumentID, got, err, want)
+		}
+	}
+	for _, env := range e.queued(t, 3) {
+		if env.DocumentID == "locked-scan" {
+			checkPictures(env, want)
+		} else {
+			checkPictures(env, nil)
+		}
+	}
+
+	// After a reader upgrade, a re-read with the password.
+	e.processed(t, 3)
+	if _, err := e.store.Pool().Exec(ctx, `UPDATE documents SET metadata = jsonb_set(metadata, '{reader}', '"fakepdf/6"'), body = 'Cover!', body_hash = $1 WHERE id = 'locked-scan'`,
+		jobs.HashText("Cover!")); err != nil {
+		t.Fatal(err)
+	}
+	native := submit.ResubmitRequest{Reread: true, Reader: "fakepdf", Password: "s3cret", Options: jobs.Options{Input: "native"}}
+	sum, err := e.sub.Resubmit(ctx, e.store, native)
+	if err != nil || sum.Queued != 0 || len(sum.Rejected) != 1 || sum.Rejected[0].ID != "locked-scan" ||
+		!strings.Contains(sum.Rejected[0].Reason, "--input native sends a PDF whole to the model, which cannot open an encrypted PDF") {
+		t.Fatalf("re-read, input native: %+v, %v; want locked-scan refused naming the remedies", sum, err)
+	}
+	sum, err = e.sub.Resubmit(ctx, e.store, submit.ResubmitRequest{Reread: true, Reader: "fakepdf", Password: "s3cret"})
+	if err != nil || sum.Queued != 1 || len(sum.Rejected) != 0 {
+		t.Fatalf("re-read: %+v, %v; want locked-scan queued", sum, err)
+	}
+	envs := e.queued(t, 4)
+	if again := envs[3]; again.DocumentID != "locked-scan" || again.Text != "Cover." {
+		t.Fatalf("re-read job %+v, want locked-scan's", again)
+	} else {
+		checkPictures(again, want)
 	}
 }
