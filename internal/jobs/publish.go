@@ -68,8 +68,8 @@ func (p *Publisher) PutOriginal(ctx context.Context, data []byte) (*ObjectRef, s
 
 // PutPictures stores the pictures of a document's pages in the Object
 // Store (Documents.PutPictures).
-func (p *Publisher) PutPictures(ctx context.Context, pics []PagePicture) (*ObjectRef, error) {
-	return p.docs.PutPictures(ctx, pics)
+func (p *Publisher) PutPictures(ctx context.Context, originalHash string, pics []PagePicture) (*ObjectRef, error) {
+	return p.docs.PutPictures(ctx, originalHash, pics)
 }
 
 // CheckSize reports ErrDocumentTooLarge for text above the maximum size.
@@ -289,19 +289,48 @@ func (d *Documents) PutOriginal(ctx context.Context, data []byte) (*ObjectRef, s
 	return &ObjectRef{Bucket: DocsBucket, Name: hash, Size: int64(info.Size)}, hash, nil
 }
 
-// PutPictures stores the pictures of a document's pages as one object
-// named by the sha256 of its JSON (the same pictures, the same object) and
-// returns its reference, for Envelope.Pictures.
-func (d *Documents) PutPictures(ctx context.Context, pics []PagePicture) (*ObjectRef, error) {
+// PutPictures stores the pictures of the pages of the document whose
+// original has sha256 originalHash as one object (PicturesName) and
+// returns its reference, for Envelope.Pictures. A later reading of the
+// same original (a re-read with a newer reader) replaces them.
+func (d *Documents) PutPictures(ctx context.Context, originalHash string, pics []PagePicture) (*ObjectRef, error) {
 	b, err := json.Marshal(pics)
 	if err != nil {
 		return nil, fmt.Errorf("encode page pictures: %w", err)
 	}
-	ref, _, err := d.PutOriginal(ctx, b)
+	s, err := d.bucket(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("page pictures: %w", err)
+		return nil, err
 	}
-	return ref, nil
+	name := PicturesName(originalHash)
+	info, err := s.Put(ctx, jetstream.ObjectMeta{Name: name}, bytes.NewReader(b))
+	if err != nil {
+		return nil, fmt.Errorf("store the page pictures %s in %s: %w", name, DocsBucket, err)
+	}
+	return &ObjectRef{Bucket: DocsBucket, Name: name, Size: int64(info.Size)}, nil
+}
+
+// PicturesName names the page pictures of the original with sha256
+// originalHash in the document bucket.
+func PicturesName(originalHash string) string { return originalHash + ".pictures" }
+
+// PicturesOf returns the reference of the page pictures stored for the
+// original with sha256 originalHash, or nil when there are none (it was
+// not read with a password).
+func (d *Documents) PicturesOf(ctx context.Context, originalHash string) (*ObjectRef, error) {
+	s, err := d.bucket(ctx)
+	if err != nil {
+		return nil, err
+	}
+	name := PicturesName(originalHash)
+	info, err := s.GetInfo(ctx, name)
+	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("look up the page pictures %s in %s: %w", name, DocsBucket, err)
+	}
+	return &ObjectRef{Bucket: DocsBucket, Name: name, Size: int64(info.Size)}, nil
 }
 
 // Pictures returns the pictures of the job's pages stored at submit

@@ -358,4 +358,18 @@ func TestSubmitWithPassword(t *testing.T) {
 	} else {
 		checkPictures(again, want)
 	}
+
+	// Resubmitted under a newer schema version, the stored pictures go
+	// with the job.
+	e.register(t, `{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string"}}}`)
+	if sum, err := e.sub.Resubmit(ctx, e.store, submit.ResubmitRequest{Schema: "thing", ToVersion: 2, Provider: "openai:gpt-4o-mini", Run: "v2"}); err != nil || sum.Queued != 3 {
+		t.Fatalf("resubmit to version 2: %+v, %v; want 3 queued", sum, err)
+	}
+	for _, env := range e.queued(t, 7)[4:] {
+		if env.DocumentID == "locked-scan" {
+			checkPictures(env, want)
+		} else {
+			checkPictures(env, nil)
+		}
+	}
 }

@@ -361,7 +361,7 @@ func (s *Submitter) stage(ctx context.Context, job Job, b *batch) error {
 		}
 		if originals[k], _, err = s.pub.PutOriginal(ctx, d.Original); err == nil && d.WithPassword {
 			if pics := pagePictures(d.Document, job.Options.Input); pics != nil {
-				pictures[k], err = s.pub.PutPictures(ctx, pics)
+				pictures[k], err = s.pub.PutPictures(ctx, originals[k].Name, pics)
 			}
 		}
 		if err != nil {

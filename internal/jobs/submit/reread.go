@@ -214,7 +214,7 @@ func (s *Submitter) resubmitReread(ctx context.Context, st ResubmitStore, req Re
 					continue
 				}
 				if pics := pagePictures(doc, req.Options.Input); pics != nil {
-					if env.Pictures, err = s.pub.PutPictures(ctx, pics); err != nil {
+					if env.Pictures, err = s.pub.PutPictures(ctx, c.OriginalHash, pics); err != nil {
 						return sum, err
 					}
 				}

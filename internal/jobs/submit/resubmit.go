@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/extractq/extractq"
 	"github.com/extractq/extractq/document"
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/intake"
@@ -360,6 +361,7 @@ func (s *Submitter) resubmitVersion(ctx context.Context, st ResubmitStore, req R
 		}
 	}
 	dlq := jobs.NewDLQ(s.js)
+	docs := jobs.NewDocuments(s.js)
 	skipped := map[string]bool{} // selected but not resubmittable: not selected again
 	for {
 		cands, err := st.DocumentsForResubmit(ctx, req.Schema, req.ToVersion, req.IncludeFailed, audit.WithResubmitLimit(resubmitPage+len(skipped)))
@@ -385,6 +387,13 @@ func (s *Submitter) resubmitVersion(ctx context.Context, st ResubmitStore, req R
 			}
 			if c.Original {
 				withOriginal(env, c)
+				// The pictures stored for an original read with a password
+				// go with the job: a worker cannot read it again.
+				if len(env.Scanned) > 0 || req.Options.Input == string(extractq.InputNative) {
+					if env.Pictures, err = docs.PicturesOf(ctx, c.Hash); err != nil {
+						return sum, err
+					}
+				}
 			}
 			items = append(items, item{text: c.Text, env: env})
 		}
