@@ -63,7 +63,11 @@ type Resubmitted struct {
 	Duplicates int         `json:"duplicates"`
 	Removed    int         `json:"removed_from_dlq"` // dead letters deleted once queued
 	Rejected   []Rejection `json:"rejected"`
-	DryRun     bool        `json:"dry_run"`
+	// Warnings are documents queued with a caveat (Reason): a dead letter
+	// whose text neither it nor the audit had, its original read again
+	// without OCR or attachments inlined, so text those made is missing.
+	Warnings []Rejection `json:"warnings,omitempty"`
+	DryRun   bool        `json:"dry_run"`
 	// Reread counts what a re-read did (Reread only).
 	Reread *Reread `json:"reread,omitempty"`
 	// Runs are the runs jobs were queued into. Each counts them and, once
@@ -135,7 +139,7 @@ func (c *Client) Resubmit(ctx context.Context, r Resubmission) (Resubmitted, err
 		OCR: r.OCR, ReadsImages: r.ReadsImages, Attachments: intake.Attachments(r.Attachments), DryRun: r.DryRun,
 	})
 	out := Resubmitted{Selected: sum.Selected, Queued: sum.Queued, Duplicates: sum.Duplicates, Removed: sum.Removed, DryRun: sum.DryRun,
-		Rejected: rejections(sum.Rejected)}
+		Rejected: rejections(sum.Rejected), Warnings: rejections(sum.Warnings)}
 	for _, r := range sum.Runs {
 		out.Runs = append(out.Runs, SealedRun(r))
 	}

@@ -308,6 +308,9 @@ func printDLQResubmit(w io.Writer, sum submit.ResubmitSummary, asJSON bool) {
 	for _, r := range sum.Rejected {
 		fmt.Fprintf(w, "not resubmitted %s (%s): %s\n", r.ID, r.Source, r.Reason)
 	}
+	for _, r := range sum.Warnings {
+		fmt.Fprintf(w, "warning: resubmitted %s (%s): %s\n", r.ID, r.Source, r.Reason)
+	}
 	if sum.DryRun {
 		fmt.Fprintf(w, "dry run: %d dead letters would be queued again\n", sum.Selected)
 		return

@@ -94,7 +94,7 @@ Example:
 	f.StringVar(&req.Provider, "provider", "", "provider and model (required with --to-version; overrides the dead letters' or the documents' latest jobs' with --from-dlq or --reread)")
 	f.BoolVar(&req.Reread, "reread", false, "read the originals of documents an older reader read again; queue those whose text changed")
 	f.StringVar(&req.Reader, "reader", "", "only documents read as this format (--reread): pdf, html, eml, docx, …")
-	f.StringVar(&req.Password, "password", "", "password of encrypted originals (--reread; default $"+cli.PasswordEnv+")")
+	f.StringVar(&req.Password, "password", "", "password of encrypted originals (--reread, and --from-dlq letters whose original is read again; default $"+cli.PasswordEnv+")")
 	f.StringVar(&ocr, "ocr", "auto", "read pages without text by OCR (tesseract) for models that read no images, as submit did (--reread): auto or off")
 	f.StringVar(&req.Attachments, "attachments", "", "how the documents' attachments were submitted (--reread): separate (default: queue those a carrier yields now that were never submitted) or skip")
 	f.BoolVar(&req.DryRun, "dry-run", false, "only count what would be queued")
@@ -111,6 +111,9 @@ func printResubmit(out, errw io.Writer, sum fleet.Resubmitted, asJSON bool) {
 	}
 	for _, r := range sum.Rejected {
 		fmt.Fprintf(errw, "not resubmitted %s: %s\n", r.ID, r.Reason)
+	}
+	for _, r := range sum.Warnings {
+		fmt.Fprintf(errw, "warning: resubmitted %s: %s\n", r.ID, r.Reason)
 	}
 	if sum.DryRun {
 		verb := "queued"

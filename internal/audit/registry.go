@@ -341,16 +341,18 @@ func (s *Store) Document(ctx context.Context, id string) (*Document, error) {
 
 // DocumentVersion returns the text document id had when its content hash
 // was hash: its current text, or an earlier one kept when a submit
-// replaced it. The error matches ErrNotFound when neither is stored.
+// replaced it. The current text comes with its pages (when they were
+// recorded); an earlier one has none. The error matches ErrNotFound when
+// neither is stored.
 func (s *Store) DocumentVersion(ctx context.Context, id, hash string) (*Document, error) {
 	var d Document
-	var meta []byte
-	err := s.pool.QueryRow(ctx, `SELECT id, content_hash, source, metadata, body FROM documents WHERE id = $1 AND content_hash = $2
+	var meta, pages []byte
+	err := s.pool.QueryRow(ctx, `SELECT id, content_hash, source, metadata, body, pages FROM documents WHERE id = $1 AND content_hash = $2
 		UNION ALL
-		SELECT v.document_id, v.content_hash, coalesce(d.source, ''), coalesce(d.metadata, '{}'), v.body
+		SELECT v.document_id, v.content_hash, coalesce(d.source, ''), coalesce(d.metadata, '{}'), v.body, NULL::jsonb
 		FROM document_versions v LEFT JOIN documents d ON d.id = v.document_id
 		WHERE v.document_id = $1 AND v.content_hash = $2
-		LIMIT 1`, id, hash).Scan(&d.ID, &d.Hash, &d.Source, &meta, &d.Text)
+		LIMIT 1`, id, hash).Scan(&d.ID, &d.Hash, &d.Source, &meta, &d.Text, &pages)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("audit: document %q with sha256 %.12s… is not stored: %w", id, hash, ErrNotFound)
 	}
@@ -358,6 +360,11 @@ func (s *Store) DocumentVersion(ctx context.Context, id, hash string) (*Document
 		return nil, fmt.Errorf("audit: read document %q: %w", id, err)
 	}
 	d.Metadata = meta
+	if len(pages) > 0 {
+		if err := json.Unmarshal(pages, &d.Pages); err != nil {
+			return nil, fmt.Errorf("audit: pages of document %q: %w", id, err)
+		}
+	}
 	return &d, nil
 }
 

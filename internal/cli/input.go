@@ -85,6 +85,7 @@ func (f *InputFlags) Reader(stdin io.Reader, getenv func(string) string) (*intak
 func (f *InputFlags) ForModel(r *intake.Reader, in extractq.Input, caps llm.Capabilities) {
 	r.Native = caps.Images && in != extractq.InputText
 	r.NoNativePDF = in == extractq.InputNative && !caps.PDF
+	r.NativeInput = in == extractq.InputNative
 	r.WholePDF = caps.PDF && in != extractq.InputText
 	if r.Native || f.OCR == "off" {
 		return

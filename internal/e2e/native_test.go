@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -189,5 +190,117 @@ func TestNativePDFThroughWorker(t *testing.T) {
 		if !strings.Contains(b, `"type":"file"`) || !strings.Contains(b, `"file_data":"data:application/pdf;base64,`) {
 			t.Errorf("request without the PDF as a file part: %.300s", b)
 		}
+	}
+}
+
+// TestEncryptedScanThroughWorker: a PDF that opens only with its password
+// (testdata/encrypted-scan.pdf, made by make-encrypted-scan.py), whose
+// page 2 is a scan, submitted with the password and input auto, travels
+// with its page's picture stored at submit; a real worker, which has no
+// password, shows that picture to a model that reads images and the
+// result is valid. Submitted with input native it is refused at submit,
+// naming the remedies: no model opens an encrypted PDF.
+func TestEncryptedScanThroughWorker(t *testing.T) {
+	ctx := t.Context()
+	st, _ := audittest.Store(t)
+	js := natsForTest(t)
+	var mu sync.Mutex
+	var shown []string // media types of the pictures the model was shown
+	srv := sim.New(fleettest.CleanProfile(), sim.WithSeed(3), sim.WithImageReader(func(_ context.Context, mediaType string, data []byte) (string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		shown = append(shown, mediaType)
+		return "Invoice INV-7 from Acme GmbH, total 42.00 EUR", nil
+	}))
+	defer srv.Close()
+	hc := &http.Client{Transport: srv.Transport()}
+
+	pdf, err := os.ReadFile("testdata/encrypted-scan.pdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := schema.Compile([]byte(fleettest.Schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := submit.New(js, st)
+	ref, err := sub.RegisterSchema(ctx, "invoice", sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const pool, provider = "locked", "openai:gpt-4o"
+	model, _, err := submit.ResolveProvider(provider)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		input  string
+		r      intake.Reader
+		queued int
+	}{
+		{"native", intake.Reader{Password: "secret", Native: true, NativeInput: true, WholePDF: true}, 0},
+		{"", intake.Reader{Password: "secret", Native: true, WholePDF: true}, 1},
+	} {
+		job := submit.Job{Schema: ref, Provider: provider, Model: model, Pool: pool, Run: "locked", Options: jobs.Options{Input: tc.input}}
+		sum, err := sub.Submit(ctx, job, func(fn func(submit.Doc) error) error {
+			return tc.r.ReadBytes(ctx, "locked-scan", "locked-scan.pdf", pdf, fn)
+		}, nil)
+		if err != nil || sum.Queued != tc.queued {
+			t.Fatalf("submit with input %q: %+v, %v; want %d queued", tc.input, sum, err, tc.queued)
+		}
+		if tc.queued == 0 && (len(sum.Rejected) != 1 || !strings.Contains(sum.Rejected[0].Reason, "use --input auto") || !strings.Contains(sum.Rejected[0].Reason, "qpdf --decrypt")) {
+			t.Errorf("input native: rejected %+v, want it refused naming --input auto and qpdf --decrypt", sum.Rejected)
+		}
+	}
+	stream, err := js.Stream(ctx, jobs.JobsStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := stream.GetMsg(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := jobs.DecodeEnvelope(msg.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if env.Pictures == nil || !slices.Equal(env.Scanned, []int{2}) || bytes.Contains(msg.Data, []byte("secret")) {
+		t.Fatalf("job %s: want page 2 scanned, its picture stored, and no password", msg.Data)
+	}
+
+	writer, err := st.NewWriter(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := worker.New(js, writer, fastEngine(),
+		worker.WithID("locked-worker"),
+		worker.WithPools(worker.Pool{Name: pool, Concurrency: 1, Budget: ratelimit.NewPool(pool, ratelimit.Limits{Concurrency: 1}, ratelimit.WithLogger(quietLogger()))}),
+		worker.WithConsumerSettings(jobs.ConsumerSettings{AckWait: 10 * time.Second, MaxDeliver: 3, MaxAckPending: 10}),
+		worker.WithProviders(func(spec string) (llm.Provider, error) {
+			return providers.New(spec, providers.WithBaseURL("http://sim.invalid/v1"), providers.WithHTTPClient(hc), providers.WithAPIKey("sk-locked-test-not-a-key"))
+		}),
+		worker.WithLogger(quietLogger()), worker.WithPullWait(500*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(rctx) }()
+	waitSettled(t, st, 1, 2*time.Minute)
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := writer.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var status, reason string
+	if err := st.Pool().QueryRow(ctx, `SELECT status, coalesce(reason, '') FROM jobs WHERE document_id = 'locked-scan'`).Scan(&status, &reason); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if status != "ok" || len(shown) == 0 || shown[0] != "image/png" {
+		t.Errorf("job %s (%s), pictures shown %v; want ok after the model was shown page 2 as a PNG", status, reason, shown)
 	}
 }

@@ -99,11 +99,11 @@ func (r *Reader) read(ctx context.Context, id, source string, b []byte, fn func(
 	// A message whose body is empty is only a carrier of its attachments,
 	// and an archive's text only lists them.
 	if len(children) == 0 || !doc.Archive && (strings.TrimSpace(doc.Text) != "" || len(doc.Scanned()) > 0) {
-		if err := fn(r.docOf(id, source, doc, b)); err != nil {
+		if err := fn(r.docOf(ctx, id, source, doc, b)); err != nil {
 			return err
 		}
 	}
-	return r.separate(id, source, children, fn)
+	return r.separate(ctx, id, source, children, fn)
 }
 
 // Separate hands on the attachments of doc, read from the document with
@@ -111,12 +111,12 @@ func (r *Reader) read(ctx context.Context, id, source string, b []byte, fn func(
 // of its own (id PARENT#NAME, nested ones PARENT#NAME#NAME), depth first,
 // one that cannot be read with its reason. A re-read of a carrier uses it
 // to find the attachments a newer reader finds.
-func (r *Reader) Separate(id, source string, doc *document.Document, fn func(Doc) error) error {
-	return r.separate(id, source, doc.Attachments, fn)
+func (r *Reader) Separate(ctx context.Context, id, source string, doc *document.Document, fn func(Doc) error) error {
+	return r.separate(ctx, id, source, doc.Attachments, fn)
 }
 
 // separate hands on each attachment as a document of its own, depth first.
-func (r *Reader) separate(id, source string, children []*document.Document, fn func(Doc) error) error {
+func (r *Reader) separate(ctx context.Context, id, source string, children []*document.Document, fn func(Doc) error) error {
 	for i, c := range children {
 		name := c.Name
 		if name == "" {
@@ -129,10 +129,10 @@ func (r *Reader) separate(id, source string, children []*document.Document, fn f
 			}
 			continue
 		}
-		if err := fn(r.docOf(cid, csrc, c, c.Original)); err != nil {
+		if err := fn(r.docOf(ctx, cid, csrc, c, c.Original)); err != nil {
 			return err
 		}
-		if err := r.separate(cid, csrc, c.Attachments, fn); err != nil {
+		if err := r.separate(ctx, cid, csrc, c.Attachments, fn); err != nil {
 			return err
 		}
 	}
@@ -140,8 +140,9 @@ func (r *Reader) separate(id, source string, children []*document.Document, fn f
 }
 
 // docOf checks a document a reader made: some text, or pages a model or
-// OCR can read.
-func (r *Reader) docOf(id, source string, doc *document.Document, original []byte) Doc {
+// OCR can read; read with a password, a PDF that would go whole to the
+// model must open without it (LockedWhole).
+func (r *Reader) docOf(ctx context.Context, id, source string, doc *document.Document, original []byte) Doc {
 	d := Doc{ID: id, Source: source}
 	unread := UnreadPages(doc)
 	switch {
@@ -156,9 +157,40 @@ func (r *Reader) docOf(id, source string, doc *document.Document, original []byt
 	case strings.TrimSpace(doc.Text) == "" && len(unread) == 0:
 		d.Err = reject("read as %s: empty document: no text in it", doc.Format)
 	default:
+		if r.Password != "" && original != nil {
+			if d.Err = LockedWhole(ctx, doc, original, r.NativeInput); d.Err != nil {
+				return d
+			}
+			d.WithPassword = true
+		}
 		d.Text, d.Document, d.Original, d.Metadata = doc.Text, doc, original, DocumentMetadata(doc)
 	}
 	return d
+}
+
+// LockedWhole rejects doc, read from original with a password, when it is
+// a PDF that would go whole to the model (native: the input is native; or
+// pages only a model shown the PDF reads) and opens only with that
+// password: read without it, its reader says it is encrypted. No model
+// opens an encrypted PDF. (A PDF with an empty user password opens
+// without one.) nil for any other document; it reads original again only
+// for such a PDF.
+func LockedWhole(ctx context.Context, doc *document.Document, original []byte, native bool) error {
+	if doc.MediaType != "application/pdf" || !native && len(doc.Unreadable()) == 0 {
+		return nil
+	}
+	_, err := document.ReadBytes(ctx, original, document.Options{Name: doc.Name, Format: doc.Format})
+	if !errors.Is(err, document.ErrEncrypted) {
+		return nil
+	}
+	why := "--input native sends a PDF whole to the model"
+	fix := "use --input auto (its text, and its pages without text as pictures), or decrypt it first"
+	if !native {
+		why = fmt.Sprintf("page %s can be read only by a model shown the whole PDF", joinInts(doc.Unreadable()))
+		fix = "decrypt it first"
+	}
+	return &rejected{msg: fmt.Sprintf("read as %s: it opens only with its password, and %s, which cannot open an encrypted PDF: %s (qpdf --decrypt --password=… in.pdf out.pdf) and submit that",
+		doc.Format, why, fix), cause: document.ErrEncrypted}
 }
 
 // UnreadPages lists the pages that are only a picture: an image and no

@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,6 +22,7 @@ type docWant struct {
 	text, reason string
 	pages        int
 	is           error // the error must match it too
+	withPassword bool  // read with a password (Doc.WithPassword)
 }
 
 func TestReaderDocuments(t *testing.T) {
@@ -30,6 +32,8 @@ func TestReaderDocuments(t *testing.T) {
 	write(t, dir, "two.fpdf", []byte(paged))
 	write(t, dir, "scan.fpdf", []byte("%FAKEPDF\nCover.\f[scan]"))
 	write(t, dir, "locked.fpdf", []byte("%FAKEPDF\nPASSWORD s3cret\nSecret page."))
+	write(t, dir, "locked-scan.fpdf", []byte("%FAKEPDF\nPASSWORD s3cret\nCover.\f[scan]"))
+	write(t, dir, "locked-mail.eml", []byte("FAKEMAIL\nSee attached.\n--- locked.fpdf\n%FAKEPDF\nPASSWORD s3cret\nSecret page."))
 	write(t, dir, "broken.fpdf", []byte("%FAKEPDF\nCORRUPT"))
 	write(t, dir, "mail.eml", []byte("FAKEMAIL\nPlease find the invoice attached.\n--- invoice.fpdf\n%FAKEPDF\nInvoice 42\fTotal 9.50\n--- blob.bin\n\x00\x01\x02"))
 	write(t, dir, "carrier.eml", []byte("FAKEMAIL\n  \n--- note.fpdf\n%FAKEPDF\nhello"))
@@ -57,7 +61,24 @@ func TestReaderDocuments(t *testing.T) {
 		},
 		{
 			name: "password", r: intake.Reader{Password: "s3cret"}, files: []string{"locked.fpdf"},
-			expect: map[string]docWant{"locked.fpdf": {text: "Secret page.", pages: 1}},
+			expect: map[string]docWant{"locked.fpdf": {text: "Secret page.", pages: 1, withPassword: true}},
+		},
+		{
+			// No model opens an encrypted PDF sent whole; one that opens
+			// without the password goes, as do its pictures with input auto.
+			name: "password, input native", r: intake.Reader{Password: "s3cret", Native: true, NativeInput: true, WholePDF: true},
+			files: []string{"locked.fpdf", "two.fpdf", "locked-mail.eml"},
+			expect: map[string]docWant{
+				"locked.fpdf": {reason: "read as fakepdf: it opens only with its password, and --input native sends a PDF whole to the model, which cannot open an encrypted PDF: use --input auto (its text, and its pages without text as pictures), or decrypt it first (qpdf --decrypt --password=… in.pdf out.pdf)",
+					is: document.ErrEncrypted},
+				"two.fpdf":                    {text: "Page one.Page two.", pages: 2, withPassword: true},
+				"locked-mail.eml":             {text: "See attached.", withPassword: true},
+				"locked-mail.eml#locked.fpdf": {reason: "it opens only with its password, and --input native sends a PDF whole", is: document.ErrEncrypted},
+			},
+		},
+		{
+			name: "password, input auto", r: intake.Reader{Password: "s3cret", Native: true, WholePDF: true}, files: []string{"locked-scan.fpdf"},
+			expect: map[string]docWant{"locked-scan.fpdf": {text: "Cover.", pages: 2, withPassword: true}},
 		},
 		{
 			name: "scan refused when nothing reads images", files: []string{"scan.fpdf"},
@@ -140,6 +161,9 @@ func TestReaderDocuments(t *testing.T) {
 				default:
 					if d.Err != nil || d.Text != w.text || d.Document == nil || d.Document.Text != d.Text || len(d.Document.Pages) != w.pages {
 						t.Fatalf("%s: text %q err %v document %+v, want text %q with %d pages", id, d.Text, d.Err, d.Document, w.text, w.pages)
+					}
+					if d.WithPassword != w.withPassword {
+						t.Errorf("%s: read with a password %v, want %v", id, d.WithPassword, w.withPassword)
 					}
 					for _, p := range d.Document.Pages {
 						if p.Start < 0 || p.End > len(d.Text) || p.Start > p.End {
@@ -347,5 +371,40 @@ func TestEmbeddedObjectsInline(t *testing.T) {
 	}
 	if len(ids) != 2 {
 		t.Fatalf("documents %q, want the e-mail and its attachment", ids)
+	}
+}
+
+// TestLockedWholeRealPDF: with the real PDF reader, a PDF that needs its
+// password is refused with input native (no model opens it), one that
+// opens with the empty user password goes; both were read with a password.
+func TestLockedWholeRealPDF(t *testing.T) {
+	t.Parallel()
+	r := intake.Reader{Password: "secret", Native: true, NativeInput: true, WholePDF: true}
+	for _, tc := range []struct {
+		file   string
+		locked bool
+	}{
+		{"encrypted-secret.pdf", true},
+		{"encrypted-secret-aes256.pdf", true},
+		{"encrypted-empty-user.pdf", false},
+	} {
+		var got []intake.Doc
+		if err := r.Read(t.Context(), []string{filepath.Join("..", "..", "document", "testdata", tc.file)}, func(d intake.Doc) error {
+			got = append(got, d)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 {
+			t.Fatalf("%s: %d documents", tc.file, len(got))
+		}
+		d := got[0]
+		if tc.locked {
+			if !errors.Is(d.Err, document.ErrEncrypted) || !strings.Contains(fmt.Sprint(d.Err), "use --input auto") {
+				t.Errorf("%s: err %v, want it refused naming --input auto", tc.file, d.Err)
+			}
+		} else if d.Err != nil || !d.WithPassword {
+			t.Errorf("%s: err %v, read with a password %v; want it read", tc.file, d.Err, d.WithPassword)
+		}
 	}
 }

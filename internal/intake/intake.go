@@ -62,6 +62,10 @@ type Doc struct {
 	// PDF, an e-mail), so that the fleet can keep them by hash and re-read
 	// them after a reader upgrade; nil for text and attachments.
 	Original []byte
+	// WithPassword says the document was read with Reader.Password: jobs
+	// carry no password, so a worker may not read Original again, and the
+	// fleet keeps the pictures of its pages with its job instead.
+	WithPassword bool
 	// Err, when set, rejects the document; Text is then empty. It matches
 	// ErrBadInput, and the document package's error (document.ErrEncrypted,
 	// …) when a reader refused it.
@@ -120,6 +124,11 @@ type Reader struct {
 	// PDF is rejected naming the remedies (--input text, a model that
 	// reads PDFs) rather than queued for a call that must fail.
 	NoNativePDF bool
+	// NativeInput says the input is native: a PDF goes whole to the model
+	// (when it reads PDFs), so one that opens only with Password is
+	// rejected naming the remedies (--input auto, decrypt it): no model
+	// opens an encrypted PDF.
+	NativeInput bool
 	// WholePDF says a PDF may go whole to the model (it reads PDFs and the
 	// input is not text): then pages the reader cannot read (a JBIG2 scan,
 	// text as outlines) are the model's to read; without it such a PDF is

@@ -55,6 +55,15 @@ type Envelope struct {
 	// pictures (read from Original) to a model that reads images, and sends
 	// the PDF whole for those the reader could not read (Page.Unreadable).
 	Scanned []int `json:"scanned,omitempty"`
+	// Pictures names an object of the Object Store holding the pictures
+	// of the document's pages (PagePicture, JSON), stored by submit when
+	// the original was read with a password: jobs carry none, so a worker
+	// could not read the original again. A worker shows these instead of
+	// reading it; submit stores them only for a job whose original need
+	// not go whole to the model (an encrypted PDF that would is refused at
+	// submit). A worker that predates the field ignores it and reads the
+	// original, as before it; the version stays 1.
+	Pictures *ObjectRef `json:"pictures,omitempty"`
 
 	Schema   SchemaRef `json:"schema"`
 	Provider string    `json:"provider"` // e.g. "openai:gpt-4o-mini"
@@ -76,6 +85,22 @@ type Page struct {
 	Start int    `json:"start"`
 	End   int    `json:"end"`
 	Label string `json:"label,omitempty"`
+}
+
+// PagePicture is one page's picture as submit read it: what a worker
+// shows the model for a page without text (Envelope.Pictures).
+type PagePicture struct {
+	N int `json:"n"` // the page's number
+	// MediaType and Data are the encoded picture (document.Image), Width
+	// and Height its size in pixels.
+	MediaType string `json:"media_type"`
+	Data      []byte `json:"data"`
+	Width     int    `json:"width"`
+	Height    int    `json:"height"`
+	// PageWidth and PageHeight are the page's size in points, 0 when the
+	// format has none.
+	PageWidth  float64 `json:"page_width,omitempty"`
+	PageHeight float64 `json:"page_height,omitempty"`
 }
 
 // SchemaRef names a registered schema.

@@ -101,6 +101,9 @@ func decodeFast(data []byte, e *Envelope) bool {
 			return 18, ok && d.I-start == len(s)+2 && e.SubmittedAt.UnmarshalJSON(d.B[start:d.I]) == nil
 		case "resubmission":
 			return d.StrInto(19, &e.Resubmission)
+		case "pictures":
+			e.Pictures = new(ObjectRef)
+			return 20, objectRef(d, e.Pictures)
 		}
 		return -1, false
 	})

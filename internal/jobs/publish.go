@@ -3,6 +3,7 @@ package jobs
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -63,6 +64,12 @@ func NewPublisher(js jetstream.JetStream, opts ...PublishOption) *Publisher {
 // their sha256 (Documents.PutOriginal).
 func (p *Publisher) PutOriginal(ctx context.Context, data []byte) (*ObjectRef, string, error) {
 	return p.docs.PutOriginal(ctx, data)
+}
+
+// PutPictures stores the pictures of a document's pages in the Object
+// Store (Documents.PutPictures).
+func (p *Publisher) PutPictures(ctx context.Context, originalHash string, pics []PagePicture) (*ObjectRef, error) {
+	return p.docs.PutPictures(ctx, originalHash, pics)
 }
 
 // CheckSize reports ErrDocumentTooLarge for text above the maximum size.
@@ -280,6 +287,68 @@ func (d *Documents) PutOriginal(ctx context.Context, data []byte) (*ObjectRef, s
 		return nil, "", fmt.Errorf("store the original %s in %s: %w", hash, DocsBucket, err)
 	}
 	return &ObjectRef{Bucket: DocsBucket, Name: hash, Size: int64(info.Size)}, hash, nil
+}
+
+// PutPictures stores the pictures of the pages of the document whose
+// original has sha256 originalHash as one object (PicturesName) and
+// returns its reference, for Envelope.Pictures. A later reading of the
+// same original (a re-read with a newer reader) replaces them.
+func (d *Documents) PutPictures(ctx context.Context, originalHash string, pics []PagePicture) (*ObjectRef, error) {
+	b, err := json.Marshal(pics)
+	if err != nil {
+		return nil, fmt.Errorf("encode page pictures: %w", err)
+	}
+	s, err := d.bucket(ctx)
+	if err != nil {
+		return nil, err
+	}
+	name := PicturesName(originalHash)
+	info, err := s.Put(ctx, jetstream.ObjectMeta{Name: name}, bytes.NewReader(b))
+	if err != nil {
+		return nil, fmt.Errorf("store the page pictures %s in %s: %w", name, DocsBucket, err)
+	}
+	return &ObjectRef{Bucket: DocsBucket, Name: name, Size: int64(info.Size)}, nil
+}
+
+// PicturesName names the page pictures of the original with sha256
+// originalHash in the document bucket.
+func PicturesName(originalHash string) string { return originalHash + ".pictures" }
+
+// PicturesOf returns the reference of the page pictures stored for the
+// original with sha256 originalHash, or nil when there are none (it was
+// not read with a password).
+func (d *Documents) PicturesOf(ctx context.Context, originalHash string) (*ObjectRef, error) {
+	s, err := d.bucket(ctx)
+	if err != nil {
+		return nil, err
+	}
+	name := PicturesName(originalHash)
+	info, err := s.GetInfo(ctx, name)
+	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("look up the page pictures %s in %s: %w", name, DocsBucket, err)
+	}
+	return &ObjectRef{Bucket: DocsBucket, Name: name, Size: int64(info.Size)}, nil
+}
+
+// Pictures returns the pictures of the job's pages stored at submit
+// (Envelope.Pictures); an object that is missing or not pictures is
+// ErrEnvelope.
+func (d *Documents) Pictures(ctx context.Context, env *Envelope) ([]PagePicture, error) {
+	if env.Pictures == nil {
+		return nil, fmt.Errorf("%w: the job has no page pictures", ErrEnvelope)
+	}
+	b, err := d.get(ctx, env.Pictures)
+	if err != nil {
+		return nil, err
+	}
+	var pics []PagePicture
+	if err := json.Unmarshal(b, &pics); err != nil {
+		return nil, fmt.Errorf("%w: page pictures %s: %v", ErrEnvelope, env.Pictures.Name, err)
+	}
+	return pics, nil
 }
 
 // Original returns the original bytes of the job's document.

@@ -13,7 +13,7 @@ import (
 // byte (TestAppendEnvelopeIsJSONMarshal), without reflection for the
 // fields every job has: submit encodes one envelope per document. The
 // fields a plain text job leaves empty (text_ref, metadata, original,
-// pages, scanned, options) are encoded by json.Marshal when set.
+// pages, scanned, pictures, options) are encoded by json.Marshal when set.
 func appendEnvelope(dst []byte, env *Envelope) ([]byte, error) {
 	dst = append(dst, `{"v":`...)
 	dst = strconv.AppendInt(dst, int64(env.V), 10)
@@ -47,6 +47,9 @@ func appendEnvelope(dst []byte, env *Envelope) ([]byte, error) {
 	}
 	if len(env.Scanned) > 0 {
 		dst, err = appendValueField(dst, "scanned", env.Scanned, err)
+	}
+	if env.Pictures != nil {
+		dst, err = appendValueField(dst, "pictures", env.Pictures, err)
 	}
 	dst = append(dst, `,"schema":{"name":`...)
 	dst = jsonx.AppendString(dst, env.Schema.Name, true)

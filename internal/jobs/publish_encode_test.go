@@ -31,6 +31,9 @@ func TestAppendEnvelopeIsJSONMarshal(t *testing.T) {
 			e.Original, e.OriginalHash, e.Reader = &ObjectRef{Bucket: "B", Name: "o", Size: 7}, "o", "pdf/3"
 			e.Pages, e.Scanned = []Page{{N: 1, Start: 0, End: 5, Label: "iv"}, {N: 2, Start: 5, End: 9}}, []int{2}
 		},
+		"pictures": func(e *Envelope) {
+			e.Original, e.Scanned, e.Pictures = &ObjectRef{Bucket: "B", Name: "o", Size: 7}, []int{1}, &ObjectRef{Bucket: "B", Name: "p", Size: 70}
+		},
 		"options": func(e *Envelope) {
 			e.Options = Options{MaxReasks: &three, Temperature: &half, Mode: "json", Chunking: "off"}
 		},

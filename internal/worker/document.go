@@ -31,7 +31,10 @@ var errUnreadable = errors.New("the original cannot be read")
 // reading options). The original is fetched and read again only when the
 // model is to see what text cannot carry: pages without a text layer, or
 // the whole file (input native); the re-read gives only that
-// (withOriginal), never its own text.
+// (withOriginal), never its own text. A job of an original read with a
+// password carries its pages' pictures (Envelope.Pictures): they are used
+// and the original is not read (withPictures), except with input native,
+// where they stand in for an original that does not open without it.
 func (w *Worker) document(ctx context.Context, env *jobs.Envelope) (*jobDocument, error) {
 	text, err := w.docs.Text(ctx, env)
 	if err != nil {
@@ -49,6 +52,11 @@ func (w *Worker) document(ctx context.Context, env *jobs.Envelope) (*jobDocument
 		jd.doc.Pages = append(jd.doc.Pages, document.Page{Number: p.N, Start: p.Start, End: p.End, Label: p.Label})
 	}
 	native := env.Options.Input == string(extractq.InputNative)
+	if env.Pictures != nil && !native {
+		// The original was read with a password jobs do not carry:
+		// submit stored its pages' pictures instead.
+		return jd, w.withPictures(ctx, env, jd.doc)
+	}
 	if env.Original != nil && (len(env.Scanned) > 0 || native) {
 		if jd.original, err = w.docs.Original(ctx, env); err != nil {
 			return nil, err
@@ -57,6 +65,15 @@ func (w *Worker) document(ctx context.Context, env *jobs.Envelope) (*jobDocument
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, context.Cause(ctx)
+			}
+			if errors.Is(err, document.ErrEncrypted) && env.Pictures != nil {
+				// Input native, but no model opens it: its text and
+				// pictures go.
+				jd.original = nil
+				return jd, w.withPictures(ctx, env, jd.doc)
+			}
+			if errors.Is(err, document.ErrEncrypted) {
+				return nil, fmt.Errorf("%w: %w: it opened with the password given at submit, and jobs carry no password, so submit it again with this build (its pages' pictures then go with the job), or decrypt it first (qpdf --decrypt --password=… in.pdf out.pdf) and submit that", errUnreadable, err)
 			}
 			return nil, fmt.Errorf("%w: %w (its reader was %s when submitted; a worker built with the same readers reads it)", errUnreadable, err, env.Reader)
 		}
@@ -123,6 +140,28 @@ func withOriginal(doc, reread *document.Document) (mismatch string) {
 		}
 	}
 	return mismatch
+}
+
+// withPictures gives doc's pages the pictures submit stored
+// (Envelope.Pictures), and their sizes, by page number; a picture of a
+// page doc does not have is left out.
+func (w *Worker) withPictures(ctx context.Context, env *jobs.Envelope, doc *document.Document) error {
+	pics, err := w.docs.Pictures(ctx, env)
+	if err != nil {
+		return err
+	}
+	byNumber := make(map[int]*jobs.PagePicture, len(pics))
+	for i := range pics {
+		byNumber[pics[i].N] = &pics[i]
+	}
+	for i := range doc.Pages {
+		p := &doc.Pages[i]
+		if pic := byNumber[p.Number]; pic != nil {
+			p.Image = &document.Image{MediaType: pic.MediaType, Data: pic.Data, Width: pic.Width, Height: pic.Height}
+			p.Width, p.Height = pic.PageWidth, pic.PageHeight
+		}
+	}
+	return nil
 }
 
 // validRange reports whether [start,end) is a range of text.

@@ -101,6 +101,26 @@ func TestDocumentJobs(t *testing.T) {
 		env.Reader, env.Scanned = "fakemail/2", []int{1}
 		env.Pages = []jobs.Page{{N: 1, Start: len(mail), End: len(mail), Label: "scan.pdf"}}
 	})
+	// An original that opens only with the password given at submit: its
+	// pages' pictures travel with the job, and the original is not read;
+	// an older envelope without them is dead-lettered saying why.
+	const locked = docfake.PDF + "PASSWORD s3cret\nSealed.\f[scan]"
+	pics, err := f.pub.PutPictures(ctx, jobs.HashBytes([]byte(locked)), []jobs.PagePicture{{N: 2, MediaType: "image/png", Data: docfake.ScanPicture, Width: 1, Height: 1, PageWidth: 612, PageHeight: 792}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"locked", "locked-native", "locked-old"} {
+		publish(id, id+".", []byte(locked), func(env *jobs.Envelope) {
+			env.Reader, env.Scanned = "fakepdf/7", []int{2}
+			env.Pages = []jobs.Page{{N: 1, Start: 0, End: len(id) + 1}, {N: 2, Start: len(id) + 1, End: len(id) + 1}}
+			if id != "locked-old" {
+				env.Pictures = pics
+			}
+			if id == "locked-native" { // resubmitted so: it cannot go whole
+				env.Options.Input = "native"
+			}
+		})
+	}
 	publish("plain", "plain text", nil, func(*jobs.Envelope) {})
 	waitFor(t, "every job to leave the stream", func() bool { return f.streamMsgs(t, jobs.JobsStream) == 0 })
 
@@ -128,11 +148,21 @@ func TestDocumentJobs(t *testing.T) {
 	if d := e.docs[mail]; d == nil || len(d.Pages) != 1 || d.Pages[0].Image == nil || d.Pages[0].Label != "scan.pdf" {
 		t.Errorf("inlined mail job: document %+v; want the attached scan's picture on its inlined page", d)
 	}
-	if _, ok := e.texts["plain text"]; !ok || len(e.docs) != 7 {
+	for _, text := range []string{"locked.", "locked-native."} {
+		if d := e.docs[text]; d == nil || len(d.Pages) != 2 || d.Pages[1].Image == nil || string(d.Pages[1].Image.Data) != string(docfake.ScanPicture) ||
+			d.Pages[1].Width != 612 || d.Pages[0].Image != nil || e.originals[text] != nil {
+			t.Errorf("%s job: document %+v, original %q; want page 2's picture from the job's stored pictures and no original", text, d, e.originals[text])
+		}
+	}
+	if _, ok := e.texts["plain text"]; !ok || len(e.docs) != 9 {
 		t.Errorf("plain job: texts %v, documents %d; want plain text through Extract, as before", e.texts, len(e.docs))
 	}
-	letters := f.letters(t)
-	if len(letters) != 1 || letters[0].Job.DocumentID != "garbled" || !strings.Contains(letters[0].Reason, "cannot be read") {
-		t.Errorf("letters %+v, want one for the garbled original saying it cannot be read", letters)
+	reasons := map[string]string{}
+	for _, l := range f.letters(t) {
+		reasons[l.Job.DocumentID] = l.Reason
+	}
+	if len(reasons) != 2 || !strings.Contains(reasons["garbled"], "cannot be read") ||
+		!strings.Contains(reasons["locked-old"], "jobs carry no password, so submit it again with this build") {
+		t.Errorf("letters %v, want one for the garbled original saying it cannot be read, one for the locked one without pictures saying why", reasons)
 	}
 }

@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/extractq/extractq/document"
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/docfake"
 	"github.com/extractq/extractq/internal/intake"
@@ -211,4 +214,162 @@ func readOriginal(t *testing.T, r *intake.Reader, original []byte, id string) []
 		t.Fatal(err)
 	}
 	return readAs(t, r, path, id)
+}
+
+// TestResubmitLetterStoredText: a dead letter of a document a reader made
+// that no longer carries its text is resubmitted with the text the audit
+// stores for its original (OCR text a plain re-read lacks), with the
+// letter's pages while they are the audit's, else the audit's; only a
+// document the audit has no text of is read again, with a warning naming
+// it.
+func TestResubmitLetterStoredText(t *testing.T) {
+	e := setup(t)
+	ctx := t.Context()
+	// ocred is a document submit read with OCR: page 2, a scan, has text a
+	// re-read without OCR does not make.
+	ocred := func(id, body, page2 string) submit.Doc {
+		original := []byte(docfake.PDF + body + "\f[scan]")
+		doc, err := document.ReadBytes(ctx, original, document.Options{Name: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc.Text += page2
+		doc.Pages[1].End = len(doc.Text)
+		return submit.Doc{ID: id, Source: id + ".pdf", Text: doc.Text, Document: doc, Original: original}
+	}
+	if sum := e.submit(t, []submit.Doc{ocred("ocr", "One.", "Total 42"), ocred("replaced", "Two.", "Total 7")}); sum.Queued != 2 {
+		t.Fatalf("submit: %+v", sum)
+	}
+	// A re-read stored a new text of "replaced" under the same original,
+	// with other pages than its letter's.
+	const newer = "Two.\n\nTotal 7 EUR"
+	if err := e.store.PutDocuments(ctx, []audit.Document{{ID: "replaced", Hash: jobs.HashBytes([]byte(docfake.PDF + "Two.\f[scan]")),
+		Source: "replaced.pdf", Text: newer, Pages: []audit.PageRange{{0, 4}, {4, len(newer)}}}}); err != nil {
+		t.Fatal(err)
+	}
+	envs := e.queued(t, 2)
+	gone := *envs[0] // a document the audit has no text of
+	gone.DocumentID, gone.JobID = "gone", jobs.MsgID("gone", gone.DocumentHash, gone.Schema.Fingerprint, gone.Model, "")
+	dlq := jobs.NewDLQ(e.js)
+	for _, env := range []*jobs.Envelope{envs[0], envs[1], &gone} {
+		env.Text = "" // trimmed from the letter
+		if _, err := dlq.Publish(ctx, &jobs.DeadLetter{Job: *env, Result: llm.Result{Outcome: llm.OutcomeExhausted, Reason: "still invalid"}, WorkerID: "w"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sum, err := e.sub.Resubmit(ctx, e.store, submit.ResubmitRequest{FromDLQ: true, Run: "r1"})
+	if err != nil || sum.Queued != 3 || len(sum.Rejected) != 0 {
+		t.Fatalf("resubmit: %+v, %v; want three queued", sum, err)
+	}
+	if len(sum.Warnings) != 1 || sum.Warnings[0].ID != "gone" || !strings.Contains(sum.Warnings[0].Reason, "without OCR") {
+		t.Errorf("warnings %+v, want one for gone saying its original was read again without OCR", sum.Warnings)
+	}
+	byID := map[string]*jobs.Envelope{}
+	texts := map[string]string{}
+	docs := jobs.NewDocuments(e.js)
+	for _, env := range e.queued(t, 5)[2:] {
+		byID[env.DocumentID] = env
+		if texts[env.DocumentID], err = docs.Text(ctx, env); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		id, text string
+		pages    []jobs.Page
+		scanned  []int
+	}{
+		{"ocr", "One.Total 42", []jobs.Page{{N: 1, Start: 0, End: 4}, {N: 2, Start: 4, End: 12}}, nil},
+		{"replaced", newer, []jobs.Page{{N: 1, Start: 0, End: 4}, {N: 2, Start: 4, End: len(newer)}}, nil},
+		{"gone", "One.", []jobs.Page{{N: 1, Start: 0, End: 4}, {N: 2, Start: 4, End: 4}}, []int{2}},
+	} {
+		env := byID[tc.id]
+		if env == nil {
+			t.Errorf("%s: not queued again", tc.id)
+			continue
+		}
+		if texts[tc.id] != tc.text || !slices.Equal(env.Pages, tc.pages) || !slices.Equal(env.Scanned, tc.scanned) || env.Original == nil {
+			t.Errorf("%s: text %q, pages %+v, scanned %v; want %q, %+v, %v and its original", tc.id, texts[tc.id], env.Pages, env.Scanned, tc.text, tc.pages, tc.scanned)
+		}
+	}
+}
+
+// TestSubmitWithPassword: a document read with a password whose job needs
+// its pages' pictures has them stored next to its original and named in
+// its job, since a worker cannot read the original again; one without
+// such pages, or read without a password, has none. A re-read with the
+// password does the same, and refuses an encrypted PDF that input native
+// would send whole.
+func TestSubmitWithPassword(t *testing.T) {
+	e := setup(t)
+	ctx := t.Context()
+	const lockedScan = docfake.PDF + "PASSWORD s3cret\nCover.\f[scan]"
+	locked := &intake.Reader{Password: "s3cret", Native: true}
+	in := readOriginal(t, locked, []byte(lockedScan), "locked-scan")
+	in = append(in, readOriginal(t, locked, []byte(docfake.PDF+"PASSWORD s3cret\nOnly text."), "locked-text")...)
+	in = append(in, readOriginal(t, &intake.Reader{Native: true}, []byte(docfake.PDF+"Cover.\f[scan]"), "open-scan")...)
+	if sum := e.submit(t, in); sum.Queued != 3 {
+		t.Fatalf("submit: %+v, want 3 queued", sum)
+	}
+	docs := jobs.NewDocuments(e.js)
+	want := []jobs.PagePicture{{N: 2, MediaType: "image/png", Data: docfake.ScanPicture, Width: 1, Height: 1, PageWidth: 612, PageHeight: 792}}
+	checkPictures := func(env *jobs.Envelope, want []jobs.PagePicture) {
+		t.Helper()
+		if want == nil {
+			if env.Pictures != nil {
+				t.Errorf("%s: pictures %+v, want none", env.DocumentID, env.Pictures)
+			}
+			return
+		}
+		if env.Pictures == nil {
+			t.Fatalf("%s: no pictures in the job %+v", env.DocumentID, env)
+		}
+		got, err := docs.Pictures(ctx, env)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: stored pictures %+v, %v; want %+v", env.DocumentID, got, err, want)
+		}
+	}
+	for _, env := range e.queued(t, 3) {
+		if env.DocumentID == "locked-scan" {
+			checkPictures(env, want)
+		} else {
+			checkPictures(env, nil)
+		}
+	}
+
+	// After a reader upgrade, a re-read with the password.
+	e.processed(t, 3)
+	if _, err := e.store.Pool().Exec(ctx, `UPDATE documents SET metadata = jsonb_set(metadata, '{reader}', '"fakepdf/6"'), body = 'Cover!', body_hash = $1 WHERE id = 'locked-scan'`,
+		jobs.HashText("Cover!")); err != nil {
+		t.Fatal(err)
+	}
+	native := submit.ResubmitRequest{Reread: true, Reader: "fakepdf", Password: "s3cret", Options: jobs.Options{Input: "native"}}
+	sum, err := e.sub.Resubmit(ctx, e.store, native)
+	if err != nil || sum.Queued != 0 || len(sum.Rejected) != 1 || sum.Rejected[0].ID != "locked-scan" ||
+		!strings.Contains(sum.Rejected[0].Reason, "--input native sends a PDF whole to the model, which cannot open an encrypted PDF") {
+		t.Fatalf("re-read, input native: %+v, %v; want locked-scan refused naming the remedies", sum, err)
+	}
+	sum, err = e.sub.Resubmit(ctx, e.store, submit.ResubmitRequest{Reread: true, Reader: "fakepdf", Password: "s3cret"})
+	if err != nil || sum.Queued != 1 || len(sum.Rejected) != 0 {
+		t.Fatalf("re-read: %+v, %v; want locked-scan queued", sum, err)
+	}
+	envs := e.queued(t, 4)
+	if again := envs[3]; again.DocumentID != "locked-scan" || again.Text != "Cover." {
+		t.Fatalf("re-read job %+v, want locked-scan's", again)
+	} else {
+		checkPictures(again, want)
+	}
+
+	// Resubmitted under a newer schema version, the stored pictures go
+	// with the job.
+	e.register(t, `{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string"}}}`)
+	if sum, err := e.sub.Resubmit(ctx, e.store, submit.ResubmitRequest{Schema: "thing", ToVersion: 2, Provider: "openai:gpt-4o-mini", Run: "v2"}); err != nil || sum.Queued != 3 {
+		t.Fatalf("resubmit to version 2: %+v, %v; want 3 queued", sum, err)
+	}
+	for _, env := range e.queued(t, 7)[4:] {
+		if env.DocumentID == "locked-scan" {
+			checkPictures(env, want)
+		} else {
+			checkPictures(env, nil)
+		}
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/extractq/extractq"
 	"github.com/extractq/extractq/document"
 	"github.com/extractq/extractq/internal/intake"
 	"github.com/extractq/extractq/internal/jobs"
@@ -64,16 +65,43 @@ func describe(env *jobs.Envelope, d Doc, original *jobs.ObjectRef) {
 	slices.Sort(env.Scanned)
 }
 
+// pagePictures are the pictures of doc's pages a worker would read its
+// original again for (pages without text, or every picture with input
+// native), for a job of a document read with a password
+// (Envelope.Pictures); nil when it reads none, or when it needs the
+// original itself: a PDF going whole to the model (input native, or pages
+// only the model reads), which intake refused if it opens only with the
+// password (Reader.NativeInput).
+func pagePictures(doc *document.Document, input string) []jobs.PagePicture {
+	if doc == nil {
+		return nil
+	}
+	native := input == string(extractq.InputNative)
+	if doc.MediaType == "application/pdf" && (native || len(doc.Unreadable()) > 0) ||
+		!native && len(intake.UnreadPages(doc)) == 0 {
+		return nil
+	}
+	var pics []jobs.PagePicture
+	for _, p := range doc.Pages {
+		if img := p.Image; img != nil {
+			pics = append(pics, jobs.PagePicture{N: p.Number, MediaType: img.MediaType, Data: img.Data, Width: img.Width, Height: img.Height,
+				PageWidth: p.Width, PageHeight: p.Height})
+		}
+	}
+	return pics
+}
+
 // reread reads a job's original again from the object store, with the
-// readers of this build, and describes the job anew: its text, reader,
-// pages and scans. It is how a dead letter whose text was left out is
-// resubmitted.
-func reread(ctx context.Context, docs *jobs.Documents, env *jobs.Envelope) (string, error) {
+// readers of this build (password opens an encrypted one; no OCR, no
+// attachments inlined), and describes the job anew: its text, reader,
+// pages and scans. It is how a dead letter is resubmitted whose text
+// neither it nor the audit has.
+func reread(ctx context.Context, docs *jobs.Documents, env *jobs.Envelope, password string) (string, error) {
 	b, err := docs.Original(ctx, env)
 	if err != nil {
 		return "", fmt.Errorf("read the original again: %w", err)
 	}
-	doc, err := document.ReadBytes(ctx, b, document.Options{Name: env.DocumentID})
+	doc, err := document.ReadBytes(ctx, b, document.Options{Name: env.DocumentID, Password: password})
 	if err != nil {
 		return "", fmt.Errorf("read the original again: %w", err)
 	}

@@ -351,13 +351,20 @@ func (s *Submitter) stage(ctx context.Context, job Job, b *batch) error {
 	}
 	// Originals first, addressed by their hash: one stored for a document
 	// that is then not queued is harmless, a job without its original is not.
-	originals := make([]*jobs.ObjectRef, len(left))
+	// A document read with a password has its pages' pictures stored too:
+	// a worker could not read its original again.
+	originals, pictures := make([]*jobs.ObjectRef, len(left)), make([]*jobs.ObjectRef, len(left))
 	for k, i := range left {
 		d := &b.docs[i]
 		if d.Original == nil {
 			continue
 		}
-		if originals[k], _, err = s.pub.PutOriginal(ctx, d.Original); err != nil {
+		if originals[k], _, err = s.pub.PutOriginal(ctx, d.Original); err == nil && d.WithPassword {
+			if pics := pagePictures(d.Document, job.Options.Input); pics != nil {
+				pictures[k], err = s.pub.PutPictures(ctx, originals[k].Name, pics)
+			}
+		}
+		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -389,6 +396,7 @@ func (s *Submitter) stage(ctx context.Context, job Job, b *batch) error {
 			Provider: job.Provider, Model: job.Model, Pool: job.Pool, Options: job.Options, SubmittedAt: now,
 		}
 		describe(env, *d, originals[k])
+		env.Pictures = pictures[k]
 		items[k] = item{env: env}
 		if encodeErr == nil {
 			items[k].msg, items[k].err = mb.Sealed(ctx, env, d.Text)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/extractq/extractq"
 	"github.com/extractq/extractq/document"
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/intake"
@@ -186,7 +187,7 @@ func (s *Submitter) resubmitReread(ctx context.Context, st ResubmitStore, req Re
 				if override != nil {
 					job.Provider, job.Model, job.Pool = override.Provider, override.Model, override.Pool
 				}
-				carriers = append(carriers, carrier{c: c, job: job, docs: attachmentDocs(c, doc, !textOnly)})
+				carriers = append(carriers, carrier{c: c, job: job, docs: attachmentDocs(ctx, c, doc, !textOnly, req.Password)})
 			}
 			meta := rereadMetadata(c.Metadata, doc)
 			ranges := pageRanges(doc)
@@ -205,6 +206,19 @@ func (s *Submitter) resubmitReread(ctx context.Context, st ResubmitStore, req Re
 				env.Provider, env.Model, env.Pool = override.Provider, override.Model, override.Pool
 			}
 			describe(env, Doc{Document: doc, Original: b}, orig)
+			if req.Password != "" {
+				// As submit: a PDF going whole must open without it, and
+				// the pages' pictures go with the job.
+				if err := intake.LockedWhole(ctx, doc, b, req.Options.Input == string(extractq.InputNative)); err != nil {
+					reject(err)
+					continue
+				}
+				if pics := pagePictures(doc, req.Options.Input); pics != nil {
+					if env.Pictures, err = s.pub.PutPictures(ctx, c.OriginalHash, pics); err != nil {
+						return sum, err
+					}
+				}
+			}
 			items = append(items, item{env: env, text: doc.Text})
 			stored = append(stored, audit.Document{ID: c.ID, Hash: c.OriginalHash, Source: c.Source, Metadata: meta, Text: doc.Text, Pages: ranges})
 			changes = append(changes, ch)
@@ -344,14 +358,15 @@ type carrier struct {
 // attachmentDocs are the documents submit makes of the attachments of doc,
 // the document c read again: ids C#NAME at any depth, sources SOURCE#NAME,
 // each checked as submit checks it (native: pages without text may go to
-// the model as pictures).
-func attachmentDocs(c audit.RereadCandidate, doc *document.Document, native bool) []Doc {
+// the model as pictures; password: doc was read with it, and so were its
+// attachments, whose pages' pictures then go with their jobs).
+func attachmentDocs(ctx context.Context, c audit.RereadCandidate, doc *document.Document, native bool, password string) []Doc {
 	if len(doc.Attachments) == 0 {
 		return nil
 	}
-	r := &intake.Reader{Attachments: intake.AttachSeparate, Native: native}
+	r := &intake.Reader{Attachments: intake.AttachSeparate, Native: native, Password: password}
 	var out []Doc
-	_ = r.Separate(c.ID, c.Source, doc, func(d Doc) error { // fn never fails
+	_ = r.Separate(ctx, c.ID, c.Source, doc, func(d Doc) error { // fn never fails
 		out = append(out, d)
 		return nil
 	})
@@ -489,7 +504,7 @@ func (s *Submitter) countAttachments(ctx context.Context, rst RereadStore, f aud
 			if err != nil {
 				continue
 			}
-			carriers = append(carriers, carrier{c: c, docs: attachmentDocs(c, doc, true)})
+			carriers = append(carriers, carrier{c: c, docs: attachmentDocs(ctx, c, doc, true, req.Password)})
 		}
 		if _, _, err := s.newAttachments(ctx, rst, carriers, seen, sum, true); err != nil {
 			return err

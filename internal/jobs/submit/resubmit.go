@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/extractq/extractq"
 	"github.com/extractq/extractq/document"
 	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/intake"
@@ -48,7 +49,8 @@ type ResubmitRequest struct {
 	// Reread reads the originals of documents a reader other than this
 	// build's made again and queues those whose text or pages changed
 	// (filtered by Schema, Run and Reader, a format name); Password opens
-	// encrypted ones.
+	// encrypted ones, also the original of a dead letter read again
+	// because the audit has none of its text (FromDLQ).
 	Reread           bool
 	Reader, Password string
 	// OCR reads, in a Reread, the pages without a text layer of documents
@@ -72,7 +74,11 @@ type ResubmitSummary struct {
 	Duplicates int         `json:"duplicates"`
 	Removed    int         `json:"removed_from_dlq"`
 	Rejected   []Rejection `json:"rejected"`
-	DryRun     bool        `json:"dry_run"`
+	// Warnings are documents queued with a caveat, and what it is: a dead
+	// letter whose text neither it nor the audit had, queued with its
+	// original read again (ID, Source "dlq:SEQ", Reason).
+	Warnings []Rejection `json:"warnings,omitempty"`
+	DryRun   bool        `json:"dry_run"`
 	// Reread counts what a re-read did (Reread requests only).
 	Reread *RereadCounts `json:"reread,omitempty"`
 	// Runs are the runs jobs were queued into, each sealed once the whole
@@ -186,10 +192,13 @@ func (s *Submitter) resubmitDLQ(ctx context.Context, st ResubmitStore, req Resub
 				sum.Rejected = append(sum.Rejected, Rejection{ID: env.DocumentID, Source: fmt.Sprintf("dlq:%d", l.Seq), Reason: "cannot resubmit: " + err.Error()})
 				continue
 			}
-			text, err := s.letterText(ctx, st, docs, &env)
+			text, warn, err := s.letterText(ctx, st, docs, &env, req.Password)
 			if err != nil {
 				sum.Rejected = append(sum.Rejected, Rejection{ID: env.DocumentID, Source: fmt.Sprintf("dlq:%d", l.Seq), Reason: err.Error()})
 				continue
+			}
+			if warn != "" {
+				sum.Warnings = append(sum.Warnings, Rejection{ID: env.DocumentID, Source: fmt.Sprintf("dlq:%d", l.Seq), Reason: warn})
 			}
 			if override != nil {
 				env.Schema = *override
@@ -236,17 +245,34 @@ func (s *Submitter) resubmitDLQ(ctx context.Context, st ResubmitStore, req Resub
 // must hash to what was submitted. A letter of a text the document has
 // since replaced is resubmitted with that text (the job is of that text);
 // submit the document again to extract its new text.
-func (s *Submitter) letterText(ctx context.Context, st ResubmitStore, docs *jobs.Documents, env *jobs.Envelope) (string, error) {
-	text, err := docs.Text(ctx, env)
+//
+// A document a reader made is known by its original's hash: the audit
+// keeps, under that hash, the text submit made of it (OCR text,
+// attachments inlined, what its reading options made), and that text is
+// resubmitted (storedDocument). Only when the audit has none is the
+// original read again, with this build's readers and without OCR or
+// inlining (password opens an encrypted one); warn then says so, since
+// text those made is missing from the job.
+func (s *Submitter) letterText(ctx context.Context, st ResubmitStore, docs *jobs.Documents, env *jobs.Envelope, password string) (text, warn string, err error) {
+	text, err = docs.Text(ctx, env)
 	if err == nil && text == "" && env.TextRef == nil {
 		// A letter trimmed to fit the server's max payload left its
 		// inline text out (jobs.DeadLetter.Trimmed).
 		err = errors.New("the dead letter does not carry the text")
 	}
 	if err != nil && env.Original != nil {
-		// A document a reader made is known by its original's hash, not its
-		// text's: read the original again, with today's readers.
-		return reread(ctx, docs, env)
+		d, derr := st.DocumentVersion(ctx, env.DocumentID, env.DocumentHash)
+		if derr == nil {
+			storedDocument(env, d)
+			return d.Text, "", nil
+		}
+		if !errors.Is(derr, audit.ErrNotFound) {
+			return "", "", fmt.Errorf("document text not found (%v; %w): resubmit again once the audit database answers", err, derr)
+		}
+		if text, err = reread(ctx, docs, env, password); err != nil {
+			return "", "", err
+		}
+		return text, fmt.Sprintf("the audit stores no text of document %s (sha256 %.12s…): its original was read again with this build's readers, without OCR or attachments inlined, so text those made at submit is missing from the job; submit the file again to have it", env.DocumentID, env.DocumentHash), nil
 	}
 	matches := func(text string) bool { return env.OriginalHash != "" || jobs.HashText(text) == env.DocumentHash }
 	if err != nil || !matches(text) {
@@ -255,15 +281,57 @@ func (s *Submitter) letterText(ctx context.Context, st ResubmitStore, docs *jobs
 			if err == nil {
 				err = errors.New("the letter's text does not match its hash")
 			}
-			return "", fmt.Errorf("document text not found (%v; %v)", err, derr)
+			return "", "", fmt.Errorf("document text not found (%v; %v)", err, derr)
 		}
 		text = d.Text
 	}
 	if !matches(text) {
-		return "", fmt.Errorf("document %s: the text found does not match the hash it was submitted with (sha256 %.12s…): submit it again", env.DocumentID, env.DocumentHash)
+		return "", "", fmt.Errorf("document %s: the text found does not match the hash it was submitted with (sha256 %.12s…): submit it again", env.DocumentID, env.DocumentHash)
 	}
 	env.Text, env.TextRef = "", nil
-	return text, nil
+	return text, "", nil
+}
+
+// storedDocument makes env, a dead letter of a document a reader made, the
+// job of d, its text as the audit stores it. The letter's pages (with
+// their labels) and scans stay when they are the pages the audit recorded
+// for that text, or, when it recorded none (an earlier text, or one stored
+// before pages were kept), when they lie within it; else the audit's
+// pages go, a blank one as a scan, or none rather than pages of another
+// text.
+func storedDocument(env *jobs.Envelope, d *audit.Document) {
+	env.Text, env.TextRef = "", nil
+	if d.Pages == nil && pagesWithin(env.Pages, len(d.Text)) || samePages(env.Pages, d.Pages) {
+		return
+	}
+	env.Pages, env.Scanned = nil, nil
+	pagesOf(env, d.Text, d.Pages)
+}
+
+// pagesWithin reports whether pages are in order, each a range of a text
+// of n bytes.
+func pagesWithin(pages []jobs.Page, n int) bool {
+	end := 0
+	for _, p := range pages {
+		if p.Start < end || p.End < p.Start || p.End > n {
+			return false
+		}
+		end = p.End
+	}
+	return true
+}
+
+// samePages reports whether a job's pages are the ranges recorded.
+func samePages(pages []jobs.Page, ranges []audit.PageRange) bool {
+	if len(pages) != len(ranges) || ranges == nil {
+		return false
+	}
+	for i, p := range pages {
+		if p.Start != ranges[i][0] || p.End != ranges[i][1] {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *Submitter) resubmitVersion(ctx context.Context, st ResubmitStore, req ResubmitRequest, rc *runCounts) (ResubmitSummary, error) {
@@ -293,6 +361,7 @@ func (s *Submitter) resubmitVersion(ctx context.Context, st ResubmitStore, req R
 		}
 	}
 	dlq := jobs.NewDLQ(s.js)
+	docs := jobs.NewDocuments(s.js)
 	skipped := map[string]bool{} // selected but not resubmittable: not selected again
 	for {
 		cands, err := st.DocumentsForResubmit(ctx, req.Schema, req.ToVersion, req.IncludeFailed, audit.WithResubmitLimit(resubmitPage+len(skipped)))
@@ -318,6 +387,13 @@ func (s *Submitter) resubmitVersion(ctx context.Context, st ResubmitStore, req R
 			}
 			if c.Original {
 				withOriginal(env, c)
+				// The pictures stored for an original read with a password
+				// go with the job: a worker cannot read it again.
+				if len(env.Scanned) > 0 || req.Options.Input == string(extractq.InputNative) {
+					if env.Pictures, err = docs.PicturesOf(ctx, c.Hash); err != nil {
+						return sum, err
+					}
+				}
 			}
 			items = append(items, item{text: c.Text, env: env})
 		}
@@ -361,16 +437,24 @@ func (s *Submitter) resubmitVersion(ctx context.Context, st ResubmitStore, req R
 func withOriginal(env *jobs.Envelope, c audit.ResubmitCandidate) {
 	env.Original = &jobs.ObjectRef{Bucket: jobs.DocsBucket, Name: c.Hash}
 	env.OriginalHash, env.Reader = c.Hash, c.Reader
-	if len(c.Pages) > maxEnvelopePages {
+	pagesOf(env, c.Text, c.Pages)
+}
+
+// pagesOf gives env the pages ranges records of text, numbered from 1, a
+// blank one as a scan (the worker reads the original again for it: a
+// picture, or the whole PDF); none when there are more than an envelope
+// carries or one is not a range of text.
+func pagesOf(env *jobs.Envelope, text string, ranges []audit.PageRange) {
+	if len(ranges) > maxEnvelopePages {
 		return
 	}
-	for i, p := range c.Pages {
-		if p[0] < 0 || p[0] > p[1] || p[1] > len(c.Text) {
+	for i, p := range ranges {
+		if p[0] < 0 || p[0] > p[1] || p[1] > len(text) {
 			env.Pages, env.Scanned = nil, nil // not this text's pages: none rather than wrong ones
 			return
 		}
 		env.Pages = append(env.Pages, jobs.Page{N: i + 1, Start: p[0], End: p[1]})
-		if strings.TrimSpace(c.Text[p[0]:p[1]]) == "" {
+		if strings.TrimSpace(text[p[0]:p[1]]) == "" {
 			env.Scanned = append(env.Scanned, i+1)
 		}
 	}
