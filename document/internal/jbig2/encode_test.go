@@ -1,0 +1,518 @@
+package jbig2
+
+// A test-only JBIG2 encoder: the MQ coder of T.88 Annex E.2, generic
+// regions (every template, TPGDON), symbol dictionaries and text regions
+// (arithmetic, exact symbols), and segment headers. It makes the fixtures
+// of testdata (make-fixtures.sh), which jbig2dec, an independent decoder,
+// decodes to the reference pictures the tests compare with.
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"strconv"
+)
+
+// mqEncoder is the MQ encoder of T.88 E.2.
+type mqEncoder struct {
+	a, c uint32
+	ct   int
+	out  []byte // out[0] is the byte before the first (BP starts at it)
+}
+
+func newMQEncoder() *mqEncoder { return &mqEncoder{a: 0x8000, ct: 12, out: []byte{0}} }
+
+func (e *mqEncoder) byteOut() {
+	b := &e.out[len(e.out)-1]
+	switch {
+	case *b == 0xFF:
+		e.out = append(e.out, byte(e.c>>20))
+		e.c &= 0xFFFFF
+		e.ct = 7
+	case e.c < 0x8000000:
+		e.out = append(e.out, byte(e.c>>19))
+		e.c &= 0x7FFFF
+		e.ct = 8
+	default:
+		*b++
+		if *b == 0xFF {
+			e.c &= 0x7FFFFFF
+			e.out = append(e.out, byte(e.c>>20))
+			e.c &= 0xFFFFF
+			e.ct = 7
+		} else {
+			e.out = append(e.out, byte(e.c>>19))
+			e.c &= 0x7FFFF
+			e.ct = 8
+		}
+	}
+}
+
+func (e *mqEncoder) renorm() {
+	for {
+		e.a <<= 1
+		e.c <<= 1
+		e.ct--
+		if e.ct == 0 {
+			e.byteOut()
+		}
+		if e.a&0x8000 != 0 {
+			return
+		}
+	}
+}
+
+func (e *mqEncoder) encode(cx *context, bit int) {
+	i, mps := *cx&0x7F, int(*cx>>7)
+	q := qeTable[i]
+	e.a -= q.qe
+	if bit == mps {
+		if e.a&0x8000 != 0 {
+			e.c += q.qe
+			return
+		}
+		if e.a < q.qe {
+			e.a = q.qe
+		} else {
+			e.c += q.qe
+		}
+		i = context(q.nmps)
+	} else {
+		if e.a < q.qe {
+			e.c += q.qe
+		} else {
+			e.a = q.qe
+		}
+		if q.swtch {
+			mps = 1 - mps
+		}
+		i = context(q.nlps)
+	}
+	*cx = i | context(mps)<<7
+	e.renorm()
+}
+
+// flush ends the coded data with the marker 0xFF 0xAC.
+func (e *mqEncoder) flush() []byte {
+	t := e.c + e.a
+	e.c |= 0xFFFF
+	if e.c >= t {
+		e.c -= 0x8000
+	}
+	e.c <<= e.ct
+	e.byteOut()
+	e.c <<= e.ct
+	e.byteOut()
+	if e.out[len(e.out)-1] != 0xFF {
+		e.out = append(e.out, 0xFF)
+	}
+	e.out = append(e.out, 0xAC)
+	return e.out[1:]
+}
+
+// encodeInt is the integer encoding of T.88 A.2; oob codes OOB.
+func (e *mqEncoder) encodeInt(cx *intDecoder, v int, oob bool) {
+	prev := 1
+	bit := func(b int) {
+		e.encode(&cx[prev], b)
+		if prev < 256 {
+			prev = prev<<1 | b
+		} else {
+			prev = (prev<<1|b)&511 | 256
+		}
+	}
+	s, u := 0, v
+	if v < 0 {
+		s, u = 1, -v
+	}
+	if oob {
+		s, u = 1, 0
+	}
+	bit(s)
+	var prefix []int
+	var n, off int
+	switch {
+	case u < 4:
+		prefix, n, off = []int{0}, 2, 0
+	case u < 20:
+		prefix, n, off = []int{1, 0}, 4, 4
+	case u < 84:
+		prefix, n, off = []int{1, 1, 0}, 6, 20
+	case u < 340:
+		prefix, n, off = []int{1, 1, 1, 0}, 8, 84
+	case u < 4436:
+		prefix, n, off = []int{1, 1, 1, 1, 0}, 12, 340
+	default:
+		prefix, n, off = []int{1, 1, 1, 1, 1}, 32, 4436
+	}
+	for _, b := range prefix {
+		bit(b)
+	}
+	for i := n - 1; i >= 0; i-- {
+		bit((u - off) >> i & 1)
+	}
+}
+
+// encodeID is the IAID encoding of T.88 A.3.
+func (e *mqEncoder) encodeID(cx []context, id, codeLen int) {
+	prev := 1
+	for i := codeLen - 1; i >= 0; i-- {
+		b := id >> i & 1
+		e.encode(&cx[prev], b)
+		prev = prev<<1 | b
+	}
+}
+
+// templatePixels are the context pixels of each generic template as T.88
+// Figures 3–6 number them, least significant first; "A1".."A4" stand for
+// the adaptive pixels.
+var templatePixels = [4][]string{
+	{"-1,0", "-2,0", "-3,0", "-4,0", "A1", "2,-1", "1,-1", "0,-1", "-1,-1", "-2,-1", "A2", "A3", "1,-2", "0,-2", "-1,-2", "A4"},
+	{"-1,0", "-2,0", "-3,0", "A1", "2,-1", "1,-1", "0,-1", "-1,-1", "-2,-1", "2,-2", "1,-2", "0,-2", "-1,-2"},
+	{"-1,0", "-2,0", "A1", "1,-1", "0,-1", "-1,-1", "-2,-1", "1,-2", "0,-2", "-1,-2"},
+	{"-1,0", "-2,0", "-3,0", "-4,0", "A1", "1,-1", "0,-1", "-1,-1", "-2,-1", "-3,-1"},
+}
+
+// offsets resolves a template's pixels with the adaptive pixels at.
+func offsets(template int, at [4][2]int) [][2]int {
+	var out [][2]int
+	for _, p := range templatePixels[template] {
+		if p[0] == 'A' {
+			out = append(out, at[p[1]-'1'])
+			continue
+		}
+		var x, y int
+		fmt.Sscanf(p, "%d,%d", &x, &y)
+		out = append(out, [2]int{x, y})
+	}
+	return out
+}
+
+// encodeGeneric codes bm with the generic region procedure into e.
+func encodeGeneric(e *mqEncoder, cx []context, bm *bitmap, p genericParams) {
+	offs := offsets(p.template, p.at)
+	ltp := 0
+	for y := range bm.h {
+		if p.tpgdon {
+			same := 1
+			for x := range bm.w {
+				if bm.at(x, y) != bm.at(x, y-1) {
+					same = 0
+					break
+				}
+			}
+			e.encode(&cx[sltp[p.template]], same^ltp)
+			ltp = same
+			if same == 1 {
+				continue
+			}
+		}
+		for x := range bm.w {
+			c := 0
+			for i, o := range offs {
+				c |= int(bm.at(x+o[0], y+o[1])) << i
+			}
+			e.encode(&cx[c], int(bm.at(x, y)))
+		}
+	}
+}
+
+// seg is a segment to write.
+type seg struct {
+	number uint32
+	typ    int
+	refs   []uint32
+	page   uint32
+	page4  bool // a 4-byte page association field
+	data   []byte
+	// unknownLength writes 0xffffffff as the data length (an immediate
+	// generic region ending with its marker and row count).
+	unknownLength bool
+}
+
+func (s seg) bytes() []byte {
+	var b bytes.Buffer
+	binary.Write(&b, binary.BigEndian, s.number)
+	flags := byte(s.typ)
+	if s.page4 {
+		flags |= 0x40
+	}
+	b.WriteByte(flags)
+	if len(s.refs) <= 4 {
+		b.WriteByte(byte(len(s.refs)) << 5)
+	} else {
+		binary.Write(&b, binary.BigEndian, uint32(0xE0000000|len(s.refs)))
+		b.Write(make([]byte, (len(s.refs)+8)/8))
+	}
+	for _, r := range s.refs {
+		switch {
+		case s.number <= 256:
+			b.WriteByte(byte(r))
+		case s.number <= 65536:
+			binary.Write(&b, binary.BigEndian, uint16(r))
+		default:
+			binary.Write(&b, binary.BigEndian, r)
+		}
+	}
+	if s.page4 {
+		binary.Write(&b, binary.BigEndian, s.page)
+	} else {
+		b.WriteByte(byte(s.page))
+	}
+	n := uint32(len(s.data))
+	if s.unknownLength {
+		n = 0xFFFFFFFF
+	}
+	binary.Write(&b, binary.BigEndian, n)
+	b.Write(s.data)
+	return b.Bytes()
+}
+
+func stream(segs ...seg) []byte {
+	var b []byte
+	for _, s := range segs {
+		b = append(b, s.bytes()...)
+	}
+	return b
+}
+
+// pageInfo is a page information segment's data; h 0xffffffff makes a
+// striped page of unknown height.
+func pageInfoData(w, h uint32, defPixel byte, striped bool, stripe uint16) []byte {
+	b := binary.BigEndian.AppendUint32(nil, w)
+	b = binary.BigEndian.AppendUint32(b, h)
+	b = append(b, 0, 0, 0, 0, 0, 0, 0, 0) // resolution unknown
+	b = append(b, 1|defPixel<<2)          // eventually lossless
+	if striped {
+		stripe |= 0x8000
+	}
+	return binary.BigEndian.AppendUint16(b, stripe)
+}
+
+func regionInfoData(w, h int, x, y int32, op byte) []byte {
+	b := binary.BigEndian.AppendUint32(nil, uint32(w))
+	b = binary.BigEndian.AppendUint32(b, uint32(h))
+	b = binary.BigEndian.AppendUint32(b, uint32(x))
+	b = binary.BigEndian.AppendUint32(b, uint32(y))
+	return append(b, op)
+}
+
+// defaultAT are the nominal adaptive pixels of each template.
+var defaultAT = [4][4][2]int{
+	{{3, -1}, {-3, -1}, {2, -2}, {-2, -2}},
+	{{3, -1}},
+	{{2, -1}},
+	{{2, -1}},
+}
+
+// genericRegionData codes bm as an immediate generic region's data;
+// unknownLength appends the end marker's row count (the coder ends with
+// 0xFF 0xAC already).
+func genericRegionData(bm *bitmap, x, y int32, op byte, p genericParams, unknownLength bool) []byte {
+	b := regionInfoData(bm.w, bm.h, x, y, op)
+	flags := byte(p.template << 1)
+	if p.tpgdon {
+		flags |= 8
+	}
+	b = append(b, flags)
+	n := 1
+	if p.template == 0 {
+		n = 4
+	}
+	for i := range n {
+		b = append(b, byte(int8(p.at[i][0])), byte(int8(p.at[i][1])))
+	}
+	e := newMQEncoder()
+	encodeGeneric(e, make([]context, 1<<contextBits[p.template]), bm, p)
+	b = append(b, e.flush()...)
+	if unknownLength {
+		b = binary.BigEndian.AppendUint32(b, uint32(bm.h))
+	}
+	return b
+}
+
+// mmrRegionData wraps T.6 data as an immediate generic region's.
+func mmrRegionData(w, h int, t6 []byte) []byte {
+	return append(append(regionInfoData(w, h, 0, 0, opOr), 1), t6...)
+}
+
+// crop is a copy of the w×h part of bm at (x, y).
+func crop(bm *bitmap, x, y, w, h int) *bitmap {
+	out := newBitmap(w, h)
+	for yy := range h {
+		for xx := range w {
+			out.pix[yy*w+xx] = bm.at(x+xx, y+yy)
+		}
+	}
+	return out
+}
+
+// symbolText codes bm as a symbol dictionary (its connected components'
+// boxes, identical ones once) and a text region drawing them, top left
+// reference corner, one strip a row of symbols of the same top: the
+// dictionary's data and the region's.
+func symbolText(bm *bitmap) (dict, text []byte) {
+	type inst struct{ x, y, id int }
+	var syms []*bitmap
+	var insts []inst
+	seen := make([]bool, len(bm.pix))
+	for start := range bm.pix {
+		if bm.pix[start] == 0 || seen[start] {
+			continue
+		}
+		// The 8-connected component's box.
+		x0, y0, x1, y1 := bm.w, bm.h, -1, -1
+		stack := []int{start}
+		seen[start] = true
+		for len(stack) > 0 {
+			i := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			x, y := i%bm.w, i/bm.w
+			x0, y0, x1, y1 = min(x0, x), min(y0, y), max(x1, x), max(y1, y)
+			for dy := -1; dy <= 1; dy++ {
+				for dx := -1; dx <= 1; dx++ {
+					xx, yy := x+dx, y+dy
+					if bm.at(xx, yy) == 1 && !seen[yy*bm.w+xx] {
+						seen[yy*bm.w+xx] = true
+						stack = append(stack, yy*bm.w+xx)
+					}
+				}
+			}
+		}
+		sym := crop(bm, x0, y0, x1-x0+1, y1-y0+1)
+		id := slices.IndexFunc(syms, func(s *bitmap) bool { return s.w == sym.w && s.h == sym.h && bytes.Equal(s.pix, sym.pix) })
+		if id < 0 {
+			id = len(syms)
+			syms = append(syms, sym)
+		}
+		insts = append(insts, inst{x0, y0, id})
+	}
+	// The dictionary: height classes of increasing height, widths
+	// increasing in each; ids renumbered in that order.
+	order := make([]int, len(syms))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		if syms[a].h != syms[b].h {
+			return syms[a].h - syms[b].h
+		}
+		return syms[a].w - syms[b].w
+	})
+	newID := make([]int, len(syms))
+	for n, i := range order {
+		newID[i] = n
+	}
+	p := genericParams{template: 0, at: defaultAT[0]}
+	dict = []byte{0, 0} // arithmetic, no refinement, template 0
+	for i := range 4 {
+		dict = append(dict, byte(int8(p.at[i][0])), byte(int8(p.at[i][1])))
+	}
+	dict = binary.BigEndian.AppendUint32(dict, uint32(len(syms)))
+	dict = binary.BigEndian.AppendUint32(dict, uint32(len(syms)))
+	e := newMQEncoder()
+	var iadh, iadw, iaex intDecoder
+	cx := make([]context, 1<<16)
+	height := 0
+	for i := 0; i < len(order); {
+		h := syms[order[i]].h
+		e.encodeInt(&iadh, h-height, false)
+		height = h
+		width := 0
+		for ; i < len(order) && syms[order[i]].h == h; i++ {
+			s := syms[order[i]]
+			e.encodeInt(&iadw, s.w-width, false)
+			width = s.w
+			encodeGeneric(e, cx, s, p)
+		}
+		e.encodeInt(&iadw, 0, true)
+	}
+	e.encodeInt(&iaex, 0, false)         // no input symbols
+	e.encodeInt(&iaex, len(syms), false) // all new ones exported
+	dict = append(dict, e.flush()...)
+
+	// The text region: strips by top row, symbols left to right.
+	slices.SortStableFunc(insts, func(a, b inst) int {
+		if a.y != b.y {
+			return a.y - b.y
+		}
+		return a.x - b.x
+	})
+	codeLen := 0
+	for 1<<codeLen < len(syms) {
+		codeLen++
+	}
+	text = regionInfoData(bm.w, bm.h, 0, 0, opOr)
+	text = binary.BigEndian.AppendUint16(text, uint16(cornerTopLeft)<<4) // one strip, OR, default pixel 0, no offset
+	text = binary.BigEndian.AppendUint32(text, uint32(len(insts)))
+	e = newMQEncoder()
+	var iadt, iafs, iads intDecoder
+	iaid := make([]context, 2<<codeLen)
+	e.encodeInt(&iadt, 0, false)
+	stripT, firstS := 0, 0
+	for i := 0; i < len(insts); {
+		y := insts[i].y
+		e.encodeInt(&iadt, y-stripT, false)
+		stripT = y
+		curS, start := 0, i
+		for j := start; j < len(insts) && insts[j].y == y; j++ {
+			in := insts[j]
+			if j == start {
+				e.encodeInt(&iafs, in.x-firstS, false)
+				firstS = in.x
+			} else {
+				e.encodeInt(&iads, in.x-curS, false)
+			}
+			e.encodeID(iaid, newID[in.id], codeLen)
+			curS = in.x + syms[in.id].w - 1
+			i = j + 1
+		}
+		e.encodeInt(&iads, 0, true)
+	}
+	text = append(text, e.flush()...)
+	return dict, text
+}
+
+// readPBM reads a binary PBM (P4): 1 is black.
+func readPBM(b []byte) (*bitmap, error) {
+	var fields []int
+	i := 2
+	if !bytes.HasPrefix(b, []byte("P4")) {
+		return nil, fmt.Errorf("not a binary PBM")
+	}
+	for len(fields) < 2 {
+		for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
+			i++
+		}
+		if i < len(b) && b[i] == '#' {
+			for i < len(b) && b[i] != '\n' {
+				i++
+			}
+			continue
+		}
+		j := i
+		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+			j++
+		}
+		n, err := strconv.Atoi(string(b[i:j]))
+		if err != nil {
+			return nil, fmt.Errorf("PBM header: %w", err)
+		}
+		fields = append(fields, n)
+		i = j
+	}
+	i++ // the one white space after the height
+	w, h := fields[0], fields[1]
+	stride := (w + 7) / 8
+	if len(b)-i < stride*h {
+		return nil, fmt.Errorf("PBM of %d×%d has %d bytes of pixels", w, h, len(b)-i)
+	}
+	bm := newBitmap(w, h)
+	for y := range h {
+		for x := range w {
+			bm.pix[y*w+x] = b[i+y*stride+x/8] >> (7 - x%8) & 1
+		}
+	}
+	return bm, nil
+}

@@ -1,0 +1,221 @@
+package jbig2
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"image"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"golang.org/x/image/tiff"
+)
+
+// fixture is one embedded JBIG2 stream of testdata, its globals, and the
+// picture it is of when coded losslessly (nil when its regions combine
+// into something else).
+type fixture struct {
+	data, globals []byte
+	source        *bitmap
+}
+
+// sources are the pictures the fixtures code: octave.pbm, a crop of the
+// Octave quick reference card rendered by pdftoppm (make-fixtures.sh), and
+// the invoice scan of document/testdata/scans/scan.tif (Group 4 TIFF).
+func sources(t testing.TB) (octave, invoice *bitmap, invoiceT6 []byte) {
+	t.Helper()
+	b, err := os.ReadFile("testdata/octave.pbm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if octave, err = readPBM(b); err != nil {
+		t.Fatal(err)
+	}
+	tb, err := os.ReadFile("../../testdata/scans/scan.tif")
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := tiff.Decode(bytes.NewReader(tb))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := img.Bounds()
+	invoice = newBitmap(r.Dx(), r.Dy())
+	for y := range r.Dy() {
+		for x := range r.Dx() {
+			if g, _, _, _ := img.At(r.Min.X+x, r.Min.Y+y).RGBA(); g < 0x8000 {
+				invoice.pix[y*invoice.w+x] = 1
+			}
+		}
+	}
+	// Its one strip (tag 273 at offset 8, 1076 bytes: see tiffdump) is
+	// T.6 data, 1 black: an MMR generic region as it is.
+	off, n := 8, 1076
+	if binary.LittleEndian.Uint32(tb[4:]) == 0 || len(tb) < off+n {
+		t.Fatal("scan.tif is not the TIFF the fixtures expect")
+	}
+	return octave, invoice, tb[off : off+n]
+}
+
+// makeFixtures codes the fixtures of testdata with the test encoder.
+func makeFixtures(t testing.TB) map[string]fixture {
+	octave, invoice, t6 := sources(t)
+	w, h := uint32(octave.w), uint32(octave.h)
+	t0 := genericParams{template: 0, tpgdon: true, at: defaultAT[0]}
+	fx := map[string]fixture{}
+
+	// Lossless generic region, template 0, TPGDON: jbig2enc's default.
+	fx["generic"] = fixture{data: stream(
+		seg{number: 0, typ: tPageInfo, page: 1, data: pageInfoData(w, h, 0, false, 0)},
+		seg{number: 1, typ: tImmediateLLGeneric, page: 1, data: genericRegionData(octave, 0, 0, opOr, t0, false)},
+		seg{number: 2, typ: tEndOfPage, page: 1},
+		seg{number: 3, typ: tEndOfFile},
+	), source: octave}
+	fx["invoice-generic"] = fixture{data: stream(
+		seg{number: 0, typ: tPageInfo, page: 1, data: pageInfoData(uint32(invoice.w), uint32(invoice.h), 0, false, 0)},
+		seg{number: 1, typ: tImmediateLLGeneric, page: 1, data: genericRegionData(invoice, 0, 0, opOr, t0, false)},
+	), source: invoice}
+
+	// A striped page of unknown height, 4-byte page associations, a
+	// stripe in each of templates 1, 2 and 3 with adaptive pixels moved,
+	// the last of unknown length.
+	var stripes []seg
+	stripes = append(stripes, seg{number: 0, typ: tPageInfo, page: 1, page4: true, data: pageInfoData(w, 0xFFFFFFFF, 0, true, 140)})
+	params := []genericParams{
+		{template: 1, at: defaultAT[1]},
+		{template: 2, tpgdon: true, at: [4][2]int{{-3, -1}}},
+		{template: 3, tpgdon: true, at: [4][2]int{{2, -2}}},
+	}
+	for i, p := range params {
+		y0 := i * 140
+		band := crop(octave, 0, y0, octave.w, 140)
+		stripes = append(stripes,
+			seg{number: uint32(2*i + 1), typ: tImmediateLLGeneric, page: 1, page4: true, data: genericRegionData(band, 0, int32(y0), opOr, p, i == 2), unknownLength: i == 2},
+			seg{number: uint32(2*i + 2), typ: tEndOfStripe, page: 1, page4: true, data: binary.BigEndian.AppendUint32(nil, uint32(y0+139))})
+	}
+	stripes = append(stripes, seg{number: 7, typ: tEndOfPage, page: 1, page4: true})
+	fx["stripes"] = fixture{data: stream(stripes...), source: octave}
+
+	// Every combination operator over a page of default pixel 1.
+	box := func(x, y, w, h int) *bitmap { return crop(octave, x, y, w, h) }
+	t2 := genericParams{template: 2, at: defaultAT[2]}
+	fx["operators"] = fixture{data: stream(
+		seg{number: 0, typ: tPageInfo, page: 1, data: pageInfoData(160, 90, 1, false, 0)},
+		seg{number: 1, typ: tImmediateGeneric, page: 1, data: genericRegionData(box(50, 30, 120, 60), 0, 0, opReplace, t2, false)},
+		seg{number: 2, typ: tImmediateGeneric, page: 1, data: genericRegionData(box(50, 80, 100, 40), 30, 20, opAnd, t0, false)},
+		seg{number: 3, typ: tImmediateGeneric, page: 1, data: genericRegionData(box(50, 100, 60, 60), 100, 40, opXor, t2, false)},
+		seg{number: 4, typ: tImmediateGeneric, page: 1, data: genericRegionData(box(200, 30, 70, 30), 10, 60, opXnor, t0, false)},
+		seg{number: 5, typ: tImmediateGeneric, page: 1, data: genericRegionData(box(50, 140, 80, 40), 120, -10, opOr, t2, false)},
+		seg{number: 6, typ: tEndOfPage, page: 1},
+	)}
+
+	// MMR: the invoice's Group 4 strip.
+	fx["mmr"] = fixture{data: stream(
+		seg{number: 0, typ: tPageInfo, page: 1, data: pageInfoData(uint32(invoice.w), uint32(invoice.h), 0, false, 0)},
+		seg{number: 1, typ: tImmediateLLGeneric, page: 1, data: mmrRegionData(invoice.w, invoice.h, t6)},
+		seg{number: 2, typ: tEndOfPage, page: 1},
+	), source: invoice}
+
+	// Symbol mode, as jbig2enc -s writes for PDF: the dictionary in the
+	// globals, the page a text region drawing its symbols.
+	dict, text := symbolText(octave)
+	fx["text"] = fixture{
+		globals: stream(seg{number: 0, typ: tSymbolDict, data: dict}),
+		data: stream(
+			seg{number: 1, typ: tPageInfo, page: 1, data: pageInfoData(w, h, 0, false, 0)},
+			seg{number: 2, typ: tImmediateLLText, refs: []uint32{0}, page: 1, data: text},
+			seg{number: 3, typ: tEndOfPage, page: 1},
+		),
+		source: octave,
+	}
+	return fx
+}
+
+// TestMakeFixtures: the committed fixtures are what the encoder makes;
+// EXTRACTQ_UPDATE_FIXTURES=1 writes them again (make-fixtures.sh).
+func TestMakeFixtures(t *testing.T) {
+	t.Parallel()
+	for name, f := range makeFixtures(t) {
+		files := map[string][]byte{name + ".jb2": f.data}
+		if f.globals != nil {
+			files[name+".globals.jb2"] = f.globals
+		}
+		for file, want := range files {
+			path := filepath.Join("testdata", file)
+			if os.Getenv("EXTRACTQ_UPDATE_FIXTURES") == "1" {
+				if err := os.WriteFile(path, want, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got, err := os.ReadFile(path); err != nil || !bytes.Equal(got, want) {
+				t.Errorf("%s: %d bytes, %v; the encoder makes %d: run testdata/make-fixtures.sh", path, len(got), err, len(want))
+			}
+		}
+	}
+}
+
+// TestDecodeFixtures: every fixture decodes to exactly the picture
+// jbig2dec decodes it to (testdata/*.pbm, made by make-fixtures.sh), and
+// a lossless one to the picture coded.
+func TestDecodeFixtures(t *testing.T) {
+	t.Parallel()
+	for name, f := range makeFixtures(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			data, err := os.ReadFile(filepath.Join("testdata", name+".jb2"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var globals []byte
+			if f.globals != nil {
+				if globals, err = os.ReadFile(filepath.Join("testdata", name+".globals.jb2")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			img, err := Decode(data, globals, Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref, err := os.ReadFile(filepath.Join("testdata", name+".pbm"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := readPBM(ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := diff(img, want); d != "" {
+				t.Errorf("differs from jbig2dec's picture: %s", d)
+			}
+			if f.source != nil {
+				if d := diff(img, f.source); d != "" {
+					t.Errorf("differs from the picture coded: %s", d)
+				}
+			}
+		})
+	}
+}
+
+// diff says how img (black 0x00) differs from bm (black 1), "" when not.
+func diff(img *image.Gray, bm *bitmap) string {
+	if img.Rect.Dx() != bm.w || img.Rect.Dy() != bm.h {
+		return fmt.Sprintf("%v, want %d×%d", img.Rect.Size(), bm.w, bm.h)
+	}
+	n, first := 0, ""
+	for y := range bm.h {
+		for x := range bm.w {
+			black := img.Pix[y*img.Stride+x] == 0
+			if black != (bm.pix[y*bm.w+x] == 1) {
+				if n == 0 {
+					first = fmt.Sprintf(" (first at %d,%d)", x, y)
+				}
+				n++
+			}
+		}
+	}
+	if n > 0 {
+		return fmt.Sprintf("%d pixels%s", n, first)
+	}
+	return ""
+}

@@ -1,0 +1,182 @@
+package jbig2
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
+
+	"golang.org/x/image/ccitt"
+)
+
+// genericParams are the parameters of the generic region decoding
+// procedure (T.88 6.2) other than the size.
+type genericParams struct {
+	template int
+	tpgdon   bool
+	at       [4][2]int // adaptive pixels: template 0 uses 4, the others 1
+}
+
+// contextBits is the number of context bits of each template.
+var contextBits = [4]int{16, 13, 10, 10}
+
+// sltp is the context of TPGDON's "line same as previous" bit, per
+// template (T.88 6.2.5.7).
+var sltp = [4]int{0x9B25, 0x0795, 0x00E5, 0x0195}
+
+// readAT reads n adaptive pixels' signed offsets.
+func readAT(b []byte, n int) (at [4][2]int) {
+	for i := range n {
+		at[i] = [2]int{int(int8(b[2*i])), int(int8(b[2*i+1]))}
+	}
+	return at
+}
+
+// decodeGeneric decodes a w×h bitmap with the arithmetic generic region
+// procedure, with the contexts cx (1 << contextBits[template] of them).
+func (d *decoder) decodeGeneric(mq *mqDecoder, cx []context, w, h int, p genericParams) (*bitmap, error) {
+	bm, err := d.newBitmap(int64(w), int64(h))
+	if err != nil {
+		return nil, err
+	}
+	at := p.at
+	px := func(row []byte, x int) int {
+		if row == nil || x < 0 || x >= w {
+			return 0
+		}
+		return int(row[x])
+	}
+	ltp := 0
+	for y := range h {
+		cur := bm.pix[y*w : (y+1)*w]
+		var up1, up2 []byte
+		if y >= 1 {
+			up1 = bm.pix[(y-1)*w : y*w]
+		}
+		if y >= 2 {
+			up2 = bm.pix[(y-2)*w : (y-1)*w]
+		}
+		if p.tpgdon {
+			ltp ^= mq.decode(&cx[sltp[p.template]])
+			if ltp == 1 {
+				if up1 != nil {
+					copy(cur, up1)
+				}
+				continue
+			}
+		}
+		for x := range w {
+			var c int
+			switch p.template {
+			case 0:
+				c = px(cur, x-1) | px(cur, x-2)<<1 | px(cur, x-3)<<2 | px(cur, x-4)<<3 |
+					int(bm.at(x+at[0][0], y+at[0][1]))<<4 |
+					px(up1, x+2)<<5 | px(up1, x+1)<<6 | px(up1, x)<<7 | px(up1, x-1)<<8 | px(up1, x-2)<<9 |
+					int(bm.at(x+at[1][0], y+at[1][1]))<<10 | int(bm.at(x+at[2][0], y+at[2][1]))<<11 |
+					px(up2, x+1)<<12 | px(up2, x)<<13 | px(up2, x-1)<<14 |
+					int(bm.at(x+at[3][0], y+at[3][1]))<<15
+			case 1:
+				c = px(cur, x-1) | px(cur, x-2)<<1 | px(cur, x-3)<<2 |
+					int(bm.at(x+at[0][0], y+at[0][1]))<<3 |
+					px(up1, x+2)<<4 | px(up1, x+1)<<5 | px(up1, x)<<6 | px(up1, x-1)<<7 | px(up1, x-2)<<8 |
+					px(up2, x+2)<<9 | px(up2, x+1)<<10 | px(up2, x)<<11 | px(up2, x-1)<<12
+			case 2:
+				c = px(cur, x-1) | px(cur, x-2)<<1 |
+					int(bm.at(x+at[0][0], y+at[0][1]))<<2 |
+					px(up1, x+1)<<3 | px(up1, x)<<4 | px(up1, x-1)<<5 | px(up1, x-2)<<6 |
+					px(up2, x+1)<<7 | px(up2, x)<<8 | px(up2, x-1)<<9
+			default:
+				c = px(cur, x-1) | px(cur, x-2)<<1 | px(cur, x-3)<<2 | px(cur, x-4)<<3 |
+					int(bm.at(x+at[0][0], y+at[0][1]))<<4 |
+					px(up1, x+1)<<5 | px(up1, x)<<6 | px(up1, x-1)<<7 | px(up1, x-2)<<8 | px(up1, x-3)<<9
+			}
+			cur[x] = byte(mq.decode(&cx[c]))
+		}
+	}
+	return bm, nil
+}
+
+// decodeMMR decodes a w×h bitmap coded with T.6 (MMR), 1 bits black.
+func (d *decoder) decodeMMR(data []byte, w, h int) (*bitmap, error) {
+	bm, err := d.newBitmap(int64(w), int64(h))
+	if err != nil {
+		return nil, err
+	}
+	if w == 0 || h == 0 {
+		return bm, nil
+	}
+	rd := ccitt.NewReader(bytes.NewReader(data), ccitt.MSB, ccitt.Group4, w, h, &ccitt.Options{Invert: true})
+	row := make([]byte, (w+7)/8)
+	for y := range h {
+		if _, err := io.ReadFull(rd, row); err != nil {
+			return nil, malformed("the MMR data ends early at row %d of %d: %v", y, h, err)
+		}
+		for x := range w {
+			bm.pix[y*w+x] = row[x>>3] >> (7 - x&7) & 1
+		}
+	}
+	return bm, nil
+}
+
+// genericRegion decodes an immediate generic region segment (T.88
+// 7.4.6) onto the page.
+func (d *decoder) genericRegion(s *segment) (int, error) {
+	r, err := readRegionInfo(s)
+	if err != nil {
+		return 0, err
+	}
+	b := s.data[17:]
+	if len(b) < 1 {
+		return 0, malformed("segment %d: generic region without its flags", s.number)
+	}
+	flags := b[0]
+	mmr := flags&1 != 0
+	p := genericParams{template: int(flags >> 1 & 3), tpgdon: flags&8 != 0}
+	if flags&0x10 != 0 {
+		return 0, &UnsupportedError{Segment: s.number, Type: s.typ, What: "the extended template (EXTTEMPLATE)"}
+	}
+	b = b[1:]
+	if !mmr {
+		n := 1
+		if p.template == 0 {
+			n = 4
+		}
+		if len(b) < 2*n {
+			return 0, malformed("segment %d: generic region without its adaptive pixels", s.number)
+		}
+		p.at = readAT(b, n)
+		b = b[2*n:]
+	}
+	used := len(s.data) - len(b) // the header fields
+	h := r.h
+	if s.unknownLength {
+		if mmr {
+			return 0, &UnsupportedError{Segment: s.number, Type: s.typ, What: "MMR data of unknown length"}
+		}
+		i := bytes.Index(b, []byte{0xFF, 0xAC})
+		if i < 0 || len(b) < i+6 {
+			return 0, malformed("segment %d: generic region of unknown length without its end marker", s.number)
+		}
+		rows := int64(binary.BigEndian.Uint32(b[i+2:]))
+		if rows > h {
+			return 0, malformed("segment %d: generic region of %d rows ends after %d", s.number, h, rows)
+		}
+		h = rows
+		b = b[:i+2]
+		used += i + 6
+	}
+	if r.w > 1<<24 || h > 1<<24 {
+		return 0, fmt.Errorf("%w: a region of %d×%d pixels", ErrLimit, r.w, h)
+	}
+	var bm *bitmap
+	if mmr {
+		bm, err = d.decodeMMR(b, int(r.w), int(h))
+	} else {
+		cx := make([]context, 1<<contextBits[p.template])
+		bm, err = d.decodeGeneric(newMQDecoder(b), cx, int(r.w), int(h), p)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("segment %d (%s): %w", s.number, segmentName(s.typ), err)
+	}
+	return used, d.place(s, r, bm)
+}

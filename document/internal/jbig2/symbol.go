@@ -1,0 +1,258 @@
+package jbig2
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// inputSymbols are the symbols exported by the symbol dictionaries a
+// segment refers to, in the order it refers to them.
+func (d *decoder) inputSymbols(s *segment) []*bitmap {
+	var syms []*bitmap
+	for _, n := range s.referred {
+		syms = append(syms, d.symbols[n]...)
+	}
+	return syms
+}
+
+// symbolDict decodes a symbol dictionary segment (T.88 7.4.2, 6.5):
+// arithmetic, without refinement or aggregation.
+func (d *decoder) symbolDict(s *segment) error {
+	unsupported := func(what string) error {
+		return &UnsupportedError{Segment: s.number, Type: s.typ, What: what}
+	}
+	b := s.data
+	if len(b) < 2 {
+		return malformed("segment %d: symbol dictionary of %d bytes", s.number, len(b))
+	}
+	flags := binary.BigEndian.Uint16(b)
+	b = b[2:]
+	switch {
+	case flags&1 != 0:
+		return unsupported("Huffman coding (SDHUFF)")
+	case flags&2 != 0:
+		return unsupported("refinement and aggregate coding (SDREFAGG)")
+	case flags&0x100 != 0:
+		return unsupported("reusing a previous dictionary's coding contexts")
+	}
+	p := genericParams{template: int(flags >> 10 & 3)}
+	n := 1
+	if p.template == 0 {
+		n = 4
+	}
+	if len(b) < 2*n+8 {
+		return malformed("segment %d: symbol dictionary header of %d bytes", s.number, len(s.data))
+	}
+	p.at = readAT(b, n)
+	b = b[2*n:]
+	numEx := int64(binary.BigEndian.Uint32(b))
+	numNew := int64(binary.BigEndian.Uint32(b[4:]))
+	b = b[8:]
+	in := d.inputSymbols(s)
+	if int64(d.nsyms)+numNew > int64(d.lim.MaxSymbols) || numEx > int64(len(in))+numNew {
+		return fmt.Errorf("%w: segment %d: a symbol dictionary of %d new symbols exporting %d (at most %d symbols in all)", ErrLimit, s.number, numNew, numEx, d.lim.MaxSymbols)
+	}
+	mq := newMQDecoder(b)
+	var iadh, iadw, iaex intDecoder
+	cx := make([]context, 1<<contextBits[p.template])
+	newSyms := make([]*bitmap, 0, numNew)
+	height := int64(0)
+	for int64(len(newSyms)) < numNew {
+		dh, ok := mq.decodeInt(&iadh)
+		if !ok {
+			return malformed("segment %d: OOB height class delta", s.number)
+		}
+		height += int64(dh)
+		if height <= 0 || height > 1<<24 {
+			return malformed("segment %d: symbol height %d", s.number, height)
+		}
+		width := int64(0)
+		for {
+			dw, ok := mq.decodeInt(&iadw)
+			if !ok {
+				break
+			}
+			if int64(len(newSyms)) >= numNew {
+				return malformed("segment %d: more than %d new symbols", s.number, numNew)
+			}
+			width += int64(dw)
+			if width <= 0 || width > 1<<24 {
+				return malformed("segment %d: symbol width %d", s.number, width)
+			}
+			bm, err := d.decodeGeneric(mq, cx, int(width), int(height), p)
+			if err != nil {
+				return fmt.Errorf("segment %d (symbol dictionary): %w", s.number, err)
+			}
+			newSyms = append(newSyms, bm)
+		}
+	}
+	// The export flags: run lengths, alternately not exported and exported.
+	all := int64(len(in)) + numNew
+	var exported []*bitmap
+	flag := false
+	for i := int64(0); i < all; {
+		run, ok := mq.decodeInt(&iaex)
+		if !ok || run < 0 || int64(run) > all-i {
+			return malformed("segment %d: export run of %d symbols at %d of %d", s.number, run, i, all)
+		}
+		if flag {
+			for j := i; j < i+int64(run); j++ {
+				if j < int64(len(in)) {
+					exported = append(exported, in[j])
+				} else {
+					exported = append(exported, newSyms[j-int64(len(in))])
+				}
+			}
+		}
+		i += int64(run)
+		flag = !flag
+	}
+	if int64(len(exported)) != numEx {
+		return malformed("segment %d: %d symbols exported, the header says %d", s.number, len(exported), numEx)
+	}
+	d.symbols[s.number] = exported
+	d.nsyms += len(newSyms)
+	return nil
+}
+
+// Reference corners of a text region (T.88 7.4.3.1.1).
+const (
+	cornerBottomLeft = iota
+	cornerTopLeft
+	cornerBottomRight
+	cornerTopRight
+)
+
+// textRegion decodes an immediate text region (T.88 7.4.3, 6.4):
+// arithmetic, without refinement.
+func (d *decoder) textRegion(s *segment) error {
+	unsupported := func(what string) error {
+		return &UnsupportedError{Segment: s.number, Type: s.typ, What: what}
+	}
+	r, err := readRegionInfo(s)
+	if err != nil {
+		return err
+	}
+	b := s.data[17:]
+	if len(b) < 2 {
+		return malformed("segment %d: text region without its flags", s.number)
+	}
+	flags := binary.BigEndian.Uint16(b)
+	b = b[2:]
+	switch {
+	case flags&1 != 0:
+		return unsupported("Huffman coding (SBHUFF)")
+	case flags&2 != 0:
+		return unsupported("symbol refinement (SBREFINE)")
+	}
+	strips := int64(1) << (flags >> 2 & 3)
+	corner := int(flags >> 4 & 3)
+	transposed := flags&0x40 != 0
+	op := byte(flags >> 7 & 3)
+	defPixel := byte(flags >> 9 & 1)
+	dsOffset := int64(flags >> 10 & 0x1F)
+	if dsOffset >= 16 {
+		dsOffset -= 32
+	}
+	if len(b) < 4 {
+		return malformed("segment %d: text region without its instance count", s.number)
+	}
+	numInst := int64(binary.BigEndian.Uint32(b))
+	b = b[4:]
+	if numInst > int64(d.lim.MaxSymbols) {
+		return fmt.Errorf("%w: segment %d: a text region of %d symbol instances (at most %d)", ErrLimit, s.number, numInst, d.lim.MaxSymbols)
+	}
+	syms := d.inputSymbols(s)
+	codeLen := 0
+	for 1<<codeLen < len(syms) {
+		codeLen++
+	}
+	reg, err := d.newBitmap(r.w, r.h)
+	if err != nil {
+		return err
+	}
+	if defPixel != 0 {
+		reg.fill(1)
+	}
+	mq := newMQDecoder(b)
+	var iadt, iafs, iads, iait intDecoder
+	iaid := make([]context, 2<<codeLen)
+	dt, ok := mq.decodeInt(&iadt)
+	if !ok {
+		return malformed("segment %d: OOB strip delta", s.number)
+	}
+	stripT := -int64(dt) * strips
+	firstS := int64(0)
+	for n := int64(0); n < numInst; {
+		dt, ok := mq.decodeInt(&iadt)
+		if !ok {
+			return malformed("segment %d: OOB strip delta", s.number)
+		}
+		stripT += int64(dt) * strips
+		first := true
+		var curS int64
+		for n < numInst {
+			if first {
+				dfs, ok := mq.decodeInt(&iafs)
+				if !ok {
+					return malformed("segment %d: OOB first symbol offset", s.number)
+				}
+				firstS += int64(dfs)
+				curS = firstS
+				first = false
+			} else {
+				ds, ok := mq.decodeInt(&iads)
+				if !ok {
+					break // end of strip
+				}
+				curS += int64(ds) + dsOffset
+			}
+			curT := int64(0)
+			if strips > 1 {
+				v, ok := mq.decodeInt(&iait)
+				if !ok {
+					return malformed("segment %d: OOB symbol T offset", s.number)
+				}
+				curT = int64(v)
+			}
+			t := stripT + curT
+			id := mq.decodeID(iaid, codeLen)
+			if id >= len(syms) {
+				return malformed("segment %d: symbol %d of %d", s.number, id, len(syms))
+			}
+			sym := syms[id]
+			w, h := int64(sym.w), int64(sym.h)
+			if !transposed && (corner == cornerTopRight || corner == cornerBottomRight) {
+				curS += w - 1
+			} else if transposed && (corner == cornerBottomLeft || corner == cornerBottomRight) {
+				curS += h - 1
+			}
+			x, y := curS, t
+			if transposed {
+				x, y = t, curS
+			}
+			switch corner {
+			case cornerTopRight:
+				x -= w - 1
+			case cornerBottomLeft:
+				y -= h - 1
+			case cornerBottomRight:
+				x, y = x-(w-1), y-(h-1)
+			}
+			if err := d.spend(w * h); err != nil {
+				return err
+			}
+			reg.combine(sym, x, y, op)
+			if !transposed && (corner == cornerTopLeft || corner == cornerBottomLeft) {
+				curS += w - 1
+			} else if transposed && (corner == cornerTopLeft || corner == cornerTopRight) {
+				curS += h - 1
+			}
+			if curS > 1<<40 || curS < -1<<40 || stripT > 1<<40 || stripT < -1<<40 || firstS > 1<<40 || firstS < -1<<40 {
+				return malformed("segment %d: symbol position out of range", s.number)
+			}
+			n++
+		}
+	}
+	return d.place(s, r, reg)
+}
