@@ -12,6 +12,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/extractq/extractq/document/internal/jbig2"
 	"github.com/extractq/extractq/document/internal/pdf"
 	"golang.org/x/image/ccitt"
 )
@@ -79,7 +80,8 @@ func rawStream(file io.ReaderAt, v pdf.Value) ([]byte, error) {
 }
 
 // xobjectImage decodes an image XObject: JPEG (DCTDecode) as is, CCITT
-// fax (the usual scanner output) and Flate-compressed gray or RGB samples.
+// fax (the usual scanner output), JBIG2 (scanners' and OCRmyPDF's) and
+// Flate-compressed gray or RGB samples.
 // It returns the picture fitted to maxPixels and, when ocrPixels > 0, the
 // picture for OCR at the image's own resolution (within ocrPixels): a
 // JPEG's stream bytes as they are, else the decoded samples as PNG.
@@ -97,7 +99,7 @@ func xobjectImage(file io.ReaderAt, x pdf.Value, encrypted bool, maxPixels, ocrP
 		params = params.Index(0)
 	}
 	name := filter.Name()
-	if encrypted && (name == "DCTDecode" || name == "CCITTFaxDecode") {
+	if encrypted && (name == "DCTDecode" || name == "CCITTFaxDecode" || name == "JBIG2Decode") {
 		return nil, nil, fmt.Errorf("a %s image in an encrypted file", name)
 	}
 	switch name {
@@ -128,6 +130,29 @@ func xobjectImage(file io.ReaderAt, x pdf.Value, encrypted bool, maxPixels, ocrP
 		rd := ccitt.NewReader(bytes.NewReader(b), ccitt.MSB, sub, cols, rows, &ccitt.Options{Invert: !params.Key("BlackIs1").Bool(), Align: params.Key("EncodedByteAlign").Bool()})
 		if err := readBits(rd, img, cols, rows); err != nil {
 			return nil, nil, err
+		}
+		return fitDecoded(img, false, maxPixels, ocrPixels, 1, nil, nil)
+	case "JBIG2Decode":
+		b, err := rawStream(file, x)
+		if err != nil {
+			return nil, nil, err
+		}
+		var globals []byte
+		if g := params.Key("JBIG2Globals"); g.Kind() == pdf.Stream {
+			if globals, err = rawStream(file, g); err != nil {
+				return nil, nil, fmt.Errorf("its JBIG2Globals: %w", err)
+			}
+		}
+		img, err := jbig2.Decode(b, globals, jbig2.Limits{MaxPixels: maxPageImagePixels})
+		if err != nil {
+			return nil, nil, fmt.Errorf("a JBIG2Decode image: %w", err)
+		}
+		// Decode [1 0] swaps black and white, for a picture and a mask
+		// alike (a mask's 0 samples are painted).
+		if d := x.Key("Decode"); d.Kind() == pdf.Array && d.Len() == 2 && d.Index(0).Float64() == 1 {
+			for i := range img.Pix {
+				img.Pix[i] = ^img.Pix[i]
+			}
 		}
 		return fitDecoded(img, false, maxPixels, ocrPixels, 1, nil, nil)
 	case "FlateDecode", "":

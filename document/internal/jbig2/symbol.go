@@ -57,7 +57,10 @@ func (d *decoder) symbolDict(s *segment) error {
 	cx := make([]context, 1<<contextBits[p.template])
 	newSyms := make([]*bitmap, 0, numNew)
 	height := int64(0)
-	for int64(len(newSyms)) < numNew {
+	for classes := int64(0); int64(len(newSyms)) < numNew; classes++ {
+		if classes >= numNew {
+			return malformed("segment %d: %d height classes for %d symbols", s.number, classes+1, numNew)
+		}
 		dh, ok := mq.decodeInt(&iadh)
 		if !ok {
 			return malformed("segment %d: OOB height class delta", s.number)
@@ -90,7 +93,10 @@ func (d *decoder) symbolDict(s *segment) error {
 	all := int64(len(in)) + numNew
 	var exported []*bitmap
 	flag := false
-	for i := int64(0); i < all; {
+	for i, runs := int64(0), int64(0); i < all; runs++ {
+		if runs > 2*all+1 {
+			return malformed("segment %d: more export runs than symbols", s.number)
+		}
 		run, ok := mq.decodeInt(&iaex)
 		if !ok || run < 0 || int64(run) > all-i {
 			return malformed("segment %d: export run of %d symbols at %d of %d", s.number, run, i, all)
