@@ -348,12 +348,23 @@ func crop(bm *bitmap, x, y, w, h int) *bitmap {
 	return out
 }
 
+// textParams are a text region's coding options: reference corner,
+// transposition, strips (1 << logStrips), the S offset, the combination
+// operator of its symbols and its default pixel.
+type textParams struct {
+	corner     int
+	transposed bool
+	logStrips  int
+	dsOffset   int
+	op         byte
+	defPixel   byte
+}
+
 // symbolText codes bm as a symbol dictionary (its connected components'
-// boxes, identical ones once) and a text region drawing them, top left
-// reference corner, one strip a row of symbols of the same top: the
+// boxes, identical ones once) and a text region drawing them with tp: the
 // dictionary's data and the region's.
-func symbolText(bm *bitmap) (dict, text []byte) {
-	type inst struct{ x, y, id int }
+func symbolText(bm *bitmap, tp textParams) (dict, text []byte) {
+	type inst struct{ x, y, id, s, t int }
 	var syms []*bitmap
 	var insts []inst
 	seen := make([]bool, len(bm.pix))
@@ -386,7 +397,7 @@ func symbolText(bm *bitmap) (dict, text []byte) {
 			id = len(syms)
 			syms = append(syms, sym)
 		}
-		insts = append(insts, inst{x0, y0, id})
+		insts = append(insts, inst{x: x0, y: y0, id: id})
 	}
 	// The dictionary: height classes of increasing height, widths
 	// increasing in each; ids renumbered in that order.
@@ -432,40 +443,88 @@ func symbolText(bm *bitmap) (dict, text []byte) {
 	e.encodeInt(&iaex, len(syms), false) // all new ones exported
 	dict = append(dict, e.flush()...)
 
-	// The text region: strips by top row, symbols left to right.
-	slices.SortStableFunc(insts, func(a, b inst) int {
-		if a.y != b.y {
-			return a.y - b.y
+	// The text region: each instance's reference corner at (S, T), T
+	// across the strips, S along them; strips in order, symbols by S.
+	strips := 1 << tp.logStrips
+	right := tp.corner == cornerTopRight || tp.corner == cornerBottomRight
+	bottom := tp.corner == cornerBottomLeft || tp.corner == cornerBottomRight
+	// pre and post are what the decoder adds to CURS before drawing a
+	// symbol and after.
+	pre := func(s *bitmap) int {
+		switch {
+		case !tp.transposed && right:
+			return s.w - 1
+		case tp.transposed && bottom:
+			return s.h - 1
 		}
-		return a.x - b.x
+		return 0
+	}
+	post := func(s *bitmap) int {
+		switch {
+		case !tp.transposed && !right:
+			return s.w - 1
+		case tp.transposed && !bottom:
+			return s.h - 1
+		}
+		return 0
+	}
+	for i := range insts {
+		in := &insts[i]
+		s := syms[in.id]
+		cx, cy := in.x, in.y
+		if right {
+			cx += s.w - 1
+		}
+		if bottom {
+			cy += s.h - 1
+		}
+		in.s, in.t = cx, cy
+		if tp.transposed {
+			in.s, in.t = cy, cx
+		}
+	}
+	slices.SortStableFunc(insts, func(a, b inst) int {
+		if sa, sb := a.t/strips, b.t/strips; sa != sb {
+			return sa - sb
+		}
+		return a.s - b.s
 	})
 	codeLen := 0
 	for 1<<codeLen < len(syms) {
 		codeLen++
 	}
 	text = regionInfoData(bm.w, bm.h, 0, 0, opOr)
-	text = binary.BigEndian.AppendUint16(text, uint16(cornerTopLeft)<<4) // one strip, OR, default pixel 0, no offset
+	flags := uint16(tp.logStrips)<<2 | uint16(tp.corner)<<4 | uint16(tp.op)<<7 | uint16(tp.defPixel)<<9 | uint16(tp.dsOffset&0x1F)<<10
+	if tp.transposed {
+		flags |= 0x40
+	}
+	text = binary.BigEndian.AppendUint16(text, flags)
 	text = binary.BigEndian.AppendUint32(text, uint32(len(insts)))
 	e = newMQEncoder()
-	var iadt, iafs, iads intDecoder
+	var iadt, iafs, iads, iait intDecoder
 	iaid := make([]context, 2<<codeLen)
 	e.encodeInt(&iadt, 0, false)
 	stripT, firstS := 0, 0
 	for i := 0; i < len(insts); {
-		y := insts[i].y
-		e.encodeInt(&iadt, y-stripT, false)
-		stripT = y
+		st := insts[i].t / strips * strips
+		e.encodeInt(&iadt, (st-stripT)/strips, false)
+		stripT = st
 		curS, start := 0, i
-		for j := start; j < len(insts) && insts[j].y == y; j++ {
+		for j := start; j < len(insts) && insts[j].t/strips*strips == st; j++ {
 			in := insts[j]
+			sym := syms[in.id]
+			s0 := in.s - pre(sym) // CURS before the decoder adds pre
 			if j == start {
-				e.encodeInt(&iafs, in.x-firstS, false)
-				firstS = in.x
+				e.encodeInt(&iafs, s0-firstS, false)
+				firstS = s0
 			} else {
-				e.encodeInt(&iads, in.x-curS, false)
+				e.encodeInt(&iads, s0-curS-tp.dsOffset, false)
+			}
+			if strips > 1 {
+				e.encodeInt(&iait, in.t-st, false)
 			}
 			e.encodeID(iaid, newID[in.id], codeLen)
-			curS = in.x + syms[in.id].w - 1
+			curS = in.s + post(sym)
 			i = j + 1
 		}
 		e.encodeInt(&iads, 0, true)

@@ -119,7 +119,7 @@ func makeFixtures(t testing.TB) map[string]fixture {
 
 	// Symbol mode, as jbig2enc -s writes for PDF: the dictionary in the
 	// globals, the page a text region drawing its symbols.
-	dict, text := symbolText(octave)
+	dict, text := symbolText(octave, textParams{corner: cornerTopLeft})
 	fx["text"] = fixture{
 		globals: stream(seg{number: 0, typ: tSymbolDict, data: dict}),
 		data: stream(
@@ -128,6 +128,29 @@ func makeFixtures(t testing.TB) map[string]fixture {
 			seg{number: 3, typ: tEndOfPage, page: 1},
 		),
 		source: octave,
+	}
+
+	// Text regions of every other reference corner, transposed or not,
+	// in strips of 2 to 8 rows, S offsets, and one drawn with XOR over a
+	// default pixel of 1 (the picture inverted); the dictionary in the
+	// page's stream.
+	small := crop(octave, 40, 70, 300, 110)
+	for name, tp := range map[string]textParams{
+		"text-topright":    {corner: cornerTopRight, logStrips: 1, dsOffset: 5},
+		"text-bottomleft":  {corner: cornerBottomLeft, transposed: true, logStrips: 3, dsOffset: -16},
+		"text-bottomright": {corner: cornerBottomRight, logStrips: 2, dsOffset: -3, op: opXor, defPixel: 1},
+		"text-transposed":  {corner: cornerTopLeft, transposed: true, logStrips: 2, dsOffset: 15},
+	} {
+		dict, text := symbolText(small, tp)
+		f := fixture{data: stream(
+			seg{number: 0, typ: tSymbolDict, data: dict},
+			seg{number: 1, typ: tPageInfo, page: 1, data: pageInfoData(uint32(small.w), uint32(small.h), 0, false, 0)},
+			seg{number: 2, typ: tImmediateText, refs: []uint32{0}, page: 1, data: text},
+		)}
+		if tp.defPixel == 0 {
+			f.source = small
+		}
+		fx[name] = f
 	}
 	return fx
 }

@@ -159,7 +159,7 @@ func TestLimitsBoundTime(t *testing.T) {
 // FuzzJBIG2: no input panics or runs unbounded; what decodes is the
 // page's size.
 func FuzzJBIG2(f *testing.F) {
-	for _, name := range []string{"generic", "stripes", "operators", "mmr", "text"} {
+	for _, name := range []string{"generic", "stripes", "operators", "mmr", "text", "text-bottomright"} {
 		data, err := os.ReadFile("testdata/" + name + ".jb2")
 		if err != nil {
 			f.Fatal(err)
