@@ -298,14 +298,6 @@ func regionInfoData(w, h int, x, y int32, op byte) []byte {
 	return append(b, op)
 }
 
-// defaultAT are the nominal adaptive pixels of each template.
-var defaultAT = [4][4][2]int{
-	{{3, -1}, {-3, -1}, {2, -2}, {-2, -2}},
-	{{3, -1}},
-	{{2, -1}},
-	{{2, -1}},
-}
-
 // genericRegionData codes bm as an immediate generic region's data;
 // unknownLength appends the end marker's row count (the coder ends with
 // 0xFF 0xAC already).

@@ -32,6 +32,32 @@ func readAT(b []byte, n int) (at [4][2]int) {
 	return at
 }
 
+// window describes a template's context as three sliding windows, one a
+// row (T.88 Figures 3–6 number its pixels so): the current row's last
+// curBits pixels, then the row above's up1Bits pixels ending up1Lead right
+// of x, then the row two above's; with the adaptive pixels at their
+// nominal places the context is those windows side by side. at are the
+// context bits the adaptive pixels take, replaced when they are moved.
+type window struct {
+	curBits, up1Bits, up1Lead, up2Bits, up2Lead, up1Shift, up2Shift int
+	at                                                              []int
+}
+
+// defaultAT are the nominal adaptive pixels of each template.
+var defaultAT = [4][4][2]int{
+	{{3, -1}, {-3, -1}, {2, -2}, {-2, -2}},
+	{{3, -1}},
+	{{2, -1}},
+	{{2, -1}},
+}
+
+var windows = [4]window{
+	{4, 7, 3, 5, 2, 4, 11, []int{4, 10, 11, 15}},
+	{3, 6, 3, 4, 2, 3, 9, []int{3}},
+	{2, 5, 2, 3, 1, 2, 7, []int{2}},
+	{4, 6, 2, 0, 0, 4, 0, []int{4}},
+}
+
 // decodeGeneric decodes a w×h bitmap with the arithmetic generic region
 // procedure, with the contexts cx (1 << contextBits[template] of them).
 func (d *decoder) decodeGeneric(mq *mqDecoder, cx []context, w, h int, p genericParams) (*bitmap, error) {
@@ -39,12 +65,20 @@ func (d *decoder) decodeGeneric(mq *mqDecoder, cx []context, w, h int, p generic
 	if err != nil {
 		return nil, err
 	}
-	at := p.at
-	px := func(row []byte, x int) int {
-		if row == nil || x < 0 || x >= w {
-			return 0
+	win := windows[p.template]
+	nominal := true
+	var atMask int
+	for i, bit := range win.at {
+		nominal = nominal && p.at[i] == defaultAT[p.template][i]
+		atMask |= 1 << bit
+	}
+	curMask, up1Mask, up2Mask := 1<<win.curBits-1, 1<<win.up1Bits-1, 1<<win.up2Bits-1
+	// load is the pixel x of row, 0 past its end or for no row.
+	load := func(row []byte, x int) int {
+		if x < w && row != nil {
+			return int(row[x])
 		}
-		return int(row[x])
+		return 0
 	}
 	ltp := 0
 	for y := range h {
@@ -53,7 +87,7 @@ func (d *decoder) decodeGeneric(mq *mqDecoder, cx []context, w, h int, p generic
 		if y >= 1 {
 			up1 = bm.pix[(y-1)*w : y*w]
 		}
-		if y >= 2 {
+		if y >= 2 && win.up2Bits > 0 {
 			up2 = bm.pix[(y-2)*w : (y-1)*w]
 		}
 		if p.tpgdon {
@@ -65,32 +99,26 @@ func (d *decoder) decodeGeneric(mq *mqDecoder, cx []context, w, h int, p generic
 				continue
 			}
 		}
+		c0, c1, c2 := 0, 0, 0
+		for x := range win.up1Lead {
+			c1 = c1<<1 | load(up1, x)
+		}
+		for x := range win.up2Lead {
+			c2 = c2<<1 | load(up2, x)
+		}
 		for x := range w {
-			var c int
-			switch p.template {
-			case 0:
-				c = px(cur, x-1) | px(cur, x-2)<<1 | px(cur, x-3)<<2 | px(cur, x-4)<<3 |
-					int(bm.at(x+at[0][0], y+at[0][1]))<<4 |
-					px(up1, x+2)<<5 | px(up1, x+1)<<6 | px(up1, x)<<7 | px(up1, x-1)<<8 | px(up1, x-2)<<9 |
-					int(bm.at(x+at[1][0], y+at[1][1]))<<10 | int(bm.at(x+at[2][0], y+at[2][1]))<<11 |
-					px(up2, x+1)<<12 | px(up2, x)<<13 | px(up2, x-1)<<14 |
-					int(bm.at(x+at[3][0], y+at[3][1]))<<15
-			case 1:
-				c = px(cur, x-1) | px(cur, x-2)<<1 | px(cur, x-3)<<2 |
-					int(bm.at(x+at[0][0], y+at[0][1]))<<3 |
-					px(up1, x+2)<<4 | px(up1, x+1)<<5 | px(up1, x)<<6 | px(up1, x-1)<<7 | px(up1, x-2)<<8 |
-					px(up2, x+2)<<9 | px(up2, x+1)<<10 | px(up2, x)<<11 | px(up2, x-1)<<12
-			case 2:
-				c = px(cur, x-1) | px(cur, x-2)<<1 |
-					int(bm.at(x+at[0][0], y+at[0][1]))<<2 |
-					px(up1, x+1)<<3 | px(up1, x)<<4 | px(up1, x-1)<<5 | px(up1, x-2)<<6 |
-					px(up2, x+1)<<7 | px(up2, x)<<8 | px(up2, x-1)<<9
-			default:
-				c = px(cur, x-1) | px(cur, x-2)<<1 | px(cur, x-3)<<2 | px(cur, x-4)<<3 |
-					int(bm.at(x+at[0][0], y+at[0][1]))<<4 |
-					px(up1, x+1)<<5 | px(up1, x)<<6 | px(up1, x-1)<<7 | px(up1, x-2)<<8 | px(up1, x-3)<<9
+			c1 = (c1<<1 | load(up1, x+win.up1Lead)) & up1Mask
+			c2 = (c2<<1 | load(up2, x+win.up2Lead)) & up2Mask
+			c := c0 | c1<<win.up1Shift | c2<<win.up2Shift
+			if !nominal {
+				c &^= atMask
+				for i, bit := range win.at {
+					c |= int(bm.at(x+p.at[i][0], y+p.at[i][1])) << bit
+				}
 			}
-			cur[x] = byte(mq.decode(&cx[c]))
+			b := mq.decode(&cx[c])
+			cur[x] = byte(b)
+			c0 = (c0<<1 | b) & curMask
 		}
 	}
 	return bm, nil
