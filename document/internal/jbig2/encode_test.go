@@ -342,7 +342,9 @@ func crop(bm *bitmap, x, y, w, h int) *bitmap {
 
 // textParams are a text region's coding options: reference corner,
 // transposition, strips (1 << logStrips), the S offset, the combination
-// operator of its symbols and its default pixel.
+// operator of its symbols and its default pixel; refine codes every
+// instance of an odd symbol as the symbol before it refined (template
+// rtemplate, adaptive pixels nominal).
 type textParams struct {
 	corner     int
 	transposed bool
@@ -350,13 +352,17 @@ type textParams struct {
 	dsOffset   int
 	op         byte
 	defPixel   byte
+	refine     bool
+	rtemplate  int
 }
 
-// symbolText codes bm as a symbol dictionary (its connected components'
-// boxes, identical ones once) and a text region drawing them with tp: the
-// dictionary's data and the region's.
-func symbolText(bm *bitmap, tp textParams) (dict, text []byte) {
-	type inst struct{ x, y, id, s, t int }
+// inst is a symbol drawn at (x, y), its reference corner at (s, t).
+type inst struct{ x, y, id, s, t int }
+
+// components are bm's connected components' boxes as symbols, identical
+// ones once, by increasing height then width (the order of a
+// dictionary's height classes), and where each is drawn.
+func components(bm *bitmap) ([]*bitmap, []inst) {
 	var syms []*bitmap
 	var insts []inst
 	seen := make([]bool, len(bm.pix))
@@ -391,8 +397,6 @@ func symbolText(bm *bitmap, tp textParams) (dict, text []byte) {
 		}
 		insts = append(insts, inst{x: x0, y: y0, id: id})
 	}
-	// The dictionary: height classes of increasing height, widths
-	// increasing in each; ids renumbered in that order.
 	order := make([]int, len(syms))
 	for i := range order {
 		order[i] = i
@@ -404,39 +408,116 @@ func symbolText(bm *bitmap, tp textParams) (dict, text []byte) {
 		return syms[a].w - syms[b].w
 	})
 	newID := make([]int, len(syms))
+	sorted := make([]*bitmap, len(syms))
 	for n, i := range order {
 		newID[i] = n
+		sorted[n] = syms[i]
 	}
+	for i := range insts {
+		insts[i].id = newID[insts[i].id]
+	}
+	return sorted, insts
+}
+
+// nominalRAT are the nominal adaptive pixels of refinement template 0.
+var nominalRAT = [2][2]int{{-1, -1}, {-1, -1}}
+
+// encodeRefine codes bm with the generic refinement procedure into e.
+func encodeRefine(e *mqEncoder, cx []context, bm *bitmap, p *refineParams) {
+	ltp := 0
+	for y := range bm.h {
+		if p.tpgron {
+			typ := 1
+			for x := range bm.w {
+				if v, ok := typical(p, x, y); ok && bm.at(x, y) != v {
+					typ = 0
+					break
+				}
+			}
+			e.encode(&cx[refineSLTP[p.template]], typ^ltp)
+			ltp = typ
+		}
+		for x := range bm.w {
+			if ltp == 1 {
+				if _, ok := typical(p, x, y); ok {
+					continue
+				}
+			}
+			e.encode(&cx[refineContext(bm, x, y, p)], int(bm.at(x, y)))
+		}
+	}
+}
+
+// dictData codes syms (by height then width) as a symbol dictionary's new
+// symbols after the input symbols in, exporting the new ones. With
+// refAgg each new symbol is the symbol before it (in in, then the new
+// ones) refined with template rtemplate, 1 right and 1 up; else it is
+// coded with generic template 0.
+func dictData(syms, in []*bitmap, refAgg bool, rtemplate int) []byte {
 	p := genericParams{template: 0, at: defaultAT[0]}
-	dict = []byte{0, 0} // arithmetic, no refinement, template 0
-	for i := range 4 {
-		dict = append(dict, byte(int8(p.at[i][0])), byte(int8(p.at[i][1])))
+	flags := uint16(0)
+	if refAgg {
+		flags |= 2 | uint16(rtemplate)<<12
 	}
-	dict = binary.BigEndian.AppendUint32(dict, uint32(len(syms)))
-	dict = binary.BigEndian.AppendUint32(dict, uint32(len(syms)))
+	b := binary.BigEndian.AppendUint16(nil, flags)
+	for i := range 4 {
+		b = append(b, byte(int8(p.at[i][0])), byte(int8(p.at[i][1])))
+	}
+	if refAgg && rtemplate == 0 {
+		b = append(b, 0xFF, 0xFF, 0xFF, 0xFF)
+	}
+	b = binary.BigEndian.AppendUint32(b, uint32(len(syms)))
+	b = binary.BigEndian.AppendUint32(b, uint32(len(syms)))
 	e := newMQEncoder()
-	var iadh, iadw, iaex intDecoder
+	var iadh, iadw, iaex, iaai, iardx, iardy intDecoder
 	cx := make([]context, 1<<16)
+	grcx := make([]context, 1<<refineContextBits[rtemplate])
+	codeLen := 0
+	for 1<<codeLen < len(in)+len(syms) {
+		codeLen++
+	}
+	iaid := make([]context, 2<<codeLen)
+	all := append(slices.Clone(in), syms...)
 	height := 0
-	for i := 0; i < len(order); {
-		h := syms[order[i]].h
+	for i := 0; i < len(syms); {
+		h := syms[i].h
 		e.encodeInt(&iadh, h-height, false)
 		height = h
 		width := 0
-		for ; i < len(order) && syms[order[i]].h == h; i++ {
-			s := syms[order[i]]
+		for ; i < len(syms) && syms[i].h == h; i++ {
+			s := syms[i]
 			e.encodeInt(&iadw, s.w-width, false)
 			width = s.w
-			encodeGeneric(e, cx, s, p)
+			if !refAgg {
+				encodeGeneric(e, cx, s, p)
+				continue
+			}
+			ref := len(in) + i - 1
+			e.encodeInt(&iaai, 1, false)
+			e.encodeID(iaid, ref, codeLen)
+			e.encodeInt(&iardx, 1, false)
+			e.encodeInt(&iardy, -1, false)
+			encodeRefine(e, grcx, s, &refineParams{template: rtemplate, ref: all[ref], dx: 1, dy: -1, at: nominalRAT})
 		}
 		e.encodeInt(&iadw, 0, true)
 	}
-	e.encodeInt(&iaex, 0, false)         // no input symbols
-	e.encodeInt(&iaex, len(syms), false) // all new ones exported
-	dict = append(dict, e.flush()...)
+	e.encodeInt(&iaex, len(in), false)   // the input symbols not exported
+	e.encodeInt(&iaex, len(syms), false) // the new ones exported
+	return append(b, e.flush()...)
+}
 
-	// The text region: each instance's reference corner at (S, T), T
-	// across the strips, S along them; strips in order, symbols by S.
+// symbolText codes bm as a symbol dictionary of its components and a text
+// region drawing them with tp: the dictionary's data and the region's.
+func symbolText(bm *bitmap, tp textParams) (dict, text []byte) {
+	syms, insts := components(bm)
+	return dictData(syms, nil, false, 0), textData(bm.w, bm.h, syms, insts, tp)
+}
+
+// textData codes a w×h text region of the instances of syms with tp.
+func textData(w, h int, syms []*bitmap, insts []inst, tp textParams) []byte {
+	insts = slices.Clone(insts)
+	// Each instance's reference corner at (S, T), T across the strips, S
+	// along them; strips in order, symbols by S.
 	strips := 1 << tp.logStrips
 	right := tp.corner == cornerTopRight || tp.corner == cornerBottomRight
 	bottom := tp.corner == cornerBottomLeft || tp.corner == cornerBottomRight
@@ -485,16 +566,23 @@ func symbolText(bm *bitmap, tp textParams) (dict, text []byte) {
 	for 1<<codeLen < len(syms) {
 		codeLen++
 	}
-	text = regionInfoData(bm.w, bm.h, 0, 0, opOr)
+	text := regionInfoData(w, h, 0, 0, opOr)
 	flags := uint16(tp.logStrips)<<2 | uint16(tp.corner)<<4 | uint16(tp.op)<<7 | uint16(tp.defPixel)<<9 | uint16(tp.dsOffset&0x1F)<<10
 	if tp.transposed {
 		flags |= 0x40
 	}
+	if tp.refine {
+		flags |= 2 | uint16(tp.rtemplate)<<15
+	}
 	text = binary.BigEndian.AppendUint16(text, flags)
+	if tp.refine && tp.rtemplate == 0 {
+		text = append(text, 0xFF, 0xFF, 0xFF, 0xFF)
+	}
 	text = binary.BigEndian.AppendUint32(text, uint32(len(insts)))
-	e = newMQEncoder()
-	var iadt, iafs, iads, iait intDecoder
+	e := newMQEncoder()
+	var iadt, iafs, iads, iait, iari, iardw, iardh, iardx, iardy intDecoder
 	iaid := make([]context, 2<<codeLen)
+	grcx := make([]context, 1<<refineContextBits[tp.rtemplate])
 	e.encodeInt(&iadt, 0, false)
 	stripT, firstS := 0, 0
 	for i := 0; i < len(insts); {
@@ -515,14 +603,46 @@ func symbolText(bm *bitmap, tp textParams) (dict, text []byte) {
 			if strips > 1 {
 				e.encodeInt(&iait, in.t-st, false)
 			}
-			e.encodeID(iaid, newID[in.id], codeLen)
+			switch {
+			case tp.refine && in.id%2 == 1:
+				ref := syms[in.id-1]
+				e.encodeID(iaid, in.id-1, codeLen)
+				rdw, rdh, rdx, rdy := sym.w-ref.w, sym.h-ref.h, 1, -2
+				e.encodeInt(&iari, 1, false)
+				e.encodeInt(&iardw, rdw, false)
+				e.encodeInt(&iardh, rdh, false)
+				e.encodeInt(&iardx, rdx, false)
+				e.encodeInt(&iardy, rdy, false)
+				encodeRefine(e, grcx, sym, &refineParams{template: tp.rtemplate, ref: ref, dx: rdw>>1 + rdx, dy: rdh>>1 + rdy, at: nominalRAT})
+			case tp.refine:
+				e.encodeID(iaid, in.id, codeLen)
+				e.encodeInt(&iari, 0, false)
+			default:
+				e.encodeID(iaid, in.id, codeLen)
+			}
 			curS = in.s + post(sym)
 			i = j + 1
 		}
 		e.encodeInt(&iads, 0, true)
 	}
-	text = append(text, e.flush()...)
-	return dict, text
+	return append(text, e.flush()...)
+}
+
+// refineData codes bm as an immediate refinement region's data at (x, y),
+// refining the page (page).
+func refineData(bm, page *bitmap, x, y int32, op byte, template int, tpgron bool) []byte {
+	b := regionInfoData(bm.w, bm.h, x, y, op)
+	flags := byte(template)
+	if tpgron {
+		flags |= 2
+	}
+	b = append(b, flags)
+	if template == 0 {
+		b = append(b, 0xFF, 0xFF, 0xFF, 0xFF)
+	}
+	e := newMQEncoder()
+	encodeRefine(e, make([]context, 1<<refineContextBits[template]), bm, &refineParams{template: template, ref: page, dx: -int(x), dy: -int(y), tpgron: tpgron, at: nominalRAT})
+	return append(b, e.flush()...)
 }
 
 // readPBM reads a binary PBM (P4): 1 is black.

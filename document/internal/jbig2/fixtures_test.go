@@ -152,6 +152,53 @@ func makeFixtures(t testing.TB) map[string]fixture {
 		}
 		fx[name] = f
 	}
+
+	// Refinement: text regions refining every odd symbol from the one
+	// before it (templates 0 and 1), a dictionary of symbols each refined
+	// from the one before it (the first from another dictionary's), and a
+	// page refined by two refinement regions (TPGRON) from a noisy
+	// generic region: the top half, then the whole. (Both at the page's
+	// origin: jbig2dec 0.19 refines a region elsewhere from the page's
+	// pixels at the region's own coordinates, not the page's under it;
+	// TestRefineRegionOffset holds the decoder to T.88 there.)
+	for name, tp := range map[string]textParams{
+		"text-refine":  {corner: cornerTopLeft, refine: true},
+		"text-refine1": {corner: cornerBottomLeft, logStrips: 1, refine: true, rtemplate: 1},
+	} {
+		syms, insts := components(small)
+		fx[name] = fixture{data: stream(
+			seg{number: 0, typ: tSymbolDict, data: dictData(syms, nil, false, 0)},
+			seg{number: 1, typ: tPageInfo, page: 1, data: pageInfoData(uint32(small.w), uint32(small.h), 0, false, 0)},
+			seg{number: 2, typ: tImmediateText, refs: []uint32{0}, page: 1, data: textData(small.w, small.h, syms, insts, tp)},
+		), source: small}
+	}
+	syms, insts := components(small)
+	half := len(syms) / 2
+	fx["dict-refine"] = fixture{
+		globals: stream(seg{number: 0, typ: tSymbolDict, data: dictData(syms[:half], nil, false, 0)}),
+		data: stream(
+			seg{number: 1, typ: tPageInfo, page: 1, data: pageInfoData(uint32(small.w), uint32(small.h), 0, false, 0)},
+			seg{number: 2, typ: tSymbolDict, refs: []uint32{0}, page: 1, data: dictData(syms[half:], syms[:half], true, 0)},
+			seg{number: 3, typ: tImmediateText, refs: []uint32{0, 2}, page: 1, data: textData(small.w, small.h, syms, insts, textParams{corner: cornerTopLeft})},
+		),
+		source: small,
+	}
+	noisy := crop(octave, 0, 0, octave.w, octave.h)
+	for i := range noisy.pix {
+		if (i*7)%11 == 0 {
+			noisy.pix[i] ^= 1
+		}
+	}
+	top := crop(octave, 0, 0, octave.w, 210)
+	refined := crop(noisy, 0, 0, noisy.w, noisy.h) // the page once the top is refined
+	copy(refined.pix, top.pix)
+	fx["refine-page"] = fixture{data: stream(
+		seg{number: 0, typ: tPageInfo, page: 1, data: pageInfoData(w, h, 0, false, 0)},
+		seg{number: 1, typ: tImmediateGeneric, page: 1, data: genericRegionData(noisy, 0, 0, opOr, t0, false)},
+		seg{number: 2, typ: tImmediateRefine, page: 1, data: refineData(top, noisy, 0, 0, opReplace, 0, true)},
+		seg{number: 3, typ: tImmediateLLRefine, page: 1, data: refineData(octave, refined, 0, 0, opReplace, 1, true)},
+		seg{number: 4, typ: tEndOfPage, page: 1},
+	), source: octave}
 	return fx
 }
 

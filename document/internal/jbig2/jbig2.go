@@ -7,17 +7,19 @@
 // unknown height included), end of page and end of file; immediate generic
 // regions, arithmetic (MQ coder, templates 0–3 with their adaptive pixels,
 // TPGDON) or MMR (T.6, through golang.org/x/image/ccitt); symbol
-// dictionaries (arithmetic, without refinement or aggregation) and the
-// immediate text regions drawn with them (arithmetic, without refinement):
-// what jbig2enc writes, lossless or in its symbol mode. Regions combine
-// onto the page with OR, AND, XOR, XNOR or REPLACE.
+// dictionaries (arithmetic, their symbols coded directly or each refined
+// from one other) and the immediate text regions drawn with them
+// (arithmetic, symbols refined or not); immediate generic refinement
+// regions over the page (TPGRON included): what jbig2enc writes, lossless
+// or in its symbol mode, and the refinements Acrobat-style encoders add.
+// Regions combine onto the page with OR, AND, XOR, XNOR or REPLACE.
 //
-// What it does not: halftone regions, pattern dictionaries, generic
-// refinement regions, intermediate regions, Huffman-coded symbol
-// dictionaries and text regions, refinement and aggregate symbols: those
-// fail with an *UnsupportedError (errors.Is ErrUnsupported) naming the
-// segment type. Profiles, tables, colour palettes and extension segments
-// are skipped.
+// What it does not: halftone regions, pattern dictionaries, intermediate
+// regions and the refinements of them, symbols aggregated from several,
+// Huffman-coded symbol dictionaries and text regions, a dictionary reusing
+// another's coding contexts: those fail with an *UnsupportedError
+// (errors.Is ErrUnsupported) naming the segment type. Profiles, tables,
+// colour palettes and extension segments are skipped.
 //
 // Limits: the page, each region and each symbol stay within
 // Limits.MaxPixels; the pixels decoded over all regions and symbols within
@@ -386,8 +388,10 @@ func (d *decoder) segment(s *segment) (int, error) {
 		return 0, d.symbolDict(s)
 	case tImmediateText, tImmediateLLText:
 		return 0, d.textRegion(s)
+	case tImmediateRefine, tImmediateLLRefine:
+		return 0, d.refinementRegion(s)
 	case tIntermediateText, tPatternDict, tIntermediateHalf, tImmediateHalf, tImmediateLLHalf,
-		tIntermediateGeneric, tIntermediateRefine, tImmediateRefine, tImmediateLLRefine:
+		tIntermediateGeneric, tIntermediateRefine:
 		return 0, unsupported("the segment type")
 	}
 	return 0, unsupported("an unknown segment type")

@@ -1,6 +1,7 @@
 package jbig2
 
 import (
+	"encoding/binary"
 	"errors"
 	"math/rand/v2"
 	"os"
@@ -101,13 +102,14 @@ func TestErrors(t *testing.T) {
 		{"halftone region", stream(info, seg{number: 1, typ: tImmediateLLHalf, page: 1, data: region}), nil, Limits{}, ErrUnsupported, "immediate halftone region, type 23"},
 		{"pattern dictionary", stream(seg{number: 1, typ: tPatternDict, data: []byte{1}}), nil, Limits{}, ErrUnsupported, "pattern dictionary, type 16"},
 		{"pattern dictionary in the globals", stream(info), stream(seg{number: 1, typ: tPatternDict, data: []byte{1}}), Limits{}, ErrUnsupported, "pattern dictionary"},
-		{"refinement region", stream(info, seg{number: 1, typ: tImmediateRefine, page: 1, data: region}), nil, Limits{}, ErrUnsupported, "generic refinement region, type 42"},
+		{"intermediate refinement region", stream(info, seg{number: 1, typ: tIntermediateRefine, page: 1, data: region}), nil, Limits{}, ErrUnsupported, "intermediate generic refinement region, type 40"},
+		{"refinement of an intermediate region", stream(info, seg{number: 1, typ: tImmediateRefine, refs: []uint32{0}, page: 1, data: region}), nil, Limits{}, ErrUnsupported, "refining an intermediate region"},
+		{"aggregate symbol", stream(seg{number: 1, typ: tSymbolDict, data: aggregate()}), nil, Limits{}, ErrUnsupported, "aggregated from several (REFAGGNINST > 1)"},
 		{"intermediate generic region", stream(info, seg{number: 1, typ: tIntermediateGeneric, page: 1, data: region}), nil, Limits{}, ErrUnsupported, "intermediate generic region"},
 		{"unknown type", stream(info, seg{number: 1, typ: 33, page: 1}), nil, Limits{}, ErrUnsupported, "unknown segment type, type 33"},
 		{"Huffman symbol dictionary", stream(seg{number: 1, typ: tSymbolDict, data: []byte{0, 1}}), nil, Limits{}, ErrUnsupported, "Huffman coding (SDHUFF)"},
-		{"refinement symbol dictionary", stream(seg{number: 1, typ: tSymbolDict, data: []byte{0, 2}}), nil, Limits{}, ErrUnsupported, "SDREFAGG"},
 		{"Huffman text region", stream(info, seg{number: 1, typ: tImmediateText, page: 1, data: append(region, 0, 1)}), nil, Limits{}, ErrUnsupported, "Huffman coding (SBHUFF)"},
-		{"refined text region", stream(info, seg{number: 1, typ: tImmediateText, page: 1, data: append(region, 0, 2)}), nil, Limits{}, ErrUnsupported, "refinement (SBREFINE)"},
+		{"refinement region before the page", stream(seg{number: 1, typ: tImmediateRefine, page: 1, data: append(region, 1)}), nil, Limits{}, ErrMalformed, "before the page information"},
 		{"extended template", stream(info, seg{number: 1, typ: tImmediateGeneric, page: 1, data: append(region, 0x10)}), nil, Limits{}, ErrUnsupported, "EXTTEMPLATE"},
 		{"junk", []byte("not an image this reader decodes"), nil, Limits{}, ErrMalformed, ""},
 		{"header cut short", generic[:9], nil, Limits{}, ErrMalformed, "ends early"},
@@ -137,6 +139,20 @@ func TestErrors(t *testing.T) {
 	}
 }
 
+// aggregate is a symbol dictionary whose one symbol aggregates two.
+func aggregate() []byte {
+	b := binary.BigEndian.AppendUint16(nil, 2|1<<12) // refinement and aggregation, template 1
+	b = append(b, 3, 0xFF, 0xFD, 0xFF, 2, 0xFE, 0xFE, 0xFE)
+	b = binary.BigEndian.AppendUint32(b, 1)
+	b = binary.BigEndian.AppendUint32(b, 1)
+	e := newMQEncoder()
+	var iadh, iadw, iaai intDecoder
+	e.encodeInt(&iadh, 5, false)
+	e.encodeInt(&iadw, 4, false)
+	e.encodeInt(&iaai, 2, false)
+	return append(b, e.flush()...)
+}
+
 // TestLimitsBoundTime: page-sized regions coded in a few bytes each
 // decode within the work limit (4 pages' pixels), and past it fail fast.
 func TestLimitsBoundTime(t *testing.T) {
@@ -159,7 +175,7 @@ func TestLimitsBoundTime(t *testing.T) {
 // FuzzJBIG2: no input panics or runs unbounded; what decodes is the
 // page's size.
 func FuzzJBIG2(f *testing.F) {
-	for _, name := range []string{"generic", "stripes", "operators", "mmr", "text", "text-bottomright"} {
+	for _, name := range []string{"generic", "stripes", "operators", "mmr", "text", "text-bottomright", "text-refine", "dict-refine", "refine-page"} {
 		data, err := os.ReadFile("testdata/" + name + ".jb2")
 		if err != nil {
 			f.Fatal(err)
@@ -198,5 +214,37 @@ func BenchmarkDecode(b *testing.B) {
 			}
 			b.ReportMetric(float64(px)/b.Elapsed().Seconds()/1e6, "MP/s")
 		})
+	}
+}
+
+// TestRefineRegionOffset: a refinement region away from the page's origin
+// refines the page's pixels under it (T.88 7.4.7.5), its neighbours
+// outside the region included.
+func TestRefineRegionOffset(t *testing.T) {
+	t.Parallel()
+	octave, _, _ := sources(t)
+	noisy := crop(octave, 0, 0, octave.w, octave.h)
+	for i := range noisy.pix {
+		if (i*5)%13 == 0 {
+			noisy.pix[i] ^= 1
+		}
+	}
+	want := crop(noisy, 0, 0, noisy.w, noisy.h)
+	for y := 150; y < 300; y++ {
+		copy(want.pix[y*want.w+200:y*want.w+450], octave.pix[y*octave.w+200:y*octave.w+450])
+	}
+	for template := range 2 {
+		data := stream(
+			seg{number: 0, typ: tPageInfo, page: 1, data: pageInfoData(uint32(octave.w), uint32(octave.h), 0, false, 0)},
+			seg{number: 1, typ: tImmediateGeneric, page: 1, data: genericRegionData(noisy, 0, 0, opOr, genericParams{at: defaultAT[0]}, false)},
+			seg{number: 2, typ: tImmediateRefine, page: 1, data: refineData(crop(octave, 200, 150, 250, 150), noisy, 200, 150, opReplace, template, true)},
+		)
+		img, err := Decode(data, nil, Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := diff(img, want); d != "" {
+			t.Errorf("template %d: %s", template, d)
+		}
 	}
 }

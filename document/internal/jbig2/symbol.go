@@ -30,8 +30,6 @@ func (d *decoder) symbolDict(s *segment) error {
 	switch {
 	case flags&1 != 0:
 		return unsupported("Huffman coding (SDHUFF)")
-	case flags&2 != 0:
-		return unsupported("refinement and aggregate coding (SDREFAGG)")
 	case flags&0x100 != 0:
 		return unsupported("reusing a previous dictionary's coding contexts")
 	}
@@ -45,6 +43,15 @@ func (d *decoder) symbolDict(s *segment) error {
 	}
 	p.at = readAT(b, n)
 	b = b[2*n:]
+	refAgg := flags&2 != 0
+	rp := refineParams{template: int(flags >> 12 & 1)}
+	if refAgg && rp.template == 0 {
+		if len(b) < 12 {
+			return malformed("segment %d: symbol dictionary header of %d bytes", s.number, len(s.data))
+		}
+		rp.at = [2][2]int{{int(int8(b[0])), int(int8(b[1]))}, {int(int8(b[2])), int(int8(b[3]))}}
+		b = b[4:]
+	}
 	numEx := int64(binary.BigEndian.Uint32(b))
 	numNew := int64(binary.BigEndian.Uint32(b[4:]))
 	b = b[8:]
@@ -53,8 +60,17 @@ func (d *decoder) symbolDict(s *segment) error {
 		return fmt.Errorf("%w: segment %d: a symbol dictionary of %d new symbols exporting %d (at most %d symbols in all)", ErrLimit, s.number, numNew, numEx, d.lim.MaxSymbols)
 	}
 	mq := newMQDecoder(b)
-	var iadh, iadw, iaex intDecoder
+	var iadh, iadw, iaex, iaai, iardx, iardy intDecoder
 	cx := make([]context, 1<<contextBits[p.template])
+	var grcx, iaid []context
+	codeLen := 0
+	if refAgg {
+		grcx = make([]context, 1<<refineContextBits[rp.template])
+		for 1<<codeLen < int64(len(in))+numNew {
+			codeLen++
+		}
+		iaid = make([]context, 2<<codeLen)
+	}
 	newSyms := make([]*bitmap, 0, numNew)
 	height := int64(0)
 	for classes := int64(0); int64(len(newSyms)) < numNew; classes++ {
@@ -82,7 +98,13 @@ func (d *decoder) symbolDict(s *segment) error {
 			if width <= 0 || width > 1<<24 {
 				return malformed("segment %d: symbol width %d", s.number, width)
 			}
-			bm, err := d.decodeGeneric(mq, cx, int(width), int(height), p)
+			var bm *bitmap
+			var err error
+			if refAgg {
+				bm, err = d.refinedSymbol(s, mq, grcx, iaid, codeLen, &iaai, &iardx, &iardy, in, newSyms, rp, int(width), int(height))
+			} else {
+				bm, err = d.decodeGeneric(mq, cx, int(width), int(height), p)
+			}
 			if err != nil {
 				return fmt.Errorf("segment %d (symbol dictionary): %w", s.number, err)
 			}
@@ -121,6 +143,35 @@ func (d *decoder) symbolDict(s *segment) error {
 	return nil
 }
 
+// refinedSymbol decodes a symbol of a dictionary with refinement and
+// aggregation (T.88 6.5.8.2): one symbol refined, never an aggregate of
+// several.
+func (d *decoder) refinedSymbol(s *segment, mq *mqDecoder, grcx, iaid []context, codeLen int, iaai, iardx, iardy *intDecoder, in, newSyms []*bitmap, rp refineParams, w, h int) (*bitmap, error) {
+	n, ok := mq.decodeInt(iaai)
+	switch {
+	case !ok || n < 1:
+		return nil, malformed("an aggregate of %d symbols", n)
+	case n > 1:
+		return nil, &UnsupportedError{Segment: s.number, Type: s.typ, What: "a symbol aggregated from several (REFAGGNINST > 1)"}
+	}
+	id := mq.decodeID(iaid, codeLen)
+	rdx, ok1 := mq.decodeInt(iardx)
+	rdy, ok2 := mq.decodeInt(iardy)
+	if !ok1 || !ok2 {
+		return nil, malformed("OOB refinement offset")
+	}
+	switch {
+	case id < len(in):
+		rp.ref = in[id]
+	case id-len(in) < len(newSyms):
+		rp.ref = newSyms[id-len(in)]
+	default:
+		return nil, malformed("refinement of symbol %d of %d", id, len(in)+len(newSyms))
+	}
+	rp.dx, rp.dy = int(rdx), int(rdy)
+	return d.decodeRefine(mq, grcx, w, h, &rp)
+}
+
 // Reference corners of a text region (T.88 7.4.3.1.1).
 const (
 	cornerBottomLeft = iota
@@ -148,9 +199,8 @@ func (d *decoder) textRegion(s *segment) error {
 	switch {
 	case flags&1 != 0:
 		return unsupported("Huffman coding (SBHUFF)")
-	case flags&2 != 0:
-		return unsupported("symbol refinement (SBREFINE)")
 	}
+	refine := flags&2 != 0
 	strips := int64(1) << (flags >> 2 & 3)
 	corner := int(flags >> 4 & 3)
 	transposed := flags&0x40 != 0
@@ -159,6 +209,14 @@ func (d *decoder) textRegion(s *segment) error {
 	dsOffset := int64(flags >> 10 & 0x1F)
 	if dsOffset >= 16 {
 		dsOffset -= 32
+	}
+	rp := refineParams{template: int(flags >> 15)}
+	if refine && rp.template == 0 {
+		if len(b) < 4 {
+			return malformed("segment %d: text region without its refinement adaptive pixels", s.number)
+		}
+		rp.at = [2][2]int{{int(int8(b[0])), int(int8(b[1]))}, {int(int8(b[2])), int(int8(b[3]))}}
+		b = b[4:]
 	}
 	if len(b) < 4 {
 		return malformed("segment %d: text region without its instance count", s.number)
@@ -181,8 +239,12 @@ func (d *decoder) textRegion(s *segment) error {
 		reg.fill(1)
 	}
 	mq := newMQDecoder(b)
-	var iadt, iafs, iads, iait intDecoder
+	var iadt, iafs, iads, iait, iari, iardw, iardh, iardx, iardy intDecoder
 	iaid := make([]context, 2<<codeLen)
+	var grcx []context
+	if refine {
+		grcx = make([]context, 1<<refineContextBits[rp.template])
+	}
 	dt, ok := mq.decodeInt(&iadt)
 	if !ok {
 		return malformed("segment %d: OOB strip delta", s.number)
@@ -227,6 +289,22 @@ func (d *decoder) textRegion(s *segment) error {
 				return malformed("segment %d: symbol %d of %d", s.number, id, len(syms))
 			}
 			sym := syms[id]
+			if refine {
+				if ri, _ := mq.decodeInt(&iari); ri != 0 {
+					rdw, ok1 := mq.decodeInt(&iardw)
+					rdh, ok2 := mq.decodeInt(&iardh)
+					rdx, ok3 := mq.decodeInt(&iardx)
+					rdy, ok4 := mq.decodeInt(&iardy)
+					gw, gh := int64(sym.w)+int64(rdw), int64(sym.h)+int64(rdh)
+					if !ok1 || !ok2 || !ok3 || !ok4 || gw <= 0 || gh <= 0 {
+						return malformed("segment %d: symbol refinement to %d×%d", s.number, gw, gh)
+					}
+					rp.ref, rp.dx, rp.dy = sym, int(rdw>>1+rdx), int(rdh>>1+rdy)
+					if sym, err = d.decodeRefine(mq, grcx, int(gw), int(gh), &rp); err != nil {
+						return fmt.Errorf("segment %d (%s): %w", s.number, segmentName(s.typ), err)
+					}
+				}
+			}
 			w, h := int64(sym.w), int64(sym.h)
 			if !transposed && (corner == cornerTopRight || corner == cornerBottomRight) {
 				curS += w - 1
