@@ -5,6 +5,7 @@ import (
 	"image"
 	"image/png"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -73,6 +74,32 @@ func TestPDFJBIG2Scans(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPDFJBIG2SharedGlobals: two pages as OCRmyPDF stores them with
+// jbig2enc -s -p — the symbols both use in one JBIG2Globals stream the
+// pages share, each page's own symbols in its page's stream — each read by
+// OCR.
+func TestPDFJBIG2SharedGlobals(t *testing.T) {
+	t.Parallel()
+	globals := jbig2Fixture(t, "ocrmypdf-1.globals.jb2")
+	if !bytes.Equal(globals, jbig2Fixture(t, "ocrmypdf-2.globals.jb2")) {
+		t.Fatal("the pages' fixtures have different globals")
+	}
+	b := makePDF([]genPage{
+		{jbig2: &genJBIG2{data: jbig2Fixture(t, "ocrmypdf-1.jb2"), globals: globals, w: 600, h: 195}},
+		{jbig2: &genJBIG2{data: jbig2Fixture(t, "ocrmypdf-2.jb2"), globals: globals, w: 600, h: 225}},
+	})
+	if refs := regexp.MustCompile(`/JBIG2Globals \d+ 0 R`).FindAll(b, -1); len(refs) != 2 || !bytes.Equal(refs[0], refs[1]) {
+		t.Fatalf("the pages' globals: %q, want one stream for both", refs)
+	}
+	doc := readPDF(t, b, document.Options{OCR: requireTesseract(t)})
+	for i, want := range []string{"Octave Quick Reference", "Getting Help"} {
+		p := doc.Pages[i]
+		if got := doc.Text[p.Start:p.End]; p.Unreadable != "" || !strings.Contains(got, want) {
+			t.Errorf("page %d reads %q (unreadable %q), want %q in it", p.Number, got, p.Unreadable, want)
+		}
 	}
 }
 

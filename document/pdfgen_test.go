@@ -160,6 +160,7 @@ func makeType3PDF(pages []genPage, catalog, t3 string) []byte {
 		fonts += fmt.Sprintf(" /F3 %d 0 R", f3)
 	}
 	var kids []string
+	jbig2Globals := map[string]int{}
 	for _, p := range pages {
 		var c strings.Builder
 		for _, s := range p.shows {
@@ -216,7 +217,14 @@ func makeType3PDF(pages []genPage, catalog, t3 string) []byte {
 		if j := p.jbig2; j != nil {
 			parms := ""
 			if j.globals != nil {
-				parms = fmt.Sprintf(" /DecodeParms << /JBIG2Globals %d 0 R >>", obj(fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(j.globals), j.globals)))
+				// Pages with the same globals share one stream, as
+				// OCRmyPDF writes them.
+				g, ok := jbig2Globals[string(j.globals)]
+				if !ok {
+					g = obj(fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(j.globals), j.globals))
+					jbig2Globals[string(j.globals)] = g
+				}
+				parms = fmt.Sprintf(" /DecodeParms << /JBIG2Globals %d 0 R >>", g)
 			}
 			dict := j.dict
 			if !strings.Contains(dict, "/ImageMask") {

@@ -7,6 +7,7 @@ import (
 	"image"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"golang.org/x/image/tiff"
@@ -183,6 +184,44 @@ func makeFixtures(t testing.TB) map[string]fixture {
 		),
 		source: small,
 	}
+	// Two pages as jbig2enc -s -p writes them for OCRmyPDF: the symbols
+	// both pages use in one dictionary in the globals, each page's own in
+	// a dictionary of its page, the text region drawing from both.
+	pages := []*bitmap{crop(octave, 0, 0, octave.w, 195), crop(octave, 0, 195, octave.w, octave.h-195)}
+	var pageSyms [2][]*bitmap
+	var pageInsts [2][]inst
+	for i, pg := range pages {
+		pageSyms[i], pageInsts[i] = components(pg)
+	}
+	same := func(a, b *bitmap) bool { return a.w == b.w && a.h == b.h && string(a.pix) == string(b.pix) }
+	var shared []*bitmap
+	for _, a := range pageSyms[0] {
+		if slices.ContainsFunc(pageSyms[1], func(b *bitmap) bool { return same(a, b) }) {
+			shared = append(shared, a)
+		}
+	}
+	globals := stream(seg{number: 0, typ: tSymbolDict, data: dictData(shared, nil, false, 0)})
+	for i, pg := range pages {
+		var own []*bitmap
+		for _, a := range pageSyms[i] {
+			if !slices.ContainsFunc(shared, func(b *bitmap) bool { return same(a, b) }) {
+				own = append(own, a)
+			}
+		}
+		all := append(slices.Clone(shared), own...)
+		insts := slices.Clone(pageInsts[i])
+		for j := range insts {
+			insts[j].id = slices.IndexFunc(all, func(b *bitmap) bool { return same(pageSyms[i][insts[j].id], b) })
+		}
+		n := uint32(1 + 4*i)
+		fx[fmt.Sprintf("ocrmypdf-%d", i+1)] = fixture{globals: globals, source: pg, data: stream(
+			seg{number: n, typ: tPageInfo, page: uint32(i + 1), data: pageInfoData(uint32(pg.w), uint32(pg.h), 0, false, 0)},
+			seg{number: n + 1, typ: tSymbolDict, page: uint32(i + 1), data: dictData(own, nil, false, 0)},
+			seg{number: n + 2, typ: tImmediateLLText, refs: []uint32{0, n + 1}, page: uint32(i + 1), data: textData(pg.w, pg.h, all, insts, textParams{corner: cornerTopLeft})},
+			seg{number: n + 3, typ: tEndOfPage, page: uint32(i + 1)},
+		)}
+	}
+
 	noisy := crop(octave, 0, 0, octave.w, octave.h)
 	for i := range noisy.pix {
 		if (i*7)%11 == 0 {

@@ -175,7 +175,7 @@ func TestLimitsBoundTime(t *testing.T) {
 // FuzzJBIG2: no input panics or runs unbounded; what decodes is the
 // page's size.
 func FuzzJBIG2(f *testing.F) {
-	for _, name := range []string{"generic", "stripes", "operators", "mmr", "text", "text-bottomright", "text-refine", "dict-refine", "refine-page"} {
+	for _, name := range []string{"generic", "stripes", "operators", "mmr", "text", "text-bottomright", "text-refine", "dict-refine", "refine-page", "ocrmypdf-2"} {
 		data, err := os.ReadFile("testdata/" + name + ".jb2")
 		if err != nil {
 			f.Fatal(err)
