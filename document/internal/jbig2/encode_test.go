@@ -209,6 +209,9 @@ func encodeGeneric(e *mqEncoder, cx []context, bm *bitmap, p genericParams) {
 			}
 		}
 		for x := range bm.w {
+			if p.skip != nil && p.skip.pix[y*bm.w+x] == 1 {
+				continue // 0, not coded
+			}
 			c := 0
 			for i, o := range offs {
 				c |= int(bm.at(x+o[0], y+o[1])) << i
@@ -642,6 +645,90 @@ func refineData(bm, page *bitmap, x, y int32, op byte, template int, tpgron bool
 	}
 	e := newMQEncoder()
 	encodeRefine(e, make([]context, 1<<refineContextBits[template]), bm, &refineParams{template: template, ref: page, dx: -int(x), dy: -int(y), tpgron: tpgron, at: nominalRAT})
+	return append(b, e.flush()...)
+}
+
+// patternDictData codes pats (all of one size) as a pattern dictionary
+// with generic template template.
+func patternDictData(pats []*bitmap, template int) []byte {
+	pw, ph := pats[0].w, pats[0].h
+	b := []byte{byte(template << 1), byte(pw), byte(ph)}
+	b = binary.BigEndian.AppendUint32(b, uint32(len(pats)-1))
+	all := newBitmap(pw*len(pats), ph)
+	for i, p := range pats {
+		all.combine(p, int64(i*pw), 0, opOr)
+	}
+	p := genericParams{template: template, at: [4][2]int{{-pw, 0}, {-3, -1}, {2, -2}, {-2, -2}}}
+	e := newMQEncoder()
+	encodeGeneric(e, make([]context, 1<<contextBits[template]), all, p)
+	return append(b, e.flush()...)
+}
+
+// halftone are a halftone region's parameters: its size, the grid's
+// origin (HGX, HGY) and vector (HRX, HRY), its generic template, whether
+// it skips the cells outside the region, its patterns' combination
+// operator and its default pixel.
+type halftone struct {
+	w, h          int
+	gx, gy        int32
+	rx, ry        uint16
+	template      int
+	skip          bool
+	op, defPixel  byte
+	npats, pw, ph int
+}
+
+// halftoneData codes gray (rows of the grid's values) as an immediate
+// halftone region's data.
+func halftoneData(gray [][]int, ht halftone) []byte {
+	gh, gw := len(gray), len(gray[0])
+	b := regionInfoData(ht.w, ht.h, 0, 0, opOr)
+	flags := byte(ht.template<<1) | ht.op<<4 | ht.defPixel<<7
+	if ht.skip {
+		flags |= 8
+	}
+	b = append(b, flags)
+	b = binary.BigEndian.AppendUint32(b, uint32(gw))
+	b = binary.BigEndian.AppendUint32(b, uint32(gh))
+	b = binary.BigEndian.AppendUint32(b, uint32(ht.gx))
+	b = binary.BigEndian.AppendUint32(b, uint32(ht.gy))
+	b = binary.BigEndian.AppendUint16(b, ht.rx)
+	b = binary.BigEndian.AppendUint16(b, ht.ry)
+	p := genericParams{template: ht.template, at: [4][2]int{{3, -1}, {-3, -1}, {2, -2}, {-2, -2}}}
+	if ht.template >= 2 {
+		p.at[0] = [2]int{2, -1}
+	}
+	if ht.skip {
+		p.skip = newBitmap(gw, gh)
+		for m := range gh {
+			for n := range gw {
+				x := (int64(ht.gx) + int64(m)*int64(ht.ry) + int64(n)*int64(ht.rx)) >> 8
+				y := (int64(ht.gy) + int64(m)*int64(ht.rx) - int64(n)*int64(ht.ry)) >> 8
+				if x+int64(ht.pw) <= 0 || x >= int64(ht.w) || y+int64(ht.ph) <= 0 || y >= int64(ht.h) {
+					p.skip.pix[m*gw+n] = 1
+				}
+			}
+		}
+	}
+	bpp := 0
+	for 1<<bpp < ht.npats {
+		bpp++
+	}
+	e := newMQEncoder()
+	cx := make([]context, 1<<contextBits[ht.template])
+	for j := bpp - 1; j >= 0; j-- {
+		plane := newBitmap(gw, gh)
+		for m := range gh {
+			for n := range gw {
+				if p.skip != nil && p.skip.pix[m*gw+n] == 1 {
+					continue
+				}
+				v := gray[m][n]
+				plane.pix[m*gw+n] = byte(v>>j&1 ^ v>>(j+1)&1) // Gray code
+			}
+		}
+		encodeGeneric(e, cx, plane, p)
+	}
 	return append(b, e.flush()...)
 }
 

@@ -222,6 +222,57 @@ func makeFixtures(t testing.TB) map[string]fixture {
 		)}
 	}
 
+	// Halftones: 4×4 ordered-dither patterns of 0 to 16 black pixels; the
+	// page drawn with, in each 4×4 cell, the pattern of as many black
+	// pixels as the card's cell has (template 0, an upright grid); and a
+	// turned grid starting off the region, cells outside it skipped,
+	// template 1, drawn with XOR. (jbig2dec 0.19 fills a halftone region
+	// of default pixel 1 with every eighth pixel only: see
+	// TestHalftoneDefaultPixel.)
+	bayer := [4][4]int{{0, 8, 2, 10}, {12, 4, 14, 6}, {3, 11, 1, 9}, {15, 7, 13, 5}}
+	var pats []*bitmap
+	for k := range 17 {
+		p := newBitmap(4, 4)
+		for y := range 4 {
+			for x := range 4 {
+				if bayer[y][x] < k {
+					p.pix[y*4+x] = 1
+				}
+			}
+		}
+		pats = append(pats, p)
+	}
+	cells := make([][]int, octave.h/4)
+	want := newBitmap(octave.w, octave.h)
+	for m := range cells {
+		cells[m] = make([]int, octave.w/4)
+		for n := range cells[m] {
+			for y := range 4 {
+				for x := range 4 {
+					cells[m][n] += int(octave.at(4*n+x, 4*m+y))
+				}
+			}
+			want.combine(pats[cells[m][n]], int64(4*n), int64(4*m), opOr)
+		}
+	}
+	fx["halftone"] = fixture{source: want, data: stream(
+		seg{number: 0, typ: tPatternDict, data: patternDictData(pats, 0)},
+		seg{number: 1, typ: tPageInfo, page: 1, data: pageInfoData(w, h, 0, false, 0)},
+		seg{number: 2, typ: tImmediateLLHalf, refs: []uint32{0}, page: 1, data: halftoneData(cells, halftone{w: octave.w, h: octave.h, rx: 4 << 8, template: 0, op: opOr, npats: 17, pw: 4, ph: 4})},
+	)}
+	turned := make([][]int, 45)
+	for m := range turned {
+		turned[m] = make([]int, 70)
+		for n := range turned[m] {
+			turned[m][n] = cells[20+m][10+n]
+		}
+	}
+	fx["halftone-turned"] = fixture{data: stream(
+		seg{number: 0, typ: tPatternDict, data: patternDictData(pats, 2)},
+		seg{number: 1, typ: tPageInfo, page: 1, data: pageInfoData(200, 120, 0, false, 0)},
+		seg{number: 2, typ: tImmediateHalf, refs: []uint32{0}, page: 1, data: halftoneData(turned, halftone{w: 200, h: 120, gx: -2000, gy: -500, rx: 1000, ry: 70, template: 1, skip: true, op: opXor, npats: 17, pw: 4, ph: 4})},
+	)}
+
 	noisy := crop(octave, 0, 0, octave.w, octave.h)
 	for i := range noisy.pix {
 		if (i*7)%11 == 0 {

@@ -15,6 +15,9 @@ type genericParams struct {
 	template int
 	tpgdon   bool
 	at       [4][2]int // adaptive pixels: template 0 uses 4, the others 1
+	// skip are pixels not coded, 0 (USESKIP, for halftone grids); nil
+	// for none.
+	skip *bitmap
 }
 
 // contextBits is the number of context bits of each template.
@@ -116,7 +119,10 @@ func (d *decoder) decodeGeneric(mq *mqDecoder, cx []context, w, h int, p generic
 					c |= int(bm.at(x+p.at[i][0], y+p.at[i][1])) << bit
 				}
 			}
-			b := mq.decode(&cx[c])
+			b := 0
+			if p.skip == nil || p.skip.pix[y*w+x] == 0 {
+				b = mq.decode(&cx[c])
+			}
 			cur[x] = byte(b)
 			c0 = (c0<<1 | b) & curMask
 		}

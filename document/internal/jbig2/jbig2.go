@@ -10,16 +10,17 @@
 // dictionaries (arithmetic, their symbols coded directly or each refined
 // from one other) and the immediate text regions drawn with them
 // (arithmetic, symbols refined or not); immediate generic refinement
-// regions over the page (TPGRON included): what jbig2enc writes, lossless
-// or in its symbol mode, and the refinements Acrobat-style encoders add.
-// Regions combine onto the page with OR, AND, XOR, XNOR or REPLACE.
+// regions over the page (TPGRON included); pattern dictionaries and
+// immediate halftone regions (arithmetic gray-scale images, skipped cells
+// included). Regions combine onto the page with OR, AND, XOR, XNOR or
+// REPLACE.
 //
-// What it does not: halftone regions, pattern dictionaries, intermediate
-// regions and the refinements of them, symbols aggregated from several,
-// Huffman-coded symbol dictionaries and text regions, a dictionary reusing
-// another's coding contexts: those fail with an *UnsupportedError
-// (errors.Is ErrUnsupported) naming the segment type. Profiles, tables,
-// colour palettes and extension segments are skipped.
+// What it does not: Huffman-coded symbol dictionaries and text regions,
+// symbols aggregated from several, a dictionary reusing another's coding
+// contexts, MMR-coded gray-scale images of halftones, intermediate regions
+// and their refinement, the extended generic template: those fail with an
+// *UnsupportedError (errors.Is ErrUnsupported) naming the segment type.
+// Profiles, tables, colour palettes and extension segments are skipped.
 //
 // Limits: the page, each region and each symbol stay within
 // Limits.MaxPixels; the pixels decoded over all regions and symbols within
@@ -271,11 +272,12 @@ func parseHeader(b []byte, off int) (segment, int, error) {
 // decoder holds the state of one decoding: the segments decoded so far
 // (symbol dictionaries' symbols by segment number) and the page.
 type decoder struct {
-	lim     Limits
-	work    int64
-	symbols map[uint32][]*bitmap
-	nsyms   int
-	page    *page
+	lim      Limits
+	work     int64
+	symbols  map[uint32][]*bitmap
+	patterns map[uint32][]*bitmap
+	nsyms    int
+	page     *page
 }
 
 // page is the page bitmap being composed.
@@ -290,7 +292,7 @@ type page struct {
 // filter), after the global segments of globals (nil for none). The
 // picture is black (0x00) and white (0xFF) as JBIG2's 1 and 0 pixels.
 func Decode(data, globals []byte, lim Limits) (*image.Gray, error) {
-	d := &decoder{lim: lim.withDefaults(), symbols: map[uint32][]*bitmap{}}
+	d := &decoder{lim: lim.withDefaults(), symbols: map[uint32][]*bitmap{}, patterns: map[uint32][]*bitmap{}}
 	nseg := 0
 	for _, stream := range [][]byte{globals, data} {
 		off := 0
@@ -390,8 +392,11 @@ func (d *decoder) segment(s *segment) (int, error) {
 		return 0, d.textRegion(s)
 	case tImmediateRefine, tImmediateLLRefine:
 		return 0, d.refinementRegion(s)
-	case tIntermediateText, tPatternDict, tIntermediateHalf, tImmediateHalf, tImmediateLLHalf,
-		tIntermediateGeneric, tIntermediateRefine:
+	case tPatternDict:
+		return 0, d.patternDict(s)
+	case tImmediateHalf, tImmediateLLHalf:
+		return 0, d.halftoneRegion(s)
+	case tIntermediateText, tIntermediateHalf, tIntermediateGeneric, tIntermediateRefine:
 		return 0, unsupported("the segment type")
 	}
 	return 0, unsupported("an unknown segment type")

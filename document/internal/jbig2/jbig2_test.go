@@ -1,6 +1,7 @@
 package jbig2
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"math/rand/v2"
@@ -99,9 +100,11 @@ func TestErrors(t *testing.T) {
 		want    error
 		say     string
 	}{
-		{"halftone region", stream(info, seg{number: 1, typ: tImmediateLLHalf, page: 1, data: region}), nil, Limits{}, ErrUnsupported, "immediate halftone region, type 23"},
-		{"pattern dictionary", stream(seg{number: 1, typ: tPatternDict, data: []byte{1}}), nil, Limits{}, ErrUnsupported, "pattern dictionary, type 16"},
-		{"pattern dictionary in the globals", stream(info), stream(seg{number: 1, typ: tPatternDict, data: []byte{1}}), Limits{}, ErrUnsupported, "pattern dictionary"},
+		{"MMR halftone region", stream(info, seg{number: 1, typ: tImmediateLLHalf, page: 1, data: append(region, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0)}), nil, Limits{}, ErrUnsupported, "immediate halftone region, type 23): an MMR-coded gray-scale image"},
+		{"halftone region without patterns", stream(info, seg{number: 1, typ: tImmediateLLHalf, page: 1, data: append(region, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0)}), nil, Limits{}, ErrMalformed, "without its pattern dictionary"},
+		{"pattern dictionary cut short", stream(seg{number: 1, typ: tPatternDict, data: []byte{1}}), nil, Limits{}, ErrMalformed, "pattern dictionary of 1 bytes"},
+		{"too many patterns", stream(info), stream(seg{number: 1, typ: tPatternDict, data: []byte{0, 4, 4, 0xFF, 0xFF, 0xFF, 0xFF}}), Limits{}, ErrLimit, "4294967296 patterns"},
+		{"intermediate halftone region", stream(info, seg{number: 1, typ: tIntermediateHalf, page: 1, data: region}), nil, Limits{}, ErrUnsupported, "intermediate halftone region, type 20"},
 		{"intermediate refinement region", stream(info, seg{number: 1, typ: tIntermediateRefine, page: 1, data: region}), nil, Limits{}, ErrUnsupported, "intermediate generic refinement region, type 40"},
 		{"refinement of an intermediate region", stream(info, seg{number: 1, typ: tImmediateRefine, refs: []uint32{0}, page: 1, data: region}), nil, Limits{}, ErrUnsupported, "refining an intermediate region"},
 		{"aggregate symbol", stream(seg{number: 1, typ: tSymbolDict, data: aggregate()}), nil, Limits{}, ErrUnsupported, "aggregated from several (REFAGGNINST > 1)"},
@@ -136,6 +139,35 @@ func TestErrors(t *testing.T) {
 				t.Errorf("%v is not an *UnsupportedError", err)
 			}
 		})
+	}
+}
+
+// TestHalftoneDefaultPixel: a halftone region of default pixel 1 drawn
+// with XOR is the one of default pixel 0 inverted.
+func TestHalftoneDefaultPixel(t *testing.T) {
+	t.Parallel()
+	f := makeFixtures(t)["halftone-turned"]
+	want, err := Decode(f.data, nil, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same stream but for HDEFPIXEL: the region's flags byte, after
+	// the pattern dictionary's segment, the page's and the region's
+	// header and region information.
+	data := bytes.Clone(f.data)
+	i := bytes.Index(data, []byte{0, 0, 0, 2, tImmediateHalf, 0x20, 0, 1})
+	if i < 0 {
+		t.Fatal("no halftone region segment")
+	}
+	data[i+12+17] |= 0x80
+	img, err := Decode(data, nil, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := range img.Pix {
+		if img.Pix[j] != ^want.Pix[j] {
+			t.Fatalf("pixel %d: %#x, want %#x inverted", j, img.Pix[j], want.Pix[j])
+		}
 	}
 }
 
@@ -175,7 +207,7 @@ func TestLimitsBoundTime(t *testing.T) {
 // FuzzJBIG2: no input panics or runs unbounded; what decodes is the
 // page's size.
 func FuzzJBIG2(f *testing.F) {
-	for _, name := range []string{"generic", "stripes", "operators", "mmr", "text", "text-bottomright", "text-refine", "dict-refine", "refine-page", "ocrmypdf-2"} {
+	for _, name := range []string{"generic", "stripes", "operators", "mmr", "text", "text-bottomright", "text-refine", "dict-refine", "refine-page", "ocrmypdf-2", "halftone-turned"} {
 		data, err := os.ReadFile("testdata/" + name + ".jb2")
 		if err != nil {
 			f.Fatal(err)
