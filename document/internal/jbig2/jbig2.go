@@ -300,6 +300,9 @@ func Decode(data, globals []byte, lim Limits) (*image.Gray, error) {
 			if nseg++; nseg > d.lim.MaxSegments {
 				return nil, fmt.Errorf("%w: more than %d segments", ErrLimit, d.lim.MaxSegments)
 			}
+			if len(stream)-off < 11 && d.page != nil {
+				break // a few bytes after the last segment (a line end PDF writers add): no segment header is that short
+			}
 			s, start, err := parseHeader(stream, off)
 			if err != nil {
 				return nil, err

@@ -50,6 +50,30 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
+// TestTrailingBytes: a line end after the last segment, as PDF writers
+// leave before endstream, is not a segment; more than a header's worth of
+// junk is, unless after the end of the page.
+func TestTrailingBytes(t *testing.T) {
+	t.Parallel()
+	ended, err := os.ReadFile("testdata/generic.jb2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Decode(append(bytes.Clone(ended), "some junk after it"...), nil, Limits{}); err != nil {
+		t.Errorf("with junk after the end of the page: %v", err)
+	}
+	data, err := os.ReadFile("testdata/invoice-generic.jb2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Decode(append(bytes.Clone(data), "\r\n"...), nil, Limits{}); err != nil {
+		t.Errorf("with a line end: %v", err)
+	}
+	if _, err := Decode(append(bytes.Clone(data), "some junk after it"...), nil, Limits{}); !errors.Is(err, ErrMalformed) {
+		t.Errorf("with junk: %v, want ErrMalformed", err)
+	}
+}
+
 // TestSegmentHeaders: every form of the header fields reads.
 func TestSegmentHeaders(t *testing.T) {
 	t.Parallel()
@@ -229,7 +253,7 @@ func FuzzJBIG2(f *testing.F) {
 
 // BenchmarkDecode: the fixtures' pictures, in pixels a second.
 func BenchmarkDecode(b *testing.B) {
-	for _, name := range []string{"generic", "mmr", "text"} {
+	for _, name := range []string{"generic", "mmr", "text", "refine-page", "halftone"} {
 		data, err := os.ReadFile("testdata/" + name + ".jb2")
 		if err != nil {
 			b.Fatal(err)
