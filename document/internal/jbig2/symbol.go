@@ -6,17 +6,21 @@ import (
 )
 
 // inputSymbols are the symbols exported by the symbol dictionaries a
-// segment refers to, in the order it refers to them.
-func (d *decoder) inputSymbols(s *segment) []*bitmap {
+// segment refers to, in the order it refers to them, within
+// Limits.MaxSymbols (a dictionary referred to again counts again).
+func (d *decoder) inputSymbols(s *segment) ([]*bitmap, error) {
 	var syms []*bitmap
 	for _, n := range s.referred {
+		if len(syms)+len(d.symbols[n]) > d.lim.MaxSymbols {
+			return nil, fmt.Errorf("%w: segment %d refers to more than %d symbols", ErrLimit, s.number, d.lim.MaxSymbols)
+		}
 		syms = append(syms, d.symbols[n]...)
 	}
-	return syms
+	return syms, nil
 }
 
 // symbolDict decodes a symbol dictionary segment (T.88 7.4.2, 6.5):
-// arithmetic, without refinement or aggregation.
+// arithmetic, each symbol coded directly or refined from one other.
 func (d *decoder) symbolDict(s *segment) error {
 	unsupported := func(what string) error {
 		return &UnsupportedError{Segment: s.number, Type: s.typ, What: what}
@@ -55,7 +59,10 @@ func (d *decoder) symbolDict(s *segment) error {
 	numEx := int64(binary.BigEndian.Uint32(b))
 	numNew := int64(binary.BigEndian.Uint32(b[4:]))
 	b = b[8:]
-	in := d.inputSymbols(s)
+	in, err := d.inputSymbols(s)
+	if err != nil {
+		return err
+	}
 	if int64(d.nsyms)+numNew > int64(d.lim.MaxSymbols) || numEx > int64(len(in))+numNew {
 		return fmt.Errorf("%w: segment %d: a symbol dictionary of %d new symbols exporting %d (at most %d symbols in all)", ErrLimit, s.number, numNew, numEx, d.lim.MaxSymbols)
 	}
@@ -181,7 +188,7 @@ const (
 )
 
 // textRegion decodes an immediate text region (T.88 7.4.3, 6.4):
-// arithmetic, without refinement.
+// arithmetic, its symbols refined or not.
 func (d *decoder) textRegion(s *segment) error {
 	unsupported := func(what string) error {
 		return &UnsupportedError{Segment: s.number, Type: s.typ, What: what}
@@ -226,7 +233,10 @@ func (d *decoder) textRegion(s *segment) error {
 	if numInst > int64(d.lim.MaxSymbols) {
 		return fmt.Errorf("%w: segment %d: a text region of %d symbol instances (at most %d)", ErrLimit, s.number, numInst, d.lim.MaxSymbols)
 	}
-	syms := d.inputSymbols(s)
+	syms, err := d.inputSymbols(s)
+	if err != nil {
+		return err
+	}
 	codeLen := 0
 	for 1<<codeLen < len(syms) {
 		codeLen++
