@@ -222,6 +222,54 @@ func makeFixtures(t testing.TB) map[string]fixture {
 		)}
 	}
 
+	// Huffman coding: symbol dictionaries with collective bitmaps and
+	// text regions with every standard table of theirs, strips, a custom
+	// table, and symbol code lengths of 0 for symbols never drawn (a
+	// dictionary of twelve in the globals before the one drawn from).
+	hsyms, hinsts := components(small)
+	fx["huffman"] = fixture{source: small, data: stream(
+		seg{number: 0, typ: tSymbolDict, data: huffDictData(hsyms, 4, 2)},
+		seg{number: 1, typ: tPageInfo, page: 1, data: pageInfoData(uint32(small.w), uint32(small.h), 0, false, 0)},
+		seg{number: 2, typ: tImmediateText, refs: []uint32{0}, page: 1, data: huffTextData(small.w, small.h, hsyms, hinsts, huffTextParams{fs: 6, ds: 8, dt: 11})},
+	)}
+	var dummies []*bitmap
+	for i := range 12 {
+		dummies = append(dummies, newBitmap(i+1, 1))
+	}
+	fx["huffman-strips"] = fixture{source: small,
+		globals: stream(seg{number: 0, typ: tSymbolDict, data: dictData(dummies, nil, false, 0)}),
+		data: stream(
+			seg{number: 1, typ: tSymbolDict, page: 1, data: huffDictData(hsyms, 5, 3)},
+			seg{number: 2, typ: tPageInfo, page: 1, data: pageInfoData(uint32(small.w), uint32(small.h), 0, false, 0)},
+			seg{number: 3, typ: tImmediateText, refs: []uint32{0, 1}, page: 1, data: huffTextData(small.w, small.h, hsyms, hinsts, huffTextParams{fs: 7, ds: 9, dt: 12, unused: 12, logStrip: 1})},
+		)}
+	ds, table := customDS()
+	fx["huffman-custom"] = fixture{source: small, data: stream(
+		seg{number: 0, typ: tTables, data: table},
+		seg{number: 1, typ: tSymbolDict, data: huffDictData(hsyms, 4, 2)},
+		seg{number: 2, typ: tPageInfo, page: 1, data: pageInfoData(uint32(small.w), uint32(small.h), 0, false, 0)},
+		seg{number: 3, typ: tImmediateText, refs: []uint32{1, 0}, page: 1, data: huffTextData(small.w, small.h, hsyms, hinsts, huffTextParams{fs: 6, custom: ds, dt: 13, logStrip: 2})},
+	)}
+	fx["huffman-b10"] = fixture{source: small, data: stream(
+		seg{number: 0, typ: tSymbolDict, data: huffDictData(hsyms, 4, 2)},
+		seg{number: 1, typ: tPageInfo, page: 1, data: pageInfoData(uint32(small.w), uint32(small.h), 0, false, 0)},
+		seg{number: 2, typ: tImmediateText, refs: []uint32{0}, page: 1, data: huffTextData(small.w, small.h, hsyms, hinsts, huffTextParams{fs: 6, ds: 10, dt: 11})},
+	)}
+
+	// The invoice's Group 4 strip as a collective bitmap: three symbols
+	// 300 pixels wide, side by side.
+	var thirds []*bitmap
+	var thirdInsts []inst
+	for i := range 3 {
+		thirds = append(thirds, crop(invoice, 300*i, 0, 300, invoice.h))
+		thirdInsts = append(thirdInsts, inst{x: 300 * i, id: i})
+	}
+	fx["huffman-mmr"] = fixture{source: invoice, data: stream(
+		seg{number: 0, typ: tSymbolDict, data: huffDictMMR([]int{300, 300, 300}, invoice.h, t6)},
+		seg{number: 1, typ: tPageInfo, page: 1, data: pageInfoData(uint32(invoice.w), uint32(invoice.h), 0, false, 0)},
+		seg{number: 2, typ: tImmediateText, refs: []uint32{0}, page: 1, data: huffTextData(invoice.w, invoice.h, thirds, thirdInsts, huffTextParams{fs: 6, ds: 8, dt: 11})},
+	)}
+
 	// Halftones: 4×4 ordered-dither patterns of 0 to 16 black pixels; the
 	// page drawn with, in each 4×4 cell, the pattern of as many black
 	// pixels as the card's cell has (template 0, an upright grid); and a

@@ -7,20 +7,20 @@
 // unknown height included), end of page and end of file; immediate generic
 // regions, arithmetic (MQ coder, templates 0–3 with their adaptive pixels,
 // TPGDON) or MMR (T.6, through golang.org/x/image/ccitt); symbol
-// dictionaries (arithmetic, their symbols coded directly or each refined
-// from one other) and the immediate text regions drawn with them
-// (arithmetic, symbols refined or not); immediate generic refinement
-// regions over the page (TPGRON included); pattern dictionaries and
-// immediate halftone regions (arithmetic gray-scale images, skipped cells
-// included). Regions combine onto the page with OR, AND, XOR, XNOR or
-// REPLACE.
+// dictionaries and the immediate text regions drawn with them, arithmetic
+// (symbols refined or not) or Huffman-coded (standard tables B.1–B.13 and
+// code table segments; collective bitmaps uncompressed or MMR); immediate
+// generic refinement regions over the page (TPGRON included); pattern
+// dictionaries and immediate halftone regions (arithmetic gray-scale
+// images, skipped cells included). Regions combine onto the page with OR,
+// AND, XOR, XNOR or REPLACE.
 //
-// What it does not: Huffman-coded symbol dictionaries and text regions,
-// symbols aggregated from several, a dictionary reusing another's coding
-// contexts, MMR-coded gray-scale images of halftones, intermediate regions
-// and their refinement, the extended generic template: those fail with an
+// What it does not: Huffman coding with refinement, symbols aggregated
+// from several, a dictionary reusing another's coding contexts, MMR-coded
+// gray-scale images of halftones, intermediate regions and their
+// refinement, the extended generic template: those fail with an
 // *UnsupportedError (errors.Is ErrUnsupported) naming the segment type.
-// Profiles, tables, colour palettes and extension segments are skipped.
+// Profiles, colour palettes and extension segments are skipped.
 //
 // Limits: the page, each region and each symbol stay within
 // Limits.MaxPixels; the pixels decoded over all regions and symbols within
@@ -276,6 +276,7 @@ type decoder struct {
 	work     int64
 	symbols  map[uint32][]*bitmap
 	patterns map[uint32][]*bitmap
+	tables   map[uint32]*huffTable
 	nsyms    int
 	page     *page
 }
@@ -292,7 +293,7 @@ type page struct {
 // filter), after the global segments of globals (nil for none). The
 // picture is black (0x00) and white (0xFF) as JBIG2's 1 and 0 pixels.
 func Decode(data, globals []byte, lim Limits) (*image.Gray, error) {
-	d := &decoder{lim: lim.withDefaults(), symbols: map[uint32][]*bitmap{}, patterns: map[uint32][]*bitmap{}}
+	d := &decoder{lim: lim.withDefaults(), symbols: map[uint32][]*bitmap{}, patterns: map[uint32][]*bitmap{}, tables: map[uint32]*huffTable{}}
 	nseg := 0
 	for _, stream := range [][]byte{globals, data} {
 		off := 0
@@ -385,7 +386,14 @@ func (d *decoder) segment(s *segment) (int, error) {
 			}
 		}
 		return 0, nil
-	case tEndOfFile, tProfiles, tTables, tColourPalette, tExtension:
+	case tTables:
+		t, err := customTable(s)
+		if err != nil {
+			return 0, err
+		}
+		d.tables[s.number] = t
+		return 0, nil
+	case tEndOfFile, tProfiles, tColourPalette, tExtension:
 		return 0, nil
 	case tImmediateGeneric, tImmediateLLGeneric:
 		return d.genericRegion(s)

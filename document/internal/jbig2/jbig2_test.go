@@ -134,8 +134,11 @@ func TestErrors(t *testing.T) {
 		{"aggregate symbol", stream(seg{number: 1, typ: tSymbolDict, data: aggregate()}), nil, Limits{}, ErrUnsupported, "aggregated from several (REFAGGNINST > 1)"},
 		{"intermediate generic region", stream(info, seg{number: 1, typ: tIntermediateGeneric, page: 1, data: region}), nil, Limits{}, ErrUnsupported, "intermediate generic region"},
 		{"unknown type", stream(info, seg{number: 1, typ: 33, page: 1}), nil, Limits{}, ErrUnsupported, "unknown segment type, type 33"},
-		{"Huffman symbol dictionary", stream(seg{number: 1, typ: tSymbolDict, data: []byte{0, 1}}), nil, Limits{}, ErrUnsupported, "Huffman coding (SDHUFF)"},
-		{"Huffman text region", stream(info, seg{number: 1, typ: tImmediateText, page: 1, data: append(region, 0, 1)}), nil, Limits{}, ErrUnsupported, "Huffman coding (SBHUFF)"},
+		{"Huffman symbol dictionary with refinement", stream(seg{number: 1, typ: tSymbolDict, data: []byte{0, 3}}), nil, Limits{}, ErrUnsupported, "Huffman coding with refinement and aggregation (SDHUFF and SDREFAGG)"},
+		{"Huffman table of another segment", stream(seg{number: 1, typ: tSymbolDict, data: []byte{0, 1 | 3<<2, 0, 0, 0, 0, 0, 0, 0, 0}}), nil, Limits{}, ErrMalformed, "a custom Huffman table it does not refer to"},
+		{"Huffman code not in its table", stream(seg{number: 1, typ: tSymbolDict, data: []byte{0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0xFF, 0xFF}}), nil, Limits{}, ErrMalformed, ""},
+		{"code table cut short", stream(seg{number: 1, typ: tTables, data: []byte{0x30, 0, 0, 0, 0, 0, 0, 1, 0}}), nil, Limits{}, ErrMalformed, "ends early"},
+		{"Huffman text region with refinement", stream(info, seg{number: 1, typ: tImmediateText, page: 1, data: append(region, 0, 3)}), nil, Limits{}, ErrUnsupported, "Huffman coding with refinement (SBHUFF and SBREFINE)"},
 		{"refinement region before the page", stream(seg{number: 1, typ: tImmediateRefine, page: 1, data: append(region, 1)}), nil, Limits{}, ErrMalformed, "before the page information"},
 		{"extended template", stream(info, seg{number: 1, typ: tImmediateGeneric, page: 1, data: append(region, 0x10)}), nil, Limits{}, ErrUnsupported, "EXTTEMPLATE"},
 		{"junk", []byte("not an image this reader decodes"), nil, Limits{}, ErrMalformed, ""},
@@ -232,7 +235,7 @@ func TestLimitsBoundTime(t *testing.T) {
 // FuzzJBIG2: no input panics or runs unbounded; what decodes is the
 // page's size.
 func FuzzJBIG2(f *testing.F) {
-	for _, name := range []string{"generic", "stripes", "operators", "mmr", "text", "text-bottomright", "text-refine", "dict-refine", "refine-page", "ocrmypdf-2", "halftone-turned"} {
+	for _, name := range []string{"generic", "stripes", "operators", "mmr", "text", "text-bottomright", "text-refine", "dict-refine", "refine-page", "ocrmypdf-2", "halftone-turned", "huffman-strips", "huffman-custom", "huffman-mmr"} {
 		data, err := os.ReadFile("testdata/" + name + ".jb2")
 		if err != nil {
 			f.Fatal(err)

@@ -31,11 +31,14 @@ func (d *decoder) symbolDict(s *segment) error {
 	}
 	flags := binary.BigEndian.Uint16(b)
 	b = b[2:]
+	huffman := flags&1 != 0
 	switch {
-	case flags&1 != 0:
-		return unsupported("Huffman coding (SDHUFF)")
 	case flags&0x100 != 0:
 		return unsupported("reusing a previous dictionary's coding contexts")
+	case huffman && flags&2 != 0:
+		return unsupported("Huffman coding with refinement and aggregation (SDHUFF and SDREFAGG)")
+	case huffman:
+		return d.huffmanSymbolDict(s, flags, b)
 	}
 	p := genericParams{template: int(flags >> 10 & 3)}
 	n := 1
@@ -118,15 +121,27 @@ func (d *decoder) symbolDict(s *segment) error {
 			newSyms = append(newSyms, bm)
 		}
 	}
-	// The export flags: run lengths, alternately not exported and exported.
-	all := int64(len(in)) + numNew
+	return d.exportSymbols(s, in, newSyms, numEx, func() (int64, bool, error) {
+		v, ok := mq.decodeInt(&iaex)
+		return int64(v), ok, nil
+	})
+}
+
+// exportSymbols decodes which of the input and new symbols a dictionary
+// exports (T.88 6.5.10), their run lengths read by next, alternately not
+// exported and exported.
+func (d *decoder) exportSymbols(s *segment, in, newSyms []*bitmap, numEx int64, next func() (int64, bool, error)) error {
+	all := int64(len(in)) + int64(len(newSyms))
 	var exported []*bitmap
 	flag := false
 	for i, runs := int64(0), int64(0); i < all; runs++ {
 		if runs > 2*all+1 {
 			return malformed("segment %d: more export runs than symbols", s.number)
 		}
-		run, ok := mq.decodeInt(&iaex)
+		run, ok, err := next()
+		if err != nil {
+			return err
+		}
 		if !ok || run < 0 || int64(run) > all-i {
 			return malformed("segment %d: export run of %d symbols at %d of %d", s.number, run, i, all)
 		}
@@ -148,6 +163,125 @@ func (d *decoder) symbolDict(s *segment) error {
 	d.symbols[s.number] = exported
 	d.nsyms += len(newSyms)
 	return nil
+}
+
+// huffmanSymbolDict decodes a Huffman-coded symbol dictionary without
+// refinement (T.88 6.5.5, 6.5.9): each height class's symbols in one
+// collective bitmap, uncompressed or MMR, cut by their widths. b is the
+// data after the flags.
+func (d *decoder) huffmanSymbolDict(s *segment, flags uint16, b []byte) error {
+	tc := &tableChooser{d: d, s: s}
+	dh, err := tc.table(int(flags>>2&3), 4, 5)
+	if err != nil {
+		return err
+	}
+	dwt, err := tc.table(int(flags>>4&3), 2, 3)
+	if err != nil {
+		return err
+	}
+	bms, err := tc.table(int(flags>>6&1), 1)
+	if err != nil {
+		return err
+	}
+	if len(b) < 8 {
+		return malformed("segment %d: symbol dictionary header of %d bytes", s.number, len(s.data))
+	}
+	numEx := int64(binary.BigEndian.Uint32(b))
+	numNew := int64(binary.BigEndian.Uint32(b[4:]))
+	in, err := d.inputSymbols(s)
+	if err != nil {
+		return err
+	}
+	if int64(d.nsyms)+numNew > int64(d.lim.MaxSymbols) || numEx > int64(len(in))+numNew {
+		return fmt.Errorf("%w: segment %d: a symbol dictionary of %d new symbols exporting %d (at most %d symbols in all)", ErrLimit, s.number, numNew, numEx, d.lim.MaxSymbols)
+	}
+	r := &bitReader{b: b[8:]}
+	newSyms := make([]*bitmap, 0, numNew)
+	height := int64(0)
+	for classes := int64(0); int64(len(newSyms)) < numNew; classes++ {
+		if classes >= numNew {
+			return malformed("segment %d: %d height classes for %d symbols", s.number, classes+1, numNew)
+		}
+		delta, ok, err := r.decode(dh)
+		if err != nil {
+			return err
+		}
+		height += delta
+		if !ok || height <= 0 || height > 1<<24 {
+			return malformed("segment %d: symbol height %d", s.number, height)
+		}
+		var widths []int
+		width, total := int64(0), int64(0)
+		for {
+			dw, ok, err := r.decode(dwt)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				break
+			}
+			if int64(len(newSyms)+len(widths)) >= numNew {
+				return malformed("segment %d: more than %d new symbols", s.number, numNew)
+			}
+			width += dw
+			total += width
+			if width <= 0 || width > 1<<24 || total > 1<<24 {
+				return malformed("segment %d: symbol width %d", s.number, width)
+			}
+			widths = append(widths, int(width))
+		}
+		size, ok, err := r.decode(bms)
+		if err != nil {
+			return err
+		}
+		r.align()
+		if !ok || size < 0 {
+			return malformed("segment %d: collective bitmap of %d bytes", s.number, size)
+		}
+		if len(widths) == 0 {
+			continue
+		}
+		var all *bitmap
+		rest := r.b[r.pos/8:]
+		if size == 0 {
+			// Uncompressed, rows padded to whole bytes.
+			stride := (total + 7) / 8
+			if stride*height > int64(len(rest)) {
+				return malformed("segment %d: a collective bitmap of %d×%d in %d bytes", s.number, total, height, len(rest))
+			}
+			if all, err = d.newBitmap(total, height); err != nil {
+				return err
+			}
+			for y := range all.h {
+				for x := range all.w {
+					all.pix[y*all.w+x] = rest[int64(y)*stride+int64(x>>3)] >> (7 - x&7) & 1
+				}
+			}
+			r.pos += int(stride * height * 8)
+		} else {
+			if size > int64(len(rest)) {
+				return malformed("segment %d: a collective bitmap of %d bytes in %d", s.number, size, len(rest))
+			}
+			if total*height > d.lim.MaxPixels {
+				return fmt.Errorf("%w: a collective bitmap of %d×%d pixels", ErrLimit, total, height)
+			}
+			if all, err = d.decodeMMR(rest[:size], int(total), int(height)); err != nil {
+				return fmt.Errorf("segment %d (symbol dictionary): %w", s.number, err)
+			}
+			r.pos += int(size * 8)
+		}
+		x := 0
+		for _, w := range widths {
+			sym := newBitmap(w, int(height))
+			for y := range sym.h {
+				copy(sym.pix[y*w:(y+1)*w], all.pix[y*all.w+x:])
+			}
+			newSyms = append(newSyms, sym)
+			x += w
+		}
+	}
+	b1 := standardTable(1)
+	return d.exportSymbols(s, in, newSyms, numEx, func() (int64, bool, error) { return r.decode(b1) })
 }
 
 // refinedSymbol decodes a symbol of a dictionary with refinement and
@@ -203,12 +337,10 @@ func (d *decoder) textRegion(s *segment) error {
 	}
 	flags := binary.BigEndian.Uint16(b)
 	b = b[2:]
-	switch {
-	case flags&1 != 0:
-		return unsupported("Huffman coding (SBHUFF)")
-	}
+	huffman := flags&1 != 0
 	refine := flags&2 != 0
-	strips := int64(1) << (flags >> 2 & 3)
+	logStrips := int(flags >> 2 & 3)
+	strips := int64(1) << logStrips
 	corner := int(flags >> 4 & 3)
 	transposed := flags&0x40 != 0
 	op := byte(flags >> 7 & 3)
@@ -216,6 +348,17 @@ func (d *decoder) textRegion(s *segment) error {
 	dsOffset := int64(flags >> 10 & 0x1F)
 	if dsOffset >= 16 {
 		dsOffset -= 32
+	}
+	if huffman && refine {
+		return unsupported("Huffman coding with refinement (SBHUFF and SBREFINE)")
+	}
+	var hflags uint16
+	if huffman {
+		if len(b) < 2 {
+			return malformed("segment %d: text region without its Huffman flags", s.number)
+		}
+		hflags = binary.BigEndian.Uint16(b)
+		b = b[2:]
 	}
 	rp := refineParams{template: int(flags >> 15)}
 	if refine && rp.template == 0 {
@@ -237,9 +380,14 @@ func (d *decoder) textRegion(s *segment) error {
 	if err != nil {
 		return err
 	}
-	codeLen := 0
-	for 1<<codeLen < len(syms) {
-		codeLen++
+	var src textSource
+	if huffman {
+		src, err = d.huffmanText(s, hflags, b, len(syms), logStrips)
+	} else {
+		src = newArithText(b, len(syms), refine, rp.template)
+	}
+	if err != nil {
+		return err
 	}
 	reg, err := d.newBitmap(r.w, r.h)
 	if err != nil {
@@ -248,71 +396,63 @@ func (d *decoder) textRegion(s *segment) error {
 	if defPixel != 0 {
 		reg.fill(1)
 	}
-	mq := newMQDecoder(b)
-	var iadt, iafs, iads, iait, iari, iardw, iardh, iardx, iardy intDecoder
-	iaid := make([]context, 2<<codeLen)
-	var grcx []context
-	if refine {
-		grcx = make([]context, 1<<refineContextBits[rp.template])
+	oob := func(what string) error { return malformed("segment %d: OOB %s", s.number, what) }
+	dt, ok, err := src.dt()
+	if err != nil {
+		return err
+	} else if !ok {
+		return oob("strip delta")
 	}
-	dt, ok := mq.decodeInt(&iadt)
-	if !ok {
-		return malformed("segment %d: OOB strip delta", s.number)
-	}
-	stripT := -int64(dt) * strips
+	stripT := -dt * strips
 	firstS := int64(0)
 	for n := int64(0); n < numInst; {
-		dt, ok := mq.decodeInt(&iadt)
-		if !ok {
-			return malformed("segment %d: OOB strip delta", s.number)
+		dt, ok, err := src.dt()
+		if err != nil {
+			return err
+		} else if !ok {
+			return oob("strip delta")
 		}
-		stripT += int64(dt) * strips
+		stripT += dt * strips
 		first := true
 		var curS int64
 		for n < numInst {
 			if first {
-				dfs, ok := mq.decodeInt(&iafs)
-				if !ok {
-					return malformed("segment %d: OOB first symbol offset", s.number)
+				dfs, ok, err := src.fs()
+				if err != nil {
+					return err
+				} else if !ok {
+					return oob("first symbol offset")
 				}
-				firstS += int64(dfs)
+				firstS += dfs
 				curS = firstS
 				first = false
 			} else {
-				ds, ok := mq.decodeInt(&iads)
-				if !ok {
+				ds, ok, err := src.ds()
+				if err != nil {
+					return err
+				} else if !ok {
 					break // end of strip
 				}
-				curS += int64(ds) + dsOffset
+				curS += ds + dsOffset
 			}
 			curT := int64(0)
 			if strips > 1 {
-				v, ok := mq.decodeInt(&iait)
-				if !ok {
-					return malformed("segment %d: OOB symbol T offset", s.number)
+				if curT, err = src.it(); err != nil {
+					return err
 				}
-				curT = int64(v)
 			}
 			t := stripT + curT
-			id := mq.decodeID(iaid, codeLen)
-			if id >= len(syms) {
+			id, err := src.id()
+			if err != nil {
+				return err
+			}
+			if id < 0 || id >= len(syms) {
 				return malformed("segment %d: symbol %d of %d", s.number, id, len(syms))
 			}
 			sym := syms[id]
 			if refine {
-				if ri, _ := mq.decodeInt(&iari); ri != 0 {
-					rdw, ok1 := mq.decodeInt(&iardw)
-					rdh, ok2 := mq.decodeInt(&iardh)
-					rdx, ok3 := mq.decodeInt(&iardx)
-					rdy, ok4 := mq.decodeInt(&iardy)
-					gw, gh := int64(sym.w)+int64(rdw), int64(sym.h)+int64(rdh)
-					if !ok1 || !ok2 || !ok3 || !ok4 || gw <= 0 || gh <= 0 {
-						return malformed("segment %d: symbol refinement to %d×%d", s.number, gw, gh)
-					}
-					rp.ref, rp.dx, rp.dy = sym, int(rdw>>1+rdx), int(rdh>>1+rdy)
-					if sym, err = d.decodeRefine(mq, grcx, int(gw), int(gh), &rp); err != nil {
-						return fmt.Errorf("segment %d (%s): %w", s.number, segmentName(s.typ), err)
-					}
+				if sym, err = d.refineInstance(s, src.(*arithText), sym, &rp); err != nil {
+					return err
 				}
 			}
 			w, h := int64(sym.w), int64(sym.h)
@@ -349,4 +489,180 @@ func (d *decoder) textRegion(s *segment) error {
 		}
 	}
 	return d.place(s, r, reg)
+}
+
+// textSource reads a text region's values: strip deltas, first and
+// further symbol offsets (ok false for OOB), T offsets in the strip, symbol
+// IDs.
+type textSource interface {
+	dt() (int64, bool, error)
+	fs() (int64, bool, error)
+	ds() (int64, bool, error)
+	it() (int64, error)
+	id() (int, error)
+}
+
+// arithText reads a text region's values arithmetically coded (T.88
+// 6.4, Annex A).
+type arithText struct {
+	mq                                                       *mqDecoder
+	iadt, iafs, iads, iait, iari, iardw, iardh, iardx, iardy intDecoder
+	iaid                                                     []context
+	codeLen                                                  int
+	grcx                                                     []context
+}
+
+func newArithText(b []byte, nsyms int, refine bool, rtemplate int) *arithText {
+	a := &arithText{mq: newMQDecoder(b)}
+	for 1<<a.codeLen < nsyms {
+		a.codeLen++
+	}
+	a.iaid = make([]context, 2<<a.codeLen)
+	if refine {
+		a.grcx = make([]context, 1<<refineContextBits[rtemplate])
+	}
+	return a
+}
+
+func (a *arithText) val(cx *intDecoder) (int64, bool, error) {
+	v, ok := a.mq.decodeInt(cx)
+	return int64(v), ok, nil
+}
+
+func (a *arithText) dt() (int64, bool, error) { return a.val(&a.iadt) }
+func (a *arithText) fs() (int64, bool, error) { return a.val(&a.iafs) }
+func (a *arithText) ds() (int64, bool, error) { return a.val(&a.iads) }
+func (a *arithText) id() (int, error)         { return a.mq.decodeID(a.iaid, a.codeLen), nil }
+
+func (a *arithText) it() (int64, error) {
+	v, ok := a.mq.decodeInt(&a.iait)
+	if !ok {
+		return 0, malformed("OOB symbol T offset")
+	}
+	return int64(v), nil
+}
+
+// refineInstance is a text region's symbol instance refined when its RI
+// says so (T.88 6.4.11), else the symbol itself.
+func (d *decoder) refineInstance(s *segment, a *arithText, sym *bitmap, rp *refineParams) (*bitmap, error) {
+	if ri, _ := a.mq.decodeInt(&a.iari); ri == 0 {
+		return sym, nil
+	}
+	rdw, ok1 := a.mq.decodeInt(&a.iardw)
+	rdh, ok2 := a.mq.decodeInt(&a.iardh)
+	rdx, ok3 := a.mq.decodeInt(&a.iardx)
+	rdy, ok4 := a.mq.decodeInt(&a.iardy)
+	gw, gh := int64(sym.w)+int64(rdw), int64(sym.h)+int64(rdh)
+	if !ok1 || !ok2 || !ok3 || !ok4 || gw <= 0 || gh <= 0 {
+		return nil, malformed("segment %d: symbol refinement to %d×%d", s.number, gw, gh)
+	}
+	rp.ref, rp.dx, rp.dy = sym, int(rdw>>1+rdx), int(rdh>>1+rdy)
+	bm, err := d.decodeRefine(a.mq, a.grcx, int(gw), int(gh), rp)
+	if err != nil {
+		return nil, fmt.Errorf("segment %d (%s): %w", s.number, segmentName(s.typ), err)
+	}
+	return bm, nil
+}
+
+// huffText reads a text region's values Huffman-coded (T.88 6.4,
+// 7.4.3.1.7): the tables the flags select, the symbol IDs' code read first.
+type huffText struct {
+	r             *bitReader
+	fst, dst, dtt *huffTable
+	ids           *huffTable
+	logStrips     int
+}
+
+func (h *huffText) dt() (int64, bool, error) { return h.r.decode(h.dtt) }
+func (h *huffText) fs() (int64, bool, error) { return h.r.decode(h.fst) }
+func (h *huffText) ds() (int64, bool, error) { return h.r.decode(h.dst) }
+
+func (h *huffText) it() (int64, error) {
+	v, err := h.r.bits(h.logStrips)
+	return int64(v), err
+}
+
+func (h *huffText) id() (int, error) {
+	v, ok, err := h.r.decode(h.ids)
+	if err == nil && !ok {
+		err = malformed("an OOB symbol ID")
+	}
+	return int(v), err
+}
+
+// huffmanText reads the Huffman flags' tables and the symbol ID code
+// lengths at the start of b.
+func (d *decoder) huffmanText(s *segment, hflags uint16, b []byte, nsyms, logStrips int) (*huffText, error) {
+	tc := &tableChooser{d: d, s: s}
+	h := &huffText{r: &bitReader{b: b}, logStrips: logStrips}
+	var err error
+	if h.fst, err = tc.table(int(hflags&3), 6, 7); err != nil {
+		return nil, err
+	}
+	if h.dst, err = tc.table(int(hflags>>2&3), 8, 9, 10); err != nil {
+		return nil, err
+	}
+	if h.dtt, err = tc.table(int(hflags>>4&3), 11, 12, 13); err != nil {
+		return nil, err
+	}
+	// The run codes' lengths, 4 bits each, then the symbols' code lengths
+	// in run codes: a length, the last repeated, or zeros.
+	runLines := make([]huffLine, 35, 37)
+	for i := range runLines {
+		n, err := h.r.bits(4)
+		if err != nil {
+			return nil, err
+		}
+		runLines[i] = huffLine{int(n), 0, int64(i)}
+	}
+	runLines = append(runLines, huffLine{0, 32, -1}, huffLine{0, 32, 35}) // no range lines
+	runs, err := newHuffTable(runLines, false)
+	if err != nil {
+		return nil, err
+	}
+	lens := make([]huffLine, 0, nsyms+2)
+	for len(lens) < nsyms {
+		code, _, err := h.r.decode(runs)
+		if err != nil {
+			return nil, err
+		}
+		var n, v int64
+		switch {
+		case code < 32:
+			n, v = 1, code
+		case code == 32:
+			if len(lens) == 0 {
+				return nil, malformed("segment %d: a symbol code length repeated before any", s.number)
+			}
+			x, err := h.r.bits(2)
+			if err != nil {
+				return nil, err
+			}
+			n, v = int64(x)+3, int64(lens[len(lens)-1].prefLen)
+		case code == 33:
+			x, err := h.r.bits(3)
+			if err != nil {
+				return nil, err
+			}
+			n = int64(x) + 3
+		default:
+			x, err := h.r.bits(7)
+			if err != nil {
+				return nil, err
+			}
+			n = int64(x) + 11
+		}
+		for range n {
+			if len(lens) == nsyms {
+				return nil, malformed("segment %d: more symbol code lengths than symbols", s.number)
+			}
+			lens = append(lens, huffLine{int(v), 0, int64(len(lens))})
+		}
+	}
+	h.r.align()
+	lens = append(lens, huffLine{0, 32, -1}, huffLine{0, 32, int64(nsyms)})
+	if h.ids, err = newHuffTable(lens, false); err != nil {
+		return nil, err
+	}
+	return h, nil
 }
