@@ -206,8 +206,10 @@ func (d *decoder) genericRegion(s *segment) (int, error) {
 	if mmr {
 		bm, err = d.decodeMMR(b, int(r.w), int(h))
 	} else {
-		cx := make([]context, 1<<contextBits[p.template])
-		bm, err = d.decodeGeneric(newMQDecoder(b), cx, int(r.w), int(h), p)
+		var cx []context
+		if cx, err = d.contexts(1 << contextBits[p.template]); err == nil {
+			bm, err = d.decodeGeneric(newMQDecoder(b), cx, int(r.w), int(h), p)
+		}
 	}
 	if err != nil {
 		return 0, fmt.Errorf("segment %d (%s): %w", s.number, segmentName(s.typ), err)

@@ -32,7 +32,10 @@ func (d *decoder) patternDict(s *segment) error {
 		if w*int64(ph) > d.lim.MaxPixels {
 			return fmt.Errorf("%w: a pattern dictionary of %d×%d pixels", ErrLimit, w, ph)
 		}
-		all, err = d.decodeGeneric(newMQDecoder(b[7:]), make([]context, 1<<contextBits[template]), int(w), ph, p)
+		var cx []context
+		if cx, err = d.contexts(1 << contextBits[template]); err == nil {
+			all, err = d.decodeGeneric(newMQDecoder(b[7:]), cx, int(w), ph, p)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("segment %d (%s): %w", s.number, segmentName(s.typ), err)
@@ -127,7 +130,10 @@ func (d *decoder) halftoneRegion(s *segment) error {
 	// The gray-scale image (Annex C.5): bitplanes from the most
 	// significant, each Gray-coded against the one above.
 	mq := newMQDecoder(b)
-	cx := make([]context, 1<<contextBits[template])
+	cx, err := d.contexts(1 << contextBits[template])
+	if err != nil {
+		return err
+	}
 	gray := make([]uint32, gw*gh)
 	var above *bitmap
 	for j := bpp - 1; j >= 0; j-- {

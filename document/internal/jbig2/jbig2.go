@@ -344,6 +344,15 @@ func (d *decoder) spend(n int64) error {
 	return nil
 }
 
+// contexts makes n coding contexts, counted as n pixels of work: a
+// segment that codes little still clears its contexts.
+func (d *decoder) contexts(n int) ([]context, error) {
+	if err := d.spend(int64(n)); err != nil {
+		return nil, err
+	}
+	return make([]context, n), nil
+}
+
 // newBitmap makes a w×h bitmap within the limits.
 func (d *decoder) newBitmap(w, h int64) (*bitmap, error) {
 	if w < 0 || h < 0 || w*h > d.lim.MaxPixels || w > 1<<24 || h > 1<<24 {
@@ -390,6 +399,9 @@ func (d *decoder) segment(s *segment) (int, error) {
 		t, err := customTable(s)
 		if err != nil {
 			return 0, err
+		}
+		if d.nsyms += len(t.lines); d.nsyms > d.lim.MaxSymbols {
+			return 0, fmt.Errorf("%w: more than %d symbols and Huffman table lines", ErrLimit, d.lim.MaxSymbols)
 		}
 		d.tables[s.number] = t
 		return 0, nil

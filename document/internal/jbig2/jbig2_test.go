@@ -152,6 +152,8 @@ func TestErrors(t *testing.T) {
 		{"region too large", stream(info, seg{number: 1, typ: tImmediateGeneric, page: 1, data: append(regionInfoData(1<<20, 1<<20, 0, 0, 0), 4, 2, 0xFF)}), nil, Limits{}, ErrLimit, "region"},
 		{"too much work", generic, nil, Limits{MaxWork: 1000}, ErrLimit, "pixels decoded"},
 		{"too many segments", generic, nil, Limits{MaxSegments: 2}, ErrLimit, "segments"},
+		{"coding contexts count as work", stream(info, seg{number: 1, typ: tImmediateGeneric, page: 1, data: genericRegionData(newBitmap(1, 1), 0, 0, opOr, genericParams{at: defaultAT[0]}, false)}), nil, Limits{MaxPixels: 10000}, ErrLimit, "more than 40000 pixels decoded"},
+		{"code table lines count as symbols", stream(seg{number: 1, typ: tTables, data: func() []byte { _, t := customDS(); return t }()}), nil, Limits{MaxSymbols: 5}, ErrLimit, "Huffman table lines"},
 		{"a dictionary referred to too often", stream(seg{number: 0, typ: tSymbolDict, data: dictData([]*bitmap{newBitmap(2, 2), newBitmap(3, 2)}, nil, false, 0)}, seg{number: 1, typ: tSymbolDict, refs: []uint32{0, 0, 0, 0, 0, 0, 0, 0}, data: dictData(nil, nil, false, 0)}), nil, Limits{MaxSymbols: 10}, ErrLimit, "refers to more than 10 symbols"},
 		{"striped page too high", stream(seg{number: 0, typ: tPageInfo, page: 1, data: pageInfoData(1000, 0xFFFFFFFF, 0, true, 0)}, seg{number: 1, typ: tEndOfStripe, page: 1, data: []byte{0xFF, 0, 0, 0}}), nil, Limits{}, ErrLimit, "page"},
 	}

@@ -116,7 +116,11 @@ func (d *decoder) refinementRegion(s *segment) error {
 		}
 	}
 	p.ref, p.dx, p.dy = d.page.bm, -int(r.x), -int(r.y)
-	bm, err := d.decodeRefine(newMQDecoder(b), make([]context, 1<<refineContextBits[p.template]), int(r.w), int(r.h), &p)
+	cx, err := d.contexts(1 << refineContextBits[p.template])
+	if err != nil {
+		return err
+	}
+	bm, err := d.decodeRefine(newMQDecoder(b), cx, int(r.w), int(r.h), &p)
 	if err != nil {
 		return fmt.Errorf("segment %d (%s): %w", s.number, segmentName(s.typ), err)
 	}

@@ -71,15 +71,22 @@ func (d *decoder) symbolDict(s *segment) error {
 	}
 	mq := newMQDecoder(b)
 	var iadh, iadw, iaex, iaai, iardx, iardy intDecoder
-	cx := make([]context, 1<<contextBits[p.template])
+	cx, err := d.contexts(1 << contextBits[p.template])
+	if err != nil {
+		return err
+	}
 	var grcx, iaid []context
 	codeLen := 0
 	if refAgg {
-		grcx = make([]context, 1<<refineContextBits[rp.template])
 		for 1<<codeLen < int64(len(in))+numNew {
 			codeLen++
 		}
-		iaid = make([]context, 2<<codeLen)
+		if grcx, err = d.contexts(1 << refineContextBits[rp.template]); err != nil {
+			return err
+		}
+		if iaid, err = d.contexts(2 << codeLen); err != nil {
+			return err
+		}
 	}
 	newSyms := make([]*bitmap, 0, numNew)
 	height := int64(0)
@@ -384,7 +391,7 @@ func (d *decoder) textRegion(s *segment) error {
 	if huffman {
 		src, err = d.huffmanText(s, hflags, b, len(syms), logStrips)
 	} else {
-		src = newArithText(b, len(syms), refine, rp.template)
+		src, err = d.newArithText(b, len(syms), refine, rp.template)
 	}
 	if err != nil {
 		return err
@@ -512,16 +519,21 @@ type arithText struct {
 	grcx                                                     []context
 }
 
-func newArithText(b []byte, nsyms int, refine bool, rtemplate int) *arithText {
+func (d *decoder) newArithText(b []byte, nsyms int, refine bool, rtemplate int) (*arithText, error) {
 	a := &arithText{mq: newMQDecoder(b)}
 	for 1<<a.codeLen < nsyms {
 		a.codeLen++
 	}
-	a.iaid = make([]context, 2<<a.codeLen)
-	if refine {
-		a.grcx = make([]context, 1<<refineContextBits[rtemplate])
+	var err error
+	if a.iaid, err = d.contexts(2 << a.codeLen); err != nil {
+		return nil, err
 	}
-	return a
+	if refine {
+		if a.grcx, err = d.contexts(1 << refineContextBits[rtemplate]); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
 }
 
 func (a *arithText) val(cx *intDecoder) (int64, bool, error) {
@@ -593,6 +605,9 @@ func (h *huffText) id() (int, error) {
 // huffmanText reads the Huffman flags' tables and the symbol ID code
 // lengths at the start of b.
 func (d *decoder) huffmanText(s *segment, hflags uint16, b []byte, nsyms, logStrips int) (*huffText, error) {
+	if err := d.spend(int64(nsyms)); err != nil { // the symbol ID code's table
+		return nil, err
+	}
 	tc := &tableChooser{d: d, s: s}
 	h := &huffText{r: &bitReader{b: b}, logStrips: logStrips}
 	var err error

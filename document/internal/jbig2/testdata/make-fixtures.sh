@@ -8,8 +8,8 @@
 # page of text.
 # *.jb2: embedded JBIG2 streams (PDF's JBIG2Decode: no file header),
 # *.globals.jb2 their JBIG2Globals, coded by the tests' encoder
-# (encode_test.go, fixtures_test.go) from octave.pbm and
-# ../../../testdata/scans/scan.tif.
+# (encode_test.go, huffman_test.go; what each holds: fixtures_test.go) from
+# octave.pbm and ../../../testdata/scans/scan.tif.
 # *.pbm but octave.pbm: jbig2dec's pictures of them, the reference the
 # decoder is held to, bit for bit.
 set -eu
