@@ -33,7 +33,7 @@ type genPage struct {
 	rotate int
 	// undecoded draws a full-page image stored with this filter
 	// ("JBIG2Decode", "JPXDecode") that the reader does not decode: a
-	// JBIG2 page of Huffman-coded refined symbols (jbig2Aggregate), else
+	// JBIG2 page of Huffman-coded refined symbols (jbig2HuffmanRefine), else
 	// junk.
 	undecoded string
 	// jbig2 draws a full-page image stored with JBIG2Decode.
@@ -209,7 +209,7 @@ func makeType3PDF(pages []genPage, catalog, t3 string) []byte {
 		if p.undecoded != "" {
 			junk := "not an image this reader decodes"
 			if p.undecoded == "JBIG2Decode" {
-				junk = jbig2Aggregate
+				junk = jbig2HuffmanRefine
 			}
 			img := obj(fmt.Sprintf("<< /Type /XObject /Subtype /Image /Width 1275 /Height 1650 /ColorSpace /DeviceGray /BitsPerComponent 1 /Filter /%s /Length %d >>\nstream\n%s\nendstream", p.undecoded, len(junk), junk))
 			xobjs = append(xobjs, fmt.Sprintf("/Im3 %d 0 R", img))
@@ -311,11 +311,11 @@ func lines(x, top float64, ss ...string) []show {
 	return out
 }
 
-// jbig2Aggregate is an embedded JBIG2 stream (PDF's JBIG2Decode) the
+// jbig2HuffmanRefine is an embedded JBIG2 stream (PDF's JBIG2Decode) the
 // reader does not decode: segment 0, page information of a 1275×1650
 // page; segment 1, a symbol dictionary coded with Huffman codes and
 // refinement/aggregation (SDHUFF, SDREFAGG), its data cut after its flags.
-const jbig2Aggregate = "\x00\x00\x00\x00\x30\x00\x01\x00\x00\x00\x13" +
+const jbig2HuffmanRefine = "\x00\x00\x00\x00\x30\x00\x01\x00\x00\x00\x13" +
 	"\x00\x00\x04\xfb\x00\x00\x06\x72\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00" +
 	"\x00\x00\x00\x01\x00\x00\x01\x00\x00\x00\x02" +
 	"\x00\x03"

@@ -774,3 +774,77 @@ func readPBM(b []byte) (*bitmap, error) {
 	}
 	return bm, nil
 }
+
+// aggSym is a symbol of a dictionary with refinement and aggregation:
+// parts drawn side by side (symbol ids at x, top row 0), or with one part
+// that symbol refined, 1 right and 1 up.
+type aggSym struct {
+	bm    *bitmap
+	parts []struct{ id, x int }
+}
+
+// aggDictData codes syms (by height then width) as new symbols of a
+// dictionary with refinement and aggregation (template rtemplate) over
+// the input symbols in, exporting the new ones.
+func aggDictData(syms []aggSym, in []*bitmap, rtemplate int) []byte {
+	p := genericParams{template: 0, at: defaultAT[0]}
+	b := binary.BigEndian.AppendUint16(nil, 2|uint16(rtemplate)<<12)
+	for i := range 4 {
+		b = append(b, byte(int8(p.at[i][0])), byte(int8(p.at[i][1])))
+	}
+	if rtemplate == 0 {
+		b = append(b, 0xFF, 0xFF, 0xFF, 0xFF)
+	}
+	b = binary.BigEndian.AppendUint32(b, uint32(len(syms)))
+	b = binary.BigEndian.AppendUint32(b, uint32(len(syms)))
+	e := newMQEncoder()
+	var iadh, iadw, iaex, iaai, iadt, iafs, iads, iari, iardx, iardy intDecoder
+	codeLen := 0
+	for 1<<codeLen < len(in)+len(syms) {
+		codeLen++
+	}
+	iaid := make([]context, 2<<codeLen)
+	grcx := make([]context, 1<<refineContextBits[rtemplate])
+	all := slices.Clone(in)
+	height := 0
+	for i := 0; i < len(syms); {
+		h := syms[i].bm.h
+		e.encodeInt(&iadh, h-height, false)
+		height = h
+		width := 0
+		for ; i < len(syms) && syms[i].bm.h == h; i++ {
+			s := syms[i]
+			e.encodeInt(&iadw, s.bm.w-width, false)
+			width = s.bm.w
+			e.encodeInt(&iaai, len(s.parts), false)
+			if len(s.parts) == 1 {
+				ref := s.parts[0].id
+				e.encodeID(iaid, ref, codeLen)
+				e.encodeInt(&iardx, 1, false)
+				e.encodeInt(&iardy, -1, false)
+				encodeRefine(e, grcx, s.bm, &refineParams{template: rtemplate, ref: all[ref], dx: 1, dy: -1, at: nominalRAT})
+			} else {
+				// A text region of one strip at T 0, its parts unrefined.
+				e.encodeInt(&iadt, 0, false)
+				e.encodeInt(&iadt, 0, false)
+				curS := 0
+				for j, part := range s.parts {
+					if j == 0 {
+						e.encodeInt(&iafs, part.x, false)
+					} else {
+						e.encodeInt(&iads, part.x-curS, false)
+					}
+					e.encodeID(iaid, part.id, codeLen)
+					e.encodeInt(&iari, 0, false)
+					curS = part.x + all[part.id].w - 1
+				}
+				e.encodeInt(&iads, 0, true)
+			}
+			all = append(all, s.bm)
+		}
+		e.encodeInt(&iadw, 0, true)
+	}
+	e.encodeInt(&iaex, len(in), false)
+	e.encodeInt(&iaex, len(syms), false)
+	return append(b, e.flush()...)
+}

@@ -321,6 +321,48 @@ func makeFixtures(t testing.TB) map[string]fixture {
 		seg{number: 2, typ: tImmediateHalf, refs: []uint32{0}, page: 1, data: halftoneData(turned, halftone{w: 200, h: 120, gx: -2000, gy: -500, rx: 1000, ry: 70, template: 1, skip: true, op: opXor, npats: 17, pw: 4, ph: 4})},
 	)}
 
+	// Aggregation: a dictionary of symbols each two symbols of another
+	// side by side, or one refined, drawn below the crop's own.
+	var aggs []aggSym
+	for i := 0; i+1 < len(hsyms) && len(aggs) < 12; i += 2 {
+		a, b := hsyms[i], hsyms[i+1]
+		if a.h != b.h {
+			continue
+		}
+		bm := newBitmap(a.w+2+b.w, a.h)
+		bm.combine(a, 0, 0, opOr)
+		bm.combine(b, int64(a.w+2), 0, opOr)
+		aggs = append(aggs, aggSym{bm: bm, parts: []struct{ id, x int }{{i, 0}, {i + 1, a.w + 2}}})
+	}
+	if len(aggs) < 4 {
+		t.Fatalf("%d aggregates of two symbols, want 4 or more", len(aggs))
+	}
+	tall := hsyms[len(hsyms)-1]
+	aggs = append(aggs, aggSym{bm: crop(tall, 0, 0, tall.w, tall.h), parts: []struct{ id, x int }{{len(hsyms) - 1, 0}}})
+	slices.SortStableFunc(aggs, func(a, b aggSym) int {
+		if a.bm.h != b.bm.h {
+			return a.bm.h - b.bm.h
+		}
+		return a.bm.w - b.bm.w
+	})
+	aggPage := newBitmap(small.w, small.h+40)
+	aggPage.combine(small, 0, 0, opOr)
+	aggSyms := slices.Clone(hsyms)
+	aggInsts := slices.Clone(hinsts)
+	x := 0
+	for _, a := range aggs {
+		aggInsts = append(aggInsts, inst{x: x, y: small.h + 5, id: len(aggSyms)})
+		aggSyms = append(aggSyms, a.bm)
+		aggPage.combine(a.bm, int64(x), int64(small.h+5), opOr)
+		x += a.bm.w + 3
+	}
+	fx["aggregate"] = fixture{source: aggPage, data: stream(
+		seg{number: 0, typ: tSymbolDict, data: dictData(hsyms, nil, false, 0)},
+		seg{number: 1, typ: tSymbolDict, refs: []uint32{0}, data: aggDictData(aggs, hsyms, 1)},
+		seg{number: 2, typ: tPageInfo, page: 1, data: pageInfoData(uint32(aggPage.w), uint32(aggPage.h), 0, false, 0)},
+		seg{number: 3, typ: tImmediateText, refs: []uint32{0, 1}, page: 1, data: textData(aggPage.w, aggPage.h, aggSyms, aggInsts, textParams{corner: cornerTopLeft})},
+	)}
+
 	noisy := crop(octave, 0, 0, octave.w, octave.h)
 	for i := range noisy.pix {
 		if (i*7)%11 == 0 {

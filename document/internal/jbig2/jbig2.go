@@ -8,19 +8,19 @@
 // regions, arithmetic (MQ coder, templates 0–3 with their adaptive pixels,
 // TPGDON) or MMR (T.6, through golang.org/x/image/ccitt); symbol
 // dictionaries and the immediate text regions drawn with them, arithmetic
-// (symbols refined or not) or Huffman-coded (standard tables B.1–B.13 and
-// code table segments; collective bitmaps uncompressed or MMR); immediate
-// generic refinement regions over the page (TPGRON included); pattern
-// dictionaries and immediate halftone regions (arithmetic gray-scale
-// images, skipped cells included). Regions combine onto the page with OR,
-// AND, XOR, XNOR or REPLACE.
+// (symbols refined, aggregated or neither) or Huffman-coded (standard
+// tables B.1–B.13 and code table segments; collective bitmaps
+// uncompressed or MMR); immediate generic refinement regions over the page
+// (TPGRON included); pattern dictionaries and immediate halftone regions
+// (arithmetic gray-scale images, skipped cells included). Regions combine
+// onto the page with OR, AND, XOR, XNOR or REPLACE.
 //
-// What it does not: Huffman coding with refinement, symbols aggregated
-// from several, a dictionary reusing another's coding contexts, MMR-coded
-// gray-scale images of halftones, intermediate regions and their
-// refinement, the extended generic template: those fail with an
-// *UnsupportedError (errors.Is ErrUnsupported) naming the segment type.
-// Profiles, colour palettes and extension segments are skipped.
+// What it does not: Huffman coding with refinement or aggregation, a
+// dictionary reusing another's coding contexts, MMR-coded gray-scale
+// images of halftones, intermediate regions and their refinement, the
+// extended generic template: those fail with an *UnsupportedError
+// (errors.Is ErrUnsupported) naming the segment type. Profiles, colour
+// palettes and extension segments are skipped.
 //
 // Limits: the page, each region and each symbol stay within
 // Limits.MaxPixels; the pixels decoded over all regions and symbols within

@@ -131,7 +131,7 @@ func TestErrors(t *testing.T) {
 		{"intermediate halftone region", stream(info, seg{number: 1, typ: tIntermediateHalf, page: 1, data: region}), nil, Limits{}, ErrUnsupported, "intermediate halftone region, type 20"},
 		{"intermediate refinement region", stream(info, seg{number: 1, typ: tIntermediateRefine, page: 1, data: region}), nil, Limits{}, ErrUnsupported, "intermediate generic refinement region, type 40"},
 		{"refinement of an intermediate region", stream(info, seg{number: 1, typ: tImmediateRefine, refs: []uint32{0}, page: 1, data: region}), nil, Limits{}, ErrUnsupported, "refining an intermediate region"},
-		{"aggregate symbol", stream(seg{number: 1, typ: tSymbolDict, data: aggregate()}), nil, Limits{}, ErrUnsupported, "aggregated from several (REFAGGNINST > 1)"},
+		{"aggregate of no symbols", stream(seg{number: 1, typ: tSymbolDict, data: aggregate()}), nil, Limits{}, ErrMalformed, "symbol 0 of 0"},
 		{"intermediate generic region", stream(info, seg{number: 1, typ: tIntermediateGeneric, page: 1, data: region}), nil, Limits{}, ErrUnsupported, "intermediate generic region"},
 		{"unknown type", stream(info, seg{number: 1, typ: 33, page: 1}), nil, Limits{}, ErrUnsupported, "unknown segment type, type 33"},
 		{"Huffman symbol dictionary with refinement", stream(seg{number: 1, typ: tSymbolDict, data: []byte{0, 3}}), nil, Limits{}, ErrUnsupported, "Huffman coding with refinement and aggregation (SDHUFF and SDREFAGG)"},
@@ -201,7 +201,8 @@ func TestHalftoneDefaultPixel(t *testing.T) {
 	}
 }
 
-// aggregate is a symbol dictionary whose one symbol aggregates two.
+// aggregate is a symbol dictionary whose one symbol aggregates two of
+// none.
 func aggregate() []byte {
 	b := binary.BigEndian.AppendUint16(nil, 2|1<<12) // refinement and aggregation, template 1
 	b = append(b, 3, 0xFF, 0xFD, 0xFF, 2, 0xFE, 0xFE, 0xFE)
@@ -237,7 +238,7 @@ func TestLimitsBoundTime(t *testing.T) {
 // FuzzJBIG2: no input panics or runs unbounded; what decodes is the
 // page's size.
 func FuzzJBIG2(f *testing.F) {
-	for _, name := range []string{"generic", "stripes", "operators", "mmr", "text", "text-bottomright", "text-refine", "dict-refine", "refine-page", "ocrmypdf-2", "halftone-turned", "huffman-strips", "huffman-custom", "huffman-mmr"} {
+	for _, name := range []string{"generic", "stripes", "operators", "mmr", "text", "text-bottomright", "text-refine", "dict-refine", "refine-page", "ocrmypdf-2", "halftone-turned", "huffman-strips", "huffman-custom", "huffman-mmr", "aggregate"} {
 		data, err := os.ReadFile("testdata/" + name + ".jb2")
 		if err != nil {
 			f.Fatal(err)

@@ -70,23 +70,20 @@ func (d *decoder) symbolDict(s *segment) error {
 		return fmt.Errorf("%w: segment %d: a symbol dictionary of %d new symbols exporting %d (at most %d symbols in all)", ErrLimit, s.number, numNew, numEx, d.lim.MaxSymbols)
 	}
 	mq := newMQDecoder(b)
-	var iadh, iadw, iaex, iaai, iardx, iardy intDecoder
+	var iadh, iadw, iaex, iaai intDecoder
 	cx, err := d.contexts(1 << contextBits[p.template])
 	if err != nil {
 		return err
 	}
-	var grcx, iaid []context
-	codeLen := 0
+	// With refinement and aggregation, symbols are coded as text
+	// regions of the input and earlier symbols: their values' contexts are
+	// the dictionary's, shared by all.
+	var agg *arithText
 	if refAgg {
-		for 1<<codeLen < int64(len(in))+numNew {
-			codeLen++
-		}
-		if grcx, err = d.contexts(1 << refineContextBits[rp.template]); err != nil {
+		if agg, err = d.newArithText(b, int(int64(len(in))+numNew), true, rp.template); err != nil {
 			return err
 		}
-		if iaid, err = d.contexts(2 << codeLen); err != nil {
-			return err
-		}
+		agg.mq = mq
 	}
 	newSyms := make([]*bitmap, 0, numNew)
 	height := int64(0)
@@ -118,7 +115,7 @@ func (d *decoder) symbolDict(s *segment) error {
 			var bm *bitmap
 			var err error
 			if refAgg {
-				bm, err = d.refinedSymbol(s, mq, grcx, iaid, codeLen, &iaai, &iardx, &iardy, in, newSyms, rp, int(width), int(height))
+				bm, err = d.refinedSymbol(s, agg, &iaai, in, newSyms, rp, int(width), int(height))
 			} else {
 				bm, err = d.decodeGeneric(mq, cx, int(width), int(height), p)
 			}
@@ -292,32 +289,40 @@ func (d *decoder) huffmanSymbolDict(s *segment, flags uint16, b []byte) error {
 }
 
 // refinedSymbol decodes a symbol of a dictionary with refinement and
-// aggregation (T.88 6.5.8.2): one symbol refined, never an aggregate of
-// several.
-func (d *decoder) refinedSymbol(s *segment, mq *mqDecoder, grcx, iaid []context, codeLen int, iaai, iardx, iardy *intDecoder, in, newSyms []*bitmap, rp refineParams, w, h int) (*bitmap, error) {
+// aggregation (T.88 6.5.8.2): one symbol refined, or several drawn as a
+// text region (one strip, top left corners, OR, refined or not).
+func (d *decoder) refinedSymbol(s *segment, agg *arithText, iaai *intDecoder, in, newSyms []*bitmap, rp refineParams, w, h int) (*bitmap, error) {
+	mq := agg.mq
 	n, ok := mq.decodeInt(iaai)
+	syms := append(in[:len(in):len(in)], newSyms...)
 	switch {
 	case !ok || n < 1:
 		return nil, malformed("an aggregate of %d symbols", n)
 	case n > 1:
-		return nil, &UnsupportedError{Segment: s.number, Type: s.typ, What: "a symbol aggregated from several (REFAGGNINST > 1)"}
+		if int64(n) > int64(d.lim.MaxSymbols) {
+			return nil, fmt.Errorf("%w: an aggregate of %d symbols", ErrLimit, n)
+		}
+		bm, err := d.newBitmap(int64(w), int64(h))
+		if err != nil {
+			return nil, err
+		}
+		err = d.drawText(s, bm, agg, syms, int64(n), textLayout{strips: 1, corner: cornerTopLeft, op: opOr, refine: &rp})
+		return bm, err
 	}
-	id := mq.decodeID(iaid, codeLen)
-	rdx, ok1 := mq.decodeInt(iardx)
-	rdy, ok2 := mq.decodeInt(iardy)
+	id, err := agg.id()
+	if err != nil {
+		return nil, err
+	}
+	rdx, ok1 := mq.decodeInt(&agg.iardx)
+	rdy, ok2 := mq.decodeInt(&agg.iardy)
 	if !ok1 || !ok2 {
 		return nil, malformed("OOB refinement offset")
 	}
-	switch {
-	case id < len(in):
-		rp.ref = in[id]
-	case id-len(in) < len(newSyms):
-		rp.ref = newSyms[id-len(in)]
-	default:
-		return nil, malformed("refinement of symbol %d of %d", id, len(in)+len(newSyms))
+	if id >= len(syms) {
+		return nil, malformed("refinement of symbol %d of %d", id, len(syms))
 	}
-	rp.dx, rp.dy = int(rdx), int(rdy)
-	return d.decodeRefine(mq, grcx, w, h, &rp)
+	rp.ref, rp.dx, rp.dy = syms[id], int(rdx), int(rdy)
+	return d.decodeRefine(mq, agg.grcx, w, h, &rp)
 }
 
 // Reference corners of a text region (T.88 7.4.3.1.1).
@@ -403,6 +408,31 @@ func (d *decoder) textRegion(s *segment) error {
 	if defPixel != 0 {
 		reg.fill(1)
 	}
+	lay := textLayout{strips: strips, corner: corner, transposed: transposed, op: op, dsOffset: dsOffset}
+	if refine {
+		lay.refine = &rp
+	}
+	if err := d.drawText(s, reg, src, syms, numInst, lay); err != nil {
+		return err
+	}
+	return d.place(s, r, reg)
+}
+
+// textLayout is how a text region places its symbols: strips (1, 2, 4
+// or 8 rows), reference corner, transposition, combination operator, S
+// offset, and for refined instances the refinement's parameters.
+type textLayout struct {
+	strips     int64
+	corner     int
+	transposed bool
+	op         byte
+	dsOffset   int64
+	refine     *refineParams
+}
+
+// drawText draws numInst symbol instances of syms onto reg, their values
+// read from src (T.88 6.4.5): strip by strip, each ending with OOB.
+func (d *decoder) drawText(s *segment, reg *bitmap, src textSource, syms []*bitmap, numInst int64, lay textLayout) error {
 	oob := func(what string) error { return malformed("segment %d: OOB %s", s.number, what) }
 	dt, ok, err := src.dt()
 	if err != nil {
@@ -410,8 +440,9 @@ func (d *decoder) textRegion(s *segment) error {
 	} else if !ok {
 		return oob("strip delta")
 	}
-	stripT := -dt * strips
+	stripT := -dt * lay.strips
 	firstS := int64(0)
+strips:
 	for n := int64(0); n < numInst; {
 		dt, ok, err := src.dt()
 		if err != nil {
@@ -419,10 +450,10 @@ func (d *decoder) textRegion(s *segment) error {
 		} else if !ok {
 			return oob("strip delta")
 		}
-		stripT += dt * strips
+		stripT += dt * lay.strips
 		first := true
 		var curS int64
-		for n < numInst {
+		for {
 			if first {
 				dfs, ok, err := src.fs()
 				if err != nil {
@@ -435,15 +466,20 @@ func (d *decoder) textRegion(s *segment) error {
 				first = false
 			} else {
 				ds, ok, err := src.ds()
-				if err != nil {
+				if err != nil && n >= numInst {
+					break strips // the data ends after the last instance, without its OOB
+				} else if err != nil {
 					return err
 				} else if !ok {
 					break // end of strip
 				}
-				curS += ds + dsOffset
+				if n >= numInst {
+					break strips // more than the region holds: the rest is ignored
+				}
+				curS += ds + lay.dsOffset
 			}
 			curT := int64(0)
-			if strips > 1 {
+			if lay.strips > 1 {
 				if curT, err = src.it(); err != nil {
 					return err
 				}
@@ -457,22 +493,22 @@ func (d *decoder) textRegion(s *segment) error {
 				return malformed("segment %d: symbol %d of %d", s.number, id, len(syms))
 			}
 			sym := syms[id]
-			if refine {
-				if sym, err = d.refineInstance(s, src.(*arithText), sym, &rp); err != nil {
+			if lay.refine != nil {
+				if sym, err = d.refineInstance(s, src.(*arithText), sym, lay.refine); err != nil {
 					return err
 				}
 			}
 			w, h := int64(sym.w), int64(sym.h)
-			if !transposed && (corner == cornerTopRight || corner == cornerBottomRight) {
+			if !lay.transposed && (lay.corner == cornerTopRight || lay.corner == cornerBottomRight) {
 				curS += w - 1
-			} else if transposed && (corner == cornerBottomLeft || corner == cornerBottomRight) {
+			} else if lay.transposed && (lay.corner == cornerBottomLeft || lay.corner == cornerBottomRight) {
 				curS += h - 1
 			}
 			x, y := curS, t
-			if transposed {
+			if lay.transposed {
 				x, y = t, curS
 			}
-			switch corner {
+			switch lay.corner {
 			case cornerTopRight:
 				x -= w - 1
 			case cornerBottomLeft:
@@ -480,13 +516,15 @@ func (d *decoder) textRegion(s *segment) error {
 			case cornerBottomRight:
 				x, y = x-(w-1), y-(h-1)
 			}
-			if err := d.spend(w * h); err != nil {
+			// An instance costs its pixels and its values' decoding, as
+			// much as some 32 pixels'.
+			if err := d.spend(w*h + 32); err != nil {
 				return err
 			}
-			reg.combine(sym, x, y, op)
-			if !transposed && (corner == cornerTopLeft || corner == cornerBottomLeft) {
+			reg.combine(sym, x, y, lay.op)
+			if !lay.transposed && (lay.corner == cornerTopLeft || lay.corner == cornerBottomLeft) {
 				curS += w - 1
-			} else if transposed && (corner == cornerTopLeft || corner == cornerTopRight) {
+			} else if lay.transposed && (lay.corner == cornerTopLeft || lay.corner == cornerTopRight) {
 				curS += h - 1
 			}
 			if curS > 1<<40 || curS < -1<<40 || stripT > 1<<40 || stripT < -1<<40 || firstS > 1<<40 || firstS < -1<<40 {
@@ -495,7 +533,7 @@ func (d *decoder) textRegion(s *segment) error {
 			n++
 		}
 	}
-	return d.place(s, r, reg)
+	return nil
 }
 
 // textSource reads a text region's values: strip deltas, first and
