@@ -139,7 +139,11 @@ func xobjectImage(file io.ReaderAt, x pdf.Value, encrypted bool, maxPixels, ocrP
 		}
 		var globals []byte
 		if g := params.Key("JBIG2Globals"); g.Kind() == pdf.Stream {
-			if globals, err = rawStream(file, g); err != nil {
+			// Through its filters: writers may Flate-compress the globals.
+			rd := g.Reader()
+			globals, err = io.ReadAll(io.LimitReader(rd, 64<<20))
+			rd.Close()
+			if err != nil {
 				return nil, nil, fmt.Errorf("its JBIG2Globals: %w", err)
 			}
 		}

@@ -35,6 +35,8 @@ func TestPDFJBIG2Scans(t *testing.T) {
 	octave := &genJBIG2{data: jbig2Fixture(t, "text.jb2"), globals: jbig2Fixture(t, "text.globals.jb2"), w: 600, h: 420}
 	inverted := *invoice
 	inverted.dict = "/ImageMask true /Decode [1 0]"
+	flated := *octave
+	flated.flateGlobals = true
 	tests := []struct {
 		name  string
 		img   *genJBIG2
@@ -44,6 +46,7 @@ func TestPDFJBIG2Scans(t *testing.T) {
 		{"generic region", invoice, false, []string{"Invoice 2026-0042", "1,234.50 EUR"}},
 		{"symbols and globals", octave, false, []string{"Octave Quick Reference", "Starting Octave"}},
 		{"mask with Decode [1 0]", &inverted, true, nil},
+		{"Flate-compressed globals", &flated, false, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -75,6 +75,8 @@ type genJBIG2 struct {
 	data, globals []byte
 	w, h          int
 	dict          string
+	// flateGlobals stores the globals Flate-compressed.
+	flateGlobals bool
 }
 
 // genFile is a file attached to a generated page.
@@ -222,7 +224,15 @@ func makeType3PDF(pages []genPage, catalog, t3 string) []byte {
 				// OCRmyPDF writes them.
 				g, ok := jbig2Globals[string(j.globals)]
 				if !ok {
-					g = obj(fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(j.globals), j.globals))
+					data, filter := j.globals, ""
+					if j.flateGlobals {
+						var z bytes.Buffer
+						zw := zlib.NewWriter(&z)
+						zw.Write(j.globals)
+						zw.Close()
+						data, filter = z.Bytes(), " /Filter /FlateDecode"
+					}
+					g = obj(fmt.Sprintf("<<%s /Length %d >>\nstream\n%s\nendstream", filter, len(data), data))
 					jbig2Globals[string(j.globals)] = g
 				}
 				parms = fmt.Sprintf(" /DecodeParms << /JBIG2Globals %d 0 R >>", g)
