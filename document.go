@@ -138,7 +138,7 @@ func (x *Extractor) native(doc *document.Document, original []byte) (string, []r
 			return whole()
 		}
 	}
-	// Pages the reader could turn into neither text nor a picture (a JBIG2
+	// Pages the reader could turn into neither text nor a picture (a JPEG 2000
 	// scan, text as outlines): only a model shown the PDF reads them, so
 	// auto sends it whole when the model reads PDFs; else the document
 	// fails naming the pages, never as a text that silently lacks them.

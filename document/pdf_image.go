@@ -18,6 +18,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/extractq/extractq/document/internal/jbig2"
 	"github.com/extractq/extractq/document/internal/pdf"
 	"golang.org/x/image/ccitt"
 	"golang.org/x/image/draw"
@@ -329,11 +330,55 @@ func decodeXObject(x pdf.Value) (img image.Image, stored []byte, err error) {
 			return nil, nil, err
 		}
 		return img, nil, nil
+	case "JBIG2Decode":
+		b, err := readStream(rd)
+		if err != nil {
+			return nil, nil, err
+		}
+		var globals []byte
+		if g := codec.params.Key("JBIG2Globals"); g.Kind() == pdf.Stream {
+			if globals, err = streamBytes(g, maxImageStream); err != nil {
+				return nil, nil, fmt.Errorf("its JBIG2Globals: %w", err)
+			}
+		}
+		img, err := jbig2.Decode(b, globals, jbig2.Limits{MaxPixels: maxPageImagePixels})
+		if err != nil {
+			return nil, nil, fmt.Errorf("a JBIG2Decode image: %w", err)
+		}
+		// A Decode array [1 0] swaps black and white, for a picture and a
+		// mask alike (a mask's 0 samples are painted).
+		if dec != nil && dec[0].lo > dec[0].hi {
+			for i := range img.Pix {
+				img.Pix[i] = ^img.Pix[i]
+			}
+		}
+		return img, nil, nil
 	case "":
 		img, err := readSamples(rd, w, h, bpc, cs, dec)
 		return img, nil, err
 	}
 	return nil, nil, fmt.Errorf("images compressed with %s are not decoded", codec.name)
+}
+
+// streamBytes reads a stream other than the image's (a palette, JBIG2's
+// globals) through its own filters, at most limit bytes: pdf.Value's
+// Reader knows only Flate and ASCII85.
+func streamBytes(v pdf.Value, limit int64) ([]byte, error) {
+	rd := v.EncodedReader()
+	for _, f := range streamFilters(v) {
+		var err error
+		if rd, err = unfilter(rd, f); err != nil {
+			return nil, err
+		}
+	}
+	b, err := io.ReadAll(io.LimitReader(rd, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("it does not read: %w", err)
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("more than %d bytes", limit)
+	}
+	return b, nil
 }
 
 // readStream reads the rest of a stream, at most maxImageStream bytes.

@@ -59,12 +59,12 @@ func TestPDFUnreadablePages(t *testing.T) {
 		ocr   document.OCR
 		want  map[int]string // unreadable pages and a word of why
 	}{
-		{"JBIG2 scan", []genPage{cover, {undecoded: "JBIG2Decode"}}, nil, map[int]string{2: "JBIG2Decode"}},
+		{"JBIG2 scan of refined Huffman symbols", []genPage{cover, {undecoded: "JBIG2Decode"}}, nil, map[int]string{2: "JBIG2Decode image: jbig2: segment 1 (symbol dictionary, type 0): Huffman coding with refinement and aggregation (SDHUFF and SDREFAGG) is not supported"}},
 		{"JPEG 2000 scan", []genPage{cover, {undecoded: "JPXDecode"}}, nil, map[int]string{2: "JPXDecode"}},
-		{"JBIG2 scan and OCR", []genPage{cover, {undecoded: "JBIG2Decode"}}, fakeOCR{"never called"}, map[int]string{2: "JBIG2Decode"}},
+		{"JBIG2 scan of refined Huffman symbols and OCR", []genPage{cover, {undecoded: "JBIG2Decode"}}, fakeOCR{"never called"}, map[int]string{2: "Huffman"}},
 		{"outlines only", []genPage{cover, {vector: 400}}, nil, map[int]string{2: "vector outlines"}},
 		{"a few rules are a blank page", []genPage{cover, {vector: 12}}, nil, map[int]string{}},
-		{"only a JBIG2 scan", []genPage{{undecoded: "JBIG2Decode"}}, nil, map[int]string{1: "JBIG2Decode"}},
+		{"only a JBIG2 scan of refined Huffman symbols", []genPage{{undecoded: "JBIG2Decode"}}, nil, map[int]string{1: "JBIG2Decode"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -32,9 +32,12 @@ type genPage struct {
 	flate  *image.Gray
 	rotate int
 	// undecoded draws a full-page image stored with this filter
-	// ("JBIG2Decode", "JPXDecode"), its data junk: the reader never
-	// decodes it.
+	// ("JBIG2Decode", "JPXDecode") that the reader does not decode: a
+	// JBIG2 page of Huffman-coded refined symbols (jbig2HuffmanRefine), else
+	// junk.
 	undecoded string
+	// jbig2 draws a full-page image stored with JBIG2Decode.
+	jbig2 *genJBIG2
 	// vector draws this many small filled squares (one "re" segment each):
 	// a page drawn with outlines only.
 	vector int
@@ -63,6 +66,17 @@ type genAnnot struct {
 	// a /BBox of its own, /Filter /FlateDecode over data that is not).
 	apDict string
 	parent string
+}
+
+// genJBIG2 is a JBIG2 image: its embedded stream, the JBIG2Globals
+// stream (nil for none), its size, and more entries of its dictionary
+// (e.g. "/ImageMask true /Decode [1 0]"; /ColorSpace /DeviceGray without).
+type genJBIG2 struct {
+	data, globals []byte
+	w, h          int
+	dict          string
+	// flateGlobals stores the globals Flate-compressed.
+	flateGlobals bool
 }
 
 // genFile is a file attached to a generated page.
@@ -149,6 +163,7 @@ func makeType3PDF(pages []genPage, catalog, t3 string) []byte {
 		fonts += fmt.Sprintf(" /F3 %d 0 R", f3)
 	}
 	var kids []string
+	jbig2Globals := map[string]int{}
 	for _, p := range pages {
 		var c strings.Builder
 		for _, s := range p.shows {
@@ -194,10 +209,41 @@ func makeType3PDF(pages []genPage, catalog, t3 string) []byte {
 			c.WriteString("q 612 0 0 792 0 0 cm /Im2 Do Q\n")
 		}
 		if p.undecoded != "" {
-			const junk = "not an image this reader decodes"
+			junk := "not an image this reader decodes"
+			if p.undecoded == "JBIG2Decode" {
+				junk = jbig2HuffmanRefine
+			}
 			img := obj(fmt.Sprintf("<< /Type /XObject /Subtype /Image /Width 1275 /Height 1650 /ColorSpace /DeviceGray /BitsPerComponent 1 /Filter /%s /Length %d >>\nstream\n%s\nendstream", p.undecoded, len(junk), junk))
 			xobjs = append(xobjs, fmt.Sprintf("/Im3 %d 0 R", img))
 			c.WriteString("q 612 0 0 792 0 0 cm /Im3 Do Q\n")
+		}
+		if j := p.jbig2; j != nil {
+			parms := ""
+			if j.globals != nil {
+				// Pages with the same globals share one stream, as
+				// OCRmyPDF writes them.
+				g, ok := jbig2Globals[string(j.globals)]
+				if !ok {
+					data, filter := j.globals, ""
+					if j.flateGlobals {
+						var z bytes.Buffer
+						zw := zlib.NewWriter(&z)
+						zw.Write(j.globals)
+						zw.Close()
+						data, filter = z.Bytes(), " /Filter /FlateDecode"
+					}
+					g = obj(fmt.Sprintf("<<%s /Length %d >>\nstream\n%s\nendstream", filter, len(data), data))
+					jbig2Globals[string(j.globals)] = g
+				}
+				parms = fmt.Sprintf(" /DecodeParms << /JBIG2Globals %d 0 R >>", g)
+			}
+			dict := j.dict
+			if !strings.Contains(dict, "/ImageMask") {
+				dict = "/ColorSpace /DeviceGray /BitsPerComponent 1 " + dict
+			}
+			img := obj(fmt.Sprintf("<< /Type /XObject /Subtype /Image /Width %d /Height %d %s /Filter /JBIG2Decode%s /Length %d >>\nstream\n%s\nendstream", j.w, j.h, dict, parms, len(j.data), j.data))
+			xobjs = append(xobjs, fmt.Sprintf("/Im4 %d 0 R", img))
+			c.WriteString("q 612 0 0 792 0 0 cm /Im4 Do Q\n")
 		}
 		for i := range p.vector {
 			fmt.Fprintf(&c, "%d %d 4 4 re f\n", 20+(i%100)*5, 700-(i/100)*6)
@@ -274,3 +320,12 @@ func lines(x, top float64, ss ...string) []show {
 	}
 	return out
 }
+
+// jbig2HuffmanRefine is an embedded JBIG2 stream (PDF's JBIG2Decode) the
+// reader does not decode: segment 0, page information of a 1275×1650
+// page; segment 1, a symbol dictionary coded with Huffman codes and
+// refinement/aggregation (SDHUFF, SDREFAGG), its data cut after its flags.
+const jbig2HuffmanRefine = "\x00\x00\x00\x00\x30\x00\x01\x00\x00\x00\x13" +
+	"\x00\x00\x04\xfb\x00\x00\x06\x72\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00" +
+	"\x00\x00\x00\x01\x00\x00\x01\x00\x00\x00\x02" +
+	"\x00\x03"

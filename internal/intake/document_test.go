@@ -287,8 +287,9 @@ func TestReaderNativePDF(t *testing.T) {
 }
 
 // TestReaderUnreadablePages: a PDF with a page the reader could not read
-// (a JBIG2 scan, outlines, a Type 3 font without a Unicode map) is queued
-// with its original only for a model that reads PDFs (input not text);
+// (a JBIG2 scan of refined Huffman-coded symbols, outlines, a Type 3 font
+// without a Unicode map) is queued with its original only for a model that reads
+// PDFs (input not text);
 // otherwise it is rejected naming the page and the remedies, never read as
 // a text that lacks the page.
 func TestReaderUnreadablePages(t *testing.T) {
@@ -298,7 +299,7 @@ func TestReaderUnreadablePages(t *testing.T) {
 		r    intake.Reader
 		want string // the rejection; "" for a document read
 	}{
-		{"jbig2-page.pdf", intake.Reader{}, "no text layer on page 2 (its page image could not be read: images compressed with JBIG2Decode are not decoded): send the PDF whole to a model that reads PDFs"},
+		{"jbig2-page.pdf", intake.Reader{}, "no text layer on page 2 (its page image could not be read: a JBIG2Decode image: jbig2: segment 1 (symbol dictionary, type 0): Huffman coding with refinement and aggregation (SDHUFF and SDREFAGG) is not supported): send the PDF whole to a model that reads PDFs"},
 		{"jbig2-page.pdf", intake.Reader{Native: true}, "page 2 (its page image could not be read"},
 		{"jbig2-page.pdf", intake.Reader{WholePDF: true}, ""},
 		{"jpx-page.pdf", intake.Reader{}, "JPXDecode"},

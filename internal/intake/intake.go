@@ -130,7 +130,7 @@ type Reader struct {
 	// opens an encrypted PDF.
 	NativeInput bool
 	// WholePDF says a PDF may go whole to the model (it reads PDFs and the
-	// input is not text): then pages the reader cannot read (a JBIG2 scan,
+	// input is not text): then pages the reader cannot read (a JPEG 2000 scan,
 	// text as outlines) are the model's to read; without it such a PDF is
 	// rejected naming the pages and the remedies.
 	WholePDF bool
