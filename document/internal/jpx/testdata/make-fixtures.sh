@@ -1,0 +1,42 @@
+#!/bin/sh
+# Makes the JPEG 2000 fixtures with OpenJPEG (Debian's libopenjp2-tools)
+# and ImageMagick (/usr/bin/convert), and each one's oracle: what
+# opj_decompress makes of it (PNG). Run from this directory.
+set -eu
+C=/usr/bin/convert
+$C -size 180x64 xc:white -font DejaVu-Sans -pointsize 20 -annotate +6+26 'Invoice 4471' -annotate +6+54 'Total 88.20' -depth 8 -type Grayscale grey.png
+$C -size 67x45 gradient:red-blue \( -size 67x45 gradient:yellow-green -rotate 90 -resize 67x45! \) -compose multiply -composite -font DejaVu-Sans -pointsize 14 -fill black -annotate +3+25 'Rgb 42' -depth 8 -type TrueColor rgb.png
+rm -f *.j2k *.jp2 oracle-*.png
+mk() { # name input options...
+	n=$1; in=$2; shift 2
+	opj_compress -i "$in" -o "$n" "$@" >/dev/null
+	opj_decompress -i "$n" -o "oracle-${n%.*}.png" >/dev/null
+}
+mk grey-lossless.j2k grey.png
+mk grey-lossless.jp2 grey.png
+mk grey-97.j2k grey.png -I -r 10
+mk grey-n1.j2k grey.png -n 1
+mk grey-n6.j2k grey.png -n 6
+mk grey-tiles.j2k grey.png -t 64,32
+mk grey-tiles-offset.j2k grey.png -t 50,40 -T 7,3 -d 9,5
+mk grey-rlcp.j2k grey.png -p RLCP -r 20,5,1
+mk grey-rpcl.j2k grey.png -p RPCL -c [32,32],[32,32],[16,16]
+mk grey-pcrl.j2k grey.png -p PCRL -c [32,32],[16,16] -t 100,40
+mk grey-cprl.j2k grey.png -p CPRL -c [64,32] -r 30,10,1
+mk grey-layers.j2k grey.png -r 40,20,10,1
+mk grey-cb16.j2k grey.png -b 16,16
+mk grey-cb-wide.j2k grey.png -b 64,8
+mk grey-sop-eph.j2k grey.png -SOP -EPH -r 10,1
+mk grey-tp.j2k grey.png -t 64,64 -TP R
+for m in 1 2 4 8 16 32 63; do mk grey-M$m.j2k grey.png -M $m -r 8,1; done
+mk grey-M63-97.j2k grey.png -M 63 -I -r 12
+mk rgb-lossless.jp2 rgb.png
+mk rgb-lossless.j2k rgb.png -n 3
+mk rgb-97.jp2 rgb.png -I -r 8
+mk rgb-nomct.j2k rgb.png -mct 0
+mk rgb-tiles-pcrl.jp2 rgb.png -t 32,32 -n 3 -p PCRL -c [16,16]
+mk rgb-cprl.j2k rgb.png -p CPRL -r 16,4,1
+mk rgb-M21-97.jp2 rgb.png -M 21 -I
+# A subsampled (4:2:0) codestream made from raw YCbCr planes; the oracle
+# upsamples its chroma.
+$C rgb.png -colorspace YCbCr -sampling-factor 4:2:0 -depth 8 ycc.yuv 2>/dev/null || true
