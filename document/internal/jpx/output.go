@@ -174,7 +174,10 @@ func (d *decoder) image(h *jp2Header) (image.Image, error) {
 		img8 = image.NewNRGBA(rect)
 	}
 	alpha := len(chs) >= 4
-	ycc := h.enumCS == 18
+	// sYCC by the JP2 header, or (as opj_decompress guesses) a bare
+	// codestream's three components with subsampled chroma.
+	ycc := h.enumCS == 18 || h.enumCS == 0 && h.palette == nil && len(chs) == 3 && chs[0].dx == 1 && chs[0].dy == 1 &&
+		(chs[1].dx > 1 || chs[1].dy > 1) && (chs[2].dx > 1 || chs[2].dy > 1)
 	full := uint32(1)<<bits - 1
 	for y := range ht {
 		for x := range w {
@@ -208,10 +211,11 @@ func (d *decoder) image(h *jp2Header) (image.Image, error) {
 	return img8, nil
 }
 
-// yccToRGB converts sYCC (full range, chroma offset by half the range).
+// yccToRGB converts sYCC (chroma offset by half the range) as OpenJPEG
+// does, truncating.
 func yccToRGB(y, cb, cr, full uint32) (r, g, b uint32) {
-	off := float64(full+1) / 2
-	fy, fcb, fcr := float64(y), float64(cb)-off, float64(cr)-off
-	c := func(v float64) uint32 { return uint32(max(0, min(float64(full), math.Round(v)))) }
-	return c(fy + 1.402*fcr), c(fy - 0.344136*fcb - 0.714136*fcr), c(fy + 1.772*fcb)
+	off := int32(full+1) / 2
+	iy, icb, icr := int32(y), int32(cb)-off, int32(cr)-off
+	c := func(v int32) uint32 { return uint32(max(0, min(int32(full), v))) }
+	return c(iy + int32(1.402*float64(icr))), c(iy - int32(0.344*float64(icb)+0.714*float64(icr))), c(iy + int32(1.772*float64(icb)))
 }

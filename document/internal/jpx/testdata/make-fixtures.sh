@@ -37,6 +37,16 @@ mk rgb-nomct.j2k rgb.png -mct 0
 mk rgb-tiles-pcrl.jp2 rgb.png -t 32,32 -n 3 -p PCRL -c [16,16]
 mk rgb-cprl.j2k rgb.png -p CPRL -r 16,4,1
 mk rgb-M21-97.jp2 rgb.png -M 21 -I
-# A subsampled (4:2:0) codestream made from raw YCbCr planes; the oracle
-# upsamples its chroma.
-$C rgb.png -colorspace YCbCr -sampling-factor 4:2:0 -depth 8 ycc.yuv 2>/dev/null || true
+# Subsampled (4:2:0) components from raw planes, no component transform;
+# opj_decompress upsamples the chroma for its PNG.
+python3 -c '
+import sys
+w, h = 67, 45
+cw, ch = (w + 1) // 2, (h + 1) // 2
+y = bytes(((x * 3 + r * 5) % 256) if (x // 8 + r // 8) % 2 else 40 for r in range(h) for x in range(w))
+cb = bytes((x * 7 + r * 3) % 256 for r in range(ch) for x in range(cw))
+cr = bytes((255 - x * 5 - r * 2) % 256 for r in range(ch) for x in range(cw))
+sys.stdout.buffer.write(y + cb + cr)' >sub.raw
+mk sub420.j2k sub.raw -F 67,45,3,8,u@1x1:2x2:2x2 -mct 0
+mk sub420-97.j2k sub.raw -F 67,45,3,8,u@1x1:2x2:2x2 -mct 0 -I
+rm sub.raw
