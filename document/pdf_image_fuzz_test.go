@@ -158,7 +158,7 @@ func TestDecodeXObjectRefuses(t *testing.T) {
 	}{
 		{"/Width 0 /Height 8 /ColorSpace /DeviceGray /BitsPerComponent 8", gray, "image of 0×8 pixels"},
 		{"/Width 8000 /Height 8000 /ColorSpace /DeviceGray /BitsPerComponent 8", gray, "image of 8000×8000 pixels"},
-		{"/Width 8 /Height 8 /ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /JPXDecode", gray, "JPXDecode are not decoded"},
+		{"/Width 8 /Height 8 /ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /JPXDecode", gray, "JPEG 2000 (JPXDecode) image does not decode"},
 		{"/Width 8 /Height 8 /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter [/DCTDecode /FlateDecode]", gray, "filtered again"},
 		{"/Width 8 /Height 8 /ColorSpace [/DeviceN [/Cyan /Spot] /DeviceCMYK null] /BitsPerComponent 8", gray, "2 colorants"},
 		{"/Width 8 /Height 8 /ColorSpace /DeviceGray /BitsPerComponent 5", gray, "5-bit samples"},

@@ -64,7 +64,7 @@ func (e *LimitError) Error() string {
 
 // Decode reads a JPEG 2000 codestream or JP2 file and returns its image:
 // *image.Gray, *image.Gray16, *image.NRGBA, *image.NRGBA64 or *image.CMYK
-// depending on its components and precision.
+// depending on its components, precision and colour space (see Default).
 func Decode(r io.Reader, lim Limits) (image.Image, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
@@ -74,7 +74,27 @@ func Decode(r io.Reader, lim Limits) (image.Image, error) {
 }
 
 // DecodeBytes is Decode on data already in memory.
-func DecodeBytes(data []byte, lim Limits) (img image.Image, err error) {
+func DecodeBytes(data []byte, lim Limits) (image.Image, error) {
+	return DecodeAs(data, lim, Default)
+}
+
+// ColorSpace says how to read the components, overriding the JP2 header
+// (a PDF's /ColorSpace does).
+type ColorSpace int
+
+// Colour spaces for DecodeAs. Default follows the JP2 header; for a bare
+// codestream it reads 1 or 2 components as grey (and alpha), 3 as RGB or,
+// when the chroma is subsampled, sYCC, 4 as RGB and alpha, as
+// opj_decompress does.
+const (
+	Default ColorSpace = iota
+	Gray
+	RGB
+	CMYK
+)
+
+// DecodeAs is DecodeBytes reading the components in colour space cs.
+func DecodeAs(data []byte, lim Limits, cs ColorSpace) (img image.Image, err error) {
 	defer func() {
 		// The decoder checks every index it derives from the data; this
 		// is a last guard so that a missed check is an error, not a crash.
@@ -82,11 +102,14 @@ func DecodeBytes(data []byte, lim Limits) (img image.Image, err error) {
 			img, err = nil, FormatError(fmt.Sprintf("malformed data (%v)", r))
 		}
 	}()
-	hdr, cs, err := parseFile(data)
+	hdr, stream, err := parseFile(data)
 	if err != nil {
 		return nil, err
 	}
-	d, err := newDecoder(cs, lim)
+	if cs != Default {
+		hdr.enumCS = [4]uint32{0, 17, 16, 12}[cs]
+	}
+	d, err := newDecoder(stream, lim)
 	if err != nil {
 		return nil, err
 	}
@@ -276,7 +299,7 @@ func colorModel(h *jp2Header, s *siz) color.Model {
 		}
 	}
 	switch {
-	case n == 4 && h.enumCS != 16 && h.enumCS != 18:
+	case n == 4 && h.enumCS == 12:
 		return color.CMYKModel
 	case n >= 3 && prec > 8:
 		return color.NRGBA64Model
