@@ -49,17 +49,17 @@ const (
 )
 
 type sizComp struct {
-	prec     int
-	signed   bool
-	dx, dy   uint32
+	prec   int
+	signed bool
+	dx, dy uint32
 }
 
 // siz is the image and tile geometry of the SIZ marker segment.
 type siz struct {
-	x1, y1, x0, y0     uint32
-	tw, th, tx0, ty0   uint32
-	comps              []sizComp
-	ntx, nty           int
+	x1, y1, x0, y0   uint32
+	tw, th, tx0, ty0 uint32
+	comps            []sizComp
+	ntx, nty         int
 }
 
 func (s *siz) parseMain(cs []byte) error {
@@ -110,24 +110,24 @@ func ceilDivPow2(a uint32, n int) uint32 { return uint32((uint64(a) + (1 << n) -
 // compParams are the coding and quantisation parameters of one component
 // (COD/COC and QCD/QCC).
 type compParams struct {
-	levels      int
-	cbw, cbh    int // exponents
-	cbStyle     byte
-	reversible  bool
-	precincts   []byte // per resolution: PPx | PPy<<4
-	qStyle      int    // 0 none, 1 scalar derived, 2 scalar expounded
-	guard       int
-	steps       []uint16 // exponent<<11 | mantissa per sub-band
-	fromCOC     bool
-	fromQCC     bool
+	levels     int
+	cbw, cbh   int // exponents
+	cbStyle    byte
+	reversible bool
+	precincts  []byte // per resolution: PPx | PPy<<4
+	qStyle     int    // 0 none, 1 scalar derived, 2 scalar expounded
+	guard      int
+	steps      []uint16 // exponent<<11 | mantissa per sub-band
+	fromCOC    bool
+	fromQCC    bool
 }
 
 // codingStyle is the COD segment's tile-wide part.
 type codingStyle struct {
-	sop, eph   bool
-	prog       int
-	layers     int
-	mct        bool
+	sop, eph bool
+	prog     int
+	layers   int
+	mct      bool
 }
 
 type params struct {

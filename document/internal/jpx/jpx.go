@@ -148,8 +148,8 @@ type jp2Header struct {
 
 type palette struct {
 	entries int
-	depth   []int    // bits per column
-	signed  []bool   // per column
+	depth   []int     // bits per column
+	signed  []bool    // per column
 	values  [][]int32 // [column][entry]
 }
 
