@@ -2,11 +2,13 @@ package jpx
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"image"
 	"image/png"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -52,6 +54,8 @@ func TestMatchesOpenJPEG(t *testing.T) {
 			}
 			if worst == 0 {
 				exact++
+			} else {
+				t.Logf("within %d levels of opj_decompress", worst)
 			}
 		})
 	}
@@ -125,5 +129,68 @@ func TestLimits(t *testing.T) {
 	var fe FormatError
 	if _, err := DecodeBytes([]byte("not a picture"), DefaultLimits); !errors.As(err, &fe) {
 		t.Errorf("junk: %v, want a FormatError", err)
+	}
+}
+
+// box is a JP2 box of type typ holding body.
+func box(typ string, body ...[]byte) []byte {
+	b := bytes.Join(body, nil)
+	return append(binary.BigEndian.AppendUint32(nil, uint32(8+len(b))), append([]byte(typ), b...)...)
+}
+
+// TestPalette wraps a grey codestream in JP2 boxes with a palette (pclr)
+// of three columns mapping each grey level v to (255-v, v, 0), and checks
+// the decoded colours against opj_decompress's grey decode.
+func TestPalette(t *testing.T) {
+	t.Parallel()
+	cs, err := os.ReadFile("testdata/grey-lossless.j2k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pclr := []byte{1, 0, 3, 7, 7, 7} // 256 entries, 3 columns of 8 bits
+	for v := range 256 {
+		pclr = append(pclr, byte(255-v), byte(v), 0)
+	}
+	cmap := []byte{0, 0, 1, 0, 0, 0, 1, 1, 0, 0, 1, 2}
+	ihdr := []byte{0, 0, 0, 64, 0, 0, 0, 180, 0, 1, 7, 7, 0, 0}
+	colr := []byte{1, 0, 0, 0, 0, 0, 16}
+	file := slices.Concat(jp2Magic, box("ftyp", []byte("jp2 \x00\x00\x00\x00jp2 ")),
+		box("jp2h", box("ihdr", ihdr), box("colr", colr), box("pclr", pclr), box("cmap", cmap)), box("jp2c", cs))
+	img, err := DecodeBytes(file, DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grey := readPNG(t, "testdata/oracle-grey-lossless.png")
+	for _, p := range []image.Point{{0, 0}, {10, 20}, {100, 50}, {179, 63}} {
+		r, g, b, _ := img.At(p.X, p.Y).RGBA()
+		v, _, _, _ := grey.At(p.X, p.Y).RGBA()
+		if r>>8 != 255-v>>8 || g>>8 != v>>8 || b != 0 {
+			t.Errorf("at %v: %d %d %d, want %d %d 0", p, r>>8, g>>8, b>>8, 255-v>>8, v>>8)
+		}
+	}
+}
+
+// TestUnsupported checks that features the decoder leaves out are named.
+func TestUnsupported(t *testing.T) {
+	t.Parallel()
+	cs, err := os.ReadFile("testdata/grey-lossless.j2k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	siz := 4 + int(binary.BigEndian.Uint16(cs[4:])) // SOC, then SIZ and its length
+	for _, tc := range []struct {
+		name, want string
+		marker     []byte
+	}{
+		{"POC", "progression order change", []byte{0xff, 0x5f, 0, 9, 0, 0, 0, 1, 1, 0, 0}},
+		{"PPM", "packed packet headers", []byte{0xff, 0x60, 0, 3, 0}},
+		{"RGN", "region of interest", []byte{0xff, 0x5e, 0, 5, 0, 0, 7}},
+	} {
+		data := slices.Concat(cs[:siz], tc.marker, cs[siz:])
+		_, err := DecodeBytes(data, DefaultLimits)
+		var ue UnsupportedError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an UnsupportedError naming %q", tc.name, err, tc.want)
+		}
 	}
 }
