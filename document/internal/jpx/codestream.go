@@ -3,6 +3,7 @@ package jpx
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 )
 
 // Markers (ISO/IEC 15444-1 Annex A).
@@ -133,10 +134,58 @@ type codingStyle struct {
 type params struct {
 	cs    codingStyle
 	comps []compParams
+	// poc: progression order changes; tilePOC says the tile's own POC
+	// replaced the main header's.
+	poc     []pocEntry
+	tilePOC bool
+}
+
+// pocEntry is one progression of a POC marker: layers [0, l1),
+// resolutions [r0, r1), components [c0, c1) in order prog.
+type pocEntry struct {
+	r0, c0, l1, r1, c1, prog int
+}
+
+func (p *params) parsePOC(b []byte, main bool) error {
+	cw := 1
+	if len(p.comps) >= 257 {
+		cw = 2
+	}
+	n := 5 + 2*cw
+	if len(b) < n {
+		return FormatError("short POC")
+	}
+	comp := func(b []byte) int {
+		if cw == 2 {
+			return int(binary.BigEndian.Uint16(b))
+		}
+		return int(b[0])
+	}
+	if !main && !p.tilePOC {
+		p.poc, p.tilePOC = nil, true
+	}
+	for ; len(b) >= n; b = b[n:] {
+		e := pocEntry{r0: int(b[0]), c0: comp(b[1:])}
+		e.l1 = int(binary.BigEndian.Uint16(b[1+cw:]))
+		e.r1 = int(b[3+cw])
+		e.c1 = comp(b[4+cw:])
+		if e.c1 == 0 {
+			e.c1 = 256 // CEpoc 0 stands for 256
+		}
+		e.prog = int(b[4+2*cw])
+		if e.prog > progCPRL {
+			return FormatError(fmt.Sprintf("POC progression order %d", e.prog))
+		}
+		if len(p.poc) > 1024 {
+			return FormatError("more than 1024 progression order changes")
+		}
+		p.poc = append(p.poc, e)
+	}
+	return nil
 }
 
 func (p *params) clone() *params {
-	q := &params{cs: p.cs, comps: make([]compParams, len(p.comps))}
+	q := &params{cs: p.cs, comps: make([]compParams, len(p.comps)), poc: slices.Clone(p.poc)}
 	copy(q.comps, p.comps)
 	for i := range q.comps {
 		q.comps[i].fromCOC, q.comps[i].fromQCC = false, false

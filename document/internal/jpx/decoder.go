@@ -102,7 +102,9 @@ func (d *decoder) header(pos int, p *params, main bool) (int, error) {
 				return pos, err
 			}
 		case mPOC:
-			return pos, UnsupportedError("progression order change (POC)")
+			if err := p.parsePOC(body, main); err != nil {
+				return pos, err
+			}
 		case mPPM, mPPT:
 			return pos, UnsupportedError("packed packet headers (PPM/PPT)")
 		case mRGN:
@@ -383,8 +385,9 @@ type packetRef struct {
 	x, y    uint64
 }
 
-// readPackets reads the tile's packets in its progression order (B.12)
-// into the code-blocks, stopping where the data ends.
+// readPackets reads the tile's packets in its progression order (B.12),
+// or the progressions of its POC markers, into the code-blocks, stopping
+// where the data ends.
 func (d *decoder) readPackets(t *tile, tcs []*tileComp) {
 	pr := &packetReader{data: t.data, sop: t.p.cs.sop, eph: t.p.cs.eph}
 	layers := t.p.cs.layers
@@ -392,60 +395,81 @@ func (d *decoder) readPackets(t *tile, tcs []*tileComp) {
 	for _, tc := range tcs {
 		maxRes = max(maxRes, len(tc.res))
 	}
+	// next[c][r][p] is the next layer of each precinct: a POC progression
+	// reads only packets no earlier one read.
+	next := make([][][]int, len(tcs))
+	for c, tc := range tcs {
+		next[c] = make([][]int, len(tc.res))
+		for r, res := range tc.res {
+			next[c][r] = make([]int, len(res.precincts))
+		}
+	}
+	// visits bounds the packets a hostile POC makes the loops pass over
+	// without reading (each read takes a byte of data at least).
+	visits := 0
 	packet := func(c, r, p, l int) bool {
 		tc := tcs[c]
-		if r >= len(tc.res) || p >= len(tc.res[r].precincts) {
-			return true
+		if r >= len(tc.res) || p >= len(tc.res[r].precincts) || next[c][r][p] != l {
+			visits++
+			return visits < 1<<24
 		}
+		next[c][r][p]++
 		return pr.read(tc, tc.res[r], tc.res[r].precincts[p], l)
 	}
-	switch t.p.cs.prog {
-	case progLRCP:
-		for l := range layers {
-			for r := range maxRes {
-				for c := range tcs {
+	var refs []packetRef
+	for c, tc := range tcs {
+		sc := d.siz.comps[c]
+		nl := len(tc.res) - 1
+		for r, res := range tc.res {
+			for p := range res.precincts {
+				px, py := uint64(res.pxs)+uint64(p%res.npw), uint64(res.pys)+uint64(p/res.npw)
+				x := max(uint64(t.x0), px<<(res.ppx+nl-r)*uint64(sc.dx))
+				y := max(uint64(t.y0), py<<(res.ppy+nl-r)*uint64(sc.dy))
+				refs = append(refs, packetRef{c, r, p, x, y})
+			}
+		}
+	}
+	// progression reads layers [0, l1), resolutions [r0, r1), components
+	// [c0, c1) in order prog; false when the data has ended.
+	progression := func(prog, l1, r0, r1, c0, c1 int) bool {
+		l1, r1, c1 = min(l1, layers), min(r1, maxRes), min(c1, len(tcs))
+		switch prog {
+		case progLRCP, progRLCP:
+			// one reads layer l of resolution r, each component, each precinct.
+			one := func(l, r int) bool {
+				for c := c0; c < c1; c++ {
 					if r >= len(tcs[c].res) {
 						continue
 					}
 					for p := range tcs[c].res[r].precincts {
 						if !packet(c, r, p, l) {
-							return
+							return false
 						}
 					}
 				}
+				return true
 			}
-		}
-	case progRLCP:
-		for r := range maxRes {
-			for l := range layers {
-				for c := range tcs {
-					if r >= len(tcs[c].res) {
-						continue
-					}
-					for p := range tcs[c].res[r].precincts {
-						if !packet(c, r, p, l) {
-							return
+			if prog == progLRCP {
+				for l := range l1 {
+					for r := r0; r < r1; r++ {
+						if !one(l, r) {
+							return false
 						}
 					}
 				}
+				return true
 			}
-		}
-	default:
-		var refs []packetRef
-		for c, tc := range tcs {
-			sc := d.siz.comps[c]
-			nl := len(tc.res) - 1
-			for r, res := range tc.res {
-				for p := range res.precincts {
-					px, py := uint64(res.pxs)+uint64(p%res.npw), uint64(res.pys)+uint64(p/res.npw)
-					x := max(uint64(t.x0), px<<(res.ppx+nl-r)*uint64(sc.dx))
-					y := max(uint64(t.y0), py<<(res.ppy+nl-r)*uint64(sc.dy))
-					refs = append(refs, packetRef{c, r, p, x, y})
+			for r := r0; r < r1; r++ {
+				for l := range l1 {
+					if !one(l, r) {
+						return false
+					}
 				}
 			}
+			return true
 		}
-		prog := t.p.cs.prog
-		slices.SortStableFunc(refs, func(a, b packetRef) int {
+		sorted := slices.Clone(refs)
+		slices.SortStableFunc(sorted, func(a, b packetRef) int {
 			switch prog {
 			case progRPCL:
 				return cmp.Or(cmp.Compare(a.r, b.r), cmp.Compare(a.y, b.y), cmp.Compare(a.x, b.x), cmp.Compare(a.c, b.c))
@@ -454,12 +478,25 @@ func (d *decoder) readPackets(t *tile, tcs []*tileComp) {
 			}
 			return cmp.Or(cmp.Compare(a.c, b.c), cmp.Compare(a.y, b.y), cmp.Compare(a.x, b.x), cmp.Compare(a.r, b.r))
 		})
-		for _, ref := range refs {
-			for l := range layers {
+		for _, ref := range sorted {
+			if ref.r < r0 || ref.r >= r1 || ref.c < c0 || ref.c >= c1 {
+				continue
+			}
+			for l := range l1 {
 				if !packet(ref.c, ref.r, ref.p, l) {
-					return
+					return false
 				}
 			}
+		}
+		return true
+	}
+	if len(t.p.poc) == 0 {
+		progression(t.p.cs.prog, layers, 0, maxRes, 0, len(tcs))
+		return
+	}
+	for _, e := range t.p.poc {
+		if !progression(e.prog, e.l1, e.r0, e.r1, e.c0, e.c1) {
+			return
 		}
 	}
 }

@@ -182,7 +182,6 @@ func TestUnsupported(t *testing.T) {
 		name, want string
 		marker     []byte
 	}{
-		{"POC", "progression order change", []byte{0xff, 0x5f, 0, 9, 0, 0, 0, 1, 1, 0, 0}},
 		{"PPM", "packed packet headers", []byte{0xff, 0x60, 0, 3, 0}},
 		{"RGN", "region of interest", []byte{0xff, 0x5e, 0, 5, 0, 0, 7}},
 	} {
