@@ -18,13 +18,13 @@ type decoder struct {
 	planes []plane
 }
 
-// plane is one decoded component on its own (subsampled) grid, before the
-// DC level shift.
+// plane is one decoded component on its own (subsampled) grid, as
+// unsigned values (a signed component's offset by half its range).
 type plane struct {
 	w, h int
 	x0   uint32 // first column and row on the component grid
 	y0   uint32
-	pix  []int32
+	pix  []uint16
 }
 
 type tile struct {
@@ -159,7 +159,7 @@ func (d *decoder) decode() error {
 		pl := &d.planes[c]
 		pl.x0, pl.y0 = ceilDiv(s.x0, sc.dx), ceilDiv(s.y0, sc.dy)
 		pl.w, pl.h = int(ceilDiv(s.x1, sc.dx)-pl.x0), int(ceilDiv(s.y1, sc.dy)-pl.y0)
-		pl.pix = make([]int32, pl.w*pl.h)
+		pl.pix = make([]uint16, pl.w*pl.h)
 	}
 	decoded := 0
 	for _, t := range d.tiles {

@@ -14,6 +14,7 @@ const (
 func inverseDWT(tc *tileComp) {
 	ll := tc.res[0].bands[0]
 	ipix, fpix := ll.ipix, ll.fpix
+	ll.ipix, ll.fpix = nil, nil
 	for r := 1; r < len(tc.res); r++ {
 		res := tc.res[r]
 		prev := tc.res[r-1]
@@ -24,28 +25,9 @@ func inverseDWT(tc *tileComp) {
 			ipix, fpix = nil, nil
 			continue
 		}
-		lx0, hx0 := (res.x0+1)>>1, res.x0>>1
-		ly0, hy0 := (res.y0+1)>>1, res.y0>>1
 		if tc.p.reversible {
 			out := make([]int32, w*h)
-			for y := range h {
-				v := res.y0 + uint32(y)
-				for x := range w {
-					u := res.x0 + uint32(x)
-					var s int32
-					switch {
-					case v&1 == 0 && u&1 == 0:
-						s = at(ipix, int(v>>1-ly0)*pw+int(u>>1-lx0))
-					case v&1 == 0:
-						s = at(hl.ipix, int(v>>1-ly0)*hl.w()+int(u>>1-hx0))
-					case u&1 == 0:
-						s = at(lh.ipix, int(v>>1-hy0)*lh.w()+int(u>>1-lx0))
-					default:
-						s = at(hh.ipix, int(v>>1-hy0)*hh.w()+int(u>>1-hx0))
-					}
-					out[y*w+x] = s
-				}
-			}
+			interleave(out, w, h, res, ipix, pw, hl.ipix, lh.ipix, hh.ipix, hl.w(), lh.w(), hh.w())
 			for y := range h {
 				idwt53(out[y*w:y*w+w], res.x0&1 == 1)
 			}
@@ -60,26 +42,10 @@ func inverseDWT(tc *tileComp) {
 				}
 			}
 			ipix = out
+			hl.ipix, lh.ipix, hh.ipix = nil, nil, nil
 		} else {
 			out := make([]float32, w*h)
-			for y := range h {
-				v := res.y0 + uint32(y)
-				for x := range w {
-					u := res.x0 + uint32(x)
-					var s float32
-					switch {
-					case v&1 == 0 && u&1 == 0:
-						s = at(fpix, int(v>>1-ly0)*pw+int(u>>1-lx0))
-					case v&1 == 0:
-						s = at(hl.fpix, int(v>>1-ly0)*hl.w()+int(u>>1-hx0))
-					case u&1 == 0:
-						s = at(lh.fpix, int(v>>1-hy0)*lh.w()+int(u>>1-lx0))
-					default:
-						s = at(hh.fpix, int(v>>1-hy0)*hh.w()+int(u>>1-hx0))
-					}
-					out[y*w+x] = s
-				}
-			}
+			interleave(out, w, h, res, fpix, pw, hl.fpix, lh.fpix, hh.fpix, hl.w(), lh.w(), hh.w())
 			for y := range h {
 				idwt97(out[y*w:y*w+w], res.x0&1 == 1)
 			}
@@ -94,9 +60,45 @@ func inverseDWT(tc *tileComp) {
 				}
 			}
 			fpix = out
+			hl.fpix, lh.fpix, hh.fpix = nil, nil, nil
 		}
 	}
 	tc.ipix, tc.fpix = ipix, fpix
+}
+
+// interleave places the four sub-bands of resolution res (ll the lower
+// resolution, then hl, lh, hh, each with its row width) into out, w×h
+// (F.3.3): a sample at an even column and row of the resolution's grid
+// comes from ll, odd column from hl, odd row from lh, both odd from hh.
+func interleave[T int32 | float32](out []T, w, h int, res *resolution, ll []T, llw int, hl, lh, hh []T, hlw, lhw, hhw int) {
+	lx0, hx0 := int((res.x0+1)>>1), int(res.x0>>1)
+	ly0, hy0 := int((res.y0+1)>>1), int(res.y0>>1)
+	for y := range h {
+		v := int(res.y0) + y
+		var lo, hi []T // the row's sources for even and odd columns
+		if v&1 == 0 {
+			lo, hi = rowOf(ll, (v>>1-ly0)*llw, llw), rowOf(hl, (v>>1-ly0)*hlw, hlw)
+		} else {
+			lo, hi = rowOf(lh, (v>>1-hy0)*lhw, lhw), rowOf(hh, (v>>1-hy0)*hhw, hhw)
+		}
+		row := out[y*w : y*w+w]
+		for x := range w {
+			u := int(res.x0) + x
+			if u&1 == 0 {
+				row[x] = at(lo, u>>1-lx0)
+			} else {
+				row[x] = at(hi, u>>1-hx0)
+			}
+		}
+	}
+}
+
+// rowOf is the row of s starting at off, n long; nil when out of range.
+func rowOf[T int32 | float32](s []T, off, n int) []T {
+	if off < 0 || n <= 0 || off+n > len(s) {
+		return nil
+	}
+	return s[off : off+n]
 }
 
 func at[T int32 | float32](s []T, i int) T {

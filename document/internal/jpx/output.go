@@ -38,11 +38,10 @@ func (d *decoder) storeTile(t *tile, tcs []*tileComp) error {
 	for c, tc := range tcs {
 		sc := d.siz.comps[c]
 		pl := &d.planes[c]
+		// Unsigned samples are shifted up by half their range (G.1.2);
+		// signed ones too, to be stored unsigned.
 		lo, hi := int32(0), int32(1)<<sc.prec-1
 		shift := int32(1) << (sc.prec - 1)
-		if sc.signed {
-			lo, hi, shift = -shift, shift-1, 0
-		}
 		w := int(tc.x1 - tc.x0)
 		ox, oy := int(tc.x0-pl.x0), int(tc.y0-pl.y0)
 		for y := range int(tc.y1 - tc.y0) {
@@ -59,7 +58,7 @@ func (d *decoder) storeTile(t *tile, tcs []*tileComp) error {
 					}
 					v = int32(math.RoundToEven(max(-1<<20, min(1<<20, f))))
 				}
-				pl.pix[row+x] = max(lo, min(hi, v+shift))
+				pl.pix[row+x] = uint16(max(lo, min(hi, v+shift)))
 			}
 		}
 	}
@@ -79,12 +78,12 @@ func (ch *channel) at(x, y uint32) int32 {
 	pl := ch.pl
 	u, v := int(x/ch.dx)-int(pl.x0), int(y/ch.dy)-int(pl.y0)
 	u, v = max(0, min(pl.w-1, u)), max(0, min(pl.h-1, v))
-	s := pl.pix[v*pl.w+u]
+	s := int32(pl.pix[v*pl.w+u])
 	if ch.lut != nil {
 		s = ch.lut[max(0, min(int32(len(ch.lut)-1), s))]
-	}
-	if ch.signed {
-		s += 1 << (ch.prec - 1)
+		if ch.signed {
+			s += 1 << (ch.prec - 1)
+		}
 	}
 	return s
 }
@@ -95,7 +94,7 @@ func (d *decoder) image(h *jp2Header) (image.Image, error) {
 	s := &d.siz
 	var chs []channel
 	for c, sc := range s.comps {
-		chs = append(chs, channel{pl: &d.planes[c], dx: sc.dx, dy: sc.dy, prec: sc.prec, signed: sc.signed})
+		chs = append(chs, channel{pl: &d.planes[c], dx: sc.dx, dy: sc.dy, prec: sc.prec})
 	}
 	if h.palette != nil {
 		if len(h.cmap) == 0 {

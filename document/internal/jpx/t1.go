@@ -182,9 +182,13 @@ func (t *t1) flagsAt(i, k int) uint32 {
 func (t *t1) sigPass(p int, raw bool) {
 	oph := int32(3) << p
 	zc := &zcLUT[t.orient]
+	s := t.stride
 	for y0 := 0; y0 < t.h; y0 += 4 {
 		ye := min(y0+4, t.h)
 		for x := range t.w {
+			if i := (y0+1)*s + x + 1; ye-y0 == 4 && t.flags[i]|t.flags[i+s]|t.flags[i+2*s]|t.flags[i+3*s] == 0 {
+				continue // no coefficient of the column has a significant neighbour
+			}
 			for y := y0; y < ye; y++ {
 				i := (y+1)*t.stride + x + 1
 				f := t.flagsAt(i, y-y0)
@@ -215,9 +219,13 @@ func (t *t1) sigPass(p int, raw bool) {
 
 func (t *t1) refPass(p int, raw bool) {
 	delta := int32(1) << p
+	s := t.stride
 	for y0 := 0; y0 < t.h; y0 += 4 {
 		ye := min(y0+4, t.h)
 		for x := range t.w {
+			if i := (y0+1)*s + x + 1; ye-y0 == 4 && (t.flags[i]|t.flags[i+s]|t.flags[i+2*s]|t.flags[i+3*s])&fSig == 0 {
+				continue // nothing significant in the column
+			}
 			for y := y0; y < ye; y++ {
 				i := (y+1)*t.stride + x + 1
 				f := t.flagsAt(i, y-y0)
