@@ -121,6 +121,7 @@ type compParams struct {
 	steps      []uint16 // exponent<<11 | mantissa per sub-band
 	fromCOC    bool
 	fromQCC    bool
+	roiShift   int // RGN: a region of interest's coefficients are shifted up by this
 }
 
 // codingStyle is the COD segment's tile-wide part.

@@ -108,7 +108,19 @@ func (d *decoder) header(pos int, p *params, main bool) (int, error) {
 		case mPPM, mPPT:
 			return pos, UnsupportedError("packed packet headers (PPM/PPT)")
 		case mRGN:
-			return pos, UnsupportedError("region of interest (RGN)")
+			c, rest := 0, body
+			if len(p.comps) < 257 && len(body) >= 1 {
+				c, rest = int(body[0]), body[1:]
+			} else if len(body) >= 2 {
+				c, rest = int(binary.BigEndian.Uint16(body)), body[2:]
+			}
+			if c >= len(p.comps) || len(rest) < 2 {
+				return pos, FormatError(fmt.Sprintf("RGN for component %d of %d", c, len(p.comps)))
+			}
+			if rest[0] != 0 {
+				return pos, UnsupportedError(fmt.Sprintf("region of interest style %d", rest[0]))
+			}
+			p.comps[c].roiShift = int(rest[1])
 		}
 		pos += 2 + n
 	}

@@ -183,7 +183,7 @@ func TestUnsupported(t *testing.T) {
 		marker     []byte
 	}{
 		{"PPM", "packed packet headers", []byte{0xff, 0x60, 0, 3, 0}},
-		{"RGN", "region of interest", []byte{0xff, 0x5e, 0, 5, 0, 0, 7}},
+		{"RGN", "region of interest style 1", []byte{0xff, 0x5e, 0, 5, 0, 1, 7}},
 	} {
 		data := slices.Concat(cs[:siz], tc.marker, cs[siz:])
 		_, err := DecodeBytes(data, DefaultLimits)

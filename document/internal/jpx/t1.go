@@ -300,7 +300,7 @@ func (t *t1) cleanupPass(p int, segSym bool) {
 
 // decode runs the code-block's coding passes; afterwards t.mag and the
 // fNeg flags hold its coefficients.
-func (t *t1) decode(cb *codeBlock, orient int, style byte) {
+func (t *t1) decode(cb *codeBlock, orient int, style byte, roiShift int) {
 	t.w, t.h = int(cb.x1-cb.x0), int(cb.y1-cb.y0)
 	t.stride = t.w + 2
 	n := t.stride * (t.h + 2)
@@ -317,7 +317,7 @@ func (t *t1) decode(cb *codeBlock, orient int, style byte) {
 	t.orient = [4]int{0, 1, 0, 2}[orient]
 	t.causal = style&cbCausal != 0
 	t.mq.resetContexts()
-	p, ptype, pass, off := cb.numbps-1, 2, 0, 0
+	p, ptype, pass, off := cb.numbps+roiShift-1, 2, 0, 0
 	if p < 0 || p > 29 {
 		return
 	}
@@ -368,7 +368,7 @@ func (d *decoder) decodeBlocks(tc *tileComp) error {
 					if cb.passes == 0 {
 						continue
 					}
-					t.decode(cb, b.kind, tc.p.cbStyle)
+					t.decode(cb, b.kind, tc.p.cbStyle, tc.p.roiShift)
 					bw := b.w()
 					for y := range t.h {
 						row := int(cb.y0-b.y0+uint32(y))*bw + int(cb.x0-b.x0)
@@ -376,6 +376,9 @@ func (d *decoder) decodeBlocks(tc *tileComp) error {
 							m := t.mag[y*t.w+x]
 							if m == 0 {
 								continue
+							}
+							if roi := tc.p.roiShift; roi > 0 && m >= 1<<roi {
+								m >>= roi // a region of interest's coefficient (Annex H)
 							}
 							neg := t.flags[(y+1)*t.stride+x+1]&fNeg != 0
 							if b.ipix != nil {

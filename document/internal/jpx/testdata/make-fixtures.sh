@@ -38,6 +38,8 @@ mk rgb-tiles-pcrl.jp2 rgb.png -t 32,32 -n 3 -p PCRL -c [16,16]
 mk rgb-cprl.j2k rgb.png -p CPRL -r 16,4,1
 mk rgb-poc.j2k rgb.png -r 30,10,1 -POC T1=0,0,2,3,3,RLCP/T1=0,0,3,6,3,CPRL
 mk grey-poc-plt.j2k grey.png -r 20,5,1 -PLT -POC T1=0,0,1,6,1,RPCL/T1=0,0,3,6,1,LRCP
+mk grey-roi.j2k grey.png -ROI c=0,U=3
+mk rgb-roi-97.jp2 rgb.png -I -r 10 -ROI c=1,U=5
 mk rgb-M21-97.jp2 rgb.png -M 21 -I
 # Subsampled (4:2:0) components from raw planes, no component transform;
 # opj_decompress upsamples the chroma for its PNG.
