@@ -103,6 +103,10 @@ func DecodeAs(data []byte, lim Limits, cs ColorSpace) (img image.Image, err erro
 			img, err = nil, FormatError(fmt.Sprintf("malformed data (%v)", r))
 		}
 	}()
+	return decodeAs(data, lim, cs)
+}
+
+func decodeAs(data []byte, lim Limits, cs ColorSpace) (image.Image, error) {
 	hdr, stream, err := parseFile(data)
 	if err != nil {
 		return nil, err

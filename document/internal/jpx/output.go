@@ -76,6 +76,9 @@ type channel struct {
 
 func (ch *channel) at(x, y uint32) int32 {
 	pl := ch.pl
+	if pl.w == 0 || pl.h == 0 {
+		return 0
+	}
 	u, v := int(x/ch.dx)-int(pl.x0), int(y/ch.dy)-int(pl.y0)
 	u, v = max(0, min(pl.w-1, u)), max(0, min(pl.h-1, v))
 	s := int32(pl.pix[v*pl.w+u])
