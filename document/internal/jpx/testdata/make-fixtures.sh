@@ -6,6 +6,8 @@ set -eu
 C=/usr/bin/convert
 $C -size 180x64 xc:white -font DejaVu-Sans -pointsize 20 -annotate +6+26 'Invoice 4471' -annotate +6+54 'Total 88.20' -depth 8 -type Grayscale grey.png
 $C -size 67x45 gradient:red-blue \( -size 67x45 gradient:yellow-green -rotate 90 -resize 67x45! \) -compose multiply -composite -font DejaVu-Sans -pointsize 14 -fill black -annotate +3+25 'Rgb 42' -depth 8 -type TrueColor rgb.png
+# Four components (RGB and alpha): a PDF's DeviceCMYK reads them as CMYK.
+$C rgb.png -alpha set -channel A -fx 'i/w' +channel -depth 8 rgba.png
 rm -f *.j2k *.jp2 oracle-*.png
 mk() { # name input options...
 	n=$1; in=$2; shift 2
@@ -40,6 +42,7 @@ mk rgb-poc.j2k rgb.png -r 30,10,1 -POC T1=0,0,2,3,3,RLCP/T1=0,0,3,6,3,CPRL
 mk grey-poc-plt.j2k grey.png -r 20,5,1 -PLT -POC T1=0,0,1,6,1,RPCL/T1=0,0,3,6,1,LRCP
 mk grey-roi.j2k grey.png -ROI c=0,U=3
 mk rgb-roi-97.jp2 rgb.png -I -r 10 -ROI c=1,U=5
+mk rgba4.j2k rgba.png -n 3
 mk rgb-M21-97.jp2 rgb.png -M 21 -I
 # Subsampled (4:2:0) components from raw planes, no component transform;
 # opj_decompress upsamples the chroma for its PNG.
