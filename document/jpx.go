@@ -42,8 +42,10 @@ var jpxLimits = jpx.Limits{MaxPixels: maxPageImagePixels, MaxComponents: 4, MaxT
 // own (the JP2 header's colour box and palette) unless the PDF gives a
 // /ColorSpace of as many components (pdfCS true), which then reads the
 // samples, through the Decode array if there is one. An alpha channel
-// (SMaskInData) is dropped: the picture is read on white.
-func decodeJPX(b []byte, cs colourSpace, pdfCS bool, dec []decodeRange) (image.Image, error) {
+// (SMaskInData) is dropped: the picture is read on white. The codestream's
+// own size is the picture's, but may not pass 4 times the pixels of the
+// image dictionary's (pixels, when > 0), which bounds the memory taken.
+func decodeJPX(b []byte, pixels int64, cs colourSpace, pdfCS bool, dec []decodeRange) (image.Image, error) {
 	as := jpx.Default
 	if pdfCS {
 		switch cs.kind {
@@ -55,7 +57,11 @@ func decodeJPX(b []byte, cs colourSpace, pdfCS bool, dec []decodeRange) (image.I
 			as = jpx.CMYK
 		}
 	}
-	img, err := jpx.DecodeAs(b, jpxLimits, as)
+	lim := jpxLimits
+	if pixels > 0 {
+		lim.MaxPixels = min(lim.MaxPixels, 4*pixels)
+	}
+	img, err := jpx.DecodeAs(b, lim, as)
 	if err != nil {
 		return nil, jpxError(err)
 	}

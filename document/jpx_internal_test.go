@@ -48,7 +48,7 @@ func TestDecodeJPXColourSpaces(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			img, err := decodeJPX(b, tc.cs, tc.cs.comps > 0, tc.dec)
+			img, err := decodeJPX(b, 0, tc.cs, tc.cs.comps > 0, tc.dec)
 			if err != nil {
 				t.Fatal(err)
 			}

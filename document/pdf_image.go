@@ -334,7 +334,7 @@ func decodeXObject(x pdf.Value) (img image.Image, stored []byte, err error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		img, err := decodeJPX(b, cs, cs.comps > 0, dec)
+		img, err := decodeJPX(b, int64(w)*int64(h), cs, cs.comps > 0, dec)
 		return img, nil, err
 	case "":
 		img, err := readSamples(rd, w, h, bpc, cs, dec)
