@@ -126,7 +126,7 @@ func decodePDF(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (d
 	// reads PDFs reads it); a document with no text, no picture and no
 	// such page is blank.
 	if strings.TrimSpace(doc.Text) == "" && len(doc.Scanned()) == 0 && len(doc.Unreadable()) == 0 {
-		return nil, fmt.Errorf("%w: none of its %d pages has text or a page image this reader decodes (text drawn as vector outlines, or JBIG2/JPEG 2000 scans): render it to images for OCR or a model that reads images", ErrNoText, len(pages))
+		return nil, fmt.Errorf("%w: none of its %d pages has text or a page image this reader decodes (text drawn as vector outlines, or JBIG2 scans): render it to images for OCR or a model that reads images", ErrNoText, len(pages))
 	}
 	return doc, nil
 }
