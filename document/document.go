@@ -112,9 +112,9 @@ type Page struct {
 	// Unreadable says why the reader could make neither the page's text
 	// nor a picture of it (a JBIG2 scan, a JPEG 2000 one that does not
 	// decode, text drawn as vector outlines, a Type 3 font without a
-	// Unicode map); "" for a page it
-	// read. Such a page's text is empty or partial: only a model shown the
-	// original (a whole PDF) reads it. UnreadableError names the remedies.
+	// Unicode map); "" for a page it read. Such a page's text is empty or
+	// partial: only a model shown the original (a whole PDF) reads it.
+	// UnreadableError names the remedies.
 	Unreadable string
 }
 
