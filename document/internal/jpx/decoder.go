@@ -15,6 +15,13 @@ type decoder struct {
 	main   *params
 	tiles  []*tile
 	budget int // code-blocks and precincts left under Limits.MaxCodeBlocks
+	// ppm: the main header's packed packet headers (PPM), Nppm and Ippm
+	// pairs, one a tile-part; ppmSeen says there were PPM markers.
+	ppm     []byte
+	ppmSeen bool
+	// trace, when set (by tests), sees where each packet's header and body
+	// are: offsets in the tile's data, or in its packed headers.
+	trace  func(tile, hdrStart, hdrEnd, bodyStart, bodyEnd int)
 	planes []plane
 }
 
@@ -28,12 +35,15 @@ type plane struct {
 }
 
 type tile struct {
-	idx    int
-	p      *params
-	data   []byte
-	parts  int
-	x0, y0 uint32
-	x1, y1 uint32
+	idx   int
+	p     *params
+	data  []byte
+	parts int
+	// headers: the packet headers, when packed in PPM or PPT markers.
+	headers []byte
+	packed  bool
+	x0, y0  uint32
+	x1, y1  uint32
 }
 
 func newDecoder(cs []byte, lim Limits) (*decoder, error) {
@@ -64,7 +74,8 @@ func newDecoder(cs []byte, lim Limits) (*decoder, error) {
 
 // segments walks the marker segments from pos, calling fn for each until
 // fn returns stop; it returns the position after the last segment read.
-func (d *decoder) header(pos int, p *params, main bool) (int, error) {
+func (d *decoder) header(pos int, p *params, t *tile) (int, error) {
+	main := t == nil
 	cs := d.cs
 	seenCOD, seenQCD := !main, !main
 	for {
@@ -105,8 +116,16 @@ func (d *decoder) header(pos int, p *params, main bool) (int, error) {
 			if err := p.parsePOC(body, main); err != nil {
 				return pos, err
 			}
-		case mPPM, mPPT:
-			return pos, UnsupportedError("packed packet headers (PPM/PPT)")
+		case mPPM:
+			if !main || len(body) < 1 {
+				return pos, FormatError("PPM in a tile header")
+			}
+			d.ppm, d.ppmSeen = append(d.ppm, body[1:]...), true
+		case mPPT:
+			if main || d.ppmSeen || len(body) < 1 {
+				return pos, FormatError("PPT in the main header, or with PPM")
+			}
+			t.headers, t.packed = append(t.headers, body[1:]...), true
 		case mRGN:
 			c, rest := 0, body
 			if len(p.comps) < 257 && len(body) >= 1 {
@@ -129,7 +148,7 @@ func (d *decoder) header(pos int, p *params, main bool) (int, error) {
 func (d *decoder) decode() error {
 	cs := d.cs
 	sizLen := int(binary.BigEndian.Uint16(cs[4:]))
-	pos, err := d.header(4+sizLen, d.main, true)
+	pos, err := d.header(4+sizLen, d.main, nil)
 	if err != nil {
 		return err
 	}
@@ -154,9 +173,18 @@ func (d *decoder) decode() error {
 			t = &tile{idx: idx, p: d.main.clone()}
 			d.tiles[idx] = t
 		}
-		sod, err := d.header(pos+12, t.p, false)
+		sod, err := d.header(pos+12, t.p, t)
 		if err != nil {
 			return err
+		}
+		if d.ppmSeen {
+			// This tile-part's packet headers are the next Nppm bytes.
+			if len(d.ppm) < 4 {
+				return FormatError("PPM without the packet headers of a tile-part")
+			}
+			n := min(int64(binary.BigEndian.Uint32(d.ppm)), int64(len(d.ppm)-4))
+			t.headers, t.packed = append(t.headers, d.ppm[4:4+n]...), true
+			d.ppm = d.ppm[4+n:]
 		}
 		if int64(sod+2) > end {
 			return FormatError("tile-part data before its header ends")
@@ -401,7 +429,10 @@ type packetRef struct {
 // or the progressions of its POC markers, into the code-blocks, stopping
 // where the data ends.
 func (d *decoder) readPackets(t *tile, tcs []*tileComp) {
-	pr := &packetReader{data: t.data, sop: t.p.cs.sop, eph: t.p.cs.eph}
+	pr := &packetReader{data: t.data, sop: t.p.cs.sop, eph: t.p.cs.eph, packed: t.packed, hdr: t.headers}
+	if d.trace != nil {
+		pr.trace = func(hs, he, bs, be int) { d.trace(t.idx, hs, he, bs, be) }
+	}
 	layers := t.p.cs.layers
 	maxRes := 0
 	for _, tc := range tcs {
@@ -517,17 +548,28 @@ type packetReader struct {
 	data     []byte
 	pos      int
 	sop, eph bool
+	// packed: the headers are hdr (from PPM or PPT), read from hpos.
+	packed bool
+	hdr    []byte
+	hpos   int
+	trace  func(hdrStart, hdrEnd, bodyStart, bodyEnd int)
 }
 
 // read reads one packet; false means the data has ended.
 func (pr *packetReader) read(tc *tileComp, res *resolution, prec *precinct, layer int) bool {
-	if pr.pos >= len(pr.data) {
+	if pr.packed && pr.hpos >= len(pr.hdr) || !pr.packed && pr.pos >= len(pr.data) {
 		return false
 	}
 	if pr.sop && pr.pos+6 <= len(pr.data) && pr.data[pr.pos] == 0xff && pr.data[pr.pos+1] == 0x91 {
 		pr.pos += 6
 	}
-	br := &bitReader{b: pr.data, pos: pr.pos}
+	// hb is where the header is read: the data, or the packed headers.
+	hb, hpos := pr.data, &pr.pos
+	if pr.packed {
+		hb, hpos = pr.hdr, &pr.hpos
+	}
+	hstart := *hpos
+	br := &bitReader{b: hb, pos: *hpos}
 	cbStyle := tc.p.cbStyle
 	var included []*codeBlock
 	if br.bit() == 1 {
@@ -587,9 +629,18 @@ func (pr *packetReader) read(tc *tileComp, res *resolution, prec *precinct, laye
 		}
 	}
 	br.align()
-	pr.pos = br.pos
-	if pr.eph && pr.pos+2 <= len(pr.data) && pr.data[pr.pos] == 0xff && pr.data[pr.pos+1] == 0x92 {
-		pr.pos += 2
+	*hpos = br.pos
+	if pr.eph && *hpos+2 <= len(hb) && hb[*hpos] == 0xff && hb[*hpos+1] == 0x92 {
+		*hpos += 2
+	}
+	if pr.trace != nil {
+		n := 0
+		for _, cb := range included {
+			for _, ps := range cb.pending {
+				n += ps.len
+			}
+		}
+		pr.trace(hstart, *hpos, pr.pos, min(pr.pos+n, len(pr.data)))
 	}
 	for _, cb := range included {
 		for _, ps := range cb.pending {

@@ -3,16 +3,17 @@
 // JPXDecode filter carries them.
 //
 // It decodes the Part 1 core: the five progression orders and their
-// changes (POC), precincts, regions of interest (RGN, max-shift), tiles
-// and tile-parts, every code-block style (bypass, reset, termall,
-// vertically causal, predictable termination, segmentation symbols), the
-// reversible 5/3 and irreversible 9/7 wavelets with their quantisation,
-// the RCT and ICT component transforms, subsampled components, and the
-// JP2 header's colour (greyscale, sRGB, sYCC, CMYK) and palette
-// (pclr/cmap). It does not decode packed packet headers (PPM, PPT) nor
-// Part 2 or HTJ2K extensions: those return an UnsupportedError. Hostile
-// input never panics: Limits bound what a decode may allocate, and
-// malformed data is a FormatError.
+// changes (POC), precincts, packed packet headers (PPM, PPT), regions of
+// interest (RGN, max-shift), tiles and tile-parts, every code-block style
+// (bypass, reset, termall, vertically causal, predictable termination,
+// segmentation symbols), the reversible 5/3 and irreversible 9/7 wavelets
+// with their quantisation, the RCT and ICT component transforms,
+// subsampled components, and the JP2 header's colour (greyscale, sRGB,
+// sYCC, CMYK) and palette (pclr/cmap). It does not decode Part 2
+// extensions (other wavelets, multi-component transforms) nor HTJ2K (Part
+// 15) code-blocks: those return an UnsupportedError. Hostile input never
+// panics: Limits bound what a decode may allocate, and malformed data is
+// a FormatError.
 package jpx
 
 import (

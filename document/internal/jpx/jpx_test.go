@@ -178,18 +178,111 @@ func TestUnsupported(t *testing.T) {
 		t.Fatal(err)
 	}
 	siz := 4 + int(binary.BigEndian.Uint16(cs[4:])) // SOC, then SIZ and its length
+	cod := bytes.Index(cs, []byte{0xff, 0x52})
 	for _, tc := range []struct {
 		name, want string
-		marker     []byte
+		edit       func(b []byte) []byte
 	}{
-		{"PPM", "packed packet headers", []byte{0xff, 0x60, 0, 3, 0}},
-		{"RGN", "region of interest style 1", []byte{0xff, 0x5e, 0, 5, 0, 1, 7}},
+		{"RGN style 1", "region of interest style 1", func(b []byte) []byte {
+			return slices.Concat(b[:siz], []byte{0xff, 0x5e, 0, 5, 0, 1, 7}, b[siz:])
+		}},
+		{"Part 2 wavelet", "Part 2 wavelet", func(b []byte) []byte { b[cod+13] = 2; return b }},
+		{"HTJ2K code-blocks", "HT code-block style", func(b []byte) []byte { b[cod+12] |= 0x40; return b }},
 	} {
-		data := slices.Concat(cs[:siz], tc.marker, cs[siz:])
-		_, err := DecodeBytes(data, DefaultLimits)
+		_, err := DecodeBytes(tc.edit(slices.Clone(cs)), DefaultLimits)
 		var ue UnsupportedError
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want an UnsupportedError naming %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestPackedHeaders moves the packet headers of fixtures into PPT markers
+// (each tile-part's own) and into PPM markers (the main header's), as the
+// standard allows, and checks that each still decodes as opj_decompress
+// decoded the original. The decoder's trace says where each packet's
+// header and body are.
+func TestPackedHeaders(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"grey-layers.j2k", "rgb-tiles-pcrl.jp2", "grey-M63.j2k", "rgb-cprl.j2k"} {
+		data, err := os.ReadFile("testdata/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, cs, err := parseFile(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		type span struct{ hs, he, bs, be int }
+		spans := map[int][]span{}
+		d, err := newDecoder(cs, DefaultLimits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.trace = func(tile, hs, he, bs, be int) { spans[tile] = append(spans[tile], span{hs, he, bs, be}) }
+		if err := d.decode(); err != nil {
+			t.Fatal(err)
+		}
+		// The codestream's parts: main header, then tile-parts (one a tile
+		// in these fixtures) of header markers and data.
+		mainEnd := bytes.Index(cs, []byte{0xff, 0x90})
+		type part struct {
+			tile         int
+			header, data []byte
+		}
+		var parts []part
+		for pos := mainEnd; pos+12 <= len(cs) && binary.BigEndian.Uint16(cs[pos:]) == mSOT; {
+			end := pos + int(binary.BigEndian.Uint32(cs[pos+6:]))
+			sod := pos + bytes.Index(cs[pos:end], []byte{0xff, 0x93})
+			parts = append(parts, part{int(binary.BigEndian.Uint16(cs[pos+4:])), cs[pos+12 : sod], cs[sod+2 : end]})
+			pos = end
+		}
+		split := func(p part) (headers, bodies []byte) {
+			for _, s := range spans[p.tile] {
+				headers = append(headers, p.data[s.hs:s.he]...)
+				bodies = append(bodies, p.data[s.bs:s.be]...)
+			}
+			return headers, bodies
+		}
+		// marker makes marker segments of code m holding b, 60000 bytes at
+		// most each, after an index byte.
+		marker := func(m uint16, b []byte) []byte {
+			var out []byte
+			for z := 0; z == 0 || len(b) > 0; z++ {
+				n := min(len(b), 60000)
+				out = binary.BigEndian.AppendUint16(out, m)
+				out = binary.BigEndian.AppendUint16(out, uint16(3+n))
+				out = append(append(out, byte(z)), b[:n]...)
+				b = b[n:]
+			}
+			return out
+		}
+		tilePart := func(p part, extra, body []byte) []byte {
+			sot := []byte{0xff, 0x90, 0, 10, byte(p.tile >> 8), byte(p.tile), 0, 0, 0, 0, 0, 1}
+			tp := slices.Concat(sot, p.header, extra, []byte{0xff, 0x93}, body)
+			binary.BigEndian.PutUint32(tp[6:], uint32(len(tp)))
+			return tp
+		}
+		ppt := slices.Clone(cs[:mainEnd])
+		var ppmData []byte
+		var ppmParts [][]byte
+		for _, p := range parts {
+			headers, bodies := split(p)
+			ppt = append(ppt, tilePart(p, marker(mPPT, headers), bodies)...)
+			ppmData = append(binary.BigEndian.AppendUint32(ppmData, uint32(len(headers))), headers...)
+			ppmParts = append(ppmParts, tilePart(p, nil, bodies))
+		}
+		ppm := slices.Concat(cs[:mainEnd], marker(mPPM, ppmData), slices.Concat(ppmParts...))
+		want := readPNG(t, "testdata/oracle-"+strings.TrimSuffix(name, filepath.Ext(name))+".png")
+		for kind, b := range map[string][]byte{"PPT": ppt, "PPM": ppm} {
+			got, err := decodeAs(append(b, 0xff, 0xd9), DefaultLimits, Default)
+			if err != nil {
+				t.Errorf("%s as %s: %v", name, kind, err)
+				continue
+			}
+			if worst, at := maxDiff(got, want); worst != 0 {
+				t.Errorf("%s as %s differs from opj_decompress by %d at %v", name, kind, worst, at)
+			}
 		}
 	}
 }
