@@ -15,6 +15,11 @@ func FuzzJPX(f *testing.F) {
 			f.Add(data)
 		}
 	}
+	// Packed packet headers (made by TestPackedHeaders's repack).
+	if ppt, ppm, err := repack("testdata/rgb-tiles-pcrl.jp2"); err == nil {
+		f.Add(ppt)
+		f.Add(ppm)
+	}
 	// Small limits keep each run fast: the fixtures are at most 180×64.
 	lim := Limits{MaxPixels: 1 << 15, MaxComponents: 4, MaxTiles: 64, MaxCodeBlocks: 1 << 11}
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -200,82 +200,17 @@ func TestUnsupported(t *testing.T) {
 // TestPackedHeaders moves the packet headers of fixtures into PPT markers
 // (each tile-part's own) and into PPM markers (the main header's), as the
 // standard allows, and checks that each still decodes as opj_decompress
-// decoded the original. The decoder's trace says where each packet's
-// header and body are.
+// decoded the original.
 func TestPackedHeaders(t *testing.T) {
 	t.Parallel()
 	for _, name := range []string{"grey-layers.j2k", "rgb-tiles-pcrl.jp2", "grey-M63.j2k", "rgb-cprl.j2k"} {
-		data, err := os.ReadFile("testdata/" + name)
+		ppt, ppm, err := repack("testdata/" + name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, cs, err := parseFile(data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		type span struct{ hs, he, bs, be int }
-		spans := map[int][]span{}
-		d, err := newDecoder(cs, DefaultLimits)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d.trace = func(tile, hs, he, bs, be int) { spans[tile] = append(spans[tile], span{hs, he, bs, be}) }
-		if err := d.decode(); err != nil {
-			t.Fatal(err)
-		}
-		// The codestream's parts: main header, then tile-parts (one a tile
-		// in these fixtures) of header markers and data.
-		mainEnd := bytes.Index(cs, []byte{0xff, 0x90})
-		type part struct {
-			tile         int
-			header, data []byte
-		}
-		var parts []part
-		for pos := mainEnd; pos+12 <= len(cs) && binary.BigEndian.Uint16(cs[pos:]) == mSOT; {
-			end := pos + int(binary.BigEndian.Uint32(cs[pos+6:]))
-			sod := pos + bytes.Index(cs[pos:end], []byte{0xff, 0x93})
-			parts = append(parts, part{int(binary.BigEndian.Uint16(cs[pos+4:])), cs[pos+12 : sod], cs[sod+2 : end]})
-			pos = end
-		}
-		split := func(p part) (headers, bodies []byte) {
-			for _, s := range spans[p.tile] {
-				headers = append(headers, p.data[s.hs:s.he]...)
-				bodies = append(bodies, p.data[s.bs:s.be]...)
-			}
-			return headers, bodies
-		}
-		// marker makes marker segments of code m holding b, 60000 bytes at
-		// most each, after an index byte.
-		marker := func(m uint16, b []byte) []byte {
-			var out []byte
-			for z := 0; z == 0 || len(b) > 0; z++ {
-				n := min(len(b), 60000)
-				out = binary.BigEndian.AppendUint16(out, m)
-				out = binary.BigEndian.AppendUint16(out, uint16(3+n))
-				out = append(append(out, byte(z)), b[:n]...)
-				b = b[n:]
-			}
-			return out
-		}
-		tilePart := func(p part, extra, body []byte) []byte {
-			sot := []byte{0xff, 0x90, 0, 10, byte(p.tile >> 8), byte(p.tile), 0, 0, 0, 0, 0, 1}
-			tp := slices.Concat(sot, p.header, extra, []byte{0xff, 0x93}, body)
-			binary.BigEndian.PutUint32(tp[6:], uint32(len(tp)))
-			return tp
-		}
-		ppt := slices.Clone(cs[:mainEnd])
-		var ppmData []byte
-		var ppmParts [][]byte
-		for _, p := range parts {
-			headers, bodies := split(p)
-			ppt = append(ppt, tilePart(p, marker(mPPT, headers), bodies)...)
-			ppmData = append(binary.BigEndian.AppendUint32(ppmData, uint32(len(headers))), headers...)
-			ppmParts = append(ppmParts, tilePart(p, nil, bodies))
-		}
-		ppm := slices.Concat(cs[:mainEnd], marker(mPPM, ppmData), slices.Concat(ppmParts...))
 		want := readPNG(t, "testdata/oracle-"+strings.TrimSuffix(name, filepath.Ext(name))+".png")
 		for kind, b := range map[string][]byte{"PPT": ppt, "PPM": ppm} {
-			got, err := decodeAs(append(b, 0xff, 0xd9), DefaultLimits, Default)
+			got, err := decodeAs(b, DefaultLimits, Default)
 			if err != nil {
 				t.Errorf("%s as %s: %v", name, kind, err)
 				continue
@@ -285,4 +220,75 @@ func TestPackedHeaders(t *testing.T) {
 			}
 		}
 	}
+}
+
+// repack returns the codestream of the fixture file with its packet
+// headers in PPT markers and in PPM markers. The decoder's trace says where
+// each packet's header and body are; each tile must be one tile-part.
+func repack(file string) (ppt, ppm []byte, err error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, nil, err
+	}
+	_, cs, err := parseFile(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	type span struct{ hs, he, bs, be int }
+	spans := map[int][]span{}
+	d, err := newDecoder(cs, DefaultLimits)
+	if err != nil {
+		return nil, nil, err
+	}
+	d.trace = func(tile, hs, he, bs, be int) { spans[tile] = append(spans[tile], span{hs, he, bs, be}) }
+	if err := d.decode(); err != nil {
+		return nil, nil, err
+	}
+	// The codestream's parts: main header, then tile-parts of header
+	// markers and data.
+	mainEnd := bytes.Index(cs, []byte{0xff, 0x90})
+	type part struct {
+		tile         int
+		header, data []byte
+	}
+	var parts []part
+	for pos := mainEnd; pos+12 <= len(cs) && binary.BigEndian.Uint16(cs[pos:]) == mSOT; {
+		end := pos + int(binary.BigEndian.Uint32(cs[pos+6:]))
+		sod := pos + bytes.Index(cs[pos:end], []byte{0xff, 0x93})
+		parts = append(parts, part{int(binary.BigEndian.Uint16(cs[pos+4:])), cs[pos+12 : sod], cs[sod+2 : end]})
+		pos = end
+	}
+	// marker makes marker segments of code m holding b, 60000 bytes at
+	// most each, after an index byte.
+	marker := func(m uint16, b []byte) []byte {
+		var out []byte
+		for z := 0; z == 0 || len(b) > 0; z++ {
+			n := min(len(b), 60000)
+			out = binary.BigEndian.AppendUint16(out, m)
+			out = binary.BigEndian.AppendUint16(out, uint16(3+n))
+			out = append(append(out, byte(z)), b[:n]...)
+			b = b[n:]
+		}
+		return out
+	}
+	tilePart := func(p part, extra, body []byte) []byte {
+		sot := []byte{0xff, 0x90, 0, 10, byte(p.tile >> 8), byte(p.tile), 0, 0, 0, 0, 0, 1}
+		tp := slices.Concat(sot, p.header, extra, []byte{0xff, 0x93}, body)
+		binary.BigEndian.PutUint32(tp[6:], uint32(len(tp)))
+		return tp
+	}
+	ppt = slices.Clone(cs[:mainEnd])
+	var ppmData, ppmParts []byte
+	for _, p := range parts {
+		var headers, bodies []byte
+		for _, s := range spans[p.tile] {
+			headers = append(headers, p.data[s.hs:s.he]...)
+			bodies = append(bodies, p.data[s.bs:s.be]...)
+		}
+		ppt = append(ppt, tilePart(p, marker(mPPT, headers), bodies)...)
+		ppmData = append(binary.BigEndian.AppendUint32(ppmData, uint32(len(headers))), headers...)
+		ppmParts = append(ppmParts, tilePart(p, nil, bodies)...)
+	}
+	ppm = slices.Concat(cs[:mainEnd], marker(mPPM, ppmData), ppmParts, []byte{0xff, 0xd9})
+	return append(ppt, 0xff, 0xd9), ppm, nil
 }
