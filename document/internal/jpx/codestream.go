@@ -270,10 +270,11 @@ func (c *compParams) step(band, nb int) (exp, mant int) {
 	return int(v >> 11), int(v & 0x7ff)
 }
 
-// applyMarker reads a COD, COC, QCD or QCC marker segment into p; main
-// says whether it is in the main header (a tile's COD resets what COC set
-// in the main header, and so on).
-func (p *params) applyMarker(m uint16, b []byte, main bool) error {
+// applyMarker reads a COD, COC, QCD or QCC marker segment into p. A COC
+// (QCC) outranks a COD (QCD) of the same header; a tile's params start as
+// the main header's with none of them from a COC or QCC (clone), so that a
+// tile's COD outranks the main header's COC (A.6.1).
+func (p *params) applyMarker(m uint16, b []byte) error {
 	nc := len(p.comps)
 	compIndex := func() (int, []byte, error) {
 		if nc < 257 {
@@ -339,6 +340,5 @@ func (p *params) applyMarker(m uint16, b []byte, main bool) error {
 		}
 		p.comps[c].fromQCC = true
 	}
-	_ = main
 	return nil
 }

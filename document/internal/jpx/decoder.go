@@ -72,8 +72,9 @@ func newDecoder(cs []byte, lim Limits) (*decoder, error) {
 	return d, nil
 }
 
-// segments walks the marker segments from pos, calling fn for each until
-// fn returns stop; it returns the position after the last segment read.
+// header reads the marker segments of the main header (t nil) or of a
+// tile-part's header from pos into p (and t), up to the first SOT (main)
+// or SOD, whose position it returns.
 func (d *decoder) header(pos int, p *params, t *tile) (int, error) {
 	main := t == nil
 	cs := d.cs
@@ -109,7 +110,7 @@ func (d *decoder) header(pos int, p *params, t *tile) (int, error) {
 			if m == mQCD {
 				seenQCD = true
 			}
-			if err := p.applyMarker(m, body, main); err != nil {
+			if err := p.applyMarker(m, body); err != nil {
 				return pos, err
 			}
 		case mPOC:
@@ -308,12 +309,9 @@ func (d *decoder) decodeTile(t *tile) error {
 		tcs[c] = tc
 	}
 	d.readPackets(t, tcs)
-	for c, tc := range tcs {
-		if err := d.decodeBlocks(tc); err != nil {
-			return err
-		}
+	for _, tc := range tcs {
+		decodeBlocks(tc)
 		inverseDWT(tc)
-		_ = c
 	}
 	return d.storeTile(t, tcs)
 }

@@ -356,8 +356,8 @@ func (t *t1) decode(cb *codeBlock, orient int, style byte, roiShift int) {
 }
 
 // decodeBlocks decodes every code-block of tc into its sub-band,
-// dequantised.
-func (d *decoder) decodeBlocks(tc *tileComp) error {
+// dequantised (E.1).
+func decodeBlocks(tc *tileComp) {
 	var t t1
 	for _, res := range tc.res {
 		for _, pr := range res.precincts {
@@ -400,5 +400,4 @@ func (d *decoder) decodeBlocks(tc *tileComp) error {
 			}
 		}
 	}
-	return nil
 }
