@@ -110,9 +110,10 @@ type Page struct {
 	// ranges when none. Options.DropRunning removes them from Text instead.
 	Header, Footer Span
 	// Unreadable says why the reader could make neither the page's text
-	// nor a picture of it (a JPEG 2000 scan, a JBIG2 one of Huffman-coded
-	// refined symbols, text drawn as vector outlines, a Type 3 font without
-	// a Unicode map); "" for a page it read. Such a page's text is empty or
+	// nor a picture of it (a JBIG2 scan of Huffman-coded refined symbols,
+	// a JPEG 2000 one of Part 2 extensions, text drawn as vector outlines,
+	// a Type 3 font without a Unicode map); "" for a page it read. Such a
+	// page's text is empty or
 	// partial: only a model shown the original (a whole PDF) reads it.
 	// UnreadableError names the remedies.
 	Unreadable string

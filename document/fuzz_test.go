@@ -109,6 +109,7 @@ func FuzzImage(f *testing.F) {
 	addFiles(f, "testdata/scans/*.jpg")
 	addFiles(f, "testdata/scans/*.bmp")
 	addFiles(f, "testdata/scans/*.gif")
+	addFiles(f, "internal/jpx/testdata/grey-lossless.jp2")
 	f.Fuzz(func(t *testing.T, b []byte) {
 		// With OCR, every page's picture for OCR is made too: it must be
 		// within MaxOCRPixels and decode as the size it says.

@@ -45,6 +45,8 @@ func init() {
 		// A GIF's first frame; a BMP as Windows scanning tools save it.
 		{"gif", "image/gif", "1", []string{".gif"}, [][]byte{[]byte("GIF87a"), []byte("GIF89a")}},
 		{"bmp", "image/bmp", "1", []string{".bmp", ".dib"}, nil},
+		// JPEG 2000: a JP2 file or a bare codestream (jpx.go).
+		{"jp2", "image/jp2", "1", []string{".jp2", ".j2k", ".j2c", ".jpf"}, [][]byte{[]byte("\x00\x00\x00\x0cjP  \r\n\x87\n"), {0xFF, 0x4F, 0xFF, 0x51}}},
 	} {
 		magic := f.magic
 		match := func(head []byte, _ io.ReaderAt, _ int64) bool {

@@ -29,7 +29,7 @@ func init() {
 		Name:       "pdf",
 		MediaType:  "application/pdf",
 		Extensions: []string{".pdf"},
-		Version:    "9", // 3: tight word spaces, ligatures spelled out, odd-length Unicode maps; 4: right-to-left text in logical order, Arabic presentation forms spelled, marks kept with their letters; 5: producers' sweep: table rows between a title and a paragraph, superscripts, chance gaps across two columns, Symbol and ZapfDingbats; 6: a table row whose cells wrap onto lines above and below it read as one row; 7: attached files (EmbeddedFiles, FileAttachment annotations) read as attachments; 8: filled-in form fields and annotations' text (widget and FreeText appearances, values of fields without an appearance) join the page's text, and scans are read by OCR at their own resolution (Limits.MaxOCRPixels); 9: page images in palettes, CMYK, Lab, 2/4/16-bit samples, with Decode arrays, LZW, RunLength, ASCIIHex and filter chains, and pages cut into bands drawn into one picture; JBIG2 page images (generic regions, arithmetic or MMR; symbol dictionaries and text regions, arithmetic or Huffman; refinement; halftones)
+		Version:    "10", // 3: tight word spaces, ligatures spelled out, odd-length Unicode maps; 4: right-to-left text in logical order, Arabic presentation forms spelled, marks kept with their letters; 5: producers' sweep: table rows between a title and a paragraph, superscripts, chance gaps across two columns, Symbol and ZapfDingbats; 6: a table row whose cells wrap onto lines above and below it read as one row; 7: attached files (EmbeddedFiles, FileAttachment annotations) read as attachments; 8: filled-in form fields and annotations' text (widget and FreeText appearances, values of fields without an appearance) join the page's text, and scans are read by OCR at their own resolution (Limits.MaxOCRPixels); 9: page images in palettes, CMYK, Lab, 2/4/16-bit samples, with Decode arrays, LZW, RunLength, ASCIIHex and filter chains, and pages cut into bands drawn into one picture, JBIG2 page images (generic regions, arithmetic or MMR; symbol dictionaries and text regions, arithmetic or Huffman; refinement; halftones); 10: JPEG 2000 (JPXDecode) page images
 		Match:      matchPDF,
 		Priority:   100,
 		Decoder:    DecoderFunc(decodePDF),
@@ -126,7 +126,7 @@ func decodePDF(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (d
 	// reads PDFs reads it); a document with no text, no picture and no
 	// such page is blank.
 	if strings.TrimSpace(doc.Text) == "" && len(doc.Scanned()) == 0 && len(doc.Unreadable()) == 0 {
-		return nil, fmt.Errorf("%w: none of its %d pages has text or a page image this reader decodes (text drawn as vector outlines, JPEG 2000 scans, or JBIG2 scans of Huffman-coded refined symbols): render it to images for OCR or a model that reads images", ErrNoText, len(pages))
+		return nil, fmt.Errorf("%w: none of its %d pages has text or a page image this reader decodes (text drawn as vector outlines, or JBIG2 and JPEG 2000 scans of kinds not decoded): render it to images for OCR or a model that reads images", ErrNoText, len(pages))
 	}
 	return doc, nil
 }

@@ -228,7 +228,7 @@ func streamFilters(x pdf.Value) []pdfFilter {
 var imageCodecs = map[string]bool{"DCTDecode": true, "CCITTFaxDecode": true, "JBIG2Decode": true, "JPXDecode": true}
 
 // decodeXObject decodes an image XObject's samples: JPEG (DCTDecode), CCITT
-// fax (the usual scanner output), and samples of 1, 2, 4, 8 or 16 bits
+// fax (the usual scanner output), JPEG 2000 (JPXDecode), and samples of 1, 2, 4, 8 or 16 bits
 // stored as they are or compressed with Flate, LZW or RunLength, behind
 // ASCIIHex or ASCII85 too, in gray, RGB, CMYK, Lab, one ink's tints or an
 // indexed (palette) colour space, with a Decode array. A JPEG that the PDF
@@ -330,6 +330,13 @@ func decodeXObject(x pdf.Value) (img image.Image, stored []byte, err error) {
 			return nil, nil, err
 		}
 		return img, nil, nil
+	case "JPXDecode":
+		b, err := readStream(rd)
+		if err != nil {
+			return nil, nil, err
+		}
+		img, err := decodeJPX(b, int64(w)*int64(h), cs, cs.comps > 0, dec)
+		return img, nil, err
 	case "JBIG2Decode":
 		b, err := readStream(rd)
 		if err != nil {

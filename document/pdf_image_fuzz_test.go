@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"image"
 	"image/jpeg"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -63,6 +64,10 @@ func FuzzXObjectImage(f *testing.F) {
 	var j bytes.Buffer
 	jpeg.Encode(&j, image.NewGray(image.Rect(0, 0, 8, 8)), nil)
 	gray := bytes.Repeat([]byte{0x00, 0x80, 0xFF, 0x40}, 16)
+	jpx, err := os.ReadFile("internal/jpx/testdata/rgb-lossless.j2k")
+	if err != nil {
+		f.Fatal(err)
+	}
 	seeds := []struct {
 		entries string
 		data    []byte
@@ -76,6 +81,8 @@ func FuzzXObjectImage(f *testing.F) {
 		{"/Width 8 /Height 8 /ColorSpace /DeviceGray /BitsPerComponent 8 /Decode [1 0] /Filter [/FlateDecode /DCTDecode]", flate(j.Bytes())},
 		{"/Width 8 /Height 8 /ColorSpace /CalGray /BitsPerComponent 2 /Filter /FlateDecode /DecodeParms << /Predictor 2 /Colors 1 /BitsPerComponent 8 /Columns 2 >>", flate(gray)},
 		{"/Width 8 /Height 8 /BitsPerComponent 1 /ColorSpace /DeviceGray /Filter /CCITTFaxDecode /DecodeParms << /K -1 /Columns 8 >>", []byte{0x26, 0xA0, 0x00, 0x10, 0x01}},
+		{"/Width 67 /Height 45 /ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /JPXDecode", jpx},
+		{"/Width 67 /Height 45 /ColorSpace [/Indexed /DeviceRGB 1 <000000ffffff>] /Filter /JPXDecode", jpx},
 	}
 	for _, s := range seeds {
 		f.Add(s.entries, s.data)
@@ -151,6 +158,10 @@ func BenchmarkDecodeXObject(b *testing.B) {
 func TestDecodeXObjectRefuses(t *testing.T) {
 	t.Parallel()
 	gray := bytes.Repeat([]byte{0x80}, 64)
+	jpx, err := os.ReadFile("internal/jpx/testdata/rgb-lossless.j2k") // 67×45
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		entries string
 		data    []byte
@@ -158,7 +169,8 @@ func TestDecodeXObjectRefuses(t *testing.T) {
 	}{
 		{"/Width 0 /Height 8 /ColorSpace /DeviceGray /BitsPerComponent 8", gray, "image of 0×8 pixels"},
 		{"/Width 8000 /Height 8000 /ColorSpace /DeviceGray /BitsPerComponent 8", gray, "image of 8000×8000 pixels"},
-		{"/Width 8 /Height 8 /ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /JPXDecode", gray, "JPXDecode are not decoded"},
+		{"/Width 8 /Height 8 /ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /JPXDecode", gray, "JPEG 2000 (JPXDecode) image does not decode"},
+		{"/Width 8 /Height 8 /ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /JPXDecode", jpx, "JPEG 2000 (JPXDecode) image too large"},
 		{"/Width 8 /Height 8 /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter [/DCTDecode /FlateDecode]", gray, "filtered again"},
 		{"/Width 8 /Height 8 /ColorSpace [/DeviceN [/Cyan /Spot] /DeviceCMYK null] /BitsPerComponent 8", gray, "2 colorants"},
 		{"/Width 8 /Height 8 /ColorSpace /DeviceGray /BitsPerComponent 5", gray, "5-bit samples"},

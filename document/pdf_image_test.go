@@ -45,6 +45,9 @@ func TestPDFPageImages(t *testing.T) {
 		"inline-indexed.pdf",      // an inline image, palette named in the resources
 		"bands2.pdf",              // two bands, each half the page
 		"bands.pdf",               // four bands, none a third of the page
+		"jpx-gray.pdf",            // JPEG 2000 (JPXDecode), lossless, colours from its JP2 header
+		"jpx-rgb97.pdf",           // JPEG 2000 9/7 codestream, tiles, precincts, RPCL, DeviceRGB
+		"page.jp2",                // JPEG 2000 as an image file
 	} {
 		t.Run(file, func(t *testing.T) {
 			t.Parallel()

@@ -15,8 +15,6 @@ var unreadKinds = []struct {
 	{isoBrand("heic", "heix", "hevc", "hevx", "heim", "heis", "mif1", "msf1"),
 		"an HEIC/HEIF picture (a phone photo), which extractq does not decode: convert it to JPEG (heif-convert, in Debian's libheif-examples), or set the phone to save JPEG"},
 	{isoBrand("avif", "avis"), "an AVIF picture, which extractq does not decode: convert it to PNG or JPEG"},
-	{prefix("\x00\x00\x00\x0cjP  \r\n\x87\n", "\xff\x4f\xff\x51"),
-		"a JPEG 2000 picture, which extractq does not decode: convert it to PNG (opj_decompress, in Debian's libopenjp2-tools)"},
 	{func(h []byte) bool {
 		return bytes.HasPrefix(h, []byte("AT&TFORM")) && len(h) >= 16 && (string(h[12:16]) == "DJVU" || string(h[12:16]) == "DJVM")
 	}, "a DjVu document, which extractq does not read: convert it to PDF (ddjvu -format=pdf, in Debian's djvulibre-bin)"},

@@ -19,8 +19,7 @@ func TestUnread(t *testing.T) {
 		{"\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic", "HEIC/HEIF picture"},
 		{"\x00\x00\x00\x1cftypmif1\x00\x00\x00\x00mif1heic", "HEIC/HEIF picture"},
 		{"\x00\x00\x00\x1cftypavif\x00\x00\x00\x00avifmif1", "AVIF picture"},
-		{"\x00\x00\x00\x0cjP  \r\n\x87\n\x00\x00\x00\x14ftypjp2 ", "JPEG 2000 picture"},
-		{"\xff\x4f\xff\x51\x00\x2f", "JPEG 2000 picture"},
+		{"\x00\x00\x00\x0cjP  \r\n\x87\n\x00\x00\x00\x14ftypjp2 ", ""}, // JPEG 2000: read as a picture
 		{"AT&TFORM\x00\x00\x10\x00DJVUINFO", "DjVu document"},
 		{"II+\x00\x08\x00\x00\x00", "BigTIFF picture"},
 		{"\xffWPC\x10\x00\x00\x00", "WordPerfect document"},
