@@ -10,106 +10,20 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"github.com/extractq/extractq/document/internal/mq"
 	"slices"
 	"strconv"
 )
 
-// mqEncoder is the MQ encoder of T.88 E.2.
-type mqEncoder struct {
-	a, c uint32
-	ct   int
-	out  []byte // out[0] is the byte before the first (BP starts at it)
-}
+// mqEncoder is the MQ encoder of T.88 E.2 with JBIG2's integer and
+// symbol ID procedures.
+type mqEncoder struct{ mq.Encoder }
 
-func newMQEncoder() *mqEncoder { return &mqEncoder{a: 0x8000, ct: 12, out: []byte{0}} }
+func newMQEncoder() *mqEncoder { return &mqEncoder{*mq.NewEncoder()} }
 
-func (e *mqEncoder) byteOut() {
-	b := &e.out[len(e.out)-1]
-	switch {
-	case *b == 0xFF:
-		e.out = append(e.out, byte(e.c>>20))
-		e.c &= 0xFFFFF
-		e.ct = 7
-	case e.c < 0x8000000:
-		e.out = append(e.out, byte(e.c>>19))
-		e.c &= 0x7FFFF
-		e.ct = 8
-	default:
-		*b++
-		if *b == 0xFF {
-			e.c &= 0x7FFFFFF
-			e.out = append(e.out, byte(e.c>>20))
-			e.c &= 0xFFFFF
-			e.ct = 7
-		} else {
-			e.out = append(e.out, byte(e.c>>19))
-			e.c &= 0x7FFFF
-			e.ct = 8
-		}
-	}
-}
+func (e *mqEncoder) encode(cx *context, bit int) { e.Encode(cx, bit) }
 
-func (e *mqEncoder) renorm() {
-	for {
-		e.a <<= 1
-		e.c <<= 1
-		e.ct--
-		if e.ct == 0 {
-			e.byteOut()
-		}
-		if e.a&0x8000 != 0 {
-			return
-		}
-	}
-}
-
-func (e *mqEncoder) encode(cx *context, bit int) {
-	i, mps := *cx&0x7F, int(*cx>>7)
-	q := qeTable[i]
-	e.a -= q.qe
-	if bit == mps {
-		if e.a&0x8000 != 0 {
-			e.c += q.qe
-			return
-		}
-		if e.a < q.qe {
-			e.a = q.qe
-		} else {
-			e.c += q.qe
-		}
-		i = context(q.nmps)
-	} else {
-		if e.a < q.qe {
-			e.c += q.qe
-		} else {
-			e.a = q.qe
-		}
-		if q.swtch {
-			mps = 1 - mps
-		}
-		i = context(q.nlps)
-	}
-	*cx = i | context(mps)<<7
-	e.renorm()
-}
-
-// flush ends the coded data with the marker 0xFF 0xAC.
-func (e *mqEncoder) flush() []byte {
-	t := e.c + e.a
-	e.c |= 0xFFFF
-	if e.c >= t {
-		e.c -= 0x8000
-	}
-	e.c <<= e.ct
-	e.byteOut()
-	e.c <<= e.ct
-	e.byteOut()
-	if e.out[len(e.out)-1] != 0xFF {
-		e.out = append(e.out, 0xFF)
-	}
-	e.out = append(e.out, 0xAC)
-	return e.out[1:]
-}
+func (e *mqEncoder) flush() []byte { return e.Flush() }
 
 // encodeInt is the integer encoding of T.88 A.2; oob codes OOB.
 func (e *mqEncoder) encodeInt(cx *intDecoder, v int, oob bool) {
