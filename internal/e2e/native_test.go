@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/extractq/extractq/internal/audit"
 	"github.com/extractq/extractq/internal/audit/audittest"
 	"github.com/extractq/extractq/internal/e2e/fleettest"
 	"github.com/extractq/extractq/internal/intake"
@@ -23,6 +24,7 @@ import (
 	"github.com/extractq/extractq/internal/worker"
 	"github.com/extractq/extractq/llm"
 	"github.com/extractq/extractq/schema"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // bodyRecorder keeps the body of every request it forwards.
@@ -130,32 +132,7 @@ func TestNativePDFThroughWorker(t *testing.T) {
 		}
 	}
 
-	writer, err := st.NewWriter(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := worker.New(js, writer, fastEngine(),
-		worker.WithID("native-worker"),
-		worker.WithPools(worker.Pool{Name: pool, Concurrency: 2, Budget: ratelimit.NewPool(pool, ratelimit.Limits{Concurrency: 2}, ratelimit.WithLogger(quietLogger()))}),
-		worker.WithConsumerSettings(jobs.ConsumerSettings{AckWait: 10 * time.Second, MaxDeliver: 3, MaxAckPending: 10}),
-		worker.WithProviders(func(spec string) (llm.Provider, error) {
-			return providers.New(spec, providers.WithBaseURL("http://sim.invalid/v1"), providers.WithHTTPClient(hc), providers.WithAPIKey("sk-native-test-not-a-key"))
-		}),
-		worker.WithLogger(quietLogger()), worker.WithPullWait(500*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rctx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- w.Run(rctx) }()
-	waitSettled(t, st, 3, 2*time.Minute)
-	stop()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if err := writer.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
+	runWorkerUntilSettled(t, js, st, hc, "native-worker", pool, 2, 3)
 
 	for _, tc := range []struct{ doc, status, reason string }{
 		{"reads-pdf", "ok", ""},
@@ -268,32 +245,7 @@ func TestEncryptedScanThroughWorker(t *testing.T) {
 		t.Fatalf("job %s: want page 2 scanned, its picture stored, and no password", msg.Data)
 	}
 
-	writer, err := st.NewWriter(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := worker.New(js, writer, fastEngine(),
-		worker.WithID("locked-worker"),
-		worker.WithPools(worker.Pool{Name: pool, Concurrency: 1, Budget: ratelimit.NewPool(pool, ratelimit.Limits{Concurrency: 1}, ratelimit.WithLogger(quietLogger()))}),
-		worker.WithConsumerSettings(jobs.ConsumerSettings{AckWait: 10 * time.Second, MaxDeliver: 3, MaxAckPending: 10}),
-		worker.WithProviders(func(spec string) (llm.Provider, error) {
-			return providers.New(spec, providers.WithBaseURL("http://sim.invalid/v1"), providers.WithHTTPClient(hc), providers.WithAPIKey("sk-locked-test-not-a-key"))
-		}),
-		worker.WithLogger(quietLogger()), worker.WithPullWait(500*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rctx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- w.Run(rctx) }()
-	waitSettled(t, st, 1, 2*time.Minute)
-	stop()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if err := writer.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
+	runWorkerUntilSettled(t, js, st, hc, "locked-worker", pool, 1, 1)
 	var status, reason string
 	if err := st.Pool().QueryRow(ctx, `SELECT status, coalesce(reason, '') FROM jobs WHERE document_id = 'locked-scan'`).Scan(&status, &reason); err != nil {
 		t.Fatal(err)
@@ -302,5 +254,39 @@ func TestEncryptedScanThroughWorker(t *testing.T) {
 	defer mu.Unlock()
 	if status != "ok" || len(shown) == 0 || shown[0] != "image/png" {
 		t.Errorf("job %s (%s), pictures shown %v; want ok after the model was shown page 2 as a PNG", status, reason, shown)
+	}
+}
+
+// runWorkerUntilSettled runs a worker of one pool of the given name and
+// concurrency, its provider the simulator behind hc, until n jobs are
+// settled in the audit, then stops it and flushes its audit writer.
+func runWorkerUntilSettled(t *testing.T, js jetstream.JetStream, st *audit.Store, hc *http.Client, id, pool string, concurrency, n int) {
+	t.Helper()
+	ctx := t.Context()
+	writer, err := st.NewWriter(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := worker.New(js, writer, fastEngine(),
+		worker.WithID(id),
+		worker.WithPools(worker.Pool{Name: pool, Concurrency: concurrency, Budget: ratelimit.NewPool(pool, ratelimit.Limits{Concurrency: concurrency}, ratelimit.WithLogger(quietLogger()))}),
+		worker.WithConsumerSettings(jobs.ConsumerSettings{AckWait: 10 * time.Second, MaxDeliver: 3, MaxAckPending: 10}),
+		worker.WithProviders(func(spec string) (llm.Provider, error) {
+			return providers.New(spec, providers.WithBaseURL("http://sim.invalid/v1"), providers.WithHTTPClient(hc), providers.WithAPIKey("sk-"+id+"-not-a-key"))
+		}),
+		worker.WithLogger(quietLogger()), worker.WithPullWait(500*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(rctx) }()
+	waitSettled(t, st, n, 2*time.Minute)
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := writer.Close(ctx); err != nil {
+		t.Fatal(err)
 	}
 }
