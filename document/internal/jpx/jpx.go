@@ -19,7 +19,6 @@ package jpx
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"image"
 	"image/color"
@@ -316,5 +315,3 @@ func colorModel(h *jp2Header, s *siz) color.Model {
 	}
 	return color.GrayModel
 }
-
-var errTruncated = errors.New("truncated")
