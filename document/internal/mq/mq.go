@@ -86,7 +86,7 @@ func (d *Decoder) byteIn() {
 // Decode decodes one bit in the context cx and adapts it (DECODE).
 func (d *Decoder) Decode(cx *Context) int {
 	i, mps := *cx&0x7F, int(*cx>>7)
-	q := qeTable[i]
+	q := &qeTable[i]
 	d.a -= q.qe
 	var bit int
 	if d.c>>16 < q.qe {
