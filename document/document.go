@@ -74,6 +74,10 @@ type Document struct {
 	// own, so a caller that takes each attachment as a document of its
 	// own (the intake's "separate") does not extract the list too.
 	Archive bool
+	// Locked marks a document that opened only with Options.Password (a
+	// PDF its empty user password does not open): whoever reads its
+	// original again needs the password too, and no model opens it.
+	Locked bool
 }
 
 // embedded marks children as objects embedded in their parent's content.

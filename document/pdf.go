@@ -71,11 +71,11 @@ func decodePDF(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (d
 			doc, err = nil, fmt.Errorf("%w: the PDF parser failed: %v (at %s)", ErrCorrupt, p, firstFrame(debug.Stack()))
 		}
 	}()
-	rd, recovered, err := openPDF(r, size, opts.Password)
+	rd, recovered, locked, err := openPDF(r, size, opts.Password)
 	if err != nil {
 		return nil, err
 	}
-	doc = &Document{}
+	doc = &Document{Locked: locked}
 	if recovered {
 		doc.Warnings = append(doc.Warnings, "the cross-reference table is broken: objects were found by scanning the file")
 	}
@@ -145,30 +145,32 @@ func firstFrame(stack []byte) string {
 // openPDF opens the file, with the empty password and then opts' one; a
 // file whose cross-reference table does not load is opened again over
 // objects found by scanning it.
-func openPDF(r io.ReaderAt, size int64, password string) (rd *pdf.Reader, recovered bool, err error) {
+func openPDF(r io.ReaderAt, size int64, password string) (rd *pdf.Reader, recovered, locked bool, err error) {
 	r = fixHeader(r)
+	// The parser asks for the password only once the empty user password
+	// failed: a file that opens after that is locked.
 	open := func(r io.ReaderAt, size int64) (*pdf.Reader, error) {
-		tried := false
+		locked = false
 		return pdf.NewReaderEncrypted(r, size, func() string {
-			if tried {
+			if locked {
 				return ""
 			}
-			tried = true
+			locked = true
 			return password
 		})
 	}
 	rd, err = open(r, size)
 	if err == nil {
 		if _, err = checkOpen(rd); err == nil {
-			return rd, false, nil
+			return rd, false, locked, nil
 		}
 	}
 	if encErr := encryptionError(err, password); encErr != nil {
-		return nil, false, encErr
+		return nil, false, false, encErr
 	}
 	fixed, fixedSize, ok := rebuildXref(r, size)
 	if !ok {
-		return nil, false, fmt.Errorf("%w: %v; no objects could be recovered from it", ErrCorrupt, err)
+		return nil, false, false, fmt.Errorf("%w: %v; no objects could be recovered from it", ErrCorrupt, err)
 	}
 	rd2, err2 := open(fixed, fixedSize)
 	if err2 == nil {
@@ -176,11 +178,11 @@ func openPDF(r io.ReaderAt, size int64, password string) (rd *pdf.Reader, recove
 	}
 	if err2 != nil {
 		if encErr := encryptionError(err2, password); encErr != nil {
-			return nil, false, encErr
+			return nil, false, false, encErr
 		}
-		return nil, false, fmt.Errorf("%w: %v; recovery by scanning for objects failed too: %v", ErrCorrupt, err, err2)
+		return nil, false, false, fmt.Errorf("%w: %v; recovery by scanning for objects failed too: %v", ErrCorrupt, err, err2)
 	}
-	return rd2, true, nil
+	return rd2, true, locked, nil
 }
 
 // checkOpen makes sure the document's catalog and page tree resolve.

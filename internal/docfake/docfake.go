@@ -51,7 +51,8 @@ func readAll(r io.ReaderAt, size int64) string {
 
 func decodePDF(_ context.Context, r io.ReaderAt, size int64, opts *document.Options) (*document.Document, error) {
 	body := strings.TrimPrefix(readAll(r, size), PDF)
-	if pw, ok := strings.CutPrefix(body, "PASSWORD "); ok {
+	pw, locked := strings.CutPrefix(body, "PASSWORD ")
+	if locked {
 		want, rest, _ := strings.Cut(pw, "\n")
 		if opts.Password != want {
 			return nil, document.ErrEncrypted
@@ -61,7 +62,7 @@ func decodePDF(_ context.Context, r io.ReaderAt, size int64, opts *document.Opti
 	if strings.HasPrefix(body, "CORRUPT") {
 		return nil, document.ErrCorrupt
 	}
-	d := &document.Document{Meta: document.Metadata{Title: "fake"}}
+	d := &document.Document{Meta: document.Metadata{Title: "fake"}, Locked: locked}
 	var text strings.Builder
 	for i, p := range strings.Split(body, "\f") {
 		page := document.Page{Number: i + 1, Start: text.Len(), Width: 612, Height: 792}

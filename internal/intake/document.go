@@ -158,7 +158,7 @@ func (r *Reader) docOf(ctx context.Context, id, source string, doc *document.Doc
 		d.Err = reject("read as %s: empty document: no text in it", doc.Format)
 	default:
 		if r.Password != "" && original != nil {
-			if d.Err = LockedWhole(ctx, doc, original, r.NativeInput); d.Err != nil {
+			if d.Err = LockedWhole(doc, r.NativeInput); d.Err != nil {
 				return d
 			}
 			d.WithPassword = true
@@ -168,19 +168,13 @@ func (r *Reader) docOf(ctx context.Context, id, source string, doc *document.Doc
 	return d
 }
 
-// LockedWhole rejects doc, read from original with a password, when it is
-// a PDF that would go whole to the model (native: the input is native; or
-// pages only a model shown the PDF reads) and opens only with that
-// password: read without it, its reader says it is encrypted. No model
-// opens an encrypted PDF. (A PDF with an empty user password opens
-// without one.) nil for any other document; it reads original again only
-// for such a PDF.
-func LockedWhole(ctx context.Context, doc *document.Document, original []byte, native bool) error {
-	if doc.MediaType != "application/pdf" || !native && len(doc.Unreadable()) == 0 {
-		return nil
-	}
-	_, err := document.ReadBytes(ctx, original, document.Options{Name: doc.Name, Format: doc.Format})
-	if !errors.Is(err, document.ErrEncrypted) {
+// LockedWhole rejects doc, read with a password, when it is a PDF that
+// would go whole to the model (native: the input is native; or pages only
+// a model shown the PDF reads) and opens only with that password
+// (Document.Locked): no model opens an encrypted PDF. (A PDF with an empty
+// user password opens without one.) nil for any other document.
+func LockedWhole(doc *document.Document, native bool) error {
+	if !doc.Locked || doc.MediaType != "application/pdf" || !native && len(doc.Unreadable()) == 0 {
 		return nil
 	}
 	why := "--input native sends a PDF whole to the model"

@@ -209,7 +209,7 @@ func (s *Submitter) resubmitReread(ctx context.Context, st ResubmitStore, req Re
 			if req.Password != "" {
 				// As submit: a PDF going whole must open without it, and
 				// the pages' pictures go with the job.
-				if err := intake.LockedWhole(ctx, doc, b, req.Options.Input == string(extractq.InputNative)); err != nil {
+				if err := intake.LockedWhole(doc, req.Options.Input == string(extractq.InputNative)); err != nil {
 					reject(err)
 					continue
 				}
