@@ -66,6 +66,7 @@ func main() {
 	flag.BoolVar(&o.raw, "raw", true, "measure raw JetStream too (a scale run may skip it)")
 	flag.BoolVar(&o.submitOnly, "submit-only", false, "measure submit and raw publish only: no worker, no end to end (for submit at a million documents)")
 	flag.BoolVar(&o.simProcess, "sim-process", false, "run the simulator in a process of its own (this program), as a remote provider would be, and count its CPU apart")
+	flag.BoolVar(&o.tls, "tls", false, "the simulator serves https (a self-signed certificate the workers trust through SSL_CERT_FILE), as a hosted API is called")
 	flag.StringVar(&o.simCPUs, "sim-cpus", "", "with -sim-process: run the simulator's process under taskset -c LIST (e.g. 1)")
 	flag.DurationVar(&o.rssEvery, "rss-every", 0, "sample the workers' RSS this often and print the series (0: only the peak)")
 	compare := flag.String("compare", "", "git revision to compare the working tree with: builds both, interleaves their runs, prints ratios")
@@ -88,7 +89,7 @@ func main() {
 
 type options struct {
 	cluster, workers                       int
-	raw, submitOnly, simProcess            bool
+	raw, submitOnly, simProcess, tls       bool
 	simCPUs                                string
 	rssEvery                               time.Duration
 	docs, conc                             int
@@ -256,16 +257,22 @@ func run(o options) (r result, err error) {
 		sp       *simProcess
 		requests func(context.Context) (int64, error)
 	)
+	var simTLS *certFiles
+	if o.tls {
+		if simTLS, err = selfSignedCert(tmp); err != nil {
+			return r, err
+		}
+	}
 	if o.simProcess || o.simCPUs != "" {
 		o.simProcess = true
-		if sp, err = startSimProcess(o.profile, o.simCPUs, o.profileDir); err != nil {
+		if sp, err = startSimProcess(o.profile, o.simCPUs, o.profileDir, simTLS); err != nil {
 			return r, err
 		}
 		defer sp.stop()
 		simURL, requests = sp.url, sp.requests
 	} else {
 		srv := sim.New(prof)
-		url, stop, err := simOnLoopback(srv)
+		url, stop, err := simOnLoopback(srv, simTLS)
 		if err != nil {
 			return r, err
 		}
@@ -361,6 +368,9 @@ func run(o options) (r result, err error) {
 			"--log-level", o.logLevel, "--log-format", "json")
 		cmd.Env = append(os.Environ(), "EXTRACTQ_NATS_URL="+o.natsURL, "EXTRACTQ_DATABASE_URL="+dbURL,
 			"OPENAI_BASE_URL="+simURL+"/v1", "OPENAI_API_KEY=sk-bench-not-a-key")
+		if simTLS != nil {
+			cmd.Env = append(cmd.Env, "SSL_CERT_FILE="+simTLS.cert)
+		}
 		if o.profileDir != "" {
 			cmd.Env = append(cmd.Env, cli.ProfileDirEnv+"="+filepath.Join(o.profileDir, fmt.Sprintf("worker%s", suffix(k))))
 		}

@@ -27,6 +27,10 @@ import (
 // be, so that its CPU is counted on its own.
 const simChildEnv = "EXTRACTQ_BENCH_FLEET_SIM"
 
+// simChildTLSEnv, set beside simChildEnv, makes the simulator's process
+// serve https with the certificate and key files it names ("CERT,KEY").
+const simChildTLSEnv = "EXTRACTQ_BENCH_FLEET_SIM_TLS"
+
 // serveSimChild is this program run as the simulator's process.
 // It profiles itself into the directory in cli.ProfileDirEnv, if set.
 func serveSimChild(prof sim.Profile) error {
@@ -35,8 +39,13 @@ func serveSimChild(prof sim.Profile) error {
 		return err
 	}
 	defer stopProfile()
+	var cf *certFiles
+	if v := os.Getenv(simChildTLSEnv); v != "" {
+		cert, key, _ := strings.Cut(v, ",")
+		cf = &certFiles{cert: cert, key: key}
+	}
 	s := sim.New(prof)
-	url, stop, err := simOnLoopback(s)
+	url, stop, err := simOnLoopback(s, cf)
 	if err != nil {
 		return err
 	}
@@ -53,8 +62,8 @@ type simProcess struct {
 }
 
 // startSimProcess starts this program as the simulator's process, under
-// taskset -c cpus if cpus is set.
-func startSimProcess(profile, cpus, profileDir string) (*simProcess, error) {
+// taskset -c cpus if cpus is set, serving https with cf when set.
+func startSimProcess(profile, cpus, profileDir string, cf *certFiles) (*simProcess, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -66,6 +75,9 @@ func startSimProcess(profile, cpus, profileDir string) (*simProcess, error) {
 		cmd = exec.Command(self)
 	}
 	cmd.Env = append(os.Environ(), simChildEnv+"="+profile)
+	if cf != nil {
+		cmd.Env = append(cmd.Env, simChildTLSEnv+"="+cf.cert+","+cf.key)
+	}
 	if profileDir != "" {
 		cmd.Env = append(cmd.Env, cli.ProfileDirEnv+"="+filepath.Join(profileDir, "sim"))
 	}

@@ -3,14 +3,24 @@
 package http1
 
 import (
+	"crypto/tls"
 	"net"
 	"syscall"
 )
 
 // initPeek prepares c.alive: a non-blocking MSG_PEEK on the socket, set
 // up once per connection so that a check allocates nothing.
+//
+// Over TLS the peek looks at the TCP socket under the TLS layer: on an
+// idle connection any byte there is a record nobody asked for (a
+// close_notify alert, most likely), so the connection is not reused, as
+// on a plain one.
 func (c *conn) initPeek() {
-	tc, ok := c.nc.(*net.TCPConn)
+	nc := c.nc
+	if tc, ok := nc.(*tls.Conn); ok {
+		nc = tc.NetConn()
+	}
+	tc, ok := nc.(*net.TCPConn)
 	if !ok {
 		return
 	}

@@ -1,5 +1,6 @@
-// Package http1 is a lean HTTP/1.1 http.RoundTripper for plain-HTTP model
-// servers: in-cluster vLLM, Ollama, LiteLLM, the simulator.
+// Package http1 is a lean HTTP/1.1 http.RoundTripper for model servers:
+// hosted APIs over https (OpenAI, Anthropic, Gemini) and in-cluster
+// vLLM, Ollama, LiteLLM or the simulator over plain http.
 //
 // net/http's Transport runs two goroutines per connection (readLoop and
 // writeLoop) and hands every request and response between them and the
@@ -10,10 +11,12 @@
 // the background. Idle connections are reaped lazily, when the pool is
 // next used or by CloseIdleConnections.
 //
-// What it does not do: TLS, HTTP/2, proxies, upgrades (101), Expect:
-// 100-continue waits, sending the body while the response arrives (the
-// request is written whole, then the response read). A request it cannot
-// send (a scheme other than http) goes to Fallback when one is set.
+// https is HTTP/1.1 over crypto/tls on the same connection (ALPN offers
+// only http/1.1). What it does not do: HTTP/2, proxies, upgrades (101),
+// Expect: 100-continue waits, sending the body while the response arrives
+// (the request is written whole, then the response read). A request it
+// cannot send (a scheme other than http and https) goes to Fallback when
+// one is set.
 // Because no goroutine watches an idle connection, a connection is
 // checked with a non-blocking peek when it is taken from the pool; stale
 // connections are retried by net/http's rules (see RoundTrip).
@@ -22,6 +25,7 @@ package http1
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -72,6 +76,7 @@ const (
 	DefaultKeepAlive           = 30 * time.Second
 	DefaultMaxIdleConnsPerHost = 256
 	DefaultIdleConnTimeout     = 90 * time.Second
+	DefaultTLSHandshakeTimeout = 10 * time.Second
 )
 
 // ErrHeaderTooLarge: the response's status line and headers exceed
@@ -79,8 +84,8 @@ const (
 var ErrHeaderTooLarge = errors.New("http1: the response header exceeds MaxHeaderBytes (1 MiB); the server is misbehaving")
 
 // ErrUnsupported: the request needs something this transport does not do
-// (TLS, a proxy, an upgrade) and no Fallback is set. Use net/http's
-// Transport for it.
+// (a scheme other than http and https) and no Fallback is set. Use
+// net/http's Transport for it.
 var ErrUnsupported = errors.New("http1: unsupported request; use net/http's Transport (set Transport.Fallback)")
 
 // ErrBodyLength: the request body's length differs from its ContentLength.
@@ -93,7 +98,7 @@ var ErrBodyLength = errors.New("http1: the request body's length differs from Co
 // error (io.ErrUnexpectedEOF for a body cut short, a *net.OpError for a
 // refused or reset connection, ErrHeaderTooLarge, ...).
 type Error struct {
-	Op   string // "dial", "write request", "read response header", "read response body"
+	Op   string // "dial", "tls handshake", "write request", "read response header", "read response body"
 	Addr string
 	Err  error
 }
@@ -115,7 +120,7 @@ func (e *Error) Temporary() bool { return e.Timeout() }
 
 var _ net.Error = (*Error)(nil)
 
-// Transport is an http.RoundTripper for plain HTTP/1.1. The zero value is
+// Transport is an http.RoundTripper for HTTP/1.1, plain or over TLS. The zero value is
 // ready to use; a Transport must not be copied after first use. It is safe
 // for concurrent use.
 type Transport struct {
@@ -134,20 +139,32 @@ type Transport struct {
 	// net/http's, it otherwise sends Accept-Encoding: gzip when the request
 	// has none and decompresses a gzip response transparently.
 	DisableCompression bool
+	// TLSClientConfig configures https connections; nil is crypto/tls's
+	// defaults, as net/http's: the system's roots (SSL_CERT_FILE and
+	// SSL_CERT_DIR are honoured). It is cloned; ServerName is set from the
+	// URL's host when empty, NextProtos is always http/1.1 alone, and a
+	// session cache is added when it has none, so that a re-dial resumes
+	// the session.
+	TLSClientConfig *tls.Config
+	// TLSHandshakeTimeout bounds a TLS handshake
+	// (DefaultTLSHandshakeTimeout when 0).
+	TLSHandshakeTimeout time.Duration
 	// Fallback, when set, takes the requests this transport does not do
-	// (a scheme other than http).
+	// (a scheme other than http and https).
 	Fallback http.RoundTripper
 
 	mu     sync.Mutex
-	idle   map[string][]*conn // per host:port, most recently used last
+	idle   map[string][]*conn // per scheme and host:port (poolKey), most recently used last
 	dialer *net.Dialer
+	tlsCfg *tls.Config // TLSClientConfig prepared once (tlsConfig)
 }
 
 // conn is one keep-alive connection. Only the goroutine that holds it
 // uses it; a context's AfterFunc may set its deadline concurrently.
 type conn struct {
-	nc     net.Conn
+	nc     net.Conn // a *tls.Conn for https
 	addr   string
+	key    string // the pool's key (poolKey)
 	br     *bufio.Reader
 	bw     *bufio.Writer
 	tp     textproto.Reader
@@ -208,14 +225,15 @@ var aLongTimeAgo = time.Unix(1, 0)
 // rules), with its body from req.GetBody; a failure after any byte of the
 // response arrived is never retried.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.URL == nil || req.URL.Scheme != "http" || req.URL.Host == "" {
+	if req.URL == nil || (req.URL.Scheme != "http" && req.URL.Scheme != "https") || req.URL.Host == "" {
 		if t.Fallback != nil && req.URL != nil {
 			return t.Fallback.RoundTrip(req)
 		}
 		closeReqBody(req)
 		return nil, fmt.Errorf("%w: %s", ErrUnsupported, schemeOf(req))
 	}
-	addr := hostPort(req.URL.Host)
+	secure := req.URL.Scheme == "https"
+	addr := hostPort(req.URL.Host, secure)
 	cl, err := outgoingLength(req)
 	if err != nil {
 		closeReqBody(req)
@@ -230,9 +248,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	for attempt := 0; ; attempt++ {
 		var c *conn
 		if attempt == 0 {
-			c, err = t.getConn(ctx, addr)
+			c, err = t.getConn(ctx, addr, secure)
 		} else {
-			c, err = t.dial(ctx, addr) // the retry goes out on a fresh connection
+			c, err = t.dial(ctx, addr, secure) // the retry goes out on a fresh connection
 		}
 		if err != nil {
 			closeBody(body)
@@ -309,15 +327,28 @@ func schemeOf(req *http.Request) string {
 	return "scheme " + req.URL.Scheme
 }
 
-// hostPort adds HTTP's default port to a URL's host.
-func hostPort(host string) string {
+// hostPort adds the scheme's default port (80, or 443 when secure) to a
+// URL's host.
+func hostPort(host string, secure bool) string {
+	port := "80"
+	if secure {
+		port = "443"
+	}
 	if i := strings.LastIndexByte(host, ':'); i > strings.LastIndexByte(host, ']') {
 		if i == len(host)-1 {
-			return host + "80"
+			return host + port
 		}
 		return host
 	}
-	return net.JoinHostPort(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"), "80")
+	return net.JoinHostPort(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"), port)
+}
+
+// poolKey keeps plain and TLS connections to one host:port apart.
+func poolKey(addr string, secure bool) string {
+	if secure {
+		return "https://" + addr
+	}
+	return addr
 }
 
 func closeReqBody(req *http.Request) { closeBody(req.Body) }
@@ -347,12 +378,13 @@ func (t *Transport) maxIdle() int {
 
 // getConn returns the most recently used idle connection to addr that has
 // not timed out, or dials one.
-func (t *Transport) getConn(ctx context.Context, addr string) (*conn, error) {
+func (t *Transport) getConn(ctx context.Context, addr string, secure bool) (*conn, error) {
 	var stale []*conn
 	now := time.Now()
 	timeout := t.idleTimeout()
+	key := poolKey(addr, secure)
 	t.mu.Lock()
-	cs := t.idle[addr]
+	cs := t.idle[key]
 	// The oldest are first: reap those past the idle timeout.
 	n := 0
 	for n < len(cs) && now.Sub(cs[n].idleAt) > timeout {
@@ -369,25 +401,29 @@ func (t *Transport) getConn(ctx context.Context, addr string) (*conn, error) {
 		cs = cs[:len(cs)-1]
 	}
 	if t.idle != nil {
-		t.idle[addr] = cs
+		t.idle[key] = cs
 	}
 	t.mu.Unlock()
 	for _, s := range stale {
 		_ = s.nc.Close()
 	}
 	if c == nil {
-		return t.dial(ctx, addr)
+		return t.dial(ctx, addr, secure)
 	}
 	if now.Sub(c.idleAt) >= peekIdle && !c.alive() { // closed by the server while idle: try the next one
 		_ = c.nc.Close()
-		return t.getConn(ctx, addr)
+		return t.getConn(ctx, addr, secure)
 	}
 	c.reused = true
 	return c, nil
 }
 
-func (t *Transport) dial(ctx context.Context, addr string) (*conn, error) {
+func (t *Transport) dial(ctx context.Context, addr string, secure bool) (*conn, error) {
 	t.mu.Lock()
+	if secure && t.tlsCfg == nil {
+		t.tlsCfg = t.tlsConfig()
+	}
+	tlsCfg := t.tlsCfg
 	if t.dialer == nil {
 		d := &net.Dialer{Timeout: t.DialTimeout, KeepAlive: t.KeepAlive}
 		if d.Timeout == 0 {
@@ -407,7 +443,12 @@ func (t *Transport) dial(ctx context.Context, addr string) (*conn, error) {
 		}
 		return nil, &Error{Op: "dial", Addr: addr, Err: err}
 	}
-	c := &conn{nc: nc, addr: addr, limit: noLimit}
+	if secure {
+		if nc, err = t.handshake(ctx, nc, addr, tlsCfg); err != nil {
+			return nil, err
+		}
+	}
+	c := &conn{nc: nc, addr: addr, key: poolKey(addr, secure), limit: noLimit}
 	c.br = bufio.NewReaderSize(c, bufSize)
 	c.bw = bufio.NewWriterSize(connWriter{c}, bufSize)
 	c.tp.R = c.br
@@ -427,9 +468,9 @@ func (t *Transport) put(c *conn) {
 	if t.idle == nil {
 		t.idle = make(map[string][]*conn)
 	}
-	cs := t.idle[c.addr]
+	cs := t.idle[c.key]
 	if len(cs) < max {
-		t.idle[c.addr] = append(cs, c)
+		t.idle[c.key] = append(cs, c)
 		c = nil
 	}
 	t.mu.Unlock()
@@ -487,6 +528,10 @@ func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request, rb
 		return nil, fail("read response header", errors.New("101 Switching Protocols: upgrades are not supported"))
 	}
 	resp.Request = req
+	if tc, ok := c.nc.(*tls.Conn); ok { // as net/http reports it
+		st := tc.ConnectionState()
+		resp.TLS = &st
+	}
 	keep := !resp.Close && !req.Close && !hasToken(req.Header["Connection"], "close")
 	if fr == nil {
 		resp.Body = http.NoBody

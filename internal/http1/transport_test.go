@@ -641,9 +641,9 @@ func TestGzip(t *testing.T) {
 func TestUnsupportedAndFallback(t *testing.T) {
 	t.Parallel()
 	hc, _ := client(t)
-	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "https://example.invalid/", nil)
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "ftp://example.invalid/", nil)
 	if _, err := hc.Do(req); !errors.Is(err, ErrUnsupported) {
-		t.Fatalf("https without Fallback: %v", err)
+		t.Fatalf("ftp without Fallback: %v", err)
 	}
 	var used atomic.Bool
 	fb := &http.Client{Transport: &Transport{Fallback: roundTripFunc(func(r *http.Request) (*http.Response, error) {
@@ -651,7 +651,7 @@ func TestUnsupportedAndFallback(t *testing.T) {
 		return &http.Response{StatusCode: 204, Body: http.NoBody, Request: r}, nil
 	})}}
 	if resp, err := fb.Do(req); err != nil || resp.StatusCode != 204 || !used.Load() {
-		t.Fatalf("https with Fallback: %v %v", resp, err)
+		t.Fatalf("ftp with Fallback: %v %v", resp, err)
 	}
 }
 

@@ -2,9 +2,13 @@ package providers
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"net/http"
 	"net/http/httptest"
 	"testing"
 
+	"github.com/extractq/extractq/internal/http1"
 	"github.com/extractq/extractq/internal/sim"
 	"github.com/extractq/extractq/llm"
 )
@@ -54,6 +58,66 @@ func BenchmarkChatSimHTTP(b *testing.B) {
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := p.Chat(ctx, req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkChatSimHTTPS is BenchmarkChatSimHTTP over TLS, as every hosted
+// API is called: net/http's transport over HTTP/2 (what it negotiates
+// with a server that offers h2) and over HTTP/1.1, against http1's. Each
+// client trusts the test server's certificate alone; the connection is
+// kept alive, so the figures are the exchange, not the handshake.
+func BenchmarkChatSimHTTPS(b *testing.B) {
+	sch := testSchema(b)
+	prof, err := sim.LoadProfile("clean")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := sim.New(prof)
+	b.Cleanup(srv.Close)
+	req := llm.Request{Messages: nativePrompt("Invoice from ACME, total 12.50, paid."), Mode: llm.ModeStrict, Schema: sch}
+	for _, tc := range []struct {
+		name string
+		h2   bool
+		rt   func(*tls.Config) http.RoundTripper
+	}{
+		{"transport=net-http/h2", true, func(c *tls.Config) http.RoundTripper {
+			tr := newTransport()
+			tr.TLSClientConfig = c
+			return tr
+		}},
+		{"transport=net-http/h1", false, func(c *tls.Config) http.RoundTripper {
+			tr := newTransport()
+			tr.TLSClientConfig = c
+			return tr
+		}},
+		{"transport=http1", false, func(c *tls.Config) http.RoundTripper {
+			return &http1.Transport{TLSClientConfig: c}
+		}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			hs := httptest.NewUnstartedServer(srv.Handler())
+			hs.EnableHTTP2 = tc.h2
+			hs.StartTLS()
+			defer hs.Close()
+			roots := x509.NewCertPool()
+			roots.AddCert(hs.Certificate())
+			hc := &http.Client{Transport: tc.rt(&tls.Config{RootCAs: roots})}
+			p, err := New("openai:sim", WithBaseURL(hs.URL+"/v1"), WithAPIKey("sk-sim-test-key-000"), WithHTTPClient(hc))
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if _, err := p.Chat(ctx, req); err != nil { // the handshake, outside the loop
+				b.Fatal(err)
+			}
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := p.Chat(ctx, req); err != nil {

@@ -33,18 +33,21 @@ func newClient(baseURL string, getenv func(string) string) *http.Client {
 	}
 }
 
-// http1Env is the environment variable that, set to "off" (or 0, false,
-// no), keeps a plain-HTTP provider on net/http's transport (see
-// transportFor).
+// http1Env is the environment variable that chooses between http1's lean
+// transport and net/http's (see pickTransport): "off" (or 0, false, no)
+// keeps every provider on net/http, "plain" only https ones.
 const http1Env = "EXTRACTQ_HTTP1"
 
-// transportFor picks the transport of a provider's own client. A plain
-// http:// base URL that no proxy applies to (an in-cluster vLLM, Ollama or
-// LiteLLM, the simulator) gets http1's lean HTTP/1.1 transport: the calling
-// goroutine writes the request and reads the answer, where net/http hands
-// both to two goroutines per connection, about a fifth of a worker's CPU.
-// https, a proxied URL, or EXTRACTQ_HTTP1=off keep net/http (TLS, HTTP/2,
-// proxies); any request http1 cannot send still goes to net/http.
+// transportFor picks the transport of a provider's own client. A base URL
+// that no proxy applies to gets http1's lean HTTP/1.1 transport: the
+// calling goroutine writes the request and reads the answer, where
+// net/http hands both to goroutines of its own per connection, about a
+// fifth of a worker's CPU. That is every hosted API over https (HTTP/1.1
+// over TLS, as each of them serves) and an in-cluster vLLM, Ollama or
+// LiteLLM, or the simulator, over plain http. A proxied URL, or
+// EXTRACTQ_HTTP1=off, keeps net/http (proxies, HTTP/2);
+// EXTRACTQ_HTTP1=plain keeps https on net/http. Any request http1 cannot
+// send still goes to net/http.
 func transportFor(baseURL string, getenv func(string) string) http.RoundTripper {
 	return pickTransport(baseURL, getenv, http.ProxyFromEnvironment)
 }
@@ -55,12 +58,15 @@ func pickTransport(baseURL string, getenv func(string) string, proxy func(*http.
 	if getenv == nil {
 		getenv = os.Getenv
 	}
+	plainOnly := false
 	switch strings.ToLower(strings.TrimSpace(getenv(http1Env))) {
 	case "off", "0", "false", "no": // as a user writes "off"
 		return newTransport()
+	case "plain":
+		plainOnly = true
 	}
 	u, err := url.Parse(baseURL)
-	if err != nil || u.Scheme != "http" || u.Host == "" {
+	if err != nil || u.Host == "" || (u.Scheme != "http" && (u.Scheme != "https" || plainOnly)) {
 		return newTransport()
 	}
 	if p, err := proxy(&http.Request{URL: u}); err != nil || p != nil {
@@ -71,6 +77,7 @@ func pickTransport(baseURL string, getenv func(string) string, proxy func(*http.
 		KeepAlive:           30 * time.Second,
 		MaxIdleConnsPerHost: 256, // as newTransport: a fleet worker runs many calls to one host at once
 		IdleConnTimeout:     90 * time.Second,
+		TLSHandshakeTimeout: 10 * time.Second,
 		Fallback:            newTransport(),
 	}
 }

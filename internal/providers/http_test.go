@@ -16,8 +16,12 @@ import (
 	"testing"
 	"time"
 
+	"encoding/pem"
 	"github.com/extractq/extractq/internal/http1"
 	"github.com/extractq/extractq/llm"
+	"os"
+	"os/exec"
+	"path/filepath"
 )
 
 const okCompletion = `{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"{\"ok\":true}","refusal":null},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7}}`
@@ -306,8 +310,13 @@ func TestTransportChoice(t *testing.T) {
 		lean       bool
 	}{
 		{"plain http", "http://vllm.svc:8000/v1", env{}, noProxy, true},
-		{"https", "https://api.openai.com/v1", env{}, noProxy, false},
+		{"https", "https://api.openai.com/v1", env{}, noProxy, true},
+		{"https, plain only", "https://api.openai.com/v1", env{http1Env: "plain"}, noProxy, false},
+		{"plain http, plain only", "http://vllm.svc:8000/v1", env{http1Env: "plain"}, noProxy, true},
 		{"proxied", "http://vllm.svc:8000/v1", env{}, proxied, false},
+		{"https proxied", "https://api.anthropic.com", env{}, proxied, false},
+		{"https escape hatch", "https://api.anthropic.com", env{http1Env: "off"}, noProxy, false},
+		{"other scheme", "unix:///run/ollama.sock", env{}, noProxy, false},
 		{"escape hatch", "http://vllm.svc:8000/v1", env{http1Env: "off"}, noProxy, false},
 		{"escape hatch, any case", "http://vllm.svc:8000/v1", env{http1Env: " OFF "}, noProxy, false},
 		{"escape hatch as false", "http://vllm.svc:8000/v1", env{http1Env: "false"}, noProxy, false},
@@ -350,5 +359,55 @@ func TestHTTP1Wiring(t *testing.T) {
 	q := mustNew(t, "vllm:m", env{}, WithBaseURL("http://127.0.0.1:1/v1"), WithHTTPClient(own))
 	if baseOf(t, q).hc != own {
 		t.Fatal("WithHTTPClient was replaced")
+	}
+}
+
+// httpsChildEnv makes TestHTTPSWiring's child process call the https URL
+// it names, trusting the system's roots (SSL_CERT_FILE, set by the parent).
+const httpsChildEnv = "EXTRACTQ_TEST_HTTPS_CHILD_URL"
+
+// TestHTTPSWiring: a provider's own client for an https base URL uses
+// http1 over TLS, trusting the system's roots as net/http does, so a
+// private CA named by SSL_CERT_FILE is honoured. The roots load once per
+// process, so the call runs in a child process of this test binary.
+func TestHTTPSWiring(t *testing.T) {
+	if u := os.Getenv(httpsChildEnv); u != "" {
+		var wrapped atomic.Value
+		wrap := func(rt http.RoundTripper) http.RoundTripper {
+			wrapped.Store(fmt.Sprintf("%T", rt))
+			return rt
+		}
+		p := mustNew(t, "openai:gpt-4o-mini", env{"OPENAI_API_KEY": "sk-test-https-000"}, WithBaseURL(u+"/v1"), func(s *Settings) { s.WrapTransport = wrap })
+		resp, err := p.Chat(t.Context(), llm.Request{Messages: conversation(), Mode: llm.ModeJSON})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := wrapped.Load().(string); got != "*http1.Transport" || resp.Text == "" {
+			t.Fatalf("transport %q, answer %q: want an answer through *http1.Transport", got, resp.Text)
+		}
+		return
+	}
+	t.Parallel()
+	var proto atomic.Value
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		proto.Store(r.Proto)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, okCompletion)
+	}))
+	srv.EnableHTTP2 = true // as a hosted API: h2 offered, HTTP/1.1 taken
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	certFile := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run", "^TestHTTPSWiring$", "-test.count", "1")
+	cmd.Env = append(os.Environ(), httpsChildEnv+"="+srv.URL, "SSL_CERT_FILE="+certFile, "SSL_CERT_DIR=/nonexistent", http1Env+"=")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the child's https call failed: %v\n%s", err, out)
+	}
+	if got, _ := proto.Load().(string); got != "HTTP/1.1" {
+		t.Fatalf("the server saw %q, want HTTP/1.1", got)
 	}
 }
