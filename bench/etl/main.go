@@ -10,12 +10,18 @@
 // incremental run over -queue objects (listed, read, stored in the audit,
 // published); the next run after -changed of them changed, against a
 // --full run (time and bytes read); and Parquet export rows/s, file size
-// against JSONL and peak heap for each of the -results sizes.
+// against JSONL and peak heap for each of the -results sizes. With
+// -jsonl N it also queues one gzip-compressed JSON Lines object of N
+// records (documents/s, bytes read, peak heap: the object is streamed)
+// and runs again over it unchanged.
 package main
 
 import (
 	"bufio"
+	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -53,6 +59,7 @@ func main() {
 		list           = flag.Int("list", 1_000_000, "objects to list")
 		queue          = flag.Int("queue", 100_000, "objects to queue, then run incrementally")
 		changed        = flag.Int("changed", 1000, "objects changed before the incremental run")
+		jsonl          = flag.Int("jsonl", 0, "records of one gzip-compressed JSON Lines object to queue (0: none)")
 		results        = flag.String("results", "10000,100000,1000000", "result counts to export as Parquet")
 		skipS3, skipPq bool
 		onlyQueue      bool
@@ -65,7 +72,7 @@ func main() {
 	ctx := context.Background()
 	switch *serve {
 	case "s3":
-		serveS3(*dir, *list, *queue)
+		serveS3(*dir, *list, *queue, *jsonl)
 		return
 	case "nats":
 		url, stop, err := fleettest.StartNATS(*dir)
@@ -79,7 +86,7 @@ func main() {
 	}
 	fmt.Printf("machine: %d CPUs (GOMAXPROCS %d), %s; shared with other work: read the figures as ratios\n", runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version())
 	if !skipS3 {
-		benchS3(ctx, *list, *queue, *changed, onlyQueue)
+		benchS3(ctx, *list, *queue, *changed, *jsonl, onlyQueue)
 	}
 	if !skipPq {
 		var sizes []int
@@ -97,7 +104,20 @@ func main() {
 // document i of the benchmark: a few hundred bytes, like a short invoice.
 func document(i int) []byte { return []byte(fleettest.Document(i)) }
 
-func serveS3(dir string, list, queue int) {
+// jsonlDump is a gzip-compressed JSON Lines object of n records, record
+// i being document i.
+func jsonlDump(n int) []byte {
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	enc := json.NewEncoder(zw)
+	for i := range n {
+		must(enc.Encode(map[string]string{"id": fmt.Sprintf("rec-%07d", i), "text": fleettest.Document(i)}))
+	}
+	must(zw.Close())
+	return b.Bytes()
+}
+
+func serveS3(dir string, list, queue, jsonl int) {
 	srv, err := s3test.New(dir, true)
 	if err != nil {
 		log.Fatal(err)
@@ -108,6 +128,11 @@ func serveS3(dir string, list, queue int) {
 	}
 	if err := srv.Load("bench", queue, func(i int) string { return fmt.Sprintf("queue/%07d.txt", i) }, document); err != nil {
 		log.Fatal(err)
+	}
+	if jsonl > 0 {
+		if err := srv.Load("bench", 1, func(int) string { return "jsonl/dump-0001.jsonl.gz" }, func(int) []byte { return jsonlDump(jsonl) }); err != nil {
+			log.Fatal(err)
+		}
 	}
 	fmt.Fprintf(os.Stderr, "s3 child: loaded %d + %d objects in %s\n", list, queue, time.Since(start).Round(time.Second))
 	fmt.Println(srv.Endpoint)
@@ -181,7 +206,7 @@ func peak() func() uint64 {
 
 func mib(b uint64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
 
-func benchS3(ctx context.Context, list, queue, changed int, onlyQueue bool) {
+func benchS3(ctx context.Context, list, queue, changed, jsonl int, onlyQueue bool) {
 	dir, err := os.MkdirTemp("", "extractq-bench-etl-")
 	if err != nil {
 		log.Fatal(err)
@@ -189,7 +214,7 @@ func benchS3(ctx context.Context, list, queue, changed int, onlyQueue bool) {
 	defer os.RemoveAll(dir)
 	must(os.MkdirAll(dir+"/s3", 0o700))
 	must(os.MkdirAll(dir+"/nats", 0o700))
-	endpoint, stopS3 := child("-serve", "s3", "-dir", dir+"/s3", "-list", strconv.Itoa(list), "-queue", strconv.Itoa(queue))
+	endpoint, stopS3 := child("-serve", "s3", "-dir", dir+"/s3", "-list", strconv.Itoa(list), "-queue", strconv.Itoa(queue), "-jsonl", strconv.Itoa(jsonl))
 	defer stopS3()
 	natsURL, stopNATS := child("-serve", "nats", "-dir", dir+"/nats")
 	defer stopNATS()
@@ -216,17 +241,16 @@ func benchS3(ctx context.Context, list, queue, changed int, onlyQueue bool) {
 	must(err)
 	marks := ingest.NewWatermarks(store.Pool())
 	run := func(name string, o ingest.Options) {
-		stop := peak()
-		start := time.Now()
-		c, sum, err := ingest.Run(ctx, qsrc, marks, sub, job, o, nil)
+		runOver(ctx, qsrc, marks, sub, job, name, o)
+	}
+	if jsonl > 0 {
+		jsrc, err := source.NewS3("s3://bench/jsonl/", opts)
 		must(err)
-		el := time.Since(start)
-		fmt.Printf("%s: listed %d (new %d, changed %d, unchanged %d) in %s = %.0f docs/s; read %d bytes; queued %d, duplicates %d, rejected %d; peak heap %s\n",
-			name, c.Listed, c.New, c.Changed, c.Unchanged, el.Round(time.Millisecond), float64(c.Listed)/el.Seconds(), c.BytesRead,
-			sum.Queued, sum.Duplicates, len(sum.Rejected), mib(stop()))
-		if len(sum.Rejected) > 0 {
-			fmt.Printf("  first rejected: %s: %s\n", sum.Rejected[0].Source, sum.Rejected[0].Reason)
-		}
+		runOver(ctx, jsrc, marks, sub, job, fmt.Sprintf("a JSON Lines object of %d records (first incremental run)", jsonl), ingest.Options{Incremental: "bench-jsonl"})
+		runOver(ctx, jsrc, marks, sub, job, "the same object unchanged", ingest.Options{Incremental: "bench-jsonl"})
+	}
+	if queue == 0 {
+		return
 	}
 	run("queue (first incremental run)", ingest.Options{Incremental: "bench"})
 	if onlyQueue {
@@ -244,6 +268,22 @@ func benchS3(ctx context.Context, list, queue, changed int, onlyQueue bool) {
 	}
 	run(fmt.Sprintf("incremental after %d changed", changed), ingest.Options{Incremental: "bench"})
 	run("full (--full) over the same", ingest.Options{Incremental: "bench", Full: true})
+}
+
+// runOver runs ingest over src and prints its figures.
+func runOver(ctx context.Context, src source.Source, marks *ingest.Watermarks, sub *fleet.Client, job fleet.Job, name string, o ingest.Options) {
+	stop := peak()
+	start := time.Now()
+	c, sum, err := ingest.Run(ctx, src, marks, sub, job, o, nil)
+	must(err)
+	el := time.Since(start)
+	docs := c.Listed - c.JSONL + c.Records
+	fmt.Printf("%s: listed %d (new %d, changed %d, unchanged %d; %d JSON Lines objects, %d records) in %s = %.0f docs/s; read %d bytes; queued %d, duplicates %d, rejected %d; peak heap %s\n",
+		name, c.Listed, c.New, c.Changed, c.Unchanged, c.JSONL, c.Records, el.Round(time.Millisecond), float64(docs)/el.Seconds(), c.BytesRead,
+		sum.Queued, sum.Duplicates, len(sum.Rejected), mib(stop()))
+	if len(sum.Rejected) > 0 {
+		fmt.Printf("  first rejected: %s: %s\n", sum.Rejected[0].Source, sum.Rejected[0].Reason)
+	}
 }
 
 // benchList lists the -list objects only.

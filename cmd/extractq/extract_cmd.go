@@ -69,7 +69,8 @@ answer, repairs what it can locally and re-asks with precise feedback until the 
 or the budget is spent. It never prints an invalid value.
 
 Inputs: files (one document each), folders (every file below them, hidden ones skipped, --glob
-filters), JSONL files (*.jsonl, *.ndjson, also .gz or .bz2: one {"id": …, "text": …} object per line) and - for
+filters), JSONL files (*.jsonl, *.ndjson, also .gz or .bz2: one {"id": …, "text": …} object per line, local, in a
+bucket or listed by URL; --max-document bounds each line, not the file) and - for
 stdin (JSONL when its first line is such an object, else one document; --stdin-text forces the
 latter). A file's format is recognised by its content (--format overrides): PDFs, HTML, e-mails,
 office files and images are read with their pages, a .gz or .bz2 file as the file it compresses;

@@ -45,6 +45,20 @@ func listRemote(ctx context.Context, src source.Source, r *intake.Reader, done m
 			}
 			seen[it.ID] = it.URI
 		}
+		if it.Err == nil && intake.IsJSONL(it.Name()) {
+			// Its lines are the documents: counted, skipped by --resume
+			// and taken one by one as a local JSONL file's are.
+			n--
+			return remoteJSONL(ctx, r, it, func(d intake.Doc) {
+				if done[d.ID] {
+					skip()
+					return
+				}
+				n++
+				bar.SetTotal(n, false)
+				take(func(context.Context) []intake.Doc { return []intake.Doc{d} })
+			})
+		}
 		take(func(ctx context.Context) []intake.Doc { return remoteDocs(ctx, r, it) })
 		return nil
 	})
@@ -81,6 +95,26 @@ func remoteDocs(ctx context.Context, r *intake.Reader, it source.Item) []intake.
 		return bad(err)
 	}
 	return docs
+}
+
+// remoteJSONL reads a JSON Lines object (by its name) a line at a time,
+// as a local file of that name is read, handing each line's document to
+// fn as it is read: a dump is never held whole. An object that cannot be
+// opened is one bad input; the error is ctx's alone.
+func remoteJSONL(ctx context.Context, r *intake.Reader, it source.Item, fn func(intake.Doc)) error {
+	st, err := it.Open(ctx)
+	if err != nil {
+		if cause := context.Cause(ctx); cause != nil {
+			return cause
+		}
+		fn(intake.Doc{ID: it.ID, Source: it.URI, Err: fmt.Errorf("%w: %w", intake.ErrBadInput, err)})
+		return nil
+	}
+	defer st.Close()
+	return r.ReadJSONL(ctx, st, it.Name(), it.URI, func(d intake.Doc) error {
+		fn(d)
+		return nil
+	})
 }
 
 // sourceError gives a remote source's error its exit code, as submit does;

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -42,6 +44,7 @@ func TestExtractRemoteSources(t *testing.T) {
 	}
 	if err := srv.Fill(t.Context(), "docs", map[string]string{
 		"in/a.txt": "ACME invoice, total 12.5", "in/b.pdf": string(pdf), "in/mail.eml": string(mail), "in/gone.txt": "GONE invoice", "other/c.txt": "OTHER invoice",
+		"jl/batch-0001.jsonl.gz": gzipText(t, `{"id":"r1","text":"ROW invoice, total 12.5"}`+"\n"+`{"id":"r2","text":`+"\n"+`{"text":"ROW3 invoice"}`+"\n"),
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -72,15 +75,19 @@ func TestExtractRemoteSources(t *testing.T) {
 	}
 
 	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/inv.txt" {
+		switch r.URL.Path {
+		case "/inv.txt":
+			w.Write([]byte("WEB invoice, total 12.5")) //nolint:errcheck // the client sees a short body
+		case "/dump.ndjson":
+			w.Write([]byte(`{"text":"LINE invoice"}` + "\n" + `{"id":"l2","text":"LINE2 invoice"}` + "\n")) //nolint:errcheck // as above
+		default:
 			http.NotFound(w, r)
-			return
 		}
-		w.Write([]byte("WEB invoice, total 12.5")) //nolint:errcheck // the client sees a short body
 	}))
 	t.Cleanup(web.Close)
 	dir := writeFiles(t, map[string]string{"schema.json": extractSchema,
-		"urls.txt": "# invoices\n" + web.URL + "/inv.txt\n" + web.URL + "/missing.txt\n\ns3://docs/other/c.txt\n"})
+		"urls.txt":  "# invoices\n" + web.URL + "/inv.txt\n" + web.URL + "/missing.txt\n\ns3://docs/other/c.txt\n",
+		"dumps.txt": web.URL + "/dump.ndjson\n" + "s3://docs/jl/batch-0001.jsonl.gz\n"})
 	out := filepath.Join(dir, "out.jsonl")
 	base := []string{"--schema", filepath.Join(dir, "schema.json"), "--provider", "fake:m"}
 	tests := []struct {
@@ -103,6 +110,14 @@ func TestExtractRemoteSources(t *testing.T) {
 			outcome: map[string]string{"1": "ok|appears twice in the source", "2": "body is NULL"}},
 		{name: "url list with a 404", args: []string{"--from-urls", filepath.Join(dir, "urls.txt")}, code: 1, calls: 2, outcome: map[string]string{
 			web.URL + "/inv.txt": "ok", web.URL + "/missing.txt": "404", "s3://docs/other/c.txt": "ok",
+		}},
+		// JSON Lines objects: a document per line, a bad line alone rejected.
+		{name: "JSON Lines in a bucket", args: []string{"s3://docs/jl/"}, code: 1, calls: 2, outcome: map[string]string{
+			"r1": "ok", "s3://docs/jl/batch-0001.jsonl.gz:2": "not valid JSON", "s3://docs/jl/batch-0001.jsonl.gz:3": "ok",
+		}},
+		{name: "JSON Lines listed by URL", args: []string{"--from-urls", filepath.Join(dir, "dumps.txt")}, code: 1, calls: 4, outcome: map[string]string{
+			web.URL + "/dump.ndjson:1": "ok", "l2": "ok",
+			"r1": "ok", "s3://docs/jl/batch-0001.jsonl.gz:2": "not valid JSON", "s3://docs/jl/batch-0001.jsonl.gz:3": "ok",
 		}},
 		{name: "no such bucket", args: []string{"s3://nosuch/x/"}, code: 2, says: "no such bucket"},
 		{name: "server down", args: []string{"--s3-endpoint", "http://127.0.0.1:1", "s3://docs/in/"}, code: 3, says: "unavailable"},
@@ -170,6 +185,19 @@ func TestExtractRemoteSources(t *testing.T) {
 			}
 		})
 	}
+}
+
+func gzipText(t *testing.T, s string) string {
+	t.Helper()
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	if _, err := zw.Write([]byte(s)); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }
 
 // linesIn reads an output file's lines.

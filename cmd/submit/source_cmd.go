@@ -80,6 +80,11 @@ func printCounts(out io.Writer, c *ingest.Counts) {
 	}
 	fmt.Fprintf(out, "source %s: listed %d: new %d, changed %d, unchanged %d (not read), vanished %d; read %d bytes\n",
 		c.Source, c.Listed, c.New, c.Changed, c.Unchanged, c.Vanished, c.BytesRead)
+	if c.JSONL > 0 {
+		// The counts above are of objects; the summary's queued and
+		// rejected, of documents: here, of lines.
+		fmt.Fprintf(out, "read %d JSON Lines objects: %d records (one document each)\n", c.JSONL, c.Records)
+	}
 	if c.ResumedAfter != "" {
 		fmt.Fprintf(out, "resumed an interrupted listing after %s\n", c.ResumedAfter)
 	}

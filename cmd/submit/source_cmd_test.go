@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/minio/minio-go/v7"
 
 	"github.com/extractq/extractq/internal/audit/audittest"
 	"github.com/extractq/extractq/internal/cli"
@@ -167,4 +169,88 @@ func TestSubmitRefusedByAServerThatChecks(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSubmitJSONLObjects: against versitygw, JSON Lines objects (plain
+// and gzip) in a bucket are queued one job per line, a bad line rejected
+// alone (exit 1); the next --incremental run reads no unchanged object,
+// and after one object is rewritten only it is read, its unchanged line
+// not queued twice. The summary counts objects and records apart.
+func TestSubmitJSONLObjects(t *testing.T) {
+	ctx := t.Context()
+	_, js := fleetEnv(t)
+	v := s3test.StartVersity(t)
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	_, err := zw.Write([]byte(record("n1", 1) + `{"id":"n2","text":` + "\n" + record("", 2)))
+	must(t, err)
+	must(t, zw.Close())
+	must(t, v.CreateBucket(ctx, "etl", s3test.VersityRootKey, map[string]string{
+		"dumps/batch-0001.jsonl.gz": gz.String(),
+		"dumps/batch-0002.ndjson":   record("m1", 3) + record("m2", 4),
+	}))
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_ENDPOINT_URL", v.Endpoint)
+	t.Setenv("AWS_ACCESS_KEY_ID", s3test.VersityRootKey)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", s3test.VersityRootSecret)
+	dir := t.TempDir()
+	schemaFile := filepath.Join(dir, "invoice.json")
+	must(t, os.WriteFile(schemaFile, []byte(fleettest.Schema), 0o644))
+	submit := func(args ...string) (code int, stdout, stderr string) {
+		var out, errb bytes.Buffer
+		cmd := newSubmitCmd()
+		cmd.SetArgs(append([]string{"--schema", schemaFile, "--provider", "openai:gpt-4o-mini", "--incremental", "dumps"}, append(args, "s3://etl/dumps/")...))
+		cmd.SetOut(&out)
+		cmd.SetErr(&errb)
+		return cli.Code(cmd.Execute()), out.String(), errb.String()
+	}
+
+	code, out, errs := submit("--json")
+	var sum struct {
+		Queued   int
+		Rejected []struct{ Source, Reason string }
+		Source   struct {
+			New, Unchanged int
+			JSONL          int `json:"jsonl_objects"`
+			Records        int
+		}
+	}
+	must(t, json.Unmarshal([]byte(out), &sum))
+	if code != 1 || sum.Queued != 4 || len(sum.Rejected) != 1 || sum.Rejected[0].Source != "s3://etl/dumps/batch-0001.jsonl.gz:2" ||
+		sum.Source.New != 2 || sum.Source.JSONL != 2 || sum.Source.Records != 5 {
+		t.Fatalf("first run: exit %d, %+v; want 4 lines queued, line 2 of batch-0001 rejected, 2 objects and 5 records\n%s", code, sum, errs)
+	}
+
+	code, out, errs = submit()
+	if code != 0 || !strings.Contains(out, "new 0, changed 0, unchanged 2 (not read)") || strings.Contains(out, "JSON Lines") || !strings.Contains(out, "queued 0,") {
+		t.Fatalf("unchanged run: exit %d\n%s%s", code, out, errs)
+	}
+
+	c, err := v.Client(s3test.VersityRootKey, s3test.VersityRootSecret)
+	must(t, err)
+	body := record("m1", 3) + record("m2", 5)
+	_, err = c.PutObject(ctx, "etl", "dumps/batch-0002.ndjson", strings.NewReader(body), int64(len(body)), minio.PutObjectOptions{})
+	must(t, err)
+	code, out, errs = submit()
+	if code != 0 || !strings.Contains(out, "changed 1, unchanged 1") || !strings.Contains(out, "read 1 JSON Lines objects: 2 records") ||
+		!strings.Contains(out, "queued 1, already done 0, duplicates skipped 1") {
+		t.Fatalf("after a change: exit %d\n%s%s", code, out, errs)
+	}
+	if n, err := jobsOnStream(ctx, js); err != nil || n != 5 {
+		t.Errorf("%d jobs on the stream (%v), want 5: 4, then the changed line", n, err)
+	}
+}
+
+// record is a JSON Lines record of fleettest's document n, with id if
+// given.
+func record(id string, n int) string {
+	r := map[string]string{"text": fleettest.Document(n)}
+	if id != "" {
+		r["id"] = id
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		panic(err)
+	}
+	return string(b) + "\n"
 }

@@ -119,7 +119,8 @@ func newSubmitCmd() *cobra.Command {
 		Use:   "submit --schema FILE|NAME --provider P [flags] PATH...|-|s3://BUCKET/PREFIX",
 		Short: "Queue documents for extraction by the fleet",
 		Long: `submit reads documents from files, folders (recursively, hidden ones skipped, filtered by --glob),
-JSONL files (*.jsonl, *.ndjson, also gzip- or bzip2-compressed: one {"id","text","metadata"} per line) or stdin ("-": JSONL when its first
+JSONL files (*.jsonl, *.ndjson, also gzip- or bzip2-compressed: one {"id","text","metadata"} per line, local, in a
+bucket or listed by URL; --max-document bounds each line, not the file) or stdin ("-": JSONL when its first
 line is such an object, else one document; --stdin-text forces the latter), registers the schema, stores
 the documents in the audit database and queues one job per document on NATS JetStream.
 A document already queued within the duplicate window (same text, schema and model) is queued once;

@@ -36,7 +36,7 @@ func (f *InputFlags) Register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.Glob, "glob", "", "in folders, only files whose name matches, e.g. '*.txt'")
 	fl.BoolVar(&f.Transcode, "transcode", false, "read text that is not UTF-8 as Windows-1252 instead of rejecting it")
 	fl.BoolVar(&f.StdinText, "stdin-text", false, "read stdin (-) as one document even when its first line looks like JSONL")
-	fl.Int64Var(&f.MaxDocument, "max-document", intake.DefaultMaxDocument, "documents larger than this many bytes are rejected")
+	fl.Int64Var(&f.MaxDocument, "max-document", intake.DefaultMaxDocument, "documents larger than this many bytes are rejected (in a JSONL file or object: each line's text, not the file)")
 	fl.StringVar(&f.Format, "format", "", "read every file as this format instead of recognising it by content (pdf, html, eml, docx, …)")
 	fl.StringVar(&f.Input, "input", string(extractq.InputAuto), "how documents reach the model: auto (text; pages without text as pictures to a model that reads images), text, or native (pictures, or a whole PDF to a model that reads PDFs)")
 	fl.StringVar(&f.Attachments, "attachments", string(intake.AttachSeparate), "attachments (an e-mail's files, a zip's, a PDF's): separate (each its own document, id PARENT#NAME), inline (appended to the parent's text) or skip; objects embedded in an office file (a workbook in a report) are always part of it")

@@ -14,6 +14,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"sync"
 	"time"
@@ -94,6 +95,12 @@ type Counts struct {
 	Vanished  int `json:"vanished"`
 	// BytesRead is what was fetched from the source.
 	BytesRead int64 `json:"bytes_read"`
+	// JSONL counts the objects read as JSON Lines (by name: *.jsonl,
+	// *.ndjson, also .gz or .bz2), each many documents; Records the lines
+	// read out of them, each one document (queued, or rejected with its
+	// line). The counts above are of objects.
+	JSONL   int `json:"jsonl_objects"`
+	Records int `json:"records"`
 	// ResumedAfter is the key an interrupted listing continued after.
 	ResumedAfter string `json:"resumed_after,omitempty"`
 	// ListRetries counts listings resumed after a failure part way.
@@ -183,6 +190,8 @@ type doc struct {
 	prev    *stored
 	read    bool // the bytes were fetched
 	skip    bool // unchanged: not queued
+	jsonl   bool // JSON Lines: streamed a line at a time (readJSONL)
+	partial bool // a JSON Lines object read part way, or a line of it the submitter refused
 }
 
 // flush handles the listed batch: look up the watermark, fetch what is
@@ -207,7 +216,7 @@ func (r *run) flush(ctx context.Context) error {
 	}
 	docs := make([]doc, len(items))
 	for i, it := range items {
-		docs[i] = doc{item: it, version: it.Version, size: it.Size}
+		docs[i] = doc{item: it, version: it.Version, size: it.Size, jsonl: it.Err == nil && intake.IsJSONL(it.Name())}
 		if s, ok := known[it.ID]; ok {
 			docs[i].prev = &s
 		}
@@ -231,55 +240,39 @@ func (r *run) flush(ctx context.Context) error {
 	var queue []submit.Doc
 	for i := range docs {
 		d := &docs[i]
+		if d.jsonl && d.d.Err == nil {
+			continue // counted once read (readJSONL)
+		}
 		if d.read && d.item.Version == "" && d.d.Err == nil && d.prev != nil && r.unchanged(d) {
 			d.skip = true // its content hash is the one remembered
 		}
-		switch {
-		case d.d.Err != nil:
-			queue = append(queue, d.d) // rejected with its reason, by the submitter
-		case d.skip && d.prev != nil:
-			r.counts.Unchanged++
-		case d.prev != nil:
-			r.counts.Changed++
-		default:
-			r.counts.New++
-		}
-		if d.d.Err == nil && (!d.skip || r.opts.Full) {
-			queue = append(queue, d.d)
+		r.count(d)
+		if d.d.Err != nil || !d.skip || r.opts.Full {
+			queue = append(queue, d.d) // one with Err is rejected with its reason, by the submitter
 		}
 	}
-	rejected := map[string]bool{}
-	if len(queue) > 0 {
-		s, err := r.sub.Submit(ctx, r.job, func(yield func(fleet.Document) bool) {
-			for _, d := range queue {
-				if !yield(fleet.Document(d)) {
-					return
-				}
+	rejected, err := r.submit(ctx, queue)
+	if err != nil {
+		return err
+	}
+	// JSON Lines objects, one at a time, their lines queued in batches
+	// as they are read: a dump is never held whole.
+	for i := range docs {
+		if d := &docs[i]; d.jsonl && d.d.Err == nil {
+			if err := r.readJSONL(ctx, d); err != nil {
+				return err
 			}
-		}, fleet.KeepRunOpen()) // the caller seals the run once the listing is done
-		if s == nil { // the job was refused: nothing was queued
-			return err
-		}
-		if errors.Is(err, fleet.ErrRunNotSealed) {
-			r.notCounted, err = err, nil
-		}
-		for _, rej := range s.Rejected {
-			rejected[rej.Source] = true
-		}
-		if !r.opts.KeepJobIDs {
-			s.JobIDs, s.JobSeqs = nil, nil
-		}
-		add(&r.sum, *s)
-		if err != nil {
-			return err
 		}
 	}
 	if r.mark != nil {
 		var entries []entry
 		for _, d := range docs {
 			// A rejected document is not remembered: the next run tries
-			// it again (and reports it again).
-			if d.d.Err != nil || rejected[d.item.URI] || (d.skip && d.prev == nil) {
+			// it again (and reports it again). So is a JSON Lines object
+			// whose reading broke part way, or a line of which the
+			// submitter refused; one read to its end is remembered, the
+			// lines the reader rejected reported in this run.
+			if d.d.Err != nil || d.partial || rejected[d.item.URI] || (d.skip && d.prev == nil) {
 				continue
 			}
 			entries = append(entries, entry{id: d.item.ID, version: d.version, size: d.size})
@@ -296,6 +289,49 @@ func (r *run) flush(ctx context.Context) error {
 		r.progress(r.counts, r.sum)
 	}
 	return nil
+}
+
+// count counts a document read or skipped as new, changed or unchanged.
+func (r *run) count(d *doc) {
+	switch {
+	case d.d.Err != nil:
+	case d.skip && d.prev != nil:
+		r.counts.Unchanged++
+	case d.prev != nil:
+		r.counts.Changed++
+	default:
+		r.counts.New++
+	}
+}
+
+// submit queues docs (those with Err are rejected by the submitter, with
+// their reasons) and returns the sources the submitter rejected.
+func (r *run) submit(ctx context.Context, docs []submit.Doc) (rejected map[string]bool, err error) {
+	rejected = map[string]bool{}
+	if len(docs) == 0 {
+		return rejected, nil
+	}
+	s, err := r.sub.Submit(ctx, r.job, func(yield func(fleet.Document) bool) {
+		for _, d := range docs {
+			if !yield(fleet.Document(d)) {
+				return
+			}
+		}
+	}, fleet.KeepRunOpen()) // the caller seals the run once the listing is done
+	if s == nil { // the job was refused: nothing was queued
+		return rejected, err
+	}
+	if errors.Is(err, fleet.ErrRunNotSealed) {
+		r.notCounted, err = err, nil
+	}
+	for _, rej := range s.Rejected {
+		rejected[rej.Source] = true
+	}
+	if !r.opts.KeepJobIDs {
+		s.JobIDs, s.JobSeqs = nil, nil
+	}
+	add(&r.sum, *s)
+	return rejected, err
 }
 
 // unchanged reports whether d is the version the watermark remembers.
@@ -321,7 +357,7 @@ func (r *run) fetchAll(ctx context.Context, docs []doc) {
 	}
 	for i := range docs {
 		d := &docs[i]
-		if d.d.Err != nil || (d.skip && !r.opts.Full) {
+		if d.d.Err != nil || (d.skip && !r.opts.Full) || d.jsonl {
 			continue
 		}
 		select {
@@ -358,6 +394,117 @@ func (r *run) fetch(ctx context.Context, d *doc) int64 {
 	d.size = int64(len(b))
 	d.d = toDoc(ctx, it, b, r.opts)
 	return int64(len(b))
+}
+
+// readJSONL reads a JSON Lines object (by its name: *.jsonl, *.ndjson,
+// also .gz or .bz2) as a local file of that name is read: each line is a
+// document (its own id, else the object's URI:LINE), bounded by
+// MaxDocument as a line of a local file is, never the object as a whole;
+// a bad line is rejected alone. The lines are queued in batches of
+// opts.Batch as they are read. An unchanged object is not read: its
+// listing's version (an ETag) or, from a URL, the ETag its server answers
+// with says so before any line is read; without either, its content hash
+// does once it is read, and its lines, queued already, are duplicates the
+// submitter does not queue again.
+func (r *run) readJSONL(ctx context.Context, d *doc) error {
+	if d.skip && !r.opts.Full {
+		r.count(d)
+		return nil
+	}
+	it := d.item
+	st, err := it.Open(ctx)
+	if err != nil {
+		if cause := context.Cause(ctx); cause != nil {
+			return cause
+		}
+		d.d = submit.Doc{ID: it.ID, Source: it.URI, Err: fmt.Errorf("%w: %w", intake.ErrBadInput, err)}
+		_, err := r.submit(ctx, []submit.Doc{d.d})
+		return err
+	}
+	defer st.Close()
+	if d.version == "" && st.Version != "" {
+		d.version, d.size = "etag:"+st.Version, st.Size
+		if d.prev != nil && r.unchanged(d) {
+			d.skip = true
+			if !r.opts.Full {
+				r.count(d)
+				return nil
+			}
+		}
+	}
+	hash := sha256.New()
+	in := &readCounter{r: st}
+	var raw io.Reader = in
+	if d.version == "" {
+		raw = io.TeeReader(in, hash)
+	}
+	rd := r.reader()
+	batch := make([]submit.Doc, 0, min(r.opts.Batch, 1024))
+	queue := func() error {
+		rejected, err := r.submit(ctx, batch)
+		for _, line := range batch {
+			if line.Err == nil && rejected[line.Source] {
+				// The submitter refused a line the reader took (the
+				// audit database failed it, say): the object is read
+				// again on the next run, so that the line is not lost.
+				d.partial = true
+			}
+		}
+		batch = batch[:0]
+		if err == nil && r.progress != nil {
+			r.progress(r.counts, r.sum)
+		}
+		return err
+	}
+	err = rd.ReadJSONL(ctx, raw, it.Name(), it.URI, func(line intake.Doc) error {
+		r.counts.Records++
+		if errors.Is(line.Err, intake.ErrCutShort) {
+			d.partial = true
+		}
+		batch = append(batch, line)
+		if len(batch) >= r.opts.Batch {
+			return queue()
+		}
+		return nil
+	})
+	r.counts.BytesRead += in.n
+	if err == nil {
+		err = queue()
+	}
+	if err != nil {
+		return err
+	}
+	r.counts.JSONL++
+	d.read = true
+	if d.version == "" {
+		d.version, d.size = "sha256:"+hex.EncodeToString(hash.Sum(nil)), in.n
+		if d.prev != nil && r.unchanged(d) {
+			d.skip = true // its lines were read again, and found queued already
+		}
+	}
+	r.count(d)
+	return nil
+}
+
+// readCounter counts the bytes read through it.
+type readCounter struct {
+	r io.Reader
+	n int64
+}
+
+func (c *readCounter) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.n += int64(n)
+	return n, err
+}
+
+// reader is how fetched bytes are read: the command's reader, else one
+// with opts' rules.
+func (r *run) reader() intake.Reader {
+	if r.opts.Reader != nil {
+		return *r.opts.Reader
+	}
+	return intake.Reader{Transcode: r.opts.Transcode, MaxDocument: r.opts.MaxDocument}
 }
 
 // toDoc turns fetched bytes into a document: the one place where a

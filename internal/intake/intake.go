@@ -79,6 +79,11 @@ var (
 	// ErrUsage is matched by errors about the arguments themselves (a path
 	// that does not exist, a bad --glob): nothing was read.
 	ErrUsage = errors.New("bad input arguments")
+	// ErrCutShort is matched by the last document of a JSON Lines file or
+	// stream that could not be read to its end (a dropped connection, a
+	// damaged or over-inflating compressed stream): the lines after it are
+	// missing.
+	ErrCutShort = errors.New("cannot read the rest of the file")
 	// ErrNoDocuments: the paths hold no document at all (empty folders, a
 	// --glob that matches nothing, empty stdin).
 	ErrNoDocuments = errors.New("no documents")
@@ -274,18 +279,12 @@ func openJSONL(path string) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, err
 	}
-	switch compression, _ := jsonlCompression(path); compression {
-	case "gzip":
-		zr, err := gzip.NewReader(bufio.NewReaderSize(f, 64<<10))
-		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("not a readable gzip file: %v", err)
-		}
-		return readCloser{zr, f}, nil
-	case "bzip2":
-		return readCloser{bzip2.NewReader(bufio.NewReaderSize(f, 64<<10)), f}, nil
+	rd, err := decompressJSONL(f, path)
+	if err != nil {
+		f.Close()
+		return nil, err
 	}
-	return f, nil
+	return readCloser{rd, f}, nil
 }
 
 // readCloser reads from a decompressor and closes the file under it.
@@ -295,6 +294,96 @@ type readCloser struct {
 }
 
 func (rc readCloser) Close() error { return rc.f.Close() }
+
+// ratioFloor is how many bytes a compressed stream may inflate to before
+// the ratio is checked, document's own floor: a small file of repeated
+// records may legitimately compress far better than a large one.
+const ratioFloor = 1 << 20
+
+// decompressJSONL returns the JSON Lines in rd, decompressed as name says
+// (.gz, .bz2), or rd itself. Decompressed bytes are counted as they come
+// out against the compressed bytes read so far: past
+// document.DefaultLimits.MaxRatio times those (and ratioFloor), the read
+// fails with document.ErrBomb, as a compressed document does.
+func decompressJSONL(rd io.Reader, name string) (io.Reader, error) {
+	compression, _ := jsonlCompression(name)
+	if compression == "" {
+		return rd, nil
+	}
+	in := &countingReader{r: rd}
+	var zr io.Reader
+	switch compression {
+	case "gzip":
+		g, err := gzip.NewReader(bufio.NewReaderSize(in, 64<<10))
+		if err != nil {
+			return nil, fmt.Errorf("not a readable gzip file: %v", err)
+		}
+		zr = g
+	case "bzip2":
+		zr = bzip2.NewReader(bufio.NewReaderSize(in, 64<<10))
+	}
+	return &inflateLimit{r: zr, in: in, kind: compression, ratio: document.DefaultLimits.MaxRatio}, nil
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.n += int64(n)
+	return n, err
+}
+
+// inflateLimit fails a decompression that inflates past ratio times the
+// compressed bytes read (a bomb), and names a damaged stream.
+type inflateLimit struct {
+	r     io.Reader
+	in    *countingReader
+	kind  string
+	n     int64
+	ratio int64
+}
+
+func (l *inflateLimit) Read(b []byte) (int, error) {
+	n, err := l.r.Read(b)
+	l.n += int64(n)
+	switch {
+	case l.n > max(l.in.n*l.ratio, ratioFloor):
+		return n, fmt.Errorf("%w: the %s stream inflates to more than %d times the %d bytes of it read (document.Limits.MaxRatio): split the export, or compress it less", document.ErrBomb, l.kind, l.ratio, l.in.n)
+	case err != nil && err != io.EOF:
+		return n, fmt.Errorf("the %s stream is damaged: %w", l.kind, err)
+	}
+	return n, err
+}
+
+// ReadJSONL reads the JSON Lines in rd (an object fetched from a bucket or
+// a URL, as it arrives) exactly as a local file named name is read:
+// decompressed as the name says (.jsonl.gz, .ndjson.bz2; a stream that
+// inflates past document.DefaultLimits.MaxRatio is refused with
+// document.ErrBomb), one document per non-blank line, each line bounded
+// by MaxDocument and never the stream as a whole; a line without an id
+// gets source:LINE. A line that cannot be read is a document with its
+// reason (Doc.Err), and so is a stream that breaks part way (after the
+// documents before it). It returns fn's error, or ctx's cause.
+func (r *Reader) ReadJSONL(ctx context.Context, rd io.Reader, name, source string, fn func(Doc) error) error {
+	zr, err := decompressJSONL(rd, name)
+	if err != nil {
+		return fn(Doc{ID: source, Source: source, Err: reject("cannot read: %v", err)})
+	}
+	err = r.readJSONL(bufio.NewReaderSize(zr, 64<<10), source, func(d Doc) error {
+		if err := context.Cause(ctx); err != nil {
+			return err
+		}
+		return fn(d)
+	})
+	if cause := context.Cause(ctx); cause != nil {
+		return cause
+	}
+	return err
+}
 
 func (r *Reader) readFile(ctx context.Context, path string, info fs.FileInfo, fn func(Doc) error) error {
 	id := filepath.ToSlash(path)
@@ -402,7 +491,9 @@ func (r *Reader) readJSONL(br *bufio.Reader, source string, fn func(Doc) error) 
 			if ferr := fn(Doc{ID: src, Source: src, Err: reject("line longer than %d bytes: its document is above --max-document (%d bytes)", limit, r.max())}); ferr != nil {
 				return ferr
 			}
-		} else if len(bytes.TrimSpace(line)) > 0 {
+		} else if len(bytes.TrimSpace(line)) > 0 && (err == nil || err == io.EOF) {
+			// (A line cut short by a read error is not a record: the error
+			// below names it.)
 			if n == 1 {
 				line = bytes.TrimPrefix(line, bom)
 			}
@@ -414,7 +505,7 @@ func (r *Reader) readJSONL(br *bufio.Reader, source string, fn func(Doc) error) 
 			return nil
 		}
 		if err != nil {
-			return fn(Doc{ID: src, Source: src, Err: reject("cannot read: %v", err)})
+			return fn(Doc{ID: src, Source: src, Err: fmt.Errorf("%w: %w: %w", ErrBadInput, ErrCutShort, err)})
 		}
 	}
 }

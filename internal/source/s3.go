@@ -233,7 +233,41 @@ func (s *S3) item(o minio.ObjectInfo) Item {
 		fetch: func(ctx context.Context, limit int64) ([]byte, error) {
 			return getObject(ctx, s.client, s.bucket, key, limit)
 		},
+		open: func(ctx context.Context) (*Stream, error) {
+			return openObject(ctx, s.client, s.bucket, key)
+		},
+		name: path.Base(key),
 	}
+}
+
+// openObject starts reading an object; reading it fails with the object's
+// own error (ErrItem) as getObject does.
+func openObject(ctx context.Context, c *minio.Client, bucket, key string) (*Stream, error) {
+	uri := "s3://" + bucket + "/" + key
+	obj, err := c.GetObject(ctx, bucket, key, minio.GetObjectOptions{})
+	if err != nil {
+		return nil, objectError(uri, err)
+	}
+	info, err := obj.Stat() // sends the request: a deleted object fails here
+	if err != nil {
+		obj.Close()
+		return nil, objectError(uri, err)
+	}
+	return &Stream{ReadCloser: objectReader{obj, uri}, Version: strings.Trim(info.ETag, `"`), Size: info.Size}, nil
+}
+
+// objectReader names the object in a read's error.
+type objectReader struct {
+	*minio.Object
+	uri string
+}
+
+func (o objectReader) Read(b []byte) (int, error) {
+	n, err := o.Object.Read(b)
+	if err != nil && err != io.EOF {
+		err = objectError(o.uri, err)
+	}
+	return n, err
 }
 
 // getObject reads an object, at most limit+1 bytes.

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 )
@@ -38,6 +39,36 @@ type Item struct {
 	Err error
 
 	fetch func(ctx context.Context, limit int64) ([]byte, error)
+	open  func(ctx context.Context) (*Stream, error)
+	name  string
+}
+
+// Name is the base name of the object's key or of the URL's path
+// (batch-0001.jsonl.gz), "" for a row: what says how the bytes are read
+// when their content cannot (JSON Lines, compressed or not).
+func (it Item) Name() string { return it.name }
+
+// Stream is an item's bytes as they arrive, for an item read piece by
+// piece rather than held whole (a JSON Lines dump of many documents).
+type Stream struct {
+	io.ReadCloser
+	// Version is what the server said of these bytes when it answered (an
+	// ETag), "" when it said nothing.
+	Version string
+	// Size is their length when the server told it, else -1.
+	Size int64
+}
+
+// Open starts reading the item's bytes. Its error, and the stream's, are
+// that item's alone (as Fetch's): the rest go on.
+func (it Item) Open(ctx context.Context) (*Stream, error) {
+	if it.Err != nil {
+		return nil, it.Err
+	}
+	if it.open == nil {
+		return nil, fmt.Errorf("%w: %s cannot be streamed", ErrItem, it.URI)
+	}
+	return it.open(ctx)
 }
 
 // Fetch reads the item's bytes, at most limit+1 of them (so a caller sees

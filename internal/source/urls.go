@@ -8,7 +8,9 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/minio/minio-go/v7"
@@ -21,7 +23,8 @@ type URLs struct {
 	path   string
 	client *http.Client
 	s3opts S3Options
-	s3     *minio.Client // built on the first s3:// line
+	mu     sync.Mutex
+	s3     *minio.Client // built on the first s3:// line read
 }
 
 // NewURLs returns the source for the list at path; client fetches
@@ -84,6 +87,8 @@ func (u *URLs) item(n int, line string) Item {
 		it.Err = fmt.Errorf("%w: %s line %d: not a URL: %v", ErrItem, u.path, n, err)
 	case p.Scheme == "http" || p.Scheme == "https":
 		it.fetch = func(ctx context.Context, limit int64) ([]byte, error) { return u.get(ctx, line, limit) }
+		it.open = func(ctx context.Context) (*Stream, error) { return u.open(ctx, line) }
+		it.name = path.Base(p.Path)
 	case p.Scheme == "s3":
 		bucket, key, _ := ParseS3URI(line)
 		if key == "" || strings.HasSuffix(key, "/") {
@@ -91,19 +96,104 @@ func (u *URLs) item(n int, line string) Item {
 			break
 		}
 		it.fetch = func(ctx context.Context, limit int64) ([]byte, error) {
-			if u.s3 == nil {
-				c, err := NewS3Client(u.s3opts)
-				if err != nil {
-					return nil, err
-				}
-				u.s3 = c
+			c, err := u.s3Client()
+			if err != nil {
+				return nil, err
 			}
-			return getObject(ctx, u.s3, bucket, key, limit)
+			return getObject(ctx, c, bucket, key, limit)
 		}
+		it.open = func(ctx context.Context) (*Stream, error) {
+			c, err := u.s3Client()
+			if err != nil {
+				return nil, err
+			}
+			return openObject(ctx, c, bucket, key)
+		}
+		it.name = path.Base(key)
 	default:
 		it.Err = fmt.Errorf("%w: %s line %d: %q: only http://, https:// and s3:// URLs are read", ErrItem, u.path, n, line)
 	}
 	return it
+}
+
+// s3Client builds the S3 client once, for items fetched side by side.
+func (u *URLs) s3Client() (*minio.Client, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.s3 == nil {
+		c, err := NewS3Client(u.s3opts)
+		if err != nil {
+			return nil, err
+		}
+		u.s3 = c
+	}
+	return u.s3, nil
+}
+
+// open starts a GET of rawURL whose body is read as it arrives. The
+// client's Timeout bounds a whole fetch (get), which a long stream read
+// between batches of its lines would pass: here it bounds each wait for
+// bytes instead (the headers, then every read).
+func (u *URLs) open(ctx context.Context, rawURL string) (*Stream, error) {
+	idle := u.client.Timeout
+	if idle <= 0 {
+		idle = time.Minute
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	stall := time.AfterFunc(idle, func() { cancel(fmt.Errorf("%w: GET %s: no answer for %s", ErrItem, rawURL, idle)) })
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
+	if err != nil {
+		stall.Stop()
+		cancel(nil)
+		return nil, fmt.Errorf("%w: %s: %w", ErrItem, rawURL, err)
+	}
+	c := *u.client
+	c.Timeout = 0
+	resp, err := c.Do(req)
+	stall.Stop()
+	if err != nil {
+		defer cancel(nil)
+		if cause := context.Cause(ctx); cause != nil {
+			return nil, cause
+		}
+		return nil, fmt.Errorf("%w: GET %s: %w", ErrItem, rawURL, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		cancel(nil)
+		return nil, fmt.Errorf("%w: GET %s: %s", ErrItem, rawURL, resp.Status)
+	}
+	body := &idleBody{body: resp.Body, ctx: ctx, cancel: cancel, timer: stall, idle: idle, url: rawURL}
+	return &Stream{ReadCloser: body, Version: resp.Header.Get("ETag"), Size: resp.ContentLength}, nil
+}
+
+// idleBody fails a read that waits more than idle for bytes.
+type idleBody struct {
+	body   io.ReadCloser
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	timer  *time.Timer
+	idle   time.Duration
+	url    string
+}
+
+func (b *idleBody) Read(p []byte) (int, error) {
+	b.timer.Reset(b.idle)
+	n, err := b.body.Read(p)
+	b.timer.Stop()
+	if err != nil && err != io.EOF {
+		if cause := context.Cause(b.ctx); cause != nil {
+			return n, cause
+		}
+		return n, fmt.Errorf("%w: GET %s: %w", ErrItem, b.url, err)
+	}
+	return n, err
+}
+
+func (b *idleBody) Close() error {
+	b.timer.Stop()
+	defer b.cancel(nil)
+	return b.body.Close()
 }
 
 func (u *URLs) get(ctx context.Context, rawURL string, limit int64) ([]byte, error) {

@@ -22,7 +22,10 @@ import (
 const Help = `Remote sources (one per run): s3://bucket/prefix (objects under the prefix, --glob on their base name;
 credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE or the instance role; --s3-endpoint or
 AWS_ENDPOINT_URL for MinIO, Ceph, R2 or GCS), --from-sql QUERY (rows id, body[, metadata] through a cursor)
-and --from-urls FILE (http, https and s3 URLs). A document's id is its s3:// URI, the row's id or the URL.`
+and --from-urls FILE (http, https and s3 URLs). A document's id is its s3:// URI, the row's id or the URL.
+An object or URL named *.jsonl or *.ndjson (also .gz or .bz2, inflated as it is read) is JSON Lines, read
+as a local JSONL file is: one document per line, its id the line's "id", else URI:LINE; it is streamed, so
+--max-document bounds each line's text (and the line to twice that), not the object.`
 
 // Flags choose a remote source: an s3:// argument, --from-sql or
 // --from-urls. `extractq extract` and `submit` share them.
@@ -35,7 +38,7 @@ func (f *Flags) Register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.S3Endpoint, "s3-endpoint", "", "S3-compatible server `URL` for s3:// inputs (MinIO, Ceph, R2, GCS interop), addressed path-style: host:port or http(s)://host:port (default: $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, else AWS)")
 	fl.StringVar(&f.FromSQL, "from-sql", "", "read documents from a PostgreSQL `QUERY` returning id, body and optionally metadata, e.g. 'SELECT id, body, metadata FROM docs WHERE …'")
 	fl.StringVar(&f.SQLURL, "sql-url", "", "PostgreSQL `URL` --from-sql runs against (default: the audit database)")
-	fl.StringVar(&f.FromURLs, "from-urls", "", "read documents from the URLs listed in `FILE`, one a line (http://, https://, s3://)")
+	fl.StringVar(&f.FromURLs, "from-urls", "", "read documents from the URLs listed in `FILE`, one a line (http://, https://, s3://); a *.jsonl or *.ndjson URL (also .gz, .bz2) is one document per line")
 }
 
 // Check validates the flags against the command's inputs (paths) and
