@@ -296,9 +296,9 @@ func TestResubmitLetterStoredText(t *testing.T) {
 // TestSubmitWithPassword: a document read with a password whose job needs
 // its pages' pictures has them stored next to its original and named in
 // its job, since a worker cannot read the original again; one without
-// such pages, or read without a password, has none. A re-read with the
-// password does the same, and refuses an encrypted PDF that input native
-// would send whole.
+// such pages, or that opened without the password, has none. A re-read
+// with the password does the same, and refuses an encrypted PDF that
+// input native would send whole.
 func TestSubmitWithPassword(t *testing.T) {
 	e := setup(t)
 	ctx := t.Context()
@@ -306,7 +306,9 @@ func TestSubmitWithPassword(t *testing.T) {
 	locked := &intake.Reader{Password: "s3cret", Native: true}
 	in := readOriginal(t, locked, []byte(lockedScan), "locked-scan")
 	in = append(in, readOriginal(t, locked, []byte(docfake.PDF+"PASSWORD s3cret\nOnly text."), "locked-text")...)
-	in = append(in, readOriginal(t, &intake.Reader{Native: true}, []byte(docfake.PDF+"Cover.\f[scan]"), "open-scan")...)
+	// A scan read with the password that it did not need: its worker
+	// reads it again, no pictures are stored.
+	in = append(in, readOriginal(t, locked, []byte(docfake.PDF+"Cover.\f[scan]"), "open-scan")...)
 	if sum := e.submit(t, in); sum.Queued != 3 {
 		t.Fatalf("submit: %+v, want 3 queued", sum)
 	}
