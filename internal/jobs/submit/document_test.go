@@ -375,3 +375,65 @@ func TestSubmitWithPassword(t *testing.T) {
 		}
 	}
 }
+
+// TestResubmitLetterLocked: a dead letter of a locked scan whose text the
+// audit does not store, and whose job named no pictures (an older
+// build's), is read again from its original: without the password it is
+// refused naming --password and --password-file; with it, its page's
+// picture is stored and named in the job, as submit does, and the
+// password is in no job; with input native it is refused naming the
+// remedies, as submit refuses it.
+func TestResubmitLetterLocked(t *testing.T) {
+	e := setup(t)
+	ctx := t.Context()
+	const lockedScan = docfake.PDF + "PASSWORD s3cret\nCover.\f[scan]"
+	if sum := e.submit(t, readOriginal(t, &intake.Reader{Password: "s3cret", Native: true}, []byte(lockedScan), "locked-scan")); sum.Queued != 1 {
+		t.Fatalf("submit: %+v", sum)
+	}
+	first := e.queued(t, 1)[0]
+	if first.Pictures == nil {
+		t.Fatalf("submit stored no pictures: %+v", first)
+	}
+	// As an older build's job: no pictures, none stored.
+	objs, err := e.js.ObjectStore(ctx, jobs.DocsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := objs.Delete(ctx, first.Pictures.Name); err != nil {
+		t.Fatal(err)
+	}
+	dlq := jobs.NewDLQ(e.js)
+	letter := func(id, input string) {
+		env := *first
+		env.DocumentID, env.Text, env.TextRef, env.Pictures = id, "", nil, nil // the audit has no text of id
+		env.Options.Input = input
+		env.JobID = jobs.MsgID(id, env.DocumentHash, env.Schema.Fingerprint, env.Model, "")
+		if _, err := dlq.Publish(ctx, &jobs.DeadLetter{Job: env, Result: llm.Result{Outcome: llm.OutcomeExhausted, Reason: "still invalid"}, WorkerID: "w"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	letter("gone", "")
+	sum, err := e.sub.Resubmit(ctx, e.store, submit.ResubmitRequest{FromDLQ: true})
+	if err != nil || sum.Queued != 0 || len(sum.Rejected) != 1 || !strings.Contains(sum.Rejected[0].Reason, "give its password with --password or --password-file") {
+		t.Fatalf("without the password: %+v, %v; want gone refused naming --password", sum, err)
+	}
+	letter("gone", "")
+	letter("gone-native", "native")
+	sum, err = e.sub.Resubmit(ctx, e.store, submit.ResubmitRequest{FromDLQ: true, Password: "s3cret"})
+	if err != nil || sum.Queued != 1 || len(sum.Rejected) != 1 || sum.Rejected[0].ID != "gone-native" ||
+		!strings.Contains(sum.Rejected[0].Reason, "use --input auto") {
+		t.Fatalf("with the password: %+v, %v; want gone queued and gone-native refused naming --input auto", sum, err)
+	}
+	again := e.queued(t, 2)[1]
+	if again.DocumentID != "gone" || again.Pictures == nil {
+		t.Fatalf("queued %+v, want gone with its pictures", again)
+	}
+	got, err := jobs.NewDocuments(e.js).Pictures(ctx, again)
+	want := []jobs.PagePicture{{N: 2, MediaType: "image/png", Data: docfake.ScanPicture, Width: 1, Height: 1, PageWidth: 612, PageHeight: 792}}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("stored pictures %+v, %v; want %+v", got, err, want)
+	}
+	if b, err := json.Marshal(again); err != nil || strings.Contains(string(b), "s3cret") {
+		t.Errorf("the job holds the password: %s", b)
+	}
+}
