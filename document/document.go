@@ -76,7 +76,10 @@ type Document struct {
 	Archive bool
 	// Locked marks a document that opened only with Options.Password (a
 	// PDF its empty user password does not open): whoever reads its
-	// original again needs the password too, and no model opens it.
+	// original again needs the password too, and no model opens it. A
+	// document a locked child was inlined into (Inline, an embedded
+	// object) is Locked too: its text holds what only the password opened.
+	// An attachment kept as a child says it itself.
 	Locked bool
 }
 

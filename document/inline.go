@@ -50,6 +50,9 @@ func inlineWhere(doc *Document, kind string, take func(*Document) bool) *Documen
 				out.Warnings = append(out.Warnings, fmt.Sprintf("%s %s not read: %v", kind, name, c.Err))
 				continue
 			}
+			// Its text now needs the password too: whoever reads the
+			// original again without it loses this part.
+			out.Locked = out.Locked || c.Locked
 			fmt.Fprintf(&b, "\n\n--- %s %s ---\n\n", kind, name)
 			off := b.Len()
 			b.WriteString(c.Text)

@@ -122,10 +122,12 @@ type Document struct {
 	// can be read again after a reader upgrade (Resubmit with Reread).
 	// Its hash, not Text's, is then the document's identity.
 	Original []byte
-	// WithPassword says Document was read with a password
-	// (document.Options.Password): jobs carry none, so a worker may not
-	// read Original again, and the pictures of its pages go with its job
-	// instead. Set it when you pass a password.
+	// WithPassword says Document needed a password to be read
+	// (document.Options.Password; Document.Locked says so): jobs carry
+	// none, so a worker may not read Original again, and the pictures of
+	// its pages go with its job instead. Set it to Document.Locked when
+	// you pass a password; a document that opened without it needs none
+	// stored.
 	WithPassword bool
 	// Err, when set, rejects the document with this reason (a file that
 	// could not be read); the others are still queued.

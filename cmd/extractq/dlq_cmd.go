@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -246,6 +247,7 @@ func newDLQResubmitCmd() *cobra.Command {
 		c      cli.Conn
 		req    submit.ResubmitRequest
 		asJSON bool
+		pw     cli.PasswordFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "resubmit [SEQ...]",
@@ -253,6 +255,9 @@ func newDLQResubmitCmd() *cobra.Command {
 		Long: "Republish the given dead letters (or all, or those of --run) as jobs, optionally under a newer schema\n" +
 			"version (--schema NAME --to-version V) or another provider, and delete each from EXTRACTQ_DLQ once it is\n" +
 			"queued. Running it twice queues nothing twice. Same as `submit resubmit --from-dlq`.\n\n" +
+			"A letter is queued with the text the audit stores for its document; when it stores none, the original\n" +
+			"(in the EXTRACTQ_DOCS object store) is read again: an encrypted one needs --password or --password-file\n" +
+			"(or $" + cli.PasswordEnv + "), as submit did, and its pages' pictures go with the job as submit's did.\n\n" +
 			"Example:\n  extractq dlq resubmit 42 43\n  extractq dlq resubmit --run march --schema invoice --to-version 2 --dry-run",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			req.FromDLQ = true
@@ -265,6 +270,10 @@ func newDLQResubmitCmd() *cobra.Command {
 			}
 			if req.ToVersion > 0 && req.Schema == "" {
 				return cli.Usage(errors.New("--to-version needs --schema NAME"))
+			}
+			var err error
+			if req.Password, err = pw.Value(os.Getenv); err != nil {
+				return err
 			}
 			ctx := cmd.Context()
 			nc, js, err := c.ConnectNATS(ctx, "extractq-dlq")
@@ -293,6 +302,7 @@ func newDLQResubmitCmd() *cobra.Command {
 	f.StringVar(&req.Schema, "schema", "", "only dead letters of this schema")
 	f.IntVar(&req.ToVersion, "to-version", 0, "extract them with this version of --schema")
 	f.StringVar(&req.Provider, "provider", "", "extract them with this provider instead of their own")
+	pw.Register(f, "encrypted originals read again (letters whose text the audit does not store)")
 	f.BoolVar(&req.DryRun, "dry-run", false, "only count")
 	f.BoolVar(&asJSON, "json", false, "print the summary as JSON")
 	c.AddNATSFlag(cmd, false)

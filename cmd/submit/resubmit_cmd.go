@@ -23,6 +23,7 @@ func newResubmitCmd(c *conn) *cobra.Command {
 		req    fleet.Resubmission
 		asJSON bool
 		ocr    string
+		pw     cli.PasswordFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "resubmit (--from-dlq [--run NAME] | --schema NAME --to-version V --provider P | --reread [--schema NAME] [--run NAME] [--reader FORMAT]) [--dry-run]",
@@ -51,14 +52,19 @@ Example:
 				if err := checkReread(req); err != nil {
 					return cli.Usage(err)
 				}
-				if req.Password == "" {
-					req.Password = os.Getenv(cli.PasswordEnv)
-				}
 				rereadOCR(&req, ocr)
 			} else if req.Reader != "" {
 				return cli.Usage(errors.New("--reader needs --reread"))
 			} else if req.Attachments != "" {
 				return cli.Usage(errors.New("--attachments needs --reread"))
+			}
+			if req.FromDLQ || req.Reread {
+				// Only an original read again needs it: --reread's, and a
+				// dead letter's whose text the audit does not store.
+				var err error
+				if req.Password, err = pw.Value(os.Getenv); err != nil {
+					return err
+				}
 			}
 			if !req.FromDLQ && !req.Reread && (req.Schema == "" || req.ToVersion < 1) {
 				return cli.Usage(errors.New("give --from-dlq, or --schema NAME --to-version V --provider P"))
@@ -94,7 +100,7 @@ Example:
 	f.StringVar(&req.Provider, "provider", "", "provider and model (required with --to-version; overrides the dead letters' or the documents' latest jobs' with --from-dlq or --reread)")
 	f.BoolVar(&req.Reread, "reread", false, "read the originals of documents an older reader read again; queue those whose text changed")
 	f.StringVar(&req.Reader, "reader", "", "only documents read as this format (--reread): pdf, html, eml, docx, …")
-	f.StringVar(&req.Password, "password", "", "password of encrypted originals (--reread, and --from-dlq letters whose original is read again; default $"+cli.PasswordEnv+")")
+	pw.Register(f, "encrypted originals read again (--reread, and --from-dlq letters whose text the audit does not store)")
 	f.StringVar(&ocr, "ocr", "auto", "read pages without text by OCR (tesseract) for models that read no images, as submit did (--reread): auto or off")
 	f.StringVar(&req.Attachments, "attachments", "", "how the documents' attachments were submitted (--reread): separate (default: queue those a carrier yields now that were never submitted) or skip")
 	f.BoolVar(&req.DryRun, "dry-run", false, "only count what would be queued")

@@ -14,10 +14,6 @@ import (
 	"github.com/extractq/extractq/llm"
 )
 
-// PasswordEnv holds the password of encrypted documents when --password is
-// not given (a flag shows in the process list; the environment does not).
-const PasswordEnv = "EXTRACTQ_DOCUMENT_PASSWORD"
-
 // InputFlags are the document reader's flags, the same in `extractq
 // extract` and `submit`.
 type InputFlags struct {
@@ -27,8 +23,8 @@ type InputFlags struct {
 	Format               string
 	Input                string
 	Attachments          string
-	Password             string
 	OCR                  string
+	PasswordFlags
 }
 
 // Register defines the flags.
@@ -40,7 +36,7 @@ func (f *InputFlags) Register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.Format, "format", "", "read every file as this format instead of recognising it by content (pdf, html, eml, docx, …)")
 	fl.StringVar(&f.Input, "input", string(extractq.InputAuto), "how documents reach the model: auto (text; pages without text as pictures to a model that reads images), text, or native (pictures, or a whole PDF to a model that reads PDFs)")
 	fl.StringVar(&f.Attachments, "attachments", string(intake.AttachSeparate), "attachments (an e-mail's files, a zip's, a PDF's): separate (each its own document, id PARENT#NAME), inline (appended to the parent's text) or skip; objects embedded in an office file (a workbook in a report) are always part of it")
-	fl.StringVar(&f.Password, "password", "", "password of encrypted documents (default $"+PasswordEnv+")")
+	f.PasswordFlags.Register(fl, "encrypted documents")
 	fl.StringVar(&f.OCR, "ocr", "auto", "read pages without text by OCR (the tesseract command) when the model cannot see them: auto (when tesseract is installed) or off")
 }
 
@@ -68,9 +64,9 @@ func (f *InputFlags) Reader(stdin io.Reader, getenv func(string) string) (*intak
 	if f.OCR != "auto" && f.OCR != "off" {
 		return nil, "", Usage(fmt.Errorf("--ocr %q: want auto or off", f.OCR))
 	}
-	password := f.Password
-	if password == "" && getenv != nil {
-		password = getenv(PasswordEnv)
+	password, err := f.PasswordFlags.Value(getenv)
+	if err != nil {
+		return nil, "", err
 	}
 	return &intake.Reader{
 		Glob: f.Glob, Transcode: f.Transcode, StdinText: f.StdinText, MaxDocument: f.MaxDocument, Stdin: stdin,

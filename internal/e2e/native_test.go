@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"io"
 	"net/http"
 	"os"
@@ -288,5 +289,136 @@ func runWorkerUntilSettled(t *testing.T, js jetstream.JetStream, st *audit.Store
 	}
 	if err := writer.Close(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// mailAttaching is an e-mail whose body is body and which attaches the
+// PDF pdf as name, base64-encoded as mail clients send it.
+func mailAttaching(body, name string, pdf []byte) []byte {
+	var b strings.Builder
+	b.WriteString("From: billing@acme.example\r\nTo: ap@example.com\r\nSubject: Invoice INV-7\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=b0\r\n\r\n")
+	b.WriteString("--b0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n" + body + "\r\n")
+	b.WriteString("--b0\r\nContent-Type: application/pdf; name=\"" + name + "\"\r\nContent-Disposition: attachment; filename=\"" + name + "\"\r\nContent-Transfer-Encoding: base64\r\n\r\n")
+	enc := base64.StdEncoding.EncodeToString(pdf)
+	for len(enc) > 76 {
+		b.WriteString(enc[:76] + "\r\n")
+		enc = enc[76:]
+	}
+	b.WriteString(enc + "\r\n--b0--\r\n")
+	return []byte(b.String())
+}
+
+// TestEncryptedAttachmentInlinedThroughWorker: an e-mail whose attached
+// PDF opens only with its password (testdata/encrypted-scan.pdf, page 2 a
+// scan), submitted with the password, --attachments inline and --input
+// native: an e-mail is never sent whole, so it goes as its text with the
+// PDF's pages' pictures, stored at submit since the attachment needed the
+// password. A real worker, which has no password and would read the mail
+// again without the PDF, shows page 2's picture to the model from the
+// stored pictures, and the result is valid. An e-mail attaching a PDF
+// that opens without a password has no pictures stored.
+func TestEncryptedAttachmentInlinedThroughWorker(t *testing.T) {
+	ctx := t.Context()
+	st, _ := audittest.Store(t)
+	js := natsForTest(t)
+	var mu sync.Mutex
+	var shown []string // media types of the pictures the model was shown
+	srv := sim.New(fleettest.CleanProfile(), sim.WithSeed(3), sim.WithImageReader(func(_ context.Context, mediaType string, data []byte) (string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		shown = append(shown, mediaType)
+		return "Invoice INV-7 from Acme GmbH, total 42.00 EUR", nil
+	}))
+	defer srv.Close()
+	rec := &bodyRecorder{base: srv.Transport()}
+	hc := &http.Client{Transport: rec}
+
+	pdf, err := os.ReadFile("testdata/encrypted-scan.pdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	open, err := os.ReadFile("../../examples/documents/invoice-scan.pdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := schema.Compile([]byte(fleettest.Schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := submit.New(js, st)
+	ref, err := sub.RegisterSchema(ctx, "invoice", sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const pool, provider = "locked-mail", "openai:gpt-4o"
+	model, _, err := submit.ResolveProvider(provider)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := intake.Reader{Password: "secret", Native: true, NativeInput: true, WholePDF: true, Attachments: intake.AttachInline}
+	job := submit.Job{Schema: ref, Provider: provider, Model: model, Pool: pool, Run: "locked-mail", Options: jobs.Options{Input: "native"}}
+	sum, err := sub.Submit(ctx, job, func(fn func(submit.Doc) error) error {
+		if err := r.ReadBytes(ctx, "locked-mail", "locked-mail.eml", mailAttaching("Please find invoice INV-7 attached.", "inv-7.pdf", pdf), fn); err != nil {
+			return err
+		}
+		return r.ReadBytes(ctx, "open-mail", "open-mail.eml", mailAttaching("Please find the invoice attached.", "scan.pdf", open), fn)
+	}, nil)
+	if err != nil || sum.Queued != 2 {
+		t.Fatalf("submit: %+v, %v; want both mails queued", sum, err)
+	}
+	stream, err := js.Stream(ctx, jobs.JobsStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seq, want := range map[uint64]string{1: "locked-mail", 2: "open-mail"} {
+		msg, err := stream.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env, err := jobs.DecodeEnvelope(msg.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if env.DocumentID != want || bytes.Contains(msg.Data, []byte("secret")) || (env.Pictures != nil) != (want == "locked-mail") {
+			t.Fatalf("job %s: want %s, pictures stored only for the mail whose attachment needed the password, and no password", msg.Data, want)
+		}
+	}
+
+	runWorkerUntilSettled(t, js, st, hc, "locked-mail-worker", pool, 1, 2)
+	rows, err := st.Pool().Query(ctx, `SELECT document_id, status, coalesce(reason, '') FROM jobs ORDER BY document_id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, status, reason string
+		if err := rows.Scan(&id, &status, &reason); err != nil {
+			t.Fatal(err)
+		}
+		if status != "ok" {
+			t.Errorf("job of %s: %s (%s), want ok", id, status, reason)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(shown) != 2 || shown[0] != "image/png" {
+		t.Errorf("pictures shown %v; want each mail's scanned page shown once", shown)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	var lockedSeen bool
+	for _, b := range rec.seen {
+		if strings.Contains(b, `"type":"file"`) {
+			t.Errorf("a request sent a file (an e-mail is never sent whole): %.300s", b)
+		}
+		if strings.Contains(b, "INV-7 attached") {
+			lockedSeen = true
+			if !strings.Contains(b, "--- attachment inv-7.pdf ---") || !strings.Contains(b, "image_url") {
+				t.Errorf("the locked mail's request lacks its attachment's text or page picture: %.600s", b)
+			}
+		}
+	}
+	if !lockedSeen {
+		t.Errorf("no request of the locked mail reached the simulator")
 	}
 }

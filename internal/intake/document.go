@@ -141,7 +141,8 @@ func (r *Reader) separate(ctx context.Context, id, source string, children []*do
 
 // docOf checks a document a reader made: some text, or pages a model or
 // OCR can read; read with a password, a PDF that would go whole to the
-// model must open without it (LockedWhole).
+// model must open without it (LockedWhole), and a document that needed
+// the password is marked (Doc.WithPassword).
 func (r *Reader) docOf(ctx context.Context, id, source string, doc *document.Document, original []byte) Doc {
 	d := Doc{ID: id, Source: source}
 	unread := UnreadPages(doc)
@@ -161,7 +162,10 @@ func (r *Reader) docOf(ctx context.Context, id, source string, doc *document.Doc
 			if d.Err = LockedWhole(doc, r.NativeInput); d.Err != nil {
 				return d
 			}
-			d.WithPassword = true
+			// Only a document whose reading needed the password (itself,
+			// or a part inlined into it) has its pages' pictures kept: a
+			// worker reads any other original again without it.
+			d.WithPassword = doc.Locked
 		}
 		d.Text, d.Document, d.Original, d.Metadata = doc.Text, doc, original, DocumentMetadata(doc)
 	}
@@ -171,7 +175,9 @@ func (r *Reader) docOf(ctx context.Context, id, source string, doc *document.Doc
 // LockedWhole rejects doc, read with a password, when it is a PDF that
 // would go whole to the model (native: the input is native; or pages only
 // a model shown the PDF reads) and opens only with that password
-// (Document.Locked): no model opens an encrypted PDF. (A PDF with an empty
+// (Document.Locked; or a locked file attached to it was inlined, whose
+// pages a model shown the PDF would not see): no model opens an encrypted
+// PDF. (A PDF with an empty
 // user password opens without one.) nil for any other document.
 func LockedWhole(doc *document.Document, native bool) error {
 	if !doc.Locked || doc.MediaType != "application/pdf" || !native && len(doc.Unreadable()) == 0 {

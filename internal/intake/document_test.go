@@ -71,14 +71,37 @@ func TestReaderDocuments(t *testing.T) {
 			expect: map[string]docWant{
 				"locked.fpdf": {reason: "read as fakepdf: it opens only with its password, and --input native sends a PDF whole to the model, which cannot open an encrypted PDF: use --input auto (its text, and its pages without text as pictures), or decrypt it first (qpdf --decrypt --password=… in.pdf out.pdf)",
 					is: document.ErrEncrypted},
-				"two.fpdf":                    {text: "Page one.Page two.", pages: 2, withPassword: true},
-				"locked-mail.eml":             {text: "See attached.", withPassword: true},
+				// Neither needed the password: no pictures are kept.
+				"two.fpdf":                    {text: "Page one.Page two.", pages: 2},
+				"locked-mail.eml":             {text: "See attached."},
 				"locked-mail.eml#locked.fpdf": {reason: "it opens only with its password, and --input native sends a PDF whole", is: document.ErrEncrypted},
 			},
 		},
 		{
-			name: "password, input auto", r: intake.Reader{Password: "s3cret", Native: true, WholePDF: true}, files: []string{"locked-scan.fpdf"},
-			expect: map[string]docWant{"locked-scan.fpdf": {text: "Cover.", pages: 2, withPassword: true}},
+			name: "password, input auto", r: intake.Reader{Password: "s3cret", Native: true, WholePDF: true}, files: []string{"locked-scan.fpdf", "scan.fpdf"},
+			expect: map[string]docWant{"locked-scan.fpdf": {text: "Cover.", pages: 2, withPassword: true}, "scan.fpdf": {text: "Cover.", pages: 2}},
+		},
+		{
+			// Only the parts that needed the password are marked: the
+			// locked attachment, separate or inlined into its mail.
+			name: "password, attachments separate", r: intake.Reader{Password: "s3cret", Native: true}, files: []string{"locked-mail.eml", "mail.eml"},
+			expect: map[string]docWant{
+				"locked-mail.eml":             {text: "See attached."},
+				"locked-mail.eml#locked.fpdf": {text: "Secret page.", pages: 1, withPassword: true},
+				"mail.eml":                    {text: "Please find the invoice attached."},
+				"mail.eml#invoice.fpdf":       {text: "Invoice 42Total 9.50", pages: 2},
+				"mail.eml#blob.bin":           {reason: "unknown format", is: document.ErrUnknownFormat},
+			},
+		},
+		{
+			// An e-mail is never sent whole: with input native its locked
+			// PDF inlined goes as its text and pictures.
+			name: "password, attachments inline, input native", r: intake.Reader{Password: "s3cret", Native: true, NativeInput: true, WholePDF: true, Attachments: intake.AttachInline},
+			files: []string{"locked-mail.eml", "mail.eml"},
+			expect: map[string]docWant{
+				"locked-mail.eml": {text: "See attached.\n\n--- attachment locked.fpdf ---\n\nSecret page.", pages: 1, withPassword: true},
+				"mail.eml":        {text: "Please find the invoice attached.\n\n--- attachment invoice.fpdf ---\n\nInvoice 42Total 9.50", pages: 2},
+			},
 		},
 		{
 			name: "scan refused when nothing reads images", files: []string{"scan.fpdf"},
@@ -377,7 +400,8 @@ func TestEmbeddedObjectsInline(t *testing.T) {
 
 // TestLockedWholeRealPDF: with the real PDF reader, a PDF that needs its
 // password is refused with input native (no model opens it), one that
-// opens with the empty user password goes; both were read with a password.
+// opens with the empty user password goes, and is not marked as needing
+// the password (no pictures are kept for it).
 func TestLockedWholeRealPDF(t *testing.T) {
 	t.Parallel()
 	r := intake.Reader{Password: "secret", Native: true, NativeInput: true, WholePDF: true}
@@ -404,8 +428,8 @@ func TestLockedWholeRealPDF(t *testing.T) {
 			if !errors.Is(d.Err, document.ErrEncrypted) || !strings.Contains(fmt.Sprint(d.Err), "use --input auto") {
 				t.Errorf("%s: err %v, want it refused naming --input auto", tc.file, d.Err)
 			}
-		} else if d.Err != nil || !d.WithPassword {
-			t.Errorf("%s: err %v, read with a password %v; want it read", tc.file, d.Err, d.WithPassword)
+		} else if d.Err != nil || d.WithPassword {
+			t.Errorf("%s: err %v, needed the password %v; want it read, without needing it", tc.file, d.Err, d.WithPassword)
 		}
 	}
 }

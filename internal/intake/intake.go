@@ -62,9 +62,12 @@ type Doc struct {
 	// PDF, an e-mail), so that the fleet can keep them by hash and re-read
 	// them after a reader upgrade; nil for text and attachments.
 	Original []byte
-	// WithPassword says the document was read with Reader.Password: jobs
-	// carry no password, so a worker may not read Original again, and the
-	// fleet keeps the pictures of its pages with its job instead.
+	// WithPassword says reading the document needed Reader.Password
+	// (document.Document.Locked: it, or a part inlined into it, opened
+	// only with it): jobs carry no password, so a worker may not read
+	// Original again, and the fleet keeps the pictures of its pages with
+	// its job instead. A document that opened without it is not marked:
+	// a worker reads it again as any other.
 	WithPassword bool
 	// Err, when set, rejects the document; Text is then empty. It matches
 	// ErrBadInput, and the document package's error (document.ErrEncrypted,

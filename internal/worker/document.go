@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/extractq/extractq"
 	"github.com/extractq/extractq/document"
@@ -33,8 +34,9 @@ var errUnreadable = errors.New("the original cannot be read")
 // the whole file (input native); the re-read gives only that
 // (withOriginal), never its own text. A job of an original read with a
 // password carries its pages' pictures (Envelope.Pictures): they are used
-// and the original is not read (withPictures), except with input native,
-// where they stand in for an original that does not open without it.
+// and the original is not read (withPictures), except for a PDF with
+// input native, where they stand in for an original that does not open
+// without it.
 func (w *Worker) document(ctx context.Context, env *jobs.Envelope) (*jobDocument, error) {
 	text, err := w.docs.Text(ctx, env)
 	if err != nil {
@@ -52,9 +54,13 @@ func (w *Worker) document(ctx context.Context, env *jobs.Envelope) (*jobDocument
 		jd.doc.Pages = append(jd.doc.Pages, document.Page{Number: p.N, Start: p.Start, End: p.End, Label: p.Label})
 	}
 	native := env.Options.Input == string(extractq.InputNative)
-	if env.Pictures != nil && !native {
+	if env.Pictures != nil && (!native || !maybePDF(env.Reader)) {
 		// The original was read with a password jobs do not carry:
-		// submit stored its pages' pictures instead.
+		// submit stored its pages' pictures instead. With input native
+		// only a PDF goes whole, and needs its original; any other
+		// document (an e-mail with a locked PDF inlined) sends its pages'
+		// pictures, which are all stored: read again without the
+		// password, the original would lose the locked part's.
 		return jd, w.withPictures(ctx, env, jd.doc)
 	}
 	if env.Original != nil && (len(env.Scanned) > 0 || native) {
@@ -162,6 +168,19 @@ func (w *Worker) withPictures(ctx context.Context, env *jobs.Envelope, doc *docu
 		}
 	}
 	return nil
+}
+
+// maybePDF reports whether reader (Envelope.Reader, "NAME/VERSION")
+// names a format of PDFs, or one this build does not know: such a job's
+// original may go whole to the model.
+func maybePDF(reader string) bool {
+	name, _, _ := strings.Cut(reader, "/")
+	for _, f := range document.Formats() {
+		if f.Name == name {
+			return f.MediaType == "application/pdf"
+		}
+	}
+	return true
 }
 
 // validRange reports whether [start,end) is a range of text.

@@ -296,9 +296,9 @@ func TestResubmitLetterStoredText(t *testing.T) {
 // TestSubmitWithPassword: a document read with a password whose job needs
 // its pages' pictures has them stored next to its original and named in
 // its job, since a worker cannot read the original again; one without
-// such pages, or read without a password, has none. A re-read with the
-// password does the same, and refuses an encrypted PDF that input native
-// would send whole.
+// such pages, or that opened without the password, has none. A re-read
+// with the password does the same, and refuses an encrypted PDF that
+// input native would send whole.
 func TestSubmitWithPassword(t *testing.T) {
 	e := setup(t)
 	ctx := t.Context()
@@ -306,7 +306,9 @@ func TestSubmitWithPassword(t *testing.T) {
 	locked := &intake.Reader{Password: "s3cret", Native: true}
 	in := readOriginal(t, locked, []byte(lockedScan), "locked-scan")
 	in = append(in, readOriginal(t, locked, []byte(docfake.PDF+"PASSWORD s3cret\nOnly text."), "locked-text")...)
-	in = append(in, readOriginal(t, &intake.Reader{Native: true}, []byte(docfake.PDF+"Cover.\f[scan]"), "open-scan")...)
+	// A scan read with the password that it did not need: its worker
+	// reads it again, no pictures are stored.
+	in = append(in, readOriginal(t, locked, []byte(docfake.PDF+"Cover.\f[scan]"), "open-scan")...)
 	if sum := e.submit(t, in); sum.Queued != 3 {
 		t.Fatalf("submit: %+v, want 3 queued", sum)
 	}
@@ -371,5 +373,67 @@ func TestSubmitWithPassword(t *testing.T) {
 		} else {
 			checkPictures(env, nil)
 		}
+	}
+}
+
+// TestResubmitLetterLocked: a dead letter of a locked scan whose text the
+// audit does not store, and whose job named no pictures (an older
+// build's), is read again from its original: without the password it is
+// refused naming --password and --password-file; with it, its page's
+// picture is stored and named in the job, as submit does, and the
+// password is in no job; with input native it is refused naming the
+// remedies, as submit refuses it.
+func TestResubmitLetterLocked(t *testing.T) {
+	e := setup(t)
+	ctx := t.Context()
+	const lockedScan = docfake.PDF + "PASSWORD s3cret\nCover.\f[scan]"
+	if sum := e.submit(t, readOriginal(t, &intake.Reader{Password: "s3cret", Native: true}, []byte(lockedScan), "locked-scan")); sum.Queued != 1 {
+		t.Fatalf("submit: %+v", sum)
+	}
+	first := e.queued(t, 1)[0]
+	if first.Pictures == nil {
+		t.Fatalf("submit stored no pictures: %+v", first)
+	}
+	// As an older build's job: no pictures, none stored.
+	objs, err := e.js.ObjectStore(ctx, jobs.DocsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := objs.Delete(ctx, first.Pictures.Name); err != nil {
+		t.Fatal(err)
+	}
+	dlq := jobs.NewDLQ(e.js)
+	letter := func(id, input string) {
+		env := *first
+		env.DocumentID, env.Text, env.TextRef, env.Pictures = id, "", nil, nil // the audit has no text of id
+		env.Options.Input = input
+		env.JobID = jobs.MsgID(id, env.DocumentHash, env.Schema.Fingerprint, env.Model, "")
+		if _, err := dlq.Publish(ctx, &jobs.DeadLetter{Job: env, Result: llm.Result{Outcome: llm.OutcomeExhausted, Reason: "still invalid"}, WorkerID: "w"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	letter("gone", "")
+	sum, err := e.sub.Resubmit(ctx, e.store, submit.ResubmitRequest{FromDLQ: true})
+	if err != nil || sum.Queued != 0 || len(sum.Rejected) != 1 || !strings.Contains(sum.Rejected[0].Reason, "give its password with --password or --password-file") {
+		t.Fatalf("without the password: %+v, %v; want gone refused naming --password", sum, err)
+	}
+	letter("gone", "")
+	letter("gone-native", "native")
+	sum, err = e.sub.Resubmit(ctx, e.store, submit.ResubmitRequest{FromDLQ: true, Password: "s3cret"})
+	if err != nil || sum.Queued != 1 || len(sum.Rejected) != 1 || sum.Rejected[0].ID != "gone-native" ||
+		!strings.Contains(sum.Rejected[0].Reason, "use --input auto") {
+		t.Fatalf("with the password: %+v, %v; want gone queued and gone-native refused naming --input auto", sum, err)
+	}
+	again := e.queued(t, 2)[1]
+	if again.DocumentID != "gone" || again.Pictures == nil {
+		t.Fatalf("queued %+v, want gone with its pictures", again)
+	}
+	got, err := jobs.NewDocuments(e.js).Pictures(ctx, again)
+	want := []jobs.PagePicture{{N: 2, MediaType: "image/png", Data: docfake.ScanPicture, Width: 1, Height: 1, PageWidth: 612, PageHeight: 792}}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("stored pictures %+v, %v; want %+v", got, err, want)
+	}
+	if b, err := json.Marshal(again); err != nil || strings.Contains(string(b), "s3cret") {
+		t.Errorf("the job holds the password: %s", b)
 	}
 }

@@ -9,6 +9,7 @@ package submit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -95,7 +96,10 @@ func pagePictures(doc *document.Document, input string) []jobs.PagePicture {
 // readers of this build (password opens an encrypted one; no OCR, no
 // attachments inlined), and describes the job anew: its text, reader,
 // pages and scans. It is how a dead letter is resubmitted whose text
-// neither it nor the audit has.
+// neither it nor the audit has. An original that opened only with the
+// password is checked and pictured as submit does: refused when it would
+// go whole to the model (intake.LockedWhole), else its pages' pictures
+// are stored and named in the job, since its worker has no password.
 func reread(ctx context.Context, docs *jobs.Documents, env *jobs.Envelope, password string) (string, error) {
 	b, err := docs.Original(ctx, env)
 	if err != nil {
@@ -103,9 +107,24 @@ func reread(ctx context.Context, docs *jobs.Documents, env *jobs.Envelope, passw
 	}
 	doc, err := document.ReadBytes(ctx, b, document.Options{Name: env.DocumentID, Password: password})
 	if err != nil {
+		if errors.Is(err, document.ErrEncrypted) && password == "" {
+			return "", fmt.Errorf("read the original again: %w: give its password with --password or --password-file", err)
+		}
 		return "", fmt.Errorf("read the original again: %w", err)
+	}
+	if doc.Locked {
+		if err := intake.LockedWhole(doc, env.Options.Input == string(extractq.InputNative)); err != nil {
+			return "", fmt.Errorf("read the original again: %w", err)
+		}
 	}
 	env.Text, env.TextRef, env.Pages, env.Scanned = "", nil, nil, nil
 	describe(env, Doc{Document: doc, Original: b}, env.Original)
+	if doc.Locked && env.OriginalHash != "" {
+		if pics := pagePictures(doc, env.Options.Input); pics != nil {
+			if env.Pictures, err = docs.PutPictures(ctx, env.OriginalHash, pics); err != nil {
+				return "", err
+			}
+		}
+	}
 	return doc.Text, nil
 }

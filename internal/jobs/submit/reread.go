@@ -206,9 +206,10 @@ func (s *Submitter) resubmitReread(ctx context.Context, st ResubmitStore, req Re
 				env.Provider, env.Model, env.Pool = override.Provider, override.Model, override.Pool
 			}
 			describe(env, Doc{Document: doc, Original: b}, orig)
-			if req.Password != "" {
+			if req.Password != "" && doc.Locked {
 				// As submit: a PDF going whole must open without it, and
-				// the pages' pictures go with the job.
+				// the pages' pictures of one that needed it go with the
+				// job.
 				if err := intake.LockedWhole(doc, req.Options.Input == string(extractq.InputNative)); err != nil {
 					reject(err)
 					continue
