@@ -189,7 +189,7 @@ func LockedWhole(doc *document.Document, native bool) error {
 		why = fmt.Sprintf("page %s can be read only by a model shown the whole PDF", joinInts(doc.Unreadable()))
 		fix = "decrypt it first"
 	}
-	return &rejected{msg: fmt.Sprintf("read as %s: it opens only with its password, and %s, which cannot open an encrypted PDF: %s (qpdf --decrypt --password=… in.pdf out.pdf) and submit that",
+	return &rejected{msg: fmt.Sprintf("read as %s: it (or a file attached to it and inlined) opens only with its password, and %s, which cannot open an encrypted PDF: %s (qpdf --decrypt --password=… in.pdf out.pdf) and submit that",
 		doc.Format, why, fix), cause: document.ErrEncrypted}
 }
 

@@ -69,12 +69,12 @@ func TestReaderDocuments(t *testing.T) {
 			name: "password, input native", r: intake.Reader{Password: "s3cret", Native: true, NativeInput: true, WholePDF: true},
 			files: []string{"locked.fpdf", "two.fpdf", "locked-mail.eml"},
 			expect: map[string]docWant{
-				"locked.fpdf": {reason: "read as fakepdf: it opens only with its password, and --input native sends a PDF whole to the model, which cannot open an encrypted PDF: use --input auto (its text, and its pages without text as pictures), or decrypt it first (qpdf --decrypt --password=… in.pdf out.pdf)",
+				"locked.fpdf": {reason: "read as fakepdf: it (or a file attached to it and inlined) opens only with its password, and --input native sends a PDF whole to the model, which cannot open an encrypted PDF: use --input auto (its text, and its pages without text as pictures), or decrypt it first (qpdf --decrypt --password=… in.pdf out.pdf)",
 					is: document.ErrEncrypted},
 				// Neither needed the password: no pictures are kept.
 				"two.fpdf":                    {text: "Page one.Page two.", pages: 2},
 				"locked-mail.eml":             {text: "See attached."},
-				"locked-mail.eml#locked.fpdf": {reason: "it opens only with its password, and --input native sends a PDF whole", is: document.ErrEncrypted},
+				"locked-mail.eml#locked.fpdf": {reason: "it (or a file attached to it and inlined) opens only with its password, and --input native sends a PDF whole", is: document.ErrEncrypted},
 			},
 		},
 		{
