@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -73,33 +72,8 @@ func TestTLSConcurrent(t *testing.T) {
 	t.Parallel()
 	srv, conns := tlsServer(t, echo, 0)
 	hc := tlsClient(t, srv, &Transport{})
-	const workers, calls = 16, 12
-	var wg sync.WaitGroup
-	errs := make(chan error, workers)
-	for w := range workers {
-		wg.Go(func() {
-			for i := range calls {
-				msg := strings.Repeat(fmt.Sprintf("w%d-c%d;", w, i), 1+i*i*300)
-				req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL, strings.NewReader(msg))
-				resp, err := hc.Do(req)
-				if err != nil {
-					errs <- err
-					return
-				}
-				b, err := io.ReadAll(resp.Body)
-				_ = resp.Body.Close()
-				if err != nil || string(b) != msg {
-					errs <- fmt.Errorf("worker %d call %d: %v, body %d bytes want %d", w, i, err, len(b), len(msg))
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+	const workers = 16
+	echoConcurrently(t, hc, srv.URL, workers, 12, func(i int) int { return 1 + i*i*300 })
 	if n := conns.Load(); n > workers {
 		t.Fatalf("%d connections for %d concurrent callers: the pool does not reuse", n, workers)
 	}

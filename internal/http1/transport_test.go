@@ -122,14 +122,25 @@ func TestConcurrent(t *testing.T) {
 	t.Parallel()
 	srv, conns := server(t, echo)
 	hc, _ := client(t)
-	const workers, calls = 32, 25
+	const workers = 32
+	echoConcurrently(t, hc, srv.URL, workers, 25, func(i int) int { return 1 + i*7 })
+	if n := conns.Load(); n > workers {
+		t.Fatalf("%d connections for %d concurrent callers: the pool does not reuse", n, workers)
+	}
+}
+
+// echoConcurrently has workers callers post calls bodies each to an echo
+// server at url (call i's body repeats a short marker repeat(i) times)
+// and checks every answer.
+func echoConcurrently(t *testing.T, hc *http.Client, url string, workers, calls int, repeat func(int) int) {
+	t.Helper()
 	var wg sync.WaitGroup
 	errs := make(chan error, workers)
 	for w := range workers {
 		wg.Go(func() {
 			for i := range calls {
-				msg := strings.Repeat(fmt.Sprintf("w%d-c%d;", w, i), 1+i*7)
-				req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL, strings.NewReader(msg))
+				msg := strings.Repeat(fmt.Sprintf("w%d-c%d;", w, i), repeat(i))
+				req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(msg))
 				resp, err := hc.Do(req)
 				if err != nil {
 					errs <- err
@@ -148,9 +159,6 @@ func TestConcurrent(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
-	}
-	if n := conns.Load(); n > workers {
-		t.Fatalf("%d connections for %d concurrent callers: the pool does not reuse", n, workers)
 	}
 }
 
