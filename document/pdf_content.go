@@ -115,12 +115,15 @@ func loadFont(v pdf.Value) *font {
 		}
 		return f
 	}
-	if ot1Font(v) {
-		f.enc = ot1Encoding{f.enc}
-	} else if m := builtinEncoding(v); m != nil {
-		f.enc = mapEncoding{m, f.enc}
-	} else if t := symbolicStandard(v); t != nil {
-		f.enc = t
+	if v.Key("ToUnicode").Kind() == pdf.Stream && !f.type3 {
+		// A Unicode map may name only some codes (xdvipdfmx maps only
+		// the accented letters of VnTeX's fonts): the others are read
+		// by the font's encoding, as pdftotext reads them, not lost.
+		// The font's encoding is made on the first such code: reading a
+		// font program's own encoding costs its inflating.
+		f.enc = &unicodeOrBase{tu: f.enc, makeBase: func() pdf.TextEncoding { return simpleEncoding(v, pf.BaseEncoder()) }}
+	} else {
+		f.enc = simpleEncoding(v, f.enc)
 	}
 	f.first = int(v.Key("FirstChar").Int64())
 	ws := v.Key("Widths")
@@ -131,6 +134,46 @@ func loadFont(v pdf.Value) *font {
 		f.dw = fd.Key("MissingWidth").Float64()
 	}
 	return f
+}
+
+// simpleEncoding is a simple font's encoding when its Unicode map is
+// left aside: TeX's OT1 layout, the font program's own encoding or a
+// symbolic standard font's table where they apply, else base.
+func simpleEncoding(v pdf.Value, base pdf.TextEncoding) pdf.TextEncoding {
+	if v.Key("Encoding").Kind() != pdf.Null {
+		return base
+	}
+	if ot1Font(v) {
+		return ot1Encoding{base}
+	} else if m := builtinEncoding(v); m != nil {
+		return mapEncoding{m, base}
+	} else if t := symbolicStandard(v); t != nil {
+		return t
+	}
+	return base
+}
+
+// unicodeOrBase decodes a code by the font's Unicode map, and one the map
+// does not name (U+FFFD) by the font's encoding, made when first needed.
+// A font is read by one page's interpreter at a time.
+type unicodeOrBase struct {
+	tu       pdf.TextEncoding
+	makeBase func() pdf.TextEncoding
+	base     pdf.TextEncoding
+}
+
+func (e *unicodeOrBase) Decode(raw string) string {
+	s := e.tu.Decode(raw)
+	if s == "" || !strings.ContainsRune(s, utf8.RuneError) {
+		return s
+	}
+	if e.base == nil {
+		e.base = e.makeBase()
+	}
+	if b := e.base.Decode(raw); b != "" && !strings.ContainsRune(b, utf8.RuneError) {
+		return b
+	}
+	return s
 }
 
 // advance is a code's advance in text space units per font size.
@@ -155,13 +198,10 @@ func (f *font) width(code int) float64 {
 }
 
 // ot1Font reports whether v is one of TeX's Computer Modern text fonts
-// (CMR, CMBX, CMTI, …) with neither an encoding nor a Unicode map: its
+// (CMR, CMBX, CMTI, …), which simpleEncoding asks of a font without /Encoding: its
 // codes are then TeX's OT1 layout, whose low codes are ligatures (fi, fl),
 // accents and letters (ß, æ) that no standard encoding names.
 func ot1Font(v pdf.Value) bool {
-	if v.Key("ToUnicode").Kind() != pdf.Null || v.Key("Encoding").Kind() != pdf.Null {
-		return false
-	}
 	name := v.Key("BaseFont").Name()
 	if i := strings.IndexByte(name, '+'); i >= 0 {
 		name = name[i+1:]
@@ -175,19 +215,16 @@ func ot1Font(v pdf.Value) bool {
 }
 
 // builtinEncoding reads the encoding an embedded Type 1 font program
-// carries ("dup 58 /period put"), which is the font's encoding when the
-// PDF gives it neither /Encoding nor a Unicode map, as pdftotext reads it:
+// carries ("dup 58 /period put"; a CFF program's Encoding and charset),
+// which is the font's encoding when the PDF gives it no /Encoding and
+// no Unicode map names the code, as pdftotext reads it:
 // TeX's math and symbol fonts draw CMMI's period at code 58 (":" in
 // ASCII, so a texinfo index's leaders came out as ": : :" and were taken
 // for table columns) and CMSY's bullet at 15. nil when the program has no
 // encoding of its own (StandardEncoding) or names no glyph the glyph list
 // knows.
 func builtinEncoding(v pdf.Value) (m map[byte]string) {
-	if v.Key("Subtype").Name() != "Type1" || v.Key("ToUnicode").Kind() != pdf.Null || v.Key("Encoding").Kind() != pdf.Null {
-		return nil
-	}
-	ff := v.Key("FontDescriptor").Key("FontFile")
-	if ff.Kind() != pdf.Stream {
+	if v.Key("Subtype").Name() != "Type1" {
 		return nil
 	}
 	defer func() {
@@ -195,6 +232,13 @@ func builtinEncoding(v pdf.Value) (m map[byte]string) {
 			m = nil
 		}
 	}()
+	if ff := v.Key("FontDescriptor").Key("FontFile3"); ff.Kind() == pdf.Stream && ff.Key("Subtype").Name() == "Type1C" {
+		return cffBuiltinEncoding(ff)
+	}
+	ff := v.Key("FontDescriptor").Key("FontFile")
+	if ff.Kind() != pdf.Stream {
+		return nil
+	}
 	n := ff.Key("Length1").Int64() // the clear-text part, where the encoding is
 	if n <= 0 || n > 1<<20 {
 		n = 1 << 16
@@ -221,15 +265,37 @@ func builtinEncoding(v pdf.Value) (m map[byte]string) {
 	return m
 }
 
+// cffBuiltinEncoding is builtinEncoding for a CFF program (FontFile3
+// /Type1C): its Encoding and charset name each code's glyph.
+func cffBuiltinEncoding(ff pdf.Value) map[byte]string {
+	rc := ff.Reader()
+	defer rc.Close()
+	b, err := io.ReadAll(io.LimitReader(rc, 4<<20))
+	if err != nil && len(b) == 0 {
+		return nil
+	}
+	names, err := cffEncoding(b)
+	if err != nil || names == nil {
+		return nil
+	}
+	m := map[byte]string{}
+	for c, n := range names {
+		if r, ok := pdf.GlyphRune(n); ok {
+			m[c] = string(r)
+		}
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
 // symbolicStandard is the built-in encoding of Symbol or ZapfDingbats, the
 // two standard fonts whose codes are not letters, when the PDF names one
-// with neither /Encoding nor a Unicode map and does not embed it: ReportLab
+// without /Encoding (and no Unicode map names the code) and does not embed it: ReportLab
 // draws a character its Helvetica cannot encode as ZapfDingbats' black
 // square ("n", code 0x6E), old producers set Greek and bullets in Symbol.
 func symbolicStandard(v pdf.Value) *codeTable {
-	if v.Key("ToUnicode").Kind() != pdf.Null || v.Key("Encoding").Kind() != pdf.Null {
-		return nil
-	}
 	name := v.Key("BaseFont").Name()
 	if i := strings.IndexByte(name, '+'); i >= 0 {
 		name = name[i+1:]

@@ -104,6 +104,17 @@ func (f Font) getEncoder() TextEncoding {
 	}
 }
 
+// BaseEncoder returns the encoding of the font's codes without its
+// ToUnicode map: /Encoding, else the PDFDocEncoding this package reads
+// an unnamed simple encoding by. A reader falls back to it for a code the
+// font's ToUnicode map leaves out. (extractq)
+func (f Font) BaseEncoder() TextEncoding {
+	if f.V.Key("Encoding").Kind() == Null {
+		return &byteEncoder{&pdfDocEncoding}
+	}
+	return f.getEncoder()
+}
+
 // ToUnicode returns the font's ToUnicode map, nil when it has none or it
 // does not parse. (extractq)
 func (f Font) ToUnicode() TextEncoding {
