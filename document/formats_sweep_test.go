@@ -233,14 +233,17 @@ func TestHTMLFragmentAndCGIHeader(t *testing.T) {
 // accented letters: the rest of babel-vietnamese's listings read as
 // U+FFFD), and a CFF font program (FontFile3 /Type1C) without /Encoding
 // or a Unicode map is read by its own Encoding and charset (Ghostscript
-// 7's embedding of the Cyrillic LH fonts in eskd.pdf: 76 U+FFFD). Both
-// fixtures are written by make-sweep-pdfs.py; pdftotext reads them as
-// wanted here.
+// 7's embedding of the Cyrillic LH fonts in eskd.pdf: 76 U+FFFD), and a
+// CJK font named but not embedded, Identity-H without a Unicode map, is
+// read by Adobe's map of its character collection (pTeX's Ryumin-Light in
+// jlshort.pdf: "への道" came out as "�†�w"). The fixtures are written by
+// make-sweep-pdfs.py; pdftotext reads the first two as wanted here.
 func TestPDFFontEncodingFallbacks(t *testing.T) {
 	t.Parallel()
 	tests := []struct{ file, want string }{
 		{"partial-tounicode.pdf", "Việt Nam và Lao"},
 		{"cff-encoding.pdf", "Мир.\nend."},
+		{"cid-japan1.pdf", "日本語の文書\nABCD"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {

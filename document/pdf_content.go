@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/extractq/extractq/document/internal/cidmap"
 	"github.com/extractq/extractq/document/internal/pdf"
 )
 
@@ -113,6 +114,7 @@ func loadFont(v pdf.Value) *font {
 			}
 			i += 3
 		}
+		f.enc = cidCollectionEncoding(v, d, f.enc)
 		return f
 	}
 	if v.Key("ToUnicode").Kind() == pdf.Stream && !f.type3 {
@@ -151,6 +153,49 @@ func simpleEncoding(v pdf.Value, base pdf.TextEncoding) pdf.TextEncoding {
 		return t
 	}
 	return base
+}
+
+// cidCollectionEncoding reads the CIDs of a CJK font that is not embedded
+// (pTeX's and dvipdfmx's Ryumin, GothicBBB, the Chinese and Korean
+// defaults) by Adobe's map of its character collection: with Identity-H
+// and no ToUnicode map its codes are only CIDs, which came out as Latin-1
+// bytes ("�†�w" for "への道"). A Unicode map keeps the lead; the collection
+// reads what it leaves out. enc otherwise.
+func cidCollectionEncoding(v, d pdf.Value, enc pdf.TextEncoding) pdf.TextEncoding {
+	si := d.Key("CIDSystemInfo")
+	if si.Key("Registry").Text() != "Adobe" {
+		return enc
+	}
+	switch v.Key("Encoding").Name() {
+	case "Identity-H", "Identity-V":
+	default:
+		return enc
+	}
+	m := cidmap.For(si.Key("Ordering").Text())
+	if m == nil {
+		return enc
+	}
+	ce := cidEncoding{m}
+	if v.Key("ToUnicode").Kind() == pdf.Stream {
+		return &unicodeOrBase{tu: enc, makeBase: func() pdf.TextEncoding { return ce }}
+	}
+	return ce
+}
+
+// cidEncoding decodes two-byte CIDs by a collection's map; a CID it does
+// not name is U+FFFD.
+type cidEncoding struct{ m *cidmap.Map }
+
+func (e cidEncoding) Decode(raw string) string {
+	var b strings.Builder
+	for i := 0; i+1 < len(raw); i += 2 {
+		if s, ok := e.m.Text(int(raw[i])<<8 | int(raw[i+1])); ok {
+			b.WriteString(s)
+		} else {
+			b.WriteRune(utf8.RuneError)
+		}
+	}
+	return b.String()
 }
 
 // unicodeOrBase decodes a code by the font's Unicode map, and one the map

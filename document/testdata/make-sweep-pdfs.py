@@ -165,3 +165,15 @@ write("cff-encoding.pdf",
       [b"<< /Type /FontDescriptor /FontName /LHR10 /Flags 4 /FontBBox [0 0 1000 1000] /ItalicAngle 0 /Ascent 750 /Descent -250 /CapHeight 700 /StemV 80 /FontFile3 8 0 R >>",
        b"<< /Subtype /Type1C /Length %d >>\nstream\n" % len(prog) + prog + b"\nendstream"])
 open("cff-encoding.cff", "wb").write(prog)
+
+# cid-japan1.pdf: a Japanese font named, not embedded, with Identity-H and
+# no Unicode map, as pTeX's dvipdfmx writes Ryumin-Light (lshort-japanese's
+# jlshort.pdf): its codes are CIDs of Adobe-Japan1, here those of
+# "日本語の文書" (3284 3722 1952 550 3592 2427, from Adobe's
+# Adobe-Japan1-UCS2 map).
+cids = b"".join(c.to_bytes(2, "big") for c in (3284, 3722, 1952, 550, 3592, 2427))
+write("cid-japan1.pdf",
+      b"BT /F1 12 Tf 72 720 Td <" + cids.hex().encode() + b"> Tj ET\nBT /F1 12 Tf 72 700 Td <0022002300240025> Tj ET",
+      b"<< /Type /Font /Subtype /Type0 /BaseFont /Ryumin-Light-Identity-H /Encoding /Identity-H /DescendantFonts [7 0 R] >>",
+      [b"<< /Type /Font /Subtype /CIDFontType0 /BaseFont /Ryumin-Light /CIDSystemInfo << /Registry (Adobe) /Ordering (Japan1) /Supplement 2 >> /FontDescriptor 8 0 R /DW 1000 >>",
+       b"<< /Type /FontDescriptor /FontName /Ryumin-Light /Flags 6 /FontBBox [-170 -331 1024 903] /ItalicAngle 0 /Ascent 723 /Descent -241 /CapHeight 709 /StemV 69 >>"])
