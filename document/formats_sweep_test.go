@@ -236,14 +236,18 @@ func TestHTMLFragmentAndCGIHeader(t *testing.T) {
 // 7's embedding of the Cyrillic LH fonts in eskd.pdf: 76 U+FFFD), and a
 // CJK font named but not embedded, Identity-H without a Unicode map, is
 // read by Adobe's map of its character collection (pTeX's Ryumin-Light in
-// jlshort.pdf: "への道" came out as "�†�w"). The fixtures are written by
-// make-sweep-pdfs.py; pdftotext reads the first two as wanted here.
+// jlshort.pdf: "への道" came out as "�†�w"), and an /Encoding's
+// /Differences naming letters uniXXXX are read (pdfTeX's VnTeX fonts in
+// lshort-vi.pdf: "của" as "cõa"). The fixtures are written by
+// make-sweep-pdfs.py; pdftotext reads all but cid-japan1.pdf as wanted
+// here (it drops that one's の, which Adobe's map names).
 func TestPDFFontEncodingFallbacks(t *testing.T) {
 	t.Parallel()
 	tests := []struct{ file, want string }{
 		{"partial-tounicode.pdf", "Việt Nam và Lao"},
 		{"cff-encoding.pdf", "Мир.\nend."},
 		{"cid-japan1.pdf", "日本語の文書\nABCD"},
+		{"differences-uni.pdf", "của một"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {

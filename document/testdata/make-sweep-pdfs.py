@@ -177,3 +177,10 @@ write("cid-japan1.pdf",
       b"<< /Type /Font /Subtype /Type0 /BaseFont /Ryumin-Light-Identity-H /Encoding /Identity-H /DescendantFonts [7 0 R] >>",
       [b"<< /Type /Font /Subtype /CIDFontType0 /BaseFont /Ryumin-Light /CIDSystemInfo << /Registry (Adobe) /Ordering (Japan1) /Supplement 2 >> /FontDescriptor 8 0 R /DW 1000 >>",
        b"<< /Type /FontDescriptor /FontName /Ryumin-Light /Flags 6 /FontBBox [-170 -331 1024 903] /ItalicAngle 0 /Ascent 723 /Descent -241 /CapHeight 709 /StemV 69 >>"])
+
+# differences-uni.pdf: an /Encoding whose /Differences name letters by
+# uniXXXX, as pdfTeX wrote VnTeX's fonts (lshort-vietnamese's lshort-vi.pdf:
+# "của" came out as "cõa", the code read as Latin-1).
+write("differences-uni.pdf",
+      b"BT /F1 12 Tf 72 720 Td (c\xf5a m\xe9t) Tj ET",
+      b"<< /Type /Font /Subtype /Type1 /BaseFont /Times-Roman /Encoding << /Type /Encoding /Differences [233 /uni1ED9 245 /uni1EE7] >> >>")

@@ -178,8 +178,10 @@ func (e *dictEncoder) Decode(raw string) (text string) {
 			}
 			if x.Kind() == Name {
 				if int(raw[i]) == n {
-					r := nameToRune[x.Name()]
-					if r != 0 {
+					// GlyphRune also reads uniXXXX and uXXXX names, which
+					// VnTeX's fonts give Vietnamese letters (uni1EE7 for ủ):
+					// the Adobe Glyph List alone left their codes as Latin-1.
+					if r, ok := GlyphRune(x.Name()); ok {
 						ch = r
 						break
 					}
