@@ -8,6 +8,10 @@
 #     libreoffice-impress pandoc poppler-utils python3-doc ghostscript-doc gnuplot-doc \
 #     texlive-latex-recommended-doc bash-doc sqlite3-doc latex2rtf-doc pikepdf-doc dblatex-doc
 #   bench/docsurvey/corpus.sh /tmp/docsurvey
+#
+# With LANG_PDFS=1 it also unpacks (dpkg-deb -x, nothing installed) the TeX Live
+# language packages, 270 MB of downloads, and lists their 460 PDFs: Japanese,
+# Chinese, Korean, Arabic, Persian, Cyrillic, Greek, Vietnamese, Thai, Indic.
 #   EXTRACTQ_SURVEY_LIST=/tmp/docsurvey/list.tsv go test -run TestDocumentSurvey -v -timeout 0 ./document/
 set -eu
 dir=${1:?usage: corpus.sh DIR}
@@ -23,6 +27,14 @@ find /usr/share -type f \( -iname '*.pdf' -o -iname '*.pdf.gz' \) | sort | while
 	*) printf '%s\n' "$f" >> "$list" ;;
 	esac
 done
+
+if [ "${LANG_PDFS:-}" = 1 ]; then
+	mkdir -p "$dir/deb" "$dir/debx"
+	(cd "$dir/deb" && apt-get download texlive-lang-chinese texlive-lang-japanese texlive-lang-korean \
+		texlive-lang-arabic texlive-lang-cyrillic texlive-lang-european texlive-lang-other >/dev/null)
+	for d in "$dir"/deb/*.deb; do dpkg-deb -x "$d" "$dir/debx"; done
+	find "$dir/debx" -name '*.pdf' | sort >> "$list"
+fi
 
 # HTML pages: at most 12 per package, every 4th; reference pandoc -t plain.
 find /usr/share/doc -type f \( -iname '*.html' -o -iname '*.htm' \) | sort |
