@@ -35,7 +35,9 @@ for fmt, (bs, as_) in sorted(by.items(), key=lambda kv: -len(kv[1][0])):
         ms = [float(r["ms"]) for r in rows]
         return errs, low, med, statistics.median(ms), max(ms)
     b, a = cells(bs), cells(as_)
-    arrow = lambda x, y, f="%d": (f % x) if f % x == f % y else (f % x) + " → " + (f % y)
+    def arrow(x, y, f="%d"):
+        fx, fy = ("-" if v != v else f % v for v in (x, y))  # NaN: no reference
+        return fx if fx == fy else fx + " → " + fy
     print("| %s | %d | %s | %s | %s | %s | %s |" % (fmt, len(bs), arrow(b[0], a[0]), arrow(b[1], a[1]),
           arrow(b[2] * 100, a[2] * 100, "%.1f%%"), arrow(b[3], a[3], "%.0f"), arrow(b[4], a[4], "%.0f")))
 print()
