@@ -1,8 +1,12 @@
 package document
 
 import (
+	"bytes"
 	"fmt"
+	"maps"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -221,5 +225,78 @@ func TestHTMLFragmentAndCGIHeader(t *testing.T) {
 	// XML that shares tags with HTML is not taken for a fragment.
 	if matchHTML([]byte("<?xml version=\"1.0\"?>\n<article><title>T</title><para>text</para><table><row/></table></article>"), nil, 0) {
 		t.Error("DocBook matched as HTML")
+	}
+}
+
+// TestPDFFontEncodingFallbacks: codes a simple font's Unicode map does not
+// name are read by the font's encoding (xdvipdfmx maps only VnTeX's
+// accented letters: the rest of babel-vietnamese's listings read as
+// U+FFFD), and a CFF font program (FontFile3 /Type1C) without /Encoding
+// or a Unicode map is read by its own Encoding and charset (Ghostscript
+// 7's embedding of the Cyrillic LH fonts in eskd.pdf: 76 U+FFFD), and a
+// CJK font named but not embedded, Identity-H without a Unicode map, is
+// read by Adobe's map of its character collection (pTeX's Ryumin-Light in
+// jlshort.pdf: "への道" came out as "�†�w"), and an /Encoding's
+// /Differences naming letters uniXXXX are read (pdfTeX's VnTeX fonts in
+// lshort-vi.pdf: "của" as "cõa"). The fixtures are written by
+// make-sweep-pdfs.py; pdftotext reads all but cid-japan1.pdf as wanted
+// here (it drops that one's の, which Adobe's map names).
+func TestPDFFontEncodingFallbacks(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ file, want string }{
+		{"partial-tounicode.pdf", "Việt Nam và Lao"},
+		{"cff-encoding.pdf", "Мир.\nend."},
+		{"cid-japan1.pdf", "日本語の文書\nABCD"},
+		{"differences-uni.pdf", "của một"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.file, func(t *testing.T) {
+			t.Parallel()
+			d, err := ReadFile(t.Context(), filepath.Join("testdata", tc.file), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Text != tc.want {
+				t.Errorf("text %q, want %q", d.Text, tc.want)
+			}
+		})
+	}
+}
+
+// TestCFFEncoding reads the built-in encodings of CFF programs: the
+// fixture's (format 0 with a supplement, charset ranges), the same with a
+// format 1 encoding, and damaged programs (an error, no panic).
+func TestCFFEncoding(t *testing.T) {
+	t.Parallel()
+	prog, err := os.ReadFile(filepath.Join("testdata", "cff-encoding.cff"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixture := map[byte]string{0xed: "afii10030", 0xc9: "afii10074", 0xd2: "afii10082", 0x3a: "period", 0x2e: "period"}
+	// The same program with its Encoding rewritten as format 1: one
+	// range, codes 0xC0-0xC3 for glyphs 1-4, no supplement.
+	ranged := slices.Clone(prog)
+	enc := bytes.Index(ranged, []byte{0x80, 0x04, 0xed})
+	if enc < 0 {
+		t.Fatal("the fixture's encoding is not where make-sweep-pdfs.py puts it")
+	}
+	copy(ranged[enc:], []byte{0x01, 0x01, 0xc0, 0x03})
+	tests := []struct {
+		name    string
+		prog    []byte
+		want    map[byte]string
+		wantErr bool
+	}{
+		{"format 0 and supplement", prog, fixture, false},
+		{"format 1", ranged, map[byte]string{0xc0: "afii10030", 0xc1: "afii10074", 0xc2: "afii10082", 0xc3: "period"}, false},
+		{"truncated", prog[:len(prog)-9], nil, true},
+		{"not CFF", []byte("%!PS-AdobeFont-1.0"), nil, true},
+		{"empty", nil, nil, true},
+	}
+	for _, tc := range tests {
+		got, err := cffEncoding(tc.prog)
+		if (err != nil) != tc.wantErr || !maps.Equal(got, tc.want) {
+			t.Errorf("%s: got %q, %v; want %q, error %v", tc.name, got, err, tc.want, tc.wantErr)
+		}
 	}
 }

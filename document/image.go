@@ -36,17 +36,19 @@ func init() {
 		// Version 2 of png, jpeg, tiff and webp: OCR reads the picture at
 		// its own resolution (Limits.MaxOCRPixels), not the one fitted for
 		// a model; a JPEG is also turned upright by its EXIF orientation,
-		// a TIFF gives every page, each upright by its orientation.
-		{"png", "image/png", "2", []string{".png"}, [][]byte{[]byte("\x89PNG\r\n\x1a\n")}},
+		// a TIFF gives every page, each upright by its orientation. One
+		// more for each: a picture too small to hold a line of text
+		// (tooSmallForText) is not read by OCR.
+		{"png", "image/png", "3", []string{".png"}, [][]byte{[]byte("\x89PNG\r\n\x1a\n")}},
 		// jpeg 3: a CMYK JPEG's picture is encoded again as RGB.
-		{"jpeg", "image/jpeg", "3", []string{".jpg", ".jpeg", ".jpe", ".jfif"}, [][]byte{{0xFF, 0xD8, 0xFF}}},
-		{"tiff", "image/tiff", "2", []string{".tif", ".tiff"}, [][]byte{[]byte("II*\x00"), []byte("MM\x00*")}},
-		{"webp", "image/webp", "2", []string{".webp"}, nil},
+		{"jpeg", "image/jpeg", "4", []string{".jpg", ".jpeg", ".jpe", ".jfif"}, [][]byte{{0xFF, 0xD8, 0xFF}}},
+		{"tiff", "image/tiff", "3", []string{".tif", ".tiff"}, [][]byte{[]byte("II*\x00"), []byte("MM\x00*")}},
+		{"webp", "image/webp", "3", []string{".webp"}, nil},
 		// A GIF's first frame; a BMP as Windows scanning tools save it.
-		{"gif", "image/gif", "1", []string{".gif"}, [][]byte{[]byte("GIF87a"), []byte("GIF89a")}},
-		{"bmp", "image/bmp", "1", []string{".bmp", ".dib"}, nil},
+		{"gif", "image/gif", "2", []string{".gif"}, [][]byte{[]byte("GIF87a"), []byte("GIF89a")}},
+		{"bmp", "image/bmp", "2", []string{".bmp", ".dib"}, nil},
 		// JPEG 2000: a JP2 file or a bare codestream (jpx.go).
-		{"jp2", "image/jp2", "1", []string{".jp2", ".j2k", ".j2c", ".jpf"}, [][]byte{[]byte("\x00\x00\x00\x0cjP  \r\n\x87\n"), {0xFF, 0x4F, 0xFF, 0x51}}},
+		{"jp2", "image/jp2", "2", []string{".jp2", ".j2k", ".j2c", ".jpf"}, [][]byte{[]byte("\x00\x00\x00\x0cjP  \r\n\x87\n"), {0xFF, 0x4F, 0xFF, 0x51}}},
 	} {
 		magic := f.magic
 		match := func(head []byte, _ io.ReaderAt, _ int64) bool {
@@ -170,6 +172,14 @@ func ocrPage(ctx context.Context, doc *Document, i int, opts *Options, full *Ima
 		p.Start, p.End = len(doc.Text), len(doc.Text)
 		return
 	}
+	if pic := cmp.Or(full, p.Image); tooSmallForText(pic.Width, pic.Height) {
+		// An icon, a logo's mark or a tracking pixel: tesseract reads no
+		// line in it (garbage at best) and costs a process each, which a
+		// zip of 4,000 icons turned into minutes. The image stays.
+		doc.Warnings = append(doc.Warnings, fmt.Sprintf("page %d: a %d×%d picture, too small to hold a line of text: not read by OCR; its image is kept", p.Number, pic.Width, pic.Height))
+		p.Start, p.End = len(doc.Text), len(doc.Text)
+		return
+	}
 	text, err := opts.OCR.Recognize(ctx, cmp.Or(full, p.Image))
 	if err != nil {
 		doc.Warnings = append(doc.Warnings, fmt.Sprintf("page %d: OCR failed: %v", p.Number, err))
@@ -182,6 +192,12 @@ func ocrPage(ctx context.Context, doc *Document, i int, opts *Options, full *Ima
 	p.Start = len(doc.Text)
 	doc.Text += text
 	p.End = len(doc.Text)
+}
+
+// tooSmallForText reports a picture no line of text fits in: both sides
+// at most 32 pixels (icon sizes) or either under 8.
+func tooSmallForText(w, h int) bool {
+	return w <= 32 && h <= 32 || w < 8 || h < 8
 }
 
 // fitForOCR checks an encoded image's size from its header, then returns

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/extractq/extractq/document/internal/cidmap"
 	"github.com/extractq/extractq/document/internal/pdf"
 )
 
@@ -113,14 +114,18 @@ func loadFont(v pdf.Value) *font {
 			}
 			i += 3
 		}
+		f.enc = cidCollectionEncoding(v, d, f.enc)
 		return f
 	}
-	if ot1Font(v) {
-		f.enc = ot1Encoding{f.enc}
-	} else if m := builtinEncoding(v); m != nil {
-		f.enc = mapEncoding{m, f.enc}
-	} else if t := symbolicStandard(v); t != nil {
-		f.enc = t
+	if v.Key("ToUnicode").Kind() == pdf.Stream && !f.type3 {
+		// A Unicode map may name only some codes (xdvipdfmx maps only
+		// the accented letters of VnTeX's fonts): the others are read
+		// by the font's encoding, as pdftotext reads them, not lost.
+		// The font's encoding is made on the first such code: reading a
+		// font program's own encoding costs its inflating.
+		f.enc = &unicodeOrBase{tu: f.enc, makeBase: func() pdf.TextEncoding { return simpleEncoding(v, pf.BaseEncoder()) }}
+	} else {
+		f.enc = simpleEncoding(v, f.enc)
 	}
 	f.first = int(v.Key("FirstChar").Int64())
 	ws := v.Key("Widths")
@@ -131,6 +136,89 @@ func loadFont(v pdf.Value) *font {
 		f.dw = fd.Key("MissingWidth").Float64()
 	}
 	return f
+}
+
+// simpleEncoding is a simple font's encoding when its Unicode map is
+// left aside: TeX's OT1 layout, the font program's own encoding or a
+// symbolic standard font's table where they apply, else base.
+func simpleEncoding(v pdf.Value, base pdf.TextEncoding) pdf.TextEncoding {
+	if v.Key("Encoding").Kind() != pdf.Null {
+		return base
+	}
+	if ot1Font(v) {
+		return ot1Encoding{base}
+	} else if m := builtinEncoding(v); m != nil {
+		return mapEncoding{m, base}
+	} else if t := symbolicStandard(v); t != nil {
+		return t
+	}
+	return base
+}
+
+// cidCollectionEncoding reads the CIDs of a CJK font that is not embedded
+// (pTeX's and dvipdfmx's Ryumin, GothicBBB, the Chinese and Korean
+// defaults) by Adobe's map of its character collection: with Identity-H
+// and no ToUnicode map its codes are only CIDs, which came out as Latin-1
+// bytes ("�†�w" for "への道"). A Unicode map keeps the lead; the collection
+// reads what it leaves out. enc otherwise.
+func cidCollectionEncoding(v, d pdf.Value, enc pdf.TextEncoding) pdf.TextEncoding {
+	si := d.Key("CIDSystemInfo")
+	if si.Key("Registry").Text() != "Adobe" {
+		return enc
+	}
+	switch v.Key("Encoding").Name() {
+	case "Identity-H", "Identity-V":
+	default:
+		return enc
+	}
+	m := cidmap.For(si.Key("Ordering").Text())
+	if m == nil {
+		return enc
+	}
+	ce := cidEncoding{m}
+	if v.Key("ToUnicode").Kind() == pdf.Stream {
+		return &unicodeOrBase{tu: enc, makeBase: func() pdf.TextEncoding { return ce }}
+	}
+	return ce
+}
+
+// cidEncoding decodes two-byte CIDs by a collection's map; a CID it does
+// not name is U+FFFD.
+type cidEncoding struct{ m *cidmap.Map }
+
+func (e cidEncoding) Decode(raw string) string {
+	var b strings.Builder
+	for i := 0; i+1 < len(raw); i += 2 {
+		if s, ok := e.m.Text(int(raw[i])<<8 | int(raw[i+1])); ok {
+			b.WriteString(s)
+		} else {
+			b.WriteRune(utf8.RuneError)
+		}
+	}
+	return b.String()
+}
+
+// unicodeOrBase decodes a code by the font's Unicode map, and one the map
+// does not name (U+FFFD) by the font's encoding, made when first needed.
+// A font is read by one page's interpreter at a time.
+type unicodeOrBase struct {
+	tu       pdf.TextEncoding
+	makeBase func() pdf.TextEncoding
+	base     pdf.TextEncoding
+}
+
+func (e *unicodeOrBase) Decode(raw string) string {
+	s := e.tu.Decode(raw)
+	if s == "" || !strings.ContainsRune(s, utf8.RuneError) {
+		return s
+	}
+	if e.base == nil {
+		e.base = e.makeBase()
+	}
+	if b := e.base.Decode(raw); b != "" && !strings.ContainsRune(b, utf8.RuneError) {
+		return b
+	}
+	return s
 }
 
 // advance is a code's advance in text space units per font size.
@@ -155,13 +243,10 @@ func (f *font) width(code int) float64 {
 }
 
 // ot1Font reports whether v is one of TeX's Computer Modern text fonts
-// (CMR, CMBX, CMTI, …) with neither an encoding nor a Unicode map: its
+// (CMR, CMBX, CMTI, …), which simpleEncoding asks of a font without /Encoding: its
 // codes are then TeX's OT1 layout, whose low codes are ligatures (fi, fl),
 // accents and letters (ß, æ) that no standard encoding names.
 func ot1Font(v pdf.Value) bool {
-	if v.Key("ToUnicode").Kind() != pdf.Null || v.Key("Encoding").Kind() != pdf.Null {
-		return false
-	}
 	name := v.Key("BaseFont").Name()
 	if i := strings.IndexByte(name, '+'); i >= 0 {
 		name = name[i+1:]
@@ -175,19 +260,16 @@ func ot1Font(v pdf.Value) bool {
 }
 
 // builtinEncoding reads the encoding an embedded Type 1 font program
-// carries ("dup 58 /period put"), which is the font's encoding when the
-// PDF gives it neither /Encoding nor a Unicode map, as pdftotext reads it:
+// carries ("dup 58 /period put"; a CFF program's Encoding and charset),
+// which is the font's encoding when the PDF gives it no /Encoding and
+// no Unicode map names the code, as pdftotext reads it:
 // TeX's math and symbol fonts draw CMMI's period at code 58 (":" in
 // ASCII, so a texinfo index's leaders came out as ": : :" and were taken
 // for table columns) and CMSY's bullet at 15. nil when the program has no
 // encoding of its own (StandardEncoding) or names no glyph the glyph list
 // knows.
 func builtinEncoding(v pdf.Value) (m map[byte]string) {
-	if v.Key("Subtype").Name() != "Type1" || v.Key("ToUnicode").Kind() != pdf.Null || v.Key("Encoding").Kind() != pdf.Null {
-		return nil
-	}
-	ff := v.Key("FontDescriptor").Key("FontFile")
-	if ff.Kind() != pdf.Stream {
+	if v.Key("Subtype").Name() != "Type1" {
 		return nil
 	}
 	defer func() {
@@ -195,6 +277,13 @@ func builtinEncoding(v pdf.Value) (m map[byte]string) {
 			m = nil
 		}
 	}()
+	if ff := v.Key("FontDescriptor").Key("FontFile3"); ff.Kind() == pdf.Stream && ff.Key("Subtype").Name() == "Type1C" {
+		return cffBuiltinEncoding(ff)
+	}
+	ff := v.Key("FontDescriptor").Key("FontFile")
+	if ff.Kind() != pdf.Stream {
+		return nil
+	}
 	n := ff.Key("Length1").Int64() // the clear-text part, where the encoding is
 	if n <= 0 || n > 1<<20 {
 		n = 1 << 16
@@ -221,15 +310,37 @@ func builtinEncoding(v pdf.Value) (m map[byte]string) {
 	return m
 }
 
+// cffBuiltinEncoding is builtinEncoding for a CFF program (FontFile3
+// /Type1C): its Encoding and charset name each code's glyph.
+func cffBuiltinEncoding(ff pdf.Value) map[byte]string {
+	rc := ff.Reader()
+	defer rc.Close()
+	b, err := io.ReadAll(io.LimitReader(rc, 4<<20))
+	if err != nil && len(b) == 0 {
+		return nil
+	}
+	names, err := cffEncoding(b)
+	if err != nil || names == nil {
+		return nil
+	}
+	m := map[byte]string{}
+	for c, n := range names {
+		if r, ok := pdf.GlyphRune(n); ok {
+			m[c] = string(r)
+		}
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
 // symbolicStandard is the built-in encoding of Symbol or ZapfDingbats, the
 // two standard fonts whose codes are not letters, when the PDF names one
-// with neither /Encoding nor a Unicode map and does not embed it: ReportLab
+// without /Encoding (and no Unicode map names the code) and does not embed it: ReportLab
 // draws a character its Helvetica cannot encode as ZapfDingbats' black
 // square ("n", code 0x6E), old producers set Greek and bullets in Symbol.
 func symbolicStandard(v pdf.Value) *codeTable {
-	if v.Key("ToUnicode").Kind() != pdf.Null || v.Key("Encoding").Kind() != pdf.Null {
-		return nil
-	}
 	name := v.Key("BaseFont").Name()
 	if i := strings.IndexByte(name, '+'); i >= 0 {
 		name = name[i+1:]

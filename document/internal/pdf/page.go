@@ -104,6 +104,17 @@ func (f Font) getEncoder() TextEncoding {
 	}
 }
 
+// BaseEncoder returns the encoding of the font's codes without its
+// ToUnicode map: /Encoding, else the PDFDocEncoding this package reads
+// an unnamed simple encoding by. A reader falls back to it for a code the
+// font's ToUnicode map leaves out. (extractq)
+func (f Font) BaseEncoder() TextEncoding {
+	if f.V.Key("Encoding").Kind() == Null {
+		return &byteEncoder{&pdfDocEncoding}
+	}
+	return f.getEncoder()
+}
+
 // ToUnicode returns the font's ToUnicode map, nil when it has none or it
 // does not parse. (extractq)
 func (f Font) ToUnicode() TextEncoding {
@@ -167,8 +178,10 @@ func (e *dictEncoder) Decode(raw string) (text string) {
 			}
 			if x.Kind() == Name {
 				if int(raw[i]) == n {
-					r := nameToRune[x.Name()]
-					if r != 0 {
+					// GlyphRune also reads uniXXXX and uXXXX names, which
+					// VnTeX's fonts give Vietnamese letters (uni1EE7 for ủ):
+					// the Adobe Glyph List alone left their codes as Latin-1.
+					if r, ok := GlyphRune(x.Name()); ok {
 						ch = r
 						break
 					}
