@@ -114,3 +114,17 @@ func selfSignedCert(dir string) (*certFiles, error) {
 }
 
 var bigOne = big.NewInt(1)
+
+// client is an HTTP client that trusts the certificate alone, for the
+// bench's own requests to the simulator (its /stats).
+func (cf *certFiles) client() (*http.Client, error) {
+	pemBytes, err := os.ReadFile(cf.cert)
+	if err != nil {
+		return nil, err
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(pemBytes) {
+		return nil, fmt.Errorf("no certificate in %s", cf.cert)
+	}
+	return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}}}, nil
+}

@@ -57,6 +57,7 @@ func serveSimChild(prof sim.Profile) error {
 // simProcess is the simulator running in a child process.
 type simProcess struct {
 	cmd   *exec.Cmd
+	hc    *http.Client // trusts the simulator's certificate with -tls
 	stdin io.Closer
 	url   string
 }
@@ -99,7 +100,15 @@ func startSimProcess(profile, cpus, profileDir string, cf *certFiles) (*simProce
 		_ = cmd.Wait()
 		return nil, fmt.Errorf("the simulator's process printed no address: %w", err)
 	}
-	return &simProcess{cmd: cmd, stdin: in, url: strings.TrimSpace(line)}, nil
+	hc := http.DefaultClient
+	if cf != nil {
+		if hc, err = cf.client(); err != nil {
+			_ = in.Close()
+			_ = cmd.Wait()
+			return nil, err
+		}
+	}
+	return &simProcess{cmd: cmd, hc: hc, stdin: in, url: strings.TrimSpace(line)}, nil
 }
 
 // cpu is the simulator process's CPU so far.
@@ -114,7 +123,7 @@ func (p *simProcess) requests(ctx context.Context) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := p.hc.Do(req)
 	if err != nil {
 		return 0, err
 	}
