@@ -20,11 +20,15 @@ import (
 
 // tlsServer starts an httptest TLS server (HTTP/1.1 only, as
 // httptest's) and counts the connections it accepts; idle > 0 closes
-// connections idle that long.
-func tlsServer(t *testing.T, h http.HandlerFunc, idle time.Duration) (*httptest.Server, *atomic.Int32) {
+// connections idle that long, maxVersion (when not 0) caps the TLS
+// version it speaks.
+func tlsServer(t *testing.T, h http.HandlerFunc, idle time.Duration, maxVersion ...uint16) (*httptest.Server, *atomic.Int32) {
 	t.Helper()
 	var n atomic.Int32
 	srv := httptest.NewUnstartedServer(h)
+	if len(maxVersion) > 0 {
+		srv.TLS = &tls.Config{MaxVersion: maxVersion[0]}
+	}
 	srv.Config.IdleTimeout = idle
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshakes are the point
 	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
@@ -85,26 +89,34 @@ func TestTLSConcurrent(t *testing.T) {
 // on a fresh connection that resumes the TLS session.
 func TestTLSServerClosedIdleConn(t *testing.T) {
 	t.Parallel()
-	srv, conns := tlsServer(t, echo, 100*time.Millisecond)
-	hc := tlsClient(t, srv, &Transport{})
-	resp, _ := get(t, t.Context(), hc, http.MethodPost, srv.URL, []byte("first"))
-	if resp.TLS.DidResume {
-		t.Fatal("the first connection resumed a session it cannot have")
-	}
-	time.Sleep(peekIdle + 100*time.Millisecond)
-	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL, io.NopCloser(strings.NewReader("once")))
-	req.ContentLength = 4 // a body that cannot be sent again
-	resp, err := hc.Do(req)
-	if err != nil {
-		t.Fatalf("the closed connection was used: %v", err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	_ = resp.Body.Close()
-	if string(b) != "once" || conns.Load() != 2 {
-		t.Fatalf("body %q on %d connections, want \"once\" on 2", b, conns.Load())
-	}
-	if !resp.TLS.DidResume {
-		t.Fatal("the re-dial made a full handshake: the session cache is not used")
+	for _, tc := range []struct {
+		name    string
+		version uint16
+	}{{"TLS 1.2", tls.VersionTLS12}, {"TLS 1.3", tls.VersionTLS13}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv, conns := tlsServer(t, echo, 100*time.Millisecond, tc.version)
+			hc := tlsClient(t, srv, &Transport{})
+			resp, _ := get(t, t.Context(), hc, http.MethodPost, srv.URL, []byte("first"))
+			if resp.TLS.DidResume || resp.TLS.Version != tc.version {
+				t.Fatalf("first connection: version %x, resumed %v", resp.TLS.Version, resp.TLS.DidResume)
+			}
+			time.Sleep(peekIdle + 100*time.Millisecond)
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL, io.NopCloser(strings.NewReader("once")))
+			req.ContentLength = 4 // a body that cannot be sent again
+			resp, err := hc.Do(req)
+			if err != nil {
+				t.Fatalf("the closed connection was used: %v", err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			_ = resp.Body.Close()
+			if string(b) != "once" || conns.Load() != 2 {
+				t.Fatalf("body %q on %d connections, want \"once\" on 2", b, conns.Load())
+			}
+			if !resp.TLS.DidResume {
+				t.Fatal("the re-dial made a full handshake: the session cache is not used")
+			}
+		})
 	}
 }
 
