@@ -3,7 +3,9 @@ package providers
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -335,6 +337,12 @@ func (b *base) transportError(parent context.Context, err error, inBody bool) *l
 		msg = "the response body ended early"
 	case llm.ClassNetwork:
 		msg = "network failure; check that the provider's base URL is reachable"
+		var cv *tls.CertificateVerificationError
+		if errors.As(err, &cv) {
+			// Retried as any network failure (a proxy or a certificate
+			// may be fixed while the pool waits), but named for what it is.
+			msg = "the provider's TLS certificate is not trusted here; for a private CA, point SSL_CERT_FILE (or SSL_CERT_DIR) at its certificates"
+		}
 	}
 	return &llm.Error{Provider: b.name, Class: class, Message: msg + ": " + b.red.String(err.Error()), Err: b.red.Error(err)}
 }

@@ -19,6 +19,7 @@ import (
 	"encoding/pem"
 	"github.com/extractq/extractq/internal/http1"
 	"github.com/extractq/extractq/llm"
+	"log"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -409,5 +410,34 @@ func TestHTTPSWiring(t *testing.T) {
 	}
 	if got, _ := proto.Load().(string); got != "HTTP/1.1" {
 		t.Fatalf("the server saw %q, want HTTP/1.1", got)
+	}
+}
+
+// TestUntrustedCertificateNamed: a provider whose server's certificate is
+// not trusted fails as a network error (retried as one) whose message
+// names the fix, on either transport.
+func TestUntrustedCertificateNamed(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, okCompletion)
+	}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	for _, tc := range []struct {
+		name string
+		rt   http.RoundTripper
+	}{
+		{"http1", &http1.Transport{}},
+		{"net/http", newTransport()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := mustNew(t, "vllm:m", env{}, WithBaseURL(srv.URL+"/v1"), WithHTTPClient(&http.Client{Transport: tc.rt}))
+			pe := chatErr(t, p, t.Context(), llm.Request{Messages: conversation(), Mode: llm.ModeJSON})
+			if pe.Class != llm.ClassNetwork || !pe.Retryable() || !strings.Contains(pe.Message, "SSL_CERT_FILE") || !strings.Contains(pe.Message, "x509") {
+				t.Fatalf("class %s retryable %v: %q; want a retryable network error naming SSL_CERT_FILE and the x509 cause", pe.Class, pe.Retryable(), pe.Message)
+			}
+		})
 	}
 }
