@@ -28,42 +28,37 @@ func inverseDWT(tc *tileComp) {
 		if tc.p.reversible {
 			out := make([]int32, w*h)
 			interleave(out, w, h, res, ipix, pw, hl.ipix, lh.ipix, hh.ipix, hl.w(), lh.w(), hh.w())
-			for y := range h {
-				idwt53(out[y*w:y*w+w], res.x0&1 == 1)
-			}
-			col := make([]int32, h)
-			for x := range w {
-				for y := range h {
-					col[y] = out[y*w+x]
-				}
-				idwt53(col, res.y0&1 == 1)
-				for y := range h {
-					out[y*w+x] = col[y]
-				}
-			}
+			synthesize2D(out, w, h, res, idwt53)
 			ipix = out
 			hl.ipix, lh.ipix, hh.ipix = nil, nil, nil
 		} else {
 			out := make([]float32, w*h)
 			interleave(out, w, h, res, fpix, pw, hl.fpix, lh.fpix, hh.fpix, hl.w(), lh.w(), hh.w())
-			for y := range h {
-				idwt97(out[y*w:y*w+w], res.x0&1 == 1)
-			}
-			col := make([]float32, h)
-			for x := range w {
-				for y := range h {
-					col[y] = out[y*w+x]
-				}
-				idwt97(col, res.y0&1 == 1)
-				for y := range h {
-					out[y*w+x] = col[y]
-				}
-			}
+			synthesize2D(out, w, h, res, idwt97)
 			fpix = out
 			hl.fpix, lh.fpix, hh.fpix = nil, nil, nil
 		}
 	}
 	tc.ipix, tc.fpix = ipix, fpix
+}
+
+// synthesize2D runs the one-dimensional synthesis idwt over every row of
+// out (w×h, interleaved by interleave), then over every column, each
+// starting on an odd coordinate as res's origin says.
+func synthesize2D[T int32 | float32](out []T, w, h int, res *resolution, idwt func([]T, bool)) {
+	for y := range h {
+		idwt(out[y*w:y*w+w], res.x0&1 == 1)
+	}
+	col := make([]T, h)
+	for x := range w {
+		for y := range h {
+			col[y] = out[y*w+x]
+		}
+		idwt(col, res.y0&1 == 1)
+		for y := range h {
+			out[y*w+x] = col[y]
+		}
+	}
 }
 
 // interleave places the four sub-bands of resolution res (ll the lower
