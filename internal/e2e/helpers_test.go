@@ -3,12 +3,18 @@ package e2e
 import (
 	"context"
 	"os"
+	"slices"
+	"sync"
 	"testing"
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/extractq/extractq/internal/e2e/fleettest"
 	"github.com/extractq/extractq/internal/jobs"
 	"github.com/extractq/extractq/internal/jobs/jobstest"
+	"github.com/extractq/extractq/internal/jobs/submit"
+	"github.com/extractq/extractq/internal/sim"
+	"github.com/extractq/extractq/schema"
 )
 
 // natsForTest returns JetStream with fresh extractq streams: on an embedded
@@ -49,4 +55,39 @@ func streamMsgs(t *testing.T, js jetstream.JetStream, name string) uint64 {
 		t.Fatal(err)
 	}
 	return info.State.Msgs
+}
+
+// registerInvoice registers fleettest's invoice schema as "invoice" with
+// sub and returns it and its reference.
+func registerInvoice(t *testing.T, sub *submit.Submitter) (*schema.Schema, jobs.SchemaRef) {
+	t.Helper()
+	sc, err := schema.Compile([]byte(fleettest.Schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := sub.RegisterSchema(t.Context(), "invoice", sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc, ref
+}
+
+// pictureSim is the clean simulator whose model reads every picture it is
+// shown as invoice INV-7; shown lists the media types of those pictures.
+func pictureSim(t *testing.T) (srv *sim.Server, shown func() []string) {
+	t.Helper()
+	var mu sync.Mutex
+	var types []string
+	srv = sim.New(fleettest.CleanProfile(), sim.WithSeed(3), sim.WithImageReader(func(_ context.Context, mediaType string, _ []byte) (string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		types = append(types, mediaType)
+		return "Invoice INV-7 from Acme GmbH, total 42.00 EUR", nil
+	}))
+	t.Cleanup(srv.Close)
+	return srv, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(types)
+	}
 }

@@ -24,7 +24,6 @@ import (
 	"github.com/extractq/extractq/internal/sim"
 	"github.com/extractq/extractq/internal/worker"
 	"github.com/extractq/extractq/llm"
-	"github.com/extractq/extractq/schema"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -75,15 +74,8 @@ func TestNativePDFThroughWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc, err := schema.Compile([]byte(fleettest.Schema))
-	if err != nil {
-		t.Fatal(err)
-	}
 	sub := submit.New(js, st)
-	ref, err := sub.RegisterSchema(ctx, "invoice", sc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sc, ref := registerInvoice(t, sub)
 	// A JBIG2 scan on page 2, which the reader cannot decode: with input
 	// auto it goes whole to the model that reads PDFs.
 	jbig2, err := os.ReadFile("../../document/testdata/unreadable/jbig2-page.pdf")
@@ -182,30 +174,15 @@ func TestEncryptedScanThroughWorker(t *testing.T) {
 	ctx := t.Context()
 	st, _ := audittest.Store(t)
 	js := natsForTest(t)
-	var mu sync.Mutex
-	var shown []string // media types of the pictures the model was shown
-	srv := sim.New(fleettest.CleanProfile(), sim.WithSeed(3), sim.WithImageReader(func(_ context.Context, mediaType string, data []byte) (string, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		shown = append(shown, mediaType)
-		return "Invoice INV-7 from Acme GmbH, total 42.00 EUR", nil
-	}))
-	defer srv.Close()
+	srv, shown := pictureSim(t) // shown: media types of the pictures the model was shown
 	hc := &http.Client{Transport: srv.Transport()}
 
 	pdf, err := os.ReadFile("testdata/encrypted-scan.pdf")
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc, err := schema.Compile([]byte(fleettest.Schema))
-	if err != nil {
-		t.Fatal(err)
-	}
 	sub := submit.New(js, st)
-	ref, err := sub.RegisterSchema(ctx, "invoice", sc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, ref := registerInvoice(t, sub)
 	const pool, provider = "locked", "openai:gpt-4o"
 	model, _, err := submit.ResolveProvider(provider)
 	if err != nil {
@@ -251,10 +228,8 @@ func TestEncryptedScanThroughWorker(t *testing.T) {
 	if err := st.Pool().QueryRow(ctx, `SELECT status, coalesce(reason, '') FROM jobs WHERE document_id = 'locked-scan'`).Scan(&status, &reason); err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if status != "ok" || len(shown) == 0 || shown[0] != "image/png" {
-		t.Errorf("job %s (%s), pictures shown %v; want ok after the model was shown page 2 as a PNG", status, reason, shown)
+	if got := shown(); status != "ok" || len(got) == 0 || got[0] != "image/png" {
+		t.Errorf("job %s (%s), pictures shown %v; want ok after the model was shown page 2 as a PNG", status, reason, got)
 	}
 }
 
@@ -321,15 +296,7 @@ func TestEncryptedAttachmentInlinedThroughWorker(t *testing.T) {
 	ctx := t.Context()
 	st, _ := audittest.Store(t)
 	js := natsForTest(t)
-	var mu sync.Mutex
-	var shown []string // media types of the pictures the model was shown
-	srv := sim.New(fleettest.CleanProfile(), sim.WithSeed(3), sim.WithImageReader(func(_ context.Context, mediaType string, data []byte) (string, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		shown = append(shown, mediaType)
-		return "Invoice INV-7 from Acme GmbH, total 42.00 EUR", nil
-	}))
-	defer srv.Close()
+	srv, shown := pictureSim(t) // shown: media types of the pictures the model was shown
 	rec := &bodyRecorder{base: srv.Transport()}
 	hc := &http.Client{Transport: rec}
 
@@ -341,15 +308,8 @@ func TestEncryptedAttachmentInlinedThroughWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc, err := schema.Compile([]byte(fleettest.Schema))
-	if err != nil {
-		t.Fatal(err)
-	}
 	sub := submit.New(js, st)
-	ref, err := sub.RegisterSchema(ctx, "invoice", sc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, ref := registerInvoice(t, sub)
 	const pool, provider = "locked-mail", "openai:gpt-4o"
 	model, _, err := submit.ResolveProvider(provider)
 	if err != nil {
@@ -399,10 +359,8 @@ func TestEncryptedAttachmentInlinedThroughWorker(t *testing.T) {
 			t.Errorf("job of %s: %s (%s), want ok", id, status, reason)
 		}
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(shown) != 2 || shown[0] != "image/png" {
-		t.Errorf("pictures shown %v; want each mail's scanned page shown once", shown)
+	if got := shown(); len(got) != 2 || got[0] != "image/png" {
+		t.Errorf("pictures shown %v; want each mail's scanned page shown once", got)
 	}
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
