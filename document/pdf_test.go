@@ -2,6 +2,7 @@ package document_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"image"
@@ -449,6 +450,27 @@ func TestPDFAttachments(t *testing.T) {
 				if got.Err != nil || got.Format != want.format || !strings.Contains(got.Text, want.text) {
 					t.Errorf("%s: format %q, text %q, err %v; want %s with %q", want.name, got.Format, got.Text, got.Err, want.format, want.text)
 				}
+			}
+		})
+	}
+}
+
+// TestPDFContentStreamFilters: a page whose content stream is stored with
+// a filter older writers used for text (ASCIIHex, LZW, RunLength) reads
+// as one stored plainly; those filters panicked in the stream reader and
+// the page came out empty.
+func TestPDFContentStreamFilters(t *testing.T) {
+	t.Parallel()
+	for _, filter := range []string{"", "ASCIIHexDecode", "LZWDecode", "RunLengthDecode"} {
+		t.Run(cmp.Or(filter, "none"), func(t *testing.T) {
+			t.Parallel()
+			b := makePDF([]genPage{{contentFilter: filter, shows: lines(50, 700, "Invoice INV-42", "Total 99.50 EUR")}})
+			doc, err := document.ReadBytes(t.Context(), b, document.Options{Format: "pdf"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(doc.Text, "Invoice INV-42") || !strings.Contains(doc.Text, "Total 99.50 EUR") {
+				t.Fatalf("text %q, want both lines", doc.Text)
 			}
 		})
 	}

@@ -2,7 +2,9 @@ package document_test
 
 import (
 	"bytes"
+	"compress/lzw"
 	"compress/zlib"
+	"encoding/hex"
 	"fmt"
 	"image"
 	"maps"
@@ -48,6 +50,10 @@ type genPage struct {
 	// annots are annotations drawn over the page: form fields' widgets,
 	// FreeText comments.
 	annots []genAnnot
+	// contentFilter stores the page's content stream with this filter
+	// ("ASCIIHexDecode", "LZWDecode" with EarlyChange 0, "RunLengthDecode"
+	// as literal runs), "" plain.
+	contentFilter string
 }
 
 // genAnnot is an annotation of a generated page. Its dictionary is
@@ -251,7 +257,8 @@ func makeType3PDF(pages []genPage, catalog, t3 string) []byte {
 		if len(xobjs) > 0 {
 			res += " /XObject << " + strings.Join(xobjs, " ") + " >>"
 		}
-		content := obj(fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", c.Len(), c.String()))
+		data, filter := encodeContent([]byte(c.String()), p.contentFilter)
+		content := obj(fmt.Sprintf("<<%s /Length %d >>\nstream\n%s\nendstream", filter, len(data), data))
 		extra := ""
 		var annots []string
 		for _, f := range p.attach {
@@ -329,3 +336,28 @@ const jbig2HuffmanRefine = "\x00\x00\x00\x00\x30\x00\x01\x00\x00\x00\x13" +
 	"\x00\x00\x04\xfb\x00\x00\x06\x72\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00" +
 	"\x00\x00\x00\x01\x00\x00\x01\x00\x00\x00\x02" +
 	"\x00\x03"
+
+// encodeContent stores a content stream with filter, returning the bytes
+// and the dictionary entries that name it.
+func encodeContent(b []byte, filter string) ([]byte, string) {
+	switch filter {
+	case "ASCIIHexDecode":
+		return []byte(hex.EncodeToString(b) + ">"), " /Filter /ASCIIHexDecode"
+	case "LZWDecode":
+		var z bytes.Buffer
+		w := lzw.NewWriter(&z, lzw.MSB, 8)
+		w.Write(b)
+		w.Close()
+		return z.Bytes(), " /Filter /LZWDecode /DecodeParms << /EarlyChange 0 >>"
+	case "RunLengthDecode":
+		var r []byte
+		for len(b) > 0 {
+			n := min(len(b), 128)
+			r = append(r, byte(n-1))
+			r = append(r, b[:n]...)
+			b = b[n:]
+		}
+		return append(r, 128), " /Filter /RunLengthDecode"
+	}
+	return b, ""
+}

@@ -287,4 +287,3 @@ func (d *a85Reader) Read(b []byte) (int, error) {
 	}
 	return n, nil
 }
-

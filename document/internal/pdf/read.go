@@ -61,14 +61,12 @@ package pdf
 
 import (
 	"bytes"
-	"compress/zlib"
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/md5"
 	"crypto/rc4"
 	"crypto/sha256"
 	"crypto/sha512"
-	"encoding/ascii85"
 	"fmt"
 	"io"
 	"os"
@@ -896,74 +894,15 @@ func (v Value) Reader() io.ReadCloser {
 }
 
 func applyFilter(rd io.Reader, name string, param Value) io.Reader {
-	switch name {
-	default:
-		panic("unknown filter " + name)
-	case "FlateDecode":
-		zr, err := zlib.NewReader(rd)
-		if err != nil {
-			panic(err)
-		}
-		pred := param.Key("Predictor")
-		if pred.Kind() == Null {
-			return zr
-		}
-		columns := param.Key("Columns").Int64()
-		switch pred.Int64() {
-		default:
-			if DebugOn {
-				fmt.Println("unknown predictor", pred)
-			}
-			panic("pred")
-		case 12:
-			return &pngUpReader{r: zr, hist: make([]byte, 1+columns), tmp: make([]byte, 1+columns)}
-		}
-	case "ASCII85Decode":
-		cleanASCII85 := newAlphaReader(rd)
-		decoder := ascii85.NewDecoder(cleanASCII85)
-
-		switch param.Keys() {
-		default:
-			if DebugOn {
-				fmt.Println("param=", param)
-			}
-			panic("not expected DecodeParms for ascii85")
-		case nil:
-			return decoder
-		}
+	// extractq: every filter Unfilter decodes (LZW, RunLength, ASCIIHex
+	// and all predictors too, which older writers used for content
+	// streams); as before, a filter it does not decode panics, for the
+	// caller's recover.
+	out, err := Unfilter(rd, name, param)
+	if err != nil {
+		panic(err)
 	}
-}
-
-type pngUpReader struct {
-	r    io.Reader
-	hist []byte
-	tmp  []byte
-	pend []byte
-}
-
-func (r *pngUpReader) Read(b []byte) (int, error) {
-	n := 0
-	for len(b) > 0 {
-		if len(r.pend) > 0 {
-			m := copy(b, r.pend)
-			n += m
-			b = b[m:]
-			r.pend = r.pend[m:]
-			continue
-		}
-		_, err := io.ReadFull(r.r, r.tmp)
-		if err != nil {
-			return n, err
-		}
-		if r.tmp[0] != 2 {
-			return n, fmt.Errorf("malformed PNG-Up encoding")
-		}
-		for i, b := range r.tmp {
-			r.hist[i] += b
-		}
-		r.pend = r.hist[1:]
-	}
-	return n, nil
+	return out
 }
 
 var passwordPad = []byte{
