@@ -228,3 +228,57 @@ func TestPoolKeyAndPorts(t *testing.T) {
 		t.Fatalf("serverName: %q", got)
 	}
 }
+
+// TestHTTP2OnlyServer: a server that speaks only HTTP/2 refuses the
+// handshake with no_application_protocol (as strict servers do; Go's own
+// lets an HTTP/1.1 client in). Without a Fallback that is ErrNoHTTP1;
+// with one, the request goes there, and so do later ones to that host
+// without another refused handshake.
+func TestHTTP2OnlyServer(t *testing.T) {
+	t.Parallel()
+	var refused atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, r.Proto)
+	}))
+	srv.EnableHTTP2 = true
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	srv.TLS = &tls.Config{GetConfigForClient: func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
+		cfg := srv.TLS.Clone()
+		for _, p := range hello.SupportedProtos {
+			if p == "h2" {
+				return cfg, nil
+			}
+		}
+		refused.Add(1)
+		cfg.NextProtos = []string{"h2-only"} // no overlap with http/1.1: the alert
+		return cfg, nil
+	}}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+
+	hc := tlsClient(t, srv, &Transport{})
+	_, err := hc.Get(srv.URL)
+	if !errors.Is(err, ErrNoHTTP1) {
+		t.Fatalf("without Fallback: %v, want ErrNoHTTP1", err)
+	}
+
+	tr := &Transport{}
+	hc = tlsClient(t, srv, tr)
+	fb := &http.Transport{TLSClientConfig: tr.TLSClientConfig.Clone(), ForceAttemptHTTP2: true}
+	t.Cleanup(fb.CloseIdleConnections)
+	tr.Fallback = fb
+	for i := range 3 {
+		resp, err := hc.Post(srv.URL, "text/plain", strings.NewReader("body"))
+		if err != nil {
+			t.Fatalf("request %d with Fallback: %v", i, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if string(b) != "HTTP/2.0" {
+			t.Fatalf("request %d served as %q, want HTTP/2.0 through the Fallback", i, b)
+		}
+	}
+	if n := refused.Load(); n != 2 { // one per Transport: the first learned nothing, the second once
+		t.Fatalf("%d handshakes refused, want 2: the host is remembered", n)
+	}
+}
