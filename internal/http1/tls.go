@@ -3,8 +3,6 @@ package http1
 import (
 	"context"
 	"crypto/tls"
-	"errors"
-	"fmt"
 	"net"
 	"strings"
 	"time"
@@ -50,20 +48,10 @@ func (t *Transport) handshake(ctx context.Context, nc net.Conn, addr string, bas
 			err = ctx.Err()
 		} else if hctx.Err() != nil {
 			err = &handshakeTimeout{after: timeout}
-		} else if refusedALPN(err) {
-			err = fmt.Errorf("%w: %w", ErrNoHTTP1, err)
 		}
 		return nil, &Error{Op: "tls handshake", Addr: addr, Err: err}
 	}
 	return tc, nil
-}
-
-// refusedALPN reports whether err is the server's no_application_protocol
-// alert (RFC 7301): it speaks none of the protocols offered, here HTTP/1.1
-// alone. crypto/tls does not export the alert's type, only its text.
-func refusedALPN(err error) bool {
-	var oe *net.OpError
-	return errors.As(err, &oe) && oe.Op == "remote error" && oe.Err != nil && oe.Err.Error() == "tls: no application protocol"
 }
 
 // serverName is the name a certificate must carry: the host of addr,

@@ -88,13 +88,6 @@ var ErrHeaderTooLarge = errors.New("http1: the response header exceeds MaxHeader
 // net/http's Transport for it.
 var ErrUnsupported = errors.New("http1: unsupported request; use net/http's Transport (set Transport.Fallback)")
 
-// ErrNoHTTP1: the server refused the TLS handshake because it does not
-// speak HTTP/1.1 (its ALPN answered no_application_protocol: an
-// HTTP/2-only endpoint). With a Fallback set, the request and every later
-// one to that host go to the Fallback instead; without one, use net/http's
-// Transport for the host.
-var ErrNoHTTP1 = errors.New("http1: the server does not speak HTTP/1.1 over TLS (it answered the ALPN offer with no_application_protocol); use net/http's Transport for it (set Transport.Fallback)")
-
 // ErrBodyLength: the request body's length differs from its ContentLength.
 var ErrBodyLength = errors.New("http1: the request body's length differs from ContentLength; set ContentLength to the body's length or to -1 (sent chunked)")
 
@@ -156,16 +149,14 @@ type Transport struct {
 	// TLSHandshakeTimeout bounds a TLS handshake
 	// (DefaultTLSHandshakeTimeout when 0).
 	TLSHandshakeTimeout time.Duration
-	// Fallback, when set, takes the requests this transport does not do:
-	// a scheme other than http and https, and https to a host that refused
-	// HTTP/1.1 in the handshake (ErrNoHTTP1), from then on.
+	// Fallback, when set, takes the requests this transport does not do
+	// (a scheme other than http and https).
 	Fallback http.RoundTripper
 
 	mu     sync.Mutex
 	idle   map[string][]*conn // per scheme and host:port (poolKey), most recently used last
 	dialer *net.Dialer
 	tlsCfg *tls.Config // TLSClientConfig prepared once (tlsConfig)
-	noH1   sync.Map    // host:port of https servers that refused HTTP/1.1, sent to Fallback
 }
 
 // conn is one keep-alive connection. Only the goroutine that holds it
@@ -243,11 +234,6 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	secure := req.URL.Scheme == "https"
 	addr := hostPort(req.URL.Host, secure)
-	if secure && t.Fallback != nil {
-		if _, ok := t.noH1.Load(addr); ok {
-			return t.Fallback.RoundTrip(req)
-		}
-	}
 	cl, err := outgoingLength(req)
 	if err != nil {
 		closeReqBody(req)
@@ -267,11 +253,6 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			c, err = t.dial(ctx, addr, secure) // the retry goes out on a fresh connection
 		}
 		if err != nil {
-			if attempt == 0 && t.Fallback != nil && errors.Is(err, ErrNoHTTP1) {
-				// Nothing of the request was sent: the Fallback sends it whole.
-				t.noH1.Store(addr, struct{}{})
-				return t.Fallback.RoundTrip(req)
-			}
 			closeBody(body)
 			return nil, err
 		}

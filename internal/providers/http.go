@@ -49,8 +49,7 @@ const http1Env = "EXTRACTQ_HTTP1"
 // LiteLLM, or the simulator, over plain http. A proxied URL, or
 // EXTRACTQ_HTTP1=off, keeps net/http (proxies, HTTP/2);
 // EXTRACTQ_HTTP1=plain keeps https on net/http. Any request http1 cannot
-// send still goes to net/http, as does every request to an https server
-// that refuses HTTP/1.1 in the handshake (an HTTP/2-only gateway).
+// send still goes to net/http.
 func transportFor(baseURL string, getenv func(string) string) http.RoundTripper {
 	return pickTransport(baseURL, getenv, http.ProxyFromEnvironment)
 }
