@@ -49,7 +49,12 @@ type Resubmission struct {
 	// Attachments is how the re-read documents' attachments were
 	// submitted: "separate" ("", the default: a carrier's attachments the
 	// audit does not know are stored and queued, those it no longer
-	// yields counted) or "skip" (attachments left alone).
+	// yields counted), "skip" (attachments left alone) or "inline" (read
+	// into the carrier's text again, as Submit inlined them). A document
+	// submitted inline by this build records it and is read inline
+	// whatever Attachments says; the policy applies to those that record
+	// none. One of those whose stored text has attachments inlined is held
+	// (Reread.Held), not queued without them, unless Attachments is inline.
 	Attachments string
 	// DryRun only counts what would be queued.
 	DryRun bool
@@ -106,6 +111,15 @@ type Reread struct {
 	// again that it no longer yields; Gone names them. Nothing is deleted.
 	AttachmentsGone int      `json:"attachments_gone"`
 	Gone            []string `json:"gone,omitempty"`
+	// Inlined counts the documents read again with their attachments
+	// inlined into their text, as they were submitted.
+	Inlined int `json:"inlined"`
+	// Held counts the documents not queued because their stored text has
+	// attachments inlined and neither their record nor Attachments says
+	// to inline them again: read without them they would be queued
+	// poorer. They stay selected; HeldIDs names them.
+	Held    int      `json:"held"`
+	HeldIDs []string `json:"held_ids,omitempty"`
 }
 
 // PageChanges is what changed in one document read again.
@@ -146,7 +160,8 @@ func (c *Client) Resubmit(ctx context.Context, r Resubmission) (Resubmitted, err
 	if sum.Reread != nil {
 		r := sum.Reread
 		out.Reread = &Reread{Reread: r.Reread, Changed: r.Changed, Unchanged: r.Unchanged, Missing: r.Missing,
-			AttachmentsAdded: r.AttachmentsAdded, Added: r.Added, AttachmentsGone: r.AttachmentsGone, Gone: r.Gone}
+			AttachmentsAdded: r.AttachmentsAdded, Added: r.Added, AttachmentsGone: r.AttachmentsGone, Gone: r.Gone,
+			Inlined: r.Inlined, Held: r.Held, HeldIDs: r.HeldIDs}
 		for _, c := range r.Changes {
 			out.Reread.Changes = append(out.Reread.Changes, PageChanges(c))
 		}

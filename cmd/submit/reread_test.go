@@ -98,9 +98,9 @@ func TestResubmitRereadMailAttachmentCommand(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"--reread", "--dry-run"}, 0, "dry run: 1 would be read again; attachments: 1 would be added, 0 gone\n"},
-		{[]string{"--reread", "--dry-run", "--attachments", "skip"}, 0, "dry run: 1 would be read again\n"},
-		{[]string{"--reread", "--attachments", "inline"}, 2, `--attachments "inline"`},
+		{[]string{"--reread", "--dry-run"}, 0, "dry run: 1 would be read again: 0 would be queued, 1 unchanged; attachments: 1 would be added, 0 gone\n"},
+		{[]string{"--reread", "--dry-run", "--attachments", "skip"}, 0, "dry run: 1 would be read again: 0 would be queued, 1 unchanged\n"},
+		{[]string{"--reread", "--attachments", "merged"}, 2, `--attachments "merged": want separate, inline or skip`},
 		{[]string{"--attachments", "skip"}, 2, "--attachments needs --reread"},
 		{[]string{"--reread", "--reader", "eml"}, 0, "added " + att + ": an attachment its carrier's older reader did not find\n" +
 			"selected 1, re-read 1, changed 0 (queued 0, duplicates skipped 0), unchanged 1, missing 0, not resubmitted 0, attachments added 1, gone 0\n"},
@@ -135,6 +135,98 @@ func TestResubmitRereadMailAttachmentCommand(t *testing.T) {
 	must(t, err)
 	if info.State.Msgs != 2 {
 		t.Errorf("%d jobs on the stream after re-reading again, want 2", info.State.Msgs)
+	}
+}
+
+// TestResubmitRereadInlineCommand: an e-mail submitted with its PDF
+// attachment inlined into its text, then said to be read by an older
+// e-mail reader, is read again with the attachment inlined, as submit read
+// it (the audit records the policy): unchanged, nothing queued, where
+// reading it without the attachment would queue it without the invoice's
+// text. A document stored before the policy was recorded is held, named
+// and counted, until --attachments inline says how it was submitted (which
+// the audit then records); and
+// a carrier whose reader did improve is queued with the attachment's text
+// still inlined.
+func TestResubmitRereadInlineCommand(t *testing.T) {
+	st, stream, env := submitProcessed(t, "invoice-mail.eml", "--run", "mails", "--attachments", "inline")
+	ctx := t.Context()
+	const mark = "--- attachment INV76642.pdf ---"
+	if !strings.Contains(env.Text, mark) || !strings.Contains(env.Text, "INV76642") {
+		t.Fatalf("submitted text %q: want the PDF's text inlined after %q", env.Text, mark)
+	}
+	// older records the reader eml/2 in the metadata (meta, an expression
+	// of it), and sets what set says.
+	older := func(meta, set string, args ...any) {
+		t.Helper()
+		_, err := st.Pool().Exec(ctx, `UPDATE documents SET metadata = jsonb_set(`+meta+`, '{reader}', '"eml/2"')`+set+` WHERE id = $1`,
+			append([]any{env.DocumentID}, args...)...)
+		must(t, err)
+	}
+	jobsQueued := func(want uint64) {
+		t.Helper()
+		info, err := stream.Info(ctx)
+		must(t, err)
+		if info.State.Msgs != want {
+			t.Fatalf("%d jobs on the stream, want %d", info.State.Msgs, want)
+		}
+	}
+	steps := []struct {
+		name string
+		meta string // the metadata before the command (older), "-" as it is
+		args []string
+		code int
+		want string // in stdout
+		warn string // in stderr
+	}{
+		{"recorded, dry run", "metadata", []string{"--dry-run"}, 0,
+			"dry run: 1 would be read again: 0 would be queued, 1 unchanged, 1 with attachments inlined\n", ""},
+		{"recorded", "-", nil, 0,
+			"selected 1, re-read 1, changed 0 (queued 0, duplicates skipped 0), unchanged 1, missing 0, not resubmitted 0, with attachments inlined 1\n", ""},
+		{"recorded, whatever --attachments says", "metadata", []string{"--attachments", "skip"}, 0, "unchanged 1,", ""},
+		{"not recorded, dry run", "metadata - 'attachments'", []string{"--dry-run"}, 0,
+			"dry run: 1 would be read again: 0 would be queued, 0 unchanged, 1 held\n", "warning: held " + env.DocumentID + ": its stored text has attachments inlined"},
+		{"not recorded", "-", nil, 1, "unchanged 0, missing 0, not resubmitted 0, held 1\n", "warning: held " + env.DocumentID},
+		{"not recorded, --attachments inline", "-", []string{"--attachments", "inline"}, 0, "unchanged 1, missing 0, not resubmitted 0, with attachments inlined 1\n", ""},
+		{"recorded by that re-read", "metadata", nil, 0, "unchanged 1, missing 0, not resubmitted 0, with attachments inlined 1\n", ""},
+	}
+	for _, tc := range steps {
+		if tc.meta != "-" {
+			older(tc.meta, "")
+		}
+		code, out, errOut := runSubmitCmd(t, "", append([]string{"resubmit", "--reread"}, tc.args...)...)
+		if code != tc.code || !strings.Contains(out, tc.want) || !strings.Contains(errOut, tc.warn) {
+			t.Errorf("%s: exit %d, %s%s; want exit %d, %q and %q", tc.name, code, out, errOut, tc.code, tc.want, tc.warn)
+		}
+		jobsQueued(1)
+	}
+
+	// A better reader: the text the older one made lacks a word of the
+	// mail's body; read again, the mail is queued with the invoice still
+	// inlined, and its record says so.
+	poorer := strings.Replace(env.Text, "INV76642", "", 1)
+	older(`jsonb_set(metadata, '{attachments}', '"inline"')`, ", body = $2, body_hash = $3, pages = NULL", poorer, jobs.HashText(poorer))
+	code, out, errOut := runSubmitCmd(t, "", "resubmit", "--reread", "--dry-run")
+	if want := "dry run: 1 would be read again: 1 would be queued, 0 unchanged, 1 with attachments inlined\n"; code != 0 || !strings.Contains(out, want) {
+		t.Errorf("dry run of an improved carrier: exit %d, %s%s; want %q", code, out, errOut, want)
+	}
+	code, out, errOut = runSubmitCmd(t, "", "resubmit", "--reread")
+	if code != 0 || !strings.Contains(out, "changed 1 (queued 1,") || !strings.Contains(out, "with attachments inlined 1") {
+		t.Fatalf("reread of an improved carrier: exit %d, %s%s; want it queued", code, out, errOut)
+	}
+	jobsQueued(2)
+	msg, err := stream.GetMsg(ctx, 2)
+	must(t, err)
+	got, err := jobs.DecodeEnvelope(msg.Data)
+	must(t, err)
+	if got.DocumentID != env.DocumentID || got.Text != env.Text || len(got.Pages) != len(env.Pages) || !strings.Contains(string(got.Metadata), `"attachments":"inline"`) {
+		t.Errorf("queued %s: text %q, %d pages, metadata %s; want the submitted text %q with the attachment inlined, %d pages, the policy recorded",
+			got.DocumentID, got.Text, len(got.Pages), got.Metadata, env.Text, len(env.Pages))
+	}
+	d, err := st.Document(ctx, env.DocumentID)
+	must(t, err)
+	if d.Text != env.Text || !strings.Contains(string(d.Metadata), `"attachments": "inline"`) {
+		t.Errorf("stored after the re-read: %q, %s; want the inlined text, the policy recorded", d.Text, d.Metadata)
 	}
 }
 

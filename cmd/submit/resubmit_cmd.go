@@ -15,6 +15,7 @@ import (
 	"github.com/extractq/extractq/document"
 	"github.com/extractq/extractq/fleet"
 	"github.com/extractq/extractq/internal/cli"
+	"github.com/extractq/extractq/internal/intake"
 	"github.com/extractq/extractq/internal/termsafe"
 )
 
@@ -26,7 +27,7 @@ func newResubmitCmd(c *conn) *cobra.Command {
 		pw     cli.PasswordFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "resubmit (--from-dlq [--run NAME] | --schema NAME --to-version V --provider P | --reread [--schema NAME] [--run NAME] [--reader FORMAT]) [--dry-run]",
+		Use:   "resubmit (--from-dlq [--run NAME] | --schema NAME --to-version V --provider P | --reread [--schema NAME] [--run NAME] [--reader FORMAT] [--attachments separate|skip|inline]) [--dry-run]",
 		Short: "Queue dead letters, documents extracted under an older schema version, or documents an older reader read, again",
 		Long: `resubmit republishes the dead letters on EXTRACTQ_DLQ (--from-dlq, optionally of one run, optionally
 under a newer schema version with --schema NAME --to-version V) and deletes each from the DLQ once it is
@@ -37,12 +38,21 @@ failed under any version). The documents come from the audit database: no origin
 the documents a different reader version read (a PDF read by pdf/3 when this build has pdf/4), optionally
 only of one --schema, --run or --reader format, and queues a job, under its latest job's schema, run and
 provider (or --provider), for each whose text or description changed; unchanged ones are skipped, and a
-missing original is that document's error. Running it twice queues nothing twice. --dry-run only counts.
+missing original is that document's error. Running it twice queues nothing twice.
+A carrier submitted with --attachments inline (an e-mail, a zip, a PDF with files attached, an office
+file with embedded objects) is read again with its attachments inlined into its text, as submit read
+it: the audit records the policy with each document submitted inline. For documents that record none
+(submitted by a build before this one) --attachments says how they were submitted (separate, the
+default; skip; inline); one whose stored text has attachments inlined while --attachments is not
+inline is held: not queued (it would lose its attachments' text), named on stderr, counted (exit 1),
+and selected again next time. --dry-run reads the originals again and counts what would be queued
+(changed), unchanged, held and read with attachments inlined, without queueing or storing anything.
 
 Example:
   submit resubmit --from-dlq --run march --dry-run
   submit resubmit --schema invoice --to-version 3 --provider openai:gpt-4o-mini --include-failed
-  submit resubmit --reread --reader pdf --schema invoice`,
+  submit resubmit --reread --reader pdf --schema invoice
+  submit resubmit --reread --reader eml --attachments inline --dry-run`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if req.Reread {
@@ -88,6 +98,9 @@ Example:
 			if len(sum.Rejected) > 0 {
 				return cli.Failed(fmt.Errorf("%d documents could not be resubmitted", len(sum.Rejected)))
 			}
+			if r := sum.Reread; r != nil && r.Held > 0 && !sum.DryRun {
+				return cli.Failed(fmt.Errorf("%d documents held: their stored text has attachments inlined; read them again with --attachments inline", r.Held))
+			}
 			return nil
 		},
 	}
@@ -102,7 +115,7 @@ Example:
 	f.StringVar(&req.Reader, "reader", "", "only documents read as this format (--reread): pdf, html, eml, docx, …")
 	pw.Register(f, "encrypted originals read again (--reread, and --from-dlq letters whose text the audit does not store)")
 	f.StringVar(&ocr, "ocr", "auto", "read pages without text by OCR (tesseract) for models that read no images, as submit did (--reread): auto or off")
-	f.StringVar(&req.Attachments, "attachments", "", "how the documents' attachments were submitted (--reread): separate (default: queue those a carrier yields now that were never submitted) or skip")
+	f.StringVar(&req.Attachments, "attachments", "", "how the attachments of documents that record no policy were submitted (--reread): separate (default: queue those a carrier yields now that were never submitted), skip, or inline (read into the carrier's text again; documents submitted inline by this build record it)")
 	f.BoolVar(&req.DryRun, "dry-run", false, "only count what would be queued")
 	f.BoolVar(&asJSON, "json", false, "print the summary as JSON")
 	return cmd
@@ -121,12 +134,26 @@ func printResubmit(out, errw io.Writer, sum fleet.Resubmitted, asJSON bool) {
 	for _, r := range sum.Warnings {
 		fmt.Fprintf(errw, "warning: resubmitted %s: %s\n", r.ID, r.Reason)
 	}
+	if r := sum.Reread; r != nil {
+		for _, id := range r.HeldIDs {
+			fmt.Fprintf(errw, "warning: held %s: its stored text has attachments inlined, and read again without them it would lose their text: not queued; if it was submitted with --attachments inline, read it again with --attachments inline\n", termsafe.String(id))
+		}
+	}
 	if sum.DryRun {
 		verb := "queued"
 		if sum.Reread != nil {
 			verb = "read"
 		}
 		fmt.Fprintf(out, "dry run: %d would be %s again", sum.Selected, verb)
+		if r := sum.Reread; r != nil {
+			fmt.Fprintf(out, ": %d would be queued, %d unchanged", r.Changed, r.Unchanged)
+			if r.Inlined > 0 {
+				fmt.Fprintf(out, ", %d with attachments inlined", r.Inlined)
+			}
+			if r.Held > 0 {
+				fmt.Fprintf(out, ", %d held", r.Held)
+			}
+		}
 		if r := sum.Reread; r != nil && r.AttachmentsAdded+r.AttachmentsGone > 0 {
 			fmt.Fprintf(out, "; attachments: %d would be added, %d gone", r.AttachmentsAdded, r.AttachmentsGone)
 		}
@@ -155,6 +182,12 @@ func printResubmit(out, errw io.Writer, sum fleet.Resubmitted, asJSON bool) {
 			sum.Selected, r.Reread, r.Changed, sum.Queued, sum.Duplicates, r.Unchanged, r.Missing, len(sum.Rejected))
 		if r.AttachmentsAdded+r.AttachmentsGone > 0 {
 			fmt.Fprintf(out, ", attachments added %d, gone %d", r.AttachmentsAdded, r.AttachmentsGone)
+		}
+		if r.Inlined > 0 {
+			fmt.Fprintf(out, ", with attachments inlined %d", r.Inlined)
+		}
+		if r.Held > 0 {
+			fmt.Fprintf(out, ", held %d", r.Held)
 		}
 		fmt.Fprintln(out)
 		return
@@ -188,8 +221,9 @@ func checkReread(req fleet.Resubmission) error {
 		return errors.New("--reread queues under each document's latest schema version: drop --to-version")
 	case req.IncludeFailed:
 		return errors.New("--include-failed does not go with --reread (every document an older reader read is selected)")
-	case req.Attachments != "" && req.Attachments != "separate" && req.Attachments != "skip":
-		return fmt.Errorf("--attachments %q: want separate or skip (the policy the documents were submitted with; inline is not supported by --reread)", req.Attachments)
+	}
+	if _, err := intake.ParseAttachments(req.Attachments); err != nil {
+		return fmt.Errorf("%w (the policy the documents that record none were submitted with)", err)
 	}
 	_, err := fleet.Readers(req.Reader)
 	return err

@@ -107,14 +107,22 @@ func (s *Store) CountForReread(ctx context.Context, f RereadFilter) (int64, erro
 // SetDocumentReaders records that a reader read document ids[i] again
 // (readers[i], "pdf/4") and made the text it has (hashes[i], the text's
 // hash): it is then not selected for a re-read with that reader again. A
-// document whose text has changed since is left alone.
-func (s *Store) SetDocumentReaders(ctx context.Context, ids, hashes, readers []string) error {
+// document whose text has changed since is left alone. inlined[i] (nil:
+// none) records too that its attachments were inlined into that text
+// ("attachments": "inline", as submit records it), for a document stored
+// before submit recorded the policy: the next re-read then inlines them
+// without being told.
+func (s *Store) SetDocumentReaders(ctx context.Context, ids, hashes, readers []string, inlined []bool) error {
 	if len(ids) == 0 {
 		return nil
 	}
+	if inlined == nil {
+		inlined = make([]bool, len(ids))
+	}
 	_, err := s.pool.Exec(ctx, `UPDATE documents d SET metadata = jsonb_set(d.metadata, '{reader}', to_jsonb(u.reader))
-		FROM unnest($1::text[], $2::text[], $3::text[]) AS u(id, hash, reader)
-		WHERE d.id = u.id AND coalesce(d.body_hash, d.content_hash) = u.hash`, ids, hashes, readers)
+			|| CASE WHEN u.inlined THEN '{"attachments": "inline"}'::jsonb ELSE '{}'::jsonb END
+		FROM unnest($1::text[], $2::text[], $3::text[], $4::bool[]) AS u(id, hash, reader, inlined)
+		WHERE d.id = u.id AND coalesce(d.body_hash, d.content_hash) = u.hash`, ids, hashes, readers, inlined)
 	if err != nil {
 		return fmt.Errorf("audit: record the reader of %d documents: %w", len(ids), err)
 	}

@@ -89,7 +89,7 @@ func TestDocumentsForReread(t *testing.T) {
 		t.Errorf("count %d, %v; want 3", n, err)
 	}
 	// p1 read again by pdf/4; p2's reader recorded for a text it no longer has.
-	if err := s.SetDocumentReaders(ctx, []string{"p1", "p2"}, []string{HashText("text p1"), HashText("an older text")}, []string{"pdf/4", "pdf/4"}); err != nil {
+	if err := s.SetDocumentReaders(ctx, []string{"p1", "p2"}, []string{HashText("text p1"), HashText("an older text")}, []string{"pdf/4", "pdf/4"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	got, err = s.DocumentsForReread(ctx, RereadFilter{Current: current})

@@ -42,6 +42,47 @@ func ParseAttachments(s string) (Attachments, error) {
 	return "", fmt.Errorf("%w: --attachments %q: want separate, inline or skip", ErrUsage, s)
 }
 
+// Arrange applies the policy to doc, a document a format reader made, as
+// reading a file under it does: under AttachInline doc with its
+// attachments' text and pages inlined (document.Inline) and none left to
+// hand on; under AttachSkip doc and none; else doc and its attachments,
+// each to be a document of its own. A re-read of a carrier submitted
+// inline arranges it so too, so that its text is the one submit stored.
+func (a Attachments) Arrange(doc *document.Document) (*document.Document, []*document.Document) {
+	switch a {
+	case AttachInline:
+		return document.Inline(doc), nil
+	case AttachSkip:
+		return doc, nil
+	}
+	return doc, doc.Attachments
+}
+
+// inlineMark begins the line document.Inline writes before each inlined
+// attachment's text ("--- attachment NAME ---"); TestInlineMark keeps the
+// two in step.
+const inlineMark = "\n\n--- attachment "
+
+// LooksInlined reports whether stored, a document's stored text, shows
+// attachments inlined that reread, the text its original gives read again
+// without inlining, lacks: it has more of the lines document.Inline writes
+// before an attachment's text. Such a document was submitted with
+// --attachments inline, and reread is poorer by its attachments' text.
+func LooksInlined(stored, reread string) bool {
+	return strings.Count(stored, inlineMark) > strings.Count(reread, inlineMark)
+}
+
+// Inlined reports whether meta, a document's metadata as the audit keeps
+// it, records that its attachments were inlined (DocumentMetadata under
+// AttachInline). A document stored before the policy was recorded says
+// nothing: false.
+func Inlined(meta json.RawMessage) bool {
+	var m struct {
+		Attachments Attachments `json:"attachments"`
+	}
+	return json.Unmarshal(meta, &m) == nil && m.Attachments == AttachInline
+}
+
 // textVersion is the version of the plain-text reading below; bump it when
 // the text a plain file yields changes.
 const textVersion = "1"
@@ -89,13 +130,7 @@ func (r *Reader) read(ctx context.Context, id, source string, b []byte, fn func(
 		}
 		return fn(Doc{ID: id, Source: source, Err: readError(err)})
 	}
-	if r.Attachments == AttachInline {
-		doc = document.Inline(doc)
-	}
-	children := doc.Attachments
-	if r.Attachments == AttachSkip || r.Attachments == AttachInline {
-		children = nil
-	}
+	doc, children := r.Attachments.Arrange(doc)
 	// A message whose body is empty is only a carrier of its attachments,
 	// and an archive's text only lists them.
 	if len(children) == 0 || !doc.Archive && (strings.TrimSpace(doc.Text) != "" || len(doc.Scanned()) > 0) {
@@ -167,7 +202,7 @@ func (r *Reader) docOf(ctx context.Context, id, source string, doc *document.Doc
 			// worker reads any other original again without it.
 			d.WithPassword = doc.Locked
 		}
-		d.Text, d.Document, d.Original, d.Metadata = doc.Text, doc, original, DocumentMetadata(doc)
+		d.Text, d.Document, d.Original, d.Metadata = doc.Text, doc, original, DocumentMetadata(doc, r.Attachments)
 	}
 	return d
 }
@@ -222,14 +257,23 @@ func unicodeBOM(b []byte) bool {
 // DocumentMetadata is what a read document says about itself, as the JSON
 // object a job and an output line carry: its format, reader, page count and
 // the format's own metadata (title, author, an e-mail's From/To/Subject).
-func DocumentMetadata(doc *document.Document) json.RawMessage {
+// Read under AttachInline (a), it also says "attachments": "inline": the
+// audit keeps it with the document, so that a re-read after a reader
+// upgrade inlines the attachments again instead of queueing the carrier
+// without their text (Inlined). The other policies are not recorded: they
+// leave the carrier's text its own.
+func DocumentMetadata(doc *document.Document, a Attachments) json.RawMessage {
+	if a != AttachInline {
+		a = ""
+	}
 	m := struct {
-		Format string `json:"format"`
-		Reader string `json:"reader"`
-		Pages  int    `json:"pages,omitempty"`
-		Name   string `json:"name,omitempty"`
+		Format      string      `json:"format"`
+		Reader      string      `json:"reader"`
+		Pages       int         `json:"pages,omitempty"`
+		Name        string      `json:"name,omitempty"`
+		Attachments Attachments `json:"attachments,omitempty"`
 		document.Metadata
-	}{doc.Format, doc.Reader.String(), len(doc.Pages), doc.Name, doc.Meta}
+	}{doc.Format, doc.Reader.String(), len(doc.Pages), doc.Name, a, doc.Meta}
 	b, _ := json.Marshal(m) // strings, numbers and times only: never fails
 	return b
 }

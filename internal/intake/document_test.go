@@ -433,3 +433,57 @@ func TestLockedWholeRealPDF(t *testing.T) {
 		}
 	}
 }
+
+// TestInlinePolicyRecorded: a document read under AttachInline records the
+// policy in its metadata (what a re-read goes by), one read under another
+// does not, and its text has the line LooksInlined counts, which the text
+// read without inlining lacks.
+func TestInlinePolicyRecorded(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	raw := []byte("FAKEMAIL\nSee attached.\n--- invoice.fpdf\n%FAKEPDF\nInvoice 42")
+	write(t, dir, "mail.eml", raw)
+	plain, err := document.ReadBytes(t.Context(), raw, document.Options{Name: "mail.eml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		policy  intake.Attachments
+		inlined bool
+	}{
+		{intake.AttachInline, true},
+		{intake.AttachSeparate, false},
+		{intake.AttachSkip, false},
+	} {
+		t.Run(string(tc.policy), func(t *testing.T) {
+			t.Parallel()
+			r := intake.Reader{Attachments: tc.policy}
+			var mail intake.Doc
+			if err := r.Read(t.Context(), []string{filepath.Join(dir, "mail.eml")}, func(d intake.Doc) error {
+				if !strings.Contains(d.ID, "#") {
+					mail = d
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if mail.Err != nil || intake.Inlined(mail.Metadata) != tc.inlined {
+				t.Errorf("metadata %s (%v): Inlined = %v, want %v", mail.Metadata, mail.Err, !tc.inlined, tc.inlined)
+			}
+			if got := intake.LooksInlined(mail.Text, plain.Text); got != tc.inlined {
+				t.Errorf("LooksInlined(%q, %q) = %v, want %v", mail.Text, plain.Text, got, tc.inlined)
+			}
+		})
+	}
+}
+
+// TestInlineMark: the line LooksInlined counts is the one document.Inline
+// writes before an attachment's text.
+func TestInlineMark(t *testing.T) {
+	t.Parallel()
+	carrier := &document.Document{Text: "body", Attachments: []*document.Document{{Name: "a.pdf", Text: "attached"}}}
+	in, rest := intake.AttachInline.Arrange(carrier)
+	if !intake.LooksInlined(in.Text, carrier.Text) || rest != nil {
+		t.Errorf("Inline wrote %q (and left %d attachments): LooksInlined does not see it", in.Text, len(rest))
+	}
+}

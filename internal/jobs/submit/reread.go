@@ -22,7 +22,7 @@ type RereadStore interface {
 	ResubmitStore
 	DocumentsForReread(ctx context.Context, f audit.RereadFilter) ([]audit.RereadCandidate, error)
 	CountForReread(ctx context.Context, f audit.RereadFilter) (int64, error)
-	SetDocumentReaders(ctx context.Context, ids, hashes, readers []string) error
+	SetDocumentReaders(ctx context.Context, ids, hashes, readers []string, inlined []bool) error
 	KnownDocuments(ctx context.Context, ids []string) (map[string]bool, error)
 	AttachmentsQueued(ctx context.Context, ids, runs []string) (map[string][]string, error)
 }
@@ -49,6 +49,18 @@ type RereadCounts struct {
 	// longer yields; Gone names them. Nothing is deleted.
 	AttachmentsGone int      `json:"attachments_gone"`
 	Gone            []string `json:"gone,omitempty"`
+	// Inlined counts the documents read again with their attachments
+	// inlined into their text, as they were submitted (recorded in their
+	// metadata, or ResubmitRequest.Attachments inline for those that
+	// record no policy).
+	Inlined int `json:"inlined"`
+	// Held counts the documents not queued because their stored text has
+	// attachments inlined that nothing said to inline again (submitted
+	// with --attachments inline before the policy was recorded): read
+	// without them, they would be queued poorer. They stay selected;
+	// HeldIDs names them.
+	Held    int      `json:"held"`
+	HeldIDs []string `json:"held_ids,omitempty"`
 }
 
 // PageChanges is what changed in one document read again.
@@ -99,19 +111,10 @@ func (s *Submitter) resubmitReread(ctx context.Context, st ResubmitStore, req Re
 	if err != nil {
 		return sum, err
 	}
-	attach, err := rereadAttachments(req.Attachments)
-	if err != nil {
-		return sum, err
+	if _, err := intake.ParseAttachments(string(req.Attachments)); err != nil {
+		return sum, fmt.Errorf("resubmit --reread: %w (the policy the documents that record none were submitted with)", err)
 	}
 	f := audit.RereadFilter{Current: current, Format: req.Reader, Schema: req.Schema, Run: req.Run, Limit: resubmitPage}
-	if req.DryRun {
-		n, err := rst.CountForReread(ctx, f)
-		sum.Selected = int(n)
-		if err != nil || !attach {
-			return sum, err
-		}
-		return sum, s.countAttachments(ctx, rst, f, req, &sum)
-	}
 	var override *Job
 	if req.Provider != "" {
 		model, pool, err := ResolveProvider(req.Provider)
@@ -119,6 +122,14 @@ func (s *Submitter) resubmitReread(ctx context.Context, st ResubmitStore, req Re
 			return sum, err
 		}
 		override = &Job{Provider: req.Provider, Model: model, Pool: pool}
+	}
+	if req.DryRun {
+		n, err := rst.CountForReread(ctx, f)
+		sum.Selected = int(n)
+		if err != nil {
+			return sum, err
+		}
+		return sum, s.dryReread(ctx, rst, f, req, override, &sum)
 	}
 	type version struct {
 		name string
@@ -136,6 +147,7 @@ func (s *Submitter) resubmitReread(ctx context.Context, st ResubmitStore, req Re
 		var items []item
 		var stored []audit.Document
 		var same [3][]string      // ids, hashes, readers of the unchanged
+		var sameInlined []bool    // and whether each was read inlined
 		var changes []PageChanges // of the items, in order
 		var carriers []carrier    // with the attachments they yield
 		now := time.Now().UTC()
@@ -167,36 +179,32 @@ func (s *Submitter) resubmitReread(ctx context.Context, st ResubmitStore, req Re
 			if override != nil {
 				provider = override.Provider
 			}
-			opts := document.Options{Name: c.ID, Password: req.Password}
-			textOnly := req.ReadsImages != nil && !req.ReadsImages(provider) || req.Options.Input == "text"
-			if textOnly {
-				opts.OCR = req.OCR
-			}
-			doc, err := document.ReadBytes(ctx, b, opts)
+			r, err := readAgain(ctx, c, b, req, provider)
 			if err != nil {
-				reject(fmt.Errorf("read the original again: %w", err))
+				reject(err)
 				continue
 			}
-			sum.Reread.Reread++
-			if strings.TrimSpace(doc.Text) == "" && len(intake.UnreadPages(doc)) == 0 && len(doc.Unreadable()) == 0 {
-				reject(fmt.Errorf("read the original again: %w: read as %s, no text in it", ErrBadInput, doc.Format))
+			if !r.count(sum.Reread, c) {
+				if r.empty != nil {
+					reject(r.empty)
+				}
 				continue
 			}
-			if attach {
+			doc := r.doc
+			if r.mode == intake.AttachSeparate {
 				job := Job{Schema: ref, Run: c.Run, Provider: c.Provider, Model: c.Model, Pool: c.Pool, Options: req.Options}
 				if override != nil {
 					job.Provider, job.Model, job.Pool = override.Provider, override.Model, override.Pool
 				}
-				carriers = append(carriers, carrier{c: c, job: job, docs: attachmentDocs(ctx, c, doc, !textOnly, req.Password)})
+				carriers = append(carriers, carrier{c: c, job: job, docs: attachmentDocs(ctx, c, doc, !r.textOnly, req.Password)})
 			}
-			meta := rereadMetadata(c.Metadata, doc)
-			ranges := pageRanges(doc)
-			ch := changedPages(c.Document, doc, ranges)
-			if doc.Text == c.Text && sameDescription(c.Metadata, meta) && len(ch.Pages) == 0 {
+			if r.same {
 				sum.Reread.Unchanged++
 				same[0], same[1], same[2] = append(same[0], c.ID), append(same[1], c.Hash), append(same[2], doc.Reader.String())
+				sameInlined = append(sameInlined, r.mode == intake.AttachInline)
 				continue
 			}
+			meta, ranges, ch := r.meta, r.ranges, r.changes
 			env := &jobs.Envelope{
 				DocumentID: c.ID, Metadata: meta, Schema: ref, Run: c.Run,
 				Provider: c.Provider, Model: c.Model, Pool: c.Pool, Options: req.Options, SubmittedAt: now,
@@ -252,7 +260,7 @@ func (s *Submitter) resubmitReread(ctx context.Context, st ResubmitStore, req Re
 		if err := st.PutDocuments(ctx, put); err != nil {
 			return sum, err
 		}
-		if err := rst.SetDocumentReaders(ctx, same[0], same[1], same[2]); err != nil {
+		if err := rst.SetDocumentReaders(ctx, same[0], same[1], same[2], sameInlined); err != nil {
 			return sum, err
 		}
 	}
@@ -300,10 +308,94 @@ func changedPages(old audit.Document, doc *document.Document, ranges []audit.Pag
 	return ch
 }
 
+// readBack is a document's original read again as submit read it.
+type readBack struct {
+	doc      *document.Document // its attachments inlined under AttachInline
+	mode     intake.Attachments // how its attachments were submitted
+	textOnly bool               // read for a model that reads no images
+	// held: its stored text has attachments inlined, and nothing says it
+	// was submitted so (mode is not AttachInline): read without them it
+	// would be queued poorer, so it is not queued (RereadCounts.Held).
+	held bool
+	// empty says why a document with no text in it is rejected.
+	empty error
+	// What was compared with the stored document: its new metadata,
+	// pages and changed pages, and whether nothing changed.
+	meta    json.RawMessage
+	ranges  []audit.PageRange
+	changes PageChanges
+	same    bool
+}
+
+// readAgain reads b, the original of c, as submit read it: by OCR (req.OCR)
+// for a model that reads no images (that of provider, c's latest job's or
+// the one given), and with its attachments inlined when it was submitted
+// so (rereadMode), through the same Arrange as submit; and compares it
+// with the stored document. The error is the original's reader's.
+func readAgain(ctx context.Context, c audit.RereadCandidate, b []byte, req ResubmitRequest, provider string) (*readBack, error) {
+	r := &readBack{mode: rereadMode(c, req.Attachments)}
+	opts := document.Options{Name: c.ID, Password: req.Password}
+	r.textOnly = req.ReadsImages != nil && !req.ReadsImages(provider) || req.Options.Input == "text"
+	if r.textOnly {
+		opts.OCR = req.OCR
+	}
+	doc, err := document.ReadBytes(ctx, b, opts)
+	if err != nil {
+		return nil, fmt.Errorf("read the original again: %w", err)
+	}
+	if r.mode == intake.AttachInline {
+		doc, _ = r.mode.Arrange(doc)
+	} else if intake.LooksInlined(c.Text, doc.Text) {
+		r.held = true
+		return r, nil
+	}
+	r.doc = doc
+	if strings.TrimSpace(doc.Text) == "" && len(intake.UnreadPages(doc)) == 0 && len(doc.Unreadable()) == 0 {
+		r.empty = fmt.Errorf("read the original again: %w: read as %s, no text in it", ErrBadInput, doc.Format)
+		return r, nil
+	}
+	r.meta = rereadMetadata(c.Metadata, doc, r.mode)
+	r.ranges = pageRanges(doc)
+	r.changes = changedPages(c.Document, doc, r.ranges)
+	r.same = doc.Text == c.Text && sameDescription(c.Metadata, r.meta) && len(r.changes.Pages) == 0
+	return r, nil
+}
+
+// count counts a document read again in counts, and reports whether it
+// goes on to be compared: not when it is held (named in counts) or has no
+// text (r.empty).
+func (r *readBack) count(counts *RereadCounts, c audit.RereadCandidate) bool {
+	counts.Reread++
+	if r.held {
+		counts.Held++
+		counts.HeldIDs = append(counts.HeldIDs, c.ID)
+		return false
+	}
+	if r.empty != nil {
+		return false
+	}
+	if r.mode == intake.AttachInline {
+		counts.Inlined++
+	}
+	return true
+}
+
+// rereadMode is how the attachments of c were submitted: inline when its
+// metadata records so (intake.Inlined, whatever req says), else as req says
+// (the policy of the documents that record none, "" separate).
+func rereadMode(c audit.RereadCandidate, req intake.Attachments) intake.Attachments {
+	if intake.Inlined(c.Metadata) {
+		return intake.AttachInline
+	}
+	a, _ := intake.ParseAttachments(string(req)) // checked before any is read
+	return a
+}
+
 // rereadMetadata is the metadata of a document read again: what the reader
-// says now, under the name it was stored with (the reader sees only its id).
-func rereadMetadata(old json.RawMessage, doc *document.Document) json.RawMessage {
-	meta := intake.DocumentMetadata(doc)
+// says now, under the name it was stored with (the reader sees only its
+// id), and the attachments policy it was read under (mode).
+func rereadMetadata(old json.RawMessage, doc *document.Document, mode intake.Attachments) json.RawMessage {
+	meta := intake.DocumentMetadata(doc, mode)
 	var o, m map[string]any
 	if json.Unmarshal(old, &o) != nil || json.Unmarshal(meta, &m) != nil {
 		return meta
@@ -320,33 +412,22 @@ func rereadMetadata(old json.RawMessage, doc *document.Document) json.RawMessage
 }
 
 // sameDescription reports whether two documents' metadata agree but for
-// the reader: the same format, page count, title, …
+// the reader and the attachments policy (which a document stored before
+// it was recorded lacks): the same format, page count, title, …
 func sameDescription(a, b json.RawMessage) bool {
 	var x, y map[string]any
 	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
 		return false
 	}
-	delete(x, "reader")
-	delete(y, "reader")
+	for _, k := range []string{"reader", "attachments"} {
+		delete(x, k)
+		delete(y, k)
+	}
 	return maps.EqualFunc(x, y, func(u, v any) bool {
 		ub, _ := json.Marshal(u)
 		vb, _ := json.Marshal(v)
 		return string(ub) == string(vb)
 	})
-}
-
-// rereadAttachments says whether a re-read looks for the attachments its
-// carriers gained or lost: under the policy they were submitted with,
-// separate (the default) or skip. Inline is refused: such a carrier's
-// attachments are in its own text.
-func rereadAttachments(a intake.Attachments) (bool, error) {
-	switch a {
-	case "", intake.AttachSeparate:
-		return true, nil
-	case intake.AttachSkip:
-		return false, nil
-	}
-	return false, fmt.Errorf("resubmit --reread: attachments %q: want separate (the carriers were submitted with --attachments separate, the default) or skip", a)
 }
 
 // carrier is a document read again and the attachments it yields now.
@@ -483,10 +564,12 @@ func (s *Submitter) queueAttachments(ctx context.Context, rst RereadStore, rc *r
 	return nil
 }
 
-// countAttachments is a dry run's look at the attachments: it reads the
-// selected originals again (without OCR: only their attachments are
-// counted) and counts those that would be added and those gone.
-func (s *Submitter) countAttachments(ctx context.Context, rst RereadStore, f audit.RereadFilter, req ResubmitRequest, sum *ResubmitSummary) error {
+// dryReread is a dry run's look: it reads the selected originals again
+// as the real run would, and counts the documents that would be queued
+// (Changed, with their pages), unchanged, held and read with their
+// attachments inlined, and the attachments that would be added and gone.
+// An original that cannot be read is left out: the real run says why.
+func (s *Submitter) dryReread(ctx context.Context, rst RereadStore, f audit.RereadFilter, req ResubmitRequest, override *Job, sum *ResubmitSummary) error {
 	docs := jobs.NewDocuments(s.js)
 	seen := newAttachmentsSeen()
 	for {
@@ -499,13 +582,25 @@ func (s *Submitter) countAttachments(ctx context.Context, rst RereadStore, f aud
 		for _, c := range cands {
 			b, err := docs.Original(ctx, &jobs.Envelope{Original: &jobs.ObjectRef{Bucket: jobs.DocsBucket, Name: c.OriginalHash}})
 			if err != nil {
-				continue // the real run says why
-			}
-			doc, err := document.ReadBytes(ctx, b, document.Options{Name: c.ID, Password: req.Password})
-			if err != nil {
 				continue
 			}
-			carriers = append(carriers, carrier{c: c, docs: attachmentDocs(ctx, c, doc, true, req.Password)})
+			provider := c.Provider
+			if override != nil {
+				provider = override.Provider
+			}
+			r, err := readAgain(ctx, c, b, req, provider)
+			if err != nil || !r.count(sum.Reread, c) {
+				continue
+			}
+			if r.mode == intake.AttachSeparate {
+				carriers = append(carriers, carrier{c: c, docs: attachmentDocs(ctx, c, r.doc, !r.textOnly, req.Password)})
+			}
+			if r.same {
+				sum.Reread.Unchanged++
+				continue
+			}
+			sum.Reread.Changed++
+			sum.Reread.Changes = append(sum.Reread.Changes, r.changes)
 		}
 		if _, _, err := s.newAttachments(ctx, rst, carriers, seen, sum, true); err != nil {
 			return err

@@ -59,10 +59,12 @@ type ResubmitRequest struct {
 	// what submit stored only for want of OCR.
 	OCR         document.OCR
 	ReadsImages func(provider string) bool
-	// Attachments is the policy the re-read documents were submitted
-	// under: separate (""; the default) stores and queues the attachments
-	// a carrier read again yields that the audit does not know, skip
-	// leaves attachments alone.
+	// Attachments is the policy the re-read documents that record none
+	// were submitted under: separate (""; the default) stores and queues
+	// the attachments a carrier read again yields that the audit does not
+	// know, skip leaves attachments alone, inline reads them into the
+	// carrier's text again. A document submitted inline records it in its
+	// metadata (intake.Inlined) and is read inline whatever this says.
 	Attachments intake.Attachments
 	DryRun      bool
 }
