@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/extractq/extractq/document"
 	"github.com/extractq/extractq/fleet"
 	"github.com/extractq/extractq/internal/intake"
 	"github.com/extractq/extractq/internal/jobs/submit"
@@ -433,7 +434,7 @@ func (r *run) readJSONL(ctx context.Context, d *doc) error {
 		}
 	}
 	hash := sha256.New()
-	in := &readCounter{r: st}
+	in := &document.CountingReader{R: st}
 	var raw io.Reader = in
 	if d.version == "" {
 		raw = io.TeeReader(in, hash)
@@ -467,7 +468,7 @@ func (r *run) readJSONL(ctx context.Context, d *doc) error {
 		}
 		return nil
 	})
-	r.counts.BytesRead += in.n
+	r.counts.BytesRead += in.N
 	if err == nil {
 		err = queue()
 	}
@@ -477,25 +478,13 @@ func (r *run) readJSONL(ctx context.Context, d *doc) error {
 	r.counts.JSONL++
 	d.read = true
 	if d.version == "" {
-		d.version, d.size = "sha256:"+hex.EncodeToString(hash.Sum(nil)), in.n
+		d.version, d.size = "sha256:"+hex.EncodeToString(hash.Sum(nil)), in.N
 		if d.prev != nil && r.unchanged(d) {
 			d.skip = true // its lines were read again, and found queued already
 		}
 	}
 	r.count(d)
 	return nil
-}
-
-// readCounter counts the bytes read through it.
-type readCounter struct {
-	r io.Reader
-	n int64
-}
-
-func (c *readCounter) Read(b []byte) (int, error) {
-	n, err := c.r.Read(b)
-	c.n += int64(n)
-	return n, err
 }
 
 // reader is how fetched bytes are read: the command's reader, else one
