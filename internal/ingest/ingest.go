@@ -401,8 +401,9 @@ func (r *run) fetch(ctx context.Context, d *doc) int64 {
 // also .gz or .bz2) as a local file of that name is read: each line is a
 // document (its own id, else the object's URI:LINE), bounded by
 // MaxDocument as a line of a local file is, never the object as a whole;
-// a bad line is rejected alone. The lines are queued in batches of
-// opts.Batch as they are read. An unchanged object is not read: its
+// a bad line is rejected alone, and so is a line whose id an earlier line
+// of the object had (idHashes: about 16 bytes a line), as a local file's
+// is. The lines are queued in batches of opts.Batch as they are read. An unchanged object is not read: its
 // listing's version (an ETag) or, from a URL, the ETag its server answers
 // with says so before any line is read; without either, its content hash
 // does once it is read, and its lines, queued already, are duplicates the
@@ -457,10 +458,15 @@ func (r *run) readJSONL(ctx context.Context, d *doc) error {
 		}
 		return err
 	}
+	ids := newIDHashes()
 	err = rd.ReadJSONL(ctx, raw, it.Name(), it.URI, func(line intake.Doc) error {
 		r.counts.Records++
 		if errors.Is(line.Err, intake.ErrCutShort) {
 			d.partial = true
+		}
+		if line.Err == nil && ids.add(line.ID) {
+			// The submitter's reason for the same id twice in one batch.
+			line.Err = fmt.Errorf("%w: id %q appears twice in this submission", intake.ErrBadInput, line.ID)
 		}
 		batch = append(batch, line)
 		if len(batch) >= r.opts.Batch {
