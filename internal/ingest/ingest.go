@@ -403,11 +403,12 @@ func (r *run) fetch(ctx context.Context, d *doc) int64 {
 // MaxDocument as a line of a local file is, never the object as a whole;
 // a bad line is rejected alone, and so is a line whose id an earlier line
 // of the object had (idHashes: about 16 bytes a line), as a local file's
-// is. The lines are queued in batches of opts.Batch as they are read. An unchanged object is not read: its
-// listing's version (an ETag) or, from a URL, the ETag its server answers
-// with says so before any line is read; without either, its content hash
-// does once it is read, and its lines, queued already, are duplicates the
-// submitter does not queue again.
+// is. The lines are queued in batches of opts.Batch as they are read. An
+// unchanged object is not read: its listing's version (an ETag) or, from
+// a URL, the ETag its server answers with says so before any line is
+// read; without either, its content hash does once it is read, and its
+// lines, queued already, are duplicates the submitter does not queue
+// again.
 func (r *run) readJSONL(ctx context.Context, d *doc) error {
 	if d.skip && !r.opts.Full {
 		r.count(d)
