@@ -47,7 +47,8 @@ type InflateReader struct {
 //     file in hand): the stream may inflate to MaxRatio × size in all.
 //   - size < 0: the size is unknown (an object streamed as it arrives):
 //     after each read the bytes out may be at most MaxRatio times the
-//     compressed bytes read so far, a running ratio.
+//     compressed bytes read from r so far (a buffer of 64 KiB ahead of
+//     the decompressor), a running ratio.
 //
 // Either way at least 1 MiB may come out before the ratio counts: a
 // small file of repeated records may legitimately compress far better
