@@ -4,8 +4,6 @@ import (
 	"archive/tar"
 	"bufio"
 	"bytes"
-	"compress/bzip2"
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -71,21 +69,20 @@ func isTar(head []byte) bool {
 }
 
 func decodeGzip(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*Document, error) {
-	zr, err := gzip.NewReader(bufio.NewReader(io.NewSectionReader(r, 0, size)))
+	zr, err := NewInflateReader(io.NewSectionReader(r, 0, size), "gzip", size, opts.Limits)
 	if err != nil {
-		return nil, fmt.Errorf("%w: not a readable gzip file: %v", ErrCorrupt, err)
+		return nil, err
 	}
-	defer zr.Close()
 	// The name gzip stored (gzip -N, the default), else the file's own
 	// without .gz; a .tgz is a .tar.
-	name := path.Base(zr.Name)
-	if zr.Name == "" {
+	name := path.Base(zr.Name())
+	if zr.Name() == "" {
 		name = trimExt(opts.Name, ".gz", ".gzip")
 		if n, ok := strings.CutSuffix(strings.ToLower(name), ".tgz"); ok {
 			name = name[:len(n)] + ".tar"
 		}
 	}
-	return decompressed(ctx, zr, size, name, "gzip", opts)
+	return decompressed(ctx, zr, name, "gzip", opts)
 }
 
 func decodeBzip2(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*Document, error) {
@@ -95,7 +92,11 @@ func decodeBzip2(ctx context.Context, r io.ReaderAt, size int64, opts *Options) 
 	} else if n, ok := strings.CutSuffix(strings.ToLower(name), ".tbz"); ok {
 		name = name[:len(n)] + ".tar"
 	}
-	return decompressed(ctx, bzip2.NewReader(bufio.NewReader(io.NewSectionReader(r, 0, size))), size, name, "bzip2", opts)
+	zr, err := NewInflateReader(io.NewSectionReader(r, 0, size), "bzip2", size, opts.Limits)
+	if err != nil {
+		return nil, err
+	}
+	return decompressed(ctx, zr, name, "bzip2", opts)
 }
 
 // trimExt removes the first of exts that name ends with, in any case.
@@ -110,10 +111,10 @@ func trimExt(name string, exts ...string) string {
 
 // decompressed reads what a compressed file holds: a tar archive as its
 // list of files, streamed; anything else, whole, as the document it is.
-func decompressed(ctx context.Context, zr io.Reader, size int64, name, kind string, opts *Options) (*Document, error) {
+// zr is bounded by MaxRatio already (NewInflateReader).
+func decompressed(ctx context.Context, zr *InflateReader, name, kind string, opts *Options) (*Document, error) {
 	lim := opts.Limits.withDefaults()
-	cr := &inflateCounter{r: zr, kind: kind, limit: max(size*lim.MaxRatio, ratioFloor), ratio: lim.MaxRatio, stored: size}
-	br := bufio.NewReaderSize(cr, 64<<10)
+	br := bufio.NewReaderSize(zr, 64<<10)
 	head, err := br.Peek(512)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, err
@@ -137,27 +138,6 @@ func decompressed(ctx context.Context, zr io.Reader, size int64, name, kind stri
 		return nil, fmt.Errorf("the compressed file: %w", inner.Err)
 	}
 	return inner, nil
-}
-
-// inflateCounter fails a decompression past limit bytes (MaxRatio times
-// the stored size) with ErrBomb, and a damaged stream with ErrCorrupt.
-type inflateCounter struct {
-	r             io.Reader
-	kind          string
-	n, limit      int64
-	ratio, stored int64
-}
-
-func (c *inflateCounter) Read(b []byte) (int, error) {
-	n, err := c.r.Read(b)
-	c.n += int64(n)
-	switch {
-	case c.n > c.limit:
-		return n, fmt.Errorf("%w: the %s file inflates more than %d times its %d bytes (Limits.MaxRatio)", ErrBomb, c.kind, c.ratio, c.stored)
-	case err != nil && err != io.EOF:
-		return n, fmt.Errorf("%w: the %s file is damaged: %v", ErrCorrupt, c.kind, err)
-	}
-	return n, err
 }
 
 func decodeTar(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*Document, error) {

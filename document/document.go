@@ -258,8 +258,9 @@ type Limits struct {
 	// MaxUnpacked is the most bytes read out of a container (zip parts of
 	// OOXML, ODF and EPUB; MIME parts), all parts together (default 512 MiB).
 	MaxUnpacked int64
-	// MaxRatio is the largest ratio of a zip part's size to its compressed
-	// size (default 200).
+	// MaxRatio is the largest ratio of a zip part's size, or a gzip or
+	// bzip2 file's, to its compressed size (default 200; see
+	// NewInflateReader for streams whose size is unknown).
 	MaxRatio int64
 	// MaxImagePixels is the largest image sent on: a larger one is
 	// downscaled (default 1568×1568 ≈ 2.46 MP, under every provider's cap).

@@ -14,9 +14,10 @@ import (
 // zipMagic starts every zip-based format (OOXML, ODF, EPUB).
 var zipMagic = []byte("PK\x03\x04")
 
-// ratioFloor is how many bytes a part may inflate to before MaxRatio is
-// checked: a tiny part of repeated XML may legitimately compress 1000:1,
-// a bomb only matters once it is large.
+// ratioFloor is how many bytes a part, or a gzip or bzip2 stream
+// (NewInflateReader), may inflate to before MaxRatio is checked: a tiny
+// part of repeated XML may legitimately compress 1000:1, a bomb only
+// matters once it is large.
 const ratioFloor = 1 << 20
 
 // archive is a zip container whose parts are read within Limits: the bytes

@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/extractq/extractq/document"
 	"github.com/extractq/extractq/fleet"
 	"github.com/extractq/extractq/internal/intake"
 	"github.com/extractq/extractq/internal/jobs/submit"
@@ -400,12 +401,14 @@ func (r *run) fetch(ctx context.Context, d *doc) int64 {
 // also .gz or .bz2) as a local file of that name is read: each line is a
 // document (its own id, else the object's URI:LINE), bounded by
 // MaxDocument as a line of a local file is, never the object as a whole;
-// a bad line is rejected alone. The lines are queued in batches of
-// opts.Batch as they are read. An unchanged object is not read: its
-// listing's version (an ETag) or, from a URL, the ETag its server answers
-// with says so before any line is read; without either, its content hash
-// does once it is read, and its lines, queued already, are duplicates the
-// submitter does not queue again.
+// a bad line is rejected alone, and so is a line whose id an earlier line
+// of the object had (idHashes: about 16 bytes a line), as a local file's
+// is. The lines are queued in batches of opts.Batch as they are read. An
+// unchanged object is not read: its listing's version (an ETag) or, from
+// a URL, the ETag its server answers with says so before any line is
+// read; without either, its content hash does once it is read, and its
+// lines, queued already, are duplicates the submitter does not queue
+// again.
 func (r *run) readJSONL(ctx context.Context, d *doc) error {
 	if d.skip && !r.opts.Full {
 		r.count(d)
@@ -433,7 +436,7 @@ func (r *run) readJSONL(ctx context.Context, d *doc) error {
 		}
 	}
 	hash := sha256.New()
-	in := &readCounter{r: st}
+	in := &document.CountingReader{R: st}
 	var raw io.Reader = in
 	if d.version == "" {
 		raw = io.TeeReader(in, hash)
@@ -456,10 +459,15 @@ func (r *run) readJSONL(ctx context.Context, d *doc) error {
 		}
 		return err
 	}
+	ids := newIDHashes()
 	err = rd.ReadJSONL(ctx, raw, it.Name(), it.URI, func(line intake.Doc) error {
 		r.counts.Records++
 		if errors.Is(line.Err, intake.ErrCutShort) {
 			d.partial = true
+		}
+		if line.Err == nil && ids.add(line.ID) {
+			// The submitter's reason for the same id twice in one batch.
+			line.Err = fmt.Errorf("%w: id %q appears twice in this submission", intake.ErrBadInput, line.ID)
 		}
 		batch = append(batch, line)
 		if len(batch) >= r.opts.Batch {
@@ -467,7 +475,7 @@ func (r *run) readJSONL(ctx context.Context, d *doc) error {
 		}
 		return nil
 	})
-	r.counts.BytesRead += in.n
+	r.counts.BytesRead += in.N
 	if err == nil {
 		err = queue()
 	}
@@ -477,25 +485,13 @@ func (r *run) readJSONL(ctx context.Context, d *doc) error {
 	r.counts.JSONL++
 	d.read = true
 	if d.version == "" {
-		d.version, d.size = "sha256:"+hex.EncodeToString(hash.Sum(nil)), in.n
+		d.version, d.size = "sha256:"+hex.EncodeToString(hash.Sum(nil)), in.N
 		if d.prev != nil && r.unchanged(d) {
 			d.skip = true // its lines were read again, and found queued already
 		}
 	}
 	r.count(d)
 	return nil
-}
-
-// readCounter counts the bytes read through it.
-type readCounter struct {
-	r io.Reader
-	n int64
-}
-
-func (c *readCounter) Read(b []byte) (int, error) {
-	n, err := c.r.Read(b)
-	c.n += int64(n)
-	return n, err
 }
 
 // reader is how fetched bytes are read: the command's reader, else one

@@ -11,12 +11,14 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/extractq/extractq/fleet"
 	"github.com/extractq/extractq/internal/ingest"
+	"github.com/extractq/extractq/internal/intake"
 	"github.com/extractq/extractq/internal/source"
 )
 
@@ -382,5 +384,80 @@ func TestJSONLLineRefusedIsNotLost(t *testing.T) {
 	}
 	if _, ok := e.documents(t)["a2"]; !ok {
 		t.Error("a2 was lost")
+	}
+}
+
+// TestJSONLDuplicateIDsAcrossBatches: a line whose id an earlier line of
+// the object had is rejected with the submitter's reason however many
+// batches apart the two are (lines 1 and 700, batches of 500), as the
+// same lines in a local file submitted at once are; the first keeps its
+// place.
+func TestJSONLDuplicateIDsAcrossBatches(t *testing.T) {
+	t.Parallel()
+	var l []string
+	for i := 1; i <= 800; i++ {
+		switch i {
+		case 1:
+			l = append(l, `{"id":"dup","text":"the first"}`)
+		case 700:
+			l = append(l, `{"id":"dup","text":"the second"}`)
+		default:
+			l = append(l, fmt.Sprintf(`{"id":"r%d","text":"record %d"}`, i, i))
+		}
+	}
+	body := lines(l...)
+	const reason = `bad input: id "dup" appears twice in this submission`
+	tests := []struct {
+		name string
+		key  string
+		body string
+		run  func(e *env, uri string) (fleet.Submission, error)
+	}{
+		{name: "object", key: "in/dump.jsonl", body: body},
+		{name: "gzip object", key: "in/dump.jsonl.gz", body: gzipOf(t, body)},
+		{name: "local file", key: "dump.jsonl", body: body, run: func(e *env, path string) (fleet.Submission, error) {
+			var docs []fleet.Document
+			if err := (&intake.Reader{}).Read(t.Context(), []string{path}, func(d intake.Doc) error {
+				docs = append(docs, fleet.Document(d))
+				return nil
+			}); err != nil {
+				return fleet.Submission{}, err
+			}
+			s, err := e.sub.Submit(t.Context(), e.job, slices.Values(docs))
+			if s == nil {
+				return fleet.Submission{}, err
+			}
+			return *s, err
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := setup(t)
+			var sum fleet.Submission
+			var err error
+			uri := "s3://docs/" + tc.key
+			if tc.run != nil {
+				uri = filepath.Join(t.TempDir(), tc.key)
+				if err := os.WriteFile(uri, []byte(tc.body), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				sum, err = tc.run(e, uri)
+			} else {
+				if err := e.s3.Fill(t.Context(), "docs", map[string]string{tc.key: tc.body}); err != nil {
+					t.Fatal(err)
+				}
+				_, sum, err = ingest.Run(t.Context(), e.src(t, "s3://docs/in/", nil), nil, e.sub, e.job, ingest.Options{}, nil)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sum.Queued != 799 || len(sum.Rejected) != 1 || sum.Rejected[0].Source != uri+":700" || sum.Rejected[0].Reason != reason {
+				t.Fatalf("%d queued, rejected %+v; want 799 queued and %s:700 rejected: %s", sum.Queued, sum.Rejected, uri, reason)
+			}
+			if got := e.documents(t)["dup"].body; got != "the first" {
+				t.Errorf("dup reads %q; want the first line's text", got)
+			}
+		})
 	}
 }

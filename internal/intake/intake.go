@@ -21,8 +21,6 @@ package intake
 import (
 	"bufio"
 	"bytes"
-	"compress/bzip2"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -298,68 +296,19 @@ type readCloser struct {
 
 func (rc readCloser) Close() error { return rc.f.Close() }
 
-// ratioFloor is how many bytes a compressed stream may inflate to before
-// the ratio is checked, document's own floor: a small file of repeated
-// records may legitimately compress far better than a large one.
-const ratioFloor = 1 << 20
-
 // decompressJSONL returns the JSON Lines in rd, decompressed as name says
-// (.gz, .bz2), or rd itself. Decompressed bytes are counted as they come
-// out against the compressed bytes read so far: past
-// document.DefaultLimits.MaxRatio times those (and ratioFloor), the read
-// fails with document.ErrBomb, as a compressed document does.
+// (.gz, .bz2), or rd itself. A JSON Lines file is a stream whether it is
+// local or fetched (its size unknown to document.NewInflateReader), so
+// the same bytes meet the same bound either way: past
+// document.DefaultLimits.MaxRatio times the compressed bytes read so far
+// (and 1 MiB), the read fails with document.ErrBomb; a damaged stream is
+// document.ErrCorrupt.
 func decompressJSONL(rd io.Reader, name string) (io.Reader, error) {
 	compression, _ := jsonlCompression(name)
 	if compression == "" {
 		return rd, nil
 	}
-	in := &countingReader{r: rd}
-	var zr io.Reader
-	switch compression {
-	case "gzip":
-		g, err := gzip.NewReader(bufio.NewReaderSize(in, 64<<10))
-		if err != nil {
-			return nil, fmt.Errorf("not a readable gzip file: %v", err)
-		}
-		zr = g
-	case "bzip2":
-		zr = bzip2.NewReader(bufio.NewReaderSize(in, 64<<10))
-	}
-	return &inflateLimit{r: zr, in: in, kind: compression, ratio: document.DefaultLimits.MaxRatio}, nil
-}
-
-// countingReader counts the bytes read through it.
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countingReader) Read(b []byte) (int, error) {
-	n, err := c.r.Read(b)
-	c.n += int64(n)
-	return n, err
-}
-
-// inflateLimit fails a decompression that inflates past ratio times the
-// compressed bytes read (a bomb), and names a damaged stream.
-type inflateLimit struct {
-	r     io.Reader
-	in    *countingReader
-	kind  string
-	n     int64
-	ratio int64
-}
-
-func (l *inflateLimit) Read(b []byte) (int, error) {
-	n, err := l.r.Read(b)
-	l.n += int64(n)
-	switch {
-	case l.n > max(l.in.n*l.ratio, ratioFloor):
-		return n, fmt.Errorf("%w: the %s stream inflates to more than %d times the %d bytes of it read (document.Limits.MaxRatio): split the export, or compress it less", document.ErrBomb, l.kind, l.ratio, l.in.n)
-	case err != nil && err != io.EOF:
-		return n, fmt.Errorf("the %s stream is damaged: %w", l.kind, err)
-	}
-	return n, err
+	return document.NewInflateReader(rd, compression, -1, document.Limits{})
 }
 
 // ReadJSONL reads the JSON Lines in rd (an object fetched from a bucket or
@@ -374,7 +323,7 @@ func (l *inflateLimit) Read(b []byte) (int, error) {
 func (r *Reader) ReadJSONL(ctx context.Context, rd io.Reader, name, source string, fn func(Doc) error) error {
 	zr, err := decompressJSONL(rd, name)
 	if err != nil {
-		return fn(Doc{ID: source, Source: source, Err: reject("cannot read: %v", err)})
+		return fn(Doc{ID: source, Source: source, Err: fmt.Errorf("%w: cannot read: %w", ErrBadInput, err)})
 	}
 	err = r.readJSONL(bufio.NewReaderSize(zr, 64<<10), source, func(d Doc) error {
 		if err := context.Cause(ctx); err != nil {
@@ -393,7 +342,7 @@ func (r *Reader) readFile(ctx context.Context, path string, info fs.FileInfo, fn
 	if IsJSONL(path) {
 		f, err := openJSONL(path)
 		if err != nil {
-			return fn(Doc{ID: id, Source: path, Err: reject("cannot read: %v", unwrapPath(err))})
+			return fn(Doc{ID: id, Source: path, Err: fmt.Errorf("%w: cannot read: %w", ErrBadInput, unwrapPath(err))})
 		}
 		defer f.Close()
 		return r.readJSONL(bufio.NewReaderSize(f, 64<<10), path, fn)

@@ -99,15 +99,20 @@ func (b brokenReader) Read(p []byte) (int, error) {
 }
 
 // TestReadJSONLCutShort: a compressed file that inflates past
-// document.DefaultLimits.MaxRatio (a bomb), local or streamed, and a stream
-// that breaks part way end with a document saying so (ErrCutShort), after
-// the lines before it.
+// document.DefaultLimits.MaxRatio (a bomb), one whose gzip is damaged
+// part way (document.ErrCorrupt, as a damaged compressed document is),
+// local or streamed, and a stream that breaks part way end with a document
+// saying so (ErrCutShort), after the lines before it.
 func TestReadJSONLCutShort(t *testing.T) {
 	t.Parallel()
 	// A valid record, then 8 MiB of blanks on one line: about 8 KiB of gzip.
 	bomb := gzipOf(t, `{"id":"first","text":"before the bomb"}`+"\n"+strings.Repeat(" ", 8<<20))
+	// A valid record, then a long one the gzip stream breaks off inside.
+	whole := gzipOf(t, `{"id":"first","text":"before the damage"}`+"\n"+`{"id":"long","text":"`+noiseText(64<<10)+`"}`+"\n")
+	damaged := whole[:len(whole)/2]
 	dir := t.TempDir()
 	write(t, dir, "bomb.jsonl.gz", bomb)
+	write(t, dir, "damaged.jsonl.gz", damaged)
 	tests := []struct {
 		name string
 		read func(r *intake.Reader, fn func(intake.Doc) error) error
@@ -120,6 +125,12 @@ func TestReadJSONLCutShort(t *testing.T) {
 		{"streamed bomb", func(r *intake.Reader, fn func(intake.Doc) error) error {
 			return r.ReadJSONL(t.Context(), bytes.NewReader(bomb), "bomb.jsonl.gz", "s3://b/bomb.jsonl.gz", fn)
 		}, document.ErrBomb, "inflates to more than 200 times"},
+		{"local file damaged", func(r *intake.Reader, fn func(intake.Doc) error) error {
+			return r.Read(t.Context(), []string{filepath.Join(dir, "damaged.jsonl.gz")}, fn)
+		}, document.ErrCorrupt, "the gzip stream is damaged: unexpected EOF"},
+		{"stream damaged", func(r *intake.Reader, fn func(intake.Doc) error) error {
+			return r.ReadJSONL(t.Context(), bytes.NewReader(damaged), "damaged.jsonl.gz", "s3://b/damaged.jsonl.gz", fn)
+		}, document.ErrCorrupt, "the gzip stream is damaged: unexpected EOF"},
 		{"stream broken part way", func(r *intake.Reader, fn func(intake.Doc) error) error {
 			in := strings.NewReader(`{"id":"first","text":"before the break"}` + "\n" + `{"id":"second","te`)
 			return r.ReadJSONL(t.Context(), brokenReader{in}, "x.jsonl", "https://host/x.jsonl", fn)
@@ -143,6 +154,20 @@ func TestReadJSONLCutShort(t *testing.T) {
 			}
 		})
 	}
+}
+
+// noiseText is n letters that compress poorly, so that a gzip stream of
+// them is long enough to cut in the middle.
+func noiseText(n int) string {
+	b := make([]byte, n)
+	x := uint32(1)
+	for i := range b {
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		b[i] = 'a' + byte(x%26)
+	}
+	return string(b)
 }
 
 // FuzzReadJSONL reads arbitrary bytes as a streamed JSON Lines object,
