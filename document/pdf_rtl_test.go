@@ -14,6 +14,9 @@ import (
 type rtlLine struct {
 	visual  []string
 	logical string
+	// space, when not 0, draws no space glyphs: a space is a gap this
+	// many font sizes wide (a justified line's shrunk word space).
+	space float64
 }
 
 // glyphs splits s into one glyph a rune.
@@ -66,9 +69,21 @@ func makeRTLPDF(t *testing.T, lines []rtlLine, order string) []byte {
 		if order == "decreasing-x" {
 			slices.Reverse(idx)
 		}
+		xs := make([]float64, len(ln.visual)) // each glyph's place
+		x := 72.0
+		for k, g := range ln.visual {
+			xs[k] = x
+			x += 5
+			if g == " " && ln.space != 0 {
+				x += 10*ln.space - 5
+			}
+		}
 		c.WriteString("BT /R 10 Tf\n")
 		for _, k := range idx {
-			fmt.Fprintf(&c, "1 0 0 1 %d %d Tm <%02X> Tj\n", 72+5*k, y, codes[ln.visual[k]])
+			if ln.visual[k] == " " && ln.space != 0 {
+				continue
+			}
+			fmt.Fprintf(&c, "1 0 0 1 %g %d Tm <%02X> Tj\n", xs[k], y, codes[ln.visual[k]])
 		}
 		c.WriteString("ET\n")
 	}
@@ -141,6 +156,14 @@ var rtlLines = []rtlLine{
 	{
 		visual:  append(glyphs("\uFEE1\uFEFC"), glyphs("\uFEB3\uFEDF\uFE8D")...),
 		logical: "السلام",
+	},
+	// A justified Persian line (lshort-persian): no space glyphs, word
+	// spaces shrunk to 0.11 of the font size, closer than Latin words
+	// ever are.
+	{
+		visual:  glyphs(rev("یا قضیه نمایش می دهد")),
+		logical: "یا قضیه نمایش می دهد",
+		space:   0.11,
 	},
 	// A left-to-right line is left as it is.
 	{
