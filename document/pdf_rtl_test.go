@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/extractq/extractq/document/internal/pdf"
 )
 
 // rtlLine is one line of makeRTLPDF: its glyphs' texts (what the Unicode
@@ -36,15 +38,27 @@ func rev(s string) string {
 	return string(rs)
 }
 
-// makeRTLPDF writes a one-page PDF in a Type 3 font whose glyphs are
-// boxes half an em wide, one code a glyph text, and whose ToUnicode map
-// names each code's text: the only way to read it. Each line is drawn one
-// glyph at a time at its place (x growing left to right, as on the page),
-// in the order order gives: "visual", left to right (XeTeX, LuaTeX,
+// rtlFont is the font of makeRTLPDF: by default a Type 3 font whose glyphs
+// are boxes half an em wide, one code a glyph text, named g32, g33…, with
+// a ToUnicode map naming each code's text, the only way to read it.
+type rtlFont struct {
+	// type1 makes it a Type 1 font, not embedded, its glyphs half an em
+	// wide, with /Differences (as pdfTeX writes arabi's fonts).
+	type1 bool
+	// names names each glyph text's glyph in /Differences (names[" "]
+	// too) instead of g32, g33…
+	names map[string]string
+	// noMap leaves the ToUnicode map out: the names are all there is.
+	noMap bool
+}
+
+// makeRTLPDF writes a one-page PDF of lines in font. Each line is drawn
+// one glyph at a time at its place (x growing left to right, as on the
+// page), in the order order gives: "visual", left to right (XeTeX, LuaTeX,
 // Chromium); "decreasing-x", right to left, each glyph left of the one
 // before (every glyph of the line, Latin and digits too: content order
 // must not decide the reading).
-func makeRTLPDF(t *testing.T, lines []rtlLine, order string) []byte {
+func makeRTLPDF(t *testing.T, lines []rtlLine, order string, font rtlFont) []byte {
 	t.Helper()
 	codes := map[string]int{" ": 0x20}
 	var texts []string // by code - 0x21
@@ -110,15 +124,34 @@ func makeRTLPDF(t *testing.T, lines []rtlLine, order string) []byte {
 	b.WriteString("%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
 	const box = "50 0 d0 5 0 40 60 re f"
 	proc := stream(box)
-	var names, procs []string
+	var diffs, procs []string
 	for code := 0x20; code < 0x21+len(texts); code++ {
-		names = append(names, fmt.Sprintf("/g%d", code))
-		procs = append(procs, fmt.Sprintf("/g%d %d 0 R", code, proc))
+		name := fmt.Sprintf("g%d", code)
+		if font.names != nil {
+			text := " "
+			if code > 0x20 {
+				text = texts[code-0x21]
+			}
+			if name = font.names[text]; name == "" {
+				t.Fatalf("no glyph name for %q", text)
+			}
+		}
+		diffs = append(diffs, "/"+name)
+		procs = append(procs, fmt.Sprintf("/%s %d 0 R", name, proc))
 	}
-	font := obj(fmt.Sprintf("<< /Type /Font /Subtype /Type3 /FontBBox [0 0 50 60] /FontMatrix [0.01 0 0 0.01 0 0] /CharProcs << %s >> /Encoding << /Type /Encoding /Differences [32 %s] >> /FirstChar 32 /LastChar %d /Widths [%s] /Resources << >> /ToUnicode %d 0 R >>",
-		strings.Join(procs, " "), strings.Join(names, " "), 0x20+len(texts), strings.TrimSpace(strings.Repeat("50 ", len(texts)+1)), stream(cmap.String())))
+	tounicode := ""
+	if !font.noMap {
+		tounicode = fmt.Sprintf(" /ToUnicode %d 0 R", stream(cmap.String()))
+	}
+	last, n := 0x20+len(texts), len(texts)+1
+	dict := fmt.Sprintf("/Type /Font /Subtype /Type3 /FontBBox [0 0 50 60] /FontMatrix [0.01 0 0 0.01 0 0] /CharProcs << %s >> /Resources << >> /Widths [%s]",
+		strings.Join(procs, " "), strings.TrimSpace(strings.Repeat("50 ", n)))
+	if font.type1 {
+		dict = fmt.Sprintf("/Type /Font /Subtype /Type1 /BaseFont /RTLTest /Widths [%s]", strings.TrimSpace(strings.Repeat("500 ", n)))
+	}
+	fontObj := obj(fmt.Sprintf("<< %s /Encoding << /Type /Encoding /Differences [32 %s] >> /FirstChar 32 /LastChar %d%s >>", dict, strings.Join(diffs, " "), last, tounicode))
 	content := stream(c.String())
-	page := obj(fmt.Sprintf("<< /Type /Page /Parent %d 0 R /MediaBox [0 0 612 792] /Resources << /Font << /R %d 0 R >> >> /Contents %d 0 R >>", len(offsets)+2, font, content))
+	page := obj(fmt.Sprintf("<< /Type /Page /Parent %d 0 R /MediaBox [0 0 612 792] /Resources << /Font << /R %d 0 R >> >> /Contents %d 0 R >>", len(offsets)+2, fontObj, content))
 	pages := obj(fmt.Sprintf("<< /Type /Pages /Kids [%d 0 R] /Count 1 >>", page))
 	root := obj(fmt.Sprintf("<< /Type /Catalog /Pages %d 0 R >>", pages))
 	xref := b.Len()
@@ -187,7 +220,7 @@ func TestPDFRightToLeftGenerated(t *testing.T) {
 	for _, order := range []string{"visual", "decreasing-x"} {
 		t.Run(order, func(t *testing.T) {
 			t.Parallel()
-			d, err := ReadBytes(t.Context(), makeRTLPDF(t, rtlLines, order), Options{Name: "rtl-" + order + ".pdf"})
+			d, err := ReadBytes(t.Context(), makeRTLPDF(t, rtlLines, order, rtlFont{}), Options{Name: "rtl-" + order + ".pdf"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -201,5 +234,80 @@ func TestPDFRightToLeftGenerated(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPDFArabicGlyphNames reads Arabic from a font without a Unicode map
+// whose glyphs are named as Arabic fonts name their contextual forms and
+// ligatures ("afii57444.ini", "afii57444_afii57415.fin": the Adobe Glyph
+// List's rules), as the Dad font of TeX Live's dad package does; the
+// page read as no text before.
+func TestPDFArabicGlyphNames(t *testing.T) {
+	t.Parallel()
+	// "السلام عليكم" ("peace be upon you"), each glyph by its name.
+	names := map[string]string{
+		" ": "space",
+		"م": "afii57445.fin", "ا": "afii57415.iso", "ل": "afii57444.ini", "س": "afii57427.med",
+		"لا": "afii57444_afii57415.fin", "ع": "afii57433.ini", "ي": "afii57450.med", "ك": "afii57443.med",
+	}
+	lines := []rtlLine{{
+		visual:  []string{"م", "ك", "ي", "ل", "ع", " ", "م", "لا", "س", "ل", "ا"},
+		logical: "السلام عليكم",
+	}}
+	d, err := ReadBytes(t.Context(), makeRTLPDF(t, lines, "visual", rtlFont{names: names, noMap: true}), Options{Name: "glyph-names.pdf"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(d.Text); got != lines[0].logical {
+		t.Errorf("text %q, want %q", got, lines[0].logical)
+	}
+}
+
+// TestGlyphText reads glyph names by the Adobe Glyph List's rules.
+func TestGlyphText(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name, want string
+		ok         bool
+	}{
+		{"afii57444", "\u0644", true},
+		{"afii57444.ini4", "\u0644", true},
+		{"uni0627.fina", "\u0627", true},
+		{"afii57444_afii57415.fin", "\u0644\u0627", true},
+		{"f_f_i", "ffi", true},
+		{"a.sc", "a", true},
+		{".notdef", "", false},
+		{"glyph12.alt", "", false},
+		{"f_glyph12", "", false},
+	} {
+		if got, ok := pdf.GlyphText(tt.name); got != tt.want || ok != tt.ok {
+			t.Errorf("GlyphText(%q) = %q, %v; want %q, %v", tt.name, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+// TestPDFUnicodeMapBeforeDifferences: a Type 1 font with /Differences
+// naming glyphs outside the glyph list ("laminitial") and a ToUnicode map
+// naming their letters, as pdfTeX writes the arabi package's fonts
+// (samplebook.pdf): the map is read. The Differences alone were before:
+// each code came out as its byte, a control character (dropped) or ASCII
+// ("CAhn HmJ" for "شمس النهار").
+func TestPDFUnicodeMapBeforeDifferences(t *testing.T) {
+	t.Parallel()
+	names := map[string]string{
+		" ": "space",
+		"\uFEB2": "seenfinal", "\uFEE4": "meemmedial", "\uFEB7": "sheeninitial",
+		"\uFEAE": "rehfinal", "\uFE8E": "aleffinal", "\uFEEC": "hehmedial", "\uFEE8": "noonmedial", "\uFEDF": "laminitial", "\uFE8D": "alefisolated",
+	}
+	lines := []rtlLine{{
+		visual:  glyphs("\uFEAE\uFE8E\uFEEC\uFEE8\uFEDF\uFE8D \uFEB2\uFEE4\uFEB7"),
+		logical: "شمس النهار",
+	}}
+	d, err := ReadBytes(t.Context(), makeRTLPDF(t, lines, "visual", rtlFont{type1: true, names: names}), Options{Name: "differences-tounicode.pdf"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(d.Text); got != lines[0].logical {
+		t.Errorf("text %q, want %q", got, lines[0].logical)
 	}
 }
