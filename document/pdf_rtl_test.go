@@ -295,7 +295,7 @@ func TestGlyphText(t *testing.T) {
 func TestPDFUnicodeMapBeforeDifferences(t *testing.T) {
 	t.Parallel()
 	names := map[string]string{
-		" ": "space",
+		" ":      "space",
 		"\uFEB2": "seenfinal", "\uFEE4": "meemmedial", "\uFEB7": "sheeninitial",
 		"\uFEAE": "rehfinal", "\uFE8E": "aleffinal", "\uFEEC": "hehmedial", "\uFEE8": "noonmedial", "\uFEDF": "laminitial", "\uFE8D": "alefisolated",
 	}
