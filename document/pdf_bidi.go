@@ -204,11 +204,11 @@ func logicalLine(s string) string {
 		}
 	}
 	// A neutral inside a word whose letters all have one direction takes
-	// it: the glyphs of "\\ref" or "\\usepackage{a4}" touch, so the producer
-	// drew them as one run of that direction, though UAX #9 would resolve
-	// the backslash or brace by the letters beyond the space. Sentence
-	// punctuation at a word's edge stays neutral: ".Linux" in visual order
-	// is "Linux." ending a right-to-left sentence.
+	// it: the glyphs of "\ref{eq:1}" or "\usepackage{a4}" touch, so the
+	// producer drew them as one run of that direction, though UAX #9
+	// would resolve the backslash or brace by the letters beyond the
+	// space. Sentence punctuation at a word's edge stays neutral: ".Linux"
+	// in visual order is "Linux." ending a right-to-left sentence.
 	wordNeutrals(rs, t)
 	// N1–N2: neutrals between two of one direction take it, others the
 	// base direction.

@@ -282,9 +282,9 @@ const wordGap = 0.13
 // rtlWordGap is wordGap beside a right-to-left letter. Arabic and Hebrew
 // fonts have narrow spaces (0.17 of the font size in XB Niloofar, where
 // TeX shrinks them to 0.11 in a justified line), and their letters sit
-// closer within a word than Latin ones: joined Arabic letters touch, and
-// in xepersian's and Hebrew manuals no two letters of a word are 0.08
-// apart, word spaces 0.11 or more.
+// closer within a word than Latin ones: joined Arabic letters touch. In
+// lshort-persian, xepersian's and arabluatex's manuals and cjhebrew's,
+// letters of a word stay under 0.08 apart, word spaces 0.11 or more.
 const rtlWordGap = 0.09
 
 // wordGapBetween is the word gap between glyphs (or words) a and b, side
