@@ -187,7 +187,7 @@ var rtlLines = []rtlLine{
 	},
 	// A lam-alef ligature (one glyph, two letters) in "السلام".
 	{
-		visual:  append(glyphs("\uFEE1\uFEFC"), glyphs("\uFEB3\uFEDF\uFE8D")...),
+		visual:  append(glyphs("\uFEE1\uFEFC"), glyphs("\uFEB4\uFEDF\uFE8D")...),
 		logical: "السلام",
 	},
 	// A justified Persian line (lshort-persian): no space glyphs, word
