@@ -203,6 +203,13 @@ func logicalLine(s string) string {
 			}
 		}
 	}
+	// A neutral inside a word whose letters all have one direction takes
+	// it: the glyphs of "\ref{eq:1}" or "\usepackage{a4}" touch, so the
+	// producer drew them as one run of that direction, though UAX #9
+	// would resolve the backslash or brace by the letters beyond the
+	// space. Sentence punctuation at a word's edge stays neutral: ".Linux"
+	// in visual order is "Linux." ending a right-to-left sentence.
+	wordNeutrals(rs, t)
 	// N1–N2: neutrals between two of one direction take it, others the
 	// base direction.
 	for i := 0; i < n; {
@@ -289,6 +296,47 @@ func logicalLine(s string) string {
 	}
 	return string(out)
 }
+
+// wordNeutrals gives the neutrals (ON) of each word of rs (runes between
+// spaces) whose letters are all left to right, or all right to left, that
+// direction, except sentence punctuation at the word's ends; a word of
+// Latin letters takes its digits along ("eq:1", "a4paper"), as UAX #9
+// W7 does after a Latin letter.
+func wordNeutrals(rs []rune, t []bidi.Class) {
+	punct := func(k int) bool { return strings.ContainsRune(sentencePunct, rs[k]) }
+	for i := 0; i < len(rs); {
+		if unicode.IsSpace(rs[i]) {
+			i++
+			continue
+		}
+		j, dir, mixed := i, bidi.ON, false
+		for ; j < len(rs) && !unicode.IsSpace(rs[j]); j++ {
+			if c := t[j]; c == bidi.L || c == bidi.R {
+				mixed = mixed || dir != bidi.ON && dir != c
+				dir = c
+			}
+		}
+		if dir != bidi.ON && !mixed {
+			a, z := i, j // the word without the punctuation at its ends
+			for a < z && punct(a) {
+				a++
+			}
+			for z > a && punct(z-1) {
+				z--
+			}
+			for k := a; k < z; k++ {
+				if t[k] == bidi.ON || dir == bidi.L && t[k] == bidi.EN {
+					t[k] = dir
+				}
+			}
+		}
+		i = j
+	}
+}
+
+// sentencePunct is punctuation that ends a sentence or clause, Latin and
+// Arabic: beside a word of the other direction it belongs to the line.
+const sentencePunct = ".,:;!?…،؛؟۔"
 
 // asStrong is a resolved class as neutrals see it: a number as RTL (N1).
 func asStrong(c bidi.Class) bidi.Class {

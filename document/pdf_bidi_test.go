@@ -98,6 +98,9 @@ func TestLogicalLine(t *testing.T) {
 		{"Arabic with Arabic-Indic digits", "١٢٣ مقر", "رقم ١٢٣"},
 		{"table cells in an RTL row", "12 | ריחמ", "מחיר | 12"},
 		{"percent joins its number", "50% החנה", "הנחה 50%"},
+		{"a TeX command keeps its backslash and braces", ".دینک هدافتسا \\ref{eq:1} نامرف زا", "از فرمان \\ref{eq:1} استفاده کنید."},
+		{"a Latin word ending an RTL sentence", ".Linux הלעפהה תכרעמ םע", "עם מערכת ההפעלה Linux."},
+		{"a path in an RTL line", "/usr/share/doc ךותב םיאצמנ םיצבקה", "הקבצים נמצאים בתוך /usr/share/doc"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

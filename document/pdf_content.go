@@ -122,8 +122,17 @@ func loadFont(v pdf.Value) *font {
 		// the accented letters of VnTeX's fonts): the others are read
 		// by the font's encoding, as pdftotext reads them, not lost.
 		// The font's encoding is made on the first such code: reading a
-		// font program's own encoding costs its inflating.
-		f.enc = &unicodeOrBase{tu: f.enc, makeBase: func() pdf.TextEncoding { return simpleEncoding(v, pf.BaseEncoder()) }}
+		// font program's own encoding costs its inflating. The map
+		// leads whatever the /Encoding: with one of /Differences, the
+		// Encoder is that, and arabi's Arabic glyphs, named "behinitial"
+		// and mapped to letters, came out as control characters.
+		tu := f.enc // without /Encoding, the Encoder is the map
+		if v.Key("Encoding").Kind() != pdf.Null {
+			if m := pf.ToUnicode(); m != nil {
+				tu = m
+			}
+		}
+		f.enc = &unicodeOrBase{tu: tu, makeBase: func() pdf.TextEncoding { return simpleEncoding(v, pf.BaseEncoder()) }}
 	} else {
 		f.enc = simpleEncoding(v, f.enc)
 	}
@@ -300,8 +309,8 @@ func builtinEncoding(v pdf.Value) (m map[byte]string) {
 		if err != nil || c > 255 {
 			continue
 		}
-		if r, ok := pdf.GlyphRune(string(d[2])); ok {
-			m[byte(c)] = string(r)
+		if t, ok := pdf.GlyphText(string(d[2])); ok {
+			m[byte(c)] = t
 		}
 	}
 	if len(m) == 0 {
@@ -325,8 +334,8 @@ func cffBuiltinEncoding(ff pdf.Value) map[byte]string {
 	}
 	m := map[byte]string{}
 	for c, n := range names {
-		if r, ok := pdf.GlyphRune(n); ok {
-			m[c] = string(r)
+		if t, ok := pdf.GlyphText(n); ok {
+			m[c] = t
 		}
 	}
 	if len(m) == 0 {
@@ -471,8 +480,8 @@ func (e *type3Encoding) Decode(raw string) string {
 				continue
 			}
 		}
-		if r, ok := pdf.GlyphRune(e.names[c]); ok {
-			b.WriteRune(r)
+		if t, ok := pdf.GlyphText(e.names[c]); ok {
+			b.WriteString(t)
 			continue
 		}
 		if numberedName(e.names[c]) == int(c) && c >= 0x20 {

@@ -157,7 +157,7 @@ func buildRuns(gs []glyph, dir int, pageH float64) []run {
 			switch {
 			case shift > 0.35*size && !script, gap < -0.6*size, gap > 1.2*size:
 				flush()
-			case gap > wordGap*size || strings.TrimSpace(g.s) == "" && g.w > wordGap*g.size:
+			case gap > wordGapBetween(last.s, g.s)*size || strings.TrimSpace(g.s) == "" && g.w > wordGap*g.size:
 				// A space glyph is a word break when it moves the pen by a
 				// space: Ghostscript kerns with spaces shrunk to nothing by
 				// a negative word spacing ("Inv" "estment").
@@ -278,6 +278,26 @@ func spellMarks(b *strings.Builder, pieces []piece) {
 // font size; kerning within a word stays within a few hundredths.
 // pdftotext breaks at 0.1.
 const wordGap = 0.13
+
+// rtlWordGap is wordGap beside a right-to-left letter. Arabic and Hebrew
+// fonts have narrow spaces (0.17 of the font size in XB Niloofar, where
+// TeX shrinks them to 0.11 in a justified line), and their letters sit
+// closer within a word than Latin ones: joined Arabic letters touch. In
+// lshort-persian, xepersian's and arabluatex's manuals and cjhebrew's,
+// letters of a word stay under 0.08 apart, word spaces 0.11 or more.
+const rtlWordGap = 0.09
+
+// wordGapBetween is the word gap between glyphs (or words) a and b, side
+// by side: rtlWordGap if either ends in a right-to-left letter where they
+// meet (a's last rune, b's first; marks do not count), else wordGap.
+func wordGapBetween(a, b string) float64 {
+	ra, _ := utf8.DecodeLastRuneInString(a)
+	rb, _ := utf8.DecodeRuneInString(b)
+	if isRTL(ra) || isRTL(rb) {
+		return rtlWordGap
+	}
+	return wordGap
+}
 
 func medianSize(runs []run) float64 {
 	if len(runs) == 0 {
@@ -829,7 +849,7 @@ func (rc rowCells) words() [][]word {
 func joinTouching(ws []word, size float64) []word {
 	out := []word{ws[0]}
 	for _, w := range ws[1:] {
-		if p := &out[len(out)-1]; w.x0-p.x1 < wordGap*size {
+		if p := &out[len(out)-1]; w.x0-p.x1 < wordGapBetween(p.s, w.s)*size {
 			p.s += w.s
 			p.x1 = max(p.x1, w.x1)
 			continue

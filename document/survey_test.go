@@ -236,11 +236,12 @@ func surveyReference(e surveyEntry) (string, bool) {
 var surveyLigatures = strings.NewReplacer("ﬀ", "ff", "ﬁ", "fi", "ﬂ", "fl", "ﬃ", "ffi", "ﬄ", "ffl", "ﬅ", "st", "ﬆ", "st")
 
 // surveyWords counts the lower-cased words (runs of letters, marks and
-// digits); in scripts written without spaces (Han, kana, Thai, Lao,
+// digits), Arabic presentation forms spelled as letters on both sides
+// (pdftotext prints the forms a Unicode map gives, "ﺑﻪ" for "به"); in scripts written without spaces (Han, kana, Thai, Lao,
 // Khmer) each character counts as a word, so that where two readers
 // break a line does not decide the score.
 func surveyWords(s string) map[string]int {
-	s = surveyLigatures.Replace(strings.ToLower(s))
+	s = surveyLigatures.Replace(strings.ToLower(arabicForms(s)))
 	m := map[string]int{}
 	var w strings.Builder
 	flush := func() {

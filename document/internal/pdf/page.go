@@ -148,6 +148,31 @@ func GlyphRune(name string) (rune, bool) {
 	return rune(n), true
 }
 
+// GlyphText returns the text a glyph name stands for, by the Adobe Glyph
+// List's rules for names no list holds: a suffix after a full stop names
+// a variant of the same text ("afii57444.ini", an Arabic letter's initial
+// form; "a.sc"), and underscores join the names of a ligature's parts
+// ("afii57444_afii57415", lam-alef; "f_f_i"). Arabic fonts name their
+// contextual forms so; pdftotext reads them by these rules. (extractq)
+func GlyphText(name string) (string, bool) {
+	if r, ok := GlyphRune(name); ok {
+		return string(r), true
+	}
+	base, _, _ := strings.Cut(name, ".")
+	if base == "" || base == name && !strings.Contains(name, "_") {
+		return "", false
+	}
+	var b strings.Builder
+	for part := range strings.SplitSeq(base, "_") {
+		r, ok := GlyphRune(part)
+		if !ok {
+			return "", false
+		}
+		b.WriteRune(r)
+	}
+	return b.String(), true
+}
+
 func (f *Font) charmapEncoding() TextEncoding {
 	toUnicode := f.V.Key("ToUnicode")
 	if toUnicode.Kind() == Stream {
@@ -169,6 +194,7 @@ func (e *dictEncoder) Decode(raw string) (text string) {
 	r := make([]rune, 0, len(raw))
 	for i := 0; i < len(raw); i++ {
 		ch := rune(raw[i])
+		named := "" // the text of the code's name in the Differences
 		n := -1
 		for j := 0; j < e.v.Len(); j++ {
 			x := e.v.Index(j)
@@ -181,13 +207,19 @@ func (e *dictEncoder) Decode(raw string) (text string) {
 					// GlyphRune also reads uniXXXX and uXXXX names, which
 					// VnTeX's fonts give Vietnamese letters (uni1EE7 for ủ):
 					// the Adobe Glyph List alone left their codes as Latin-1.
-					if r, ok := GlyphRune(x.Name()); ok {
-						ch = r
+					// GlyphText reads Arabic fonts' "afii57444.ini" and
+					// ligatures' "f_f_i" too.
+					if t, ok := GlyphText(x.Name()); ok {
+						named = t
 						break
 					}
 				}
 				n++
 			}
+		}
+		if named != "" {
+			r = append(r, []rune(named)...)
+			continue
 		}
 		r = append(r, ch)
 	}
