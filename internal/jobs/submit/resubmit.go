@@ -255,8 +255,9 @@ func (s *Submitter) resubmitDLQ(ctx context.Context, st ResubmitStore, req Resub
 // original read again, with this build's readers and without OCR
 // (password opens an encrypted one), its attachments inlined only when
 // the letter's metadata records that submit inlined them (reread); warn
-// then says so, since text OCR made is missing from the job. (The audit's
-// metadata of the document is not at hand: it has no row of it.)
+// then says so, since text OCR made is missing from the job. (The audit
+// keeps no document of that original, so the letter's metadata is the
+// only record of how it was read.)
 func (s *Submitter) letterText(ctx context.Context, st ResubmitStore, docs *jobs.Documents, env *jobs.Envelope, password string) (text, warn string, err error) {
 	text, err = docs.Text(ctx, env)
 	if err == nil && text == "" && env.TextRef == nil {
