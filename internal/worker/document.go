@@ -8,6 +8,7 @@ import (
 
 	"github.com/extractq/extractq"
 	"github.com/extractq/extractq/document"
+	"github.com/extractq/extractq/internal/intake"
 	"github.com/extractq/extractq/internal/jobs"
 )
 
@@ -83,7 +84,7 @@ func (w *Worker) document(ctx context.Context, env *jobs.Envelope) (*jobDocument
 			}
 			return nil, fmt.Errorf("%w: %w (its reader was %s when submitted; a worker built with the same readers reads it)", errUnreadable, err, env.Reader)
 		}
-		jd.mismatch = withOriginal(jd.doc, doc)
+		jd.mismatch = withOriginal(jd.doc, doc, intake.Inlined(env.Metadata))
 	}
 	return jd, nil
 }
@@ -98,17 +99,22 @@ func (w *Worker) document(ctx context.Context, env *jobs.Envelope) (*jobDocument
 // when its text is the same in both, moved to the stored offsets; else
 // they would index the re-read's text.
 //
-// An original read with its attachments inlined at submit has more pages
-// than the re-read: when the re-read inlined (document.Inline) has the
-// envelope's page count, pages are matched in it. When the pages still
-// do not line up (the envelope has none, or a newer reader counts them
-// differently) each page gets only what a page of its number has, and
-// the reason is returned for the log; doc's text is never replaced. With
-// no envelope pages, the re-read's pages are taken when its text is the
-// stored text.
-func withOriginal(doc, reread *document.Document) (mismatch string) {
+// inlined says the job's metadata records that submit inlined the
+// attachments (intake.Inlined): the envelope then numbers their pages
+// after the carrier's, so pages are matched in the re-read inlined the
+// same way (document.Inline), whatever the page counts. A job that
+// records nothing (not inline, or submitted before the policy was
+// recorded) is matched in the re-read inlined only when that gives the
+// envelope's page count. When the pages still do not line up (the
+// envelope has none, or a newer reader counts them differently) each page
+// gets only what a page of its number has, and the reason is returned for
+// the log; doc's text is never replaced. With no envelope pages, the
+// re-read's pages are taken when its text is the stored text.
+func withOriginal(doc, reread *document.Document, inlined bool) (mismatch string) {
 	doc.Format, doc.MediaType, doc.Name, doc.Meta, doc.Reader = reread.Format, reread.MediaType, reread.Name, reread.Meta, reread.Reader
-	if len(reread.Pages) != len(doc.Pages) && len(reread.Attachments) > 0 {
+	if inlined {
+		reread = document.Inline(reread)
+	} else if len(reread.Pages) != len(doc.Pages) && len(reread.Attachments) > 0 {
 		if in := document.Inline(reread); len(in.Pages) == len(doc.Pages) {
 			reread = in
 		}

@@ -1,11 +1,13 @@
 package worker
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/extractq/extractq/document"
+	"github.com/extractq/extractq/internal/intake"
 )
 
 // TestWithOriginal checks what the original read again adds to the stored
@@ -91,7 +93,7 @@ func TestWithOriginal(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			doc := &document.Document{Text: tt.text, Pages: tt.pages}
-			mismatch := withOriginal(doc, tt.reread)
+			mismatch := withOriginal(doc, tt.reread, false)
 			if doc.Text != tt.text || doc.MediaType != tt.reread.MediaType || doc.Name != tt.reread.Name {
 				t.Errorf("text %q, media type %q, name %q; want the stored text and the re-read's format", doc.Text, doc.MediaType, doc.Name)
 			}
@@ -106,8 +108,9 @@ func TestWithOriginal(t *testing.T) {
 }
 
 // TestWithOriginalInlined checks an original whose attachments submit
-// inlined: the re-read inlined the same way gives the pictures of the
-// attachments' pages.
+// inlined, in a job that does not record it (submitted before the policy
+// was recorded): the re-read inlined the same way, which has the job's
+// page count, gives the pictures of the attachments' pages.
 func TestWithOriginalInlined(t *testing.T) {
 	t.Parallel()
 	pic := &document.Image{MediaType: "image/png", Data: []byte("png")}
@@ -115,10 +118,60 @@ func TestWithOriginalInlined(t *testing.T) {
 		Attachments: []*document.Document{{Name: "scan.pdf", Pages: []document.Page{{Number: 1, Image: pic}}}}}
 	const text = "Body\n\n--- attachment scan.pdf ---\n\nOCR words"
 	doc := &document.Document{Text: text, Pages: []document.Page{{Number: 1, Start: 35, End: len(text), Label: "scan.pdf"}}}
-	if m := withOriginal(doc, reread); m != "" {
+	if m := withOriginal(doc, reread, false); m != "" {
 		t.Errorf("mismatch %q, want none", m)
 	}
 	if doc.Text != text || doc.Pages[0].Image != pic || doc.Pages[0].Start != 35 || doc.Pages[0].Label != "scan.pdf" {
 		t.Errorf("document %+v; want the stored text and page with the attachment's picture", doc)
+	}
+}
+
+// TestWithOriginalInlinedRecorded checks a job whose metadata records
+// that submit inlined the attachments (intake.DocumentMetadata under
+// intake.AttachInline), read again by a newer reader that finds an
+// attachment the older one did not: the re-read inlined has a page more
+// than the job, so the page count cannot say it was inlined, and only the
+// record puts the attached scan's picture on the job's page 1 (its
+// inlined page). A job recording nothing keeps the count heuristic.
+func TestWithOriginalInlinedRecorded(t *testing.T) {
+	t.Parallel()
+	pic := &document.Image{MediaType: "image/png", Data: []byte("png")}
+	// The mail has no pages of its own: a.pdf's scan is inlined page 1,
+	// b.pdf (unread at submit) page 2.
+	reread := func() *document.Document {
+		return &document.Document{Text: "Body", Format: "eml", MediaType: "message/rfc822", Attachments: []*document.Document{
+			{Name: "a.pdf", Pages: []document.Page{{Number: 1, Image: pic, Width: 612}}},
+			{Name: "b.pdf", Text: "Later.", Pages: []document.Page{{Number: 1, Start: 0, End: 6}}},
+		}}
+	}
+	const text = "Body\n\n--- attachment a.pdf ---\n\n"
+	tests := []struct {
+		name     string
+		meta     json.RawMessage
+		want     document.Page
+		mismatch string // part of the reason
+	}{{
+		name:     "recorded inline: matched in the re-read inlined",
+		meta:     intake.DocumentMetadata(&document.Document{Format: "eml"}, intake.AttachInline),
+		want:     document.Page{Number: 1, Start: len(text), End: len(text), Label: "a.pdf", Image: pic, Width: 612},
+		mismatch: "has 2 pages, the job 1",
+	}, {
+		name:     "recorded nothing: the counts differ inlined too, so page 1 is the carrier's, which has none",
+		meta:     intake.DocumentMetadata(&document.Document{Format: "eml"}, intake.AttachSeparate),
+		want:     document.Page{Number: 1, Start: len(text), End: len(text), Label: "a.pdf"},
+		mismatch: "has 0 pages, the job 1",
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			doc := &document.Document{Text: text, Pages: []document.Page{{Number: 1, Start: len(text), End: len(text), Label: "a.pdf"}}}
+			m := withOriginal(doc, reread(), intake.Inlined(tt.meta))
+			if !strings.Contains(m, tt.mismatch) {
+				t.Errorf("mismatch %q, want %q", m, tt.mismatch)
+			}
+			if doc.Text != text || !reflect.DeepEqual(doc.Pages, []document.Page{tt.want}) {
+				t.Errorf("text %q, pages %+v; want the stored text and %+v", doc.Text, doc.Pages, tt.want)
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
@@ -101,6 +102,14 @@ func TestDocumentJobs(t *testing.T) {
 		env.Reader, env.Scanned = "fakemail/2", []int{1}
 		env.Pages = []jobs.Page{{N: 1, Start: len(mail), End: len(mail), Label: "scan.pdf"}}
 	})
+	// Recorded as inlined at submit (its metadata), read again by a newer
+	// reader that finds b.pdf too: the page count no longer says so.
+	const recorded = "Body\n\n--- attachment a.pdf ---\n\n"
+	publish("mail-recorded", recorded, []byte(docfake.Mail+"Body\n--- a.pdf\n"+docfake.PDF+"[scan]\n--- b.pdf\n"+docfake.PDF+"Later."), func(env *jobs.Envelope) {
+		env.Reader, env.Scanned = "fakemail/2", []int{1}
+		env.Metadata = json.RawMessage(`{"format":"eml","attachments":"inline"}`)
+		env.Pages = []jobs.Page{{N: 1, Start: len(recorded), End: len(recorded), Label: "a.pdf"}}
+	})
 	// An original that opens only with the password given at submit: its
 	// pages' pictures travel with the job, and the original is not read;
 	// an older envelope without them is dead-lettered saying why.
@@ -151,13 +160,16 @@ func TestDocumentJobs(t *testing.T) {
 	if d := e.docs[mail]; d == nil || len(d.Pages) != 1 || d.Pages[0].Image == nil || d.Pages[0].Label != "scan.pdf" {
 		t.Errorf("inlined mail job: document %+v; want the attached scan's picture on its inlined page", d)
 	}
+	if d := e.docs[recorded]; d == nil || len(d.Pages) != 1 || d.Pages[0].Image == nil || d.Pages[0].Label != "a.pdf" {
+		t.Errorf("mail job recorded inline: document %+v; want a.pdf's picture on its inlined page though the re-read has a page more", d)
+	}
 	for _, text := range []string{"locked.", "locked-native."} {
 		if d := e.docs[text]; d == nil || len(d.Pages) != 2 || d.Pages[1].Image == nil || string(d.Pages[1].Image.Data) != string(docfake.ScanPicture) ||
 			d.Pages[1].Width != 612 || d.Pages[0].Image != nil || e.originals[text] != nil {
 			t.Errorf("%s job: document %+v, original %q; want page 2's picture from the job's stored pictures and no original", text, d, e.originals[text])
 		}
 	}
-	if _, ok := e.texts["plain text"]; !ok || len(e.docs) != 9 {
+	if _, ok := e.texts["plain text"]; !ok || len(e.docs) != 10 {
 		t.Errorf("plain job: texts %v, documents %d; want plain text through Extract, as before", e.texts, len(e.docs))
 	}
 	reasons := map[string]string{}

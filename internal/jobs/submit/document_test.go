@@ -437,3 +437,67 @@ func TestResubmitLetterLocked(t *testing.T) {
 		t.Errorf("the job holds the password: %s", b)
 	}
 }
+
+// TestResubmitLetterInlined: a dead letter of a carrier submitted with
+// --attachments inline, whose text neither it nor the audit has, is read
+// again with its attachments inlined when its metadata records so (the
+// text and pages submit made, the attachment's page after the carrier's),
+// and its warning names only OCR as missing; a letter whose metadata
+// records nothing (an older job) has its carrier read alone, as before.
+func TestResubmitLetterInlined(t *testing.T) {
+	e := setup(t)
+	ctx := t.Context()
+	mail := []byte(docfake.Mail + "Hello.\n--- invoice.fpdf\n" + docfake.PDF + "Invoice 42")
+	in := readOriginal(t, &intake.Reader{Attachments: intake.AttachInline}, mail, "mail")
+	if len(in) != 1 || !intake.Inlined(in[0].Metadata) || !strings.Contains(in[0].Text, "Invoice 42") || len(in[0].Document.Pages) != 1 {
+		t.Fatalf("read %+v, want one document recording its attachment inlined, with its text and page", in)
+	}
+	inlined := in[0].Text
+	if sum := e.submit(t, in); sum.Queued != 1 {
+		t.Fatalf("submit: %+v", sum)
+	}
+	first := e.queued(t, 1)[0]
+	dlq := jobs.NewDLQ(e.js)
+	tests := []struct {
+		id       string // the audit has no text of it
+		meta     json.RawMessage
+		text     string
+		pages    []jobs.Page
+		warnings string
+	}{
+		{"gone-inline", first.Metadata, inlined, first.Pages, "its attachments inlined, as its metadata records"},
+		{"gone-old", json.RawMessage(`{"format":"fakemail"}`), "Hello.", nil, "without OCR or attachments inlined"},
+	}
+	for _, tt := range tests {
+		env := *first
+		env.DocumentID, env.Text, env.TextRef, env.Metadata = tt.id, "", nil, tt.meta
+		env.JobID = jobs.MsgID(tt.id, env.DocumentHash, env.Schema.Fingerprint, env.Model, "")
+		if _, err := dlq.Publish(ctx, &jobs.DeadLetter{Job: env, Result: llm.Result{Outcome: llm.OutcomeExhausted, Reason: "still invalid"}, WorkerID: "w"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sum, err := e.sub.Resubmit(ctx, e.store, submit.ResubmitRequest{FromDLQ: true})
+	if err != nil || sum.Queued != 2 || len(sum.Rejected) != 0 || len(sum.Warnings) != 2 {
+		t.Fatalf("resubmit: %+v, %v; want both queued, each with a warning", sum, err)
+	}
+	warnings := map[string]string{}
+	for _, w := range sum.Warnings {
+		warnings[w.ID] = w.Reason
+	}
+	byID := map[string]*jobs.Envelope{}
+	for _, env := range e.queued(t, 3)[1:] {
+		byID[env.DocumentID] = env
+	}
+	docs := jobs.NewDocuments(e.js)
+	for _, tt := range tests {
+		env := byID[tt.id]
+		if env == nil {
+			t.Errorf("%s: not queued again", tt.id)
+			continue
+		}
+		text, err := docs.Text(ctx, env)
+		if err != nil || text != tt.text || !slices.Equal(env.Pages, tt.pages) || !strings.Contains(warnings[tt.id], tt.warnings) {
+			t.Errorf("%s: text %q (%v), pages %+v, warning %q; want %q, %+v, a warning saying %q", tt.id, text, err, env.Pages, warnings[tt.id], tt.text, tt.pages, tt.warnings)
+		}
+	}
+}

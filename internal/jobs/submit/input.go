@@ -93,28 +93,35 @@ func pagePictures(doc *document.Document, input string) []jobs.PagePicture {
 }
 
 // reread reads a job's original again from the object store, with the
-// readers of this build (password opens an encrypted one; no OCR, no
-// attachments inlined), and describes the job anew: its text, reader,
-// pages and scans. It is how a dead letter is resubmitted whose text
-// neither it nor the audit has. An original that opened only with the
-// password is checked and pictured as submit does: refused when it would
-// go whole to the model (intake.LockedWhole), else its pages' pictures
-// are stored and named in the job, since its worker has no password.
-func reread(ctx context.Context, docs *jobs.Documents, env *jobs.Envelope, password string) (string, error) {
+// readers of this build (password opens an encrypted one; no OCR), and
+// describes the job anew: its text, reader, pages and scans. It is how a
+// dead letter is resubmitted whose text neither it nor the audit has.
+// When the job's metadata records that submit inlined the attachments
+// (intake.Inlined), they are inlined again as submit does
+// (intake.Attachments.Arrange), and inlined says so; else the carrier is
+// read alone. An original that opened only with the password (or has a
+// part inlined that did) is checked and pictured as submit does: refused
+// when it would go whole to the model (intake.LockedWhole), else its
+// pages' pictures are stored and named in the job, since its worker has
+// no password.
+func reread(ctx context.Context, docs *jobs.Documents, env *jobs.Envelope, password string) (text string, inlined bool, err error) {
 	b, err := docs.Original(ctx, env)
 	if err != nil {
-		return "", fmt.Errorf("read the original again: %w", err)
+		return "", false, fmt.Errorf("read the original again: %w", err)
 	}
 	doc, err := document.ReadBytes(ctx, b, document.Options{Name: env.DocumentID, Password: password})
 	if err != nil {
 		if errors.Is(err, document.ErrEncrypted) && password == "" {
-			return "", fmt.Errorf("read the original again: %w: give its password with --password or --password-file", err)
+			return "", false, fmt.Errorf("read the original again: %w: give its password with --password or --password-file", err)
 		}
-		return "", fmt.Errorf("read the original again: %w", err)
+		return "", false, fmt.Errorf("read the original again: %w", err)
+	}
+	if inlined = intake.Inlined(env.Metadata); inlined {
+		doc, _ = intake.AttachInline.Arrange(doc)
 	}
 	if doc.Locked {
 		if err := intake.LockedWhole(doc, env.Options.Input == string(extractq.InputNative)); err != nil {
-			return "", fmt.Errorf("read the original again: %w", err)
+			return "", false, fmt.Errorf("read the original again: %w", err)
 		}
 	}
 	env.Text, env.TextRef, env.Pages, env.Scanned = "", nil, nil, nil
@@ -122,9 +129,9 @@ func reread(ctx context.Context, docs *jobs.Documents, env *jobs.Envelope, passw
 	if doc.Locked && env.OriginalHash != "" {
 		if pics := pagePictures(doc, env.Options.Input); pics != nil {
 			if env.Pictures, err = docs.PutPictures(ctx, env.OriginalHash, pics); err != nil {
-				return "", err
+				return "", false, err
 			}
 		}
 	}
-	return doc.Text, nil
+	return doc.Text, inlined, nil
 }

@@ -252,9 +252,12 @@ func (s *Submitter) resubmitDLQ(ctx context.Context, st ResubmitStore, req Resub
 // keeps, under that hash, the text submit made of it (OCR text,
 // attachments inlined, what its reading options made), and that text is
 // resubmitted (storedDocument). Only when the audit has none is the
-// original read again, with this build's readers and without OCR or
-// inlining (password opens an encrypted one); warn then says so, since
-// text those made is missing from the job.
+// original read again, with this build's readers and without OCR
+// (password opens an encrypted one), its attachments inlined only when
+// the letter's metadata records that submit inlined them (reread); warn
+// then says so, since text OCR made is missing from the job. (The audit
+// keeps no document of that original, so the letter's metadata is the
+// only record of how it was read.)
 func (s *Submitter) letterText(ctx context.Context, st ResubmitStore, docs *jobs.Documents, env *jobs.Envelope, password string) (text, warn string, err error) {
 	text, err = docs.Text(ctx, env)
 	if err == nil && text == "" && env.TextRef == nil {
@@ -271,10 +274,15 @@ func (s *Submitter) letterText(ctx context.Context, st ResubmitStore, docs *jobs
 		if !errors.Is(derr, audit.ErrNotFound) {
 			return "", "", fmt.Errorf("document text not found (%v; %w): resubmit again once the audit database answers", err, derr)
 		}
-		if text, err = reread(ctx, docs, env, password); err != nil {
+		text, inlined, err := reread(ctx, docs, env, password)
+		if err != nil {
 			return "", "", err
 		}
-		return text, fmt.Sprintf("the audit stores no text of document %s (sha256 %.12s…): its original was read again with this build's readers, without OCR or attachments inlined, so text those made at submit is missing from the job; submit the file again to have it", env.DocumentID, env.DocumentHash), nil
+		how := "without OCR or attachments inlined, so text those made"
+		if inlined {
+			how = "without OCR (its attachments inlined, as its metadata records), so text OCR made"
+		}
+		return text, fmt.Sprintf("the audit stores no text of document %s (sha256 %.12s…): its original was read again with this build's readers, %s at submit is missing from the job; submit the file again to have it", env.DocumentID, env.DocumentHash, how), nil
 	}
 	matches := func(text string) bool { return env.OriginalHash != "" || jobs.HashText(text) == env.DocumentHash }
 	if err != nil || !matches(text) {
