@@ -39,15 +39,7 @@ func TestPDFRightToLeft(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := strings.Split(strings.ReplaceAll(d.Text, "\n\n", "\n"), "\n")
-			if len(got) != len(want) {
-				t.Fatalf("text %q, want the lines %q", d.Text, want)
-			}
-			for i := range want {
-				if got[i] != want[i] {
-					t.Errorf("line %d:\n got %q\nwant %q", i+1, got[i], want[i])
-				}
-			}
+			wantLines(t, d.Text, want)
 		})
 	}
 }
@@ -153,4 +145,19 @@ func FuzzLogicalLine(f *testing.F) {
 			t.Fatalf("logicalLine(%q) = %q: characters lost or added", s, got)
 		}
 	})
+}
+
+// wantLines compares text's lines (blank lines between paragraphs left
+// out) with want, line by line.
+func wantLines(t *testing.T, text string, want []string) {
+	t.Helper()
+	got := strings.Split(strings.ReplaceAll(text, "\n\n", "\n"), "\n")
+	if len(got) != len(want) {
+		t.Fatalf("text %q, want the lines %q", text, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("line %d:\n got %q\nwant %q", i+1, got[i], want[i])
+		}
+	}
 }

@@ -224,15 +224,7 @@ func TestPDFRightToLeftGenerated(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := strings.Split(strings.ReplaceAll(d.Text, "\n\n", "\n"), "\n")
-			if len(got) != len(want) {
-				t.Fatalf("text %q, want the lines %q", d.Text, want)
-			}
-			for i := range want {
-				if got[i] != want[i] {
-					t.Errorf("line %d:\n got %q\nwant %q", i+1, got[i], want[i])
-				}
-			}
+			wantLines(t, d.Text, want)
 		})
 	}
 }
