@@ -139,3 +139,27 @@ func TestPDFActualText(t *testing.T) {
 		})
 	}
 }
+
+// TestPDFUnknownCodesUnreadable: a page whose glyphs no font reads as
+// text, or mostly so, is unreadable (OCR's to read), not a page of blanks
+// or of U+FFFD.
+func TestPDFUnknownCodesUnreadable(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, content string
+		unreadable    bool
+	}{
+		{"none read", "BT /F5 10 Tf 72 700 Td <000300040005> Tj ET", true},
+		{"most unknown", "BT /F5 10 Tf 72 700 Td <0001000300040005> Tj ET", true},
+		{"most read", "BT /F5 10 Tf 72 700 Td <0001000200010003> Tj ET", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			d := readPDF(t, makeContentPDF(tt.content, ""), document.Options{})
+			if got := d.Pages[0].Unreadable != ""; got != tt.unreadable || strings.ContainsRune(d.Text, '\uFFFD') {
+				t.Errorf("unreadable %q, text %q; want unreadable %v and no U+FFFD", d.Pages[0].Unreadable, d.Text, tt.unreadable)
+			}
+		})
+	}
+}
