@@ -548,6 +548,9 @@ type interpreter struct {
 	// force, so that a nested one is not (the outermost wins).
 	spans  []span
 	actual int
+	// spansOver counts the sequences opened past maxSpans, so that
+	// their EMCs close none of those kept.
+	spansOver int
 	// unknown counts glyphs whose code no Unicode map, encoding or glyph
 	// name reads (U+FFFD), left out as pdftotext leaves them out.
 	unknown int
@@ -696,7 +699,9 @@ func (in *interpreter) run(strm pdf.Value, g gstate) {
 			}
 			in.beginSpan(props)
 		case "EMC":
-			if len(in.spans) > spans {
+			if in.spansOver > 0 {
+				in.spansOver--
+			} else if len(in.spans) > spans {
 				in.endSpan()
 			}
 		}
@@ -708,6 +713,7 @@ func (in *interpreter) run(strm pdf.Value, g gstate) {
 // force unless an enclosing sequence's already is.
 func (in *interpreter) beginSpan(props pdf.Value) {
 	if len(in.spans) >= maxSpans {
+		in.spansOver++
 		return
 	}
 	sp := span{start: len(in.glyphs)}
