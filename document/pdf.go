@@ -29,7 +29,7 @@ func init() {
 		Name:       "pdf",
 		MediaType:  "application/pdf",
 		Extensions: []string{".pdf"},
-		Version:    "13", // 3: tight word spaces, ligatures spelled out, odd-length Unicode maps; 4: right-to-left text in logical order, Arabic presentation forms spelled, marks kept with their letters; 5: producers' sweep: table rows between a title and a paragraph, superscripts, chance gaps across two columns, Symbol and ZapfDingbats; 6: a table row whose cells wrap onto lines above and below it read as one row; 7: attached files (EmbeddedFiles, FileAttachment annotations) read as attachments; 8: filled-in form fields and annotations' text (widget and FreeText appearances, values of fields without an appearance) join the page's text, and scans are read by OCR at their own resolution (Limits.MaxOCRPixels); 9: page images in palettes, CMYK, Lab, 2/4/16-bit samples, with Decode arrays, LZW, RunLength, ASCIIHex and filter chains, and pages cut into bands drawn into one picture, JBIG2 page images (generic regions, arithmetic or MMR; symbol dictionaries and text regions, arithmetic or Huffman; refinement; halftones); 10: JPEG 2000 (JPXDecode) page images; 11: codes a partial Unicode map leaves out read by the font's encoding, CFF (Type1C) programs' own encodings, CJK fonts not embedded (Identity-H, no Unicode map) by Adobe's maps of their collections, uniXXXX names in /Differences; 12: content streams, forms and fonts stored with LZW, RunLength or ASCIIHex, or Flate with any predictor, read (they were rejected as pages without text); 13: right-to-left lines: neutrals inside a word of one direction keep to it (\ref{eq:1} in a Persian line), word spaces from 0.09 of the font size beside RTL letters, a ToUnicode map read before /Differences, glyph names with suffixes and ligatures (afii57444.ini, f_f_i)
+		Version:    "14", // 3: tight word spaces, ligatures spelled out, odd-length Unicode maps; 4: right-to-left text in logical order, Arabic presentation forms spelled, marks kept with their letters; 5: producers' sweep: table rows between a title and a paragraph, superscripts, chance gaps across two columns, Symbol and ZapfDingbats; 6: a table row whose cells wrap onto lines above and below it read as one row; 7: attached files (EmbeddedFiles, FileAttachment annotations) read as attachments; 8: filled-in form fields and annotations' text (widget and FreeText appearances, values of fields without an appearance) join the page's text, and scans are read by OCR at their own resolution (Limits.MaxOCRPixels); 9: page images in palettes, CMYK, Lab, 2/4/16-bit samples, with Decode arrays, LZW, RunLength, ASCIIHex and filter chains, and pages cut into bands drawn into one picture, JBIG2 page images (generic regions, arithmetic or MMR; symbol dictionaries and text regions, arithmetic or Huffman; refinement; halftones); 10: JPEG 2000 (JPXDecode) page images; 11: codes a partial Unicode map leaves out read by the font's encoding, CFF (Type1C) programs' own encodings, CJK fonts not embedded (Identity-H, no Unicode map) by Adobe's maps of their collections, uniXXXX names in /Differences; 12: content streams, forms and fonts stored with LZW, RunLength or ASCIIHex, or Flate with any predictor, read (they were rejected as pages without text); 13: right-to-left lines: neutrals inside a word of one direction keep to it (\ref{eq:1} in a Persian line), word spaces from 0.09 of the font size beside RTL letters, a ToUnicode map read before /Differences, glyph names with suffixes and ligatures (afii57444.ini, f_f_i); 14: marked content's ActualText stands for its glyphs (ligatures, Word's hyphens, shaped scripts, Chromium's clusters of marks), codes nothing reads left out instead of U+FFFD, UTF-8 text strings (PDF 2.0)
 		Match:      matchPDF,
 		Priority:   100,
 		Decoder:    DecoderFunc(decodePDF),
@@ -460,7 +460,7 @@ func readPDFPage(ctx context.Context, p pdf.Page, attrs pageAttrs, fonts map[str
 	// Form fields' values and annotations' text are drawn over the page,
 	// not in its content: their glyphs join the page's. Whether the page
 	// is a scan is the content's to say, before them.
-	content, contentImages, segments, unmapped := len(in.glyphs), len(in.images), in.segments, in.unmapped
+	content, contentImages, segments, unmapped, unknown := len(in.glyphs), len(in.images), in.segments, in.unmapped, in.unknown
 	addWarn(in.annotations(p.V, form, num))
 	if content == 0 {
 		noText := pageImageOf(ctx, &pg, in.images[:contentImages], num, opts)
@@ -471,6 +471,9 @@ func readPDFPage(ctx context.Context, p pdf.Page, attrs pageAttrs, fonts map[str
 		}
 		if pg.unreadable == "" && pg.image == nil && unmapped > 0 {
 			pg.unreadable = fmt.Sprintf("its text is set in a Type 3 font without a Unicode map (%d glyphs unknown)", unmapped)
+		}
+		if pg.unreadable == "" && pg.image == nil && unknown > 0 {
+			pg.unreadable = fmt.Sprintf("its fonts read none of its glyphs as text (%d glyphs unknown)", unknown)
 		}
 		if len(in.glyphs) == 0 || pg.image != nil || pg.unreadable != "" {
 			addWarn(noText)
@@ -494,6 +497,8 @@ func readPDFPage(ctx context.Context, p pdf.Page, attrs pageAttrs, fonts map[str
 		pg.unreadable = fmt.Sprintf("most of its text is set in a Type 3 font without a Unicode map (%d glyphs unknown, %d read)", in.unmapped, len(in.glyphs))
 	case in.unmapped > 0:
 		addWarn(fmt.Sprintf("page %d: %d glyphs of a Type 3 font without a Unicode map were left out", num, in.unmapped))
+	case in.unknown > len(in.glyphs):
+		pg.unreadable = fmt.Sprintf("most of its glyphs are read as text by none of its fonts (%d glyphs unknown, %d read)", in.unknown, len(in.glyphs))
 	}
 	return pg, warn
 }

@@ -543,10 +543,41 @@ type interpreter struct {
 	fonts       map[string]*font // by resources object and font name, shared by the pages
 	ops         int
 	depth       int
+	// spans are the marked-content sequences open (BMC/BDC … EMC), the
+	// page's and its forms'; actual counts those with an ActualText in
+	// force, so that a nested one is not (the outermost wins).
+	spans  []span
+	actual int
+	// spansOver counts the sequences opened past maxSpans, so that
+	// their EMCs close none of those kept.
+	spansOver int
+	// unknown counts glyphs whose code no Unicode map, encoding or glyph
+	// name reads (U+FFFD), left out as pdftotext leaves them out.
+	unknown int
 }
+
+// span is an open marked-content sequence: whether it has an ActualText
+// in force, that text, and the index of its first glyph in glyphs.
+type span struct {
+	actual bool
+	text   string
+	start  int
+}
+
+// maxSpans bounds the marked-content sequences open at once; those past
+// it are not read for ActualText.
+const maxSpans = 1024
 
 func (in *interpreter) run(strm pdf.Value, g gstate) {
 	var stack []gstate
+	// A stream's sequences left open are closed at its end (a form's
+	// must not swallow the page's glyphs after it).
+	spans := len(in.spans)
+	defer func() {
+		for len(in.spans) > spans {
+			in.endSpan()
+		}
+	}()
 	pdf.Interpret(strm, func(stk *pdf.Stack, op string) {
 		in.ops++
 		if in.ops > contentLimit {
@@ -656,8 +687,95 @@ func (in *interpreter) run(strm pdf.Value, g gstate) {
 			in.inline = nil
 		case "m", "l", "c", "v", "y", "re":
 			in.segments++
+		case "BMC":
+			in.beginSpan(pdf.Value{})
+		case "BDC":
+			var props pdf.Value
+			if len(args) == 2 {
+				props = args[1]
+				if props.Kind() == pdf.Name { // by name from the resources
+					props = g.resources.Key("Properties").Key(props.Name())
+				}
+			}
+			in.beginSpan(props)
+		case "EMC":
+			if in.spansOver > 0 {
+				in.spansOver--
+			} else if len(in.spans) > spans {
+				in.endSpan()
+			}
 		}
 	})
+}
+
+// beginSpan opens a marked-content sequence with the property list props
+// (a null Value for BMC). Its /ActualText (PDF 32000-1 §14.9.4) is in
+// force unless an enclosing sequence's already is.
+func (in *interpreter) beginSpan(props pdf.Value) {
+	if len(in.spans) >= maxSpans {
+		in.spansOver++
+		return
+	}
+	sp := span{start: len(in.glyphs)}
+	if at := props.Key("ActualText"); at.Kind() == pdf.String && in.actual == 0 {
+		sp.actual, sp.text = true, at.Text()
+		in.actual++
+	}
+	in.spans = append(in.spans, sp)
+}
+
+// endSpan closes the innermost sequence open. One with ActualText has its
+// glyphs replaced by one glyph of that text, where the first of them was
+// and as long as they reach, so that layout places it as they were placed;
+// as pdftotext does, a sequence without glyphs adds no text. An empty
+// ActualText over a hyphen (Word's for a hyphen it put at a line's end)
+// leaves a soft hyphen, which the layout joins the word's halves at, or
+// removes; over anything else, the glyphs are left out.
+func (in *interpreter) endSpan() {
+	sp := in.spans[len(in.spans)-1]
+	in.spans = in.spans[:len(in.spans)-1]
+	if !sp.actual {
+		return
+	}
+	in.actual--
+	gs := in.glyphs[min(sp.start, len(in.glyphs)):]
+	if len(gs) == 0 {
+		return
+	}
+	first := gs[0]
+	s := actualText(sp.text)
+	if s == "" {
+		for _, g := range gs {
+			if strings.Trim(g.s, "-\u2010\u00ad") != "" {
+				in.glyphs = in.glyphs[:sp.start]
+				return
+			}
+		}
+		s = "\u00ad"
+	}
+	// The extent runs along the baseline from the first glyph's origin
+	// to the farthest end of any of them.
+	dx, dy := [4]float64{1, 0, -1, 0}[first.dir], [4]float64{0, 1, 0, -1}[first.dir]
+	end := 0.0
+	for _, g := range gs {
+		end = max(end, (g.x-first.x)*dx+(g.y-first.y)*dy+g.w)
+	}
+	in.glyphs = append(in.glyphs[:sp.start], glyph{s: s, x: first.x, y: first.y, w: end, size: first.size, dir: first.dir})
+}
+
+// actualText is an ActualText string as a glyph's text: its line breaks and
+// tabs spaces, other control characters and U+FFFD left out, ligatures
+// spelled.
+func actualText(s string) string {
+	return ligatures.Replace(strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n' || r == '\r' || r == '\t':
+			return ' '
+		case r < 0x20 || r == 0x7F || r == utf8.RuneError:
+			return -1
+		}
+		return r
+	}, s))
 }
 
 func (in *interpreter) font(res pdf.Value, name string) *font {
@@ -701,9 +819,18 @@ func (in *interpreter) show(g *gstate, raw string) {
 		if strings.Trim(s, "\x00") == "" {
 			s = "" // mapped to U+0000: Chromium's for a glyph of two Arabic marks
 		}
-		if f.type3 && s == string(utf8.RuneError) {
-			in.unmapped++
-			s = ""
+		if strings.ContainsRune(s, utf8.RuneError) {
+			// A code nothing reads: left out, as pdftotext leaves it
+			// out, not a U+FFFD per glyph (runs of them only cost the
+			// model's prompt); counted, so that a page of them is
+			// found unreadable.
+			if s = strings.ReplaceAll(s, string(utf8.RuneError), ""); s == "" {
+				if f.type3 {
+					in.unmapped++
+				} else {
+					in.unknown++
+				}
+			}
 		}
 		w0 := f.advance(c)
 		trm := matrix{g.tfs * g.th, 0, 0, g.tfs, 0, g.trise}.mul(g.tm).mul(g.ctm)

@@ -674,6 +674,10 @@ func (l leaf) text(cols columns, single bool) string {
 				b.Reset()
 				b.WriteString(strings.TrimSuffix(strings.TrimSuffix(prev, "-"), "\u00ad"))
 			} else {
+				if cut, ok := strings.CutSuffix(prev, "\u00ad"); ok {
+					b.Reset() // a soft hyphen where no word goes on is nothing
+					b.WriteString(cut)
+				}
 				b.WriteByte('\n')
 			}
 		}
@@ -947,18 +951,21 @@ func (l leaf) justified(ws []word) bool {
 }
 
 // hyphenated reports whether prev ends in a word broken by a hyphen that
-// next, starting in lower case, completes.
+// next, starting in lower case, completes; after a soft hyphen (U+00AD,
+// one a word processor marked as its own, as Word's ActualText does) a
+// word in capitals goes on too.
 func hyphenated(prev, next string) bool {
 	var cut string
+	soft := false
 	switch {
 	case strings.HasSuffix(prev, "-"):
 		cut = strings.TrimSuffix(prev, "-")
 	case strings.HasSuffix(prev, "\u00ad"):
-		cut = strings.TrimSuffix(prev, "\u00ad")
+		cut, soft = strings.TrimSuffix(prev, "\u00ad"), true
 	default:
 		return false
 	}
 	before, _ := utf8.DecodeLastRuneInString(cut)
 	after, _ := utf8.DecodeRuneInString(next)
-	return unicode.IsLetter(before) && unicode.IsLower(after)
+	return unicode.IsLetter(before) && (unicode.IsLower(after) || soft && unicode.IsLetter(after))
 }

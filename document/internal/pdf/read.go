@@ -72,6 +72,8 @@ import (
 	"os"
 	"sort"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 )
 
 // DebugOn is responsible for logging messages into stdout. If problems arise during reading, set it true.
@@ -643,6 +645,11 @@ func (v Value) Text() string {
 	x, ok := v.data.(string)
 	if !ok {
 		return ""
+	}
+	// extractq: PDF 2.0 text strings may be UTF-8 after its byte order
+	// mark (they read as PDFDocEncoding's "ï»¿" and mojibake).
+	if u, ok := strings.CutPrefix(x, "\xEF\xBB\xBF"); ok && utf8.ValidString(u) {
+		return u
 	}
 	if isPDFDocEncoded(x) {
 		return pdfDocDecode(x)
