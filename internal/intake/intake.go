@@ -438,6 +438,10 @@ func (r *Reader) readJSONL(br *bufio.Reader, source string, fn func(Doc) error) 
 	limit := 2*r.max() + 64<<10
 	for n := 1; ; n++ {
 		line, tooLong, err := readLine(br, limit)
+		if n == 1 {
+			// Before the blank-line check: a first line of a BOM alone is blank.
+			line = bytes.TrimPrefix(line, bom)
+		}
 		src := fmt.Sprintf("%s:%d", source, n)
 		if tooLong {
 			if ferr := fn(Doc{ID: src, Source: src, Err: reject("line longer than %d bytes: its document is above --max-document (%d bytes)", limit, r.max())}); ferr != nil {
@@ -446,9 +450,6 @@ func (r *Reader) readJSONL(br *bufio.Reader, source string, fn func(Doc) error) 
 		} else if len(bytes.TrimSpace(line)) > 0 && (err == nil || err == io.EOF) {
 			// (A line cut short by a read error is not a record: the error
 			// below names it.)
-			if n == 1 {
-				line = bytes.TrimPrefix(line, bom)
-			}
 			if ferr := fn(r.record(line, src)); ferr != nil {
 				return ferr
 			}
