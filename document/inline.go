@@ -17,6 +17,16 @@ func Inline(doc *Document) *Document {
 	return inlineWhere(doc, "attachment", func(*Document) bool { return true })
 }
 
+// attachmentHeading begins the line Inline writes before each
+// attachment's text (inlineWhere's heading for kind "attachment").
+const attachmentHeading = "\n\n--- attachment "
+
+// InlinedAttachments counts the attachments whose text Inline wrote into
+// text, by the lines it puts before each: a stored text holding more of
+// them than its original read again without inlining was submitted with
+// its attachments inlined.
+func InlinedAttachments(text string) int { return strings.Count(text, attachmentHeading) }
+
 // inlineEmbedded returns doc with the text of the objects embedded in its
 // content (Document.Embedded: a workbook in a Word report) appended to its
 // own, after a line "--- embedded NAME ---": they are part of the

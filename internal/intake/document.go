@@ -58,18 +58,13 @@ func (a Attachments) Arrange(doc *document.Document) (*document.Document, []*doc
 	return doc, doc.Attachments
 }
 
-// inlineMark begins the line document.Inline writes before each inlined
-// attachment's text ("--- attachment NAME ---"); TestInlineMark keeps the
-// two in step.
-const inlineMark = "\n\n--- attachment "
-
 // LooksInlined reports whether stored, a document's stored text, shows
 // attachments inlined that reread, the text its original gives read again
 // without inlining, lacks: it has more of the lines document.Inline writes
 // before an attachment's text. Such a document was submitted with
 // --attachments inline, and reread is poorer by its attachments' text.
 func LooksInlined(stored, reread string) bool {
-	return strings.Count(stored, inlineMark) > strings.Count(reread, inlineMark)
+	return document.InlinedAttachments(stored) > document.InlinedAttachments(reread)
 }
 
 // Inlined reports whether meta, a document's metadata as the audit keeps

@@ -111,7 +111,8 @@ func (s *Submitter) resubmitReread(ctx context.Context, st ResubmitStore, req Re
 	if err != nil {
 		return sum, err
 	}
-	if _, err := intake.ParseAttachments(string(req.Attachments)); err != nil {
+	// Parsed once: "" becomes separate, which rereadMode then takes as is.
+	if req.Attachments, err = intake.ParseAttachments(string(req.Attachments)); err != nil {
 		return sum, fmt.Errorf("resubmit --reread: %w (the policy the documents that record none were submitted with)", err)
 	}
 	f := audit.RereadFilter{Current: current, Format: req.Reader, Schema: req.Schema, Run: req.Run, Limit: resubmitPage}
@@ -382,13 +383,13 @@ func (r *readBack) count(counts *RereadCounts, c audit.RereadCandidate) bool {
 
 // rereadMode is how the attachments of c were submitted: inline when its
 // metadata records so (intake.Inlined, whatever req says), else as req says
-// (the policy of the documents that record none, "" separate).
+// (the policy of the documents that record none, parsed by
+// resubmitReread).
 func rereadMode(c audit.RereadCandidate, req intake.Attachments) intake.Attachments {
 	if intake.Inlined(c.Metadata) {
 		return intake.AttachInline
 	}
-	a, _ := intake.ParseAttachments(string(req)) // checked before any is read
-	return a
+	return req
 }
 
 // rereadMetadata is the metadata of a document read again: what the reader
