@@ -466,8 +466,7 @@ func (r *run) readJSONL(ctx context.Context, d *doc) error {
 			d.partial = true
 		}
 		if line.Err == nil && ids.add(line.ID) {
-			// The submitter's reason for the same id twice in one batch.
-			line.Err = fmt.Errorf("%w: id %q appears twice in this submission", intake.ErrBadInput, line.ID)
+			line.Err = submit.DuplicateID(line.ID) // as the submitter within a batch
 		}
 		batch = append(batch, line)
 		if len(batch) >= r.opts.Batch {

@@ -29,6 +29,12 @@ func reject(format string, a ...any) error {
 	return fmt.Errorf("%w: %s", ErrBadInput, fmt.Sprintf(format, a...))
 }
 
+// DuplicateID is the rejection of a document whose id an earlier document
+// of the same submission had (ErrBadInput). A caller that queues one
+// submission in several batches (a JSON Lines object from a bucket)
+// rejects its repeats across batches with it too.
+func DuplicateID(id string) error { return reject("id %q appears twice in this submission", id) }
+
 // contentHash is a document's identity: the sha256 of its original bytes
 // when a format reader read it (so that a re-read with a newer reader is the
 // same document), else of its text.

@@ -192,7 +192,7 @@ func (s *Submitter) Submit(ctx context.Context, job Job, read func(func(Doc) err
 			d.Err = s.pub.CheckSize(d.Text)
 		}
 		if d.Err == nil && seen.add(d.ID) {
-			d.Err = reject("id %q appears twice in this submission", d.ID)
+			d.Err = DuplicateID(d.ID)
 		}
 		if d.Err != nil {
 			p.reject(Rejection{ID: printableID(d.ID), Source: d.Source, Reason: d.Err.Error()})
