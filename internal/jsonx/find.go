@@ -65,14 +65,17 @@ func FindWith(text string, opt FindOptions) []Candidate {
 		text = text[:MaxInput]
 	}
 	f := finder{text: text, strict: opt.Policy == PolicyOff, budget: workFactor*len(text) + workSlack, wantFences: opt.Scalars != 0}
-	spans := splitReasoning(text)
+	var room [4]span // what most answers need, without an allocation
+	spans := appendReasoning(room[:0], text)
 	for _, s := range spans {
 		f.scanSpan(s.lo, s.hi, s.reasoning)
 	}
 	if opt.Scalars != 0 {
 		f.scalars(spans, opt.Scalars)
 	}
-	sort.SliceStable(f.found, func(i, j int) bool { return rank(f.found[i]) < rank(f.found[j]) })
+	if len(f.found) > 1 { // sort.SliceStable allocates even for one
+		sort.SliceStable(f.found, func(i, j int) bool { return rank(f.found[i]) < rank(f.found[j]) })
+	}
 	return f.found
 }
 
@@ -115,13 +118,16 @@ type finder struct {
 }
 
 // maxOutBuffer bounds the buffer free starts with; a longer output grows
-// past it as any slice does.
-const maxOutBuffer = 64 << 10
+// past it as any slice does. Small, since a candidate's JSON keeps the
+// buffer alive (a short value in a long prose answer).
+const maxOutBuffer = 4 << 10
 
 // startParse gives p the finder's output room and stack.
 func (f *finder) startParse(p *parser) {
 	if f.free == nil {
 		f.free = make([]byte, 0, min(len(f.text)+len(f.text)/8+16, maxOutBuffer))
+	}
+	if f.stack == nil {
 		f.stack = make([]byte, 0, 16)
 	}
 	p.out, p.stack = f.free[:0], f.stack[:0]
@@ -158,8 +164,10 @@ var reasoningTags = [...]struct{ open, close string }{
 // unclosed block runs to the end (the answer was cut off while thinking); a
 // closing tag without an opening one (templates that strip "<think>") makes
 // everything before it reasoning.
-func splitReasoning(text string) []span {
-	var spans []span
+func splitReasoning(text string) []span { return appendReasoning(nil, text) }
+
+// appendReasoning is splitReasoning appending to spans.
+func appendReasoning(spans []span, text string) []span {
 	// next[t] caches where tag t next opens at or after i (-1: never again),
 	// so that many blocks do not make the search quadratic.
 	var next [len(reasoningTags)]int
@@ -521,7 +529,7 @@ func (f *finder) plainAt(at, hi int, prose bool) (Candidate, int, bool) {
 		return Candidate{}, 0, false
 	}
 	if f.free == nil {
-		f.startParse(&parser{})
+		f.free = make([]byte, 0, min(len(f.text)+len(f.text)/8+16, maxOutBuffer))
 	}
 	out := append(f.free[:0], f.text[at:end]...)
 	if !Valid(out) || !ascii && !utf8.Valid(out) {
@@ -545,42 +553,77 @@ func (f *finder) plainAt(at, hi int, prose bool) (Candidate, int, bool) {
 // most plainMaxDepth; -1 otherwise. ascii reports that the strings hold
 // no other bytes. Whether it is JSON is left to Valid.
 func plainEnd(text string, at, hi int) (end int, ascii bool) {
-	depth, inString := 0, false
+	depth := 0
 	ascii = true
 	for i := at; i < hi; i++ {
-		c := text[i]
-		if inString {
-			switch {
-			case c == '"':
-				inString = false
-			case c == '\\' || c < 0x20:
-				return -1, false
-			case c >= utf8.RuneSelf:
-				ascii = false
+		switch plainClass[text[i]] {
+		case plainOther:
+		case plainQuote:
+			// A string: plain bytes up to its closing quote.
+			i++
+			for i < hi && plainInString[text[i]] {
+				i++
 			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-		case '{', '[':
+			for i < hi && text[i] != '"' {
+				c := text[i]
+				if c == '\\' || c < 0x20 {
+					return -1, false
+				}
+				ascii = ascii && c < utf8.RuneSelf
+				i++
+			}
+			if i >= hi {
+				return -1, false
+			}
+		case plainOpen:
 			if depth++; depth > plainMaxDepth {
 				return -1, false
 			}
-		case '}', ']':
+		case plainClose:
 			if depth--; depth == 0 {
 				return i + 1, ascii
 			}
-		case ' ', '\t', '\n', '\r', '/', '#', '(', ')', '\\':
-			return -1, false
 		default:
-			if c >= utf8.RuneSelf {
-				return -1, false
-			}
+			return -1, false
 		}
 	}
 	return -1, false
 }
+
+// Byte classes outside strings, for plainEnd.
+const (
+	plainOther = iota // a byte of a number, a literal or a separator
+	plainQuote
+	plainOpen
+	plainClose
+	plainRefuse // white space, comments, parentheses, backslashes, other bytes
+)
+
+var (
+	// plainClass classes the bytes outside strings.
+	plainClass = func() (t [256]byte) {
+		for c := range t {
+			switch {
+			case c == '"':
+				t[c] = plainQuote
+			case c == '{' || c == '[':
+				t[c] = plainOpen
+			case c == '}' || c == ']':
+				t[c] = plainClose
+			case c <= ' ' || c >= utf8.RuneSelf || c == '/' || c == '#' || c == '(' || c == ')' || c == '\\':
+				t[c] = plainRefuse
+			}
+		}
+		return t
+	}()
+	// plainInString marks the ASCII bytes a string holds as they are.
+	plainInString = func() (t [256]bool) {
+		for c := ' '; c < utf8.RuneSelf; c++ {
+			t[c] = c != '"' && c != '\\'
+		}
+		return t
+	}()
+)
 
 // looksLikeJSON is the gate for values in prose: an object must start with
 // a key and a colon (or be empty), an array with a value.
