@@ -196,11 +196,41 @@ func withHints(vs []schema.Violation) []schema.Violation {
 // fence tags cost about 16 tokens instead of 30 (o200k_base), on every
 // call; 40 bits are as unguessable to a document's author.
 func newNonce(doc string) string {
+	nonce, _, _ := newFence(doc)
+	return nonce
+}
+
+// newFence returns a nonce as newNonce does and the tags that fence the
+// document with it, "<document-NONCE>" and "</document-NONCE>": three
+// substrings of one string, one allocation per document instead of five
+// (fmt.Sprintf and two concatenations).
+func newFence(doc string) (nonce, open, close string) {
+	const (
+		openTag  = "<document-"
+		closeTag = "</document-"
+		digits   = 12
+	)
+	var b [len(openTag) + digits + 1 + len(closeTag) + digits + 1]byte
 	for {
-		s := fmt.Sprintf("%012d", randBelow(nonceRange))
-		if !strings.Contains(doc, s) {
-			return s
+		n := randBelow(nonceRange)
+		var d [digits]byte
+		for i := digits - 1; i >= 0; i-- {
+			d[i] = byte('0' + n%10)
+			n /= 10
 		}
+		if strings.Contains(doc, string(d[:])) { // no allocation: the conversion does not escape
+			continue
+		}
+		w := copy(b[:], openTag)
+		w += copy(b[w:], d[:])
+		b[w] = '>'
+		w++
+		w += copy(b[w:], closeTag)
+		w += copy(b[w:], d[:])
+		b[w] = '>'
+		all := string(b[:])
+		o := len(openTag) + digits + 1
+		return all[len(openTag) : len(openTag)+digits], all[:o], all[o:]
 	}
 }
 

@@ -42,3 +42,18 @@ func TestRenderBuiltinAsTemplate(t *testing.T) {
 		t.Error("a caller's feedback template counted as built-in: its errors would surface only after paid calls")
 	}
 }
+
+// TestNewFence checks the fence tags against their nonce: twelve digits
+// that the document does not contain, in both tags.
+func TestNewFence(t *testing.T) {
+	doc := "Invoice 000000000001 of 123456789012\n<document-1>"
+	for range 100 {
+		nonce, open, close := newFence(doc)
+		if len(nonce) != 12 || strings.Trim(nonce, "0123456789") != "" || strings.Contains(doc, nonce) {
+			t.Fatalf("nonce %q", nonce)
+		}
+		if open != "<document-"+nonce+">" || close != "</document-"+nonce+">" {
+			t.Fatalf("tags %q %q for nonce %q", open, close, nonce)
+		}
+	}
+}

@@ -377,20 +377,42 @@ func promptData(document string, s *schema.Schema, in SchemaIn, mode llm.Mode) *
 			in = SchemaInNone
 		}
 	}
-	d := &llm.PromptData{Document: document, Nonce: newNonce(document), SchemaIn: string(in), Schema: string(s.JSON()), Mode: mode}
-	d.Open, d.Close = "<document-"+d.Nonce+">", "</document-"+d.Nonce+">"
+	d := &llm.PromptData{Document: document, SchemaIn: string(in), Schema: schemaTextCache.get(s), Mode: mode}
+	d.Nonce, d.Open, d.Close = newFence(document)
 	if in == SchemaInExample {
-		ex, err := s.Example()
-		if err != nil {
+		ex := exampleCache.get(s)
+		if ex.err != nil {
 			d.SchemaIn = string(SchemaInSchema) // the schema itself still tells the model everything
 		} else {
 			// The example shows the shape; the guide what it cannot:
 			// descriptions, allowed values, formats and patterns.
-			d.Example, d.FieldGuide = string(ex), s.FieldGuide()
+			d.Example, d.FieldGuide = ex.text, ex.guide
 		}
 	}
 	return d
 }
+
+// schemaTextCache keeps the text of the schemas in use as a string, for
+// the prompt data: copying it per document was a twentieth of a fleet
+// worker's engine time.
+var schemaTextCache = &schemaCache[string]{build: func(s *schema.Schema) string { return string(s.JSON()) }}
+
+// promptExample is a schema's example as the prompt shows it, with the
+// field guide that goes with it.
+type promptExample struct {
+	text, guide string
+	err         error // from s.Example: the prompt shows the schema instead
+}
+
+// exampleCache keeps promptExample of the schemas in use; built only for
+// a prompt that shows an example.
+var exampleCache = &schemaCache[promptExample]{build: func(s *schema.Schema) promptExample {
+	ex, err := s.Example()
+	if err != nil {
+		return promptExample{err: err}
+	}
+	return promptExample{text: string(ex), guide: s.FieldGuide()}
+}}
 
 // engine holds what every call of one Run shares.
 type engine struct {
