@@ -182,6 +182,9 @@ type conn struct {
 	nwrite int64 // bytes written since the request began
 	reused bool
 	idleAt time.Time
+	// abort makes a blocked Read or Write return (a past deadline): the
+	// cancellation hook of each exchange, made once per connection.
+	abort func()
 
 	// A non-blocking peek at the socket (peek_unix.go), prepared once.
 	rc      syscall.RawConn
@@ -292,6 +295,24 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 		}
 	}
+}
+
+// SentItself reports whether RoundTrip sends req itself, not through
+// Fallback. When it does, RoundTrip has written (and replayed, on a stale
+// connection) the whole request body and closed it by the time it
+// returns, error or not: a caller may then reuse the body's bytes. Asked
+// after RoundTrip returned, a false may also mean the host has since been
+// found to refuse HTTP/1.1.
+func (t *Transport) SentItself(req *http.Request) bool {
+	if req.URL == nil || (req.URL.Scheme != "http" && req.URL.Scheme != "https") || req.URL.Host == "" {
+		return false
+	}
+	if req.URL.Scheme == "https" && t.Fallback != nil {
+		if _, ok := t.noH1.Load(hostPort(req.URL.Host, true)); ok {
+			return false
+		}
+	}
+	return true
 }
 
 // retryable reports whether a request that failed on c may be sent again
@@ -471,6 +492,7 @@ func (t *Transport) dial(ctx context.Context, addr string, secure bool) (*conn, 
 	c.br = bufio.NewReaderSize(c, bufSize)
 	c.bw = bufio.NewWriterSize(connWriter{c}, bufSize)
 	c.tp.R = c.br
+	c.abort = func() { _ = nc.SetDeadline(aLongTimeAgo) }
 	c.initPeek()
 	return c, nil
 }
@@ -506,8 +528,7 @@ func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request, rb
 	if ctx.Done() != nil {
 		// Cancellation while writing or reading: a past deadline makes
 		// the blocked call return; the connection is then never reused.
-		nc := c.nc
-		stop = context.AfterFunc(ctx, func() { _ = nc.SetDeadline(aLongTimeAgo) })
+		stop = context.AfterFunc(ctx, c.abort)
 	}
 	fail := func(op string, err error) error {
 		if stop != nil {
@@ -520,7 +541,7 @@ func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request, rb
 		return &Error{Op: op, Addr: c.addr, Err: err}
 	}
 	c.nread, c.nwrite = 0, 0
-	gzip := !t.DisableCompression && req.Method != http.MethodHead && req.Header.Get("Accept-Encoding") == "" && req.Header.Get("Range") == ""
+	gzip := !t.DisableCompression && req.Method != http.MethodHead && headerValue(req.Header, "Accept-Encoding") == "" && headerValue(req.Header, "Range") == ""
 	err := writeRequest(c.bw, req, rb, cl, gzip)
 	closeBody(rb)
 	if err != nil {
@@ -559,7 +580,7 @@ func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request, rb
 	}
 	b := &body{t: t, c: c, fr: fr, ctx: ctx, stop: stop, keep: keep, nc: c.nc}
 	resp.Body = b
-	if gzip && resp.Header.Get("Content-Encoding") == "gzip" && hasToken(resp.Header["Content-Encoding"], "gzip") {
+	if gzip && headerValue(resp.Header, "Content-Encoding") == "gzip" && hasToken(resp.Header["Content-Encoding"], "gzip") {
 		resp.Header.Del("Content-Encoding")
 		resp.Header.Del("Content-Length")
 		resp.ContentLength = -1
@@ -658,3 +679,12 @@ func (b *body) Close() error {
 // hasToken reports whether a list of comma-separated header values holds
 // tok, compared ASCII case-insensitively.
 func hasToken(vs []string, tok string) bool { return httpguts.HeaderValuesContainsToken(vs, tok) }
+
+// headerValue is h.Get(key) for a key already in canonical form: Get spent as
+// much canonicalizing the key as looking it up.
+func headerValue(h http.Header, key string) string {
+	if vs := h[key]; len(vs) > 0 {
+		return vs[0]
+	}
+	return ""
+}

@@ -120,10 +120,7 @@ type oaiUsage struct {
 // without it (sendLearning); Groq's tool_use_failed is the model's invalid
 // answer, returned as one so the engine re-asks with feedback.
 func (p *openAIProvider) Chat(ctx context.Context, req llm.Request) (*llm.Response, error) {
-	hdr := http.Header{}
-	if p.apiKey != "" {
-		hdr.Set("Authorization", "Bearer "+p.apiKey)
-	}
+	hdr := p.bearerHeader()
 	return p.sendLearning(ctx, func(adj adjustments) (*llm.Response, error) {
 		body, wrapped, err := p.buildRequest(req, adj)
 		if err != nil {
