@@ -23,6 +23,27 @@ import (
 // response with neither is read to the connection's close. fr is nil when
 // there is no body. FuzzReadResponse compares it with http.ReadResponse.
 func readResponse(tp *textproto.Reader, method string) (resp *http.Response, fr *frame, err error) {
+	return readResponseInto(tp, method, nil)
+}
+
+// exchangeBox holds a response with its body and framing: the exchange
+// allocates the three at once.
+type exchangeBox struct {
+	resp  http.Response
+	body  body
+	frame frame
+}
+
+// readResponseInto is readResponse placing the response and its frame in
+// box (nil: allocated apart).
+func readResponseInto(tp *textproto.Reader, method string, box *exchangeBox) (resp *http.Response, fr *frame, err error) {
+	newFrame := func(f frame) *frame {
+		if box == nil {
+			return &f
+		}
+		box.frame = f
+		return &box.frame
+	}
 	line, err := readStatusLine(tp.R)
 	if err != nil {
 		if err == io.EOF {
@@ -34,7 +55,12 @@ func readResponse(tp *textproto.Reader, method string) (resp *http.Response, fr 
 	if !ok {
 		return nil, nil, fmt.Errorf("malformed HTTP response %q", line)
 	}
-	resp = &http.Response{Proto: proto, Status: strings.TrimLeft(status, " ")}
+	if box != nil {
+		box.resp = http.Response{Proto: proto, Status: strings.TrimLeft(status, " ")}
+		resp = &box.resp
+	} else {
+		resp = &http.Response{Proto: proto, Status: strings.TrimLeft(status, " ")}
+	}
 	code, _, _ := strings.Cut(resp.Status, " ")
 	if len(code) != 3 {
 		return nil, nil, fmt.Errorf("malformed HTTP status code %q", code)
@@ -45,8 +71,9 @@ func readResponse(tp *textproto.Reader, method string) (resp *http.Response, fr 
 	if resp.ProtoMajor, resp.ProtoMinor, ok = http.ParseHTTPVersion(proto); !ok {
 		return nil, nil, fmt.Errorf("malformed HTTP version %q", proto)
 	}
-	h, ok := readPlainHeader(tp.R)
+	h, rare, ok := readPlainHeader(tp.R)
 	if !ok {
+		rare = rareAll
 		mh, err := tp.ReadMIMEHeader()
 		if err != nil {
 			if err == io.EOF {
@@ -57,19 +84,26 @@ func readResponse(tp *textproto.Reader, method string) (resp *http.Response, fr 
 		h = http.Header(mh)
 	}
 	resp.Header = h
-	if hp, ok := h["Pragma"]; ok && len(hp) > 0 && hp[0] == "no-cache" {
-		if _, ok := h["Cache-Control"]; !ok {
-			h["Cache-Control"] = []string{"no-cache"}
+	if rare&rarePragma != 0 {
+		if hp, ok := h["Pragma"]; ok && len(hp) > 0 && hp[0] == "no-cache" {
+			if _, ok := h["Cache-Control"]; !ok {
+				h["Cache-Control"] = []string{"no-cache"}
+			}
 		}
 	}
 
-	resp.Close = shouldClose(resp.ProtoMajor, resp.ProtoMinor, h)
+	resp.Close = shouldClose(resp.ProtoMajor, resp.ProtoMinor, h, rare&rareConnection != 0)
 	major, minor := resp.ProtoMajor, resp.ProtoMinor
 	if major == 0 && minor == 0 {
 		major, minor = 1, 1
 	}
 	chunked := false
-	if raw, ok := h["Transfer-Encoding"]; ok {
+	var raw []string
+	hasTE := false
+	if rare&rareTransferEncoding != 0 {
+		raw, hasTE = h["Transfer-Encoding"]
+	}
+	if hasTE {
 		delete(h, "Transfer-Encoding")
 		if major > 1 || major == 1 && minor >= 1 { // ignored on HTTP/1.0, as net/http does
 			if len(raw) != 1 {
@@ -91,7 +125,7 @@ func readResponse(tp *textproto.Reader, method string) (resp *http.Response, fr 
 			return nil, nil, err
 		}
 	}
-	if resp.Trailer, err = fixTrailer(h, chunked); err != nil {
+	if resp.Trailer, err = fixTrailer(h, chunked && rare&rareTrailer != 0); err != nil {
 		return nil, nil, err
 	}
 	if realLength == -1 && !chunked && bodyAllowed(resp.StatusCode) {
@@ -106,13 +140,13 @@ func readResponse(tp *textproto.Reader, method string) (resp *http.Response, fr 
 		if method == http.MethodHead || !bodyAllowed(resp.StatusCode) {
 			return resp, nil, nil
 		}
-		return resp, &frame{br: br, tp: tp, cr: httputil.NewChunkedReader(br), resp: resp}, nil
+		return resp, newFrame(frame{br: br, tp: tp, cr: httputil.NewChunkedReader(br), resp: resp}), nil
 	case realLength == 0:
 		return resp, nil, nil
 	case realLength > 0:
-		return resp, &frame{br: br, n: realLength}, nil
+		return resp, newFrame(frame{br: br, n: realLength}), nil
 	case resp.Close:
-		return resp, &frame{br: br, toEOF: true}, nil
+		return resp, newFrame(frame{br: br, toEOF: true}), nil
 	}
 	return resp, nil, nil
 }
@@ -129,30 +163,34 @@ const maxPlainHeaders = 64
 // textproto made one per value and per uncommon key. Anything else (a
 // header not yet all buffered, folded lines, a bare LF, other bytes)
 // returns false with nothing read, and textproto reads it.
-func readPlainHeader(br *bufio.Reader) (http.Header, bool) {
+//
+// rare has a bit for each field readResponse looks up that the header
+// holds, of Pragma, Connection, Transfer-Encoding and Trailer: a plain
+// answer holds none, and each lookup costs as much as parsing a field.
+func readPlainHeader(br *bufio.Reader) (h http.Header, rare uint8, ok bool) {
 	buf, _ := br.Peek(br.Buffered())
 	end := bytes.Index(buf, doubleCRLF)
 	switch {
 	case len(buf) >= 2 && buf[0] == '\r' && buf[1] == '\n':
 		end = -2 // no fields at all
 	case end < 0:
-		return nil, false
+		return nil, 0, false
 	}
 	block := buf[:end+2] // the fields, each with its CR LF
 	lines := bytes.Count(block, crlf)
 	if lines > maxPlainHeaders {
-		return nil, false
+		return nil, 0, false
 	}
 	// Check every line before allocating anything.
 	for rest := block; len(rest) > 0; {
 		i := bytes.Index(rest, crlf)
 		if !plainField(rest[:i]) {
-			return nil, false
+			return nil, 0, false
 		}
 		rest = rest[i+2:]
 	}
 	all := string(block)
-	h := make(http.Header, lines)
+	h = make(http.Header, lines)
 	slab := make([]string, lines)
 	for len(all) > 0 {
 		i := strings.Index(all, "\r\n")
@@ -160,6 +198,16 @@ func readPlainHeader(br *bufio.Reader) (http.Header, bool) {
 		all = all[i+2:]
 		colon := strings.IndexByte(line, ':')
 		key := canonicalKey(line[:colon])
+		switch key {
+		case "Pragma":
+			rare |= rarePragma
+		case "Connection":
+			rare |= rareConnection
+		case "Transfer-Encoding":
+			rare |= rareTransferEncoding
+		case "Trailer":
+			rare |= rareTrailer
+		}
 		value := strings.TrimRight(strings.TrimLeft(line[colon+1:], " \t"), " \t")
 		if vv, ok := h[key]; ok {
 			h[key] = append(vv, value)
@@ -171,8 +219,17 @@ func readPlainHeader(br *bufio.Reader) (http.Header, bool) {
 		h[key] = vv
 	}
 	_, _ = br.Discard(len(block) + 2)
-	return h, true
+	return h, rare, true
 }
+
+// The bits of readPlainHeader's rare.
+const (
+	rarePragma uint8 = 1 << iota
+	rareConnection
+	rareTransferEncoding
+	rareTrailer
+	rareAll = rarePragma | rareConnection | rareTransferEncoding | rareTrailer
+)
 
 // plainField reports whether line is "key:value" as readPlainHeader takes
 // it: the key of ASCII letters, digits and '-', starting with a letter (a
@@ -242,11 +299,17 @@ func readStatusLine(br *bufio.Reader) (string, error) {
 // shouldClose reports whether the connection ends after this response
 // (net/http's shouldClose): HTTP/1.0 without keep-alive, or Connection:
 // close, which is then removed from the header on HTTP/1.1.
-func shouldClose(major, minor int, h http.Header) bool {
+//
+// connection false: the header has no Connection field (readPlainHeader
+// saw none), so it need not be looked up.
+func shouldClose(major, minor int, h http.Header, connection bool) bool {
 	if major < 1 {
 		return true
 	}
-	conv := h["Connection"]
+	var conv []string
+	if connection {
+		conv = h["Connection"]
+	}
 	hasClose := hasToken(conv, "close")
 	if major == 1 && minor == 0 {
 		return hasClose || !hasToken(conv, "keep-alive")

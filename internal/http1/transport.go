@@ -256,7 +256,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeReqBody(req)
 		return nil, err
 	}
-	if err := validHeaders(req); err != nil {
+	rh, err := validHeaders(req)
+	if err != nil {
 		closeReqBody(req)
 		return nil, err
 	}
@@ -278,7 +279,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			closeBody(body)
 			return nil, err
 		}
-		resp, err := t.exchange(ctx, c, req, body, cl)
+		resp, err := t.exchange(ctx, c, req, body, cl, rh)
 		if err == nil {
 			return resp, nil
 		}
@@ -523,7 +524,7 @@ func (t *Transport) put(c *conn) {
 // exchange writes req on c and reads the response header. On error c is
 // closed; on success it belongs to the response's body (or is back in the
 // pool when there is none).
-func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request, rb io.ReadCloser, cl int64) (*http.Response, error) {
+func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request, rb io.ReadCloser, cl int64, rh reqHeader) (*http.Response, error) {
 	var stop func() bool
 	if ctx.Done() != nil {
 		// Cancellation while writing or reading: a past deadline makes
@@ -541,8 +542,8 @@ func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request, rb
 		return &Error{Op: op, Addr: c.addr, Err: err}
 	}
 	c.nread, c.nwrite = 0, 0
-	gzip := !t.DisableCompression && req.Method != http.MethodHead && headerValue(req.Header, "Accept-Encoding") == "" && headerValue(req.Header, "Range") == ""
-	err := writeRequest(c.bw, req, rb, cl, gzip)
+	gzip := !t.DisableCompression && req.Method != http.MethodHead && rh.acceptEncoding == "" && rh.rangeValue == ""
+	err := writeRequest(c.bw, req, rb, cl, gzip, rh)
 	closeBody(rb)
 	if err != nil {
 		return nil, fail("write request", err)
@@ -550,8 +551,9 @@ func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request, rb
 	c.limit = MaxHeaderBytes
 	var resp *http.Response
 	var fr *frame
+	box := new(exchangeBox) // the response, its body and frame in one allocation
 	for n1xx := 0; ; n1xx++ {
-		resp, fr, err = readResponse(&c.tp, req.Method)
+		resp, fr, err = readResponseInto(&c.tp, req.Method, box)
 		if err != nil {
 			return nil, fail("read response header", err)
 		}
@@ -572,13 +574,14 @@ func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request, rb
 		st := tc.ConnectionState()
 		resp.TLS = &st
 	}
-	keep := !resp.Close && !req.Close && !hasToken(req.Header["Connection"], "close")
+	keep := !resp.Close && !req.Close && !hasToken(rh.connection, "close")
 	if fr == nil {
 		resp.Body = http.NoBody
 		t.release(c, stop, keep)
 		return resp, nil
 	}
-	b := &body{t: t, c: c, fr: fr, ctx: ctx, stop: stop, keep: keep, nc: c.nc}
+	b := &box.body
+	*b = body{t: t, c: c, fr: fr, ctx: ctx, stop: stop, keep: keep, nc: c.nc}
 	resp.Body = b
 	if gzip && headerValue(resp.Header, "Content-Encoding") == "gzip" && hasToken(resp.Header["Content-Encoding"], "gzip") {
 		resp.Header.Del("Content-Encoding")
