@@ -126,7 +126,9 @@ func TestDirectMatchesClientDo(t *testing.T) {
 // TestChatAllocs bounds the allocations of one call over the provider's
 // own client against a server that allocates nothing per request
 // (cannedServer): 49 before exchange stopped going through http.Client,
-// parsing the URL and building the bearer header per call.
+// parsing the URL and building the bearer header per call, and http1
+// stopped allocating per header value and apart for each of the
+// response, its body and its frame; 32 after.
 func TestChatAllocs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("measures allocations")
@@ -152,8 +154,8 @@ func TestChatAllocs(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	if n > 40 {
-		t.Fatalf("%.0f allocations per call, want at most 40", n)
+	if n > 36 {
+		t.Fatalf("%.0f allocations per call, want at most 36", n)
 	}
 	t.Logf("%.0f allocations per call", n)
 }
