@@ -28,24 +28,89 @@ func outgoingLength(req *http.Request) (int64, error) {
 // validHeaders refuses what would let a header value end the line early
 // (CR, LF, other control bytes), invalid field names and hosts, as
 // net/http's Transport does before writing anything.
-func validHeaders(req *http.Request) error {
+// It also returns what the exchange reads of the header (reqHeader), found
+// on the same pass over it.
+func validHeaders(req *http.Request) (rh reqHeader, err error) {
 	if !httpguts.ValidHostHeader(host(req)) {
-		return fmt.Errorf("http1: invalid Host %q", host(req))
+		return rh, fmt.Errorf("http1: invalid Host %q", host(req))
 	}
 	if req.Method != "" && !validMethod(req.Method) {
-		return fmt.Errorf("http1: invalid method %q", req.Method)
+		return rh, fmt.Errorf("http1: invalid method %q", req.Method)
 	}
+	rh.canonical = true
 	for k, vs := range req.Header {
-		if !httpguts.ValidHeaderFieldName(k) {
-			return fmt.Errorf("http1: invalid header field name %q", k)
+		valid, canon := fieldName(k)
+		if !valid {
+			return rh, fmt.Errorf("http1: invalid header field name %q", k)
 		}
+		rh.canonical = rh.canonical && canon
 		for _, v := range vs {
 			if !httpguts.ValidHeaderFieldValue(v) {
-				return fmt.Errorf("http1: invalid header field value for %q; remove control characters", k)
+				return rh, fmt.Errorf("http1: invalid header field value for %q; remove control characters", k)
 			}
 		}
+		switch k { // the exact key, as req.Header[k] would find it
+		case "User-Agent":
+			rh.userAgent, rh.hasUserAgent = vs, true
+		case "Accept-Encoding":
+			rh.acceptEncoding = first(vs)
+		case "Range":
+			rh.rangeValue = first(vs)
+		case "Connection":
+			rh.connection = vs
+		}
 	}
-	return nil
+	return rh, nil
+}
+
+// reqHeader is what the exchange reads of a request's header: the values
+// of req.Header["User-Agent"], Get("Accept-Encoding"), Get("Range") and
+// req.Header["Connection"], and whether every field name is already in
+// canonical form (writeRequest then need not canonicalize them again).
+type reqHeader struct {
+	canonical      bool
+	userAgent      []string
+	hasUserAgent   bool
+	acceptEncoding string
+	rangeValue     string
+	connection     []string
+}
+
+func first(vs []string) string {
+	if len(vs) > 0 {
+		return vs[0]
+	}
+	return ""
+}
+
+// tokenByte marks the bytes of an HTTP token (RFC 9110 tchar).
+var tokenByte = func() (t [256]bool) {
+	for c := range 128 {
+		t[c] = httpguts.IsTokenRune(rune(c))
+	}
+	return t
+}()
+
+// fieldName reports, in one pass, whether k is a valid field name
+// (httpguts.ValidHeaderFieldName) and whether it is canonical
+// (http.CanonicalHeaderKey(k) == k: upper case first and after each '-',
+// lower case elsewhere).
+func fieldName(k string) (valid, canonical bool) {
+	if k == "" {
+		return false, false
+	}
+	canonical, upper := true, true
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if !tokenByte[c] {
+			return false, false
+		}
+		if upper && 'a' <= c && c <= 'z' || !upper && 'A' <= c && c <= 'Z' {
+			canonical = false
+		}
+		upper = c == '-'
+	}
+	return true, canonical
 }
 
 func validMethod(m string) bool {
@@ -77,47 +142,55 @@ func skipHeader(k string) bool {
 // writeRequest writes the request line, the header (keys in canonical
 // form) and the body, then flushes: a request that fits the buffer goes
 // out in one write.
-func writeRequest(bw *bufio.Writer, req *http.Request, body io.Reader, cl int64, gzip bool) error {
+// rh is validHeaders' finding.
+func writeRequest(bw *bufio.Writer, req *http.Request, body io.Reader, cl int64, gzip bool, rh reqHeader) error {
 	method := req.Method
 	if method == "" {
 		method = http.MethodGet
 	}
-	_, _ = bw.WriteString(method)
-	_ = bw.WriteByte(' ')
-	_, _ = bw.WriteString(req.URL.RequestURI())
-	_, _ = bw.WriteString(" HTTP/1.1\r\nHost: ")
-	_, _ = bw.WriteString(host(req))
-	_, _ = bw.WriteString("\r\n")
+	// The head is appended in place in the writer's free buffer (a
+	// larger head grows a copy) and handed over in one Write: a
+	// WriteString per piece cost as much as building it.
+	b := bw.AvailableBuffer()
+	b = append(b, method...)
+	b = append(b, ' ')
+	b = append(b, req.URL.RequestURI()...)
+	b = append(b, " HTTP/1.1\r\nHost: "...)
+	b = append(b, host(req)...)
+	b = append(b, "\r\n"...)
 	// User-Agent as net/http: its default when absent, none when empty.
-	if ua, ok := req.Header["User-Agent"]; !ok {
-		_, _ = bw.WriteString("User-Agent: Go-http-client/1.1\r\n")
+	if ua, ok := rh.userAgent, rh.hasUserAgent; !ok {
+		b = append(b, "User-Agent: Go-http-client/1.1\r\n"...)
 	} else if len(ua) > 0 && ua[0] != "" {
-		writeField(bw, "User-Agent", ua[0])
+		b = appendField(b, "User-Agent", ua[0])
 	}
 	for k, vs := range req.Header {
-		k = http.CanonicalHeaderKey(k) // no allocation when already canonical
+		if !rh.canonical {
+			k = http.CanonicalHeaderKey(k)
+		}
 		if skipHeader(k) {
 			continue
 		}
 		for _, v := range vs {
-			writeField(bw, k, v)
+			b = appendField(b, k, v)
 		}
 	}
 	switch {
 	case cl > 0 || cl == 0 && (method == http.MethodPost || method == http.MethodPut || method == http.MethodPatch):
-		_, _ = bw.WriteString("Content-Length: ")
-		_, _ = bw.Write(strconv.AppendInt(bw.AvailableBuffer(), cl, 10))
-		_, _ = bw.WriteString("\r\n")
+		b = append(b, "Content-Length: "...)
+		b = strconv.AppendInt(b, cl, 10)
+		b = append(b, "\r\n"...)
 	case cl < 0:
-		_, _ = bw.WriteString("Transfer-Encoding: chunked\r\n")
+		b = append(b, "Transfer-Encoding: chunked\r\n"...)
 	}
-	if req.Close && !hasToken(req.Header["Connection"], "close") {
-		_, _ = bw.WriteString("Connection: close\r\n")
+	if req.Close && !hasToken(rh.connection, "close") {
+		b = append(b, "Connection: close\r\n"...)
 	}
 	if gzip {
-		_, _ = bw.WriteString("Accept-Encoding: gzip\r\n")
+		b = append(b, "Accept-Encoding: gzip\r\n"...)
 	}
-	_, _ = bw.WriteString("\r\n")
+	b = append(b, "\r\n"...)
+	_, _ = bw.Write(b)
 	switch {
 	case cl > 0:
 		if err := writeBody(bw, body, cl); err != nil {
@@ -180,11 +253,11 @@ func writeChunked(bw *bufio.Writer, body io.Reader) error {
 	return err
 }
 
-func writeField(bw *bufio.Writer, k, v string) {
-	_, _ = bw.WriteString(k)
-	_, _ = bw.WriteString(": ")
-	_, _ = bw.WriteString(textprotoTrim(v))
-	_, _ = bw.WriteString("\r\n")
+func appendField(b []byte, k, v string) []byte {
+	b = append(b, k...)
+	b = append(b, ": "...)
+	b = append(b, textprotoTrim(v)...)
+	return append(b, "\r\n"...)
 }
 
 // textprotoTrim trims leading and trailing spaces and tabs, as

@@ -23,7 +23,28 @@ import (
 // response with neither is read to the connection's close. fr is nil when
 // there is no body. FuzzReadResponse compares it with http.ReadResponse.
 func readResponse(tp *textproto.Reader, method string) (resp *http.Response, fr *frame, err error) {
-	line, err := tp.ReadLine()
+	return readResponseInto(tp, method, nil)
+}
+
+// exchangeBox holds a response with its body and framing: the exchange
+// allocates the three at once.
+type exchangeBox struct {
+	resp  http.Response
+	body  body
+	frame frame
+}
+
+// readResponseInto is readResponse placing the response and its frame in
+// box (nil: allocated apart).
+func readResponseInto(tp *textproto.Reader, method string, box *exchangeBox) (resp *http.Response, fr *frame, err error) {
+	newFrame := func(f frame) *frame {
+		if box == nil {
+			return &f
+		}
+		box.frame = f
+		return &box.frame
+	}
+	line, err := readStatusLine(tp.R)
 	if err != nil {
 		if err == io.EOF {
 			err = io.ErrUnexpectedEOF
@@ -34,7 +55,12 @@ func readResponse(tp *textproto.Reader, method string) (resp *http.Response, fr 
 	if !ok {
 		return nil, nil, fmt.Errorf("malformed HTTP response %q", line)
 	}
-	resp = &http.Response{Proto: proto, Status: strings.TrimLeft(status, " ")}
+	if box != nil {
+		box.resp = http.Response{Proto: proto, Status: strings.TrimLeft(status, " ")}
+		resp = &box.resp
+	} else {
+		resp = &http.Response{Proto: proto, Status: strings.TrimLeft(status, " ")}
+	}
 	code, _, _ := strings.Cut(resp.Status, " ")
 	if len(code) != 3 {
 		return nil, nil, fmt.Errorf("malformed HTTP status code %q", code)
@@ -45,28 +71,39 @@ func readResponse(tp *textproto.Reader, method string) (resp *http.Response, fr 
 	if resp.ProtoMajor, resp.ProtoMinor, ok = http.ParseHTTPVersion(proto); !ok {
 		return nil, nil, fmt.Errorf("malformed HTTP version %q", proto)
 	}
-	mh, err := tp.ReadMIMEHeader()
-	if err != nil {
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
+	h, rare, ok := readPlainHeader(tp.R)
+	if !ok {
+		rare = rareAll
+		mh, err := tp.ReadMIMEHeader()
+		if err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, nil, err
 		}
-		return nil, nil, err
+		h = http.Header(mh)
 	}
-	h := http.Header(mh)
 	resp.Header = h
-	if hp, ok := h["Pragma"]; ok && len(hp) > 0 && hp[0] == "no-cache" {
-		if _, ok := h["Cache-Control"]; !ok {
-			h["Cache-Control"] = []string{"no-cache"}
+	if rare&rarePragma != 0 {
+		if hp, ok := h["Pragma"]; ok && len(hp) > 0 && hp[0] == "no-cache" {
+			if _, ok := h["Cache-Control"]; !ok {
+				h["Cache-Control"] = []string{"no-cache"}
+			}
 		}
 	}
 
-	resp.Close = shouldClose(resp.ProtoMajor, resp.ProtoMinor, h)
+	resp.Close = shouldClose(resp.ProtoMajor, resp.ProtoMinor, h, rare&rareConnection != 0)
 	major, minor := resp.ProtoMajor, resp.ProtoMinor
 	if major == 0 && minor == 0 {
 		major, minor = 1, 1
 	}
 	chunked := false
-	if raw, ok := h["Transfer-Encoding"]; ok {
+	var raw []string
+	hasTE := false
+	if rare&rareTransferEncoding != 0 {
+		raw, hasTE = h["Transfer-Encoding"]
+	}
+	if hasTE {
 		delete(h, "Transfer-Encoding")
 		if major > 1 || major == 1 && minor >= 1 { // ignored on HTTP/1.0, as net/http does
 			if len(raw) != 1 {
@@ -88,7 +125,7 @@ func readResponse(tp *textproto.Reader, method string) (resp *http.Response, fr 
 			return nil, nil, err
 		}
 	}
-	if resp.Trailer, err = fixTrailer(h, chunked); err != nil {
+	if resp.Trailer, err = fixTrailer(h, chunked && rare&rareTrailer != 0); err != nil {
 		return nil, nil, err
 	}
 	if realLength == -1 && !chunked && bodyAllowed(resp.StatusCode) {
@@ -103,25 +140,176 @@ func readResponse(tp *textproto.Reader, method string) (resp *http.Response, fr 
 		if method == http.MethodHead || !bodyAllowed(resp.StatusCode) {
 			return resp, nil, nil
 		}
-		return resp, &frame{br: br, tp: tp, cr: httputil.NewChunkedReader(br), resp: resp}, nil
+		return resp, newFrame(frame{br: br, tp: tp, cr: httputil.NewChunkedReader(br), resp: resp}), nil
 	case realLength == 0:
 		return resp, nil, nil
 	case realLength > 0:
-		return resp, &frame{br: br, n: realLength}, nil
+		return resp, newFrame(frame{br: br, n: realLength}), nil
 	case resp.Close:
-		return resp, &frame{br: br, toEOF: true}, nil
+		return resp, newFrame(frame{br: br, toEOF: true}), nil
 	}
 	return resp, nil, nil
+}
+
+// maxPlainHeaders bounds the fields readPlainHeader takes on.
+const maxPlainHeaders = 64
+
+// readPlainHeader is textproto.Reader.ReadMIMEHeader for the header every
+// model server sends, already in br's buffer: lines of a key of letters,
+// digits and '-', a colon and a printable ASCII value, each ended by CR LF,
+// then an empty line. It makes the same header (keys canonical, values
+// without the spaces around them, each value slice of capacity one) with
+// one string for all the values and the keys already canonical, where
+// textproto made one per value and per uncommon key. Anything else (a
+// header not yet all buffered, folded lines, a bare LF, other bytes)
+// returns false with nothing read, and textproto reads it.
+//
+// rare has a bit for each field readResponse looks up that the header
+// holds, of Pragma, Connection, Transfer-Encoding and Trailer: a plain
+// answer holds none, and each lookup costs as much as parsing a field.
+func readPlainHeader(br *bufio.Reader) (h http.Header, rare uint8, ok bool) {
+	buf, _ := br.Peek(br.Buffered())
+	end := bytes.Index(buf, doubleCRLF)
+	switch {
+	case len(buf) >= 2 && buf[0] == '\r' && buf[1] == '\n':
+		end = -2 // no fields at all
+	case end < 0:
+		return nil, 0, false
+	}
+	block := buf[:end+2] // the fields, each with its CR LF
+	lines := bytes.Count(block, crlf)
+	if lines > maxPlainHeaders {
+		return nil, 0, false
+	}
+	// Check every line before allocating anything.
+	for rest := block; len(rest) > 0; {
+		i := bytes.Index(rest, crlf)
+		if !plainField(rest[:i]) {
+			return nil, 0, false
+		}
+		rest = rest[i+2:]
+	}
+	all := string(block)
+	h = make(http.Header, lines)
+	slab := make([]string, lines)
+	for len(all) > 0 {
+		i := strings.Index(all, "\r\n")
+		line := all[:i]
+		all = all[i+2:]
+		colon := strings.IndexByte(line, ':')
+		key := canonicalKey(line[:colon])
+		switch key {
+		case "Pragma":
+			rare |= rarePragma
+		case "Connection":
+			rare |= rareConnection
+		case "Transfer-Encoding":
+			rare |= rareTransferEncoding
+		case "Trailer":
+			rare |= rareTrailer
+		}
+		value := strings.TrimRight(strings.TrimLeft(line[colon+1:], " \t"), " \t")
+		if vv, ok := h[key]; ok {
+			h[key] = append(vv, value)
+			continue
+		}
+		vv := slab[:1:1]
+		slab = slab[1:]
+		vv[0] = value
+		h[key] = vv
+	}
+	_, _ = br.Discard(len(block) + 2)
+	return h, rare, true
+}
+
+// The bits of readPlainHeader's rare.
+const (
+	rarePragma uint8 = 1 << iota
+	rareConnection
+	rareTransferEncoding
+	rareTrailer
+	rareAll = rarePragma | rareConnection | rareTransferEncoding | rareTrailer
+)
+
+// plainField reports whether line is "key:value" as readPlainHeader takes
+// it: the key of ASCII letters, digits and '-', starting with a letter (a
+// line starting with a space or a tab would continue the one before), the
+// value of printable ASCII and tabs.
+func plainField(line []byte) bool {
+	colon := bytes.IndexByte(line, ':')
+	if colon <= 0 || !isLetter(line[0]) {
+		return false
+	}
+	for _, c := range line[:colon] {
+		if !isLetter(c) && !('0' <= c && c <= '9') && c != '-' {
+			return false
+		}
+	}
+	for _, c := range line[colon+1:] {
+		if (c < ' ' || c > '~') && c != '\t' {
+			return false
+		}
+	}
+	return true
+}
+
+func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+
+// canonicalKey is textproto.CanonicalMIMEHeaderKey for a key of letters,
+// digits and '-': k itself when already canonical.
+func canonicalKey(k string) string {
+	upper := true
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if upper && 'a' <= c && c <= 'z' || !upper && 'A' <= c && c <= 'Z' {
+			return textproto.CanonicalMIMEHeaderKey(k)
+		}
+		upper = c == '-'
+	}
+	return k
+}
+
+// statusOK is the status line of nearly every response a model server
+// sends, kept as a string so that reading it allocates nothing.
+const statusOK = "HTTP/1.1 200 OK"
+
+// readStatusLine is textproto.Reader.ReadLine (whose dot reader this
+// transport never uses): a line of any length without its CR LF or LF.
+// The usual one, statusOK, is not copied.
+func readStatusLine(br *bufio.Reader) (string, error) {
+	var line []byte
+	for {
+		l, more, err := br.ReadLine()
+		if err != nil {
+			return "", err
+		}
+		if line == nil && !more {
+			if string(l) == statusOK {
+				return statusOK, nil
+			}
+			return string(l), nil
+		}
+		line = append(line, l...)
+		if !more {
+			return string(line), nil
+		}
+	}
 }
 
 // shouldClose reports whether the connection ends after this response
 // (net/http's shouldClose): HTTP/1.0 without keep-alive, or Connection:
 // close, which is then removed from the header on HTTP/1.1.
-func shouldClose(major, minor int, h http.Header) bool {
+//
+// connection false: the header has no Connection field (readPlainHeader
+// saw none), so it need not be looked up.
+func shouldClose(major, minor int, h http.Header, connection bool) bool {
 	if major < 1 {
 		return true
 	}
-	conv := h["Connection"]
+	var conv []string
+	if connection {
+		conv = h["Connection"]
+	}
 	hasClose := hasToken(conv, "close")
 	if major == 1 && minor == 0 {
 		return hasClose || !hasToken(conv, "keep-alive")

@@ -182,6 +182,9 @@ type conn struct {
 	nwrite int64 // bytes written since the request began
 	reused bool
 	idleAt time.Time
+	// abort makes a blocked Read or Write return (a past deadline): the
+	// cancellation hook of each exchange, made once per connection.
+	abort func()
 
 	// A non-blocking peek at the socket (peek_unix.go), prepared once.
 	rc      syscall.RawConn
@@ -253,7 +256,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeReqBody(req)
 		return nil, err
 	}
-	if err := validHeaders(req); err != nil {
+	rh, err := validHeaders(req)
+	if err != nil {
 		closeReqBody(req)
 		return nil, err
 	}
@@ -275,7 +279,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			closeBody(body)
 			return nil, err
 		}
-		resp, err := t.exchange(ctx, c, req, body, cl)
+		resp, err := t.exchange(ctx, c, req, body, cl, rh)
 		if err == nil {
 			return resp, nil
 		}
@@ -292,6 +296,24 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 		}
 	}
+}
+
+// SentItself reports whether RoundTrip sends req itself, not through
+// Fallback. When it does, RoundTrip has written (and replayed, on a stale
+// connection) the whole request body and closed it by the time it
+// returns, error or not: a caller may then reuse the body's bytes. Asked
+// after RoundTrip returned, a false may also mean the host has since been
+// found to refuse HTTP/1.1.
+func (t *Transport) SentItself(req *http.Request) bool {
+	if req.URL == nil || (req.URL.Scheme != "http" && req.URL.Scheme != "https") || req.URL.Host == "" {
+		return false
+	}
+	if req.URL.Scheme == "https" && t.Fallback != nil {
+		if _, ok := t.noH1.Load(hostPort(req.URL.Host, true)); ok {
+			return false
+		}
+	}
+	return true
 }
 
 // retryable reports whether a request that failed on c may be sent again
@@ -471,6 +493,7 @@ func (t *Transport) dial(ctx context.Context, addr string, secure bool) (*conn, 
 	c.br = bufio.NewReaderSize(c, bufSize)
 	c.bw = bufio.NewWriterSize(connWriter{c}, bufSize)
 	c.tp.R = c.br
+	c.abort = func() { _ = nc.SetDeadline(aLongTimeAgo) }
 	c.initPeek()
 	return c, nil
 }
@@ -501,13 +524,12 @@ func (t *Transport) put(c *conn) {
 // exchange writes req on c and reads the response header. On error c is
 // closed; on success it belongs to the response's body (or is back in the
 // pool when there is none).
-func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request, rb io.ReadCloser, cl int64) (*http.Response, error) {
+func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request, rb io.ReadCloser, cl int64, rh reqHeader) (*http.Response, error) {
 	var stop func() bool
 	if ctx.Done() != nil {
 		// Cancellation while writing or reading: a past deadline makes
 		// the blocked call return; the connection is then never reused.
-		nc := c.nc
-		stop = context.AfterFunc(ctx, func() { _ = nc.SetDeadline(aLongTimeAgo) })
+		stop = context.AfterFunc(ctx, c.abort)
 	}
 	fail := func(op string, err error) error {
 		if stop != nil {
@@ -520,8 +542,8 @@ func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request, rb
 		return &Error{Op: op, Addr: c.addr, Err: err}
 	}
 	c.nread, c.nwrite = 0, 0
-	gzip := !t.DisableCompression && req.Method != http.MethodHead && req.Header.Get("Accept-Encoding") == "" && req.Header.Get("Range") == ""
-	err := writeRequest(c.bw, req, rb, cl, gzip)
+	gzip := !t.DisableCompression && req.Method != http.MethodHead && rh.acceptEncoding == "" && rh.rangeValue == ""
+	err := writeRequest(c.bw, req, rb, cl, gzip, rh)
 	closeBody(rb)
 	if err != nil {
 		return nil, fail("write request", err)
@@ -529,8 +551,9 @@ func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request, rb
 	c.limit = MaxHeaderBytes
 	var resp *http.Response
 	var fr *frame
+	box := new(exchangeBox) // the response, its body and frame in one allocation
 	for n1xx := 0; ; n1xx++ {
-		resp, fr, err = readResponse(&c.tp, req.Method)
+		resp, fr, err = readResponseInto(&c.tp, req.Method, box)
 		if err != nil {
 			return nil, fail("read response header", err)
 		}
@@ -551,15 +574,16 @@ func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request, rb
 		st := tc.ConnectionState()
 		resp.TLS = &st
 	}
-	keep := !resp.Close && !req.Close && !hasToken(req.Header["Connection"], "close")
+	keep := !resp.Close && !req.Close && !hasToken(rh.connection, "close")
 	if fr == nil {
 		resp.Body = http.NoBody
 		t.release(c, stop, keep)
 		return resp, nil
 	}
-	b := &body{t: t, c: c, fr: fr, ctx: ctx, stop: stop, keep: keep, nc: c.nc}
+	b := &box.body
+	*b = body{t: t, c: c, fr: fr, ctx: ctx, stop: stop, keep: keep, nc: c.nc}
 	resp.Body = b
-	if gzip && resp.Header.Get("Content-Encoding") == "gzip" && hasToken(resp.Header["Content-Encoding"], "gzip") {
+	if gzip && headerValue(resp.Header, "Content-Encoding") == "gzip" && hasToken(resp.Header["Content-Encoding"], "gzip") {
 		resp.Header.Del("Content-Encoding")
 		resp.Header.Del("Content-Length")
 		resp.ContentLength = -1
@@ -658,3 +682,12 @@ func (b *body) Close() error {
 // hasToken reports whether a list of comma-separated header values holds
 // tok, compared ASCII case-insensitively.
 func hasToken(vs []string, tok string) bool { return httpguts.HeaderValuesContainsToken(vs, tok) }
+
+// headerValue is h.Get(key) for a key already in canonical form: Get spent as
+// much canonicalizing the key as looking it up.
+func headerValue(h http.Header, key string) string {
+	if vs := h[key]; len(vs) > 0 {
+		return vs[0]
+	}
+	return ""
+}

@@ -1,11 +1,17 @@
 package providers
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/extractq/extractq/internal/http1"
@@ -127,3 +133,166 @@ func BenchmarkChatSimHTTPS(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkChatCanned is BenchmarkChatSimHTTP's http1 case with the
+// simulator's answer replayed by a raw TCP server that parses nothing but
+// the request's Content-Length: the server costs a read and a write, so
+// the figure (and allocs/op, the server allocating none) is the client's
+// own cost per call: building and encoding the request, the exchange,
+// reading and decoding the answer.
+func BenchmarkChatCanned(b *testing.B) {
+	sch := testSchema(b)
+	prof, err := sim.LoadProfile("clean")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := sim.New(prof)
+	b.Cleanup(srv.Close)
+	hs := httptest.NewServer(srv.Handler())
+	b.Cleanup(hs.Close)
+	addr, _ := cannedServer(b, strings.TrimPrefix(hs.URL, "http://"))
+	req := llm.Request{Messages: nativePrompt("Invoice from ACME, total 12.50, paid."), Mode: llm.ModeStrict, Schema: sch}
+	p, err := New("openai:sim", WithBaseURL("http://"+addr+"/v1"), WithAPIKey("sk-sim-test-key-000"), WithGetenv(env{}.get))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if _, err := p.Chat(ctx, req); err != nil { // records the answer
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := p.Chat(ctx, req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkChatCannedFloor is BenchmarkChatCanned's exchange without the
+// client: the bytes of the first request written on a raw connection and
+// the answer read back by its length. It is the server's and the
+// loopback's share of BenchmarkChatCanned (two system calls each side,
+// the scheduler); the rest of that figure is the client's.
+func BenchmarkChatCannedFloor(b *testing.B) {
+	sch := testSchema(b)
+	prof, err := sim.LoadProfile("clean")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := sim.New(prof)
+	b.Cleanup(srv.Close)
+	hs := httptest.NewServer(srv.Handler())
+	b.Cleanup(hs.Close)
+	addr, recorded := cannedServer(b, strings.TrimPrefix(hs.URL, "http://"))
+	req := llm.Request{Messages: nativePrompt("Invoice from ACME, total 12.50, paid."), Mode: llm.ModeStrict, Schema: sch}
+	p, err := New("openai:sim", WithBaseURL("http://"+addr+"/v1"), WithAPIKey("sk-sim-test-key-000"), WithGetenv(env{}.get))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := p.Chat(context.Background(), req); err != nil { // records the request and the answer
+		b.Fatal(err)
+	}
+	request, answer := recorded()
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = nc.Close() }()
+	buf := make([]byte, len(answer))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := nc.Write(request); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := io.ReadFull(nc, buf); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// cannedServer listens on loopback and answers every request on a
+// connection with the bytes upstream sent to the first one; recorded
+// returns the first request and that answer.
+func cannedServer(tb testing.TB, upstream string) (addr string, recorded func() (request, answer []byte)) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = ln.Close() })
+	var (
+		mu     sync.Mutex
+		first  []byte
+		answer []byte
+	)
+	// readRequest returns one request's bytes, header and body.
+	readRequest := func(br *bufio.Reader, buf []byte) ([]byte, error) {
+		buf = buf[:0]
+		cl := 0
+		for {
+			line, err := br.ReadSlice('\n')
+			if err != nil {
+				return nil, err
+			}
+			buf = append(buf, line...)
+			if k, v, ok := strings.Cut(string(line), ":"); ok && strings.EqualFold(k, "Content-Length") {
+				cl, _ = strconv.Atoi(strings.TrimSpace(v))
+			}
+			if len(line) == 2 {
+				break
+			}
+		}
+		n := len(buf)
+		buf = append(buf, make([]byte, cl)...)
+		_, err := io.ReadFull(br, buf[n:])
+		return buf, err
+	}
+	go func() {
+		for {
+			nc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer func() { _ = nc.Close() }()
+				br := bufio.NewReaderSize(nc, 64<<10)
+				buf := make([]byte, 0, 64<<10)
+				for {
+					r, err := readRequest(br, buf)
+					if err != nil {
+						return
+					}
+					mu.Lock()
+					if answer == nil { // the first call, before the benchmark's loop
+						first = append([]byte(nil), r...)
+						up, err := net.Dial("tcp", upstream)
+						if err != nil {
+							mu.Unlock()
+							return
+						}
+						_, _ = up.Write(r)
+						resp, err := http.ReadResponse(bufio.NewReader(io.TeeReader(up, (*sliceWriter)(&answer))), nil)
+						if err == nil {
+							_, _ = io.Copy(io.Discard, resp.Body)
+						}
+						_ = up.Close()
+					}
+					a := answer
+					mu.Unlock()
+					if _, err := nc.Write(a); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String(), func() ([]byte, []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		return first, answer
+	}
+}
+
+type sliceWriter []byte
+
+func (w *sliceWriter) Write(p []byte) (int, error) { *w = append(*w, p...); return len(p), nil }

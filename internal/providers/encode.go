@@ -24,8 +24,17 @@ type jsonAppender interface {
 // schema. TestAppendJSONMatchesMarshal and jsonx.FuzzAppendString check the
 // two give the same bytes.
 func encodeBody(body any) ([]byte, error) {
+	return encodeBodyInto(nil, body)
+}
+
+// encodeBodyInto is encodeBody appending to dst[:0] when body has its own
+// appendJSON (dst nil: a new buffer of 1 KiB).
+func encodeBodyInto(dst []byte, body any) ([]byte, error) {
 	if a, ok := body.(jsonAppender); ok {
-		if b, ok := a.appendJSON(make([]byte, 0, 1024)); ok {
+		if dst == nil {
+			dst = make([]byte, 0, 1024)
+		}
+		if b, ok := a.appendJSON(dst[:0]); ok {
 			return b, nil
 		}
 	}

@@ -14,6 +14,8 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/extractq/extractq/internal/http1"
@@ -140,6 +142,34 @@ type base struct {
 	maxBody int64
 	// learn holds what the server's refusals taught (learn.go).
 	learn *learner
+	// direct is hc's transport when hc is the provider's own client over
+	// http1 (see do); nil otherwise.
+	direct *http1.Transport
+	// lastURL holds the last request URL parsed (see newRequest); nil
+	// parses every time.
+	lastURL *atomic.Pointer[parsedURL]
+	// bearer is the header of bearerHeader, built once; nil builds it
+	// every time.
+	bearer *atomic.Pointer[http.Header]
+}
+
+// bearerHeader is the header that carries the API key as a bearer token
+// (none without a key). It is built once and shared by every call: exchange
+// copies its entries into each request, whose transport only reads them.
+func (b *base) bearerHeader() http.Header {
+	if b.bearer != nil {
+		if h := b.bearer.Load(); h != nil {
+			return *h
+		}
+	}
+	hdr := http.Header{}
+	if b.apiKey != "" {
+		hdr.Set("Authorization", "Bearer "+b.apiKey)
+	}
+	if b.bearer != nil {
+		b.bearer.Store(&hdr)
+	}
+	return hdr
 }
 
 // Name is the provider string, e.g. "openai:gpt-4o-mini".
@@ -194,8 +224,19 @@ type reply struct {
 // for everything else (non-2xx status, transport failure, cut or oversized
 // body). hdr carries the credentials; they never reach an error or a log.
 func (b *base) post(ctx context.Context, req llm.Request, url string, hdr http.Header, body any) (*reply, error) {
-	payload, err := encodeBody(body)
+	var buf *[]byte
+	if b.direct != nil { // only http1 is done with the body when the call returns (see exchangeBuf)
+		buf = payloadPool.Get().(*[]byte)
+	}
+	var dst []byte
+	if buf != nil {
+		dst = *buf
+	}
+	payload, err := encodeBodyInto(dst, body)
 	if err != nil {
+		if buf != nil {
+			payloadPool.Put(buf)
+		}
 		return nil, b.localError("cannot encode the request: " + err.Error())
 	}
 	parent := ctx
@@ -204,19 +245,37 @@ func (b *base) post(ctx context.Context, req llm.Request, url string, hdr http.H
 		ctx, cancel = context.WithTimeout(ctx, req.Timeout)
 		defer cancel()
 	}
-	return b.exchange(ctx, parent, http.MethodPost, url, hdr, "application/json", payload, b.maxBody)
+	return b.exchangeBuf(ctx, parent, http.MethodPost, url, hdr, "application/json", payload, b.maxBody, buf)
 }
+
+// payloadPool holds request body buffers (*[]byte) for post: a chat body
+// is a few KiB, allocated and dropped on every call.
+var payloadPool = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledPayload keeps a rare huge body's buffer out of the pool.
+const maxPooledPayload = 256 << 10
 
 // exchange sends one request and returns the 2xx reply with its body capped
 // at limit bytes and redacted, or an *Error (see post). parent is the
 // caller's context, ctx may carry a per-call timeout; payload may be nil
 // (GET).
 func (b *base) exchange(ctx, parent context.Context, method, url string, hdr http.Header, contentType string, payload []byte, limit int64) (*reply, error) {
+	return b.exchangeBuf(ctx, parent, method, url, hdr, contentType, payload, limit, nil)
+}
+
+// exchangeBuf is exchange for a payload in buf's buffer from payloadPool
+// (buf nil: not pooled). The buffer goes back to the pool once http1 sent
+// the request: its RoundTrip writes the whole body, replays it from
+// GetBody if at all, and closes it before it returns. Any other transport
+// may still read the body after RoundTrip returns (net/http's writes it
+// from a goroutine of its own), so there the buffer is left to the
+// garbage collector.
+func (b *base) exchangeBuf(ctx, parent context.Context, method, url string, hdr http.Header, contentType string, payload []byte, limit int64, buf *[]byte) (*reply, error) {
 	var rd io.Reader
 	if payload != nil {
 		rd = bytes.NewReader(payload)
 	}
-	hreq, err := http.NewRequestWithContext(ctx, method, url, rd)
+	hreq, err := b.newRequest(ctx, method, url, rd)
 	if err != nil {
 		return nil, &llm.Error{Provider: b.name, Class: llm.ClassInvalidRequest, Message: "bad base URL; check the base URL flag or variable", Err: b.red.Error(err)}
 	}
@@ -235,8 +294,18 @@ func (b *base) exchange(ctx, parent context.Context, method, url string, hdr htt
 	}
 	hreq.Header["Accept"] = jsonHeaderValue
 
-	start := time.Now()
-	resp, err := b.hc.Do(hreq)
+	// The start is read only for the debug log: a disabled one costs
+	// neither the clock nor the attributes.
+	debug := b.log.Enabled(ctx, slog.LevelDebug)
+	var start time.Time
+	if debug {
+		start = time.Now()
+	}
+	resp, direct, err := b.do(hreq)
+	if buf != nil && direct && cap(payload) <= maxPooledPayload {
+		*buf = payload[:0]
+		payloadPool.Put(buf)
+	}
 	if err != nil {
 		return nil, b.logged(ctx, start, b.transportError(parent, err, false))
 	}
@@ -277,9 +346,11 @@ func (b *base) exchange(ctx, parent context.Context, method, url string, hdr htt
 		}
 		return nil, b.logged(ctx, start, e)
 	}
-	b.log.LogAttrs(ctx, slog.LevelDebug, "provider call",
-		slog.String("provider", b.name), slog.Int("status", resp.StatusCode),
-		slog.Duration("latency", time.Since(start)), slog.Int("bytes", len(raw)))
+	if debug {
+		b.log.LogAttrs(ctx, slog.LevelDebug, "provider call",
+			slog.String("provider", b.name), slog.Int("status", resp.StatusCode),
+			slog.Duration("latency", time.Since(start)), slog.Int("bytes", len(raw)))
+	}
 	return &reply{status: resp.StatusCode, body: raw, rateLimit: rl}, nil
 }
 
@@ -357,8 +428,12 @@ func (b *base) badResponse(r *reply, what string, err error) *llm.Error {
 	return &llm.Error{Provider: b.name, Class: llm.ClassBadResponse, Status: r.status, Message: msg, RateLimit: r.rateLimit, Raw: r.body, Err: b.red.Error(err)}
 }
 
-// logged records a failed call (the error is already redacted) and returns it.
+// logged records a failed call (the error is already redacted) and returns
+// it. A zero start: debug logging was off when the call began.
 func (b *base) logged(ctx context.Context, start time.Time, e *llm.Error) *llm.Error {
+	if start.IsZero() {
+		return e
+	}
 	b.log.LogAttrs(ctx, slog.LevelDebug, "provider call failed",
 		slog.String("provider", b.name), slog.Int("status", e.Status), slog.String("class", string(e.Class)),
 		slog.Duration("latency", time.Since(start)), slog.String("error", e.Error()))
@@ -375,4 +450,114 @@ func marshal(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// parsedURL is a request URL parsed once, as http.NewRequest parses it.
+type parsedURL struct {
+	raw string
+	u   url.URL
+}
+
+// newRequest is http.NewRequestWithContext without parsing a URL the
+// provider sent to before: its calls go to one or two fixed URLs, and
+// parsing one was about 4% of a call's instructions. The last URL parsed is
+// kept; a request gets its own copy of it. A URL that does not parse goes
+// through NewRequestWithContext, whose error stands.
+func (b *base) newRequest(ctx context.Context, method, rawURL string, body io.Reader) (*http.Request, error) {
+	if b.lastURL == nil {
+		return http.NewRequestWithContext(ctx, method, rawURL, body)
+	}
+	pu := b.lastURL.Load()
+	if pu == nil || pu.raw != rawURL {
+		u, err := url.Parse(rawURL)
+		if err != nil {
+			return http.NewRequestWithContext(ctx, method, rawURL, body)
+		}
+		u.Host = removeEmptyPort(u.Host)
+		pu = &parsedURL{raw: rawURL, u: *u}
+		b.lastURL.Store(pu)
+	}
+	// An empty URL parses into an empty url.URL at little cost; the
+	// request's own copy of the parsed one goes there. Everything else
+	// (the body, GetBody, ContentLength, Host) is NewRequestWithContext's.
+	req, err := http.NewRequestWithContext(ctx, method, "", body)
+	if err != nil {
+		return nil, err
+	}
+	*req.URL = pu.u // User, a pointer, is shared: a Userinfo is immutable
+	req.Host = req.URL.Host
+	return req, nil
+}
+
+// removeEmptyPort drops the colon of a host with an empty port
+// ("example.com:"), as http.NewRequest does (net/http's removeEmptyPort).
+func removeEmptyPort(host string) string {
+	if strings.LastIndex(host, ":") > strings.LastIndex(host, "]") {
+		return strings.TrimSuffix(host, ":")
+	}
+	return host
+}
+
+// do sends hreq as b.hc.Do does. When the client is the provider's own
+// (newClient) with http1's transport, the request goes to the transport
+// directly: such a client has no cookie jar, no timeout and follows no
+// redirect, so Client.Do only copied the header (for redirects it never
+// follows) and wrapped errors. What it would still do is done here: a
+// transport error is wrapped in the same *url.Error, a 3xx whose Location
+// does not parse is the same error, and a URL with userinfo (basic auth)
+// goes through Do.
+//
+// direct reports that http1 sent the request itself: then nothing reads
+// the request body any more.
+func (b *base) do(hreq *http.Request) (resp *http.Response, direct bool, err error) {
+	if b.direct == nil || hreq.URL.User != nil {
+		resp, err = b.hc.Do(hreq)
+		return resp, false, err
+	}
+	resp, err = b.direct.RoundTrip(hreq)
+	direct = b.direct.SentItself(hreq)
+	if err != nil {
+		if tlsErr, ok := err.(tls.RecordHeaderError); ok && string(tlsErr.RecordHeader[:]) == "HTTP/" {
+			err = http.ErrSchemeMismatch // as Client.send
+		}
+		return nil, direct, &url.Error{Op: urlErrorOp(hreq.Method), URL: hreq.URL.String(), Err: err}
+	}
+	switch resp.StatusCode {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		// Client.do parses the Location of a redirect before asking
+		// CheckRedirect, which keeps the response. (A 307 or 308 for a
+		// body without GetBody is not redirected at all; every body here
+		// has one, as NewRequest sets it for a bytes.Reader.)
+		if loc := resp.Header.Get("Location"); loc != "" {
+			if _, err := hreq.URL.Parse(loc); err != nil {
+				_ = resp.Body.Close()
+				return nil, direct, &url.Error{Op: urlErrorOp(hreq.Method), URL: hreq.URL.String(),
+					Err: fmt.Errorf("failed to parse Location header %q: %v", loc, err)}
+			}
+		}
+	}
+	return resp, direct, nil
+}
+
+// urlErrorOp is the Op of Client.Do's *url.Error for a method ("Post").
+func urlErrorOp(method string) string {
+	if method == "" {
+		return "Get"
+	}
+	for i := 0; i < len(method); i++ {
+		if method[i] < ' ' || method[i] > '~' {
+			return method
+		}
+	}
+	return method[:1] + strings.ToLower(method[1:])
+}
+
+// directTransport is the http1 transport of a client newClient made, when
+// it has one: exchange may call it without http.Client (see do).
+func directTransport(hc *http.Client, own bool) *http1.Transport {
+	if !own {
+		return nil
+	}
+	t, _ := hc.Transport.(*http1.Transport)
+	return t
 }

@@ -105,6 +105,9 @@ func (l *learner) snapshot() adjustments {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if len(l.facts) == 0 {
+		return nil // read only, as every snapshot is: nothing to allocate
+	}
 	out := make(adjustments, len(l.facts))
 	for a := range l.facts {
 		out[a] = true

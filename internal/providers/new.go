@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/extractq/extractq/llm"
 )
@@ -255,6 +256,7 @@ func New(spec string, opts ...Option) (llm.Provider, error) {
 		return nil, fmt.Errorf("%w for %s: set %s (or pass an API key explicitly)", ErrMissingAPIKey, spec, strings.Join(fam.keyEnv, " or "))
 	}
 
+	hc := clientWith(cfg.HTTPClient, baseURL, cfg.Getenv, cfg.WrapTransport)
 	b := base{
 		name:    name + ":" + model,
 		model:   model,
@@ -262,7 +264,10 @@ func New(spec string, opts ...Option) (llm.Provider, error) {
 		baseURL: baseURL,
 		apiKey:  key,
 		keyHint: strings.Join(fam.keyEnv, " or "),
-		hc:      clientWith(cfg.HTTPClient, baseURL, cfg.Getenv, cfg.WrapTransport),
+		hc:      hc,
+		direct:  directTransport(hc, cfg.HTTPClient == nil && cfg.WrapTransport == nil),
+		lastURL: new(atomic.Pointer[parsedURL]),
+		bearer:  new(atomic.Pointer[http.Header]),
 		red:     newRedactor(key),
 		log:     cfg.Logger,
 		maxBody: cfg.MaxResponseBytes,
@@ -349,6 +354,9 @@ func NewOpenAICompatible(name, model string, caps llm.Capabilities, s Settings) 
 		baseURL: strings.TrimRight(s.BaseURL, "/"),
 		apiKey:  s.APIKey,
 		hc:      hc,
+		direct:  directTransport(hc, s.HTTPClient == nil && s.WrapTransport == nil),
+		lastURL: new(atomic.Pointer[parsedURL]),
+		bearer:  new(atomic.Pointer[http.Header]),
 		red:     newRedactor(s.APIKey),
 		log:     s.Logger,
 		maxBody: s.MaxResponseBytes,

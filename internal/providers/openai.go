@@ -120,10 +120,7 @@ type oaiUsage struct {
 // without it (sendLearning); Groq's tool_use_failed is the model's invalid
 // answer, returned as one so the engine re-asks with feedback.
 func (p *openAIProvider) Chat(ctx context.Context, req llm.Request) (*llm.Response, error) {
-	hdr := http.Header{}
-	if p.apiKey != "" {
-		hdr.Set("Authorization", "Bearer "+p.apiKey)
-	}
+	hdr := p.bearerHeader()
 	return p.sendLearning(ctx, func(adj adjustments) (*llm.Response, error) {
 		body, wrapped, err := p.buildRequest(req, adj)
 		if err != nil {
@@ -192,7 +189,13 @@ func (p *openAIProvider) buildRequest(req llm.Request, adj adjustments) (body *o
 		if err != nil {
 			return nil, false, err
 		}
-		body.ResponseFormat = &oaiResponseFormat{Type: "json_schema", JSONSchema: &oaiJSONSchema{Name: name, Schema: form.body, Strict: true}}
+		// One allocation for the format and its schema.
+		rf := &struct {
+			f oaiResponseFormat
+			s oaiJSONSchema
+		}{oaiResponseFormat{Type: "json_schema"}, oaiJSONSchema{Name: name, Schema: form.body, Strict: true}}
+		rf.f.JSONSchema = &rf.s
+		body.ResponseFormat = &rf.f
 		wrapped = form.wrapped
 	case llm.ModeTools:
 		form, err := p.form(req.Schema, strict, adj)
@@ -234,12 +237,13 @@ func (p *openAIProvider) form(s *schema.Schema, strict bool, adj adjustments) (s
 
 // parseResponse reads the first choice: its text, refusal or tool call.
 func (p *openAIProvider) parseResponse(r *reply, tools []oaiTool, wrapped bool) (*llm.Response, error) {
-	var doc oaiResponse
+	var doc oaiResponse // on the stack: only decodeChat sees it
 	if !decodeChat(r.body, &doc) {
-		doc = oaiResponse{}
-		if err := json.Unmarshal(r.body, &doc); err != nil {
+		slow := new(oaiResponse) // json.Unmarshal's argument escapes
+		if err := json.Unmarshal(r.body, slow); err != nil {
 			return nil, p.badResponse(r, "the answer is not a chat completion", err)
 		}
+		doc = *slow
 	}
 	if len(doc.Choices) == 0 {
 		if len(doc.Error) > 0 {

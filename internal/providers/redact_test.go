@@ -1,6 +1,7 @@
 package providers
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -66,4 +67,37 @@ func TestRedactorBytesAndError(t *testing.T) {
 	if r.Error(nil) != nil {
 		t.Fatal("Error(nil) must be nil")
 	}
+}
+
+// TestContainsAt checks the anchored search against bytes.Contains on the
+// cases that matter: a match at the start, at the end, after a false
+// start on the anchor, overlapping candidates, and none.
+func TestContainsAt(t *testing.T) {
+	const key = "sk-sim-test-key-000"
+	at := anchor(key)
+	if at != 2 {
+		t.Fatalf("anchor(%q) = %d, want 2 (the first '-')", key, at)
+	}
+	for _, body := range []string{
+		"", key, "x" + key, key + "x", "sk-sim-test-key-00", "k-sim-test-key-000",
+		"-sim-test-key-000 sk-sim-test-key-000", "sk-sk-sim-test-key-000", "s-sim-test-key-000",
+		`{"id":"chatcmpl-1","content":"sk-sim-test-key-001 then sk-sim-test-key-000"}`,
+	} {
+		if got, want := containsAt([]byte(body), key, at), strings.Contains(body, key); got != want {
+			t.Errorf("containsAt(%q) = %v, want %v", body, got, want)
+		}
+	}
+}
+
+func FuzzContainsAt(f *testing.F) {
+	f.Add([]byte("xx sk-ab-cd-ef yy"), "sk-ab-cd-ef")
+	f.Add([]byte("aAaAaB"), "aAaB")
+	f.Fuzz(func(t *testing.T, body []byte, secret string) {
+		if len(secret) < minSecretLen {
+			return
+		}
+		if got, want := containsAt(body, secret, anchor(secret)), bytes.Contains(body, []byte(secret)); got != want {
+			t.Fatalf("containsAt(%q, %q) = %v, want %v", body, secret, got, want)
+		}
+	})
 }
