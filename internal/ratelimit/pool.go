@@ -208,7 +208,7 @@ type Pool struct {
 	reqLim, tokLim *rate.Limiter
 
 	mu   sync.Mutex
-	wake chan struct{} // closed and replaced whenever room may have appeared
+	wake chan struct{} // closed and dropped whenever room may have appeared; nil while nobody waits
 
 	inUse     int // slots held
 	granted   int // slots whose job has not reserved a call yet
@@ -266,7 +266,6 @@ func NewPool(name string, l Limits, opts ...Option) *Pool {
 		maxPause:         DefaultMaxPause,
 		rampUp:           DefaultRampUp,
 		headroom:         DefaultHeadroom,
-		wake:             make(chan struct{}),
 		members:          1,
 		shareSource:      ShareSolo,
 	}
@@ -315,7 +314,7 @@ func (p *Pool) AcquireSlot(ctx context.Context) (release func(), err error) {
 			var once sync.Once
 			return func() { once.Do(p.releaseSlot) }, nil
 		}
-		woken := p.wake
+		woken := p.wakeLocked()
 		p.mu.Unlock()
 		if err := p.waitFor(ctx, woken, wait); err != nil {
 			return nil, err
@@ -374,10 +373,23 @@ func (p *Pool) sleep(ctx context.Context, d time.Duration) error {
 	return p.waitFor(ctx, nil, d)
 }
 
-// broadcastLocked wakes every AcquireSlot waiter to look again.
+// broadcastLocked wakes every AcquireSlot waiter to look again. With no
+// waiter there is no channel (wakeLocked makes one on demand): a release
+// nobody waits for allocates nothing.
 func (p *Pool) broadcastLocked() {
-	close(p.wake)
-	p.wake = make(chan struct{})
+	if p.wake != nil {
+		close(p.wake)
+		p.wake = nil
+	}
+}
+
+// wakeLocked is the channel the next broadcastLocked closes, made for the
+// first waiter since the last broadcast.
+func (p *Pool) wakeLocked() <-chan struct{} {
+	if p.wake == nil {
+		p.wake = make(chan struct{})
+	}
+	return p.wake
 }
 
 // roomDelayLocked is how long until the pool may start another job: the rest
