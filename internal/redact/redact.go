@@ -135,16 +135,23 @@ func JSON(b []byte) []byte {
 // clean reports that s is ASCII and holds none of the patterns' anchors in
 // any case: then no pattern can match and redaction changes nothing. It is
 // the check Credentials makes with strings.ToLower, in one pass without
-// allocating: at each byte only the anchors that begin with its lower
-// case are compared (TestCleanAgreesWithAnchors and FuzzClean hold it to
-// the lower-and-search it replaced, cleanSearch). Text that is not ASCII
+// allocating: only where two bytes begin some anchor (anchorPairs, one
+// table look-up, any case) are the anchors beginning with the first byte
+// compared (TestCleanAgreesWithAnchors and FuzzClean hold it to the
+// lower-and-search it replaced, cleanSearch). Text that is not ASCII
 // takes Credentials' full path, since lower-casing can turn a non-ASCII
 // letter into an ASCII one (the Kelvin sign into k).
 func clean[T string | []byte](s T) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= utf8.RuneSelf {
+	if len(s) == 0 {
+		return true
+	}
+	for i := 0; i+1 < len(s); i++ {
+		c, d := s[i], s[i+1]
+		if c|d >= utf8.RuneSelf {
 			return false
+		}
+		if k := uint(c)<<7 | uint(d); anchorPairs[k>>6]&(1<<(k&63)) == 0 {
+			continue // no anchor begins here
 		}
 		for _, a := range anchorsBy[lowerASCII(c)] {
 			if hasPrefixFold(s[i:], a) {
@@ -154,7 +161,8 @@ func clean[T string | []byte](s T) bool {
 			}
 		}
 	}
-	return true
+	// The last byte begins no anchor (every one has two bytes or more).
+	return s[len(s)-1] < utf8.RuneSelf
 }
 
 // hasPrefixFold reports whether s begins with the lower-case ASCII
@@ -187,3 +195,30 @@ var anchorsBy = func() (by [utf8.RuneSelf][]string) {
 	}
 	return by
 }()
+
+// anchorPairs has bit c<<7|d set for every two ASCII bytes c, d with
+// which some anchor begins, ignoring case: clean's one look-up per byte to
+// tell whether an anchor may begin there.
+var anchorPairs = func() (pairs [utf8.RuneSelf * utf8.RuneSelf / 64]uint64) {
+	for _, p := range patterns {
+		for _, a := range p.anchors {
+			if len(a) < 2 {
+				panic("redact: anchor " + a + " is shorter than clean assumes")
+			}
+			for _, c := range []byte{a[0], upperASCII(a[0])} {
+				for _, d := range []byte{a[1], upperASCII(a[1])} {
+					k := uint(c)<<7 | uint(d)
+					pairs[k>>6] |= 1 << (k & 63)
+				}
+			}
+		}
+	}
+	return pairs
+}()
+
+func upperASCII(c byte) byte {
+	if 'a' <= c && c <= 'z' {
+		return c - ('a' - 'A')
+	}
+	return c
+}
