@@ -145,24 +145,36 @@ func clean[T string | []byte](s T) bool {
 	if len(s) == 0 {
 		return true
 	}
-	for i := 0; i+1 < len(s); i++ {
-		c, d := s[i], s[i+1]
+	// c is s[i-1]: each byte is loaded once, as the second of one pair
+	// and the first of the next.
+	c := s[0]
+	for i := 1; i < len(s); i++ {
+		d := s[i]
 		if c|d >= utf8.RuneSelf {
 			return false
 		}
-		if k := uint(c)<<7 | uint(d); anchorPairs[k>>6]&(1<<(k&63)) == 0 {
-			continue // no anchor begins here
+		// c and d are below 128, so k>>6 is below 256: the mask only
+		// spares the bounds check.
+		if k := uint(c)<<7 | uint(d); anchorPairs[k>>6&255]&(1<<(k&63)) != 0 && anchorAt(s[i-1:]) {
+			// An anchor: the answer is false unless a later byte is not
+			// ASCII, which makes it false too.
+			return false
 		}
-		for _, a := range anchorsBy[lowerASCII(c)] {
-			if hasPrefixFold(s[i:], a) {
-				// An anchor: the answer is false unless a later byte is
-				// not ASCII, which makes it false too.
-				return false
-			}
-		}
+		c = d
 	}
 	// The last byte begins no anchor (every one has two bytes or more).
-	return s[len(s)-1] < utf8.RuneSelf
+	return c < utf8.RuneSelf
+}
+
+// anchorAt reports whether an anchor begins s, ignoring case; s[0] is
+// ASCII.
+func anchorAt[T string | []byte](s T) bool {
+	for _, a := range anchorsBy[lowerASCII(s[0])&(utf8.RuneSelf-1)] {
+		if hasPrefixFold(s, a) {
+			return true
+		}
+	}
+	return false
 }
 
 // hasPrefixFold reports whether s begins with the lower-case ASCII
