@@ -93,3 +93,30 @@ func TestReserveReadsTheClockOnce(t *testing.T) {
 		t.Errorf("reserve read the clock %d times, want 1", clk.reads)
 	}
 }
+
+// TestLimiterRatesKeptInStep: the rates and burst applyRatesLocked
+// compares with are the limiters' own, through construction, answers that
+// move the token rate, a membership change and a provider's lower limit.
+func TestLimiterRatesKeptInStep(t *testing.T) {
+	clk := newFakeClock()
+	p := testPool(Limits{Concurrency: 2, RPM: 600, TPM: 60000}, clk)
+	check := func(when string) {
+		t.Helper()
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.reqRate != p.reqLim.Limit() || p.tokRate != p.tokLim.Limit() || p.tokBurst != p.tokLim.Burst() {
+			t.Errorf("%s: kept %v, %v, %d; limiters %v, %v, %d", when, p.reqRate, p.tokRate, p.tokBurst,
+				p.reqLim.Limit(), p.tokLim.Limit(), p.tokLim.Burst())
+		}
+	}
+	check("new")
+	for i, used := range []int{100, 900, 4000} {
+		p.settle(200, &llm.Response{Usage: llm.Usage{PromptTokens: used / 2, CompletionTokens: used - used/2}}, nil)
+		clk.Advance(time.Duration(i+1) * time.Second)
+		check("after an answer")
+	}
+	p.countMembers(3, ShareFleet, 0)
+	check("after a membership count")
+	p.settle(200, &llm.Response{RateLimit: llm.RateLimit{LimitTokens: 30000, RemainingTokens: 1000, ResetTokens: time.Second, HasTokens: true}}, nil)
+	check("after a lower reported limit")
+}

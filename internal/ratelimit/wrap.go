@@ -183,7 +183,7 @@ func mayBeLow(h headerState, fleetLimit int, now time.Time) bool {
 	if h.at.IsZero() {
 		return true
 	}
-	if !now.Before(h.at.Add(h.reset)) {
+	if !now.Before(h.until) {
 		return false
 	}
 	limit := h.limit
@@ -286,7 +286,7 @@ func (p *Pool) learnLocked(now time.Time, rl llm.RateLimit, est int) {
 			p.learnedRPM = l
 			p.log.Warn("ratelimit: provider reports a lower request limit than configured; using it", "configured_rpm", p.limits.RPM, "reported", l)
 		}
-		p.reqHdr = headerState{at: now, limit: rl.LimitRequests, remaining: rl.RemainingRequests, reset: rl.ResetRequests}
+		p.reqHdr = newHeaderState(now, rl.LimitRequests, rl.RemainingRequests, rl.ResetRequests)
 		if rl.RemainingRequests == 0 && rl.ResetRequests > 0 {
 			p.pauseLocked(now, refillTime(rl.ResetRequests, rl.LimitRequests, p.members), PauseNoRequests)
 		}
@@ -296,7 +296,7 @@ func (p *Pool) learnLocked(now time.Time, rl llm.RateLimit, est int) {
 			p.learnedTPM = l
 			p.log.Warn("ratelimit: provider reports a lower token limit than configured; using it", "configured_tpm", p.limits.TPM, "reported", l)
 		}
-		p.tokHdr = headerState{at: now, limit: rl.LimitTokens, remaining: rl.RemainingTokens, reset: rl.ResetTokens}
+		p.tokHdr = newHeaderState(now, rl.LimitTokens, rl.RemainingTokens, rl.ResetTokens)
 		if rl.RemainingTokens == 0 && rl.ResetTokens > 0 {
 			p.pauseLocked(now, refillTime(rl.ResetTokens, rl.LimitTokens, p.members*est), PauseNoTokens)
 		}
