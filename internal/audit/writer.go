@@ -75,9 +75,20 @@ type pending struct {
 	attempts  tuple // the record's attempt rows, back to back
 	nAttempts int
 	job       tuple
-	result    tuple      // nil when there is no result
-	dead      tuple      // nil when not dead-lettered
-	done      chan error // buffered: the flusher never blocks on it
+	result    tuple // nil when there is no result
+	dead      tuple // nil when not dead-lettered
+	// done receives once the record is settled, err then being the
+	// outcome. A channel of struct{} (buffered: the flusher never blocks
+	// on it) is one allocation; a chan error was two (its buffer holds
+	// pointers, so it is allocated apart).
+	done chan struct{}
+	err  error
+}
+
+// settle reports the record's outcome to its Write.
+func (p *pending) settle(err error) {
+	p.err = err
+	p.done <- struct{}{}
 }
 
 func (p *pending) rows() int {
@@ -255,8 +266,8 @@ func (w *GroupWriter) Write(ctx context.Context, rec *Record) error {
 		return fmt.Errorf("audit: queue record of job %s: %w", rec.JobID, ctx.Err())
 	}
 	select {
-	case err := <-p.done:
-		return err
+	case <-p.done:
+		return p.err
 	case <-ctx.Done():
 		return fmt.Errorf("audit: wait for flush of job %s: %w", rec.JobID, ctx.Err())
 	}
@@ -419,7 +430,7 @@ func (w *GroupWriter) commit(b []*pending) {
 	switch {
 	case err == nil:
 		for _, p := range b {
-			p.done <- nil
+			p.settle(nil)
 		}
 	case isRowError(err) && len(b) > 1:
 		w.splits.Add(1)
@@ -427,11 +438,11 @@ func (w *GroupWriter) commit(b []*pending) {
 		w.commit(b[len(b)/2:])
 	case isRowError(err):
 		w.refused.Add(1)
-		b[0].done <- fmt.Errorf("audit: PostgreSQL refuses the record of job %s, so rewriting it cannot help: %w: %w", b[0].jobID, ErrInvalidRecord, err)
+		b[0].settle(fmt.Errorf("audit: PostgreSQL refuses the record of job %s, so rewriting it cannot help: %w: %w", b[0].jobID, ErrInvalidRecord, err))
 	default:
 		err = fmt.Errorf("audit: flush of %d records failed, not durable (nak and redeliver): %w", len(b), err)
 		for _, p := range b {
-			p.done <- err
+			p.settle(err)
 		}
 	}
 }
@@ -550,7 +561,7 @@ func toPending(rec *Record, now time.Time) (*pending, error) {
 	}
 	delivery := int32(max(rec.Delivery, 1))
 	version := int32(rec.SchemaVersion)
-	p := &pending{jobID: rec.JobID, delivery: delivery, final: rec.Final, nAttempts: len(rec.Attempts), done: make(chan error, 1)}
+	p := &pending{jobID: rec.JobID, delivery: delivery, final: rec.Final, nAttempts: len(rec.Attempts), done: make(chan struct{}, 1)}
 	// The attempts', the job's and the result's rows share one buffer,
 	// sized for all of them: appends never copy and a record costs one
 	// allocation for its rows. Each part is capped (full slice expression)

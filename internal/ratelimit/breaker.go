@@ -123,7 +123,7 @@ type Breaker struct {
 	failWhy      string // the pause reason of an opening by Failure
 
 	mu        sync.Mutex
-	wake      chan struct{} // closed and replaced on every change waiters care about
+	wake      chan struct{} // closed and dropped on every change waiters care about; nil while nobody waits
 	state     CircuitState
 	failures  int
 	openFor   time.Duration
@@ -138,7 +138,7 @@ type Breaker struct {
 // NewBreaker returns a closed breaker. name is what it guards (a pool),
 // reason why it opens ("transport", "audit"); both label its transitions.
 func NewBreaker(name, reason string, s BreakerSettings, opts ...BreakerOption) *Breaker {
-	b := &Breaker{name: name, reason: reason, failWhy: reason, s: s.withDefaults(), clock: realClock{}, wake: make(chan struct{})}
+	b := &Breaker{name: name, reason: reason, failWhy: reason, s: s.withDefaults(), clock: realClock{}}
 	b.openFor = b.s.Open
 	for _, o := range opts {
 		o(b)
@@ -180,7 +180,7 @@ func (b *Breaker) Allow(ctx context.Context, held bool) (probe bool, err error) 
 			b.notify(tr)
 			return true, nil
 		}
-		woken := b.wake
+		woken := b.wakeLocked()
 		b.mu.Unlock()
 		b.notify(tr)
 		if err := b.waitFor(ctx, woken, wait); err != nil {
@@ -199,7 +199,7 @@ func (b *Breaker) WaitClosed(ctx context.Context) error {
 			b.mu.Unlock()
 			return nil
 		}
-		woken := b.wake
+		woken := b.wakeLocked()
 		b.mu.Unlock()
 		b.notify(tr)
 		if err := b.waitFor(ctx, woken, wait); err != nil {
@@ -380,8 +380,20 @@ func (b *Breaker) notify(tr *Transition) {
 }
 
 func (b *Breaker) broadcastLocked() {
-	close(b.wake)
-	b.wake = make(chan struct{})
+	if b.wake != nil {
+		close(b.wake)
+		b.wake = nil
+	}
+}
+
+// wakeLocked is the channel the next broadcastLocked closes, made for the
+// first waiter since the last broadcast: changes nobody waits for allocate
+// nothing.
+func (b *Breaker) wakeLocked() <-chan struct{} {
+	if b.wake == nil {
+		b.wake = make(chan struct{})
+	}
+	return b.wake
 }
 
 // waitFor blocks until woken is closed, d has passed (when d > 0) or ctx

@@ -206,9 +206,14 @@ type Pool struct {
 	// reqLim and tokLim pace requests and tokens at this worker's share;
 	// nil when the dimension is not limited.
 	reqLim, tokLim *rate.Limiter
+	// The limit and burst last given to the limiters (only NewPool and
+	// applyRatesLocked set them): applyRatesLocked compares with these
+	// rather than lock each limiter to read them back, on every call.
+	reqRate, tokRate rate.Limit
+	tokBurst         int
 
 	mu   sync.Mutex
-	wake chan struct{} // closed and replaced whenever room may have appeared
+	wake chan struct{} // closed and dropped whenever room may have appeared; nil while nobody waits
 
 	inUse     int // slots held
 	granted   int // slots whose job has not reserved a call yet
@@ -244,6 +249,12 @@ type headerState struct {
 	limit     int
 	remaining int
 	reset     time.Duration
+	until     time.Time // at + reset, added once (newHeaderState): every call reads it
+}
+
+// newHeaderState is the state reported at now.
+func newHeaderState(now time.Time, limit, remaining int, reset time.Duration) headerState {
+	return headerState{at: now, limit: limit, remaining: remaining, reset: reset, until: now.Add(reset)}
 }
 
 // NewPool returns a pool named name (by convention "provider:model") with
@@ -266,7 +277,6 @@ func NewPool(name string, l Limits, opts ...Option) *Pool {
 		maxPause:         DefaultMaxPause,
 		rampUp:           DefaultRampUp,
 		headroom:         DefaultHeadroom,
-		wake:             make(chan struct{}),
 		members:          1,
 		shareSource:      ShareSolo,
 	}
@@ -282,11 +292,13 @@ func NewPool(name string, l Limits, opts ...Option) *Pool {
 	// at most tokenBank of the share (see tokenBurstLocked). Both start
 	// empty: no burst at start-up either.
 	if l.RPM > 0 {
-		p.reqLim = rate.NewLimiter(p.reqRateLocked(now), 1)
+		p.reqRate = p.reqRateLocked(now)
+		p.reqLim = rate.NewLimiter(p.reqRate, 1)
 		p.reqLim.AllowN(now, 1)
 	}
 	if l.TPM > 0 {
-		p.tokLim = rate.NewLimiter(p.tokRateLocked(now), p.tokenBurstLocked())
+		p.tokRate, p.tokBurst = p.tokRateLocked(now), p.tokenBurstLocked()
+		p.tokLim = rate.NewLimiter(p.tokRate, p.tokBurst)
 		p.tokLim.AllowN(now, p.tokLim.Burst())
 	}
 	return p
@@ -315,7 +327,7 @@ func (p *Pool) AcquireSlot(ctx context.Context) (release func(), err error) {
 			var once sync.Once
 			return func() { once.Do(p.releaseSlot) }, nil
 		}
-		woken := p.wake
+		woken := p.wakeLocked()
 		p.mu.Unlock()
 		if err := p.waitFor(ctx, woken, wait); err != nil {
 			return nil, err
@@ -374,10 +386,23 @@ func (p *Pool) sleep(ctx context.Context, d time.Duration) error {
 	return p.waitFor(ctx, nil, d)
 }
 
-// broadcastLocked wakes every AcquireSlot waiter to look again.
+// broadcastLocked wakes every AcquireSlot waiter to look again. With no
+// waiter there is no channel (wakeLocked makes one on demand): a release
+// nobody waits for allocates nothing.
 func (p *Pool) broadcastLocked() {
-	close(p.wake)
-	p.wake = make(chan struct{})
+	if p.wake != nil {
+		close(p.wake)
+		p.wake = nil
+	}
+}
+
+// wakeLocked is the channel the next broadcastLocked closes, made for the
+// first waiter since the last broadcast.
+func (p *Pool) wakeLocked() <-chan struct{} {
+	if p.wake == nil {
+		p.wake = make(chan struct{})
+	}
+	return p.wake
 }
 
 // roomDelayLocked is how long until the pool may start another job: the rest
@@ -468,7 +493,7 @@ func (p *Pool) rampLocked(now time.Time) float64 {
 // proportion, so the bucket refills a little and the limit is approached
 // smoothly instead of hit. The state counts only until its reset.
 func headerFactor(h headerState, fleetLimit int, now time.Time) float64 {
-	if h.at.IsZero() || h.reset <= 0 || !now.Before(h.at.Add(h.reset)) {
+	if h.at.IsZero() || h.reset <= 0 || !now.Before(h.until) {
 		return 1
 	}
 	limit := h.limit
@@ -528,16 +553,19 @@ func (p *Pool) tokenBurstLocked() int {
 // ramp, headers) and the token limiter to the burst of the share.
 func (p *Pool) applyRatesLocked(now time.Time) {
 	if p.reqLim != nil {
-		if r := p.reqRateLocked(now); r != p.reqLim.Limit() {
+		if r := p.reqRateLocked(now); r != p.reqRate {
 			p.reqLim.SetLimitAt(now, r)
+			p.reqRate = r
 		}
 	}
 	if p.tokLim != nil {
-		if r := p.tokRateLocked(now); r != p.tokLim.Limit() {
+		if r := p.tokRateLocked(now); r != p.tokRate {
 			p.tokLim.SetLimitAt(now, r)
+			p.tokRate = r
 		}
-		if b := p.tokenBurstLocked(); b != p.tokLim.Burst() {
+		if b := p.tokenBurstLocked(); b != p.tokBurst {
 			p.tokLim.SetBurstAt(now, b)
+			p.tokBurst = b
 		}
 	}
 }

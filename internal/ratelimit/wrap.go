@@ -73,11 +73,17 @@ func (p *Pool) estimate(req llm.Request) int {
 // an exhausted budget (headers) is only waited out.
 func (p *Pool) reserve(ctx context.Context, tokens int) error {
 	for {
-		if err := p.waitPause(ctx); err != nil {
-			return err
-		}
+		// waitPause's check and the reservation share one lock and one
+		// reading of the clock.
 		p.mu.Lock()
 		now := p.clock.Now()
+		if d := p.blockedUntilLocked().Sub(now); d > 0 {
+			p.mu.Unlock()
+			if err := p.sleep(ctx, d); err != nil {
+				return err
+			}
+			continue
+		}
 		throttles := p.pauses
 		p.granted = max(0, p.granted-1)
 		p.lastEstimate = tokens
@@ -124,8 +130,18 @@ func (p *Pool) reserve(ctx context.Context, tokens int) error {
 		}
 		p.mu.Lock()
 		throttled := p.pauses != throttles
+		var blocked time.Duration
+		if until := p.blockedUntilLocked(); !throttled && until.After(now) {
+			// The clock never goes back: a block that ended by now, when
+			// the reservation was taken, has ended; only a later one
+			// needs the clock again.
+			blocked = until.Sub(p.clock.Now())
+		}
 		p.mu.Unlock()
 		if !throttled {
+			if blocked <= 0 {
+				return nil
+			}
 			return p.waitPause(ctx)
 		}
 	}
@@ -141,19 +157,21 @@ func (p *Pool) reserve(ctx context.Context, tokens int) error {
 // fleet's rate. A busy pool, or a provider reporting plenty remaining, costs
 // no wait.
 func (p *Pool) idleJitterLocked(now time.Time, tokens int) time.Duration {
-	idle := func(lim *rate.Limiter, units float64, h headerState, fleetLimit int) float64 {
+	idle := func(lim *rate.Limiter, units float64) float64 {
 		interval := units / float64(lim.Limit()) // seconds
-		if lim.TokensAt(now) < float64(lim.Burst()) || now.Sub(p.lastCall).Seconds() < 2*interval || !mayBeLow(h, fleetLimit, now) {
+		if lim.TokensAt(now) < float64(lim.Burst()) || now.Sub(p.lastCall).Seconds() < 2*interval {
 			return 0
 		}
 		return interval
 	}
+	// mayBeLow first: a provider reporting plenty left (a busy pool's
+	// case) costs no look at the limiters, each behind its own lock.
 	var interval float64
-	if p.reqLim != nil {
-		interval = idle(p.reqLim, 1, p.reqHdr, p.fleetRPM())
+	if p.reqLim != nil && mayBeLow(p.reqHdr, p.fleetRPM(), now) {
+		interval = idle(p.reqLim, 1)
 	}
-	if p.tokLim != nil {
-		interval = max(interval, idle(p.tokLim, float64(tokens), p.tokHdr, p.fleetTPM()))
+	if p.tokLim != nil && mayBeLow(p.tokHdr, p.fleetTPM(), now) {
+		interval = max(interval, idle(p.tokLim, float64(tokens)))
 	}
 	return time.Duration(p.jitter() * interval * float64(time.Second))
 }
@@ -165,7 +183,7 @@ func mayBeLow(h headerState, fleetLimit int, now time.Time) bool {
 	if h.at.IsZero() {
 		return true
 	}
-	if !now.Before(h.at.Add(h.reset)) {
+	if !now.Before(h.until) {
 		return false
 	}
 	limit := h.limit
@@ -268,7 +286,7 @@ func (p *Pool) learnLocked(now time.Time, rl llm.RateLimit, est int) {
 			p.learnedRPM = l
 			p.log.Warn("ratelimit: provider reports a lower request limit than configured; using it", "configured_rpm", p.limits.RPM, "reported", l)
 		}
-		p.reqHdr = headerState{at: now, limit: rl.LimitRequests, remaining: rl.RemainingRequests, reset: rl.ResetRequests}
+		p.reqHdr = newHeaderState(now, rl.LimitRequests, rl.RemainingRequests, rl.ResetRequests)
 		if rl.RemainingRequests == 0 && rl.ResetRequests > 0 {
 			p.pauseLocked(now, refillTime(rl.ResetRequests, rl.LimitRequests, p.members), PauseNoRequests)
 		}
@@ -278,7 +296,7 @@ func (p *Pool) learnLocked(now time.Time, rl llm.RateLimit, est int) {
 			p.learnedTPM = l
 			p.log.Warn("ratelimit: provider reports a lower token limit than configured; using it", "configured_tpm", p.limits.TPM, "reported", l)
 		}
-		p.tokHdr = headerState{at: now, limit: rl.LimitTokens, remaining: rl.RemainingTokens, reset: rl.ResetTokens}
+		p.tokHdr = newHeaderState(now, rl.LimitTokens, rl.RemainingTokens, rl.ResetTokens)
 		if rl.RemainingTokens == 0 && rl.ResetTokens > 0 {
 			p.pauseLocked(now, refillTime(rl.ResetTokens, rl.LimitTokens, p.members*est), PauseNoTokens)
 		}

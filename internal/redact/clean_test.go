@@ -117,6 +117,9 @@ func FuzzClean(f *testing.F) {
 		if got, want := clean(s), cleanSearch(s); got != want {
 			t.Fatalf("clean(%q) = %v, the search says %v", s, got, want)
 		}
+		if clean([]byte(s)) != clean(s) {
+			t.Fatalf("clean of %q differs between string and []byte", s)
+		}
 	})
 }
 

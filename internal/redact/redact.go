@@ -135,26 +135,46 @@ func JSON(b []byte) []byte {
 // clean reports that s is ASCII and holds none of the patterns' anchors in
 // any case: then no pattern can match and redaction changes nothing. It is
 // the check Credentials makes with strings.ToLower, in one pass without
-// allocating: at each byte only the anchors that begin with its lower
-// case are compared (TestCleanAgreesWithAnchors and FuzzClean hold it to
-// the lower-and-search it replaced, cleanSearch). Text that is not ASCII
+// allocating: only where two bytes begin some anchor (anchorPairs, one
+// table look-up, any case) are the anchors beginning with the first byte
+// compared (TestCleanAgreesWithAnchors and FuzzClean hold it to the
+// lower-and-search it replaced, cleanSearch). Text that is not ASCII
 // takes Credentials' full path, since lower-casing can turn a non-ASCII
 // letter into an ASCII one (the Kelvin sign into k).
 func clean[T string | []byte](s T) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= utf8.RuneSelf {
+	if len(s) == 0 {
+		return true
+	}
+	// c is s[i-1]: each byte is loaded once, as the second of one pair
+	// and the first of the next.
+	c := s[0]
+	for i := 1; i < len(s); i++ {
+		d := s[i]
+		if c|d >= utf8.RuneSelf {
 			return false
 		}
-		for _, a := range anchorsBy[lowerASCII(c)] {
-			if hasPrefixFold(s[i:], a) {
-				// An anchor: the answer is false unless a later byte is
-				// not ASCII, which makes it false too.
-				return false
-			}
+		// c and d are below 128, so k>>6 is below 256: the mask only
+		// spares the bounds check.
+		if k := uint(c)<<7 | uint(d); anchorPairs[k>>6&255]&(1<<(k&63)) != 0 && anchorAt(s[i-1:]) {
+			// An anchor: the answer is false unless a later byte is not
+			// ASCII, which makes it false too.
+			return false
+		}
+		c = d
+	}
+	// The last byte begins no anchor (every one has two bytes or more).
+	return c < utf8.RuneSelf
+}
+
+// anchorAt reports whether an anchor begins s, ignoring case; s[0] is
+// ASCII.
+func anchorAt[T string | []byte](s T) bool {
+	for _, a := range anchorsBy[lowerASCII(s[0])&(utf8.RuneSelf-1)] {
+		if hasPrefixFold(s, a) {
+			return true
 		}
 	}
-	return true
+	return false
 }
 
 // hasPrefixFold reports whether s begins with the lower-case ASCII
@@ -187,3 +207,30 @@ var anchorsBy = func() (by [utf8.RuneSelf][]string) {
 	}
 	return by
 }()
+
+// anchorPairs has bit c<<7|d set for every two ASCII bytes c, d with
+// which some anchor begins, ignoring case: clean's one look-up per byte to
+// tell whether an anchor may begin there.
+var anchorPairs = func() (pairs [utf8.RuneSelf * utf8.RuneSelf / 64]uint64) {
+	for _, p := range patterns {
+		for _, a := range p.anchors {
+			if len(a) < 2 {
+				panic("redact: anchor " + a + " is shorter than clean assumes")
+			}
+			for _, c := range []byte{a[0], upperASCII(a[0])} {
+				for _, d := range []byte{a[1], upperASCII(a[1])} {
+					k := uint(c)<<7 | uint(d)
+					pairs[k>>6] |= 1 << (k & 63)
+				}
+			}
+		}
+	}
+	return pairs
+}()
+
+func upperASCII(c byte) byte {
+	if 'a' <= c && c <= 'z' {
+		return c - ('a' - 'A')
+	}
+	return c
+}

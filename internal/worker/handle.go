@@ -44,6 +44,17 @@ type delivery struct {
 	// (the process was stopped), so the server may have given the job
 	// to another worker meanwhile.
 	lapsed bool
+	// logs backs log (deliveryLogger) inside the delivery.
+	logs deliveryLog
+}
+
+// deliveryLog is a delivery's logger with its handler and attributes, kept
+// in the delivery: none is an allocation of its own (they were three on
+// every document, for a logger most jobs never write to).
+type deliveryLog struct {
+	logger slog.Logger
+	lazy   lazyHandler
+	attrs  [6]slog.Attr
 }
 
 // handle runs one delivery to its end: ack, nak with delay, or dead letter.
@@ -606,7 +617,7 @@ func redactLetter(dl *jobs.DeadLetter) {
 // stream sequence, delivery number (attempt: the job's nth run by some
 // worker) and job. A body too broken to decode is named by its message id
 // (the job id) alone. The attributes are built in one go and formatted
-// only when the job logs (jobLogger).
+// only when the job logs (jobLogger); the logger lives in d (deliveryLog).
 func (w *Worker) deliveryLogger(d *delivery) *slog.Logger {
 	jobID, docID, run := "", "", ""
 	if d.env != nil {
@@ -614,8 +625,13 @@ func (w *Worker) deliveryLogger(d *delivery) *slog.Logger {
 	} else {
 		jobID = d.msg.Headers().Get(jetstream.MsgIDHeader)
 	}
-	return jobLogger(w.log, slog.String("pool", d.pool), slog.Uint64("stream_seq", d.seq), slog.Int("attempt", d.n),
-		slog.String("job_id", jobID), slog.String("document_id", docID), slog.String("run", run))
+	l := &d.logs
+	l.attrs = [...]slog.Attr{slog.String("pool", d.pool), slog.Uint64("stream_seq", d.seq), slog.Int("attempt", d.n),
+		slog.String("job_id", jobID), slog.String("document_id", docID), slog.String("run", run)}
+	// What jobLogger builds, in place.
+	l.lazy = lazyHandler{base: w.log.Handler(), attrs: l.attrs[:]}
+	l.logger = *slog.New(&l.lazy)
+	return &l.logger
 }
 
 // unreadableEnvelope stands for a job whose body cannot be read, so the
@@ -651,8 +667,8 @@ func (w *Worker) record(d *delivery, res *llm.Result, final bool) *audit.Record 
 
 // write blocks until rec is durable; it outlives shutdown's cancellation.
 func (w *Worker) write(rec *audit.Record) error {
-	ctx, cancel := context.WithTimeout(context.Background(), auditTimeout)
-	defer cancel()
+	ctx := takeWriteDeadline(auditTimeout) // WithTimeout without its allocations
+	defer ctx.release()
 	return w.writer.Write(ctx, rec)
 }
 

@@ -90,17 +90,18 @@ func (s *slotted) Chat(ctx context.Context, req llm.Request) (*llm.Response, err
 	if err != nil {
 		return nil, err
 	}
-	defer release()
+	defer s.release(release)
 	return s.inner.Chat(ctx, req)
 }
 
 // acquire takes the job's own slot if it is free, else a free slot of the
-// pool, else waits for whichever of the two comes first.
+// pool, else waits for whichever of the two comes first. It returns the
+// release of a pool's slot, or nil for the job's own: that one needs no
+// function made for each call (release gives it back).
 func (s *slotted) acquire(ctx context.Context) (func(), error) {
-	releaseOwn := func() { <-s.own }
 	select {
 	case s.own <- struct{}{}:
-		return releaseOwn, nil
+		return nil, nil
 	default:
 	}
 	if r, ok := s.slots.budget.TryAcquireSlot(); ok {
@@ -110,12 +111,21 @@ func (s *slotted) acquire(ctx context.Context) (func(), error) {
 	defer s.slots.waiting.Add(-1)
 	select {
 	case s.own <- struct{}{}:
-		return releaseOwn, nil
+		return nil, nil
 	case r := <-s.slots.handoff:
 		return s.slots.extra(r), nil
 	case <-ctx.Done():
 		return nil, &llm.Error{Provider: s.inner.Name(), Class: llm.ClassCanceled, Message: "waiting for a slot of the pool's budget", Err: ctx.Err()}
 	}
+}
+
+// release gives back the slot acquire took: the job's own when r is nil.
+func (s *slotted) release(r func()) {
+	if r == nil {
+		<-s.own
+		return
+	}
+	r()
 }
 
 // slottedCompleter is a slotted provider that keeps its inner provider's
@@ -130,6 +140,6 @@ func (s *slottedCompleter) Complete(ctx context.Context, req llm.CompletionReque
 	if err != nil {
 		return nil, err
 	}
-	defer release()
+	defer s.release(release)
 	return s.completer.Complete(ctx, req)
 }
