@@ -667,8 +667,8 @@ func (w *Worker) record(d *delivery, res *llm.Result, final bool) *audit.Record 
 
 // write blocks until rec is durable; it outlives shutdown's cancellation.
 func (w *Worker) write(rec *audit.Record) error {
-	ctx := takeWriteDeadline(auditTimeout) // WithTimeout without its allocations
-	defer ctx.release()
+	ctx, cancel := context.WithTimeout(context.Background(), auditTimeout)
+	defer cancel()
 	return w.writer.Write(ctx, rec)
 }
 
