@@ -150,6 +150,41 @@ func plainText(s string) bool {
 	return true
 }
 
+// plainKeys reports that every key is at most MaxDocumentIDBytes long,
+// holds no NUL byte and is ASCII: checkKey passes each. It is checkKey's
+// usual answer in one pass over the keys, which are short, instead of a
+// call per key; false only means checkKey must be asked key by key.
+func plainKeys(keys *[10]string) bool {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	var acc uint64 // the top bit of a byte is set for a byte 0 or above 0x7f (or after a 0: a false alarm at worst)
+	for _, s := range keys {
+		if len(s) > MaxDocumentIDBytes {
+			return false
+		}
+		if len(s) < 8 {
+			for i := 0; i < len(s); i++ {
+				c := uint64(s[i])
+				acc |= c | (c - 1) // c-1 of 0 sets every bit
+			}
+			continue
+		}
+		for i := 0; i+8 <= len(s); i += 8 {
+			w := le64(s[i:])
+			acc |= w | (w - lo)
+		}
+		w := le64(s[len(s)-8:]) // the tail, overlapping bytes already checked
+		acc |= w | (w - lo)
+	}
+	return acc&hi == 0
+}
+
+// le64 is the first 8 bytes of s, little-endian.
+func le64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
 // plainTextFrom is plainText of s whose bytes before i are ASCII and not
 // 0: UTF-8 sequences can only start from i.
 func plainTextFrom(s string, i int) bool {

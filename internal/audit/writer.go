@@ -259,11 +259,16 @@ func (w *GroupWriter) Write(ctx context.Context, rec *Record) error {
 		return ErrWriterClosed
 	}
 	select {
-	case w.queue <- p:
+	case w.queue <- p: // the usual: room in the queue, no select on two channels
 		w.mu.RUnlock()
-	case <-ctx.Done():
-		w.mu.RUnlock()
-		return fmt.Errorf("audit: queue record of job %s: %w", rec.JobID, ctx.Err())
+	default:
+		select {
+		case w.queue <- p:
+			w.mu.RUnlock()
+		case <-ctx.Done():
+			w.mu.RUnlock()
+			return fmt.Errorf("audit: queue record of job %s: %w", rec.JobID, ctx.Err())
+		}
 	}
 	select {
 	case <-p.done:
@@ -391,10 +396,26 @@ func (w *GroupWriter) preparePartitions() {
 
 func (w *GroupWriter) flushLoop() {
 	defer w.wg.Done()
+	var sc flushScratch
 	for b := range w.batch {
-		w.commit(b)
+		w.commit(b, &sc)
 	}
 }
+
+// flushScratch is a flusher's memory reused from flush to flush: the
+// request buffer (a batch's COPY data, which was allocated anew for every
+// flush: ~430 B per record) and the slices and map grouping its rows.
+type flushScratch struct {
+	buf                      []byte
+	att, jobs, results, dead []tuple
+	winner                   map[string]*pending
+	order                    []string
+	parts                    [4]copyPart
+}
+
+// maxKeptBuf bounds the request buffer a flusher keeps between flushes:
+// a rare huge batch does not pin its memory for the writer's life.
+const maxKeptBuf = 4 << 20
 
 // commit flushes b and answers its Writes. When PostgreSQL refuses a row's
 // data (a value jsonb cannot hold, a key too long for its index), the
@@ -404,9 +425,9 @@ func (w *GroupWriter) flushLoop() {
 // committed. A batch of n records with one bad record costs about 2·log2(n)
 // more transactions. Any other error (Postgres unreachable, a timeout)
 // fails the whole batch: nothing of it may be durable.
-func (w *GroupWriter) commit(b []*pending) {
+func (w *GroupWriter) commit(b []*pending, sc *flushScratch) {
 	start := time.Now()
-	rows, attempts, err := w.flush(b)
+	rows, attempts, err := w.flush(b, sc)
 	d := time.Since(start)
 	if err != nil {
 		w.flushErrors.Add(1)
@@ -434,8 +455,8 @@ func (w *GroupWriter) commit(b []*pending) {
 		}
 	case isRowError(err) && len(b) > 1:
 		w.splits.Add(1)
-		w.commit(b[:len(b)/2])
-		w.commit(b[len(b)/2:])
+		w.commit(b[:len(b)/2], sc)
+		w.commit(b[len(b)/2:], sc)
 	case isRowError(err):
 		w.refused.Add(1)
 		b[0].settle(fmt.Errorf("audit: PostgreSQL refuses the record of job %s, so rewriting it cannot help: %w: %w", b[0].jobID, ErrInvalidRecord, err))
@@ -452,15 +473,27 @@ func (w *GroupWriter) commit(b []*pending) {
 // already stored (a record written again after a failed or uncertain
 // flush, a redelivered job's result) is the batch redone through staging
 // tables with ON CONFLICT.
-func (w *GroupWriter) flush(b []*pending) (rows, attempts int, err error) {
+func (w *GroupWriter) flush(b []*pending, sc *flushScratch) (rows, attempts int, err error) {
 	ctx, cancel := context.WithTimeout(w.base, w.cfg.flushTimeout)
 	defer cancel()
-	att := make([]tuple, 0, len(b))
-	var results, dead []tuple
+	att, results, dead, order := sc.att[:0], sc.results[:0], sc.dead[:0], sc.order[:0]
 	// One row per job (ON CONFLICT DO UPDATE cannot touch a row twice),
 	// chosen by the rule of jobsTable's conflict clause.
-	winner := make(map[string]*pending, len(b))
-	var order []string
+	if sc.winner == nil {
+		sc.winner = make(map[string]*pending, len(b))
+	}
+	winner := sc.winner
+	defer func() {
+		// Nothing of this batch is kept alive by the scratch.
+		clear(winner)
+		clear(att)
+		clear(results)
+		clear(dead)
+		clear(order)
+		clear(sc.jobs)
+		clear(sc.parts[:])
+		sc.att, sc.results, sc.dead, sc.order = att[:0], results[:0], dead[:0], order[:0]
+	}()
 	for _, p := range b {
 		rows += p.rows()
 		attempts += p.nAttempts
@@ -481,20 +514,24 @@ func (w *GroupWriter) flush(b []*pending) (rows, attempts int, err error) {
 			winner[p.jobID] = p
 		}
 	}
-	jobs := make([]tuple, 0, len(order))
+	jobs := sc.jobs[:0]
 	for _, id := range order {
 		jobs = append(jobs, winner[id].job)
 	}
-	var parts []copyPart
-	for _, p := range []copyPart{{attemptsTable, att}, {jobsTable, jobs}, {resultsTable, results}, {deadLettersTable, dead}} {
+	sc.jobs = jobs
+	parts := sc.parts[:0]
+	for _, p := range [...]copyPart{{attemptsTable, att}, {jobsTable, jobs}, {resultsTable, results}, {deadLettersTable, dead}} {
 		if len(p.rows) > 0 {
 			parts = append(parts, p)
 		}
 	}
-	err = w.store.copyIn(ctx, parts, false)
+	err = w.store.copyIn(ctx, parts, false, &sc.buf)
 	if isUniqueViolation(err) {
 		w.dups.Add(1)
-		err = w.store.copyIn(ctx, parts, true)
+		err = w.store.copyIn(ctx, parts, true, &sc.buf)
+	}
+	if cap(sc.buf) > maxKeptBuf {
+		sc.buf = nil
 	}
 	return rows, attempts, err
 }
@@ -537,13 +574,14 @@ func toPending(rec *Record, now time.Time) (*pending, error) {
 	if rec == nil || rec.JobID == "" || rec.DocumentID == "" {
 		return nil, fmt.Errorf("audit: record needs a JobID and a DocumentID: %w", ErrInvalidRecord)
 	}
-	for _, k := range [...]struct{ what, v string }{
-		{"job id", rec.JobID}, {"document id", rec.DocumentID}, {"document hash", rec.DocumentHash}, {"run", rec.Run},
-		{"schema name", rec.SchemaName}, {"schema fingerprint", rec.SchemaFingerprint}, {"provider", rec.Provider},
-		{"model", rec.Model}, {"pool", rec.Pool}, {"worker id", rec.WorkerID},
-	} {
-		if err := checkKey(k.what, k.v); err != nil {
-			return nil, fmt.Errorf("audit: record of job %.80q: %s: %w", rec.JobID, err, ErrInvalidRecord)
+	keys := [...]string{rec.JobID, rec.DocumentID, rec.DocumentHash, rec.Run, rec.SchemaName, rec.SchemaFingerprint,
+		rec.Provider, rec.Model, rec.Pool, rec.WorkerID}
+	if !plainKeys(&keys) { // else every key is short, ASCII and without NUL: checkKey passes them all
+		for i, what := range [...]string{"job id", "document id", "document hash", "run", "schema name", "schema fingerprint",
+			"provider", "model", "pool", "worker id"} {
+			if err := checkKey(what, keys[i]); err != nil {
+				return nil, fmt.Errorf("audit: record of job %.80q: %s: %w", rec.JobID, err, ErrInvalidRecord)
+			}
 		}
 	}
 	status := string(rec.Outcome)
@@ -680,10 +718,18 @@ func toPending(rec *Record, now time.Time) (*pending, error) {
 // valid (the record's value, which the last attempt's usually equals), or
 // nil: b equal to it is not scanned again.
 func jsonOrEmpty(b, known json.RawMessage) []byte {
-	if len(b) == 0 || !bytes.Equal(b, known) && !jsonx.Valid(b) {
+	if len(b) == 0 {
 		return nil
 	}
-	return replaceNULEscapes(redact.JSON(b))
+	same := bytes.Equal(b, known)
+	if !same && !jsonx.Valid(b) {
+		return nil
+	}
+	r := redact.JSON(b)
+	if same && len(r) == len(b) && &r[0] == &b[0] {
+		return r // unchanged known JSON: toPending found no \u0000 in it
+	}
+	return replaceNULEscapes(r)
 }
 
 // marshalOrEmpty is v as redacted JSON (\u0000 replaced), or nil (NULL)

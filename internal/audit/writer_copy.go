@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -111,14 +112,17 @@ type copyPart struct {
 // staged COPYs each part into a temporary copy of its table instead and
 // merges it with the table's conflict clause: the path for rows already
 // stored.
-func (s *Store) copyIn(ctx context.Context, parts []copyPart, staged bool) error {
+//
+// buf is the caller's request buffer, reused (grown as needed) from call
+// to call.
+func (s *Store) copyIn(ctx context.Context, parts []copyPart, staged bool, buf *[]byte) error {
 	c, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return err
 	}
 	defer c.Release()
 	pc := c.Conn().PgConn()
-	err = copyRoundTrip(ctx, pc, parts, staged)
+	err = copyRoundTrip(ctx, pc, parts, staged, buf)
 	var pe *pgconn.PgError
 	if err != nil && !errors.As(err, &pe) {
 		// The exchange stopped midway (network, timeout): the connection's
@@ -130,7 +134,40 @@ func (s *Store) copyIn(ctx context.Context, parts []copyPart, staged bool) error
 	return err
 }
 
-func copyRoundTrip(ctx context.Context, pc *pgconn.PgConn, parts []copyPart, staged bool) error {
+// copyQueries are the Query texts of copyRoundTrip, built once each: by
+// staged, then by the set of the writer's four tables present (bit i for
+// copyTables[i]), for parts in that order.
+var copyQueries [2][16]atomic.Pointer[string]
+
+// copyTables are the writer's tables in the order flush passes them.
+var copyTables = [...]*table{&attemptsTable, &jobsTable, &resultsTable, &deadLettersTable}
+
+// copyQuery is the Query text that COPYs parts (staged or not).
+func copyQuery(parts []copyPart, staged bool) string {
+	key, next := 0, 0
+	for _, p := range parts {
+		for next < len(copyTables) && copyTables[next].name != p.name {
+			next++
+		}
+		if next == len(copyTables) { // not the writer's tables in its order
+			return buildCopyQuery(parts, staged)
+		}
+		key |= 1 << next
+		next++
+	}
+	st := 0
+	if staged {
+		st = 1
+	}
+	if q := copyQueries[st][key].Load(); q != nil {
+		return *q
+	}
+	q := buildCopyQuery(parts, staged)
+	copyQueries[st][key].Store(&q)
+	return q
+}
+
+func buildCopyQuery(parts []copyPart, staged bool) string {
 	var sql strings.Builder
 	for i, p := range parts {
 		if i > 0 {
@@ -150,19 +187,27 @@ func copyRoundTrip(ctx context.Context, pc *pgconn.PgConn, parts []copyPart, sta
 		}
 		fmt.Fprintf(&sql, "INSERT INTO %s (%s) SELECT %s FROM %s %s", p.name, cols, cols, stage, p.conflict)
 	}
+	return sql.String()
+}
+
+func copyRoundTrip(ctx context.Context, pc *pgconn.PgConn, parts []copyPart, staged bool, reuse *[]byte) error {
+	sql := copyQuery(parts, staged)
 	// The whole request in one buffer and one write: a Query message, then
 	// per part one CopyData message (header, rows, trailer) and CopyDone.
-	size := 1 + 4 + sql.Len() + 1
+	size := 1 + 4 + len(sql) + 1
 	for _, p := range parts {
 		size += 1 + 4 + len(copyHeader) + len(copyTrailer) + 1 + 4
 		for _, r := range p.rows {
 			size += len(r)
 		}
 	}
-	buf := make([]byte, 0, size)
+	buf := (*reuse)[:0]
+	if cap(buf) < size {
+		buf = make([]byte, 0, size)
+	}
 	buf = append(buf, 'Q')
-	buf = binary.BigEndian.AppendUint32(buf, uint32(4+sql.Len()+1))
-	buf = append(append(buf, sql.String()...), 0)
+	buf = binary.BigEndian.AppendUint32(buf, uint32(4+len(sql)+1))
+	buf = append(append(buf, sql...), 0)
 	for _, p := range parts {
 		n := len(copyHeader) + len(copyTrailer)
 		for _, r := range p.rows {
@@ -186,6 +231,7 @@ func copyRoundTrip(ctx context.Context, pc *pgconn.PgConn, parts []copyPart, sta
 	}
 	stop := context.AfterFunc(ctx, func() { _ = nc.SetWriteDeadline(time.Now()) })
 	_, err := nc.Write(buf)
+	*reuse = buf
 	stop()
 	_ = nc.SetWriteDeadline(time.Time{})
 	if err != nil {

@@ -98,3 +98,35 @@ func writeAll(ctx context.Context, b *testing.B, w *GroupWriter, recs []*Record,
 	close(next)
 	wg.Wait()
 }
+
+// BenchmarkFlush is a flusher's work on one batch of 32 clean records
+// (one attempt and a result each), encoded beforehand: the COPY request
+// built and sent, the reply read. Per record: divide by 32.
+func BenchmarkFlush(b *testing.B) {
+	const perBatch = 32
+	ctx := context.Background()
+	s := newTestStore(b)
+	w, err := s.NewWriter(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Close(ctx)
+	batches := make([][]*pending, b.N)
+	for i := range batches {
+		for j := range perBatch {
+			p, err := toPending(testRecord(fmt.Sprintf("fl-%d-%d", i, j), fmt.Sprintf("doc-%d-%d", i, j), 1, 1, llm.OutcomeOK), time.Now())
+			if err != nil {
+				b.Fatal(err)
+			}
+			batches[i] = append(batches[i], p)
+		}
+	}
+	var sc flushScratch
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		if _, _, err := w.flush(batches[i], &sc); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
