@@ -514,6 +514,11 @@ func (w *Worker) pull(ctx context.Context, i int, c jetstream.Consumer, idle Sem
 	log := w.log.With("pool", p.Name)
 	failures := 0
 	held := make([]room, 0, maxFetch)
+	// One timer and one fetch option for every pull of this loop: a timer
+	// and an option made per pull were two allocations each.
+	linger := time.NewTimer(pullLinger)
+	linger.Stop()
+	maxWait := jetstream.FetchMaxWait(w.pullWait)
 	for ctx.Err() == nil {
 		probe, ok := w.mayPull(ctx, circuit)
 		if !ok {
@@ -542,7 +547,12 @@ func (w *Worker) pull(ctx context.Context, i int, c jetstream.Consumer, idle Sem
 		}
 		held = append(held[:0], room{idle: idle, slot: release})
 		if !probe {
-			sleep(ctx, pullLinger)
+			linger.Reset(pullLinger)
+			select {
+			case <-linger.C:
+			case <-ctx.Done():
+				linger.Stop()
+			}
 		}
 		for !probe && len(held) < maxFetch {
 			r, ok := w.moreRoom(i, idle)
@@ -551,7 +561,7 @@ func (w *Worker) pull(ctx context.Context, i int, c jetstream.Consumer, idle Sem
 			}
 			held = append(held, r)
 		}
-		batch, err := c.Fetch(len(held), jetstream.FetchMaxWait(w.pullWait))
+		batch, err := c.Fetch(len(held), maxWait)
 		if err != nil {
 			circuit.Abandon(probe)
 			releaseAll(held)
