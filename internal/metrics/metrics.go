@@ -51,9 +51,77 @@ type Metrics struct {
 	// The children every document touches, looked up once per label
 	// values: WithLabelValues hashes its labels and takes the vector's
 	// lock, about ten times per document.
-	counters  childCache[prometheus.Counter]
-	observers childCache[prometheus.Observer]
-	gauges    childCache[prometheus.Gauge]
+	counters childCache[prometheus.Counter] // the other outcomes and classes
+
+	// A clean document's series, by pool and by pool and model: a
+	// document looks up two entries (and its start and end one each)
+	// instead of hashing a vector and three labels ten times.
+	seriesMu sync.RWMutex
+	pools    map[string]*poolSeries
+	models   map[[2]string]*modelSeries
+}
+
+// poolSeries holds the children of one pool that every document touches.
+type poolSeries struct {
+	inFlight    prometheus.Gauge
+	jobsOK      prometheus.Counter // outcome "ok"
+	attemptsOK  prometheus.Counter // class "ok"
+	callSeconds prometheus.Observer
+	jobSeconds  prometheus.Observer
+}
+
+// modelSeries holds the children of one pool and model that every
+// document touches.
+type modelSeries struct {
+	tokens [4]prometheus.Counter // prompt, completion, cached, cache_write
+	cost   prometheus.Counter
+}
+
+// pool returns the children of pool, made on first use. Nothing deletes
+// children of these vectors, so a kept child is the vector's for good.
+func (m *Metrics) pool(pool string) *poolSeries {
+	m.seriesMu.RLock()
+	s := m.pools[pool]
+	m.seriesMu.RUnlock()
+	if s != nil {
+		return s
+	}
+	s = &poolSeries{
+		inFlight:    m.InFlight.WithLabelValues(pool),
+		jobsOK:      m.Jobs.WithLabelValues(pool, string(llm.OutcomeOK)),
+		attemptsOK:  m.Attempts.WithLabelValues(pool, "ok"),
+		callSeconds: m.CallSeconds.WithLabelValues(pool),
+		jobSeconds:  m.JobSeconds.WithLabelValues(pool),
+	}
+	m.seriesMu.Lock()
+	if m.pools == nil {
+		m.pools = map[string]*poolSeries{}
+	}
+	m.pools[pool] = s
+	m.seriesMu.Unlock()
+	return s
+}
+
+// model returns the children of pool and model, made on first use.
+func (m *Metrics) model(pool, model string) *modelSeries {
+	k := [2]string{pool, model}
+	m.seriesMu.RLock()
+	s := m.models[k]
+	m.seriesMu.RUnlock()
+	if s != nil {
+		return s
+	}
+	s = &modelSeries{cost: m.CostUSD.WithLabelValues(pool, model)}
+	for i, kind := range [...]string{"prompt", "completion", "cached", "cache_write"} {
+		s.tokens[i] = m.Tokens.WithLabelValues(pool, model, kind)
+	}
+	m.seriesMu.Lock()
+	if m.models == nil {
+		m.models = map[[2]string]*modelSeries{}
+	}
+	m.models[k] = s
+	m.seriesMu.Unlock()
+	return s
 }
 
 // childCache keeps the children of metric vectors by vector and label
@@ -92,14 +160,6 @@ func (c *childCache[T]) get(vec any, with func(...string) T, labels ...string) T
 
 func (m *Metrics) counter(vec *prometheus.CounterVec, labels ...string) prometheus.Counter {
 	return m.counters.get(vec, vec.WithLabelValues, labels...)
-}
-
-func (m *Metrics) observer(vec *prometheus.HistogramVec, labels ...string) prometheus.Observer {
-	return m.observers.get(vec, vec.WithLabelValues, labels...)
-}
-
-func (m *Metrics) gauge(vec *prometheus.GaugeVec, labels ...string) prometheus.Gauge {
-	return m.gauges.get(vec, vec.WithLabelValues, labels...)
 }
 
 // New creates the collectors and registers them on reg.
@@ -198,8 +258,13 @@ func New(reg prometheus.Registerer) *Metrics {
 // repairs, tokens, estimated cost and latencies.
 func (m *Metrics) ObserveRecord(rec *audit.Record) {
 	pool := rec.Pool
+	ps := m.pool(pool)
 	if rec.Final || rec.Outcome != "" {
-		m.counter(m.Jobs, pool, string(rec.Outcome)).Inc()
+		if rec.Outcome == llm.OutcomeOK {
+			ps.jobsOK.Inc()
+		} else {
+			m.counter(m.Jobs, pool, string(rec.Outcome)).Inc()
+		}
 	}
 	if rec.DeadLetter != nil {
 		m.DeadLetters.WithLabelValues(pool).Inc()
@@ -208,10 +273,11 @@ func (m *Metrics) ObserveRecord(rec *audit.Record) {
 	for i := range rec.Attempts {
 		a := &rec.Attempts[i]
 		class := string(a.Class)
-		if class == "" {
-			class = "ok"
+		if class == "" || class == "ok" {
+			ps.attemptsOK.Inc()
+		} else {
+			m.counter(m.Attempts, pool, class).Inc()
 		}
-		m.counter(m.Attempts, pool, class).Inc()
 		if class == string(llm.ClassRateLimited) || class == string(llm.ClassOverloaded) {
 			m.RateLimited.WithLabelValues(pool).Inc()
 		}
@@ -222,7 +288,7 @@ func (m *Metrics) ObserveRecord(rec *audit.Record) {
 			m.Adjustments.WithLabelValues(pool, rec.Model, string(adj)).Inc()
 		}
 		if a.Latency > 0 {
-			m.observer(m.CallSeconds, pool).Observe(a.Latency.Seconds())
+			ps.callSeconds.Observe(a.Latency.Seconds())
 		}
 		if a.Batch {
 			batched = batched.Add(a.Usage)
@@ -231,19 +297,23 @@ func (m *Metrics) ObserveRecord(rec *audit.Record) {
 		}
 	}
 	usage := online.Add(batched)
-	m.counter(m.Tokens, pool, rec.Model, "prompt").Add(float64(usage.PromptTokens))
-	m.counter(m.Tokens, pool, rec.Model, "completion").Add(float64(usage.CompletionTokens))
-	m.counter(m.Tokens, pool, rec.Model, "cached").Add(float64(usage.CachedPromptTokens))
-	m.counter(m.Tokens, pool, rec.Model, "cache_write").Add(float64(usage.CacheCreationTokens))
+	ms := m.model(pool, rec.Model)
+	ms.tokens[0].Add(float64(usage.PromptTokens))
+	ms.tokens[1].Add(float64(usage.CompletionTokens))
+	ms.tokens[2].Add(float64(usage.CachedPromptTokens))
+	ms.tokens[3].Add(float64(usage.CacheCreationTokens))
 	// Priced by provider string so every "sim:…" model gets the notional
 	// price; answers of provider batches at the batch price.
 	onlineUSD, ok := providers.EstimateCost(rec.Provider, online)
-	batchUSD, _ := providers.EstimateBatchCost(rec.Provider, batched)
+	var batchUSD float64 // nothing to price without batch answers: an online document asks once
+	if batched != (llm.Usage{}) {
+		batchUSD, _ = providers.EstimateBatchCost(rec.Provider, batched)
+	}
 	if ok {
-		m.counter(m.CostUSD, pool, rec.Model).Add(onlineUSD + batchUSD)
+		ms.cost.Add(onlineUSD + batchUSD)
 	}
 	if !rec.StartedAt.IsZero() && rec.FinishedAt.After(rec.StartedAt) {
-		m.observer(m.JobSeconds, pool).Observe(rec.FinishedAt.Sub(rec.StartedAt).Seconds())
+		ps.jobSeconds.Observe(rec.FinishedAt.Sub(rec.StartedAt).Seconds())
 	}
 }
 
@@ -258,10 +328,10 @@ func (m *Metrics) ObserveFlush(rows int, took time.Duration, err error) {
 }
 
 // JobStarted counts a delivery the worker began (worker.Observer).
-func (m *Metrics) JobStarted(pool string) { m.gauge(m.InFlight, pool).Inc() }
+func (m *Metrics) JobStarted(pool string) { m.pool(pool).inFlight.Inc() }
 
 // JobFinished counts a delivery the worker settled (worker.Observer).
-func (m *Metrics) JobFinished(pool string) { m.gauge(m.InFlight, pool).Dec() }
+func (m *Metrics) JobFinished(pool string) { m.pool(pool).inFlight.Dec() }
 
 // Nak counts a delivery handed back for later, by reason (worker.Observer).
 func (m *Metrics) Nak(pool, reason string) { m.Naks.WithLabelValues(pool, reason).Inc() }

@@ -239,3 +239,60 @@ func TestSampleBatchPool(t *testing.T) {
 		t.Errorf("%d pool limit series for a batch pool; want none", n)
 	}
 }
+
+// BenchmarkObserveDocument prices what the metrics add to a clean fleet
+// document: its delivery started and finished, and its record observed
+// (one valid attempt, on a "sim:" provider as in bench/fleet).
+func BenchmarkObserveDocument(b *testing.B) {
+	m := New(prometheus.NewRegistry())
+	start := time.Now()
+	rec := &audit.Record{
+		Pool: "sim", Provider: "sim:fleet", Model: "fleet", Outcome: llm.OutcomeOK, Final: true,
+		StartedAt: start, FinishedAt: start.Add(40 * time.Millisecond),
+		Attempts: []llm.Attempt{{Latency: 30 * time.Millisecond, Usage: llm.Usage{PromptTokens: 900, CompletionTokens: 60}}},
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		m.JobStarted(rec.Pool)
+		m.ObserveRecord(rec)
+		m.JobFinished(rec.Pool)
+	}
+}
+
+// TestObserveRecordSeriesApart: the series kept per pool and per pool and
+// model are counted apart, from several goroutines at once (run with
+// -race).
+func TestObserveRecordSeriesApart(t *testing.T) {
+	m := New(prometheus.NewRegistry())
+	keys := [][2]string{{"p1", "m1"}, {"p1", "m2"}, {"p2", "m1"}}
+	done := make(chan struct{})
+	for i, k := range keys {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for range i + 1 {
+				m.JobStarted(k[0])
+				m.ObserveRecord(&audit.Record{Pool: k[0], Model: k[1], Provider: "openai:gpt-4o-mini", Outcome: llm.OutcomeOK, Final: true,
+					Attempts: []llm.Attempt{{Latency: time.Millisecond, Usage: llm.Usage{PromptTokens: 10, CompletionTokens: 1}}}})
+			}
+		}()
+	}
+	for range keys {
+		<-done
+	}
+	for i, k := range keys {
+		if got := testutil.ToFloat64(m.Tokens.WithLabelValues(k[0], k[1], "prompt")); got != float64(10*(i+1)) {
+			t.Errorf("prompt tokens of %v = %v, want %v", k, got, 10*(i+1))
+		}
+	}
+	for pool, want := range map[string]float64{"p1": 3, "p2": 3} {
+		if got := testutil.ToFloat64(m.Jobs.WithLabelValues(pool, "ok")); got != want {
+			t.Errorf("jobs ok of %s = %v, want %v", pool, got, want)
+		}
+		if got := testutil.ToFloat64(m.Attempts.WithLabelValues(pool, "ok")); got != want {
+			t.Errorf("attempts ok of %s = %v, want %v", pool, got, want)
+		}
+		if got := testutil.ToFloat64(m.InFlight.WithLabelValues(pool)); got != want {
+			t.Errorf("in flight of %s = %v, want %v", pool, got, want)
+		}
+	}
+}

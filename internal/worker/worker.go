@@ -417,13 +417,13 @@ func (w *Worker) Run(ctx context.Context) error {
 	return nil
 }
 
-// pulled is a job in hand: its delivery, the runner and the budget slot
-// it runs in, and whether it is its pool circuit's half-open probe.
+// pulled is a job in hand: its delivery, the budget slot it runs in, and
+// whether it is its pool circuit's half-open probe. It holds a runner's
+// token on its pool's idle semaphore, given back when it is settled.
 type pulled struct {
-	msg    jetstream.Msg
-	runner func()
-	slot   *slot
-	probe  bool
+	msg   jetstream.Msg
+	slot  func() // gives the budget slot back
+	probe bool
 }
 
 // slot is a job's budget slot, given back once: when the job's calls are
@@ -482,9 +482,12 @@ func (w *Worker) pullOnline(ctx, jobCtx context.Context, i int, c jetstream.Cons
 	for range runnersPer * p.Concurrency {
 		runners.Go(func() {
 			for j := range jobs {
-				w.handle(ctx, jobCtx, i, j.msg, j.probe, j.slot)
-				j.slot.free()
-				j.runner()
+				// On this runner's stack: handle frees it, or
+				// this loop once handle returned.
+				calls := slot{release: j.slot}
+				w.handle(ctx, jobCtx, i, j.msg, j.probe, &calls)
+				calls.free()
+				idle.giveRunner()
 			}
 		})
 	}
@@ -511,19 +514,23 @@ func (w *Worker) pull(ctx context.Context, i int, c jetstream.Consumer, idle Sem
 	log := w.log.With("pool", p.Name)
 	failures := 0
 	held := make([]room, 0, maxFetch)
+	// One timer and one fetch option for every pull of this loop: a timer
+	// and an option made per pull were two allocations each.
+	linger := time.NewTimer(pullLinger)
+	linger.Stop()
+	maxWait := jetstream.FetchMaxWait(w.pullWait)
 	for ctx.Err() == nil {
 		probe, ok := w.mayPull(ctx, circuit)
 		if !ok {
 			continue
 		}
-		runner, err := idle.AcquireSlot(ctx)
-		if err != nil {
+		if !idle.takeRunner(ctx) {
 			circuit.Abandon(probe)
 			continue
 		}
 		release, err := p.Budget.AcquireSlot(ctx)
 		if err != nil {
-			runner()
+			idle.giveRunner()
 			circuit.Abandon(probe)
 			if ctx.Err() == nil {
 				log.Error("acquire slot", "err", err)
@@ -534,13 +541,18 @@ func (w *Worker) pull(ctx context.Context, i int, c jetstream.Consumer, idle Sem
 		if w.slots[i].offer(release) {
 			// A call of a job in hand was waiting for a slot: it has this
 			// one, and this loop pulls when the budget has room again.
-			runner()
+			idle.giveRunner()
 			circuit.Abandon(probe)
 			continue
 		}
-		held = append(held[:0], room{runner: runner, slot: release})
+		held = append(held[:0], room{idle: idle, slot: release})
 		if !probe {
-			sleep(ctx, pullLinger)
+			linger.Reset(pullLinger)
+			select {
+			case <-linger.C:
+			case <-ctx.Done():
+				linger.Stop()
+			}
 		}
 		for !probe && len(held) < maxFetch {
 			r, ok := w.moreRoom(i, idle)
@@ -549,7 +561,7 @@ func (w *Worker) pull(ctx context.Context, i int, c jetstream.Consumer, idle Sem
 			}
 			held = append(held, r)
 		}
-		batch, err := c.Fetch(len(held), jetstream.FetchMaxWait(w.pullWait))
+		batch, err := c.Fetch(len(held), maxWait)
 		if err != nil {
 			circuit.Abandon(probe)
 			releaseAll(held)
@@ -566,7 +578,7 @@ func (w *Worker) pull(ctx context.Context, i int, c jetstream.Consumer, idle Sem
 				r.release()
 				continue
 			}
-			jobs <- pulled{msg: msg, runner: r.runner, slot: &slot{release: r.slot}, probe: probe}
+			jobs <- pulled{msg: msg, slot: r.slot, probe: probe}
 		}
 		if n == 0 {
 			circuit.Abandon(probe)
@@ -583,27 +595,58 @@ func (w *Worker) pull(ctx context.Context, i int, c jetstream.Consumer, idle Sem
 // moreRoom takes a free runner and a free budget slot if both are free
 // now, handing the slot to a call waiting for one first (callSlots.offer).
 func (w *Worker) moreRoom(i int, idle Semaphore) (room, bool) {
-	runner, ok := idle.TryAcquireSlot()
-	if !ok {
+	if !idle.tryTakeRunner() {
 		return room{}, false
 	}
 	for {
 		slot, ok := w.pools[i].Budget.TryAcquireSlot()
 		if !ok {
-			runner()
+			idle.giveRunner()
 			return room{}, false
 		}
 		if !w.slots[i].offer(slot) {
-			return room{runner: runner, slot: slot}, true
+			return room{idle: idle, slot: slot}, true
 		}
 	}
 }
 
-// room is a runner and a budget slot taken for one job to be pulled.
-type room struct{ runner, slot func() }
+// room is a runner (a token held on idle) and a budget slot taken for one
+// job to be pulled.
+type room struct {
+	idle Semaphore
+	slot func()
+}
 
 // release gives back the slot, then the runner.
-func (r room) release() { r.slot(); r.runner() }
+func (r room) release() { r.slot(); r.idle.giveRunner() }
+
+// takeRunner takes a runner's token on the idle semaphore s, false when
+// ctx ended first. The pull loops hold runners as bare tokens: each is
+// given back exactly once (giveRunner), so they need none of the release
+// functions AcquireSlot and TryAcquireSlot make, an allocation or two per
+// job pulled.
+func (s Semaphore) takeRunner(ctx context.Context) bool {
+	select {
+	case s <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// tryTakeRunner takes a runner's token if one is free now.
+func (s Semaphore) tryTakeRunner() bool {
+	select {
+	case s <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+// giveRunner gives back a runner's token taken by takeRunner or
+// tryTakeRunner.
+func (s Semaphore) giveRunner() { <-s }
 
 func releaseAll(rs []room) {
 	for _, r := range rs {
