@@ -147,6 +147,10 @@ func withStartGate(f func(context.Context) error) Option { return func(w *Worker
 
 // Worker pulls jobs and runs them. Create it with New, start it with Run.
 type Worker struct {
+	// keepers schedules the in-progress acks of the jobs in flight. It
+	// holds no goroutine: its timer is armed while a job is in flight and
+	// is not re-armed once none is, so a stopped worker leaves nothing.
+	keepers      keepers
 	js           jetstream.JetStream
 	writer       audit.Writer
 	engine       Engine
