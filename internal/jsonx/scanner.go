@@ -1,8 +1,10 @@
 package jsonx
 
 import (
+	"bytes"
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Scanner reads JSON from B at I, for fast paths that decode one known
@@ -16,6 +18,11 @@ type Scanner struct {
 
 // Ws skips white space.
 func (d *Scanner) Ws() {
+	// Every white space byte is at most ' ': one comparison settles the
+	// usual case, compact text.
+	if d.I < len(d.B) && d.B[d.I] > ' ' {
+		return
+	}
 	for d.I < len(d.B) {
 		switch d.B[d.I] {
 		case ' ', '\t', '\n', '\r':
@@ -28,6 +35,16 @@ func (d *Scanner) Ws() {
 
 // Next skips white space and reads c if it comes next.
 func (d *Scanner) Next(c byte) bool {
+	// Compact text has no space: one look settles the usual case, inline.
+	if d.I < len(d.B) && d.B[d.I] == c {
+		d.I++
+		return true
+	}
+	return d.next(c)
+}
+
+// next is Next after white space.
+func (d *Scanner) next(c byte) bool {
 	d.Ws()
 	if d.I < len(d.B) && d.B[d.I] == c {
 		d.I++
@@ -117,17 +134,13 @@ func (d *Scanner) PlainKey() ([]byte, bool) {
 	if d.I >= len(d.B) || d.B[d.I] != '"' {
 		return nil, false
 	}
-	for j := d.I + 1; j < len(d.B); j++ {
-		switch c := d.B[j]; {
-		case c == '"':
-			key := d.B[d.I+1 : j]
-			d.I = j + 1
-			return key, true
-		case c == '\\' || c < 0x20 || c >= utf8.RuneSelf:
-			return nil, false
-		}
+	j := keySpan(d.B, d.I+1)
+	if j >= len(d.B) || d.B[j] != '"' {
+		return nil, false
 	}
-	return nil, false
+	key := d.B[d.I+1 : j]
+	d.I = j + 1
+	return key, true
 }
 
 // Str reads a string: valid UTF-8, escapes decoded, a surrogate only in a
@@ -137,28 +150,19 @@ func (d *Scanner) Str() (string, bool) {
 		return "", false
 	}
 	start := d.I + 1
-	ascii := true
-	j := start
-	for ; j < len(d.B); j++ {
-		c := d.B[j]
-		if c == '"' {
-			break
-		}
-		if c == '\\' {
-			return d.escaped(start)
-		}
-		if c < 0x20 {
-			return "", false
-		}
-		if c >= utf8.RuneSelf {
-			ascii = false
-		}
+	j, high := PlainSpan(d.B, start)
+	if j >= len(d.B) {
+		return "", false
 	}
-	if j == len(d.B) {
+	switch d.B[j] {
+	case '"':
+	case '\\':
+		return d.escaped(start, j, high)
+	default:
 		return "", false
 	}
 	s := d.B[start:j]
-	if !ascii && !utf8.Valid(s) {
+	if high && !utf8.Valid(s) {
 		return "", false
 	}
 	d.I = j + 1
@@ -166,65 +170,81 @@ func (d *Scanner) Str() (string, bool) {
 }
 
 // escaped reads the rest of a string that has escapes, from its first
-// byte at start (after the opening quote): it finds the closing quote,
-// refusing raw control characters as encoding/json does, and decodes the
-// literal with UnquoteStrict. Invalid UTF-8 and lone surrogates are
-// left to encoding/json, which replaces them.
-func (d *Scanner) escaped(start int) (string, bool) {
-	for j := start; j < len(d.B); j++ {
-		switch c := d.B[j]; {
-		case c == '\\':
-			j++ // the escaped byte; Unquote checks the escape
-		case c == '"':
-			s, ok := UnquoteStrict(d.B[start-1 : j+1])
-			if !ok || !utf8.ValidString(s) {
-				return "", false
-			}
-			d.I = j + 1
-			return s, true
-		case c < 0x20:
+// byte at start (after the opening quote), its first backslash at j and
+// high telling whether a byte before j is at or above 0x80, as Unquote
+// decodes the literal, refusing raw control characters as encoding/json
+// does. It finds the closing quote (one with an even run of backslashes
+// before it) with bytes.IndexByte, and then decodes the text, checking
+// its bytes on the way, into one allocation of the length it may take.
+// Invalid UTF-8 and lone surrogates are left to encoding/json, which
+// replaces them. Only the raw bytes can make the result invalid UTF-8
+// (an escape decodes to whole characters), so a literal without high
+// bytes is not checked.
+func (d *Scanner) escaped(start, j int, high bool) (string, bool) {
+	k := j
+	for {
+		q := bytes.IndexByte(d.B[k:], '"')
+		if q < 0 {
 			return "", false
 		}
+		k += q
+		n := 0
+		for d.B[k-1-n] == '\\' {
+			n++
+		}
+		if n%2 == 0 {
+			break
+		}
+		k++ // an escaped quote
 	}
-	return "", false
+	text := d.B[start:k]
+	out, h, ok := unquoteOnto(make([]byte, 0, len(text)), text, j-start, true, true)
+	if !ok {
+		return "", false
+	}
+	// out is this call's own and never written again: the string takes
+	// its bytes instead of a copy.
+	s := unsafe.String(unsafe.SliceData(out), len(out))
+	if (high || h) && !utf8.ValidString(s) {
+		return "", false
+	}
+	d.I = k + 1
+	return s, true
 }
 
 // Number reads a JSON number literal; integral says it has no fraction
 // or exponent.
 func (d *Scanner) Number() (lit []byte, integral, ok bool) {
 	start, j := d.I, d.I
-	digits := func() int {
-		k := j
-		for j < len(d.B) && '0' <= d.B[j] && d.B[j] <= '9' {
-			j++
-		}
-		return j - k
-	}
 	if j < len(d.B) && d.B[j] == '-' {
 		j++
 	}
-	if j < len(d.B) && d.B[j] == '0' {
+	switch {
+	case j < len(d.B) && d.B[j] == '0':
 		j++
-	} else if digits() == 0 {
+	case j < len(d.B) && '1' <= d.B[j] && d.B[j] <= '9':
+		j = digits(d.B, j+1)
+	default:
 		return nil, false, false
 	}
 	integral = true
 	if j < len(d.B) && d.B[j] == '.' {
-		j++
-		integral = false
-		if digits() == 0 {
+		k := digits(d.B, j+1)
+		if k == j+1 {
 			return nil, false, false
 		}
+		j, integral = k, false
 	}
 	if j < len(d.B) && (d.B[j] == 'e' || d.B[j] == 'E') {
 		j++
-		integral = false
 		if j < len(d.B) && (d.B[j] == '+' || d.B[j] == '-') {
 			j++
 		}
-		if digits() == 0 {
+		k := digits(d.B, j)
+		if k == j {
 			return nil, false, false
 		}
+		j, integral = k, false
 	}
 	d.I = j
 	return d.B[start:j], integral, true
@@ -256,15 +276,34 @@ func (d *Scanner) literal(lit string) bool {
 	return false
 }
 
-// Int reads an integer literal that fits an int.
+// Int reads an integer literal that fits an int. Up to maxIntDigits
+// digits always fit and are summed here; longer ones go to strconv, which
+// checks the range.
 func (d *Scanner) Int() (int, bool) {
 	lit, integral, ok := d.Number()
 	if !ok || !integral {
 		return 0, false
 	}
-	n, err := strconv.ParseInt(string(lit), 10, strconv.IntSize)
-	return int(n), err == nil
+	digits := lit
+	if digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) > maxIntDigits {
+		n, err := strconv.ParseInt(string(lit), 10, strconv.IntSize)
+		return int(n), err == nil
+	}
+	n := 0
+	for _, c := range digits {
+		n = n*10 + int(c-'0')
+	}
+	if lit[0] == '-' {
+		n = -n
+	}
+	return n, true
 }
+
+// maxIntDigits is how many decimal digits always fit an int.
+const maxIntDigits = 9 + 9*(strconv.IntSize/64)
 
 // Float reads a number literal as a float64.
 func (d *Scanner) Float() (float64, bool) {
@@ -290,51 +329,26 @@ func (d *Scanner) Skip() bool {
 	return ok
 }
 
-// span reads a value of any kind and returns its bytes if valid.
+// span reads a value of any kind and returns its bytes if valid, in one
+// pass (validValue).
 func (d *Scanner) span() ([]byte, bool) {
-	start, depth := d.I, 0
-	for d.I < len(d.B) {
-		switch c := d.B[d.I]; c {
-		case '"':
-			j := d.I + 1
-			for j < len(d.B) && d.B[j] != '"' {
-				if d.B[j] == '\\' {
-					j++
-				}
-				j++
-			}
-			d.I = j + 1
-		case '{', '[':
-			depth++
-			d.I++
-		case '}', ']':
-			if depth == 0 {
-				return d.rawEnd(start)
-			}
-			depth--
-			d.I++
-		case ',':
-			if depth == 0 {
-				return d.rawEnd(start)
-			}
-			d.I++
+	end := -1
+	// A string or a number, the usual values skipped, is read without
+	// validValue's stack of containers.
+	if d.I < len(d.B) {
+		switch c := d.B[d.I]; {
+		case c == '"':
+			end = validString(d.B, d.I)
+		case c == '-' || '0' <= c && c <= '9':
+			end = validNumber(d.B, d.I)
 		default:
-			d.I++
+			end = validValue(d.B, d.I)
 		}
 	}
-	return d.rawEnd(start)
-}
-
-func (d *Scanner) rawEnd(start int) ([]byte, bool) {
-	if d.I > len(d.B) {
+	if end < 0 {
 		return nil, false
 	}
-	v := d.B[start:d.I]
-	for len(v) > 0 && (v[len(v)-1] == ' ' || v[len(v)-1] == '\t' || v[len(v)-1] == '\n' || v[len(v)-1] == '\r') {
-		v = v[:len(v)-1]
-	}
-	if len(v) == 0 || !Valid(v) {
-		return nil, false
-	}
+	v := d.B[d.I:end]
+	d.I = end
 	return v, true
 }

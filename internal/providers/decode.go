@@ -101,7 +101,13 @@ func members(d *jsonx.Scanner, keys []string, member func(n int) bool, refuse ..
 	}
 	var seen uint64
 	return d.Object(func(key []byte) bool {
+		// One pass: keys differ from each other even without regard to
+		// case, so a key that matches one of them only so matches none
+		// exactly.
 		for n, k := range keys {
+			if len(key) != len(k) {
+				continue
+			}
 			if string(key) == k {
 				if seen&(1<<n) != 0 {
 					return false
@@ -109,8 +115,6 @@ func members(d *jsonx.Scanner, keys []string, member func(n int) bool, refuse ..
 				seen |= 1 << n
 				return member(n)
 			}
-		}
-		for _, k := range keys {
 			if equalFoldASCII(key, k) {
 				return false
 			}

@@ -1216,25 +1216,19 @@ func (d *fastDecoder) object(depth int) (any, bool) {
 // str reads a string as jsonx.Scanner.Str does; one without escapes is a
 // substring of the text.
 func (d *fastDecoder) str() (string, bool) {
-	ascii := true
-	for j := d.I + 1; j < len(d.B); j++ {
-		switch c := d.B[j]; {
-		case c == '"':
-			if !ascii && !utf8.Valid(d.B[d.I+1:j]) {
-				return "", false
-			}
-			s := d.s[d.I+1 : j]
-			d.I = j + 1
-			return s, true
-		case c == '\\':
+	j, high := jsonx.PlainSpan(d.B, d.I+1)
+	if j >= len(d.B) || d.B[j] != '"' {
+		if j < len(d.B) && d.B[j] == '\\' {
 			return d.Str() // escapes are decoded
-		case c < 0x20:
-			return "", false
-		case c >= utf8.RuneSelf:
-			ascii = false
 		}
+		return "", false
 	}
-	return "", false
+	if high && !utf8.Valid(d.B[d.I+1:j]) {
+		return "", false
+	}
+	s := d.s[d.I+1 : j]
+	d.I = j + 1
+	return s, true
 }
 
 // marshalValue encodes a decoded value compactly, leaving <, > and & as
