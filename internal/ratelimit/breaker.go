@@ -123,7 +123,7 @@ type Breaker struct {
 	failWhy      string // the pause reason of an opening by Failure
 
 	mu        sync.Mutex
-	wake      chan struct{} // closed and dropped on every change waiters care about; nil while nobody waits
+	wake      wakeup // broadcast on every change waiters care about
 	state     CircuitState
 	failures  int
 	openFor   time.Duration
@@ -161,7 +161,7 @@ func (b *Breaker) Allow(ctx context.Context, held bool) (probe bool, err error) 
 			b.mu.Lock()
 			b.held--
 			if b.held == 0 {
-				b.broadcastLocked() // pullers may probe now
+				b.wake.broadcast() // pullers may probe now
 			}
 			b.mu.Unlock()
 		}()
@@ -180,7 +180,7 @@ func (b *Breaker) Allow(ctx context.Context, held bool) (probe bool, err error) 
 			b.notify(tr)
 			return true, nil
 		}
-		woken := b.wakeLocked()
+		woken := b.wake.channel()
 		b.mu.Unlock()
 		b.notify(tr)
 		if err := b.waitFor(ctx, woken, wait); err != nil {
@@ -199,7 +199,7 @@ func (b *Breaker) WaitClosed(ctx context.Context) error {
 			b.mu.Unlock()
 			return nil
 		}
-		woken := b.wakeLocked()
+		woken := b.wake.channel()
 		b.mu.Unlock()
 		b.notify(tr)
 		if err := b.waitFor(ctx, woken, wait); err != nil {
@@ -222,7 +222,7 @@ func (b *Breaker) Success(probe bool) {
 		b.openFor = b.s.Open
 		b.cause = nil
 	}
-	b.broadcastLocked()
+	b.wake.broadcast()
 	b.mu.Unlock()
 	b.notify(tr)
 }
@@ -256,7 +256,7 @@ func (b *Breaker) Failure(probe bool, cause error, retryAfter time.Duration) (op
 	if probe {
 		b.probing = false
 	}
-	b.broadcastLocked()
+	b.wake.broadcast()
 	open = b.state != CircuitClosed
 	b.mu.Unlock()
 	b.notify(tr)
@@ -275,7 +275,7 @@ func (b *Breaker) Trip(probe bool, why string, cause error) time.Duration {
 		b.probing = false
 	}
 	tr := b.openLocked(b.clock.Now(), why, cause, b.s.MaxOpen)
-	b.broadcastLocked()
+	b.wake.broadcast()
 	b.mu.Unlock()
 	b.notify(tr)
 	return b.s.MaxOpen
@@ -289,7 +289,7 @@ func (b *Breaker) Abandon(probe bool) {
 	}
 	b.mu.Lock()
 	b.probing = false
-	b.broadcastLocked()
+	b.wake.broadcast()
 	b.mu.Unlock()
 }
 
@@ -348,7 +348,7 @@ func (b *Breaker) advanceLocked() (time.Duration, *Transition) {
 		return b.openUntil.Sub(now), nil
 	}
 	tr := b.setLocked(CircuitHalfOpen)
-	b.broadcastLocked()
+	b.wake.broadcast()
 	return 0, tr
 }
 
@@ -377,23 +377,6 @@ func (b *Breaker) notify(tr *Transition) {
 	if tr != nil && b.onChange != nil {
 		b.onChange(*tr)
 	}
-}
-
-func (b *Breaker) broadcastLocked() {
-	if b.wake != nil {
-		close(b.wake)
-		b.wake = nil
-	}
-}
-
-// wakeLocked is the channel the next broadcastLocked closes, made for the
-// first waiter since the last broadcast: changes nobody waits for allocate
-// nothing.
-func (b *Breaker) wakeLocked() <-chan struct{} {
-	if b.wake == nil {
-		b.wake = make(chan struct{})
-	}
-	return b.wake
 }
 
 // waitFor blocks until woken is closed, d has passed (when d > 0) or ctx

@@ -213,7 +213,7 @@ type Pool struct {
 	tokBurst         int
 
 	mu   sync.Mutex
-	wake chan struct{} // closed and dropped whenever room may have appeared; nil while nobody waits
+	wake wakeup // broadcast whenever room may have appeared, to AcquireSlot's waiters
 
 	inUse     int // slots held
 	granted   int // slots whose job has not reserved a call yet
@@ -327,7 +327,7 @@ func (p *Pool) AcquireSlot(ctx context.Context) (release func(), err error) {
 			var once sync.Once
 			return func() { once.Do(p.releaseSlot) }, nil
 		}
-		woken := p.wakeLocked()
+		woken := p.wake.channel()
 		p.mu.Unlock()
 		if err := p.waitFor(ctx, woken, wait); err != nil {
 			return nil, err
@@ -357,7 +357,7 @@ func (p *Pool) releaseSlot() {
 	p.inUse--
 	// A job that made no call leaves its grant unclaimed.
 	p.granted = min(p.granted, p.inUse)
-	p.broadcastLocked()
+	p.wake.broadcast()
 	p.mu.Unlock()
 }
 
@@ -384,25 +384,6 @@ func (p *Pool) sleep(ctx context.Context, d time.Duration) error {
 		return ctx.Err()
 	}
 	return p.waitFor(ctx, nil, d)
-}
-
-// broadcastLocked wakes every AcquireSlot waiter to look again. With no
-// waiter there is no channel (wakeLocked makes one on demand): a release
-// nobody waits for allocates nothing.
-func (p *Pool) broadcastLocked() {
-	if p.wake != nil {
-		close(p.wake)
-		p.wake = nil
-	}
-}
-
-// wakeLocked is the channel the next broadcastLocked closes, made for the
-// first waiter since the last broadcast.
-func (p *Pool) wakeLocked() <-chan struct{} {
-	if p.wake == nil {
-		p.wake = make(chan struct{})
-	}
-	return p.wake
 }
 
 // roomDelayLocked is how long until the pool may start another job: the rest
@@ -595,7 +576,7 @@ func (p *Pool) countMembers(n int, src ShareSource, join time.Duration) {
 	if join > 0 && n > 1 && (p.reqLim != nil || p.tokLim != nil) {
 		p.joinUntil = p.clock.Now().Add(join)
 		p.log.Info("ratelimit: joining a fleet; holding calls until the other workers have counted this one", "members", n, "for", join)
-		p.broadcastLocked()
+		p.wake.broadcast()
 	}
 	if src == ShareFleet && p.shareSource == ShareFleet && n < p.members {
 		if p.fewerSeen == 0 {
@@ -628,7 +609,7 @@ func (p *Pool) setMembersLocked(n int, src ShareSource) {
 	// at its full share follows it, one cut back by AIMD stays cut back.
 	p.effConc = max(1, min(newShare, int(math.Round(float64(p.effConc)*float64(newShare)/float64(oldShare)))))
 	p.applyRatesLocked(p.clock.Now())
-	p.broadcastLocked()
+	p.wake.broadcast()
 	p.log.Info("ratelimit: pool share changed", "members", n, "from_members", oldMembers, "source", string(src), "from_source", string(oldSrc), "concurrency", p.effConc)
 }
 

@@ -48,7 +48,7 @@ func TestBroadcastWithoutWaitersAllocatesNothing(t *testing.T) {
 	b := NewBreaker("sim:stub", "outage", BreakerSettings{})
 	if n := testing.AllocsPerRun(100, func() {
 		p.mu.Lock()
-		p.broadcastLocked()
+		p.wake.broadcast()
 		p.mu.Unlock()
 		b.Success(false)
 	}); n != 0 {
@@ -56,8 +56,8 @@ func TestBroadcastWithoutWaitersAllocatesNothing(t *testing.T) {
 	}
 	// A waiter's channel is still closed by the next broadcast.
 	p.mu.Lock()
-	woken := p.wakeLocked()
-	p.broadcastLocked()
+	woken := p.wake.channel()
+	p.wake.broadcast()
 	p.mu.Unlock()
 	select {
 	case <-woken:

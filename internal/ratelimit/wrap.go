@@ -124,7 +124,7 @@ func (p *Pool) reserve(ctx context.Context, tokens int) error {
 				r.CancelAt(at)
 			}
 			p.tokenCredit += credit
-			p.broadcastLocked()
+			p.wake.broadcast()
 			p.mu.Unlock()
 			return err
 		}
@@ -216,7 +216,7 @@ func (p *Pool) settle(est int, resp *llm.Response, err error) {
 	defer p.mu.Unlock()
 	now := p.clock.Now()
 	p.calls++
-	defer p.broadcastLocked() // returned tokens or a grown concurrency may make room
+	defer p.wake.broadcast() // returned tokens or a grown concurrency may make room
 	if err == nil && resp != nil {
 		used := resp.Usage.Total()
 		if used <= 0 {
@@ -361,6 +361,6 @@ func (p *Pool) succeededLocked() {
 	if p.successes >= p.effConc {
 		p.effConc++
 		p.successes = 0
-		p.broadcastLocked()
+		p.wake.broadcast()
 	}
 }
