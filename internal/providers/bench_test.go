@@ -141,26 +141,9 @@ func BenchmarkChatSimHTTPS(b *testing.B) {
 // own cost per call: building and encoding the request, the exchange,
 // reading and decoding the answer.
 func BenchmarkChatCanned(b *testing.B) {
-	sch := testSchema(b)
-	prof, err := sim.LoadProfile("clean")
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv := sim.New(prof)
-	b.Cleanup(srv.Close)
-	hs := httptest.NewServer(srv.Handler())
-	b.Cleanup(hs.Close)
-	addr, _ := cannedServer(b, strings.TrimPrefix(hs.URL, "http://"))
-	req := llm.Request{Messages: nativePrompt("Invoice from ACME, total 12.50, paid."), Mode: llm.ModeStrict, Schema: sch}
-	p, err := New("openai:sim", WithBaseURL("http://"+addr+"/v1"), WithAPIKey("sk-sim-test-key-000"), WithGetenv(env{}.get))
-	if err != nil {
-		b.Fatal(err)
-	}
+	p, req, _, _ := cannedChat(b)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if _, err := p.Chat(ctx, req); err != nil { // records the answer
-		b.Fatal(err)
-	}
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := p.Chat(ctx, req); err != nil {
@@ -175,24 +158,7 @@ func BenchmarkChatCanned(b *testing.B) {
 // loopback's share of BenchmarkChatCanned (two system calls each side,
 // the scheduler); the rest of that figure is the client's.
 func BenchmarkChatCannedFloor(b *testing.B) {
-	sch := testSchema(b)
-	prof, err := sim.LoadProfile("clean")
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv := sim.New(prof)
-	b.Cleanup(srv.Close)
-	hs := httptest.NewServer(srv.Handler())
-	b.Cleanup(hs.Close)
-	addr, recorded := cannedServer(b, strings.TrimPrefix(hs.URL, "http://"))
-	req := llm.Request{Messages: nativePrompt("Invoice from ACME, total 12.50, paid."), Mode: llm.ModeStrict, Schema: sch}
-	p, err := New("openai:sim", WithBaseURL("http://"+addr+"/v1"), WithAPIKey("sk-sim-test-key-000"), WithGetenv(env{}.get))
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := p.Chat(context.Background(), req); err != nil { // records the request and the answer
-		b.Fatal(err)
-	}
+	_, _, addr, recorded := cannedChat(b)
 	request, answer := recorded()
 	nc, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -209,6 +175,32 @@ func BenchmarkChatCannedFloor(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// cannedChat is the OpenAI adapter over http1 against cannedServer in
+// front of the simulator, after one call that recorded the request and
+// the answer.
+func cannedChat(b *testing.B) (p llm.Provider, req llm.Request, addr string, recorded func() (request, answer []byte)) {
+	b.Helper()
+	sch := testSchema(b)
+	prof, err := sim.LoadProfile("clean")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := sim.New(prof)
+	b.Cleanup(srv.Close)
+	hs := httptest.NewServer(srv.Handler())
+	b.Cleanup(hs.Close)
+	addr, recorded = cannedServer(b, strings.TrimPrefix(hs.URL, "http://"))
+	req = llm.Request{Messages: nativePrompt("Invoice from ACME, total 12.50, paid."), Mode: llm.ModeStrict, Schema: sch}
+	p, err = New("openai:sim", WithBaseURL("http://"+addr+"/v1"), WithAPIKey("sk-sim-test-key-000"), WithGetenv(env{}.get))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := p.Chat(context.Background(), req); err != nil { // records the request and the answer
+		b.Fatal(err)
+	}
+	return p, req, addr, recorded
 }
 
 // cannedServer listens on loopback and answers every request on a
