@@ -583,7 +583,8 @@ func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request, rb
 	b := &box.body
 	*b = body{t: t, c: c, fr: fr, ctx: ctx, stop: stop, keep: keep, nc: c.nc}
 	resp.Body = b
-	if gzip && headerValue(resp.Header, "Content-Encoding") == "gzip" && hasToken(resp.Header["Content-Encoding"], "gzip") {
+	// "GZIP" too: net/http compares without case (and only the first value).
+	if gzip && asciiEqualFold(headerValue(resp.Header, "Content-Encoding"), "gzip") {
 		resp.Header.Del("Content-Encoding")
 		resp.Header.Del("Content-Length")
 		resp.ContentLength = -1
