@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"io"
 	"net/http"
-	"net/textproto"
 	"reflect"
 	"testing"
 )
@@ -46,18 +45,7 @@ func parseStd(data []byte, method string) parsed {
 }
 
 func parseOurs(data []byte, method string) parsed {
-	tp := &textproto.Reader{R: bufio.NewReaderSize(bytes.NewReader(data), 4096)}
-	resp, fr, err := readResponse(tp, method)
-	if err != nil {
-		return parsed{HeaderErr: true}
-	}
-	p := parsed{Status: resp.Status, Proto: resp.Proto, Code: resp.StatusCode, Major: resp.ProtoMajor, Minor: resp.ProtoMinor,
-		Header: resp.Header, ContentLength: resp.ContentLength, Close: resp.Close, TransferEncoding: resp.TransferEncoding}
-	if fr != nil {
-		readAllBody(&p, fr)
-	}
-	p.Trailer = resp.Trailer
-	return p
+	return parseOursWith(bytes.NewReader(data), method)
 }
 
 var responseSeeds = []string{
