@@ -148,28 +148,29 @@ type base struct {
 	// lastURL holds the last request URL parsed (see newRequest); nil
 	// parses every time.
 	lastURL *atomic.Pointer[parsedURL]
-	// bearer is the header of bearerHeader, built once; nil builds it
-	// every time.
-	bearer *atomic.Pointer[http.Header]
+	// bearer is the API key's bearer header (bearerFor), built by the
+	// constructors; nil (a base made without one) builds it per call.
+	bearer http.Header
 }
 
-// bearerHeader is the header that carries the API key as a bearer token
-// (none without a key). It is built once and shared by every call: exchange
-// copies its entries into each request, whose transport only reads them.
-func (b *base) bearerHeader() http.Header {
-	if b.bearer != nil {
-		if h := b.bearer.Load(); h != nil {
-			return *h
-		}
-	}
+// bearerFor is the header that carries key as a bearer token (none
+// without a key).
+func bearerFor(key string) http.Header {
 	hdr := http.Header{}
-	if b.apiKey != "" {
-		hdr.Set("Authorization", "Bearer "+b.apiKey)
-	}
-	if b.bearer != nil {
-		b.bearer.Store(&hdr)
+	if key != "" {
+		hdr.Set("Authorization", "Bearer "+key)
 	}
 	return hdr
+}
+
+// bearerHeader is the provider's bearer header, shared by every call:
+// exchange copies its entries into each request, whose transport only
+// reads them.
+func (b *base) bearerHeader() http.Header {
+	if b.bearer == nil {
+		return bearerFor(b.apiKey)
+	}
+	return b.bearer
 }
 
 // Name is the provider string, e.g. "openai:gpt-4o-mini".
