@@ -122,25 +122,16 @@ func storableText(s string) string {
 // one pass, which on the short keys and texts of an audit record costs a
 // fraction of those calls. Text that is not ASCII is left to them.
 func plainText(s string) bool {
-	const lo, hi = 0x0101010101010101, 0x8080808080808080
-	// A byte at or above 0x80 sets its top bit in w; a zero byte sets it
-	// in w-lo (so may the bytes after one, which are then not decided
-	// on). With neither, no byte is 0 or above 0x7f.
-	word := func(b string) uint64 {
-		_ = b[7]
-		return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
-			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
-	}
 	i := 0
 	if len(s) >= 8 {
 		for ; i+8 <= len(s); i += 8 {
-			if w := word(s[i:]); (w|(w-lo))&hi != 0 {
+			if w := le64(s[i:]); (w|(w-lo8))&hi8 != 0 {
 				return plainTextFrom(s, i)
 			}
 		}
 		// The last 8 bytes, overlapping those checked: no byte-wise tail.
-		w := word(s[len(s)-8:])
-		return (w|(w-lo))&hi == 0 || plainTextFrom(s, len(s)-8)
+		w := le64(s[len(s)-8:])
+		return (w|(w-lo8))&hi8 == 0 || plainTextFrom(s, len(s)-8)
 	}
 	for ; i < len(s); i++ {
 		if s[i]-1 >= utf8.RuneSelf-1 { // 0, or 0x80 and above
@@ -155,7 +146,6 @@ func plainText(s string) bool {
 // usual answer in one pass over the keys, which are short, instead of a
 // call per key; false only means checkKey must be asked key by key.
 func plainKeys(keys *[10]string) bool {
-	const lo, hi = 0x0101010101010101, 0x8080808080808080
 	var acc uint64 // the top bit of a byte is set for a byte 0 or above 0x7f (or after a 0: a false alarm at worst)
 	for _, s := range keys {
 		if len(s) > MaxDocumentIDBytes {
@@ -170,13 +160,19 @@ func plainKeys(keys *[10]string) bool {
 		}
 		for i := 0; i+8 <= len(s); i += 8 {
 			w := le64(s[i:])
-			acc |= w | (w - lo)
+			acc |= w | (w - lo8)
 		}
 		w := le64(s[len(s)-8:]) // the tail, overlapping bytes already checked
-		acc |= w | (w - lo)
+		acc |= w | (w - lo8)
 	}
-	return acc&hi == 0
+	return acc&hi8 == 0
 }
+
+// lo8 and hi8 test eight bytes w at once: a byte at or above 0x80 sets
+// its top bit in w, a zero byte sets it in w-lo8 (so may the bytes after
+// one, which are then not decided on). With neither, (w|(w-lo8))&hi8 is
+// 0: no byte is 0 or above 0x7f.
+const lo8, hi8 = 0x0101010101010101, 0x8080808080808080
 
 // le64 is the first 8 bytes of s, little-endian.
 func le64(s string) uint64 {
