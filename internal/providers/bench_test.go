@@ -40,16 +40,9 @@ func BenchmarkChatSim(b *testing.B) {
 // CPU is in both figures alike. The context can be canceled, as a
 // worker's is, so the cancellation hook is paid for.
 func BenchmarkChatSimHTTP(b *testing.B) {
-	sch := testSchema(b)
-	prof, err := sim.LoadProfile("clean")
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv := sim.New(prof)
-	b.Cleanup(srv.Close)
+	srv, req := benchSim(b)
 	hs := httptest.NewServer(srv.Handler())
 	b.Cleanup(hs.Close)
-	req := llm.Request{Messages: nativePrompt("Invoice from ACME, total 12.50, paid."), Mode: llm.ModeStrict, Schema: sch}
 	for _, tc := range []struct {
 		name string
 		env  env
@@ -80,14 +73,7 @@ func BenchmarkChatSimHTTP(b *testing.B) {
 // client trusts the test server's certificate alone; the connection is
 // kept alive, so the figures are the exchange, not the handshake.
 func BenchmarkChatSimHTTPS(b *testing.B) {
-	sch := testSchema(b)
-	prof, err := sim.LoadProfile("clean")
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv := sim.New(prof)
-	b.Cleanup(srv.Close)
-	req := llm.Request{Messages: nativePrompt("Invoice from ACME, total 12.50, paid."), Mode: llm.ModeStrict, Schema: sch}
+	srv, req := benchSim(b)
 	for _, tc := range []struct {
 		name string
 		h2   bool
@@ -177,23 +163,29 @@ func BenchmarkChatCannedFloor(b *testing.B) {
 	}
 }
 
-// cannedChat is the OpenAI adapter over http1 against cannedServer in
-// front of the simulator, after one call that recorded the request and
-// the answer.
-func cannedChat(b *testing.B) (p llm.Provider, req llm.Request, addr string, recorded func() (request, answer []byte)) {
+// benchSim is the clean-profile simulator the HTTP benchmarks serve, and
+// the strict-mode request they send it.
+func benchSim(b *testing.B) (*sim.Server, llm.Request) {
 	b.Helper()
-	sch := testSchema(b)
 	prof, err := sim.LoadProfile("clean")
 	if err != nil {
 		b.Fatal(err)
 	}
 	srv := sim.New(prof)
 	b.Cleanup(srv.Close)
+	return srv, llm.Request{Messages: nativePrompt("Invoice from ACME, total 12.50, paid."), Mode: llm.ModeStrict, Schema: testSchema(b)}
+}
+
+// cannedChat is the OpenAI adapter over http1 against cannedServer in
+// front of the simulator, after one call that recorded the request and
+// the answer.
+func cannedChat(b *testing.B) (p llm.Provider, req llm.Request, addr string, recorded func() (request, answer []byte)) {
+	b.Helper()
+	srv, req := benchSim(b)
 	hs := httptest.NewServer(srv.Handler())
 	b.Cleanup(hs.Close)
 	addr, recorded = cannedServer(b, strings.TrimPrefix(hs.URL, "http://"))
-	req = llm.Request{Messages: nativePrompt("Invoice from ACME, total 12.50, paid."), Mode: llm.ModeStrict, Schema: sch}
-	p, err = New("openai:sim", WithBaseURL("http://"+addr+"/v1"), WithAPIKey("sk-sim-test-key-000"), WithGetenv(env{}.get))
+	p, err := New("openai:sim", WithBaseURL("http://"+addr+"/v1"), WithAPIKey("sk-sim-test-key-000"), WithGetenv(env{}.get))
 	if err != nil {
 		b.Fatal(err)
 	}
