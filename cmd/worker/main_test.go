@@ -87,6 +87,34 @@ func TestRunServesMetrics(t *testing.T) {
 	}
 }
 
+// TestRunAuditLinger: the worker's audit transactions wait
+// EXTRACTQ_AUDIT_LINGER after their first job for others, so jobs that
+// finish within it are made durable together. Eight documents answered at
+// once by the simulator are one transaction under a linger of a second;
+// without it the first job's transaction starts alone.
+func TestRunAuditLinger(t *testing.T) {
+	dbURL := testenv.Database(t)
+	natsURL := jobstest.Server(t)
+	addr := freeAddr(t)
+	t.Setenv("EXTRACTQ_AUDIT_LINGER", "1s")
+	base := runWorker(t, natsURL, dbURL, addr, "--log-level", "warn", "--pool", "sim:clean=concurrency:8", "--grace", "5s")
+	st, sum := queueDocs(t, natsURL, dbURL, "sim:clean", "clean", "linger", 8)
+	if _, err := submit.Follow(t.Context(), st, sum.JobIDs, 50*time.Millisecond, nil); err != nil {
+		t.Fatal(err)
+	}
+	var body string
+	eventually(t, "/metrics counts the eight jobs", func() bool {
+		_, body = get(base + "/metrics")
+		return strings.Contains(body, `extractq_jobs_total{outcome="ok",pool="sim_clean"} 8`)
+	})
+	// One flush of 24 rows: each job's row, its attempt and its result.
+	for _, want := range []string{"extractq_audit_flush_rows_count 1\n", "extractq_audit_flush_rows_sum 24\n"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %q: the jobs were not made durable in one transaction", strings.TrimSpace(want))
+		}
+	}
+}
+
 // runWorker runs `worker run` with args on an embedded NATS server and a
 // database, listening on addr, until the test ends (a SIGTERM-like cancel
 // must return nil); it returns the endpoints' base URL once /readyz

@@ -85,6 +85,16 @@ type Config struct {
 	// (EXTRACTQ_DEFAULT_MAX_TOKENS).
 	MaxPause         time.Duration `yaml:"max_pause"`
 	DefaultMaxTokens int           `yaml:"default_max_tokens"`
+	// AuditLinger is how long the audit writer waits, after the first
+	// finished job of a transaction, for others to join it
+	// (EXTRACTQ_AUDIT_LINGER; 0: none). Every transaction has a fixed cost
+	// in Postgres (the COPY statements' and the counters' trigger's start,
+	// the commit): at a few thousand documents a second, 5 ms gathers
+	// about twice as many jobs a transaction as flushing whenever the
+	// flusher is free and cuts Postgres's CPU per document by about a
+	// sixth, for up to 5 ms more before each job is acked: nothing beside
+	// a model's call of a second or more.
+	AuditLinger time.Duration `yaml:"audit_linger"`
 	// A pool's circuit opens after CircuitFailures consecutive transport
 	// failures (EXTRACTQ_CIRCUIT_FAILURES) and stops pulling for
 	// CircuitOpen (EXTRACTQ_CIRCUIT_OPEN), doubling after each failed probe
@@ -101,6 +111,15 @@ type Config struct {
 	BatchLease time.Duration `yaml:"batch_lease"`
 }
 
+// DefaultAuditLinger is the default of Config.AuditLinger.
+const DefaultAuditLinger = 5 * time.Millisecond
+
+// maxAuditLinger bounds Config.AuditLinger: a job waits for its
+// transaction before it is acked, and every job of a worker waits for the
+// same ones; a linger past this gains nothing (transactions of a few
+// hundred jobs already cost Postgres little more per job than larger ones).
+const maxAuditLinger = time.Second
+
 // DefaultConfig is the configuration before file, environment and flags.
 func DefaultConfig() Config {
 	cs := jobs.DefaultConsumerSettings()
@@ -110,6 +129,7 @@ func DefaultConfig() Config {
 		AckWait: cs.AckWait, MaxDeliver: cs.MaxDeliver, Grace: 30 * time.Second, // BackOff nil: follows AckWait
 		StartWait: settings.DefaultStartWait, StreamReplicas: 1, DuplicateWindow: 24 * time.Hour, DLQMaxAge: 30 * 24 * time.Hour,
 		RequeueDelay: time.Second, MaxPause: ratelimit.DefaultMaxPause, DefaultMaxTokens: ratelimit.DefaultMaxTokens,
+		AuditLinger:     DefaultAuditLinger,
 		CircuitFailures: ratelimit.DefaultCircuitFailures, CircuitOpen: ratelimit.DefaultCircuitOpen, CircuitMaxOpen: ratelimit.DefaultCircuitMaxOpen,
 		BatchPoll: batchpool.DefaultSettings().PollMax, BatchLease: batchpool.DefaultSettings().Lease,
 	}
@@ -174,6 +194,7 @@ func (c *Config) LoadEnv(getenv func(string) string) error {
 	dur("EXTRACTQ_DLQ_MAX_AGE", &c.DLQMaxAge)
 	dur("EXTRACTQ_REQUEUE_DELAY", &c.RequeueDelay)
 	dur("EXTRACTQ_MAX_PAUSE", &c.MaxPause)
+	dur("EXTRACTQ_AUDIT_LINGER", &c.AuditLinger)
 	dur("EXTRACTQ_CIRCUIT_OPEN", &c.CircuitOpen)
 	dur("EXTRACTQ_CIRCUIT_MAX_OPEN", &c.CircuitMaxOpen)
 	dur("EXTRACTQ_BATCH_POLL", &c.BatchPoll)
@@ -314,6 +335,9 @@ func (c *Config) Validate() error {
 	positive("dlq_max_age", c.DLQMaxAge)
 	positive("requeue_delay", c.RequeueDelay)
 	positive("max_pause", c.MaxPause)
+	if c.AuditLinger < 0 || c.AuditLinger > maxAuditLinger {
+		errs = append(errs, fmt.Errorf("audit_linger %s: must be between 0 and %s (EXTRACTQ_AUDIT_LINGER; 0 flushes as soon as the writer is free)", c.AuditLinger, maxAuditLinger))
+	}
 	positive("circuit_open", c.CircuitOpen)
 	if c.CircuitMaxOpen < c.CircuitOpen {
 		errs = append(errs, fmt.Errorf("circuit_max_open %s: must be at least circuit_open (%s)", c.CircuitMaxOpen, c.CircuitOpen))

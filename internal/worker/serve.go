@@ -266,7 +266,7 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, engine Engine, opt
 	go func() { prepared <- store.EnsurePartitions(ctx) }()
 	partitions := sync.OnceValue(func() error { return <-prepared })
 	defer partitions() // before store.Close, on every return
-	writer := store.StartWriter(ctx, audit.WithFlushObserver(func(f audit.FlushInfo) {
+	writer := store.StartWriter(ctx, audit.WithMaxDelay(cfg.AuditLinger), audit.WithFlushObserver(func(f audit.FlushInfo) {
 		m.ObserveFlush(f.Rows, f.Duration, f.Err)
 	}))
 	defer func() {

@@ -443,12 +443,16 @@ func (s *slot) free() {
 
 // runnersPer is how many jobs an online pool may hold per slot of its
 // concurrency. A job's slot is for its calls (callSlots): it goes back when
-// the last call ends, and making the result durable and acking it, a few
-// milliseconds of group commit that a fast provider (a local model, the
-// simulator) would otherwise wait out idle, run beside the next job's
-// calls. So a pool of concurrency N holds at most 2N jobs, and never has
-// more than N calls in flight.
-const runnersPer = 2
+// the last call ends, and making the result durable and acking it run
+// beside the next job's calls. With a fast provider (a local model, the
+// simulator) that tail is most of a job's time: the audit's transaction
+// lingers (Config.AuditLinger) and commits, a few milliseconds in all,
+// while a call takes less; at two runners per slot the calls then waited
+// for runners, not for slots, and the CPUs idled (doc/performance-cpu.md,
+// thirteenth pass). So a pool of concurrency N holds at most 4N jobs, and
+// never has more than N calls in flight; with a provider that takes a
+// second or more, the extra runners sit idle.
+const runnersPer = 4
 
 // pullLinger is how long a pull loop waits, once it holds a free runner
 // and slot, before it takes the others free then and pulls. The audit's

@@ -430,7 +430,8 @@ func TestNoPrefetchBeyondBudget(t *testing.T) {
 // TestSettlingHoldsNoSlot: a job gives its budget slot back when its calls
 // are over, so the pool's next jobs call the provider while the finished
 // ones wait for the audit's commit; the calls in flight stay within the
-// pool's concurrency (2) and the jobs in hand within twice it.
+// pool's concurrency (2) and the jobs in hand within four times it
+// (runnersPer).
 func TestSettlingHoldsNoSlot(t *testing.T) {
 	var running, peak, calls atomic.Int32
 	f := start(t, func(string, int, context.Context) *llm.Result {
@@ -448,12 +449,13 @@ func TestSettlingHoldsNoSlot(t *testing.T) {
 	}, fastSettings(5))
 	gate := make(chan struct{})
 	f.audit.gate.Store(&gate)
-	for i := range 6 {
+	for i := range 10 {
 		f.submit(t, "doc"+string(rune('a'+i)))
 	}
 	// Before, the first two jobs kept their slots while their audit
-	// writes waited, and no third call was ever made.
-	waitFor(t, "four jobs extracted while the audit holds every write", func() bool { return calls.Load() == 4 })
+	// writes waited, and no third call was ever made; at two runners per
+	// slot, four jobs were the most a pool of 2 held.
+	waitFor(t, "eight jobs extracted while the audit holds every write", func() bool { return calls.Load() == 8 })
 	time.Sleep(300 * time.Millisecond) // let any wrongful extra pull land
 	c, err := f.js.Consumer(t.Context(), jobs.JobsStream, jobs.ConsumerName(pool))
 	if err != nil {
@@ -463,8 +465,8 @@ func TestSettlingHoldsNoSlot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.NumAckPending != 4 || info.NumPending != 2 || calls.Load() != 4 {
-		t.Errorf("ack pending %d, pending %d, calls %d; want 4 jobs in hand (twice the concurrency), 2 waiting on the server, 4 calls",
+	if info.NumAckPending != 8 || info.NumPending != 2 || calls.Load() != 8 {
+		t.Errorf("ack pending %d, pending %d, calls %d; want 8 jobs in hand (four times the concurrency), 2 waiting on the server, 8 calls",
 			info.NumAckPending, info.NumPending, calls.Load())
 	}
 	close(gate)
@@ -472,8 +474,8 @@ func TestSettlingHoldsNoSlot(t *testing.T) {
 	if p := peak.Load(); p > 2 {
 		t.Errorf("peak calls in flight %d, want at most the pool's concurrency, 2", p)
 	}
-	if got := calls.Load(); got != 6 {
-		t.Errorf("calls = %d, want 6: one per job", got)
+	if got := calls.Load(); got != 10 {
+		t.Errorf("calls = %d, want 10: one per job", got)
 	}
 }
 
