@@ -41,8 +41,9 @@ type Pool struct {
 	Name string
 	// Concurrency is the number of jobs this worker runs at once in the
 	// pool at most, counting a job until its calls are over (the jobs
-	// whose results are being made durable and acked, up to as many
-	// again, hold no slot: runnersPer); Budget may allow fewer at a time.
+	// whose results are being made durable and acked, up to three times
+	// as many more, hold no slot: runnersPer); Budget may allow fewer at
+	// a time.
 	Concurrency int
 	// Budget hands out slots and paces calls; nil means a semaphore of
 	// Concurrency.
