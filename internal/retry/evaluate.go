@@ -85,13 +85,13 @@ type judge struct {
 
 // newJudge prepares the evaluation of answers to document under the
 // prompt data (the example shown, the mode).
-func newJudge(s *schema.Schema, cfg *Config, document string, d *llm.PromptData) *judge {
-	j := &judge{s: s, cfg: cfg, scalars: scalarCache.get(s), document: document}
+// f is s's facts (factsCache).
+func newJudge(s *schema.Schema, f *schemaFacts, cfg *Config, document string, d *llm.PromptData) *judge {
+	j := &judge{s: s, cfg: cfg, scalars: f.scalars, document: document}
 	if j.scalars == 0 && cfg.Repair == jsonx.PolicyCoerce {
 		// Shapes one level off: a scalar answer where the root is a
 		// one-property object or an array of scalars.
-		down := downCache.get(s)
-		j.member, j.scalars = down.member, down.kinds
+		j.member, j.scalars = f.down.member, f.down.kinds
 		j.down = j.scalars != 0
 	}
 	if d.SchemaIn == string(SchemaInExample) && d.Example != "" {
@@ -119,7 +119,7 @@ func newJudge(s *schema.Schema, cfg *Config, document string, d *llm.PromptData)
 		}
 	}
 	if d.Mode == llm.ModeStrict || d.Mode == llm.ModeTools {
-		j.wire, j.strictForm = wireProperty(s), true
+		j.wire, j.strictForm = f.wire, true
 	}
 	return j
 }
@@ -894,23 +894,30 @@ func find(text string, j *judge) []jsonx.Candidate {
 	return jsonx.FindWith(text, jsonx.FindOptions{Policy: j.cfg.Repair, Scalars: j.scalars})
 }
 
-// scalarCache keeps rootScalarKinds of the schemas in use: reading them
-// decodes the whole schema, which cost a fleet worker a tenth of its CPU
-// per document when it was done for every document.
-var scalarCache = &schemaCache[jsonx.ScalarKinds]{build: rootScalarKinds}
+// schemaFacts is what every Run reads of its schema, derived once per
+// schema and kept in one cache entry: reading the root's scalar kinds
+// decodes the whole schema (a tenth of a fleet worker's CPU when done per
+// document), and four look-ups of separate caches plus the wire property's
+// two of the schema's own form cache were a twentieth of a clean answer's
+// instructions.
+type schemaFacts struct {
+	text    string            // the schema's JSON as a string, for the prompt data
+	scalars jsonx.ScalarKinds // rootScalarKinds
+	down    levelDown         // oneLevelDown
+	wire    string            // wireProperty
+}
 
-// levelDown is what oneLevelDown finds in a schema, cached per schema like
-// the root's scalar kinds (decoding the schema per document cost a tenth
-// of a worker's CPU).
+// factsCache keeps schemaFacts of the schemas in use.
+var factsCache = &schemaCache[*schemaFacts]{build: func(s *schema.Schema) *schemaFacts {
+	m, k := oneLevelDown(s)
+	return &schemaFacts{text: string(s.JSON()), scalars: rootScalarKinds(s), down: levelDown{m, k}, wire: wireProperty(s)}
+}}
+
+// levelDown is what oneLevelDown finds in a schema.
 type levelDown struct {
 	member string
 	kinds  jsonx.ScalarKinds
 }
-
-var downCache = &schemaCache[levelDown]{build: func(s *schema.Schema) levelDown {
-	m, k := oneLevelDown(s)
-	return levelDown{m, k}
-}}
 
 // pinnedCache keeps pinnedStrings of the schemas in use; its maps are
 // only read.
