@@ -1136,7 +1136,8 @@ const maxFastDepth = 64
 // number was a third of decoding's allocations, on every candidate.
 type fastDecoder struct {
 	jsonx.Scanner
-	s string // string(B)
+	s     string // string(B)
+	boxes        // the strings' and numbers' interface values
 }
 
 // decodeFast reads one value of doc as a Decoder with UseNumber decodes
@@ -1176,7 +1177,11 @@ func (d *fastDecoder) value(depth int) (any, bool) {
 		})
 		return a, ok
 	case '"':
-		return d.str()
+		s, ok := d.str()
+		if !ok {
+			return nil, false
+		}
+		return d.boxes.str(s), true
 	case 't', 'f':
 		v, ok := d.Bool()
 		return v, ok
@@ -1187,7 +1192,7 @@ func (d *fastDecoder) value(depth int) (any, bool) {
 	if _, _, ok := d.Number(); !ok {
 		return nil, false
 	}
-	return json.Number(d.s[start:d.I]), true
+	return d.num(d.s[start:d.I]), true
 }
 
 // object reads {"key": value, …} as jsonx.Scanner.Object does, its keys
