@@ -134,3 +134,25 @@ func TestDecodeBoxesSurviveGC(t *testing.T) {
 		}
 	}
 }
+
+// TestCandidateText checks that a candidate's text is its JSON, taken
+// from the answer without a copy when the finder copied it unchanged.
+func TestCandidateText(t *testing.T) {
+	text := `The invoice: ` + decodeCorpus[0] + ` and {'a': 1,}`
+	found := jsonx.FindWith(text, jsonx.FindOptions{Policy: jsonx.PolicyCoerce})
+	if len(found) != 2 {
+		t.Fatalf("found %d candidates, want 2", len(found))
+	}
+	for i, f := range found {
+		got := candidateText(f, text)
+		if got != string(f.JSON) {
+			t.Errorf("candidate %d: text %q, JSON %s", i, got, f.JSON)
+		}
+		if n := testing.AllocsPerRun(10, func() { got = candidateText(f, text) }); (n == 0) != (i == 0) {
+			t.Errorf("candidate %d: %v allocations; only the repaired one is copied", i, n)
+		}
+	}
+	if got := candidateText(jsonx.Candidate{JSON: []byte(`[1]`), Start: 5, End: 2}, text); got != "[1]" {
+		t.Errorf("a candidate with a bad span: text %q", got)
+	}
+}

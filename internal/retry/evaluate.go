@@ -369,7 +369,7 @@ func evaluate(resp *llm.Response, j *judge) evaluation {
 		template          *cand    // the first value made only of placeholders
 	)
 	for _, f := range found {
-		v, err := decode(f.JSON) // compact and valid JSON, as Find promises
+		v, err := decodeText(f.JSON, candidateText(f, resp.Text)) // compact and valid JSON, as Find promises
 		if err != nil {
 			continue
 		}
@@ -1100,14 +1100,28 @@ func compact(doc []byte) []byte {
 // decode parses one JSON value with numbers as json.Number, as
 // schema.Validate expects; trailing data is an error. The usual value is
 // read by decodeFast; what it does not take goes to encoding/json.
-func decode(doc []byte) (any, error) {
-	d := fastDecoder{Scanner: jsonx.Scanner{B: doc}, s: string(doc)}
+func decode(doc []byte) (any, error) { return decodeText(doc, string(doc)) }
+
+// decodeText is decode of doc whose text s already is (s == string(doc)):
+// its keys, strings and numbers are substrings of s, with no copy of doc.
+func decodeText(doc []byte, s string) (any, error) {
+	d := fastDecoder{Scanner: jsonx.Scanner{B: doc}, s: s}
 	if v, ok := d.value(0); ok {
 		if d.Ws(); d.I == len(doc) {
 			return v, nil
 		}
 	}
 	return decodeJSON(doc)
+}
+
+// candidateText returns f's JSON as a string: the answer's own text where
+// the finder copied it unchanged (the usual, compact answer), else a copy.
+// Copying it for the decode was one allocation per candidate.
+func candidateText(f jsonx.Candidate, text string) string {
+	if 0 <= f.Start && f.Start <= f.End && f.End <= len(text) && text[f.Start:f.End] == string(f.JSON) {
+		return text[f.Start:f.End]
+	}
+	return string(f.JSON)
 }
 
 // decodeJSON is decode by encoding/json's Decoder.
