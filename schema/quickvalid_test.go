@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -223,6 +224,19 @@ func FuzzQuickFieldsMatchWalk(f *testing.F) {
 			if got, want := q.valid(v), walkValid(q, docs[i], v); got != want {
 				t.Fatalf("schema %d, %s: valid %v, the walk %v", i, val, got, want)
 			}
+		}
+	})
+}
+
+// FuzzIntegerLiteral compares isIntegerLiteral's loop with the
+// strings.ContainsAny test it replaced.
+func FuzzIntegerLiteral(f *testing.F) {
+	for _, s := range []string{"", "1", "-0", "1.5", "1e2", "1E2", "12345678901234567890", ".", "e", "E", "é"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := isIntegerLiteral(s), s != "" && !strings.ContainsAny(s, ".eE"); got != want {
+			t.Fatalf("isIntegerLiteral(%q) = %v, want %v", s, got, want)
 		}
 	})
 }
