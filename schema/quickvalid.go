@@ -2,6 +2,8 @@ package schema
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -18,13 +20,19 @@ import (
 // FuzzQuickValid check that whatever quick calls valid, the full
 // validator calls valid.
 type quick struct {
-	types    uint8 // quickType bits; 0: any type
-	props    map[string]*quick
-	required []string
-	closed   bool // additionalProperties: false
-	items    *quick
-	enum     []string
-	hasEnum  bool
+	types uint8 // quickType bits; 0: any type
+	props map[string]*quick
+	// fields are props by name, each marked required or not, and
+	// requiredOnly the required names that are not props: an object is
+	// checked by one look-up per property instead of a walk of its map
+	// plus look-ups of every member and every required name (two fifths
+	// of validating the usual answer).
+	fields       []quickField
+	requiredOnly []string
+	closed       bool // additionalProperties: false
+	items        *quick
+	enum         []string
+	hasEnum      bool
 }
 
 const (
@@ -59,6 +67,7 @@ func quickOf(plain any, depth int) *quick {
 		return nil
 	}
 	q := &quick{}
+	var required []string
 	for k, v := range m {
 		switch k {
 		case "type":
@@ -103,7 +112,7 @@ func quickOf(plain any, depth int) *quick {
 				if !ok {
 					return nil
 				}
-				q.required = append(q.required, s)
+				required = append(required, s)
 			}
 		case "additionalProperties":
 			b, ok := v.(bool)
@@ -134,7 +143,65 @@ func quickOf(plain any, depth int) *quick {
 			}
 		}
 	}
+	q.fields, q.requiredOnly = quickFields(q.props, required)
 	return q
+}
+
+// quickField is a property of an object schema and whether it is required.
+type quickField struct {
+	name     string
+	q        *quick
+	required bool
+}
+
+// quickFields lists props in name order, each marked required or not, and
+// the required names that are not among them.
+func quickFields(props map[string]*quick, required []string) (fields []quickField, requiredOnly []string) {
+	for _, name := range slices.Sorted(maps.Keys(props)) {
+		fields = append(fields, quickField{name: name, q: props[name], required: slices.Contains(required, name)})
+	}
+	for _, r := range required {
+		if _, ok := props[r]; !ok {
+			requiredOnly = append(requiredOnly, r)
+		}
+	}
+	return fields, requiredOnly
+}
+
+// validObject reports whether object t is surely valid against q's
+// properties, required names and additionalProperties.
+func (q *quick) validObject(t map[string]any) bool {
+	for _, r := range q.requiredOnly {
+		if _, ok := t[r]; !ok {
+			return false
+		}
+	}
+	matched := 0
+	for i := range q.fields {
+		f := &q.fields[i]
+		e, ok := t[f.name]
+		switch {
+		case ok:
+			matched++
+			if !f.q.valid(e) {
+				return false
+			}
+		case f.required:
+			return false
+		}
+	}
+	if matched == len(t) {
+		return true // every member is a property
+	}
+	if q.closed {
+		return false
+	}
+	for k, e := range t {
+		if _, ok := q.props[k]; !ok && !plainJSON(e, 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // valid reports whether v is surely valid against q.
@@ -169,23 +236,8 @@ func (q *quick) valid(v any) bool {
 		}
 	case map[string]any:
 		kind = qObject
-		for _, r := range q.required {
-			if _, ok := t[r]; !ok {
-				return false
-			}
-		}
-		for k, e := range t {
-			sub, ok := q.props[k]
-			switch {
-			case ok:
-				if !sub.valid(e) {
-					return false
-				}
-			case q.closed:
-				return false
-			case !plainJSON(e, 0):
-				return false
-			}
+		if !q.validObject(t) {
+			return false
 		}
 	case []any:
 		kind = qArray
@@ -205,9 +257,16 @@ func (q *quick) valid(v any) bool {
 
 // isIntegerLiteral reports whether a JSON number literal has neither a
 // fraction nor an exponent (1.0 and 1e2 are integers to JSON Schema, but
-// quick leaves them to the full validator).
+// quick leaves them to the full validator). A loop over the bytes:
+// strings.ContainsAny, a call per set byte, was a fiftieth of a clean
+// answer's engine work.
 func isIntegerLiteral(s string) bool {
-	return s != "" && !strings.ContainsAny(s, ".eE")
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == '.' || c == 'e' || c == 'E' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // plainJSON reports whether v is made only of what JSON decodes to, so

@@ -3,6 +3,8 @@ package schema
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -136,6 +138,105 @@ func BenchmarkQuickValidate(b *testing.B) {
 			if s.compiled.Validate(v) != nil {
 				b.Fatal("invalid")
 			}
+		}
+	})
+}
+
+// walkValid is quick.valid as it was before validObject, read from the
+// schema's own document (doc) rather than from q's fields: an object's
+// required names looked up, then its map walked and each member looked up
+// among the properties. Values of no other kind go to q.valid, whose code
+// for them did not change. FuzzQuickFieldsMatchWalk compares the two.
+func walkValid(q *quick, doc map[string]any, v any) bool {
+	switch t := v.(type) {
+	case []any:
+		if q.items == nil {
+			return q.valid(v)
+		}
+		items, _ := doc["items"].(map[string]any)
+		for _, e := range t {
+			if !walkValid(q.items, items, e) {
+				return false
+			}
+		}
+		return q.types == 0 || q.types&qArray != 0
+	case map[string]any:
+		required, _ := doc["required"].([]any)
+		for _, r := range required {
+			if _, ok := t[r.(string)]; !ok {
+				return false
+			}
+		}
+		props, _ := doc["properties"].(map[string]any)
+		for k, e := range t {
+			sub, ok := props[k].(map[string]any)
+			switch {
+			case ok:
+				if !walkValid(q.props[k], sub, e) {
+					return false
+				}
+			case doc["additionalProperties"] == false:
+				return false
+			case !plainJSON(e, 0):
+				return false
+			}
+		}
+		return !q.hasEnum && (q.types == 0 || q.types&qObject != 0)
+	}
+	return q.valid(v)
+}
+
+// quickFieldSchemas add to quickSchemas required names that are not
+// properties and open objects with extra members.
+var quickFieldSchemas = []string{
+	`{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer"}},"required":["a","z"]}`,
+	`{"properties":{"a":{"type":"object","properties":{"x":{"type":"null"}},"required":["x"],"additionalProperties":false}},"additionalProperties":true}`,
+	`{"type":"array","items":{"type":"object","properties":{"n":{"enum":["p","q"]}},"required":["n"]}}`,
+}
+
+// FuzzQuickFieldsMatchWalk checks that quick's look-up per property
+// (validObject) says what the walk of the object's members said.
+func FuzzQuickFieldsMatchWalk(f *testing.F) {
+	for _, v := range quickValues {
+		f.Add([]byte(v))
+	}
+	for _, v := range []string{`{"a":"s","z":1}`, `{"a":"s","b":1}`, `{"a":{"x":null},"y":[{}]}`, `{"a":{"x":null,"y":1}}`, `[{"n":"p"},{"n":"r"}]`, `[{"n":"q","m":{"k":[1e5]}}]`, `{"a":1,"z":{"q":1.5e-3}}`} {
+		f.Add([]byte(v))
+	}
+	var (
+		qs   []*quick
+		docs []map[string]any
+	)
+	for _, src := range append(slices.Clone(quickSchemas), quickFieldSchemas...) {
+		s := mustCompile(f, src)
+		if s.quick == nil {
+			f.Fatalf("quick refused %s", src)
+		}
+		var doc map[string]any
+		if err := json.Unmarshal([]byte(src), &doc); err != nil {
+			f.Fatal(err)
+		}
+		qs, docs = append(qs, s.quick), append(docs, doc)
+	}
+	f.Fuzz(func(t *testing.T, val []byte) {
+		v := decodeNumber(t, val)
+		for i, q := range qs {
+			if got, want := q.valid(v), walkValid(q, docs[i], v); got != want {
+				t.Fatalf("schema %d, %s: valid %v, the walk %v", i, val, got, want)
+			}
+		}
+	})
+}
+
+// FuzzIntegerLiteral compares isIntegerLiteral's loop with the
+// strings.ContainsAny test it replaced.
+func FuzzIntegerLiteral(f *testing.F) {
+	for _, s := range []string{"", "1", "-0", "1.5", "1e2", "1E2", "12345678901234567890", ".", "e", "E", "é"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := isIntegerLiteral(s), s != "" && !strings.ContainsAny(s, ".eE"); got != want {
+			t.Fatalf("isIntegerLiteral(%q) = %v, want %v", s, got, want)
 		}
 	})
 }

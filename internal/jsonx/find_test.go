@@ -3,6 +3,7 @@ package jsonx
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -257,4 +258,29 @@ func TestFindJoinedFlag(t *testing.T) {
 	if cs[2].Start != cs[0].Start || cs[2].End != cs[1].End {
 		t.Errorf("join spans [%d,%d), want [%d,%d)", cs[2].Start, cs[2].End, cs[0].Start, cs[1].End)
 	}
+}
+
+// TestReasoningTagsHoldLess checks what appendReasoning's shortcut relies
+// on: every reasoning tag holds a '<'.
+func TestReasoningTagsHoldLess(t *testing.T) {
+	for _, tag := range reasoningTags {
+		if !strings.Contains(tag.open, "<") || !strings.Contains(tag.close, "<") {
+			t.Errorf("tag %q / %q holds no '<'", tag.open, tag.close)
+		}
+	}
+}
+
+// FuzzReasoningShortcut checks that appendReasoning, which takes text
+// without '<' as one answer span, splits every text as the walk of its
+// tags (appendTagged) does.
+func FuzzReasoningShortcut(f *testing.F) {
+	for _, s := range []string{"", "x", `{"a":1}`, "<think>a</think>{}", "a\n</think>\n{}", "<reasoning>\nx", "think>{}", " <thinking> x </thinking>"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		got, want := appendReasoning(nil, text), appendTagged(nil, text)
+		if !slices.Equal(got, want) {
+			t.Fatalf("%q: shortcut %v, walk %v", text, got, want)
+		}
+	})
 }

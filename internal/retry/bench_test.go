@@ -48,9 +48,9 @@ func BenchmarkAttempt(b *testing.B) {
 	}{{"repaired-valid", false, llm.ClassNone}, {"invalid-with-feedback", true, llm.ClassSchema}} {
 		b.Run(tc.name, func(b *testing.B) {
 			resp := &llm.Response{Text: answer2KB(tc.bad), FinishReason: llm.FinishStop}
-			data := promptData(document, s, SchemaInExample, llm.ModeText)
+			data := promptData(document, s, factsCache.get(s), SchemaInExample, llm.ModeText)
 			data.MaxAttempts = cfg.MaxReasks + 1
-			j := newJudge(s, &cfg, document, data)
+			j := newJudge(s, factsCache.get(s), &cfg, document, data)
 			fb := feedbackTemplates[cfg.Feedback]
 			if ev := evaluate(resp, j); ev.class != tc.want {
 				b.Fatalf("class %q, want %q: %s", ev.class, tc.want, ev.problem)

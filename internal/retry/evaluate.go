@@ -85,13 +85,13 @@ type judge struct {
 
 // newJudge prepares the evaluation of answers to document under the
 // prompt data (the example shown, the mode).
-func newJudge(s *schema.Schema, cfg *Config, document string, d *llm.PromptData) *judge {
-	j := &judge{s: s, cfg: cfg, scalars: scalarCache.get(s), document: document}
+// f is s's facts (factsCache).
+func newJudge(s *schema.Schema, f *schemaFacts, cfg *Config, document string, d *llm.PromptData) *judge {
+	j := &judge{s: s, cfg: cfg, scalars: f.scalars, document: document}
 	if j.scalars == 0 && cfg.Repair == jsonx.PolicyCoerce {
 		// Shapes one level off: a scalar answer where the root is a
 		// one-property object or an array of scalars.
-		down := downCache.get(s)
-		j.member, j.scalars = down.member, down.kinds
+		j.member, j.scalars = f.down.member, f.down.kinds
 		j.down = j.scalars != 0
 	}
 	if d.SchemaIn == string(SchemaInExample) && d.Example != "" {
@@ -119,7 +119,7 @@ func newJudge(s *schema.Schema, cfg *Config, document string, d *llm.PromptData)
 		}
 	}
 	if d.Mode == llm.ModeStrict || d.Mode == llm.ModeTools {
-		j.wire, j.strictForm = wireProperty(s), true
+		j.wire, j.strictForm = f.wire, true
 	}
 	return j
 }
@@ -369,7 +369,7 @@ func evaluate(resp *llm.Response, j *judge) evaluation {
 		template          *cand    // the first value made only of placeholders
 	)
 	for _, f := range found {
-		v, err := decode(f.JSON) // compact and valid JSON, as Find promises
+		v, err := decodeText(f.JSON, candidateText(f, resp.Text)) // compact and valid JSON, as Find promises
 		if err != nil {
 			continue
 		}
@@ -894,23 +894,30 @@ func find(text string, j *judge) []jsonx.Candidate {
 	return jsonx.FindWith(text, jsonx.FindOptions{Policy: j.cfg.Repair, Scalars: j.scalars})
 }
 
-// scalarCache keeps rootScalarKinds of the schemas in use: reading them
-// decodes the whole schema, which cost a fleet worker a tenth of its CPU
-// per document when it was done for every document.
-var scalarCache = &schemaCache[jsonx.ScalarKinds]{build: rootScalarKinds}
+// schemaFacts is what every Run reads of its schema, derived once per
+// schema and kept in one cache entry: reading the root's scalar kinds
+// decodes the whole schema (a tenth of a fleet worker's CPU when done per
+// document), and four look-ups of separate caches plus the wire property's
+// two of the schema's own form cache were a twentieth of a clean answer's
+// instructions.
+type schemaFacts struct {
+	text    string            // the schema's JSON as a string, for the prompt data
+	scalars jsonx.ScalarKinds // rootScalarKinds
+	down    levelDown         // oneLevelDown
+	wire    string            // wireProperty
+}
 
-// levelDown is what oneLevelDown finds in a schema, cached per schema like
-// the root's scalar kinds (decoding the schema per document cost a tenth
-// of a worker's CPU).
+// factsCache keeps schemaFacts of the schemas in use.
+var factsCache = &schemaCache[*schemaFacts]{build: func(s *schema.Schema) *schemaFacts {
+	m, k := oneLevelDown(s)
+	return &schemaFacts{text: string(s.JSON()), scalars: rootScalarKinds(s), down: levelDown{m, k}, wire: wireProperty(s)}
+}}
+
+// levelDown is what oneLevelDown finds in a schema.
 type levelDown struct {
 	member string
 	kinds  jsonx.ScalarKinds
 }
-
-var downCache = &schemaCache[levelDown]{build: func(s *schema.Schema) levelDown {
-	m, k := oneLevelDown(s)
-	return levelDown{m, k}
-}}
 
 // pinnedCache keeps pinnedStrings of the schemas in use; its maps are
 // only read.
@@ -1093,14 +1100,28 @@ func compact(doc []byte) []byte {
 // decode parses one JSON value with numbers as json.Number, as
 // schema.Validate expects; trailing data is an error. The usual value is
 // read by decodeFast; what it does not take goes to encoding/json.
-func decode(doc []byte) (any, error) {
-	d := fastDecoder{Scanner: jsonx.Scanner{B: doc}, s: string(doc)}
+func decode(doc []byte) (any, error) { return decodeText(doc, string(doc)) }
+
+// decodeText is decode of doc whose text s already is (s == string(doc)):
+// its keys, strings and numbers are substrings of s, with no copy of doc.
+func decodeText(doc []byte, s string) (any, error) {
+	d := fastDecoder{Scanner: jsonx.Scanner{B: doc}, s: s}
 	if v, ok := d.value(0); ok {
 		if d.Ws(); d.I == len(doc) {
 			return v, nil
 		}
 	}
 	return decodeJSON(doc)
+}
+
+// candidateText returns f's JSON as a string: the answer's own text where
+// the finder copied it unchanged (the usual, compact answer), else a copy.
+// Copying it for the decode was one allocation per candidate.
+func candidateText(f jsonx.Candidate, text string) string {
+	if 0 <= f.Start && f.Start <= f.End && f.End <= len(text) && text[f.Start:f.End] == string(f.JSON) {
+		return text[f.Start:f.End]
+	}
+	return string(f.JSON)
 }
 
 // decodeJSON is decode by encoding/json's Decoder.
@@ -1129,7 +1150,8 @@ const maxFastDepth = 64
 // number was a third of decoding's allocations, on every candidate.
 type fastDecoder struct {
 	jsonx.Scanner
-	s string // string(B)
+	s     string // string(B)
+	boxes        // the strings' and numbers' interface values
 }
 
 // decodeFast reads one value of doc as a Decoder with UseNumber decodes
@@ -1169,7 +1191,11 @@ func (d *fastDecoder) value(depth int) (any, bool) {
 		})
 		return a, ok
 	case '"':
-		return d.str()
+		s, ok := d.str()
+		if !ok {
+			return nil, false
+		}
+		return d.boxes.str(s), true
 	case 't', 'f':
 		v, ok := d.Bool()
 		return v, ok
@@ -1180,7 +1206,7 @@ func (d *fastDecoder) value(depth int) (any, bool) {
 	if _, _, ok := d.Number(); !ok {
 		return nil, false
 	}
-	return json.Number(d.s[start:d.I]), true
+	return d.num(d.s[start:d.I]), true
 }
 
 // object reads {"key": value, …} as jsonx.Scanner.Object does, its keys

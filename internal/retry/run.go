@@ -51,6 +51,7 @@ func Run(ctx context.Context, p llm.Provider, document string, s *schema.Schema,
 	}
 	caps := p.Capabilities()
 	lp := leanPrompts{strict: caps.Supports(llm.ModeStrict), alone: caps.StructuredRoles && sysT == nil && taskT == nil}
+	facts := factsCache.get(s)
 	// prepare renders the prompt for a mode; note says why the mode is not
 	// the one asked for.
 	prepare := func(mode llm.Mode, note string) (data *llm.PromptData, system, task string, j *judge, err error) {
@@ -61,7 +62,7 @@ func Run(ctx context.Context, p llm.Provider, document string, s *schema.Schema,
 			// cannot show that an object may hold any properties.
 			in = SchemaInSchema
 		}
-		data = promptData(marked, s, in, mode)
+		data = promptData(marked, s, facts, in, mode)
 		data.MaxAttempts = cfg.MaxReasks + 1
 		st := sysT
 		if st == nil {
@@ -82,7 +83,7 @@ func Run(ctx context.Context, p llm.Provider, document string, s *schema.Schema,
 				return
 			}
 		}
-		return data, system, task, newJudge(s, &cfg, document, data), nil
+		return data, system, task, newJudge(s, facts, &cfg, document, data), nil
 	}
 	var note string
 	data, system, task, j, err := prepare(mode, note)
@@ -369,15 +370,16 @@ func fallbackMode(caps llm.Capabilities, mode llm.Mode, err error) (llm.Mode, st
 }
 
 // promptData prepares what the templates show: the schema, an example
-// when placed as one, and the document's fence.
-func promptData(document string, s *schema.Schema, in SchemaIn, mode llm.Mode) *llm.PromptData {
+// when placed as one, and the document's fence. f is s's facts
+// (factsCache).
+func promptData(document string, s *schema.Schema, f *schemaFacts, in SchemaIn, mode llm.Mode) *llm.PromptData {
 	if in == SchemaInAuto {
 		in = SchemaInExample
 		if mode == llm.ModeStrict || mode == llm.ModeTools {
 			in = SchemaInNone
 		}
 	}
-	d := &llm.PromptData{Document: document, SchemaIn: string(in), Schema: schemaTextCache.get(s), Mode: mode}
+	d := &llm.PromptData{Document: document, SchemaIn: string(in), Schema: f.text, Mode: mode}
 	d.Nonce, d.Open, d.Close = newFence(document)
 	if in == SchemaInExample {
 		ex := exampleCache.get(s)
@@ -391,11 +393,6 @@ func promptData(document string, s *schema.Schema, in SchemaIn, mode llm.Mode) *
 	}
 	return d
 }
-
-// schemaTextCache keeps the text of the schemas in use as a string, for
-// the prompt data: copying it per document was a twentieth of a fleet
-// worker's engine time.
-var schemaTextCache = &schemaCache[string]{build: func(s *schema.Schema) string { return string(s.JSON()) }}
 
 // promptExample is a schema's example as the prompt shows it, with the
 // field guide that goes with it.

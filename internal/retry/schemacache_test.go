@@ -17,11 +17,13 @@ func TestSchemaCacheKeepsSchemasApart(t *testing.T) {
 		name, schema string
 		scalars      jsonx.ScalarKinds
 		pinned       []string
+		wire         string
 	}{
-		{"object", `{"type":"object","properties":{"c":{"enum":["EUR","USD"]}}}`, 0, []string{"EUR", "USD"}},
-		{"number", `{"type":"number"}`, jsonx.ScalarNumber, nil},
-		{"string const", `{"const":"yes"}`, jsonx.ScalarString, []string{"yes"}},
-		{"object again", `{"type":"object","properties":{"c":{"enum":["EUR","USD"]}}}`, 0, []string{"EUR", "USD"}},
+		{"object", `{"type":"object","properties":{"c":{"enum":["EUR","USD"]}}}`, 0, []string{"EUR", "USD"}, ""},
+		{"number", `{"type":"number"}`, jsonx.ScalarNumber, nil, "value"},
+		{"string const", `{"const":"yes"}`, jsonx.ScalarString, []string{"yes"}, "value"},
+		{"array", `{"type":"array","items":{"type":"integer"}}`, 0, nil, "items"},
+		{"object again", `{"type":"object","properties":{"c":{"enum":["EUR","USD"]}}}`, 0, []string{"EUR", "USD"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -30,8 +32,18 @@ func TestSchemaCacheKeepsSchemasApart(t *testing.T) {
 				t.Fatal(err)
 			}
 			for range 2 { // computed, then cached
-				if got := scalarCache.get(s); got != tc.scalars || got != rootScalarKinds(s) {
-					t.Errorf("scalar kinds %v, want %v", got, tc.scalars)
+				f := factsCache.get(s)
+				if f.scalars != tc.scalars || f.scalars != rootScalarKinds(s) {
+					t.Errorf("scalar kinds %v, want %v", f.scalars, tc.scalars)
+				}
+				if m, k := oneLevelDown(s); f.down != (levelDown{m, k}) {
+					t.Errorf("one level down %+v, want %+v", f.down, levelDown{m, k})
+				}
+				if f.wire != tc.wire || f.wire != wireProperty(s) {
+					t.Errorf("wire property %q, want %q", f.wire, tc.wire)
+				}
+				if f.text != string(s.JSON()) {
+					t.Errorf("schema text %q, want %q", f.text, s.JSON())
 				}
 				want := map[string]bool{}
 				for _, p := range tc.pinned {
