@@ -283,7 +283,8 @@ func New(spec string, opts ...Option) (llm.Provider, error) {
 	}
 	openAI := name == "openai"
 	return &openAIProvider{base: b, maxCompletionTokens: fam.maxCompletionTokens,
-		fixedTemperature: openAI && !openAITemperature(model), noSystem: openAI && openAINoSystem(model), strictTools: openAI}, nil
+		fixedTemperature: openAI && !openAITemperature(model), noSystem: openAI && openAINoSystem(model), strictTools: openAI,
+		chatURL: b.baseURL + "/chat/completions"}, nil
 }
 
 // resolveBase picks the base URL: WithBaseURL, else the family's variables,
@@ -347,11 +348,12 @@ func NewOpenAICompatible(name, model string, caps llm.Capabilities, s Settings) 
 		s.MaxResponseBytes = DefaultMaxResponseBytes
 	}
 	hc := clientWith(s.HTTPClient, s.BaseURL, s.Getenv, s.WrapTransport)
-	return &openAIProvider{base: base{
+	baseURL := strings.TrimRight(s.BaseURL, "/")
+	return &openAIProvider{chatURL: baseURL + "/chat/completions", base: base{
 		name:    name,
 		model:   model,
 		caps:    caps,
-		baseURL: strings.TrimRight(s.BaseURL, "/"),
+		baseURL: baseURL,
 		apiKey:  s.APIKey,
 		hc:      hc,
 		direct:  directTransport(hc, s.HTTPClient == nil && s.WrapTransport == nil),
