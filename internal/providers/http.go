@@ -311,7 +311,7 @@ func (b *base) exchangeBuf(ctx, parent context.Context, method, url string, hdr 
 		return nil, b.logged(ctx, start, b.transportError(parent, err, false))
 	}
 	defer resp.Body.Close()
-	rl := parseRateLimit(resp.Header, time.Now())
+	rl := rateLimitOf(resp.Header, time.Now)
 	raw, err := readCapped(resp.Body, resp.ContentLength, limit)
 	if err != nil {
 		e := b.transportError(parent, err, true)
