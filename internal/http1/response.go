@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httputil"
 	"net/textproto"
@@ -169,35 +170,16 @@ const maxPlainHeaders = 64
 // answer holds none, and each lookup costs as much as parsing a field.
 func readPlainHeader(br *bufio.Reader) (h http.Header, rare uint8, ok bool) {
 	buf, _ := br.Peek(br.Buffered())
-	end := bytes.Index(buf, doubleCRLF)
-	switch {
-	case len(buf) >= 2 && buf[0] == '\r' && buf[1] == '\n':
-		end = -2 // no fields at all
-	case end < 0:
+	var fields [maxPlainHeaders]plainLine
+	n, size := scanPlainHeader(buf, &fields)
+	if size < 0 {
 		return nil, 0, false
 	}
-	block := buf[:end+2] // the fields, each with its CR LF
-	lines := bytes.Count(block, crlf)
-	if lines > maxPlainHeaders {
-		return nil, 0, false
-	}
-	// Check every line before allocating anything.
-	for rest := block; len(rest) > 0; {
-		i := bytes.Index(rest, crlf)
-		if !plainField(rest[:i]) {
-			return nil, 0, false
-		}
-		rest = rest[i+2:]
-	}
-	all := string(block)
-	h = make(http.Header, lines)
-	slab := make([]string, lines)
-	for len(all) > 0 {
-		i := strings.Index(all, "\r\n")
-		line := all[:i]
-		all = all[i+2:]
-		colon := strings.IndexByte(line, ':')
-		key := canonicalKey(line[:colon])
+	all := string(buf[:size-2]) // the fields, each with its CR LF
+	h = make(http.Header, n)
+	slab := make([]string, n)
+	for i, f := range fields[:n] {
+		key := canonicalKey(all[f.key:f.colon])
 		switch key {
 		case "Pragma":
 			rare |= rarePragma
@@ -208,9 +190,9 @@ func readPlainHeader(br *bufio.Reader) (h http.Header, rare uint8, ok bool) {
 		case "Trailer":
 			rare |= rareTrailer
 		}
-		value := strings.TrimRight(strings.TrimLeft(line[colon+1:], " \t"), " \t")
-		if vv, ok := h[key]; ok {
-			h[key] = append(vv, value)
+		value := all[f.value:f.end]
+		if repeated(all, fields[:i], key) { // a map look-up only then
+			h[key] = append(h[key], value)
 			continue
 		}
 		vv := slab[:1:1]
@@ -218,9 +200,84 @@ func readPlainHeader(br *bufio.Reader) (h http.Header, rare uint8, ok bool) {
 		vv[0] = value
 		h[key] = vv
 	}
-	_, _ = br.Discard(len(block) + 2)
+	_, _ = br.Discard(size)
 	return h, rare, true
 }
+
+// plainLine is where one field of a plain header lies: its key is
+// [key:colon], its value, without the spaces and tabs around it,
+// [value:end]. (int32: the array of them is zeroed on every call.)
+type plainLine struct{ key, colon, value, end int32 }
+
+// repeated reports whether one of fields (in all) has key, compared
+// without regard to case: two keys of letters, digits and '-' have the
+// same canonical form exactly when they are so equal.
+func repeated(all string, fields []plainLine, key string) bool {
+	for _, f := range fields {
+		if int(f.colon-f.key) == len(key) && asciiEqualFold(all[f.key:f.colon], key) {
+			return true
+		}
+	}
+	return false
+}
+
+// scanPlainHeader finds, in one pass, the fields of the plain header
+// buf starts with (see readPlainHeader) and the header's size, its blank
+// line included; size is -1 when buf does not start with a whole plain
+// header of at most maxPlainHeaders fields. (It had taken five passes:
+// finding the blank line, counting the lines, finding each line's end,
+// checking its bytes, then trimming its value.)
+func scanPlainHeader(buf []byte, fields *[maxPlainHeaders]plainLine) (n, size int) {
+	buf = buf[:min(len(buf), math.MaxInt32)] // offsets fit plainLine's int32 (a longer header goes to textproto)
+	i := 0
+	for {
+		if i+1 < len(buf) && buf[i] == '\r' && buf[i+1] == '\n' {
+			return n, i + 2
+		}
+		// A line starting with a space or a tab would continue the one
+		// before: the key must start with a letter.
+		if n == maxPlainHeaders || i >= len(buf) || !isLetter(buf[i]) {
+			return 0, -1
+		}
+		key := i
+		for i < len(buf) && plainKeyByte[buf[i]] {
+			i++
+		}
+		if i >= len(buf) || buf[i] != ':' {
+			return 0, -1
+		}
+		colon := i
+		i++
+		for i < len(buf) && (buf[i] == ' ' || buf[i] == '\t') {
+			i++
+		}
+		value := i
+		for i < len(buf) && plainValueByte[buf[i]] {
+			i++
+		}
+		if i+1 >= len(buf) || buf[i] != '\r' || buf[i+1] != '\n' {
+			return 0, -1
+		}
+		end := i
+		for end > value && (buf[end-1] == ' ' || buf[end-1] == '\t') {
+			end--
+		}
+		fields[n] = plainLine{key: int32(key), colon: int32(colon), value: int32(value), end: int32(end)}
+		n++
+		i += 2
+	}
+}
+
+// plainKeyByte marks the bytes of a plain header's keys (ASCII letters,
+// digits and '-'), plainValueByte those of its values (printable ASCII
+// and tabs).
+var plainKeyByte, plainValueByte = func() (k, v [256]bool) {
+	for c := range 256 {
+		k[c] = isLetter(byte(c)) || '0' <= c && c <= '9' || c == '-'
+		v[c] = ' ' <= c && c <= '~' || c == '\t'
+	}
+	return k, v
+}()
 
 // The bits of readPlainHeader's rare.
 const (
@@ -230,28 +287,6 @@ const (
 	rareTrailer
 	rareAll = rarePragma | rareConnection | rareTransferEncoding | rareTrailer
 )
-
-// plainField reports whether line is "key:value" as readPlainHeader takes
-// it: the key of ASCII letters, digits and '-', starting with a letter (a
-// line starting with a space or a tab would continue the one before), the
-// value of printable ASCII and tabs.
-func plainField(line []byte) bool {
-	colon := bytes.IndexByte(line, ':')
-	if colon <= 0 || !isLetter(line[0]) {
-		return false
-	}
-	for _, c := range line[:colon] {
-		if !isLetter(c) && !('0' <= c && c <= '9') && c != '-' {
-			return false
-		}
-	}
-	for _, c := range line[colon+1:] {
-		if (c < ' ' || c > '~') && c != '\t' {
-			return false
-		}
-	}
-	return true
-}
 
 func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
 

@@ -10,7 +10,11 @@ import (
 // escaping (json.Marshal) and without (an Encoder with SetEscapeHTML(false)).
 func FuzzAppendString(f *testing.F) {
 	for _, s := range []string{"", "plain", `q"b\`, "\x00\x1f\b\f\n\r\t", "<a>&amp;", "\u2028\u2029",
-		"\xff\xfe", "\xed\xa0\x80", "é✓😀", "\ufeffbom", "a\x7fz"} {
+		"\xff\xfe", "\xed\xa0\x80", "é✓😀", "\ufeffbom", "a\x7fz",
+		// Longer than a word: asciiSpan's eight bytes at a time, a stop at
+		// each place in a word, and the bytes after the last whole word.
+		"0123456789abcdef\"ghijklm\\nopqrst\x01uvwxyz✓0123456\u20289abcdef\xffghijk<>&\x7f~ 01234567",
+		"abcdefg\"", "abcdefgh\\", "abcdefghi\n", "Extract the fields.", "<document-00112233aabbccdd>Invoice from ACME, total 12.50, paid.</document-00112233aabbccdd>"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

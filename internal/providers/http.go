@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -151,6 +152,9 @@ type base struct {
 	// bearer is the API key's bearer header (bearerFor), built by the
 	// constructors; nil (a base made without one) builds it per call.
 	bearer http.Header
+	// template holds the request template of the last URL sent to with
+	// bearer (see httpRequest); nil makes every request anew.
+	template *atomic.Pointer[requestTemplate]
 }
 
 // bearerFor is the header that carries key as a bearer token (none
@@ -272,28 +276,10 @@ func (b *base) exchange(ctx, parent context.Context, method, url string, hdr htt
 // from a goroutine of its own), so there the buffer is left to the
 // garbage collector.
 func (b *base) exchangeBuf(ctx, parent context.Context, method, url string, hdr http.Header, contentType string, payload []byte, limit int64, buf *[]byte) (*reply, error) {
-	var rd io.Reader
-	if payload != nil {
-		rd = bytes.NewReader(payload)
-	}
-	hreq, err := b.newRequest(ctx, method, url, rd)
+	hreq, err := b.httpRequest(ctx, method, url, hdr, contentType, payload)
 	if err != nil {
 		return nil, &llm.Error{Provider: b.name, Class: llm.ClassInvalidRequest, Message: "bad base URL; check the base URL flag or variable", Err: b.red.Error(err)}
 	}
-	for k, vs := range hdr {
-		hreq.Header[k] = vs
-	}
-	// Set by canonical key, JSON's value shared: Header.Set canonicalized
-	// the key and allocated the value's slice on every call. A transport
-	// wrapper that sets a header replaces the slice; none writes into it.
-	switch contentType {
-	case "":
-	case "application/json":
-		hreq.Header["Content-Type"] = jsonHeaderValue
-	default:
-		hreq.Header["Content-Type"] = []string{contentType}
-	}
-	hreq.Header["Accept"] = jsonHeaderValue
 
 	// The start is read only for the debug log: a disabled one costs
 	// neither the clock nor the attributes.
@@ -311,7 +297,7 @@ func (b *base) exchangeBuf(ctx, parent context.Context, method, url string, hdr 
 		return nil, b.logged(ctx, start, b.transportError(parent, err, false))
 	}
 	defer resp.Body.Close()
-	rl := parseRateLimit(resp.Header, time.Now())
+	rl := rateLimitOf(resp.Header, time.Now)
 	raw, err := readCapped(resp.Body, resp.ContentLength, limit)
 	if err != nil {
 		e := b.transportError(parent, err, true)
@@ -488,6 +474,98 @@ func (b *base) newRequest(ctx context.Context, method, rawURL string, body io.Re
 	*req.URL = pu.u // User, a pointer, is shared: a Userinfo is immutable
 	req.Host = req.URL.Host
 	return req, nil
+}
+
+// httpRequest is the request exchangeBuf sends: newRequest's, with hdr's
+// entries, the content type and Accept set. When the request goes to
+// http1 directly with the provider's own bearer header, the request is
+// made from the provider's template for that method, URL and content type
+// (requestTemplate): the URL and the header map were made anew on every
+// call (an allocation each and the header's four map writes), though
+// http1 only reads them.
+func (b *base) httpRequest(ctx context.Context, method, url string, hdr http.Header, contentType string, payload []byte) (*http.Request, error) {
+	templated := b.template != nil && b.direct != nil && ctx != nil && b.bearer != nil && sameMap(hdr, b.bearer)
+	if templated {
+		if t := b.template.Load(); t != nil && t.method == method && t.url == url && t.contentType == contentType {
+			return t.request(ctx, payload), nil
+		}
+	}
+	var rd io.Reader
+	if payload != nil {
+		rd = bytes.NewReader(payload)
+	}
+	hreq, err := b.newRequest(ctx, method, url, rd)
+	if err != nil {
+		return nil, err
+	}
+	for k, vs := range hdr {
+		hreq.Header[k] = vs
+	}
+	// Set by canonical key, JSON's value shared: Header.Set canonicalized
+	// the key and allocated the value's slice on every call. A transport
+	// wrapper that sets a header replaces the slice; none writes into it.
+	switch contentType {
+	case "":
+	case "application/json":
+		hreq.Header["Content-Type"] = jsonHeaderValue
+	default:
+		hreq.Header["Content-Type"] = []string{contentType}
+	}
+	hreq.Header["Accept"] = jsonHeaderValue
+	if templated && hreq.URL.User == nil { // do sends a URL with userinfo through Client.Do
+		b.template.Store(newRequestTemplate(hreq, method, url, contentType))
+	}
+	return hreq, nil
+}
+
+// sameMap reports whether h and g are one map, not merely equal ones.
+func sameMap(h, g http.Header) bool {
+	return reflect.ValueOf(h).UnsafePointer() == reflect.ValueOf(g).UnsafePointer()
+}
+
+// requestTemplate is what every request of a provider to one URL with its
+// own bearer header shares: the method, the URL, the header and the host,
+// as httpRequest made them for the first one. The URL and the header are
+// the template's own copies; the requests made from it share them, read
+// only: an http.RoundTripper must not change its request, and http1 does
+// not.
+type requestTemplate struct {
+	method, url, contentType string // httpRequest's arguments it was made for
+	req                      http.Request
+}
+
+// newRequestTemplate keeps hreq's method, URL, header and host, for
+// requests to method, url with contentType.
+func newRequestTemplate(hreq *http.Request, method, url, contentType string) *requestTemplate {
+	t := &requestTemplate{method: method, url: url, contentType: contentType, req: *hreq.WithContext(context.Background())}
+	u := *hreq.URL
+	t.req.URL = &u
+	t.req.Header = hreq.Header.Clone()
+	t.req.Body, t.req.GetBody, t.req.ContentLength = nil, nil, 0
+	return t
+}
+
+// request is the template's request with ctx, and payload as its body
+// (none when nil) set as http.NewRequestWithContext sets a
+// *bytes.Reader's.
+func (t *requestTemplate) request(ctx context.Context, payload []byte) *http.Request {
+	req := t.req.WithContext(ctx)
+	if payload == nil {
+		return req
+	}
+	r := bytes.NewReader(payload)
+	req.Body = io.NopCloser(r)
+	req.ContentLength = int64(r.Len())
+	snapshot := *r
+	req.GetBody = func() (io.ReadCloser, error) {
+		r := snapshot
+		return io.NopCloser(&r), nil
+	}
+	if req.ContentLength == 0 {
+		req.Body = http.NoBody
+		req.GetBody = func() (io.ReadCloser, error) { return http.NoBody, nil }
+	}
+	return req
 }
 
 // removeEmptyPort drops the colon of a host with an empty port

@@ -11,6 +11,9 @@ import (
 // toolName makes a schema name acceptable as an OpenAI response-format name
 // or a tool/function name for every API: 1-64 of [a-zA-Z0-9_-].
 func toolName(name string) string {
+	if validToolName(name) {
+		return name // what the loop below would build, without building it
+	}
 	var b strings.Builder
 	for _, r := range name {
 		if b.Len() == 64 {
@@ -27,6 +30,25 @@ func toolName(name string) string {
 		return "extraction"
 	}
 	return b.String()
+}
+
+// validToolName reports whether toolName(name) is name itself: 1-64
+// bytes of [a-zA-Z0-9_-], not all underscores. Every call of a schema
+// whose name is already such a name (nearly all) then allocates nothing.
+func validToolName(name string) bool {
+	if name == "" || len(name) > 64 {
+		return false
+	}
+	other := false // a byte other than '_'
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-':
+			other = true
+		case c != '_':
+			return false
+		}
+	}
+	return other
 }
 
 // splitSystem separates system messages (joined, for APIs that take the

@@ -258,20 +258,21 @@ func New(spec string, opts ...Option) (llm.Provider, error) {
 
 	hc := clientWith(cfg.HTTPClient, baseURL, cfg.Getenv, cfg.WrapTransport)
 	b := base{
-		name:    name + ":" + model,
-		model:   model,
-		caps:    capabilitiesFor(name, model),
-		baseURL: baseURL,
-		apiKey:  key,
-		keyHint: strings.Join(fam.keyEnv, " or "),
-		hc:      hc,
-		direct:  directTransport(hc, cfg.HTTPClient == nil && cfg.WrapTransport == nil),
-		lastURL: new(atomic.Pointer[parsedURL]),
-		bearer:  bearerFor(key),
-		red:     newRedactor(key),
-		log:     cfg.Logger,
-		maxBody: cfg.MaxResponseBytes,
-		learn:   &learner{key: name + ":" + model, store: cfg.CapabilityStore, log: cfg.Logger},
+		name:     name + ":" + model,
+		model:    model,
+		caps:     capabilitiesFor(name, model),
+		baseURL:  baseURL,
+		apiKey:   key,
+		keyHint:  strings.Join(fam.keyEnv, " or "),
+		hc:       hc,
+		direct:   directTransport(hc, cfg.HTTPClient == nil && cfg.WrapTransport == nil),
+		lastURL:  new(atomic.Pointer[parsedURL]),
+		bearer:   bearerFor(key),
+		template: new(atomic.Pointer[requestTemplate]),
+		red:      newRedactor(key),
+		log:      cfg.Logger,
+		maxBody:  cfg.MaxResponseBytes,
+		learn:    &learner{key: name + ":" + model, store: cfg.CapabilityStore, log: cfg.Logger},
 	}
 	switch fam.wire {
 	case wireAnthropic:
@@ -283,7 +284,8 @@ func New(spec string, opts ...Option) (llm.Provider, error) {
 	}
 	openAI := name == "openai"
 	return &openAIProvider{base: b, maxCompletionTokens: fam.maxCompletionTokens,
-		fixedTemperature: openAI && !openAITemperature(model), noSystem: openAI && openAINoSystem(model), strictTools: openAI}, nil
+		fixedTemperature: openAI && !openAITemperature(model), noSystem: openAI && openAINoSystem(model), strictTools: openAI,
+		chatURL: b.baseURL + "/chat/completions"}, nil
 }
 
 // resolveBase picks the base URL: WithBaseURL, else the family's variables,
@@ -347,19 +349,21 @@ func NewOpenAICompatible(name, model string, caps llm.Capabilities, s Settings) 
 		s.MaxResponseBytes = DefaultMaxResponseBytes
 	}
 	hc := clientWith(s.HTTPClient, s.BaseURL, s.Getenv, s.WrapTransport)
-	return &openAIProvider{base: base{
-		name:    name,
-		model:   model,
-		caps:    caps,
-		baseURL: strings.TrimRight(s.BaseURL, "/"),
-		apiKey:  s.APIKey,
-		hc:      hc,
-		direct:  directTransport(hc, s.HTTPClient == nil && s.WrapTransport == nil),
-		lastURL: new(atomic.Pointer[parsedURL]),
-		bearer:  bearerFor(s.APIKey),
-		red:     newRedactor(s.APIKey),
-		log:     s.Logger,
-		maxBody: s.MaxResponseBytes,
-		learn:   &learner{key: name, store: s.CapabilityStore, log: s.Logger},
+	baseURL := strings.TrimRight(s.BaseURL, "/")
+	return &openAIProvider{chatURL: baseURL + "/chat/completions", base: base{
+		name:     name,
+		model:    model,
+		caps:     caps,
+		baseURL:  baseURL,
+		apiKey:   s.APIKey,
+		hc:       hc,
+		direct:   directTransport(hc, s.HTTPClient == nil && s.WrapTransport == nil),
+		lastURL:  new(atomic.Pointer[parsedURL]),
+		bearer:   bearerFor(s.APIKey),
+		template: new(atomic.Pointer[requestTemplate]),
+		red:      newRedactor(s.APIKey),
+		log:      s.Logger,
+		maxBody:  s.MaxResponseBytes,
+		learn:    &learner{key: name, store: s.CapabilityStore, log: s.Logger},
 	}}, nil
 }

@@ -31,6 +31,9 @@ type openAIProvider struct {
 	// strictTools: the server is known to accept strict on function
 	// definitions (OpenAI itself); elsewhere strict is never sent there.
 	strictTools bool
+	// chatURL is baseURL+"/chat/completions", made once by the
+	// constructors ("" in a provider made otherwise: made per call).
+	chatURL string
 }
 
 type oaiRequest struct {
@@ -126,7 +129,7 @@ func (p *openAIProvider) Chat(ctx context.Context, req llm.Request) (*llm.Respon
 		if err != nil {
 			return nil, err
 		}
-		r, err := p.post(ctx, req, p.baseURL+"/chat/completions", hdr, body)
+		r, err := p.post(ctx, req, p.chatEndpoint(), hdr, body)
 		if err != nil {
 			if resp, ok := failedGeneration(err); ok {
 				return resp, nil
@@ -135,6 +138,15 @@ func (p *openAIProvider) Chat(ctx context.Context, req llm.Request) (*llm.Respon
 		}
 		return p.parseResponse(r, body.Tools, wrapped)
 	})
+}
+
+// chatEndpoint is the chat completions URL: concatenating it was an
+// allocation per call.
+func (p *openAIProvider) chatEndpoint() string {
+	if p.chatURL != "" {
+		return p.chatURL
+	}
+	return p.baseURL + "/chat/completions"
 }
 
 // failedGeneration turns Groq's 400 tool_use_failed (a forced tool call the

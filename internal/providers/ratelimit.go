@@ -63,6 +63,39 @@ func parseRateLimit(h http.Header, now time.Time) llm.RateLimit {
 	return rl
 }
 
+// rateLimitOf is parseRateLimit(h, now()) for the header of a response
+// just arrived. A header of a few fields (the simulator's, a local
+// server's) is first looked through once for a field parseRateLimit
+// reads: without one, the eight look-ups that would each find nothing
+// and the clock are skipped. parseRateLimit reads only keys in canonical
+// form, each starting with one of rateLimitPrefixes.
+func rateLimitOf(h http.Header, now func() time.Time) llm.RateLimit {
+	if len(h) <= maxScannedHeader && !hasRateLimitField(h) {
+		return llm.RateLimit{}
+	}
+	return parseRateLimit(h, now())
+}
+
+// maxScannedHeader bounds the header rateLimitOf looks through: beyond a
+// handful of fields, the walk costs more than the look-ups it saves.
+const maxScannedHeader = 8
+
+// rateLimitPrefixes start every key parseRateLimit looks up.
+var rateLimitPrefixes = [...]string{"Retry-After", "X-Ratelimit-", "Anthropic-Ratelimit-"}
+
+// hasRateLimitField reports whether a key of h starts with one of
+// rateLimitPrefixes.
+func hasRateLimitField(h http.Header) bool {
+	for k := range h {
+		for _, p := range rateLimitPrefixes {
+			if strings.HasPrefix(k, p) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // anthropicTokenBuckets are the limit, remaining and reset headers of
 // Anthropic's tokens, input-tokens and output-tokens buckets, in that
 // order.
