@@ -3,6 +3,8 @@ package audit
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -86,5 +88,50 @@ func TestWriteRecyclesAfterSettle(t *testing.T) {
 		if !st[id].OK() {
 			t.Errorf("job %s: state %+v, want ok", id, st[id])
 		}
+	}
+}
+
+// TestWriteWithin checks a Write with a deadline of its own: past the
+// deadline it fails as Write with a context.WithTimeout does (wrapping
+// context.DeadlineExceeded); the pooled timer it used fires no more, so
+// the next wait, given time, sees its record made durable.
+func TestWriteWithin(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t)
+	w, err := s.NewWriter(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close(ctx)
+	for i := range 3 {
+		err := w.WriteWithin(testRecord(fmt.Sprintf("ww-late-%d", i), "doc-ww", 1, 1, llm.OutcomeOK), time.Nanosecond)
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("a wait of 1ns: %v, want context.DeadlineExceeded", err)
+		}
+		if err := w.WriteWithin(testRecord(fmt.Sprintf("ww-%d", i), "doc-ww", 1, 1, llm.OutcomeOK), time.Minute); err != nil {
+			t.Fatalf("a wait of a minute after one that expired: %v", err)
+		}
+	}
+}
+
+// plainWriter is a Writer without WriteWithin: it records its context's
+// deadline.
+type plainWriter struct{ deadline time.Time }
+
+func (p *plainWriter) Write(ctx context.Context, _ *Record) error {
+	p.deadline, _ = ctx.Deadline()
+	return nil
+}
+
+// TestWriteWithinPlainWriter checks that a writer without WriteWithin
+// gets a context with the deadline.
+func TestWriteWithinPlainWriter(t *testing.T) {
+	var p plainWriter
+	start := time.Now()
+	if err := WriteWithin(&p, testRecord("j", "d", 1, 1, llm.OutcomeOK), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if p.deadline.Before(start.Add(time.Hour)) || p.deadline.After(time.Now().Add(time.Hour)) {
+		t.Errorf("deadline %v, want an hour from %v", p.deadline, start)
 	}
 }

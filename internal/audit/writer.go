@@ -276,6 +276,36 @@ func startWriter(ctx context.Context, s *Store, cfg writerConfig) *GroupWriter {
 // record may not be durable: the caller must not ack (nak and let the job
 // be redelivered; rewriting the same record inserts nothing twice).
 func (w *GroupWriter) Write(ctx context.Context, rec *Record) error {
+	return writeUntil(w, rec, ctx.Done(), ctx.Err)
+}
+
+// WriteWithin is Write with a deadline timeout from now in place of a
+// context's, and the same errors (wrapping context.DeadlineExceeded when
+// the deadline passes first). It makes no context and no timer: the wait
+// takes a stopped timer from a pool and stops it again before giving it
+// back, so nothing of a wait outlives it (a context.WithTimeout per
+// record was three to four allocations; see WriteWithin, the function).
+func (w *GroupWriter) WriteWithin(rec *Record, timeout time.Duration) error {
+	t := waitTimers.Get().(*time.Timer)
+	t.Reset(timeout)
+	err := writeUntil(w, rec, t.C, deadlineExceeded)
+	t.Stop() // since Go 1.23, no value sent before Stop is received after it
+	waitTimers.Put(t)
+	return err
+}
+
+// waitTimers holds stopped timers for WriteWithin's waits.
+var waitTimers = sync.Pool{New: func() any {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return t
+}}
+
+func deadlineExceeded() error { return context.DeadlineExceeded }
+
+// writeUntil is Write, giving up when expired delivers; cause is then the
+// error wrapped.
+func writeUntil[T any](w *GroupWriter, rec *Record, expired <-chan T, cause func() error) error {
 	p, err := toPending(rec, w.store.now())
 	if err != nil {
 		return err
@@ -293,10 +323,10 @@ func (w *GroupWriter) Write(ctx context.Context, rec *Record) error {
 		select {
 		case w.queue <- p:
 			w.mu.RUnlock()
-		case <-ctx.Done():
+		case <-expired:
 			w.mu.RUnlock()
 			recyclePending(p)
-			return fmt.Errorf("audit: queue record of job %s: %w", rec.JobID, ctx.Err())
+			return fmt.Errorf("audit: queue record of job %s: %w", rec.JobID, cause())
 		}
 	}
 	select {
@@ -304,8 +334,8 @@ func (w *GroupWriter) Write(ctx context.Context, rec *Record) error {
 		err := p.err
 		recyclePending(p)
 		return err
-	case <-ctx.Done(): // p is the flusher's now: not recycled
-		return fmt.Errorf("audit: wait for flush of job %s: %w", rec.JobID, ctx.Err())
+	case <-expired: // p is the flusher's now: not recycled
+		return fmt.Errorf("audit: wait for flush of job %s: %w", rec.JobID, cause())
 	}
 }
 

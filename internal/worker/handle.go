@@ -678,10 +678,10 @@ func (w *Worker) recordInto(rec *audit.Record, d *delivery, res *llm.Result, fin
 }
 
 // write blocks until rec is durable; it outlives shutdown's cancellation.
+// A writer that waits with a deadline of its own (audit.TimedWriter: the
+// group writer, bare or observed) is spared a context per record.
 func (w *Worker) write(rec *audit.Record) error {
-	ctx, cancel := context.WithTimeout(context.Background(), auditTimeout)
-	defer cancel()
-	return w.writer.Write(ctx, rec)
+	return audit.WriteWithin(w.writer, rec, auditTimeout)
 }
 
 // writeBestEffort writes a record the job does not wait for (attempts of
