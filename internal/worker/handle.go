@@ -51,7 +51,10 @@ type delivery struct {
 	// calls backs the provider of the job's run (callSlots.forJob).
 	calls slottedCompleter
 	// final backs the record of the result (finish): written once per
-	// delivery, it needs no allocation of its own.
+	// delivery, it needs no allocation of its own. durably's retries
+	// make it again after each failed Write has returned; no writer keeps
+	// a record past its Write (the group writer copies it into rows, the
+	// metrics and events writers read it before returning).
 	final audit.Record
 }
 
