@@ -61,3 +61,23 @@ type DeadLetter struct {
 type Writer interface {
 	Write(ctx context.Context, rec *Record) error
 }
+
+// TimedWriter is a Writer that can also wait for a record with a
+// deadline of its own (GroupWriter, and writers over one that pass it
+// on), making no context for it.
+type TimedWriter interface {
+	Writer
+	// WriteWithin is Write with a deadline timeout from now.
+	WriteWithin(rec *Record, timeout time.Duration) error
+}
+
+// WriteWithin writes rec through w within timeout: by w's WriteWithin
+// when it is a TimedWriter, else by Write with a context.WithTimeout.
+func WriteWithin(w Writer, rec *Record, timeout time.Duration) error {
+	if tw, ok := w.(TimedWriter); ok {
+		return tw.WriteWithin(rec, timeout)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return w.Write(ctx, rec)
+}

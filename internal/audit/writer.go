@@ -83,6 +83,33 @@ type pending struct {
 	// pointers, so it is allocated apart).
 	done chan struct{}
 	err  error
+	// buf backs attempts, job and result: kept, with done, when the
+	// pending is recycled (recyclePending).
+	buf tuple
+}
+
+// pendings holds pendings whose Writes saw them settled, with their done
+// channel and rows' buffer: a record then costs none of the three
+// allocations (and the ~2 KB of rows) it did. A pending goes back only
+// from its Write, after done was received: nothing else holds it then
+// (the flusher's scratch is cleared before settle, a batch's slice is
+// dropped after its commit), while one whose Write gave up waiting is
+// left to the garbage collector, since its flusher may still settle it.
+var pendings = sync.Pool{New: func() any { return &pending{done: make(chan struct{}, 1)} }}
+
+// maxKeptRows bounds the rows' buffer a recycled pending keeps: a rare
+// huge record does not pin its memory.
+const maxKeptRows = 64 << 10
+
+// recyclePending gives p back to pendings, keeping its channel (empty:
+// its one settle was received) and its buffer, and nothing of its record.
+func recyclePending(p *pending) {
+	buf := p.buf[:0]
+	if cap(buf) > maxKeptRows {
+		buf = nil
+	}
+	*p = pending{done: p.done, buf: buf}
+	pendings.Put(p)
 }
 
 // settle reports the record's outcome to its Write.
@@ -249,6 +276,36 @@ func startWriter(ctx context.Context, s *Store, cfg writerConfig) *GroupWriter {
 // record may not be durable: the caller must not ack (nak and let the job
 // be redelivered; rewriting the same record inserts nothing twice).
 func (w *GroupWriter) Write(ctx context.Context, rec *Record) error {
+	return writeUntil(w, rec, ctx.Done(), ctx.Err)
+}
+
+// WriteWithin is Write with a deadline timeout from now in place of a
+// context's, and the same errors (wrapping context.DeadlineExceeded when
+// the deadline passes first). It makes no context and no timer: the wait
+// takes a stopped timer from a pool and stops it again before giving it
+// back, so nothing of a wait outlives it (a context.WithTimeout per
+// record was three to four allocations; see WriteWithin, the function).
+func (w *GroupWriter) WriteWithin(rec *Record, timeout time.Duration) error {
+	t := waitTimers.Get().(*time.Timer)
+	t.Reset(timeout)
+	err := writeUntil(w, rec, t.C, deadlineExceeded)
+	t.Stop() // since Go 1.23, no value sent before Stop is received after it
+	waitTimers.Put(t)
+	return err
+}
+
+// waitTimers holds stopped timers for WriteWithin's waits.
+var waitTimers = sync.Pool{New: func() any {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return t
+}}
+
+func deadlineExceeded() error { return context.DeadlineExceeded }
+
+// writeUntil is Write, giving up when expired delivers; cause is then the
+// error wrapped.
+func writeUntil[T any](w *GroupWriter, rec *Record, expired <-chan T, cause func() error) error {
 	p, err := toPending(rec, w.store.now())
 	if err != nil {
 		return err
@@ -256,6 +313,7 @@ func (w *GroupWriter) Write(ctx context.Context, rec *Record) error {
 	w.mu.RLock()
 	if w.closed {
 		w.mu.RUnlock()
+		recyclePending(p)
 		return ErrWriterClosed
 	}
 	select {
@@ -265,16 +323,19 @@ func (w *GroupWriter) Write(ctx context.Context, rec *Record) error {
 		select {
 		case w.queue <- p:
 			w.mu.RUnlock()
-		case <-ctx.Done():
+		case <-expired:
 			w.mu.RUnlock()
-			return fmt.Errorf("audit: queue record of job %s: %w", rec.JobID, ctx.Err())
+			recyclePending(p)
+			return fmt.Errorf("audit: queue record of job %s: %w", rec.JobID, cause())
 		}
 	}
 	select {
 	case <-p.done:
-		return p.err
-	case <-ctx.Done():
-		return fmt.Errorf("audit: wait for flush of job %s: %w", rec.JobID, ctx.Err())
+		err := p.err
+		recyclePending(p)
+		return err
+	case <-expired: // p is the flusher's now: not recycled
+		return fmt.Errorf("audit: wait for flush of job %s: %w", rec.JobID, cause())
 	}
 }
 
@@ -570,9 +631,22 @@ func isRowError(err error) bool {
 // instead, NUL and invalid UTF-8 becoming U+FFFD. A result's value is never
 // changed: when it holds the redaction marker (a provider replaced its own
 // key in the answer) the result is stored marked redacted.
+//
+// The pending comes from pendings: its Write recycles it once settled.
 func toPending(rec *Record, now time.Time) (*pending, error) {
+	p := pendings.Get().(*pending)
+	if err := p.fill(rec, now); err != nil {
+		recyclePending(p)
+		return nil, err
+	}
+	return p, nil
+}
+
+// fill is toPending's work on a pending fresh from pendings: p.done and
+// p.buf are kept, every other field is zero.
+func (p *pending) fill(rec *Record, now time.Time) error {
 	if rec == nil || rec.JobID == "" || rec.DocumentID == "" {
-		return nil, fmt.Errorf("audit: record needs a JobID and a DocumentID: %w", ErrInvalidRecord)
+		return fmt.Errorf("audit: record needs a JobID and a DocumentID: %w", ErrInvalidRecord)
 	}
 	keys := [...]string{rec.JobID, rec.DocumentID, rec.DocumentHash, rec.Run, rec.SchemaName, rec.SchemaFingerprint,
 		rec.Provider, rec.Model, rec.Pool, rec.WorkerID}
@@ -580,7 +654,7 @@ func toPending(rec *Record, now time.Time) (*pending, error) {
 		for i, what := range [...]string{"job id", "document id", "document hash", "run", "schema name", "schema fingerprint",
 			"provider", "model", "pool", "worker id"} {
 			if err := checkKey(what, keys[i]); err != nil {
-				return nil, fmt.Errorf("audit: record of job %.80q: %s: %w", rec.JobID, err, ErrInvalidRecord)
+				return fmt.Errorf("audit: record of job %.80q: %s: %w", rec.JobID, err, ErrInvalidRecord)
 			}
 		}
 	}
@@ -588,7 +662,7 @@ func toPending(rec *Record, now time.Time) (*pending, error) {
 	if !rec.Final {
 		status = StatusRetrying
 	} else if status == "" {
-		return nil, fmt.Errorf("audit: final record of job %s has no outcome: %w", rec.JobID, ErrInvalidRecord)
+		return fmt.Errorf("audit: final record of job %s has no outcome: %w", rec.JobID, ErrInvalidRecord)
 	}
 	started, finished := rec.StartedAt, rec.FinishedAt
 	if started.IsZero() {
@@ -599,7 +673,7 @@ func toPending(rec *Record, now time.Time) (*pending, error) {
 	}
 	delivery := int32(max(rec.Delivery, 1))
 	version := int32(rec.SchemaVersion)
-	p := &pending{jobID: rec.JobID, delivery: delivery, final: rec.Final, nAttempts: len(rec.Attempts), done: make(chan struct{}, 1)}
+	p.jobID, p.delivery, p.final, p.nAttempts = rec.JobID, delivery, rec.Final, len(rec.Attempts)
 	// The attempts', the job's and the result's rows share one buffer,
 	// sized for all of them: appends never copy and a record costs one
 	// allocation for its rows. Each part is capped (full slice expression)
@@ -612,10 +686,10 @@ func toPending(rec *Record, now time.Time) (*pending, error) {
 	}
 	if rec.Final && rec.Outcome == llm.OutcomeOK {
 		if !jsonx.Valid(rec.Value) {
-			return nil, fmt.Errorf("audit: job %s is ok but its value is not JSON: %w", rec.JobID, ErrInvalidRecord)
+			return fmt.Errorf("audit: job %s is ok but its value is not JSON: %w", rec.JobID, ErrInvalidRecord)
 		}
 		if i := nulEscape(rec.Value); i >= 0 {
-			return nil, fmt.Errorf(`audit: job %s is ok but its value holds \u0000 (at byte %d), which PostgreSQL's jsonb cannot store; the value is never altered: %w`,
+			return fmt.Errorf(`audit: job %s is ok but its value holds \u0000 (at byte %d), which PostgreSQL's jsonb cannot store; the value is never altered: %w`,
 				rec.JobID, i, ErrInvalidRecord)
 		}
 		results.ok, results.valid = true, rec.Value
@@ -652,7 +726,10 @@ func toPending(rec *Record, now time.Time) (*pending, error) {
 		size += 164 + len(rec.DocumentID) + len(rec.SchemaFingerprint) + len(rec.Model) + len(rec.SchemaName) + len(rec.Provider) +
 			len(rec.Value) + len(rec.Run) + len(rec.JobID) + len(rec.DocumentHash) + len(results.sources)
 	}
-	buf := make(tuple, 0, size)
+	buf := p.buf[:0] // a recycled pending's: appends overwrite what it held
+	if cap(buf) < size {
+		buf = make(tuple, 0, size)
+	}
 	for i := range rec.Attempts {
 		a, t := &rec.Attempts[i], &texts[i]
 		at := a.StartedAt
@@ -702,15 +779,16 @@ func toPending(rec *Record, now time.Time) (*pending, error) {
 			text(rec.Run).text(rec.JobID).text(rec.DocumentHash).bool(results.redacted).json(results.sources)
 		p.result = buf[mark:len(buf):len(buf)]
 	}
+	p.buf = buf
 	if d := rec.DeadLetter; d != nil {
 		if err := checkKey("dead-letter stream", d.Stream); err != nil {
-			return nil, fmt.Errorf("audit: record of job %s: %s: %w", rec.JobID, err, ErrInvalidRecord)
+			return fmt.Errorf("audit: record of job %s: %s: %w", rec.JobID, err, ErrInvalidRecord)
 		}
 		p.dead = tuple(nil).row(len(deadLettersTable.columns)).
 			text(d.Stream).int8(int64(d.Seq)).text(rec.JobID).text(rec.DocumentID).text(rec.Run).
 			text(rec.SchemaName).int4(version).text(storableText(redact.Credentials(d.Reason)))
 	}
-	return p, nil
+	return nil
 }
 
 // jsonOrEmpty passes valid JSON through (redacted, \u0000 replaced);

@@ -70,9 +70,11 @@ func BenchmarkToPending(b *testing.B) {
 	now := time.Now()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := toPending(rec, now); err != nil {
+		p, err := toPending(rec, now)
+		if err != nil {
 			b.Fatal(err)
 		}
+		recyclePending(p) // as Write does once the record is settled
 	}
 }
 
@@ -128,5 +130,45 @@ func BenchmarkFlush(b *testing.B) {
 		if _, _, err := w.flush(batches[i], &sc); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkWriteWait writes records one after the other through a group
+// writer, each waiting for its commit within auditTimeout's 30 s as the
+// worker does: with a context.WithTimeout per record, or WriteWithin.
+// The flush is the same in both: the difference is the wait's cost.
+func BenchmarkWriteWait(b *testing.B) {
+	ctx := context.Background()
+	s := newTestStore(b)
+	w, err := s.NewWriter(ctx, WithMaxDelay(0))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Close(ctx)
+	const timeout = 30 * time.Second
+	for _, c := range []struct {
+		name  string
+		write func(*Record) error
+	}{
+		{"context", func(rec *Record) error {
+			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			defer cancel()
+			return w.Write(ctx, rec)
+		}},
+		{"within", func(rec *Record) error { return w.WriteWithin(rec, timeout) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			recs := make([]*Record, b.N)
+			for i := range recs {
+				recs[i] = testRecord(fmt.Sprintf("ww-%s-%d-%d", c.name, b.N, i), fmt.Sprintf("doc-%d", i), 1, 1, llm.OutcomeOK)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				if err := c.write(recs[i]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -18,34 +18,37 @@ import (
 // json.Unmarshal makes.
 func decodeFast(data []byte, e *Envelope) bool {
 	d := &jsonx.Scanner{B: data}
+	// The short strings share one allocation; the text has its own, so
+	// that none of them keeps the text alive.
+	var ss jsonx.Strings
 	ok := d.Fields(func(key []byte) (int, bool) {
 		switch string(key) {
 		case "v":
 			return d.IntInto(0, &e.V)
 		case "job_id":
-			return d.StrInto(1, &e.JobID)
+			return d.StrOnto(&ss, 1, &e.JobID)
 		case "run":
-			return d.StrInto(2, &e.Run)
+			return d.StrOnto(&ss, 2, &e.Run)
 		case "document_id":
-			return d.StrInto(3, &e.DocumentID)
+			return d.StrOnto(&ss, 3, &e.DocumentID)
 		case "document_hash":
-			return d.StrInto(4, &e.DocumentHash)
+			return d.StrOnto(&ss, 4, &e.DocumentHash)
 		case "text":
 			return d.StrInto(5, &e.Text)
 		case "text_ref":
 			e.TextRef = new(ObjectRef)
-			return 6, objectRef(d, e.TextRef)
+			return 6, objectRef(d, &ss, e.TextRef)
 		case "metadata":
 			raw, ok := d.Raw()
 			e.Metadata = json.RawMessage(append([]byte(nil), raw...))
 			return 7, ok
 		case "original":
 			e.Original = new(ObjectRef)
-			return 8, objectRef(d, e.Original)
+			return 8, objectRef(d, &ss, e.Original)
 		case "original_hash":
-			return d.StrInto(9, &e.OriginalHash)
+			return d.StrOnto(&ss, 9, &e.OriginalHash)
 		case "reader":
-			return d.StrInto(10, &e.Reader)
+			return d.StrOnto(&ss, 10, &e.Reader)
 		case "pages":
 			e.Pages = []Page{}
 			return 11, d.Array(func() bool {
@@ -77,47 +80,53 @@ func decodeFast(data []byte, e *Envelope) bool {
 			return 13, d.Fields(func(key []byte) (int, bool) {
 				switch string(key) {
 				case "name":
-					return d.StrInto(0, &e.Schema.Name)
+					return d.StrOnto(&ss, 0, &e.Schema.Name)
 				case "version":
 					return d.IntInto(1, &e.Schema.Version)
 				case "fingerprint":
-					return d.StrInto(2, &e.Schema.Fingerprint)
+					return d.StrOnto(&ss, 2, &e.Schema.Fingerprint)
 				}
 				return -1, false
 			})
 		case "provider":
-			return d.StrInto(14, &e.Provider)
+			return d.StrOnto(&ss, 14, &e.Provider)
 		case "model":
-			return d.StrInto(15, &e.Model)
+			return d.StrOnto(&ss, 15, &e.Model)
 		case "pool":
-			return d.StrInto(16, &e.Pool)
+			return d.StrOnto(&ss, 16, &e.Pool)
 		case "options":
-			return 17, options(d, &e.Options)
+			return 17, options(d, &ss, &e.Options)
 		case "submitted_at":
 			// As encoding/json does: the time's own UnmarshalJSON on the
-			// literal, quotes included (a time never has escapes).
+			// literal, quotes included (a time never has escapes; one
+			// with escapes or other bytes PlainKey does not take is left
+			// to encoding/json). PlainKey makes no string to throw away.
 			start := d.I
-			s, ok := d.Str()
-			return 18, ok && d.I-start == len(s)+2 && e.SubmittedAt.UnmarshalJSON(d.B[start:d.I]) == nil
+			_, ok := d.PlainKey()
+			return 18, ok && e.SubmittedAt.UnmarshalJSON(d.B[start:d.I]) == nil
 		case "resubmission":
-			return d.StrInto(19, &e.Resubmission)
+			return d.StrOnto(&ss, 19, &e.Resubmission)
 		case "pictures":
 			e.Pictures = new(ObjectRef)
-			return 20, objectRef(d, e.Pictures)
+			return 20, objectRef(d, &ss, e.Pictures)
 		}
 		return -1, false
 	})
 	d.Ws()
-	return ok && d.I == len(d.B)
+	if !ok || d.I != len(d.B) {
+		return false
+	}
+	ss.Done()
+	return true
 }
 
-func objectRef(d *jsonx.Scanner, r *ObjectRef) bool {
+func objectRef(d *jsonx.Scanner, ss *jsonx.Strings, r *ObjectRef) bool {
 	return d.Fields(func(key []byte) (int, bool) {
 		switch string(key) {
 		case "bucket":
-			return d.StrInto(0, &r.Bucket)
+			return d.StrOnto(ss, 0, &r.Bucket)
 		case "name":
-			return d.StrInto(1, &r.Name)
+			return d.StrOnto(ss, 1, &r.Name)
 		case "size":
 			n, ok := d.Int()
 			r.Size = int64(n)
@@ -127,7 +136,7 @@ func objectRef(d *jsonx.Scanner, r *ObjectRef) bool {
 	})
 }
 
-func options(d *jsonx.Scanner, o *Options) bool {
+func options(d *jsonx.Scanner, ss *jsonx.Strings, o *Options) bool {
 	intp := func(n int, p **int) (int, bool) {
 		*p = new(int)
 		return d.IntInto(n, *p)
@@ -137,7 +146,7 @@ func options(d *jsonx.Scanner, o *Options) bool {
 		case "max_reasks":
 			return intp(0, &o.MaxReasks)
 		case "mode":
-			return d.StrInto(1, &o.Mode)
+			return d.StrOnto(ss, 1, &o.Mode)
 		case "max_tokens":
 			return intp(2, &o.MaxTokens)
 		case "token_budget":
@@ -147,11 +156,11 @@ func options(d *jsonx.Scanner, o *Options) bool {
 			o.Temperature = &f
 			return 4, ok
 		case "repair_policy":
-			return d.StrInto(5, &o.RepairPolicy)
+			return d.StrOnto(ss, 5, &o.RepairPolicy)
 		case "chunking":
-			return d.StrInto(6, &o.Chunking)
+			return d.StrOnto(ss, 6, &o.Chunking)
 		case "input":
-			return d.StrInto(7, &o.Input)
+			return d.StrOnto(ss, 7, &o.Input)
 		}
 		return -1, false
 	})

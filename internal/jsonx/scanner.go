@@ -181,21 +181,9 @@ func (d *Scanner) Str() (string, bool) {
 // (an escape decodes to whole characters), so a literal without high
 // bytes is not checked.
 func (d *Scanner) escaped(start, j int, high bool) (string, bool) {
-	k := j
-	for {
-		q := bytes.IndexByte(d.B[k:], '"')
-		if q < 0 {
-			return "", false
-		}
-		k += q
-		n := 0
-		for d.B[k-1-n] == '\\' {
-			n++
-		}
-		if n%2 == 0 {
-			break
-		}
-		k++ // an escaped quote
+	k, ok := d.closingQuote(j)
+	if !ok {
+		return "", false
 	}
 	text := d.B[start:k]
 	out, h, ok := unquoteOnto(make([]byte, 0, len(text)), text, j-start, true, true)
@@ -210,6 +198,27 @@ func (d *Scanner) escaped(start, j int, high bool) (string, bool) {
 	}
 	d.I = k + 1
 	return s, true
+}
+
+// closingQuote finds the quote that closes a string whose first backslash
+// is at j: one with an even run of backslashes before it.
+func (d *Scanner) closingQuote(j int) (int, bool) {
+	k := j
+	for {
+		q := bytes.IndexByte(d.B[k:], '"')
+		if q < 0 {
+			return 0, false
+		}
+		k += q
+		n := 0
+		for d.B[k-1-n] == '\\' {
+			n++
+		}
+		if n%2 == 0 {
+			return k, true
+		}
+		k++ // an escaped quote
+	}
 }
 
 // Number reads a JSON number literal; integral says it has no fraction

@@ -130,11 +130,15 @@ func TestObservedWriterCountsOnlyDurableRecords(t *testing.T) {
 			if !errors.Is(err, tt.writeErr) {
 				t.Fatalf("Write error = %v, want %v", err, tt.writeErr)
 			}
-			if got := testutil.ToFloat64(m.Jobs.WithLabelValues("sim_sloppy", "ok")); got != tt.wantJobs {
-				t.Errorf("extractq_jobs_total{ok} = %v, want %v", got, tt.wantJobs)
+			// WriteWithin (the worker's way) counts as Write does.
+			if err := w.WriteWithin(rec, time.Minute); !errors.Is(err, tt.writeErr) {
+				t.Fatalf("WriteWithin error = %v, want %v", err, tt.writeErr)
 			}
-			if got := testutil.ToFloat64(m.Attempts.WithLabelValues("sim_sloppy", "ok")); got != 2*tt.wantJobs {
-				t.Errorf("extractq_attempts_total = %v, want %v", got, 2*tt.wantJobs)
+			if got := testutil.ToFloat64(m.Jobs.WithLabelValues("sim_sloppy", "ok")); got != 2*tt.wantJobs {
+				t.Errorf("extractq_jobs_total{ok} = %v, want %v", got, 2*tt.wantJobs)
+			}
+			if got := testutil.ToFloat64(m.Attempts.WithLabelValues("sim_sloppy", "ok")); got != 4*tt.wantJobs {
+				t.Errorf("extractq_attempts_total = %v, want %v", got, 4*tt.wantJobs)
 			}
 		})
 	}

@@ -34,6 +34,16 @@ func (w *ObservedWriter) Write(ctx context.Context, rec *audit.Record) error {
 	return nil
 }
 
+// WriteWithin writes rec within timeout (audit.WriteWithin: without a
+// context when the wrapped writer needs none), then observes it.
+func (w *ObservedWriter) WriteWithin(rec *audit.Record, timeout time.Duration) error {
+	if err := audit.WriteWithin(w.Writer, rec, timeout); err != nil {
+		return err
+	}
+	w.Metrics.ObserveRecord(rec)
+	return nil
+}
+
 // SampledPool is a pool whose budget and consumer are sampled at scrape
 // time.
 type SampledPool struct {

@@ -215,10 +215,16 @@ type Pool struct {
 	mu   sync.Mutex
 	wake wakeup // broadcast whenever room may have appeared, to AcquireSlot's waiters
 
-	inUse     int // slots held
-	granted   int // slots whose job has not reserved a call yet
-	effConc   int // AIMD concurrency, 1..shareConc()
-	successes int // successful calls since effConc last grew
+	inUse int // slots held
+	// held is, by place, the number of the slot held there (0: none), and
+	// free the places not held (grantLocked): a release finds its slot's
+	// number in its place once, so that calling it again is harmless.
+	held      []uint64
+	free      []int
+	lastSlot  uint64 // the number of the last slot granted
+	granted   int    // slots whose job has not reserved a call yet
+	effConc   int    // AIMD concurrency, 1..shareConc()
+	successes int    // successful calls since effConc last grew
 
 	members     int
 	shareSource ShareSource
@@ -321,11 +327,9 @@ func (p *Pool) AcquireSlot(ctx context.Context) (release func(), err error) {
 		now := p.clock.Now()
 		wait := p.roomDelayLocked(now)
 		if wait == 0 && p.inUse < p.effConc {
-			p.inUse++
-			p.granted++
+			release = p.grantLocked()
 			p.mu.Unlock()
-			var once sync.Once
-			return func() { once.Do(p.releaseSlot) }, nil
+			return release, nil
 		}
 		woken := p.wake.channel()
 		p.mu.Unlock()
@@ -346,18 +350,39 @@ func (p *Pool) TryAcquireSlot() (release func(), ok bool) {
 	if p.roomDelayLocked(p.clock.Now()) > 0 || p.inUse >= p.effConc {
 		return nil, false
 	}
-	p.inUse++
-	p.granted++
-	var once sync.Once
-	return func() { once.Do(p.releaseSlot) }, true
+	return p.grantLocked(), true
 }
 
-func (p *Pool) releaseSlot() {
+// grantLocked takes a slot; p.mu is held. Its release is a closure over
+// the slot's place and number: one allocation, where a sync.Once of its
+// own and a closure over it were two.
+func (p *Pool) grantLocked() (release func()) {
+	p.inUse++
+	p.granted++
+	p.lastSlot++
+	n := p.lastSlot
+	var at int
+	if k := len(p.free); k > 0 {
+		at, p.free = p.free[k-1], p.free[:k-1]
+	} else {
+		at, p.held = len(p.held), append(p.held, 0)
+	}
+	p.held[at] = n
+	return func() { p.releaseSlot(at, n) }
+}
+
+// releaseSlot gives slot n, held at place at, back once: a second call
+// finds another number there, or none.
+func (p *Pool) releaseSlot(at int, n uint64) {
 	p.mu.Lock()
-	p.inUse--
-	// A job that made no call leaves its grant unclaimed.
-	p.granted = min(p.granted, p.inUse)
-	p.wake.broadcast()
+	if p.held[at] == n {
+		p.held[at] = 0
+		p.free = append(p.free, at)
+		p.inUse--
+		// A job that made no call leaves its grant unclaimed.
+		p.granted = min(p.granted, p.inUse)
+		p.wake.broadcast()
+	}
 	p.mu.Unlock()
 }
 

@@ -120,3 +120,40 @@ func TestLimiterRatesKeptInStep(t *testing.T) {
 	p.settle(200, &llm.Response{RateLimit: llm.RateLimit{LimitTokens: 30000, RemainingTokens: 1000, ResetTokens: time.Second, HasTokens: true}}, nil)
 	check("after a lower reported limit")
 }
+
+// TestSlotReleaseOneAllocation: a slot taken and given back costs one
+// allocation (its release; a sync.Once and a closure over it were two),
+// and a release called again, after the slot went to another job, does
+// not free the other job's slot.
+func TestSlotReleaseOneAllocation(t *testing.T) {
+	p := NewPool("sim:stub", Limits{Concurrency: 1}, WithLogger(quiet()))
+	ctx := context.Background()
+	if n := testing.AllocsPerRun(100, func() {
+		release, err := p.AcquireSlot(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		release()
+		release, ok := p.TryAcquireSlot()
+		if !ok {
+			t.Fatal("no slot free")
+		}
+		release()
+	}); n > 2 {
+		t.Errorf("two slots taken and given back allocated %v times, want 2", n)
+	}
+	first, _ := p.TryAcquireSlot()
+	first()
+	second, ok := p.TryAcquireSlot()
+	if !ok {
+		t.Fatal("the slot given back is not free")
+	}
+	first() // stale: the slot is the second job's now
+	if got := p.Snapshot().InUse; got != 1 {
+		t.Errorf("InUse = %d after a stale release, want 1", got)
+	}
+	second()
+	if got := p.Snapshot().InUse; got != 0 {
+		t.Errorf("InUse = %d after the release, want 0", got)
+	}
+}

@@ -37,20 +37,21 @@ var errUnreadable = errors.New("the original cannot be read")
 // password carries its pages' pictures (Envelope.Pictures): they are used
 // and the original is not read (withPictures), except for a PDF with
 // input native, where they stand in for an original that does not open
-// without it.
-func (w *Worker) document(ctx context.Context, env *jobs.Envelope) (*jobDocument, error) {
+// without it. It is returned as a value, which stays on the caller's
+// stack: a *jobDocument was an allocation per job.
+func (w *Worker) document(ctx context.Context, env *jobs.Envelope) (jobDocument, error) {
 	text, err := w.docs.Text(ctx, env)
 	if err != nil {
-		return nil, err
+		return jobDocument{}, err
 	}
 	jd := &jobDocument{text: text}
 	if env.Reader == "" && env.Original == nil {
-		return jd, nil // plain text, as every job before documents
+		return *jd, nil // plain text, as every job before documents
 	}
 	jd.doc = &document.Document{Text: text}
 	for _, p := range env.Pages {
 		if p.Start < 0 || p.End > len(text) || p.Start > p.End {
-			return nil, fmt.Errorf("%w: page %d [%d,%d) lies outside the %d bytes of text", jobs.ErrEnvelope, p.N, p.Start, p.End, len(text))
+			return jobDocument{}, fmt.Errorf("%w: page %d [%d,%d) lies outside the %d bytes of text", jobs.ErrEnvelope, p.N, p.Start, p.End, len(text))
 		}
 		jd.doc.Pages = append(jd.doc.Pages, document.Page{Number: p.N, Start: p.Start, End: p.End, Label: p.Label})
 	}
@@ -62,31 +63,31 @@ func (w *Worker) document(ctx context.Context, env *jobs.Envelope) (*jobDocument
 		// document (an e-mail with a locked PDF inlined) sends its pages'
 		// pictures, which are all stored: read again without the
 		// password, the original would lose the locked part's.
-		return jd, w.withPictures(ctx, env, jd.doc)
+		return *jd, w.withPictures(ctx, env, jd.doc)
 	}
 	if env.Original != nil && (len(env.Scanned) > 0 || native) {
 		if jd.original, err = w.docs.Original(ctx, env); err != nil {
-			return nil, err
+			return jobDocument{}, err
 		}
 		doc, err := document.ReadBytes(ctx, jd.original, document.Options{Name: env.DocumentID})
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, context.Cause(ctx)
+				return jobDocument{}, context.Cause(ctx)
 			}
 			if errors.Is(err, document.ErrEncrypted) && env.Pictures != nil {
 				// Input native, but no model opens it: its text and
 				// pictures go.
 				jd.original = nil
-				return jd, w.withPictures(ctx, env, jd.doc)
+				return *jd, w.withPictures(ctx, env, jd.doc)
 			}
 			if errors.Is(err, document.ErrEncrypted) {
-				return nil, fmt.Errorf("%w: %w: it opened with the password given at submit, and jobs carry no password, so submit it again with this build (its pages' pictures then go with the job), or decrypt it first (qpdf --decrypt --password=… in.pdf out.pdf) and submit that", errUnreadable, err)
+				return jobDocument{}, fmt.Errorf("%w: %w: it opened with the password given at submit, and jobs carry no password, so submit it again with this build (its pages' pictures then go with the job), or decrypt it first (qpdf --decrypt --password=… in.pdf out.pdf) and submit that", errUnreadable, err)
 			}
-			return nil, fmt.Errorf("%w: %w (its reader was %s when submitted; a worker built with the same readers reads it)", errUnreadable, err, env.Reader)
+			return jobDocument{}, fmt.Errorf("%w: %w (its reader was %s when submitted; a worker built with the same readers reads it)", errUnreadable, err, env.Reader)
 		}
 		jd.mismatch = withOriginal(jd.doc, doc, intake.Inlined(env.Metadata))
 	}
-	return jd, nil
+	return *jd, nil
 }
 
 // withOriginal gives doc, the stored text with the envelope's pages, what

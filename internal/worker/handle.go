@@ -48,6 +48,14 @@ type delivery struct {
 	logs deliveryLog
 	// keep is the delivery's keep-alive (keepAlive).
 	keep keeper
+	// calls backs the provider of the job's run (callSlots.forJob).
+	calls slottedCompleter
+	// final backs the record of the result (finish): written once per
+	// delivery, it needs no allocation of its own. durably's retries
+	// make it again after each failed Write has returned; no writer keeps
+	// a record past its Write (the group writer copies it into rows, the
+	// metrics and events writers read it before returning).
+	final audit.Record
 }
 
 // deliveryLog is a delivery's logger with its handler and attributes, kept
@@ -140,11 +148,11 @@ func (w *Worker) extract(ctx, jobCtx context.Context, i int, d *delivery, probe 
 		if called {
 			// A batch pool's calls join batches (no slot each); an online
 			// pool's share the pool's slots.
-			runCtx, runProv := jobCtx, w.slots[i].forJob(prov)
+			runCtx, runProv := jobCtx, w.slots[i].forJob(prov, &d.calls)
 			if d.batch {
 				runCtx, runProv = batchpool.WithJob(jobCtx, d.env.JobID, d.n), prov
 			}
-			res = w.run(runCtx, runProv, doc, s, opts)
+			res = w.run(runCtx, runProv, &doc, s, opts)
 		}
 		if len(earlier) > 0 {
 			res.Attempts = append(earlier[:len(earlier):len(earlier)], res.Attempts...)
@@ -261,21 +269,21 @@ func (w *Worker) run(ctx context.Context, p llm.Provider, doc *jobDocument, s *s
 // prepare resolves the document, the schema and the provider. A failure is
 // returned as a Result: fatal when retrying cannot help, transport when it
 // may.
-func (w *Worker) prepare(ctx context.Context, p Pool, d *delivery) (llm.Provider, *jobDocument, *schema.Schema, *llm.Result) {
+func (w *Worker) prepare(ctx context.Context, p Pool, d *delivery) (llm.Provider, jobDocument, *schema.Schema, *llm.Result) {
 	doc, err := w.document(ctx, d.env)
 	if err != nil {
-		return nil, nil, nil, prepFailure(err, errors.Is(err, jobs.ErrEnvelope) || errors.Is(err, errUnreadable))
+		return nil, jobDocument{}, nil, prepFailure(err, errors.Is(err, jobs.ErrEnvelope) || errors.Is(err, errUnreadable))
 	}
 	if doc.mismatch != "" {
 		d.log.Warn("the original read again does not line up with the job's pages", "reason", doc.mismatch, "reader", d.env.Reader)
 	}
 	s, err := w.schemas.get(ctx, d.env.Schema)
 	if err != nil {
-		return nil, nil, nil, prepFailure(err, errors.Is(err, jobs.ErrSchemaNotFound) || errors.Is(err, schema.ErrInvalidSchema))
+		return nil, jobDocument{}, nil, prepFailure(err, errors.Is(err, jobs.ErrSchemaNotFound) || errors.Is(err, schema.ErrInvalidSchema))
 	}
 	prov, err := w.provs.get(p, w.batchRunners[d.i], d.env.Provider, w.newProvider)
 	if err != nil {
-		return nil, nil, nil, prepFailure(fmt.Errorf("provider %q: %w", d.env.Provider, err), true)
+		return nil, jobDocument{}, nil, prepFailure(fmt.Errorf("provider %q: %w", d.env.Provider, err), true)
 	}
 	return prov, doc, s, nil
 }
@@ -294,7 +302,7 @@ func (w *Worker) finish(jobCtx context.Context, p Pool, d *delivery, res *llm.Re
 		if (d.n > 1 || d.lapsed) && w.deadLetteredMeanwhile(d) {
 			return
 		}
-		if err := w.durably(jobCtx, d, func() error { return w.write(w.record(d, res, true)) }); err != nil {
+		if err := w.durably(jobCtx, d, func() error { return w.write(w.recordInto(&d.final, d, res, true)) }); err != nil {
 			// Shutdown came before the audit store recovered: the answer
 			// goes with the process and the job comes back.
 			d.log.Warn("shutting down with a result the audit store never accepted; the job is handed back", "err", err)
@@ -647,8 +655,13 @@ func unreadableEnvelope(msgID string, seq uint64, pool string) jobs.Envelope {
 }
 
 func (w *Worker) record(d *delivery, res *llm.Result, final bool) *audit.Record {
+	return w.recordInto(new(audit.Record), d, res, final)
+}
+
+// recordInto is record made in rec, which it returns.
+func (w *Worker) recordInto(rec *audit.Record, d *delivery, res *llm.Result, final bool) *audit.Record {
 	e := d.env
-	rec := &audit.Record{
+	*rec = audit.Record{
 		JobID: e.JobID, DocumentID: e.DocumentID, DocumentHash: e.DocumentHash, Run: e.Run,
 		SchemaName: e.Schema.Name, SchemaVersion: e.Schema.Version, SchemaFingerprint: e.Schema.Fingerprint,
 		Provider: e.Provider, Model: e.Model, Pool: d.pool, Delivery: d.n, WorkerID: w.id,
@@ -668,10 +681,10 @@ func (w *Worker) record(d *delivery, res *llm.Result, final bool) *audit.Record 
 }
 
 // write blocks until rec is durable; it outlives shutdown's cancellation.
+// A writer that waits with a deadline of its own (audit.TimedWriter: the
+// group writer, bare or observed) is spared a context per record.
 func (w *Worker) write(rec *audit.Record) error {
-	ctx, cancel := context.WithTimeout(context.Background(), auditTimeout)
-	defer cancel()
-	return w.writer.Write(ctx, rec)
+	return audit.WriteWithin(w.writer, rec, auditTimeout)
 }
 
 // writeBestEffort writes a record the job does not wait for (attempts of

@@ -65,13 +65,21 @@ func (c *callSlots) extra(release func()) func() {
 }
 
 // forJob wraps p for one run of one job: every call takes the job's slot
-// or another of the pool (see callSlots) for its duration.
-func (c *callSlots) forJob(p llm.Provider) llm.Provider {
-	j := &slotted{slots: c, inner: p, own: make(chan struct{}, 1)}
-	if cp, ok := p.(llm.Completer); ok { // keep prefill mode working
-		return &slottedCompleter{slotted: j, completer: cp}
+// or another of the pool (see callSlots) for its duration. The wrapper is
+// made in j, which the job's delivery holds: a wrapper of its own was two
+// allocations per job (the job's slot, a channel, is still one). j is
+// used once: a job run again (held through an outage) gets a new one, so
+// that nothing of an earlier run can see it change.
+func (c *callSlots) forJob(p llm.Provider, j *slottedCompleter) llm.Provider {
+	if j.slots != nil {
+		j = new(slottedCompleter)
 	}
-	return j
+	j.slotted = slotted{slots: c, inner: p, own: make(chan struct{}, 1)}
+	if cp, ok := p.(llm.Completer); ok { // keep prefill mode working
+		j.completer = cp
+		return j
+	}
+	return &j.slotted
 }
 
 // slotted is a job's provider whose calls each hold a slot.
@@ -131,7 +139,7 @@ func (s *slotted) release(r func()) {
 // slottedCompleter is a slotted provider that keeps its inner provider's
 // llm.Completer side, each completion holding a slot like a chat.
 type slottedCompleter struct {
-	*slotted
+	slotted
 	completer llm.Completer
 }
 

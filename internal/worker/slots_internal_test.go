@@ -25,7 +25,7 @@ func (p fixedProvider) Chat(context.Context, llm.Request) (*llm.Response, error)
 // the job's next call takes it again rather than a slot of the pool.
 func TestSlottedCallOnOwnSlot(t *testing.T) {
 	budget := NewSemaphore(1)
-	prov := newCallSlots(budget).forJob(fixedProvider{resp: &llm.Response{Text: "{}"}})
+	prov := newCallSlots(budget).forJob(fixedProvider{resp: &llm.Response{Text: "{}"}}, new(slottedCompleter))
 	ctx := context.Background()
 	if n := testing.AllocsPerRun(100, func() {
 		if _, err := prov.Chat(ctx, llm.Request{}); err != nil {
@@ -52,8 +52,47 @@ func BenchmarkDeliveryGlue(b *testing.B) {
 	for b.Loop() {
 		d := &delivery{env: env, pool: "sim", seq: 7, n: 1}
 		d.log = w.deliveryLogger(d)
-		if _, err := slots.forJob(inner).Chat(ctx, llm.Request{}); err != nil {
+		if _, err := slots.forJob(inner, &d.calls).Chat(ctx, llm.Request{}); err != nil {
 			b.Fatal(err)
 		}
 	}
+}
+
+// completerProvider is a fixedProvider with prefill mode (llm.Completer).
+type completerProvider struct{ fixedProvider }
+
+func (p completerProvider) Complete(context.Context, llm.CompletionRequest) (*llm.Response, error) {
+	return p.resp, nil
+}
+
+// TestForJobInDelivery checks that a job's provider is made in its
+// delivery: one allocation (the job's slot) where a wrapper of its own
+// was three with a Completer, two without; that it keeps the Completer;
+// and that a second run of the delivery gets a wrapper of its own.
+func TestForJobInDelivery(t *testing.T) {
+	slots := newCallSlots(NewSemaphore(1))
+	for _, inner := range []llm.Provider{fixedProvider{}, completerProvider{}} {
+		_, completer := inner.(llm.Completer)
+		if n := testing.AllocsPerRun(100, func() {
+			var d delivery
+			if _, ok := slots.forJob(inner, &d.calls).(llm.Completer); ok != completer {
+				t.Fatalf("%T: wrapped provider a Completer %v, want %v", inner, ok, completer)
+			}
+		}); n > 1 {
+			t.Errorf("%T: forJob allocated %v times, want at most 1", inner, n)
+		}
+		var d delivery
+		first, second := slots.forJob(inner, &d.calls), slots.forJob(inner, &d.calls)
+		if slottedOf(first) != slottedOf(&d.calls) || slottedOf(second) == slottedOf(first) {
+			t.Errorf("%T: first run's provider not the delivery's, or the second run's is the first's", inner)
+		}
+	}
+}
+
+// slottedOf is the slotted a provider forJob made is, or holds.
+func slottedOf(p llm.Provider) *slotted {
+	if sc, ok := p.(*slottedCompleter); ok {
+		return &sc.slotted
+	}
+	return p.(*slotted)
 }

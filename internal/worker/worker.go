@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -797,7 +798,9 @@ func (c *schemaCache) get(ctx context.Context, ref jobs.SchemaRef) (*schema.Sche
 			clear(c.m)
 		}
 		e = &schemaEntry{ready: make(chan struct{})}
-		c.m[ref.Fingerprint] = e
+		// A copy: the envelope's short strings share their bytes
+		// (jobs.DecodeEnvelope), which the cache would keep alive.
+		c.m[strings.Clone(ref.Fingerprint)] = e
 	}
 	c.mu.Unlock()
 	if ok {
@@ -836,11 +839,16 @@ func (c *schemaCache) compile(ctx context.Context, ref jobs.SchemaRef) (*schema.
 // pool's budget, or made a batch pool's provider.
 type providerCache struct {
 	mu sync.Mutex
-	m  map[string]llm.Provider
+	m  map[providerKey]llm.Provider
 }
 
+// providerKey names a cached provider: a pool's, for a spec. A struct of
+// the two costs a look-up no allocation; the key built as one string was
+// one per job.
+type providerKey struct{ pool, spec string }
+
 func (c *providerCache) get(p Pool, batch *batchpool.Runner, spec string, build func(string) (llm.Provider, error)) (llm.Provider, error) {
-	key := p.Name + "\x00" + spec
+	key := providerKey{p.Name, spec}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if pr, ok := c.m[key]; ok {
@@ -851,7 +859,7 @@ func (c *providerCache) get(p Pool, batch *batchpool.Runner, spec string, build 
 		return nil, err
 	}
 	if c.m == nil {
-		c.m = map[string]llm.Provider{}
+		c.m = map[providerKey]llm.Provider{}
 	}
 	if batch != nil {
 		if pr, err = batch.Provider(spec, pr); err != nil {
@@ -860,6 +868,9 @@ func (c *providerCache) get(p Pool, batch *batchpool.Runner, spec string, build 
 	} else {
 		pr = p.Budget.Wrap(pr)
 	}
+	// The spec is a job's envelope's, whose short strings share their
+	// bytes (jobs.DecodeEnvelope): a copy keeps none of them alive.
+	key.spec = strings.Clone(spec)
 	c.m[key] = pr
 	return pr, nil
 }
