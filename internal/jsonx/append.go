@@ -1,7 +1,6 @@
 package jsonx
 
 import (
-	"math/bits"
 	"unicode/utf8"
 )
 
@@ -40,7 +39,7 @@ func AppendString(dst []byte, s string, html bool) []byte {
 		if !html {
 			// Plain ASCII eight bytes at a time: the loop below then starts
 			// at the first byte that may need escaping or decoding.
-			if i = asciiSpan(s, i); i == len(s) {
+			if i = keySpan(s, i); i == len(s) {
 				break
 			}
 		}
@@ -86,27 +85,4 @@ func AppendString(dst []byte, s string, html bool) []byte {
 		start = i
 	}
 	return append(append(dst, s[start:]...), '"')
-}
-
-// asciiSpan is keySpan for a string: the index of the first byte at or
-// after i that is a quote, a backslash, a control character or at or
-// above 0x80, or len(s). AppendString copies every byte before it as it
-// is; a provider's request is mostly such bytes, which it had tested one
-// by one.
-func asciiSpan(s string, i int) int {
-	for ; i+8 <= len(s); i += 8 {
-		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-		q := x ^ ('"' * ones8)
-		b := x ^ ('\\' * ones8)
-		// As keySpan: a borrow may flag a higher byte too, never the
-		// lowest, so the lowest byte flagged is the first stop.
-		stop := (((q - ones8) &^ q) | ((b - ones8) &^ b) | (x - 0x20*ones8) | x) & highs8
-		if stop != 0 {
-			return i + bits.TrailingZeros64(stop)/8
-		}
-	}
-	for ; i < len(s) && keyByte[s[i]]; i++ {
-	}
-	return i
 }

@@ -48,10 +48,12 @@ func PlainSpan(b []byte, i int) (j int, high bool) {
 // keySpan is PlainSpan for a key, which the fast paths take only without
 // escapes and in ASCII: it returns the index of the first byte at or
 // after i that is a quote, a backslash, a control character or at or
-// above 0x80, or len(b).
-func keySpan(b []byte, i int) int {
+// above 0x80, or len(b). AppendString takes it on a string: the bytes
+// before it need no escape.
+func keySpan[T ~string | ~[]byte](b T, i int) int {
 	for ; i+8 <= len(b); i += 8 {
-		x := binary.LittleEndian.Uint64(b[i:])
+		x := uint64(b[i]) | uint64(b[i+1])<<8 | uint64(b[i+2])<<16 | uint64(b[i+3])<<24 |
+			uint64(b[i+4])<<32 | uint64(b[i+5])<<40 | uint64(b[i+6])<<48 | uint64(b[i+7])<<56
 		q := x ^ ('"' * ones8)
 		s := x ^ ('\\' * ones8)
 		stop := (((q - ones8) &^ q) | ((s - ones8) &^ s) | (x - 0x20*ones8) | x) & highs8
