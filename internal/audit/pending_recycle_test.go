@@ -66,11 +66,7 @@ func freshPending(t *testing.T, rec *Record, now time.Time) *pending {
 func TestWriteRecyclesAfterSettle(t *testing.T) {
 	ctx := context.Background()
 	s := newTestStore(t)
-	w, err := s.NewWriter(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close(ctx)
+	w := newTestWriter(t, s)
 	for i, rec := range []*Record{
 		testRecord("rc-1", "doc-rc-1", 1, 3, llm.OutcomeOK),
 		testRecord("rc-2", "doc-rc-2", 1, 1, llm.OutcomeOK),
@@ -96,13 +92,8 @@ func TestWriteRecyclesAfterSettle(t *testing.T) {
 // context.DeadlineExceeded); the pooled timer it used fires no more, so
 // the next wait, given time, sees its record made durable.
 func TestWriteWithin(t *testing.T) {
-	ctx := context.Background()
 	s := newTestStore(t)
-	w, err := s.NewWriter(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close(ctx)
+	w := newTestWriter(t, s)
 	for i := range 3 {
 		err := w.WriteWithin(testRecord(fmt.Sprintf("ww-late-%d", i), "doc-ww", 1, 1, llm.OutcomeOK), time.Nanosecond)
 		if !errors.Is(err, context.DeadlineExceeded) {
