@@ -45,8 +45,15 @@ func TestToPendingRecycled(t *testing.T) {
 		}
 		recyclePending(p)
 	})
-	if allocs > 0 {
-		t.Errorf("toPending of a recycled pending made %.0f allocations, want 0", allocs)
+	// A pending made anew costs three allocations (it, its channel, its
+	// rows' buffer); under -race, sync.Pool drops a quarter of the
+	// recycled ones, about 0.75 a record.
+	limit := 0.0
+	if raceEnabled {
+		limit = 2
+	}
+	if allocs > limit {
+		t.Errorf("toPending of a recycled pending made %.2f allocations, want at most %.0f", allocs, limit)
 	}
 }
 
