@@ -291,6 +291,15 @@ func run(o options) (r result, err error) {
 	if err != nil {
 		return r, err
 	}
+	// As cmd/submit does while it resolves the schema and opens the input
+	// (fleet.Client.Warm): the first batches find their connections open.
+	// Asked through an interface so that -same-harness still builds
+	// revisions from before it.
+	if w, ok := any(sub).(interface{ Warm(context.Context) error }); ok {
+		if err := w.Warm(ctx); err != nil {
+			return r, err
+		}
+	}
 	job := submit.Job{Schema: ref, Provider: "openai:sim-fleet", Model: "sim-fleet", Pool: jobs.PoolFor("openai:sim-fleet"), Run: "bench"}
 	docs := make([]submit.Doc, n)
 	for i := range docs {

@@ -311,6 +311,12 @@ func runSubmit(cmd *cobra.Command, c *conn, f *submitFlags, paths []string) erro
 	defer sess.close()
 	client := fleet.NewClient(sess.js, sess.store.Pool(), c.clientOptions(fleet.WithInlineLimit(f.inlineLimit), fleet.WithMaxDocumentSize(f.in.MaxDocument),
 		fleet.WithWarnings(func(err error) { fmt.Fprintln(errw, "submit: warning:", err) }))...)
+	// The audit connections are readied while the schema is resolved and
+	// the input opened. A failure only costs time: Submit reports what
+	// matters of a database that fails.
+	warmed := make(chan struct{})
+	go func() { defer close(warmed); _ = client.Warm(ctx) }()
+	defer func() { <-warmed }() // before sess.close
 	var version int
 	job.Schema, job.SchemaName, version, err = resolveSchema(ctx, client, f.schemaArg, f.schemaName)
 	if cli.WasInterrupted(ctx) {

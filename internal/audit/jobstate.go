@@ -141,8 +141,7 @@ func (s *Store) LookUpSubmitted(ctx context.Context, fingerprint, model string, 
 		return nil, nil, fmt.Errorf("audit: look up submitted jobs: %w", err)
 	}
 	defer c.Release()
-	wire := preparedAs(ctx, c.Conn(), lookUpJobsStmt, jobStatesSQL, textArrayOIDs[:1]) &&
-		preparedAs(ctx, c.Conn(), lookUpResultsStmt, haveResultsSQL, textArrayOIDs[:])
+	wire := preparedLookUps(ctx, c)
 	states, done := make(map[string]JobState), make(map[TextKey]bool) // a new submission's jobs are mostly unknown: no table sized for all of them
 	for len(jobIDs) > 0 || len(keys) > 0 {
 		ids := jobIDs[:min(len(jobIDs), jobStateChunk)]
@@ -158,6 +157,13 @@ func (s *Store) LookUpSubmitted(ctx context.Context, fingerprint, model string, 
 		}
 	}
 	return states, done, nil
+}
+
+// preparedLookUps prepares LookUpSubmitted's two statements on c and
+// reports whether their arrays may be sent as encoded here (preparedAs).
+func preparedLookUps(ctx context.Context, c *pgxpool.Conn) bool {
+	return preparedAs(ctx, c.Conn(), lookUpJobsStmt, jobStatesSQL, textArrayOIDs[:1]) &&
+		preparedAs(ctx, c.Conn(), lookUpResultsStmt, haveResultsSQL, textArrayOIDs[:])
 }
 
 func lookUpSubmittedPgx(ctx context.Context, c *pgxpool.Conn, fingerprint, model string, ids []string, keys []TextKey, states map[string]JobState, done map[TextKey]bool) error {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // ErrNotFound matches errors for a schema or document that is not stored.
@@ -269,13 +270,18 @@ func (s *Store) putDocuments(ctx context.Context, docs []Document, idx []int) er
 		return err
 	}
 	defer c.Release()
+	return putDocumentsOn(ctx, c, docs, idx)
+}
+
+// putDocumentsOn is putDocuments on the connection c.
+func putDocumentsOn(ctx context.Context, c *pgxpool.Conn, docs []Document, idx []int) error {
 	if !preparedAs(ctx, c.Conn(), putDocumentsStmt, putDocumentsSQL, putDocumentsOIDs) {
 		return putDocumentsPgx(ctx, c, docs, idx)
 	}
 	a := getPutArrays()
 	defer a.release()
 	params := a.encode(docs, idx)
-	_, err = c.Conn().PgConn().ExecPrepared(ctx, putDocumentsStmt, params, putArraysFormats[:], nil).Close()
+	_, err := c.Conn().PgConn().ExecPrepared(ctx, putDocumentsStmt, params, putArraysFormats[:], nil).Close()
 	return err
 }
 

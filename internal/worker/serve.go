@@ -262,8 +262,19 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, engine Engine, opt
 	// The attempt partitions are prepared while the worker sets up its
 	// streams and consumers (Run's round trips to JetStream); Run waits for
 	// them before it pulls the first job, so no record is written before.
+	// Then the same connection is readied for the writer's first flush,
+	// which would otherwise pay for the backend's first use of the audit
+	// tables (audit.Store.WarmWriter); a failure there only costs time.
 	prepared := make(chan error, 1)
-	go func() { prepared <- store.EnsurePartitions(ctx) }()
+	go func() {
+		err := store.EnsurePartitions(ctx)
+		if err == nil {
+			if werr := store.WarmWriter(ctx); werr != nil {
+				log.Warn("audit: the writer's connection was not readied; the first flush will take longer", "err", werr)
+			}
+		}
+		prepared <- err
+	}()
 	partitions := sync.OnceValue(func() error { return <-prepared })
 	defer partitions() // before store.Close, on every return
 	writer := store.StartWriter(ctx, audit.WithMaxDelay(cfg.AuditLinger), audit.WithFlushObserver(func(f audit.FlushInfo) {

@@ -117,3 +117,27 @@ func TestSubmitCancelStopsThePipeline(t *testing.T) {
 		t.Errorf("%d counted queued, %d on the stream, 10 read before the cancel", sum.Queued, n)
 	}
 }
+
+// TestWarm checks that Warm readies as many audit connections as Submit
+// stages batches at once (four), and leaves a store that cannot warm
+// alone.
+func TestWarm(t *testing.T) {
+	e := setup(t)
+	ctx := t.Context()
+	pool := e.store.Pool()
+	pool.Reset() // only the warm-up's connections are counted below
+	if err := submit.New(e.js, e.store).Warm(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := pool.Stat().IdleConns(), min(4, pool.Config().MaxConns); got != want {
+		t.Errorf("%d audit connections open after Warm, want %d", got, want)
+	}
+	pool.Reset()
+	plain := struct{ submit.Store }{e.store} // no WarmForSubmit
+	if err := submit.New(e.js, plain).Warm(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := pool.Stat().TotalConns(); got != 0 {
+		t.Errorf("Warm opened %d connections of a store that cannot warm", got)
+	}
+}

@@ -167,6 +167,24 @@ func ResolveProvider(spec string) (model, pool string, err error) {
 	return id, jobs.PoolFor(id), nil
 }
 
+// Warm readies the audit store's connections for Submit's first batches,
+// if the store can (audit.Store.WarmForSubmit): as many as Submit looks up
+// and stores batches at once, each opened and having run the statements a
+// batch runs. Without it the first batches wait for their connections and
+// for each new Postgres backend's first use of the tables, most of what a
+// submission of ten thousand documents spends before its first publish.
+// Call it beside other start-up work (connecting to NATS, reading the
+// schema), not right before Submit. Nothing is stored; Submit works
+// without it, and after a failure.
+func (s *Submitter) Warm(ctx context.Context) error {
+	if w, ok := s.store.(interface {
+		WarmForSubmit(context.Context, int) error
+	}); ok {
+		return w.WarmForSubmit(ctx, stagers)
+	}
+	return nil
+}
+
 // Submit stores and queues every document read delivers, in batches. Bad
 // documents are rejected with a reason and the rest still queued; a
 // document is either queued (stored, published and acked by the server) or
