@@ -192,6 +192,18 @@ func HashBytes(b []byte) string {
 	return hexSum(sha256.Sum256(b))
 }
 
+// AppendHashText appends HashText(text) to dst.
+func AppendHashText(dst []byte, text string) []byte {
+	sum := sha256.Sum256([]byte(text))
+	return hex.AppendEncode(dst, sum[:])
+}
+
+// AppendHashBytes appends HashBytes(b) to dst.
+func AppendHashBytes(dst, b []byte) []byte {
+	sum := sha256.Sum256(b)
+	return hex.AppendEncode(dst, sum[:])
+}
+
 // hexSum encodes sum in hex on the stack: one allocation, the string
 // (hex.EncodeToString makes two).
 func hexSum(sum [sha256.Size]byte) string {
@@ -212,16 +224,28 @@ func hexSum(sum [sha256.Size]byte) string {
 // summary, so the id holds its own 32 bytes, not a 64-byte hex string it
 // was cut from.
 func MsgID(documentID, documentHash, schemaFingerprint, model, resubmission string) string {
+	sum := msgIDSum(documentID, documentHash, schemaFingerprint, model, resubmission)
+	var id [32]byte
+	hex.Encode(id[:], sum[:16])
+	return string(id[:])
+}
+
+// AppendMsgID appends MsgID(documentID, …) to dst: a submitter computing
+// the ids of a batch puts them into one allocation.
+func AppendMsgID(dst []byte, documentID, documentHash, schemaFingerprint, model, resubmission string) []byte {
+	sum := msgIDSum(documentID, documentHash, schemaFingerprint, model, resubmission)
+	return hex.AppendEncode(dst, sum[:16])
+}
+
+// msgIDSum is the sha256 MsgID is cut from.
+func msgIDSum(documentID, documentHash, schemaFingerprint, model, resubmission string) [sha256.Size]byte {
 	var buf [256]byte
 	b := buf[:0]
 	for _, s := range [...]string{documentID, documentHash, schemaFingerprint, model, resubmission} {
 		b = append(b, s...)
 		b = append(b, 0)
 	}
-	sum := sha256.Sum256(b)
-	var id [32]byte
-	hex.Encode(id[:], sum[:16])
-	return string(id[:])
+	return sha256.Sum256(b)
 }
 
 // Seal fills the derived fields (version, hash, job id) from the rest and
