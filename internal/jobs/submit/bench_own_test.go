@@ -22,7 +22,7 @@ import (
 // round trips (the read callback's checks, hashing, the job ids, the
 // envelopes and messages, the pipeline, settling). Measure it with
 // instruction counts (callgrind, at N and 2N); the audit store's own
-// encoding is BenchmarkPutDocumentsEncode's.
+// encoding is internal/audit's BenchmarkPutDocumentsEncode.
 //
 //	go test -c -o submit.test ./internal/jobs/submit/
 //	GOGC=off GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 valgrind --tool=callgrind ./submit.test -test.run '^$' -test.bench SubmitOwnWork -test.benchtime 20000x

@@ -372,7 +372,8 @@ func (s *Submitter) stage(ctx context.Context, job Job, b *batch) error {
 	docs := make([]audit.Document, len(left))
 	for k, i := range left {
 		d := &b.docs[i]
-		docs[k] = audit.Document{ID: d.ID, Hash: hashes[i], Source: d.Source, Metadata: d.Metadata, Text: d.Text}
+		// Checked: Submit's read callback ran checkDoc on it.
+		docs[k] = audit.Document{ID: d.ID, Hash: hashes[i], Source: d.Source, Metadata: d.Metadata, Text: d.Text, Checked: true}
 		if d.Document != nil {
 			docs[k].Pages = pageRanges(d.Document)
 		}
