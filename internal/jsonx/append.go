@@ -98,8 +98,9 @@ func AppendString(dst []byte, s string, html bool) []byte {
 // of submit's own instructions per document.
 func htmlSpan(s string, i int) int {
 	for ; i+8 <= len(s); i += 8 {
-		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		w := s[i : i+8] // constant indexes below: one load, no bounds checks
+		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
 		q := x ^ ('"' * ones8)
 		b := x ^ ('\\' * ones8)
 		lt := x ^ ('<' * ones8)
