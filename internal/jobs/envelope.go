@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/extractq/extractq"
 	"github.com/extractq/extractq/llm"
@@ -196,7 +197,9 @@ func HashBytes(b []byte) string {
 
 // AppendHashText appends HashText(text) to dst.
 func AppendHashText(dst []byte, text string) []byte {
-	sum := sha256.Sum256([]byte(text))
+	// The text is hashed where it is: []byte(text) copied every text
+	// longer than 32 bytes to the heap. sha256.Sum256 only reads it.
+	sum := sha256.Sum256(unsafe.Slice(unsafe.StringData(text), len(text)))
 	return appendHex(dst, sum[:])
 }
 
