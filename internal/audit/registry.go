@@ -292,7 +292,9 @@ func (s *Store) putDocuments(ctx context.Context, docs []Document, idx []int) er
 	a := getPutArrays()
 	defer a.release()
 	params := a.encode(docs, idx)
-	_, err = c.Conn().PgConn().ExecPrepared(ctx, putDocumentsStmt, params, putArraysFormats[:], nil).Close()
+	pc := c.Conn().PgConn()
+	pc.Frontend().Send(reserveFor(putDocumentsStmt, params))
+	_, err = pc.ExecPrepared(ctx, putDocumentsStmt, params, putArraysFormats[:], nil).Close()
 	return err
 }
 
