@@ -142,34 +142,6 @@ func appendElem(buf []byte, s string, jsonb bool) []byte {
 	return append(buf, s...)
 }
 
-// reserve is a frontend message of no bytes that makes room for n more
-// in the connection's write buffer. pgx's Frontend drops a buffer above
-// 1 KiB after every flush, so the Bind of a chunk of documents (about
-// 250 bytes a document) grew it again by appending parameter after
-// parameter: several allocations and copies of the message so far, a
-// tenth of the bytes submit allocated per document. Sent right before
-// ExecPrepared, it leaves one allocation of the right size; the bytes
-// sent are the same (TestReserveKeepsTheBind).
-type reserve int
-
-func (reserve) Frontend() {}
-
-func (reserve) Decode([]byte) error { return errors.New("audit: reserve is not a message") }
-
-func (n reserve) Encode(dst []byte) ([]byte, error) { return slices.Grow(dst, int(n)), nil }
-
-// reserveFor is the room the Bind, Describe, Execute and Sync of
-// statement stmt with params take: each parameter with its length, and
-// the messages' headers, names and format codes (under 128 bytes for six
-// parameters).
-func reserveFor(stmt string, params [][]byte) reserve {
-	n := 128 + 2*len(stmt)
-	for _, p := range params {
-		n += 4 + len(p)
-	}
-	return reserve(n)
-}
-
 // Statements prepared on a connection by name, with parameters sent
 // pre-encoded (putDocuments, LookUpSubmitted).
 const (

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -184,63 +183,4 @@ func TestPutArraysTrimDropsLargeBuffers(t *testing.T) {
 			t.Errorf("%d-byte buffer: kept %v, want %v; parameters still held: %v", tc.size, kept, tc.kept, a.params[0] != nil)
 		}
 	}
-}
-
-// TestReserveKeepsTheBind: a reserve message sent before a Bind changes
-// none of the bytes written, and leaves the Bind one allocation (the
-// room) where appending its parameters one by one to pgx's 1 KiB buffer
-// took several.
-func TestReserveKeepsTheBind(t *testing.T) {
-	// A chunk as submit stores it: 500 short documents.
-	docs, idx := make([]Document, 500), make([]int, 500)
-	for i := range docs {
-		docs[i] = Document{ID: fmt.Sprintf("doc-%07d", i), Source: "bench", Hash: HashText(fmt.Sprint(i)),
-			Text: fmt.Sprintf("INVOICE INV-%06d\nFrom: Vendor %d GmbH\nItems: %d x widget\nTotal due: %d.00 EUR\n", i, i%97, 1+i%5, 10+i)}
-		idx[i] = i
-	}
-	var a putArrays
-	params := a.encode(docs, idx)
-	send := func(w *bytes.Buffer, reserved bool) *pgproto3.Frontend {
-		f := pgproto3.NewFrontend(bytes.NewReader(nil), w)
-		if reserved {
-			f.Send(reserveFor(putDocumentsStmt, params))
-		}
-		f.SendBind(&pgproto3.Bind{PreparedStatement: putDocumentsStmt, ParameterFormatCodes: putArraysFormats[:], Parameters: params})
-		f.SendDescribe(&pgproto3.Describe{ObjectType: 'P'})
-		f.SendExecute(&pgproto3.Execute{})
-		f.SendSync(&pgproto3.Sync{})
-		if err := f.Flush(); err != nil {
-			t.Fatal(err)
-		}
-		return f
-	}
-	var plain, reserved bytes.Buffer
-	send(&plain, false)
-	send(&reserved, true)
-	if !bytes.Equal(plain.Bytes(), reserved.Bytes()) {
-		t.Fatalf("with reserve %d bytes written, without %d: not the same", reserved.Len(), plain.Len())
-	}
-	count := func(reserved bool) float64 {
-		var w bytes.Buffer
-		f := pgproto3.NewFrontend(bytes.NewReader(nil), &w)
-		return testing.AllocsPerRun(20, func() {
-			w.Reset()
-			if reserved {
-				f.Send(reserveFor(putDocumentsStmt, params))
-			}
-			f.SendBind(&pgproto3.Bind{PreparedStatement: putDocumentsStmt, ParameterFormatCodes: putArraysFormats[:], Parameters: params})
-			f.SendDescribe(&pgproto3.Describe{ObjectType: 'P'})
-			f.SendExecute(&pgproto3.Execute{})
-			f.SendSync(&pgproto3.Sync{})
-			if err := f.Flush(); err != nil {
-				t.Fatal(err)
-			}
-		})
-	}
-	without, with := count(false), count(true)
-	// The flush's new 1 KiB buffer, the room, and the Bind (it escapes).
-	if with > 3 || with >= without {
-		t.Fatalf("%.0f allocations with reserve, %.0f without: want at most 3, and fewer", with, without)
-	}
-	t.Logf("%.0f allocations with reserve, %.0f without", with, without)
 }

@@ -292,9 +292,7 @@ func (s *Store) putDocuments(ctx context.Context, docs []Document, idx []int) er
 	a := getPutArrays()
 	defer a.release()
 	params := a.encode(docs, idx)
-	pc := c.Conn().PgConn()
-	pc.Frontend().Send(reserveFor(putDocumentsStmt, params))
-	_, err = pc.ExecPrepared(ctx, putDocumentsStmt, params, putArraysFormats[:], nil).Close()
+	_, err = c.Conn().PgConn().ExecPrepared(ctx, putDocumentsStmt, params, putArraysFormats[:], nil).Close()
 	return err
 }
 
