@@ -177,20 +177,7 @@ func preparedAs(ctx context.Context, c *pgx.Conn, name, sql string, oids []uint3
 func lookUpSubmittedWire(ctx context.Context, c *pgconn.PgConn, fingerprint, model string, ids []string, keys []TextKey, states map[string]JobState, done map[TextKey]bool) error {
 	a := getPutArrays()
 	defer a.release()
-	buf := a.buf[:0]
-	var idsArr, docsArr, hashesArr []byte // nil is NULL, as pgx sends a nil slice
-	if ids != nil {
-		buf = appendTextArray(buf, len(ids), func(k int) string { return ids[k] })
-		idsArr = buf[:len(buf):len(buf)]
-	}
-	if keys != nil {
-		start := len(buf)
-		buf = appendTextArray(buf, len(keys), func(k int) string { return keys[k].DocumentID })
-		mid := len(buf)
-		buf = appendTextArray(buf, len(keys), func(k int) string { return keys[k].ContentHash })
-		docsArr, hashesArr = buf[start:mid:mid], buf[mid:]
-	}
-	a.buf = buf
+	idsArr, docsArr, hashesArr := a.encodeLookUp(ids, keys)
 	var b pgconn.Batch
 	b.ExecPrepared(lookUpJobsStmt, [][]byte{idsArr}, putArraysFormats[:1], nil)
 	b.ExecPrepared(lookUpResultsStmt, [][]byte{docsArr, hashesArr, []byte(fingerprint), []byte(model)}, putArraysFormats[:4], nil)
@@ -203,6 +190,26 @@ func lookUpSubmittedWire(ctx context.Context, c *pgconn.PgConn, fingerprint, mod
 		err = fmt.Errorf("audit: look up submitted jobs: %w", cerr)
 	}
 	return err
+}
+
+// encodeLookUp returns lookUpSubmittedWire's arrays: the job ids, and the
+// keys' document ids and hashes (nil for a nil slice: NULL, as pgx sends
+// it). They are valid until the next encode.
+func (a *putArrays) encodeLookUp(ids []string, keys []TextKey) (idsArr, docsArr, hashesArr []byte) {
+	buf := a.buf[:0]
+	if ids != nil {
+		buf = appendTextArray(buf, len(ids), func(k int) string { return ids[k] })
+		idsArr = buf[:len(buf):len(buf)]
+	}
+	if keys != nil {
+		start := len(buf)
+		buf = appendTextArray(buf, len(keys), func(k int) string { return keys[k].DocumentID })
+		mid := len(buf)
+		buf = appendTextArray(buf, len(keys), func(k int) string { return keys[k].ContentHash })
+		docsArr, hashesArr = buf[start:mid:mid], buf[mid:]
+	}
+	a.buf = buf
+	return idsArr, docsArr, hashesArr
 }
 
 // readJobStates reads jobStatesSQL's rows, as scanJobStates does.

@@ -24,6 +24,9 @@ var ErrBadDocument = errors.New("document cannot be stored")
 // newline, ESC, DEL, C1 codes …), which PostgreSQL refuses (NUL) or which
 // would corrupt the terminal and the logs that print ids.
 func CheckDocumentID(id string) error {
+	if id != "" && len(id) <= MaxDocumentIDBytes && printableASCII(id) {
+		return nil // the usual id: the checks below in one pass
+	}
 	switch {
 	case id == "":
 		return fmt.Errorf("%w: the document id is empty", ErrBadDocument)
@@ -39,6 +42,35 @@ func CheckDocumentID(id string) error {
 			ErrBadDocument, r, i)
 	}
 	return nil
+}
+
+// printableASCII reports that every byte of s is ASCII and not a control
+// character (0x20 to 0x7e): then s is UTF-8 without a control character,
+// what CheckDocumentID asks, in one pass eight bytes at a time. Submit
+// checks every document's id (utf8.ValidString and a call of
+// unicode.IsControl per rune before).
+func printableASCII(s string) bool {
+	if len(s) < 8 {
+		for i := 0; i < len(s); i++ {
+			if c := s[i]; c < 0x20 || c > 0x7e {
+				return false
+			}
+		}
+		return true
+	}
+	// A byte below 0x20 sets its top bit in w-0x20*lo8, one at or above
+	// 0x80 in w, a 0x7f byte in (d-lo8)&^d with d = w^0x7f*lo8. A borrow
+	// sets a bit only above a byte that is flagged already.
+	var acc uint64
+	for i := 0; i+8 <= len(s); i += 8 {
+		w := le64(s[i:])
+		d := w ^ 0x7f*lo8
+		acc |= w | (w - 0x20*lo8) | ((d - lo8) &^ d)
+	}
+	w := le64(s[len(s)-8:]) // the tail, overlapping bytes already checked
+	d := w ^ 0x7f*lo8
+	acc |= w | (w - 0x20*lo8) | ((d - lo8) &^ d)
+	return acc&hi8 == 0
 }
 
 // CheckText reports why text cannot be stored: PostgreSQL text holds no

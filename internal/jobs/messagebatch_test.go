@@ -2,9 +2,11 @@ package jobs_test
 
 import (
 	"bytes"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/extractq/extractq/internal/jobs"
 )
@@ -80,5 +82,65 @@ func TestMessageBatchAllocations(t *testing.T) {
 	})
 	if batched > one-2 {
 		t.Fatalf("%.1f allocations per message in a batch, %.1f alone: want at least two fewer", batched, one)
+	}
+}
+
+// TestMessageBatchTailFollowsEnvelope: a MessageBatch encodes the end of
+// an envelope (schema, provider, model, pool, options, time,
+// resubmission) once and reuses it while it stays the same; every change
+// of one of those fields, and a pointed-to option changed in place, must
+// still give SealedMessage's body.
+func TestMessageBatchTailFollowsEnvelope(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	p := jobs.NewPublisher(nil)
+	at := time.Date(2026, 11, 27, 6, 0, 0, 123456789, time.UTC)
+	three := 3
+	changes := []func(*jobs.Envelope){
+		func(*jobs.Envelope) {},
+		func(e *jobs.Envelope) { e.Schema.Name = "receipt" },
+		func(e *jobs.Envelope) { e.Schema.Version = 2 },
+		func(e *jobs.Envelope) { e.Schema.Fingerprint = "sha256:def<&>" },
+		func(e *jobs.Envelope) { e.Provider = "sim:other" },
+		func(e *jobs.Envelope) { e.Model = "other" },
+		func(e *jobs.Envelope) { e.Pool = "sim_other" },
+		func(e *jobs.Envelope) { e.Options.Mode = "json" },
+		func(e *jobs.Envelope) { e.Options.Chunking, e.Options.Input = "off", "text" },
+		func(e *jobs.Envelope) { e.Options.MaxReasks = &three },
+		func(e *jobs.Envelope) { e.SubmittedAt = at.Add(time.Nanosecond) },
+		func(e *jobs.Envelope) { e.SubmittedAt = at.Add(-123456789) }, // no fraction
+		func(e *jobs.Envelope) { e.SubmittedAt = at.In(time.FixedZone("X", 3600)) },
+		func(e *jobs.Envelope) { e.SubmittedAt = time.Date(12000, 1, 1, 0, 0, 0, 0, time.UTC) }, // json.Marshal fails on it
+		func(e *jobs.Envelope) { e.Resubmission = "dlq:7" },
+		func(e *jobs.Envelope) { e.Run = "" }, // before the tail: not in it
+	}
+	b := p.NewMessageBatch(10 * len(changes))
+	for round := range 3 {
+		for i, change := range changes {
+			for k := range 3 { // the same tail several times, then back to the base
+				env := &jobs.Envelope{DocumentID: fmt.Sprintf("d%d-%d-%d", round, i, k), Run: "r1", Provider: "sim:m", Model: "m", Pool: "sim_m",
+					Schema: jobs.SchemaRef{Name: "invoice", Version: 1, Fingerprint: "sha256:abc"}, SubmittedAt: at}
+				if k < 2 {
+					change(env)
+				}
+				text := fmt.Sprintf("text %d <%d>", i, k)
+				env.Seal(text)
+				want := new(*env)
+				m, err := b.Sealed(ctx, env, text)
+				w, werr := p.SealedMessage(ctx, want, text)
+				if (err == nil) != (werr == nil) || err != nil && err.Error() != werr.Error() {
+					t.Fatalf("change %d, job %d: batch %v, SealedMessage %v", i, k, err, werr)
+				}
+				if err != nil {
+					continue
+				}
+				if !bytes.Equal(m.Data, w.Data) {
+					t.Fatalf("change %d, job %d: batch built\n%s\nSealedMessage\n%s", i, k, m.Data, w.Data)
+				}
+				if k == 0 {
+					three++ // an option pointed to changes in place before the next job
+				}
+			}
+		}
 	}
 }

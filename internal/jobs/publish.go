@@ -126,6 +126,53 @@ type MessageBatch struct {
 	buf  []byte // the unused end of the current chunk
 	msgs []nats.Msg
 	ids  []string
+	// tail is the end of the last envelope encoded (appendEnvelopeTail)
+	// and tailOf what it encodes: a submission's jobs share their schema,
+	// provider, model, pool, options and time, so it is encoded once, not
+	// escaped and formatted again for every job.
+	tail   []byte
+	tailOf envelopeTail
+}
+
+// envelopeTail is what appendEnvelopeTail encodes. Options holding a
+// pointer are never cached: the value pointed to could change between
+// two jobs while the pointer stays.
+type envelopeTail struct {
+	schema                SchemaRef
+	provider, model, pool string
+	options               Options
+	submittedAt           time.Time
+	resubmission          string
+}
+
+// tailOf returns env's envelopeTail, and false when it must not be cached.
+func tailOf(env *Envelope) (envelopeTail, bool) {
+	o := &env.Options
+	if o.MaxReasks != nil || o.MaxTokens != nil || o.TokenBudget != nil || o.Temperature != nil {
+		return envelopeTail{}, false
+	}
+	return envelopeTail{schema: env.Schema, provider: env.Provider, model: env.Model, pool: env.Pool,
+		options: env.Options, submittedAt: env.SubmittedAt, resubmission: env.Resubmission}, true
+}
+
+// appendTail appends appendEnvelopeTail(env), from the cache when env's
+// tail is the last one's.
+func (b *MessageBatch) appendTail(dst []byte, env *Envelope, err error) ([]byte, error) {
+	t, ok := tailOf(env)
+	if !ok {
+		return appendEnvelopeTail(dst, env, err)
+	}
+	// time.Time's == compares the instant's encoding and the location:
+	// equal ones encode alike.
+	if b.tail == nil || t != b.tailOf {
+		tail, terr := appendEnvelopeTail(b.tail[:0], env, nil)
+		if terr != nil {
+			b.tail = nil
+			return appendEnvelopeTail(dst, env, err)
+		}
+		b.tail, b.tailOf = tail, t
+	}
+	return append(dst, b.tail...), err
 }
 
 // batchChunk is the size of a MessageBatch's body buffers; a body above a
@@ -158,7 +205,8 @@ func (b *MessageBatch) Sealed(ctx context.Context, env *Envelope, text string) (
 	} else if cap(buf)-len(buf) < size {
 		buf = make([]byte, 0, batchChunk)
 	}
-	body, err := appendEnvelope(buf, env)
+	body, err := appendEnvelopeHead(buf, env)
+	body, err = b.appendTail(body, env, err)
 	if err != nil {
 		return nil, fmt.Errorf("encode job %s: %w", env.JobID, err)
 	}

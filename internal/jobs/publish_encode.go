@@ -15,6 +15,14 @@ import (
 // fields a plain text job leaves empty (text_ref, metadata, original,
 // pages, scanned, pictures, options) are encoded by json.Marshal when set.
 func appendEnvelope(dst []byte, env *Envelope) ([]byte, error) {
+	dst, err := appendEnvelopeHead(dst, env)
+	return appendEnvelopeTail(dst, env, err)
+}
+
+// appendEnvelopeHead appends env's fields up to its schema: the ones of
+// the document. appendEnvelopeTail appends the rest, the same for every
+// job of a submission (MessageBatch encodes it once).
+func appendEnvelopeHead(dst []byte, env *Envelope) ([]byte, error) {
 	dst = append(dst, `{"v":`...)
 	dst = strconv.AppendInt(dst, int64(env.V), 10)
 	dst = appendStringField(dst, "job_id", env.JobID)
@@ -51,6 +59,12 @@ func appendEnvelope(dst []byte, env *Envelope) ([]byte, error) {
 	if env.Pictures != nil {
 		dst, err = appendValueField(dst, "pictures", env.Pictures, err)
 	}
+	return dst, err
+}
+
+// appendEnvelopeTail appends env's fields from its schema on and the
+// closing brace, keeping err if set.
+func appendEnvelopeTail(dst []byte, env *Envelope, err error) ([]byte, error) {
 	dst = append(dst, `,"schema":{"name":`...)
 	dst = jsonx.AppendString(dst, env.Schema.Name, true)
 	dst = append(dst, `,"version":`...)

@@ -10,7 +10,7 @@ import (
 // eight-byte step, before and after high bytes.
 func spanCases() []string {
 	var cases []string
-	for _, stop := range []string{`"`, `\`, "\x00", "\x1f", "\n", "é", "\x80", "\xff", ""} {
+	for _, stop := range []string{`"`, `\`, "\x00", "\x1f", "\n", "é", "\x80", "\xff", "<", ">", "&", "\x7f", ""} {
 		for n := 0; n < 20; n++ {
 			for _, pad := range []string{"", "abcdefghijklmnopq"} {
 				cases = append(cases, strings.Repeat("a", n)+stop+pad, "ü"+strings.Repeat("b", n)+stop+pad)
@@ -20,7 +20,8 @@ func spanCases() []string {
 	return cases
 }
 
-// TestPlainSpan checks PlainSpan and keySpan against byte-by-byte scans.
+// TestPlainSpan checks PlainSpan, keySpan and htmlSpan against byte-by-byte
+// scans.
 func TestPlainSpan(t *testing.T) {
 	for _, c := range spanCases() {
 		b := []byte(c)
@@ -39,6 +40,13 @@ func TestPlainSpan(t *testing.T) {
 			}
 			if j := keySpan(b, i); j != wantKey {
 				t.Fatalf("keySpan(%q, %d) = %d; want %d", c, i, j, wantKey)
+			}
+			wantHTML := i
+			for wantHTML < len(b) && b[wantHTML] >= 0x20 && b[wantHTML] < 0x80 && !strings.ContainsRune(`"\\<>&`, rune(b[wantHTML])) {
+				wantHTML++
+			}
+			if j := htmlSpan(c, i); j != wantHTML {
+				t.Fatalf("htmlSpan(%q, %d) = %d; want %d", c, i, j, wantHTML)
 			}
 		}
 	}

@@ -9,9 +9,11 @@ package submit
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"slices"
+	"unsafe"
 
 	"github.com/extractq/extractq"
 	"github.com/extractq/extractq/document"
@@ -35,14 +37,45 @@ func reject(format string, a ...any) error {
 // rejects its repeats across batches with it too.
 func DuplicateID(id string) error { return reject("id %q appears twice in this submission", id) }
 
-// contentHash is a document's identity: the sha256 of its original bytes
-// when a format reader read it (so that a re-read with a newer reader is the
-// same document), else of its text.
-func contentHash(d Doc) string {
-	if d.Original != nil {
-		return jobs.HashBytes(d.Original)
+// contentHashes are the identities of docs: of each, the sha256 of its
+// original bytes when a format reader read it (so that a re-read with a
+// newer reader is the same document), else of its text (jobs.HashBytes,
+// jobs.HashText). They share one allocation (TestBatchHashes): a batch's
+// hashes live as long as its jobs, until it is settled.
+func contentHashes(docs []Doc) []string {
+	const size = 2 * sha256.Size
+	buf := make([]byte, 0, len(docs)*size)
+	for i := range docs {
+		if d := &docs[i]; d.Original != nil {
+			buf = jobs.AppendHashBytes(buf, d.Original)
+		} else {
+			buf = jobs.AppendHashText(buf, d.Text)
+		}
 	}
-	return jobs.HashText(d.Text)
+	return cut(buf, size)
+}
+
+// jobIDs are the job ids (jobs.MsgID) of docs under job, whose content
+// hashes are hashes, in one allocation (TestBatchHashes). The summary
+// keeps them all: each takes its 32 bytes, as it did alone.
+func jobIDs(job Job, docs []Doc, hashes []string) []string {
+	const size = 32
+	buf := make([]byte, 0, len(docs)*size)
+	for i := range docs {
+		buf = jobs.AppendMsgID(buf, docs[i].ID, hashes[i], job.Schema.Fingerprint, job.Model, "")
+	}
+	return cut(buf, size)
+}
+
+// cut returns buf's consecutive pieces of size bytes as strings, sharing
+// buf's array: buf is not written to again.
+func cut(buf []byte, size int) []string {
+	all := unsafe.String(unsafe.SliceData(buf), len(buf))
+	out := make([]string, len(buf)/size)
+	for i := range out {
+		out[i] = all[i*size : (i+1)*size]
+	}
+	return out
 }
 
 // maxEnvelopePages bounds the pages a job carries: 5,000 take about

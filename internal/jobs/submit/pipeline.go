@@ -341,10 +341,7 @@ func (s *Submitter) settleGone(ctx context.Context, run string, ids []string, su
 // nothing of it is published. The error stops the submission (ctx, the
 // object store).
 func (s *Submitter) stage(ctx context.Context, job Job, b *batch) error {
-	hashes := make([]string, len(b.docs))
-	for i := range b.docs {
-		hashes[i] = contentHash(b.docs[i])
-	}
+	hashes := contentHashes(b.docs)
 	left, ids, err := s.skipFinal(ctx, job, b, hashes)
 	if err != nil || len(left) == 0 {
 		return err
@@ -375,7 +372,8 @@ func (s *Submitter) stage(ctx context.Context, job Job, b *batch) error {
 	docs := make([]audit.Document, len(left))
 	for k, i := range left {
 		d := &b.docs[i]
-		docs[k] = audit.Document{ID: d.ID, Hash: hashes[i], Source: d.Source, Metadata: d.Metadata, Text: d.Text}
+		// Checked: Submit's read callback ran checkDoc on it.
+		docs[k] = audit.Document{ID: d.ID, Hash: hashes[i], Source: d.Source, Metadata: d.Metadata, Text: d.Text, Checked: true}
 		if d.Document != nil {
 			docs[k].Pages = pageRanges(d.Document)
 		}
@@ -478,11 +476,10 @@ func (s *Submitter) lookUp(ctx context.Context, job Job, jobIDs []string, keys [
 // the documents left and their job ids. The two lookups go in one round
 // trip (lookUp).
 func (s *Submitter) skipFinal(ctx context.Context, job Job, b *batch, hashes []string) (left []int, ids []string, err error) {
-	all := make([]string, len(b.docs))
+	all := jobIDs(job, b.docs, hashes)
 	keys := make([]audit.TextKey, len(b.docs))
 	for i := range b.docs {
 		keys[i] = audit.TextKey{DocumentID: b.docs[i].ID, ContentHash: hashes[i]}
-		all[i] = jobs.MsgID(b.docs[i].ID, hashes[i], job.Schema.Fingerprint, job.Model, "")
 	}
 	states, done, err := s.lookUp(ctx, job, all, keys)
 	if err != nil {

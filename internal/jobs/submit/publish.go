@@ -103,30 +103,39 @@ func (w *window) resolveOldest(ctx context.Context) error {
 		return context.Cause(ctx)
 	}
 	p := w.pending[w.head]
-	ok, failed := p.f.Ok(), p.f.Err()
-	// Acks come in bursts: the oldest is mostly in already, and then the
-	// stall timer is not armed (a timer's reset costs about what the rest
-	// of this does).
+	ok := p.f.Ok()
+	// Acks come in bursts: the oldest is mostly in already, and then
+	// neither its error channel is asked for (the client makes it on the
+	// first Err call, under its lock: an allocation per job, which a
+	// publisher that only waits for all its acks does not make) nor the
+	// stall timer armed (a timer's reset costs about what the rest of this
+	// does). A future gets an ack or an error, never both.
 	select {
 	case ack := <-ok:
 		p.it.dup, p.it.seq = ack.Duplicate, ack.Sequence
-	case err := <-failed:
-		p.it.err = fmt.Errorf("publish: %w (submit again: a job is queued once)", err)
 	default:
-		if w.timer == nil {
-			w.timer = time.NewTimer(w.s.stall)
-		} else {
-			w.timer.Reset(w.s.stall)
-		}
+		failed := p.f.Err()
 		select {
 		case ack := <-ok:
 			p.it.dup, p.it.seq = ack.Duplicate, ack.Sequence
 		case err := <-failed:
 			p.it.err = fmt.Errorf("publish: %w (submit again: a job is queued once)", err)
-		case <-ctx.Done():
-			return context.Cause(ctx)
-		case <-w.timer.C:
-			return w.stalled()
+		default:
+			if w.timer == nil {
+				w.timer = time.NewTimer(w.s.stall)
+			} else {
+				w.timer.Reset(w.s.stall)
+			}
+			select {
+			case ack := <-ok:
+				p.it.dup, p.it.seq = ack.Duplicate, ack.Sequence
+			case err := <-failed:
+				p.it.err = fmt.Errorf("publish: %w (submit again: a job is queued once)", err)
+			case <-ctx.Done():
+				return context.Cause(ctx)
+			case <-w.timer.C:
+				return w.stalled()
+			}
 		}
 	}
 	w.pending[w.head] = pendingAck{}

@@ -1,0 +1,64 @@
+package audit
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"unicode"
+	"unicode/utf8"
+)
+
+// checkDocumentIDOld is CheckDocumentID before its printableASCII path.
+func checkDocumentIDOld(id string) error {
+	switch {
+	case id == "":
+		return fmt.Errorf("%w: the document id is empty", ErrBadDocument)
+	case len(id) > MaxDocumentIDBytes:
+		return fmt.Errorf("%w: the document id is %d bytes, more than %d: use a shorter id (a hash of the long one, say)",
+			ErrBadDocument, len(id), MaxDocumentIDBytes)
+	case !utf8.ValidString(id):
+		return fmt.Errorf("%w: the document id is not UTF-8: rename it", ErrBadDocument)
+	}
+	if i := strings.IndexFunc(id, unicode.IsControl); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(id[i:])
+		return fmt.Errorf("%w: the document id holds the control character %U at byte %d: remove control characters from ids",
+			ErrBadDocument, r, i)
+	}
+	return nil
+}
+
+func sameCheck(t *testing.T, id string) {
+	t.Helper()
+	got, want := CheckDocumentID(id), checkDocumentIDOld(id)
+	if (got == nil) != (want == nil) || got != nil && got.Error() != want.Error() {
+		t.Fatalf("CheckDocumentID(%q) = %v, before %v", id, got, want)
+	}
+}
+
+// TestCheckDocumentIDAsBefore holds CheckDocumentID to its code before the
+// fast path, with every byte value at every position of words and tails,
+// and at the length limit.
+func TestCheckDocumentIDAsBefore(t *testing.T) {
+	t.Parallel()
+	for n := 1; n <= 19; n++ {
+		for i := range n {
+			for c := range 256 {
+				sameCheck(t, strings.Repeat("a", i)+string([]byte{byte(c)})+strings.Repeat("b", n-i-1))
+			}
+			for _, s := range []string{"é", "\u0085", "\u2028", "\xc3", "\x1f\x7f"} {
+				sameCheck(t, strings.Repeat("a", i)+s+strings.Repeat("b", n-i-1))
+			}
+		}
+	}
+	for _, s := range []string{"", "doc-0000001", strings.Repeat("x", MaxDocumentIDBytes), strings.Repeat("x", MaxDocumentIDBytes+1),
+		strings.Repeat("x", MaxDocumentIDBytes-1) + "\x7f", "\x20\x7e\x20\x7e\x20\x7e\x20\x7e\x20"} {
+		sameCheck(t, s)
+	}
+}
+
+func FuzzCheckDocumentID(f *testing.F) {
+	for _, s := range []string{"", "doc-1", "a\x00b", "ü", "\xc3", "01234567\x7f", "0123456\x1f89", "path/to/file.pdf#att 1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) { sameCheck(t, s) })
+}
