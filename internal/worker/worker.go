@@ -453,7 +453,7 @@ func (s *slot) free() {
 // for runners, not for slots, and the CPUs idled (doc/performance-cpu.md,
 // thirteenth pass). So a pool of concurrency N holds at most 4N jobs, and
 // never has more than N calls in flight; with a provider that takes a
-// second or more, the extra runners are never started (runners.hand).
+// second or more, the extra runners sit idle.
 const runnersPer = 4
 
 // pullLinger is how long a pull loop waits, once it holds a free runner
@@ -478,70 +478,35 @@ func pullersFor(n int) int { return min(max(n/16, 1), 4) }
 
 // pullOnline serves an online pool until ctx ends: a few pull loops
 // (pull) fetch jobs for the slots they hold and hand each to one of the
-// pool's runners (runners.hand), which runs it, gives its slot back when
-// its calls are over, and its runner when it is settled. Before, each of
-// Concurrency loops fetched one job at a time: a subscription, a pull
-// request, a timer and a goroutine per job.
+// pool's runnersPer × Concurrency runners, which runs it, gives its slot
+// back when its calls are over, and its runner when it is settled.
+// Before, each of Concurrency loops fetched one job at a time: a
+// subscription, a pull request, a timer and a goroutine per job.
 func (w *Worker) pullOnline(ctx, jobCtx context.Context, i int, c jetstream.Consumer) {
 	p := w.pools[i]
+	jobs := make(chan pulled)
 	// idle holds a token per runner free to take a job: a loop pulls only
 	// for runners that can start at once, so no job waits in this worker.
 	idle := NewSemaphore(runnersPer * p.Concurrency)
-	r := &runners{w: w, ctx: ctx, jobCtx: jobCtx, pool: i, idle: idle, jobs: make(chan pulled), max: int32(runnersPer * p.Concurrency)}
-	var pullers sync.WaitGroup
+	var runners, pullers sync.WaitGroup
+	for range runnersPer * p.Concurrency {
+		runners.Go(func() {
+			for j := range jobs {
+				// On this runner's stack: handle frees it, or
+				// this loop once handle returned.
+				calls := slot{release: j.slot}
+				w.handle(ctx, jobCtx, i, j.msg, j.probe, &calls)
+				calls.free()
+				idle.giveRunner()
+			}
+		})
+	}
 	for range pullersFor(p.Concurrency) {
-		pullers.Go(func() { w.pull(ctx, i, c, idle, r.hand) })
+		pullers.Go(func() { w.pull(ctx, i, c, idle, jobs) })
 	}
 	pullers.Wait()
-	close(r.jobs)
-	r.wg.Wait()
-}
-
-// runners are the goroutines that run an online pool's jobs, started as
-// jobs need them, up to one per token of the pool's idle semaphore
-// (runnersPer × Concurrency), and kept. Started all at once, a pool of
-// concurrency 10,000 held 40,000 goroutines whether its provider was fast
-// (the settling jobs use them) or slow (its jobs wait in their calls, and
-// about Concurrency runners are ever busy at once).
-type runners struct {
-	w           *Worker
-	ctx, jobCtx context.Context
-	pool        int
-	idle        Semaphore
-	jobs        chan pulled
-	started     atomic.Int32
-	max         int32
-	wg          sync.WaitGroup // the pull loops have stopped before Wait
-}
-
-// hand gives j, whose runner token its pull loop took, to a runner
-// waiting for a job, or to a new one. At the limit it waits: the token
-// means fewer jobs than runners are in hand, so a runner is free or about
-// to be.
-func (r *runners) hand(j pulled) {
-	select {
-	case r.jobs <- j:
-		return
-	default:
-	}
-	if r.started.Add(1) <= r.max {
-		r.wg.Go(func() { r.run(j) })
-		return
-	}
-	r.started.Add(-1)
-	r.jobs <- j
-}
-
-// run runs first, then every job handed to it until the pool stops.
-func (r *runners) run(first pulled) {
-	for j, ok := first, true; ok; j, ok = <-r.jobs {
-		// On this runner's stack: handle frees it, or this loop once
-		// handle returned.
-		calls := slot{release: j.slot}
-		r.w.handle(r.ctx, r.jobCtx, r.pool, j.msg, j.probe, &calls)
-		calls.free()
-		r.idle.giveRunner()
-	}
+	close(jobs)
+	runners.Wait()
 }
 
 // pull is one pull loop of an online pool: wait while a circuit is open,
@@ -554,7 +519,7 @@ func (r *runners) run(first pulled) {
 // worker while its ack deadline runs; pulling only with the circuits
 // closed (or as the one half-open probe) means an outage takes no new
 // deliveries.
-func (w *Worker) pull(ctx context.Context, i int, c jetstream.Consumer, idle Semaphore, hand func(pulled)) {
+func (w *Worker) pull(ctx context.Context, i int, c jetstream.Consumer, idle Semaphore, jobs chan<- pulled) {
 	p, circuit := w.pools[i], w.circuits[i]
 	log := w.log.With("pool", p.Name)
 	failures := 0
@@ -623,7 +588,7 @@ func (w *Worker) pull(ctx context.Context, i int, c jetstream.Consumer, idle Sem
 				r.release()
 				continue
 			}
-			hand(pulled{msg: msg, slot: r.slot, probe: probe})
+			jobs <- pulled{msg: msg, slot: r.slot, probe: probe}
 		}
 		if n == 0 {
 			circuit.Abandon(probe)

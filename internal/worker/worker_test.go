@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"runtime/pprof"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -478,47 +477,6 @@ func TestSettlingHoldsNoSlot(t *testing.T) {
 	if got := calls.Load(); got != 10 {
 		t.Errorf("calls = %d, want 10: one per job", got)
 	}
-}
-
-// TestRunnersStartAsNeeded checks that a pool starts a runner per job it
-// holds, not four per slot up front: with every call waiting, a pool of
-// 16 holds 16 jobs and runs 16 runners (it started 64 before).
-func TestRunnersStartAsNeeded(t *testing.T) {
-	before := countStacks("extractq/internal/worker.")
-	release := make(chan struct{})
-	var calls atomic.Int32
-	f := start(t, func(string, int, context.Context) *llm.Result {
-		calls.Add(1)
-		<-release
-		return ok()
-	}, fastSettings(5), worker.WithPools(worker.Pool{Name: pool, Concurrency: 16}))
-	for i := range 16 {
-		f.submit(t, fmt.Sprintf("doc-%d", i))
-	}
-	waitFor(t, "16 calls waiting", func() bool { return calls.Load() == 16 })
-	if got := countStacks("worker.(*runners).run("); got != 16 {
-		t.Errorf("%d runners running jobs with 16 jobs in hand, want 16", got)
-	}
-	// Beside the 16 runners, the worker's pull loop, acker and the like
-	// (five here); four runners per slot started at once were 64.
-	if got := countStacks("extractq/internal/worker.") - before; got > 16+8 {
-		t.Errorf("the worker runs %d goroutines with 16 jobs in hand, want at most 24", got)
-	}
-	close(release)
-	waitFor(t, "all jobs done", func() bool { return f.streamMsgs(t, jobs.JobsStream) == 0 })
-}
-
-// countStacks counts the goroutines whose stack holds fn.
-func countStacks(fn string) int {
-	var b bytes.Buffer
-	_ = pprof.Lookup("goroutine").WriteTo(&b, 2)
-	n := 0
-	for g := range strings.SplitSeq(b.String(), "\n\n") {
-		if strings.Contains(g, fn) {
-			n++
-		}
-	}
-	return n
 }
 
 func TestShutdown(t *testing.T) {
