@@ -65,6 +65,9 @@ func (s *Store) WarmWriter(ctx context.Context) error {
 // is closed, not reused: its state is unknown.
 func (s *Store) warm(ctx context.Context, n int, prime func(context.Context, *pgxpool.Conn) error) error {
 	n = min(n, int(s.pool.Config().MaxConns))
+	if n <= 0 {
+		return nil
+	}
 	errs := make([]error, n)
 	var wg, acquired sync.WaitGroup
 	acquired.Add(n)

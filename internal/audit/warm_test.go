@@ -16,7 +16,10 @@ func TestWarmForSubmit(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	s := newTestStore(t)
-	s.pool.Reset() // Migrate's connection gone: every connection counted below is the warm-up's
+	s.pool.Reset()                                   // Migrate's connection gone: every connection counted below is the warm-up's
+	if err := s.WarmForSubmit(ctx, -1); err != nil { // nothing to ready
+		t.Fatal(err)
+	}
 	if err := s.WarmForSubmit(ctx, 3); err != nil {
 		t.Fatal(err)
 	}
