@@ -150,6 +150,15 @@ func FuzzParseRateLimit(f *testing.F) {
 // written in canonical form, as the transport stores them.
 func TestRateLimitHeadersCanonical(t *testing.T) {
 	t.Parallel()
+	for _, k := range parsedRateLimitKeys() {
+		if c := http.CanonicalHeaderKey(k); c != k {
+			t.Errorf("header key %q is not canonical: want %q", k, c)
+		}
+	}
+}
+
+// parsedRateLimitKeys are the header keys parseRateLimit looks up.
+func parsedRateLimitKeys() []string {
 	keys := []string{"X-Ratelimit-Limit-Requests", "X-Ratelimit-Remaining-Requests", "X-Ratelimit-Reset-Requests",
 		"X-Ratelimit-Limit-Tokens", "X-Ratelimit-Remaining-Tokens", "X-Ratelimit-Reset-Tokens",
 		"Anthropic-Ratelimit-Requests-Limit", "Anthropic-Ratelimit-Requests-Remaining", "Anthropic-Ratelimit-Requests-Reset",
@@ -157,9 +166,5 @@ func TestRateLimitHeadersCanonical(t *testing.T) {
 	for _, b := range anthropicTokenBuckets {
 		keys = append(keys, b[:]...)
 	}
-	for _, k := range keys {
-		if c := http.CanonicalHeaderKey(k); c != k {
-			t.Errorf("header key %q is not canonical: want %q", k, c)
-		}
-	}
+	return keys
 }

@@ -10,14 +10,7 @@ import (
 // rateLimitKeys are the keys parseRateLimit looks up, with variants it
 // does not find (not canonical, cut short) and keys of other fields.
 func rateLimitKeys() []string {
-	keys := []string{"X-Ratelimit-Limit-Requests", "X-Ratelimit-Remaining-Requests", "X-Ratelimit-Reset-Requests",
-		"X-Ratelimit-Limit-Tokens", "X-Ratelimit-Remaining-Tokens", "X-Ratelimit-Reset-Tokens",
-		"Anthropic-Ratelimit-Requests-Limit", "Anthropic-Ratelimit-Requests-Remaining", "Anthropic-Ratelimit-Requests-Reset",
-		"Retry-After-Ms", "Retry-After"}
-	for _, b := range anthropicTokenBuckets {
-		keys = append(keys, b[:]...)
-	}
-	return append(keys, "x-ratelimit-remaining-requests", "retry-after", "Retry-After-M", "X-Ratelimit", "Date",
+	return append(parsedRateLimitKeys(), "x-ratelimit-remaining-requests", "retry-after", "Retry-After-M", "X-Ratelimit", "Date",
 		"Content-Type", "Content-Length", "X-Request-Id", "Anthropic-Ratelimit-Tokens-Remainin")
 }
 
