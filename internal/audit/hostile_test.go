@@ -362,34 +362,3 @@ func TestReplaceNULEscapes(t *testing.T) {
 		}
 	}
 }
-
-// TestPutDocumentsTrustsChecked: a document marked Checked is not checked
-// again (an id with a terminal escape, which the checks refuse and the
-// database takes, is stored), and one marked so wrongly that the database
-// refuses (a NUL in the text) is still refused alone.
-func TestPutDocumentsTrustsChecked(t *testing.T) {
-	t.Parallel()
-	ctx := t.Context()
-	s := newTestStore(t)
-	docs := []Document{
-		{ID: "ok-1", Text: "fine", Checked: true},
-		{ID: "esc\x1b[2Jid", Text: "not checked again", Checked: true},
-		{ID: "nul-text", Text: "a\x00b", Checked: true},
-		{ID: "esc\x1b[2Jother", Text: "checked here"},
-		{ID: "ok-2", Text: "fine too", Checked: true},
-	}
-	err := s.PutDocuments(ctx, docs)
-	var de *DocumentErrors
-	if !errors.As(err, &de) || len(de.Errs) != 2 || de.Errs[2] == nil || de.Errs[3] == nil {
-		t.Fatalf("PutDocuments = %v, want documents 2 and 3 refused", err)
-	}
-	if !errors.Is(de.Errs[2], ErrBadDocument) || !strings.Contains(de.Errs[3].Error(), "control character") {
-		t.Errorf("refusals: %v; %v", de.Errs[2], de.Errs[3])
-	}
-	for i, d := range docs {
-		_, err := s.Document(ctx, d.ID)
-		if stored, want := err == nil, i != 2 && i != 3; stored != want {
-			t.Errorf("document %d (%q): stored %v, want %v", i, d.ID, stored, want)
-		}
-	}
-}

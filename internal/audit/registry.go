@@ -139,13 +139,6 @@ type Document struct {
 	// for a document without pages. Kept so that a re-read can say which
 	// pages changed.
 	Pages []PageRange
-	// Checked says the caller has checked the document with
-	// CheckDocumentID, CheckText and CheckMetadata and it passed:
-	// PutDocuments does not check it again. Submit checks each document
-	// as it reads it, to reject it alone with its reason. A document
-	// marked so that would fail them is refused by the database instead,
-	// and still alone (PutDocuments).
-	Checked bool
 }
 
 // PageRange is one page's byte range [Start, End) of a document's text.
@@ -215,23 +208,21 @@ func (s *Store) PutDocuments(ctx context.Context, docs []Document) error {
 
 // checkDocuments returns the indexes of the documents of docs to send
 // and the errors of those that fail CheckDocumentID, CheckText or
-// CheckMetadata; those marked Checked are not checked again.
+// CheckMetadata.
 func checkDocuments(docs []Document) (idx []int, bad map[int]error) {
 	bad, idx = map[int]error{}, make([]int, 0, len(docs))
 	for i := range docs {
 		d := &docs[i]
-		if !d.Checked {
-			err := CheckDocumentID(d.ID)
-			if err == nil {
-				err = CheckText(d.Text)
-			}
-			if err == nil {
-				err = CheckMetadata(d.Metadata)
-			}
-			if err != nil {
-				bad[i] = fmt.Errorf("audit: document %.80q: %w", d.ID, err)
-				continue
-			}
+		err := CheckDocumentID(d.ID)
+		if err == nil {
+			err = CheckText(d.Text)
+		}
+		if err == nil {
+			err = CheckMetadata(d.Metadata)
+		}
+		if err != nil {
+			bad[i] = fmt.Errorf("audit: document %.80q: %w", d.ID, err)
+			continue
 		}
 		idx = append(idx, i)
 	}

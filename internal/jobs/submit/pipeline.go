@@ -372,8 +372,7 @@ func (s *Submitter) stage(ctx context.Context, job Job, b *batch) error {
 	docs := make([]audit.Document, len(left))
 	for k, i := range left {
 		d := &b.docs[i]
-		// Checked: Submit's read callback ran checkDoc on it.
-		docs[k] = audit.Document{ID: d.ID, Hash: hashes[i], Source: d.Source, Metadata: d.Metadata, Text: d.Text, Checked: true}
+		docs[k] = audit.Document{ID: d.ID, Hash: hashes[i], Source: d.Source, Metadata: d.Metadata, Text: d.Text}
 		if d.Document != nil {
 			docs[k].Pages = pageRanges(d.Document)
 		}
