@@ -87,7 +87,7 @@ var apiResponses = map[string]string{
 	"70 fields":       "HTTP/1.1 200 OK\r\n" + strings.Repeat("x-amz-meta-field: v\r\n", 68) + "content-length: 2\r\n\r\n{}",
 	"anthropic 529": "HTTP/1.1 529 \r\ndate: Fri, 27 Nov 2026 10:12:13 GMT\r\ncontent-type: application/json\r\ncontent-length: 75\r\nconnection: keep-alive\r\nx-should-retry: true\r\nrequest-id: req_011CV\r\nanthropic-organization-id: 0b1c\r\nvia: 1.1 google\r\ncf-cache-status: DYNAMIC\r\nx-robots-tag: none\r\nserver: cloudflare\r\ncf-ray: 8e9f-SJC\r\n\r\n" +
 		`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`,
-	"anthropic 429": "HTTP/1.1 429 Too Many Requests\r\ndate: Fri, 27 Nov 2026 10:12:13 GMT\r\ncontent-type: application/json\r\ncontent-length: 78\r\nretry-after: 17\r\nanthropic-ratelimit-requests-limit: 50\r\nanthropic-ratelimit-requests-remaining: 0\r\nanthropic-ratelimit-requests-reset: 2026-11-27T10:12:30Z\r\nanthropic-ratelimit-tokens-limit: 40000\r\nanthropic-ratelimit-tokens-remaining: 0\r\nanthropic-ratelimit-tokens-reset: 2026-11-27T10:12:30Z\r\nx-should-retry: true\r\nserver: cloudflare\r\n\r\n" +
+	"anthropic 429": "HTTP/1.1 429 Too Many Requests\r\ndate: Fri, 27 Nov 2026 10:12:13 GMT\r\ncontent-type: application/json\r\ncontent-length: 79\r\nretry-after: 17\r\nanthropic-ratelimit-requests-limit: 50\r\nanthropic-ratelimit-requests-remaining: 0\r\nanthropic-ratelimit-requests-reset: 2026-11-27T10:12:30Z\r\nanthropic-ratelimit-tokens-limit: 40000\r\nanthropic-ratelimit-tokens-remaining: 0\r\nanthropic-ratelimit-tokens-reset: 2026-11-27T10:12:30Z\r\nx-should-retry: true\r\nserver: cloudflare\r\n\r\n" +
 		`{"type":"error","error":{"type":"rate_limit_error","message":"Rate limited!!"}}`,
 	"gemini chunked":         "HTTP/1.1 200 OK\r\n" + apiHeadGemini + "transfer-encoding: chunked\r\n\r\n" + chunk(`{"candidates":[{"content":{"parts":[{"text":"{}"}]}}]}`) + "0\r\n\r\n",
 	"utf8 value":             "HTTP/1.1 200 OK\r\ncontent-length: 2\r\nx-note: café – naïve\r\n\r\n{}",
@@ -97,12 +97,16 @@ var apiResponses = map[string]string{
 	"connection Close mixed": "HTTP/1.1 200 OK\r\ncontent-length: 2\r\nConnection: keep-alive, Close\r\n\r\n{}",
 	"redirect 301":           "HTTP/1.1 301 Moved Permanently\r\nlocation: https://api.example.com/v1/chat/completions\r\ncontent-type: text/html\r\ncontent-length: 9\r\n\r\n<a>x</a>\n",
 	"redirect 307":           "HTTP/1.1 307 Temporary Redirect\r\nlocation: /v2/chat\r\ncontent-length: 0\r\n\r\n",
-	"http/1.0 to close":      "HTTP/1.0 200 OK\r\ncontent-type: application/json\r\n\r\n" + apiBody,
-	"trailer":                "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\ntrailer: x-usage, x-checksum\r\n\r\n" + chunk("{}") + "0\r\nx-usage: 38\r\nx-checksum: abc\r\n\r\n",
-	"pragma":                 "HTTP/1.1 200 OK\r\npragma: no-cache\r\ncontent-length: 2\r\n\r\n{}",
-	"no reason":              "HTTP/1.1 200\r\ncontent-length: 2\r\n\r\n{}",
-	"te and length":          "HTTP/1.1 200 OK\r\ncontent-length: 99\r\ntransfer-encoding: chunked\r\n\r\n" + chunk("{}") + "0\r\n\r\n",
-	"100 continue":           "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}",
+	// A body one byte longer than its Content-Length: neither transport
+	// uses the connection again when the stray byte is already read with
+	// the body (see TestAPIResponsesOverTCP for when it comes later).
+	"length short by one": "HTTP/1.1 200 OK\r\ncontent-length: 1\r\n\r\n{}",
+	"http/1.0 to close":   "HTTP/1.0 200 OK\r\ncontent-type: application/json\r\n\r\n" + apiBody,
+	"trailer":             "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\ntrailer: x-usage, x-checksum\r\n\r\n" + chunk("{}") + "0\r\nx-usage: 38\r\nx-checksum: abc\r\n\r\n",
+	"pragma":              "HTTP/1.1 200 OK\r\npragma: no-cache\r\ncontent-length: 2\r\n\r\n{}",
+	"no reason":           "HTTP/1.1 200\r\ncontent-length: 2\r\n\r\n{}",
+	"te and length":       "HTTP/1.1 200 OK\r\ncontent-length: 99\r\ntransfer-encoding: chunked\r\n\r\n" + chunk("{}") + "0\r\n\r\n",
+	"100 continue":        "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}",
 }
 
 func itoa(n int) string {
@@ -163,6 +167,16 @@ func TestAPIResponsesOverTCP(t *testing.T) {
 			name, raw, bytewise := name, raw, bytewise
 			t.Run(name+map[bool]string{false: " whole", true: " bytewise"}[bytewise], func(t *testing.T) {
 				t.Parallel()
+				if bytewise && name == "length short by one" {
+					// Known difference, not matched: a stray byte that
+					// arrives after the connection went idle fails the
+					// next request on it with http1 ("malformed HTTP
+					// version"), where net/http's reader of the idle
+					// connection sees it and dials anew. Which happens
+					// depends on timing, so the case is not replayed
+					// byte by byte.
+					t.Skip("a stray byte after an idle connection's body: http1 does not watch idle connections")
+				}
 				var out [2]string
 				var dials [2]int32
 				for i, std := range []bool{false, true} {
