@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -476,6 +477,25 @@ func TestSettlingHoldsNoSlot(t *testing.T) {
 	}
 	if got := calls.Load(); got != 10 {
 		t.Errorf("calls = %d, want 10: one per job", got)
+	}
+}
+
+// TestTailRunnersBounded: a pool of large concurrency starts its
+// concurrency's runners and at most 4,096 more for the jobs waiting for
+// their commit and ack, not three times its concurrency (36,000
+// goroutines at 12,000 would hold 70–290 MiB of stacks).
+func TestTailRunnersBounded(t *testing.T) {
+	const concurrency = 12000
+	before := runtime.NumGoroutine()
+	startEngine(t, &scripted{calls: map[string]int{}, plan: func(string, int, context.Context) *llm.Result { return ok() }},
+		fastSettings(5), worker.WithPools(worker.Pool{Name: pool, Concurrency: concurrency}))
+	// The runners start once the pool's loops do, shortly after Ready.
+	waitFor(t, "the pool's runners started", func() bool { return runtime.NumGoroutine()-before >= concurrency+4096 })
+	time.Sleep(200 * time.Millisecond) // let any further runners start
+	// The embedded server, the connection and the worker's own loops
+	// add a few dozen goroutines.
+	if got, most := runtime.NumGoroutine()-before, concurrency+4096+300; got > most {
+		t.Errorf("%d goroutines after the worker started, want at most %d (runners %d + 4,096 + the rest)", got, most, concurrency)
 	}
 }
 
