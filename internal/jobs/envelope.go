@@ -3,7 +3,6 @@ package jobs
 import (
 	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -244,8 +243,7 @@ func appendHex(dst, src []byte) []byte {
 // (hex.EncodeToString makes two).
 func hexSum(sum [sha256.Size]byte) string {
 	var dst [2 * sha256.Size]byte
-	hex.Encode(dst[:], sum[:])
-	return string(dst[:])
+	return string(appendHex(dst[:0], sum[:]))
 }
 
 // MsgID is the Nats-Msg-Id of a job, and its job id: a hash of the
@@ -262,8 +260,7 @@ func hexSum(sum [sha256.Size]byte) string {
 func MsgID(documentID, documentHash, schemaFingerprint, model, resubmission string) string {
 	sum := msgIDSum(documentID, documentHash, schemaFingerprint, model, resubmission)
 	var id [32]byte
-	hex.Encode(id[:], sum[:16])
-	return string(id[:])
+	return string(appendHex(id[:0], sum[:16]))
 }
 
 // AppendMsgID appends MsgID(documentID, …) to dst: a submitter computing
