@@ -278,7 +278,7 @@ type skelState struct {
 	vals  []string
 	marks []int
 	out   []byte
-	tmp   []byte
+	q     []byte
 	reads []readOverride
 }
 
@@ -323,16 +323,16 @@ func (sh *shape) text(seed, docHash uint64, doc string) (text, quoted string, ok
 		st.vals = append(st.vals, s)
 	}
 	st.marks = slices.Grow(st.marks[:0], sk.nmarks)[:sk.nmarks]
-	b := st.out[:0]
+	b, q := st.out[:0], st.q[:0]
 	if len(sk.keys) == 0 {
-		b = append(b, '{')
+		b, q = append(b, '{'), append(q, '{')
 	}
 	for i := range sk.keys {
-		b = append(b, sk.heads[i]...)
-		b = sk.write(b, sk.entries[i], sk.entries[i+1], st)
+		b, q = append(b, sk.heads[i]...), append(q, sk.qheads[i]...)
+		b, q = sk.writeBoth(b, q, sk.entries[i], sk.entries[i+1], st)
 	}
-	b = append(b, '}')
-	st.out = b
+	b, q = append(b, '}'), append(q, '}')
+	st.out, st.q = b, q
 	for _, a := range sk.arrays {
 		if st.repeats(b, a) {
 			return "", "", false, nil // distinct puts the template back: value's path
@@ -345,45 +345,50 @@ func (sh *shape) text(seed, docHash uint64, doc string) (text, quoted string, ok
 		}
 	}
 	n := len(b)
-	st.out = sk.writeQuoted(b, st) // one string for both
+	st.out = append(b, q...) // one string for both
 	both := string(st.out)
 	return both[:n], both[n:], true, nil
 }
 
-// writeQuoted appends the answer quoted (appendQuoted) to q, the holes'
-// values as they are in st.vals.
-func (sk *skeleton) writeQuoted(q []byte, st *skelState) []byte {
-	if len(sk.keys) == 0 {
-		q = append(q, '{')
-	}
-	for i := range sk.keys {
-		q = append(q, sk.qheads[i]...)
-		for _, op := range sk.ops[sk.entries[i]:sk.entries[i+1]] {
+// writeBoth appends ops[from:to] to b as write does and, quoted
+// (appendQuoted), to q.
+func (sk *skeleton) writeBoth(b, q []byte, from, to int, st *skelState) ([]byte, []byte) {
+	ops := sk.ops[from:to]
+	for i := range ops {
+		op := &ops[i]
+		switch {
+		case op.hole >= 0:
+			v := st.vals[op.hole]
 			switch {
-			case op.hole >= 0:
-				v := st.vals[op.hole]
-				switch {
-				case sk.holes[op.hole].number != nil: // digits, '.', '-', 'e'
-					q = append(q, v...)
-				case plainText(v):
-					q = append(q, '\\', '"')
-					q = append(q, v...)
-					q = append(q, '\\', '"')
-				default:
-					st.tmp = appendString(st.tmp[:0], v)
-					q = appendQuoted(q, st.tmp)
-				}
-			case op.mark < 0:
-				q = append(q, sk.qlit[op.qfrom:op.qto]...)
+			case sk.holes[op.hole].number != nil: // digits, '.', '-', 'e', '+'
+				b, q = append(b, v...), append(q, v...)
+			case plainText(v): // as appendString and appendQuoted write it
+				b = append(b, '"')
+				b = append(b, v...)
+				b = append(b, '"')
+				q = append(q, '\\', '"')
+				q = append(q, v...)
+				q = append(q, '\\', '"')
+			default:
+				n := len(b)
+				b = appendString(b, v)
+				q = appendQuoted(q, b[n:])
 			}
+		case op.mark >= 0:
+			st.marks[op.mark] = len(b)
+		default:
+			b = append(b, sk.lit[op.from:op.to]...)
+			q = append(q, sk.qlit[op.qfrom:op.qto]...)
 		}
 	}
-	return append(q, '}')
+	return b, q
 }
 
 // write appends ops[from:to], recording the marks' offsets.
 func (sk *skeleton) write(b []byte, from, to int, st *skelState) []byte {
-	for _, op := range sk.ops[from:to] {
+	ops := sk.ops[from:to]
+	for i := range ops {
+		op := &ops[i]
 		switch {
 		case op.hole >= 0:
 			h := &sk.holes[op.hole]
