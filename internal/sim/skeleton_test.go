@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -119,6 +120,35 @@ func TestSkeletonMatchesValue(t *testing.T) {
 			t.Errorf("schema %d: no answer by skeleton", i)
 		}
 	}
+}
+
+// TestSkeletonConcurrent answers from fresh shapes on many goroutines at
+// once, so that templates and their skeletons are built while others
+// answer (for -race).
+func TestSkeletonConcurrent(t *testing.T) {
+	shapes := skeletonShapes(t)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for h := range uint64(200) {
+				sh := shapes[(int(h)+g)%len(shapes)]
+				doc := skeletonDocs[(int(h)+g)%len(skeletonDocs)]
+				text, _, ok, err := sh.text(1, h, doc)
+				v, verr := sh.value(1, h, doc)
+				if err != nil || verr != nil {
+					t.Errorf("errors %v, %v", err, verr)
+					return
+				}
+				if want, _ := encodeJSON(v); ok && text != want {
+					t.Errorf("hash %d: skeleton %s, value %s", h, text, want)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 func TestEqualEncoded(t *testing.T) {
