@@ -30,11 +30,11 @@ func appendOpenAIBody(b []byte, r *reply) []byte {
 		b = append(b, `","type":"function","function":{"name":`...)
 		b = jsonx.AppendString(b, r.req.tool, false)
 		b = append(b, `,"arguments":`...)
-		b = jsonx.AppendString(b, r.ans.text, false)
+		b = r.ans.appendText(b)
 		b = append(b, `}}]`...)
 		finish = "tool_calls"
 	default:
-		b = jsonx.AppendString(b, r.ans.text, false)
+		b = r.ans.appendText(b)
 		b = append(b, `,"refusal":null`...)
 	}
 	if r.ans.truncated {

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/extractq/extractq/internal/jsonx"
 )
 
 // draws are one request's random decisions, all made up front in a fixed
@@ -76,6 +78,20 @@ type answer struct {
 	refusal   string
 	truncated bool
 	applied   [numFaults]bool
+	// quoted, unless empty, is quotedText quoted as the inside of a JSON
+	// string (by the answer's skeleton): the reply writes it for text
+	// while text is still quotedText, instead of quoting text again.
+	quoted, quotedText string
+}
+
+// appendText appends text as jsonx.AppendString quotes it.
+func (a *answer) appendText(b []byte) []byte {
+	if a.quoted != "" && a.text == a.quotedText {
+		b = append(b, '"')
+		b = append(b, a.quoted...)
+		return append(b, '"')
+	}
+	return jsonx.AppendString(b, a.text, false)
 }
 
 const (
@@ -109,33 +125,11 @@ func (s *Server) compose(a api, req *chatRequest, pr *prompt, sh *shape, d *draw
 		}
 		return ans, nil
 	}
-	v, known := s.answers.lookup(pr.document)
-	if known {
-		v = fitAnswer(v, sh)
-	} else {
-		var err error
-		if v, err = sh.value(s.seed, pr.docHash, pr.document); err != nil {
-			return ans, invalid("%v", err)
-		}
+	text, quoted, aerr := s.cleanText(pr, sh, &ans, r, on)
+	if aerr != nil {
+		return ans, aerr
 	}
-	semantic := []struct {
-		f     faultID
-		apply func(any, *shape, *rng) bool
-	}{
-		{fMissingRequired, dropRequired},
-		{fWrongType, wrongType},
-		{fEnumOutside, enumOutside},
-		{fExtraField, extraField},
-	}
-	for _, x := range semantic {
-		if on(x.f) {
-			ans.applied[x.f] = x.apply(v, sh, r)
-		}
-	}
-	text, err := encodeJSON(v)
-	if err != nil {
-		return ans, invalid("simulator cannot encode its answer: %v", err)
-	}
+	ans.quoted, ans.quotedText = quoted, text
 	if on(fTrailingComma) {
 		if i := strings.LastIndexAny(text, "}]"); i > 0 {
 			text = text[:i] + "," + text[i:]
@@ -163,6 +157,59 @@ func (s *Server) compose(a api, req *chatRequest, pr *prompt, sh *shape, d *draw
 	ans.text = text
 	return ans, nil
 }
+
+// semanticFaults are the faults that change the value, not its text.
+var semanticFaults = [...]struct {
+	f     faultID
+	apply func(any, *shape, *rng) bool
+}{
+	{fMissingRequired, dropRequired},
+	{fWrongType, wrongType},
+	{fEnumOutside, enumOutside},
+	{fExtraField, extraField},
+}
+
+// cleanText is the answer's JSON text with the semantic faults on applied
+// (recorded in ans.applied): the document's labelled
+// answer, or the shape's value. A schema's answer without a semantic fault
+// is written from its template's skeleton (skeleton.go), the same bytes.
+func (s *Server) cleanText(pr *prompt, sh *shape, ans *answer, r *rng, on func(faultID) bool) (text, quoted string, aerr *apiError) {
+	v, known := s.answers.lookup(pr.document)
+	if known {
+		v = fitAnswer(v, sh)
+	} else {
+		semantic := false
+		for _, x := range semanticFaults {
+			semantic = semantic || on(x.f)
+		}
+		if !semantic && sh.schema != nil && useSkeletons {
+			text, quoted, ok, err := sh.text(s.seed, pr.docHash, pr.document)
+			if err != nil {
+				return "", "", invalid("%v", err)
+			}
+			if ok {
+				return text, quoted, nil
+			}
+		}
+		var err error
+		if v, err = sh.value(s.seed, pr.docHash, pr.document); err != nil {
+			return "", "", invalid("%v", err)
+		}
+	}
+	for _, x := range semanticFaults {
+		if on(x.f) {
+			ans.applied[x.f] = x.apply(v, sh, r)
+		}
+	}
+	text, err := encodeJSON(v)
+	if err != nil {
+		return "", "", invalid("simulator cannot encode its answer: %v", err)
+	}
+	return text, "", nil
+}
+
+// useSkeletons is false only in tests that compare answers both ways.
+var useSkeletons = true
 
 // cutText cuts s to at most n bytes without splitting a UTF-8 sequence.
 func cutText(s string, n int) string {

@@ -101,33 +101,63 @@ func (sh *shape) readText(v any, doc string) any {
 	if !ok || len(sh.reads) == 0 {
 		return v
 	}
-	var buf [32]string // most documents: no allocation for the lines
-	lines := splitLines(buf[:0], doc)
+	var (
+		buf  [32]string // most documents: no allocation for the lines
+		lbuf [16]lineLabel
+		nbuf [256]byte
+		dl   docLines
+	)
+	newDocLines(&dl, doc, buf[:0], lbuf[:0], nbuf[:0])
 	for _, f := range sh.reads {
-		var got any
-		found := false
-		if f.items != nil {
-			recs := []any{}
-			for _, ln := range lines {
-				if rec, ok := record(ln, f.items); ok {
-					recs = append(recs, rec)
-				}
-			}
-			got, found = recs, len(recs) > 0 || sh.textOnly
-		} else {
-			got, found = labelled(lines, f)
-		}
-		switch {
-		case found:
+		switch got, act := sh.readOne(f, &dl); act {
+		case readSet:
 			obj[f.key] = got
-		case !sh.textOnly:
-		case f.nullable:
-			obj[f.key] = nil
-		case !f.required:
+		case readDelete:
 			delete(obj, f.key)
 		}
 	}
 	return obj
+}
+
+// readAct is what reading the text does to a top-level field.
+type readAct uint8
+
+const (
+	readKeep   readAct = iota
+	readSet            // to the value read (nil: null)
+	readDelete         // the text does not state it
+)
+
+// readOne reads field f from the document's lines.
+func (sh *shape) readOne(f readField, dl *docLines) (any, readAct) {
+	var got any
+	found := false
+	if f.items != nil {
+		var recs []any
+		for _, ln := range dl.lines {
+			if rec, ok := record(ln, f.items); ok {
+				recs = append(recs, rec)
+			}
+		}
+		if len(recs) > 0 || sh.textOnly { // boxed only when found
+			if recs == nil {
+				recs = []any{}
+			}
+			got, found = recs, true
+		}
+	} else {
+		got, found = dl.labelled(f)
+	}
+	switch {
+	case found:
+		return got, readSet
+	case !sh.textOnly:
+	case f.nullable:
+		return nil, readSet
+	case !f.required:
+		return nil, readDelete
+	}
+	return nil, readKeep
 }
 
 // splitLines appends the lines of doc to dst, as strings.Split(doc, "\n")
@@ -184,6 +214,72 @@ func labelled(lines []string, f readField) (any, bool) {
 		}
 	}
 	return nil, false
+}
+
+// docLines are a document's lines, their labels read once for all the
+// fields (as labelled and labelIs read them, which cost a reading per
+// line and field).
+type docLines struct {
+	lines  []string
+	read   bool
+	labels []lineLabel
+	norm   []byte // the labels as keys, one after another
+}
+
+// newDocLines reads doc's lines into dl, with room for their labels in
+// lbuf and nbuf (the caller's, so that dl stays on its stack).
+func newDocLines(dl *docLines, doc string, buf []string, lbuf []lineLabel, nbuf []byte) {
+	*dl = docLines{lines: splitLines(buf, doc), labels: lbuf, norm: nbuf}
+}
+
+// lineLabel is a labelled line: its label as a key (norm[from:to]) and
+// its value.
+type lineLabel struct {
+	from, to int
+	val      string
+}
+
+// labelled is labelled(dl.lines, f).
+func (dl *docLines) labelled(f readField) (any, bool) {
+	if !dl.read {
+		dl.read = true
+		for _, ln := range dl.lines {
+			label, val, ok := strings.Cut(ln, ":")
+			if !ok || len(label) > 64 {
+				continue
+			}
+			from := len(dl.norm)
+			dl.norm = appendLabelKey(dl.norm, strings.TrimSpace(label))
+			dl.labels = append(dl.labels, lineLabel{from: from, to: len(dl.norm), val: val})
+		}
+	}
+	for _, l := range dl.labels {
+		if string(dl.norm[l.from:l.to]) == f.key {
+			return typed(strings.TrimSpace(l.val), f.typ), true
+		}
+	}
+	return nil, false
+}
+
+// appendLabelKey appends labelKey.Replace(strings.ToLower(label)), in
+// place for an ASCII label (see labelIs).
+func appendLabelKey(b []byte, label string) []byte {
+	for i := 0; i < len(label); i++ {
+		if label[i] >= utf8.RuneSelf {
+			return append(b, labelKey.Replace(strings.ToLower(label))...)
+		}
+	}
+	for i := 0; i < len(label); i++ {
+		c := label[i]
+		switch {
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		case c == ' ' || c == '-':
+			c = '_'
+		}
+		b = append(b, c)
+	}
+	return b
 }
 
 // typed converts a text value to the schema's type where it reads as one;

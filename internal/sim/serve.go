@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -675,9 +676,7 @@ func (w *fastWriter) WriteHeader(status int) {
 		}
 	}
 	if _, ok := w.header["Date"]; !ok {
-		out = append(out, "Date: "...)
-		out = time.Now().UTC().AppendFormat(out, http.TimeFormat)
-		out = append(out, "\r\n"...)
+		out = appendDateLine(out, time.Now())
 	}
 	// The handler always sets Content-Type and Content-Length on these
 	// routes; without a length the connection ends the body.
@@ -692,6 +691,28 @@ func (w *fastWriter) WriteHeader(status int) {
 	}
 	out = append(out, "\r\n"...)
 	w.fc.out = out
+}
+
+// cachedDate is the last Date header line written, for its second: the
+// same line serves every response in that second instead of formatting
+// the time each time.
+type cachedDate struct {
+	sec  int64
+	line []byte
+}
+
+var lastDate atomic.Pointer[cachedDate]
+
+// appendDateLine appends "Date: " now in http.TimeFormat and CRLF.
+func appendDateLine(out []byte, now time.Time) []byte {
+	sec := now.Unix()
+	if d := lastDate.Load(); d != nil && d.sec == sec {
+		return append(out, d.line...)
+	}
+	line := append([]byte("Date: "), now.UTC().AppendFormat(nil, http.TimeFormat)...)
+	line = append(line, "\r\n"...)
+	lastDate.Store(&cachedDate{sec: sec, line: line})
+	return append(out, line...)
 }
 
 func (w *fastWriter) Write(p []byte) (int, error) {

@@ -54,6 +54,17 @@ type template struct {
 	// plan says where the containers in v are, so that an answer copies
 	// and checks them without iterating over every key of every object.
 	plan *containers
+	// skel is v encoded with holes for the filled values (skeleton.go),
+	// built on the first answer that uses it (after buildShape has settled
+	// the fields it fills); nil where answers take value's path.
+	skelOnce sync.Once
+	skel     *skeleton
+}
+
+// skeleton returns t's skeleton for sh, building it on first use.
+func (t *template) skeleton(sh *shape) *skeleton {
+	t.skelOnce.Do(func() { t.skel = sh.skeletonOf(t.v) })
+	return t.skel
 }
 
 // containers is where the objects and arrays inside a decoded JSON value

@@ -303,6 +303,7 @@ func (s *Server) complete(ctx context.Context, w http.ResponseWriter, a api, req
 type generated struct {
 	key, try           uint64
 	r                  *rng
+	rv                 rng // what r points at: one allocation with g
 	d                  draws
 	ans                answer
 	promptTok, compTok int
@@ -325,7 +326,8 @@ func (s *Server) generate(a api, req *chatRequest) (*generated, *apiError) {
 	if s.random {
 		g.try = uint64(s.tries.peek(g.key))
 	}
-	g.r = newRNG(g.key, g.try)
+	g.rv.p.Seed(g.key, g.try) // newRNG(g.key, g.try), in g
+	g.r = &g.rv
 	g.d = s.draw(g.r, pr.reask)
 	ans, aerr := s.compose(a, req, &pr, sh, &g.d, g.r)
 	if aerr != nil {
