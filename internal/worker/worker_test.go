@@ -489,12 +489,21 @@ func TestTailRunnersBounded(t *testing.T) {
 	before := runtime.NumGoroutine()
 	startEngine(t, &scripted{calls: map[string]int{}, plan: func(string, int, context.Context) *llm.Result { return ok() }},
 		fastSettings(5), worker.WithPools(worker.Pool{Name: pool, Concurrency: concurrency}))
-	// The runners start once the pool's loops do, shortly after Ready.
-	waitFor(t, "the pool's runners started", func() bool { return runtime.NumGoroutine()-before >= concurrency+4096 })
-	time.Sleep(200 * time.Millisecond) // let any further runners start
+	// The runners start once the pool's loops do, shortly after Ready:
+	// wait until the count holds still.
+	last := -1
+	waitFor(t, "the pool's runners started", func() bool {
+		n := runtime.NumGoroutine()
+		steady := n == last && n-before >= concurrency
+		last = n
+		if !steady {
+			time.Sleep(50 * time.Millisecond)
+		}
+		return steady
+	})
 	// The embedded server, the connection and the worker's own loops
 	// add a few dozen goroutines.
-	if got, most := runtime.NumGoroutine()-before, concurrency+4096+300; got > most {
+	if got, most := last-before, concurrency+4096+300; got > most {
 		t.Errorf("%d goroutines after the worker started, want at most %d (runners %d + 4,096 + the rest)", got, most, concurrency)
 	}
 }
