@@ -270,16 +270,21 @@ func appendLabelKey(b []byte, label string) []byte {
 		}
 	}
 	for i := 0; i < len(label); i++ {
-		c := label[i]
-		switch {
-		case 'A' <= c && c <= 'Z':
-			c += 'a' - 'A'
-		case c == ' ' || c == '-':
-			c = '_'
-		}
-		b = append(b, c)
+		b = append(b, labelByte(label[i]))
 	}
 	return b
+}
+
+// labelByte is what labelKey makes of an ASCII byte of a lower-cased
+// label: upper case lowered, a space or a hyphen an underscore.
+func labelByte(c byte) byte {
+	switch {
+	case 'A' <= c && c <= 'Z':
+		return c + 'a' - 'A'
+	case c == ' ' || c == '-':
+		return '_'
+	}
+	return c
 }
 
 // typed converts a text value to the schema's type where it reads as one;
@@ -310,14 +315,7 @@ func labelIs(label, key string) bool {
 		return false
 	}
 	for i := 0; i < len(label); i++ {
-		c := label[i]
-		switch {
-		case 'A' <= c && c <= 'Z':
-			c += 'a' - 'A'
-		case c == ' ' || c == '-':
-			c = '_'
-		}
-		if c != key[i] {
+		if labelByte(label[i]) != key[i] {
 			return false
 		}
 	}
