@@ -21,7 +21,7 @@ func init() {
 		Name:       "html",
 		MediaType:  "text/html",
 		Extensions: []string{".html", ".htm", ".xhtml", ".xht", ".shtml"},
-		Version:    "3", // 2: self-closed raw-text elements (<iframe/>) end where they stand; fragments and CGI headers; 3: a line break between two Chinese or Japanese characters is no space (CSS Text 3 segment breaks)
+		Version:    "3", // 2: self-closed raw-text elements (<iframe/>) end where they stand; fragments and CGI headers; 3: a line break between two Chinese or Japanese characters is no space (CSS Text 3 segment breaks), <noframes> markup read as markup
 		Match:      matchHTML,
 		Priority:   50,
 		Decoder:    DecoderFunc(decodeHTML),
@@ -351,6 +351,8 @@ type htmlWriter struct {
 	inline strings.Builder
 	pre    int
 	lists  []int // per open list: next number, or -1 for bullets
+	// noframes is set while a <noframes> element's markup is read.
+	noframes bool
 }
 
 // blockAtoms end the running line before and after them.
@@ -404,6 +406,10 @@ func (hw *htmlWriter) node(n *html.Node) {
 		return
 	case atom.Td, atom.Th:
 		hw.inline.WriteString(" ")
+	case atom.Noframes:
+		if hw.noframesMarkup(n) {
+			return
+		}
 	}
 	block := blockAtoms[n.DataAtom]
 	if block {
@@ -433,6 +439,30 @@ func (hw *htmlWriter) node(n *html.Node) {
 	if block {
 		hw.flush()
 	}
+}
+
+// noframesMarkup reads a <noframes> element's content as the page it is
+// for browsers without frames (a frameset's only text: "Jump to <a
+// href=contents.html>no frame version</a>"). HTML5 parses it as raw text,
+// markup and all, which was read as text, tags included. Markup inside
+// that markup is not parsed again (its size would bound nothing).
+func (hw *htmlWriter) noframesMarkup(n *html.Node) bool {
+	c := n.FirstChild
+	if hw.noframes || c == nil || c != n.LastChild || c.Type != html.TextNode || !strings.Contains(c.Data, "<") {
+		return false
+	}
+	nodes, err := html.ParseFragment(strings.NewReader(c.Data), &html.Node{Type: html.ElementNode, Data: "body", DataAtom: atom.Body})
+	if err != nil {
+		return false
+	}
+	hw.noframes = true
+	defer func() { hw.noframes = false }()
+	hw.flush()
+	for _, c := range nodes {
+		hw.node(c)
+	}
+	hw.flush()
+	return true
 }
 
 // endList closes a list; the outermost one ends its run of lines.

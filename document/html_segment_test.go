@@ -28,3 +28,29 @@ func TestHTMLSegmentBreaks(t *testing.T) {
 		t.Errorf("title %q, want 属性の設定", d.Meta.Title)
 	}
 }
+
+// TestHTMLNoframes: a frameset's <noframes> content (xfig-doc's manual:
+// "Jump to <a href=...>no frame version</a>"), which HTML5 parses as raw
+// text, is read as the markup it is, not as text with its tags; markup
+// nested in it is not parsed twice.
+func TestHTMLNoframes(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ page, want string }{
+		{"<!DOCTYPE HTML PUBLIC \"-//W3C//DTD HTML 4.0 Frameset//EN\">\n<html><head><title>XFig User Manual</title></head>\n" +
+			"<frameset cols=\"172,*\">\n  <frame src=\"a.html\">\n  <noframes>\n    Jump to <a href=\"contents.html\">no frame version</a>.\n  </noframes>\n</frameset></html>",
+			"Jump to no frame version."},
+		{"<html><body><p>Before.</p><noframes><h1>Title</h1><p>One &amp; two.</p></noframes><p>After.</p></body></html>",
+			"Before.\n\nTitle\n\nOne & two.\n\nAfter."},
+		{"<html><body><noframes>a <noframes><b>x</b></noframes> b</noframes></body></html>",
+			"a <b>x</b>\n\nb"},
+	}
+	for _, tt := range tests {
+		d, err := ReadBytes(t.Context(), []byte(tt.page), Options{Format: "html"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Text != tt.want {
+			t.Errorf("text %q, want %q", d.Text, tt.want)
+		}
+	}
+}
