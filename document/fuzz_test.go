@@ -66,6 +66,8 @@ func FuzzPDF(f *testing.F) {
 	f.Add(makePDF(runningPages(3)))
 	f.Add(makePDF([]genPage{{jpeg: grayJPEG(f, 16, 16), jw: 16, jh: 16}}))
 	f.Add(makePDF([]genPage{{rotate: 90, shows: []show{{x: 100, y: 50, size: 10, s: "rotated", rot: 1}}}}))
+	// TeX's accents drawn over their letters, one raised over a capital.
+	f.Add(makeContentPDF("BT /F1 10 Tf 72 702.5 Td (\xb4) Tj ET BT /F1 10 Tf 72 700 Td [(Ecole rep\x60) 500 (ere fa\xb8) 500 (cade)] TJ ET", ""))
 	addFiles(f, "testdata/*.pdf")
 	addFiles(f, "testdata/unreadable/*.pdf")
 	addFiles(f, "testdata/producers/*.pdf")

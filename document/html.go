@@ -8,10 +8,12 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 	"golang.org/x/net/html/charset"
+	"golang.org/x/text/width"
 )
 
 func init() {
@@ -19,7 +21,7 @@ func init() {
 		Name:       "html",
 		MediaType:  "text/html",
 		Extensions: []string{".html", ".htm", ".xhtml", ".xht", ".shtml"},
-		Version:    "2", // 2: self-closed raw-text elements (<iframe/>) end where they stand; fragments and CGI headers
+		Version:    "3", // 2: self-closed raw-text elements (<iframe/>) end where they stand; fragments and CGI headers; 3: a line break between two Chinese or Japanese characters is no space (CSS Text 3 segment breaks), <noframes> markup read as markup
 		Match:      matchHTML,
 		Priority:   50,
 		Decoder:    DecoderFunc(decodeHTML),
@@ -218,7 +220,7 @@ func nodeText(n *html.Node) string {
 	var b strings.Builder
 	for c := range n.Descendants() {
 		if c.Type == html.TextNode {
-			b.WriteString(c.Data)
+			b.WriteString(joinSegments(c.Data))
 		}
 	}
 	return b.String()
@@ -349,6 +351,8 @@ type htmlWriter struct {
 	inline strings.Builder
 	pre    int
 	lists  []int // per open list: next number, or -1 for bullets
+	// noframes is set while a <noframes> element's markup is read.
+	noframes bool
 }
 
 // blockAtoms end the running line before and after them.
@@ -375,7 +379,11 @@ func (hw *htmlWriter) node(n *html.Node) {
 	}
 	switch n.Type {
 	case html.TextNode:
-		hw.inline.WriteString(n.Data)
+		if hw.pre > 0 {
+			hw.inline.WriteString(n.Data)
+		} else {
+			hw.inline.WriteString(joinSegments(n.Data))
+		}
 		return
 	case html.ElementNode:
 	default:
@@ -398,6 +406,10 @@ func (hw *htmlWriter) node(n *html.Node) {
 		return
 	case atom.Td, atom.Th:
 		hw.inline.WriteString(" ")
+	case atom.Noframes:
+		if hw.noframesMarkup(n) {
+			return
+		}
 	}
 	block := blockAtoms[n.DataAtom]
 	if block {
@@ -427,6 +439,30 @@ func (hw *htmlWriter) node(n *html.Node) {
 	if block {
 		hw.flush()
 	}
+}
+
+// noframesMarkup reads a <noframes> element's content as the page it is
+// for browsers without frames (a frameset's only text: "Jump to <a
+// href=contents.html>no frame version</a>"). HTML5 parses it as raw text,
+// markup and all, which was read as text, tags included. Markup inside
+// that markup is not parsed again (its size would bound nothing).
+func (hw *htmlWriter) noframesMarkup(n *html.Node) bool {
+	c := n.FirstChild
+	if hw.noframes || c == nil || c != n.LastChild || c.Type != html.TextNode || !strings.Contains(c.Data, "<") {
+		return false
+	}
+	nodes, err := html.ParseFragment(strings.NewReader(c.Data), &html.Node{Type: html.ElementNode, Data: "body", DataAtom: atom.Body})
+	if err != nil {
+		return false
+	}
+	hw.noframes = true
+	defer func() { hw.noframes = false }()
+	hw.flush()
+	for _, c := range nodes {
+		hw.node(c)
+	}
+	hw.flush()
+	return true
 }
 
 // endList closes a list; the outermost one ends its run of lines.
@@ -489,7 +525,7 @@ func inlineText(b *strings.Builder, n *html.Node) {
 		return
 	}
 	if n.Type == html.TextNode {
-		b.WriteString(n.Data)
+		b.WriteString(joinSegments(n.Data))
 		return
 	}
 	if n.Type == html.ElementNode && (n.DataAtom == atom.Br || n.DataAtom == atom.Td || n.DataAtom == atom.Th || blockAtoms[n.DataAtom]) {
@@ -553,4 +589,55 @@ func closestTable(n *html.Node) *html.Node {
 		}
 	}
 	return nil
+}
+
+// joinSegments applies CSS Text 3's rule for segment breaks (§4.1.2) to
+// one text node: white space holding a line break between two East Asian
+// wide characters (Chinese, Japanese; not Hangul) is removed, as a
+// browser removes it. Japanese and Chinese put no spaces between words,
+// and their sentences are broken across the source's lines anywhere.
+// Other white space is left for collapseSpace; breaks between elements
+// (text nodes) are left too, block boundaries among them.
+func joinSegments(s string) string {
+	if !strings.ContainsAny(s, "\n\r") {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	var prev rune // the last character before the white space
+	start := -1   // where the white space began
+	for i, r := range s {
+		if unicode.IsSpace(r) {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 {
+			ws := s[start:i]
+			if !(prev != 0 && strings.ContainsAny(ws, "\n\r") && eastAsianWide(prev) && eastAsianWide(r)) {
+				b.WriteString(ws)
+			}
+			start = -1
+		}
+		b.WriteRune(r)
+		prev = r
+	}
+	if start >= 0 {
+		b.WriteString(s[start:])
+	}
+	return b.String()
+}
+
+// eastAsianWide reports whether r is of East Asian Width F, W or H and not
+// Hangul: a character CSS joins across a line break without a space.
+func eastAsianWide(r rune) bool {
+	if r < 0x1100 || unicode.Is(unicode.Hangul, r) {
+		return false
+	}
+	switch width.LookupRune(r).Kind() {
+	case width.EastAsianWide, width.EastAsianFullwidth, width.EastAsianHalfwidth:
+		return true
+	}
+	return false
 }

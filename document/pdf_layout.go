@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // The PDF layout layer: glyphs in page space → runs of text on one
@@ -70,6 +72,7 @@ func buildRuns(gs []glyph, dir int, pageH float64) []run {
 	pieces := buf[:0]  // the current word's glyphs
 	var back bool      // some drawn left of the word
 	var marks bool     // some are combining marks
+	var accents bool   // some are spacing accents
 	var markRun bool   // the run so far is marks alone
 	var wordMarks bool // the word so far is marks alone
 	var b strings.Builder
@@ -84,6 +87,8 @@ func buildRuns(gs []glyph, dir int, pageH float64) []run {
 			b.Reset()
 			if marks && slices.ContainsFunc(pieces, func(p piece) bool { return hasRTL(p.s) }) {
 				spellMarks(&b, pieces)
+			} else if accents {
+				spellAccents(&b, pieces)
 			} else {
 				for _, p := range pieces {
 					b.WriteString(p.s)
@@ -93,7 +98,7 @@ func buildRuns(gs []glyph, dir int, pageH float64) []run {
 				cur.words = append(cur.words, word{s: w, x0: wordX0, x1: wordX1})
 			}
 		}
-		pieces, back, marks, wordMarks = pieces[:0], false, false, false
+		pieces, back, marks, accents, wordMarks = pieces[:0], false, false, false, false
 	}
 	flush := func() {
 		if cur == nil {
@@ -142,6 +147,8 @@ func buildRuns(gs []glyph, dir int, pageH float64) []run {
 				gap = 0 // a mark over the word, drawn after its letter
 			case wordMarks && len(pieces) > 0 && gap < 0.3*size:
 				gap = 0 // the letter under the marks just drawn
+			case len(pieces) > 0 && (overAccent(last, g, dir) || overAccent(g, last, dir)):
+				gap = 0 // TeX's \accent: an accent and its letter drawn over one another
 			}
 			// A superscript or subscript (a footnote mark, m²) is smaller,
 			// off the baseline by less than the larger size's x-height, and
@@ -184,6 +191,7 @@ func buildRuns(gs []glyph, dir int, pageH float64) []run {
 			}
 			back = back || (left && len(pieces) > 0)
 			marks = marks || onlyMarks(g.s)
+			accents = accents || spacingAccent(g.s) != 0
 			wordMarks = onlyMarks(g.s) && (len(pieces) == 0 || wordMarks)
 			pieces = append(pieces, piece{visualGlyph(g.s), x, g.w})
 			wordX0, wordX1 = min(wordX0, x), max(wordX1, x1)
@@ -968,4 +976,114 @@ func hyphenated(prev, next string) bool {
 	before, _ := utf8.DecodeLastRuneInString(cut)
 	after, _ := utf8.DecodeRuneInString(next)
 	return unicode.IsLetter(before) && (unicode.IsLower(after) || soft && unicode.IsLetter(after))
+}
+
+// spacingAccents maps the spacing accents a font draws over a letter as
+// a glyph of their own (TeX's \accent, in every font of the OT1 and OML
+// encodings: "grave", "acute", "dieresis", "cedilla"…) to the combining
+// marks they stand for, as poppler's TextOutputDev does. TeX's fonts name
+// theirs (grave, circumflex, tilde: U+0060, U+02C6, U+02DC); an ASCII ^ or
+// ~ over a letter is more likely something else (cmmi's vector arrow, read
+// as ~ through its built-in encoding) and stays, as pdftotext keeps it.
+var spacingAccents = map[rune]rune{
+	'`': '\u0300', '´': '\u0301', 'ˆ': '\u0302', '˜': '\u0303',
+	'¯': '\u0304', 'ˉ': '\u0304', '˘': '\u0306', '˙': '\u0307', '¨': '\u0308', '˚': '\u030A',
+	'˝': '\u030B', 'ˇ': '\u030C', '¸': '\u0327', '˛': '\u0328',
+}
+
+// spacingAccent is the combining mark of s when s is one spacing accent,
+// else 0.
+func spacingAccent(s string) rune {
+	if len(s) == 1 && s[0] != '`' || len(s) > 2 {
+		return 0 // the common case, a letter: the accents are `, U+00A8-U+00B8 and U+02C6-U+02DD
+	}
+	r, n := utf8.DecodeRuneInString(s)
+	if n == 0 || n != len(s) {
+		return 0
+	}
+	return spacingAccents[r]
+}
+
+// overAccent reports whether glyph a is a spacing accent drawn over
+// letter b (in reading space, text turned dir): its middle lies within
+// b's advance, on b's line (a capital's accent is raised by up to its
+// x-height). Glyphs side by side never overlap so; an accent typed as
+// text (`ls`, x^2) stays.
+func overAccent(a, b glyph, dir int) bool {
+	if spacingAccent(a.s) == 0 || b.w <= 0 || !oneLetter(b.s) {
+		return false
+	}
+	ax, ay := toReading(a.x, a.y, dir)
+	bx, by := toReading(b.x, b.y, dir)
+	mid := ax + a.w/2
+	return mid >= bx && mid <= bx+b.w && math.Abs(ay-by) <= 0.6*max(a.size, b.size)
+}
+
+// oneLetter reports whether s is one letter (not a spacing accent, some
+// of which are modifier letters).
+func oneLetter(s string) bool {
+	r, n := utf8.DecodeRuneInString(s)
+	return n > 0 && n == len(s) && unicode.IsLetter(r) && spacingAccents[r] == 0
+}
+
+// spellAccents writes a left-to-right word's glyphs with each accent drawn
+// over a letter (before or after it, TeX draws it first) as that letter's
+// combining mark, composed where Unicode has the letter (NFC: "è", "ç");
+// a dotless i or j under an accent above is the letter (TeX's \"\i).
+// Accents over no letter are written where they are.
+func spellAccents(b *strings.Builder, pieces []piece) {
+	var buf [32]int
+	owner := buf[:0] // an accent's letter; -1 for others
+	attached := false
+	for i, p := range pieces {
+		owner = append(owner, -1)
+		if spacingAccent(p.s) == 0 {
+			continue
+		}
+		mid := p.x + p.w/2
+		best := math.Inf(1)
+		for _, j := range [2]int{i - 1, i + 1} {
+			if j < 0 || j >= len(pieces) {
+				continue
+			}
+			q := pieces[j]
+			if q.w <= 0 || !oneLetter(q.s) || mid < q.x || mid > q.x+q.w {
+				continue
+			}
+			if d := math.Abs(q.x + q.w/2 - mid); d < best {
+				owner[i], best = j, d
+				attached = true
+			}
+		}
+	}
+	if !attached {
+		for _, p := range pieces {
+			b.WriteString(p.s)
+		}
+		return
+	}
+	var w strings.Builder
+	for i, p := range pieces {
+		if owner[i] >= 0 {
+			continue // written after its letter
+		}
+		s := p.s
+		for k, q := range pieces {
+			if owner[k] != i {
+				continue
+			}
+			m := spacingAccent(q.s)
+			if m != '\u0327' && m != '\u0328' { // above the letter
+				switch s {
+				case "ı":
+					s = "i"
+				case "ȷ":
+					s = "j"
+				}
+			}
+			s += string(m)
+		}
+		w.WriteString(s)
+	}
+	b.WriteString(norm.NFC.String(w.String()))
 }

@@ -1,0 +1,56 @@
+package document
+
+import "testing"
+
+// TestHTMLSegmentBreaks: a line break in the source between two Chinese
+// or Japanese characters is no space (CSS Text 3 §4.1.2: a browser drops
+// it), as xfig-doc's Japanese manual breaks its sentences across lines
+// ("属性パネルには、\n線の太さ" read "…には、 線の太さ"). Between Latin
+// words, beside Hangul, as spaces without a line break, or between two
+// elements (debmake-doc's <dt> and <dd> in a list item), white space is
+// one space as before.
+func TestHTMLSegmentBreaks(t *testing.T) {
+	t.Parallel()
+	page := "<html><head><meta charset=utf-8><title>属性の\n設定</title></head><body>\n" +
+		"<p>属性パネルには、\n線の太さや色などの\r\n  描画パラメータを設定するための (属性ボタンと呼ぶ)\nボタン。</p>\n" +
+		"<ul><li>ｶﾀｶﾅ\nｶﾀｶﾅ and\nLatin words</li>\n<li><p>灵活性</p>\n<p>许多选项</p></li></ul>\n" +
+		"<p>한국어\n문장 と 漢字 漢字\t漢字</p></body></html>"
+	d, err := ReadBytes(t.Context(), []byte(page), Options{Format: "html"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "属性パネルには、線の太さや色などの描画パラメータを設定するための (属性ボタンと呼ぶ) ボタン。\n\n" +
+		"- ｶﾀｶﾅｶﾀｶﾅ and Latin words\n- 灵活性 许多选项\n\n한국어 문장 と 漢字 漢字 漢字"
+	if d.Text != want {
+		t.Errorf("text\n%q\nwant\n%q", d.Text, want)
+	}
+	if d.Meta.Title != "属性の設定" {
+		t.Errorf("title %q, want 属性の設定", d.Meta.Title)
+	}
+}
+
+// TestHTMLNoframes: a frameset's <noframes> content (xfig-doc's manual:
+// "Jump to <a href=...>no frame version</a>"), which HTML5 parses as raw
+// text, is read as the markup it is, not as text with its tags; markup
+// nested in it is not parsed twice.
+func TestHTMLNoframes(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ page, want string }{
+		{"<!DOCTYPE HTML PUBLIC \"-//W3C//DTD HTML 4.0 Frameset//EN\">\n<html><head><title>XFig User Manual</title></head>\n" +
+			"<frameset cols=\"172,*\">\n  <frame src=\"a.html\">\n  <noframes>\n    Jump to <a href=\"contents.html\">no frame version</a>.\n  </noframes>\n</frameset></html>",
+			"Jump to no frame version."},
+		{"<html><body><p>Before.</p><noframes><h1>Title</h1><p>One &amp; two.</p></noframes><p>After.</p></body></html>",
+			"Before.\n\nTitle\n\nOne & two.\n\nAfter."},
+		{"<html><body><noframes>a <noframes><b>x</b></noframes> b</noframes></body></html>",
+			"a <b>x</b>\n\nb"},
+	}
+	for _, tt := range tests {
+		d, err := ReadBytes(t.Context(), []byte(tt.page), Options{Format: "html"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Text != tt.want {
+			t.Errorf("text %q, want %q", d.Text, tt.want)
+		}
+	}
+}
