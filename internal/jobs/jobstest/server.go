@@ -3,6 +3,8 @@
 package jobstest
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -158,18 +160,37 @@ func (c *Cluster) Crash(s *server.Server) {
 }
 
 // LeaderOf is the name of the server leading stream, as the stream's
-// information says.
+// information says. Right after a node of the cluster was lost the
+// stream may have no leader for a while (an election, slower on a loaded
+// machine): it asks again for up to 30 seconds.
 func LeaderOf(tb testing.TB, js jetstream.JetStream, stream string) string {
 	tb.Helper()
-	s, err := js.Stream(tb.Context(), stream)
-	if err != nil {
-		tb.Fatal(err)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		leader, err := leaderOf(tb.Context(), js, stream)
+		if err == nil && leader != "" {
+			return leader
+		}
+		if time.Now().After(deadline) || tb.Context().Err() != nil {
+			tb.Fatalf("the leader of stream %s: %v (none for 30 s)", stream, err)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
-	info, err := s.Info(tb.Context())
+}
+
+func leaderOf(ctx context.Context, js jetstream.JetStream, stream string) (string, error) {
+	s, err := js.Stream(ctx, stream)
 	if err != nil {
-		tb.Fatal(err)
+		return "", err
 	}
-	return info.Cluster.Leader
+	info, err := s.Info(ctx)
+	if err != nil {
+		return "", err
+	}
+	if info.Cluster == nil {
+		return "", errors.New("no cluster information")
+	}
+	return info.Cluster.Leader, nil
 }
 
 // Server is the running server called name; the test fails when none is.
