@@ -123,14 +123,7 @@ func TestPDFActualText(t *testing.T) {
 			t.Parallel()
 			d := readPDF(t, makeContentPDF(tt.content, tt.props), document.Options{})
 			got := strings.Join(strings.Fields(pageText(d, 0)), " ")
-			rest := got
-			for _, w := range tt.want {
-				i := strings.Index(rest, w)
-				if i < 0 {
-					t.Fatalf("text %q lacks %q (after what came before)", got, w)
-				}
-				rest = rest[i+len(w):]
-			}
+			inOrder(t, got, tt.want...)
 			for _, n := range tt.not {
 				if strings.Contains(got, n) {
 					t.Errorf("text %q holds %q", got, n)
