@@ -1,43 +1,22 @@
 package audit
 
 import (
-	"fmt"
 	"strings"
 	"testing"
-	"unicode"
-	"unicode/utf8"
 )
-
-// checkDocumentIDOld is CheckDocumentID before its printableASCII path.
-func checkDocumentIDOld(id string) error {
-	switch {
-	case id == "":
-		return fmt.Errorf("%w: the document id is empty", ErrBadDocument)
-	case len(id) > MaxDocumentIDBytes:
-		return fmt.Errorf("%w: the document id is %d bytes, more than %d: use a shorter id (a hash of the long one, say)",
-			ErrBadDocument, len(id), MaxDocumentIDBytes)
-	case !utf8.ValidString(id):
-		return fmt.Errorf("%w: the document id is not UTF-8: rename it", ErrBadDocument)
-	}
-	if i := strings.IndexFunc(id, unicode.IsControl); i >= 0 {
-		r, _ := utf8.DecodeRuneInString(id[i:])
-		return fmt.Errorf("%w: the document id holds the control character %U at byte %d: remove control characters from ids",
-			ErrBadDocument, r, i)
-	}
-	return nil
-}
 
 func sameCheck(t *testing.T, id string) {
 	t.Helper()
-	got, want := CheckDocumentID(id), checkDocumentIDOld(id)
+	got, want := CheckDocumentID(id), checkDocumentID(id)
 	if (got == nil) != (want == nil) || got != nil && got.Error() != want.Error() {
-		t.Fatalf("CheckDocumentID(%q) = %v, before %v", id, got, want)
+		t.Fatalf("CheckDocumentID(%q) = %v, rule by rule %v", id, got, want)
 	}
 }
 
-// TestCheckDocumentIDAsBefore holds CheckDocumentID to its code before the
-// fast path, with every byte value at every position of words and tails,
-// and at the length limit.
+// TestCheckDocumentIDAsBefore holds CheckDocumentID, fast path included,
+// to checkDocumentID's rules one by one (its code before the fast path),
+// with every byte value at every position of words and tails, and at the
+// length limit.
 func TestCheckDocumentIDAsBefore(t *testing.T) {
 	t.Parallel()
 	for n := 1; n <= 19; n++ {
