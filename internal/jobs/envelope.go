@@ -186,12 +186,14 @@ var ErrEnvelope = errors.New("invalid job envelope")
 
 // HashText is the content hash extractq uses for documents: sha256, hex.
 func HashText(text string) string {
-	return hexSum(sha256.Sum256([]byte(text)))
+	var dst [2 * sha256.Size]byte // on the stack: the string is the one allocation
+	return string(AppendHashText(dst[:0], text))
 }
 
 // HashBytes is HashText of an original's bytes.
 func HashBytes(b []byte) string {
-	return hexSum(sha256.Sum256(b))
+	var dst [2 * sha256.Size]byte
+	return string(AppendHashBytes(dst[:0], b))
 }
 
 // AppendHashText appends HashText(text) to dst.
@@ -237,13 +239,6 @@ func appendHex(dst, src []byte) []byte {
 		out[2*i], out[2*i+1] = digits[c>>4], digits[c&0xf]
 	}
 	return dst
-}
-
-// hexSum encodes sum in hex on the stack: one allocation, the string
-// (hex.EncodeToString makes two).
-func hexSum(sum [sha256.Size]byte) string {
-	var dst [2 * sha256.Size]byte
-	return string(appendHex(dst[:0], sum[:]))
 }
 
 // MsgID is the Nats-Msg-Id of a job, and its job id: a hash of the
