@@ -103,7 +103,6 @@ func (w *window) resolveOldest(ctx context.Context) error {
 		return context.Cause(ctx)
 	}
 	p := w.pending[w.head]
-	ok := p.f.Ok()
 	// Acks come in bursts: the oldest is mostly in already, and then
 	// neither its error channel is asked for (the client makes it on the
 	// first Err call, under its lock: an allocation per job, which a
@@ -111,37 +110,38 @@ func (w *window) resolveOldest(ctx context.Context) error {
 	// stall timer armed (a timer's reset costs about what the rest of this
 	// does). A future gets an ack or an error, never both.
 	select {
-	case ack := <-ok:
+	case ack := <-p.f.Ok():
 		p.it.dup, p.it.seq = ack.Duplicate, ack.Sequence
 	default:
-		failed := p.f.Err()
-		select {
-		case ack := <-ok:
-			p.it.dup, p.it.seq = ack.Duplicate, ack.Sequence
-		case err := <-failed:
-			p.it.err = fmt.Errorf("publish: %w (submit again: a job is queued once)", err)
-		default:
-			if w.timer == nil {
-				w.timer = time.NewTimer(w.s.stall)
-			} else {
-				w.timer.Reset(w.s.stall)
-			}
-			select {
-			case ack := <-ok:
-				p.it.dup, p.it.seq = ack.Duplicate, ack.Sequence
-			case err := <-failed:
-				p.it.err = fmt.Errorf("publish: %w (submit again: a job is queued once)", err)
-			case <-ctx.Done():
-				return context.Cause(ctx)
-			case <-w.timer.C:
-				return w.stalled()
-			}
+		if err := w.await(ctx, p); err != nil {
+			return err
 		}
 	}
 	w.pending[w.head] = pendingAck{}
 	w.head++
 	if p.batch != nil {
 		p.batch.unacked--
+	}
+	return nil
+}
+
+// await waits, the stall timer armed, for p's ack or error and records
+// it in p's item; it fails when ctx ends or the timer fires first.
+func (w *window) await(ctx context.Context, p pendingAck) error {
+	if w.timer == nil {
+		w.timer = time.NewTimer(w.s.stall)
+	} else {
+		w.timer.Reset(w.s.stall)
+	}
+	select {
+	case ack := <-p.f.Ok():
+		p.it.dup, p.it.seq = ack.Duplicate, ack.Sequence
+	case err := <-p.f.Err():
+		p.it.err = fmt.Errorf("publish: %w (submit again: a job is queued once)", err)
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-w.timer.C:
+		return w.stalled()
 	}
 	return nil
 }
