@@ -27,12 +27,14 @@ func init() {
 		Name:       "eml",
 		MediaType:  "message/rfc822",
 		Extensions: []string{".eml", ".msg822", ".mht", ".mhtml"},
+		// 4: HTML bodies through html/4 (html/3 and 4: line breaks
+		// between Chinese or Japanese characters are no spaces).
 		// 3: a winmail.dat's body and attachments (TNEF) are the message's;
 		// S/MIME: signatures are no attachments, signed bodies and .p7m
 		// files are read from inside; a large picture the HTML body shows
 		// inline (a photographed receipt) is an attachment.
 		// 2: text attachments in their declared charset.
-		Version:  "3",
+		Version:  "4",
 		Match:    matchEML,
 		Priority: 60,
 		Decoder:  DecoderFunc(decodeEML),

@@ -21,7 +21,7 @@ func init() {
 		Name:       "html",
 		MediaType:  "text/html",
 		Extensions: []string{".html", ".htm", ".xhtml", ".xht", ".shtml"},
-		Version:    "3", // 2: self-closed raw-text elements (<iframe/>) end where they stand; fragments and CGI headers; 3: a line break between two Chinese or Japanese characters is no space (CSS Text 3 segment breaks), <noframes> markup read as markup
+		Version:    "4", // 2: self-closed raw-text elements (<iframe/>) end where they stand; fragments and CGI headers; 3: a line break between two Chinese or Japanese characters is no space (CSS Text 3 segment breaks), <noframes> markup read as markup; 4: such a break next to an inline tag too (漢字<b>\n漢字</b>)
 		Match:      matchHTML,
 		Priority:   50,
 		Decoder:    DecoderFunc(decodeHTML),
@@ -220,10 +220,10 @@ func nodeText(n *html.Node) string {
 	var b strings.Builder
 	for c := range n.Descendants() {
 		if c.Type == html.TextNode {
-			b.WriteString(joinSegments(c.Data))
+			b.WriteString(c.Data)
 		}
 	}
-	return b.String()
+	return joinSegments(b.String())
 }
 
 // dropped are elements whose content is never the document's text.
@@ -368,7 +368,7 @@ func (hw *htmlWriter) flush() {
 	s := hw.inline.String()
 	hw.inline.Reset()
 	if hw.pre == 0 {
-		s = collapseSpace(s)
+		s = collapseSpace(joinSegments(s))
 	}
 	hw.w.block(s)
 }
@@ -379,11 +379,10 @@ func (hw *htmlWriter) node(n *html.Node) {
 	}
 	switch n.Type {
 	case html.TextNode:
-		if hw.pre > 0 {
-			hw.inline.WriteString(n.Data)
-		} else {
-			hw.inline.WriteString(joinSegments(n.Data))
-		}
+		// Raw: segment breaks are joined over the whole line when it is
+		// written (flush), since a break between two Chinese characters
+		// may lie next to an inline tag (漢字<b>\n漢字</b>).
+		hw.inline.WriteString(n.Data)
 		return
 	case html.ElementNode:
 	default:
@@ -405,7 +404,11 @@ func (hw *htmlWriter) node(n *html.Node) {
 		hw.table(n)
 		return
 	case atom.Td, atom.Th:
-		hw.inline.WriteString(" ")
+		if hw.pre > 0 {
+			hw.inline.WriteString(" ")
+		} else {
+			hw.inline.WriteString(hardSpace)
+		}
 	case atom.Noframes:
 		if hw.noframesMarkup(n) {
 			return
@@ -476,7 +479,7 @@ func (hw *htmlWriter) endList() {
 // flushLine ends a line inside a block (a <br>): the text so far becomes
 // its own line.
 func (hw *htmlWriter) flushLine() {
-	s := collapseSpace(hw.inline.String())
+	s := collapseSpace(joinSegments(hw.inline.String()))
 	hw.inline.Reset()
 	hw.w.line(s)
 }
@@ -500,7 +503,7 @@ func (hw *htmlWriter) item(n *html.Node) {
 		if c.Type == html.ElementNode && blockAtoms[c.DataAtom] {
 			// A paragraph inside an item stays on the item's line.
 			inlineText(&hw.inline, c)
-			hw.inline.WriteString(" ")
+			hw.inline.WriteString(hardSpace)
 			continue
 		}
 		hw.node(c)
@@ -509,7 +512,7 @@ func (hw *htmlWriter) item(n *html.Node) {
 }
 
 func (hw *htmlWriter) itemLine(indent string, marker *string) {
-	s := collapseSpace(hw.inline.String())
+	s := collapseSpace(joinSegments(hw.inline.String()))
 	hw.inline.Reset()
 	if s == "" {
 		return
@@ -519,17 +522,18 @@ func (hw *htmlWriter) itemLine(indent string, marker *string) {
 }
 
 // inlineText appends a subtree's kept text to b, blocks and line breaks
-// as spaces.
+// as spaces; segment breaks are left for the caller to join over the
+// whole text (joinSegments).
 func inlineText(b *strings.Builder, n *html.Node) {
 	if skipped(n) {
 		return
 	}
 	if n.Type == html.TextNode {
-		b.WriteString(joinSegments(n.Data))
+		b.WriteString(n.Data)
 		return
 	}
 	if n.Type == html.ElementNode && (n.DataAtom == atom.Br || n.DataAtom == atom.Td || n.DataAtom == atom.Th || blockAtoms[n.DataAtom]) {
-		b.WriteString(" ")
+		b.WriteString(hardSpace)
 	}
 	for c := n.FirstChild; c != nil; c = c.NextSibling {
 		inlineText(b, c)
@@ -572,7 +576,7 @@ func (hw *htmlWriter) table(n *html.Node) {
 		for i, td := range cells {
 			var cell strings.Builder
 			inlineText(&cell, td)
-			texts[i] = cell.String()
+			texts[i] = joinSegments(cell.String())
 		}
 		hw.w.row("", texts)
 	}
@@ -591,13 +595,20 @@ func closestTable(n *html.Node) *html.Node {
 	return nil
 }
 
+// hardSpace stands for a block's or a cell's end inside one line of
+// text (a list item's paragraphs, a cell's): white space that
+// collapseSpace makes a space and joinSegments never removes, unlike a
+// line break of the source. A form feed, which HTML's text hardly holds.
+const hardSpace = "\f"
+
 // joinSegments applies CSS Text 3's rule for segment breaks (§4.1.2) to
-// one text node: white space holding a line break between two East Asian
-// wide characters (Chinese, Japanese; not Hangul) is removed, as a
-// browser removes it. Japanese and Chinese put no spaces between words,
-// and their sentences are broken across the source's lines anywhere.
-// Other white space is left for collapseSpace; breaks between elements
-// (text nodes) are left too, block boundaries among them.
+// a line's text, across the elements it spans: white space holding a
+// line break between two East Asian wide characters (Chinese, Japanese;
+// not Hangul) is removed, as a browser removes it, unless it holds a
+// hardSpace. Japanese and Chinese put no spaces between words, and their
+// sentences are broken across the source's lines anywhere, next to an
+// inline tag too (漢字<b>\n漢字</b>). Other white space is left for
+// collapseSpace.
 func joinSegments(s string) string {
 	if !strings.ContainsAny(s, "\n\r") {
 		return s
@@ -615,7 +626,7 @@ func joinSegments(s string) string {
 		}
 		if start >= 0 {
 			ws := s[start:i]
-			if !(prev != 0 && strings.ContainsAny(ws, "\n\r") && eastAsianWide(prev) && eastAsianWide(r)) {
+			if !(prev != 0 && strings.ContainsAny(ws, "\n\r") && !strings.Contains(ws, hardSpace) && eastAsianWide(prev) && eastAsianWide(r)) {
 				b.WriteString(ws)
 			}
 			start = -1

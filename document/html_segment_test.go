@@ -1,6 +1,10 @@
 package document
 
-import "testing"
+import (
+	"maps"
+	"slices"
+	"testing"
+)
 
 // TestHTMLSegmentBreaks: a line break in the source between two Chinese
 // or Japanese characters is no space (CSS Text 3 §4.1.2: a browser drops
@@ -8,19 +12,23 @@ import "testing"
 // ("属性パネルには、\n線の太さ" read "…には、 線の太さ"). Between Latin
 // words, beside Hangul, as spaces without a line break, or between two
 // elements (debmake-doc's <dt> and <dd> in a list item), white space is
-// one space as before.
+// one space as before; a break next to an inline tag is joined as one
+// inside a text node is (html/4), a block's or a cell's end is not.
 func TestHTMLSegmentBreaks(t *testing.T) {
 	t.Parallel()
 	page := "<html><head><meta charset=utf-8><title>属性の\n設定</title></head><body>\n" +
 		"<p>属性パネルには、\n線の太さや色などの\r\n  描画パラメータを設定するための (属性ボタンと呼ぶ)\nボタン。</p>\n" +
 		"<ul><li>ｶﾀｶﾅ\nｶﾀｶﾅ and\nLatin words</li>\n<li><p>灵活性</p>\n<p>许多选项</p></li></ul>\n" +
-		"<p>한국어\n문장 と 漢字 漢字\t漢字</p></body></html>"
+		"<p>한국어\n문장 と 漢字 漢字\t漢字</p>\n" +
+		"<p>設定は<b>\n属性パネル</b>\nで行う。<a href=x>リンク</a>\n<i>の説明</i>\n\n<span>文</span>  \n  <span>字</span> <em>Latin</em>\n<em>漢字</em></p>\n" +
+		"<table><tr><td>価格は<b>\n税込</b></td><td>千円</td></tr><tr><td><p>品名</p>\n<p>数量</p></td><td>三</td></tr></table></body></html>"
 	d, err := ReadBytes(t.Context(), []byte(page), Options{Format: "html"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := "属性パネルには、線の太さや色などの描画パラメータを設定するための (属性ボタンと呼ぶ) ボタン。\n\n" +
-		"- ｶﾀｶﾅｶﾀｶﾅ and Latin words\n- 灵活性 许多选项\n\n한국어 문장 と 漢字 漢字 漢字"
+		"- ｶﾀｶﾅｶﾀｶﾅ and Latin words\n- 灵活性 许多选项\n\n한국어 문장 と 漢字 漢字 漢字\n\n" +
+		"設定は属性パネルで行う。リンクの説明文字 Latin 漢字\n\n価格は税込 | 千円\n品名 数量 | 三"
 	if d.Text != want {
 		t.Errorf("text\n%q\nwant\n%q", d.Text, want)
 	}
@@ -51,6 +59,31 @@ func TestHTMLNoframes(t *testing.T) {
 		}
 		if d.Text != tt.want {
 			t.Errorf("text %q, want %q", d.Text, tt.want)
+		}
+	}
+}
+
+// TestReadersWithHTMLFollowIt pins the versions of the readers whose own
+// text holds what the HTML reader makes of a part (an e-mail's HTML body,
+// an EPUB's chapters, a .docx's HTML chunk): when the HTML reader's
+// output changes, theirs does, and `resubmit --reread` must select their
+// documents too. html/3 went out without them; this fails until they are
+// bumped with it.
+func TestReadersWithHTMLFollowIt(t *testing.T) {
+	t.Parallel()
+	const html = "4"
+	follow := map[string]string{"eml": "4", "emlx": "2", "epub": "3", "ole": "8", "tnef": "2", "docx": "6"}
+	got := map[string]string{}
+	for _, f := range Formats() {
+		got[f.Name] = f.Version
+	}
+	if got["html"] != html {
+		t.Fatalf("the html reader is html/%s, this test knows html/%s: bump the version of each of %v "+
+			"(their text holds HTML's), then set both here", got["html"], html, slices.Sorted(maps.Keys(follow)))
+	}
+	for name, v := range follow {
+		if got[name] != v {
+			t.Errorf("%s/%s, want %s/%s (through html/%s)", name, got[name], name, v, html)
 		}
 	}
 }

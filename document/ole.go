@@ -19,6 +19,7 @@ func init() {
 		Name:       "ole",
 		MediaType:  "application/x-ole-storage",
 		Extensions: []string{".doc", ".dot", ".msg", ".xls", ".ppt", ".docx", ".xlsx", ".pptx"},
+		// 8: an Outlook .msg's HTML body through html/4.
 		// 7: the objects embedded in a Word .doc (ObjectPool), an Excel
 		// .xls (MBD storages) or a PowerPoint .ppt (ExOleObjStg records),
 		// a workbook pasted into a report, are child documents.
@@ -42,7 +43,7 @@ func init() {
 
 // oleVersion is the "ole" reader's version, also given to attached
 // messages read in place.
-const oleVersion = "7"
+const oleVersion = "8"
 
 // oleMagic starts a Compound File (OLE2): legacy Office files, Outlook
 // messages, and the wrapper Office puts around a password-protected
