@@ -63,27 +63,35 @@ func TestHTMLNoframes(t *testing.T) {
 	}
 }
 
-// TestReadersWithHTMLFollowIt pins the versions of the readers whose own
-// text holds what the HTML reader makes of a part (an e-mail's HTML body,
-// an EPUB's chapters, a .docx's HTML chunk): when the HTML reader's
-// output changes, theirs does, and `resubmit --reread` must select their
-// documents too. html/3 went out without them; this fails until they are
-// bumped with it.
-func TestReadersWithHTMLFollowIt(t *testing.T) {
+// TestReadersFollowWhatTheyHold pins the versions of the readers whose own
+// text holds what the HTML or RTF reader makes of a part (an e-mail's
+// HTML body, an EPUB's chapters, an Outlook message's RTF body, a .docx's
+// HTML or RTF chunk): when the inner reader's output changes, theirs
+// does, and `resubmit --reread` must select their documents too. html/3
+// went out without them; this fails until they are bumped with it.
+func TestReadersFollowWhatTheyHold(t *testing.T) {
 	t.Parallel()
-	const html = "4"
-	follow := map[string]string{"eml": "4", "emlx": "2", "epub": "3", "ole": "8", "tnef": "2", "docx": "6"}
 	got := map[string]string{}
 	for _, f := range Formats() {
 		got[f.Name] = f.Version
 	}
-	if got["html"] != html {
-		t.Fatalf("the html reader is html/%s, this test knows html/%s: bump the version of each of %v "+
-			"(their text holds HTML's), then set both here", got["html"], html, slices.Sorted(maps.Keys(follow)))
-	}
-	for name, v := range follow {
-		if got[name] != v {
-			t.Errorf("%s/%s, want %s/%s (through html/%s)", name, got[name], name, v, html)
+	for _, inner := range []struct {
+		name, version string
+		follow        map[string]string
+	}{
+		{"html", "4", map[string]string{"eml": "4", "emlx": "2", "epub": "3", "ole": "8", "tnef": "2", "docx": "6"}},
+		{"rtf", "1", map[string]string{"ole": "8", "tnef": "2", "docx": "6"}},
+	} {
+		if got[inner.name] != inner.version {
+			t.Errorf("the %s reader is %s/%s, this test knows %s/%s: bump the version of each of %v "+
+				"(their text holds %s's), then set them here", inner.name, inner.name, got[inner.name],
+				inner.name, inner.version, slices.Sorted(maps.Keys(inner.follow)), inner.name)
+			continue
+		}
+		for name, v := range inner.follow {
+			if got[name] != v {
+				t.Errorf("%s/%s, want %s/%s (through %s/%s)", name, got[name], name, v, inner.name, inner.version)
+			}
 		}
 	}
 }
