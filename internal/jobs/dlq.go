@@ -145,9 +145,10 @@ func (d *DLQ) Publish(ctx context.Context, dl *DeadLetter) (uint64, error) {
 // always capped per attempt (LetterRawCap), and values longer than that
 // left out: one runaway answer must not make a letter the server refuses,
 // which would leave its job never final. If the letter is still too large,
-// the inline document text and the metadata go, then every attempt and
-// the rest of a long reason: a minimal letter that names the job and
-// points at the audit rows.
+// the inline document text goes, then every attempt and the rest of a
+// long reason (a minimal letter that names the job and points at the
+// audit rows), then, last, the metadata: resubmission takes the text, and
+// metadata a letter lost, back from the audit's document.
 func fitLetter(dl *DeadLetter, limit int) ([]byte, error) {
 	c := *dl
 	var cut []string
@@ -190,9 +191,9 @@ func fitLetter(dl *DeadLetter, limit int) ([]byte, error) {
 	if err != nil || len(body) <= limit {
 		return body, err
 	}
-	if c.Job.Text != "" || len(c.Job.Metadata) > 0 {
-		c.Job.Text, c.Job.Metadata = "", nil
-		cut = append(cut, "inline document text and metadata left out (the audit store has the document)")
+	if c.Job.Text != "" {
+		c.Job.Text = ""
+		cut = append(cut, "inline document text left out (the audit store has the document)")
 		if body, err = encode(); err != nil || len(body) <= limit {
 			return body, err
 		}
@@ -211,7 +212,14 @@ func fitLetter(dl *DeadLetter, limit int) ([]byte, error) {
 	if body, err = encode(); err != nil || len(body) <= limit {
 		return body, err
 	}
-	return nil, fmt.Errorf("dead letter of job %s: %d bytes even without its attempts, over the server's max payload (%d bytes); raise max_payload", c.Job.JobID, len(body), limit+letterHeadroom)
+	if len(c.Job.Metadata) > 0 {
+		c.Job.Metadata = nil
+		cut = append(cut, "metadata left out (the audit store has the document's)")
+		if body, err = encode(); err != nil || len(body) <= limit {
+			return body, err
+		}
+	}
+	return nil, fmt.Errorf("dead letter of job %s: %d bytes even without its text, attempts and metadata, over the server's max payload (%d bytes); raise max_payload", c.Job.JobID, len(body), limit+letterHeadroom)
 }
 
 // capText keeps the first and last LetterRawCap/2 bytes of s (on character

@@ -320,7 +320,8 @@ func TestPoolNames(t *testing.T) {
 // TestDeadLettersFitMaxPayload: a letter over the server's max payload (8
 // MiB here) was refused, and its job never became final. Raw answers are
 // capped per attempt, keeping head and tail; a letter still too large
-// loses its inline text and then its attempts, and says so.
+// loses its inline text, then its attempts, then (last) its metadata, and
+// says so.
 func TestDeadLettersFitMaxPayload(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -330,26 +331,32 @@ func TestDeadLettersFitMaxPayload(t *testing.T) {
 	for i := range many {
 		many[i] = llm.Attempt{N: i + 1, Raw: strings.Repeat("y", 64<<10)}
 	}
+	meta := json.RawMessage(`{"customer":"ACME"}`)
+	hugeMeta := json.RawMessage(`{"notes":"` + strings.Repeat("m", 9<<20) + `"}`)
 	tests := []struct {
 		name        string
 		text        string
+		meta        json.RawMessage
 		attempts    []llm.Attempt
 		wantTrimmed []string
+		wantMeta    bool // the letter keeps the metadata
 		wantRaw     bool // the letter keeps the attempts, capped
 	}{
-		{"small letter untouched", "text", []llm.Attempt{{N: 1, Raw: "{"}}, nil, true},
-		{"20 MB answer", "text", []llm.Attempt{{N: 1, Raw: huge, Value: json.RawMessage(`[` + strings.Repeat(`1,`, 20000) + `1]`)}},
-			[]string{"1 raw answer cut", "1 value over", "extractq history doc-20"}, true},
-		{"64 MiB inline document", strings.Repeat("d", 64<<20), []llm.Attempt{{N: 1, Raw: "{"}},
-			[]string{"inline document text and metadata left out"}, true},
-		{"too many attempts", "text", many, []string{"600 raw answers cut", "minimal letter: 600 attempts left out", "job "}, false},
+		{"small letter untouched", "text", meta, []llm.Attempt{{N: 1, Raw: "{"}}, nil, true, true},
+		{"20 MB answer", "text", meta, []llm.Attempt{{N: 1, Raw: huge, Value: json.RawMessage(`[` + strings.Repeat(`1,`, 20000) + `1]`)}},
+			[]string{"1 raw answer cut", "1 value over", "extractq history doc-20"}, true, true},
+		{"64 MiB inline document", strings.Repeat("d", 64<<20), meta, []llm.Attempt{{N: 1, Raw: "{"}},
+			[]string{"inline document text left out"}, true, true},
+		{"9 MiB metadata", "text", hugeMeta, []llm.Attempt{{N: 1, Raw: "{"}},
+			[]string{"inline document text left out", "minimal letter: 1 attempt left out", "metadata left out"}, false, false},
+		{"too many attempts", "text", meta, many, []string{"600 raw answers cut", "minimal letter: 600 attempts left out", "job "}, true, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			env := envelope("doc-"+strings.Fields(tc.name)[0], "m")
 			env.Resubmission = tc.name // a job id per case: letters are deduplicated by it
 			env.Seal(tc.text)
-			env.Text = tc.text
+			env.Text, env.Metadata = tc.text, tc.meta
 			failed := &jobs.ChunkFailure{Index: 2, Of: 5, Start: 100, End: 150, Reason: "no JSON"}
 			dl := &jobs.DeadLetter{Job: *env, Deliveries: 1, Result: llm.Result{Outcome: llm.OutcomeExhausted, Reason: "still invalid", Attempts: tc.attempts},
 				ChunkFailure: failed}
@@ -368,6 +375,9 @@ func TestDeadLettersFitMaxPayload(t *testing.T) {
 				if !strings.Contains(l.Trimmed, w) {
 					t.Errorf("trimmed = %q, want it to say %q", l.Trimmed, w)
 				}
+			}
+			if got := len(l.Job.Metadata) > 0; got != tc.wantMeta || got && string(l.Job.Metadata) != string(tc.meta) {
+				t.Errorf("letter's metadata is %d bytes, want it kept %v", len(l.Job.Metadata), tc.wantMeta)
 			}
 			if len(tc.wantTrimmed) == 0 && l.Trimmed != "" {
 				t.Errorf("trimmed = %q for a letter that fits", l.Trimmed)

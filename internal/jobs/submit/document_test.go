@@ -108,8 +108,13 @@ func TestResubmitDocumentFromDLQ(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A worker gave up on it; the letter trimmed its inline text.
-	env.Text = ""
+	// A worker gave up on it; the letter trimmed its inline text and its
+	// metadata (a letter over the server's max payload).
+	meta := env.Metadata
+	if len(meta) < 10 {
+		t.Fatalf("the job's metadata is %q: the test needs some", meta)
+	}
+	env.Text, env.Metadata = "", nil
 	w, err := e.store.NewWriter(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -138,6 +143,13 @@ func TestResubmitDocumentFromDLQ(t *testing.T) {
 	}
 	if again.Text != "One.Two." || again.DocumentHash != jobs.HashBytes(original) || again.Original == nil || len(again.Pages) != 2 {
 		t.Errorf("resubmitted job %+v: want its text, its original's hash, its original and its pages", again)
+	}
+	var got, want map[string]any
+	if err := json.Unmarshal(meta, &want); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(again.Metadata, &got); err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("resubmitted job's metadata %s (%v), want %s, as submitted (the audit's document has it)", again.Metadata, err, meta)
 	}
 }
 

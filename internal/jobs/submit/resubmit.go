@@ -190,7 +190,7 @@ func (s *Submitter) resubmitDLQ(ctx context.Context, st ResubmitStore, req Resub
 		var seqs []uint64
 		for _, l := range page {
 			env := l.Job
-			if err := env.Validate(); err != nil {
+			if err := letterJobErr(l); err != nil {
 				sum.Rejected = append(sum.Rejected, Rejection{ID: env.DocumentID, Source: fmt.Sprintf("dlq:%d", l.Seq), Reason: "cannot resubmit: " + err.Error()})
 				continue
 			}
@@ -242,6 +242,18 @@ func (s *Submitter) resubmitDLQ(ctx context.Context, st ResubmitStore, req Resub
 	return sum, nil
 }
 
+// letterJobErr is Validate of a dead letter's job. A letter trimmed to fit
+// the server's max payload (DeadLetter.Trimmed) may carry no text, inline
+// or by reference: letterText takes it from the audit, so its absence is
+// no fault there.
+func letterJobErr(l *jobs.Letter) error {
+	env := l.Job
+	if l.Trimmed != "" && env.Text == "" && env.TextRef == nil && env.Original == nil {
+		env.Text = "(left out of the letter)" // a copy: stands in for the text letterText finds
+	}
+	return env.Validate()
+}
+
 // letterText finds a dead letter's document: inline, in the object store,
 // or in the audit store, which keeps every text a document has had; it
 // must hash to what was submitted. A letter of a text the document has
@@ -269,6 +281,7 @@ func (s *Submitter) letterText(ctx context.Context, st ResubmitStore, docs *jobs
 		d, derr := st.DocumentVersion(ctx, env.DocumentID, env.DocumentHash)
 		if derr == nil {
 			storedDocument(env, d)
+			letterMetadata(env, d)
 			return d.Text, "", nil
 		}
 		if !errors.Is(derr, audit.ErrNotFound) {
@@ -294,12 +307,23 @@ func (s *Submitter) letterText(ctx context.Context, st ResubmitStore, docs *jobs
 			return "", "", fmt.Errorf("document text not found (%v; %v)", err, derr)
 		}
 		text = d.Text
+		letterMetadata(env, d)
 	}
 	if !matches(text) {
 		return "", "", fmt.Errorf("document %s: the text found does not match the hash it was submitted with (sha256 %.12s…): submit it again", env.DocumentID, env.DocumentHash)
 	}
 	env.Text, env.TextRef = "", nil
 	return text, "", nil
+}
+
+// letterMetadata gives env, a dead letter trimmed to fit the server's max
+// payload (jobs.DeadLetter.Trimmed), back the metadata the letter left
+// out, from d, the document the audit stored for it: the same metadata,
+// recorded at submit. A letter's own metadata is kept.
+func letterMetadata(env *jobs.Envelope, d *audit.Document) {
+	if len(env.Metadata) == 0 && len(d.Metadata) > 0 && string(d.Metadata) != "{}" {
+		env.Metadata = d.Metadata
+	}
 }
 
 // storedDocument makes env, a dead letter of a document a reader made, the

@@ -435,3 +435,57 @@ func TestResubmitRerunCountsWhatTheKilledOneQueued(t *testing.T) {
 		t.Fatalf("r1 after the rerun: %+v, %v; want 6 jobs (4 submitted, 2 resubmitted)", d, err)
 	}
 }
+
+// TestResubmitTrimmedLetter: a letter trimmed to fit the server's max
+// payload (jobs.DeadLetter.Trimmed: 600 attempts here) carries no inline
+// text, and was refused as an invalid job; it is resubmitted with the
+// text the audit stored at submit, and with its metadata, which a letter
+// leaves out last of all (this one carries none).
+func TestResubmitTrimmedLetter(t *testing.T) {
+	e := setup(t)
+	ctx := t.Context()
+	const text = "document with metadata"
+	meta := json.RawMessage(`{"customer":"ACME","batch":7}`)
+	if sum := e.submit(t, []submit.Doc{{ID: "m1", Source: "test", Text: text, Metadata: meta}}); sum.Queued != 1 {
+		t.Fatalf("submit: %+v", sum)
+	}
+	env := e.queued(t, 1)[0]
+	env.Metadata = nil
+	many := make([]llm.Attempt, 600) // capped at 16 KiB each: over any max payload here
+	for i := range many {
+		many[i] = llm.Attempt{N: i + 1, Raw: strings.Repeat("y", 64<<10)}
+	}
+	dlq := jobs.NewDLQ(e.js)
+	seq, err := dlq.Publish(ctx, &jobs.DeadLetter{Job: *env, Result: llm.Result{Outcome: llm.OutcomeExhausted, Reason: "still invalid", Attempts: many}, WorkerID: "w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, err := dlq.Get(ctx, seq); err != nil || l.Job.Text != "" || l.Trimmed == "" {
+		t.Fatalf("letter %v: want one trimmed, without its text", err)
+	}
+	w, err := e.store.NewWriter(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close(ctx)
+	rec := record(env, llm.OutcomeExhausted, nil)
+	rec.DeadLetter = &audit.DeadLetter{Stream: jobs.DLQStream, Seq: seq, Reason: "still invalid"}
+	if err := w.Write(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := e.sub.Resubmit(ctx, e.store, submit.ResubmitRequest{FromDLQ: true, Run: "r1"})
+	if err != nil || sum.Queued != 1 || len(sum.Rejected) != 0 {
+		t.Fatalf("resubmit: %+v, %v; want the document queued again", sum, err)
+	}
+	again := e.queued(t, 2)[1]
+	if got, err := jobs.NewDocuments(e.js).Text(ctx, again); err != nil || got != text {
+		t.Errorf("resubmitted text %q, %v; want %q", got, err, text)
+	}
+	var got, want map[string]any
+	if err := json.Unmarshal(meta, &want); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(again.Metadata, &got); err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("resubmitted metadata %s (%v), want %s", again.Metadata, err, meta)
+	}
+}
