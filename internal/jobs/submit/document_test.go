@@ -120,15 +120,7 @@ func TestResubmitDocumentFromDLQ(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close(ctx)
-	seq, err := jobs.NewDLQ(e.js).Publish(ctx, &jobs.DeadLetter{Job: *env, Result: llm.Result{Outcome: llm.OutcomeExhausted, Reason: "still invalid"}, WorkerID: "w"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := record(env, llm.OutcomeExhausted, nil)
-	rec.DeadLetter = &audit.DeadLetter{Stream: jobs.DLQStream, Seq: seq, Reason: "still invalid"}
-	if err := w.Write(ctx, rec); err != nil {
-		t.Fatal(err)
-	}
+	e.letter(t, w, env, nil)
 	sum, err := e.sub.Resubmit(ctx, e.store, submit.ResubmitRequest{FromDLQ: true, Run: "r1"})
 	if err != nil || sum.Queued != 1 || len(sum.Rejected) != 0 {
 		t.Fatalf("resubmit: %+v, %v; want the document queued again", sum, err)

@@ -139,12 +139,19 @@ func TestSubmit(t *testing.T) {
 // DLQ and its reference in the audit.
 func (e *env) deadLetter(t *testing.T, w *audit.GroupWriter, doc, text string) {
 	t.Helper()
-	ctx := context.Background()
 	env := &jobs.Envelope{DocumentID: doc, Run: "r1", Schema: e.v1, Provider: "openai:gpt-4o-mini", Model: "gpt-4o-mini", Pool: "openai_gpt-4o-mini",
 		Options: jobs.Options{MaxReasks: new(1), Chunking: "300"}, SubmittedAt: time.Now()}
 	env.Seal(text)
 	env.Text = text
-	seq, err := jobs.NewDLQ(e.js).Publish(ctx, &jobs.DeadLetter{Job: *env, Result: llm.Result{Outcome: llm.OutcomeExhausted, Reason: "still invalid"}, WorkerID: "w"})
+	e.letter(t, w, env, nil)
+}
+
+// letter publishes env's dead letter with attempts, and records it in the
+// audit as a worker does; it returns the letter's sequence.
+func (e *env) letter(t *testing.T, w *audit.GroupWriter, env *jobs.Envelope, attempts []llm.Attempt) uint64 {
+	t.Helper()
+	ctx := context.Background()
+	seq, err := jobs.NewDLQ(e.js).Publish(ctx, &jobs.DeadLetter{Job: *env, Result: llm.Result{Outcome: llm.OutcomeExhausted, Reason: "still invalid", Attempts: attempts}, WorkerID: "w"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,6 +160,7 @@ func (e *env) deadLetter(t *testing.T, w *audit.GroupWriter, doc, text string) {
 	if err := w.Write(ctx, rec); err != nil {
 		t.Fatal(err)
 	}
+	return seq
 }
 
 func record(env *jobs.Envelope, o llm.Outcome, value json.RawMessage) *audit.Record {
@@ -455,23 +463,14 @@ func TestResubmitTrimmedLetter(t *testing.T) {
 	for i := range many {
 		many[i] = llm.Attempt{N: i + 1, Raw: strings.Repeat("y", 64<<10)}
 	}
-	dlq := jobs.NewDLQ(e.js)
-	seq, err := dlq.Publish(ctx, &jobs.DeadLetter{Job: *env, Result: llm.Result{Outcome: llm.OutcomeExhausted, Reason: "still invalid", Attempts: many}, WorkerID: "w"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if l, err := dlq.Get(ctx, seq); err != nil || l.Job.Text != "" || l.Trimmed == "" {
-		t.Fatalf("letter %v: want one trimmed, without its text", err)
-	}
 	w, err := e.store.NewWriter(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close(ctx)
-	rec := record(env, llm.OutcomeExhausted, nil)
-	rec.DeadLetter = &audit.DeadLetter{Stream: jobs.DLQStream, Seq: seq, Reason: "still invalid"}
-	if err := w.Write(ctx, rec); err != nil {
-		t.Fatal(err)
+	seq := e.letter(t, w, env, many)
+	if l, err := jobs.NewDLQ(e.js).Get(ctx, seq); err != nil || l.Job.Text != "" || l.Trimmed == "" {
+		t.Fatalf("letter %v: want one trimmed, without its text", err)
 	}
 	sum, err := e.sub.Resubmit(ctx, e.store, submit.ResubmitRequest{FromDLQ: true, Run: "r1"})
 	if err != nil || sum.Queued != 1 || len(sum.Rejected) != 0 {
