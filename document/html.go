@@ -369,6 +369,10 @@ func (hw *htmlWriter) flush() {
 	hw.inline.Reset()
 	if hw.pre == 0 {
 		s = collapseSpace(joinSegments(s))
+	} else {
+		// A list item's blocks inside <pre> (<li><p>a</p><p>b</p>…) left
+		// their ends here: spaces, as before hardSpace.
+		s = strings.ReplaceAll(s, hardSpace, " ")
 	}
 	hw.w.block(s)
 }

@@ -35,6 +35,15 @@ func TestHTMLSegmentBreaks(t *testing.T) {
 	if d.Meta.Title != "属性の設定" {
 		t.Errorf("title %q, want 属性の設定", d.Meta.Title)
 	}
+	// A list item's paragraphs inside <pre>, flushed by a block in an
+	// inline element: their ends stay spaces, never hardSpace's form feed.
+	d, err = ReadBytes(t.Context(), []byte("<html><body><pre><ul><li><p>a</p><p>c</p><span><div>b</div></span></li></ul></pre></body></html>"), Options{Format: "html"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Text != "a  c\n\nb" {
+		t.Errorf("text %q, want %q", d.Text, "a  c\n\nb")
+	}
 }
 
 // TestHTMLNoframes: a frameset's <noframes> content (xfig-doc's manual:
