@@ -170,7 +170,17 @@ func FuzzHTML(f *testing.F) {
 	fuzzSeeds(f, []string{"page.html"},
 		"<!doctype html><table><tr><td><table><tr><td>x</td></tr></table></td></tr></table>",
 		"\xff\xfe<\x00h\x00t\x00m\x00l\x00>\x00", "<html><body><ol start=-3><li><ul><li>a</ul></ol><pre>x\n y</pre>")
-	f.Fuzz(func(t *testing.T, b []byte) { fuzzRead(t, "html", b) })
+	f.Fuzz(func(t *testing.T, b []byte) {
+		fuzzRead(t, "html", b)
+		// hardSpace is the reader's own mark: a form feed in the text comes
+		// from the page (a byte, or a reference such as &#12;) or not at all.
+		if bytes.ContainsAny(b, "\f&") {
+			return
+		}
+		if d, err := ReadBytes(t.Context(), b, Options{Format: "html", Limits: fuzzLimits}); err == nil && strings.Contains(d.Text, hardSpace) {
+			t.Fatalf("a form feed in the text of a page without one: %q", d.Text)
+		}
+	})
 }
 
 func FuzzEML(f *testing.F) {
