@@ -27,6 +27,8 @@ func init() {
 		Name:       "eml",
 		MediaType:  "message/rfc822",
 		Extensions: []string{".eml", ".msg822", ".mht", ".mhtml"},
+		// 5: HTML bodies through html/5 (a list item's code and tables
+		// keep their lines).
 		// 4: HTML bodies through html/4 (html/3 and 4: line breaks
 		// between Chinese or Japanese characters are no spaces).
 		// 3: a winmail.dat's body and attachments (TNEF) are the message's;
@@ -34,7 +36,7 @@ func init() {
 		// files are read from inside; a large picture the HTML body shows
 		// inline (a photographed receipt) is an attachment.
 		// 2: text attachments in their declared charset.
-		Version:  "4",
+		Version:  "5",
 		Match:    matchEML,
 		Priority: 60,
 		Decoder:  DecoderFunc(decodeEML),

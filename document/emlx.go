@@ -15,7 +15,7 @@ import (
 // is read as it is there.
 
 func init() {
-	Register(Format{Name: "emlx", MediaType: "message/rfc822", Extensions: []string{".emlx"}, Version: "2", // 2: the message through eml/4
+	Register(Format{Name: "emlx", MediaType: "message/rfc822", Extensions: []string{".emlx"}, Version: "3", // 2: the message through eml/4; 3: through eml/5
 		Match: func(head []byte, r io.ReaderAt, size int64) bool {
 			n, rest, ok := emlxLength(head)
 			if !ok || !matchEML(rest, r, size) {

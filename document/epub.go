@@ -13,7 +13,7 @@ func init() {
 		Name:       "epub",
 		MediaType:  "application/epub+zip",
 		Extensions: []string{".epub"},
-		Version:    "3", // 2: chapters through html/2; 3: through html/4
+		Version:    "4", // 2: chapters through html/2; 3: through html/4; 4: through html/5
 		Match: func(head []byte, r io.ReaderAt, size int64) bool {
 			a := zipMatch(head, r, size)
 			return odfMimetype(context.Background(), a) == "application/epub+zip" || (a != nil && a.has("META-INF/container.xml") && !a.has("mimetype"))

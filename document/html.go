@@ -21,7 +21,7 @@ func init() {
 		Name:       "html",
 		MediaType:  "text/html",
 		Extensions: []string{".html", ".htm", ".xhtml", ".xht", ".shtml"},
-		Version:    "4", // 2: self-closed raw-text elements (<iframe/>) end where they stand; fragments and CGI headers; 3: a line break between two Chinese or Japanese characters is no space (CSS Text 3 segment breaks), <noframes> markup read as markup; 4: such a break next to an inline tag too (漢字<b>\n漢字</b>)
+		Version:    "5", // 2: self-closed raw-text elements (<iframe/>) end where they stand; fragments and CGI headers; 3: a line break between two Chinese or Japanese characters is no space (CSS Text 3 segment breaks), <noframes> markup read as markup; 4: such a break next to an inline tag too (漢字<b>\n漢字</b>); 5: code, tables, headings and lists in a list item keep their lines, a manual's Prev/Next navigation blocks (rel, accesskey) dropped, a fragment that starts with a table or closes its first HTML-only tag is HTML
 		Match:      matchHTML,
 		Priority:   50,
 		Decoder:    DecoderFunc(decodeHTML),
@@ -60,7 +60,33 @@ func matchHTML(head []byte, _ io.ReaderAt, _ int64) bool {
 			n++
 		}
 	}
-	return n >= 2
+	if n >= 2 {
+		return true
+	}
+	// A fragment that starts with an element only HTML has and closes it
+	// (a snippet a page loads into itself: "<p><strong>Loaded via
+	// ajax.</strong></p>"), or with a table of HTML's rows and cells (an
+	// index of files generated into a page, bash's examples/INDEX.html).
+	// XML vocabularies' tables use <row> and <entry>, and their documents
+	// start with their root or <?xml. A .txt file that starts so is still
+	// text: the name's extension breaks the tie (Detect).
+	for _, t := range fragmentTags {
+		name := strings.TrimSpace(strings.TrimSuffix(strings.Fields(t[1:])[0], ">"))
+		if name != "br" && name != "br/" && bytes.HasPrefix(h, []byte(t)) && bytes.Contains(h, []byte("</"+name+">")) {
+			return true
+		}
+	}
+	return bytes.HasPrefix(h, []byte("<table")) && containsAny(h, "<tr>", "<tr ") && containsAny(h, "<td>", "<td ", "<th>", "<th ")
+}
+
+// containsAny reports whether b holds one of subs.
+func containsAny(b []byte, subs ...string) bool {
+	for _, s := range subs {
+		if bytes.Contains(b, []byte(s)) {
+			return true
+		}
+	}
+	return false
 }
 
 // fragmentTags are start tags of elements only HTML has.
@@ -124,6 +150,7 @@ func htmlDocument(b []byte, contentType string, lim Limits, mainOnly bool) (*Doc
 	}
 	start := body
 	if mainOnly {
+		hideNavBlocks(body)
 		start = mainContent(body)
 	}
 	w := newTextWriter(lim)
@@ -307,6 +334,107 @@ func attrOK(n *html.Node, key string) (string, bool) {
 	return "", false
 }
 
+// navRels are the link types (HTML 4's and HTML's rel values) that name
+// a page's place in a series of pages: next, previous, up, the first, the
+// contents, the index.
+var navRels = map[string]bool{"prev": true, "previous": true, "next": true, "up": true, "first": true, "last": true,
+	"start": true, "begin": true, "end": true, "top": true, "home": true, "contents": true, "toc": true, "index": true}
+
+// navLink reports whether n is a link that moves through the pages of a
+// manual: its rel is one of navRels, or it has a keyboard shortcut
+// (accesskey: "p", "n", "u" on DocBook's and makeinfo's Prev, Next, Up).
+func navLink(n *html.Node) bool {
+	if n.Type != html.ElementNode || n.DataAtom != atom.A {
+		return false
+	}
+	if _, ok := attrOK(n, "href"); !ok {
+		return false
+	}
+	if strings.TrimSpace(htmlAttr(n, "accesskey")) != "" {
+		return true
+	}
+	for _, r := range strings.Fields(strings.ToLower(htmlAttr(n, "rel"))) {
+		if navRels[r] {
+			return true
+		}
+	}
+	return false
+}
+
+// navBlockText bounds the text outside the links of a navigation block:
+// the titles of the pages it links to ("Chapter 21. Client
+// Authentication"), not a paragraph.
+const navBlockText = 200
+
+// hideNavBlocks marks hidden the blocks that only move through a manual's
+// pages, as a reader view drops them: DocBook's navigation header and
+// footer (a table of Prev, Up, Home, Next and the neighbours' titles),
+// makeinfo's panel above each node ("Next: …, Previous: …, Up: …
+// [Contents][Index]"), repeated on every page or before every section
+// and no part of its text. Such a block is the nearest paragraph, list,
+// table or division around a link of navRels or with an accesskey,
+// holding at least two such links, no other link and little other text;
+// the page's elements (<body>, <main>, <article>) are never one.
+func hideNavBlocks(body *html.Node) {
+	seen := map[*html.Node]bool{}
+	for a := range body.Descendants() {
+		if !navLink(a) {
+			continue
+		}
+		var blk *html.Node
+		for p := a.Parent; p != nil && p != body; p = p.Parent {
+			if p.Type == html.ElementNode && (p.DataAtom == atom.P || p.DataAtom == atom.Div || p.DataAtom == atom.Table ||
+				p.DataAtom == atom.Ul || p.DataAtom == atom.Ol || p.DataAtom == atom.Center) {
+				blk = p
+				break
+			}
+			if p.DataAtom == atom.Main || p.DataAtom == atom.Article || p.DataAtom == atom.Section {
+				break
+			}
+		}
+		if blk == nil || seen[blk] {
+			continue
+		}
+		seen[blk] = true
+		if navBlock(blk) {
+			// hidden, as the page could have said itself: skipped drops
+			// it wherever it is looked at (mainContent, the writer).
+			blk.Attr = append(blk.Attr, html.Attribute{Key: "hidden"})
+		}
+	}
+}
+
+// navBlock reports whether n holds two links of navLink or more, no other
+// link and at most navBlockText bytes of other text.
+func navBlock(n *html.Node) bool {
+	nav, other := 0, 0
+	var walk func(*html.Node, bool) bool
+	walk = func(c *html.Node, inLink bool) bool {
+		switch {
+		case c.Type == html.TextNode && !inLink:
+			other += len(strings.Join(strings.Fields(c.Data), ""))
+			if other > navBlockText {
+				return false
+			}
+		case c.Type == html.ElementNode && c.DataAtom == atom.A:
+			if _, ok := attrOK(c, "href"); ok {
+				if !navLink(c) {
+					return false
+				}
+				nav++
+				inLink = true
+			}
+		}
+		for d := c.FirstChild; d != nil; d = d.NextSibling {
+			if !walk(d, inLink) {
+				return false
+			}
+		}
+		return true
+	}
+	return walk(n, false) && nav >= 2
+}
+
 // mainContent picks the page's main content as a reader view does: the
 // largest <main>, <article> or role=main element when it holds most of the
 // page's visible text, else the whole body (so that a page without such
@@ -353,6 +481,9 @@ type htmlWriter struct {
 	lists  []int // per open list: next number, or -1 for bullets
 	// noframes is set while a <noframes> element's markup is read.
 	noframes bool
+	// prefix is a list item's marker waiting for the item's first line,
+	// when that line is a block of its own (code, a heading, a row).
+	prefix string
 }
 
 // blockAtoms end the running line before and after them.
@@ -373,6 +504,9 @@ func (hw *htmlWriter) flush() {
 		// A list item's blocks inside <pre> (<li><p>a</p><p>b</p>…) left
 		// their ends here: spaces, as before hardSpace.
 		s = strings.ReplaceAll(s, hardSpace, " ")
+	}
+	if hw.prefix != "" && strings.TrimSpace(s) != "" {
+		s = hw.takePrefix() + strings.TrimLeft(s, "\n")
 	}
 	hw.w.block(s)
 }
@@ -485,6 +619,9 @@ func (hw *htmlWriter) endList() {
 func (hw *htmlWriter) flushLine() {
 	s := collapseSpace(joinSegments(hw.inline.String()))
 	hw.inline.Reset()
+	if hw.prefix != "" && strings.TrimSpace(s) != "" {
+		s = hw.takePrefix() + s
+	}
 	hw.w.line(s)
 }
 
@@ -504,6 +641,25 @@ func (hw *htmlWriter) item(n *html.Node) {
 			hw.node(c)
 			continue
 		}
+		if c.Type == html.ElementNode && blockAtoms[c.DataAtom] && holdsStructure(c) {
+			// Code, a table, a heading or a list inside an item (a step's
+			// command, a javadoc member's summary table) keeps its lines
+			// and rows: flattened onto the item's line, ">>> x" and its
+			// output, or a table's rows, ran together. The marker goes on
+			// the first line written when the item has no text before it.
+			if strings.TrimSpace(hw.inline.String()) != "" {
+				hw.itemLine(indent, &marker)
+			} else {
+				hw.inline.Reset()
+				hw.prefix = indent + marker + " "
+			}
+			hw.node(c)
+			if hw.prefix == "" {
+				marker = strings.Repeat(" ", len(marker))
+			}
+			hw.prefix = ""
+			continue
+		}
 		if c.Type == html.ElementNode && blockAtoms[c.DataAtom] {
 			// A paragraph inside an item stays on the item's line.
 			inlineText(&hw.inline, c)
@@ -515,12 +671,46 @@ func (hw *htmlWriter) item(n *html.Node) {
 	hw.itemLine(indent, &marker)
 }
 
+// structureAtoms are the elements whose lines or rows a list item's text
+// keeps: flattened onto the item's line they would run together.
+var structureAtoms = map[atom.Atom]bool{
+	atom.Pre: true, atom.Table: true, atom.Ul: true, atom.Ol: true, atom.Dl: true,
+	atom.H1: true, atom.H2: true, atom.H3: true, atom.H4: true, atom.H5: true, atom.H6: true,
+}
+
+// holdsStructure reports whether n is or holds, visibly, an element of
+// structureAtoms.
+func holdsStructure(n *html.Node) bool {
+	if skipped(n) {
+		return false
+	}
+	if n.Type == html.ElementNode && structureAtoms[n.DataAtom] {
+		return true
+	}
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if holdsStructure(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// takePrefix returns the pending list marker (see item) and clears it.
+func (hw *htmlWriter) takePrefix() string {
+	p := hw.prefix
+	hw.prefix = ""
+	return p
+}
+
 func (hw *htmlWriter) itemLine(indent string, marker *string) {
 	s := collapseSpace(joinSegments(hw.inline.String()))
 	hw.inline.Reset()
 	if s == "" {
 		return
 	}
+	// An outer item's marker still pending (its first line a nested
+	// list's) is dropped, as for a list nested first in an item.
+	hw.prefix = ""
 	hw.w.line(indent + *marker + " " + s)
 	*marker = strings.Repeat(" ", len(*marker))
 }
@@ -582,7 +772,7 @@ func (hw *htmlWriter) table(n *html.Node) {
 			inlineText(&cell, td)
 			texts[i] = joinSegments(cell.String())
 		}
-		hw.w.row("", texts)
+		hw.w.row(hw.takePrefix(), texts)
 	}
 	if cap := findElement(n, atom.Caption); cap != nil && closestTable(cap) == n {
 		hw.w.line(collapseSpace(nodeText(cap)))

@@ -19,6 +19,7 @@ func init() {
 		Name:       "ole",
 		MediaType:  "application/x-ole-storage",
 		Extensions: []string{".doc", ".dot", ".msg", ".xls", ".ppt", ".docx", ".xlsx", ".pptx"},
+		// 9: an Outlook .msg's HTML body through html/5.
 		// 8: an Outlook .msg's HTML body through html/4.
 		// 7: the objects embedded in a Word .doc (ObjectPool), an Excel
 		// .xls (MBD storages) or a PowerPoint .ppt (ExOleObjStg records),
@@ -43,7 +44,7 @@ func init() {
 
 // oleVersion is the "ole" reader's version, also given to attached
 // messages read in place.
-const oleVersion = "8"
+const oleVersion = "9"
 
 // oleMagic starts a Compound File (OLE2): legacy Office files, Outlook
 // messages, and the wrapper Office puts around a password-protected

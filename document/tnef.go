@@ -18,7 +18,7 @@ func init() {
 		Name:       "tnef",
 		MediaType:  "application/vnd.ms-tnef",
 		Extensions: []string{".tnef", ".dat"},
-		Version:    "2", // 2: HTML bodies through html/4
+		Version:    "3", // 2: HTML bodies through html/4; 3: through html/5
 		Match:      func(head []byte, _ io.ReaderAt, _ int64) bool { return bytes.HasPrefix(head, tnefMagic) },
 		Priority:   90,
 		Decoder:    DecoderFunc(decodeTNEF),

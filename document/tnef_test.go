@@ -193,7 +193,7 @@ func TestTNEFFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Format != "tnef" || d.MediaType != "application/vnd.ms-tnef" || d.Reader.String() != "tnef/2" {
+	if d.Format != "tnef" || d.MediaType != "application/vnd.ms-tnef" || d.Reader.String() != "tnef/3" {
 		t.Errorf("read as %s %s %s", d.Format, d.MediaType, d.Reader)
 	}
 	if d.Text != memoText || len(d.Warnings) > 0 {
