@@ -401,6 +401,11 @@ type Format struct {
 	// first bytes (up to 8 KiB); r and size give the whole input for
 	// container formats that must look inside (a zip's parts).
 	Match func(head []byte, r io.ReaderAt, size int64) bool
+	// MatchNamed, when set, is a weaker check than Match that is enough
+	// for an input whose name ends in one of Extensions: a page saved as a
+	// fragment (one table, one paragraph) is HTML when it is called .html,
+	// and rather text when nothing names it.
+	MatchNamed func(head []byte) bool
 	// Priority orders matching: higher goes first (a DOCX is a zip, so the
 	// zip-based formats go before any generic one). Text, the catch-all,
 	// has the lowest.
@@ -454,8 +459,9 @@ func lookup(name string) (Format, bool) {
 const headSize = 8 << 10
 
 // Detect names the format of the input: by content first, the name's
-// extension breaking ties between formats whose content matches alike. It
-// returns "" when nothing matches (then the input is an unknown binary).
+// extension breaking ties between formats whose content matches alike (or
+// making a format's MatchNamed enough). It returns "" when nothing
+// matches (then the input is an unknown binary).
 func Detect(r io.ReaderAt, size int64, name string) string {
 	head := make([]byte, min(size, headSize))
 	n, _ := r.ReadAt(head, 0)
@@ -463,10 +469,14 @@ func Detect(r io.ReaderAt, size int64, name string) string {
 	ext := strings.ToLower(filepath.Ext(name))
 	var first string
 	for _, f := range Formats() {
+		named := ext != "" && slices.Contains(f.Extensions, ext)
 		if !f.Match(head, r, size) {
+			if named && f.MatchNamed != nil && f.MatchNamed(head) {
+				return f.Name
+			}
 			continue
 		}
-		if ext != "" && slices.Contains(f.Extensions, ext) {
+		if named {
 			return f.Name
 		}
 		if first == "" {

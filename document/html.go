@@ -23,14 +23,16 @@ func init() {
 		Extensions: []string{".html", ".htm", ".xhtml", ".xht", ".shtml"},
 		Version:    "5", // 2: self-closed raw-text elements (<iframe/>) end where they stand; fragments and CGI headers; 3: a line break between two Chinese or Japanese characters is no space (CSS Text 3 segment breaks), <noframes> markup read as markup; 4: such a break next to an inline tag too (漢字<b>\n漢字</b>); 5: code, tables, headings and lists in a list item keep their lines, a manual's Prev/Next navigation blocks (rel, accesskey) dropped, a fragment that starts with a table or closes its first HTML-only tag is HTML
 		Match:      matchHTML,
+		MatchNamed: matchHTMLNamed,
 		Priority:   50,
 		Decoder:    DecoderFunc(decodeHTML),
 	})
 }
 
-// matchHTML recognises a page by its first markup: a doctype, an <html>,
-// <head> or <body> tag, or an XHTML document, in any BOM-marked encoding.
-func matchHTML(head []byte, _ io.ReaderAt, _ int64) bool {
+// htmlHead is the start of a page as the matchers read it: decoded from
+// UTF-16 when a BOM says so, without a BOM, leading white space or a CGI
+// header, in lower case; nil when it does not start with a tag.
+func htmlHead(head []byte) []byte {
 	if e, name, _ := charset.DetermineEncoding(head, ""); name == "utf-16le" || name == "utf-16be" {
 		if s, err := e.NewDecoder().Bytes(head[:len(head)&^1]); err == nil {
 			head = s
@@ -39,6 +41,16 @@ func matchHTML(head []byte, _ io.ReaderAt, _ int64) bool {
 	h := bytes.ToLower(bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")), " \t\r\n"))
 	h, _ = cutCGIHeader(h)
 	if len(h) == 0 || h[0] != '<' {
+		return nil
+	}
+	return h
+}
+
+// matchHTML recognises a page by its first markup: a doctype, an <html>,
+// <head> or <body> tag, or an XHTML document, in any BOM-marked encoding.
+func matchHTML(head []byte, _ io.ReaderAt, _ int64) bool {
+	h := htmlHead(head)
+	if h == nil {
 		return false
 	}
 	for _, p := range []string{"<!doctype html", "<html", "<head", "<body"} {
@@ -60,16 +72,24 @@ func matchHTML(head []byte, _ io.ReaderAt, _ int64) bool {
 			n++
 		}
 	}
-	if n >= 2 {
-		return true
+	return n >= 2
+}
+
+// matchHTMLNamed is html's Format.MatchNamed, for a file named as a page
+// (.html): a fragment that starts with an element only HTML has and
+// closes it (a snippet a page loads into itself: "<p><strong>Loaded via
+// ajax.</strong></p>"), or with a table of HTML's rows and cells (an
+// index of files generated into a page, bash's examples/INDEX.html).
+// XML vocabularies' tables use <row> and <entry>, and their documents
+// start with their root or <?xml. Without the name this is too little:
+// Markdown often starts with <div align="center">…</div>, and a text may
+// start with a tag.
+func matchHTMLNamed(head []byte) bool {
+	h := htmlHead(head)
+	if h == nil {
+		return false
 	}
-	// A fragment that starts with an element only HTML has and closes it
-	// (a snippet a page loads into itself: "<p><strong>Loaded via
-	// ajax.</strong></p>"), or with a table of HTML's rows and cells (an
-	// index of files generated into a page, bash's examples/INDEX.html).
-	// XML vocabularies' tables use <row> and <entry>, and their documents
-	// start with their root or <?xml. A .txt file that starts so is still
-	// text: the name's extension breaks the tie (Detect).
+	h = h[:min(len(h), 1024)]
 	for _, t := range fragmentTags {
 		name := strings.TrimSpace(strings.TrimSuffix(strings.Fields(t[1:])[0], ">"))
 		if name != "br" && name != "br/" && bytes.HasPrefix(h, []byte(t)) && bytes.Contains(h, []byte("</"+name+">")) {

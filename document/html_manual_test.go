@@ -1,6 +1,7 @@
 package document
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -132,6 +133,22 @@ func TestHTMLTableFragment(t *testing.T) {
 	}
 	if d.Format != "text" {
 		t.Errorf("notes.txt read as %s, want text", d.Format)
+	}
+	// Without a name that says HTML, a fragment is not enough: a README
+	// starting with <div align="center">…</div> is Markdown, read as text
+	// with its lines.
+	readme := "<div align=\"center\">\n<img src=\"logo.png\">\n</div>\n\n# Project\n\n- one\n- two\n"
+	for _, name := range []string{"", "README.md", "stdin"} {
+		d, err = ReadBytes(t.Context(), []byte(readme), Options{Name: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Format != "text" || !strings.Contains(d.Text, "- one\n- two") {
+			t.Errorf("%q read as %s: %q, want text with its lines", name, d.Format, d.Text)
+		}
+	}
+	if d, err = ReadBytes(t.Context(), []byte(readme), Options{Name: "README.html"}); err != nil || d.Format != "html" {
+		t.Errorf("README.html read as %v (%v), want html", d, err)
 	}
 	for _, x := range []string{
 		"<?xml version=\"1.0\"?>\n<article><table><tr><td>a</td></tr></table></article>",
