@@ -15,7 +15,7 @@ import (
 // text is such a block, its marker goes on that block's first line.
 func TestHTMLListItemBlocks(t *testing.T) {
 	t.Parallel()
-	tests := []struct{ name, body, want string }{
+	tests := []bodyText{
 		{"code after a step",
 			"<ul><li><p>the scope of an interactive prompt:</p>\n<div class=highlight><pre>&gt;&gt;&gt; __name__\n'__main__'\n</pre></div></li>\n" +
 				"<li><p>a file argument:</p><pre>$ python3 hello.py\nHello, world!</pre></li></ul>",
@@ -37,18 +37,7 @@ func TestHTMLListItemBlocks(t *testing.T) {
 			"<ul><li><p>One.</p><div class=paragraph><p>Two.</p></div></li></ul>",
 			"- One. Two."},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			d, err := ReadBytes(t.Context(), []byte("<html><body>"+tt.body+"</body></html>"), Options{Format: "html"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d.Text != tt.want {
-				t.Errorf("text\n%q\nwant\n%q", d.Text, tt.want)
-			}
-		})
-	}
+	bodyTexts(t, tests)
 }
 
 // TestHTMLNavBlocks: the blocks that move through a manual's pages are
@@ -62,7 +51,7 @@ func TestHTMLListItemBlocks(t *testing.T) {
 // titles' worth of text, is read.
 func TestHTMLNavBlocks(t *testing.T) {
 	t.Parallel()
-	tests := []struct{ name, body, want string }{
+	tests := []bodyText{
 		{"DocBook",
 			"<div class=navheader><table width=\"100%\" summary=\"Navigation header\"><tr><th colspan=5>21.10. LDAP Authentication</th></tr>" +
 				"<tr><td><a accesskey=p href=auth-peer.html>Prev</a> </td><td><a accesskey=u href=client-authentication.html>Up</a></td>" +
@@ -85,18 +74,7 @@ func TestHTMLNavBlocks(t *testing.T) {
 			"<p><a accesskey=p href=a.html>Prev</a> " + longSentence + " <a accesskey=n href=c.html>Next</a></p>",
 			"Prev " + longSentence + " Next"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			d, err := ReadBytes(t.Context(), []byte("<html><body>"+tt.body+"</body></html>"), Options{Format: "html"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d.Text != tt.want {
-				t.Errorf("text\n%q\nwant\n%q", d.Text, tt.want)
-			}
-		})
-	}
+	bodyTexts(t, tests)
 }
 
 const longSentence = "The planner estimates the cost of each plan from statistics gathered by ANALYZE, " +
@@ -158,5 +136,26 @@ func TestHTMLTableFragment(t *testing.T) {
 		if matchHTML([]byte(x), nil, 0) {
 			t.Errorf("%q matched as HTML", x)
 		}
+	}
+}
+
+// bodyText is a case of the HTML reader: a page's body and its text.
+type bodyText struct{ name, body, want string }
+
+// bodyTexts reads each case's body inside <html><body> as HTML, in a
+// parallel subtest named for it, and checks its text.
+func bodyTexts(t *testing.T, tests []bodyText) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			d, err := ReadBytes(t.Context(), []byte("<html><body>"+tt.body+"</body></html>"), Options{Format: "html"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Text != tt.want {
+				t.Errorf("text\n%q\nwant\n%q", d.Text, tt.want)
+			}
+		})
 	}
 }
