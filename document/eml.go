@@ -28,7 +28,8 @@ func init() {
 		MediaType:  "message/rfc822",
 		Extensions: []string{".eml", ".msg822", ".mht", ".mhtml"},
 		// 5: HTML bodies through html/5 (a list item's code and tables
-		// keep their lines).
+		// keep their lines); a part whose type has no subtype ("text")
+		// is text/plain, the body, not an attachment.
 		// 4: HTML bodies through html/4 (html/3 and 4: line breaks
 		// between Chinese or Japanese characters are no spaces).
 		// 3: a winmail.dat's body and attachments (TNEF) are the message's;
@@ -270,6 +271,13 @@ func (mr *mimeReader) part(h textproto.MIMEHeader, body io.Reader, depth int) er
 	}
 	ct := h.Get("Content-Type")
 	mediaType, params, err := mime.ParseMediaType(ct)
+	if err == nil && !strings.Contains(mediaType, "/") {
+		// A type without a subtype ("text; charset=us-ascii", as some
+		// ISPs' mailers write): syntactically invalid, so text/plain (RFC
+		// 2045 §5.2, as Python's email package reads it); its parameters
+		// still name the charset. It was an attachment, the body gone.
+		mediaType = "text/plain"
+	}
 	if err != nil || ct == "" {
 		mediaType, params = "text/plain", map[string]string{"charset": "us-ascii"}
 		if ct != "" {

@@ -439,6 +439,10 @@ func TestEMLDamaged(t *testing.T) {
 	tests := []struct{ name, msg, want string }{
 		{"no boundary", "From: a@example.com\r\nSubject: s\r\nContent-Type: multipart/mixed\r\n\r\nInvoice 42 is attached.\r\n", "Invoice 42 is attached."},
 		{"truncated", "From: a@example.com\r\nSubject: s\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Type: text/plain\r\n\r\nInvoice 43 is attached.\r\n--b\r\nContent-Type: application/pdf\r\nContent-Transfer-Encoding: base64\r\n\r\nJVBER", "Invoice 43 is attached."},
+		// Python's email test data, msg_14: "a drainbread ISP, which although
+		// big and wealthy can't seem to generate standard compliant email".
+		{"no subtype", "From: a@example.com\r\nSubject: s\r\nMIME-Version: 1.0\r\nContent-Type: text; charset=us-ascii\r\n\r\nInvoice 44 is due.\r\n", "Invoice 44 is due."},
+		{"no subtype in a part", "From: a@example.com\r\nSubject: s\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Type: text; charset=iso-8859-1\r\n\r\nFacture 45, d\xe9j\xe0 pay\xe9e.\r\n--b--\r\n", "Facture 45, déjà payée."},
 	}
 	for _, tc := range tests {
 		d, err := ReadBytes(t.Context(), []byte(tc.msg), Options{Name: tc.name + ".eml"})
@@ -450,6 +454,9 @@ func TestEMLDamaged(t *testing.T) {
 		}
 		if tc.name == "no boundary" && len(d.Warnings) == 0 {
 			t.Errorf("%s: no warning", tc.name)
+		}
+		if strings.HasPrefix(tc.name, "no subtype") && len(d.Attachments) != 0 {
+			t.Errorf("%s: %d attachments, want the body in the message's text", tc.name, len(d.Attachments))
 		}
 	}
 }

@@ -73,7 +73,7 @@ func TestHTMLNoframes(t *testing.T) {
 }
 
 // TestReadersFollowWhatTheyHold pins the versions of the readers whose own
-// text holds what the HTML or RTF reader makes of a part (an e-mail's
+// text holds what the HTML, RTF or e-mail reader makes of a part (an e-mail's
 // HTML body, an EPUB's chapters, an Outlook message's RTF body, a .docx's
 // HTML or RTF chunk): when the inner reader's output changes, theirs
 // does, and `resubmit --reread` must select their documents too. html/3
@@ -90,6 +90,9 @@ func TestReadersFollowWhatTheyHold(t *testing.T) {
 	}{
 		{"html", "5", map[string]string{"eml": "5", "emlx": "3", "epub": "4", "ole": "9", "tnef": "3", "docx": "7"}},
 		{"rtf", "1", map[string]string{"ole": "9", "tnef": "3", "docx": "7"}},
+		// An e-mail's MIME parts: an .emlx's message, a signed Outlook
+		// message's S/MIME entity, a .docx's MHT chunk.
+		{"eml", "5", map[string]string{"emlx": "3", "ole": "9", "docx": "7"}},
 	} {
 		if got[inner.name] != inner.version {
 			t.Errorf("the %s reader is %s/%s, this test knows %s/%s: bump the version of each of %v "+
