@@ -29,7 +29,8 @@ func init() {
 		Extensions: []string{".eml", ".msg822", ".mht", ".mhtml"},
 		// 5: HTML bodies through html/5 (a list item's code and tables
 		// keep their lines); a part whose type has no subtype ("text")
-		// is text/plain, the body, not an attachment.
+		// is text/plain, the body, not an attachment; the parts after
+		// one whose headers cannot be read are read.
 		// 4: HTML bodies through html/4 (html/3 and 4: line breaks
 		// between Chinese or Japanese characters are no spaces).
 		// 3: a winmail.dat's body and attachments (TNEF) are the message's;
@@ -261,6 +262,10 @@ type mimeReader struct {
 // maxMIMEDepth bounds multipart nesting: deeper is a crafted message.
 const maxMIMEDepth = 32
 
+// maxSkippedLines bounds the lines passed over after a part that cannot
+// be read, looking for the next boundary (multipart reads one a call).
+const maxSkippedLines = 100000
+
 // part reads one MIME entity.
 func (mr *mimeReader) part(h textproto.MIMEHeader, body io.Reader, depth int) error {
 	if err := context.Cause(mr.ctx); err != nil {
@@ -488,16 +493,29 @@ func textToUTF8(data []byte, label string) []byte {
 // is kept for the body and an HTML part only when there is no plain one.
 func (mr *mimeReader) multipart(mediaType, boundary string, body io.Reader, depth int) error {
 	r := multipart.NewReader(body, boundary)
+	skipped := 0 // lines passed over since a part that could not be read
 	for {
 		p, err := r.NextRawPart()
 		if err == io.EOF {
 			return nil
 		}
 		if err != nil {
-			// A truncated message keeps what was read so far.
-			mr.warnings = append(mr.warnings, fmt.Sprintf("%s: %v (the message is truncated or malformed; the parts before are kept)", mediaType, err))
-			return nil
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || skipped >= maxSkippedLines {
+				// A truncated message keeps what was read so far.
+				mr.warnings = append(mr.warnings, fmt.Sprintf("%s: %v (the message is truncated or malformed; the parts before are kept)", mediaType, err))
+				return nil
+			}
+			// A part whose headers cannot be read (a line without a
+			// colon, from a broken mailer) is skipped: each call reads on,
+			// a line at a time, to the next boundary, so the parts after it
+			// (the invoice attached after it) are still read. They were lost.
+			if skipped == 0 {
+				mr.warnings = append(mr.warnings, fmt.Sprintf("%s: a part skipped: %v (the parts after it are read)", mediaType, err))
+			}
+			skipped++
+			continue
 		}
+		skipped = 0
 		err = mr.part(p.Header, p, depth+1)
 		p.Close()
 		if err != nil {

@@ -459,4 +459,23 @@ func TestEMLDamaged(t *testing.T) {
 			t.Errorf("%s: %d attachments, want the body in the message's text", tc.name, len(d.Attachments))
 		}
 	}
+	// A part whose headers cannot be read (a line without a colon) is
+	// skipped with a warning; the text and the attachment after it are
+	// read. They were lost with it.
+	msg := "From: a@example.com\r\nSubject: s\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n" +
+		"--b\r\nContent-Type: text/plain\r\n\r\nSee the attached invoice.\r\n" +
+		"--b\r\nContent-Type: image/gif\r\nthis line has no colon\r\n\r\nGIF89a...\r\nmore\r\n\r\n" +
+		"--b\r\nContent-Type: text/csv; name=invoice.csv\r\nContent-Disposition: attachment; filename=invoice.csv\r\n\r\nitem,amount\r\nwidgets,46\r\n" +
+		"--b--\r\n"
+	d, err := ReadBytes(t.Context(), []byte(msg), Options{Name: "broken-part.eml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(d.Text, "See the attached invoice.") || len(d.Attachments) != 1 || d.Attachments[0].Name != "invoice.csv" ||
+		!strings.Contains(d.Attachments[0].Text, "widgets") {
+		t.Errorf("text %q, %d attachments; want the body and invoice.csv", d.Text, len(d.Attachments))
+	}
+	if len(d.Warnings) != 1 || !strings.Contains(d.Warnings[0], "a part skipped") {
+		t.Errorf("warnings %q, want one saying a part was skipped", d.Warnings)
+	}
 }
