@@ -509,6 +509,9 @@ func (mr *mimeReader) multipart(mediaType, boundary string, body io.Reader, dept
 			// colon, from a broken mailer) is skipped: each call reads on,
 			// a line at a time, to the next boundary, so the parts after it
 			// (the invoice attached after it) are still read. They were lost.
+			if err := context.Cause(mr.ctx); err != nil {
+				return err
+			}
 			if skipped == 0 {
 				mr.warnings = append(mr.warnings, fmt.Sprintf("%s: a part skipped: %v (the parts after it are read)", mediaType, err))
 			}
