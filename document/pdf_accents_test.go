@@ -69,7 +69,7 @@ func TestPDFSpacingAccents(t *testing.T) {
 			t.Parallel()
 			d := readPDF(t, makeContentPDF(tt.content, ""), document.Options{})
 			got := strings.Join(strings.Fields(pageText(d, 0)), " ")
-			inOrder(t, got, tt.want...)
+			document.InOrder(t, got, tt.want...)
 			for _, n := range tt.not {
 				if strings.Contains(got, n) {
 					t.Errorf("text %q holds %q", got, n)

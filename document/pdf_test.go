@@ -36,20 +36,6 @@ func pageText(d *document.Document, i int) string {
 	return d.Text[p.Start:p.End]
 }
 
-// inOrder fails unless each of want occurs in text after the one before
-// (the internal tests' inOrder, for this package's).
-func inOrder(t *testing.T, text string, want ...string) {
-	t.Helper()
-	rest := text
-	for _, w := range want {
-		i := strings.Index(rest, w)
-		if i < 0 {
-			t.Fatalf("text %q lacks %q after the text before it", text, w)
-		}
-		rest = rest[i+len(w):]
-	}
-}
-
 func TestPDFLayout(t *testing.T) {
 	t.Parallel()
 	left := lines(50, 700, "The left column starts here and", "runs on for a few lines of text", "until it ends with this line.")
