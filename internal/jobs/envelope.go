@@ -184,6 +184,12 @@ func (o Options) ExtractOptions() []extractq.Option {
 // straight to the dead-letter stream.
 var ErrEnvelope = errors.New("invalid job envelope")
 
+// ErrNoDocumentText is Validate's error (with ErrEnvelope) for a job that
+// carries no text, inline or by reference, and no original; Validate
+// returns it only when every other field is valid. A dead letter trimmed
+// to fit the server's max payload is such a job, its text in the audit.
+var ErrNoDocumentText = errors.New("no document text, text_ref or original")
+
 // HashText is the content hash extractq uses for documents: sha256, hex.
 func HashText(text string) string {
 	var dst [2 * sha256.Size]byte // on the stack: the string is the one allocation
@@ -305,8 +311,8 @@ func (e *Envelope) Validate() error {
 		return fmt.Errorf("%w: missing schema fingerprint", ErrEnvelope)
 	case e.Provider == "":
 		return fmt.Errorf("%w: missing provider", ErrEnvelope)
-	case e.Text == "" && e.TextRef == nil && e.Original == nil:
-		return fmt.Errorf("%w: no document text, text_ref or original", ErrEnvelope)
+	case e.Text == "" && e.TextRef == nil && e.Original == nil: // last: see ErrNoDocumentText
+		return fmt.Errorf("%w: %w", ErrEnvelope, ErrNoDocumentText)
 	}
 	return nil
 }

@@ -247,11 +247,11 @@ func (s *Submitter) resubmitDLQ(ctx context.Context, st ResubmitStore, req Resub
 // or by reference: letterText takes it from the audit, so its absence is
 // no fault there.
 func letterJobErr(l *jobs.Letter) error {
-	env := l.Job
-	if l.Trimmed != "" && env.Text == "" && env.TextRef == nil && env.Original == nil {
-		env.Text = "(left out of the letter)" // a copy: stands in for the text letterText finds
+	err := l.Job.Validate()
+	if l.Trimmed != "" && errors.Is(err, jobs.ErrNoDocumentText) {
+		return nil
 	}
-	return env.Validate()
+	return err
 }
 
 // letterText finds a dead letter's document: inline, in the object store,
