@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
@@ -90,9 +91,8 @@ func matchHTMLNamed(head []byte) bool {
 		return false
 	}
 	h = h[:min(len(h), 1024)]
-	for _, t := range fragmentTags {
-		name := strings.TrimSpace(strings.TrimSuffix(strings.Fields(t[1:])[0], ">"))
-		if name != "br" && name != "br/" && bytes.HasPrefix(h, []byte(t)) && bytes.Contains(h, []byte("</"+name+">")) {
+	for _, t := range fragmentEnds {
+		if bytes.HasPrefix(h, []byte(t.start)) && bytes.Contains(h, []byte(t.end)) {
 			return true
 		}
 	}
@@ -111,6 +111,18 @@ func containsAny(b []byte, subs ...string) bool {
 
 // fragmentTags are start tags of elements only HTML has.
 var fragmentTags = []string{"<p>", "<p ", "<div", "<h1", "<h2", "<h3", "<br>", "<br/", "<a href", "<ul>", "<li>", "<span"}
+
+// fragmentEnds pairs each of fragmentTags but <br>'s (a void element)
+// with its element's end tag: "<a href" with "</a>".
+var fragmentEnds = func() (pairs []struct{ start, end string }) {
+	for _, t := range fragmentTags {
+		name := strings.TrimSuffix(strings.Fields(t[1:])[0], ">")
+		if name != "br" && name != "br/" {
+			pairs = append(pairs, struct{ start, end string }{t, "</" + name + ">"})
+		}
+	}
+	return pairs
+}()
 
 // cutCGIHeader drops a leading CGI header block ("Content-type:
 // text/html" and a blank line), which man2html writes before the page
@@ -245,12 +257,8 @@ func htmlMeta(n *html.Node, m *Metadata) {
 }
 
 func htmlAttr(n *html.Node, key string) string {
-	for _, a := range n.Attr {
-		if a.Key == key {
-			return a.Val
-		}
-	}
-	return ""
+	v, _ := attrOK(n, key)
+	return v
 }
 
 func findElement(n *html.Node, a atom.Atom) *html.Node {
@@ -432,7 +440,7 @@ func navBlock(n *html.Node) bool {
 	walk = func(c *html.Node, inLink bool) bool {
 		switch {
 		case c.Type == html.TextNode && !inLink:
-			other += len(strings.Join(strings.Fields(c.Data), ""))
+			other += nonSpaceLen(c.Data)
 			if other > navBlockText {
 				return false
 			}
@@ -477,13 +485,25 @@ func mainContent(body *html.Node) *html.Node {
 	return body
 }
 
+// nonSpaceLen is the length in bytes of s without its white space.
+func nonSpaceLen(s string) int {
+	n := 0
+	for i, r := range s {
+		if !unicode.IsSpace(r) {
+			_, w := utf8.DecodeRuneInString(s[i:]) // an invalid byte counts as the byte it is
+			n += w
+		}
+	}
+	return n
+}
+
 // visibleLen counts the non-space text bytes a reader would keep.
 func visibleLen(n *html.Node) int {
 	if skipped(n) {
 		return 0
 	}
 	if n.Type == html.TextNode {
-		return len(strings.Join(strings.Fields(n.Data), ""))
+		return nonSpaceLen(n.Data)
 	}
 	l := 0
 	for c := n.FirstChild; c != nil; c = c.NextSibling {
