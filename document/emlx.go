@@ -33,7 +33,7 @@ func init() {
 
 // emlxLength reads an .emlx's first line: the message's length.
 func emlxLength(b []byte) (n int64, rest []byte, ok bool) {
-	line, rest, found := bytes.Cut(b[:min(len(b), 24)], []byte("\n"))
+	line, _, found := bytes.Cut(b[:min(len(b), 24)], []byte("\n"))
 	if !found {
 		return 0, nil, false
 	}

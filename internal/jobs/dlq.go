@@ -165,7 +165,7 @@ func fitLetter(dl *DeadLetter, limit int) ([]byte, error) {
 		}
 		c.Attempts[i] = a
 	}
-	if c.Value != nil && len(c.Value) > LetterRawCap {
+	if len(c.Value) > LetterRawCap {
 		c.Value = nil
 		values++
 	}
