@@ -31,7 +31,18 @@ type plane struct {
 	w, h int
 	x0   uint32 // first column and row on the component grid
 	y0   uint32
+	// The samples, in pix8 when the component has at most 8 bits (a
+	// byte a sample: most scans), else in pix.
 	pix  []uint16
+	pix8 []uint8
+}
+
+// at is the sample at column u and row v of the plane.
+func (pl *plane) at(u, v int) int32 {
+	if pl.pix8 != nil {
+		return int32(pl.pix8[v*pl.w+u])
+	}
+	return int32(pl.pix[v*pl.w+u])
 }
 
 type tile struct {
@@ -200,7 +211,11 @@ func (d *decoder) decode() error {
 		pl := &d.planes[c]
 		pl.x0, pl.y0 = ceilDiv(s.x0, sc.dx), ceilDiv(s.y0, sc.dy)
 		pl.w, pl.h = int(ceilDiv(s.x1, sc.dx)-pl.x0), int(ceilDiv(s.y1, sc.dy)-pl.y0)
-		pl.pix = make([]uint16, pl.w*pl.h)
+		if sc.prec <= 8 {
+			pl.pix8 = make([]uint8, pl.w*pl.h)
+		} else {
+			pl.pix = make([]uint16, pl.w*pl.h)
+		}
 	}
 	decoded := 0
 	for _, t := range d.tiles {
@@ -225,13 +240,19 @@ type tileComp struct {
 	p              *compParams
 	res            []*resolution
 	prec           int
-	// coefficients after the inverse DWT, one of these
+	// The tile-component's samples, one of these, w()×h() row by row:
+	// the code-blocks are decoded into their sub-bands' places in it
+	// (band.off) and the inverse DWT runs in place, so a component takes
+	// 4 bytes a sample however many levels it has.
 	ipix []int32
 	fpix []float32
 }
 
+func (tc *tileComp) w() int { return int(tc.x1 - tc.x0) }
+func (tc *tileComp) h() int { return int(tc.y1 - tc.y0) }
+
 type resolution struct {
-	x0, y0, x1, y1 uint32
+	x0, y0, x1, y1 uint32 // its samples take the w()×h() corner of the tile-component's buffer
 	ppx, ppy       int
 	npw, nph       int
 	pxs, pys       uint32
@@ -245,9 +266,15 @@ type band struct {
 	mb             int
 	step           float32
 	cbw, cbh       int
-	ipix           []int32
-	fpix           []float32
+	// off is where the band's first sample is in the tile-component's
+	// buffer: a resolution's low-pass half (the resolution below it) in
+	// its top left corner, HL beside it, LH below it, HH in the other
+	// corner (the layout the inverse DWT reads).
+	off int
 }
+
+func (r *resolution) w() int { return int(r.x1 - r.x0) }
+func (r *resolution) h() int { return int(r.y1 - r.y0) }
 
 func (b *band) w() int { return int(b.x1 - b.x0) }
 func (b *band) h() int { return int(b.y1 - b.y0) }
@@ -371,13 +398,12 @@ func (d *decoder) setupTileComp(t *tile, c int) (*tileComp, error) {
 			}
 			gain := [4]int{0, 1, 1, 2}[k]
 			b.step = float32(math.Ldexp(1+float64(mant)/2048, sc.prec+gain-exp))
-			n := b.w() * b.h()
-			if n > 0 && !cp.reversible {
-				b.fpix = make([]float32, n)
-			} else if n > 0 {
-				b.ipix = make([]int32, n)
-			}
 			res.bands = append(res.bands, b)
+		}
+		if r > 0 {
+			if err := placeBands(res, tc.res[r-1], tc.w()); err != nil {
+				return nil, err
+			}
 		}
 		res.precincts = make([]*precinct, res.npw*res.nph)
 		for i := range res.precincts {
@@ -414,6 +440,21 @@ func (d *decoder) setupTileComp(t *tile, c int) (*tileComp, error) {
 		tc.res = append(tc.res, res)
 	}
 	return tc, nil
+}
+
+// placeBands sets where res's sub-bands are in the tile-component's
+// buffer, of row length stride: beside and below prev, the resolution
+// below, whose samples are res's low-pass ones. The sizes add up for any
+// origin (B.5); placeBands checks it, as the in-place inverse DWT relies
+// on it.
+func placeBands(res, prev *resolution, stride int) error {
+	pw, ph := prev.w(), prev.h()
+	hl, lh, hh := res.bands[0], res.bands[1], res.bands[2]
+	if pw+hl.w() != res.w() || ph+lh.h() != res.h() || hl.h() != ph || lh.w() != pw || hh.w() != hl.w() || hh.h() != lh.h() {
+		return FormatError("sub-bands that do not tile their resolution")
+	}
+	hl.off, lh.off, hh.off = pw, ph*stride, ph*stride+pw
+	return nil
 }
 
 // packetRef names one precinct's packets, with its position on the

@@ -10,97 +10,65 @@ const (
 	k97     = 1.230174104914001
 )
 
-// inverseDWT reconstructs tc's samples from its sub-bands.
+// inverseDWT reconstructs tc's samples from its sub-bands, in place.
 func inverseDWT(tc *tileComp) {
-	ll := tc.res[0].bands[0]
-	ipix, fpix := ll.ipix, ll.fpix
-	ll.ipix, ll.fpix = nil, nil
-	for r := 1; r < len(tc.res); r++ {
-		res := tc.res[r]
-		prev := tc.res[r-1]
-		w, h := int(res.x1-res.x0), int(res.y1-res.y0)
-		pw := int(prev.x1 - prev.x0)
-		hl, lh, hh := res.bands[0], res.bands[1], res.bands[2]
+	if tc.p.reversible {
+		synthesize(tc.ipix, tc.w(), tc.res, idwt53)
+	} else {
+		synthesize(tc.fpix, tc.w(), tc.res, idwt97)
+	}
+}
+
+// synthesize runs the inverse DWT over buf (row length stride), one
+// resolution after another. Each starts with the resolution below in its
+// top left corner and its sub-bands beside and below (placeBands); the
+// one-dimensional synthesis idwt runs over each row, low-pass samples
+// going to the even coordinates of the resolution's grid and high-pass
+// ones to the odd (F.3.3), then over each column likewise, and leaves the
+// resolution's samples in their order in its corner. This is the
+// interleaving of F.3.3 and the row and column passes of F.3.4 done a
+// line at a time, through one buffer the length of the longest line.
+func synthesize[T int32 | float32](buf []T, stride int, levels []*resolution, idwt func([]T, bool)) {
+	if len(buf) == 0 {
+		return
+	}
+	line := make([]T, max(stride, len(buf)/stride))
+	for r := 1; r < len(levels); r++ {
+		res := levels[r]
+		w, h := res.w(), res.h()
+		pw, ph := levels[r-1].w(), levels[r-1].h()
 		if w <= 0 || h <= 0 {
-			ipix, fpix = nil, nil
 			continue
 		}
-		if tc.p.reversible {
-			out := make([]int32, w*h)
-			interleave(out, w, h, res, ipix, pw, hl.ipix, lh.ipix, hh.ipix, hl.w(), lh.w(), hh.w())
-			synthesize2D(out, w, h, res, idwt53)
-			ipix = out
-			hl.ipix, lh.ipix, hh.ipix = nil, nil, nil
-		} else {
-			out := make([]float32, w*h)
-			interleave(out, w, h, res, fpix, pw, hl.fpix, lh.fpix, hh.fpix, hl.w(), lh.w(), hh.w())
-			synthesize2D(out, w, h, res, idwt97)
-			fpix = out
-			hl.fpix, lh.fpix, hh.fpix = nil, nil, nil
-		}
-	}
-	tc.ipix, tc.fpix = ipix, fpix
-}
-
-// synthesize2D runs the one-dimensional synthesis idwt over every row of
-// out (w×h, interleaved by interleave), then over every column, each
-// starting on an odd coordinate as res's origin says.
-func synthesize2D[T int32 | float32](out []T, w, h int, res *resolution, idwt func([]T, bool)) {
-	for y := range h {
-		idwt(out[y*w:y*w+w], res.x0&1 == 1)
-	}
-	col := make([]T, h)
-	for x := range w {
+		// The first low-pass and high-pass coordinates, halved.
+		lx0, hx0 := int((res.x0+1)>>1), int(res.x0>>1)
+		ly0, hy0 := int((res.y0+1)>>1), int(res.y0>>1)
 		for y := range h {
-			col[y] = out[y*w+x]
+			row := buf[y*stride : y*stride+w]
+			for x := range w {
+				if u := int(res.x0) + x; u&1 == 0 {
+					line[x] = row[u>>1-lx0]
+				} else {
+					line[x] = row[pw+(u>>1-hx0)]
+				}
+			}
+			idwt(line[:w], res.x0&1 == 1)
+			copy(row, line[:w])
 		}
-		idwt(col, res.y0&1 == 1)
-		for y := range h {
-			out[y*w+x] = col[y]
-		}
-	}
-}
-
-// interleave places the four sub-bands of resolution res (ll the lower
-// resolution, then hl, lh, hh, each with its row width) into out, w×h
-// (F.3.3): a sample at an even column and row of the resolution's grid
-// comes from ll, odd column from hl, odd row from lh, both odd from hh.
-func interleave[T int32 | float32](out []T, w, h int, res *resolution, ll []T, llw int, hl, lh, hh []T, hlw, lhw, hhw int) {
-	lx0, hx0 := int((res.x0+1)>>1), int(res.x0>>1)
-	ly0, hy0 := int((res.y0+1)>>1), int(res.y0>>1)
-	for y := range h {
-		v := int(res.y0) + y
-		var lo, hi []T // the row's sources for even and odd columns
-		if v&1 == 0 {
-			lo, hi = rowOf(ll, (v>>1-ly0)*llw, llw), rowOf(hl, (v>>1-ly0)*hlw, hlw)
-		} else {
-			lo, hi = rowOf(lh, (v>>1-hy0)*lhw, lhw), rowOf(hh, (v>>1-hy0)*hhw, hhw)
-		}
-		row := out[y*w : y*w+w]
 		for x := range w {
-			u := int(res.x0) + x
-			if u&1 == 0 {
-				row[x] = at(lo, u>>1-lx0)
-			} else {
-				row[x] = at(hi, u>>1-hx0)
+			for y := range h {
+				if v := int(res.y0) + y; v&1 == 0 {
+					line[y] = buf[(v>>1-ly0)*stride+x]
+				} else {
+					line[y] = buf[(ph+(v>>1-hy0))*stride+x]
+				}
+			}
+			idwt(line[:h], res.y0&1 == 1)
+			for y := range h {
+				buf[y*stride+x] = line[y]
 			}
 		}
 	}
-}
-
-// rowOf is the row of s starting at off, n long; nil when out of range.
-func rowOf[T int32 | float32](s []T, off, n int) []T {
-	if off < 0 || n <= 0 || off+n > len(s) {
-		return nil
-	}
-	return s[off : off+n]
-}
-
-func at[T int32 | float32](s []T, i int) T {
-	if i < 0 || i >= len(s) {
-		return 0
-	}
-	return s[i]
 }
 
 // idwt53 is the reversible 1D inverse (F.3.8.1); odd says the signal

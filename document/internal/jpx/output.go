@@ -58,7 +58,11 @@ func (d *decoder) storeTile(t *tile, tcs []*tileComp) error {
 					}
 					v = int32(math.RoundToEven(max(-1<<20, min(1<<20, f))))
 				}
-				pl.pix[row+x] = uint16(max(lo, min(hi, v+shift)))
+				if v = max(lo, min(hi, v+shift)); pl.pix8 != nil {
+					pl.pix8[row+x] = uint8(v)
+				} else {
+					pl.pix[row+x] = uint16(v)
+				}
 			}
 		}
 	}
@@ -81,7 +85,7 @@ func (ch *channel) at(x, y uint32) int32 {
 	}
 	u, v := int(x/ch.dx)-int(pl.x0), int(y/ch.dy)-int(pl.y0)
 	u, v = max(0, min(pl.w-1, u)), max(0, min(pl.h-1, v))
-	s := int32(pl.pix[v*pl.w+u])
+	s := pl.at(u, v)
 	if ch.lut != nil {
 		s = ch.lut[max(0, min(int32(len(ch.lut)-1), s))]
 		if ch.signed {

@@ -358,6 +358,15 @@ func (t *t1) decode(cb *codeBlock, orient int, style byte, roiShift int) {
 // decodeBlocks decodes every code-block of tc into its sub-band,
 // dequantised (E.1).
 func decodeBlocks(tc *tileComp) {
+	stride, n := tc.w(), tc.w()*tc.h()
+	if n <= 0 {
+		return
+	}
+	if tc.p.reversible {
+		tc.ipix = make([]int32, n)
+	} else {
+		tc.fpix = make([]float32, n)
+	}
 	var t t1
 	for _, res := range tc.res {
 		for _, pr := range res.precincts {
@@ -369,9 +378,8 @@ func decodeBlocks(tc *tileComp) {
 						continue
 					}
 					t.decode(cb, b.kind, tc.p.cbStyle, tc.p.roiShift)
-					bw := b.w()
 					for y := range t.h {
-						row := int(cb.y0-b.y0+uint32(y))*bw + int(cb.x0-b.x0)
+						row := b.off + int(cb.y0-b.y0+uint32(y))*stride + int(cb.x0-b.x0)
 						for x := range t.w {
 							m := t.mag[y*t.w+x]
 							if m == 0 {
@@ -381,18 +389,18 @@ func decodeBlocks(tc *tileComp) {
 								m >>= roi // a region of interest's coefficient (Annex H)
 							}
 							neg := t.flags[(y+1)*t.stride+x+1]&fNeg != 0
-							if b.ipix != nil {
+							if tc.ipix != nil {
 								v := m >> 1
 								if neg {
 									v = -v
 								}
-								b.ipix[row+x] = v
+								tc.ipix[row+x] = v
 							} else {
 								v := float32(m) * b.step * 0.5
 								if neg {
 									v = -v
 								}
-								b.fpix[row+x] = v
+								tc.fpix[row+x] = v
 							}
 						}
 					}
