@@ -112,6 +112,36 @@ func TestPDFActualText(t *testing.T) {
 		want:    []string{"One naïve two"},
 		not:     []string{"ghost", "ï»¿"},
 	}, {
+		// LibreOffice's Bengali: the ActualText of a cluster over its
+		// glyphs, the vowel sign's mapped, the consonant's not. The span
+		// reaches as far as all of them, up to the next cluster.
+		name:    "glyphs without text",
+		content: "BT /F5 10 Tf 72 700 Td /Span << /ActualText " + utf16Text("কি") + " >> BDC <00010003> Tj EMC /Span << /ActualText " + utf16Text("তাব") + " >> BDC <0002> Tj EMC ET",
+		want:    []string{"কিতাব"},
+		not:     []string{"কি তাব"},
+	}, {
+		// LibreOffice's Tamil: a span whose only glyph maps to nothing
+		// is its ActualText still.
+		name:    "a span of glyphs without text",
+		content: "BT /F5 10 Tf 72 700 Td /Span << /ActualText " + utf16Text("க") + " >> BDC <0003> Tj EMC /Span << /ActualText " + utf16Text("வும்") + " >> BDC <0001> Tj EMC ET",
+		want:    []string{"கவும்"},
+	}, {
+		// An empty ActualText over glyphs without text adds nothing.
+		name:    "empty over glyphs without text",
+		content: "BT /F1 10 Tf 72 700 Td (ab) Tj ET BT /F5 10 Tf 82 700 Td /Span << /ActualText () >> BDC <0003> Tj EMC ET BT /F1 10 Tf 87 700 Td (cd) Tj ET",
+		want:    []string{"ab"},
+		not:     []string{"\u00ad"},
+	}, {
+		// Indic letters of a word touch: 0.1 of the font size between
+		// two is a word space (LibreOffice's Devanagari beside its spaces
+		// in another font), 0.05 is not; Latin letters 0.1 apart stay one
+		// word.
+		name: "Indic word gap",
+		content: "BT /F1 10 Tf 72 700 Td /Span << /ActualText " + utf16Text("है।") + " >> BDC (x) Tj EMC 6 0 Td /Span << /ActualText " + utf16Text("प्रिय") + " >> BDC (x) Tj EMC ET\n" +
+			"BT /F1 10 Tf 72 680 Td /Span << /ActualText " + utf16Text("हिन्") + " >> BDC (x) Tj EMC 5.5 0 Td /Span << /ActualText " + utf16Text("दी") + " >> BDC (x) Tj EMC ET\n" +
+			"BT /F1 10 Tf 72 660 Td (ab) Tj 11 0 Td (cd) Tj ET",
+		want: []string{"है। प्रिय", "हिन्दी", "abcd"},
+	}, {
 		// Codes nothing reads are left out, not U+FFFD each.
 		name:    "unknown codes",
 		content: "BT /F5 10 Tf 72 700 Td <0001000300040005> Tj <0002> Tj ET",

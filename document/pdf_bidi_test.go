@@ -1,6 +1,7 @@
 package document
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -72,6 +73,28 @@ func TestPDFPoints(t *testing.T) {
 				t.Errorf("text %q, want %q", d.Text, tt.want)
 			}
 		})
+	}
+}
+
+// TestPDFIndic: Devanagari, Bengali and Tamil as LibreOffice writes them:
+// a cluster's glyphs under an ActualText, some mapped to nothing (a
+// Tamil letter's whole cluster), and the line's spaces drawn apart in
+// the paragraph's Latin font. testdata/indic.txt printed to PDF by
+// `soffice --headless --convert-to pdf` (LibreOffice 7.4, Debian's
+// fonts-lohit-deva, -beng-bengali and -taml: SIL OFL 1.1, embedded as
+// subsets). pdftotext reads it word for word, as the reader now does.
+func TestPDFIndic(t *testing.T) {
+	t.Parallel()
+	want, err := os.ReadFile(filepath.Join("testdata", "indic.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := ReadFile(t.Context(), filepath.Join("testdata", "indic-libreoffice.pdf"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, w := strings.TrimSpace(d.Text), strings.TrimSpace(string(want)); got != w {
+		t.Errorf("text\n%s\nwant\n%s", got, w)
 	}
 }
 

@@ -725,9 +725,10 @@ func (in *interpreter) beginSpan(props pdf.Value) {
 }
 
 // endSpan closes the innermost sequence open. One with ActualText has its
-// glyphs replaced by one glyph of that text, where the first of them was
-// and as long as they reach, so that layout places it as they were placed;
-// as pdftotext does, a sequence without glyphs adds no text. An empty
+// glyphs replaced by one glyph of that text, where the first of them (with
+// text, if any) was and as long as they reach, so that layout places it as
+// they were placed; as pdftotext does, a sequence without glyphs adds no
+// text. An empty
 // ActualText over a hyphen (Word's for a hyphen it put at a line's end)
 // leaves a soft hyphen, which the layout joins the word's halves at, or
 // removes; over anything else, the glyphs are left out.
@@ -742,14 +743,26 @@ func (in *interpreter) endSpan() {
 	if len(gs) == 0 {
 		return
 	}
+	// The span starts where its first glyph with text is: a glyph without
+	// text only lengthens it (Chromium draws an Arabic letter's marks
+	// glyph, mapped to nothing, just right of the letter).
 	first := gs[0]
+	if i := slices.IndexFunc(gs, func(g glyph) bool { return g.s != "" }); i > 0 {
+		first = gs[i]
+	}
 	s := actualText(sp.text)
 	if s == "" {
+		hyphen := false
 		for _, g := range gs {
 			if strings.Trim(g.s, "-\u2010\u00ad") != "" {
 				in.glyphs = in.glyphs[:sp.start]
 				return
 			}
+			hyphen = hyphen || g.s != ""
+		}
+		if !hyphen { // glyphs without text, kept for a span's extent
+			in.glyphs = in.glyphs[:sp.start]
+			return
 		}
 		s = "\u00ad"
 	}
@@ -847,7 +860,11 @@ func (in *interpreter) show(g *gstate, raw string) {
 			// and word spacing included.
 			adv = max(0, tx/g.tfs*math.Hypot(trm[0], trm[1]))
 		}
-		if s != "" && size > 0 {
+		// A glyph without text inside an ActualText span is kept for the
+		// span's extent (endSpan replaces them all): LibreOffice maps a
+		// Bengali or Tamil cluster's glyphs to nothing and gives the
+		// cluster's text there, the pre-base vowel sign's glyph first.
+		if (s != "" || in.actual > 0) && size > 0 {
 			in.glyphs = append(in.glyphs, glyph{s: s, x: x, y: y, w: adv, size: size, dir: dir})
 		}
 		g.tm = matrix{1, 0, 0, 1, tx * g.th, 0}.mul(g.tm)

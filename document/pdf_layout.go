@@ -296,15 +296,27 @@ const wordGap = 0.13
 const rtlWordGap = 0.09
 
 // wordGapBetween is the word gap between glyphs (or words) a and b, side
-// by side: rtlWordGap if either ends in a right-to-left letter where they
-// meet (a's last rune, b's first; marks do not count), else wordGap.
+// by side: rtlWordGap if either ends in a right-to-left letter or an Indic
+// one where they meet (a's last rune, b's first; marks do not count), else
+// wordGap. The letters of a word in an Indic script touch along their
+// headline or are set at their advances (within a few thousandths of the
+// font size, vowel signs over their letter); LibreOffice sets the spaces
+// of a line in such a script in its own font and draws the script's
+// glyphs from a fallback font at 0.1 of the font size apart across a
+// space (pdftotext breaks there).
 func wordGapBetween(a, b string) float64 {
 	ra, _ := utf8.DecodeLastRuneInString(a)
 	rb, _ := utf8.DecodeRuneInString(b)
-	if isRTL(ra) || isRTL(rb) {
+	if isRTL(ra) || isRTL(rb) || isIndic(ra) || isIndic(rb) {
 		return rtlWordGap
 	}
 	return wordGap
+}
+
+// isIndic reports whether r is of a Brahmic script of India or Sri Lanka
+// (Devanagari to Sinhala, U+0900–0DFF, and Devanagari Extended).
+func isIndic(r rune) bool {
+	return r >= 0x900 && r <= 0xDFF || r >= 0xA8E0 && r <= 0xA8FF
 }
 
 func medianSize(runs []run) float64 {
