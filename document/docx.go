@@ -21,8 +21,9 @@ func init() {
 		// (w:numStyleLink). 5: an imported part (w:altChunk: HTML, MHT,
 		// RTF, text, a .docx) is read in place; embedded objects (an
 		// Excel table pasted in) are attachments. 6: HTML chunks through
-		// html/4. 7: through html/5.
-		Version:  "7",
+		// html/4. 7: through html/5. 8: SmartArt diagrams' text (their
+		// data part), after the part, as charts.
+		Version:  "8",
 		Match:    func(head []byte, r io.ReaderAt, size int64) bool { return ooxmlKind(head, r, size) == "docx" },
 		Priority: 100,
 		Decoder:  DecoderFunc(decodeDOCX),
