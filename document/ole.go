@@ -65,7 +65,7 @@ func oleStream(b []byte, name string) bool {
 }
 
 // encryptedPackage is the error for an OOXML file behind a password.
-var encryptedPackage = fmt.Errorf("%w: a password-protected Office file (DOCX, XLSX or PPTX in an encrypted package); give its password with --password (Options.Password), or save an unprotected copy (File > Info > Protect > remove the password) and submit that", ErrEncrypted)
+var encryptedPackage = fmt.Errorf("%w: a password-protected Office file (DOCX, XLSX or PPTX in an encrypted package); pass its password (Options.Password), or save an unprotected copy (File > Info > Protect > remove the password) and submit that", ErrEncrypted)
 
 // decodeOLE opens the compound file and reads it by what its streams say
 // it is: a Word .doc, an Outlook .msg, an Excel .xls, a PowerPoint .ppt;

@@ -149,7 +149,7 @@ func TestEncryptedOOXML(t *testing.T) {
 		{"standard.xlsx", "2007", standardEncrypted(t, xlsx, "2007"), "xlsx", "A1: SECRET", ""},
 		{"wrong.xlsx", "open sesame!", agileEncrypted(t, xlsx, "open sesame", 1000), "", "", "does not open it"},
 		{"wrong-standard.xlsx", "2010", standardEncrypted(t, xlsx, "2007"), "", "", "does not open it"},
-		{"none.xlsx", "", agileEncrypted(t, xlsx, "open sesame", 1000), "", "", "give its password with --password"},
+		{"none.xlsx", "", agileEncrypted(t, xlsx, "open sesame", 1000), "", "", "pass its password (Options.Password)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
