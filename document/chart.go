@@ -21,8 +21,9 @@ func chartRef(e xml.StartElement) string {
 	return ""
 }
 
-// writeCharts writes the charts a part refers to (by relationship id):
-// their numbers are often nowhere else in a slide or a report.
+// writeCharts writes the charts and SmartArt diagrams a part refers to
+// (by relationship id): a chart's numbers are often nowhere else in a
+// slide or a report, and a diagram's text is nowhere else at all.
 func writeCharts(ctx context.Context, a *archive, part string, ids []string, w *textWriter) error {
 	if len(ids) == 0 {
 		return nil
@@ -40,7 +41,11 @@ func writeCharts(ctx context.Context, a *archive, part string, ids []string, w *
 			if err != nil {
 				return err
 			}
-			lines, err := chartText(b, r.Target)
+			text := chartText
+			if strings.HasSuffix(r.Type, "/diagramData") {
+				text = diagramText
+			}
+			lines, err := text(b, r.Target)
 			if err != nil {
 				return err
 			}

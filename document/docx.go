@@ -21,8 +21,10 @@ func init() {
 		// (w:numStyleLink). 5: an imported part (w:altChunk: HTML, MHT,
 		// RTF, text, a .docx) is read in place; embedded objects (an
 		// Excel table pasted in) are attachments. 6: HTML chunks through
-		// html/4. 7: through html/5.
-		Version:  "7",
+		// html/4. 7: through html/5. 8: SmartArt diagrams' text (their
+		// data part), after the part, as charts; comments (after the
+		// endnotes).
+		Version:  "8",
 		Match:    func(head []byte, r io.ReaderAt, size int64) bool { return ooxmlKind(head, r, size) == "docx" },
 		Priority: 100,
 		Decoder:  DecoderFunc(decodeDOCX),
@@ -31,7 +33,8 @@ func init() {
 
 // decodeDOCX reads a Word document: headers first, then the body
 // (paragraphs, list items with their markers, tables as rows), then
-// footnotes and endnotes (cited in the body as [n]), then footers.
+// footnotes and endnotes (cited in the body as [n]), comments, then
+// footers.
 func decodeDOCX(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*Document, error) {
 	pkg, err := openOOXMLMain(ctx, r, size, opts.Limits, "docx", "word/document.xml")
 	if err != nil {
@@ -65,7 +68,9 @@ func decodeDOCX(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (
 	if err := dr.part(main); err != nil {
 		return nil, err
 	}
-	for _, kind := range []string{"/footnotes", "/endnotes", "/footer"} {
+	// Comments after the notes, as the .doc reader writes them: a
+	// reviewer's remarks are the document's text too.
+	for _, kind := range []string{"/footnotes", "/endnotes", "/comments", "/footer"} {
 		if err := dr.parts(rels, kind); err != nil {
 			return nil, err
 		}

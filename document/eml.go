@@ -38,10 +38,11 @@ func init() {
 		// files are read from inside; a large picture the HTML body shows
 		// inline (a photographed receipt) is an attachment.
 		// 2: text attachments in their declared charset.
-		Version:  "5",
-		Match:    matchEML,
-		Priority: 60,
-		Decoder:  DecoderFunc(decodeEML),
+		Version:    "5",
+		Match:      matchEML,
+		MatchNamed: matchEMLNamed,
+		Priority:   60,
+		Decoder:    DecoderFunc(decodeEML),
 	})
 }
 
@@ -56,25 +57,42 @@ var mailHeaders = map[string]bool{
 // matchEML recognises an RFC 5322 message: a header block whose fields
 // include at least two of the usual e-mail fields.
 func matchEML(head []byte, _ io.ReaderAt, _ int64) bool {
+	known, _ := mailHeaderBlock(head)
+	return known >= 2
+}
+
+// matchEMLNamed is eml's Format.MatchNamed: a file named .eml whose
+// header block holds one usual field and ends in the blank line before
+// a body. A MIME entity saved on its own (the parts of a message, as a
+// mail library or a gateway writes them) starts with its Content-Type
+// and nothing else.
+func matchEMLNamed(head []byte) bool {
+	known, ended := mailHeaderBlock(head)
+	return known >= 1 && ended
+}
+
+// mailHeaderBlock reads the header block at the head of an input: how many
+// of its fields are usual e-mail fields (0 when a line is no header field)
+// and whether the blank line that ends it is within the head.
+func mailHeaderBlock(head []byte) (known int, ended bool) {
 	head = bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
-	known := 0
 	for line := range bytes.Lines(head) {
 		line = bytes.TrimRight(line, "\r\n")
 		if len(line) == 0 {
-			break
+			return known, true
 		}
 		if line[0] == ' ' || line[0] == '\t' {
 			continue
 		}
 		name, _, ok := bytes.Cut(line, []byte(":"))
 		if !ok || len(name) == 0 || bytes.ContainsAny(name, " \t") {
-			return false
+			return 0, false
 		}
 		if mailHeaders[strings.ToLower(string(name))] {
 			known++
 		}
 	}
-	return known >= 2
+	return known, false
 }
 
 func decodeEML(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*Document, error) {

@@ -19,6 +19,8 @@ func init() {
 		Name:       "ole",
 		MediaType:  "application/x-ole-storage",
 		Extensions: []string{".doc", ".dot", ".msg", ".xls", ".ppt", ".docx", ".xlsx", ".pptx"},
+		// 10: a password-protected DOCX, XLSX or PPTX (agile or
+		// standard encryption) is read with Options.Password.
 		// 9: an Outlook .msg's HTML body through html/5.
 		// 8: an Outlook .msg's HTML body through html/4.
 		// 7: the objects embedded in a Word .doc (ObjectPool), an Excel
@@ -44,7 +46,7 @@ func init() {
 
 // oleVersion is the "ole" reader's version, also given to attached
 // messages read in place.
-const oleVersion = "9"
+const oleVersion = "10"
 
 // oleMagic starts a Compound File (OLE2): legacy Office files, Outlook
 // messages, and the wrapper Office puts around a password-protected
@@ -63,7 +65,7 @@ func oleStream(b []byte, name string) bool {
 }
 
 // encryptedPackage is the error for an OOXML file behind a password.
-var encryptedPackage = fmt.Errorf("%w: a password-protected Office file (DOCX, XLSX or PPTX in an encrypted package); save an unprotected copy (File > Info > Protect > remove the password) and submit that", ErrEncrypted)
+var encryptedPackage = fmt.Errorf("%w: a password-protected Office file (DOCX, XLSX or PPTX in an encrypted package); pass its password (Options.Password), or save an unprotected copy (File > Info > Protect > remove the password) and submit that", ErrEncrypted)
 
 // decodeOLE opens the compound file and reads it by what its streams say
 // it is: a Word .doc, an Outlook .msg, an Excel .xls, a PowerPoint .ppt;
@@ -93,6 +95,8 @@ func decodeOLE(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (*
 	}
 	var doc *Document
 	switch {
+	case has("EncryptedPackage") && has("EncryptionInfo"):
+		return readEncryptedPackage(ctx, f, opts)
 	case has("EncryptedPackage") || has("EncryptionInfo"):
 		return nil, encryptedPackage
 	case has("WordDocument"):

@@ -176,6 +176,8 @@ func walkPart(d *xml.Decoder, name string, start func(xml.StartElement) (skip bo
 			}
 			if id := chartRef(e); id != "" {
 				charts = append(charts, id)
+			} else if id := diagramRef(e); id != "" {
+				charts = append(charts, id)
 			}
 			if e.Name.Local == "Fallback" {
 				skip = 1

@@ -14,8 +14,9 @@ func init() {
 		MediaType:  "application/vnd.openxmlformats-officedocument.presentationml.presentation",
 		Extensions: []string{".pptx", ".pptm", ".ppsx", ".ppsm", ".potx"},
 		// 2: embedded objects (a workbook or document pasted onto a
-		// slide) are attachments.
-		Version:  "2",
+		// slide) are attachments. 3: SmartArt diagrams' text (their data
+		// part), after the slide's text frames, as charts.
+		Version:  "3",
 		Match:    func(head []byte, r io.ReaderAt, size int64) bool { return ooxmlKind(head, r, size) == "pptx" },
 		Priority: 100,
 		Decoder:  DecoderFunc(decodePPTX),
@@ -96,9 +97,9 @@ func decodePPTX(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (
 }
 
 // drawingText writes a slide's (or notes page's) DrawingML text: each
-// paragraph a line, bullets marked, tables as rows, then its charts' series;
-// slide number, date and
-// footer placeholders and the notes page's slide image are left out.
+// paragraph a line, bullets marked, tables as rows, then its charts'
+// series and its SmartArt diagrams' text; slide number, date and footer
+// placeholders and the notes page's slide image are left out.
 func drawingText(ctx context.Context, a *archive, part string, w *textWriter) error {
 	rc, err := a.open(ctx, part)
 	if err != nil {

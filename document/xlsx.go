@@ -17,8 +17,9 @@ func init() {
 		Extensions: []string{".xlsx", ".xlsm", ".xltx", ".xltm"},
 		// 2: a formula without a cached value shows as its formula. 3:
 		// embedded objects (a Word document or workbook pasted in) are
-		// attachments.
-		Version:  "3",
+		// attachments. 4: so does a shared formula's every cell, its
+		// references moved along (=B4/C4 below =B3/C3).
+		Version:  "4",
 		Match:    func(head []byte, r io.ReaderAt, size int64) bool { return ooxmlKind(head, r, size) == "xlsx" },
 		Priority: 100,
 		Decoder:  DecoderFunc(decodeXLSX),
@@ -131,6 +132,8 @@ func (x *xlsxReader) sheet(r io.Reader, name string, w *textWriter) error {
 		val, inline, fml strings.Builder
 		inV, inT, inF    bool
 		inRPh            bool
+		fShared, fSI     string // the cell formula's t="shared" and si
+		masters          = map[string]sharedFormula{}
 	)
 	for {
 		t, err := nextToken(d, name)
@@ -158,10 +161,12 @@ func (x *xlsxReader) sheet(r io.Reader, name string, w *textWriter) error {
 				val.Reset()
 				inline.Reset()
 				fml.Reset()
+				fShared, fSI = "", ""
 			case "v":
 				inV = true
 			case "f":
 				inF = true
+				fShared, fSI = attr(e, "t"), attr(e, "si")
 			case "t":
 				inT = true
 			case "rPh":
@@ -186,6 +191,22 @@ func (x *xlsxReader) sheet(r io.Reader, name string, w *textWriter) error {
 			case "rPh":
 				inRPh = false
 			case "c":
+				if fShared == "shared" {
+					// A shared formula's first cell holds its text; the
+					// others only its index, their formula the first's
+					// with its relative references moved along.
+					at := rowNum
+					if r, ok := refRow(ref); ok {
+						at = r
+					}
+					if fml.Len() > 0 {
+						if len(masters) < maxSharedFormulas {
+							masters[fSI] = sharedFormula{fml.String(), at, col}
+						}
+					} else if m, ok := masters[fSI]; ok {
+						fml.WriteString(shiftFormula(m.text, at-m.row, col-m.col))
+					}
+				}
 				v := x.cellText(typ, style, val.String(), inline.String())
 				if strings.TrimSpace(val.String()) == "" && fml.Len() > 0 && (typ == "" || typ == "n") {
 					// No cached number (openpyxl writes <v></v>): the
@@ -205,6 +226,109 @@ func (x *xlsxReader) sheet(r io.Reader, name string, w *textWriter) error {
 			}
 		}
 	}
+}
+
+// sharedFormula is a shared formula's text and the cell it is written in.
+type sharedFormula struct {
+	text     string
+	row, col int
+}
+
+// maxSharedFormulas bounds the shared formulas a sheet keeps; Excel
+// numbers them from 0 and a sheet rarely has more than a few hundred.
+const maxSharedFormulas = 1 << 16
+
+// refRow parses the row of an A1-style reference.
+func refRow(ref string) (int, bool) {
+	i := strings.IndexFunc(ref, func(r rune) bool { return r >= '0' && r <= '9' })
+	if i < 1 {
+		return 0, false
+	}
+	n, err := strconv.Atoi(ref[i:])
+	return n, err == nil
+}
+
+// shiftFormula moves a formula's relative A1 references by dr rows and dc
+// columns, as a shared formula's other cells read it ("B3/C3" one row down
+// is "B4/C4"); $-anchored parts, strings and function names stay. A
+// reference moved off the sheet reads #REF!, as Excel shows it.
+func shiftFormula(f string, dr, dc int) string {
+	ident := func(c byte) bool {
+		return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '$'
+	}
+	var b strings.Builder
+	for i := 0; i < len(f); {
+		c := f[i]
+		if c == '"' || c == '\'' {
+			// A string, or a quoted sheet name: copied whole.
+			j := i + 1
+			for j < len(f) && f[j] != c {
+				j++
+			}
+			j = min(j+1, len(f))
+			b.WriteString(f[i:j])
+			i = j
+			continue
+		}
+		if i > 0 && ident(f[i-1]) || !(c == '$' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z') {
+			b.WriteByte(c)
+			i++
+			continue
+		}
+		// [$]letters[$]digits (no leading zero), not followed by a name's
+		// characters or "(".
+		j := i
+		colAbs := j < len(f) && f[j] == '$'
+		if colAbs {
+			j++
+		}
+		ls := j
+		for j < len(f) && j-ls < 3 && (f[j] >= 'A' && f[j] <= 'Z' || f[j] >= 'a' && f[j] <= 'z') {
+			j++
+		}
+		le := j
+		rowAbs := j < len(f) && f[j] == '$'
+		if rowAbs {
+			j++
+		}
+		ds := j
+		for j < len(f) && j-ds < 7 && f[j] >= '0' && f[j] <= '9' {
+			j++
+		}
+		column, colOK := refColumn(strings.ToUpper(f[ls:le]))
+		if !colOK || j == ds || f[ds] == '0' || j < len(f) && (ident(f[j]) || f[j] == '(') {
+			// No reference: copy the word whole.
+			k := i + 1
+			for k < len(f) && ident(f[k]) {
+				k++
+			}
+			b.WriteString(f[i:k])
+			i = k
+			continue
+		}
+		row, _ := strconv.Atoi(f[ds:j])
+		if !colAbs {
+			column += dc
+		}
+		if !rowAbs {
+			row += dr
+		}
+		if column < 0 || column >= 1<<14 || row < 1 || row > 1<<20 {
+			b.WriteString("#REF!")
+			i = j
+			continue
+		}
+		if colAbs {
+			b.WriteByte('$')
+		}
+		b.WriteString(columnName(column))
+		if rowAbs {
+			b.WriteByte('$')
+		}
+		b.WriteString(strconv.Itoa(row))
+		i = j
+	}
+	return b.String()
 }
 
 // refColumn parses the column of an A1-style reference.
