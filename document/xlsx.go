@@ -191,10 +191,12 @@ func (x *xlsxReader) sheet(r io.Reader, name string, w *textWriter) error {
 			case "rPh":
 				inRPh = false
 			case "c":
-				if fShared == "shared" {
+				if fShared == "shared" && (fml.Len() > 0 || strings.TrimSpace(val.String()) == "") {
 					// A shared formula's first cell holds its text; the
 					// others only its index, their formula the first's
-					// with its relative references moved along.
+					// with its relative references moved along (worked
+					// out only for a cell without a cached value, the
+					// one that shows it).
 					at := rowNum
 					if r, ok := refRow(ref); ok {
 						at = r
