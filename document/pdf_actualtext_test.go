@@ -139,8 +139,9 @@ func TestPDFActualText(t *testing.T) {
 		name: "Indic word gap",
 		content: "BT /F1 10 Tf 72 700 Td /Span << /ActualText " + utf16Text("है।") + " >> BDC (x) Tj EMC 6 0 Td /Span << /ActualText " + utf16Text("प्रिय") + " >> BDC (x) Tj EMC ET\n" +
 			"BT /F1 10 Tf 72 680 Td /Span << /ActualText " + utf16Text("हिन्") + " >> BDC (x) Tj EMC 5.5 0 Td /Span << /ActualText " + utf16Text("दी") + " >> BDC (x) Tj EMC ET\n" +
-			"BT /F1 10 Tf 72 660 Td (ab) Tj 11 0 Td (cd) Tj ET",
-		want: []string{"है। प्रिय", "हिन्दी", "abcd"},
+			"BT /F1 10 Tf 72 660 Td (ab) Tj 11 0 Td (cd) Tj ET\n" +
+			"BT /F1 10 Tf 72 640 Td /Span << /ActualText " + utf16Text("य") + " >> BDC (x) Tj EMC 6 0 Td /Span << /ActualText " + utf16Text("ुक्त") + " >> BDC (x) Tj EMC ET",
+		want: []string{"है। प्रिय", "हिन्दी", "abcd", "युक्त"},
 	}, {
 		// Codes nothing reads are left out, not U+FFFD each.
 		name:    "unknown codes",

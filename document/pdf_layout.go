@@ -307,7 +307,7 @@ const rtlWordGap = 0.09
 func wordGapBetween(a, b string) float64 {
 	ra, _ := utf8.DecodeLastRuneInString(a)
 	rb, _ := utf8.DecodeRuneInString(b)
-	if isRTL(ra) || isRTL(rb) || isIndic(ra) || isIndic(rb) {
+	if isRTL(ra) || isRTL(rb) || (isIndic(ra) || isIndic(rb)) && !unicode.Is(unicode.M, rb) {
 		return rtlWordGap
 	}
 	return wordGap
