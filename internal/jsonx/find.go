@@ -540,7 +540,7 @@ func (f *finder) plainAt(at, hi int, prose bool) (Candidate, int, bool) {
 		return Candidate{}, 0, false
 	}
 	end, ascii := plainEnd(f.text, at, hi)
-	if end < 0 {
+	if end < 0 || closedEarly(f.text, end, hi) {
 		return Candidate{}, 0, false
 	}
 	if f.free == nil {
@@ -603,6 +603,21 @@ func plainEnd(text string, at, hi int) (end int, ascii bool) {
 		}
 	}
 	return -1, false
+}
+
+// closedEarly reports whether the value ending at text[end] is followed by
+// a comma and a quote, as in `{"a":1},"b":2}`: the object may have been
+// closed before its last members, which only the parser reads
+// (membersAfterClose).
+func closedEarly(text string, end, hi int) bool {
+	if end >= hi || text[end] != ',' {
+		return false
+	}
+	i := end + 1
+	for i < hi && isBlank(text[i]) {
+		i++
+	}
+	return i < hi && text[i] == '"'
 }
 
 // Byte classes outside strings, for plainEnd.

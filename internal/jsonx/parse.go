@@ -208,6 +208,12 @@ func (p *parser) object() bool {
 		}
 		c := p.src[p.pos]
 		if c == '}' {
+			if comma := p.membersAfterClose(p.pos); comma > 0 {
+				// {"a": 1}, "b": 2}: closed too early; ending here would drop "b".
+				p.note(KindMismatchedBracket, p.pos, `skipped "}" followed by more members`)
+				p.pos = comma + 1
+				continue
+			}
 			p.pos++
 			break
 		}
@@ -328,7 +334,9 @@ func (p *parser) afterValue(closer byte) {
 		p.note(KindMissingComma, p.pos, `inserted ","`)
 	case ':':
 		// A stray colon after a value: skip it, the member loop resynchronises.
-		p.note(KindGarbage, p.pos, `skipped ":"`)
+		// After an array element it is a key's colon (["k": "v"}] lacks its
+		// "{"): skipping it makes the key and its value two elements.
+		p.noteIf(closer != '}', KindGarbage, p.pos, `skipped ":"`)
 		p.pos++
 	default:
 		c := p.src[p.pos]
@@ -412,6 +420,26 @@ func (p *parser) array(closer byte) bool {
 	return !p.tooDeep
 }
 
+// membersAfterClose returns the position of the comma after the '}' at i
+// when that '}' would close the outermost object and the comma is followed
+// by a quoted key and a colon: the object was closed before its last
+// members (`{"a": 1}, "b": 2}`). Otherwise it returns 0. Only the outermost
+// object: inside another container, "}, "b":" is how a nested value ends.
+func (p *parser) membersAfterClose(i int) int {
+	if len(p.stack) != 1 {
+		return 0
+	}
+	j, _ := p.skipBlank(i + 1)
+	if j >= p.end || p.src[j] != ',' {
+		return 0
+	}
+	k, _ := p.skipBlank(j + 1)
+	if p.quoteLen(k) == 0 || !p.quotedThenColon(k) {
+		return 0
+	}
+	return j
+}
+
 // memberAfter reports whether an object member (key and colon) follows the
 // comma at i.
 func (p *parser) memberAfter(i int) bool {
@@ -486,7 +514,13 @@ func (p *parser) key() keyResult {
 	}
 	k := strings.TrimRightFunc(p.src[start:j], unicode.IsSpace)
 	if k == "" {
-		p.dropped(start, p.src[start:start+1], "skipped "+strconv.QuoteRune(rune(p.src[start])))
+		c := p.src[start]
+		// A '{' or '[' where a key belongs opens a value whose key is
+		// missing: dropping it lifts that value's members into this object
+		// and lets its closer end this one, so it is not stray punctuation.
+		// A doubled brace ({{"a": 1}}, a template's escape) is.
+		opener := c == '[' || c == '{' && (start == 0 || p.src[start-1] != '{')
+		p.noteIf(opener, KindGarbage, start, "skipped "+strconv.QuoteRune(rune(c)))
 		p.pos = start + 1
 		return keyGarbage
 	}
@@ -1262,8 +1296,10 @@ func (p *parser) number(ctx int) bool {
 			return true
 		}
 	}
-	if i < p.end && !isDelim(p.src[i]) {
-		// 2024-01-15, 30kg, 1.2.3: text that starts with digits.
+	if i < p.end && (!isDelim(p.src[i]) || p.src[i] == '/' && i+1 < p.end && isDigit(p.src[i+1])) {
+		// 2024-01-15, 30kg, 1.2.3: text that starts with digits. So are
+		// 1/3 and 12/05/2024 ('/' is a delimiter only for a comment):
+		// reading the 1 and dropping "/3" would change the value.
 		p.out = p.out[:mark]
 		p.pos = start
 		return p.word(ctx)

@@ -50,13 +50,13 @@ const (
 	KindCloseTruncated    = "close_truncated"      // truncated answer, string, key, number or literal closed or dropped; always lossy
 	KindEllipsis          = "ellipsis"             // `...` / `…` placeholder dropped; always lossy (it stood for content)
 	KindDoubleEncoded     = "double_encoded"       // `"{\"a\":1}"` or `{\"a\":1}`; never lossy
-	KindMismatchedBracket = "mismatched_bracket"   // `[1,2}` / missing `]`; never lossy
+	KindMismatchedBracket = "mismatched_bracket"   // `[1,2}` / missing `]` / `{"a":1}, "b":2}` closed early; never lossy
 	KindNumberFormat      = "number_format"        // `+1`, `.5`, `5.`; never lossy
 	KindFunctionCall      = "function_call"        // `NumberLong(2)`, `ISODate("...")`; lossy when arguments were dropped, or none was given (null)
 	KindTuple             = "python_tuple"         // `('a', 'b')` -> ["a","b"]; never lossy
 	KindConcatenation     = "string_concatenation" // `"a" + "b"`; never lossy
 	KindWhitespace        = "special_whitespace"   // NBSP, zero-width space, BOM inside JSON; never lossy
-	KindGarbage           = "garbage"              // text skipped: lossy when it held a letter or digit, not for stray punctuation
+	KindGarbage           = "garbage"              // text skipped: lossy when it held a letter or digit, or was a '{' or '[' where a key belongs or a key's ':' in an array (the structure changes); not for stray punctuation
 	KindJoinedValues      = "joined_values"        // `{...},\n{...}` offered as an array too; never lossy
 	KindScalarInProse     = "scalar_in_prose"      // a scalar taken from prose (FindOptions.Scalars); never lossy
 	KindMoreRepairs       = "more_repairs"         // counts the repairs beyond the listed ones; lossy when any of them was
