@@ -9,12 +9,16 @@ import (
 
 // chartRef returns the relationship id of a DrawingML chart reference
 // (<c:chart r:id="…"/>), "" for any other element.
-func chartRef(e xml.StartElement) string {
-	if e.Name.Local != "chart" {
+func chartRef(e xml.StartElement) string { return relAttr(e, "chart", "id") }
+
+// relAttr returns the relationship id an element named local holds in its
+// namespaced attribute attr (r:id, r:dm), "" for any other element.
+func relAttr(e xml.StartElement, local, attr string) string {
+	if e.Name.Local != local {
 		return ""
 	}
 	for _, a := range e.Attr {
-		if a.Name.Local == "id" && a.Name.Space != "" {
+		if a.Name.Local == attr && a.Name.Space != "" {
 			return a.Value
 		}
 	}

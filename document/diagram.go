@@ -1,6 +1,7 @@
 package document
 
 import (
+	"cmp"
 	"encoding/xml"
 	"slices"
 	"strconv"
@@ -9,17 +10,7 @@ import (
 
 // diagramRef returns the relationship id of a SmartArt diagram's data
 // part (<dgm:relIds r:dm="…"/>), "" for any other element.
-func diagramRef(e xml.StartElement) string {
-	if e.Name.Local != "relIds" {
-		return ""
-	}
-	for _, a := range e.Attr {
-		if a.Name.Local == "dm" && a.Name.Space != "" {
-			return a.Value
-		}
-	}
-	return ""
-}
+func diagramRef(e xml.StartElement) string { return relAttr(e, "relIds", "dm") }
 
 // maxDiagramDepth bounds the walk down a diagram's tree; SmartArt's text
 // pane goes a few levels deep.
@@ -120,7 +111,7 @@ func diagramText(b []byte, name string) ([]string, error) {
 		children[c.src] = append(children[c.src], c)
 	}
 	for _, cs := range children {
-		slices.SortStableFunc(cs, func(a, b cxn) int { return a.ord - b.ord })
+		slices.SortStableFunc(cs, func(a, b cxn) int { return cmp.Compare(a.ord, b.ord) })
 	}
 	var lines []string
 	seen := map[*point]bool{}
