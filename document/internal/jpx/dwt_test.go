@@ -1,6 +1,7 @@
 package jpx
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -21,25 +22,27 @@ func TestSynthesizeInPlace(t *testing.T) {
 		for _, reversible := range []bool{true, false} {
 			tc := tileCompFor(t, x0, y0, x1, y1, nl, reversible)
 			bands := fillBands(tc, r)
+			where := fmt.Sprintf("[%d,%d)×[%d,%d), %d levels", x0, x1, y0, y1, nl)
 			if reversible {
-				want := synthesizeByInterleaving(tc, bands, func(b bandSamples) []int32 { return b.i }, idwt53)
-				decodeBuffers(tc, bands)
-				inverseDWT(tc)
-				for i := range want {
-					if tc.ipix[i] != want[i] {
-						t.Fatalf("5/3, [%d,%d)×[%d,%d), %d levels: sample %d is %d, want %d", x0, x1, y0, y1, nl, i, tc.ipix[i], want[i])
-					}
-				}
+				checkInPlace(t, tc, bands, func(b bandSamples) []int32 { return b.i }, idwt53, func() []int32 { return tc.ipix }, "5/3, "+where)
 			} else {
-				want := synthesizeByInterleaving(tc, bands, func(b bandSamples) []float32 { return b.f }, idwt97)
-				decodeBuffers(tc, bands)
-				inverseDWT(tc)
-				for i := range want {
-					if tc.fpix[i] != want[i] {
-						t.Fatalf("9/7, [%d,%d)×[%d,%d), %d levels: sample %d is %v, want %v", x0, x1, y0, y1, nl, i, tc.fpix[i], want[i])
-					}
-				}
+				checkInPlace(t, tc, bands, func(b bandSamples) []float32 { return b.f }, idwt97, func() []float32 { return tc.fpix }, "9/7, "+where)
 			}
+		}
+	}
+}
+
+// checkInPlace puts bands in tc's buffer, runs the in-place inverse DWT
+// and compares its samples (pix) with the textbook form's.
+func checkInPlace[T int32 | float32](t *testing.T, tc *tileComp, bands []bandSamples, of func(bandSamples) []T, idwt func([]T, bool), pix func() []T, what string) {
+	t.Helper()
+	want := synthesizeByInterleaving(tc, bands, of, idwt)
+	decodeBuffers(tc, bands)
+	inverseDWT(tc)
+	got := pix()
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("%s: sample %d is %v, want %v", what, i, got[i], want[i])
 		}
 	}
 }
